@@ -1,0 +1,111 @@
+/*
+ * lock.h - the lock record (DESIGN §4): one per row, in the table's lock
+ * family, doubling as the row's version.
+ *
+ * State machine (each arrow is one conditional single-row write whose
+ * condition is the exact bytes last read; the function performing it):
+ *
+ *     (absent)/STABLE --prewrite--> PREWRITTEN           txn/commit.c  commit_prewrite
+ *     PREWRITTEN --commit point--> COMMITTED  (primary)  txn/commit.c  commit_point
+ *     PREWRITTEN --abort--------> ABORTED    (primary)   recovery/     recover_abort_primary
+ *     PREWRITTEN --apply/drop---> STABLE     (secondary) txn/commit.c, recovery/
+ *     COMMITTED  --release------> STABLE     (primary)   txn/commit.c, recovery/
+ *     ABORTED    --release------> STABLE     (primary)   recovery/
+ *     STABLE     --fence--------> STABLE'                recovery/     recover_fence
+ *
+ * lock_transition_ok() encodes the arrows; debug builds assert it.
+ *
+ * Encoding (little-endian, version 1):
+ *   u8 version | u8 state | u8 flags | u8[8] store tag | u8[16] txn id | u64 commit_ts
+ *   STABLE ends here.  Otherwise:
+ *   u64 expiry_ms | u8[16] owner boot id | u32 owner pid | u64 owner start time
+ *   u8[16] prev txn id | u64 prev commit_ts        (the STABLE lock to restore on abort;
+ *                                                   flag LOCK_F_PREV_ABSENT: there was none)
+ *   if flag LOCK_F_SECONDARY: u16 table len, table, u16 row len, row   (primary pointer)
+ *   else: u32 count, count x (u16 table len, table, u16 row len, row)  (secondaries)
+ *   u32 redo count, count x (u8 kind, u8 fid, u16 qual len, qual, u32 value len, value)
+ * Every length is bounds-checked on decode; anything malformed or trailing
+ * bytes is MRTX_ECORRUPT.
+ */
+#ifndef MRTX_LOCK_H
+#define MRTX_LOCK_H
+
+#include "../storage/store.h"
+
+#define LOCK_VERSION 1
+#define LOCK_TXNID_SIZE 16
+#define LOCK_TAG_SIZE 8
+
+typedef enum {
+	LOCK_STABLE = 0,
+	LOCK_PREWRITTEN = 1,
+	LOCK_COMMITTED = 2,
+	LOCK_ABORTED = 3
+} lock_state;
+
+#define LOCK_F_SECONDARY 0x01u
+#define LOCK_F_PREV_ABSENT 0x02u
+
+typedef struct lock_owner {
+	uint8_t boot_id[16];
+	uint32_t pid;
+	uint64_t start_time; /* /proc/<pid>/stat field 22, clock ticks since boot */
+} lock_owner;
+
+typedef struct lock_ref {
+	mrtx_bytes table; /* table name, not NUL-terminated */
+	mrtx_bytes row;
+} lock_ref;
+
+typedef struct lock_rec {
+	uint8_t state;
+	uint8_t flags;
+	uint8_t tag[LOCK_TAG_SIZE];
+	uint8_t txn[LOCK_TXNID_SIZE];
+	uint64_t commit_ts;
+	/* non-STABLE only: */
+	uint64_t expiry_ms;
+	lock_owner owner;
+	uint8_t prev_txn[LOCK_TXNID_SIZE];
+	uint64_t prev_commit_ts;
+	lock_ref primary;        /* if flags & LOCK_F_SECONDARY */
+	lock_ref *secondaries;   /* otherwise */
+	size_t nsecondaries;
+	store_mut *redo;
+	size_t nredo;
+} lock_rec;
+
+/* Encoded size of r; 0 if a field is over its limit (MRTX_ETOOBIG recorded). */
+size_t lock_encoded_size(const lock_rec *r);
+/* Encode r into buf (lock_encoded_size bytes, allocated in a). */
+int lock_encode(const lock_rec *r, mrtx_arena *a, mrtx_bytes *out);
+/*
+ * Decode bytes into out.  Variable parts (secondaries, redo) are allocated
+ * in a and point into `in` (which must outlive out).  MRTX_ECORRUPT for any
+ * malformed input, with a message naming the field.
+ */
+int lock_decode(lock_rec *out, mrtx_bytes in, mrtx_arena *a);
+/* Cheap peek at state and txn id without full decode (MRTX_ECORRUPT). */
+int lock_peek(mrtx_bytes in, uint8_t *state, uint8_t txn[LOCK_TXNID_SIZE]);
+
+/* The STABLE record that a PREWRITTEN/ABORTED lock restores on abort. */
+void lock_prev_stable(const lock_rec *r, lock_rec *out);
+
+int lock_transition_ok(int from_absent, uint8_t from, uint8_t to);
+const char *lock_state_name(uint8_t state);
+
+/* 128 random bits (OpenSSL RAND_bytes). */
+int lock_new_txnid(uint8_t out[LOCK_TXNID_SIZE]);
+/* This process as a lock owner (cached). */
+const lock_owner *lock_self_owner(void);
+/*
+ * Is owner provably dead?  1 only if it ran on this boot of this host and
+ * its pid is gone, a zombie, or now a different process (start time).
+ * 0 when alive or unknown (another host or boot).
+ */
+int lock_owner_dead(const lock_owner *o);
+
+/* hex of a txn id into out[33] */
+void lock_txnid_hex(const uint8_t txn[LOCK_TXNID_SIZE], char out[33]);
+
+#endif

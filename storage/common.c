@@ -1,0 +1,279 @@
+/*
+ * common.c - error detail, allocator, arena, buffers, clocks.
+ */
+#include "common.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <bsd/stdlib.h>
+
+/* ---------------------------------------------------------------- errors */
+
+static _Thread_local char errbuf[512];
+
+int mrtx__seterr(int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+void mrtx__clearerr(void)
+{
+	errbuf[0] = '\0';
+}
+
+const char *mrtx_errmsg(void)
+{
+	return errbuf;
+}
+
+const char *mrtx_strerror(int rc)
+{
+	switch (rc) {
+	case MRTX_OK: return "success";
+	case MRTX_NOTFOUND: return "not found";
+	case MRTX_CONFLICT: return "conflict: a concurrent transaction won, nothing was written";
+	case MRTX_ELOCKED: return "row locked by a live transaction";
+	case MRTX_EUNKNOWN: return "commit outcome unknown (store failed at the commit point)";
+	case MRTX_EINVAL: return "invalid argument";
+	case MRTX_ETOOBIG: return "key or value too big";
+	case MRTX_ENOTABLE: return "no such table";
+	case MRTX_ECORRUPT: return "corrupt record";
+	case MRTX_ENOMEM: return "out of memory";
+	case MRTX_ESTORE: return "store error";
+	case MRTX_ENOFAMILY: return "no such family";
+	case MRTX_ENOTSTORE: return "not an mrtx store";
+	case MRTX_EFULL: return "store full";
+	case MRTX_EBADTXN: return "transaction already failed";
+	case MRTX_EEXIST: return "table exists with different families";
+	default: return "unknown error code";
+	}
+}
+
+/* ------------------------------------------------------------ allocation */
+
+static atomic_ulong alloc_count;
+static atomic_ulong alloc_fail_at; /* absolute count at which to fail; 0 never */
+
+static int alloc_should_fail(void)
+{
+	unsigned long n = atomic_fetch_add(&alloc_count, 1) + 1;
+	unsigned long at = atomic_load_explicit(&alloc_fail_at, memory_order_relaxed);
+
+	return at != 0 && n == at;
+}
+
+unsigned long mrtx__alloc_fail_at(unsigned long n)
+{
+	unsigned long before = atomic_exchange(&alloc_count, 0);
+
+	atomic_store(&alloc_fail_at, n);
+	return before;
+}
+
+void *mrtx__malloc(size_t n)
+{
+	if (alloc_should_fail())
+		return NULL;
+	return malloc(n ? n : 1);
+}
+
+void *mrtx__calloc(size_t n, size_t size)
+{
+	if (alloc_should_fail())
+		return NULL;
+	return calloc(n ? n : 1, size ? size : 1);
+}
+
+void *mrtx__realloc(void *p, size_t n)
+{
+	if (alloc_should_fail())
+		return NULL;
+	return realloc(p, n ? n : 1);
+}
+
+void *mrtx__reallocarray(void *p, size_t n, size_t size)
+{
+	if (alloc_should_fail())
+		return NULL;
+	if (n == 0 || size == 0)
+		n = size = 1;
+	return reallocarray(p, n, size);
+}
+
+void mrtx__free(void *p)
+{
+	free(p);
+}
+
+char *mrtx__strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = mrtx__malloc(n);
+
+	if (d)
+		memcpy(d, s, n);
+	return d;
+}
+
+/* ----------------------------------------------------------------- arena */
+
+struct mrtx_arena_chunk {
+	mrtx_arena_chunk *next;
+	size_t cap;
+	_Alignas(16) uint8_t mem[];
+};
+
+#define ARENA_FIRST 4096u
+
+void arena_init(mrtx_arena *a)
+{
+	memset(a, 0, sizeof(*a));
+}
+
+void arena_free(mrtx_arena *a)
+{
+	mrtx_arena_chunk *c = a->head, *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		mrtx__free(c);
+	}
+	memset(a, 0, sizeof(*a));
+}
+
+void *arena_alloc(mrtx_arena *a, size_t n)
+{
+	size_t need = (n + 7u) & ~(size_t)7u;
+	mrtx_arena_chunk *c;
+	size_t cap;
+
+	if (need < n) {
+		mrtx__seterr(MRTX_ENOMEM, "arena: size overflow");
+		return NULL;
+	}
+	if (a->head && a->cap - a->used >= need) {
+		void *p = a->head->mem + a->used;
+
+		a->used += need;
+		return p;
+	}
+	/* Chunks double up to 1 MiB; a big request gets a chunk of its own. */
+	cap = a->head ? MRTX_MIN(a->cap * 2, (size_t)1 << 20) : ARENA_FIRST;
+	if (cap < need)
+		cap = need;
+	if (cap > SIZE_MAX - sizeof(*c) ||
+	    !(c = mrtx__malloc(sizeof(*c) + cap))) {
+		mrtx__seterr(MRTX_ENOMEM, "out of memory (arena chunk of %zu bytes)", cap);
+		return NULL;
+	}
+	c->cap = cap;
+	if (a->head && need > a->cap - a->used && cap == need && a->used < a->cap / 2) {
+		/* Keep filling the current chunk: put the big one behind it. */
+		c->next = a->head->next;
+		a->head->next = c;
+		a->total += cap;
+		return c->mem;
+	}
+	c->next = a->head;
+	a->head = c;
+	a->cap = cap;
+	a->used = need;
+	a->total += cap;
+	return c->mem;
+}
+
+void *arena_dup(mrtx_arena *a, const void *p, size_t n)
+{
+	void *d = arena_alloc(a, n ? n : 1);
+
+	if (d && n)
+		memcpy(d, p, n);
+	return d;
+}
+
+/* ---------------------------------------------------------------- buffer */
+
+int buf_reserve(mrtx_buf *b, size_t more)
+{
+	size_t want, cap;
+	uint8_t *d;
+
+	if (more > SIZE_MAX - b->size)
+		return mrtx__seterr(MRTX_ENOMEM, "buffer size overflow");
+	want = b->size + more;
+	if (want <= b->cap)
+		return 0;
+	cap = b->cap ? b->cap : 64;
+	while (cap < want)
+		cap = cap > SIZE_MAX / 2 ? want : cap * 2;
+	if (!(d = mrtx__realloc(b->data, cap)))
+		return mrtx__seterr(MRTX_ENOMEM, "out of memory (buffer of %zu bytes)", cap);
+	b->data = d;
+	b->cap = cap;
+	return 0;
+}
+
+int buf_put(mrtx_buf *b, const void *p, size_t n)
+{
+	int rc = buf_reserve(b, n);
+
+	if (rc)
+		return rc;
+	if (n)
+		memcpy(b->data + b->size, p, n);
+	b->size += n;
+	return 0;
+}
+
+void buf_free(mrtx_buf *b)
+{
+	mrtx__free(b->data);
+	b->data = NULL;
+	b->size = b->cap = 0;
+}
+
+/* ---------------------------------------------------------------- clocks */
+
+uint64_t mrtx__now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+uint64_t mrtx__now_ms(void)
+{
+	return mrtx__now_us() / 1000u;
+}
+
+uint64_t mrtx__mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+void mrtx__sleep_us(uint64_t us)
+{
+	struct timespec ts = { (time_t)(us / 1000000u), (long)(us % 1000000u) * 1000 };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+uint32_t mrtx__rand_below(uint32_t n)
+{
+	return n ? arc4random_uniform(n) : 0;
+}

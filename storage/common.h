@@ -1,0 +1,100 @@
+/*
+ * common.h - helpers every layer uses: error recording, the one swappable
+ * allocator, a per-transaction arena, clocks, and failpoints.
+ *
+ * Lives in storage/ because storage is the bottom layer; nothing here knows
+ * about LMDB, locks or transactions.
+ */
+#ifndef MRTX_COMMON_H
+#define MRTX_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mrtx.h"
+
+#if defined(__GNUC__)
+#define MRTX_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define MRTX_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define MRTX_PRINTF(a, b)
+#define MRTX_UNLIKELY(x) (x)
+#endif
+
+/* Record this thread's error detail and return rc (so `return seterr(...)`). */
+int mrtx__seterr(int rc, const char *fmt, ...) MRTX_PRINTF(2, 3);
+/* Clear the detail (start of a public call that may succeed). */
+void mrtx__clearerr(void);
+
+/* ---- allocation: every allocation of the library goes through these ---- */
+void *mrtx__malloc(size_t n);
+void *mrtx__calloc(size_t n, size_t size);
+void *mrtx__realloc(void *p, size_t n);
+void *mrtx__reallocarray(void *p, size_t n, size_t size);
+void mrtx__free(void *p);
+char *mrtx__strdup(const char *s);
+/* Test hook: make the n-th allocation from now fail (0 = never); returns
+ * the number of allocations made since the last call. */
+unsigned long mrtx__alloc_fail_at(unsigned long n);
+
+/* ---- arena: bump allocator freed as a whole ---- */
+typedef struct mrtx_arena_chunk mrtx_arena_chunk;
+typedef struct mrtx_arena {
+	mrtx_arena_chunk *head;
+	size_t used;   /* bytes used in head */
+	size_t cap;    /* capacity of head */
+	size_t total;  /* bytes of every chunk, for accounting */
+} mrtx_arena;
+
+void arena_init(mrtx_arena *a);
+void arena_free(mrtx_arena *a);
+/* 8-aligned; NULL on allocation failure (error recorded). */
+void *arena_alloc(mrtx_arena *a, size_t n);
+/* Copy n bytes (n may be 0: returns a valid non-NULL pointer). */
+void *arena_dup(mrtx_arena *a, const void *p, size_t n);
+
+/* ---- growable byte buffer (malloc-backed) ---- */
+typedef struct mrtx_buf {
+	uint8_t *data;
+	size_t size, cap;
+} mrtx_buf;
+
+#define MRTX_BUF_INIT { NULL, 0, 0 }
+int buf_reserve(mrtx_buf *b, size_t more);
+int buf_put(mrtx_buf *b, const void *p, size_t n);
+void buf_free(mrtx_buf *b);
+
+/* ---- clocks ---- */
+uint64_t mrtx__now_us(void);   /* wall clock, microseconds */
+uint64_t mrtx__now_ms(void);   /* wall clock, milliseconds */
+uint64_t mrtx__mono_us(void);  /* monotonic */
+void mrtx__sleep_us(uint64_t us);
+/* uniformly random in [0, n) (not for secrets) */
+uint32_t mrtx__rand_below(uint32_t n);
+
+/* ---- failpoints (DESIGN §7) ---- */
+typedef enum {
+	FP_COMMIT_AFTER_PREWRITE,
+	FP_COMMIT_AFTER_VALIDATE,
+	FP_COMMIT_AFTER_POINT,
+	FP_COMMIT_AFTER_SECONDARIES,
+	FP_STORE_AFTER_ROW_WRITE,
+	FP_RECOVER_AFTER_ABORT,
+	FP_RECOVER_AFTER_FORWARD,
+	FP__COUNT
+} mrtx_fp;
+
+extern volatile int mrtx__fp_armed; /* any failpoint armed: the one branch */
+int mrtx__fp_fire(mrtx_fp fp);      /* slow path; returns 0 or MRTX_ESTORE */
+/* 0, or MRTX_ESTORE when the failpoint's action is "error"; exit/kill never return. */
+#define FAILPOINT(fp) (MRTX_UNLIKELY(mrtx__fp_armed) ? mrtx__fp_fire(fp) : 0)
+/* Arm from MRTX_FAILPOINTS once per process (called by mrtx_open). */
+int mrtx__fp_from_env(void);
+const char *mrtx__fp_name(mrtx_fp fp);
+
+#define MRTX_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MRTX_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#endif

@@ -1,0 +1,180 @@
+/*
+ * failpoint.c - named crash/fault points at every protocol step (DESIGN §7).
+ *
+ * Off, a failpoint costs one load and a predicted branch (FAILPOINT()).
+ * Armed by MRTX_FAILPOINTS at mrtx_open or by mrtx_failpoints_set():
+ *     name=action[@N][,name=action[@N]...]
+ * action: exit (_exit(99)) | kill (SIGKILL) | error (the step fails with
+ * MRTX_ESTORE) | sleep:MS.  @N fires on the N-th hit only; without it the
+ * action fires on every hit.
+ */
+#include "common.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum fp_action { FPA_OFF, FPA_EXIT, FPA_KILL, FPA_ERROR, FPA_SLEEP };
+
+struct fp_state {
+	enum fp_action action;
+	unsigned long nth;    /* 0 = every hit */
+	unsigned long arg_ms; /* sleep */
+	atomic_ulong hits;
+};
+
+static const char *const fp_names[FP__COUNT] = {
+	[FP_COMMIT_AFTER_PREWRITE] = "commit.after_prewrite",
+	[FP_COMMIT_AFTER_VALIDATE] = "commit.after_validate",
+	[FP_COMMIT_AFTER_POINT] = "commit.after_point",
+	[FP_COMMIT_AFTER_SECONDARIES] = "commit.after_secondaries",
+	[FP_STORE_AFTER_ROW_WRITE] = "store.after_row_write",
+	[FP_RECOVER_AFTER_ABORT] = "recover.after_abort",
+	[FP_RECOVER_AFTER_FORWARD] = "recover.after_forward",
+};
+
+static struct fp_state fps[FP__COUNT];
+volatile int mrtx__fp_armed;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static int env_rc;
+
+const char *mrtx__fp_name(mrtx_fp fp)
+{
+	return (unsigned)fp < FP__COUNT ? fp_names[fp] : "?";
+}
+
+static int fp_lookup(const char *name, size_t len)
+{
+	for (int i = 0; i < FP__COUNT; i++)
+		if (strlen(fp_names[i]) == len && memcmp(fp_names[i], name, len) == 0)
+			return i;
+	return -1;
+}
+
+static int parse_ulong(const char *s, size_t len, unsigned long *out)
+{
+	unsigned long v = 0;
+
+	if (len == 0 || len > 9)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (unsigned long)(s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* Parse one "name=action[@N]" item into st; -1 on a syntax error. */
+static int parse_item(const char *s, size_t len, int *idx, struct fp_state *st)
+{
+	const char *eq = memchr(s, '=', len), *act, *at;
+	size_t alen;
+
+	if (!eq || (*idx = fp_lookup(s, (size_t)(eq - s))) < 0)
+		return -1;
+	act = eq + 1;
+	alen = len - (size_t)(act - s);
+	at = memchr(act, '@', alen);
+	st->nth = 0;
+	if (at) {
+		if (parse_ulong(at + 1, alen - (size_t)(at + 1 - act), &st->nth) || st->nth == 0)
+			return -1;
+		alen = (size_t)(at - act);
+	}
+	if (alen == 4 && !memcmp(act, "exit", 4))
+		st->action = FPA_EXIT;
+	else if (alen == 4 && !memcmp(act, "kill", 4))
+		st->action = FPA_KILL;
+	else if (alen == 5 && !memcmp(act, "error", 5))
+		st->action = FPA_ERROR;
+	else if (alen > 6 && !memcmp(act, "sleep:", 6)) {
+		st->action = FPA_SLEEP;
+		if (parse_ulong(act + 6, alen - 6, &st->arg_ms))
+			return -1;
+	} else
+		return -1;
+	return 0;
+}
+
+int mrtx_failpoints_set(const char *spec)
+{
+	struct fp_state next[FP__COUNT];
+	int armed = 0;
+
+	memset(next, 0, sizeof(next));
+	for (const char *p = spec ? spec : ""; *p;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		struct fp_state st = { 0 };
+		int idx;
+
+		if (len && parse_item(p, len, &idx, &st))
+			return mrtx__seterr(MRTX_EINVAL, "failpoints: bad item '%.*s' "
+			                    "(want name=exit|kill|error|sleep:MS[@N])", (int)len, p);
+		if (len) {
+			next[idx].action = st.action;
+			next[idx].nth = st.nth;
+			next[idx].arg_ms = st.arg_ms;
+			armed = 1;
+		}
+		p += len + (comma ? 1 : 0);
+	}
+	mrtx__fp_armed = 0;
+	for (int i = 0; i < FP__COUNT; i++) {
+		fps[i].action = next[i].action;
+		fps[i].nth = next[i].nth;
+		fps[i].arg_ms = next[i].arg_ms;
+		atomic_store(&fps[i].hits, 0);
+	}
+	mrtx__fp_armed = armed;
+	return 0;
+}
+
+long mrtx_failpoint_hits(const char *name)
+{
+	int i = name ? fp_lookup(name, strlen(name)) : -1;
+
+	return i < 0 ? -1 : (long)atomic_load(&fps[i].hits);
+}
+
+int mrtx__fp_fire(mrtx_fp fp)
+{
+	struct fp_state *st = &fps[fp];
+	unsigned long n = atomic_fetch_add(&st->hits, 1) + 1;
+
+	if (st->action == FPA_OFF || (st->nth && st->nth != n))
+		return 0;
+	switch (st->action) {
+	case FPA_EXIT:
+		_exit(99);
+	case FPA_KILL:
+		raise(SIGKILL);
+		_exit(99); /* not reached */
+	case FPA_ERROR:
+		return mrtx__seterr(MRTX_ESTORE, "failpoint %s: injected store error",
+		                    fp_names[fp]);
+	case FPA_SLEEP:
+		mrtx__sleep_us((uint64_t)st->arg_ms * 1000u);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static void fp_env_init(void)
+{
+	const char *s = getenv("MRTX_FAILPOINTS");
+
+	env_rc = (s && *s) ? mrtx_failpoints_set(s) : 0;
+}
+
+int mrtx__fp_from_env(void)
+{
+	pthread_once(&env_once, fp_env_init);
+	return env_rc;
+}

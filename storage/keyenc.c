@@ -1,0 +1,90 @@
+/*
+ * keyenc.c - see keyenc.h.
+ *
+ * Why the escape works: for the first position where a and b differ, either
+ * both have a byte there (0x00 maps to 0x00 0xFF, other bytes to themselves,
+ * and 0x00 0xFF still sorts below any byte 0x01..0xFF) or one string ended;
+ * the ended one emits 0x00 0x01, which sorts below both 0x00 0xFF (a NUL in
+ * the longer string) and any other byte.
+ */
+#include "keyenc.h"
+
+#include <string.h>
+
+size_t keyenc_size(const uint8_t *s, size_t n)
+{
+	size_t z = 0;
+
+	for (const uint8_t *p = s, *e = s + n; p < e; p++) {
+		p = memchr(p, 0, (size_t)(e - p));
+		if (!p)
+			break;
+		z++;
+	}
+	return n + z + 2;
+}
+
+size_t keyenc_put(uint8_t *out, const uint8_t *s, size_t n)
+{
+	uint8_t *o = out;
+	const uint8_t *p = s, *e = s + n;
+
+	while (p < e) {
+		const uint8_t *z = memchr(p, 0, (size_t)(e - p));
+		size_t run = z ? (size_t)(z - p) : (size_t)(e - p);
+
+		if (run)
+			memcpy(o, p, run);
+		o += run;
+		p += run;
+		if (z) {
+			*o++ = 0x00;
+			*o++ = 0xFF;
+			p++;
+		}
+	}
+	*o++ = 0x00;
+	*o++ = 0x01;
+	return (size_t)(o - out);
+}
+
+size_t keyenc_get(uint8_t *out, const uint8_t *in, size_t len, size_t *used)
+{
+	size_t i = 0, n = 0;
+
+	while (i < len) {
+		uint8_t c = in[i++];
+
+		if (c != 0x00) {
+			out[n++] = c;
+			continue;
+		}
+		if (i >= len)
+			return (size_t)-1;
+		c = in[i++];
+		if (c == 0x01) {
+			*used = i;
+			return n;
+		}
+		if (c != 0xFF)
+			return (size_t)-1;
+		out[n++] = 0x00;
+	}
+	return (size_t)-1;
+}
+
+size_t keyenc_cell_size(const uint8_t *row, size_t rn, size_t qn)
+{
+	return keyenc_size(row, rn) + 1 + qn;
+}
+
+size_t keyenc_cell(uint8_t *out, const uint8_t *row, size_t rn, uint8_t fid,
+                   const uint8_t *qual, size_t qn)
+{
+	size_t k = keyenc_put(out, row, rn);
+
+	out[k++] = fid;
+	if (qn)
+		memcpy(out + k, qual, qn);
+	return k + qn;
+}

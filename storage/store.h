@@ -1,0 +1,163 @@
+/*
+ * store.h - the storage seam (DESIGN §3).
+ *
+ * Everything above storage/ sees only this interface.  It offers
+ * single-row atomicity and nothing more: store_write_rows applies each op
+ * atomically or not at all, and ops in one call are independent (any subset
+ * may fail its condition).  The LMDB backend happens to run one call as one
+ * write transaction, which makes a protocol phase cost one fsync, but no
+ * caller may rely on more than per-row atomicity.
+ *
+ * Reads: store_read_row and each row of store_scan_rows are consistent (lock
+ * and cells from one snapshot); store_read_locks reads many rows' locks from
+ * one snapshot.
+ *
+ * Memory: every result is copied into the caller's arena.
+ */
+#ifndef MRTX_STORE_H
+#define MRTX_STORE_H
+
+#include "common.h"
+
+typedef struct store store;
+
+/* A table, resolved once and immutable afterwards (owned by the store). */
+typedef struct store_table {
+	const char *name;
+	size_t nfamilies;
+	const char *const *families;
+	unsigned id;   /* index in the store, stable while open */
+	unsigned dbi_data, dbi_lock;
+} store_table;
+
+typedef struct store_opts {
+	int durability;     /* MRTX_SYNC, MRTX_NOMETASYNC, MRTX_NOSYNC */
+	size_t map_size;    /* 0 = keep the file's, at least 1 GiB */
+	unsigned file_mode; /* 0 = 0600 */
+	int unbatched;      /* each op of store_write_rows is its own write txn */
+} store_opts;
+
+int store_open(store **out, const char *path, const store_opts *opts);
+void store_close(store *st);
+const char *store_path(const store *st);
+int store_is_unbatched(const store *st);
+/* Random id of the store, fixed at creation. */
+const uint8_t *store_id(const store *st);
+
+int store_create_table(store *st, const char *name, const char *const *families,
+                       size_t nfamilies);
+/* MRTX_ENOTABLE if missing (re-reads metadata: another process may have made it). */
+int store_table_find(store *st, const char *name, const store_table **out);
+/* MRTX_ENOFAMILY if t has no such family. */
+int store_family_find(const store_table *t, const char *family, uint8_t *fid);
+/* Every table, in name order. */
+int store_tables_list(store *st, const store_table ***out, size_t *count);
+
+/* Validate row and qualifier sizes against the key limit (MRTX_ETOOBIG/EINVAL). */
+int store_check_key(const store_table *t, mrtx_bytes row, size_t qual_size);
+
+/* ---- reads ---- */
+
+typedef struct store_filter {
+	int family;          /* -1: every family */
+	mrtx_bytes qs, qe;   /* qualifier range [qs, qe) inside family; size 0 = open */
+	int qual_exact;      /* only the cell whose qualifier is qs */
+	int lock_only;       /* no cells at all */
+} store_filter;
+
+#define STORE_FILTER_ALL { -1, { NULL, 0 }, { NULL, 0 }, 0, 0 }
+
+typedef struct store_cell {
+	uint8_t fid;
+	mrtx_bytes qual, value;
+} store_cell;
+
+typedef struct store_row {
+	mrtx_bytes row;
+	int has_lock;
+	mrtx_bytes lock;
+	store_cell *cells;
+	size_t ncells;
+} store_row;
+
+int store_read_row(store *st, const store_table *t, mrtx_bytes row,
+                   const store_filter *f, mrtx_arena *a, store_row *out);
+
+typedef struct store_rowref {
+	const store_table *table;
+	mrtx_bytes row;
+} store_rowref;
+
+/* Locks of n rows from one snapshot: out[i].has_lock/.lock (no cells). */
+int store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_arena *a,
+                     store_row *out);
+
+typedef struct store_range {
+	mrtx_bytes lo;  /* size 0 = unbounded */
+	int lo_excl;    /* lo itself excluded */
+	mrtx_bytes hi;  /* exclusive; size 0 = unbounded */
+} store_range;
+
+/*
+ * Rows that have a lock record in range, in order (descending if reverse),
+ * at most max_rows (0 = all), from one snapshot.  Every row ever written by
+ * a transaction has a lock record, so this visits every row with data.
+ * *more is set when rows may remain after the last one returned.
+ */
+int store_scan_rows(store *st, const store_table *t, const store_range *r,
+                    int reverse, const store_filter *f, size_t max_rows,
+                    mrtx_arena *a, store_row **rows, size_t *nrows, int *more);
+
+/* ---- writes ---- */
+
+enum store_mut_kind {
+	STORE_MUT_PUT = 1,
+	STORE_MUT_DEL_CELL = 2,
+	STORE_MUT_DEL_FAMILY = 3,
+	STORE_MUT_DEL_ROW = 4
+};
+
+typedef struct store_mut {
+	uint8_t kind;
+	uint8_t fid;
+	mrtx_bytes qual, value;
+} store_mut;
+
+typedef struct store_op {
+	const store_table *table;
+	mrtx_bytes row;
+	int expect_absent;      /* condition: no lock record ... */
+	mrtx_bytes expect_lock; /* ... or exactly these bytes */
+	int delete_lock;        /* result: lock record removed ... */
+	mrtx_bytes new_lock;    /* ... or set to these bytes */
+	const store_mut *muts;  /* applied in order */
+	size_t nmuts;
+	int result;             /* out: 0 applied, MRTX_CONFLICT condition
+	                           failed, other: not applied (or unknown) */
+} store_op;
+
+/*
+ * Apply ops; each atomically or not at all.  Returns 0 when every op has
+ * result 0 or MRTX_CONFLICT, else the first error (per-op results say which
+ * ops were applied).  Unbatched stores run one write transaction per op and
+ * hit the store.after_row_write failpoint after each.
+ */
+int store_write_rows(store *st, store_op *ops, size_t n);
+
+/* ---- accounting and inspection ---- */
+
+typedef struct store_counters {
+	unsigned long write_calls, write_txns, read_txns;
+} store_counters;
+
+void store_counters_get(store *st, store_counters *out);
+
+typedef struct store_info {
+	size_t map_size, used_bytes, page_size;
+	unsigned max_readers, num_readers;
+	int stale_readers_cleared;
+} store_info;
+
+int store_get_info(store *st, store_info *out);
+
+#endif

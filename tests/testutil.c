@@ -1,0 +1,110 @@
+/* testutil.c - see testutil.h. */
+#include "testutil.h"
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+char *tu_tmpdir(const char *tag)
+{
+	const char *base = getenv("TMPDIR");
+	char *p;
+
+	if (!base || !*base)
+		base = "/tmp";
+	if (asprintf(&p, "%s/mrtx-test-%s-XXXXXX", base, tag) < 0)
+		return NULL;
+	if (!mkdtemp(p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb; (void)flag; (void)ftw;
+	return remove(path);
+}
+
+void tu_rmrf(const char *path)
+{
+	if (path)
+		nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+mrtx_db *tu_open_fresh(const char *tag, char **path_out, const mrtx_options *opts)
+{
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	mrtx_db *db = NULL;
+	char *path = tu_tmpdir(tag);
+
+	if (!path)
+		return NULL;
+	if (!opts) {
+		o.durability = MRTX_NOSYNC;
+		opts = &o;
+	}
+	if (mrtx_open(&db, path, opts) != MRTX_OK) {
+		fprintf(stderr, "mrtx_open(%s): %s\n", path, mrtx_errmsg());
+		free(path);
+		return NULL;
+	}
+	*path_out = path;
+	return db;
+}
+
+static void split_fq(const char *fq, char *fam, size_t famsz, const char **qual)
+{
+	const char *c = strchr(fq, ':');
+	size_t n = c ? (size_t)(c - fq) : strlen(fq);
+
+	if (n >= famsz)
+		n = famsz - 1;
+	memcpy(fam, fq, n);
+	fam[n] = '\0';
+	*qual = c ? c + 1 : "";
+}
+
+int tu_get_str(mrtx_db *db, const char *table, const char *row, const char *fq,
+               char *buf, size_t bufsz)
+{
+	char fam[80];
+	const char *qual;
+	mrtx_txn *txn;
+	mrtx_bytes v;
+	int rc;
+
+	split_fq(fq, fam, sizeof(fam), &qual);
+	if ((rc = mrtx_begin(db, &txn)) != MRTX_OK)
+		return rc;
+	rc = mrtx_get(txn, table, MRTX_CSTR(row), fam, MRTX_CSTR(qual), &v);
+	if (rc == MRTX_OK) {
+		size_t n = v.size < bufsz - 1 ? v.size : bufsz - 1;
+		memcpy(buf, v.data, n);
+		buf[n] = '\0';
+	}
+	mrtx_abort(txn);
+	return rc;
+}
+
+int tu_put_str(mrtx_db *db, const char *table, const char *row, const char *fq,
+               const char *value)
+{
+	char fam[80];
+	const char *qual;
+	mrtx_txn *txn;
+	int rc;
+
+	split_fq(fq, fam, sizeof(fam), &qual);
+	if ((rc = mrtx_begin(db, &txn)) != MRTX_OK)
+		return rc;
+	rc = mrtx_put(txn, table, MRTX_CSTR(row), fam, MRTX_CSTR(qual), MRTX_CSTR(value));
+	if (rc != MRTX_OK) {
+		mrtx_abort(txn);
+		return rc;
+	}
+	return mrtx_commit(txn);
+}
