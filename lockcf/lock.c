@@ -1,0 +1,692 @@
+/*
+ * lock.c - the lock record: its byte format, its state machine and its
+ * owner (format and arrows in lock.h; DESIGN §4).
+ *
+ * Why the format is hand-written and strict: the encoded bytes are the
+ * condition of every conditional write (expect_lock), so one record must
+ * have exactly one encoding - decode(b) succeeds only when encode(decode(b))
+ * == b.  And the bytes come from a shared store that a crashed, older or
+ * buggy process may have written, so the decoder trusts no length and
+ * allocates nothing before checking that the input can hold it.
+ *
+ * Why the owner carries boot id and start time: a pid alone is recycled.
+ * With both, recovery can prove that the process holding a lock is gone and
+ * resolve the lock at once instead of waiting for its expiry (Haeinsa #44).
+ * Anything it cannot prove (another host, another boot, unreadable /proc)
+ * counts as alive.
+ */
+#include "lock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/rand.h>
+
+/* version, state, flags, tag, txn, commit_ts */
+#define HEAD_SIZE (3u + LOCK_TAG_SIZE + LOCK_TXNID_SIZE + 8u)
+/* expiry, owner (boot id, pid, start), prev txn, prev commit_ts */
+#define BODY_SIZE (8u + 16u + 4u + 8u + LOCK_TXNID_SIZE + 8u)
+/* Smallest encodings of one list item: bounds a count before allocating. */
+#define REF_MIN_SIZE (2u + 1u + 2u + 1u)
+#define MUT_MIN_SIZE (1u + 1u + 2u + 4u)
+
+#define LOCK_F_ALL (LOCK_F_SECONDARY | LOCK_F_PREV_ABSENT)
+#define LOCK_TO_ABSENT 255u
+
+/* ================================================================ sizes */
+
+static int size_add(size_t *sz, size_t n)
+{
+	if (n > SIZE_MAX - *sz)
+		return mrtx__seterr(MRTX_ETOOBIG, "lock record: size overflow");
+	*sz += n;
+	return 0;
+}
+
+static int ref_size(const lock_ref *ref, const char *what, size_t *sz)
+{
+	if (ref->table.size == 0)
+		return mrtx__seterr(MRTX_EINVAL, "lock record: %s table name is empty", what);
+	if (ref->table.size > MRTX_MAX_NAME)
+		return mrtx__seterr(MRTX_ETOOBIG, "lock record: %s table name is %zu bytes (max %u)",
+		                    what, ref->table.size, MRTX_MAX_NAME);
+	if (ref->row.size == 0)
+		return mrtx__seterr(MRTX_EINVAL, "lock record: %s row is empty", what);
+	if (ref->row.size > MRTX_MAX_ROW)
+		return mrtx__seterr(MRTX_ETOOBIG, "lock record: %s row is %zu bytes (max %u)",
+		                    what, ref->row.size, MRTX_MAX_ROW);
+	return size_add(sz, 4u + ref->table.size + ref->row.size);
+}
+
+static int mut_size(const store_mut *m, size_t i, size_t *sz)
+{
+	if (m->kind < STORE_MUT_PUT || m->kind > STORE_MUT_DEL_ROW)
+		return mrtx__seterr(MRTX_EINVAL, "lock record: redo[%zu] has unknown kind %u",
+		                    i, m->kind);
+	if (m->qual.size > MRTX_MAX_KEY)
+		return mrtx__seterr(MRTX_ETOOBIG, "lock record: redo[%zu] qualifier is %zu bytes (max %u)",
+		                    i, m->qual.size, MRTX_MAX_KEY);
+	if (m->value.size > MRTX_MAX_VALUE)
+		return mrtx__seterr(MRTX_ETOOBIG, "lock record: redo[%zu] value is %zu bytes (max %u)",
+		                    i, m->value.size, MRTX_MAX_VALUE);
+	return size_add(sz, MUT_MIN_SIZE + m->qual.size + m->value.size);
+}
+
+static int secondaries_size(const lock_rec *r, size_t *sz)
+{
+	int rc;
+
+	if (r->nsecondaries > UINT32_MAX)
+		return mrtx__seterr(MRTX_ETOOBIG, "lock record: %zu secondaries", r->nsecondaries);
+	rc = size_add(sz, 4u);
+	for (size_t i = 0; !rc && i < r->nsecondaries; i++)
+		rc = ref_size(&r->secondaries[i], "secondary", sz);
+	return rc;
+}
+
+static int redo_size(const lock_rec *r, size_t *sz)
+{
+	int rc;
+
+	if (r->nredo > UINT32_MAX)
+		return mrtx__seterr(MRTX_ETOOBIG, "lock record: %zu redo entries", r->nredo);
+	rc = size_add(sz, 4u);
+	for (size_t i = 0; !rc && i < r->nredo; i++)
+		rc = mut_size(&r->redo[i], i, sz);
+	return rc;
+}
+
+static int body_size(const lock_rec *r, size_t *sz)
+{
+	int rc;
+
+	*sz += BODY_SIZE;
+	if (r->flags & LOCK_F_SECONDARY)
+		rc = ref_size(&r->primary, "primary", sz);
+	else
+		rc = secondaries_size(r, sz);
+	return rc ? rc : redo_size(r, sz);
+}
+
+/* Validate r and compute its encoded size.  STABLE encodes only the head. */
+static int rec_size(const lock_rec *r, size_t *sz)
+{
+	if (r->state > LOCK_ABORTED)
+		return mrtx__seterr(MRTX_EINVAL, "lock record: invalid state %u", r->state);
+	*sz = HEAD_SIZE;
+	if (r->state == LOCK_STABLE)
+		return 0;
+	if (r->flags & ~LOCK_F_ALL)
+		return mrtx__seterr(MRTX_EINVAL, "lock record: unknown flags 0x%02x", r->flags);
+	return body_size(r, sz);
+}
+
+size_t lock_encoded_size(const lock_rec *r)
+{
+	size_t sz = 0;
+
+	return rec_size(r, &sz) ? 0 : sz;
+}
+
+/* ================================================================ encode */
+
+typedef struct wr {
+	uint8_t *p;
+} wr;
+
+static void put_le(wr *w, uint64_t v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		*w->p++ = (uint8_t)(v >> (8u * i));
+}
+
+static void put_raw(wr *w, const void *p, size_t n)
+{
+	if (n)
+		memcpy(w->p, p, n);
+	w->p += n;
+}
+
+static void put_ref(wr *w, const lock_ref *ref)
+{
+	put_le(w, ref->table.size, 2);
+	put_raw(w, ref->table.data, ref->table.size);
+	put_le(w, ref->row.size, 2);
+	put_raw(w, ref->row.data, ref->row.size);
+}
+
+static void put_mut(wr *w, const store_mut *m)
+{
+	put_le(w, m->kind, 1);
+	put_le(w, m->fid, 1);
+	put_le(w, m->qual.size, 2);
+	put_raw(w, m->qual.data, m->qual.size);
+	put_le(w, m->value.size, 4);
+	put_raw(w, m->value.data, m->value.size);
+}
+
+static void put_body(wr *w, const lock_rec *r)
+{
+	put_le(w, r->expiry_ms, 8);
+	put_raw(w, r->owner.boot_id, sizeof(r->owner.boot_id));
+	put_le(w, r->owner.pid, 4);
+	put_le(w, r->owner.start_time, 8);
+	put_raw(w, r->prev_txn, LOCK_TXNID_SIZE);
+	put_le(w, r->prev_commit_ts, 8);
+	if (r->flags & LOCK_F_SECONDARY) {
+		put_ref(w, &r->primary);
+	} else {
+		put_le(w, r->nsecondaries, 4);
+		for (size_t i = 0; i < r->nsecondaries; i++)
+			put_ref(w, &r->secondaries[i]);
+	}
+	put_le(w, r->nredo, 4);
+	for (size_t i = 0; i < r->nredo; i++)
+		put_mut(w, &r->redo[i]);
+}
+
+int lock_encode(const lock_rec *r, mrtx_arena *a, mrtx_bytes *out)
+{
+	size_t sz = 0;
+	uint8_t *buf;
+	wr w;
+	int rc;
+
+	if ((rc = rec_size(r, &sz)) != 0)
+		return rc;
+	if (!(buf = arena_alloc(a, sz)))
+		return MRTX_ENOMEM;
+	w.p = buf;
+	put_le(&w, LOCK_VERSION, 1);
+	put_le(&w, r->state, 1);
+	/* A STABLE record carries no flags: whatever r holds, write 0. */
+	put_le(&w, r->state == LOCK_STABLE ? 0 : r->flags, 1);
+	put_raw(&w, r->tag, LOCK_TAG_SIZE);
+	put_raw(&w, r->txn, LOCK_TXNID_SIZE);
+	put_le(&w, r->commit_ts, 8);
+	if (r->state != LOCK_STABLE)
+		put_body(&w, r);
+	*out = MRTX_BYTES(buf, sz);
+	return 0;
+}
+
+/* ================================================================ decode */
+
+typedef struct rd {
+	const uint8_t *p;
+	size_t left;
+} rd;
+
+static int truncated(const rd *r, const char *field)
+{
+	return mrtx__seterr(MRTX_ECORRUPT, "lock record: truncated at %s (%zu bytes left)",
+	                    field, r->left);
+}
+
+static int get_raw(rd *r, size_t n, const uint8_t **out, const char *field)
+{
+	if (n > r->left)
+		return truncated(r, field);
+	*out = r->p;
+	r->p += n;
+	r->left -= n;
+	return 0;
+}
+
+static int get_le(rd *r, size_t n, uint64_t *v, const char *field)
+{
+	const uint8_t *p = NULL;
+	int rc;
+
+	if ((rc = get_raw(r, n, &p, field)) != 0)
+		return rc;
+	*v = 0;
+	for (size_t i = 0; i < n; i++)
+		*v |= (uint64_t)p[i] << (8u * i);
+	return 0;
+}
+
+static int get_copy(rd *r, void *dst, size_t n, const char *field)
+{
+	const uint8_t *p = NULL;
+	int rc;
+
+	if ((rc = get_raw(r, n, &p, field)) != 0)
+		return rc;
+	memcpy(dst, p, n);
+	return 0;
+}
+
+/* A u16/u32-prefixed byte string whose length must lie in [min, max]. */
+static int get_str(rd *r, size_t lenw, size_t min, size_t max, mrtx_bytes *out,
+                   const char *field)
+{
+	const uint8_t *p = NULL;
+	uint64_t n;
+	int rc;
+
+	if ((rc = get_le(r, lenw, &n, field)) != 0)
+		return rc;
+	if (n < min || n > max)
+		return mrtx__seterr(MRTX_ECORRUPT, "lock record: %s length %llu out of range %zu..%zu",
+		                    field, (unsigned long long)n, min, max);
+	if ((rc = get_raw(r, (size_t)n, &p, field)) != 0)
+		return rc;
+	*out = MRTX_BYTES(p, (size_t)n);
+	return 0;
+}
+
+static int get_ref(rd *r, lock_ref *ref, const char *what)
+{
+	char tf[32], rf[32];
+	int rc;
+
+	snprintf(tf, sizeof(tf), "%s table", what);
+	snprintf(rf, sizeof(rf), "%s row", what);
+	if ((rc = get_str(r, 2, 1, MRTX_MAX_NAME, &ref->table, tf)) != 0)
+		return rc;
+	return get_str(r, 2, 1, MRTX_MAX_ROW, &ref->row, rf);
+}
+
+static int get_mut(rd *r, store_mut *m)
+{
+	uint64_t kind, fid;
+	int rc;
+
+	if ((rc = get_le(r, 1, &kind, "redo kind")) != 0)
+		return rc;
+	if (kind < STORE_MUT_PUT || kind > STORE_MUT_DEL_ROW)
+		return mrtx__seterr(MRTX_ECORRUPT, "lock record: unknown redo kind %u",
+		                    (unsigned)kind);
+	if ((rc = get_le(r, 1, &fid, "redo family")) != 0)
+		return rc;
+	m->kind = (uint8_t)kind;
+	m->fid = (uint8_t)fid;
+	if ((rc = get_str(r, 2, 0, MRTX_MAX_KEY, &m->qual, "redo qualifier")) != 0)
+		return rc;
+	return get_str(r, 4, 0, MRTX_MAX_VALUE, &m->value, "redo value");
+}
+
+/*
+ * Read a u32 item count and allocate that many items of `size` bytes, after
+ * checking that the rest of the input could hold them: a garbled count
+ * must not turn into a huge allocation.
+ */
+static int get_array(rd *r, size_t min_item, size_t size, mrtx_arena *a, void **out,
+                     size_t *count, const char *field)
+{
+	uint64_t n;
+	int rc;
+
+	*out = NULL;
+	*count = 0;
+	if ((rc = get_le(r, 4, &n, field)) != 0)
+		return rc;
+	if (n > r->left / min_item)
+		return mrtx__seterr(MRTX_ECORRUPT, "lock record: %s %llu cannot fit in %zu bytes",
+		                    field, (unsigned long long)n, r->left);
+	if (n == 0)
+		return 0;
+	if (!(*out = arena_alloc(a, (size_t)n * size)))
+		return MRTX_ENOMEM;
+	*count = (size_t)n;
+	return 0;
+}
+
+static int get_secondaries(rd *r, lock_rec *out, mrtx_arena *a)
+{
+	void *arr;
+	int rc;
+
+	if ((rc = get_array(r, REF_MIN_SIZE, sizeof(lock_ref), a, &arr, &out->nsecondaries,
+	                    "secondaries count")) != 0)
+		return rc;
+	out->secondaries = arr;
+	for (size_t i = 0; i < out->nsecondaries; i++)
+		if ((rc = get_ref(r, &out->secondaries[i], "secondary")) != 0)
+			return rc;
+	return 0;
+}
+
+static int get_redo(rd *r, lock_rec *out, mrtx_arena *a)
+{
+	void *arr;
+	int rc;
+
+	if ((rc = get_array(r, MUT_MIN_SIZE, sizeof(store_mut), a, &arr, &out->nredo,
+	                    "redo count")) != 0)
+		return rc;
+	out->redo = arr;
+	for (size_t i = 0; i < out->nredo; i++)
+		if ((rc = get_mut(r, &out->redo[i])) != 0)
+			return rc;
+	return 0;
+}
+
+static int get_head(rd *r, lock_rec *out)
+{
+	uint64_t v;
+	int rc;
+
+	if ((rc = get_le(r, 1, &v, "version")) != 0)
+		return rc;
+	if (v != LOCK_VERSION)
+		return mrtx__seterr(MRTX_ECORRUPT, "lock record: unknown version %u", (unsigned)v);
+	if ((rc = get_le(r, 1, &v, "state")) != 0)
+		return rc;
+	if (v > LOCK_ABORTED)
+		return mrtx__seterr(MRTX_ECORRUPT, "lock record: invalid state %u", (unsigned)v);
+	out->state = (uint8_t)v;
+	if ((rc = get_le(r, 1, &v, "flags")) != 0)
+		return rc;
+	if ((v & ~(uint64_t)LOCK_F_ALL) || (out->state == LOCK_STABLE && v))
+		return mrtx__seterr(MRTX_ECORRUPT, "lock record: invalid flags 0x%02x for %s",
+		                    (unsigned)v, lock_state_name(out->state));
+	out->flags = (uint8_t)v;
+	if ((rc = get_copy(r, out->tag, LOCK_TAG_SIZE, "store tag")) != 0 ||
+	    (rc = get_copy(r, out->txn, LOCK_TXNID_SIZE, "txn id")) != 0)
+		return rc;
+	return get_le(r, 8, &out->commit_ts, "commit_ts");
+}
+
+static int get_body(rd *r, lock_rec *out, mrtx_arena *a)
+{
+	uint64_t pid;
+	int rc;
+
+	if ((rc = get_le(r, 8, &out->expiry_ms, "expiry")) != 0 ||
+	    (rc = get_copy(r, out->owner.boot_id, 16, "owner boot id")) != 0 ||
+	    (rc = get_le(r, 4, &pid, "owner pid")) != 0 ||
+	    (rc = get_le(r, 8, &out->owner.start_time, "owner start time")) != 0 ||
+	    (rc = get_copy(r, out->prev_txn, LOCK_TXNID_SIZE, "prev txn id")) != 0 ||
+	    (rc = get_le(r, 8, &out->prev_commit_ts, "prev commit_ts")) != 0)
+		return rc;
+	out->owner.pid = (uint32_t)pid;
+	if (out->flags & LOCK_F_SECONDARY)
+		rc = get_ref(r, &out->primary, "primary");
+	else
+		rc = get_secondaries(r, out, a);
+	return rc ? rc : get_redo(r, out, a);
+}
+
+int lock_decode(lock_rec *out, mrtx_bytes in, mrtx_arena *a)
+{
+	rd r = { in.data, in.size };
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = get_head(&r, out)) != 0)
+		return rc;
+	if (out->state != LOCK_STABLE && (rc = get_body(&r, out, a)) != 0)
+		return rc;
+	if (r.left)
+		return mrtx__seterr(MRTX_ECORRUPT, "lock record: %zu trailing bytes after %s record",
+		                    r.left, lock_state_name(out->state));
+	return 0;
+}
+
+int lock_peek(mrtx_bytes in, uint8_t *state, uint8_t txn[LOCK_TXNID_SIZE])
+{
+	rd r = { in.data, in.size };
+	lock_rec head;
+	int rc;
+
+	memset(&head, 0, sizeof(head));
+	if ((rc = get_head(&r, &head)) != 0)
+		return rc;
+	*state = head.state;
+	memcpy(txn, head.txn, LOCK_TXNID_SIZE);
+	return 0;
+}
+
+/* ================================================================ states */
+
+void lock_prev_stable(const lock_rec *r, lock_rec *out)
+{
+	lock_rec s;
+
+	/* Via a local: r and out may be the same record. */
+	memset(&s, 0, sizeof(s));
+	s.state = LOCK_STABLE;
+	memcpy(s.tag, r->tag, LOCK_TAG_SIZE);
+	memcpy(s.txn, r->prev_txn, LOCK_TXNID_SIZE);
+	s.commit_ts = r->prev_commit_ts;
+	*out = s;
+}
+
+/*
+ * `to` == 255 means the record is deleted: an abort restoring a previous
+ * lock that was absent (LOCK_F_PREV_ABSENT), from PREWRITTEN (secondary) or
+ * ABORTED (primary release).  From absent, `from` is ignored.
+ */
+int lock_transition_ok(int from_absent, uint8_t from, uint8_t to)
+{
+	if (from_absent)
+		return to == LOCK_PREWRITTEN || to == LOCK_STABLE;
+	switch (from) {
+	case LOCK_STABLE:
+		return to == LOCK_PREWRITTEN || to == LOCK_STABLE;
+	case LOCK_PREWRITTEN:
+		return to == LOCK_COMMITTED || to == LOCK_ABORTED || to == LOCK_STABLE ||
+		       to == LOCK_TO_ABSENT;
+	case LOCK_COMMITTED:
+		return to == LOCK_STABLE;
+	case LOCK_ABORTED:
+		return to == LOCK_STABLE || to == LOCK_TO_ABSENT;
+	default:
+		return 0;
+	}
+}
+
+const char *lock_state_name(uint8_t state)
+{
+	switch (state) {
+	case LOCK_STABLE: return "STABLE";
+	case LOCK_PREWRITTEN: return "PREWRITTEN";
+	case LOCK_COMMITTED: return "COMMITTED";
+	case LOCK_ABORTED: return "ABORTED";
+	default: return "INVALID";
+	}
+}
+
+int lock_new_txnid(uint8_t out[LOCK_TXNID_SIZE])
+{
+	if (RAND_bytes(out, LOCK_TXNID_SIZE) != 1)
+		return mrtx__seterr(MRTX_ESTORE, "txn id: RAND_bytes failed (OpenSSL error %lu)",
+		                    ERR_get_error());
+	return 0;
+}
+
+void lock_txnid_hex(const uint8_t txn[LOCK_TXNID_SIZE], char out[33])
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < LOCK_TXNID_SIZE; i++) {
+		out[2 * i] = hex[txn[i] >> 4];
+		out[2 * i + 1] = hex[txn[i] & 0x0f];
+	}
+	out[2 * LOCK_TXNID_SIZE] = '\0';
+}
+
+/* ================================================================ owner */
+
+/* Read up to cap bytes of a small file; length, or -errno. */
+static ssize_t read_small(const char *path, char *buf, size_t cap)
+{
+	size_t n = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (n < cap) {
+		ssize_t k = read(fd, buf + n, cap - n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			err = errno;
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	return err ? -err : (ssize_t)n;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* This boot's id (uuid text to 16 bytes); all zeros when unknown. */
+static void read_boot_id(uint8_t out[16])
+{
+	char buf[64];
+	uint8_t id[16] = { 0 };
+	ssize_t n = read_small("/proc/sys/kernel/random/boot_id", buf, sizeof(buf));
+	size_t nib = 0;
+
+	memset(out, 0, 16);
+	for (ssize_t i = 0; i < n && buf[i] != '\n'; i++) {
+		int v = hexval(buf[i]);
+
+		if (buf[i] == '-')
+			continue;
+		if (v < 0 || nib >= 32)
+			return;
+		id[nib / 2] |= (uint8_t)(nib % 2 ? v : v << 4);
+		nib++;
+	}
+	if (nib == 32)
+		memcpy(out, id, 16);
+}
+
+/*
+ * State letter and start time (field 22) from /proc/<pid>/stat.  Fields are
+ * counted after the last ')': the command name may hold spaces and parens.
+ */
+static int proc_stat(long pid, char *state, uint64_t *start)
+{
+	char path[64], buf[4096], *p, *end;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if ((n = read_small(path, buf, sizeof(buf) - 1)) < 0)
+		return (int)n;
+	buf[n] = '\0';
+	if (!(p = strrchr(buf, ')')) || p[1] != ' ' || !p[2])
+		return -EINVAL;
+	p += 2;
+	*state = *p;
+	for (int field = 3; field < 22; field++) {
+		if (!(p = strchr(p, ' ')))
+			return -EINVAL;
+		p++;
+	}
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	errno = 0;
+	*start = strtoull(p, &end, 10);
+	return errno || (*end != ' ' && *end != '\n' && *end) ? -EINVAL : 0;
+}
+
+static void owner_compute(lock_owner *o)
+{
+	pid_t pid = getpid();
+	uint64_t start = 0;
+	char state;
+
+	memset(o, 0, sizeof(*o));
+	read_boot_id(o->boot_id);
+	o->pid = (uint32_t)pid;
+	if (proc_stat((long)pid, &state, &start) == 0)
+		o->start_time = start;
+}
+
+static pthread_mutex_t self_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t self_once = PTHREAD_ONCE_INIT;
+static lock_owner self_owner;
+static int self_valid;
+
+/* A fork while another thread holds self_mu must not leave it locked in the child. */
+static void self_prepare(void)
+{
+	pthread_mutex_lock(&self_mu);
+}
+
+static void self_parent(void)
+{
+	pthread_mutex_unlock(&self_mu);
+}
+
+static void self_child(void)
+{
+	self_valid = 0;
+	pthread_mutex_unlock(&self_mu);
+}
+
+static void self_init(void)
+{
+	pthread_atfork(self_prepare, self_parent, self_child);
+}
+
+const lock_owner *lock_self_owner(void)
+{
+	pid_t pid = getpid();
+
+	pthread_once(&self_once, self_init);
+	pthread_mutex_lock(&self_mu);
+	/* The pid check also catches a child made by raw clone(), which skips atfork. */
+	if (!self_valid || self_owner.pid != (uint32_t)pid) {
+		lock_owner fresh;
+
+		owner_compute(&fresh);
+		self_owner = fresh;
+		self_valid = 1;
+	}
+	pthread_mutex_unlock(&self_mu);
+	return &self_owner;
+}
+
+/* When /proc cannot tell: only kill()'s ESRCH proves the pid is gone. */
+static int pid_gone(long pid)
+{
+	return kill((pid_t)pid, 0) == -1 && errno == ESRCH;
+}
+
+int lock_owner_dead(const lock_owner *o)
+{
+	static const uint8_t zero[16];
+	const lock_owner *self = lock_self_owner();
+	uint64_t start = 0;
+	char state = 0;
+
+	if (!memcmp(o->boot_id, zero, sizeof(zero)) ||
+	    memcmp(o->boot_id, self->boot_id, sizeof(zero)) != 0)
+		return 0;
+	/* pid 0 (or negative as pid_t) would make kill() signal a group. */
+	if (o->pid == 0 || o->pid > INT_MAX)
+		return 0;
+	if (proc_stat((long)o->pid, &state, &start) != 0)
+		return pid_gone((long)o->pid);
+	if (state == 'Z' || state == 'X')
+		return 1;
+	/* Start time 0 means the owner could not read its own; don't compare. */
+	return o->start_time != 0 && start != o->start_time;
+}

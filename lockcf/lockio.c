@@ -1,0 +1,61 @@
+/*
+ * lockio.c - see lockio.h.
+ */
+#include "lockio.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int lockio_decode(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes in,
+                  mrtx_arena *a, lock_rec *out)
+{
+	int rc = lock_decode(out, in, a);
+
+	if (rc)
+		return mrtx__seterr(rc, "table '%s' row of %zu bytes: lock record: %s", t->name,
+		                    row.size, mrtx_errmsg());
+	if (memcmp(out->tag, store_id(st), LOCK_TAG_SIZE) != 0)
+		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': lock record belongs to another "
+		                    "store (tag mismatch)", t->name);
+	return 0;
+}
+
+int lockio_stable(store *st, const uint8_t txn[LOCK_TXNID_SIZE], uint64_t commit_ts,
+                  mrtx_arena *a, mrtx_bytes *out)
+{
+	lock_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.state = LOCK_STABLE;
+	memcpy(r.tag, store_id(st), LOCK_TAG_SIZE);
+	memcpy(r.txn, txn, LOCK_TXNID_SIZE);
+	r.commit_ts = commit_ts;
+	return lock_encode(&r, a, out);
+}
+
+int lockio_restore_prev(store *st, const lock_rec *r, mrtx_arena *a, store_op *op)
+{
+	if (r->flags & LOCK_F_PREV_ABSENT) {
+		op->delete_lock = 1;
+		op->new_lock = MRTX_BYTES(NULL, 0);
+		return 0;
+	}
+	op->delete_lock = 0;
+	return lockio_stable(st, r->prev_txn, r->prev_commit_ts, a, &op->new_lock);
+}
+
+int lockio_ref_table(store *st, const lock_ref *ref, const store_table **out)
+{
+	char name[MRTX_MAX_NAME + 1];
+	int rc;
+
+	if (ref->table.size == 0 || ref->table.size > MRTX_MAX_NAME)
+		return mrtx__seterr(MRTX_ECORRUPT, "lock record names a table of %zu bytes",
+		                    ref->table.size);
+	memcpy(name, ref->table.data, ref->table.size);
+	name[ref->table.size] = '\0';
+	rc = store_table_find(st, name, out);
+	if (rc == MRTX_ENOTABLE)
+		return mrtx__seterr(MRTX_ECORRUPT, "lock record names missing table '%s'", name);
+	return rc;
+}

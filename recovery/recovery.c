@@ -1,0 +1,429 @@
+/*
+ * recovery.c - settle a transaction found holding locks (DESIGN §6).
+ *
+ * A lock L of txn t was met on row R.  Its fate is read off the primary P:
+ *
+ *   P holds t as ...   decision                         performed by
+ *   COMMITTED          roll forward: secondaries still  settle_secondaries(fwd)
+ *                      PREWRITTEN(t) -> STABLE with      then release_primary
+ *                      redo applied; then P -> STABLE
+ *   ABORTED            roll back: secondaries -> their   settle_secondaries(back)
+ *                      previous STABLE lock (redo        then release_primary
+ *                      dropped); then P -> previous
+ *   PREWRITTEN         expired / owner dead / --force:   abort_primary, then as
+ *                      CAS P -> ABORTED, then roll back  ABORTED
+ *                      otherwise: live -> wait, ELOCKED
+ *   STABLE             P finished, so R must be settled  (re-read; else ECORRUPT)
+ *   P does not hold t  fence P (STABLE -> STABLE' with   resolve_orphan
+ *                      fresh bytes, so a late prewrite of
+ *                      P by t fails), roll R back
+ *
+ * Invariant kept: P leaves COMMITTED/ABORTED only after every secondary is
+ * settled (settle_secondaries verifies none still holds t).  Every write is
+ * conditional on the exact bytes read, so any number of resolvers and the
+ * original client may race: the loser's condition fails and it re-reads.
+ */
+#include "recovery.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define R_RETRY 1 /* internal: state moved under us; re-read and decide again */
+
+typedef struct rctx {
+	store *st;
+	const recover_opts *o;
+	mrtx_arena *a;
+	int depth;
+} rctx;
+
+static int read_one_lock(store *st, const store_table *t, mrtx_bytes row, mrtx_arena *a,
+                         store_row *out)
+{
+	store_rowref ref = { t, row };
+
+	return store_read_locks(st, &ref, 1, a, out);
+}
+
+static int holds(const lock_rec *r, const uint8_t txn[LOCK_TXNID_SIZE])
+{
+	return memcmp(r->txn, txn, LOCK_TXNID_SIZE) == 0;
+}
+
+static int cas1(store *st, store_op *op)
+{
+	int rc = store_write_rows(st, op, 1);
+
+	if (rc)
+		return rc;
+	return op->result == MRTX_CONFLICT ? R_RETRY : 0;
+}
+
+/*
+ * Roll every secondary of primary record pr forward (fwd) or back.  Returns
+ * 0 only when no secondary still holds pr's txn PREWRITTEN.
+ */
+static int settle_secondaries(rctx *c, const lock_rec *pr, int fwd)
+{
+	size_t n = pr->nsecondaries;
+	store_rowref *refs;
+	store_row *cur;
+	store_op *ops;
+	size_t nops = 0;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	refs = arena_alloc(c->a, n * sizeof(*refs));
+	cur = arena_alloc(c->a, n * sizeof(*cur));
+	ops = arena_alloc(c->a, n * sizeof(*ops));
+	if (!refs || !cur || !ops)
+		return MRTX_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if ((rc = lockio_ref_table(c->st, &pr->secondaries[i], &refs[i].table)))
+			return rc;
+		refs[i].row = pr->secondaries[i].row;
+	}
+	for (int round = 0; round < 8; round++) {
+		nops = 0;
+		if ((rc = store_read_locks(c->st, refs, n, c->a, cur)))
+			return rc;
+		for (size_t i = 0; i < n; i++) {
+			store_op *op = &ops[nops];
+			lock_rec sr;
+
+			if (!cur[i].has_lock)
+				continue;
+			if ((rc = lockio_decode(c->st, refs[i].table, refs[i].row, cur[i].lock, c->a,
+			                        &sr)))
+				return rc;
+			if (sr.state != LOCK_PREWRITTEN || !holds(&sr, pr->txn))
+				continue;
+			memset(op, 0, sizeof(*op));
+			op->table = refs[i].table;
+			op->row = refs[i].row;
+			op->expect_lock = cur[i].lock;
+			if (fwd) {
+				rc = lockio_stable(c->st, sr.txn, sr.commit_ts, c->a, &op->new_lock);
+				op->muts = sr.redo;
+				op->nmuts = sr.nredo;
+			} else {
+				rc = lockio_restore_prev(c->st, &sr, c->a, op);
+			}
+			if (rc)
+				return rc;
+			nops++;
+		}
+		if (nops == 0)
+			return 0;
+		if ((rc = store_write_rows(c->st, ops, nops)))
+			return rc;
+	}
+	return mrtx__seterr(MRTX_ELOCKED, "secondaries keep changing while settling a txn");
+}
+
+/* P COMMITTED/ABORTED(t) -> STABLE, after its secondaries are settled. */
+static int finish(rctx *c, const store_table *pt, mrtx_bytes prow, mrtx_bytes plock,
+                  const lock_rec *pr, int fwd)
+{
+	store_op op;
+	int rc;
+
+	if ((rc = settle_secondaries(c, pr, fwd)))
+		return rc;
+	if (fwd && (rc = FAILPOINT(FP_RECOVER_AFTER_FORWARD)))
+		return rc;
+	memset(&op, 0, sizeof(op));
+	op.table = pt;
+	op.row = prow;
+	op.expect_lock = plock;
+	if (fwd)
+		rc = lockio_stable(c->st, pr->txn, pr->commit_ts, c->a, &op.new_lock);
+	else
+		rc = lockio_restore_prev(c->st, pr, c->a, &op);
+	if (rc)
+		return rc;
+	return cas1(c->st, &op);
+}
+
+/* P PREWRITTEN(t) -> ABORTED(t). */
+static int abort_primary(rctx *c, const store_table *pt, mrtx_bytes prow, mrtx_bytes plock,
+                         lock_rec *pr, mrtx_bytes *newlock)
+{
+	store_op op;
+	int rc;
+
+	DEBUG_ASSERT_TRANSITION(0, pr->state, LOCK_ABORTED);
+	pr->state = LOCK_ABORTED;
+	pr->nredo = 0; /* data was never touched: nothing to keep */
+	memset(&op, 0, sizeof(op));
+	op.table = pt;
+	op.row = prow;
+	op.expect_lock = plock;
+	if ((rc = lock_encode(pr, c->a, &op.new_lock)))
+		return rc;
+	if ((rc = cas1(c->st, &op)))
+		return rc;
+	*newlock = op.new_lock;
+	return FAILPOINT(FP_RECOVER_AFTER_ABORT);
+}
+
+static int resolve_at(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
+                      recover_decision *dec);
+
+/* Secondary (t,row) holds txn but its primary does not: fence P, roll back. */
+static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
+                          const store_row *pcur, const lock_rec *pl,
+                          const store_table *t, mrtx_bytes row, mrtx_bytes lock,
+                          const lock_rec *l, recover_decision *dec)
+{
+	uint8_t fence_id[LOCK_TXNID_SIZE];
+	store_op op;
+	int rc;
+
+	if (pcur->has_lock && pl->state != LOCK_STABLE) {
+		/* P is held by another txn: settle that first, then look again. */
+		if (c->depth >= 2)
+			return MRTX_ELOCKED;
+		c->depth++;
+		rc = resolve_at(c, pt, prow, pcur->lock, NULL);
+		c->depth--;
+		return rc ? rc : R_RETRY;
+	}
+	*dec = RECOVER_ORPHAN;
+	if (c->o->dry_run)
+		return 0;
+	memset(&op, 0, sizeof(op));
+	op.table = pt;
+	op.row = prow;
+	if (pcur->has_lock)
+		op.expect_lock = pcur->lock;
+	else
+		op.expect_absent = 1;
+	if ((rc = lock_new_txnid(fence_id)) ||
+	    (rc = lockio_stable(c->st, fence_id, pcur->has_lock ? pl->commit_ts : 0, c->a,
+	                        &op.new_lock)) ||
+	    (rc = cas1(c->st, &op)))
+		return rc;
+	memset(&op, 0, sizeof(op));
+	op.table = t;
+	op.row = row;
+	op.expect_lock = lock;
+	if ((rc = lockio_restore_prev(c->st, l, c->a, &op)))
+		return rc;
+	return cas1(c->st, &op);
+}
+
+/* One decision for lock `lock` on (t,row); R_RETRY when something moved. */
+static int resolve_at(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
+                      recover_decision *decp)
+{
+	recover_decision dummy;
+	recover_decision *dec = decp ? decp : &dummy;
+	const store_table *pt = t;
+	mrtx_bytes prow = row;
+	store_row pcur;
+	lock_rec l, pl;
+	int rc, dead;
+
+	*dec = RECOVER_NONE;
+	if ((rc = lockio_decode(c->st, t, row, lock, c->a, &l)))
+		return rc;
+	if (l.state == LOCK_STABLE)
+		return 0;
+	if (l.flags & LOCK_F_SECONDARY) {
+		if ((rc = lockio_ref_table(c->st, &l.primary, &pt)))
+			return rc;
+		prow = l.primary.row;
+		if ((rc = read_one_lock(c->st, pt, prow, c->a, &pcur)))
+			return rc;
+		if (pcur.has_lock &&
+		    (rc = lockio_decode(c->st, pt, prow, pcur.lock, c->a, &pl)))
+			return rc;
+		if (!pcur.has_lock || !holds(&pl, l.txn))
+			return resolve_orphan(c, pt, prow, &pcur, &pl, t, row, lock, &l, dec);
+	} else {
+		pcur.has_lock = 1;
+		pcur.lock = lock;
+		pl = l;
+	}
+	switch (pl.state) {
+	case LOCK_COMMITTED:
+		*dec = RECOVER_FORWARD;
+		return c->o->dry_run ? 0 : finish(c, pt, prow, pcur.lock, &pl, 1);
+	case LOCK_ABORTED:
+		*dec = RECOVER_BACK;
+		return c->o->dry_run ? 0 : finish(c, pt, prow, pcur.lock, &pl, 0);
+	case LOCK_PREWRITTEN:
+		dead = lock_owner_dead(&pl.owner);
+		if (!c->o->force && !dead && pl.expiry_ms > mrtx__now_ms()) {
+			*dec = RECOVER_LIVE;
+			return MRTX_ELOCKED;
+		}
+		*dec = RECOVER_BACK;
+		if (c->o->dry_run)
+			return 0;
+		if ((rc = abort_primary(c, pt, prow, pcur.lock, &pl, &pcur.lock)))
+			return rc;
+		return finish(c, pt, prow, pcur.lock, &pl, 0);
+	default: {
+		/* P is STABLE(t): finished, so this secondary must already be settled. */
+		store_row again;
+
+		if ((rc = read_one_lock(c->st, t, row, c->a, &again)))
+			return rc;
+		if (again.has_lock && again.lock.size == lock.size &&
+		    memcmp(again.lock.data, lock.data, lock.size) == 0)
+			return mrtx__seterr(MRTX_ECORRUPT, "table '%s': secondary row still "
+			                    "PREWRITTEN although its primary finished the txn",
+			                    t->name);
+		return R_RETRY;
+	}
+	}
+}
+
+int recover_resolve(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
+                    const recover_opts *o, recover_decision *decision)
+{
+	uint64_t deadline = mrtx__mono_us() + (uint64_t)o->wait_ms * 1000u, backoff = 250;
+	recover_decision dec = RECOVER_NONE;
+	mrtx_arena a;
+	mrtx_bytes cur = lock;
+	int rc = 0;
+
+	arena_init(&a);
+	for (int iter = 0; iter < 10000; iter++) {
+		rctx c = { st, o, &a, 0 };
+		store_row now;
+
+		rc = resolve_at(&c, t, row, cur, &dec);
+		if (rc != R_RETRY && rc != MRTX_ELOCKED)
+			break;
+		if (rc == MRTX_ELOCKED && (o->dry_run || mrtx__mono_us() >= deadline))
+			break;
+		if ((rc = read_one_lock(st, t, row, &a, &now)))
+			break;
+		if (!now.has_lock || now.lock.size != cur.size ||
+		    memcmp(now.lock.data, cur.data, cur.size) != 0) {
+			rc = 0; /* settled by someone: the caller re-reads */
+			break;
+		}
+		if (dec == RECOVER_LIVE) {
+			mrtx__sleep_us(backoff + mrtx__rand_below((uint32_t)backoff));
+			backoff = MRTX_MIN(backoff * 2, 8000u);
+		}
+		arena_free(&a); /* cur is the caller's memory, not the arena's */
+		arena_init(&a);
+	}
+	if (rc == R_RETRY)
+		rc = mrtx__seterr(MRTX_ELOCKED, "table '%s': lock kept changing", t->name);
+	if (rc == MRTX_ELOCKED && dec == RECOVER_LIVE)
+		mrtx__seterr(MRTX_ELOCKED, "table '%s': row held by a live transaction", t->name);
+	if (decision)
+		*decision = dec;
+	arena_free(&a);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- sweep */
+
+typedef struct seen_txn {
+	uint8_t txn[LOCK_TXNID_SIZE];
+	uint8_t decision;
+} seen_txn;
+
+static int seen_cmp(const void *a, const void *b)
+{
+	const seen_txn *x = a, *y = b;
+	int c = memcmp(x->txn, y->txn, LOCK_TXNID_SIZE);
+
+	return c ? c : (int)x->decision - (int)y->decision;
+}
+
+static int sweep_table(store *st, const store_table *t, const recover_opts *o,
+                       recover_stats *stats, mrtx_buf *seen,
+                       recover_progress_fn progress, void *payload)
+{
+	store_filter f = STORE_FILTER_ALL;
+	store_range r = { { NULL, 0 }, 0, { NULL, 0 } };
+	uint8_t last[MRTX_MAX_KEY];
+	int rc = 0, more = 1;
+
+	f.lock_only = 1;
+	while (more && rc == 0) {
+		mrtx_arena a;
+		store_row *rows;
+		size_t n;
+
+		arena_init(&a);
+		rc = store_scan_rows(st, t, &r, 0, &f, 1024, &a, &rows, &n, &more);
+		for (size_t i = 0; rc == 0 && i < n; i++) {
+			uint8_t state, txn[LOCK_TXNID_SIZE];
+			recover_decision dec = RECOVER_NONE;
+			seen_txn s;
+			int rrc;
+
+			if (lock_peek(rows[i].lock, &state, txn)) {
+				stats->errors++;
+				continue;
+			}
+			if (state == LOCK_STABLE)
+				continue;
+			stats->locks_seen++;
+			rrc = recover_resolve(st, t, rows[i].row, rows[i].lock, o, &dec);
+			if (rrc && rrc != MRTX_ELOCKED) {
+				stats->errors++;
+				continue;
+			}
+			memcpy(s.txn, txn, sizeof(s.txn));
+			s.decision = (uint8_t)dec;
+			if (dec != RECOVER_NONE)
+				rc = buf_put(seen, &s, sizeof(s));
+			if (progress && stats->locks_seen % 1000 == 0)
+				progress(stats, payload);
+		}
+		if (n) {
+			memcpy(last, rows[n - 1].row.data, rows[n - 1].row.size);
+			r.lo = MRTX_BYTES(last, rows[n - 1].row.size);
+			r.lo_excl = 1;
+		}
+		arena_free(&a);
+	}
+	return rc;
+}
+
+int recover_sweep(store *st, const recover_opts *o, recover_stats *stats,
+                  recover_progress_fn progress, void *payload)
+{
+	const store_table **tables = NULL;
+	mrtx_buf seen = MRTX_BUF_INIT;
+	size_t nt = 0, ns;
+	seen_txn *s;
+	int rc;
+
+	memset(stats, 0, sizeof(*stats));
+	if ((rc = store_tables_list(st, &tables, &nt)))
+		return rc;
+	for (size_t i = 0; i < nt && rc == 0; i++)
+		rc = sweep_table(st, tables[i], o, stats, &seen, progress, payload);
+	/* Count transactions, not locks: a txn's locks share one decision. */
+	s = (seen_txn *)seen.data;
+	ns = seen.size / sizeof(*s);
+	if (ns)
+		qsort(s, ns, sizeof(*s), seen_cmp);
+	for (size_t i = 0; i < ns; i++) {
+		if (i && memcmp(s[i].txn, s[i - 1].txn, LOCK_TXNID_SIZE) == 0)
+			continue;
+		switch (s[i].decision) {
+		case RECOVER_FORWARD: stats->forwarded++; break;
+		case RECOVER_BACK: case RECOVER_ORPHAN: stats->rolled_back++; break;
+		case RECOVER_LIVE: stats->skipped_live++; break;
+		default: break;
+		}
+	}
+	if (progress)
+		progress(stats, payload);
+	buf_free(&seen);
+	mrtx__free(tables);
+	return rc;
+}

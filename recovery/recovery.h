@@ -1,0 +1,48 @@
+/*
+ * recovery.h - deciding and carrying out a stale transaction's fate
+ * (DESIGN §6): roll forward, roll back, fencing, owner liveness, and the
+ * sweep behind `mrtx recover`.
+ */
+#ifndef MRTX_RECOVERY_H
+#define MRTX_RECOVERY_H
+
+#include "../lockcf/lockio.h"
+
+typedef enum {
+	RECOVER_NONE = 0,     /* nothing to do (lock already gone or STABLE) */
+	RECOVER_FORWARD,      /* committed: rolled forward */
+	RECOVER_BACK,         /* aborted (or abandoned): rolled back */
+	RECOVER_LIVE,         /* owner alive and lock not expired: left alone */
+	RECOVER_ORPHAN        /* secondary whose primary never held it: fenced + rolled back */
+} recover_decision;
+
+typedef struct recover_opts {
+	uint32_t wait_ms; /* how long to wait for a live lock before MRTX_ELOCKED */
+	int force;        /* treat live locks as abandoned (operator's --force) */
+	int dry_run;      /* decide only; write nothing */
+} recover_opts;
+
+/*
+ * Resolve the non-STABLE lock `lock` met on (t, row).  Returns 0 when the
+ * row no longer holds that lock (the caller re-reads), MRTX_ELOCKED when its
+ * owner is alive and unexpired after waiting up to wait_ms, or an error.
+ * *decision (may be NULL) says what was done.
+ */
+int recover_resolve(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
+                    const recover_opts *o, recover_decision *decision);
+
+typedef struct recover_stats {
+	unsigned long locks_seen;   /* non-STABLE locks met */
+	unsigned long forwarded;    /* transactions rolled forward */
+	unsigned long rolled_back;  /* transactions rolled back (incl. orphans) */
+	unsigned long skipped_live; /* locks left because their owner is alive */
+	unsigned long errors;
+} recover_stats;
+
+typedef void (*recover_progress_fn)(const recover_stats *s, void *payload);
+
+/* Resolve every non-STABLE lock of every table (the `mrtx recover` tool). */
+int recover_sweep(store *st, const recover_opts *o, recover_stats *stats,
+                  recover_progress_fn progress, void *payload);
+
+#endif

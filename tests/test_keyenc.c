@@ -1,0 +1,281 @@
+/*
+ * test_keyenc.c - the order-preserving key encoding, checked against a
+ * model (plain lexicographic order, shorter prefix first) on random byte
+ * strings biased toward 0x00, 0x01 and 0xFF, the bytes the escape is about.
+ *
+ * The seed comes from MRTX_SEED (default fixed) and is printed with any
+ * failure so it can be replayed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "storage/keyenc.h"
+
+#define MAXLEN 40
+#define PAIRS 20000
+#define BAD ((size_t)-1)
+
+static uint64_t rng_state;
+static unsigned long seed_used;
+
+static void rng_seed(void)
+{
+	const char *s = getenv("MRTX_SEED");
+
+	seed_used = s ? strtoul(s, NULL, 0) : 20240611ul;
+	rng_state = seed_used * 0x9E3779B97F4A7C15ull + 1;
+}
+
+static uint32_t rng(void)
+{
+	/* xorshift64*: reproducible across libcs, unlike rand(). */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return (uint32_t)((rng_state * 0x2545F4914F6CDD1Dull) >> 32);
+}
+
+#define CHECK(cond, ...)                                                      \
+	do {                                                                  \
+		if (!(cond)) {                                                \
+			print_error("seed %lu (MRTX_SEED): ", seed_used);     \
+			fail_msg(__VA_ARGS__);                                \
+		}                                                             \
+	} while (0)
+
+typedef struct str {
+	uint8_t b[MAXLEN];
+	size_t n;
+} str;
+
+static uint8_t rand_byte(void)
+{
+	static const uint8_t hot[] = { 0x00, 0x00, 0x00, 0x01, 0x01, 0xFF, 0xFF, 0x02, 0xFE };
+	uint32_t r = rng() % 10;
+
+	return r < 9 ? hot[r] : (uint8_t)rng();
+}
+
+static void rand_str(str *s)
+{
+	s->n = rng() % (MAXLEN + 1);
+	for (size_t i = 0; i < s->n; i++)
+		s->b[i] = rand_byte();
+}
+
+/* b: independent of a, a prefix of a, a extended, or a with one byte changed. */
+static void rand_pair(str *a, str *b)
+{
+	rand_str(a);
+	*b = *a;
+	switch (rng() % 4) {
+	case 0:
+		rand_str(b);
+		break;
+	case 1:
+		b->n = a->n ? rng() % (a->n + 1) : 0;
+		break;
+	case 2:
+		while (b->n < MAXLEN && rng() % 3)
+			b->b[b->n++] = rand_byte();
+		break;
+	default:
+		if (b->n)
+			b->b[rng() % b->n] = rand_byte();
+		break;
+	}
+	if (rng() % 2) {
+		str t = *a;
+		*a = *b;
+		*b = t;
+	}
+}
+
+static int sign(long v)
+{
+	return (v > 0) - (v < 0);
+}
+
+static int model_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+{
+	for (size_t i = 0; i < an && i < bn; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return sign((long)an - (long)bn);
+}
+
+/* memcmp order of byte strings of possibly different lengths. */
+static int bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+{
+	int c = memcmp(a, b, an < bn ? an : bn);
+
+	return c ? sign(c) : sign((long)an - (long)bn);
+}
+
+static size_t enc(uint8_t *out, const str *s)
+{
+	size_t n = keyenc_put(out, s->b, s->n);
+
+	CHECK(n == keyenc_size(s->b, s->n), "keyenc_put wrote %zu, keyenc_size says %zu", n,
+	      keyenc_size(s->b, s->n));
+	return n;
+}
+
+/* keyenc_get on an exactly sized heap copy, so ASan sees any over-read. */
+static size_t get_copy(const uint8_t *in, size_t len, uint8_t *out, size_t *used)
+{
+	uint8_t *c = malloc(len ? len : 1);
+	size_t n;
+
+	assert_non_null(c);
+	if (len)
+		memcpy(c, in, len);
+	n = keyenc_get(out, c, len, used);
+	free(c);
+	return n;
+}
+
+static void test_order_matches_model(void **state)
+{
+	uint8_t ea[2 * MAXLEN + 2], eb[2 * MAXLEN + 2];
+	str a, b;
+
+	(void)state;
+	for (int i = 0; i < PAIRS; i++) {
+		rand_pair(&a, &b);
+		size_t na = enc(ea, &a), nb = enc(eb, &b);
+		int want = model_cmp(a.b, a.n, b.b, b.n);
+
+		CHECK(bytes_cmp(ea, na, eb, nb) == want, "pair %d: order %d, model %d", i,
+		      bytes_cmp(ea, na, eb, nb), want);
+		/* Self-delimiting: neither is a proper prefix of the other. */
+		CHECK(want == 0 || memcmp(ea, eb, na < nb ? na : nb) != 0,
+		      "pair %d: one encoding is a prefix of the other", i);
+	}
+}
+
+static void test_get_inverts_put(void **state)
+{
+	uint8_t e[2 * MAXLEN + 2 + 8], out[sizeof(e)];
+	size_t used;
+	str s;
+
+	(void)state;
+	for (int i = 0; i < PAIRS; i++) {
+		rand_str(&s);
+		size_t n = enc(e, &s), extra = rng() % 8;
+
+		/* Whatever follows the encoding (e.g. the rest of a cell key) is not read. */
+		for (size_t k = 0; k < extra; k++)
+			e[n + k] = rand_byte();
+		used = 0;
+		size_t got = get_copy(e, n + extra, out, &used);
+		CHECK(got == s.n, "string %d: decoded %zu bytes, want %zu", i, got, s.n);
+		CHECK(used == n, "string %d: used %zu, encoding is %zu", i, used, n);
+		CHECK(s.n == 0 || memcmp(out, s.b, s.n) == 0, "string %d: wrong bytes", i);
+		/* Any cut inside the encoding is malformed. */
+		size_t cut = rng() % n;
+		CHECK(get_copy(e, cut, out, &used) == BAD, "string %d: cut at %zu accepted", i,
+		      cut);
+	}
+}
+
+static void test_known_encodings(void **state)
+{
+	uint8_t e[16], out[16];
+	size_t used;
+
+	(void)state;
+	assert_int_equal(keyenc_put(e, (const uint8_t *)"", 0), 2);
+	assert_memory_equal(e, "\x00\x01", 2);
+	assert_int_equal(keyenc_put(e, (const uint8_t *)"a\x00" "b", 3), 6);
+	assert_memory_equal(e, "a\x00\xff" "b\x00\x01", 6);
+	assert_int_equal(get_copy((const uint8_t *)"\x00\xff\x00\x01", 4, out, &used), 1);
+	assert_int_equal(out[0], 0);
+	assert_int_equal(used, 4);
+}
+
+static void test_malformed_rejected(void **state)
+{
+	static const struct {
+		const char *in;
+		size_t len;
+	} bad[] = {
+		{ "", 0 },                /* nothing */
+		{ "abc", 3 },             /* no terminator */
+		{ "\x00", 1 },            /* truncated after 0x00 */
+		{ "ab\x00", 3 },          /* truncated after 0x00 */
+		{ "\x00\x02", 2 },        /* 0x00 then neither 0x01 nor 0xFF */
+		{ "a\x00\x02\x00\x01", 5 },
+		{ "\x00\x00\x01", 3 },    /* 0x00 0x00 */
+		{ "\x00\xfe", 2 },
+		{ "a\x00\xff", 3 },       /* escape, then no terminator */
+		{ "\x00\xff\x00", 3 },
+	};
+	uint8_t out[16];
+	size_t used = 12345;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(get_copy((const uint8_t *)bad[i].in, bad[i].len, out, &used) == BAD,
+		      "malformed input %zu accepted", i);
+	assert_int_equal(used, 12345); /* untouched on failure */
+}
+
+/* Model order of cell keys: row, then family id, then qualifier. */
+static int cell_model_cmp(const str *ra, uint8_t fa, const str *qa, const str *rb,
+                          uint8_t fb, const str *qb)
+{
+	int c = model_cmp(ra->b, ra->n, rb->b, rb->n);
+
+	if (c)
+		return c;
+	if (fa != fb)
+		return fa < fb ? -1 : 1;
+	return model_cmp(qa->b, qa->n, qb->b, qb->n);
+}
+
+static void test_cell_keys_sort_by_row_fid_qual(void **state)
+{
+	uint8_t ka[4 * MAXLEN], kb[4 * MAXLEN];
+	str ra, rb, qa, qb;
+
+	(void)state;
+	for (int i = 0; i < PAIRS; i++) {
+		rand_pair(&ra, &rb);
+		rand_pair(&qa, &qb);
+		uint8_t fa = (uint8_t)(rng() % 3), fb = rng() % 2 ? fa : (uint8_t)(rng() % 3);
+		if (ra.n == 0) /* rows are never empty */
+			ra.b[ra.n++] = 'r';
+		if (rb.n == 0)
+			rb.b[rb.n++] = 'r';
+		size_t na = keyenc_cell(ka, ra.b, ra.n, fa, qa.b, qa.n);
+		size_t nb = keyenc_cell(kb, rb.b, rb.n, fb, qb.b, qb.n);
+		int want = cell_model_cmp(&ra, fa, &qa, &rb, fb, &qb);
+
+		CHECK(na == keyenc_cell_size(ra.b, ra.n, qa.n), "pair %d: cell size", i);
+		CHECK(nb == keyenc_cell_size(rb.b, rb.n, qb.n), "pair %d: cell size", i);
+		CHECK(bytes_cmp(ka, na, kb, nb) == want, "pair %d: cell order %d, model %d", i,
+		      bytes_cmp(ka, na, kb, nb), want);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_order_matches_model),
+		cmocka_unit_test(test_get_inverts_put),
+		cmocka_unit_test(test_known_encodings),
+		cmocka_unit_test(test_malformed_rejected),
+		cmocka_unit_test(test_cell_keys_sort_by_row_fid_qual),
+	};
+
+	rng_seed();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

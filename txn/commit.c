@@ -1,0 +1,453 @@
+/*
+ * commit.c - the commit protocol (DESIGN §5).
+ *
+ *   read-only:  validate_reads ............................... OK | CONFLICT
+ *   one row, nothing else read:  one conditional write
+ *               expect(seen lock) -> STABLE(txn, ts) + data .. OK | CONFLICT
+ *   many rows (primary = first mutated row in (table, row) order):
+ *     1 commit_prewrite   all rows: expect(seen) -> PREWRITTEN(+redo)   one call
+ *        -- commit.after_prewrite --        failure: rollback, CONFLICT
+ *     2 txn_validate      read-only rows unchanged, scanned ranges unchanged
+ *        -- commit.after_validate --        failure: rollback, CONFLICT
+ *     3 commit_point      primary PREWRITTEN -> COMMITTED + primary's data
+ *        -- commit.after_point --           store error here: EUNKNOWN
+ *     4 apply             secondaries PREWRITTEN -> STABLE + data        one call
+ *        -- commit.after_secondaries --
+ *     5 release           primary COMMITTED -> STABLE
+ *   After step 3 the transaction is committed whatever happens; failures in
+ *   4-5 are left to recovery (readers, `mrtx recover`) and commit reports OK.
+ *   Step 5 runs only when every secondary of step 4 succeeded, so a primary
+ *   never leaves COMMITTED while a secondary is still PREWRITTEN.
+ *
+ * Serializability: every read row's lock and every scanned range is checked
+ * unchanged after all write locks are held (step 2), so the transaction is
+ * equivalent to running atomically at its commit point.
+ */
+#include "txn_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <bsd/string.h>
+
+typedef struct wrow {
+	trow *r;
+	store_mut *redo;
+	size_t nredo;
+	int has_prev;
+	mrtx_bytes prev;  /* the lock the prewrite expects */
+	lock_rec rec;     /* the PREWRITTEN record */
+	mrtx_bytes pw;    /* its bytes */
+} wrow;
+
+/* ----------------------------------------------------------- validation */
+
+static int same_lock(const trow *r, int has, mrtx_bytes lock)
+{
+	if (!r->lock_known || r->has_lock != (unsigned)!!has)
+		return 0;
+	return !has || bytes_cmp(r->lock, lock) == 0;
+}
+
+/* Is this lock our own prewrite of a row we mutate? */
+static int ours(const mrtx_txn *txn, const trow *r, mrtx_bytes lock)
+{
+	return r->mutated && r->prewrite.size && bytes_cmp(r->prewrite, lock) == 0 &&
+	       txn != NULL;
+}
+
+static int validate_reads(mrtx_txn *txn)
+{
+	store_rowref *refs;
+	store_row *cur;
+	size_t n = 0, k = 0;
+	trow *r;
+	int rc;
+
+	RB_FOREACH(r, trow_tree, &txn->rows)
+		n += r->read && !r->mutated;
+	if (n == 0)
+		return 0;
+	if (!(refs = arena_alloc(&txn->arena, n * sizeof(*refs))) ||
+	    !(cur = arena_alloc(&txn->arena, n * sizeof(*cur))))
+		return MRTX_ENOMEM;
+	RB_FOREACH(r, trow_tree, &txn->rows)
+		if (r->read && !r->mutated)
+			refs[k++] = (store_rowref){ r->t, r->row };
+	if ((rc = store_read_locks(txn->db->st, refs, n, &txn->arena, cur)))
+		return rc;
+	k = 0;
+	RB_FOREACH(r, trow_tree, &txn->rows) {
+		if (!(r->read && !r->mutated))
+			continue;
+		if (!same_lock(r, cur[k].has_lock, cur[k].lock))
+			return mrtx__seterr(MRTX_CONFLICT, "table '%s': a row this transaction read "
+			                    "was changed by a concurrent commit", r->t->name);
+		k++;
+	}
+	return 0;
+}
+
+static int validate_range(mrtx_txn *txn, const scan_range *sr)
+{
+	store_filter f = STORE_FILTER_ALL;
+	store_range rg;
+	store_row *rows;
+	size_t n, i = 0;
+	int more, rc;
+	trow key, *r;
+
+	if (!sr->exhausted && !sr->any)
+		return 0;
+	f.lock_only = 1;
+	rg.lo = sr->start;
+	rg.lo_excl = 0;
+	rg.hi = sr->end;
+	if (!sr->exhausted) {
+		if (!sr->reverse) {
+			/* [start, last]: hi = last . 0x00, the successor of last */
+			uint8_t *h = arena_alloc(&txn->arena, sr->last.size + 1);
+
+			if (!h)
+				return MRTX_ENOMEM;
+			memcpy(h, sr->last.data, sr->last.size);
+			h[sr->last.size] = 0;
+			rg.hi = MRTX_BYTES(h, sr->last.size + 1);
+		} else {
+			rg.lo = sr->last;
+		}
+	}
+	if ((rc = store_scan_rows(txn->db->st, sr->t, &rg, 0, &f, 0, &txn->arena, &rows, &n,
+	                          &more)))
+		return rc;
+	/* Walk the store's locks and the rows we saw in the same order. */
+	key.t = sr->t;
+	key.row = rg.lo;
+	for (r = RB_NFIND(trow_tree, &txn->rows, &key);; r = RB_NEXT(trow_tree, &txn->rows, r)) {
+		int in = r && r->t == sr->t && (!rg.hi.size || bytes_cmp(r->row, rg.hi) < 0);
+		int seen = in && r->lock_known && r->has_lock;
+
+		/* every store row before r must be one we saw */
+		while (i < n && (!in || bytes_cmp(rows[i].row, r->row) < 0)) {
+			trow *x;
+
+			if (txn_row(txn, sr->t, rows[i].row, 0, &x) || !x ||
+			    !(same_lock(x, 1, rows[i].lock) || ours(txn, x, rows[i].lock)))
+				goto phantom;
+			i++;
+		}
+		if (!in)
+			break;
+		if (i < n && bytes_cmp(rows[i].row, r->row) == 0) {
+			if (!(same_lock(r, 1, rows[i].lock) || ours(txn, r, rows[i].lock)))
+				goto phantom;
+			i++;
+		} else if (seen) {
+			goto phantom; /* a lock we saw has vanished */
+		}
+	}
+	return 0;
+phantom:
+	return mrtx__seterr(MRTX_CONFLICT, "table '%s': a scanned range changed (a row was "
+	                    "inserted, deleted or updated by a concurrent commit)", sr->t->name);
+}
+
+int txn_validate(mrtx_txn *txn)
+{
+	int rc = validate_reads(txn);
+
+	for (size_t i = 0; rc == 0 && i < txn->nranges; i++)
+		rc = validate_range(txn, txn->ranges[i]);
+	return rc;
+}
+
+/* ------------------------------------------------------------- helpers */
+
+/* The lock each mutated row's first write must expect.  Rows never read
+ * are fetched now (foreign locks resolved); rows inside a scanned range but
+ * not seen there had no lock when scanned, and must still have none. */
+static int expected_locks(mrtx_txn *txn, wrow *w, size_t n)
+{
+	store_rowref *refs;
+	store_row *cur;
+	size_t *idx, k = 0;
+	int rc;
+
+	if (!(refs = arena_alloc(&txn->arena, n * sizeof(*refs))) ||
+	    !(cur = arena_alloc(&txn->arena, n * sizeof(*cur))) ||
+	    !(idx = arena_alloc(&txn->arena, n * sizeof(*idx))))
+		return MRTX_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		trow *r = w[i].r;
+
+		if (r->lock_known) {
+			w[i].has_prev = r->has_lock;
+			w[i].prev = r->lock;
+		} else if (txn_in_scanned_range(txn, r->t, r->row)) {
+			w[i].has_prev = 0;
+		} else {
+			idx[k] = i;
+			refs[k++] = (store_rowref){ r->t, r->row };
+		}
+	}
+	if (k == 0)
+		return 0;
+	if ((rc = store_read_locks(txn->db->st, refs, k, &txn->arena, cur)))
+		return rc;
+	for (size_t j = 0; j < k; j++) {
+		uint8_t state, id[LOCK_TXNID_SIZE];
+		wrow *x = &w[idx[j]];
+
+		if (cur[j].has_lock) {
+			if ((rc = lock_peek(cur[j].lock, &state, id)))
+				return rc;
+			if (state != LOCK_STABLE &&
+			    (rc = txn_read_row(txn, x->r->t, x->r->row,
+			                       &(store_filter){ .family = -1, .lock_only = 1 },
+			                       &cur[j])))
+				return rc;
+		}
+		x->has_prev = cur[j].has_lock;
+		x->prev = cur[j].lock;
+	}
+	return 0;
+}
+
+static int lock_ref_of(const trow *r, lock_ref *out)
+{
+	out->table = MRTX_BYTES(r->t->name, strlen(r->t->name));
+	out->row = r->row;
+	return 0;
+}
+
+/* Fill the PREWRITTEN record of w[i] and encode it. */
+static int build_prewrite(mrtx_txn *txn, wrow *w, size_t n, size_t i, uint64_t ts,
+                          lock_ref *secs)
+{
+	store *st = txn->db->st;
+	lock_rec *rec = &w[i].rec, prev;
+	int rc;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->state = LOCK_PREWRITTEN;
+	memcpy(rec->tag, store_id(st), LOCK_TAG_SIZE);
+	memcpy(rec->txn, txn->id, LOCK_TXNID_SIZE);
+	rec->commit_ts = ts;
+	rec->expiry_ms = mrtx__now_ms() + txn->lock_ttl_ms;
+	rec->owner = *lock_self_owner();
+	if (w[i].has_prev) {
+		if ((rc = lockio_decode(st, w[i].r->t, w[i].r->row, w[i].prev, &txn->arena, &prev)))
+			return rc;
+		memcpy(rec->prev_txn, prev.txn, LOCK_TXNID_SIZE);
+		rec->prev_commit_ts = prev.commit_ts;
+	} else {
+		rec->flags |= LOCK_F_PREV_ABSENT;
+	}
+	if (i == 0) {
+		rec->secondaries = secs;
+		rec->nsecondaries = n - 1;
+	} else {
+		rec->flags |= LOCK_F_SECONDARY;
+		lock_ref_of(w[0].r, &rec->primary);
+	}
+	rec->redo = w[i].redo;
+	rec->nredo = w[i].nredo;
+	return lock_encode(rec, &txn->arena, &w[i].pw);
+}
+
+static void op_init(store_op *op, const trow *r, int has_expect, mrtx_bytes expect)
+{
+	memset(op, 0, sizeof(*op));
+	op->table = r->t;
+	op->row = r->row;
+	op->expect_absent = !has_expect;
+	op->expect_lock = expect;
+}
+
+/*
+ * Undo our prewrites (secondaries first, then the primary) for rows whose
+ * prewrite may have been applied.  Best effort: whatever fails here is a
+ * PREWRITTEN lock that recovery rolls back.
+ */
+static void commit_rollback(mrtx_txn *txn, wrow *w, size_t n, const store_op *pw_ops)
+{
+	store *st = txn->db->st;
+	store_op *ops = arena_alloc(&txn->arena, n * sizeof(*ops));
+	size_t k = 0;
+
+	if (!ops)
+		return;
+	for (size_t pass = 0; pass < 2; pass++) {
+		k = 0;
+		for (size_t i = pass ? 0 : 1; pass ? i < 1 : i < n; i++) {
+			if (pw_ops[i].result == MRTX_CONFLICT)
+				continue;
+			op_init(&ops[k], w[i].r, 1, w[i].pw);
+			DEBUG_ASSERT_TRANSITION(0, LOCK_PREWRITTEN, w[i].has_prev ? LOCK_STABLE : 255);
+			if (lockio_restore_prev(st, &w[i].rec, &txn->arena, &ops[k]) == 0)
+				k++;
+		}
+		if (k)
+			store_write_rows(st, ops, k);
+	}
+}
+
+/* ------------------------------------------------------------- commit */
+
+static int commit_one_row(mrtx_txn *txn, wrow *w, uint64_t ts)
+{
+	store *st = txn->db->st;
+	store_op op;
+	int rc;
+
+	op_init(&op, w->r, w->has_prev, w->prev);
+	if ((rc = lockio_stable(st, txn->id, ts, &txn->arena, &op.new_lock)))
+		return rc;
+	op.muts = w->redo;
+	op.nmuts = w->nredo;
+	rc = store_write_rows(st, &op, 1);
+	if (rc && store_is_unbatched(st))
+		return mrtx__seterr(MRTX_EUNKNOWN, "single-row commit: store failed (%s); the "
+		                    "write may or may not have been applied", mrtx_errmsg());
+	if (rc)
+		return rc;
+	if (op.result == MRTX_CONFLICT)
+		return mrtx__seterr(MRTX_CONFLICT, "table '%s': the row changed or is locked by "
+		                    "a concurrent transaction", w->r->t->name);
+	return 0;
+}
+
+static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
+{
+	store *st = txn->db->st;
+	store_op *ops;
+	lock_ref *secs;
+	lock_rec crec;
+	mrtx_bytes cbytes;
+	int rc, conflict = 0;
+
+	if (!(ops = arena_alloc(&txn->arena, n * sizeof(*ops))) ||
+	    !(secs = arena_alloc(&txn->arena, n * sizeof(*secs))))
+		return MRTX_ENOMEM;
+	for (size_t i = 1; i < n; i++)
+		lock_ref_of(w[i].r, &secs[i - 1]);
+	for (size_t i = 0; i < n; i++) {
+		if ((rc = build_prewrite(txn, w, n, i, ts, secs)))
+			return rc;
+		op_init(&ops[i], w[i].r, w[i].has_prev, w[i].prev);
+		ops[i].new_lock = w[i].pw;
+		w[i].r->prewrite = w[i].pw;
+	}
+	/* 1: prewrite */
+	rc = store_write_rows(st, ops, n);
+	for (size_t i = 0; i < n; i++)
+		conflict |= ops[i].result == MRTX_CONFLICT;
+	if (rc == 0 && conflict)
+		rc = mrtx__seterr(MRTX_CONFLICT, "prewrite: a row to write changed or is locked by "
+		                  "a concurrent transaction");
+	if (rc == 0)
+		rc = FAILPOINT(FP_COMMIT_AFTER_PREWRITE);
+	/* 2: validate reads after every write lock is held */
+	if (rc == 0)
+		rc = txn_validate(txn);
+	if (rc == 0)
+		rc = FAILPOINT(FP_COMMIT_AFTER_VALIDATE);
+	if (rc) {
+		int saved = rc;
+		char msg[512];
+
+		strlcpy(msg, mrtx_errmsg(), sizeof(msg));
+		commit_rollback(txn, w, n, ops);
+		return mrtx__seterr(saved, "%s", msg);
+	}
+	/* 3: the commit point */
+	crec = w[0].rec;
+	crec.state = LOCK_COMMITTED;
+	crec.nredo = 0; /* applied in this same op */
+	crec.redo = NULL;
+	if ((rc = lock_encode(&crec, &txn->arena, &cbytes)))
+		return rc; /* nothing committed yet; prewrites are left to recovery */
+	DEBUG_ASSERT_TRANSITION(0, LOCK_PREWRITTEN, LOCK_COMMITTED);
+	op_init(&ops[0], w[0].r, 1, w[0].pw);
+	ops[0].new_lock = cbytes;
+	ops[0].muts = w[0].redo;
+	ops[0].nmuts = w[0].nredo;
+	if ((rc = store_write_rows(st, ops, 1)))
+		return mrtx__seterr(MRTX_EUNKNOWN, "commit point: store failed (%s); the "
+		                    "transaction may or may not have committed", mrtx_errmsg());
+	if (ops[0].result == MRTX_CONFLICT) {
+		/* A resolver aborted us (our locks expired): nothing is committed. */
+		ops[0].result = MRTX_CONFLICT; /* the primary is not ours any more */
+		commit_rollback(txn, w, n, ops);
+		return mrtx__seterr(MRTX_CONFLICT, "commit point: the transaction's locks were "
+		                    "expired and rolled back by another process");
+	}
+	if (FAILPOINT(FP_COMMIT_AFTER_POINT))
+		return 0;
+	/* 4: apply secondaries */
+	for (size_t i = 1; i < n; i++) {
+		op_init(&ops[i - 1], w[i].r, 1, w[i].pw);
+		if ((rc = lockio_stable(st, txn->id, ts, &txn->arena, &ops[i - 1].new_lock)))
+			return 0; /* committed; recovery finishes */
+		ops[i - 1].muts = w[i].redo;
+		ops[i - 1].nmuts = w[i].nredo;
+	}
+	if (n > 1) {
+		int all = store_write_rows(st, ops, n - 1) == 0;
+
+		for (size_t i = 0; i + 1 < n; i++)
+			all &= ops[i].result == 0;
+		if (!all)
+			return 0; /* committed; the primary stays COMMITTED for recovery */
+	}
+	if (FAILPOINT(FP_COMMIT_AFTER_SECONDARIES))
+		return 0;
+	/* 5: release the primary */
+	op_init(&ops[0], w[0].r, 1, cbytes);
+	if (lockio_stable(st, txn->id, ts, &txn->arena, &ops[0].new_lock) == 0)
+		store_write_rows(st, ops, 1);
+	return 0;
+}
+
+int txn_commit_run(mrtx_txn *txn)
+{
+	size_t n = txn->nmutated, k = 0;
+	uint64_t ts;
+	wrow *w;
+	trow *r;
+	int rc, others_read = txn->nranges > 0;
+
+	if (n == 0)
+		return txn_validate(txn);
+	if (!(w = arena_alloc(&txn->arena, n * sizeof(*w))))
+		return MRTX_ENOMEM;
+	RB_FOREACH(r, trow_tree, &txn->rows) {
+		if (!r->mutated) {
+			others_read |= r->read;
+			continue;
+		}
+		memset(&w[k], 0, sizeof(w[k]));
+		w[k].r = r;
+		if ((rc = txn_row_redo(txn, r, &w[k].redo, &w[k].nredo)))
+			return rc;
+		k++;
+	}
+	if ((rc = expected_locks(txn, w, n)))
+		return rc;
+	/* commit_ts: strictly above every touched row's last commit and now */
+	ts = mrtx__now_us();
+	for (size_t i = 0; i < n; i++) {
+		lock_rec prev;
+
+		if (!w[i].has_prev)
+			continue;
+		if ((rc = lockio_decode(txn->db->st, w[i].r->t, w[i].r->row, w[i].prev,
+		                        &txn->arena, &prev)))
+			return rc;
+		ts = MRTX_MAX(ts, prev.commit_ts);
+	}
+	ts++;
+	if (n == 1 && !others_read)
+		return commit_one_row(txn, &w[0], ts);
+	return commit_multi(txn, w, n, ts);
+}

@@ -1,0 +1,105 @@
+/*
+ * db.c - opening stores and managing tables through the public API.
+ */
+#include "txn_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
+{
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	store_opts so;
+	mrtx_db *db;
+	int rc;
+
+	mrtx__clearerr();
+	if (!out || !path || !*path)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_open: out and path are required");
+	*out = NULL;
+	if (opts) {
+		if (opts->version != MRTX_OPTIONS_VERSION)
+			return mrtx__seterr(MRTX_EINVAL, "mrtx_open: options version %d; this mrtx "
+			                    "knows %d (use MRTX_OPTIONS_INIT)", opts->version,
+			                    MRTX_OPTIONS_VERSION);
+		o = *opts;
+	}
+	if (o.durability < MRTX_SYNC || o.durability > MRTX_NOSYNC)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_open: durability %d is not one of "
+		                    "MRTX_SYNC, MRTX_NOMETASYNC, MRTX_NOSYNC", o.durability);
+	if (o.file_mode & ~0777u)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_open: file_mode %o has bits outside 0777",
+		                    o.file_mode);
+	if ((rc = mrtx__fp_from_env()))
+		return mrtx__seterr(rc, "MRTX_FAILPOINTS: %s", mrtx_errmsg());
+	if (!(db = mrtx__calloc(1, sizeof(*db))))
+		return mrtx__seterr(MRTX_ENOMEM, "out of memory opening %s", path);
+	so.durability = o.durability;
+	so.map_size = o.map_size;
+	so.file_mode = o.file_mode;
+	so.unbatched = o.unbatched;
+	if ((rc = store_open(&db->st, path, &so))) {
+		mrtx__free(db);
+		return rc;
+	}
+	db->lock_ttl_ms = o.lock_ttl_ms ? o.lock_ttl_ms : 5000;
+	db->lock_wait_ms = o.lock_wait_ms ? o.lock_wait_ms : 50;
+	*out = db;
+	return 0;
+}
+
+void mrtx_close(mrtx_db *db)
+{
+	if (!db)
+		return;
+	store_close(db->st);
+	mrtx__free(db);
+}
+
+int mrtx_create_table(mrtx_db *db, const char *table, const char *const *families,
+                      size_t nfamilies)
+{
+	mrtx__clearerr();
+	if (!db)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_create_table: db is NULL");
+	return store_create_table(db->st, table, families, nfamilies);
+}
+
+int mrtx_table_families(const char *const **out, size_t *count, mrtx_db *db,
+                        const char *table)
+{
+	const store_table *t;
+	int rc;
+
+	mrtx__clearerr();
+	if (!out || !count || !db || !table)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_table_families: NULL argument");
+	if ((rc = store_table_find(db->st, table, &t)))
+		return rc;
+	*out = t->families;
+	*count = t->nfamilies;
+	return 0;
+}
+
+int mrtx_tables(mrtx_db *db, int (*fn)(const char *table, void *payload), void *payload)
+{
+	const store_table **tables;
+	size_t n;
+	int rc;
+
+	mrtx__clearerr();
+	if (!db || !fn)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_tables: NULL argument");
+	if ((rc = store_tables_list(db->st, &tables, &n)))
+		return rc;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = fn(tables[i]->name, payload);
+	mrtx__free(tables);
+	return rc;
+}
+
+store *mrtx__db_store(mrtx_db *db);
+store *mrtx__db_store(mrtx_db *db)
+{
+	return db->st;
+}

@@ -1,0 +1,352 @@
+/*
+ * scan.c - row-range scans merged with the transaction's buffered writes.
+ *
+ * The scanner walks two sorted sequences in step: the store's rows (fetched
+ * in batches from the lock family, each row's lock and cells consistent)
+ * and the buffered rows of the same table.  A stored row whose lock is not
+ * STABLE is resolved (recovery) and re-read before use.  Every stored row
+ * passed over, visible or not, extends the range recorded for phantom
+ * validation at commit (txn_validate): only what the scan actually covered
+ * is validated, so stopping early does not conflict with later inserts.
+ */
+#include "txn_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SCAN_BATCH 128
+
+struct mrtx_scanner {
+	mrtx_txn *txn;
+	const store_table *t;
+	scan_range *range;
+	store_filter f;
+	size_t limit, nrows_out;
+	/* store side */
+	store_row *batch;
+	size_t nbatch, bi;
+	int more;
+	store_range next;
+	/* buffer side */
+	trow *bnext;
+	/* current row's cells */
+	mrtx_cell *cells;
+	size_t ncells, ci;
+	int done;
+};
+
+static int in_bounds(const scan_range *r, mrtx_bytes row)
+{
+	return (!r->start.size || bytes_cmp(row, r->start) >= 0) &&
+	       (!r->end.size || bytes_cmp(row, r->end) < 0);
+}
+
+/* The extent a range has covered so far: [lo, hi) with lo_excl = 0. */
+static void range_extent(const scan_range *r, mrtx_bytes *lo, mrtx_bytes *hi,
+                         int *hi_incl)
+{
+	*lo = r->start;
+	*hi = r->end;
+	*hi_incl = 0;
+	if (r->exhausted)
+		return;
+	if (!r->reverse) {
+		*hi = r->last;
+		*hi_incl = 1;
+	} else {
+		*lo = r->last;
+	}
+}
+
+int txn_in_scanned_range(const mrtx_txn *txn, const store_table *t, mrtx_bytes row)
+{
+	for (size_t i = 0; i < txn->nranges; i++) {
+		const scan_range *r = txn->ranges[i];
+		mrtx_bytes lo, hi;
+		int incl;
+
+		if (r->t != t || (!r->exhausted && !r->any))
+			continue;
+		range_extent(r, &lo, &hi, &incl);
+		if (lo.size && bytes_cmp(row, lo) < 0)
+			continue;
+		if (hi.size && (incl ? bytes_cmp(row, hi) > 0 : bytes_cmp(row, hi) >= 0))
+			continue;
+		return 1;
+	}
+	return 0;
+}
+
+/* First buffered row of t in scan order within the range. */
+static trow *buf_first(mrtx_scanner *s)
+{
+	mrtx_txn *txn = s->txn;
+	store_table fake;
+	trow key, *r;
+
+	if (!s->range->reverse) {
+		key.t = s->t;
+		key.row = s->range->start;
+		r = RB_NFIND(trow_tree, &txn->rows, &key);
+	} else if (s->range->end.size) {
+		key.t = s->t;
+		key.row = s->range->end;
+		r = RB_NFIND(trow_tree, &txn->rows, &key);
+		r = r ? RB_PREV(trow_tree, &txn->rows, r) : RB_MAX(trow_tree, &txn->rows);
+	} else {
+		memset(&fake, 0, sizeof(fake));
+		fake.id = s->t->id + 1;
+		key.t = &fake;
+		key.row = MRTX_BYTES(NULL, 0);
+		r = RB_NFIND(trow_tree, &txn->rows, &key);
+		r = r ? RB_PREV(trow_tree, &txn->rows, r) : RB_MAX(trow_tree, &txn->rows);
+	}
+	return r;
+}
+
+/* Skip to a buffered row that has mutations and lies in range, or NULL. */
+static trow *buf_settle(mrtx_scanner *s, trow *r)
+{
+	for (; r; r = s->range->reverse ? RB_PREV(trow_tree, &s->txn->rows, r) :
+	                                  RB_NEXT(trow_tree, &s->txn->rows, r)) {
+		if (r->t != s->t || !in_bounds(s->range, r->row))
+			return NULL;
+		if (r->mutated)
+			return r;
+	}
+	return NULL;
+}
+
+int mrtx_scan_open(mrtx_txn *txn, const mrtx_scan_spec *spec, mrtx_scanner **out)
+{
+	const store_table *t;
+	mrtx_scanner *s;
+	scan_range *r;
+	uint8_t fid = 0;
+	int rc;
+
+	mrtx__clearerr();
+	TXN_CHECK(txn);
+	if (!spec || !out || !spec->table)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_scan_open: spec, spec->table and out are "
+		                    "required");
+	if ((spec->qual_start.size || spec->qual_end.size) && !spec->family)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_scan_open: a qualifier range needs a family");
+	if ((spec->start.size && !spec->start.data) || (spec->end.size && !spec->end.data) ||
+	    (spec->qual_start.size && !spec->qual_start.data) ||
+	    (spec->qual_end.size && !spec->qual_end.data))
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_scan_open: byte string with NULL data");
+	if ((rc = store_table_find(txn->db->st, spec->table, &t)))
+		return rc;
+	if (spec->family && (rc = store_family_find(t, spec->family, &fid)))
+		return rc;
+	if (spec->start.size > MRTX_MAX_ROW || spec->end.size > MRTX_MAX_ROW ||
+	    spec->qual_start.size > MRTX_MAX_KEY || spec->qual_end.size > MRTX_MAX_KEY)
+		return mrtx__seterr(MRTX_ETOOBIG, "mrtx_scan_open: bound longer than the key limit");
+	if (spec->start.size && spec->qual_start.size &&
+	    (rc = store_check_key(t, spec->start, spec->qual_start.size)))
+		return rc;
+	if (txn->nranges == txn->cranges) {
+		size_t nc = txn->cranges ? txn->cranges * 2 : 4;
+		scan_range **nr = mrtx__reallocarray(txn->ranges, nc, sizeof(*nr));
+
+		if (!nr)
+			return mrtx__seterr(MRTX_ENOMEM, "out of memory opening a scan");
+		txn->ranges = nr;
+		txn->cranges = nc;
+	}
+	if (!(s = mrtx__calloc(1, sizeof(*s))))
+		return mrtx__seterr(MRTX_ENOMEM, "out of memory opening a scan");
+	if (!(r = arena_alloc(&txn->arena, sizeof(*r)))) {
+		mrtx__free(s);
+		return MRTX_ENOMEM;
+	}
+	memset(r, 0, sizeof(*r));
+	r->t = t;
+	r->reverse = !!spec->reverse;
+	r->start = MRTX_BYTES(arena_dup(&txn->arena, spec->start.data, spec->start.size),
+	                      spec->start.size);
+	r->end = MRTX_BYTES(arena_dup(&txn->arena, spec->end.data, spec->end.size),
+	                    spec->end.size);
+	s->f.family = spec->family ? fid : -1;
+	s->f.qs = MRTX_BYTES(arena_dup(&txn->arena, spec->qual_start.data, spec->qual_start.size),
+	                     spec->qual_start.size);
+	s->f.qe = MRTX_BYTES(arena_dup(&txn->arena, spec->qual_end.data, spec->qual_end.size),
+	                     spec->qual_end.size);
+	if (!r->start.data || !r->end.data || !s->f.qs.data || !s->f.qe.data) {
+		mrtx__free(s);
+		return MRTX_ENOMEM;
+	}
+	txn->ranges[txn->nranges++] = r;
+	s->txn = txn;
+	s->t = t;
+	s->range = r;
+	s->limit = spec->limit_rows;
+	s->more = 1;
+	s->next.lo = r->start;
+	s->next.hi = r->end;
+	s->bnext = buf_settle(s, buf_first(s));
+	txn->nscanners++;
+	*out = s;
+	return 0;
+}
+
+void mrtx_scan_close(mrtx_scanner *s)
+{
+	if (!s)
+		return;
+	s->txn->nscanners--;
+	mrtx__free(s);
+}
+
+static int fetch_batch(mrtx_scanner *s)
+{
+	mrtx_txn *txn = s->txn;
+	int rc;
+
+	rc = store_scan_rows(txn->db->st, s->t, &s->next, s->range->reverse, &s->f,
+	                     SCAN_BATCH, &txn->arena, &s->batch, &s->nbatch, &s->more);
+	if (rc)
+		return rc;
+	s->bi = 0;
+	if (s->nbatch) {
+		mrtx_bytes last = s->batch[s->nbatch - 1].row;
+
+		if (!s->range->reverse) {
+			s->next.lo = last;
+			s->next.lo_excl = 1;
+		} else {
+			s->next.hi = last;
+		}
+	} else {
+		s->more = 0;
+	}
+	return 0;
+}
+
+/* Make batch[bi] STABLE (resolving a foreign lock) and record it as seen. */
+static int consume_stored(mrtx_scanner *s, store_row *sr)
+{
+	mrtx_txn *txn = s->txn;
+	uint8_t state, id[LOCK_TXNID_SIZE];
+	int rc;
+
+	if ((rc = lock_peek(sr->lock, &state, id)))
+		return mrtx__seterr(rc, "table '%s': %s", s->t->name, mrtx_errmsg());
+	if (state != LOCK_STABLE && (rc = txn_read_row(txn, s->t, sr->row, &s->f, sr)))
+		return rc;
+	if ((rc = txn_observe(txn, s->t, sr->row, sr->has_lock, sr->lock)))
+		return rc;
+	s->range->last = sr->row;
+	s->range->any = 1;
+	return 0;
+}
+
+static int cell_visible(const mrtx_scanner *s, const bcell *c)
+{
+	mrtx_bytes q = MRTX_BYTES(c->data, c->qlen);
+
+	if (c->kind != STORE_MUT_PUT)
+		return 0;
+	if (s->f.family < 0)
+		return 1;
+	return c->fid == s->f.family && (!s->f.qs.size || bytes_cmp(q, s->f.qs) >= 0) &&
+	       (!s->f.qe.size || bytes_cmp(q, s->f.qe) < 0);
+}
+
+/* Merge stored cells of sr (may be NULL) with buffered row b (may be NULL). */
+static int build_row(mrtx_scanner *s, const store_row *sr, const trow *b)
+{
+	mrtx_txn *txn = s->txn;
+	size_t ns = (sr && !(b && b->del_row)) ? sr->ncells : 0, i = 0, k = 0;
+	bcell *c = b ? RB_MIN(bcell_tree, (struct bcell_tree *)&b->cells) : NULL;
+	mrtx_bytes row = sr ? sr->row : b->row;
+
+	s->ncells = s->ci = 0;
+	if (!(s->cells = arena_alloc(&txn->arena,
+	                             MRTX_MAX(ns + (b ? b->ncells : 0), 1) * sizeof(mrtx_cell))))
+		return MRTX_ENOMEM;
+	while (i < ns || c) {
+		const store_cell *sc = i < ns ? &sr->cells[i] : NULL;
+		int cmp;
+
+		if (sc && c) {
+			cmp = sc->fid != c->fid ? (sc->fid < c->fid ? -1 : 1) :
+			      bytes_cmp(sc->qual, MRTX_BYTES(c->data, c->qlen));
+		} else {
+			cmp = sc ? -1 : 1;
+		}
+		if (cmp < 0) {
+			s->cells[k++] = (mrtx_cell){ row, s->t->families[sc->fid], sc->qual,
+			                             sc->value };
+			i++;
+			continue;
+		}
+		if (cell_visible(s, c))
+			s->cells[k++] = (mrtx_cell){ row, s->t->families[c->fid],
+			                             MRTX_BYTES(c->data, c->qlen),
+			                             MRTX_BYTES(c->data + c->qlen, c->vlen) };
+		if (cmp == 0)
+			i++;
+		c = RB_NEXT(bcell_tree, (struct bcell_tree *)&b->cells, c);
+	}
+	s->ncells = k;
+	return 0;
+}
+
+static int next_row(mrtx_scanner *s)
+{
+	int rev = s->range->reverse, rc;
+
+	for (;;) {
+		store_row *sr = NULL;
+		trow *b = s->bnext;
+		int cmp;
+
+		if (s->bi == s->nbatch && s->more && (rc = fetch_batch(s)))
+			return rc;
+		if (s->bi < s->nbatch)
+			sr = &s->batch[s->bi];
+		if (!sr && !b) {
+			s->range->exhausted = 1;
+			return MRTX_NOTFOUND;
+		}
+		cmp = !sr ? 1 : !b ? -1 : bytes_cmp(sr->row, b->row);
+		if (rev)
+			cmp = -cmp;
+		if (cmp <= 0) {
+			if ((rc = consume_stored(s, sr)))
+				return rc;
+			s->bi++;
+		}
+		if (cmp >= 0)
+			s->bnext = buf_settle(s, rev ? RB_PREV(trow_tree, &s->txn->rows, b) :
+			                               RB_NEXT(trow_tree, &s->txn->rows, b));
+		if ((rc = build_row(s, cmp <= 0 ? sr : NULL, cmp >= 0 ? b : NULL)))
+			return rc;
+		if (s->ncells)
+			return 0;
+	}
+}
+
+int mrtx_scan_next(mrtx_scanner *s, mrtx_cell *cell)
+{
+	int rc;
+
+	mrtx__clearerr();
+	if (!s || !cell)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_scan_next: scanner and cell are required");
+	TXN_CHECK(s->txn);
+	while (s->ci == s->ncells) {
+		if (s->done || (s->limit && s->nrows_out == s->limit))
+			return MRTX_NOTFOUND;
+		rc = next_row(s);
+		if (rc == MRTX_NOTFOUND)
+			s->done = 1;
+		if (rc)
+			return rc;
+		s->nrows_out++;
+	}
+	*cell = s->cells[s->ci++];
+	return 0;
+}

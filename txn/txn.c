@@ -1,0 +1,371 @@
+/*
+ * txn.c - begin, the per-row mutation buffer, reads with read-your-writes,
+ * abort, and the mrtx_run retry helper.
+ *
+ * Reads remember each touched row's lock bytes (txn_observe); a second read
+ * of a row that finds different bytes dooms the transaction at once, since
+ * commit validation would fail anyway.  Nothing is written before commit.
+ */
+#include "txn_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int bytes_cmp(mrtx_bytes a, mrtx_bytes b)
+{
+	size_t n = MRTX_MIN(a.size, b.size);
+	int c = n ? memcmp(a.data, b.data, n) : 0;
+
+	if (c)
+		return c;
+	return a.size < b.size ? -1 : a.size > b.size;
+}
+
+int bcell_cmp(const bcell *a, const bcell *b)
+{
+	if (a->fid != b->fid)
+		return a->fid < b->fid ? -1 : 1;
+	return bytes_cmp(MRTX_BYTES(a->data, a->qlen), MRTX_BYTES(b->data, b->qlen));
+}
+
+int trow_cmp(const trow *a, const trow *b)
+{
+	if (a->t->id != b->t->id)
+		return a->t->id < b->t->id ? -1 : 1;
+	return bytes_cmp(a->row, b->row);
+}
+
+RB_GENERATE(bcell_tree, bcell, link, bcell_cmp)
+RB_GENERATE(trow_tree, trow, link, trow_cmp)
+
+int mrtx_begin(mrtx_db *db, mrtx_txn **out)
+{
+	mrtx_txn *txn;
+	int rc;
+
+	mrtx__clearerr();
+	if (!db || !out)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_begin: db and out are required");
+	if (!(txn = mrtx__calloc(1, sizeof(*txn))))
+		return mrtx__seterr(MRTX_ENOMEM, "out of memory beginning a transaction");
+	if ((rc = lock_new_txnid(txn->id))) {
+		mrtx__free(txn);
+		return rc;
+	}
+	txn->db = db;
+	txn->lock_ttl_ms = db->lock_ttl_ms;
+	arena_init(&txn->arena);
+	RB_INIT(&txn->rows);
+	*out = txn;
+	return 0;
+}
+
+int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms)
+{
+	if (!txn || ms == 0)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_txn_set_lock_ttl: NULL txn or 0 ms");
+	txn->lock_ttl_ms = ms;
+	return 0;
+}
+
+void txn_free(mrtx_txn *txn)
+{
+	arena_free(&txn->arena);
+	mrtx__free(txn->ranges);
+	mrtx__free(txn);
+}
+
+void mrtx_abort(mrtx_txn *txn)
+{
+	if (txn)
+		txn_free(txn);
+}
+
+int txn_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int create, trow **out)
+{
+	trow key, *r;
+
+	key.t = t;
+	key.row = row;
+	if ((r = RB_FIND(trow_tree, &txn->rows, &key)) || !create) {
+		*out = r;
+		return 0;
+	}
+	if (!(r = arena_alloc(&txn->arena, sizeof(*r))))
+		return MRTX_ENOMEM;
+	memset(r, 0, sizeof(*r));
+	r->t = t;
+	if (!(r->row.data = arena_dup(&txn->arena, row.data, row.size)))
+		return MRTX_ENOMEM;
+	r->row.size = row.size;
+	RB_INIT(&r->cells);
+	RB_INSERT(trow_tree, &txn->rows, r);
+	*out = r;
+	return 0;
+}
+
+int txn_observe(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int has_lock,
+                mrtx_bytes lock)
+{
+	trow *r;
+	int rc;
+
+	if ((rc = txn_row(txn, t, row, 1, &r)))
+		return rc;
+	if (r->lock_known) {
+		if (r->has_lock != (unsigned)!!has_lock ||
+		    (has_lock && bytes_cmp(r->lock, lock) != 0)) {
+			txn->doom = MRTX_CONFLICT;
+			return mrtx__seterr(MRTX_CONFLICT, "table '%s': a row read earlier in this "
+			                    "transaction has changed", t->name);
+		}
+		r->read = 1;
+		return 0;
+	}
+	if (has_lock && !(lock.data = arena_dup(&txn->arena, lock.data, lock.size)))
+		return MRTX_ENOMEM;
+	r->lock = has_lock ? lock : MRTX_BYTES(NULL, 0);
+	r->has_lock = !!has_lock;
+	r->lock_known = 1;
+	r->read = 1;
+	return 0;
+}
+
+int txn_read_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
+                 const store_filter *f, store_row *out)
+{
+	recover_opts ro = { txn->db->lock_wait_ms, 0, 0 };
+	store *st = txn->db->st;
+	int rc;
+
+	for (int i = 0; i < 64; i++) {
+		uint8_t state, id[LOCK_TXNID_SIZE];
+
+		if ((rc = store_read_row(st, t, row, f, &txn->arena, out)))
+			return rc;
+		if (!out->has_lock)
+			return 0;
+		if ((rc = lock_peek(out->lock, &state, id)))
+			return mrtx__seterr(rc, "table '%s': %s", t->name, mrtx_errmsg());
+		if (state == LOCK_STABLE)
+			return 0;
+		if ((rc = recover_resolve(st, t, row, out->lock, &ro, NULL)))
+			return rc;
+	}
+	return mrtx__seterr(MRTX_ELOCKED, "table '%s': row keeps being locked", t->name);
+}
+
+/* Resolve table/family and check sizes: the common front of every call. */
+static int resolve_args(mrtx_txn *txn, const char *table, mrtx_bytes row,
+                        const char *family, size_t qual_size, const store_table **t,
+                        uint8_t *fid)
+{
+	int rc;
+
+	if (!table)
+		return mrtx__seterr(MRTX_EINVAL, "table name is NULL");
+	if ((rc = store_table_find(txn->db->st, table, t)))
+		return rc;
+	if (family && (rc = store_family_find(*t, family, fid)))
+		return rc;
+	return store_check_key(*t, row, qual_size);
+}
+
+int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
+             mrtx_bytes qualifier, mrtx_bytes *value)
+{
+	store_filter f = STORE_FILTER_ALL;
+	const store_table *t;
+	store_row sr;
+	uint8_t fid;
+	trow *r;
+	int rc;
+
+	mrtx__clearerr();
+	TXN_CHECK(txn);
+	if (!family || !value || (qualifier.size && !qualifier.data))
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_get: family and value are required");
+	if ((rc = resolve_args(txn, table, row, family, qualifier.size, &t, &fid)))
+		return rc;
+	if ((rc = txn_row(txn, t, row, 0, &r)))
+		return rc;
+	if (r) {
+		_Alignas(bcell) uint8_t kbuf[sizeof(bcell) + MRTX_MAX_KEY];
+		bcell *key = (bcell *)kbuf, *c;
+
+		key->fid = fid;
+		key->qlen = (uint32_t)qualifier.size;
+		if (qualifier.size)
+			memcpy(key->data, qualifier.data, qualifier.size);
+		if ((c = RB_FIND(bcell_tree, &r->cells, key))) {
+			if (c->kind != STORE_MUT_PUT)
+				return mrtx__seterr(MRTX_NOTFOUND, "deleted in this transaction");
+			*value = MRTX_BYTES(c->data + c->qlen, c->vlen);
+			return 0;
+		}
+		if (r->del_row)
+			return mrtx__seterr(MRTX_NOTFOUND, "row deleted in this transaction");
+	}
+	f.family = fid;
+	f.qs = qualifier;
+	f.qual_exact = 1;
+	if ((rc = txn_read_row(txn, t, row, &f, &sr)))
+		return rc;
+	if ((rc = txn_observe(txn, t, row, sr.has_lock, sr.lock)))
+		return rc;
+	if (sr.ncells == 0)
+		return mrtx__seterr(MRTX_NOTFOUND, "no such cell");
+	*value = sr.cells[0].value;
+	return 0;
+}
+
+static int buffer_cell(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
+                       mrtx_bytes qualifier, const mrtx_bytes *value)
+{
+	const store_table *t;
+	uint8_t fid;
+	bcell *c, *old;
+	trow *r;
+	size_t vlen = value ? value->size : 0;
+	int rc;
+
+	mrtx__clearerr();
+	TXN_CHECK(txn);
+	if (!family || (qualifier.size && !qualifier.data) || (vlen && !value->data))
+		return mrtx__seterr(MRTX_EINVAL, "family is NULL or a byte string has NULL data");
+	if ((rc = resolve_args(txn, table, row, family, qualifier.size, &t, &fid)))
+		return rc;
+	if (vlen > MRTX_MAX_VALUE)
+		return mrtx__seterr(MRTX_ETOOBIG, "table '%s': value of %zu bytes; the limit is %u",
+		                    table, vlen, MRTX_MAX_VALUE);
+	if (!(c = arena_alloc(&txn->arena, sizeof(*c) + qualifier.size + vlen)))
+		return MRTX_ENOMEM;
+	if ((rc = txn_row(txn, t, row, 1, &r)))
+		return rc;
+	c->fid = fid;
+	c->kind = value ? STORE_MUT_PUT : STORE_MUT_DEL_CELL;
+	c->qlen = (uint32_t)qualifier.size;
+	c->vlen = (uint32_t)vlen;
+	if (qualifier.size)
+		memcpy(c->data, qualifier.data, qualifier.size);
+	if (vlen)
+		memcpy(c->data + qualifier.size, value->data, vlen);
+	if ((old = RB_FIND(bcell_tree, &r->cells, c))) {
+		RB_REMOVE(bcell_tree, &r->cells, old);
+		r->ncells--;
+	}
+	RB_INSERT(bcell_tree, &r->cells, c);
+	r->ncells++;
+	if (!r->mutated) {
+		r->mutated = 1;
+		txn->nmutated++;
+	}
+	return 0;
+}
+
+int mrtx_put(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
+             mrtx_bytes qualifier, mrtx_bytes value)
+{
+	return buffer_cell(txn, table, row, family, qualifier, &value);
+}
+
+int mrtx_delete(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
+                mrtx_bytes qualifier)
+{
+	return buffer_cell(txn, table, row, family, qualifier, NULL);
+}
+
+int mrtx_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row)
+{
+	const store_table *t;
+	trow *r;
+	int rc;
+
+	mrtx__clearerr();
+	TXN_CHECK(txn);
+	if ((rc = resolve_args(txn, table, row, NULL, 0, &t, NULL)))
+		return rc;
+	if ((rc = txn_row(txn, t, row, 1, &r)))
+		return rc;
+	RB_INIT(&r->cells); /* dropped nodes stay in the arena until the txn ends */
+	r->ncells = 0;
+	r->del_row = 1;
+	if (!r->mutated) {
+		r->mutated = 1;
+		txn->nmutated++;
+	}
+	return 0;
+}
+
+int txn_row_redo(mrtx_txn *txn, const trow *r, store_mut **out, size_t *n)
+{
+	size_t k = 0, total = r->ncells + (r->del_row ? 1 : 0);
+	store_mut *m;
+	bcell *c;
+
+	if (!(m = arena_alloc(&txn->arena, MRTX_MAX(total, 1) * sizeof(*m))))
+		return MRTX_ENOMEM;
+	if (r->del_row) {
+		memset(&m[k], 0, sizeof(m[k]));
+		m[k++].kind = STORE_MUT_DEL_ROW;
+	}
+	RB_FOREACH(c, bcell_tree, (struct bcell_tree *)&r->cells) {
+		m[k].kind = c->kind;
+		m[k].fid = c->fid;
+		m[k].qual = MRTX_BYTES(c->data, c->qlen);
+		m[k].value = MRTX_BYTES(c->data + c->qlen, c->vlen);
+		k++;
+	}
+	*out = m;
+	*n = k;
+	return 0;
+}
+
+int mrtx_commit(mrtx_txn *txn)
+{
+	int rc;
+
+	mrtx__clearerr();
+	if (!txn)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_commit: transaction handle is NULL");
+	if (txn->doom)
+		rc = mrtx__seterr(txn->doom == MRTX_CONFLICT ? MRTX_CONFLICT : MRTX_EBADTXN,
+		                  "transaction already failed: %s", mrtx_strerror(txn->doom));
+	else
+		rc = txn_commit_run(txn);
+	txn_free(txn);
+	return rc;
+}
+
+int mrtx_run(mrtx_db *db, int (*fn)(mrtx_txn *txn, void *payload), void *payload,
+             int max_attempts)
+{
+	uint64_t backoff = 200;
+	int rc = MRTX_CONFLICT;
+
+	if (!db || !fn)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_run: db and fn are required");
+	if (max_attempts <= 0)
+		max_attempts = 10;
+	for (int attempt = 0; attempt < max_attempts; attempt++) {
+		mrtx_txn *txn;
+
+		if (attempt) {
+			/* Full jitter keeps colliding writers from colliding again. */
+			mrtx__sleep_us(mrtx__rand_below((uint32_t)backoff) + 50);
+			backoff = MRTX_MIN(backoff * 2, 100000u);
+		}
+		if ((rc = mrtx_begin(db, &txn)))
+			return rc;
+		if ((rc = fn(txn, payload))) {
+			mrtx_abort(txn);
+			if (rc == MRTX_CONFLICT || rc == MRTX_ELOCKED)
+				continue;
+			return rc;
+		}
+		rc = mrtx_commit(txn);
+		if (rc != MRTX_CONFLICT && rc != MRTX_ELOCKED)
+			return rc;
+	}
+	return rc;
+}

@@ -1,0 +1,108 @@
+/*
+ * txn_int.h - transaction internals shared by the txn/ sources.
+ *
+ * A transaction buffers mutations per row in a red-black tree of rows
+ * (ordered by table id, then row bytes), each holding a red-black tree of
+ * cell mutations (ordered by family id, then qualifier).  Rows the
+ * transaction read carry the lock bytes it saw, which commit validates.
+ * Everything a transaction allocates lives in its arena and dies with it.
+ */
+#ifndef MRTX_TXN_INT_H
+#define MRTX_TXN_INT_H
+
+#include <bsd/sys/tree.h>
+
+#include "../recovery/recovery.h"
+
+struct mrtx_db {
+	store *st;
+	uint32_t lock_ttl_ms;
+	uint32_t lock_wait_ms;
+};
+
+/* One buffered cell mutation; qualifier and value stored inline. */
+typedef struct bcell {
+	RB_ENTRY(bcell) link;
+	uint32_t qlen, vlen;
+	uint8_t fid;
+	uint8_t kind; /* STORE_MUT_PUT or STORE_MUT_DEL_CELL */
+	uint8_t data[];
+} bcell;
+
+RB_HEAD(bcell_tree, bcell);
+
+typedef struct trow {
+	RB_ENTRY(trow) link;
+	const store_table *t;
+	mrtx_bytes row;
+	struct bcell_tree cells;
+	size_t ncells;
+	unsigned read : 1;       /* its lock was observed: validate at commit */
+	unsigned lock_known : 1; /* lock/has_lock below are what we saw */
+	unsigned has_lock : 1;
+	unsigned del_row : 1;    /* delete every stored cell first */
+	unsigned mutated : 1;
+	mrtx_bytes lock;
+	/* commit scratch */
+	mrtx_bytes prewrite;     /* our PREWRITTEN bytes once written */
+} trow;
+
+RB_HEAD(trow_tree, trow);
+
+/* A scanned row range, validated at commit (phantoms). */
+typedef struct scan_range {
+	const store_table *t;
+	mrtx_bytes start, end; /* the scan's bounds */
+	int reverse;
+	int exhausted;         /* read to the end of [start,end) */
+	int any;               /* some row consumed */
+	mrtx_bytes last;       /* last row consumed */
+} scan_range;
+
+struct mrtx_txn {
+	mrtx_db *db;
+	mrtx_arena arena;
+	struct trow_tree rows;
+	size_t nmutated;
+	uint8_t id[LOCK_TXNID_SIZE];
+	uint32_t lock_ttl_ms;
+	int doom;              /* nonzero: every later call returns it */
+	scan_range **ranges;
+	size_t nranges, cranges;
+	int nscanners;
+};
+
+int bcell_cmp(const bcell *a, const bcell *b);
+int trow_cmp(const trow *a, const trow *b);
+RB_PROTOTYPE(bcell_tree, bcell, link, bcell_cmp)
+RB_PROTOTYPE(trow_tree, trow, link, trow_cmp)
+
+/* Find (create=0) or find-or-create the row entry. */
+int txn_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int create, trow **out);
+/* Record that the store showed `lock` (or none) for row; CONFLICT (and doom)
+ * if it differs from what this txn saw before. */
+int txn_observe(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int has_lock,
+                mrtx_bytes lock);
+/* Read a row resolving foreign locks (wait, recover); the result's lock is STABLE or absent. */
+int txn_read_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
+                 const store_filter *f, store_row *out);
+/* Is row inside a range this txn has scanned (so "no lock" was observed)? */
+int txn_in_scanned_range(const mrtx_txn *txn, const store_table *t, mrtx_bytes row);
+/* Build the redo list of a buffered row (arena). */
+int txn_row_redo(mrtx_txn *txn, const trow *r, store_mut **out, size_t *n);
+/* Validate read-only rows and scanned ranges (commit step 2). */
+int txn_validate(mrtx_txn *txn);
+int txn_commit_run(mrtx_txn *txn);
+void txn_free(mrtx_txn *txn);
+int bytes_cmp(mrtx_bytes a, mrtx_bytes b);
+
+#define TXN_CHECK(txn)                                                              \
+	do {                                                                        \
+		if (!(txn))                                                         \
+			return mrtx__seterr(MRTX_EINVAL, "transaction handle is NULL"); \
+		if ((txn)->doom)                                                    \
+			return mrtx__seterr((txn)->doom, "transaction already failed: %s", \
+			                    mrtx_strerror((txn)->doom));            \
+	} while (0)
+
+#endif
