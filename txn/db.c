@@ -2,6 +2,7 @@
  * db.c - opening stores and managing tables through the public API.
  */
 #include "txn_int.h"
+#include "admin.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +99,7 @@ int mrtx_tables(mrtx_db *db, int (*fn)(const char *table, void *payload), void *
 	return rc;
 }
 
-store *mrtx__db_store(mrtx_db *db);
+
 store *mrtx__db_store(mrtx_db *db)
 {
 	return db->st;
