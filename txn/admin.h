@@ -12,4 +12,7 @@
 /* The store behind an open db (owned by db). */
 store *mrtx__db_store(mrtx_db *db);
 
+/* Bytes the transaction has allocated for its buffer and reads (bench). */
+size_t mrtx__txn_mem(const mrtx_txn *txn);
+
 #endif

@@ -99,8 +99,12 @@ int mrtx_tables(mrtx_db *db, int (*fn)(const char *table, void *payload), void *
 	return rc;
 }
 
-
 store *mrtx__db_store(mrtx_db *db)
 {
 	return db->st;
+}
+
+size_t mrtx__txn_mem(const mrtx_txn *txn)
+{
+	return txn->arena.total - (txn->arena.cap - txn->arena.used);
 }
