@@ -301,6 +301,273 @@ int mrtx_failpoints_set(const char *spec);
  *  -1 for an unknown name. */
 long mrtx_failpoint_hits(const char *name);
 
+/* ======================================================================
+ * Schema toolkit: key builders and atomic secondary indexes.
+ *
+ * On a sorted store the schema is the key design.  The functions below
+ * give the well-known HBase/Cassandra techniques as a small API:
+ * order-preserving composite keys (mrtx_key_*) and secondary indexes that
+ * mrtx_put / mrtx_delete / mrtx_delete_row keep up to date inside the same
+ * transaction (mrtx_create_index, mrtx_index_scan).
+ * ====================================================================== */
+
+/**
+ * An order-preserving composite key under construction.
+ *
+ * Append components left to right; memcmp order of two finished keys built
+ * from the same sequence of component types equals the order of their value
+ * tuples (first component first).  Every append is checked against
+ * MRTX_MAX_KEY bytes: the first failure is recorded in err and makes every
+ * later append a no-op returning the same code (sticky), so a key can be
+ * built with unchecked appends and checked once with mrtx_key_finish.
+ *
+ * The struct is plain data owned by the caller (stack allocation is the
+ * intended use); there is nothing to free.  Initialise with mrtx_key_init
+ * or MRTX_KEY_INIT.  Component encodings:
+ *
+ *   bytes      escaped: 0x00 -> 0x00 0xFF, then the terminator 0x00 0x01,
+ *              so any byte is allowed and a prefix sorts before its
+ *              extensions ("ab" < "ab\0" < "abc"); size n + (#NULs) + 2
+ *   u32 / u64  big-endian, 4 / 8 bytes
+ *   i32 / i64  big-endian with the sign bit flipped (negatives first)
+ *   rts        UINT64_MAX - v as u64: descending order (newest first for
+ *              a timestamp; any u64 can be reversed this way)
+ *   fixed      the bytes as they are: a fixed-width component (all keys
+ *              must use the same width at this position to compare well)
+ *   hash       the first n (1..32) bytes of SHA-256(component): spreads
+ *              keys evenly; fixed width n
+ *   salt       one byte, (first 8 bytes of SHA-256(component), big-endian)
+ *              mod buckets: spreads monotonically increasing keys over
+ *              `buckets` ranges (a reader scans every bucket)
+ */
+typedef struct mrtx_key {
+	uint8_t buf[MRTX_MAX_KEY]; /* the key so far */
+	size_t size;               /* bytes used in buf */
+	int err;                   /* first append error (sticky), or 0 */
+} mrtx_key;
+
+#define MRTX_KEY_INIT { { 0 }, 0, 0 }
+
+/** Reset k to the empty key with no error.  k must not be NULL. */
+void mrtx_key_init(mrtx_key *k);
+
+/**
+ * Append a byte string component (escaped, self-delimiting).
+ * @param k  the key; NULL returns MRTX_EINVAL.
+ * @param b  the bytes (borrowed; data may be NULL only when size is 0).
+ * @return MRTX_OK; MRTX_ETOOBIG (the key would exceed MRTX_MAX_KEY; k keeps
+ *   its old content); MRTX_EINVAL; or the sticky error of an earlier append.
+ */
+int mrtx_key_bytes(mrtx_key *k, mrtx_bytes b);
+
+/** mrtx_key_bytes of a NUL-terminated string (without its NUL).  Errors as
+ *  mrtx_key_bytes; a NULL s is MRTX_EINVAL. */
+int mrtx_key_str(mrtx_key *k, const char *s);
+
+/** Append an unsigned integer, big-endian (4 / 8 bytes).  Errors as
+ *  mrtx_key_bytes. */
+int mrtx_key_u32(mrtx_key *k, uint32_t v);
+int mrtx_key_u64(mrtx_key *k, uint64_t v);
+
+/** Append a signed integer, big-endian with the sign bit flipped so that
+ *  negative values sort first (4 / 8 bytes).  Errors as mrtx_key_bytes. */
+int mrtx_key_i32(mrtx_key *k, int32_t v);
+int mrtx_key_i64(mrtx_key *k, int64_t v);
+
+/** Append a reverse timestamp: UINT64_MAX - ts, big-endian, so larger
+ *  values (newer timestamps) sort first.  Errors as mrtx_key_bytes. */
+int mrtx_key_rts(mrtx_key *k, uint64_t ts);
+
+/** Append b as it is, a fixed-width component (the parser is told the
+ *  width).  Errors as mrtx_key_bytes. */
+int mrtx_key_fixed(mrtx_key *k, mrtx_bytes b);
+
+/**
+ * Append the first n bytes of SHA-256(component) (OpenSSL): a hash prefix
+ * that spreads keys uniformly.  Usually followed by the component itself.
+ * @return MRTX_OK; MRTX_EINVAL (n outside 1..32, NULL data with size > 0);
+ *   MRTX_ETOOBIG; or the sticky error.
+ */
+int mrtx_key_hash(mrtx_key *k, mrtx_bytes component, size_t n);
+
+/**
+ * Append one salt byte: SHA-256(component)'s first 8 bytes (big-endian)
+ * mod buckets.  The same component always lands in the same bucket.
+ * @return MRTX_OK; MRTX_EINVAL (buckets outside 1..256); MRTX_ETOOBIG; or
+ *   the sticky error.
+ */
+int mrtx_key_salt(mrtx_key *k, mrtx_bytes component, unsigned buckets);
+
+/**
+ * Finish: *out points into k->buf (valid while k is unchanged and alive).
+ * @return MRTX_OK, or k's sticky error (then *out is the empty string);
+ *   MRTX_EINVAL for NULL arguments.
+ */
+int mrtx_key_finish(const mrtx_key *k, mrtx_bytes *out);
+
+/**
+ * The exclusive upper bound of every key that starts with prefix: prefix
+ * with trailing 0xFF bytes dropped and the last remaining byte incremented.
+ * Use [prefix, end) as a scan range to visit exactly the keys with that
+ * prefix.  When prefix is empty or all 0xFF, out is the empty key, which
+ * mrtx_scan_spec reads as "unbounded".  out may equal prefix.
+ * @return MRTX_OK; MRTX_EINVAL (NULL); prefix's sticky error.
+ */
+int mrtx_key_prefix_end(mrtx_key *out, const mrtx_key *prefix);
+
+/** Component types for mrtx_key_parse. */
+typedef enum mrtx_key_type {
+	MRTX_KEY_BYTES = 1, /* .bytes (decoded into the caller's buffer) */
+	MRTX_KEY_U32,       /* .u */
+	MRTX_KEY_U64,       /* .u */
+	MRTX_KEY_I32,       /* .i */
+	MRTX_KEY_I64,       /* .i */
+	MRTX_KEY_RTS,       /* .u: the timestamp given to mrtx_key_rts */
+	MRTX_KEY_FIXED,     /* .bytes, width bytes (pointing into the key) */
+	MRTX_KEY_HASH,      /* .bytes, width bytes (pointing into the key) */
+	MRTX_KEY_SALT       /* .u: the bucket */
+} mrtx_key_type;
+
+/** One component: type and width are inputs, the rest outputs. */
+typedef struct mrtx_key_part {
+	mrtx_key_type type;
+	size_t width;        /* MRTX_KEY_FIXED and MRTX_KEY_HASH: bytes */
+	mrtx_bytes bytes;    /* BYTES, FIXED, HASH */
+	uint64_t u;          /* U32, U64, RTS, SALT */
+	int64_t i;           /* I32, I64 */
+} mrtx_key_part;
+
+/**
+ * Split key back into components of the given types (the inverse of the
+ * appends): parts[i].type (and .width) say what to expect; the values are
+ * written to parts[i].  The whole key must be consumed.
+ *
+ * @param parts   nparts components; types in, values out.
+ * @param key     the key (borrowed).
+ * @param buf     scratch for decoded BYTES components, bufsize >= key.size
+ *                bytes; parts[].bytes point into buf or into key, so both
+ *                must outlive the use of parts.
+ * @return MRTX_OK; MRTX_EINVAL (NULL arguments, unknown type, a bad width,
+ *   buf too small, or a key that does not match the types: truncated,
+ *   malformed escape, trailing bytes).
+ */
+int mrtx_key_parse(mrtx_key_part *parts, size_t nparts, mrtx_bytes key, uint8_t *buf,
+                   size_t bufsize);
+
+/**
+ * Format parsed components for display, e.g. ("alice", 42, -7, ts 1700, 0x0a1b):
+ * BYTES quoted with \xNN escapes for non-printable bytes, integers in
+ * decimal, RTS as "ts N", SALT as "salt N", FIXED/HASH in hex.  Always
+ * NUL-terminates when outsize > 0.
+ * @return MRTX_OK; MRTX_ETOOBIG (truncated); MRTX_EINVAL.
+ */
+int mrtx_key_format(char *out, size_t outsize, const mrtx_key_part *parts, size_t nparts);
+
+/** A (family, qualifier) pair naming a column. */
+typedef struct mrtx_column {
+	const char *family;
+	mrtx_bytes qualifier;
+} mrtx_column;
+
+#define MRTX_INDEX_SPEC_VERSION 1
+
+/** The family of every index table (created by mrtx_create_index). */
+#define MRTX_INDEX_FAMILY "i"
+
+/**
+ * A secondary index: for every source row whose cell (table, family,
+ * qualifier) holds a value v, the index table holds one row
+ *
+ *     row key  = mrtx_key_bytes(v) . mrtx_key_bytes(source row)
+ *     MRTX_INDEX_FAMILY : "r"            -> the source row key (reference)
+ *     MRTX_INDEX_FAMILY : "c" . n        -> copy of cluster[n]'s value (u8 n),
+ *                                           when the source row has it
+ *
+ * so index rows sort by value, then by source row.  With ncluster == 0 the
+ * index is non-clustered (a lookup then reads the source row); otherwise
+ * the listed cells are copied (clustered: a lookup needs no second read).
+ */
+typedef struct mrtx_index_spec {
+	int version;                 /* MRTX_INDEX_SPEC_VERSION */
+	const char *name;            /* 1..MRTX_MAX_NAME printable, no space / : */
+	const char *table;           /* source table (must exist) */
+	const char *family;          /* source family (must exist) */
+	mrtx_bytes qualifier;        /* source qualifier (<= 250 bytes) */
+	const char *index_table;     /* created with MRTX_INDEX_FAMILY if missing */
+	const mrtx_column *cluster;  /* cells of the source row to copy, or NULL */
+	size_t ncluster;             /* 0 .. 32 */
+} mrtx_index_spec;
+
+/**
+ * Declare a secondary index, store the declaration in the store's metadata
+ * (so every process that opens the store maintains it) and backfill it from
+ * the source table's existing rows (in transactions of up to 256 rows).
+ *
+ * Once declared, mrtx_put, mrtx_delete and mrtx_delete_row on the source
+ * column (and on clustered columns) read the old value with mrtx_get in the
+ * same transaction and buffer the index row changes beside the data change,
+ * so the index commits or aborts with the data and the read is validated
+ * at commit: data and index never disagree.  Index maintenance needs one
+ * metadata read per writing transaction; writes to an index table itself
+ * never trigger maintenance (and an index table cannot be a source).
+ *
+ * Declare indexes as schema, before writers use the source table: a
+ * transaction that started writing the source table before the declaration
+ * was stored does not maintain it.  Calling mrtx_create_index again with the
+ * identical spec is allowed and re-runs the backfill (it writes only the
+ * missing or stale entries), which repairs such a race.
+ *
+ * @return MRTX_OK; MRTX_EINVAL (NULL, bad version or name, ncluster over 32,
+ *   source is an index table, index table is a source or used by another
+ *   index); MRTX_ENOTABLE / MRTX_ENOFAMILY (source); MRTX_EEXIST (an index of
+ *   that name exists with another spec, or index_table exists with other
+ *   families); MRTX_ETOOBIG; MRTX_EFULL; MRTX_ESTORE; MRTX_ENOMEM; errors of
+ *   the backfill transactions (MRTX_ELOCKED, ...; the declaration stays and
+ *   the call can be repeated).
+ */
+int mrtx_create_index(mrtx_db *db, const mrtx_index_spec *spec);
+
+/** One index entry, as passed to an mrtx_index_scan callback.  All memory
+ *  is owned by the transaction and valid until it ends. */
+typedef struct mrtx_index_hit {
+	mrtx_bytes value;        /* the indexed value */
+	mrtx_bytes row;          /* the source row key */
+	const mrtx_cell *cells;  /* clustered copies, as cells of the source row
+	                            (table family/qualifier of the source) */
+	size_t ncells;
+} mrtx_index_hit;
+
+/**
+ * Visit the index entries whose value is in [value_start, value_end), in
+ * value order (then source row order), descending with reverse.  A
+ * value_end of size 0 means unbounded (a value_start of size 0 starts at
+ * the lowest value, the empty one).  At most limit entries (0 = all).
+ * fn's nonzero return stops the scan and is returned.  The scan reads the
+ * index table through the transaction (merged with its own writes, phantom
+ * protected at commit).
+ * @return MRTX_OK; fn's value; MRTX_EINVAL (NULL, unknown index name);
+ *   MRTX_ECORRUPT (a malformed index row); errors of mrtx_scan_open/next.
+ */
+int mrtx_index_scan(mrtx_txn *txn, const char *index, mrtx_bytes value_start,
+                    mrtx_bytes value_end, int reverse, size_t limit,
+                    int (*fn)(const mrtx_index_hit *hit, void *payload), void *payload);
+
+/** mrtx_index_scan of exactly one value (every source row holding it). */
+int mrtx_index_lookup(mrtx_txn *txn, const char *index, mrtx_bytes value,
+                      int (*fn)(const mrtx_index_hit *hit, void *payload), void *payload);
+
+/**
+ * List the store's index declarations, in name order: fn(spec, payload)
+ * with a spec valid during the call only.  fn's nonzero return stops and is
+ * returned.
+ * @return MRTX_OK; fn's value; MRTX_EINVAL; MRTX_ECORRUPT; MRTX_ESTORE;
+ *   MRTX_ENOMEM.
+ */
+int mrtx_indexes(mrtx_db *db, int (*fn)(const mrtx_index_spec *spec, void *payload),
+                 void *payload);
+
+/* ======================== end of schema toolkit ======================= */
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,6 +20,20 @@ int lockio_decode(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes in
 	return 0;
 }
 
+int lockio_peek(store *st, const store_table *t, mrtx_bytes in, uint8_t *state,
+                uint8_t txn[LOCK_TXNID_SIZE])
+{
+	int rc = lock_peek(in, state, txn);
+
+	if (rc)
+		return mrtx__seterr(rc, "table '%s': lock record: %s", t->name, mrtx_errmsg());
+	/* The tag follows u8 version, u8 state, u8 flags (lock.h). */
+	if (memcmp((const uint8_t *)in.data + 3, store_id(st), LOCK_TAG_SIZE) != 0)
+		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': lock record belongs to another "
+		                    "store (tag mismatch)", t->name);
+	return 0;
+}
+
 int lockio_stable(store *st, const uint8_t txn[LOCK_TXNID_SIZE], uint64_t commit_ts,
                   mrtx_arena *a, mrtx_bytes *out)
 {

@@ -19,6 +19,10 @@
 /* Decode a lock read from st; a record of another store is MRTX_ECORRUPT. */
 int lockio_decode(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes in,
                   mrtx_arena *a, lock_rec *out);
+/* lock_peek with the store binding checked: a record whose store tag is not
+ * st's (copied from another store) is MRTX_ECORRUPT. */
+int lockio_peek(store *st, const store_table *t, mrtx_bytes in, uint8_t *state,
+                uint8_t txn[LOCK_TXNID_SIZE]);
 /* Encode STABLE(txn, commit_ts) for st. */
 int lockio_stable(store *st, const uint8_t txn[LOCK_TXNID_SIZE], uint64_t commit_ts,
                   mrtx_arena *a, mrtx_bytes *out);

@@ -382,7 +382,7 @@ static int sweep_table(store *st, const store_table *t, const recover_opts *o,
 			if (progress && stats->locks_seen % 1000 == 0)
 				progress(stats, payload);
 		}
-		if (n) {
+		if (rc == 0 && n) {
 			memcpy(last, rows[n - 1].row.data, rows[n - 1].row.size);
 			r.lo = MRTX_BYTES(last, rows[n - 1].row.size);
 			r.lo_excl = 1;

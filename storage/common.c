@@ -135,6 +135,13 @@ struct mrtx_arena_chunk {
 
 #define ARENA_FIRST 4096u
 
+static volatile int arena_exact; /* test hook: one chunk per allocation */
+
+void mrtx__arena_exact(int on)
+{
+	arena_exact = on;
+}
+
 void arena_init(mrtx_arena *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -161,7 +168,7 @@ void *arena_alloc(mrtx_arena *a, size_t n)
 		mrtx__seterr(MRTX_ENOMEM, "arena: size overflow");
 		return NULL;
 	}
-	if (a->head && a->cap - a->used >= need) {
+	if (a->head && a->cap - a->used >= need && !MRTX_UNLIKELY(arena_exact)) {
 		void *p = a->head->mem + a->used;
 
 		a->used += need;
@@ -169,6 +176,8 @@ void *arena_alloc(mrtx_arena *a, size_t n)
 	}
 	/* Chunks double up to 1 MiB; a big request gets a chunk of its own. */
 	cap = a->head ? MRTX_MIN(a->cap * 2, (size_t)1 << 20) : ARENA_FIRST;
+	if (arena_exact)
+		cap = need;
 	if (cap < need)
 		cap = need;
 	if (cap > SIZE_MAX - sizeof(*c) ||

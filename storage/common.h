@@ -54,6 +54,9 @@ void arena_free(mrtx_arena *a);
 void *arena_alloc(mrtx_arena *a, size_t n);
 /* Copy n bytes (n may be 0: returns a valid non-NULL pointer). */
 void *arena_dup(mrtx_arena *a, const void *p, size_t n);
+/* Test hook: nonzero makes every arena_alloc take a chunk of its own from
+ * mrtx__malloc, so mrtx__alloc_fail_at reaches every arena allocation site. */
+void mrtx__arena_exact(int on);
 
 /* ---- growable byte buffer (malloc-backed) ---- */
 typedef struct mrtx_buf {

@@ -102,7 +102,8 @@ typedef struct store_range {
  * Rows that have a lock record in range, in order (descending if reverse),
  * at most max_rows (0 = all), from one snapshot.  Every row ever written by
  * a transaction has a lock record, so this visits every row with data.
- * *more is set when rows may remain after the last one returned.
+ * *more is set when rows may remain after the last one returned.  On
+ * error *rows is NULL and *nrows 0.
  */
 int store_scan_rows(store *st, const store_table *t, const store_range *r,
                     int reverse, const store_filter *f, size_t max_rows,
@@ -154,10 +155,46 @@ void store_counters_get(store *st, store_counters *out);
 
 typedef struct store_info {
 	size_t map_size, used_bytes, page_size;
-	unsigned max_readers, num_readers;
-	int stale_readers_cleared;
+	unsigned max_readers;
+	unsigned num_readers;       /* reader slots held by live read txns now */
+	int stale_readers_cleared;  /* slots of dead processes this process cleared
+	                               (at open and by every store_get_info) */
 } store_info;
 
 int store_get_info(store *st, store_info *out);
+
+/* ---- test hook: store-call fault injection ---- */
+
+/*
+ * Make the n-th store call from now (store_read_row, store_read_locks,
+ * store_scan_rows, store_write_rows; counted across every store of the
+ * process) fail as if LMDB had returned lmdb_error (e.g. MDB_MAP_FULL, EIO;
+ * 0 means EIO), without touching LMDB.  n = 0 disarms; calls are counted
+ * only while armed, so arm with ULONG_MAX to count.  Returns the number of
+ * calls counted since the previous call.  Not thread-safe against a
+ * concurrent re-arm; meant for single-threaded tests.
+ */
+unsigned long store__fail_at(unsigned long n, int lmdb_error);
+
+
+/* ---- opaque metadata records (index declarations, txn/index.c) ---- */
+
+/*
+ * Records in the metadata DBI under keys "x/<name>" where x is a letter
+ * other than 't' (tables); the value is opaque to the store.  key must be a
+ * NUL-terminated string of 3..MRTX_MAX_NAME + 2 bytes.
+ *
+ * store_meta_get: the value copied into a (MRTX_NOTFOUND if absent).
+ * store_meta_put_new: write key = value if absent; 0 also when it exists
+ *   with identical bytes; MRTX_EEXIST when it exists with other bytes.
+ * store_meta_list: fn(key, value, payload) for every record whose key starts
+ *   with prefix, in key order, from one snapshot (values copied into a);
+ *   fn's nonzero return stops and is returned.
+ */
+int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out);
+int store_meta_put_new(store *st, const char *key, mrtx_bytes value);
+int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
+                    int (*fn)(const char *key, mrtx_bytes value, void *payload),
+                    void *payload);
 
 #endif

@@ -50,6 +50,7 @@ struct store {
 	store_table *tables[MRTX_MAX_TABLES];
 	atomic_size_t ntables; /* entries below are immutable once published */
 	atomic_ulong write_calls, write_txns, read_txns;
+	atomic_int stale_cleared; /* dead readers' slots cleared (open, store_get_info) */
 	store *next;        /* process registry */
 };
 
@@ -73,6 +74,39 @@ static int lmdb_err(store *st, int rc, const char *step)
 		                    mdb_strerror(rc), step);
 	return mrtx__seterr(MRTX_ESTORE, "store %s: %s: %s", st->path, step, mdb_strerror(rc));
 }
+
+/* ------------------------------------------------------ fault injection */
+
+/*
+ * Test hook (store.h, store__fail_at): while armed, every store call
+ * (store_read_row, store_read_locks, store_scan_rows, store_write_rows) is
+ * counted and the n-th fails with an LMDB error before touching LMDB.  Off,
+ * it costs one load and a predicted branch.
+ */
+static volatile int fault_armed;
+static atomic_ulong fault_calls, fault_at;
+static atomic_int fault_err;
+
+unsigned long store__fail_at(unsigned long n, int lmdb_error)
+{
+	unsigned long before = atomic_exchange(&fault_calls, 0);
+
+	atomic_store(&fault_err, lmdb_error ? lmdb_error : EIO);
+	atomic_store(&fault_at, n);
+	fault_armed = n != 0;
+	return before;
+}
+
+static int fault_hit(store *st, const char *step)
+{
+	unsigned long n = atomic_fetch_add(&fault_calls, 1) + 1;
+
+	if (n != atomic_load(&fault_at))
+		return 0;
+	return lmdb_err(st, atomic_load(&fault_err), step);
+}
+
+#define STORE_FAULT(st, step) (MRTX_UNLIKELY(fault_armed) ? fault_hit(st, step) : 0)
 
 /* -------------------------------------------------------------- helpers */
 
@@ -586,6 +620,8 @@ int store_read_row(store *st, const store_table *t, mrtx_bytes row,
 	MDB_txn *txn;
 	int rc;
 
+	if ((rc = STORE_FAULT(st, "read row (injected fault)")))
+		return rc;
 	if ((rc = txn_begin(st, MDB_RDONLY, &txn)))
 		return rc;
 	if ((rc = read_lock(st, txn, t, row, a, out)) == 0)
@@ -602,6 +638,8 @@ int store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_arena *
 
 	if (n == 0)
 		return 0;
+	if ((rc = STORE_FAULT(st, "read locks (injected fault)")))
+		return rc;
 	if ((rc = txn_begin(st, MDB_RDONLY, &txn)))
 		return rc;
 	for (size_t i = 0; i < n && rc == 0; i++) {
@@ -641,6 +679,8 @@ int store_scan_rows(store *st, const store_table *t, const store_range *r,
 	*rows = NULL;
 	*nrows = 0;
 	*more = 0;
+	if ((rc = STORE_FAULT(st, "scan (injected fault)")))
+		return rc;
 	if ((rc = txn_begin(st, MDB_RDONLY, &txn)))
 		return rc;
 	if ((rc = mdb_cursor_open(txn, t->dbi_lock, &cur))) {
@@ -696,6 +736,12 @@ done:
 	if (cur)
 		mdb_cursor_close(cur);
 	mdb_txn_abort(txn);
+	if (rc) {
+		/* No half-filled row reaches the caller. */
+		*rows = NULL;
+		*nrows = 0;
+		*more = 0;
+	}
 	return rc;
 }
 
@@ -814,6 +860,11 @@ int store_write_rows(store *st, store_op *ops, size_t n)
 
 	if (n == 0)
 		return 0;
+	if ((first = STORE_FAULT(st, "write rows (injected fault)"))) {
+		for (size_t i = 0; i < n; i++)
+			ops[i].result = first;
+		return first;
+	}
 	atomic_fetch_add_explicit(&st->write_calls, 1, memory_order_relaxed);
 	if (!st->unbatched)
 		return write_txn(st, ops, n);
@@ -959,8 +1010,7 @@ static int env_open(store *st, const store_opts *o)
 	if ((rc = mdb_env_create(&st->env)))
 		return lmdb_err(st, rc, "create environment");
 	if ((rc = mdb_env_set_maxdbs(st->env, 2 * MRTX_MAX_TABLES + 2)) ||
-	    (rc = mdb_env_set_maxreaders(st->env, 1022)) ||
-	    (o->map_size && (rc = mdb_env_set_mapsize(st->env, o->map_size))))
+	    (rc = mdb_env_set_maxreaders(st->env, 1022)))
 		return lmdb_err(st, rc, "configure environment");
 	rc = mdb_env_open(st->env, st->path, flags, o->file_mode ? o->file_mode : 0600);
 	if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH)
@@ -970,11 +1020,30 @@ static int env_open(store *st, const store_opts *o)
 		return mrtx__seterr(MRTX_ESTORE, "%s: cannot open store: %s", st->path, strerror(rc));
 	if (rc)
 		return lmdb_err(st, rc, "open environment");
-	if (!o->map_size && mdb_env_info(st->env, &info) == 0 && info.me_mapsize < DEFAULT_MAP)
-		mdb_env_set_mapsize(st->env, DEFAULT_MAP);
-	if (mdb_env_info(st->env, &info) == 0)
-		st->map_size = info.me_mapsize;
-	mdb_reader_check(st->env, &dead); /* slots of killed processes */
+	/*
+	 * The map size is set after opening, when the file's own size is known:
+	 * a new store gets map_size (default 1 GiB); an existing one grows to
+	 * map_size if that is larger and never shrinks (LMDB would otherwise
+	 * take a smaller request as long as the data fits).  No transaction of
+	 * this environment is active yet, as mdb_env_set_mapsize requires.
+	 */
+	if ((rc = mdb_env_info(st->env, &info)))
+		return lmdb_err(st, rc, "read environment info");
+	{
+		size_t want = o->map_size ? o->map_size : DEFAULT_MAP;
+		int fresh = info.me_last_pgno <= 1; /* only the two meta pages */
+
+		if ((fresh && want != info.me_mapsize) || want > info.me_mapsize) {
+			if ((rc = mdb_env_set_mapsize(st->env, want)))
+				return lmdb_err(st, rc, "set map size");
+		}
+	}
+	if ((rc = mdb_env_info(st->env, &info)))
+		return lmdb_err(st, rc, "read environment info");
+	st->map_size = info.me_mapsize;
+	/* Slots of killed processes would pin old snapshots and grow the file. */
+	if (mdb_reader_check(st->env, &dead) == 0 && dead > 0)
+		atomic_fetch_add(&st->stale_cleared, dead);
 	return 0;
 }
 
@@ -1074,6 +1143,14 @@ void store_counters_get(store *st, store_counters *out)
 	out->read_txns = atomic_load(&st->read_txns);
 }
 
+/* mdb_reader_list prints a header line, then one line per live reader. */
+static int count_reader(const char *msg, void *ctx)
+{
+	if (msg[0] != '(' && !strstr(msg, "pid"))
+		++*(unsigned *)ctx;
+	return 0;
+}
+
 int store_get_info(store *st, store_info *out)
 {
 	MDB_envinfo info;
@@ -1088,7 +1165,142 @@ int store_get_info(store *st, store_info *out)
 	out->page_size = ms.ms_psize;
 	out->used_bytes = (info.me_last_pgno + 1) * (size_t)ms.ms_psize;
 	out->max_readers = info.me_maxreaders;
-	out->num_readers = info.me_numreaders;
-	out->stale_readers_cleared = dead;
+	out->num_readers = 0;
+	mdb_reader_list(st->env, count_reader, &out->num_readers);
+	out->stale_readers_cleared = atomic_fetch_add(&st->stale_cleared, dead) + dead;
 	return 0;
+}
+
+/* ------------------------------------------- opaque metadata records */
+
+/* Keys "x/<name>" with x not 't': tables and the fixed records stay private. */
+static int meta_key_check(store *st, const char *key, size_t minlen)
+{
+	size_t n = key ? strlen(key) : 0;
+
+	if (n < minlen || n > MRTX_MAX_NAME + 2 || key[1] != '/' || key[0] == 't' ||
+	    key[0] < 'a' || key[0] > 'z')
+		return mrtx__seterr(MRTX_EINVAL, "store %s: '%s' is not a metadata record key",
+		                    st->path, key ? key : "(null)");
+	return 0;
+}
+
+int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)
+{
+	MDB_txn *txn;
+	MDB_val k, v;
+	int rc;
+
+	if ((rc = meta_key_check(st, key, 3)))
+		return rc;
+	if ((rc = txn_begin(st, MDB_RDONLY, &txn)))
+		return rc;
+	k = mv(key, strlen(key));
+	rc = mdb_get(txn, st->dbi_meta, &k, &v);
+	if (rc == 0) {
+		if ((out->data = arena_dup(a, v.mv_data, v.mv_size)))
+			out->size = v.mv_size;
+		else
+			rc = MRTX_ENOMEM;
+	} else if (rc == MDB_NOTFOUND) {
+		rc = mrtx__seterr(MRTX_NOTFOUND, "store %s: no metadata record '%s'", st->path, key);
+	} else {
+		rc = lmdb_err(st, rc, "read metadata");
+	}
+	mdb_txn_abort(txn);
+	return rc;
+}
+
+int store_meta_put_new(store *st, const char *key, mrtx_bytes value)
+{
+	MDB_txn *txn = NULL;
+	MDB_val k, v, old;
+	int rc;
+
+	if ((rc = meta_key_check(st, key, 3)))
+		return rc;
+	k = mv(key, strlen(key));
+	v = mv(value.data, value.size);
+	pthread_mutex_lock(&st->mu);
+	if ((rc = txn_begin(st, 0, &txn)))
+		goto done;
+	rc = mdb_get(txn, st->dbi_meta, &k, &old);
+	if (rc == 0) {
+		rc = (old.mv_size == value.size && memcmp(old.mv_data, value.data, value.size) == 0)
+		     ? 0 : mrtx__seterr(MRTX_EEXIST, "store %s: metadata record '%s' exists with "
+		                        "other content", st->path, key);
+		goto done;
+	}
+	if (rc != MDB_NOTFOUND) {
+		rc = lmdb_err(st, rc, "read metadata");
+		goto done;
+	}
+	if ((rc = mdb_put(txn, st->dbi_meta, &k, &v, 0))) {
+		rc = lmdb_err(st, rc, "write metadata");
+		goto done;
+	}
+	rc = mdb_txn_commit(txn);
+	txn = NULL;
+	if (rc)
+		rc = lmdb_err(st, rc, "write metadata");
+done:
+	if (txn)
+		mdb_txn_abort(txn);
+	pthread_mutex_unlock(&st->mu);
+	return rc;
+}
+
+int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
+                    int (*fn)(const char *key, mrtx_bytes value, void *payload),
+                    void *payload)
+{
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_val k, v;
+	size_t plen;
+	int rc, op = MDB_SET_RANGE;
+
+	if ((rc = meta_key_check(st, prefix, 2)))
+		return rc;
+	plen = strlen(prefix);
+	if ((rc = txn_begin(st, MDB_RDONLY, &txn)))
+		return rc;
+	if ((rc = mdb_cursor_open(txn, st->dbi_meta, &cur))) {
+		mdb_txn_abort(txn);
+		return lmdb_err(st, rc, "list metadata");
+	}
+	k = mv(prefix, plen);
+	for (;;) {
+		char key[MRTX_MAX_NAME + 3];
+		mrtx_bytes val;
+
+		rc = mdb_cursor_get(cur, &k, &v, op);
+		op = MDB_NEXT;
+		if (rc == MDB_NOTFOUND || (rc == 0 && (k.mv_size < plen ||
+		                                       memcmp(k.mv_data, prefix, plen) != 0))) {
+			rc = 0;
+			break;
+		}
+		if (rc) {
+			rc = lmdb_err(st, rc, "list metadata");
+			break;
+		}
+		if (k.mv_size >= sizeof(key)) {
+			rc = mrtx__seterr(MRTX_ECORRUPT, "store %s: metadata key of %zu bytes",
+			                  st->path, k.mv_size);
+			break;
+		}
+		memcpy(key, k.mv_data, k.mv_size);
+		key[k.mv_size] = '\0';
+		if (!(val.data = arena_dup(a, v.mv_data, v.mv_size))) {
+			rc = MRTX_ENOMEM;
+			break;
+		}
+		val.size = v.mv_size;
+		if ((rc = fn(key, val, payload)))
+			break;
+	}
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	return rc;
 }

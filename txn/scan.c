@@ -231,8 +231,8 @@ static int consume_stored(mrtx_scanner *s, store_row *sr)
 	uint8_t state, id[LOCK_TXNID_SIZE];
 	int rc;
 
-	if ((rc = lock_peek(sr->lock, &state, id)))
-		return mrtx__seterr(rc, "table '%s': %s", s->t->name, mrtx_errmsg());
+	if ((rc = lockio_peek(txn->db->st, s->t, sr->lock, &state, id)))
+		return rc;
 	if (state != LOCK_STABLE && (rc = txn_read_row(txn, s->t, sr->row, &s->f, sr)))
 		return rc;
 	if ((rc = txn_observe(txn, s->t, sr->row, sr->has_lock, sr->lock)))
@@ -311,8 +311,11 @@ static int next_row(mrtx_scanner *s)
 			s->range->exhausted = 1;
 			return MRTX_NOTFOUND;
 		}
+		/* cmp < 0: the stored row comes first in scan order.  Only the
+		 * byte comparison flips for reverse scans: a missing side always
+		 * loses (flipping it too took a NULL buffered row). */
 		cmp = !sr ? 1 : !b ? -1 : bytes_cmp(sr->row, b->row);
-		if (rev)
+		if (rev && sr && b)
 			cmp = -cmp;
 		if (cmp <= 0) {
 			if ((rc = consume_stored(s, sr)))

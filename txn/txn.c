@@ -7,6 +7,7 @@
  * commit validation would fail anyway.  Nothing is written before commit.
  */
 #include "txn_int.h"
+#include "index.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -145,8 +146,8 @@ int txn_read_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
 			return rc;
 		if (!out->has_lock)
 			return 0;
-		if ((rc = lock_peek(out->lock, &state, id)))
-			return mrtx__seterr(rc, "table '%s': %s", t->name, mrtx_errmsg());
+		if ((rc = lockio_peek(st, t, out->lock, &state, id)))
+			return rc;
 		if (state == LOCK_STABLE)
 			return 0;
 		if ((rc = recover_resolve(st, t, row, out->lock, &ro, NULL)))
@@ -219,8 +220,38 @@ int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *famil
 	return 0;
 }
 
-static int buffer_cell(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
-                       mrtx_bytes qualifier, const mrtx_bytes *value)
+/*
+ * First write to a row whose lock this transaction has not seen: remember
+ * the lock now, so that another transaction committing to the row between
+ * this write and our commit makes our prewrite fail (write-write conflict,
+ * as mrtx_commit documents: CONFLICT when "a concurrent transaction changed
+ * a row this one read or wrote").  Before, commit fetched the lock itself
+ * (expected_locks), so a blind write silently overwrote a concurrent commit
+ * that happened after it.  Only a STABLE or absent lock is remembered; a
+ * row held by another transaction, or a failed read, is left to commit as
+ * before, so a put never waits and keeps its error contract.  Rows inside
+ * a range this transaction scanned were seen absent there, which
+ * expected_locks already enforces.
+ */
+static void note_first_write(mrtx_txn *txn, trow *r)
+{
+	store_rowref ref = { r->t, r->row };
+	uint8_t state, id[LOCK_TXNID_SIZE];
+	store_row cur;
+
+	if (r->lock_known || txn_in_scanned_range(txn, r->t, r->row))
+		return;
+	if (store_read_locks(txn->db->st, &ref, 1, &txn->arena, &cur) == 0 &&
+	    (!cur.has_lock || (lock_peek(cur.lock, &state, id) == 0 && state == LOCK_STABLE))) {
+		r->lock = cur.has_lock ? cur.lock : MRTX_BYTES(NULL, 0);
+		r->has_lock = !!cur.has_lock;
+		r->lock_known = 1;
+	}
+	mrtx__clearerr(); /* whatever failed is met again at commit */
+}
+
+int txn_buffer_cell(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
+                    mrtx_bytes qualifier, const mrtx_bytes *value)
 {
 	const store_table *t;
 	uint8_t fid;
@@ -242,6 +273,7 @@ static int buffer_cell(mrtx_txn *txn, const char *table, mrtx_bytes row, const c
 		return MRTX_ENOMEM;
 	if ((rc = txn_row(txn, t, row, 1, &r)))
 		return rc;
+	note_first_write(txn, r);
 	c->fid = fid;
 	c->kind = value ? STORE_MUT_PUT : STORE_MUT_DEL_CELL;
 	c->qlen = (uint32_t)qualifier.size;
@@ -263,19 +295,44 @@ static int buffer_cell(mrtx_txn *txn, const char *table, mrtx_bytes row, const c
 	return 0;
 }
 
+/* The public writes: plan index maintenance (reads the old values), buffer
+ * the write, then buffer the planned index changes (index.c). */
 int mrtx_put(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
              mrtx_bytes qualifier, mrtx_bytes value)
 {
-	return buffer_cell(txn, table, row, family, qualifier, &value);
+	index_plan *plan;
+	int rc;
+
+	if ((rc = index_plan_cell(txn, table, row, family, qualifier, &value, &plan)) ||
+	    (rc = txn_buffer_cell(txn, table, row, family, qualifier, &value)))
+		return rc;
+	return index_apply(txn, plan);
 }
 
 int mrtx_delete(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
                 mrtx_bytes qualifier)
 {
-	return buffer_cell(txn, table, row, family, qualifier, NULL);
+	index_plan *plan;
+	int rc;
+
+	if ((rc = index_plan_cell(txn, table, row, family, qualifier, NULL, &plan)) ||
+	    (rc = txn_buffer_cell(txn, table, row, family, qualifier, NULL)))
+		return rc;
+	return index_apply(txn, plan);
 }
 
 int mrtx_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row)
+{
+	index_plan *plan;
+	int rc;
+
+	if ((rc = index_plan_delete_row(txn, table, row, &plan)) ||
+	    (rc = txn_buffer_delete_row(txn, table, row)))
+		return rc;
+	return index_apply(txn, plan);
+}
+
+int txn_buffer_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row)
 {
 	const store_table *t;
 	trow *r;
@@ -287,6 +344,7 @@ int mrtx_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row)
 		return rc;
 	if ((rc = txn_row(txn, t, row, 1, &r)))
 		return rc;
+	note_first_write(txn, r);
 	RB_INIT(&r->cells); /* dropped nodes stay in the arena until the txn ends */
 	r->ncells = 0;
 	r->del_row = 1;

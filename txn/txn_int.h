@@ -70,6 +70,7 @@ struct mrtx_txn {
 	scan_range **ranges;
 	size_t nranges, cranges;
 	int nscanners;
+	struct index_set *idx; /* index declarations, loaded by the first write (index.c) */
 };
 
 int bcell_cmp(const bcell *a, const bcell *b);
@@ -93,6 +94,12 @@ int txn_row_redo(mrtx_txn *txn, const trow *r, store_mut **out, size_t *n);
 /* Validate read-only rows and scanned ranges (commit step 2). */
 int txn_validate(mrtx_txn *txn);
 int txn_commit_run(mrtx_txn *txn);
+/* Buffer a put (value) or cell delete (value NULL) / a row delete without
+ * index maintenance: mrtx_put & co. minus the index hooks (index.c writes
+ * index rows with these, so index writes never recurse). */
+int txn_buffer_cell(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
+                    mrtx_bytes qualifier, const mrtx_bytes *value);
+int txn_buffer_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row);
 void txn_free(mrtx_txn *txn);
 int bytes_cmp(mrtx_bytes a, mrtx_bytes b);
 

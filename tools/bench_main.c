@@ -1,0 +1,367 @@
+/*
+ * bench_main.c - `mrtx bench STORE [--quick] [--json]`: runs every
+ * workload, the protocol accounting (store calls per commit, memory per
+ * buffered mutation) and the recovery throughput, then reports.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench_int.h"
+#include "txn/admin.h"
+
+static const char *mode_name(int d)
+{
+	return d == MRTX_NOSYNC ? "nosync" : d == MRTX_NOMETASYNC ? "nometasync" : "sync";
+}
+
+/* ------------------------------------------------------- workloads */
+
+static void wl_single(bcfg *c, int durability, bres *r)
+{
+	fixture f;
+
+	fixture_open(c, &f, durability);
+	alternate(c, &f, op_single_mrtx, op_single_lmdb, r);
+	fixture_close(&f);
+	*r = (bres){ "single_row", mode_name(durability), r->mrtx_ops, r->base_ops, 0.9, 1, 1, 0,
+	             "txn/s" };
+}
+
+static void wl_get(bcfg *c, bres *r)
+{
+	fixture f;
+
+	fixture_open(c, &f, MRTX_NOSYNC);
+	for (long i = 0; i < 1000; i++) {
+		unsigned s = 0;
+		op_single_mrtx(&f, &s, i);
+		op_single_lmdb(&f, &s, i);
+	}
+	alternate(c, &f, op_get_mrtx, op_get_lmdb, r);
+	fixture_close(&f);
+	*r = (bres){ "get", "nosync", r->mrtx_ops, r->base_ops, 0.8, 1, 1, 0, "get/s" };
+}
+
+static void wl_multi(bcfg *c, bres *r)
+{
+	double ms = 0, bs = 0;
+	fixture f;
+
+	fixture_open(c, &f, MRTX_SYNC);
+	for (int i = 0; i < c->rounds; i++) {
+		ms += run_threads(&f, 1, 8, c->phase_s);
+		bs += run_threads(&f, 0, 8, c->phase_s);
+	}
+	fixture_close(&f);
+	*r = (bres){ "multi_row", "sync", ms / c->rounds, bs / c->rounds, 0.5, 1, 8, 0, "txn/s" };
+}
+
+static void wl_interactive(bcfg *c, int durability, bres *r)
+{
+	double ms = 0, bs = 0;
+	fixture f;
+
+	fixture_open(c, &f, durability);
+	/* the children open the stores themselves */
+	mrtx_close(f.db);
+	f.db = NULL;
+	for (int i = 0; i < c->rounds; i++) {
+		ms += run_procs(&f, 1, durability, 8, c->phase_s);
+		bs += run_procs(&f, 0, durability, 8, c->phase_s);
+	}
+	fixture_close(&f);
+	*r = (bres){ "interactive", mode_name(durability), ms / c->rounds, bs / c->rounds,
+	             durability == MRTX_NOSYNC ? 3.0 : 0, 1, 0, 8, "txn/s" };
+}
+
+/* A dead process's owner identity: a child reports itself and exits. */
+static void dead_owner(lock_owner *out)
+{
+	int fds[2], st;
+	pid_t pid;
+
+	if (pipe(fds))
+		die("pipe", strerror(errno));
+	if ((pid = fork()) == 0) {
+		const lock_owner *o = lock_self_owner();
+
+		_exit(write(fds[1], o, sizeof(*o)) == (ssize_t)sizeof(*o) ? 0 : 1);
+	}
+	if (read(fds[0], out, sizeof(*out)) != (ssize_t)sizeof(*out))
+		die("owner", "child did not report");
+	waitpid(pid, &st, 0);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/* Write ntxn abandoned 2-row transactions (PREWRITTEN, dead owner). */
+static void make_stale(store *st, const store_table *t, long ntxn)
+{
+	static char val[16] = "stale-value";
+	lock_owner owner;
+	mrtx_arena a;
+	long i = 0;
+
+	dead_owner(&owner);
+	while (i < ntxn) {
+		store_op ops[2000];
+		char rows[2000][32];
+		int n = 0;
+
+		arena_init(&a);
+		for (; i < ntxn && n < 2000; i++, n += 2) {
+			lock_rec pr, sr;
+			lock_ref sec, pri;
+			store_mut *m = arena_alloc(&a, sizeof(*m));
+
+			if (!m)
+				die("alloc", "out of memory");
+			snprintf(rows[n], 32, "p%07ld", i);
+			snprintf(rows[n + 1], 32, "s%07ld", i);
+			*m = (store_mut){ STORE_MUT_PUT, 0, MRTX_CSTR("q0"), MRTX_CSTR(val) };
+			memset(&pr, 0, sizeof(pr));
+			pr.state = LOCK_PREWRITTEN;
+			pr.flags = LOCK_F_PREV_ABSENT;
+			memcpy(pr.tag, store_id(st), LOCK_TAG_SIZE);
+			lock_new_txnid(pr.txn);
+			pr.commit_ts = 1;
+			pr.expiry_ms = UINT64_MAX / 2;
+			pr.owner = owner;
+			pr.redo = m;
+			pr.nredo = 1;
+			sr = pr;
+			sec = (lock_ref){ MRTX_CSTR("t"), MRTX_BYTES(rows[n + 1], 8) };
+			pri = (lock_ref){ MRTX_CSTR("t"), MRTX_BYTES(rows[n], 8) };
+			pr.secondaries = &sec;
+			pr.nsecondaries = 1;
+			sr.flags |= LOCK_F_SECONDARY;
+			sr.primary = pri;
+			memset(&ops[n], 0, 2 * sizeof(ops[0]));
+			for (int k = 0; k < 2; k++) {
+				ops[n + k].table = t;
+				ops[n + k].row = MRTX_BYTES(rows[n + k], 8);
+				ops[n + k].expect_absent = 1;
+				if (lock_encode(k ? &sr : &pr, &a, &ops[n + k].new_lock))
+					die("encode", mrtx_errmsg());
+			}
+		}
+		if (store_write_rows(st, ops, (size_t)n))
+			die("stale locks", mrtx_errmsg());
+		arena_free(&a);
+	}
+}
+
+static void wl_recover(bcfg *c, bres *r, recover_stats *rs)
+{
+	recover_opts ro = { 0, 0, 0 };
+	recover_stats again;
+	long ntxn = c->quick ? 10000 : 50000;
+	const store_table *t;
+	double t0, secs;
+	fixture f;
+	store *st;
+
+	fixture_open(c, &f, MRTX_NOSYNC);
+	st = mrtx__db_store(f.db);
+	if (store_table_find(st, "t", &t))
+		die("recover", mrtx_errmsg());
+	make_stale(st, t, ntxn);
+	t0 = now_s();
+	if (recover_sweep(st, &ro, rs, NULL, NULL))
+		die("recover", mrtx_errmsg());
+	secs = now_s() - t0;
+	/* every lock resolved: a second sweep must meet none */
+	if (rs->rolled_back != (unsigned long)ntxn || recover_sweep(st, &ro, &again, NULL, NULL) ||
+	    again.locks_seen != 0)
+		die("recover", "the sweep did not resolve every stale lock");
+	fixture_close(&f);
+	*r = (bres){ "recover", "nosync", (double)(2 * ntxn) / secs, 0, 50000, 0, 1, 0,
+	             "locks/s" };
+}
+
+/* --------------------------------------------------------- accounting */
+
+typedef struct calls {
+	int rows;
+	unsigned long write_calls, write_txns, read_txns;
+} calls;
+
+static void count_calls(bcfg *c, calls *out, size_t n)
+{
+	fixture f;
+	store *st;
+
+	fixture_open(c, &f, MRTX_NOSYNC);
+	st = mrtx__db_store(f.db);
+	for (size_t i = 0; i < n; i++) {
+		store_counters a, b;
+		mrtx_txn *txn;
+		char row[32];
+
+		if (mrtx_begin(f.db, &txn))
+			die("calls", mrtx_errmsg());
+		for (int k = 0; k < out[i].rows; k++) {
+			snprintf(row, sizeof(row), "c%d-%05d", (int)(i % 100), k % 100000);
+			if (mrtx_put(txn, "t", MRTX_CSTR(row), "f", MRTX_CSTR("q"), MRTX_CSTR("v")))
+				die("calls", mrtx_errmsg());
+		}
+		store_counters_get(st, &a);
+		if (mrtx_commit(txn))
+			die("calls", mrtx_errmsg());
+		store_counters_get(st, &b);
+		out[i].write_calls = b.write_calls - a.write_calls;
+		out[i].write_txns = b.write_txns - a.write_txns;
+		out[i].read_txns = b.read_txns - a.read_txns;
+	}
+	fixture_close(&f);
+}
+
+/* Bytes per buffered mutation beyond its key and value (100 cells/row). */
+static double mem_per_mutation(bcfg *c)
+{
+	size_t payload = 0, mem;
+	fixture f;
+	mrtx_txn *txn;
+
+	fixture_open(c, &f, MRTX_NOSYNC);
+	if (mrtx_begin(f.db, &txn))
+		die("mem", mrtx_errmsg());
+	for (int r = 0; r < 100; r++)
+		for (int q = 0; q < 100; q++) {
+			char row[9], qual[9];
+
+			snprintf(row, sizeof(row), "row%05d", r);
+			snprintf(qual, sizeof(qual), "qua%05d", q);
+			if (mrtx_put(txn, "t", MRTX_BYTES(row, 8), "f", MRTX_BYTES(qual, 8),
+			             MRTX_BYTES("valvalva", 8)))
+				die("mem", mrtx_errmsg());
+			payload += 8 + 8 + 8; /* row + qualifier + value */
+		}
+	mem = mrtx__txn_mem(txn);
+	mrtx_abort(txn);
+	fixture_close(&f);
+	return ((double)mem - (double)payload) / 10000.0;
+}
+
+/* ------------------------------------------------------------ report */
+
+static void report(const bcfg *c, bres *r, size_t n, const calls *cl, size_t ncl, double mem,
+                   const recover_stats *rs)
+{
+	if (c->json) {
+		printf("{\"quick\": %s, \"phase_seconds\": %.2f, \"rounds\": %d, \"workloads\": [",
+		       c->quick ? "true" : "false", c->phase_s, c->rounds);
+		for (size_t i = 0; i < n; i++) {
+			printf("%s\n  {\"name\": \"%s\", \"durability\": \"%s\", \"mrtx_ops_per_s\": %.1f",
+			       i ? "," : "", r[i].name, r[i].mode, r[i].mrtx_ops);
+			if (r[i].has_base)
+				printf(", \"baseline_ops_per_s\": %.1f, \"ratio\": %.3f", r[i].base_ops,
+				       r[i].mrtx_ops / r[i].base_ops);
+			else
+				printf(", \"ratio\": null");
+			if (r[i].target)
+				printf(", \"target\": %.2f", r[i].target);
+			else
+				printf(", \"target\": null");
+			printf(", \"threads\": %d, \"processes\": %d, \"unit\": \"%s\"}",
+			       r[i].threads, r[i].procs, r[i].unit);
+		}
+		printf("\n], \"store_calls_per_commit\": [");
+		for (size_t i = 0; i < ncl; i++)
+			printf("%s{\"rows\": %d, \"store_write_calls\": %lu, \"lmdb_write_txns\": %lu, "
+			       "\"lmdb_read_txns\": %lu}", i ? ", " : "", cl[i].rows, cl[i].write_calls,
+			       cl[i].write_txns, cl[i].read_txns);
+		printf("], \"bytes_per_buffered_mutation\": %.1f, \"recover\": {\"locks\": %lu, "
+		       "\"rolled_back_txns\": %lu}}\n", mem, rs->locks_seen, rs->rolled_back);
+		return;
+	}
+	printf("%-12s %-11s %8s %14s %14s %8s %8s\n", "workload", "durability", "par",
+	       "mrtx ops/s", "lmdb ops/s", "ratio", "target");
+	for (size_t i = 0; i < n; i++) {
+		char par[16], base[32] = "-", ratio[16] = "-", target[16] = "report";
+
+		snprintf(par, sizeof(par), r[i].procs ? "%dp" : "%dt",
+		         r[i].procs ? r[i].procs : r[i].threads);
+		if (r[i].has_base) {
+			snprintf(base, sizeof(base), "%.0f", r[i].base_ops);
+			snprintf(ratio, sizeof(ratio), "%.2f", r[i].mrtx_ops / r[i].base_ops);
+		}
+		if (r[i].target)
+			snprintf(target, sizeof(target), r[i].has_base ? ">= %.1f" : ">= %.0f",
+			         r[i].target);
+		printf("%-12s %-11s %8s %14.0f %14s %8s %8s\n", r[i].name, r[i].mode, par,
+		       r[i].mrtx_ops, base, ratio, target);
+	}
+	printf("\nstore calls per commit (blind puts, one cell per row):\n");
+	for (size_t i = 0; i < ncl; i++)
+		printf("  %2d rows: %lu store write calls, %lu LMDB write txns, %lu LMDB read txns\n",
+		       cl[i].rows, cl[i].write_calls, cl[i].write_txns, cl[i].read_txns);
+	printf("bytes per buffered mutation beyond key and value (100 cells/row): %.1f\n", mem);
+}
+
+static int usage(FILE *f, int rc)
+{
+	fprintf(f, "usage: mrtx bench DIR [--quick] [--json]\n"
+	           "  Runs each workload for mrtx and for a native-LMDB baseline, alternating,\n"
+	           "  on fresh stores created under DIR, and prints ops/s and ratios.\n"
+	           "  --quick  short phases (about 20 s in all)\n"
+	           "  --json   one JSON object on stdout\n");
+	return rc;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "quick", no_argument, NULL, 'q' }, { "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
+	};
+	calls cl[4] = { { 2, 0, 0, 0 }, { 4, 0, 0, 0 }, { 16, 0, 0, 0 }, { 64, 0, 0, 0 } };
+	bcfg c = { NULL, 0, 0, 2.0, 3, 0 };
+	recover_stats rs;
+	bres r[8];
+	size_t n = 0;
+	double mem;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (opt == 'q')
+			c.quick = 1;
+		else if (opt == 'j')
+			c.json = 1;
+		else if (opt == 'h')
+			return usage(stdout, 0);
+		else
+			return usage(stderr, 2);
+	}
+	if (optind != argc - 1)
+		return usage(stderr, 2);
+	c.dir = argv[optind];
+	if (mkdir(c.dir, 0700) && errno != EEXIST) {
+		fprintf(stderr, "mrtx: bench: %s: %s\n", c.dir, strerror(errno));
+		return 1;
+	}
+	if (c.quick) {
+		c.phase_s = 0.5;
+		c.rounds = 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	wl_single(&c, MRTX_SYNC, &r[n++]);
+	wl_single(&c, MRTX_NOSYNC, &r[n++]);
+	wl_multi(&c, &r[n++]);
+	wl_interactive(&c, MRTX_NOSYNC, &r[n++]);
+	wl_interactive(&c, MRTX_SYNC, &r[n++]);
+	wl_get(&c, &r[n++]);
+	wl_recover(&c, &r[n++], &rs);
+	count_calls(&c, cl, 4);
+	mem = mem_per_mutation(&c);
+	report(&c, r, n, cl, 4, mem, &rs);
+	return 0;
+}

@@ -1,0 +1,285 @@
+/*
+ * index_create.c - declaring a secondary index (mrtx_create_index): checks,
+ * the metadata record, and the backfill that makes an index match its
+ * source table (every source value gets its entry, orphan entries go), in
+ * transactions of IDX_BACKFILL_ROWS rows.
+ */
+#include "index.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int check_name(const char *what, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n == 0 || n > MRTX_MAX_NAME)
+		return mrtx__seterr(n ? MRTX_ETOOBIG : MRTX_EINVAL, "mrtx_create_index: %s name "
+		                    "is missing or longer than %u bytes", what, MRTX_MAX_NAME);
+	for (size_t i = 0; i < n; i++)
+		if (s[i] <= ' ' || s[i] > '~' || s[i] == '/' || s[i] == ':')
+			return mrtx__seterr(MRTX_EINVAL, "mrtx_create_index: %s name '%s' has a "
+			                    "character outside printable ASCII or one of space / :",
+			                    what, s);
+	return 0;
+}
+
+/* An index table is written only by its index; no table is both a source
+ * and an index table (so index maintenance never recurses). */
+static int check_roles(mrtx_db *db, const mrtx_index_spec *s)
+{
+	struct index_set set;
+	mrtx_arena a;
+	int rc;
+
+	arena_init(&a);
+	rc = idx_load_set(db->st, &a, &set);
+	for (size_t i = 0; i < set.n && rc == 0; i++) {
+		const idx_decl *d = &set.d[i];
+
+		if (strcmp(d->name, s->name) == 0)
+			continue;
+		if (strcmp(d->index_table, s->index_table) == 0)
+			rc = mrtx__seterr(MRTX_EINVAL, "index '%s': table '%s' is already the index "
+			                  "table of index '%s'", s->name, s->index_table, d->name);
+		else if (strcmp(d->index_table, s->table) == 0)
+			rc = mrtx__seterr(MRTX_EINVAL, "index '%s': source table '%s' is the index "
+			                  "table of index '%s'", s->name, s->table, d->name);
+		else if (strcmp(d->table, s->index_table) == 0)
+			rc = mrtx__seterr(MRTX_EINVAL, "index '%s': index table '%s' is the source of "
+			                  "index '%s'", s->name, s->index_table, d->name);
+	}
+	arena_free(&a);
+	return rc;
+}
+
+static int check_spec(mrtx_db *db, const mrtx_index_spec *s)
+{
+	const store_table *t;
+	uint8_t fid;
+	int rc;
+
+	if (s->version != MRTX_INDEX_SPEC_VERSION)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_create_index: spec version %d; this mrtx "
+		                    "knows %d", s->version, MRTX_INDEX_SPEC_VERSION);
+	if ((rc = check_name("index", s->name)) || (rc = check_name("table", s->table)) ||
+	    (rc = check_name("index table", s->index_table)))
+		return rc;
+	if (strcmp(s->table, s->index_table) == 0)
+		return mrtx__seterr(MRTX_EINVAL, "index '%s': the index table is the source table",
+		                    s->name);
+	if ((rc = check_roles(db, s)) || (rc = store_table_find(db->st, s->table, &t)) ||
+	    (rc = store_family_find(t, s->family, &fid)))
+		return rc;
+	if (s->ncluster > IDX_MAX_CLUSTER || (s->ncluster && !s->cluster))
+		return mrtx__seterr(MRTX_EINVAL, "index '%s': %zu clustered columns; the limit is %d",
+		                    s->name, s->ncluster, IDX_MAX_CLUSTER);
+	if (s->qualifier.size > IDX_MAX_QUAL || (s->qualifier.size && !s->qualifier.data))
+		return mrtx__seterr(MRTX_EINVAL, "index '%s': source qualifier is NULL or over %d "
+		                    "bytes", s->name, IDX_MAX_QUAL);
+	for (size_t j = 0; j < s->ncluster; j++) {
+		const mrtx_column *c = &s->cluster[j];
+
+		if ((rc = store_family_find(t, c->family, &fid)))
+			return rc;
+		if (c->qualifier.size > IDX_MAX_QUAL || (c->qualifier.size && !c->qualifier.data))
+			return mrtx__seterr(MRTX_EINVAL, "index '%s': clustered qualifier %zu is NULL "
+			                    "or over %d bytes", s->name, j, IDX_MAX_QUAL);
+	}
+	return 0;
+}
+
+struct backfill {
+	const idx_decl *d;
+	int phase;        /* 0: every source value has its entry; 1: no orphan entries */
+	uint8_t start[MRTX_MAX_ROW + 1];
+	size_t nstart;
+	uint8_t next[MRTX_MAX_ROW + 1];
+	size_t nnext;
+	int done;
+	unsigned long fixed;
+	unsigned long fixed_txn;
+};
+
+/* Make index row key(v, row) exactly what the source row says. */
+static int ensure_entry(mrtx_txn *txn, struct backfill *b, mrtx_bytes row, mrtx_bytes v)
+{
+	const idx_decl *d = b->d;
+	index_plan *plan = NULL;
+	mrtx_bytes key, ref;
+	int rc, found;
+
+	if ((rc = idx_key(txn, d, v, row, &key)) ||
+	    (rc = idx_get_opt(txn, d->index_table, key, MRTX_INDEX_FAMILY, MRTX_BYTES(idx_qual_ref, 1),
+	                  &ref, &found)))
+		return rc;
+	if (found && idx_bytes_eq(ref, row)) {
+		size_t j;
+
+		for (j = 0; j < d->ncluster; j++) {
+			mrtx_bytes sv, iv, q = idx_cluster_qual(txn, j);
+			int sf, xf;
+
+			if (!q.data)
+				return MRTX_ENOMEM;
+			if ((rc = idx_get_opt(txn, d->table, row, d->cluster[j].family, d->cluster[j].qual,
+			                  &sv, &sf)) ||
+			    (rc = idx_get_opt(txn, d->index_table, key, MRTX_INDEX_FAMILY, q, &iv, &xf)))
+				return rc;
+			if (sf != xf || (sf && !idx_bytes_eq(sv, iv)))
+				break;
+		}
+		if (j == d->ncluster)
+			return 0;
+	}
+	if ((rc = idx_plan_add(txn, &plan, OP_DEL_ROW, d->index_table, key, MRTX_BYTES(NULL, 0),
+	                   MRTX_BYTES(NULL, 0))) ||
+	    (rc = idx_plan_build_row(txn, &plan, d, key, row, NULL, NULL)))
+		return rc;
+	b->fixed_txn++;
+	return index_apply(txn, plan);
+}
+
+/* Drop index row key if the source row no longer holds its value. */
+static int drop_orphan(mrtx_txn *txn, struct backfill *b, mrtx_bytes key)
+{
+	mrtx_key_part kp[2] = { { .type = MRTX_KEY_BYTES }, { .type = MRTX_KEY_BYTES } };
+	uint8_t *buf = arena_alloc(&txn->arena, key.size);
+	mrtx_bytes v;
+	int rc, found = 0;
+
+	if (!buf)
+		return MRTX_ENOMEM;
+	if (mrtx_key_parse(kp, 2, key, buf, key.size) == 0 && kp[1].bytes.size &&
+	    (rc = idx_get_opt(txn, b->d->table, kp[1].bytes, b->d->family, b->d->qual, &v, &found)))
+		return rc;
+	if (found && idx_bytes_eq(v, kp[0].bytes))
+		return 0;
+	b->fixed_txn++;
+	return txn_buffer_delete_row(txn, b->d->index_table, key);
+}
+
+/* One transaction of the backfill: up to IDX_BACKFILL_ROWS rows from start. */
+static int backfill_chunk(mrtx_txn *txn, void *payload)
+{
+	struct backfill *b = payload;
+	const idx_decl *d = b->d;
+	uint8_t *qe = arena_alloc(&txn->arena, IDX_MAX_QUAL + 1);
+	mrtx_bytes rows[IDX_BACKFILL_ROWS], vals[IDX_BACKFILL_ROWS];
+	mrtx_scan_spec spec;
+	mrtx_scanner *sc;
+	mrtx_cell c;
+	size_t n = 0;
+	int rc;
+
+	if (!qe)
+		return MRTX_ENOMEM;
+	b->done = 0;
+	b->fixed_txn = 0;
+	memset(&spec, 0, sizeof(spec));
+	spec.start = MRTX_BYTES(b->start, b->nstart);
+	if (b->phase == 0) {
+		spec.table = d->table;
+		spec.family = d->family;
+		spec.qual_start = d->qual;
+		memcpy(qe, d->qual.data ? d->qual.data : idx_qual_ref, d->qual.size);
+	} else {
+		spec.table = d->index_table;
+		spec.family = MRTX_INDEX_FAMILY;
+		spec.qual_start = MRTX_BYTES(idx_qual_ref, 1);
+		memcpy(qe, idx_qual_ref, 1);
+	}
+	qe[spec.qual_start.size] = 0x00; /* the first qualifier after qual_start */
+	spec.qual_end = MRTX_BYTES(qe, spec.qual_start.size + 1);
+	if ((rc = mrtx_scan_open(txn, &spec, &sc)))
+		return rc;
+	while (n < IDX_BACKFILL_ROWS && (rc = mrtx_scan_next(sc, &c)) == 0) {
+		rows[n] = c.row;
+		vals[n++] = c.value;
+	}
+	mrtx_scan_close(sc);
+	if (rc && rc != MRTX_NOTFOUND)
+		return rc;
+	for (size_t i = 0; i < n; i++)
+		if ((rc = b->phase == 0 ? ensure_entry(txn, b, rows[i], vals[i])
+		                        : drop_orphan(txn, b, rows[i])))
+			return rc;
+	if (n < IDX_BACKFILL_ROWS) {
+		b->done = 1;
+		return 0;
+	}
+	/* Resume after the last row: its smallest successor. */
+	memcpy(b->next, rows[n - 1].data, rows[n - 1].size);
+	b->nnext = rows[n - 1].size;
+	if (b->nnext < MRTX_MAX_ROW) {
+		b->next[b->nnext++] = 0x00;
+	} else {
+		while (b->nnext && b->next[b->nnext - 1] == 0xFF)
+			b->nnext--;
+		if (b->nnext)
+			b->next[b->nnext - 1]++;
+		else
+			b->done = 1;
+	}
+	return 0;
+}
+
+static int backfill(mrtx_db *db, const idx_decl *d)
+{
+	struct backfill *b = mrtx__calloc(1, sizeof(*b));
+	int rc = 0;
+
+	if (!b)
+		return mrtx__seterr(MRTX_ENOMEM, "out of memory backfilling index '%s'", d->name);
+	b->d = d;
+	for (b->phase = 0; b->phase < 2 && rc == 0; b->phase++) {
+		b->nstart = 0;
+		do {
+			if ((rc = mrtx_run(db, backfill_chunk, b, 50)))
+				break;
+			b->fixed += b->fixed_txn;
+			memcpy(b->start, b->next, b->nnext);
+			b->nstart = b->nnext;
+		} while (!b->done);
+	}
+	mrtx__free(b);
+	return rc;
+}
+
+int mrtx_create_index(mrtx_db *db, const mrtx_index_spec *spec)
+{
+	static const char *const fams[1] = { MRTX_INDEX_FAMILY };
+	char key[MRTX_MAX_NAME + 3];
+	mrtx_buf enc = MRTX_BUF_INIT;
+	mrtx_arena a;
+	idx_decl d;
+	int rc;
+
+	mrtx__clearerr();
+	if (!db || !spec)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_create_index: NULL argument");
+	arena_init(&a);
+	if ((rc = check_spec(db, spec)) ||
+	    (rc = mrtx_create_table(db, spec->index_table, fams, 1)))
+		goto done;
+	if ((rc = idx_decl_encode(spec, &enc))) {
+		rc = mrtx__seterr(rc, "out of memory declaring index '%s'", spec->name);
+		goto done;
+	}
+	snprintf(key, sizeof(key), "i/%s", spec->name);
+	if ((rc = store_meta_put_new(db->st, key, MRTX_BYTES(enc.data, enc.size)))) {
+		if (rc == MRTX_EEXIST)
+			rc = mrtx__seterr(MRTX_EEXIST, "index '%s' exists with another spec",
+			                  spec->name);
+		goto done;
+	}
+	/* Backfill from the stored declaration, exactly what writers will use. */
+	if ((rc = idx_decl_decode(spec->name, MRTX_BYTES(enc.data, enc.size), &a, &d)))
+		goto done;
+	rc = backfill(db, &d);
+done:
+	buf_free(&enc);
+	arena_free(&a);
+	return rc;
+}
