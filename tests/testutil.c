@@ -108,3 +108,90 @@ int tu_put_str(mrtx_db *db, const char *table, const char *row, const char *fq,
 	}
 	return mrtx_commit(txn);
 }
+
+/* ---- additions for the core protocol tests ---- */
+#include <stdarg.h>
+#include <errno.h>
+#include <sys/wait.h>
+
+mrtx_db *tu_open(const char *path, const mrtx_options *opts)
+{
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	mrtx_db *db = NULL;
+
+	if (!opts) {
+		o.durability = MRTX_NOSYNC;
+		opts = &o;
+	}
+	if (mrtx_open(&db, path, opts) != MRTX_OK) {
+		fprintf(stderr, "mrtx_open(%s): %s\n", path, mrtx_errmsg());
+		return NULL;
+	}
+	return db;
+}
+
+int tu_table(mrtx_db *db, const char *table, ...)
+{
+	const char *fams[16];
+	size_t n = 0;
+	va_list ap;
+
+	va_start(ap, table);
+	while (n < 16 && (fams[n] = va_arg(ap, const char *)) != NULL)
+		n++;
+	va_end(ap);
+	return mrtx_create_table(db, table, fams, n);
+}
+
+int tu_wait(pid_t pid)
+{
+	int st;
+
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return -1;
+}
+
+int tu_put(mrtx_db *db, const char *table, mrtx_bytes row, const char *family,
+           mrtx_bytes qual, mrtx_bytes value)
+{
+	mrtx_txn *txn;
+	int rc;
+
+	if ((rc = mrtx_begin(db, &txn)) != MRTX_OK)
+		return rc;
+	if ((rc = mrtx_put(txn, table, row, family, qual, value)) != MRTX_OK) {
+		mrtx_abort(txn);
+		return rc;
+	}
+	return mrtx_commit(txn);
+}
+
+int tu_cell_is(mrtx_db *db, const char *table, mrtx_bytes row, const char *family,
+               mrtx_bytes qual, mrtx_bytes want, int *rc_out)
+{
+	mrtx_txn *txn;
+	mrtx_bytes v;
+	int rc, ok;
+
+	if ((rc = mrtx_begin(db, &txn)) != MRTX_OK) {
+		if (rc_out)
+			*rc_out = rc;
+		return 0;
+	}
+	rc = mrtx_get(txn, table, row, family, qual, &v);
+	if (rc_out)
+		*rc_out = rc;
+	if (!want.data)
+		ok = rc == MRTX_NOTFOUND;
+	else
+		ok = rc == MRTX_OK && v.size == want.size &&
+		     (v.size == 0 || memcmp(v.data, want.data, v.size) == 0);
+	mrtx_abort(txn);
+	return ok;
+}

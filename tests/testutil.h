@@ -22,4 +22,23 @@ int tu_get_str(mrtx_db *db, const char *table, const char *row, const char *fq,
 int tu_put_str(mrtx_db *db, const char *table, const char *row, const char *fq,
                const char *value);
 
+
+/* ---- additions for the core protocol tests ---- */
+#include <sys/types.h>
+
+/* Open an existing (or new) store at path; opts NULL = defaults + nosync.
+ * Returns NULL (and prints the error) on failure. */
+mrtx_db *tu_open(const char *path, const mrtx_options *opts);
+/* Create a table from a NULL-terminated list of family names; returns rc. */
+int tu_table(mrtx_db *db, const char *table, ...);
+/* waitpid(pid): the exit status, 128+signal when killed, -1 on error. */
+int tu_wait(pid_t pid);
+/* Put / get with explicit byte strings in one fresh transaction. */
+int tu_put(mrtx_db *db, const char *table, mrtx_bytes row, const char *family,
+           mrtx_bytes qual, mrtx_bytes value);
+/* 1 if the cell equals want (want.data NULL: must be absent), else 0;
+ * *rc_out (may be NULL) receives mrtx_get's rc. */
+int tu_cell_is(mrtx_db *db, const char *table, mrtx_bytes row, const char *family,
+               mrtx_bytes qual, mrtx_bytes want, int *rc_out);
+
 #endif

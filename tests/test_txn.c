@@ -1,0 +1,960 @@
+/*
+ * test_txn.c - transactions through the public API: read-your-writes,
+ * isolation anomalies (write-write, lost update, write skew, phantoms,
+ * read-only validation), multi-table commits, and bad input.
+ */
+#include "testutil.h"
+
+#include <fcntl.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define B(s) MRTX_CSTR(s)
+#define NONE MRTX_BYTES(NULL, 0)
+
+typedef struct fx {
+	mrtx_db *db;
+	char *path;
+} fx;
+
+static int setup(void **state)
+{
+	fx *f = calloc(1, sizeof(*f));
+
+	if (!f || !(f->db = tu_open_fresh("txn", &f->path, NULL)))
+		return -1;
+	if (tu_table(f->db, "t1", "f", "g", NULL) || tu_table(f->db, "t2", "f", NULL))
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fx *f = *state;
+
+	mrtx_close(f->db);
+	tu_rmrf(f->path);
+	free(f->path);
+	free(f);
+	return 0;
+}
+
+static void expect_cell(mrtx_db *db, const char *t, const char *row, const char *fam,
+                        const char *q, const char *want)
+{
+	int rc;
+
+	if (!tu_cell_is(db, t, B(row), fam, B(q), want ? B(want) : NONE, &rc))
+		fail_msg("%s/%s %s:%s: rc %d (%s), want %s", t, row, fam, q, rc,
+		         mrtx_strerror(rc), want ? want : "absent");
+}
+
+static int get_eq(mrtx_txn *txn, const char *t, const char *row, const char *fam,
+                  const char *q, const char *want)
+{
+	mrtx_bytes v;
+	int rc = mrtx_get(txn, t, B(row), fam, B(q), &v);
+
+	if (!want)
+		return rc == MRTX_NOTFOUND;
+	return rc == MRTX_OK && v.size == strlen(want) && memcmp(v.data, want, v.size) == 0;
+}
+
+/* ------------------------------------------------------ read your writes */
+
+static void test_ryw_get(void **state)
+{
+	fx *f = *state;
+	mrtx_txn *txn;
+
+	assert_int_equal(tu_put_str(f->db, "t1", "r", "f:a", "A0"), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t1", "r", "f:b", "B0"), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t1", "r", "g:", "G0"), MRTX_OK);
+
+	assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+	/* put then get; put twice: the last wins */
+	assert_int_equal(mrtx_put(txn, "t1", B("r"), "f", B("a"), B("A1")), MRTX_OK);
+	assert_true(get_eq(txn, "t1", "r", "f", "a", "A1"));
+	assert_int_equal(mrtx_put(txn, "t1", B("r"), "f", B("a"), B("A2")), MRTX_OK);
+	assert_true(get_eq(txn, "t1", "r", "f", "a", "A2"));
+	/* a new cell */
+	assert_int_equal(mrtx_put(txn, "t1", B("new"), "g", B("q"), B("N")), MRTX_OK);
+	assert_true(get_eq(txn, "t1", "new", "g", "q", "N"));
+	/* delete then get hides the stored value */
+	assert_true(get_eq(txn, "t1", "r", "f", "b", "B0"));
+	assert_int_equal(mrtx_delete(txn, "t1", B("r"), "f", B("b")), MRTX_OK);
+	assert_true(get_eq(txn, "t1", "r", "f", "b", NULL));
+	/* deleting a missing cell is fine */
+	assert_int_equal(mrtx_delete(txn, "t1", B("r"), "f", B("nope")), MRTX_OK);
+	/* put after delete revives */
+	assert_int_equal(mrtx_delete(txn, "t1", B("new"), "g", B("q")), MRTX_OK);
+	assert_true(get_eq(txn, "t1", "new", "g", "q", NULL));
+	assert_int_equal(mrtx_put(txn, "t1", B("new"), "g", B("q"), B("N2")), MRTX_OK);
+	assert_true(get_eq(txn, "t1", "new", "g", "q", "N2"));
+	/* nothing is visible to others before commit */
+	expect_cell(f->db, "t1", "r", "f", "a", "A0");
+	expect_cell(f->db, "t1", "new", "g", "q", NULL);
+	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+
+	expect_cell(f->db, "t1", "r", "f", "a", "A2");
+	expect_cell(f->db, "t1", "r", "f", "b", NULL);
+	expect_cell(f->db, "t1", "r", "g", "", "G0");
+	expect_cell(f->db, "t1", "new", "g", "q", "N2");
+}
+
+static void test_ryw_delete_row(void **state)
+{
+	fx *f = *state;
+	mrtx_txn *txn;
+
+	assert_int_equal(tu_put_str(f->db, "t1", "r", "f:a", "A0"), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t1", "r", "f:b", "B0"), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t1", "r", "g:c", "C0"), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t1", "other", "f:a", "O"), MRTX_OK);
+
+	/* delete_row then get: every stored and buffered cell is gone */
+	assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t1", B("r"), "f", B("z"), B("Z")), MRTX_OK);
+	assert_int_equal(mrtx_delete_row(txn, "t1", B("r")), MRTX_OK);
+	assert_true(get_eq(txn, "t1", "r", "f", "a", NULL));
+	assert_true(get_eq(txn, "t1", "r", "g", "c", NULL));
+	assert_true(get_eq(txn, "t1", "r", "f", "z", NULL));
+	assert_true(get_eq(txn, "t1", "other", "f", "a", "O"));
+	/* delete_row then put: only the new cell survives */
+	assert_int_equal(mrtx_put(txn, "t1", B("r"), "f", B("b"), B("B1")), MRTX_OK);
+	assert_true(get_eq(txn, "t1", "r", "f", "b", "B1"));
+	assert_true(get_eq(txn, "t1", "r", "f", "a", NULL));
+	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+
+	expect_cell(f->db, "t1", "r", "f", "a", NULL);
+	expect_cell(f->db, "t1", "r", "f", "b", "B1");
+	expect_cell(f->db, "t1", "r", "g", "c", NULL);
+	expect_cell(f->db, "t1", "r", "f", "z", NULL);
+	expect_cell(f->db, "t1", "other", "f", "a", "O");
+
+	/* delete_row alone removes the row; the next txn sees nothing */
+	assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_delete_row(txn, "t1", B("r")), MRTX_OK);
+	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+	expect_cell(f->db, "t1", "r", "f", "b", NULL);
+}
+
+/* ------------------------------------------------------------ conflicts */
+
+static void test_write_write_conflict(void **state)
+{
+	fx *f = *state;
+	mrtx_txn *t1, *t2;
+
+	assert_int_equal(tu_put_str(f->db, "t1", "x", "f:", "0"), MRTX_OK);
+	/* Blind writes: both put the same row, neither reads it. */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(mrtx_begin(f->db, &t2), MRTX_OK);
+	assert_int_equal(mrtx_put(t1, "t1", B("x"), "f", B(""), B("one")), MRTX_OK);
+	assert_int_equal(mrtx_put(t2, "t1", B("x"), "f", B(""), B("two")), MRTX_OK);
+	assert_int_equal(mrtx_put(t2, "t2", B("y"), "f", B(""), B("two")), MRTX_OK);
+	assert_int_equal(mrtx_put(t2, "t1", B("w"), "g", B(""), B("two")), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_OK);
+	assert_int_equal(mrtx_commit(t2), MRTX_CONFLICT);
+	expect_cell(f->db, "t1", "x", "f", "", "one");
+	expect_cell(f->db, "t2", "y", "f", "", NULL);
+	expect_cell(f->db, "t1", "w", "g", "", NULL);
+
+	/* Single-row blind writes too. */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(mrtx_begin(f->db, &t2), MRTX_OK);
+	assert_int_equal(mrtx_put(t1, "t1", B("x"), "f", B(""), B("three")), MRTX_OK);
+	assert_int_equal(mrtx_put(t2, "t1", B("x"), "f", B(""), B("four")), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_OK);
+	assert_int_equal(mrtx_commit(t2), MRTX_CONFLICT);
+	expect_cell(f->db, "t1", "x", "f", "", "three");
+
+	/* A row that does not exist yet: both insert it. */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(mrtx_begin(f->db, &t2), MRTX_OK);
+	assert_int_equal(mrtx_put(t1, "t1", B("fresh"), "f", B(""), B("1")), MRTX_OK);
+	assert_int_equal(mrtx_put(t2, "t1", B("fresh"), "f", B(""), B("2")), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_OK);
+	assert_int_equal(mrtx_commit(t2), MRTX_CONFLICT);
+	expect_cell(f->db, "t1", "fresh", "f", "", "1");
+}
+
+static int read_int(mrtx_txn *txn, const char *t, const char *row, long *out)
+{
+	char buf[32];
+	mrtx_bytes v;
+	int rc = mrtx_get(txn, t, B(row), "f", B("n"), &v);
+
+	if (rc == MRTX_NOTFOUND) {
+		*out = 0;
+		return 0;
+	}
+	if (rc)
+		return rc;
+	if (v.size >= sizeof(buf))
+		return MRTX_ECORRUPT;
+	memcpy(buf, v.data, v.size);
+	buf[v.size] = '\0';
+	*out = strtol(buf, NULL, 10);
+	return 0;
+}
+
+static int write_int(mrtx_txn *txn, const char *t, const char *row, long v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%ld", v);
+	return mrtx_put(txn, t, B(row), "f", B("n"), B(buf));
+}
+
+static void test_lost_update(void **state)
+{
+	fx *f = *state;
+	mrtx_txn *t1, *t2;
+	long a, b;
+
+	assert_int_equal(tu_put_str(f->db, "t1", "ctr", "f:n", "10"), MRTX_OK);
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(mrtx_begin(f->db, &t2), MRTX_OK);
+	assert_int_equal(read_int(t1, "t1", "ctr", &a), 0);
+	assert_int_equal(read_int(t2, "t1", "ctr", &b), 0);
+	assert_int_equal(a, 10);
+	assert_int_equal(b, 10);
+	assert_int_equal(write_int(t1, "t1", "ctr", a + 1), 0);
+	assert_int_equal(write_int(t2, "t1", "ctr", b + 1), 0);
+	assert_int_equal(mrtx_commit(t1), MRTX_OK);
+	assert_int_equal(mrtx_commit(t2), MRTX_CONFLICT);
+	expect_cell(f->db, "t1", "ctr", "f", "n", "11");
+
+	/* Interleaved the other way: the second committer still loses. */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(mrtx_begin(f->db, &t2), MRTX_OK);
+	assert_int_equal(read_int(t1, "t1", "ctr", &a), 0);
+	assert_int_equal(read_int(t2, "t1", "ctr", &b), 0);
+	assert_int_equal(write_int(t2, "t1", "ctr", b + 5), 0);
+	assert_int_equal(mrtx_commit(t2), MRTX_OK);
+	assert_int_equal(write_int(t1, "t1", "ctr", a + 1), 0);
+	assert_int_equal(mrtx_commit(t1), MRTX_CONFLICT);
+	expect_cell(f->db, "t1", "ctr", "f", "n", "16");
+}
+
+static void test_write_skew(void **state)
+{
+	fx *f = *state;
+	mrtx_txn *t1, *t2;
+	long x1, y1, x2, y2;
+	int rc1, rc2;
+
+	/* Constraint: x + y >= 1.  Both on call; each takes one off if the other is on. */
+	assert_int_equal(tu_put_str(f->db, "t1", "x", "f:n", "1"), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t2", "y", "f:n", "1"), MRTX_OK);
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(mrtx_begin(f->db, &t2), MRTX_OK);
+	assert_int_equal(read_int(t1, "t1", "x", &x1), 0);
+	assert_int_equal(read_int(t1, "t2", "y", &y1), 0);
+	assert_int_equal(read_int(t2, "t1", "x", &x2), 0);
+	assert_int_equal(read_int(t2, "t2", "y", &y2), 0);
+	assert_true(x1 + y1 >= 2 && x2 + y2 >= 2);
+	assert_int_equal(write_int(t1, "t1", "x", 0), 0);
+	assert_int_equal(write_int(t2, "t2", "y", 0), 0);
+	rc1 = mrtx_commit(t1);
+	rc2 = mrtx_commit(t2);
+	assert_int_equal(rc1, MRTX_OK);
+	assert_int_equal(rc2, MRTX_CONFLICT);
+	expect_cell(f->db, "t1", "x", "f", "n", "0");
+	expect_cell(f->db, "t2", "y", "f", "n", "1");
+}
+
+static int scan_count(mrtx_txn *txn, const char *t, const char *start, const char *end,
+                      size_t limit, int *rows_out)
+{
+	mrtx_scan_spec sp;
+	mrtx_scanner *s;
+	mrtx_cell c;
+	int rc, n = 0;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.table = t;
+	sp.start = B(start);
+	sp.end = B(end);
+	sp.limit_rows = limit;
+	if ((rc = mrtx_scan_open(txn, &sp, &s)))
+		return rc;
+	while ((rc = mrtx_scan_next(s, &c)) == MRTX_OK)
+		n++;
+	mrtx_scan_close(s);
+	*rows_out = n;
+	return rc == MRTX_NOTFOUND ? 0 : rc;
+}
+
+static void test_phantom(void **state)
+{
+	fx *f = *state;
+	mrtx_txn *t1;
+	int n;
+
+	assert_int_equal(tu_put_str(f->db, "t1", "a", "f:", "1"), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t1", "b", "f:", "1"), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t1", "d", "f:", "1"), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t1", "e", "f:", "1"), MRTX_OK);
+
+	/* T1 scans [a, m) and writes elsewhere; T2 inserts c; T1 must fail. */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(scan_count(t1, "t1", "a", "m", 0, &n), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(mrtx_put(t1, "t2", B("sum"), "f", B(""), B("4")), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t1", "c", "f:", "1"), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_CONFLICT);
+	expect_cell(f->db, "t2", "sum", "f", "", NULL);
+
+	/* Same with a read-only T1 and an insert at the range's very start. */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(scan_count(t1, "t1", "a", "m", 0, &n), 0);
+	assert_int_equal(n, 5);
+	assert_int_equal(tu_put_str(f->db, "t1", "a\x01", "f:", "1"), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_CONFLICT);
+
+	/* A deleted row inside the scanned range is a change too. */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(scan_count(t1, "t1", "", "", 0, &n), 0);
+	assert_int_equal(n, 6);
+	{
+		mrtx_txn *t2;
+
+		assert_int_equal(mrtx_begin(f->db, &t2), MRTX_OK);
+		assert_int_equal(mrtx_delete_row(t2, "t1", B("d")), MRTX_OK);
+		assert_int_equal(mrtx_commit(t2), MRTX_OK);
+	}
+	assert_int_equal(mrtx_put(t1, "t2", B("sum"), "f", B(""), B("6")), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_CONFLICT);
+
+	/* Rows: a a\1 b c e.  A scan that stopped early at limit 2 read a, a\1
+	 * only: an insert beyond them does not conflict ... */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(scan_count(t1, "t1", "a", "m", 2, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(tu_put_str(f->db, "t1", "bb", "f:", "1"), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t1", "z", "f:", "1"), MRTX_OK);
+	assert_int_equal(mrtx_put(t1, "t2", B("sum"), "f", B(""), B("2")), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_OK);
+	expect_cell(f->db, "t2", "sum", "f", "", "2");
+
+	/* ... but one inside what it read does. */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(scan_count(t1, "t1", "a", "m", 2, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(tu_put_str(f->db, "t1", "a\x00", "f:", "1"), MRTX_OK);
+	assert_int_equal(mrtx_put(t1, "t2", B("sum"), "f", B(""), B("3")), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_CONFLICT);
+
+	/* Reverse scan with a limit: covered [last, end) only. */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	{
+		mrtx_scan_spec sp;
+		mrtx_scanner *s;
+		mrtx_cell c;
+		int k = 0;
+
+		memset(&sp, 0, sizeof(sp));
+		sp.table = "t1";
+		sp.end = B("m");
+		sp.reverse = 1;
+		sp.limit_rows = 1; /* reads "e" only */
+		assert_int_equal(mrtx_scan_open(t1, &sp, &s), MRTX_OK);
+		while (mrtx_scan_next(s, &c) == MRTX_OK) {
+			assert_memory_equal(c.row.data, "e", 1);
+			k++;
+		}
+		mrtx_scan_close(s);
+		assert_int_equal(k, 1);
+	}
+	assert_int_equal(tu_put_str(f->db, "t1", "a2", "f:", "1"), MRTX_OK);
+	assert_int_equal(mrtx_put(t1, "t2", B("sum"), "f", B(""), B("r")), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_OK);
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(scan_count(t1, "t1", "", "m", 0, &n), 0);
+	assert_int_equal(tu_put_str(f->db, "t1", "l", "f:", "1"), MRTX_OK);
+	assert_int_equal(mrtx_put(t1, "t2", B("sum"), "f", B(""), B("r2")), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_CONFLICT);
+}
+
+static void test_phantom_empty_range(void **state)
+{
+	fx *f = *state;
+	mrtx_txn *t1;
+	int n;
+
+	/* An empty scanned range: the first insert is the phantom. */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(scan_count(t1, "t1", "p", "q", 0, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(tu_put_str(f->db, "t1", "p1", "f:", "1"), MRTX_OK);
+	assert_int_equal(mrtx_put(t1, "t1", B("zz"), "f", B(""), B("x")), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_CONFLICT);
+	expect_cell(f->db, "t1", "zz", "f", "", NULL);
+
+	/* Inserting into a range one scanned itself (no phantom): commits. */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(scan_count(t1, "t1", "p", "q", 0, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(mrtx_put(t1, "t1", B("p2"), "f", B(""), B("x")), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_OK);
+	expect_cell(f->db, "t1", "p2", "f", "", "x");
+
+	/* A row inserted concurrently into a scanned range that this txn then
+	 * writes blindly: still a phantom for the scan. */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(scan_count(t1, "t1", "s", "t", 0, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(tu_put_str(f->db, "t1", "s1", "f:", "other"), MRTX_OK);
+	assert_int_equal(mrtx_put(t1, "t1", B("s1"), "f", B(""), B("mine")), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_CONFLICT);
+	expect_cell(f->db, "t1", "s1", "f", "", "other");
+}
+
+static void test_readonly_validation(void **state)
+{
+	fx *f = *state;
+	mrtx_txn *t1;
+	mrtx_bytes v;
+
+	assert_int_equal(tu_put_str(f->db, "t1", "x", "f:", "1"), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t2", "y", "f:", "1"), MRTX_OK);
+
+	/* read, concurrent change, commit -> CONFLICT */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(mrtx_get(t1, "t1", B("x"), "f", B(""), &v), MRTX_OK);
+	assert_int_equal(mrtx_get(t1, "t2", B("y"), "f", B(""), &v), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t2", "y", "f:", "2"), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_CONFLICT);
+
+	/* a read of a missing cell is validated too (a later insert conflicts) */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(mrtx_get(t1, "t1", B("nothere"), "f", B(""), &v), MRTX_NOTFOUND);
+	assert_int_equal(tu_put_str(f->db, "t1", "nothere", "f:", "1"), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_CONFLICT);
+
+	/* re-reading a changed row fails at once and dooms the txn */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(mrtx_get(t1, "t1", B("x"), "f", B(""), &v), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t1", "x", "f:", "3"), MRTX_OK);
+	assert_int_equal(mrtx_get(t1, "t1", B("x"), "f", B(""), &v), MRTX_CONFLICT);
+	assert_int_not_equal(mrtx_put(t1, "t1", B("x"), "f", B(""), B("4")), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_CONFLICT);
+	expect_cell(f->db, "t1", "x", "f", "", "3");
+
+	/* unchanged: read-only commit succeeds */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(mrtx_get(t1, "t1", B("x"), "f", B(""), &v), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_OK);
+	/* an empty txn commits */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_OK);
+}
+
+static void test_multi_table(void **state)
+{
+	fx *f = *state;
+	mrtx_txn *t1, *t2;
+	mrtx_bytes v;
+
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(mrtx_put(t1, "t1", B("k"), "f", B("q"), B("v1")), MRTX_OK);
+	assert_int_equal(mrtx_put(t1, "t1", B("k"), "g", B("q"), B("v2")), MRTX_OK);
+	assert_int_equal(mrtx_put(t1, "t2", B("k"), "f", B("q"), B("v3")), MRTX_OK);
+	assert_int_equal(mrtx_put(t1, "t2", B("k2"), "f", B("q"), B("v4")), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_OK);
+	expect_cell(f->db, "t1", "k", "f", "q", "v1");
+	expect_cell(f->db, "t1", "k", "g", "q", "v2");
+	expect_cell(f->db, "t2", "k", "f", "q", "v3");
+	expect_cell(f->db, "t2", "k2", "f", "q", "v4");
+	/* same row key in two tables is two rows */
+	expect_cell(f->db, "t2", "k", "f", "nope", NULL);
+
+	/* a conflict on one table's row keeps the other table's writes out */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(mrtx_begin(f->db, &t2), MRTX_OK);
+	assert_int_equal(mrtx_get(t1, "t2", B("k2"), "f", B("q"), &v), MRTX_OK);
+	assert_int_equal(mrtx_put(t1, "t1", B("k"), "f", B("q"), B("lost")), MRTX_OK);
+	assert_int_equal(mrtx_put(t1, "t2", B("k2"), "f", B("q"), B("lost")), MRTX_OK);
+	assert_int_equal(mrtx_put(t2, "t2", B("k2"), "f", B("q"), B("won")), MRTX_OK);
+	assert_int_equal(mrtx_commit(t2), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_CONFLICT);
+	expect_cell(f->db, "t1", "k", "f", "q", "v1");
+	expect_cell(f->db, "t2", "k2", "f", "q", "won");
+}
+
+static int run_incr(mrtx_txn *txn, void *payload)
+{
+	long v;
+	int rc;
+
+	(void)payload;
+	if ((rc = read_int(txn, "t1", "runctr", &v)))
+		return rc;
+	return write_int(txn, "t1", "runctr", v + 1);
+}
+
+static int run_fail(mrtx_txn *txn, void *payload)
+{
+	(void)payload;
+	mrtx_put(txn, "t1", B("runfail"), "f", B(""), B("x"));
+	return -12345;
+}
+
+static void test_run(void **state)
+{
+	fx *f = *state;
+
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(mrtx_run(f->db, run_incr, NULL, 0), MRTX_OK);
+	expect_cell(f->db, "t1", "runctr", "f", "n", "5");
+	assert_int_equal(mrtx_run(f->db, run_fail, NULL, 3), -12345);
+	expect_cell(f->db, "t1", "runfail", "f", "", NULL);
+	assert_int_equal(mrtx_run(NULL, run_incr, NULL, 0), MRTX_EINVAL);
+	assert_int_equal(mrtx_run(f->db, NULL, NULL, 0), MRTX_EINVAL);
+}
+
+/* ------------------------------------------------------------ bad input */
+
+static void test_bad_names(void **state)
+{
+	fx *f = *state;
+	mrtx_txn *txn;
+	mrtx_bytes v;
+	mrtx_scanner *s = NULL;
+	mrtx_scan_spec sp;
+
+	assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_get(txn, "nosuch", B("r"), "f", B(""), &v), MRTX_ENOTABLE);
+	assert_non_null(strstr(mrtx_errmsg(), "nosuch"));
+	assert_int_equal(mrtx_put(txn, "nosuch", B("r"), "f", B(""), B("v")), MRTX_ENOTABLE);
+	assert_non_null(strstr(mrtx_errmsg(), "nosuch"));
+	assert_int_equal(mrtx_delete(txn, "nosuch", B("r"), "f", B("")), MRTX_ENOTABLE);
+	assert_int_equal(mrtx_delete_row(txn, "nosuch", B("r")), MRTX_ENOTABLE);
+	assert_int_equal(mrtx_get(txn, "t2", B("r"), "g", B(""), &v), MRTX_ENOFAMILY);
+	assert_non_null(strstr(mrtx_errmsg(), "t2"));
+	assert_non_null(strstr(mrtx_errmsg(), "'g'"));
+	assert_int_equal(mrtx_put(txn, "t1", B("r"), "nofam", B(""), B("v")), MRTX_ENOFAMILY);
+	assert_non_null(strstr(mrtx_errmsg(), "t1"));
+	assert_non_null(strstr(mrtx_errmsg(), "nofam"));
+	assert_int_equal(mrtx_delete(txn, "t1", B("r"), "nofam", B("")), MRTX_ENOFAMILY);
+	memset(&sp, 0, sizeof(sp));
+	sp.table = "nosuch";
+	assert_int_equal(mrtx_scan_open(txn, &sp, &s), MRTX_ENOTABLE);
+	sp.table = "t1";
+	sp.family = "nofam";
+	assert_int_equal(mrtx_scan_open(txn, &sp, &s), MRTX_ENOFAMILY);
+	sp.family = NULL;
+	sp.qual_start = B("a");
+	assert_int_equal(mrtx_scan_open(txn, &sp, &s), MRTX_EINVAL);
+	assert_null(s);
+	/* the failed calls did not doom the txn */
+	assert_int_equal(mrtx_put(txn, "t1", B("ok"), "f", B(""), B("v")), MRTX_OK);
+	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+	expect_cell(f->db, "t1", "ok", "f", "", "v");
+	/* error messages are never empty */
+	assert_true(strlen(mrtx_strerror(MRTX_ENOTABLE)) > 0);
+	assert_true(strlen(mrtx_strerror(12345)) > 0);
+}
+
+static void test_key_limits(void **state)
+{
+	fx *f = *state;
+	static uint8_t row[MRTX_MAX_ROW + 2];
+	static uint8_t qual[MRTX_MAX_KEY + 2];
+	mrtx_txn *txn;
+	mrtx_bytes v;
+
+	memset(row, 'r', sizeof(row));
+	memset(qual, 'q', sizeof(qual));
+	assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+	/* a row of exactly MRTX_MAX_ROW bytes with an empty qualifier fits */
+	assert_int_equal(mrtx_put(txn, "t1", MRTX_BYTES(row, MRTX_MAX_ROW), "f", B(""), B("max")),
+	                 MRTX_OK);
+	/* one more byte does not */
+	assert_int_equal(mrtx_put(txn, "t1", MRTX_BYTES(row, MRTX_MAX_ROW + 1), "f", B(""),
+	                          B("x")), MRTX_ETOOBIG);
+	assert_non_null(strstr(mrtx_errmsg(), "t1"));
+	assert_int_equal(mrtx_get(txn, "t1", MRTX_BYTES(row, MRTX_MAX_ROW + 1), "f", B(""), &v),
+	                 MRTX_ETOOBIG);
+	assert_int_equal(mrtx_delete_row(txn, "t1", MRTX_BYTES(row, MRTX_MAX_ROW + 1)),
+	                 MRTX_ETOOBIG);
+	/* a max row plus a 1-byte qualifier does not fit either */
+	assert_int_equal(mrtx_put(txn, "t1", MRTX_BYTES(row, MRTX_MAX_ROW), "f", B("q"), B("x")),
+	                 MRTX_ETOOBIG);
+	/* NUL bytes count double: a max-size row holding one NUL is over */
+	row[7] = 0;
+	assert_int_equal(mrtx_put(txn, "t1", MRTX_BYTES(row, MRTX_MAX_ROW), "f", B(""), B("x")),
+	                 MRTX_ETOOBIG);
+	assert_int_equal(mrtx_put(txn, "t1", MRTX_BYTES(row, MRTX_MAX_ROW - 1), "f", B(""),
+	                          B("nul")), MRTX_OK);
+	row[7] = 'r';
+	/* the qualifier budget: 1-byte row + 3 + qual <= MRTX_MAX_KEY */
+	assert_int_equal(mrtx_put(txn, "t1", B("k"), "f", MRTX_BYTES(qual, MRTX_MAX_KEY - 4),
+	                          B("q")), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t1", B("k"), "f", MRTX_BYTES(qual, MRTX_MAX_KEY - 3),
+	                          B("x")), MRTX_ETOOBIG);
+	/* empty row */
+	assert_int_equal(mrtx_put(txn, "t1", B(""), "f", B(""), B("x")), MRTX_EINVAL);
+	assert_int_equal(mrtx_get(txn, "t1", B(""), "f", B(""), &v), MRTX_EINVAL);
+	assert_int_equal(mrtx_delete_row(txn, "t1", B("")), MRTX_EINVAL);
+	assert_int_equal(mrtx_delete(txn, "t1", B(""), "f", B("")), MRTX_EINVAL);
+	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+
+	expect_cell(f->db, "t1", "k", "f", "", NULL);
+	{
+		int rc;
+
+		assert_true(tu_cell_is(f->db, "t1", MRTX_BYTES(row, MRTX_MAX_ROW), "f", B(""),
+		                       B("max"), &rc));
+		row[7] = 0;
+		assert_true(tu_cell_is(f->db, "t1", MRTX_BYTES(row, MRTX_MAX_ROW - 1), "f", B(""),
+		                       B("nul"), &rc));
+		assert_true(tu_cell_is(f->db, "t1", B("k"), "f",
+		                       MRTX_BYTES(qual, MRTX_MAX_KEY - 4), B("q"), &rc));
+	}
+}
+
+static void test_null_handles(void **state)
+{
+	fx *f = *state;
+	mrtx_txn *txn = NULL;
+	mrtx_scanner *s = NULL;
+	mrtx_scan_spec sp;
+	mrtx_cell c;
+	mrtx_bytes v;
+	mrtx_db *db = NULL;
+
+	assert_int_equal(mrtx_open(NULL, f->path, NULL), MRTX_EINVAL);
+	assert_int_equal(mrtx_open(&db, NULL, NULL), MRTX_EINVAL);
+	assert_int_equal(mrtx_begin(NULL, &txn), MRTX_EINVAL);
+	assert_int_equal(mrtx_begin(f->db, NULL), MRTX_EINVAL);
+	assert_int_equal(mrtx_create_table(NULL, "x", (const char *const[]){ "f" }, 1),
+	                 MRTX_EINVAL);
+	assert_int_equal(mrtx_get(NULL, "t1", B("r"), "f", B(""), &v), MRTX_EINVAL);
+	assert_int_equal(mrtx_put(NULL, "t1", B("r"), "f", B(""), B("v")), MRTX_EINVAL);
+	assert_int_equal(mrtx_delete(NULL, "t1", B("r"), "f", B("")), MRTX_EINVAL);
+	assert_int_equal(mrtx_delete_row(NULL, "t1", B("r")), MRTX_EINVAL);
+	assert_int_equal(mrtx_commit(NULL), MRTX_EINVAL);
+	memset(&sp, 0, sizeof(sp));
+	sp.table = "t1";
+	assert_int_equal(mrtx_scan_open(NULL, &sp, &s), MRTX_EINVAL);
+	assert_int_equal(mrtx_scan_next(NULL, &c), MRTX_EINVAL);
+	assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_get(txn, NULL, B("r"), "f", B(""), &v), MRTX_EINVAL);
+	assert_int_equal(mrtx_get(txn, "t1", B("r"), NULL, B(""), &v), MRTX_EINVAL);
+	assert_int_equal(mrtx_get(txn, "t1", B("r"), "f", B(""), NULL), MRTX_EINVAL);
+	assert_int_equal(mrtx_get(txn, "t1", MRTX_BYTES(NULL, 3), "f", B(""), &v), MRTX_EINVAL);
+	assert_int_equal(mrtx_put(txn, NULL, B("r"), "f", B(""), B("v")), MRTX_EINVAL);
+	assert_int_equal(mrtx_put(txn, "t1", B("r"), NULL, B(""), B("v")), MRTX_EINVAL);
+	assert_int_equal(mrtx_put(txn, "t1", B("r"), "f", MRTX_BYTES(NULL, 2), B("v")),
+	                 MRTX_EINVAL);
+	assert_int_equal(mrtx_put(txn, "t1", B("r"), "f", B(""), MRTX_BYTES(NULL, 2)),
+	                 MRTX_EINVAL);
+	assert_int_equal(mrtx_delete_row(txn, NULL, B("r")), MRTX_EINVAL);
+	assert_int_equal(mrtx_scan_open(txn, NULL, &s), MRTX_EINVAL);
+	assert_int_equal(mrtx_scan_open(txn, &sp, NULL), MRTX_EINVAL);
+	sp.table = NULL;
+	assert_int_equal(mrtx_scan_open(txn, &sp, &s), MRTX_EINVAL);
+	sp.table = "t1";
+	assert_int_equal(mrtx_scan_open(txn, &sp, &s), MRTX_OK);
+	assert_int_equal(mrtx_scan_next(s, NULL), MRTX_EINVAL);
+	mrtx_scan_close(s);
+	/* empty value with NULL data is a valid empty value */
+	assert_int_equal(mrtx_put(txn, "t1", B("ev"), "f", B(""), MRTX_BYTES(NULL, 0)), MRTX_OK);
+	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+	assert_true(tu_cell_is(f->db, "t1", B("ev"), "f", B(""), MRTX_BYTES("", 0), NULL));
+	/* the no-ops */
+	mrtx_abort(NULL);
+	mrtx_close(NULL);
+	mrtx_scan_close(NULL);
+	assert_non_null(mrtx_errmsg());
+}
+
+static void test_create_table(void **state)
+{
+	fx *f = *state;
+	const char *const fams[] = { "f", "g" };
+	const char *const other[] = { "g", "f" };
+	const char *const dup[] = { "f", "f" };
+	const char *const bad[] = { "a b" };
+	const char *const *got;
+	size_t n;
+
+	assert_int_equal(mrtx_create_table(f->db, "t1", fams, 2), MRTX_OK);
+	assert_int_equal(mrtx_create_table(f->db, "t1", fams, 2), MRTX_OK);
+	assert_int_equal(mrtx_create_table(f->db, "t1", other, 2), MRTX_EEXIST);
+	assert_non_null(strstr(mrtx_errmsg(), "t1"));
+	assert_int_equal(mrtx_create_table(f->db, "t1", fams, 1), MRTX_EEXIST);
+	assert_int_equal(mrtx_create_table(f->db, "t3", dup, 2), MRTX_EINVAL);
+	assert_int_equal(mrtx_create_table(f->db, "t3", bad, 1), MRTX_EINVAL);
+	assert_int_equal(mrtx_create_table(f->db, "t3", fams, 0), MRTX_EINVAL);
+	assert_int_equal(mrtx_create_table(f->db, "", fams, 1), MRTX_EINVAL);
+	assert_int_equal(mrtx_create_table(f->db, "a/b", fams, 1), MRTX_EINVAL);
+	assert_int_equal(mrtx_table_families(&got, &n, f->db, "t1"), MRTX_OK);
+	assert_int_equal(n, 2);
+	assert_string_equal(got[0], "f");
+	assert_string_equal(got[1], "g");
+	assert_int_equal(mrtx_table_families(&got, &n, f->db, "t3"), MRTX_ENOTABLE);
+
+	/* a table survives reopening, and reopening shares the environment */
+	{
+		mrtx_db *db2 = tu_open(f->path, NULL);
+
+		assert_non_null(db2);
+		assert_int_equal(mrtx_create_table(db2, "t1", fams, 2), MRTX_OK);
+		assert_int_equal(tu_put_str(db2, "t1", "via2", "g:", "x"), MRTX_OK);
+		mrtx_close(db2);
+		expect_cell(f->db, "t1", "via2", "g", "", "x");
+	}
+}
+
+static void test_open_not_a_store(void **state)
+{
+	char *dir = tu_tmpdir("notstore"), file[512];
+	mrtx_db *db = NULL;
+	int fd;
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(file, sizeof(file), "%s/plain", dir);
+	fd = open(file, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "hello", 5), 5);
+	close(fd);
+	assert_int_equal(mrtx_open(&db, file, NULL), MRTX_ENOTSTORE);
+	assert_null(db);
+	assert_true(strlen(mrtx_errmsg()) > 0);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+static void test_open_foreign_lmdb(void **state)
+{
+	char *dir = tu_tmpdir("foreign");
+	MDB_env *env;
+	MDB_txn *t;
+	MDB_dbi dbi;
+	MDB_val k = { 7, "foreign" }, v = { 5, "value" };
+	mrtx_db *db = NULL;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_open(env, dir, 0, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &t), 0);
+	assert_int_equal(mdb_dbi_open(t, NULL, 0, &dbi), 0);
+	assert_int_equal(mdb_put(t, dbi, &k, &v, 0), 0);
+	assert_int_equal(mdb_txn_commit(t), 0);
+	mdb_env_close(env);
+
+	assert_int_equal(mrtx_open(&db, dir, NULL), MRTX_ENOTSTORE);
+	assert_null(db);
+	assert_non_null(strstr(mrtx_errmsg(), dir));
+
+	/* untouched */
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_open(env, dir, MDB_RDONLY, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, MDB_RDONLY, &t), 0);
+	assert_int_equal(mdb_dbi_open(t, NULL, 0, &dbi), 0);
+	assert_int_equal(mdb_get(t, dbi, &k, &v), 0);
+	assert_int_equal(v.mv_size, 5);
+	assert_memory_equal(v.mv_data, "value", 5);
+	{
+		MDB_stat ms;
+
+		assert_int_equal(mdb_stat(t, dbi, &ms), 0);
+		assert_int_equal(ms.ms_entries, 1);
+	}
+	mdb_txn_abort(t);
+	mdb_env_close(env);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/* Both opens must fail with MRTX_ESTORE: a store to be created in a
+ * directory we cannot write, and an existing store whose files we cannot
+ * open.  Returns 0, or which check failed. */
+static int unwritable_checks(const char *dir)
+{
+	char sub[512];
+	mrtx_db *db = NULL;
+
+	snprintf(sub, sizeof(sub), "%s/new", dir);
+	if (mrtx_open(&db, sub, NULL) != MRTX_ESTORE || db)
+		return 1;
+	snprintf(sub, sizeof(sub), "%s/existing", dir);
+	if (mrtx_open(&db, sub, NULL) != MRTX_ESTORE || db)
+		return 2;
+	if (!strlen(mrtx_errmsg()))
+		return 3;
+	return 0;
+}
+
+static void test_open_unwritable(void **state)
+{
+	char *dir = tu_tmpdir("unwritable"), sub[512];
+	mrtx_db *db;
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(sub, sizeof(sub), "%s/existing", dir);
+	assert_non_null(db = tu_open(sub, NULL));
+	mrtx_close(db);
+	assert_int_equal(chmod(dir, 0555), 0);
+	if (geteuid() != 0) {
+		assert_int_equal(unwritable_checks(dir), 0);
+	} else {
+		/* root ignores permissions: check as an unprivileged user */
+		pid_t pid = fork();
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			if (setgid(65534) || setuid(65534))
+				_exit(20);
+			_exit(unwritable_checks(dir));
+		}
+		assert_int_equal(tu_wait(pid), 0);
+	}
+	chmod(dir, 0700);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+static void test_bad_options(void **state)
+{
+	fx *f = *state;
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	mrtx_db *db = NULL;
+
+	o.version = 99;
+	assert_int_equal(mrtx_open(&db, f->path, &o), MRTX_EINVAL);
+	o.version = MRTX_OPTIONS_VERSION;
+	o.durability = 7;
+	assert_int_equal(mrtx_open(&db, f->path, &o), MRTX_EINVAL);
+	assert_null(db);
+}
+
+/* Write raw bytes into a table's lock DBI "l/<table>" while mrtx is closed. */
+static void raw_lock_put(const char *path, const char *table, mrtx_bytes row,
+                         const void *bytes, size_t n)
+{
+	char name[128];
+	MDB_env *env;
+	MDB_txn *t;
+	MDB_dbi dbi;
+	MDB_val k = { row.size, (void *)(uintptr_t)row.data }, v = { n, (void *)(uintptr_t)bytes };
+
+	snprintf(name, sizeof(name), "l/%s", table);
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_set_maxdbs(env, 64), 0);
+	assert_int_equal(mdb_env_set_mapsize(env, (size_t)1 << 30), 0);
+	assert_int_equal(mdb_env_open(env, path, 0, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &t), 0);
+	assert_int_equal(mdb_dbi_open(t, name, 0, &dbi), 0);
+	assert_int_equal(mdb_put(t, dbi, &k, &v, 0), 0);
+	assert_int_equal(mdb_txn_commit(t), 0);
+	mdb_env_close(env);
+}
+
+static void test_corrupt_lock(void **state)
+{
+	fx *f = *state;
+	static const uint8_t garbage[][12] = {
+		{ 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8 },
+		{ 1 },
+		{ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 },
+		{ 0 },
+	};
+	mrtx_txn *txn;
+	mrtx_bytes v;
+
+	assert_int_equal(tu_put_str(f->db, "t1", "good", "f:", "fine"), MRTX_OK);
+	for (size_t i = 0; i < sizeof(garbage) / sizeof(garbage[0]); i++) {
+		char row[16];
+
+		snprintf(row, sizeof(row), "bad%zu", i);
+		assert_int_equal(tu_put_str(f->db, "t1", row, "f:", "v"), MRTX_OK);
+	}
+	mrtx_close(f->db);
+	f->db = NULL;
+	for (size_t i = 0; i < sizeof(garbage) / sizeof(garbage[0]); i++) {
+		char row[16];
+
+		snprintf(row, sizeof(row), "bad%zu", i);
+		raw_lock_put(f->path, "t1", B(row), garbage[i], i == 1 || i == 3 ? 1 : 12);
+	}
+	raw_lock_put(f->path, "t1", B("nodata"), garbage[0], 12);
+	assert_non_null(f->db = tu_open(f->path, NULL));
+
+	for (size_t i = 0; i < sizeof(garbage) / sizeof(garbage[0]); i++) {
+		char row[16];
+
+		snprintf(row, sizeof(row), "bad%zu", i);
+		assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+		assert_int_equal(mrtx_get(txn, "t1", B(row), "f", B(""), &v), MRTX_ECORRUPT);
+		assert_non_null(strstr(mrtx_errmsg(), "t1"));
+		mrtx_abort(txn);
+		/* a write to the row reports it as well, and writes nothing */
+		assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+		assert_int_equal(mrtx_put(txn, "t1", B(row), "f", B(""), B("new")), MRTX_OK);
+		assert_int_equal(mrtx_put(txn, "t1", B("other"), "f", B(""), B("new")), MRTX_OK);
+		assert_int_equal(mrtx_commit(txn), MRTX_ECORRUPT);
+		expect_cell(f->db, "t1", "other", "f", "", NULL);
+	}
+	assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_get(txn, "t1", B("nodata"), "f", B(""), &v), MRTX_ECORRUPT);
+	/* other rows still work */
+	assert_int_equal(mrtx_get(txn, "t1", B("good"), "f", B(""), &v), MRTX_OK);
+	mrtx_abort(txn);
+	/* a scan over the bad rows reports it too */
+	assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+	{
+		mrtx_scan_spec sp;
+		mrtx_scanner *s;
+		mrtx_cell c;
+		int rc;
+
+		memset(&sp, 0, sizeof(sp));
+		sp.table = "t1";
+		assert_int_equal(mrtx_scan_open(txn, &sp, &s), MRTX_OK);
+		while ((rc = mrtx_scan_next(s, &c)) == MRTX_OK)
+			;
+		assert_int_equal(rc, MRTX_ECORRUPT);
+		mrtx_scan_close(s);
+	}
+	mrtx_abort(txn);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_ryw_get, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ryw_delete_row, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_write_conflict, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lost_update, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_skew, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_phantom, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_phantom_empty_range, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_readonly_validation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_multi_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_key_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_null_handles, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_create_table, setup, teardown),
+		cmocka_unit_test(test_open_not_a_store),
+		cmocka_unit_test(test_open_foreign_lmdb),
+		cmocka_unit_test(test_open_unwritable),
+		cmocka_unit_test_setup_teardown(test_bad_options, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_corrupt_lock, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
