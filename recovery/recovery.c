@@ -193,6 +193,18 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 	*dec = RECOVER_ORPHAN;
 	if (c->o->dry_run)
 		return 0;
+	/* Our bytes of (t,row) may be stale: the whole txn may have been settled
+	 * since.  Fencing P then would only cost its readers a conflict, but
+	 * look once more before writing anything. */
+	{
+		store_row again;
+
+		if ((rc = read_one_lock(c->st, t, row, c->a, &again)))
+			return rc;
+		if (!again.has_lock || again.lock.size != lock.size ||
+		    memcmp(again.lock.data, lock.data, lock.size) != 0)
+			return R_RETRY;
+	}
 	memset(&op, 0, sizeof(op));
 	op.table = pt;
 	op.row = prow;
@@ -322,108 +334,5 @@ int recover_resolve(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes 
 	if (decision)
 		*decision = dec;
 	arena_free(&a);
-	return rc;
-}
-
-/* ---------------------------------------------------------------- sweep */
-
-typedef struct seen_txn {
-	uint8_t txn[LOCK_TXNID_SIZE];
-	uint8_t decision;
-} seen_txn;
-
-static int seen_cmp(const void *a, const void *b)
-{
-	const seen_txn *x = a, *y = b;
-	int c = memcmp(x->txn, y->txn, LOCK_TXNID_SIZE);
-
-	return c ? c : (int)x->decision - (int)y->decision;
-}
-
-static int sweep_table(store *st, const store_table *t, const recover_opts *o,
-                       recover_stats *stats, mrtx_buf *seen,
-                       recover_progress_fn progress, void *payload)
-{
-	store_filter f = STORE_FILTER_ALL;
-	store_range r = { { NULL, 0 }, 0, { NULL, 0 } };
-	uint8_t last[MRTX_MAX_KEY];
-	int rc = 0, more = 1;
-
-	f.lock_only = 1;
-	while (more && rc == 0) {
-		mrtx_arena a;
-		store_row *rows;
-		size_t n;
-
-		arena_init(&a);
-		rc = store_scan_rows(st, t, &r, 0, &f, 1024, &a, &rows, &n, &more);
-		for (size_t i = 0; rc == 0 && i < n; i++) {
-			uint8_t state, txn[LOCK_TXNID_SIZE];
-			recover_decision dec = RECOVER_NONE;
-			seen_txn s;
-			int rrc;
-
-			if (lock_peek(rows[i].lock, &state, txn)) {
-				stats->errors++;
-				continue;
-			}
-			if (state == LOCK_STABLE)
-				continue;
-			stats->locks_seen++;
-			rrc = recover_resolve(st, t, rows[i].row, rows[i].lock, o, &dec);
-			if (rrc && rrc != MRTX_ELOCKED) {
-				stats->errors++;
-				continue;
-			}
-			memcpy(s.txn, txn, sizeof(s.txn));
-			s.decision = (uint8_t)dec;
-			if (dec != RECOVER_NONE)
-				rc = buf_put(seen, &s, sizeof(s));
-			if (progress && stats->locks_seen % 1000 == 0)
-				progress(stats, payload);
-		}
-		if (rc == 0 && n) {
-			memcpy(last, rows[n - 1].row.data, rows[n - 1].row.size);
-			r.lo = MRTX_BYTES(last, rows[n - 1].row.size);
-			r.lo_excl = 1;
-		}
-		arena_free(&a);
-	}
-	return rc;
-}
-
-int recover_sweep(store *st, const recover_opts *o, recover_stats *stats,
-                  recover_progress_fn progress, void *payload)
-{
-	const store_table **tables = NULL;
-	mrtx_buf seen = MRTX_BUF_INIT;
-	size_t nt = 0, ns;
-	seen_txn *s;
-	int rc;
-
-	memset(stats, 0, sizeof(*stats));
-	if ((rc = store_tables_list(st, &tables, &nt)))
-		return rc;
-	for (size_t i = 0; i < nt && rc == 0; i++)
-		rc = sweep_table(st, tables[i], o, stats, &seen, progress, payload);
-	/* Count transactions, not locks: a txn's locks share one decision. */
-	s = (seen_txn *)seen.data;
-	ns = seen.size / sizeof(*s);
-	if (ns)
-		qsort(s, ns, sizeof(*s), seen_cmp);
-	for (size_t i = 0; i < ns; i++) {
-		if (i && memcmp(s[i].txn, s[i - 1].txn, LOCK_TXNID_SIZE) == 0)
-			continue;
-		switch (s[i].decision) {
-		case RECOVER_FORWARD: stats->forwarded++; break;
-		case RECOVER_BACK: case RECOVER_ORPHAN: stats->rolled_back++; break;
-		case RECOVER_LIVE: stats->skipped_live++; break;
-		default: break;
-		}
-	}
-	if (progress)
-		progress(stats, payload);
-	buf_free(&seen);
-	mrtx__free(tables);
 	return rc;
 }

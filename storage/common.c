@@ -18,11 +18,15 @@ static _Thread_local char errbuf[512];
 
 int mrtx__seterr(int rc, const char *fmt, ...)
 {
+	char tmp[sizeof(errbuf)];
 	va_list ap;
 
+	/* Format aside first: callers often wrap the previous detail
+	 * (mrtx_errmsg()) in the new one, and errbuf may not be both. */
 	va_start(ap, fmt);
-	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
 	va_end(ap);
+	memcpy(errbuf, tmp, sizeof(errbuf));
 	return rc;
 }
 

@@ -95,6 +95,8 @@ int mrtx__fp_fire(mrtx_fp fp);      /* slow path; returns 0 or MRTX_ESTORE */
 #define FAILPOINT(fp) (MRTX_UNLIKELY(mrtx__fp_armed) ? mrtx__fp_fire(fp) : 0)
 /* Arm from MRTX_FAILPOINTS once per process (called by mrtx_open). */
 int mrtx__fp_from_env(void);
+/* Why MRTX_FAILPOINTS was refused ("" if it was not). */
+const char *mrtx__fp_env_error(void);
 const char *mrtx__fp_name(mrtx_fp fp);
 
 #define MRTX_MIN(a, b) ((a) < (b) ? (a) : (b))

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <bsd/string.h>
+
 enum fp_action { FPA_OFF, FPA_EXIT, FPA_KILL, FPA_ERROR, FPA_SLEEP };
 
 struct fp_state {
@@ -40,6 +42,7 @@ static struct fp_state fps[FP__COUNT];
 volatile int mrtx__fp_armed;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static int env_rc;
+static char env_err[256]; /* why MRTX_FAILPOINTS was refused, for every thread */
 
 const char *mrtx__fp_name(mrtx_fp fp)
 {
@@ -171,6 +174,13 @@ static void fp_env_init(void)
 	const char *s = getenv("MRTX_FAILPOINTS");
 
 	env_rc = (s && *s) ? mrtx_failpoints_set(s) : 0;
+	if (env_rc)
+		strlcpy(env_err, mrtx_errmsg(), sizeof(env_err));
+}
+
+const char *mrtx__fp_env_error(void)
+{
+	return env_err;
 }
 
 int mrtx__fp_from_env(void)

@@ -205,6 +205,7 @@ static void count_calls(bcfg *c, calls *out, size_t n)
 		mrtx_txn *txn;
 		char row[32];
 
+		store_counters_get(st, &a);
 		if (mrtx_begin(f.db, &txn))
 			die("calls", mrtx_errmsg());
 		for (int k = 0; k < out[i].rows; k++) {
@@ -212,7 +213,6 @@ static void count_calls(bcfg *c, calls *out, size_t n)
 			if (mrtx_put(txn, "t", MRTX_CSTR(row), "f", MRTX_CSTR("q"), MRTX_CSTR("v")))
 				die("calls", mrtx_errmsg());
 		}
-		store_counters_get(st, &a);
 		if (mrtx_commit(txn))
 			die("calls", mrtx_errmsg());
 		store_counters_get(st, &b);
@@ -255,6 +255,7 @@ static double mem_per_mutation(bcfg *c)
 static void report(const bcfg *c, bres *r, size_t n, const calls *cl, size_t ncl, double mem,
                    const recover_stats *rs)
 {
+	/* ncl == 0: the accounting was not run (--only) */
 	if (c->json) {
 		printf("{\"quick\": %s, \"phase_seconds\": %.2f, \"rounds\": %d, \"workloads\": [",
 		       c->quick ? "true" : "false", c->phase_s, c->rounds);
@@ -299,7 +300,9 @@ static void report(const bcfg *c, bres *r, size_t n, const calls *cl, size_t ncl
 		printf("%-12s %-11s %8s %14.0f %14s %8s %8s\n", r[i].name, r[i].mode, par,
 		       r[i].mrtx_ops, base, ratio, target);
 	}
-	printf("\nstore calls per commit (blind puts, one cell per row):\n");
+	if (ncl == 0)
+		return;
+	printf("\nstore calls per transaction, begin to commit (blind puts, one cell per row):\n");
 	for (size_t i = 0; i < ncl; i++)
 		printf("  %2d rows: %lu store write calls, %lu LMDB write txns, %lu LMDB read txns\n",
 		       cl[i].rows, cl[i].write_calls, cl[i].write_txns, cl[i].read_txns);
@@ -312,6 +315,8 @@ static int usage(FILE *f, int rc)
 	           "  Runs each workload for mrtx and for a native-LMDB baseline, alternating,\n"
 	           "  on fresh stores created under DIR, and prints ops/s and ratios.\n"
 	           "  --quick  short phases (about 20 s in all)\n"
+	           "  --only W run one workload: single_row, multi_row, interactive, get,\n"
+	           "           recover, calls (store calls per commit, memory per mutation)\n"
 	           "  --json   one JSON object on stdout\n");
 	return rc;
 }
@@ -320,14 +325,16 @@ int cmd_bench(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "quick", no_argument, NULL, 'q' }, { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
+		{ "only", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
 	};
 	calls cl[4] = { { 2, 0, 0, 0 }, { 4, 0, 0, 0 }, { 16, 0, 0, 0 }, { 64, 0, 0, 0 } };
 	bcfg c = { NULL, 0, 0, 2.0, 3, 0 };
 	recover_stats rs;
 	bres r[8];
 	size_t n = 0;
-	double mem;
+	double mem = 0;
+	const char *only = NULL;
 	int opt;
 
 	optind = 1;
@@ -336,6 +343,8 @@ int cmd_bench(int argc, char **argv)
 			c.quick = 1;
 		else if (opt == 'j')
 			c.json = 1;
+		else if (opt == 'o')
+			only = optarg;
 		else if (opt == 'h')
 			return usage(stdout, 0);
 		else
@@ -353,15 +362,32 @@ int cmd_bench(int argc, char **argv)
 		c.rounds = 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	wl_single(&c, MRTX_SYNC, &r[n++]);
-	wl_single(&c, MRTX_NOSYNC, &r[n++]);
-	wl_multi(&c, &r[n++]);
-	wl_interactive(&c, MRTX_NOSYNC, &r[n++]);
-	wl_interactive(&c, MRTX_SYNC, &r[n++]);
-	wl_get(&c, &r[n++]);
-	wl_recover(&c, &r[n++], &rs);
-	count_calls(&c, cl, 4);
-	mem = mem_per_mutation(&c);
-	report(&c, r, n, cl, 4, mem, &rs);
+#define WANT(name) (!only || strcmp(only, name) == 0)
+	memset(&rs, 0, sizeof(rs));
+	if (WANT("single_row")) {
+		wl_single(&c, MRTX_SYNC, &r[n++]);
+		wl_single(&c, MRTX_NOSYNC, &r[n++]);
+	}
+	if (WANT("multi_row"))
+		wl_multi(&c, &r[n++]);
+	if (WANT("interactive")) {
+		wl_interactive(&c, MRTX_NOSYNC, &r[n++]);
+		wl_interactive(&c, MRTX_SYNC, &r[n++]);
+	}
+	if (WANT("get"))
+		wl_get(&c, &r[n++]);
+	if (WANT("recover"))
+		wl_recover(&c, &r[n++], &rs);
+	if (WANT("calls")) {
+		count_calls(&c, cl, 4);
+		mem = mem_per_mutation(&c);
+	}
+#undef WANT
+	if (n == 0 && only && strcmp(only, "calls") != 0) {
+		fprintf(stderr, "mrtx: bench: unknown workload '%s' (single_row, multi_row, "
+		        "interactive, get, recover, calls)\n", only);
+		return 2;
+	}
+	report(&c, r, n, cl, (!only || strcmp(only, "calls") == 0) ? 4 : 0, mem, &rs);
 	return 0;
 }

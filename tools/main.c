@@ -1,13 +1,72 @@
-/* main.c - placeholder dispatcher (the tool is being written). */
+/*
+ * main.c - `mrtx`: the command-line tool.  Dispatches to the subcommands
+ * (cmds.h, chaos.h, bench.h); every subcommand takes the store directory first and
+ * has --help.
+ *
+ * Exit codes: 0 success, 1 failure, 2 usage error.  Errors are printed as
+ * "mrtx: SUBCOMMAND: message".  Byte strings in arguments and output use the
+ * \xNN / \\ escapes described in util.h.
+ */
 #include <stdio.h>
 #include <string.h>
 
+#include "bench.h"
 #include "chaos.h"
+#include "cmds.h"
+#include "util.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{ "create-table", cmd_create_table, "create a table with its column families" },
+	{ "put", cmd_put, "set one cell (one transaction)" },
+	{ "get", cmd_get, "print one cell" },
+	{ "del", cmd_del, "delete one cell" },
+	{ "scan", cmd_scan, "print the cells of a range of rows" },
+	{ "txn", cmd_txn, "run a script of reads and writes as one transaction" },
+	{ "locks", cmd_locks, "list non-STABLE locks" },
+	{ "lock", cmd_lock, "decode one row's lock record" },
+	{ "recover", cmd_recover, "roll stale transactions forward or back" },
+	{ "check", cmd_check, "verify the lock family" },
+	{ "stats", cmd_stats, "tables, rows, cells, locks, map use, readers" },
+	{ "chaos", cmd_chaos, "crash-safety suite" },
+	{ "bench", cmd_bench, "benchmark mrtx against native LMDB" },
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: mrtx SUBCOMMAND STORE [ARGS...]\n"
+	        "       mrtx SUBCOMMAND --help | mrtx --help | mrtx --version\n\n"
+	        "Multi-row ACID transactions over LMDB.  Subcommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nRows, qualifiers and values are bytes: arguments accept \\xNN and \\\\\n"
+	        "escapes, and output escapes bytes outside printable ASCII (and the\n"
+	        "backslash) the same way.  Exit status: 0 success, 1 failure, 2 usage.\n");
+}
 
 int main(int argc, char **argv)
 {
-	if (argc > 1 && strcmp(argv[1], "chaos") == 0)
-		return cmd_chaos(argc - 1, argv + 1);
-	fprintf(stderr, "usage: mrtx SUBCOMMAND ...\n");
-	return 2;
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		printf("mrtx %s\n", MRTX_VERSION_STRING);
+		return EXIT_OK;
+	}
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "mrtx: unknown subcommand '%s' (see mrtx --help)\n", argv[1]);
+	return EXIT_USAGE;
 }

@@ -164,10 +164,13 @@ int txn_validate(mrtx_txn *txn)
 /* ------------------------------------------------------------- helpers */
 
 /* The lock each mutated row's first write must expect.  Rows never read
- * are fetched now (foreign locks resolved); rows inside a scanned range but
- * not seen there had no lock when scanned, and must still have none. */
+ * are fetched now, all in one store call (foreign locks resolved); one
+ * whose lock was committed after our first write to it is a write-write
+ * conflict.  Rows inside a scanned range but not seen there had no lock
+ * when scanned, and must still have none. */
 static int expected_locks(mrtx_txn *txn, wrow *w, size_t n)
 {
+	uint64_t now = mrtx__now_us();
 	store_rowref *refs;
 	store_row *cur;
 	size_t *idx, k = 0;
@@ -209,6 +212,22 @@ static int expected_locks(mrtx_txn *txn, wrow *w, size_t n)
 		}
 		x->has_prev = cur[j].has_lock;
 		x->prev = cur[j].lock;
+		if (x->has_prev) {
+			lock_rec rec;
+
+			if ((rc = lockio_decode(txn->db->st, x->r->t, x->r->row, x->prev, &txn->arena,
+			                        &rec)))
+				return rc;
+			/* Committed after our first write to it: the first committer
+			 * wins, as with rows this transaction read.  The window's top
+			 * keeps a wall clock that stepped back from turning every
+			 * blind write to a recently committed row into a conflict (a
+			 * missed blind-write conflict is still serializable). */
+			if (rec.commit_ts >= x->r->put_us && rec.commit_ts <= now + 1000)
+				return mrtx__seterr(MRTX_CONFLICT, "table '%s': a row this transaction "
+				                    "wrote was committed by another transaction "
+				                    "meanwhile", x->r->t->name);
+		}
 	}
 	return 0;
 }

@@ -32,7 +32,7 @@ int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_open: file_mode %o has bits outside 0777",
 		                    o.file_mode);
 	if ((rc = mrtx__fp_from_env()))
-		return mrtx__seterr(rc, "MRTX_FAILPOINTS: %s", mrtx_errmsg());
+		return mrtx__seterr(rc, "MRTX_FAILPOINTS: %s", mrtx__fp_env_error());
 	if (!(db = mrtx__calloc(1, sizeof(*db))))
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory opening %s", path);
 	so.durability = o.durability;

@@ -221,33 +221,16 @@ int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *famil
 }
 
 /*
- * First write to a row whose lock this transaction has not seen: remember
- * the lock now, so that another transaction committing to the row between
- * this write and our commit makes our prewrite fail (write-write conflict,
- * as mrtx_commit documents: CONFLICT when "a concurrent transaction changed
- * a row this one read or wrote").  Before, commit fetched the lock itself
- * (expected_locks), so a blind write silently overwrote a concurrent commit
- * that happened after it.  Only a STABLE or absent lock is remembered; a
- * row held by another transaction, or a failed read, is left to commit as
- * before, so a put never waits and keeps its error contract.  Rows inside
- * a range this transaction scanned were seen absent there, which
- * expected_locks already enforces.
+ * First write to a row: note when, so that commit can tell whether another
+ * transaction committed to the row after this one wrote it (write-write
+ * conflict, first committer wins; see expected_locks in commit.c).  Blind
+ * writes read nothing, so a put is pure buffering and a commit fetches the
+ * locks of all blindly written rows in one store call.
  */
-static void note_first_write(mrtx_txn *txn, trow *r)
+static void note_first_write(trow *r)
 {
-	store_rowref ref = { r->t, r->row };
-	uint8_t state, id[LOCK_TXNID_SIZE];
-	store_row cur;
-
-	if (r->lock_known || txn_in_scanned_range(txn, r->t, r->row))
-		return;
-	if (store_read_locks(txn->db->st, &ref, 1, &txn->arena, &cur) == 0 &&
-	    (!cur.has_lock || (lock_peek(cur.lock, &state, id) == 0 && state == LOCK_STABLE))) {
-		r->lock = cur.has_lock ? cur.lock : MRTX_BYTES(NULL, 0);
-		r->has_lock = !!cur.has_lock;
-		r->lock_known = 1;
-	}
-	mrtx__clearerr(); /* whatever failed is met again at commit */
+	if (!r->put_us)
+		r->put_us = mrtx__now_us();
 }
 
 int txn_buffer_cell(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
@@ -273,7 +256,7 @@ int txn_buffer_cell(mrtx_txn *txn, const char *table, mrtx_bytes row, const char
 		return MRTX_ENOMEM;
 	if ((rc = txn_row(txn, t, row, 1, &r)))
 		return rc;
-	note_first_write(txn, r);
+	note_first_write(r);
 	c->fid = fid;
 	c->kind = value ? STORE_MUT_PUT : STORE_MUT_DEL_CELL;
 	c->qlen = (uint32_t)qualifier.size;
@@ -344,7 +327,7 @@ int txn_buffer_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row)
 		return rc;
 	if ((rc = txn_row(txn, t, row, 1, &r)))
 		return rc;
-	note_first_write(txn, r);
+	note_first_write(r);
 	RB_INIT(&r->cells); /* dropped nodes stay in the arena until the txn ends */
 	r->ncells = 0;
 	r->del_row = 1;

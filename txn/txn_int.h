@@ -43,6 +43,7 @@ typedef struct trow {
 	unsigned del_row : 1;    /* delete every stored cell first */
 	unsigned mutated : 1;
 	mrtx_bytes lock;
+	uint64_t put_us;         /* wall clock of the first write, for ww conflicts */
 	/* commit scratch */
 	mrtx_bytes prewrite;     /* our PREWRITTEN bytes once written */
 } trow;

@@ -1,0 +1,76 @@
+/*
+ * check.h - verify the lock family of a store (behind `mrtx check`).
+ *
+ * Every lock record of every table is decoded and its store tag compared;
+ * every non-STABLE lock's primary/secondary pointers are followed, each
+ * pair read from one snapshot (store_read_locks) so a concurrent commit
+ * never looks like damage.  Findings come in two severities:
+ *
+ * CHECK_CORRUPT - a state the protocol can never produce; recovery cannot
+ *   (or must not) settle it, an operator has to look:
+ *     undecodable   the record does not decode (MRTX_ECORRUPT)
+ *     foreign-tag   the record's store tag is not this store's
+ *     bad-state     a secondary in COMMITTED/ABORTED (only primaries are)
+ *     missing-table a pointer names a table that does not exist
+ *     dangling      a PREWRITTEN secondary whose primary is STABLE holding
+ *                   the same txn id (the primary finished without it)
+ *     not-listed    the primary holds the txn but does not list the secondary
+ *     bad-pointer   a secondary of the txn does not point back at the
+ *                   primary that lists it, or the "primary" is a secondary
+ *
+ * CHECK_RESOLVABLE - what a crashed or expired writer leaves behind; the
+ *   protocol settles it (any reader, or `mrtx recover`):
+ *     stale         a primary PREWRITTEN/COMMITTED/ABORTED whose owner is
+ *                   dead or whose lock expired (reported once per txn, at
+ *                   its primary)
+ *     orphan        a secondary whose primary's lock does not hold its txn
+ *                   (the primary's prewrite lost a conflict, or was fenced,
+ *                   and the writer died before cleaning up): recovery fences
+ *                   the primary and rolls the secondary back
+ *   Orphans and stale locks whose owner is alive and unexpired are a
+ *   transaction in flight and are only counted (live).
+ *
+ * Decision: a resolvable finding does not make the store unhealthy; `mrtx
+ * check` fails on CHECK_CORRUPT only, and on CHECK_RESOLVABLE too with
+ * --strict.  After `mrtx recover` (with no live writers) a healthy store has
+ * no finding of either kind.
+ */
+#ifndef MRTX_CHECK_H
+#define MRTX_CHECK_H
+
+#include "../lockcf/lockio.h"
+
+typedef enum {
+	CHECK_CORRUPT = 1,
+	CHECK_RESOLVABLE = 2
+} check_severity;
+
+typedef struct check_issue {
+	check_severity severity;
+	const char *kind;         /* one of the words above */
+	const store_table *table; /* where the finding is */
+	mrtx_bytes row;
+	uint8_t txn[LOCK_TXNID_SIZE]; /* the lock's txn (zero when undecodable) */
+	const char *detail;       /* one line of English */
+} check_issue;
+
+typedef struct check_stats {
+	unsigned long tables;
+	unsigned long locks;         /* lock records read */
+	unsigned long by_state[4];   /* indexed by lock_state (decodable ones) */
+	unsigned long live;          /* non-STABLE, owner alive and unexpired */
+	unsigned long corrupt;       /* CHECK_CORRUPT findings */
+	unsigned long resolvable;    /* CHECK_RESOLVABLE findings */
+} check_stats;
+
+/* Called for each finding; memory valid during the call.  Nonzero stops. */
+typedef int (*check_issue_fn)(const check_issue *is, void *payload);
+
+/*
+ * Check every table's lock family.  Returns 0 when the walk completed
+ * (whatever it found: see stats), fn's nonzero value, or a store error
+ * (MRTX_ESTORE, MRTX_ENOMEM) that stopped it.
+ */
+int check_store(store *st, check_stats *stats, check_issue_fn fn, void *payload);
+
+#endif

@@ -1,0 +1,375 @@
+/*
+ * sweep.c - `mrtx recover`: resolve every non-STABLE lock of every table.
+ *
+ * The lock family is scanned in batches.  Abandoned primaries met in one
+ * batch are settled together, with the same conditional transitions the
+ * single-lock path uses (recovery.c), only batched:
+ *
+ *   1 abort:    every stale PREWRITTEN primary -> ABORTED          one write call
+ *   2 settle:   every secondary of every primary, forward or back  one read + one write
+ *               (then re-read: a primary whose secondaries are not
+ *               all settled is not released here)
+ *   3 release:  every settled primary -> STABLE                    one write call
+ *
+ * so a batch of up to SWEEP_BATCH transactions costs a handful of store
+ * calls instead of several per transaction.  Everything else -- a
+ * secondary whose primary was not in the batch, a lock that moved, a live
+ * owner, a dry run -- goes through recover_resolve, the path readers use.
+ * Each write is conditional on the exact bytes read, so the sweep may race
+ * with readers, other sweeps and the original writers.
+ */
+#include "recovery.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SWEEP_BATCH 1024
+
+typedef struct seen_txn {
+	uint8_t txn[LOCK_TXNID_SIZE];
+	uint8_t decision;
+} seen_txn;
+
+typedef struct prim {
+	const store_table *t;
+	mrtx_bytes row, lock;
+	lock_rec rec;
+	int fwd;   /* roll forward (COMMITTED) or back */
+	int ok;    /* still on the batched path */
+} prim;
+
+typedef struct sweep {
+	store *st;
+	const recover_opts *o;
+	recover_stats *stats;
+	mrtx_buf seen;
+	mrtx_arena *a;
+} sweep;
+
+static int note(sweep *w, const uint8_t txn[LOCK_TXNID_SIZE], recover_decision dec)
+{
+	seen_txn s;
+
+	if (dec == RECOVER_NONE)
+		return 0;
+	memcpy(s.txn, txn, sizeof(s.txn));
+	s.decision = (uint8_t)dec;
+	return buf_put(&w->seen, &s, sizeof(s));
+}
+
+static int holds(const lock_rec *r, const uint8_t txn[LOCK_TXNID_SIZE])
+{
+	return memcmp(r->txn, txn, LOCK_TXNID_SIZE) == 0;
+}
+
+/* Step 1: PREWRITTEN primaries that are stale -> ABORTED (one call). */
+static int batch_abort(sweep *w, prim *p, size_t n)
+{
+	store_op *ops = arena_alloc(w->a, MRTX_MAX(n, 1) * sizeof(*ops));
+	size_t *idx = arena_alloc(w->a, MRTX_MAX(n, 1) * sizeof(*idx)), k = 0;
+	uint64_t now = mrtx__now_ms();
+	int rc;
+
+	if (!ops || !idx)
+		return MRTX_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		lock_rec ab;
+
+		if (!p[i].ok || p[i].rec.state != LOCK_PREWRITTEN)
+			continue;
+		if (!w->o->force && p[i].rec.expiry_ms > now && !lock_owner_dead(&p[i].rec.owner)) {
+			p[i].ok = 0; /* live: the single path decides (and counts) it */
+			continue;
+		}
+		ab = p[i].rec;
+		ab.state = LOCK_ABORTED;
+		ab.nredo = 0;
+		memset(&ops[k], 0, sizeof(ops[k]));
+		ops[k].table = p[i].t;
+		ops[k].row = p[i].row;
+		ops[k].expect_lock = p[i].lock;
+		if ((rc = lock_encode(&ab, w->a, &ops[k].new_lock)))
+			return rc;
+		idx[k++] = i;
+	}
+	if (k == 0)
+		return 0;
+	if ((rc = store_write_rows(w->st, ops, k)))
+		return rc;
+	for (size_t j = 0; j < k; j++) {
+		prim *x = &p[idx[j]];
+
+		if (ops[j].result != 0) {
+			x->ok = 0;
+			continue;
+		}
+		x->lock = ops[j].new_lock;
+		x->rec.state = LOCK_ABORTED;
+		x->rec.nredo = 0;
+	}
+	return FAILPOINT(FP_RECOVER_AFTER_ABORT);
+}
+
+/*
+ * Step 2: settle every secondary of the primaries still ok, in one read and
+ * one write; then re-read and drop (from the batch path) any primary with a
+ * secondary still holding its txn.
+ */
+static int batch_settle(sweep *w, prim *p, size_t n)
+{
+	size_t total = 0, k = 0, nops = 0;
+	store_rowref *refs;
+	store_row *cur;
+	size_t *owner;
+	store_op *ops;
+	int rc, any_fwd = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (p[i].ok)
+			total += p[i].rec.nsecondaries;
+	if (total == 0)
+		return 0;
+	refs = arena_alloc(w->a, total * sizeof(*refs));
+	cur = arena_alloc(w->a, total * sizeof(*cur));
+	owner = arena_alloc(w->a, total * sizeof(*owner));
+	ops = arena_alloc(w->a, total * sizeof(*ops));
+	if (!refs || !cur || !owner || !ops)
+		return MRTX_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (!p[i].ok)
+			continue;
+		for (size_t s = 0; s < p[i].rec.nsecondaries; s++) {
+			if ((rc = lockio_ref_table(w->st, &p[i].rec.secondaries[s], &refs[k].table)))
+				return rc;
+			refs[k].row = p[i].rec.secondaries[s].row;
+			owner[k++] = i;
+		}
+	}
+	for (int round = 0; round < 2; round++) {
+		if ((rc = store_read_locks(w->st, refs, total, w->a, cur)))
+			return rc;
+		nops = 0;
+		for (size_t j = 0; j < total; j++) {
+			prim *x = &p[owner[j]];
+			store_op *op = &ops[nops];
+			lock_rec sr;
+
+			if (!x->ok || !cur[j].has_lock)
+				continue;
+			if ((rc = lockio_decode(w->st, refs[j].table, refs[j].row, cur[j].lock, w->a,
+			                        &sr)))
+				return rc;
+			if (sr.state != LOCK_PREWRITTEN || !holds(&sr, x->rec.txn))
+				continue;
+			if (round == 1) {
+				x->ok = 0; /* not settled: leave it to the single path */
+				continue;
+			}
+			memset(op, 0, sizeof(*op));
+			op->table = refs[j].table;
+			op->row = refs[j].row;
+			op->expect_lock = cur[j].lock;
+			if (x->fwd) {
+				rc = lockio_stable(w->st, sr.txn, sr.commit_ts, w->a, &op->new_lock);
+				op->muts = sr.redo;
+				op->nmuts = sr.nredo;
+				any_fwd = 1;
+			} else {
+				rc = lockio_restore_prev(w->st, &sr, w->a, op);
+			}
+			if (rc)
+				return rc;
+			nops++;
+		}
+		if (round == 0 && nops && (rc = store_write_rows(w->st, ops, nops)))
+			return rc;
+		if (round == 0 && nops == 0)
+			break;
+	}
+	return any_fwd ? FAILPOINT(FP_RECOVER_AFTER_FORWARD) : 0;
+}
+
+/* Step 3: release every settled primary (one call) and record decisions. */
+static int batch_release(sweep *w, prim *p, size_t n)
+{
+	store_op *ops = arena_alloc(w->a, MRTX_MAX(n, 1) * sizeof(*ops));
+	size_t *idx = arena_alloc(w->a, MRTX_MAX(n, 1) * sizeof(*idx)), k = 0;
+	int rc;
+
+	if (!ops || !idx)
+		return MRTX_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (!p[i].ok)
+			continue;
+		memset(&ops[k], 0, sizeof(ops[k]));
+		ops[k].table = p[i].t;
+		ops[k].row = p[i].row;
+		ops[k].expect_lock = p[i].lock;
+		rc = p[i].fwd ? lockio_stable(w->st, p[i].rec.txn, p[i].rec.commit_ts, w->a,
+		                              &ops[k].new_lock) :
+		                lockio_restore_prev(w->st, &p[i].rec, w->a, &ops[k]);
+		if (rc)
+			return rc;
+		idx[k++] = i;
+	}
+	if (k && (rc = store_write_rows(w->st, ops, k)))
+		return rc;
+	for (size_t j = 0; j < k; j++) {
+		prim *x = &p[idx[j]];
+
+		if (ops[j].result != 0) {
+			x->ok = 0; /* moved under us: the single path looks again */
+			continue;
+		}
+		if ((rc = note(w, x->rec.txn, x->fwd ? RECOVER_FORWARD : RECOVER_BACK)))
+			return rc;
+	}
+	return 0;
+}
+
+/* Resolve one lock the batch path did not settle, if it is still there. */
+static int single(sweep *w, const store_table *t, const store_row *row)
+{
+	store_rowref ref = { t, row->row };
+	recover_decision dec = RECOVER_NONE;
+	uint8_t state, txn[LOCK_TXNID_SIZE];
+	store_row now;
+	int rc;
+
+	if ((rc = store_read_locks(w->st, &ref, 1, w->a, &now)))
+		return rc;
+	if (!now.has_lock || now.lock.size != row->lock.size ||
+	    memcmp(now.lock.data, row->lock.data, now.lock.size) != 0)
+		return 0; /* settled with its transaction earlier in this sweep */
+	if (lockio_peek(w->st, t, now.lock, &state, txn))
+		return MRTX_ECORRUPT;
+	rc = recover_resolve(w->st, t, now.row, now.lock, w->o, &dec);
+	if (rc && rc != MRTX_ELOCKED)
+		return rc;
+	return note(w, txn, dec);
+}
+
+static int sweep_batch(sweep *w, const store_table *t, store_row *rows, size_t n)
+{
+	prim *p = arena_alloc(w->a, MRTX_MAX(n, 1) * sizeof(*p));
+	size_t np = 0;
+	int rc;
+
+	if (!p)
+		return MRTX_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t state, txn[LOCK_TXNID_SIZE];
+		prim *x = &p[np];
+
+		if (lockio_peek(w->st, t, rows[i].lock, &state, txn)) {
+			w->stats->errors++;
+			continue;
+		}
+		if (state == LOCK_STABLE)
+			continue;
+		w->stats->locks_seen++;
+		if (w->o->dry_run)
+			continue;
+		if (lockio_decode(w->st, t, rows[i].row, rows[i].lock, w->a, &x->rec)) {
+			w->stats->errors++;
+			continue;
+		}
+		if (x->rec.flags & LOCK_F_SECONDARY)
+			continue;
+		x->t = t;
+		x->row = rows[i].row;
+		x->lock = rows[i].lock;
+		x->fwd = x->rec.state == LOCK_COMMITTED;
+		x->ok = 1;
+		np++;
+	}
+	if (np && ((rc = batch_abort(w, p, np)) || (rc = batch_settle(w, p, np)) ||
+	           (rc = batch_release(w, p, np))))
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t state, txn[LOCK_TXNID_SIZE];
+
+		if (lock_peek(rows[i].lock, &state, txn) || state == LOCK_STABLE)
+			continue;
+		rc = single(w, t, &rows[i]);
+		if (rc == MRTX_ENOMEM || rc == MRTX_ESTORE || rc == MRTX_EFULL)
+			return rc;
+		if (rc)
+			w->stats->errors++;
+	}
+	return 0;
+}
+
+static int sweep_table(sweep *w, const store_table *t, recover_progress_fn progress,
+                       void *payload)
+{
+	store_filter f = STORE_FILTER_ALL;
+	store_range r = { { NULL, 0 }, 0, { NULL, 0 } };
+	uint8_t last[MRTX_MAX_KEY];
+	int rc = 0, more = 1;
+
+	f.lock_only = 1;
+	while (more && rc == 0) {
+		mrtx_arena a;
+		store_row *rows;
+		size_t n;
+
+		arena_init(&a);
+		w->a = &a;
+		rc = store_scan_rows(w->st, t, &r, 0, &f, SWEEP_BATCH, &a, &rows, &n, &more);
+		if (rc == 0)
+			rc = sweep_batch(w, t, rows, n);
+		if (rc == 0 && n) {
+			memcpy(last, rows[n - 1].row.data, rows[n - 1].row.size);
+			r.lo = MRTX_BYTES(last, rows[n - 1].row.size);
+			r.lo_excl = 1;
+		}
+		if (progress)
+			progress(w->stats, payload);
+		arena_free(&a);
+		w->a = NULL;
+	}
+	return rc;
+}
+
+static int seen_cmp(const void *a, const void *b)
+{
+	const seen_txn *x = a, *y = b;
+	int c = memcmp(x->txn, y->txn, LOCK_TXNID_SIZE);
+
+	return c ? c : (int)x->decision - (int)y->decision;
+}
+
+int recover_sweep(store *st, const recover_opts *o, recover_stats *stats,
+                  recover_progress_fn progress, void *payload)
+{
+	const store_table **tables = NULL;
+	sweep w = { st, o, stats, MRTX_BUF_INIT, NULL };
+	size_t nt = 0, ns;
+	seen_txn *s;
+	int rc;
+
+	memset(stats, 0, sizeof(*stats));
+	if ((rc = store_tables_list(st, &tables, &nt)))
+		return rc;
+	for (size_t i = 0; i < nt && rc == 0; i++)
+		rc = sweep_table(&w, tables[i], progress, payload);
+	/* Count transactions, not locks: a txn's locks share one decision. */
+	s = (seen_txn *)w.seen.data;
+	ns = w.seen.size / sizeof(*s);
+	if (ns)
+		qsort(s, ns, sizeof(*s), seen_cmp);
+	for (size_t i = 0; i < ns; i++) {
+		if (i && memcmp(s[i].txn, s[i - 1].txn, LOCK_TXNID_SIZE) == 0)
+			continue;
+		switch (s[i].decision) {
+		case RECOVER_FORWARD: stats->forwarded++; break;
+		case RECOVER_BACK: case RECOVER_ORPHAN: stats->rolled_back++; break;
+		case RECOVER_LIVE: stats->skipped_live++; break;
+		default: break;
+		}
+	}
+	buf_free(&w.seen);
+	mrtx__free(tables);
+	return rc;
+}

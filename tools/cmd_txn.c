@@ -1,0 +1,162 @@
+/*
+ * cmd_txn.c - `mrtx txn STORE [FILE]`: run a script of reads and writes as
+ * one transaction (language in script.h).
+ *
+ * Lines run as they are read, so an interactive user sees each read's
+ * result at once; reads print the value escaped, "(not found)" for a
+ * missing cell, or scan lines.  At end of input the transaction commits;
+ * `abort` ends it without writing and exits 0.  A syntax error aborts
+ * (exit 2), a failed operation or commit aborts (exit 1).  Failpoints in
+ * MRTX_FAILPOINTS are armed by mrtx_open, so a crash at any commit step can
+ * be scripted; stdout is flushed before commit so the reads survive it.
+ */
+#include "cmds.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "script.h"
+#include "util.h"
+
+/* Run one parsed command; 0, or the mrtx error (reported by the caller). */
+static int run_cmd(mrtx_txn *txn, const script_cmd *c, const char **step)
+{
+	mrtx_scan_spec spec;
+	mrtx_bytes v;
+	int rc;
+
+	switch (c->op) {
+	case SCRIPT_GET:
+		*step = "get";
+		rc = mrtx_get(txn, c->table, c->row, c->family, c->qualifier, &v);
+		if (rc == MRTX_NOTFOUND) {
+			puts("(not found)");
+			rc = 0;
+		} else if (rc == 0) {
+			print_escaped(stdout, v.data, v.size, 0);
+			putchar('\n');
+		}
+		fflush(stdout);
+		return rc;
+	case SCRIPT_PUT:
+		*step = "put";
+		return mrtx_put(txn, c->table, c->row, c->family, c->qualifier, c->value);
+	case SCRIPT_DEL:
+		*step = "del";
+		return mrtx_delete(txn, c->table, c->row, c->family, c->qualifier);
+	case SCRIPT_DELROW:
+		*step = "delrow";
+		return mrtx_delete_row(txn, c->table, c->row);
+	case SCRIPT_SCAN:
+		*step = "scan";
+		memset(&spec, 0, sizeof(spec));
+		spec.table = c->table;
+		spec.start = c->start;
+		spec.end = c->end;
+		rc = scan_print_cells(txn, &spec, stdout);
+		fflush(stdout);
+		return rc;
+	default:
+		return 0;
+	}
+}
+
+int cmd_txn(int argc, char **argv)
+{
+	static const char usage[] = "mrtx txn STORE [FILE]";
+	const char *cmd = argv[0];
+	char **pos = argv + 1, *line = NULL;
+	int npos, help, rc, ret = EXIT_OK, done = 0;
+	unsigned long lineno = 0;
+	size_t cap = 0;
+	mrtx_txn *txn = NULL;
+	mrtx_db *db = NULL;
+	FILE *in = stdin;
+	ssize_t len;
+
+	if ((rc = args_parse(cmd, usage, argc, argv, NULL, pos, &npos, &help)))
+		return rc;
+	if (help) {
+		printf("usage: %s\n\n"
+		       "Run the commands in FILE (or stdin; \"-\" is stdin too) as ONE\n"
+		       "transaction, committed at end of input:\n"
+		       "  get TABLE ROW FAMILY:QUALIFIER        print the value or (not found)\n"
+		       "  put TABLE ROW FAMILY:QUALIFIER VALUE\n"
+		       "  del TABLE ROW FAMILY:QUALIFIER\n"
+		       "  delrow TABLE ROW\n"
+		       "  scan TABLE [START [END]]              print ROW FAMILY:QUALIFIER VALUE\n"
+		       "  abort                                 stop; write nothing; exit 0\n"
+		       "Blank lines and # comments are ignored.  Tokens are separated by\n"
+		       "blanks; \"double quotes\" make one token of text with blanks; \\xNN\n"
+		       "and \\\\ escapes work everywhere.  Exit 2 on a syntax error, 1 when an\n"
+		       "operation or the commit fails (nothing is written then, except that a\n"
+		       "commit failing after its commit point is settled by recovery).\n"
+		       "MRTX_FAILPOINTS (e.g. commit.after_point=exit) is honoured.\n", usage);
+		return EXIT_OK;
+	}
+	if (npos < 1 || npos > 2)
+		return tool_usage_err(cmd, usage, "expected STORE and optionally FILE");
+	if (npos == 2 && strcmp(pos[1], "-") != 0 && !(in = fopen(pos[1], "r"))) {
+		tool_err(cmd, "%s: %s", pos[1], strerror(errno));
+		return EXIT_FAIL;
+	}
+	if ((rc = tool_open(cmd, pos[0], 0, &db))) {
+		ret = rc;
+		goto out;
+	}
+	if ((rc = mrtx_begin(db, &txn))) {
+		ret = tool_fail(cmd, "begin", rc);
+		goto out;
+	}
+	while (!done && (len = getline(&line, &cap, in)) >= 0) {
+		char err[160];
+		const char *step = "";
+		script_cmd c;
+
+		lineno++;
+		if (len && line[len - 1] == '\n')
+			len--;
+		rc = script_parse_line(line, (size_t)len, &c, err, sizeof(err));
+		if (rc == -2) {
+			tool_err(cmd, "line %lu: out of memory", lineno);
+			ret = EXIT_FAIL;
+			goto out;
+		}
+		if (rc) {
+			tool_err(cmd, "line %lu: %s", lineno, err);
+			ret = EXIT_USAGE;
+			goto out;
+		}
+		if (c.op == SCRIPT_ABORT) {
+			done = 1;
+		} else if ((rc = run_cmd(txn, &c, &step))) {
+			char what[64];
+
+			snprintf(what, sizeof(what), "line %lu: %s", lineno, step);
+			ret = tool_fail(cmd, what, rc);
+			script_cmd_free(&c);
+			goto out;
+		}
+		script_cmd_free(&c);
+	}
+	if (ferror(in)) {
+		tool_err(cmd, "reading input: %s", strerror(errno));
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	if (done)
+		goto out; /* abort: ret stays EXIT_OK, the txn is aborted below */
+	fflush(stdout);
+	rc = mrtx_commit(txn);
+	txn = NULL;
+	if (rc)
+		ret = tool_fail(cmd, "commit", rc);
+out:
+	mrtx_abort(txn);
+	mrtx_close(db);
+	free(line);
+	if (in != stdin)
+		fclose(in);
+	return ret;
+}

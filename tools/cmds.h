@@ -1,0 +1,34 @@
+/*
+ * cmds.h - the subcommands of `mrtx`.  Each takes argv[0] = its name and
+ * returns the process exit code (EXIT_OK, EXIT_FAIL, EXIT_USAGE).
+ */
+#ifndef MRTX_TOOL_CMDS_H
+#define MRTX_TOOL_CMDS_H
+
+#include <stdio.h>
+
+#include "mrtx.h"
+
+/* cmd_data.c: one transaction each */
+int cmd_create_table(int argc, char **argv);
+int cmd_put(int argc, char **argv);
+int cmd_get(int argc, char **argv);
+int cmd_del(int argc, char **argv);
+int cmd_scan(int argc, char **argv);
+/* Print every cell of spec to f, one "ROW FAMILY:QUALIFIER VALUE" line each,
+   escaped (ROW and QUALIFIER with spaces escaped too). */
+int scan_print_cells(mrtx_txn *txn, const mrtx_scan_spec *spec, FILE *f);
+
+/* cmd_txn.c: a scripted transaction */
+int cmd_txn(int argc, char **argv);
+
+/* cmd_admin.c: lock inspection and recovery */
+int cmd_locks(int argc, char **argv);
+int cmd_lock(int argc, char **argv);
+int cmd_recover(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+
+/* cmd_check.c */
+int cmd_check(int argc, char **argv);
+
+#endif

@@ -1,0 +1,102 @@
+/*
+ * util.h - what every `mrtx` subcommand shares: the byte escaping of
+ * arguments and output, option parsing, error printing, a JSON string
+ * writer, and opening a store.
+ *
+ * Escaping (arguments, script tokens, and all output):
+ *   \xNN  one byte, NN two hex digits (either case)
+ *   \\    one backslash
+ * Any other backslash sequence in input is an error.  Output escapes every
+ * byte below 0x20 or above 0x7e, and the backslash, so any byte string
+ * round-trips through the shell; where a field is followed by another on
+ * the same line (scan rows, lock listings) a space is escaped as \x20 too.
+ *
+ * JSON output carries byte strings in that escaped form (so it is always
+ * plain ASCII and valid JSON); decode the JSON, then the escapes.
+ */
+#ifndef MRTX_TOOL_UTIL_H
+#define MRTX_TOOL_UTIL_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "mrtx.h"
+
+/* Exit codes. */
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+/* ---- escaping ---- */
+
+#define ESC_SPACE 0x1 /* also escape ' ' (the field separator) */
+
+/*
+ * Decode escapes of s[0..len) in place (the result is never longer).
+ * Returns 0 and sets *outlen, or -1 with a message in err.
+ */
+int unescape_inplace(char *s, size_t len, size_t *outlen, char *err, size_t errlen);
+/* Write p[0..n) escaped to f. */
+void print_escaped(FILE *f, const void *p, size_t n, unsigned flags);
+/* Escaped form as a malloc'd NUL-terminated string (NULL on ENOMEM). */
+char *escape_dup(const void *p, size_t n, unsigned flags);
+
+/* ---- JSON ---- */
+
+/* Write s[0..n) as a JSON string literal (s must be ASCII, e.g. escaped). */
+void json_str(FILE *f, const char *s, size_t n);
+/* Write bytes as a JSON string of their escaped form. */
+void json_bytes(FILE *f, const void *p, size_t n);
+
+/* ---- errors ---- */
+
+/* "mrtx: CMD: message\n" on stderr. */
+void tool_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "mrtx: CMD: [STEP: ]<mrtx_errmsg() or mrtx_strerror(rc)>"; returns EXIT_FAIL. */
+int tool_fail(const char *cmd, const char *step, int rc);
+/* Print a usage error and the command's usage line; returns EXIT_USAGE. */
+int tool_usage_err(const char *cmd, const char *usage, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- arguments ---- */
+
+typedef struct tool_opt {
+	const char *name;   /* long name without "--" */
+	int has_arg;
+	const char **value; /* has_arg: receives the argument */
+	int *flag;          /* !has_arg: set to 1 */
+} tool_opt;
+
+/*
+ * Parse argv[1..argc) (argv[0] is the subcommand).  Options are long only
+ * ("--name", "--name=value", "--name value"); "-h"/"--help" set *help;
+ * "--" ends options; anything else, including "-" and "-5", is positional.
+ * Positionals are compacted to pos[0..*npos) (pos may be argv + 1).
+ * Returns 0, or EXIT_USAGE after printing the error.
+ */
+int args_parse(const char *cmd, const char *usage, int argc, char **argv,
+               const tool_opt *opts, char **pos, int *npos, int *help);
+
+/*
+ * A byte-string argument, unescaped in place.  Returns 0 or EXIT_USAGE
+ * (message printed, naming `what`).
+ */
+int arg_bytes(const char *cmd, const char *what, char *arg, mrtx_bytes *out);
+/* A name (table, family): unescaped, no NUL byte, not empty. */
+int arg_name(const char *cmd, const char *what, char *arg);
+/* "FAMILY:QUALIFIER" split at the first ':' and unescaped, in place. */
+int arg_column(const char *cmd, char *arg, const char **family, mrtx_bytes *qual);
+/* A non-negative decimal integer. */
+int arg_size(const char *cmd, const char *what, const char *arg, size_t *out);
+
+/* ---- store ---- */
+
+/*
+ * Open the store at path.  Unless create, the directory must already
+ * exist (so a typo does not make an empty store).  Returns 0 or EXIT_FAIL
+ * (message printed).
+ */
+int tool_open(const char *cmd, const char *path, int create, mrtx_db **out);
+
+/* A loose "is the process's stdout/stderr a terminal" for progress lines. */
+int tool_stderr_tty(void);
+
+#endif
