@@ -438,6 +438,8 @@ int txn_commit_run(mrtx_txn *txn)
 
 	if (n == 0)
 		return txn_validate(txn);
+	if ((rc = lock_new_txnid(txn->id)))
+		return rc;
 	if (!(w = arena_alloc(&txn->arena, n * sizeof(*w))))
 		return MRTX_ENOMEM;
 	RB_FOREACH(r, trow_tree, &txn->rows) {

@@ -42,17 +42,14 @@ RB_GENERATE(trow_tree, trow, link, trow_cmp)
 int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 {
 	mrtx_txn *txn;
-	int rc;
 
 	mrtx__clearerr();
 	if (!db || !out)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_begin: db and out are required");
+	/* The txn id is drawn at commit, and only by writers: readers never
+	 * need one, and RAND_bytes is most of a read-only transaction's cost. */
 	if (!(txn = mrtx__calloc(1, sizeof(*txn))))
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory beginning a transaction");
-	if ((rc = lock_new_txnid(txn->id))) {
-		mrtx__free(txn);
-		return rc;
-	}
 	txn->db = db;
 	txn->lock_ttl_ms = db->lock_ttl_ms;
 	arena_init(&txn->arena);
