@@ -184,6 +184,12 @@ int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms);
  * A row locked by another transaction is resolved first (rolled forward or
  * back if its writer is dead or expired), or waited for briefly.
  *
+ * Reads are optimistic, not a snapshot: two reads in one transaction may
+ * straddle another transaction's commit and so see half of it.  Such a
+ * transaction can never commit (commit validates every read), so nothing
+ * inconsistent is ever written; but code must not act outside the store on
+ * values read before mrtx_commit has returned MRTX_OK.
+ *
  * @param value  receives the value; its memory is owned by txn and valid
  *   until the transaction ends (commit or abort).
  * @return MRTX_OK; MRTX_NOTFOUND; MRTX_ELOCKED (a live writer holds the row);
@@ -267,7 +273,9 @@ int mrtx_scan_open(mrtx_txn *txn, const mrtx_scan_spec *spec, mrtx_scanner **out
  */
 int mrtx_scan_next(mrtx_scanner *s, mrtx_cell *cell);
 
-/** Close a scanner (before its transaction ends).  NULL is a no-op. */
+/** Close a scanner.  Every scanner must be closed, before or after its
+ *  transaction ends; once the transaction has ended, mrtx_scan_next on it
+ *  returns MRTX_EBADTXN.  NULL is a no-op. */
 void mrtx_scan_close(mrtx_scanner *s);
 
 /**
@@ -275,7 +283,10 @@ void mrtx_scan_close(mrtx_scanner *s);
  * MRTX_ELOCKED (from fn or from commit) with jittered exponential backoff,
  * up to max_attempts attempts (<= 0 means 10).  fn's own nonzero return
  * that is not one of those two aborts and is returned.  fn must not commit
- * or abort the transaction.
+ * or abort the transaction.  fn may run several times, and a run that will
+ * be retried may have seen an inconsistent mix of values (see mrtx_get):
+ * fn should only read and buffer writes, returning MRTX_CONFLICT when an
+ * invariant it relies on looks broken.
  * @return MRTX_OK, the last retryable error when attempts run out, or
  *   another error from fn, begin or commit.
  */

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <openssl/err.h>
@@ -578,6 +579,37 @@ static void read_boot_id(uint8_t out[16])
 }
 
 /*
+ * Fold this process's pid namespace into the host identity: a pid means
+ * something only inside its namespace, so owners from another namespace
+ * (containers sharing a store) compare as "another host" -- never provably
+ * dead, resolved by expiry.
+ */
+static void fold_pid_ns(uint8_t id[16])
+{
+	struct stat sb;
+
+	if (stat("/proc/self/ns/pid", &sb) != 0)
+		return;
+	for (size_t i = 0; i < sizeof(sb.st_ino); i++)
+		id[8 + i % 8] ^= (uint8_t)((uint64_t)sb.st_ino >> (8 * i));
+}
+
+/* Live threads of pid, from /proc/<pid>/status; -1 if unknown. */
+static long proc_threads(long pid)
+{
+	char path[64], buf[4096], *p;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	if ((n = read_small(path, buf, sizeof(buf) - 1)) < 0)
+		return -1;
+	buf[n] = '\0';
+	if (!(p = strstr(buf, "\nThreads:")))
+		return -1;
+	return strtol(p + 9, NULL, 10);
+}
+
+/*
  * State letter and start time (field 22) from /proc/<pid>/stat.  Fields are
  * counted after the last ')': the command name may hold spaces and parens.
  */
@@ -614,6 +646,7 @@ static void owner_compute(lock_owner *o)
 
 	memset(o, 0, sizeof(*o));
 	read_boot_id(o->boot_id);
+	fold_pid_ns(o->boot_id);
 	o->pid = (uint32_t)pid;
 	if (proc_stat((long)pid, &state, &start) == 0)
 		o->start_time = start;
@@ -685,8 +718,9 @@ int lock_owner_dead(const lock_owner *o)
 		return 0;
 	if (proc_stat((long)o->pid, &state, &start) != 0)
 		return pid_gone((long)o->pid);
+	/* A zombie leader may still have live threads (pthread_exit in main). */
 	if (state == 'Z' || state == 'X')
-		return 1;
+		return proc_threads((long)o->pid) <= 1;
 	/* Start time 0 means the owner could not read its own; don't compare. */
 	return o->start_time != 0 && start != o->start_time;
 }

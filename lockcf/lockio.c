@@ -17,6 +17,12 @@ int lockio_decode(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes in
 	if (memcmp(out->tag, store_id(st), LOCK_TAG_SIZE) != 0)
 		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': lock record belongs to another "
 		                    "store (tag mismatch)", t->name);
+	/* The redo is applied to this record's own row: its families must exist. */
+	for (size_t i = 0; i < out->nredo; i++)
+		if (out->redo[i].kind != STORE_MUT_DEL_ROW && out->redo[i].fid >= t->nfamilies)
+			return mrtx__seterr(MRTX_ECORRUPT, "table '%s': lock record redo names "
+			                    "family id %u of %zu", t->name, out->redo[i].fid,
+			                    t->nfamilies);
 	return 0;
 }
 

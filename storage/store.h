@@ -133,6 +133,9 @@ typedef struct store_op {
 	mrtx_bytes new_lock;    /* ... or set to these bytes */
 	const store_mut *muts;  /* applied in order */
 	size_t nmuts;
+	int durable;            /* this write is a commit point: on disk (per the
+	                           store's durability) before the call returns;
+	                           other writes may be made durable later */
 	int result;             /* out: 0 applied, MRTX_CONFLICT condition
 	                           failed, other: not applied (or unknown) */
 } store_op;
@@ -156,7 +159,8 @@ void store_counters_get(store *st, store_counters *out);
 typedef struct store_info {
 	size_t map_size, used_bytes, page_size;
 	unsigned max_readers;
-	unsigned num_readers;       /* reader slots held by live read txns now */
+	unsigned num_readers;       /* read txns holding a snapshot now (pooled,
+	                               reset ones hold a slot but no snapshot) */
 	int stale_readers_cleared;  /* slots of dead processes this process cleared
 	                               (at open and by every store_get_info) */
 } store_info;

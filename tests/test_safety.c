@@ -57,7 +57,9 @@ static mrtx_db *open_opts(const char *path, size_t map_size, unsigned mode, int 
 
 static void join(char *out, size_t n, const char *dir, const char *file)
 {
-	snprintf(out, n, "%s/%s", dir, file);
+	int k = snprintf(out, n, "%s/%s", dir, file);
+
+	assert_true(k > 0 && (size_t)k < n);
 }
 
 /* ------------------------------------------------------------ raw LMDB */

@@ -417,6 +417,81 @@ static void test_phantom_empty_range(void **state)
 	expect_cell(f->db, "t1", "s1", "f", "", "other");
 }
 
+/*
+ * A scan that stops on one of its own buffered rows has still covered the
+ * store up to that row: a concurrent insert before it is a phantom
+ * (write skew through a range: each saw the other's row missing).
+ */
+static void test_phantom_buffered_rows(void **state)
+{
+	fx *f = *state;
+	mrtx_scan_spec sp;
+	mrtx_scanner *s;
+	mrtx_cell c;
+	mrtx_txn *t1;
+
+	assert_int_equal(tu_put_str(f->db, "t1", "b", "f:", "1"), MRTX_OK);
+	/* stored b, own m: read two rows and stop */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(mrtx_put(t1, "t1", B("m"), "f", B(""), B("T1")), MRTX_OK);
+	memset(&sp, 0, sizeof(sp));
+	sp.table = "t1";
+	sp.start = B("a");
+	sp.end = B("z");
+	sp.limit_rows = 2;
+	assert_int_equal(mrtx_scan_open(t1, &sp, &s), MRTX_OK);
+	assert_int_equal(mrtx_scan_next(s, &c), MRTX_OK);
+	assert_int_equal(mrtx_scan_next(s, &c), MRTX_OK);
+	assert_memory_equal(c.row.data, "m", 1);
+	mrtx_scan_close(s);
+	assert_int_equal(tu_put_str(f->db, "t1", "c", "f:", "T2"), MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_CONFLICT);
+	expect_cell(f->db, "t1", "m", "f", "", NULL);
+
+	/* only buffered rows returned, forward and reverse */
+	for (int rev = 0; rev < 2; rev++) {
+		assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+		assert_int_equal(mrtx_put(t1, "t1", B(rev ? "w" : "d"), "f", B(""), B("T1")),
+		                 MRTX_OK);
+		sp.start = B(rev ? "v" : "c1");
+		sp.end = B(rev ? "x" : "e");
+		sp.limit_rows = 1;
+		sp.reverse = rev;
+		assert_int_equal(mrtx_scan_open(t1, &sp, &s), MRTX_OK);
+		assert_int_equal(mrtx_scan_next(s, &c), MRTX_OK);
+		mrtx_scan_close(s);
+		assert_int_equal(tu_put_str(f->db, "t1", rev ? "wa" : "c2", "f:", "T2"), MRTX_OK);
+		assert_int_equal(mrtx_commit(t1), MRTX_CONFLICT);
+	}
+}
+
+/* A scanner left open past its transaction's end is detached, not dangling. */
+static void test_scanner_outlives_txn(void **state)
+{
+	fx *f = *state;
+	mrtx_scan_spec sp;
+	mrtx_scanner *s1, *s2;
+	mrtx_cell c;
+	mrtx_txn *t;
+
+	assert_int_equal(tu_put_str(f->db, "t1", "a", "f:", "1"), MRTX_OK);
+	memset(&sp, 0, sizeof(sp));
+	sp.table = "t1";
+	assert_int_equal(mrtx_begin(f->db, &t), MRTX_OK);
+	assert_int_equal(mrtx_scan_open(t, &sp, &s1), MRTX_OK);
+	assert_int_equal(mrtx_scan_open(t, &sp, &s2), MRTX_OK);
+	assert_int_equal(mrtx_scan_next(s1, &c), MRTX_OK);
+	mrtx_scan_close(s1);
+	assert_int_equal(mrtx_commit(t), MRTX_OK);
+	assert_int_equal(mrtx_scan_next(s2, &c), MRTX_EBADTXN);
+	mrtx_scan_close(s2);
+	assert_int_equal(mrtx_begin(f->db, &t), MRTX_OK);
+	assert_int_equal(mrtx_scan_open(t, &sp, &s1), MRTX_OK);
+	mrtx_abort(t);
+	assert_int_equal(mrtx_scan_next(s1, &c), MRTX_EBADTXN);
+	mrtx_scan_close(s1);
+}
+
 static void test_readonly_validation(void **state)
 {
 	fx *f = *state;
@@ -942,6 +1017,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_skew, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_phantom, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_phantom_empty_range, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_phantom_buffered_rows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scanner_outlives_txn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readonly_validation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_multi_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run, setup, teardown),

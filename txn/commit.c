@@ -324,6 +324,7 @@ static int commit_one_row(mrtx_txn *txn, wrow *w, uint64_t ts)
 		return rc;
 	op.muts = w->redo;
 	op.nmuts = w->nredo;
+	op.durable = 1; /* the commit point */
 	rc = store_write_rows(st, &op, 1);
 	if (rc && store_is_unbatched(st))
 		return mrtx__seterr(MRTX_EUNKNOWN, "single-row commit: store failed (%s); the "
@@ -391,6 +392,7 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 	ops[0].new_lock = cbytes;
 	ops[0].muts = w[0].redo;
 	ops[0].nmuts = w[0].nredo;
+	ops[0].durable = 1;
 	if ((rc = store_write_rows(st, ops, 1)))
 		return mrtx__seterr(MRTX_EUNKNOWN, "commit point: store failed (%s); the "
 		                    "transaction may or may not have committed", mrtx_errmsg());

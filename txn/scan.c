@@ -17,7 +17,8 @@
 #define SCAN_BATCH 128
 
 struct mrtx_scanner {
-	mrtx_txn *txn;
+	mrtx_txn *txn;          /* NULL once the transaction ended */
+	mrtx_scanner *sibling;  /* txn's open scanners */
 	const store_table *t;
 	scan_range *range;
 	store_filter f;
@@ -186,7 +187,8 @@ int mrtx_scan_open(mrtx_txn *txn, const mrtx_scan_spec *spec, mrtx_scanner **out
 	s->next.lo = r->start;
 	s->next.hi = r->end;
 	s->bnext = buf_settle(s, buf_first(s));
-	txn->nscanners++;
+	s->sibling = txn->scanners;
+	txn->scanners = s;
 	*out = s;
 	return 0;
 }
@@ -195,7 +197,14 @@ void mrtx_scan_close(mrtx_scanner *s)
 {
 	if (!s)
 		return;
-	s->txn->nscanners--;
+	if (s->txn) {
+		mrtx_scanner **pp = &s->txn->scanners;
+
+		while (*pp && *pp != s)
+			pp = &(*pp)->sibling;
+		if (*pp)
+			*pp = s->sibling;
+	}
 	mrtx__free(s);
 }
 
@@ -322,6 +331,13 @@ static int next_row(mrtx_scanner *s)
 				return rc;
 			s->bi++;
 		}
+		if (cmp > 0) {
+			/* A buffered row before any stored one: the scan has passed
+			 * over the store up to here too (no stored row lies between),
+			 * so the validated range must reach it. */
+			s->range->last = b->row;
+			s->range->any = 1;
+		}
 		if (cmp >= 0)
 			s->bnext = buf_settle(s, rev ? RB_PREV(trow_tree, &s->txn->rows, b) :
 			                               RB_NEXT(trow_tree, &s->txn->rows, b));
@@ -332,6 +348,13 @@ static int next_row(mrtx_scanner *s)
 	}
 }
 
+void txn_detach_scanners(mrtx_txn *txn)
+{
+	for (mrtx_scanner *s = txn->scanners; s; s = s->sibling)
+		s->txn = NULL;
+	txn->scanners = NULL;
+}
+
 int mrtx_scan_next(mrtx_scanner *s, mrtx_cell *cell)
 {
 	int rc;
@@ -339,6 +362,9 @@ int mrtx_scan_next(mrtx_scanner *s, mrtx_cell *cell)
 	mrtx__clearerr();
 	if (!s || !cell)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_scan_next: scanner and cell are required");
+	if (!s->txn)
+		return mrtx__seterr(MRTX_EBADTXN, "mrtx_scan_next: the scanner's transaction "
+		                    "has ended; only mrtx_scan_close is allowed");
 	TXN_CHECK(s->txn);
 	while (s->ci == s->ncells) {
 		if (s->done || (s->limit && s->nrows_out == s->limit))

@@ -70,7 +70,7 @@ struct mrtx_txn {
 	int doom;              /* nonzero: every later call returns it */
 	scan_range **ranges;
 	size_t nranges, cranges;
-	int nscanners;
+	struct mrtx_scanner *scanners; /* open ones, detached when the txn ends */
 	struct index_set *idx; /* index declarations, loaded by the first write (index.c) */
 };
 
@@ -102,6 +102,8 @@ int txn_buffer_cell(mrtx_txn *txn, const char *table, mrtx_bytes row, const char
                     mrtx_bytes qualifier, const mrtx_bytes *value);
 int txn_buffer_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row);
 void txn_free(mrtx_txn *txn);
+/* Detach open scanners from a transaction that is ending (scan.c). */
+void txn_detach_scanners(mrtx_txn *txn);
 int bytes_cmp(mrtx_bytes a, mrtx_bytes b);
 
 #define TXN_CHECK(txn)                                                              \

@@ -1,0 +1,366 @@
+/*
+ * lmdb_env.c - the LMDB environment behind a store: opening (one
+ * environment per directory per process, never shared across fork()),
+ * closing, the pool of read transactions, error mapping, accounting, and
+ * the store-call fault hook used by tests.
+ */
+#include "lmdb_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
+static store *registry;
+
+/* ---------------------------------------------------------------- errors */
+
+int lmdb_err(store *st, int rc, const char *step)
+{
+	if (rc == MDB_MAP_FULL)
+		return mrtx__seterr(MRTX_EFULL, "store %s is full (map size %zu bytes) during %s; "
+		                    "reopen with a larger mrtx_options.map_size",
+		                    st->path, st->map_size, step);
+	if (rc == ENOSPC)
+		return mrtx__seterr(MRTX_EFULL, "store %s: disk full during %s", st->path, step);
+	if (rc == ENOMEM)
+		return mrtx__seterr(MRTX_ENOMEM, "store %s: out of memory during %s", st->path, step);
+	if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND)
+		return mrtx__seterr(MRTX_ECORRUPT, "store %s: %s during %s", st->path,
+		                    mdb_strerror(rc), step);
+	return mrtx__seterr(MRTX_ESTORE, "store %s: %s: %s", st->path, step, mdb_strerror(rc));
+}
+
+/* ------------------------------------------------------ fault injection */
+
+/*
+ * Test hook (store.h, store__fail_at): while armed, every store call
+ * (store_read_row, store_read_locks, store_scan_rows, store_write_rows) is
+ * counted and the n-th fails with an LMDB error before touching LMDB.  Off,
+ * it costs one load and a predicted branch.
+ */
+volatile int store__fault_armed;
+static atomic_ulong fault_calls, fault_at;
+static atomic_int fault_err;
+
+unsigned long store__fail_at(unsigned long n, int lmdb_error)
+{
+	unsigned long before = atomic_exchange(&fault_calls, 0);
+
+	atomic_store(&fault_err, lmdb_error ? lmdb_error : EIO);
+	atomic_store(&fault_at, n);
+	store__fault_armed = n != 0;
+	return before;
+}
+
+int store__fault_hit(store *st, const char *step)
+{
+	unsigned long n = atomic_fetch_add(&fault_calls, 1) + 1;
+
+	if (n != atomic_load(&fault_at))
+		return 0;
+	return lmdb_err(st, atomic_load(&fault_err), step);
+}
+
+
+/* -------------------------------------------------------------- helpers */
+
+int lmdb_txn_begin(store *st, unsigned flags, MDB_txn **out)
+{
+	int rc = mdb_txn_begin(st->env, NULL, flags, out);
+
+	if (rc == MDB_MAP_RESIZED) {
+		/* Another process grew the map; adopt its size and retry. */
+		mdb_env_set_mapsize(st->env, 0);
+		rc = mdb_txn_begin(st->env, NULL, flags, out);
+	}
+	if (rc)
+		return lmdb_err(st, rc, flags & MDB_RDONLY ? "begin read" : "begin write");
+	atomic_fetch_add_explicit(flags & MDB_RDONLY ? &st->read_txns : &st->write_txns, 1,
+	                          memory_order_relaxed);
+	return 0;
+}
+
+int lmdb_rtxn_begin(store *st, MDB_txn **out)
+{
+	MDB_txn *txn = NULL;
+
+	pthread_mutex_lock(&st->pool_mu);
+	if (st->npool)
+		txn = st->pool[--st->npool];
+	pthread_mutex_unlock(&st->pool_mu);
+	if (txn) {
+		/* Renewal keeps the reader slot and the allocation (whose size
+		 * grows with maxdbs), and sees DBIs opened since. */
+		if (mdb_txn_renew(txn) == 0) {
+			atomic_fetch_add_explicit(&st->read_txns, 1, memory_order_relaxed);
+			*out = txn;
+			return 0;
+		}
+		mdb_txn_abort(txn);
+	}
+	return lmdb_txn_begin(st, MDB_RDONLY, out);
+}
+
+void lmdb_rtxn_end(store *st, MDB_txn *txn)
+{
+	mdb_txn_reset(txn);
+	pthread_mutex_lock(&st->pool_mu);
+	if (st->npool < READ_POOL) {
+		st->pool[st->npool++] = txn;
+		txn = NULL;
+	}
+	pthread_mutex_unlock(&st->pool_mu);
+	if (txn)
+		mdb_txn_abort(txn);
+}
+
+/*
+ * Commit durability.  In sync mode only a commit point must be on disk
+ * before its call returns; every other protocol write can be redone from
+ * the lock records.  So a sync store runs LMDB with MDB_NOMETASYNC: each
+ * commit still fdatasyncs its data pages before writing its meta page
+ * (LMDB's integrity rule: no meta page ever points at unwritten pages),
+ * and only the meta page's own flush is left to the next commit.  A
+ * durable commit then forces mdb_env_sync, which flushes that meta page
+ * and every earlier one: once a commit point returns, it and everything
+ * before it survive an OS crash.  A failed sync after a successful commit
+ * is reported as an error, so the commit point becomes MRTX_EUNKNOWN,
+ * never a false OK.  (Toggling MDB_NOMETASYNC per transaction instead
+ * would race with other threads' commits.)
+ */
+int lmdb_sync(store *st)
+{
+	return st->durability == MRTX_SYNC ? mdb_env_sync(st->env, 1) : 0;
+}
+
+int lmdb_commit(store *st, MDB_txn *txn, int durable)
+{
+	int rc = mdb_txn_commit(txn);
+
+	return rc == 0 && durable ? lmdb_sync(st) : rc;
+}
+
+/* A growable array in an arena (old storage is left to the arena). */
+void *lmdb_arr_grow(mrtx_arena *a, void *arr, size_t n, size_t *cap, size_t elem)
+{
+	size_t ncap = *cap ? *cap * 2 : 8;
+	void *p;
+
+	if (n < *cap)
+		return arr;
+	if (ncap > SIZE_MAX / elem || !(p = arena_alloc(a, ncap * elem)))
+		return NULL;
+	if (n)
+		memcpy(p, arr, n * elem);
+	*cap = ncap;
+	return p;
+}
+/* ----------------------------------------------------------- open/close */
+
+static void store_destroy(store *st)
+{
+	size_t n = atomic_load(&st->ntables);
+
+	while (st->npool > 0)
+		mdb_txn_abort(st->pool[--st->npool]);
+	if (st->env)
+		mdb_env_close(st->env);
+	for (size_t i = 0; i < n; i++)
+		mrtx__free(st->tables[i]);
+	pthread_mutex_destroy(&st->mu);
+	pthread_mutex_destroy(&st->pool_mu);
+	pthread_mutex_destroy(&st->gmu);
+	pthread_cond_destroy(&st->gcv);
+	mrtx__free(st->path);
+	mrtx__free(st);
+}
+
+static int env_open(store *st, const store_opts *o)
+{
+	unsigned flags = MDB_NOTLS;
+	MDB_envinfo info;
+	int rc, dead;
+
+	if (o->durability == MRTX_NOMETASYNC || o->durability == MRTX_SYNC)
+		flags |= MDB_NOMETASYNC; /* MRTX_SYNC: see lmdb_commit */
+	else if (o->durability == MRTX_NOSYNC)
+		flags |= MDB_NOSYNC;
+	if ((rc = mdb_env_create(&st->env)))
+		return lmdb_err(st, rc, "create environment");
+	if ((rc = mdb_env_set_maxdbs(st->env, 2 * MRTX_MAX_TABLES + 2)) ||
+	    (rc = mdb_env_set_maxreaders(st->env, 1022)))
+		return lmdb_err(st, rc, "configure environment");
+	rc = mdb_env_open(st->env, st->path, flags, o->file_mode ? o->file_mode : 0600);
+	if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH)
+		return mrtx__seterr(MRTX_ENOTSTORE, "%s: not an mrtx store (%s)", st->path,
+		                    mdb_strerror(rc));
+	if (rc == EACCES || rc == EPERM || rc == EROFS)
+		return mrtx__seterr(MRTX_ESTORE, "%s: cannot open store: %s", st->path, strerror(rc));
+	if (rc)
+		return lmdb_err(st, rc, "open environment");
+	/*
+	 * The map size is set after opening, when the file's own size is known:
+	 * a new store gets map_size (default 1 GiB); an existing one grows to
+	 * map_size if that is larger and never shrinks (LMDB would otherwise
+	 * take a smaller request as long as the data fits).  No transaction of
+	 * this environment is active yet, as mdb_env_set_mapsize requires.
+	 */
+	if ((rc = mdb_env_info(st->env, &info)))
+		return lmdb_err(st, rc, "read environment info");
+	{
+		size_t want = o->map_size ? o->map_size : DEFAULT_MAP;
+		int fresh = info.me_last_pgno <= 1; /* only the two meta pages */
+
+		if ((fresh && want != info.me_mapsize) || want > info.me_mapsize) {
+			if ((rc = mdb_env_set_mapsize(st->env, want)))
+				return lmdb_err(st, rc, "set map size");
+		}
+	}
+	if ((rc = mdb_env_info(st->env, &info)))
+		return lmdb_err(st, rc, "read environment info");
+	st->map_size = info.me_mapsize;
+	/* Slots of killed processes would pin old snapshots and grow the file. */
+	if (mdb_reader_check(st->env, &dead) == 0 && dead > 0)
+		atomic_fetch_add(&st->stale_cleared, dead);
+	return 0;
+}
+
+int store_open(store **out, const char *path, const store_opts *o)
+{
+	struct stat sb;
+	store *st;
+	int rc;
+
+	if (stat(path, &sb) != 0) {
+		if (errno != ENOENT)
+			return mrtx__seterr(MRTX_ESTORE, "%s: %s", path, strerror(errno));
+		if (mkdir(path, 0700) != 0 && errno != EEXIST)
+			return mrtx__seterr(MRTX_ESTORE, "cannot create store directory %s: %s", path,
+			                    strerror(errno));
+		if (stat(path, &sb) != 0)
+			return mrtx__seterr(MRTX_ESTORE, "%s: %s", path, strerror(errno));
+	}
+	if (!S_ISDIR(sb.st_mode))
+		return mrtx__seterr(MRTX_ENOTSTORE, "%s is not a directory (an mrtx store is a "
+		                    "directory)", path);
+	pthread_mutex_lock(&registry_mu);
+	for (st = registry; st; st = st->next)
+		if (st->dev == sb.st_dev && st->ino == sb.st_ino && st->pid == getpid()) {
+			st->refs++;
+			pthread_mutex_unlock(&registry_mu);
+			*out = st;
+			return 0;
+		}
+	rc = MRTX_ENOMEM;
+	if (!(st = mrtx__calloc(1, sizeof(*st))) || !(st->path = mrtx__strdup(path))) {
+		mrtx__free(st);
+		rc = mrtx__seterr(MRTX_ENOMEM, "out of memory opening %s", path);
+		goto done;
+	}
+	pthread_mutex_init(&st->mu, NULL);
+	pthread_mutex_init(&st->pool_mu, NULL);
+	pthread_mutex_init(&st->gmu, NULL);
+	pthread_cond_init(&st->gcv, NULL);
+	st->gq_tail = &st->gq_head;
+	st->durability = o->durability;
+	st->dev = sb.st_dev;
+	st->ino = sb.st_ino;
+	st->pid = getpid();
+	st->refs = 1;
+	st->unbatched = o->unbatched;
+	if ((rc = env_open(st, o)) || (rc = lmdb_meta_init(st))) {
+		store_destroy(st);
+		goto done;
+	}
+	st->next = registry;
+	registry = st;
+	*out = st;
+done:
+	pthread_mutex_unlock(&registry_mu);
+	return rc;
+}
+
+void store_close(store *st)
+{
+	store **pp;
+
+	if (!st)
+		return;
+	pthread_mutex_lock(&registry_mu);
+	if (--st->refs > 0) {
+		pthread_mutex_unlock(&registry_mu);
+		return;
+	}
+	for (pp = &registry; *pp; pp = &(*pp)->next)
+		if (*pp == st) {
+			*pp = st->next;
+			break;
+		}
+	pthread_mutex_unlock(&registry_mu);
+	if (st->pid != getpid()) {
+		/* A forked child must not close its parent's environment's locks. */
+		return;
+	}
+	store_destroy(st);
+}
+
+const char *store_path(const store *st)
+{
+	return st->path;
+}
+
+int store_is_unbatched(const store *st)
+{
+	return st->unbatched;
+}
+
+const uint8_t *store_id(const store *st)
+{
+	return st->id;
+}
+
+void store_counters_get(store *st, store_counters *out)
+{
+	out->write_calls = atomic_load(&st->write_calls);
+	out->write_txns = atomic_load(&st->write_txns);
+	out->read_txns = atomic_load(&st->read_txns);
+}
+
+/* mdb_reader_list prints a header line, then one line per live reader. */
+/* mdb_reader_list lines: "pid thread txnid"; a reset (pooled) read
+ * transaction keeps its slot with txnid "-" and pins no snapshot. */
+static int count_reader(const char *msg, void *ctx)
+{
+	char txnid[32];
+	int pid;
+	size_t tid;
+
+	if (sscanf(msg, "%d %zx %31s", &pid, &tid, txnid) == 3 && strcmp(txnid, "-") != 0)
+		++*(unsigned *)ctx;
+	return 0;
+}
+
+int store_get_info(store *st, store_info *out)
+{
+	MDB_envinfo info;
+	MDB_stat ms;
+	int rc, dead = 0;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = mdb_reader_check(st->env, &dead)) ||
+	    (rc = mdb_env_info(st->env, &info)) || (rc = mdb_env_stat(st->env, &ms)))
+		return lmdb_err(st, rc, "stat");
+	out->map_size = info.me_mapsize;
+	out->page_size = ms.ms_psize;
+	out->used_bytes = (info.me_last_pgno + 1) * (size_t)ms.ms_psize;
+	out->max_readers = info.me_maxreaders;
+	out->num_readers = 0;
+	mdb_reader_list(st->env, count_reader, &out->num_readers);
+	out->stale_readers_cleared = atomic_fetch_add(&st->stale_cleared, dead) + dead;
+	return 0;
+}
+

@@ -1,0 +1,97 @@
+/*
+ * lmdb_int.h - internals shared by the LMDB backend's files (lmdb_*.c):
+ * the only files that include <lmdb.h>.
+ */
+#ifndef MRTX_LMDB_INT_H
+#define MRTX_LMDB_INT_H
+
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "store.h"
+
+#define META_FORMAT 1u
+#define DEFAULT_MAP ((size_t)1 << 30)
+#define READ_POOL 8 /* reset read transactions kept for renewal */
+
+/* A caller of store_write_rows waiting for (or acting as) the group leader. */
+typedef struct wreq {
+	store_op *ops;
+	size_t n;
+	int durable;
+	int rc;
+	int done;
+	struct wreq *next;
+} wreq;
+
+struct store {
+	MDB_env *env;
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	pid_t pid;
+	int refs;
+	int unbatched;
+	size_t map_size;
+	MDB_dbi dbi_meta;
+	uint8_t id[16];
+	pthread_mutex_t mu; /* table creation and DBI opens */
+	store_table *tables[MRTX_MAX_TABLES];
+	atomic_size_t ntables; /* entries below are immutable once published */
+	atomic_ulong write_calls, write_txns, read_txns;
+	atomic_int stale_cleared; /* dead readers' slots cleared (open, store_get_info) */
+	int durability;           /* MRTX_SYNC, MRTX_NOMETASYNC, MRTX_NOSYNC */
+	/* read transactions: reset ones wait here to be renewed */
+	pthread_mutex_t pool_mu;
+	MDB_txn *pool[READ_POOL];
+	int npool;
+	/* group commit: queued writers, one leader at a time (lmdb_rw.c) */
+	pthread_mutex_t gmu;
+	pthread_cond_t gcv;
+	wreq *gq_head, **gq_tail;
+	int leader;
+	store *next;        /* process registry */
+};
+
+/* Map LMDB's rc to an MRTX code with a message naming the store and step. */
+int lmdb_err(store *st, int rc, const char *step);
+/* Begin an LMDB transaction (adopting a map grown by another process). */
+int lmdb_txn_begin(store *st, unsigned flags, MDB_txn **out);
+/* Commit a write transaction; durable ones are on disk when it returns
+ * (per the store's durability). */
+int lmdb_commit(store *st, MDB_txn *txn, int durable);
+/* Make every commit so far durable (sync stores; no-op otherwise). */
+int lmdb_sync(store *st);
+/* A read transaction from the pool (renewed) or a new one; give it back
+ * with lmdb_rtxn_end, never mdb_txn_abort. */
+int lmdb_rtxn_begin(store *st, MDB_txn **out);
+void lmdb_rtxn_end(store *st, MDB_txn *txn);
+/* A growable array in an arena (old storage is left to the arena). */
+void *lmdb_arr_grow(mrtx_arena *a, void *arr, size_t n, size_t *cap, size_t elem);
+/* Read or create the metadata; attach every table (lmdb_meta.c). */
+int lmdb_meta_init(store *st);
+
+/* Store-call fault hook (store.h, store__fail_at). */
+extern volatile int store__fault_armed;
+int store__fault_hit(store *st, const char *step);
+#define STORE_FAULT(st, step) (MRTX_UNLIKELY(store__fault_armed) ? store__fault_hit(st, step) : 0)
+
+static inline int cmp_bytes(const void *a, size_t an, const void *b, size_t bn)
+{
+	int c = memcmp(a, b, MRTX_MIN(an, bn));
+
+	if (c)
+		return c;
+	return an < bn ? -1 : an > bn;
+}
+
+static inline MDB_val mv(const void *p, size_t n)
+{
+	MDB_val v = { n, (void *)(uintptr_t)p };
+	return v;
+}
+
+#endif

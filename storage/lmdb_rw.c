@@ -1,0 +1,483 @@
+/*
+ * lmdb_rw.c - the storage seam's reads and writes on LMDB.
+ *
+ * Reads run in pooled read transactions (lmdb_env.c).  Batched writes run
+ * every op of a call in one LMDB write transaction, so a protocol phase
+ * costs one commit; unbatched stores run one write transaction per op, as
+ * a distributed engine would.
+ */
+#include "lmdb_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keyenc.h"
+
+/* ---------------------------------------------------------------- reads */
+
+/* Read row's cells (filtered) with cursor cur into out. */
+static int read_cells(store *st, MDB_txn *txn, const store_table *t, mrtx_bytes row,
+                      const store_filter *f, mrtx_arena *a, store_row *out)
+{
+	uint8_t key[MRTX_MAX_KEY + 16];
+	size_t plen, cap = 0, klen;
+	MDB_cursor *cur = NULL;
+	MDB_val k, v;
+	int rc, op = MDB_SET_RANGE;
+
+	out->cells = NULL;
+	out->ncells = 0;
+	if (f && f->lock_only)
+		return 0;
+	/* Rows come from the API (checked) but also from lock keys and lock
+	 * records, which a damaged store could make too long to encode. */
+	if (keyenc_size(row.data, row.size) + 1 > MRTX_MAX_KEY)
+		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a %zu-byte row in the lock family "
+		                    "cannot hold cells (damaged store?)", t->name, row.size);
+	plen = keyenc_put(key, row.data, row.size);
+	klen = plen;
+	if (f && f->family >= 0) {
+		key[plen++] = (uint8_t)f->family;
+		klen = plen;
+		if (f->qs.size) {
+			if (klen + f->qs.size > sizeof(key))
+				return mrtx__seterr(MRTX_ETOOBIG, "qualifier bound too long");
+			memcpy(key + klen, f->qs.data, f->qs.size);
+			klen += f->qs.size;
+		}
+	}
+	if (f && f->family >= 0 && f->qual_exact) {
+		k = mv(key, klen);
+		rc = mdb_get(txn, t->dbi_data, &k, &v);
+		if (rc == MDB_NOTFOUND)
+			return 0;
+		if (rc)
+			return lmdb_err(st, rc, "read cell");
+		if (!(out->cells = arena_alloc(a, sizeof(store_cell))))
+			return MRTX_ENOMEM;
+		out->cells[0].fid = (uint8_t)f->family;
+		out->cells[0].qual = MRTX_BYTES(arena_dup(a, f->qs.data, f->qs.size), f->qs.size);
+		out->cells[0].value = MRTX_BYTES(arena_dup(a, v.mv_data, v.mv_size), v.mv_size);
+		if (!out->cells[0].qual.data || !out->cells[0].value.data)
+			return MRTX_ENOMEM;
+		out->ncells = 1;
+		return 0;
+	}
+	if ((rc = mdb_cursor_open(txn, t->dbi_data, &cur)))
+		return lmdb_err(st, rc, "open cursor");
+	k = mv(key, klen);
+	for (;;) {
+		store_cell *c;
+		const uint8_t *kd;
+		size_t encsize = plen - ((f && f->family >= 0) ? 1 : 0);
+
+		rc = mdb_cursor_get(cur, &k, &v, op);
+		op = MDB_NEXT;
+		if (rc == MDB_NOTFOUND) {
+			rc = 0;
+			break;
+		}
+		if (rc) {
+			rc = lmdb_err(st, rc, "read row");
+			break;
+		}
+		kd = k.mv_data;
+		if (k.mv_size < plen + ((f && f->family >= 0) ? 0 : 1) ||
+		    memcmp(kd, key, plen) != 0)
+			break;
+		if (f && f->family >= 0 && f->qe.size &&
+		    cmp_bytes(kd + plen, k.mv_size - plen, f->qe.data, f->qe.size) >= 0)
+			break;
+		if (!(out->cells = lmdb_arr_grow(a, out->cells, out->ncells, &cap, sizeof(*c)))) {
+			rc = MRTX_ENOMEM;
+			break;
+		}
+		if (kd[encsize] >= t->nfamilies) {
+			rc = mrtx__seterr(MRTX_ECORRUPT, "table '%s': cell with unknown family id %u",
+			                  t->name, kd[encsize]);
+			break;
+		}
+		c = &out->cells[out->ncells++];
+		c->fid = kd[encsize];
+		c->qual = MRTX_BYTES(arena_dup(a, kd + encsize + 1, k.mv_size - encsize - 1),
+		                     k.mv_size - encsize - 1);
+		c->value = MRTX_BYTES(arena_dup(a, v.mv_data, v.mv_size), v.mv_size);
+		if (!c->qual.data || !c->value.data) {
+			rc = MRTX_ENOMEM;
+			break;
+		}
+	}
+	mdb_cursor_close(cur);
+	return rc;
+}
+
+static int read_lock(store *st, MDB_txn *txn, const store_table *t, mrtx_bytes row,
+                     mrtx_arena *a, store_row *out)
+{
+	MDB_val k = mv(row.data, row.size), v;
+	int rc = mdb_get(txn, t->dbi_lock, &k, &v);
+
+	out->row = row;
+	out->has_lock = 0;
+	out->lock = MRTX_BYTES(NULL, 0);
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc)
+		return lmdb_err(st, rc, "read lock");
+	if (!(out->lock.data = arena_dup(a, v.mv_data, v.mv_size)))
+		return MRTX_ENOMEM;
+	out->lock.size = v.mv_size;
+	out->has_lock = 1;
+	return 0;
+}
+
+int store_read_row(store *st, const store_table *t, mrtx_bytes row,
+                   const store_filter *f, mrtx_arena *a, store_row *out)
+{
+	MDB_txn *txn;
+	int rc;
+
+	if ((rc = STORE_FAULT(st, "read row (injected fault)")))
+		return rc;
+	if ((rc = lmdb_rtxn_begin(st, &txn)))
+		return rc;
+	if ((rc = read_lock(st, txn, t, row, a, out)) == 0)
+		rc = read_cells(st, txn, t, row, f, a, out);
+	lmdb_rtxn_end(st, txn);
+	return rc;
+}
+
+int store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_arena *a,
+                     store_row *out)
+{
+	MDB_txn *txn;
+	int rc = 0;
+
+	if (n == 0)
+		return 0;
+	if ((rc = STORE_FAULT(st, "read locks (injected fault)")))
+		return rc;
+	if ((rc = lmdb_rtxn_begin(st, &txn)))
+		return rc;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		rc = read_lock(st, txn, refs[i].table, refs[i].row, a, &out[i]);
+		out[i].cells = NULL;
+		out[i].ncells = 0;
+	}
+	lmdb_rtxn_end(st, txn);
+	return rc;
+}
+
+static int in_range_lo(const store_range *r, const MDB_val *k)
+{
+	int c;
+
+	if (!r->lo.size)
+		return 1;
+	c = cmp_bytes(k->mv_data, k->mv_size, r->lo.data, r->lo.size);
+	return r->lo_excl ? c > 0 : c >= 0;
+}
+
+static int in_range_hi(const store_range *r, const MDB_val *k)
+{
+	return !r->hi.size || cmp_bytes(k->mv_data, k->mv_size, r->hi.data, r->hi.size) < 0;
+}
+
+int store_scan_rows(store *st, const store_table *t, const store_range *r,
+                    int reverse, const store_filter *f, size_t max_rows,
+                    mrtx_arena *a, store_row **rows, size_t *nrows, int *more)
+{
+	MDB_txn *txn = NULL;
+	MDB_cursor *cur = NULL;
+	MDB_val k, v;
+	size_t cap = 0;
+	int rc, op;
+
+	*rows = NULL;
+	*nrows = 0;
+	*more = 0;
+	if ((rc = STORE_FAULT(st, "scan (injected fault)")))
+		return rc;
+	if ((rc = lmdb_rtxn_begin(st, &txn)))
+		return rc;
+	if ((rc = mdb_cursor_open(txn, t->dbi_lock, &cur))) {
+		rc = lmdb_err(st, rc, "open cursor");
+		goto done;
+	}
+	/* Position on the first row of the range in scan order. */
+	if (!reverse) {
+		if (r->lo.size) {
+			k = mv(r->lo.data, r->lo.size);
+			rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+			if (rc == 0 && !in_range_lo(r, &k))
+				rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+		} else
+			rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+		op = MDB_NEXT;
+	} else {
+		if (r->hi.size) {
+			k = mv(r->hi.data, r->hi.size);
+			rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+			rc = rc == 0 ? mdb_cursor_get(cur, &k, &v, MDB_PREV) :
+			     rc == MDB_NOTFOUND ? mdb_cursor_get(cur, &k, &v, MDB_LAST) : rc;
+		} else
+			rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+		op = MDB_PREV;
+	}
+	for (; rc == 0; rc = mdb_cursor_get(cur, &k, &v, op)) {
+		store_row *row;
+
+		if (reverse ? !in_range_lo(r, &k) : !in_range_hi(r, &k))
+			break;
+		if (max_rows && *nrows == max_rows) {
+			*more = 1;
+			break;
+		}
+		if (!(*rows = lmdb_arr_grow(a, *rows, *nrows, &cap, sizeof(**rows)))) {
+			rc = MRTX_ENOMEM;
+			goto done;
+		}
+		row = &(*rows)[(*nrows)++];
+		row->row = MRTX_BYTES(arena_dup(a, k.mv_data, k.mv_size), k.mv_size);
+		row->lock = MRTX_BYTES(arena_dup(a, v.mv_data, v.mv_size), v.mv_size);
+		row->has_lock = 1;
+		if (!row->row.data || !row->lock.data) {
+			rc = MRTX_ENOMEM;
+			goto done;
+		}
+		if ((rc = read_cells(st, txn, t, row->row, f, a, row)))
+			goto done;
+	}
+	rc = (rc == MDB_NOTFOUND || rc == 0) ? 0 : lmdb_err(st, rc, "scan");
+done:
+	if (cur)
+		mdb_cursor_close(cur);
+	lmdb_rtxn_end(st, txn);
+	if (rc) {
+		/* No half-filled row reaches the caller. */
+		*rows = NULL;
+		*nrows = 0;
+		*more = 0;
+	}
+	return rc;
+}
+
+/* --------------------------------------------------------------- writes */
+
+/* Delete every data key starting with prefix. */
+static int del_prefix(MDB_txn *txn, MDB_dbi dbi, const uint8_t *prefix, size_t plen)
+{
+	MDB_cursor *cur;
+	MDB_val k = mv(prefix, plen), v;
+	int rc;
+
+	if ((rc = mdb_cursor_open(txn, dbi, &cur)))
+		return rc;
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	while (rc == 0 && k.mv_size >= plen && memcmp(k.mv_data, prefix, plen) == 0) {
+		if ((rc = mdb_cursor_del(cur, 0)))
+			break;
+		/* After a delete the cursor already stands on the next item. */
+		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static int apply_mut(MDB_txn *txn, const store_op *op, const store_mut *m)
+{
+	uint8_t key[MRTX_MAX_KEY + 16];
+	size_t klen;
+	MDB_val k, v;
+	int rc;
+
+	if (keyenc_size(op->row.data, op->row.size) + 1 > MRTX_MAX_KEY ||
+	    (m->kind != STORE_MUT_DEL_ROW && m->fid >= op->table->nfamilies))
+		return MDB_BAD_VALSIZE; /* lockio_decode refuses such redo first */
+	klen = keyenc_put(key, op->row.data, op->row.size);
+	if (m->kind == STORE_MUT_DEL_ROW)
+		return del_prefix(txn, op->table->dbi_data, key, klen);
+	key[klen++] = m->fid;
+	if (m->kind == STORE_MUT_DEL_FAMILY)
+		return del_prefix(txn, op->table->dbi_data, key, klen);
+	if (klen + m->qual.size > MRTX_MAX_KEY)
+		return MDB_BAD_VALSIZE;
+	if (m->qual.size)
+		memcpy(key + klen, m->qual.data, m->qual.size);
+	klen += m->qual.size;
+	k = mv(key, klen);
+	if (m->kind == STORE_MUT_PUT) {
+		v = mv(m->value.data, m->value.size);
+		return mdb_put(txn, op->table->dbi_data, &k, &v, 0);
+	}
+	rc = mdb_del(txn, op->table->dbi_data, &k, NULL);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Apply one op inside txn.  Sets op->result to 0 or MRTX_CONFLICT; a
+ * nonzero return is an LMDB error that breaks txn. */
+static int apply_op(MDB_txn *txn, store_op *op)
+{
+	MDB_val k = mv(op->row.data, op->row.size), v;
+	int rc = mdb_get(txn, op->table->dbi_lock, &k, &v), match;
+
+	if (rc && rc != MDB_NOTFOUND)
+		return rc;
+	if (op->expect_absent)
+		match = rc == MDB_NOTFOUND;
+	else
+		match = rc == 0 && v.mv_size == op->expect_lock.size &&
+		        memcmp(v.mv_data, op->expect_lock.data, v.mv_size) == 0;
+	if (!match) {
+		op->result = MRTX_CONFLICT;
+		return 0;
+	}
+	for (size_t i = 0; i < op->nmuts; i++)
+		if ((rc = apply_mut(txn, op, &op->muts[i])))
+			return rc;
+	if (op->delete_lock) {
+		rc = mdb_del(txn, op->table->dbi_lock, &k, NULL);
+		rc = rc == MDB_NOTFOUND ? 0 : rc;
+	} else {
+		v = mv(op->new_lock.data, op->new_lock.size);
+		rc = mdb_put(txn, op->table->dbi_lock, &k, &v, 0);
+	}
+	if (rc == 0)
+		op->result = 0;
+	return rc;
+}
+
+/* Run ops[0..n) in one write transaction. */
+static int write_txn(store *st, store_op *ops, size_t n, int durable)
+{
+	MDB_txn *txn;
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		ops[i].result = MRTX_ESTORE;
+	if ((rc = lmdb_txn_begin(st, 0, &txn)))
+		goto fail;
+	for (size_t i = 0; i < n; i++)
+		if ((rc = apply_op(txn, &ops[i]))) {
+			mdb_txn_abort(txn);
+			rc = lmdb_err(st, rc, "write row");
+			goto fail;
+		}
+	if ((rc = lmdb_commit(st, txn, durable))) {
+		rc = lmdb_err(st, rc, "commit");
+		goto fail;
+	}
+	return 0;
+fail:
+	for (size_t i = 0; i < n; i++)
+		ops[i].result = rc;
+	return rc;
+}
+
+/*
+ * Group commit: every request queued while a leader runs is applied by the
+ * next leader in one LMDB write transaction (one fsync for all of them).
+ * Ops stay independent: each is conditional on its own row, and requests
+ * are applied in queue order.  If the shared transaction fails, each
+ * request is retried alone so that one request's error is its own.
+ */
+static void write_group(store *st, wreq *head)
+{
+	MDB_txn *txn;
+	int durable = 0, rc;
+
+	if (!head->next) {
+		head->rc = write_txn(st, head->ops, head->n, head->durable);
+		return;
+	}
+	for (wreq *r = head; r; r = r->next) {
+		durable |= r->durable;
+		for (size_t i = 0; i < r->n; i++)
+			r->ops[i].result = MRTX_ESTORE;
+	}
+	if ((rc = lmdb_txn_begin(st, 0, &txn)))
+		goto alone;
+	for (wreq *r = head; r; r = r->next)
+		for (size_t i = 0; i < r->n; i++)
+			if ((rc = apply_op(txn, &r->ops[i]))) {
+				mdb_txn_abort(txn);
+				goto alone;
+			}
+	if ((rc = mdb_txn_commit(txn)) == 0) {
+		/* Applied: a failed sync now must not be retried (the ops'
+		 * conditions would fail against their own writes); it is every
+		 * request's error, so a commit point reports EUNKNOWN. */
+		rc = durable ? lmdb_sync(st) : 0;
+		for (wreq *r = head; r; r = r->next) {
+			r->rc = rc ? lmdb_err(st, rc, "sync") : 0;
+			for (size_t i = 0; rc && i < r->n; i++)
+				r->ops[i].result = r->rc;
+		}
+		return;
+	}
+	/* Not applied (LMDB aborts a failed commit): each request alone. */
+alone:
+	for (wreq *r = head; r; r = r->next)
+		r->rc = write_txn(st, r->ops, r->n, r->durable);
+}
+
+static int write_batched(store *st, store_op *ops, size_t n, int durable)
+{
+	wreq me = { ops, n, durable, 0, 0, NULL };
+
+	pthread_mutex_lock(&st->gmu);
+	*st->gq_tail = &me;
+	st->gq_tail = &me.next;
+	while (!me.done) {
+		wreq *batch, *next;
+
+		if (st->leader) {
+			pthread_cond_wait(&st->gcv, &st->gmu);
+			continue;
+		}
+		batch = st->gq_head;
+		st->gq_head = NULL;
+		st->gq_tail = &st->gq_head;
+		st->leader = 1;
+		pthread_mutex_unlock(&st->gmu);
+		write_group(st, batch);
+		pthread_mutex_lock(&st->gmu);
+		st->leader = 0;
+		for (; batch; batch = next) {
+			next = batch->next; /* a finished waiter's wreq dies with its frame */
+			batch->done = 1;
+		}
+		pthread_cond_broadcast(&st->gcv);
+	}
+	pthread_mutex_unlock(&st->gmu);
+	return me.rc;
+}
+
+int store_write_rows(store *st, store_op *ops, size_t n)
+{
+	int first = 0, durable = 0;
+
+	if (n == 0)
+		return 0;
+	if ((first = STORE_FAULT(st, "write rows (injected fault)"))) {
+		for (size_t i = 0; i < n; i++)
+			ops[i].result = first;
+		return first;
+	}
+	atomic_fetch_add_explicit(&st->write_calls, 1, memory_order_relaxed);
+	for (size_t i = 0; i < n; i++)
+		durable |= ops[i].durable;
+	if (!st->unbatched)
+		return write_batched(st, ops, n, durable);
+	for (size_t i = 0; i < n; i++) {
+		int rc = write_txn(st, &ops[i], 1, durable), fp;
+
+		if ((fp = FAILPOINT(FP_STORE_AFTER_ROW_WRITE)) && rc == 0)
+			ops[i].result = rc = fp; /* applied, but reported failed */
+		if (rc && !first)
+			first = rc;
+	}
+	return first;
+}
+

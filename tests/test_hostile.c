@@ -1,0 +1,131 @@
+/*
+ * test_hostile.c - a damaged store must give MRTX_ECORRUPT, never a crash:
+ * lock-family keys too long to encode as cell keys, and lock records whose
+ * redo names a family the table does not have (both beyond what the API
+ * can write, so written here through the storage seam).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "lockcf/lockio.h"
+#include "txn/admin.h"
+
+static const char *const FAMS[] = { "f" };
+
+static mrtx_db *fresh(char **dir, const store_table **t)
+{
+	mrtx_db *db = tu_open_fresh("hostile", dir, NULL);
+
+	assert_non_null(db);
+	assert_int_equal(mrtx_create_table(db, "t", FAMS, 1), MRTX_OK);
+	assert_int_equal(store_table_find(mrtx__db_store(db), "t", t), MRTX_OK);
+	return db;
+}
+
+static int scan_first(mrtx_db *db)
+{
+	mrtx_scan_spec sp;
+	mrtx_scanner *s;
+	mrtx_cell c;
+	mrtx_txn *txn;
+	int rc;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.table = "t";
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_scan_open(txn, &sp, &s), MRTX_OK);
+	rc = mrtx_scan_next(s, &c);
+	mrtx_scan_close(s);
+	mrtx_abort(txn);
+	return rc;
+}
+
+/* 400 NUL bytes: a legal LMDB lock key, but enc() is 802 bytes. */
+static void long_lock_key(void **state)
+{
+	static uint8_t row[400];
+	const store_table *t;
+	uint8_t id[16] = { 1 };
+	mrtx_arena a;
+	store_op op;
+	char *dir;
+	mrtx_db *db = fresh(&dir, &t);
+	store *st = mrtx__db_store(db);
+
+	(void)state;
+	arena_init(&a);
+	memset(&op, 0, sizeof(op));
+	op.table = t;
+	op.row = MRTX_BYTES(row, sizeof(row));
+	op.expect_absent = 1;
+	assert_int_equal(lockio_stable(st, id, 5, &a, &op.new_lock), MRTX_OK);
+	assert_int_equal(store_write_rows(st, &op, 1), MRTX_OK);
+	assert_int_equal(op.result, 0);
+	assert_int_equal(scan_first(db), MRTX_ECORRUPT);
+	arena_free(&a);
+	mrtx_close(db);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/* A redo naming family id 200 of a one-family table. */
+static void redo_bad_family(void **state)
+{
+	store_mut m = { STORE_MUT_PUT, 200, { "q", 1 }, { "v", 1 } };
+	const store_table *t;
+	uint8_t id[16] = { 2 };
+	mrtx_arena a;
+	lock_rec r, d;
+	store_op op;
+	mrtx_txn *txn;
+	mrtx_bytes v;
+	char *dir;
+	mrtx_db *db = fresh(&dir, &t);
+	store *st = mrtx__db_store(db);
+
+	(void)state;
+	arena_init(&a);
+	memset(&r, 0, sizeof(r));
+	r.state = LOCK_PREWRITTEN;
+	r.flags = LOCK_F_PREV_ABSENT;
+	memcpy(r.tag, store_id(st), LOCK_TAG_SIZE);
+	memcpy(r.txn, id, sizeof(id));
+	r.commit_ts = 5;
+	r.expiry_ms = 1; /* long expired */
+	r.redo = &m;
+	r.nredo = 1;
+	memset(&op, 0, sizeof(op));
+	op.table = t;
+	op.row = MRTX_CSTR("row");
+	op.expect_absent = 1;
+	assert_int_equal(lock_encode(&r, &a, &op.new_lock), MRTX_OK);
+	assert_int_equal(lockio_decode(st, t, op.row, op.new_lock, &a, &d), MRTX_ECORRUPT);
+	/* the seam refuses to apply it, too */
+	op.muts = &m;
+	op.nmuts = 1;
+	assert_int_not_equal(store_write_rows(st, &op, 1), MRTX_OK);
+	/* written as a lock only: a reader must not roll it forward */
+	op.muts = NULL;
+	op.nmuts = 0;
+	assert_int_equal(store_write_rows(st, &op, 1), MRTX_OK);
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_get(txn, "t", MRTX_CSTR("row"), "f", MRTX_CSTR("q"), &v),
+	                 MRTX_ECORRUPT);
+	mrtx_abort(txn);
+	assert_int_equal(scan_first(db), MRTX_ECORRUPT);
+	arena_free(&a);
+	mrtx_close(db);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(long_lock_key),
+		cmocka_unit_test(redo_bad_family),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
