@@ -151,13 +151,28 @@ void arena_init(mrtx_arena *a)
 	memset(a, 0, sizeof(*a));
 }
 
+void arena_init_buf(mrtx_arena *a, void *buf, size_t size)
+{
+	mrtx_arena_chunk *c = buf;
+
+	memset(a, 0, sizeof(*a));
+	if (size <= sizeof(*c))
+		return;
+	c->next = NULL;
+	c->cap = size - sizeof(*c);
+	a->head = a->borrowed = c;
+	a->cap = c->cap;
+	a->total = c->cap;
+}
+
 void arena_free(mrtx_arena *a)
 {
 	mrtx_arena_chunk *c = a->head, *next;
 
 	for (; c; c = next) {
 		next = c->next;
-		mrtx__free(c);
+		if (c != a->borrowed)
+			mrtx__free(c);
 	}
 	memset(a, 0, sizeof(*a));
 }

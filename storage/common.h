@@ -43,6 +43,7 @@ unsigned long mrtx__alloc_fail_at(unsigned long n);
 typedef struct mrtx_arena_chunk mrtx_arena_chunk;
 typedef struct mrtx_arena {
 	mrtx_arena_chunk *head;
+	mrtx_arena_chunk *borrowed; /* caller's first chunk: never freed */
 	size_t used;   /* bytes used in head */
 	size_t cap;    /* capacity of head */
 	size_t total;  /* bytes of every chunk, for accounting */
@@ -50,6 +51,9 @@ typedef struct mrtx_arena {
 
 void arena_init(mrtx_arena *a);
 void arena_free(mrtx_arena *a);
+/* Start with the caller's buffer (16-aligned, outliving the arena) as the
+ * first chunk: small arenas then never call the allocator. */
+void arena_init_buf(mrtx_arena *a, void *buf, size_t size);
 /* 8-aligned; NULL on allocation failure (error recorded). */
 void *arena_alloc(mrtx_arena *a, size_t n);
 /* Copy n bytes (n may be 0: returns a valid non-NULL pointer). */

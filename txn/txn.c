@@ -9,6 +9,7 @@
 #include "txn_int.h"
 #include "index.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,11 +49,12 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_begin: db and out are required");
 	/* The txn id is drawn at commit, and only by writers: readers never
 	 * need one, and RAND_bytes is most of a read-only transaction's cost. */
-	if (!(txn = mrtx__calloc(1, sizeof(*txn))))
+	if (!(txn = mrtx__malloc(sizeof(*txn))))
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory beginning a transaction");
+	memset(txn, 0, offsetof(mrtx_txn, arena0));
 	txn->db = db;
 	txn->lock_ttl_ms = db->lock_ttl_ms;
-	arena_init(&txn->arena);
+	arena_init_buf(&txn->arena, txn->arena0, sizeof(txn->arena0));
 	RB_INIT(&txn->rows);
 	*out = txn;
 	return 0;

@@ -72,6 +72,9 @@ struct mrtx_txn {
 	size_t nranges, cranges;
 	struct mrtx_scanner *scanners; /* open ones, detached when the txn ends */
 	struct index_set *idx; /* index declarations, loaded by the first write (index.c) */
+	/* The arena's first chunk, so a small transaction allocates once.
+	 * Keep it last: mrtx_begin zeroes only the fields before it. */
+	_Alignas(16) uint8_t arena0[1024];
 };
 
 int bcell_cmp(const bcell *a, const bcell *b);
