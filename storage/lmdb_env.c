@@ -70,15 +70,22 @@ int store__fault_hit(store *st, const char *step)
 
 int lmdb_txn_begin(store *st, unsigned flags, MDB_txn **out)
 {
-	int rc = mdb_txn_begin(st->env, NULL, flags, out);
+	int rc, wr = !(flags & MDB_RDONLY);
+
+	if (wr)
+		pthread_mutex_lock(&st->wmu); /* see lmdb_commit */
+	rc = mdb_txn_begin(st->env, NULL, flags, out);
 
 	if (rc == MDB_MAP_RESIZED) {
 		/* Another process grew the map; adopt its size and retry. */
 		mdb_env_set_mapsize(st->env, 0);
 		rc = mdb_txn_begin(st->env, NULL, flags, out);
 	}
-	if (rc)
-		return lmdb_err(st, rc, flags & MDB_RDONLY ? "begin read" : "begin write");
+	if (rc) {
+		if (wr)
+			pthread_mutex_unlock(&st->wmu);
+		return lmdb_err(st, rc, wr ? "begin write" : "begin read");
+	}
 	atomic_fetch_add_explicit(flags & MDB_RDONLY ? &st->read_txns : &st->write_txns, 1,
 	                          memory_order_relaxed);
 	return 0;
@@ -121,27 +128,37 @@ void lmdb_rtxn_end(store *st, MDB_txn *txn)
 /*
  * Commit durability.  In sync mode only a commit point must be on disk
  * before its call returns; every other protocol write can be redone from
- * the lock records.  So a sync store runs LMDB with MDB_NOMETASYNC: each
- * commit still fdatasyncs its data pages before writing its meta page
- * (LMDB's integrity rule: no meta page ever points at unwritten pages),
- * and only the meta page's own flush is left to the next commit.  A
- * durable commit then forces mdb_env_sync, which flushes that meta page
- * and every earlier one: once a commit point returns, it and everything
- * before it survive an OS crash.  A failed sync after a successful commit
- * is reported as an error, so the commit point becomes MRTX_EUNKNOWN,
- * never a false OK.  (Toggling MDB_NOMETASYNC per transaction instead
- * would race with other threads' commits.)
+ * the lock records.  Those are committed with MDB_NOMETASYNC: their data
+ * pages are still fdatasync'ed before their meta page is written (LMDB's
+ * integrity rule holds: no meta page ever points at unwritten pages); only
+ * the meta page's own flush is left to the next commit.  A durable commit
+ * runs LMDB's full sync, which flushes its own meta page and, through the
+ * data fdatasync, every earlier one: once a commit point returns, it and
+ * everything before it survive an OS crash.
+ *
+ * The flag is per environment, so every write transaction of this process
+ * holds st->wmu from begin to after commit (lmdb_txn_begin, lmdb_commit,
+ * lmdb_wabort): no other commit of ours can run while it is set, and only
+ * one thread changes the flags at a time, as LMDB requires.  LMDB already
+ * serialises write transactions, so the mutex costs no concurrency.
  */
-int lmdb_sync(store *st)
-{
-	return st->durability == MRTX_SYNC ? mdb_env_sync(st->env, 1) : 0;
-}
-
 int lmdb_commit(store *st, MDB_txn *txn, int durable)
 {
-	int rc = mdb_txn_commit(txn);
+	int relax = st->durability == MRTX_SYNC && !durable, rc;
 
-	return rc == 0 && durable ? lmdb_sync(st) : rc;
+	if (relax)
+		mdb_env_set_flags(st->env, MDB_NOMETASYNC, 1);
+	rc = mdb_txn_commit(txn);
+	if (relax)
+		mdb_env_set_flags(st->env, MDB_NOMETASYNC, 0);
+	pthread_mutex_unlock(&st->wmu);
+	return rc;
+}
+
+void lmdb_wabort(store *st, MDB_txn *txn)
+{
+	mdb_txn_abort(txn);
+	pthread_mutex_unlock(&st->wmu);
 }
 
 /* A growable array in an arena (old storage is left to the arena). */
@@ -173,6 +190,7 @@ static void store_destroy(store *st)
 		mrtx__free(st->tables[i]);
 	pthread_mutex_destroy(&st->mu);
 	pthread_mutex_destroy(&st->pool_mu);
+	pthread_mutex_destroy(&st->wmu);
 	pthread_mutex_destroy(&st->gmu);
 	pthread_cond_destroy(&st->gcv);
 	mrtx__free(st->path);
@@ -185,8 +203,8 @@ static int env_open(store *st, const store_opts *o)
 	MDB_envinfo info;
 	int rc, dead;
 
-	if (o->durability == MRTX_NOMETASYNC || o->durability == MRTX_SYNC)
-		flags |= MDB_NOMETASYNC; /* MRTX_SYNC: see lmdb_commit */
+	if (o->durability == MRTX_NOMETASYNC)
+		flags |= MDB_NOMETASYNC;
 	else if (o->durability == MRTX_NOSYNC)
 		flags |= MDB_NOSYNC;
 	if ((rc = mdb_env_create(&st->env)))
@@ -263,6 +281,7 @@ int store_open(store **out, const char *path, const store_opts *o)
 	}
 	pthread_mutex_init(&st->mu, NULL);
 	pthread_mutex_init(&st->pool_mu, NULL);
+	pthread_mutex_init(&st->wmu, NULL);
 	pthread_mutex_init(&st->gmu, NULL);
 	pthread_cond_init(&st->gcv, NULL);
 	st->gq_tail = &st->gq_head;

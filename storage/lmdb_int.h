@@ -46,6 +46,7 @@ struct store {
 	int durability;           /* MRTX_SYNC, MRTX_NOMETASYNC, MRTX_NOSYNC */
 	/* read transactions: reset ones wait here to be renewed */
 	pthread_mutex_t pool_mu;
+	pthread_mutex_t wmu;      /* held by this process's write txn (lmdb_commit) */
 	MDB_txn *pool[READ_POOL];
 	int npool;
 	/* group commit: queued writers, one leader at a time (lmdb_rw.c) */
@@ -60,11 +61,11 @@ struct store {
 int lmdb_err(store *st, int rc, const char *step);
 /* Begin an LMDB transaction (adopting a map grown by another process). */
 int lmdb_txn_begin(store *st, unsigned flags, MDB_txn **out);
-/* Commit a write transaction; durable ones are on disk when it returns
- * (per the store's durability). */
+/* Write transactions: lmdb_txn_begin(st, 0, ...) takes st->wmu, which
+ * lmdb_commit or lmdb_wabort releases.  Durable commits are on disk when
+ * lmdb_commit returns (per the store's durability). */
 int lmdb_commit(store *st, MDB_txn *txn, int durable);
-/* Make every commit so far durable (sync stores; no-op otherwise). */
-int lmdb_sync(store *st);
+void lmdb_wabort(store *st, MDB_txn *txn);
 /* A read transaction from the pool (renewed) or a new one; give it back
  * with lmdb_rtxn_end, never mdb_txn_abort. */
 int lmdb_rtxn_begin(store *st, MDB_txn **out);

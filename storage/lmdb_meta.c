@@ -181,7 +181,7 @@ int store_create_table(store *st, const char *name, const char *const *families,
 	if (rc == 0) {
 		rc = (old.mv_size == mlen && memcmp(old.mv_data, meta, mlen) == 0) ? 0 :
 		     mrtx__seterr(MRTX_EEXIST, "table '%s' exists with different families", name);
-		mdb_txn_abort(txn);
+		lmdb_wabort(st, txn);
 		txn = NULL;
 		if (rc == 0 && !table_lookup(st, name)) {
 			pthread_mutex_unlock(&st->mu);
@@ -214,7 +214,7 @@ int store_create_table(store *st, const char *name, const char *const *families,
 	rc = table_publish(st, t);
 done:
 	if (txn)
-		mdb_txn_abort(txn);
+		lmdb_wabort(st, txn);
 	pthread_mutex_unlock(&st->mu);
 	return rc;
 }
@@ -468,7 +468,7 @@ lmdb_fail:
 fail:
 	if (cur)
 		mdb_cursor_close(cur);
-	mdb_txn_abort(txn);
+	lmdb_wabort(st, txn);
 	return rc;
 }
 
@@ -546,7 +546,7 @@ int store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 		rc = lmdb_err(st, rc, "write metadata");
 done:
 	if (txn)
-		mdb_txn_abort(txn);
+		lmdb_wabort(st, txn);
 	pthread_mutex_unlock(&st->mu);
 	return rc;
 }

@@ -360,7 +360,7 @@ static int write_txn(store *st, store_op *ops, size_t n, int durable)
 		goto fail;
 	for (size_t i = 0; i < n; i++)
 		if ((rc = apply_op(txn, &ops[i]))) {
-			mdb_txn_abort(txn);
+			lmdb_wabort(st, txn);
 			rc = lmdb_err(st, rc, "write row");
 			goto fail;
 		}
@@ -401,22 +401,17 @@ static void write_group(store *st, wreq *head)
 	for (wreq *r = head; r; r = r->next)
 		for (size_t i = 0; i < r->n; i++)
 			if ((rc = apply_op(txn, &r->ops[i]))) {
-				mdb_txn_abort(txn);
+				lmdb_wabort(st, txn);
 				goto alone;
 			}
-	if ((rc = mdb_txn_commit(txn)) == 0) {
-		/* Applied: a failed sync now must not be retried (the ops'
-		 * conditions would fail against their own writes); it is every
-		 * request's error, so a commit point reports EUNKNOWN. */
-		rc = durable ? lmdb_sync(st) : 0;
-		for (wreq *r = head; r; r = r->next) {
-			r->rc = rc ? lmdb_err(st, rc, "sync") : 0;
-			for (size_t i = 0; rc && i < r->n; i++)
-				r->ops[i].result = r->rc;
-		}
+	if (lmdb_commit(st, txn, durable) == 0) {
+		for (wreq *r = head; r; r = r->next)
+			r->rc = 0;
 		return;
 	}
-	/* Not applied (LMDB aborts a failed commit): each request alone. */
+	/* Not applied (LMDB aborts a failed commit; a failure after the
+	 * data reached the file leaves the environment in its fatal state,
+	 * so retries fail too, never with a false CONFLICT): each alone. */
 alone:
 	for (wreq *r = head; r; r = r->next)
 		r->rc = write_txn(st, r->ops, r->n, r->durable);
