@@ -208,35 +208,25 @@ static int check_lock(cctx *c, const store_table *t, const store_row *row)
 	return check_primary(c, t, row->row, row->lock, &r);
 }
 
+static int check_visit(const store_table *t, store_row *rows, size_t n, mrtx_arena *a,
+                       void *payload)
+{
+	cctx *c = payload;
+	int rc = 0;
+
+	c->a = a;
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = check_lock(c, t, &rows[i]);
+	c->a = NULL;
+	return rc;
+}
+
 static int check_table(cctx *c, const store_table *t)
 {
 	store_filter f = STORE_FILTER_ALL;
-	store_range r = { { NULL, 0 }, 0, { NULL, 0 } };
-	uint8_t last[MRTX_MAX_KEY];
-	int rc = 0, more = 1;
 
 	f.lock_only = 1;
-	while (more && rc == 0) {
-		mrtx_arena a;
-		store_row *rows;
-		size_t n = 0;
-
-		arena_init(&a);
-		c->a = &a;
-		rc = store_scan_rows(c->st, t, &r, 0, &f, 512, &a, &rows, &n, &more);
-		for (size_t i = 0; rc == 0 && i < n; i++)
-			rc = check_lock(c, t, &rows[i]);
-		if (rc == 0 && n) {
-			memcpy(last, rows[n - 1].row.data, rows[n - 1].row.size);
-			r.lo = MRTX_BYTES(last, rows[n - 1].row.size);
-			r.lo_excl = 1;
-		}
-		if (n == 0)
-			more = 0;
-		arena_free(&a);
-		c->a = NULL;
-	}
-	return rc;
+	return store_walk(c->st, t, &f, 512, check_visit, c);
 }
 
 int check_store(store *st, check_stats *stats, check_issue_fn fn, void *payload)

@@ -300,36 +300,34 @@ static int sweep_batch(sweep *w, const store_table *t, store_row *rows, size_t n
 	return 0;
 }
 
+typedef struct sweep_walk {
+	sweep *w;
+	recover_progress_fn progress;
+	void *payload;
+} sweep_walk;
+
+static int sweep_visit(const store_table *t, store_row *rows, size_t n, mrtx_arena *a,
+                       void *payload)
+{
+	sweep_walk *sw = payload;
+	int rc;
+
+	sw->w->a = a;
+	rc = sweep_batch(sw->w, t, rows, n);
+	sw->w->a = NULL;
+	if (sw->progress)
+		sw->progress(sw->w->stats, sw->payload);
+	return rc;
+}
+
 static int sweep_table(sweep *w, const store_table *t, recover_progress_fn progress,
                        void *payload)
 {
 	store_filter f = STORE_FILTER_ALL;
-	store_range r = { { NULL, 0 }, 0, { NULL, 0 } };
-	uint8_t last[MRTX_MAX_KEY];
-	int rc = 0, more = 1;
+	sweep_walk sw = { w, progress, payload };
 
 	f.lock_only = 1;
-	while (more && rc == 0) {
-		mrtx_arena a;
-		store_row *rows;
-		size_t n;
-
-		arena_init(&a);
-		w->a = &a;
-		rc = store_scan_rows(w->st, t, &r, 0, &f, SWEEP_BATCH, &a, &rows, &n, &more);
-		if (rc == 0)
-			rc = sweep_batch(w, t, rows, n);
-		if (rc == 0 && n) {
-			memcpy(last, rows[n - 1].row.data, rows[n - 1].row.size);
-			r.lo = MRTX_BYTES(last, rows[n - 1].row.size);
-			r.lo_excl = 1;
-		}
-		if (progress)
-			progress(w->stats, payload);
-		arena_free(&a);
-		w->a = NULL;
-	}
-	return rc;
+	return store_walk(w->st, t, &f, SWEEP_BATCH, sweep_visit, &sw);
 }
 
 static int seen_cmp(const void *a, const void *b)

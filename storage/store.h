@@ -109,6 +109,17 @@ int store_scan_rows(store *st, const store_table *t, const store_range *r,
                     int reverse, const store_filter *f, size_t max_rows,
                     mrtx_arena *a, store_row **rows, size_t *nrows, int *more);
 
+/*
+ * Visit every row of t that has a lock record, in row order, in batches of
+ * up to `batch` rows, each batch from one snapshot.  fn gets the batch and
+ * its arena (freed when fn returns); a nonzero return stops the walk and is
+ * returned.
+ */
+typedef int (*store_batch_fn)(const store_table *t, store_row *rows, size_t n, mrtx_arena *a,
+                              void *payload);
+int store_walk(store *st, const store_table *t, const store_filter *f, size_t batch,
+               store_batch_fn fn, void *payload);
+
 /* ---- writes ---- */
 
 enum store_mut_kind {

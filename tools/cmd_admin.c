@@ -26,36 +26,31 @@
 typedef int (*row_fn)(const store_table *t, const store_row *r, mrtx_arena *a,
                       void *payload);
 
+struct row_walk {
+	row_fn fn;
+	void *payload;
+};
+
+static int row_visit(const store_table *t, store_row *rows, size_t n, mrtx_arena *a,
+                     void *payload)
+{
+	struct row_walk *w = payload;
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = w->fn(t, &rows[i], a, w->payload);
+	return rc;
+}
+
 /* Every row with a lock record of t, in batches (lock_only: no cells). */
 static int walk_table(store *st, const store_table *t, int lock_only, row_fn fn,
                       void *payload)
 {
 	store_filter f = STORE_FILTER_ALL;
-	store_range r = { { NULL, 0 }, 0, { NULL, 0 } };
-	uint8_t last[MRTX_MAX_KEY];
-	int rc = 0, more = 1;
+	struct row_walk w = { fn, payload };
 
 	f.lock_only = lock_only;
-	while (more && rc == 0) {
-		mrtx_arena a;
-		store_row *rows;
-		size_t n = 0;
-
-		arena_init(&a);
-		rc = store_scan_rows(st, t, &r, 0, &f, lock_only ? 1024 : 256, &a, &rows, &n,
-		                     &more);
-		for (size_t i = 0; rc == 0 && i < n; i++)
-			rc = fn(t, &rows[i], &a, payload);
-		if (rc == 0 && n) {
-			memcpy(last, rows[n - 1].row.data, rows[n - 1].row.size);
-			r.lo = MRTX_BYTES(last, rows[n - 1].row.size);
-			r.lo_excl = 1;
-		}
-		if (n == 0)
-			more = 0;
-		arena_free(&a);
-	}
-	return rc;
+	return store_walk(st, t, &f, lock_only ? 1024 : 256, row_visit, &w);
 }
 
 static long long ms_since_commit(const lock_rec *r, uint64_t now_ms)
