@@ -3,6 +3,7 @@
  */
 #include "lockio.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -78,4 +79,28 @@ int lockio_ref_table(store *st, const lock_ref *ref, const store_table **out)
 	if (rc == MRTX_ENOTABLE)
 		return mrtx__seterr(MRTX_ECORRUPT, "lock record names missing table '%s'", name);
 	return rc;
+}
+
+#ifdef MRTX_DEBUG
+/* State of a lock image, or -1 if it does not decode (a test's raw bytes). */
+static int image_state(mrtx_bytes b)
+{
+	uint8_t state, txn[LOCK_TXNID_SIZE];
+
+	return lock_peek(b, &state, txn) ? -1 : state;
+}
+#endif
+
+int lockio_write_rows(store *st, store_op *ops, size_t n)
+{
+#ifdef MRTX_DEBUG
+	for (size_t i = 0; i < n; i++) {
+		int from = ops[i].expect_absent ? LOCK_STABLE : image_state(ops[i].expect_lock);
+		int to = ops[i].delete_lock ? 255 : image_state(ops[i].new_lock);
+
+		assert(from >= 0 && to >= 0);
+		assert(lock_transition_ok(ops[i].expect_absent, (uint8_t)from, (uint8_t)to));
+	}
+#endif
+	return store_write_rows(st, ops, n);
 }

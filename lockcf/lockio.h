@@ -5,16 +5,8 @@
 #ifndef MRTX_LOCKIO_H
 #define MRTX_LOCKIO_H
 
-#include <assert.h>
-
 #include "lock.h"
 
-/* Debug builds assert that every write is a legal arrow of lock.h's machine. */
-#ifdef MRTX_DEBUG
-#define DEBUG_ASSERT_TRANSITION(absent, from, to) assert(lock_transition_ok(absent, from, to))
-#else
-#define DEBUG_ASSERT_TRANSITION(absent, from, to) ((void)0)
-#endif
 
 /* Decode a lock read from st; a record of another store is MRTX_ECORRUPT. */
 int lockio_decode(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes in,
@@ -28,6 +20,12 @@ int lockio_stable(store *st, const uint8_t txn[LOCK_TXNID_SIZE], uint64_t commit
                   mrtx_arena *a, mrtx_bytes *out);
 /* Set op's new lock to what aborting `r` restores (prev STABLE or absent). */
 int lockio_restore_prev(store *st, const lock_rec *r, mrtx_arena *a, store_op *op);
+/*
+ * store_write_rows for lock transitions: every protocol write goes through
+ * here.  Debug builds (MRTX_DEBUG) decode each op's expected and new lock
+ * and assert that the change is an arrow of lock.h's state machine.
+ */
+int lockio_write_rows(store *st, store_op *ops, size_t n);
 /* Resolve a lock_ref's table (MRTX_ECORRUPT if the lock names a missing table). */
 int lockio_ref_table(store *st, const lock_ref *ref, const store_table **out);
 

@@ -52,7 +52,7 @@ static int holds(const lock_rec *r, const uint8_t txn[LOCK_TXNID_SIZE])
 
 static int cas1(store *st, store_op *op)
 {
-	int rc = store_write_rows(st, op, 1);
+	int rc = lockio_write_rows(st, op, 1);
 
 	if (rc)
 		return rc;
@@ -116,7 +116,7 @@ static int settle_secondaries(rctx *c, const lock_rec *pr, int fwd)
 		}
 		if (nops == 0)
 			return 0;
-		if ((rc = store_write_rows(c->st, ops, nops)))
+		if ((rc = lockio_write_rows(c->st, ops, nops)))
 			return rc;
 	}
 	return mrtx__seterr(MRTX_ELOCKED, "secondaries keep changing while settling a txn");
@@ -152,8 +152,6 @@ static int abort_primary(rctx *c, const store_table *pt, mrtx_bytes prow, mrtx_b
 {
 	store_op op;
 	int rc;
-
-	DEBUG_ASSERT_TRANSITION(0, pr->state, LOCK_ABORTED);
 	pr->state = LOCK_ABORTED;
 	pr->nredo = 0; /* data was never touched: nothing to keep */
 	memset(&op, 0, sizeof(op));
@@ -243,6 +241,10 @@ static int resolve_at(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes 
 		return rc;
 	if (l.state == LOCK_STABLE)
 		return 0;
+	if ((l.flags & LOCK_F_SECONDARY) && l.state != LOCK_PREWRITTEN)
+		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a secondary lock in state %s "
+		                    "(only primaries commit or abort); left for inspection",
+		                    t->name, lock_state_name(l.state));
 	if (l.flags & LOCK_F_SECONDARY) {
 		if ((rc = lockio_ref_table(c->st, &l.primary, &pt)))
 			return rc;

@@ -94,7 +94,7 @@ static int batch_abort(sweep *w, prim *p, size_t n)
 	}
 	if (k == 0)
 		return 0;
-	if ((rc = store_write_rows(w->st, ops, k)))
+	if ((rc = lockio_write_rows(w->st, ops, k)))
 		return rc;
 	for (size_t j = 0; j < k; j++) {
 		prim *x = &p[idx[j]];
@@ -181,7 +181,7 @@ static int batch_settle(sweep *w, prim *p, size_t n)
 				return rc;
 			nops++;
 		}
-		if (round == 0 && nops && (rc = store_write_rows(w->st, ops, nops)))
+		if (round == 0 && nops && (rc = lockio_write_rows(w->st, ops, nops)))
 			return rc;
 		if (round == 0 && nops == 0)
 			break;
@@ -212,7 +212,7 @@ static int batch_release(sweep *w, prim *p, size_t n)
 			return rc;
 		idx[k++] = i;
 	}
-	if (k && (rc = store_write_rows(w->st, ops, k)))
+	if (k && (rc = lockio_write_rows(w->st, ops, k)))
 		return rc;
 	for (size_t j = 0; j < k; j++) {
 		prim *x = &p[idx[j]];

@@ -302,12 +302,11 @@ static void commit_rollback(mrtx_txn *txn, wrow *w, size_t n, const store_op *pw
 			if (pw_ops[i].result == MRTX_CONFLICT)
 				continue;
 			op_init(&ops[k], w[i].r, 1, w[i].pw);
-			DEBUG_ASSERT_TRANSITION(0, LOCK_PREWRITTEN, w[i].has_prev ? LOCK_STABLE : 255);
 			if (lockio_restore_prev(st, &w[i].rec, &txn->arena, &ops[k]) == 0)
 				k++;
 		}
 		if (k)
-			store_write_rows(st, ops, k);
+			lockio_write_rows(st, ops, k);
 	}
 }
 
@@ -325,7 +324,7 @@ static int commit_one_row(mrtx_txn *txn, wrow *w, uint64_t ts)
 	op.muts = w->redo;
 	op.nmuts = w->nredo;
 	op.durable = 1; /* the commit point */
-	rc = store_write_rows(st, &op, 1);
+	rc = lockio_write_rows(st, &op, 1);
 	if (rc && store_is_unbatched(st))
 		return mrtx__seterr(MRTX_EUNKNOWN, "single-row commit: store failed (%s); the "
 		                    "write may or may not have been applied", mrtx_errmsg());
@@ -359,7 +358,7 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 		w[i].r->prewrite = w[i].pw;
 	}
 	/* 1: prewrite */
-	rc = store_write_rows(st, ops, n);
+	rc = lockio_write_rows(st, ops, n);
 	for (size_t i = 0; i < n; i++)
 		conflict |= ops[i].result == MRTX_CONFLICT;
 	if (rc == 0 && conflict)
@@ -387,13 +386,12 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 	crec.redo = NULL;
 	if ((rc = lock_encode(&crec, &txn->arena, &cbytes)))
 		return rc; /* nothing committed yet; prewrites are left to recovery */
-	DEBUG_ASSERT_TRANSITION(0, LOCK_PREWRITTEN, LOCK_COMMITTED);
 	op_init(&ops[0], w[0].r, 1, w[0].pw);
 	ops[0].new_lock = cbytes;
 	ops[0].muts = w[0].redo;
 	ops[0].nmuts = w[0].nredo;
 	ops[0].durable = 1;
-	if ((rc = store_write_rows(st, ops, 1)))
+	if ((rc = lockio_write_rows(st, ops, 1)))
 		return mrtx__seterr(MRTX_EUNKNOWN, "commit point: store failed (%s); the "
 		                    "transaction may or may not have committed", mrtx_errmsg());
 	if (ops[0].result == MRTX_CONFLICT) {
@@ -414,7 +412,7 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 		ops[i - 1].nmuts = w[i].nredo;
 	}
 	if (n > 1) {
-		int all = store_write_rows(st, ops, n - 1) == 0;
+		int all = lockio_write_rows(st, ops, n - 1) == 0;
 
 		for (size_t i = 0; i + 1 < n; i++)
 			all &= ops[i].result == 0;
@@ -426,7 +424,7 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 	/* 5: release the primary */
 	op_init(&ops[0], w[0].r, 1, cbytes);
 	if (lockio_stable(st, txn->id, ts, &txn->arena, &ops[0].new_lock) == 0)
-		store_write_rows(st, ops, 1);
+		lockio_write_rows(st, ops, 1);
 	return 0;
 }
 
