@@ -50,10 +50,9 @@ static int same_lock(const trow *r, int has, mrtx_bytes lock)
 }
 
 /* Is this lock our own prewrite of a row we mutate? */
-static int ours(const mrtx_txn *txn, const trow *r, mrtx_bytes lock)
+static int ours(const trow *r, mrtx_bytes lock)
 {
-	return r->mutated && r->prewrite.size && bytes_cmp(r->prewrite, lock) == 0 &&
-	       txn != NULL;
+	return r->mutated && r->prewrite.size && bytes_cmp(r->prewrite, lock) == 0;
 }
 
 static int validate_reads(mrtx_txn *txn)
@@ -132,14 +131,14 @@ static int validate_range(mrtx_txn *txn, const scan_range *sr)
 			trow *x;
 
 			if (txn_row(txn, sr->t, rows[i].row, 0, &x) || !x ||
-			    !(same_lock(x, 1, rows[i].lock) || ours(txn, x, rows[i].lock)))
+			    !(same_lock(x, 1, rows[i].lock) || ours(x, rows[i].lock)))
 				goto phantom;
 			i++;
 		}
 		if (!in)
 			break;
 		if (i < n && bytes_cmp(rows[i].row, r->row) == 0) {
-			if (!(same_lock(r, 1, rows[i].lock) || ours(txn, r, rows[i].lock)))
+			if (!(same_lock(r, 1, rows[i].lock) || ours(r, rows[i].lock)))
 				goto phantom;
 			i++;
 		} else if (seen) {
@@ -232,11 +231,10 @@ static int expected_locks(mrtx_txn *txn, wrow *w, size_t n)
 	return 0;
 }
 
-static int lock_ref_of(const trow *r, lock_ref *out)
+static void lock_ref_of(const trow *r, lock_ref *out)
 {
 	out->table = MRTX_BYTES(r->t->name, strlen(r->t->name));
 	out->row = r->row;
-	return 0;
 }
 
 /* Fill the PREWRITTEN record of w[i] and encode it. */
