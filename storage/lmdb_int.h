@@ -13,7 +13,7 @@
 
 #include "store.h"
 
-#define META_FORMAT 1u
+#define META_FORMAT 2u /* 2: lock records beside the cells, one DBI per table */
 #define DEFAULT_MAP ((size_t)1 << 30)
 #define READ_POOL 8 /* reset read transactions kept for renewal */
 

@@ -6,8 +6,8 @@
  *   DBI "mrtx.meta"   "format" -> u32 LE, "store_id" -> 16 random bytes,
  *                     "t/<table>" -> u8 nfamilies, (u8 len, name)...,
  *                     other "x/<name>" -> opaque (store_meta_*)
- *   DBI "d/<table>"   enc(row) . family-id . qualifier -> value
- *   DBI "l/<table>"   row -> lock record bytes
+ *   DBI "d/<table>"   enc(row) . family-id . qualifier -> value,
+ *                     enc(row) . 0xFF -> lock record (lmdb_rw.c)
  */
 #include "lmdb_int.h"
 
@@ -80,17 +80,13 @@ static int table_attach(store *st, MDB_txn *txn, const char *name, const MDB_val
 {
 	char dname[MRTX_MAX_NAME + 3];
 	store_table *t = NULL;
-	MDB_dbi dd, dl;
+	MDB_dbi dd;
 	int rc;
 
 	if ((rc = table_parse(name, meta, &t)))
 		return rc;
 	snprintf(dname, sizeof(dname), "d/%s", name);
-	if ((rc = mdb_dbi_open(txn, dname, dbflags, &dd)) == 0) {
-		snprintf(dname, sizeof(dname), "l/%s", name);
-		rc = mdb_dbi_open(txn, dname, dbflags, &dl);
-	}
-	if (rc) {
+	if ((rc = mdb_dbi_open(txn, dname, dbflags, &dd))) {
 		mrtx__free(t);
 		if (rc == MDB_NOTFOUND)
 			return mrtx__seterr(MRTX_ECORRUPT, "table '%s' is in the metadata but its "
@@ -98,7 +94,6 @@ static int table_attach(store *st, MDB_txn *txn, const char *name, const MDB_val
 		return lmdb_err(st, rc, "open table");
 	}
 	t->dbi_data = dd;
-	t->dbi_lock = dl;
 	*out = t;
 	return 0;
 }

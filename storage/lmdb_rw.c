@@ -1,6 +1,16 @@
 /*
  * lmdb_rw.c - the storage seam's reads and writes on LMDB.
  *
+ * Layout (format 2): one LMDB database per table holds a row's cells and
+ * its lock record side by side:
+ *
+ *     enc(row) . family-id . qualifier  ->  value        family-id 0..254
+ *     enc(row) . 0xFF                   ->  lock record  (sorts after the cells)
+ *
+ * so a commit dirties one B-tree, and a row's lock and cells share pages.
+ * Rows are found through their lock keys: every row a transaction ever
+ * wrote has one, and cells without a lock key are not a row to scans.
+ *
  * Reads run in pooled read transactions (lmdb_env.c).  Batched writes run
  * every op of a call in one LMDB write transaction, so a protocol phase
  * costs one commit; unbatched stores run one write transaction per op, as
@@ -15,6 +25,32 @@
 #include "keyenc.h"
 
 /* ---------------------------------------------------------------- reads */
+
+#define LOCK_TAG 0xFFu /* after enc(row): the row's lock record */
+
+/* key = enc(row) . 0xFF; 0 if the row cannot be a key (longer than LMDB's). */
+static size_t lock_key(uint8_t key[MRTX_MAX_KEY + 1], mrtx_bytes row)
+{
+	size_t n = keyenc_size(row.data, row.size);
+
+	if (n + 1 > MRTX_MAX_KEY)
+		return 0;
+	keyenc_put(key, row.data, row.size);
+	key[n] = LOCK_TAG;
+	return n + 1;
+}
+
+/* The row of a data key (into rowbuf) and whether the key is its lock key. */
+static int key_row(const MDB_val *k, uint8_t *rowbuf, mrtx_bytes *row, int *is_lock)
+{
+	size_t used, n = keyenc_get(rowbuf, k->mv_data, k->mv_size, &used);
+
+	if (n == (size_t)-1 || used >= k->mv_size)
+		return MRTX_ECORRUPT;
+	*row = MRTX_BYTES(rowbuf, n);
+	*is_lock = k->mv_size == used + 1 && ((const uint8_t *)k->mv_data)[used] == LOCK_TAG;
+	return 0;
+}
 
 /* Read row's cells (filtered) with cursor cur into out. */
 static int read_cells(store *st, MDB_txn *txn, const store_table *t, mrtx_bytes row,
@@ -93,6 +129,8 @@ static int read_cells(store *st, MDB_txn *txn, const store_table *t, mrtx_bytes 
 			rc = MRTX_ENOMEM;
 			break;
 		}
+		if (kd[encsize] == LOCK_TAG)
+			break; /* the row's lock key: its last key */
 		if (kd[encsize] >= t->nfamilies) {
 			rc = mrtx__seterr(MRTX_ECORRUPT, "table '%s': cell with unknown family id %u",
 			                  t->name, kd[encsize]);
@@ -115,9 +153,15 @@ static int read_cells(store *st, MDB_txn *txn, const store_table *t, mrtx_bytes 
 static int read_lock(store *st, MDB_txn *txn, const store_table *t, mrtx_bytes row,
                      mrtx_arena *a, store_row *out)
 {
-	MDB_val k = mv(row.data, row.size), v;
-	int rc = mdb_get(txn, t->dbi_lock, &k, &v);
+	uint8_t key[MRTX_MAX_KEY + 1];
+	size_t kl = lock_key(key, row);
+	MDB_val k = mv(key, kl), v;
+	int rc;
 
+	if (!kl)
+		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a %zu-byte row cannot be a key "
+		                    "(damaged lock record?)", t->name, row.size);
+	rc = mdb_get(txn, t->dbi_data, &k, &v);
 	out->row = row;
 	out->has_lock = 0;
 	out->lock = MRTX_BYTES(NULL, 0);
@@ -169,30 +213,70 @@ int store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_arena *
 	return rc;
 }
 
-static int in_range_lo(const store_range *r, const MDB_val *k)
+static int row_cmp(mrtx_bytes a, mrtx_bytes b)
+{
+	return cmp_bytes(a.data, a.size, b.data, b.size);
+}
+
+static int below_lo(const store_range *r, mrtx_bytes row)
 {
 	int c;
 
 	if (!r->lo.size)
-		return 1;
-	c = cmp_bytes(k->mv_data, k->mv_size, r->lo.data, r->lo.size);
-	return r->lo_excl ? c > 0 : c >= 0;
+		return 0;
+	c = row_cmp(row, r->lo);
+	return r->lo_excl ? c <= 0 : c < 0;
 }
 
-static int in_range_hi(const store_range *r, const MDB_val *k)
+static int at_or_above_hi(const store_range *r, mrtx_bytes row)
 {
-	return !r->hi.size || cmp_bytes(k->mv_data, k->mv_size, r->hi.data, r->hi.size) < 0;
+	return r->hi.size && row_cmp(row, r->hi) >= 0;
+}
+
+/* Seek key for a bound: enc(bound), cut to LMDB's key size.  A cut key
+ * sorts no later than the whole one, and the scan loop checks every row
+ * against the bounds, so positioning only has to be early enough. */
+static MDB_val bound_key(uint8_t *buf, mrtx_bytes b)
+{
+	uint8_t tmp[2 * MRTX_MAX_ROW + 2];
+	size_t n = keyenc_put(tmp, b.data, MRTX_MIN(b.size, (size_t)MRTX_MAX_ROW));
+
+	n = MRTX_MIN(n, (size_t)MRTX_MAX_KEY);
+	memcpy(buf, tmp, n);
+	return mv(buf, n);
+}
+
+/* Move cur from row R (rowbuf) to the next row (forward: past R's lock key;
+ * reverse: before R's first key). */
+static int step_row(MDB_cursor *cur, mrtx_bytes row, int reverse, MDB_val *k, MDB_val *v)
+{
+	uint8_t key[MRTX_MAX_KEY + 1];
+	size_t n = keyenc_put(key, row.data, row.size);
+	int rc;
+
+	if (reverse) {
+		*k = mv(key, n);
+		rc = mdb_cursor_get(cur, k, v, MDB_SET_RANGE);
+		return rc ? rc : mdb_cursor_get(cur, k, v, MDB_PREV);
+	}
+	key[n] = LOCK_TAG;
+	*k = mv(key, n + 1);
+	rc = mdb_cursor_get(cur, k, v, MDB_SET_RANGE);
+	if (rc == 0 && k->mv_size == n + 1 && memcmp(k->mv_data, key, n + 1) == 0)
+		rc = mdb_cursor_get(cur, k, v, MDB_NEXT);
+	return rc;
 }
 
 int store_scan_rows(store *st, const store_table *t, const store_range *r,
                     int reverse, const store_filter *f, size_t max_rows,
                     mrtx_arena *a, store_row **rows, size_t *nrows, int *more)
 {
+	uint8_t kb[MRTX_MAX_KEY + 1], rowbuf[MRTX_MAX_KEY + 1];
 	MDB_txn *txn = NULL;
 	MDB_cursor *cur = NULL;
 	MDB_val k, v;
 	size_t cap = 0;
-	int rc, op;
+	int rc;
 
 	*rows = NULL;
 	*nrows = 0;
@@ -201,35 +285,62 @@ int store_scan_rows(store *st, const store_table *t, const store_range *r,
 		return rc;
 	if ((rc = lmdb_rtxn_begin(st, &txn)))
 		return rc;
-	if ((rc = mdb_cursor_open(txn, t->dbi_lock, &cur))) {
+	if ((rc = mdb_cursor_open(txn, t->dbi_data, &cur))) {
 		rc = lmdb_err(st, rc, "open cursor");
 		goto done;
 	}
-	/* Position on the first row of the range in scan order. */
+	/* Position near the first row of the range in scan order. */
 	if (!reverse) {
 		if (r->lo.size) {
-			k = mv(r->lo.data, r->lo.size);
+			k = bound_key(kb, r->lo);
 			rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-			if (rc == 0 && !in_range_lo(r, &k))
-				rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
-		} else
+		} else {
 			rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
-		op = MDB_NEXT;
+		}
+	} else if (r->hi.size) {
+		k = bound_key(kb, r->hi);
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+		rc = rc == 0 ? mdb_cursor_get(cur, &k, &v, MDB_PREV) :
+		     rc == MDB_NOTFOUND ? mdb_cursor_get(cur, &k, &v, MDB_LAST) : rc;
 	} else {
-		if (r->hi.size) {
-			k = mv(r->hi.data, r->hi.size);
-			rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-			rc = rc == 0 ? mdb_cursor_get(cur, &k, &v, MDB_PREV) :
-			     rc == MDB_NOTFOUND ? mdb_cursor_get(cur, &k, &v, MDB_LAST) : rc;
-		} else
-			rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
-		op = MDB_PREV;
+		rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
 	}
-	for (; rc == 0; rc = mdb_cursor_get(cur, &k, &v, op)) {
-		store_row *row;
+	/* Forward, the cursor stands on a row's first key; reverse, on its last
+	 * (its lock key when it has one). */
+	while (rc == 0) {
+		mrtx_bytes row;
+		store_row *out;
+		int is_lock;
 
-		if (reverse ? !in_range_lo(r, &k) : !in_range_hi(r, &k))
+		if (key_row(&k, rowbuf, &row, &is_lock)) {
+			rc = mrtx__seterr(MRTX_ECORRUPT, "table '%s': undecodable key in the data "
+			                  "database", t->name);
+			goto done;
+		}
+		if (reverse ? below_lo(r, row) : at_or_above_hi(r, row))
 			break;
+		if (reverse ? at_or_above_hi(r, row) : below_lo(r, row)) {
+			rc = step_row(cur, row, reverse, &k, &v);
+			continue;
+		}
+		if (!is_lock && !reverse) {
+			/* cells first: jump to the row's lock key, if it has one */
+			size_t n = keyenc_size(row.data, row.size);
+
+			memcpy(kb, k.mv_data, n);
+			kb[n] = LOCK_TAG;
+			k = mv(kb, n + 1);
+			rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+			if (rc == 0 && !(k.mv_size == n + 1 && memcmp(k.mv_data, kb, n + 1) == 0))
+				continue; /* no lock: not a row; k is the next row's first key */
+			if (rc)
+				break;
+			is_lock = 1;
+		}
+		if (!is_lock) {
+			rc = step_row(cur, row, reverse, &k, &v); /* reverse, lockless row */
+			continue;
+		}
 		if (max_rows && *nrows == max_rows) {
 			*more = 1;
 			break;
@@ -238,16 +349,18 @@ int store_scan_rows(store *st, const store_table *t, const store_range *r,
 			rc = MRTX_ENOMEM;
 			goto done;
 		}
-		row = &(*rows)[(*nrows)++];
-		row->row = MRTX_BYTES(arena_dup(a, k.mv_data, k.mv_size), k.mv_size);
-		row->lock = MRTX_BYTES(arena_dup(a, v.mv_data, v.mv_size), v.mv_size);
-		row->has_lock = 1;
-		if (!row->row.data || !row->lock.data) {
+		out = &(*rows)[(*nrows)++];
+		out->row = MRTX_BYTES(arena_dup(a, row.data, row.size), row.size);
+		out->lock = MRTX_BYTES(arena_dup(a, v.mv_data, v.mv_size), v.mv_size);
+		out->has_lock = 1;
+		if (!out->row.data || !out->lock.data) {
 			rc = MRTX_ENOMEM;
 			goto done;
 		}
-		if ((rc = read_cells(st, txn, t, row->row, f, a, row)))
+		if ((rc = read_cells(st, txn, t, out->row, f, a, out)))
 			goto done;
+		rc = reverse ? step_row(cur, out->row, 1, &k, &v) :
+		               mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 	}
 	rc = (rc == MDB_NOTFOUND || rc == 0) ? 0 : lmdb_err(st, rc, "scan");
 done:
@@ -276,6 +389,8 @@ static int del_prefix(MDB_txn *txn, MDB_dbi dbi, const uint8_t *prefix, size_t p
 		return rc;
 	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
 	while (rc == 0 && k.mv_size >= plen && memcmp(k.mv_data, prefix, plen) == 0) {
+		if (k.mv_size == plen + 1 && ((const uint8_t *)k.mv_data)[plen] == LOCK_TAG)
+			break; /* a row delete keeps the row's lock key (its last key) */
 		if ((rc = mdb_cursor_del(cur, 0)))
 			break;
 		/* After a delete the cursor already stands on the next item. */
@@ -319,9 +434,14 @@ static int apply_mut(MDB_txn *txn, const store_op *op, const store_mut *m)
  * nonzero return is an LMDB error that breaks txn. */
 static int apply_op(MDB_txn *txn, store_op *op)
 {
-	MDB_val k = mv(op->row.data, op->row.size), v;
-	int rc = mdb_get(txn, op->table->dbi_lock, &k, &v), match;
+	uint8_t key[MRTX_MAX_KEY + 1];
+	size_t kl = lock_key(key, op->row);
+	MDB_val k = mv(key, kl), v;
+	int rc, match;
 
+	if (!kl)
+		return MDB_BAD_VALSIZE;
+	rc = mdb_get(txn, op->table->dbi_data, &k, &v);
 	if (rc && rc != MDB_NOTFOUND)
 		return rc;
 	if (op->expect_absent)
@@ -337,11 +457,11 @@ static int apply_op(MDB_txn *txn, store_op *op)
 		if ((rc = apply_mut(txn, op, &op->muts[i])))
 			return rc;
 	if (op->delete_lock) {
-		rc = mdb_del(txn, op->table->dbi_lock, &k, NULL);
+		rc = mdb_del(txn, op->table->dbi_data, &k, NULL);
 		rc = rc == MDB_NOTFOUND ? 0 : rc;
 	} else {
 		v = mv(op->new_lock.data, op->new_lock.size);
-		rc = mdb_put(txn, op->table->dbi_lock, &k, &v, 0);
+		rc = mdb_put(txn, op->table->dbi_data, &k, &v, 0);
 	}
 	if (rc == 0)
 		op->result = 0;

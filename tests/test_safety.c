@@ -360,7 +360,7 @@ static void refuse(const char *path, const char *file, const char *what, const c
 static void not_a_store(void **state)
 {
 	char *base = tu_tmpdir("notstore"), p[4096], f[4096];
-	uint32_t fmt = 2;
+	uint32_t fmt = 3;
 	FILE *fp;
 	mrtx_db *db;
 
@@ -399,9 +399,9 @@ static void not_a_store(void **state)
 	mrtx_close(db);
 	raw_put(p, "mrtx.meta", "format", 6, &fmt, sizeof(fmt));
 	join(f, sizeof(f), p, "data.mdb");
-	refuse(p, f, "newer format", "format 2");
+	refuse(p, f, "newer format", "format 3");
 	/* Put the format back: the store opens and its data is intact. */
-	fmt = 1;
+	fmt = 2;
 	raw_put(p, "mrtx.meta", "format", 6, &fmt, sizeof(fmt));
 	{
 		char buf[8];
@@ -444,8 +444,9 @@ static void lock_bound_to_store(void **state)
 	mrtx_close(db);
 
 	/* Copy A's lock record of "row" over B's. */
-	n = raw_get(a, "l/t", "row", 3, lock, sizeof(lock));
-	raw_put(b, "l/t", "row", 3, lock, n);
+	/* the lock record's key: enc("row") . 0xFF in "d/t" (storage/lmdb_rw.c) */
+	n = raw_get(a, "d/t", "row\0\1\xff", 6, lock, sizeof(lock));
+	raw_put(b, "d/t", "row\0\1\xff", 6, lock, n);
 
 	db = open_opts(b, 0, 0, NULL);
 	assert_int_equal(tu_get_str(db, "t", "row", "f:q", buf, sizeof(buf)), MRTX_ECORRUPT);

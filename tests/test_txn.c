@@ -4,6 +4,7 @@
  * read-only validation), multi-table commits, and bad input.
  */
 #include "testutil.h"
+#include "storage/keyenc.h"
 
 #include <fcntl.h>
 #include <lmdb.h>
@@ -916,17 +917,22 @@ static void test_bad_options(void **state)
 	assert_null(db);
 }
 
-/* Write raw bytes into a table's lock DBI "l/<table>" while mrtx is closed. */
+/* Write raw bytes as a row's lock record -- key enc(row) . 0xFF in the
+ * table's database "d/<table>" (storage/lmdb_rw.c) -- while mrtx is closed. */
 static void raw_lock_put(const char *path, const char *table, mrtx_bytes row,
                          const void *bytes, size_t n)
 {
+	uint8_t key[MRTX_MAX_KEY + 1];
+	size_t kl = keyenc_put(key, row.data, row.size);
 	char name[128];
 	MDB_env *env;
 	MDB_txn *t;
 	MDB_dbi dbi;
-	MDB_val k = { row.size, (void *)(uintptr_t)row.data }, v = { n, (void *)(uintptr_t)bytes };
+	MDB_val k, v = { n, (void *)(uintptr_t)bytes };
 
-	snprintf(name, sizeof(name), "l/%s", table);
+	key[kl++] = 0xFF;
+	k = (MDB_val){ kl, key };
+	snprintf(name, sizeof(name), "d/%s", table);
 	assert_int_equal(mdb_env_create(&env), 0);
 	assert_int_equal(mdb_env_set_maxdbs(env, 64), 0);
 	assert_int_equal(mdb_env_set_mapsize(env, (size_t)1 << 30), 0);
