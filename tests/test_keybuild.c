@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,37 +28,7 @@
 #define SCHEMAS 200
 #define TUPLES 60
 
-static uint64_t rng_state;
-static unsigned long seed_used;
-
-static void rng_seed(void)
-{
-	const char *s = getenv("MRTX_SEED");
-
-	seed_used = s ? strtoul(s, NULL, 0) : 20240612ul;
-	rng_state = seed_used * 0x9E3779B97F4A7C15ull + 1;
-}
-
-static uint64_t rng64(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1Dull;
-}
-
-static uint32_t rng(void)
-{
-	return (uint32_t)(rng64() >> 32);
-}
-
-#define CHECK(cond, ...)                                                  \
-	do {                                                              \
-		if (!(cond)) {                                            \
-			print_error("seed %lu (MRTX_SEED): ", seed_used); \
-			fail_msg(__VA_ARGS__);                            \
-		}                                                         \
-	} while (0)
+#define CHECK TU_CHECK
 
 /* One component value of the model. */
 typedef struct val {
@@ -84,9 +56,9 @@ static uint64_t rand_u64(void)
 		                         0x80000000u, 0xFFFFFFFFu, 0x7FFFFFFFFFFFFFFFull,
 		                         0x8000000000000000ull, UINT64_MAX, UINT64_MAX - 1 };
 
-	if (rng() % 3 == 0)
-		return edge[rng() % (sizeof(edge) / sizeof(edge[0]))];
-	return rng() % 2 ? rng64() : rng() % 300;
+	if (tu_rng() % 3 == 0)
+		return edge[tu_rng() % (sizeof(edge) / sizeof(edge[0]))];
+	return tu_rng() % 2 ? tu_rng64() : tu_rng() % 300;
 }
 
 static void rand_bytes(uint8_t *b, size_t n)
@@ -94,7 +66,7 @@ static void rand_bytes(uint8_t *b, size_t n)
 	static const uint8_t hot[] = { 0x00, 0x00, 0x01, 0xFF, 0xFE, 0x02 };
 
 	for (size_t i = 0; i < n; i++)
-		b[i] = rng() % 2 ? hot[rng() % sizeof(hot)] : (uint8_t)rng();
+		b[i] = tu_rng() % 2 ? hot[tu_rng() % sizeof(hot)] : (uint8_t)tu_rng();
 }
 
 static void rand_val(val *v)
@@ -103,7 +75,7 @@ static void rand_val(val *v)
 
 	switch (v->type) {
 	case MRTX_KEY_BYTES:
-		v->n = rng() % MAXLEN;
+		v->n = tu_rng() % MAXLEN;
 		rand_bytes(v->b, v->n);
 		break;
 	case MRTX_KEY_FIXED:
@@ -232,23 +204,23 @@ static void check_parse(const tuple *t, const mrtx_key *k)
 static void test_order_and_roundtrip(void **state)
 {
 	(void)state;
-	rng_seed();
+	tu_rng_seed(20240612ul);
 	for (int s = 0; s < SCHEMAS; s++) {
 		static tuple t[TUPLES];
 		static mrtx_key k[TUPLES];
-		size_t nparts = 1 + rng() % MAXPARTS;
+		size_t nparts = 1 + tu_rng() % MAXPARTS;
 		val proto[MAXPARTS];
 
 		for (size_t i = 0; i < nparts; i++) {
-			proto[i].type = types[rng() % (sizeof(types) / sizeof(types[0]))];
-			proto[i].width = proto[i].type == MRTX_KEY_FIXED ? 1 + rng() % 4 : 0;
+			proto[i].type = types[tu_rng() % (sizeof(types) / sizeof(types[0]))];
+			proto[i].width = proto[i].type == MRTX_KEY_FIXED ? 1 + tu_rng() % 4 : 0;
 		}
 		for (int j = 0; j < TUPLES; j++) {
 			t[j].n = nparts;
 			for (size_t i = 0; i < nparts; i++) {
 				t[j].v[i] = proto[i];
 				/* Often copy a neighbour's component: ties reach later parts. */
-				if (j && rng() % 3 == 0)
+				if (j && tu_rng() % 3 == 0)
 					t[j].v[i] = t[j - 1].v[i];
 				else
 					rand_val(&t[j].v[i]);
@@ -367,7 +339,7 @@ static void test_prefix_end(void **state)
 		mrtx_key_init(&k);
 		mrtx_key_str(&k, "prod-7");
 		mrtx_key_fixed(&k, MRTX_BYTES("c", 1));
-		mrtx_key_rts(&k, rng64());
+		mrtx_key_rts(&k, tu_rng64());
 		assert_true(memcmp(k.buf, e.buf, e.size) < 0);
 		assert_true(memcmp(k.buf, p.buf, p.size) == 0);
 	}

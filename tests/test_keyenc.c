@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,33 +23,7 @@
 #define PAIRS 20000
 #define BAD ((size_t)-1)
 
-static uint64_t rng_state;
-static unsigned long seed_used;
-
-static void rng_seed(void)
-{
-	const char *s = getenv("MRTX_SEED");
-
-	seed_used = s ? strtoul(s, NULL, 0) : 20240611ul;
-	rng_state = seed_used * 0x9E3779B97F4A7C15ull + 1;
-}
-
-static uint32_t rng(void)
-{
-	/* xorshift64*: reproducible across libcs, unlike rand(). */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return (uint32_t)((rng_state * 0x2545F4914F6CDD1Dull) >> 32);
-}
-
-#define CHECK(cond, ...)                                                      \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			print_error("seed %lu (MRTX_SEED): ", seed_used);     \
-			fail_msg(__VA_ARGS__);                                \
-		}                                                             \
-	} while (0)
+#define CHECK TU_CHECK
 
 typedef struct str {
 	uint8_t b[MAXLEN];
@@ -57,14 +33,14 @@ typedef struct str {
 static uint8_t rand_byte(void)
 {
 	static const uint8_t hot[] = { 0x00, 0x00, 0x00, 0x01, 0x01, 0xFF, 0xFF, 0x02, 0xFE };
-	uint32_t r = rng() % 10;
+	uint32_t r = tu_rng() % 10;
 
-	return r < 9 ? hot[r] : (uint8_t)rng();
+	return r < 9 ? hot[r] : (uint8_t)tu_rng();
 }
 
 static void rand_str(str *s)
 {
-	s->n = rng() % (MAXLEN + 1);
+	s->n = tu_rng() % (MAXLEN + 1);
 	for (size_t i = 0; i < s->n; i++)
 		s->b[i] = rand_byte();
 }
@@ -74,23 +50,23 @@ static void rand_pair(str *a, str *b)
 {
 	rand_str(a);
 	*b = *a;
-	switch (rng() % 4) {
+	switch (tu_rng() % 4) {
 	case 0:
 		rand_str(b);
 		break;
 	case 1:
-		b->n = a->n ? rng() % (a->n + 1) : 0;
+		b->n = a->n ? tu_rng() % (a->n + 1) : 0;
 		break;
 	case 2:
-		while (b->n < MAXLEN && rng() % 3)
+		while (b->n < MAXLEN && tu_rng() % 3)
 			b->b[b->n++] = rand_byte();
 		break;
 	default:
 		if (b->n)
-			b->b[rng() % b->n] = rand_byte();
+			b->b[tu_rng() % b->n] = rand_byte();
 		break;
 	}
-	if (rng() % 2) {
+	if (tu_rng() % 2) {
 		str t = *a;
 		*a = *b;
 		*b = t;
@@ -169,7 +145,7 @@ static void test_get_inverts_put(void **state)
 	(void)state;
 	for (int i = 0; i < PAIRS; i++) {
 		rand_str(&s);
-		size_t n = enc(e, &s), extra = rng() % 8;
+		size_t n = enc(e, &s), extra = tu_rng() % 8;
 
 		/* Whatever follows the encoding (e.g. the rest of a cell key) is not read. */
 		for (size_t k = 0; k < extra; k++)
@@ -180,7 +156,7 @@ static void test_get_inverts_put(void **state)
 		CHECK(used == n, "string %d: used %zu, encoding is %zu", i, used, n);
 		CHECK(s.n == 0 || memcmp(out, s.b, s.n) == 0, "string %d: wrong bytes", i);
 		/* Any cut inside the encoding is malformed. */
-		size_t cut = rng() % n;
+		size_t cut = tu_rng() % n;
 		CHECK(get_copy(e, cut, out, &used) == BAD, "string %d: cut at %zu accepted", i,
 		      cut);
 	}
@@ -250,7 +226,7 @@ static void test_cell_keys_sort_by_row_fid_qual(void **state)
 	for (int i = 0; i < PAIRS; i++) {
 		rand_pair(&ra, &rb);
 		rand_pair(&qa, &qb);
-		uint8_t fa = (uint8_t)(rng() % 3), fb = rng() % 2 ? fa : (uint8_t)(rng() % 3);
+		uint8_t fa = (uint8_t)(tu_rng() % 3), fb = tu_rng() % 2 ? fa : (uint8_t)(tu_rng() % 3);
 		if (ra.n == 0) /* rows are never empty */
 			ra.b[ra.n++] = 'r';
 		if (rb.n == 0)
@@ -276,6 +252,6 @@ int main(void)
 		cmocka_unit_test(test_cell_keys_sort_by_row_fid_qual),
 	};
 
-	rng_seed();
+	tu_rng_seed(20240611ul);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,33 +25,7 @@
 
 /* ------------------------------------------------------------ helpers */
 
-static uint64_t rng_state;
-static unsigned long seed_used;
-
-static void rng_seed(void)
-{
-	const char *s = getenv("MRTX_SEED");
-
-	seed_used = s ? strtoul(s, NULL, 0) : 20240611ul;
-	rng_state = seed_used * 0x9E3779B97F4A7C15ull + 1;
-}
-
-static uint32_t rng(void)
-{
-	/* xorshift64*: reproducible across libcs, unlike rand(). */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return (uint32_t)((rng_state * 0x2545F4914F6CDD1Dull) >> 32);
-}
-
-#define CHECK(cond, ...)                                                      \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			print_error("seed %lu (MRTX_SEED): ", seed_used);     \
-			fail_msg(__VA_ARGS__);                                \
-		}                                                             \
-	} while (0)
+#define CHECK TU_CHECK
 
 static const store_mut *redo_every_kind(size_t *n)
 {
@@ -391,22 +367,22 @@ static void test_random_mutations(void **state)
 	arena_init(&a);
 	size_t n = sample_encodings(&a, enc);
 	for (int it = 0; it < 20000; it++) {
-		const mrtx_bytes *e = &enc[rng() % n];
+		const mrtx_bytes *e = &enc[tu_rng() % n];
 		size_t len = e->size;
 		int rc;
 
 		assert_true(len < sizeof(buf) - 8);
 		memcpy(buf, e->data, len);
-		for (uint32_t k = 1 + rng() % 4; k; k--) {
-			uint32_t pos = rng() % (uint32_t)len;
+		for (uint32_t k = 1 + tu_rng() % 4; k; k--) {
+			uint32_t pos = tu_rng() % (uint32_t)len;
 
-			if (rng() % 2)
-				buf[pos] ^= (uint8_t)(1u << (rng() % 8));
+			if (tu_rng() % 2)
+				buf[pos] ^= (uint8_t)(1u << (tu_rng() % 8));
 			else
-				buf[pos] = (uint8_t)rng();
+				buf[pos] = (uint8_t)tu_rng();
 		}
-		if (rng() % 8 == 0)
-			len = rng() % (len + 4); /* sometimes also cut or extend */
+		if (tu_rng() % 8 == 0)
+			len = tu_rng() % (len + 4); /* sometimes also cut or extend */
 		arena_init(&scratch);
 		rc = decode_copy(buf, len, &scratch, &d);
 		CHECK(rc == 0 || rc == MRTX_ECORRUPT, "iteration %d: rc %d", it, rc);
@@ -837,6 +813,6 @@ int main(void)
 		cmocka_unit_test(test_owner_child_zombie),
 	};
 
-	rng_seed();
+	tu_rng_seed(20240611ul);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -195,3 +195,27 @@ int tu_cell_is(mrtx_db *db, const char *table, mrtx_bytes row, const char *famil
 	mrtx_abort(txn);
 	return ok;
 }
+
+static uint64_t rng_state;
+unsigned long tu_seed_used;
+
+void tu_rng_seed(unsigned long dflt)
+{
+	const char *s = getenv("MRTX_SEED");
+
+	tu_seed_used = s ? strtoul(s, NULL, 0) : dflt;
+	rng_state = tu_seed_used * 0x9E3779B97F4A7C15ull + 1;
+}
+
+uint64_t tu_rng64(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545F4914F6CDD1Dull;
+}
+
+uint32_t tu_rng(void)
+{
+	return (uint32_t)(tu_rng64() >> 32);
+}

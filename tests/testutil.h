@@ -41,4 +41,20 @@ int tu_put(mrtx_db *db, const char *table, mrtx_bytes row, const char *family,
 int tu_cell_is(mrtx_db *db, const char *table, mrtx_bytes row, const char *family,
                mrtx_bytes qual, mrtx_bytes want, int *rc_out);
 
+/* A reproducible generator (xorshift64*, same on every libc).  Seeded from
+ * MRTX_SEED when set, else from dflt; tu_seed_used says which, for messages. */
+extern unsigned long tu_seed_used;
+void tu_rng_seed(unsigned long dflt);
+uint64_t tu_rng64(void);
+uint32_t tu_rng(void);
+
+/* assert with the seed in the failure message */
+#define TU_CHECK(cond, ...)                                                   \
+	do {                                                                  \
+		if (!(cond)) {                                                \
+			print_error("seed %lu (MRTX_SEED): ", tu_seed_used);  \
+			fail_msg(__VA_ARGS__);                                \
+		}                                                             \
+	} while (0)
+
 #endif
