@@ -35,7 +35,10 @@ typedef struct wrow {
 	store_mut *redo;
 	size_t nredo;
 	int has_prev;
+	int fetched;      /* prev read at commit (a blind write), not remembered */
 	mrtx_bytes prev;  /* the lock the prewrite expects */
+	uint8_t prev_txn[LOCK_TXNID_SIZE]; /* prev decoded (it is STABLE) */
+	uint64_t prev_ts;
 	lock_rec rec;     /* the PREWRITTEN record */
 	mrtx_bytes pw;    /* its bytes */
 } wrow;
@@ -169,7 +172,6 @@ int txn_validate(mrtx_txn *txn)
  * when scanned, and must still have none. */
 static int expected_locks(mrtx_txn *txn, wrow *w, size_t n)
 {
-	uint64_t now = mrtx__now_us();
 	store_rowref *refs;
 	store_row *cur;
 	size_t *idx, k = 0;
@@ -211,22 +213,39 @@ static int expected_locks(mrtx_txn *txn, wrow *w, size_t n)
 		}
 		x->has_prev = cur[j].has_lock;
 		x->prev = cur[j].lock;
-		if (x->has_prev) {
-			lock_rec rec;
+		x->fetched = 1;
+	}
+	return 0;
+}
 
-			if ((rc = lockio_decode(txn->db->st, x->r->t, x->r->row, x->prev, &txn->arena,
-			                        &rec)))
-				return rc;
-			/* Committed after our first write to it: the first committer
-			 * wins, as with rows this transaction read.  The window's top
-			 * keeps a wall clock that stepped back from turning every
-			 * blind write to a recently committed row into a conflict (a
-			 * missed blind-write conflict is still serializable). */
-			if (rec.commit_ts >= x->r->put_us && rec.commit_ts <= now + 1000)
-				return mrtx__seterr(MRTX_CONFLICT, "table '%s': a row this transaction "
-				                    "wrote was committed by another transaction "
-				                    "meanwhile", x->r->t->name);
-		}
+/* Decode every expected lock once (commit_ts, txn id for the prewrite's
+ * "restore on abort" fields) and apply the write-write check to rows
+ * written blindly. */
+static int decode_prev(mrtx_txn *txn, wrow *w, size_t n)
+{
+	uint64_t now = mrtx__now_us();
+	int rc;
+
+	for (size_t i = 0; i < n; i++) {
+		wrow *x = &w[i];
+		lock_rec rec;
+
+		if (!x->has_prev)
+			continue;
+		if ((rc = lockio_decode(txn->db->st, x->r->t, x->r->row, x->prev, &txn->arena,
+		                        &rec)))
+			return rc;
+		memcpy(x->prev_txn, rec.txn, LOCK_TXNID_SIZE);
+		x->prev_ts = rec.commit_ts;
+		/* Committed after our first write to it: the first committer wins,
+		 * as with rows this transaction read.  The window's top keeps a
+		 * wall clock that stepped back from turning every blind write to a
+		 * recently committed row into a conflict (a missed blind-write
+		 * conflict is still serializable). */
+		if (x->fetched && rec.commit_ts >= x->r->put_us && rec.commit_ts <= now + 1000)
+			return mrtx__seterr(MRTX_CONFLICT, "table '%s': a row this transaction "
+			                    "wrote was committed by another transaction "
+			                    "meanwhile", x->r->t->name);
 	}
 	return 0;
 }
@@ -242,8 +261,7 @@ static int build_prewrite(mrtx_txn *txn, wrow *w, size_t n, size_t i, uint64_t t
                           lock_ref *secs)
 {
 	store *st = txn->db->st;
-	lock_rec *rec = &w[i].rec, prev;
-	int rc;
+	lock_rec *rec = &w[i].rec;
 
 	memset(rec, 0, sizeof(*rec));
 	rec->state = LOCK_PREWRITTEN;
@@ -253,10 +271,8 @@ static int build_prewrite(mrtx_txn *txn, wrow *w, size_t n, size_t i, uint64_t t
 	rec->expiry_ms = mrtx__now_ms() + txn->lock_ttl_ms;
 	rec->owner = *lock_self_owner();
 	if (w[i].has_prev) {
-		if ((rc = lockio_decode(st, w[i].r->t, w[i].r->row, w[i].prev, &txn->arena, &prev)))
-			return rc;
-		memcpy(rec->prev_txn, prev.txn, LOCK_TXNID_SIZE);
-		rec->prev_commit_ts = prev.commit_ts;
+		memcpy(rec->prev_txn, w[i].prev_txn, LOCK_TXNID_SIZE);
+		rec->prev_commit_ts = w[i].prev_ts;
 	} else {
 		rec->flags |= LOCK_F_PREV_ABSENT;
 	}
@@ -451,20 +467,13 @@ int txn_commit_run(mrtx_txn *txn)
 			return rc;
 		k++;
 	}
-	if ((rc = expected_locks(txn, w, n)))
+	if ((rc = expected_locks(txn, w, n)) || (rc = decode_prev(txn, w, n)))
 		return rc;
 	/* commit_ts: strictly above every touched row's last commit and now */
 	ts = mrtx__now_us();
-	for (size_t i = 0; i < n; i++) {
-		lock_rec prev;
-
-		if (!w[i].has_prev)
-			continue;
-		if ((rc = lockio_decode(txn->db->st, w[i].r->t, w[i].r->row, w[i].prev,
-		                        &txn->arena, &prev)))
-			return rc;
-		ts = MRTX_MAX(ts, prev.commit_ts);
-	}
+	for (size_t i = 0; i < n; i++)
+		if (w[i].has_prev)
+			ts = MRTX_MAX(ts, w[i].prev_ts);
 	ts++;
 	if (n == 1 && !others_read)
 		return commit_one_row(txn, &w[0], ts);

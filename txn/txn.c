@@ -123,9 +123,7 @@ int txn_observe(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int has_loc
 		r->read = 1;
 		return 0;
 	}
-	if (has_lock && !(lock.data = arena_dup(&txn->arena, lock.data, lock.size)))
-		return MRTX_ENOMEM;
-	r->lock = has_lock ? lock : MRTX_BYTES(NULL, 0);
+	r->lock = has_lock ? lock : MRTX_BYTES(NULL, 0); /* already in txn->arena */
 	r->has_lock = !!has_lock;
 	r->lock_known = 1;
 	r->read = 1;

@@ -85,7 +85,8 @@ RB_PROTOTYPE(trow_tree, trow, link, trow_cmp)
 /* Find (create=0) or find-or-create the row entry. */
 int txn_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int create, trow **out);
 /* Record that the store showed `lock` (or none) for row; CONFLICT (and doom)
- * if it differs from what this txn saw before. */
+ * if it differs from what this txn saw before.  lock must live in
+ * txn->arena (reads put it there); it is kept, not copied. */
 int txn_observe(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int has_lock,
                 mrtx_bytes lock);
 /* Read a row resolving foreign locks (wait, recover); the result's lock is STABLE or absent. */
