@@ -94,7 +94,8 @@ void lock_prev_stable(const lock_rec *r, lock_rec *out);
 int lock_transition_ok(int from_absent, uint8_t from, uint8_t to);
 const char *lock_state_name(uint8_t state);
 
-/* 128 random bits (OpenSSL RAND_bytes). */
+/* A txn id unique across processes and time: a per-process random salt
+ * (OpenSSL RAND_bytes, drawn once per process) mixed with a counter. */
 int lock_new_txnid(uint8_t out[LOCK_TXNID_SIZE]);
 /* This process as a lock owner (cached). */
 const lock_owner *lock_self_owner(void);

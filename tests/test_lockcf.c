@@ -645,6 +645,11 @@ static void test_state_names(void **state)
 	assert_string_equal(lock_state_name(255), "INVALID");
 }
 
+static int txnid_cmp(const void *x, const void *y)
+{
+	return memcmp(x, y, LOCK_TXNID_SIZE);
+}
+
 static void test_txnid(void **state)
 {
 	uint8_t a[LOCK_TXNID_SIZE], b[LOCK_TXNID_SIZE];
@@ -655,6 +660,37 @@ static void test_txnid(void **state)
 	assert_int_equal(lock_new_txnid(a), 0);
 	assert_int_equal(lock_new_txnid(b), 0);
 	assert_memory_not_equal(a, b, LOCK_TXNID_SIZE);
+	{
+		/* unique within a process, and a forked child gets its own salt */
+		enum { N = 4096 };
+		static uint8_t ids[N][LOCK_TXNID_SIZE];
+		int fd[2];
+		pid_t pid;
+		uint8_t child[LOCK_TXNID_SIZE];
+
+		for (int i = 0; i < N; i++)
+			assert_int_equal(lock_new_txnid(ids[i]), 0);
+		qsort(ids, N, LOCK_TXNID_SIZE, txnid_cmp);
+		for (int i = 1; i < N; i++)
+			assert_memory_not_equal(ids[i - 1], ids[i], LOCK_TXNID_SIZE);
+		assert_int_equal(pipe(fd), 0);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			uint8_t c[LOCK_TXNID_SIZE];
+
+			_exit(lock_new_txnid(c) != 0 ||
+			      write(fd[1], c, sizeof(c)) != (ssize_t)sizeof(c));
+		}
+		assert_int_equal(read(fd[0], child, sizeof(child)), (ssize_t)sizeof(child));
+		assert_int_equal(waitpid(pid, NULL, 0), pid);
+		close(fd[0]);
+		close(fd[1]);
+		assert_int_equal(lock_new_txnid(a), 0);
+		/* the child's salt half differs from ours (64 random bits) */
+		assert_memory_not_equal(child, a, 8);
+		assert_memory_equal(ids[0], a, 8); /* ours share one salt */
+	}
 	for (int i = 0; i < LOCK_TXNID_SIZE; i++)
 		fixed[i] = (uint8_t)(i * 17);
 	fixed[15] = 0xAB;
