@@ -22,11 +22,11 @@
  *
  * Limits (enforced with MRTX_ETOOBIG / MRTX_EINVAL, never truncation):
  *  - row:        1 .. MRTX_MAX_ROW bytes, and the encoded cell key must fit:
- *                row_size + (number of 0x00 bytes in row) + 3 + qualifier_size
+ *                row_size + (number of 0x00 bytes in row) + 5 + qualifier_size
  *                <= MRTX_MAX_KEY (511, LMDB's key limit).  A row without NUL
  *                bytes and a qualifier of up to 250 bytes always fit when the
- *                row is at most 258 bytes.
- *  - qualifier:  0 .. MRTX_MAX_KEY - 4 bytes, subject to the rule above.
+ *                row is at most 256 bytes.
+ *  - qualifier:  0 .. MRTX_MAX_KEY - 6 bytes, subject to the rule above.
  *  - value:      0 .. MRTX_MAX_VALUE bytes.
  *  - table name: 1 .. MRTX_MAX_NAME printable ASCII bytes, no '/'.
  *  - family:     1 .. MRTX_MAX_NAME printable ASCII bytes; at most
@@ -47,7 +47,7 @@ extern "C" {
 #define MRTX_VERSION_STRING "0.1.0"
 
 #define MRTX_MAX_KEY 511u
-#define MRTX_MAX_ROW 508u
+#define MRTX_MAX_ROW 506u
 #define MRTX_MAX_VALUE (64u * 1024u * 1024u)
 #define MRTX_MAX_NAME 64u
 #define MRTX_MAX_FAMILIES 255u

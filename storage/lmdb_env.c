@@ -209,7 +209,7 @@ static int env_open(store *st, const store_opts *o)
 		flags |= MDB_NOSYNC;
 	if ((rc = mdb_env_create(&st->env)))
 		return lmdb_err(st, rc, "create environment");
-	if ((rc = mdb_env_set_maxdbs(st->env, 2 * MRTX_MAX_TABLES + 2)) ||
+	if ((rc = mdb_env_set_maxdbs(st->env, 0)) ||
 	    (rc = mdb_env_set_maxreaders(st->env, 1022)))
 		return lmdb_err(st, rc, "configure environment");
 	rc = mdb_env_open(st->env, st->path, flags, o->file_mode ? o->file_mode : 0600);

@@ -11,9 +11,15 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "keyenc.h"
 #include "store.h"
 
-#define META_FORMAT 2u /* 2: lock records beside the cells, one DBI per table */
+/* Store format.  2: one DBI per table, lock records beside the cells.
+ * 3: every table and the metadata in LMDB's one unnamed database, each
+ * table under its own 2-byte key prefix (lmdb_meta.c). */
+#define META_FORMAT 3u
+#define TPFX 2u         /* bytes of a table's key prefix */
+#define KP_FIRST 0x0100u /* first table prefix; keys below it are metadata */
 #define DEFAULT_MAP ((size_t)1 << 30)
 #define READ_POOL 8 /* reset read transactions kept for renewal */
 
@@ -36,7 +42,7 @@ struct store {
 	int refs;
 	int unbatched;
 	size_t map_size;
-	MDB_dbi dbi_meta;
+	MDB_dbi dbi;        /* LMDB's unnamed database: everything (format 3) */
 	uint8_t id[16];
 	pthread_mutex_t mu; /* table creation and DBI opens */
 	store_table *tables[MRTX_MAX_TABLES];
@@ -87,6 +93,21 @@ static inline int cmp_bytes(const void *a, size_t an, const void *b, size_t bn)
 	if (c)
 		return c;
 	return an < bn ? -1 : an > bn;
+}
+
+/* out = the table's key prefix . enc(row); returns the length. */
+static inline size_t tkey_put(uint8_t *out, const store_table *t, mrtx_bytes row)
+{
+	out[0] = (uint8_t)(t->kp >> 8);
+	out[1] = (uint8_t)t->kp;
+	return TPFX + keyenc_put(out + TPFX, row.data, row.size);
+}
+
+static inline int tkey_is(const store_table *t, const void *key, size_t n)
+{
+	const uint8_t *k = key;
+
+	return n >= TPFX && k[0] == (uint8_t)(t->kp >> 8) && k[1] == (uint8_t)t->kp;
 }
 
 static inline MDB_val mv(const void *p, size_t n)

@@ -3,11 +3,17 @@
  * tables and their families, and opaque records for upper layers (index
  * declarations).
  *
- *   DBI "mrtx.meta"   "format" -> u32 LE, "store_id" -> 16 random bytes,
- *                     "t/<table>" -> u8 nfamilies, (u8 len, name)...,
- *                     other "x/<name>" -> opaque (store_meta_*)
- *   DBI "d/<table>"   enc(row) . family-id . qualifier -> value,
- *                     enc(row) . 0xFF -> lock record (lmdb_rw.c)
+ * Format 3 keeps everything in LMDB's unnamed database (named databases
+ * cost every transaction a lookup of the database record, and every write
+ * one more dirty page):
+ *
+ *   0x00 "format"      -> u32 LE (3)
+ *   0x00 "store_id"    -> 16 random bytes
+ *   0x00 "next_table"  -> u16 BE, the prefix the next new table gets
+ *   0x00 "t/<table>"   -> u16 BE prefix P, u8 nfamilies, (u8 len, name)...
+ *   0x00 "x/<name>"    -> opaque records of upper layers (store_meta_*)
+ *   P . ...            -> the table's cells and lock records (lmdb_rw.c),
+ *                         P >= 0x0100, so metadata sorts first
  */
 #include "lmdb_int.h"
 
@@ -22,15 +28,38 @@
 
 /* --------------------------------------------------------------- tables */
 
+/* A metadata key: 0x00 . s, into buf (MRTX_MAX_NAME + 4 bytes). */
+static MDB_val meta_key(char *buf, const char *s)
+{
+	size_t n = strlen(s);
+
+	buf[0] = '\0';
+	memcpy(buf + 1, s, n);
+	return mv(buf, n + 1);
+}
+
+/* 0x00 "t/" name: a table's record. */
+static MDB_val table_key(char *buf, const char *name)
+{
+	size_t n = strlen(name);
+
+	memcpy(buf, "\0t/", 3);
+	memcpy(buf + 3, name, n);
+	return mv(buf, n + 3);
+}
+
 static int table_parse(const char *name, const MDB_val *v, store_table **out)
 {
 	const uint8_t *p = v->mv_data, *e = p + v->mv_size;
 	size_t nfam, namelen = strlen(name), total;
+	unsigned kp;
 	store_table *t;
 	char **fams, *s;
 
-	if (v->mv_size < 1 || (nfam = p[0]) == 0)
+	if (v->mv_size < TPFX + 1 || (kp = (unsigned)p[0] << 8 | p[1]) < KP_FIRST ||
+	    kp == 0xFFFFu || (nfam = p[TPFX]) == 0)
 		return mrtx__seterr(MRTX_ECORRUPT, "metadata of table '%s' is malformed", name);
+	p += TPFX;
 	total = sizeof(*t) + nfam * sizeof(char *) + namelen + 1 + v->mv_size;
 	if (!(t = mrtx__calloc(1, total)))
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory loading table '%s'", name);
@@ -59,6 +88,7 @@ static int table_parse(const char *name, const MDB_val *v, store_table **out)
 	}
 	t->families = (const char *const *)fams;
 	t->nfamilies = nfam;
+	t->kp = kp;
 	*out = t;
 	return 0;
 }
@@ -73,31 +103,7 @@ static store_table *table_lookup(store *st, const char *name)
 	return NULL;
 }
 
-/* Open the DBIs of a table described in meta and publish it.  Caller holds st->mu
- * and runs txn; on success the table is published once txn commits. */
-static int table_attach(store *st, MDB_txn *txn, const char *name, const MDB_val *meta,
-                        unsigned dbflags, store_table **out)
-{
-	char dname[MRTX_MAX_NAME + 3];
-	store_table *t = NULL;
-	MDB_dbi dd;
-	int rc;
-
-	if ((rc = table_parse(name, meta, &t)))
-		return rc;
-	snprintf(dname, sizeof(dname), "d/%s", name);
-	if ((rc = mdb_dbi_open(txn, dname, dbflags, &dd))) {
-		mrtx__free(t);
-		if (rc == MDB_NOTFOUND)
-			return mrtx__seterr(MRTX_ECORRUPT, "table '%s' is in the metadata but its "
-			                    "databases are missing", name);
-		return lmdb_err(st, rc, "open table");
-	}
-	t->dbi_data = dd;
-	*out = t;
-	return 0;
-}
-
+/* Publish a parsed table (caller holds st->mu, or is opening the store). */
 static int table_publish(store *st, store_table *t)
 {
 	size_t n = atomic_load(&st->ntables);
@@ -107,6 +113,14 @@ static int table_publish(store *st, store_table *t)
 		return mrtx__seterr(MRTX_ETOOBIG, "store %s has the maximum of %u tables",
 		                    st->path, MRTX_MAX_TABLES);
 	}
+	for (size_t i = 0; i < n; i++)
+		if (st->tables[i]->kp == t->kp) {
+			int rc = mrtx__seterr(MRTX_ECORRUPT, "store %s: tables '%s' and '%s' share "
+			                      "key prefix %#x", st->path, st->tables[i]->name,
+			                      t->name, t->kp);
+			mrtx__free(t);
+			return rc;
+		}
 	t->id = (unsigned)n;
 	st->tables[n] = t;
 	atomic_store_explicit(&st->ntables, n + 1, memory_order_release);
@@ -135,12 +149,14 @@ static int check_name(const char *what, const char *s)
 int store_create_table(store *st, const char *name, const char *const *families,
                        size_t nfamilies)
 {
-	uint8_t meta[1 + MRTX_MAX_FAMILIES * (MRTX_MAX_NAME + 1)];
-	char key[MRTX_MAX_NAME + 3];
-	size_t mlen = 1;
+	uint8_t meta[TPFX + 1 + MRTX_MAX_FAMILIES * (MRTX_MAX_NAME + 1)];
+	char key[MRTX_MAX_NAME + 4], nkey[16];
+	size_t mlen = TPFX + 1;
 	store_table *t = NULL;
 	MDB_txn *txn = NULL;
-	MDB_val k, v, old;
+	MDB_val k, v, old, nk, nv;
+	unsigned kp;
+	uint8_t next[TPFX];
 	int rc;
 
 	if ((rc = check_name("table", name)))
@@ -150,7 +166,7 @@ int store_create_table(store *st, const char *name, const char *const *families,
 	if (nfamilies > MRTX_MAX_FAMILIES)
 		return mrtx__seterr(MRTX_ETOOBIG, "table '%s': %zu families; the limit is %u",
 		                    name, nfamilies, MRTX_MAX_FAMILIES);
-	meta[0] = (uint8_t)nfamilies;
+	meta[TPFX] = (uint8_t)nfamilies;
 	for (size_t i = 0; i < nfamilies; i++) {
 		size_t len;
 
@@ -165,16 +181,17 @@ int store_create_table(store *st, const char *name, const char *const *families,
 		memcpy(meta + mlen, families[i], len);
 		mlen += len;
 	}
-	snprintf(key, sizeof(key), "t/%s", name);
-	k = mv(key, strlen(key));
+	k = table_key(key, name);
 	v = mv(meta, mlen);
 
 	pthread_mutex_lock(&st->mu);
 	if ((rc = lmdb_txn_begin(st, 0, &txn)))
 		goto done;
-	rc = mdb_get(txn, st->dbi_meta, &k, &old);
+	rc = mdb_get(txn, st->dbi, &k, &old);
 	if (rc == 0) {
-		rc = (old.mv_size == mlen && memcmp(old.mv_data, meta, mlen) == 0) ? 0 :
+		/* the same families make create idempotent (the prefix is the store's) */
+		rc = (old.mv_size == mlen &&
+		      memcmp((uint8_t *)old.mv_data + TPFX, meta + TPFX, mlen - TPFX) == 0) ? 0 :
 		     mrtx__seterr(MRTX_EEXIST, "table '%s' exists with different families", name);
 		lmdb_wabort(st, txn);
 		txn = NULL;
@@ -188,16 +205,35 @@ int store_create_table(store *st, const char *name, const char *const *families,
 		rc = lmdb_err(st, rc, "read metadata");
 		goto done;
 	}
-	if (atomic_load(&st->ntables) >= MRTX_MAX_TABLES) {
+	/* The new table's key prefix: the store's next one. */
+	nk = meta_key(nkey, "next_table");
+	if ((rc = mdb_get(txn, st->dbi, &nk, &nv)) || nv.mv_size != TPFX) {
+		rc = rc && rc != MDB_NOTFOUND ? lmdb_err(st, rc, "read metadata") :
+		     mrtx__seterr(MRTX_ECORRUPT, "%s: the next-table record is missing or "
+		                  "malformed", st->path);
+		goto done;
+	}
+	kp = (unsigned)((const uint8_t *)nv.mv_data)[0] << 8 | ((const uint8_t *)nv.mv_data)[1];
+	if (kp < KP_FIRST) {
+		rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the next-table record is malformed",
+		                  st->path);
+		goto done;
+	}
+	if (kp - KP_FIRST >= MRTX_MAX_TABLES) {
 		rc = mrtx__seterr(MRTX_ETOOBIG, "store %s has the maximum of %u tables",
 		                  st->path, MRTX_MAX_TABLES);
 		goto done;
 	}
-	if ((rc = mdb_put(txn, st->dbi_meta, &k, &v, 0))) {
+	meta[0] = (uint8_t)(kp >> 8);
+	meta[1] = (uint8_t)kp;
+	next[0] = (uint8_t)((kp + 1) >> 8);
+	next[1] = (uint8_t)(kp + 1);
+	nv = mv(next, TPFX);
+	if ((rc = mdb_put(txn, st->dbi, &k, &v, 0)) || (rc = mdb_put(txn, st->dbi, &nk, &nv, 0))) {
 		rc = lmdb_err(st, rc, "write metadata");
 		goto done;
 	}
-	if ((rc = table_attach(st, txn, name, &v, MDB_CREATE, &t)))
+	if ((rc = table_parse(name, &v, &t)))
 		goto done;
 	rc = lmdb_commit(st, txn, 1);
 	txn = NULL;
@@ -216,7 +252,7 @@ done:
 
 int store_table_find(store *st, const char *name, const store_table **out)
 {
-	char key[MRTX_MAX_NAME + 3];
+	char key[MRTX_MAX_NAME + 4];
 	store_table *t;
 	MDB_txn *txn = NULL;
 	MDB_val k, v;
@@ -228,17 +264,16 @@ int store_table_find(store *st, const char *name, const store_table **out)
 	}
 	if (!name || !*name || strlen(name) > MRTX_MAX_NAME)
 		return mrtx__seterr(MRTX_ENOTABLE, "no table '%.64s'", name ? name : "(null)");
-	/* Maybe another process created it: read the metadata and open its DBIs. */
+	/* Maybe another process created it: read its record. */
 	pthread_mutex_lock(&st->mu);
 	if ((t = table_lookup(st, name))) {
 		rc = 0;
 		goto done;
 	}
-	if ((rc = lmdb_txn_begin(st, MDB_RDONLY, &txn)))
+	if ((rc = lmdb_rtxn_begin(st, &txn)))
 		goto done;
-	snprintf(key, sizeof(key), "t/%s", name);
-	k = mv(key, strlen(key));
-	rc = mdb_get(txn, st->dbi_meta, &k, &v);
+	k = table_key(key, name);
+	rc = mdb_get(txn, st->dbi, &k, &v);
 	if (rc == MDB_NOTFOUND) {
 		rc = mrtx__seterr(MRTX_ENOTABLE, "no table '%s' in store %s", name, st->path);
 		goto done;
@@ -247,20 +282,12 @@ int store_table_find(store *st, const char *name, const store_table **out)
 		rc = lmdb_err(st, rc, "read metadata");
 		goto done;
 	}
-	if ((rc = table_attach(st, txn, name, &v, 0, &t)))
+	if ((rc = table_parse(name, &v, &t)))
 		goto done;
-	rc = mdb_txn_commit(txn); /* keeps the DBI handles */
-	txn = NULL;
-	if (rc) {
-		mrtx__free(t);
-		t = NULL;
-		rc = lmdb_err(st, rc, "open table");
-		goto done;
-	}
 	rc = table_publish(st, t);
 done:
 	if (txn)
-		mdb_txn_abort(txn);
+		lmdb_rtxn_end(st, txn);
 	pthread_mutex_unlock(&st->mu);
 	if (rc == 0)
 		*out = t;
@@ -296,23 +323,23 @@ int store_tables_list(store *st, const store_table ***out, size_t *count)
 	/* Attach every table in the metadata, including other processes' new ones. */
 	if ((rc = lmdb_txn_begin(st, MDB_RDONLY, &txn)))
 		return rc;
-	if ((rc = mdb_cursor_open(txn, st->dbi_meta, &cur))) {
+	if ((rc = mdb_cursor_open(txn, st->dbi, &cur))) {
 		mdb_txn_abort(txn);
 		return lmdb_err(st, rc, "list tables");
 	}
-	k = mv("t/", 2);
+	k = mv("\0t/", 3);
 	for (;;) {
-		char name[MRTX_MAX_NAME + 1];
+		char name[MRTX_MAX_NAME + 1], tk[MRTX_MAX_NAME + 4];
 		const store_table *t;
 
 		rc = mdb_cursor_get(cur, &k, &v, op);
 		op = MDB_NEXT;
-		if (rc || k.mv_size < 3 || memcmp(k.mv_data, "t/", 2) != 0)
+		if (rc || k.mv_size < 4 || memcmp(k.mv_data, "\0t/", 3) != 0)
 			break;
-		if (k.mv_size - 2 > MRTX_MAX_NAME)
+		if (k.mv_size - 3 > MRTX_MAX_NAME)
 			continue;
-		memcpy(name, (char *)k.mv_data + 2, k.mv_size - 2);
-		name[k.mv_size - 2] = '\0';
+		memcpy(name, (char *)k.mv_data + 3, k.mv_size - 3);
+		name[k.mv_size - 3] = '\0';
 		if (!table_lookup(st, name)) {
 			/* store_table_find needs its own txn; remember and resume. */
 			mdb_cursor_close(cur);
@@ -321,12 +348,14 @@ int store_tables_list(store *st, const store_table ***out, size_t *count)
 				return rc;
 			if ((rc = lmdb_txn_begin(st, MDB_RDONLY, &txn)))
 				return rc;
-			if ((rc = mdb_cursor_open(txn, st->dbi_meta, &cur))) {
+			if ((rc = mdb_cursor_open(txn, st->dbi, &cur))) {
 				mdb_txn_abort(txn);
 				return lmdb_err(st, rc, "list tables");
 			}
-			k = mv("t/", 2);
-			op = MDB_SET_RANGE;
+			/* resume at the table just attached; the loop steps past it */
+			k = table_key(tk, name);
+			if ((rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE)))
+				break;
 		}
 	}
 	mdb_cursor_close(cur);
@@ -355,19 +384,28 @@ int store_check_key(const store_table *t, mrtx_bytes row, size_t qual_size)
 	if (row.size > MRTX_MAX_ROW)
 		return mrtx__seterr(MRTX_ETOOBIG, "table '%s': row of %zu bytes; the limit is %u",
 		                    t->name, row.size, MRTX_MAX_ROW);
-	k = keyenc_cell_size(row.data, row.size, qual_size);
+	k = TPFX + keyenc_cell_size(row.data, row.size, qual_size);
 	if (k > MRTX_MAX_KEY)
 		return mrtx__seterr(MRTX_ETOOBIG, "table '%s': row of %zu bytes with qualifier of "
 		                    "%zu bytes encodes to a %zu-byte key; the limit is %u (row + "
-		                    "NUL bytes in row + 3 + qualifier)", t->name, row.size,
+		                    "NUL bytes in row + 5 + qualifier)", t->name, row.size,
 		                    qual_size, k, MRTX_MAX_KEY);
 	return 0;
 }
 
+/* Put 0x00 . key -> (p, n). */
+static int meta_put(MDB_txn *txn, store *st, const char *key, const void *p, size_t n)
+{
+	char kb[MRTX_MAX_NAME + 4];
+	MDB_val k = meta_key(kb, key), v = mv(p, n);
+
+	return mdb_put(txn, st->dbi, &k, &v, 0);
+}
+
 int lmdb_meta_init(store *st)
 {
+	char kb[MRTX_MAX_NAME + 4];
 	MDB_txn *txn;
-	MDB_dbi main_dbi;
 	MDB_cursor *cur = NULL;
 	MDB_val k, v;
 	MDB_stat ms;
@@ -376,44 +414,43 @@ int lmdb_meta_init(store *st)
 
 	if ((rc = lmdb_txn_begin(st, 0, &txn)))
 		return rc;
-	rc = mdb_dbi_open(txn, "mrtx.meta", 0, &st->dbi_meta);
+	if ((rc = mdb_dbi_open(txn, NULL, 0, &st->dbi)))
+		goto lmdb_fail;
+	k = meta_key(kb, "format");
+	rc = mdb_get(txn, st->dbi, &k, &v);
 	if (rc == MDB_NOTFOUND) {
-		/* A brand-new environment, or someone else's LMDB database. */
-		if ((rc = mdb_dbi_open(txn, NULL, 0, &main_dbi)) ||
-		    (rc = mdb_stat(txn, main_dbi, &ms))) {
-			rc = lmdb_err(st, rc, "read metadata");
-			goto fail;
-		}
+		/* A brand-new environment, an older store, or someone else's LMDB. */
+		if ((rc = mdb_stat(txn, st->dbi, &ms)))
+			goto lmdb_fail;
 		if (ms.ms_entries) {
-			rc = mrtx__seterr(MRTX_ENOTSTORE, "%s holds an LMDB database that is not an "
+			k = mv("mrtx.meta", 9); /* formats 1 and 2 kept metadata in this DBI */
+			rc = mdb_get(txn, st->dbi, &k, &v) == 0 ?
+			     mrtx__seterr(MRTX_ENOTSTORE, "%s: store format 2 or older (one LMDB "
+			                  "database per table) is not supported by this mrtx (format "
+			                  "%u); export its data with the older mrtx", st->path,
+			                  META_FORMAT) :
+			     mrtx__seterr(MRTX_ENOTSTORE, "%s holds an LMDB database that is not an "
 			                  "mrtx store; refusing to touch it", st->path);
 			goto fail;
 		}
-		fmt = META_FORMAT;
-		if (RAND_bytes(st->id, sizeof(st->id)) != 1) {
-			rc = mrtx__seterr(MRTX_ESTORE, "RAND_bytes failed creating the store id");
-			goto fail;
+		{
+			uint8_t next[TPFX] = { KP_FIRST >> 8, KP_FIRST & 0xFF };
+
+			fmt = META_FORMAT;
+			if (RAND_bytes(st->id, sizeof(st->id)) != 1) {
+				rc = mrtx__seterr(MRTX_ESTORE, "RAND_bytes failed creating the store id");
+				goto fail;
+			}
+			if ((rc = meta_put(txn, st, "format", &fmt, sizeof(fmt))) ||
+			    (rc = meta_put(txn, st, "store_id", st->id, sizeof(st->id))) ||
+			    (rc = meta_put(txn, st, "next_table", next, sizeof(next))))
+				goto lmdb_fail;
 		}
-		if ((rc = mdb_dbi_open(txn, "mrtx.meta", MDB_CREATE, &st->dbi_meta)))
-			goto lmdb_fail;
-		k = mv("format", 6);
-		v = mv(&fmt, sizeof(fmt));
-		if ((rc = mdb_put(txn, st->dbi_meta, &k, &v, 0)))
-			goto lmdb_fail;
-		k = mv("store_id", 8);
-		v = mv(st->id, sizeof(st->id));
-		if ((rc = mdb_put(txn, st->dbi_meta, &k, &v, 0)))
-			goto lmdb_fail;
-	} else if (rc == MDB_INCOMPATIBLE) {
-		rc = mrtx__seterr(MRTX_ENOTSTORE, "%s holds an LMDB database that is not an "
-		                  "mrtx store; refusing to touch it", st->path);
-		goto fail;
 	} else if (rc) {
 		goto lmdb_fail;
 	} else {
-		k = mv("format", 6);
-		if ((rc = mdb_get(txn, st->dbi_meta, &k, &v)) || v.mv_size != 4) {
-			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: store format record missing", st->path);
+		if (v.mv_size != 4) {
+			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: store format record malformed", st->path);
 			goto fail;
 		}
 		memcpy(&fmt, v.mv_data, 4);
@@ -422,32 +459,31 @@ int lmdb_meta_init(store *st)
 			                  "this mrtx (format %u)", st->path, fmt, META_FORMAT);
 			goto fail;
 		}
-		k = mv("store_id", 8);
-		if ((rc = mdb_get(txn, st->dbi_meta, &k, &v)) || v.mv_size != sizeof(st->id)) {
+		k = meta_key(kb, "store_id");
+		if ((rc = mdb_get(txn, st->dbi, &k, &v)) || v.mv_size != sizeof(st->id)) {
 			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: store id record missing", st->path);
 			goto fail;
 		}
 		memcpy(st->id, v.mv_data, sizeof(st->id));
 		/* Attach every existing table now, while no other txn runs. */
-		if ((rc = mdb_cursor_open(txn, st->dbi_meta, &cur)))
+		if ((rc = mdb_cursor_open(txn, st->dbi, &cur)))
 			goto lmdb_fail;
-		k = mv("t/", 2);
+		k = mv("\0t/", 3);
 		for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
 		     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
 			char name[MRTX_MAX_NAME + 1];
 			store_table *t;
 
-			if (k.mv_size < 3 || memcmp(k.mv_data, "t/", 2) != 0)
+			if (k.mv_size < 4 || memcmp(k.mv_data, "\0t/", 3) != 0)
 				break;
-			if (k.mv_size - 2 > MRTX_MAX_NAME) {
+			if (k.mv_size - 3 > MRTX_MAX_NAME) {
 				rc = mrtx__seterr(MRTX_ECORRUPT, "%s: table name too long in metadata",
 				                  st->path);
 				goto fail;
 			}
-			memcpy(name, (char *)k.mv_data + 2, k.mv_size - 2);
-			name[k.mv_size - 2] = '\0';
-			if ((rc = table_attach(st, txn, name, &v, 0, &t)) ||
-			    (rc = table_publish(st, t)))
+			memcpy(name, (char *)k.mv_data + 3, k.mv_size - 3);
+			name[k.mv_size - 3] = '\0';
+			if ((rc = table_parse(name, &v, &t)) || (rc = table_publish(st, t)))
 				goto fail;
 		}
 		mdb_cursor_close(cur);
@@ -483,16 +519,17 @@ static int meta_key_check(store *st, const char *key, size_t minlen)
 
 int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)
 {
+	char kb[MRTX_MAX_NAME + 4];
 	MDB_txn *txn;
 	MDB_val k, v;
 	int rc;
 
 	if ((rc = meta_key_check(st, key, 3)))
 		return rc;
-	if ((rc = lmdb_txn_begin(st, MDB_RDONLY, &txn)))
+	if ((rc = lmdb_rtxn_begin(st, &txn)))
 		return rc;
-	k = mv(key, strlen(key));
-	rc = mdb_get(txn, st->dbi_meta, &k, &v);
+	k = meta_key(kb, key);
+	rc = mdb_get(txn, st->dbi, &k, &v);
 	if (rc == 0) {
 		if ((out->data = arena_dup(a, v.mv_data, v.mv_size)))
 			out->size = v.mv_size;
@@ -503,24 +540,25 @@ int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)
 	} else {
 		rc = lmdb_err(st, rc, "read metadata");
 	}
-	mdb_txn_abort(txn);
+	lmdb_rtxn_end(st, txn);
 	return rc;
 }
 
 int store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 {
+	char kb[MRTX_MAX_NAME + 4];
 	MDB_txn *txn = NULL;
 	MDB_val k, v, old;
 	int rc;
 
 	if ((rc = meta_key_check(st, key, 3)))
 		return rc;
-	k = mv(key, strlen(key));
+	k = meta_key(kb, key);
 	v = mv(value.data, value.size);
 	pthread_mutex_lock(&st->mu);
 	if ((rc = lmdb_txn_begin(st, 0, &txn)))
 		goto done;
-	rc = mdb_get(txn, st->dbi_meta, &k, &old);
+	rc = mdb_get(txn, st->dbi, &k, &old);
 	if (rc == 0) {
 		rc = (old.mv_size == value.size && memcmp(old.mv_data, value.data, value.size) == 0)
 		     ? 0 : mrtx__seterr(MRTX_EEXIST, "store %s: metadata record '%s' exists with "
@@ -531,7 +569,7 @@ int store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 		rc = lmdb_err(st, rc, "read metadata");
 		goto done;
 	}
-	if ((rc = mdb_put(txn, st->dbi_meta, &k, &v, 0))) {
+	if ((rc = mdb_put(txn, st->dbi, &k, &v, 0))) {
 		rc = lmdb_err(st, rc, "write metadata");
 		goto done;
 	}
@@ -550,22 +588,24 @@ int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
                     int (*fn)(const char *key, mrtx_bytes value, void *payload),
                     void *payload)
 {
+	char pk[MRTX_MAX_NAME + 4];
 	MDB_txn *txn;
 	MDB_cursor *cur;
-	MDB_val k, v;
+	MDB_val k, v, p;
 	size_t plen;
 	int rc, op = MDB_SET_RANGE;
 
 	if ((rc = meta_key_check(st, prefix, 2)))
 		return rc;
-	plen = strlen(prefix);
-	if ((rc = lmdb_txn_begin(st, MDB_RDONLY, &txn)))
+	p = meta_key(pk, prefix);
+	plen = p.mv_size;
+	if ((rc = lmdb_rtxn_begin(st, &txn)))
 		return rc;
-	if ((rc = mdb_cursor_open(txn, st->dbi_meta, &cur))) {
-		mdb_txn_abort(txn);
+	if ((rc = mdb_cursor_open(txn, st->dbi, &cur))) {
+		lmdb_rtxn_end(st, txn);
 		return lmdb_err(st, rc, "list metadata");
 	}
-	k = mv(prefix, plen);
+	k = p;
 	for (;;) {
 		char key[MRTX_MAX_NAME + 3];
 		mrtx_bytes val;
@@ -573,7 +613,7 @@ int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
 		rc = mdb_cursor_get(cur, &k, &v, op);
 		op = MDB_NEXT;
 		if (rc == MDB_NOTFOUND || (rc == 0 && (k.mv_size < plen ||
-		                                       memcmp(k.mv_data, prefix, plen) != 0))) {
+		                                       memcmp(k.mv_data, pk, plen) != 0))) {
 			rc = 0;
 			break;
 		}
@@ -581,13 +621,13 @@ int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
 			rc = lmdb_err(st, rc, "list metadata");
 			break;
 		}
-		if (k.mv_size >= sizeof(key)) {
+		if (k.mv_size > sizeof(key)) {
 			rc = mrtx__seterr(MRTX_ECORRUPT, "store %s: metadata key of %zu bytes",
 			                  st->path, k.mv_size);
 			break;
 		}
-		memcpy(key, k.mv_data, k.mv_size);
-		key[k.mv_size] = '\0';
+		memcpy(key, (const char *)k.mv_data + 1, k.mv_size - 1); /* without 0x00 */
+		key[k.mv_size - 1] = '\0';
 		if (!(val.data = arena_dup(a, v.mv_data, v.mv_size))) {
 			rc = MRTX_ENOMEM;
 			break;
@@ -597,7 +637,7 @@ int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
 			break;
 	}
 	mdb_cursor_close(cur);
-	mdb_txn_abort(txn);
+	lmdb_rtxn_end(st, txn);
 	return rc;
 }
 

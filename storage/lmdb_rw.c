@@ -1,13 +1,15 @@
 /*
  * lmdb_rw.c - the storage seam's reads and writes on LMDB.
  *
- * Layout (format 2): one LMDB database per table holds a row's cells and
- * its lock record side by side:
+ * Layout (format 3): LMDB's one unnamed database holds every table, each
+ * under its 2-byte key prefix P (lmdb_meta.c), with a row's cells and its
+ * lock record side by side:
  *
- *     enc(row) . family-id . qualifier  ->  value        family-id 0..254
- *     enc(row) . 0xFF                   ->  lock record  (sorts after the cells)
+ *     P . enc(row) . family-id . qualifier  ->  value        family-id 0..254
+ *     P . enc(row) . 0xFF                   ->  lock record  (after the cells)
  *
- * so a commit dirties one B-tree, and a row's lock and cells share pages.
+ * so a commit dirties one B-tree and no named-database record, and a row's
+ * lock and cells share pages.
  * Rows are found through their lock keys: every row a transaction ever
  * wrote has one, and cells without a lock key are not a row to scans.
  *
@@ -28,23 +30,32 @@
 
 #define LOCK_TAG 0xFFu /* after enc(row): the row's lock record */
 
-/* key = enc(row) . 0xFF; 0 if the row cannot be a key (longer than LMDB's). */
-static size_t lock_key(uint8_t key[MRTX_MAX_KEY + 1], mrtx_bytes row)
+/* Does row fit in a key with `extra` bytes after P . enc(row)? */
+static int row_fits(mrtx_bytes row, size_t extra)
 {
-	size_t n = keyenc_size(row.data, row.size);
+	return TPFX + keyenc_size(row.data, row.size) + extra <= MRTX_MAX_KEY;
+}
 
-	if (n + 1 > MRTX_MAX_KEY)
+/* key = P . enc(row) . 0xFF; 0 if the row cannot be a key (longer than LMDB's). */
+static size_t lock_key(uint8_t key[MRTX_MAX_KEY + 1], const store_table *t, mrtx_bytes row)
+{
+	size_t n;
+
+	if (!row_fits(row, 1))
 		return 0;
-	keyenc_put(key, row.data, row.size);
+	n = tkey_put(key, t, row);
 	key[n] = LOCK_TAG;
 	return n + 1;
 }
 
-/* The row of a data key (into rowbuf) and whether the key is its lock key. */
+/* The row of a data key of this table (into rowbuf) and whether the key is
+ * its lock key. */
 static int key_row(const MDB_val *k, uint8_t *rowbuf, mrtx_bytes *row, int *is_lock)
 {
-	size_t used, n = keyenc_get(rowbuf, k->mv_data, k->mv_size, &used);
+	const uint8_t *kd = (const uint8_t *)k->mv_data + TPFX;
+	size_t used, n = keyenc_get(rowbuf, kd, k->mv_size - TPFX, &used);
 
+	used += TPFX;
 	if (n == (size_t)-1 || used >= k->mv_size)
 		return MRTX_ECORRUPT;
 	*row = MRTX_BYTES(rowbuf, n);
@@ -68,10 +79,10 @@ static int read_cells(store *st, MDB_txn *txn, const store_table *t, mrtx_bytes 
 		return 0;
 	/* Rows come from the API (checked) but also from lock keys and lock
 	 * records, which a damaged store could make too long to encode. */
-	if (keyenc_size(row.data, row.size) + 1 > MRTX_MAX_KEY)
+	if (!row_fits(row, 1))
 		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a %zu-byte row in the lock family "
 		                    "cannot hold cells (damaged store?)", t->name, row.size);
-	plen = keyenc_put(key, row.data, row.size);
+	plen = tkey_put(key, t, row);
 	klen = plen;
 	if (f && f->family >= 0) {
 		key[plen++] = (uint8_t)f->family;
@@ -85,7 +96,7 @@ static int read_cells(store *st, MDB_txn *txn, const store_table *t, mrtx_bytes 
 	}
 	if (f && f->family >= 0 && f->qual_exact) {
 		k = mv(key, klen);
-		rc = mdb_get(txn, t->dbi_data, &k, &v);
+		rc = mdb_get(txn, st->dbi, &k, &v);
 		if (rc == MDB_NOTFOUND)
 			return 0;
 		if (rc)
@@ -100,7 +111,7 @@ static int read_cells(store *st, MDB_txn *txn, const store_table *t, mrtx_bytes 
 		out->ncells = 1;
 		return 0;
 	}
-	if ((rc = mdb_cursor_open(txn, t->dbi_data, &cur)))
+	if ((rc = mdb_cursor_open(txn, st->dbi, &cur)))
 		return lmdb_err(st, rc, "open cursor");
 	k = mv(key, klen);
 	for (;;) {
@@ -154,14 +165,14 @@ static int read_lock(store *st, MDB_txn *txn, const store_table *t, mrtx_bytes r
                      mrtx_arena *a, store_row *out)
 {
 	uint8_t key[MRTX_MAX_KEY + 1];
-	size_t kl = lock_key(key, row);
+	size_t kl = lock_key(key, t, row);
 	MDB_val k = mv(key, kl), v;
 	int rc;
 
 	if (!kl)
 		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a %zu-byte row cannot be a key "
 		                    "(damaged lock record?)", t->name, row.size);
-	rc = mdb_get(txn, t->dbi_data, &k, &v);
+	rc = mdb_get(txn, st->dbi, &k, &v);
 	out->row = row;
 	out->has_lock = 0;
 	out->lock = MRTX_BYTES(NULL, 0);
@@ -233,13 +244,13 @@ static int at_or_above_hi(const store_range *r, mrtx_bytes row)
 	return r->hi.size && row_cmp(row, r->hi) >= 0;
 }
 
-/* Seek key for a bound: enc(bound), cut to LMDB's key size.  A cut key
+/* Seek key for a bound: P . enc(bound), cut to LMDB's key size.  A cut key
  * sorts no later than the whole one, and the scan loop checks every row
  * against the bounds, so positioning only has to be early enough. */
-static MDB_val bound_key(uint8_t *buf, mrtx_bytes b)
+static MDB_val bound_key(uint8_t *buf, const store_table *t, mrtx_bytes b)
 {
-	uint8_t tmp[2 * MRTX_MAX_ROW + 2];
-	size_t n = keyenc_put(tmp, b.data, MRTX_MIN(b.size, (size_t)MRTX_MAX_ROW));
+	uint8_t tmp[TPFX + 2 * MRTX_MAX_ROW + 2];
+	size_t n = tkey_put(tmp, t, MRTX_BYTES(b.data, MRTX_MIN(b.size, (size_t)MRTX_MAX_ROW)));
 
 	n = MRTX_MIN(n, (size_t)MRTX_MAX_KEY);
 	memcpy(buf, tmp, n);
@@ -248,10 +259,11 @@ static MDB_val bound_key(uint8_t *buf, mrtx_bytes b)
 
 /* Move cur from row R (rowbuf) to the next row (forward: past R's lock key;
  * reverse: before R's first key). */
-static int step_row(MDB_cursor *cur, mrtx_bytes row, int reverse, MDB_val *k, MDB_val *v)
+static int step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int reverse,
+                    MDB_val *k, MDB_val *v)
 {
 	uint8_t key[MRTX_MAX_KEY + 1];
-	size_t n = keyenc_put(key, row.data, row.size);
+	size_t n = tkey_put(key, t, row);
 	int rc;
 
 	if (reverse) {
@@ -285,33 +297,42 @@ int store_scan_rows(store *st, const store_table *t, const store_range *r,
 		return rc;
 	if ((rc = lmdb_rtxn_begin(st, &txn)))
 		return rc;
-	if ((rc = mdb_cursor_open(txn, t->dbi_data, &cur))) {
+	if ((rc = mdb_cursor_open(txn, st->dbi, &cur))) {
 		rc = lmdb_err(st, rc, "open cursor");
 		goto done;
 	}
 	/* Position near the first row of the range in scan order. */
 	if (!reverse) {
 		if (r->lo.size) {
-			k = bound_key(kb, r->lo);
-			rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+			k = bound_key(kb, t, r->lo);
 		} else {
-			rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+			kb[0] = (uint8_t)(t->kp >> 8); /* the table's first key */
+			kb[1] = (uint8_t)t->kp;
+			k = mv(kb, TPFX);
 		}
-	} else if (r->hi.size) {
-		k = bound_key(kb, r->hi);
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	} else {
+		if (r->hi.size) {
+			k = bound_key(kb, t, r->hi);
+		} else {
+			kb[0] = (uint8_t)((t->kp + 1) >> 8); /* just past the table */
+			kb[1] = (uint8_t)(t->kp + 1);
+			k = mv(kb, TPFX);
+		}
 		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
 		rc = rc == 0 ? mdb_cursor_get(cur, &k, &v, MDB_PREV) :
 		     rc == MDB_NOTFOUND ? mdb_cursor_get(cur, &k, &v, MDB_LAST) : rc;
-	} else {
-		rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
 	}
 	/* Forward, the cursor stands on a row's first key; reverse, on its last
-	 * (its lock key when it has one). */
+	 * (its lock key when it has one).  A key of another table (or of the
+	 * metadata) ends the scan. */
 	while (rc == 0) {
 		mrtx_bytes row;
 		store_row *out;
 		int is_lock;
 
+		if (!tkey_is(t, k.mv_data, k.mv_size))
+			break;
 		if (key_row(&k, rowbuf, &row, &is_lock)) {
 			rc = mrtx__seterr(MRTX_ECORRUPT, "table '%s': undecodable key in the data "
 			                  "database", t->name);
@@ -320,12 +341,12 @@ int store_scan_rows(store *st, const store_table *t, const store_range *r,
 		if (reverse ? below_lo(r, row) : at_or_above_hi(r, row))
 			break;
 		if (reverse ? at_or_above_hi(r, row) : below_lo(r, row)) {
-			rc = step_row(cur, row, reverse, &k, &v);
+			rc = step_row(cur, t, row, reverse, &k, &v);
 			continue;
 		}
 		if (!is_lock && !reverse) {
 			/* cells first: jump to the row's lock key, if it has one */
-			size_t n = keyenc_size(row.data, row.size);
+			size_t n = TPFX + keyenc_size(row.data, row.size);
 
 			memcpy(kb, k.mv_data, n);
 			kb[n] = LOCK_TAG;
@@ -338,7 +359,7 @@ int store_scan_rows(store *st, const store_table *t, const store_range *r,
 			is_lock = 1;
 		}
 		if (!is_lock) {
-			rc = step_row(cur, row, reverse, &k, &v); /* reverse, lockless row */
+			rc = step_row(cur, t, row, reverse, &k, &v); /* reverse, lockless row */
 			continue;
 		}
 		if (max_rows && *nrows == max_rows) {
@@ -359,7 +380,7 @@ int store_scan_rows(store *st, const store_table *t, const store_range *r,
 		}
 		if ((rc = read_cells(st, txn, t, out->row, f, a, out)))
 			goto done;
-		rc = reverse ? step_row(cur, out->row, 1, &k, &v) :
+		rc = reverse ? step_row(cur, t, out->row, 1, &k, &v) :
 		               mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 	}
 	rc = (rc == MDB_NOTFOUND || rc == 0) ? 0 : lmdb_err(st, rc, "scan");
@@ -400,22 +421,22 @@ static int del_prefix(MDB_txn *txn, MDB_dbi dbi, const uint8_t *prefix, size_t p
 	return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-static int apply_mut(MDB_txn *txn, const store_op *op, const store_mut *m)
+static int apply_mut(MDB_txn *txn, MDB_dbi dbi, const store_op *op, const store_mut *m)
 {
 	uint8_t key[MRTX_MAX_KEY + 16];
 	size_t klen;
 	MDB_val k, v;
 	int rc;
 
-	if (keyenc_size(op->row.data, op->row.size) + 1 > MRTX_MAX_KEY ||
+	if (!row_fits(op->row, 1) ||
 	    (m->kind != STORE_MUT_DEL_ROW && m->fid >= op->table->nfamilies))
 		return MDB_BAD_VALSIZE; /* lockio_decode refuses such redo first */
-	klen = keyenc_put(key, op->row.data, op->row.size);
+	klen = tkey_put(key, op->table, op->row);
 	if (m->kind == STORE_MUT_DEL_ROW)
-		return del_prefix(txn, op->table->dbi_data, key, klen);
+		return del_prefix(txn, dbi, key, klen);
 	key[klen++] = m->fid;
 	if (m->kind == STORE_MUT_DEL_FAMILY)
-		return del_prefix(txn, op->table->dbi_data, key, klen);
+		return del_prefix(txn, dbi, key, klen);
 	if (klen + m->qual.size > MRTX_MAX_KEY)
 		return MDB_BAD_VALSIZE;
 	if (m->qual.size)
@@ -424,24 +445,24 @@ static int apply_mut(MDB_txn *txn, const store_op *op, const store_mut *m)
 	k = mv(key, klen);
 	if (m->kind == STORE_MUT_PUT) {
 		v = mv(m->value.data, m->value.size);
-		return mdb_put(txn, op->table->dbi_data, &k, &v, 0);
+		return mdb_put(txn, dbi, &k, &v, 0);
 	}
-	rc = mdb_del(txn, op->table->dbi_data, &k, NULL);
+	rc = mdb_del(txn, dbi, &k, NULL);
 	return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
 /* Apply one op inside txn.  Sets op->result to 0 or MRTX_CONFLICT; a
  * nonzero return is an LMDB error that breaks txn. */
-static int apply_op(MDB_txn *txn, store_op *op)
+static int apply_op(MDB_txn *txn, MDB_dbi dbi, store_op *op)
 {
 	uint8_t key[MRTX_MAX_KEY + 1];
-	size_t kl = lock_key(key, op->row);
+	size_t kl = lock_key(key, op->table, op->row);
 	MDB_val k = mv(key, kl), v;
 	int rc, match;
 
 	if (!kl)
 		return MDB_BAD_VALSIZE;
-	rc = mdb_get(txn, op->table->dbi_data, &k, &v);
+	rc = mdb_get(txn, dbi, &k, &v);
 	if (rc && rc != MDB_NOTFOUND)
 		return rc;
 	if (op->expect_absent)
@@ -454,14 +475,14 @@ static int apply_op(MDB_txn *txn, store_op *op)
 		return 0;
 	}
 	for (size_t i = 0; i < op->nmuts; i++)
-		if ((rc = apply_mut(txn, op, &op->muts[i])))
+		if ((rc = apply_mut(txn, dbi, op, &op->muts[i])))
 			return rc;
 	if (op->delete_lock) {
-		rc = mdb_del(txn, op->table->dbi_data, &k, NULL);
+		rc = mdb_del(txn, dbi, &k, NULL);
 		rc = rc == MDB_NOTFOUND ? 0 : rc;
 	} else {
 		v = mv(op->new_lock.data, op->new_lock.size);
-		rc = mdb_put(txn, op->table->dbi_data, &k, &v, 0);
+		rc = mdb_put(txn, dbi, &k, &v, 0);
 	}
 	if (rc == 0)
 		op->result = 0;
@@ -479,7 +500,7 @@ static int write_txn(store *st, store_op *ops, size_t n, int durable)
 	if ((rc = lmdb_txn_begin(st, 0, &txn)))
 		goto fail;
 	for (size_t i = 0; i < n; i++)
-		if ((rc = apply_op(txn, &ops[i]))) {
+		if ((rc = apply_op(txn, st->dbi, &ops[i]))) {
 			lmdb_wabort(st, txn);
 			rc = lmdb_err(st, rc, "write row");
 			goto fail;
@@ -520,7 +541,7 @@ static void write_group(store *st, wreq *head)
 		goto alone;
 	for (wreq *r = head; r; r = r->next)
 		for (size_t i = 0; i < r->n; i++)
-			if ((rc = apply_op(txn, &r->ops[i]))) {
+			if ((rc = apply_op(txn, st->dbi, &r->ops[i]))) {
 				lmdb_wabort(st, txn);
 				goto alone;
 			}

@@ -27,7 +27,7 @@ typedef struct store_table {
 	size_t nfamilies;
 	const char *const *families;
 	unsigned id;   /* index in the store, stable while open */
-	unsigned dbi_data;   /* cells and lock records (lmdb_rw.c) */
+	unsigned kp;   /* backend: the table's 2-byte key prefix (lmdb_rw.c) */
 } store_table;
 
 typedef struct store_opts {

@@ -360,7 +360,7 @@ static void refuse(const char *path, const char *file, const char *what, const c
 static void not_a_store(void **state)
 {
 	char *base = tu_tmpdir("notstore"), p[4096], f[4096];
-	uint32_t fmt = 3;
+	uint32_t fmt = 4;
 	FILE *fp;
 	mrtx_db *db;
 
@@ -391,18 +391,26 @@ static void not_a_store(void **state)
 	fclose(fp);
 	refuse(p, f, "garbage data.mdb", "not an mrtx store");
 
-	/* An mrtx store of a newer format. */
+	/* A store of format 2 (one named LMDB database per table). */
+	join(p, sizeof(p), base, "format2");
+	assert_int_equal(mkdir(p, 0700), 0);
+	raw_put(p, "mrtx.meta", "format", 6, "\2\0\0\0", 4);
+	join(f, sizeof(f), p, "data.mdb");
+	refuse(p, f, "format-2 store", "format 2 or older");
+
+	/* An mrtx store of a newer format.  (Format 3 keeps the metadata under
+	 * key prefix 0x00 of LMDB's unnamed database: storage/lmdb_meta.c.) */
 	join(p, sizeof(p), base, "newer");
 	db = open_opts(p, 0, 0, NULL);
 	assert_int_equal(mrtx_create_table(db, "t", FAMS, 1), MRTX_OK);
 	assert_int_equal(tu_put_str(db, "t", "r", "f:q", "v"), MRTX_OK);
 	mrtx_close(db);
-	raw_put(p, "mrtx.meta", "format", 6, &fmt, sizeof(fmt));
+	raw_put(p, NULL, "\0format", 7, &fmt, sizeof(fmt));
 	join(f, sizeof(f), p, "data.mdb");
-	refuse(p, f, "newer format", "format 3");
+	refuse(p, f, "newer format", "format 4");
 	/* Put the format back: the store opens and its data is intact. */
-	fmt = 2;
-	raw_put(p, "mrtx.meta", "format", 6, &fmt, sizeof(fmt));
+	fmt = 3;
+	raw_put(p, NULL, "\0format", 7, &fmt, sizeof(fmt));
 	{
 		char buf[8];
 
@@ -444,9 +452,10 @@ static void lock_bound_to_store(void **state)
 	mrtx_close(db);
 
 	/* Copy A's lock record of "row" over B's. */
-	/* the lock record's key: enc("row") . 0xFF in "d/t" (storage/lmdb_rw.c) */
-	n = raw_get(a, "d/t", "row\0\1\xff", 6, lock, sizeof(lock));
-	raw_put(b, "d/t", "row\0\1\xff", 6, lock, n);
+	/* the lock record's key: P . enc("row") . 0xFF, P = 0x0100 for each
+	 * store's first table (storage/lmdb_rw.c, lmdb_meta.c) */
+	n = raw_get(a, NULL, "\1\0row\0\1\xff", 8, lock, sizeof(lock));
+	raw_put(b, NULL, "\1\0row\0\1\xff", 8, lock, n);
 
 	db = open_opts(b, 0, 0, NULL);
 	assert_int_equal(tu_get_str(db, "t", "row", "f:q", buf, sizeof(buf)), MRTX_ECORRUPT);

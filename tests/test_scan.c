@@ -714,12 +714,66 @@ static void test_scan_after_writes(void **state)
 	mrtx_abort(txn);
 }
 
+/*
+ * Tables share one LMDB database under per-table key prefixes (format 3),
+ * created here in the order s, before, zafter.  Every unbounded and
+ * bounded scan, both directions, sees its own table's rows only: the
+ * metadata sorts before the first table, and an empty table sits between
+ * two full ones, then is the last table's neighbour.
+ */
+static void test_scan_table_bounds(void **state)
+{
+	static const char *const tabs[] = { "s", "before", "zafter" };
+	fx *f = *state;
+	mrtx_scan_spec sp;
+	mrtx_txn *txn;
+	got g;
+
+	for (int round = 0; round < 2; round++) {
+		/* round 0: "before" (the middle table) stays empty */
+		for (size_t t = 0; t < 3; t++) {
+			if (round == 0 && t == 1)
+				continue;
+			for (int i = 0; i < 5; i++) {
+				char row[16], val[16];
+
+				snprintf(row, sizeof(row), "%c%d", 'k' + (int)t, i);
+				snprintf(val, sizeof(val), "%s-%d", tabs[t], i);
+				assert_int_equal(tu_put_str(f->db, tabs[t], row, "a:", val), MRTX_OK);
+			}
+		}
+		assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+		for (size_t t = 0; t < 3; t++)
+			for (int b = 0; b < 4; b++) {
+				size_t want = (round == 0 && t == 1) ? 0 : 5;
+
+				memset(&sp, 0, sizeof(sp));
+				sp.table = tabs[t];
+				sp.reverse = b & 1;
+				if (b & 2) { /* bounds wider than any row of any table */
+					sp.start = B("a");
+					sp.end = B("zzz");
+				}
+				assert_int_equal(scan_collect(txn, &sp, &g), 0);
+				if (g.n != want)
+					fail_msg("table %s, %s%s: %zu rows, want %zu", tabs[t],
+					         sp.reverse ? "reverse" : "forward",
+					         (b & 2) ? ", bounded" : "", g.n, want);
+				for (size_t i = 0; i < g.n; i++)
+					assert_int_equal(g.c[i].row[0], 'k' + (int)t);
+				free(g.c);
+			}
+		mrtx_abort(txn);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_scan_mixed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_after_writes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_random_model, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_table_bounds, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

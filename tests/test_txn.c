@@ -671,10 +671,10 @@ static void test_key_limits(void **state)
 	assert_int_equal(mrtx_put(txn, "t1", MRTX_BYTES(row, MRTX_MAX_ROW - 1), "f", B(""),
 	                          B("nul")), MRTX_OK);
 	row[7] = 'r';
-	/* the qualifier budget: 1-byte row + 3 + qual <= MRTX_MAX_KEY */
-	assert_int_equal(mrtx_put(txn, "t1", B("k"), "f", MRTX_BYTES(qual, MRTX_MAX_KEY - 4),
+	/* the qualifier budget: 1-byte row + 5 + qual <= MRTX_MAX_KEY */
+	assert_int_equal(mrtx_put(txn, "t1", B("k"), "f", MRTX_BYTES(qual, MRTX_MAX_KEY - 6),
 	                          B("q")), MRTX_OK);
-	assert_int_equal(mrtx_put(txn, "t1", B("k"), "f", MRTX_BYTES(qual, MRTX_MAX_KEY - 3),
+	assert_int_equal(mrtx_put(txn, "t1", B("k"), "f", MRTX_BYTES(qual, MRTX_MAX_KEY - 5),
 	                          B("x")), MRTX_ETOOBIG);
 	/* empty row */
 	assert_int_equal(mrtx_put(txn, "t1", B(""), "f", B(""), B("x")), MRTX_EINVAL);
@@ -693,7 +693,7 @@ static void test_key_limits(void **state)
 		assert_true(tu_cell_is(f->db, "t1", MRTX_BYTES(row, MRTX_MAX_ROW - 1), "f", B(""),
 		                       B("nul"), &rc));
 		assert_true(tu_cell_is(f->db, "t1", B("k"), "f",
-		                       MRTX_BYTES(qual, MRTX_MAX_KEY - 4), B("q"), &rc));
+		                       MRTX_BYTES(qual, MRTX_MAX_KEY - 6), B("q"), &rc));
 	}
 }
 
@@ -917,28 +917,33 @@ static void test_bad_options(void **state)
 	assert_null(db);
 }
 
-/* Write raw bytes as a row's lock record -- key enc(row) . 0xFF in the
- * table's database "d/<table>" (storage/lmdb_rw.c) -- while mrtx is closed. */
+/* Write raw bytes as a row's lock record -- key P . enc(row) . 0xFF, with
+ * P the table's prefix from its record 0x00 "t/<table>" (storage/lmdb_rw.c,
+ * lmdb_meta.c) -- while mrtx is closed. */
 static void raw_lock_put(const char *path, const char *table, mrtx_bytes row,
                          const void *bytes, size_t n)
 {
 	uint8_t key[MRTX_MAX_KEY + 1];
-	size_t kl = keyenc_put(key, row.data, row.size);
+	size_t kl;
 	char name[128];
 	MDB_env *env;
 	MDB_txn *t;
 	MDB_dbi dbi;
-	MDB_val k, v = { n, (void *)(uintptr_t)bytes };
+	MDB_val k, v = { n, (void *)(uintptr_t)bytes }, rec;
 
-	key[kl++] = 0xFF;
-	k = (MDB_val){ kl, key };
-	snprintf(name, sizeof(name), "d/%s", table);
 	assert_int_equal(mdb_env_create(&env), 0);
-	assert_int_equal(mdb_env_set_maxdbs(env, 64), 0);
 	assert_int_equal(mdb_env_set_mapsize(env, (size_t)1 << 30), 0);
 	assert_int_equal(mdb_env_open(env, path, 0, 0600), 0);
 	assert_int_equal(mdb_txn_begin(env, NULL, 0, &t), 0);
-	assert_int_equal(mdb_dbi_open(t, name, 0, &dbi), 0);
+	assert_int_equal(mdb_dbi_open(t, NULL, 0, &dbi), 0);
+	k.mv_size = (size_t)snprintf(name, sizeof(name), "%ct/%s", 0, table);
+	k.mv_data = name;
+	assert_int_equal(mdb_get(t, dbi, &k, &rec), 0);
+	assert_true(rec.mv_size > 2);
+	memcpy(key, rec.mv_data, 2);
+	kl = 2 + keyenc_put(key + 2, row.data, row.size);
+	key[kl++] = 0xFF;
+	k = (MDB_val){ kl, key };
 	assert_int_equal(mdb_put(t, dbi, &k, &v, 0), 0);
 	assert_int_equal(mdb_txn_commit(t), 0);
 	mdb_env_close(env);
