@@ -438,11 +438,19 @@ int lock_decode(lock_rec *out, mrtx_bytes in, mrtx_arena *a)
 
 int lock_peek(mrtx_bytes in, uint8_t *state, uint8_t txn[LOCK_TXNID_SIZE])
 {
+	const uint8_t *p = in.data;
 	rd r = { in.data, in.size };
 	lock_rec head;
 	int rc;
 
-	memset(&head, 0, sizeof(head));
+	/* Fast path for a well-formed head (every read peeks); get_head below
+	 * applies the same checks and words the error. */
+	if (in.size >= HEAD_SIZE && p[0] == LOCK_VERSION && p[1] <= LOCK_ABORTED &&
+	    !(p[2] & ~LOCK_F_ALL) && !(p[1] == LOCK_STABLE && p[2])) {
+		*state = p[1];
+		memcpy(txn, p + 3 + LOCK_TAG_SIZE, LOCK_TXNID_SIZE);
+		return 0;
+	}
 	if ((rc = get_head(&r, &head)) != 0)
 		return rc;
 	*state = head.state;

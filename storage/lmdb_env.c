@@ -91,38 +91,63 @@ int lmdb_txn_begin(store *st, unsigned flags, MDB_txn **out)
 	return 0;
 }
 
-int lmdb_rtxn_begin(store *st, MDB_txn **out)
+int lmdb_rtxn_begin(store *st, lmdb_rtxn *out)
 {
-	MDB_txn *txn = NULL;
+	lmdb_rtxn *r = NULL;
+	int rc;
 
-	pthread_mutex_lock(&st->pool_mu);
-	if (st->npool)
-		txn = st->pool[--st->npool];
-	pthread_mutex_unlock(&st->pool_mu);
-	if (txn) {
-		/* Renewal keeps the reader slot and the allocation (whose size
-		 * grows with maxdbs), and sees DBIs opened since. */
-		if (mdb_txn_renew(txn) == 0) {
+	for (int i = 0; i < READ_POOL && !r; i++)
+		if (atomic_load_explicit(&st->pool[i], memory_order_relaxed))
+			r = atomic_exchange_explicit(&st->pool[i], NULL, memory_order_acquire);
+	if (r) {
+		/* Renewal keeps the reader slot, the allocations and the cursor. */
+		if (mdb_txn_renew(r->txn) == 0 && mdb_cursor_renew(r->txn, r->cur) == 0) {
 			atomic_fetch_add_explicit(&st->read_txns, 1, memory_order_relaxed);
-			*out = txn;
+			*out = *r;
 			return 0;
 		}
-		mdb_txn_abort(txn);
+		mdb_cursor_close(r->cur);
+		mdb_txn_abort(r->txn);
+	} else if (!(r = mrtx__malloc(sizeof(*r)))) {
+		return mrtx__seterr(MRTX_ENOMEM, "out of memory beginning a read");
 	}
-	return lmdb_txn_begin(st, MDB_RDONLY, out);
+	r->slot = r;
+	if ((rc = lmdb_txn_begin(st, MDB_RDONLY, &r->txn))) {
+		mrtx__free(r);
+		return rc;
+	}
+	if ((rc = mdb_cursor_open(r->txn, st->dbi, &r->cur))) {
+		mdb_txn_abort(r->txn);
+		mrtx__free(r);
+		return lmdb_err(st, rc, "open cursor");
+	}
+	*out = *r;
+	return 0;
 }
 
-void lmdb_rtxn_end(store *st, MDB_txn *txn)
+void lmdb_rtxn_end(store *st, lmdb_rtxn *rt)
 {
-	mdb_txn_reset(txn);
-	pthread_mutex_lock(&st->pool_mu);
-	if (st->npool < READ_POOL) {
-		st->pool[st->npool++] = txn;
-		txn = NULL;
+	lmdb_rtxn *r = rt->slot;
+
+	mdb_txn_reset(r->txn);
+	for (int i = 0; i < READ_POOL; i++) {
+		lmdb_rtxn *empty = NULL;
+
+		if (atomic_compare_exchange_strong_explicit(&st->pool[i], &empty, r,
+		                                            memory_order_release,
+		                                            memory_order_relaxed)) {
+			r = NULL;
+			break;
+		}
 	}
-	pthread_mutex_unlock(&st->pool_mu);
-	if (txn)
-		mdb_txn_abort(txn);
+	if (r) {
+		mdb_cursor_close(r->cur);
+		mdb_txn_abort(r->txn);
+		mrtx__free(r);
+	}
+	rt->txn = NULL;
+	rt->cur = NULL;
+	rt->slot = NULL;
 }
 
 /*
@@ -182,14 +207,20 @@ static void store_destroy(store *st)
 {
 	size_t n = atomic_load(&st->ntables);
 
-	while (st->npool > 0)
-		mdb_txn_abort(st->pool[--st->npool]);
+	for (int i = 0; i < READ_POOL; i++) {
+		lmdb_rtxn *r = atomic_exchange(&st->pool[i], NULL);
+
+		if (r) {
+			mdb_cursor_close(r->cur);
+			mdb_txn_abort(r->txn);
+			mrtx__free(r);
+		}
+	}
 	if (st->env)
 		mdb_env_close(st->env);
 	for (size_t i = 0; i < n; i++)
 		mrtx__free(st->tables[i]);
 	pthread_mutex_destroy(&st->mu);
-	pthread_mutex_destroy(&st->pool_mu);
 	pthread_mutex_destroy(&st->wmu);
 	pthread_mutex_destroy(&st->gmu);
 	pthread_cond_destroy(&st->gcv);
@@ -280,7 +311,6 @@ int store_open(store **out, const char *path, const store_opts *o)
 		goto done;
 	}
 	pthread_mutex_init(&st->mu, NULL);
-	pthread_mutex_init(&st->pool_mu, NULL);
 	pthread_mutex_init(&st->wmu, NULL);
 	pthread_mutex_init(&st->gmu, NULL);
 	pthread_cond_init(&st->gcv, NULL);

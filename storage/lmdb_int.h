@@ -23,6 +23,14 @@
 #define DEFAULT_MAP ((size_t)1 << 30)
 #define READ_POOL 8 /* reset read transactions kept for renewal */
 
+/* A read transaction with a cursor on the store's database, both pooled
+ * (lmdb_env.c).  slot is the pool's allocation that carries them. */
+typedef struct lmdb_rtxn {
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	struct lmdb_rtxn *slot;
+} lmdb_rtxn;
+
 /* A caller of store_write_rows waiting for (or acting as) the group leader. */
 typedef struct wreq {
 	store_op *ops;
@@ -50,11 +58,10 @@ struct store {
 	atomic_ulong write_calls, write_txns, read_txns;
 	atomic_int stale_cleared; /* dead readers' slots cleared (open, store_get_info) */
 	int durability;           /* MRTX_SYNC, MRTX_NOMETASYNC, MRTX_NOSYNC */
-	/* read transactions: reset ones wait here to be renewed */
-	pthread_mutex_t pool_mu;
+	/* read transactions: reset ones wait here to be renewed (lock-free:
+	 * a slot is taken with an exchange and filled with a compare-exchange) */
+	lmdb_rtxn *_Atomic pool[READ_POOL];
 	pthread_mutex_t wmu;      /* held by this process's write txn (lmdb_commit) */
-	MDB_txn *pool[READ_POOL];
-	int npool;
 	/* group commit: queued writers, one leader at a time (lmdb_rw.c) */
 	pthread_mutex_t gmu;
 	pthread_cond_t gcv;
@@ -72,10 +79,11 @@ int lmdb_txn_begin(store *st, unsigned flags, MDB_txn **out);
  * lmdb_commit returns (per the store's durability). */
 int lmdb_commit(store *st, MDB_txn *txn, int durable);
 void lmdb_wabort(store *st, MDB_txn *txn);
-/* A read transaction from the pool (renewed) or a new one; give it back
- * with lmdb_rtxn_end, never mdb_txn_abort. */
-int lmdb_rtxn_begin(store *st, MDB_txn **out);
-void lmdb_rtxn_end(store *st, MDB_txn *txn);
+/* A read transaction and its cursor on st->dbi, from the pool (renewed)
+ * or new; give both back with lmdb_rtxn_end, never mdb_txn_abort or
+ * mdb_cursor_close. */
+int lmdb_rtxn_begin(store *st, lmdb_rtxn *out);
+void lmdb_rtxn_end(store *st, lmdb_rtxn *r);
 /* A growable array in an arena (old storage is left to the arena). */
 void *lmdb_arr_grow(mrtx_arena *a, void *arr, size_t n, size_t *cap, size_t elem);
 /* Read or create the metadata; attach every table (lmdb_meta.c). */

@@ -254,7 +254,7 @@ int store_table_find(store *st, const char *name, const store_table **out)
 {
 	char key[MRTX_MAX_NAME + 4];
 	store_table *t;
-	MDB_txn *txn = NULL;
+	lmdb_rtxn rt = { NULL, NULL, NULL };
 	MDB_val k, v;
 	int rc;
 
@@ -270,10 +270,10 @@ int store_table_find(store *st, const char *name, const store_table **out)
 		rc = 0;
 		goto done;
 	}
-	if ((rc = lmdb_rtxn_begin(st, &txn)))
+	if ((rc = lmdb_rtxn_begin(st, &rt)))
 		goto done;
 	k = table_key(key, name);
-	rc = mdb_get(txn, st->dbi, &k, &v);
+	rc = mdb_get(rt.txn, st->dbi, &k, &v);
 	if (rc == MDB_NOTFOUND) {
 		rc = mrtx__seterr(MRTX_ENOTABLE, "no table '%s' in store %s", name, st->path);
 		goto done;
@@ -286,8 +286,8 @@ int store_table_find(store *st, const char *name, const store_table **out)
 		goto done;
 	rc = table_publish(st, t);
 done:
-	if (txn)
-		lmdb_rtxn_end(st, txn);
+	if (rt.txn)
+		lmdb_rtxn_end(st, &rt);
 	pthread_mutex_unlock(&st->mu);
 	if (rc == 0)
 		*out = t;
@@ -520,16 +520,16 @@ static int meta_key_check(store *st, const char *key, size_t minlen)
 int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)
 {
 	char kb[MRTX_MAX_NAME + 4];
-	MDB_txn *txn;
+	lmdb_rtxn rt;
 	MDB_val k, v;
 	int rc;
 
 	if ((rc = meta_key_check(st, key, 3)))
 		return rc;
-	if ((rc = lmdb_rtxn_begin(st, &txn)))
+	if ((rc = lmdb_rtxn_begin(st, &rt)))
 		return rc;
 	k = meta_key(kb, key);
-	rc = mdb_get(txn, st->dbi, &k, &v);
+	rc = mdb_get(rt.txn, st->dbi, &k, &v);
 	if (rc == 0) {
 		if ((out->data = arena_dup(a, v.mv_data, v.mv_size)))
 			out->size = v.mv_size;
@@ -540,7 +540,7 @@ int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)
 	} else {
 		rc = lmdb_err(st, rc, "read metadata");
 	}
-	lmdb_rtxn_end(st, txn);
+	lmdb_rtxn_end(st, &rt);
 	return rc;
 }
 
@@ -589,8 +589,7 @@ int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
                     void *payload)
 {
 	char pk[MRTX_MAX_NAME + 4];
-	MDB_txn *txn;
-	MDB_cursor *cur;
+	lmdb_rtxn rt;
 	MDB_val k, v, p;
 	size_t plen;
 	int rc, op = MDB_SET_RANGE;
@@ -599,18 +598,14 @@ int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
 		return rc;
 	p = meta_key(pk, prefix);
 	plen = p.mv_size;
-	if ((rc = lmdb_rtxn_begin(st, &txn)))
+	if ((rc = lmdb_rtxn_begin(st, &rt)))
 		return rc;
-	if ((rc = mdb_cursor_open(txn, st->dbi, &cur))) {
-		lmdb_rtxn_end(st, txn);
-		return lmdb_err(st, rc, "list metadata");
-	}
 	k = p;
 	for (;;) {
 		char key[MRTX_MAX_NAME + 3];
 		mrtx_bytes val;
 
-		rc = mdb_cursor_get(cur, &k, &v, op);
+		rc = mdb_cursor_get(rt.cur, &k, &v, op);
 		op = MDB_NEXT;
 		if (rc == MDB_NOTFOUND || (rc == 0 && (k.mv_size < plen ||
 		                                       memcmp(k.mv_data, pk, plen) != 0))) {
@@ -636,8 +631,7 @@ int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
 		if ((rc = fn(key, val, payload)))
 			break;
 	}
-	mdb_cursor_close(cur);
-	lmdb_rtxn_end(st, txn);
+	lmdb_rtxn_end(st, &rt);
 	return rc;
 }
 

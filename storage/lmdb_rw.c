@@ -36,18 +36,6 @@ static int row_fits(mrtx_bytes row, size_t extra)
 	return TPFX + keyenc_size(row.data, row.size) + extra <= MRTX_MAX_KEY;
 }
 
-/* key = P . enc(row) . 0xFF; 0 if the row cannot be a key (longer than LMDB's). */
-static size_t lock_key(uint8_t key[MRTX_MAX_KEY + 1], const store_table *t, mrtx_bytes row)
-{
-	size_t n;
-
-	if (!row_fits(row, 1))
-		return 0;
-	n = tkey_put(key, t, row);
-	key[n] = LOCK_TAG;
-	return n + 1;
-}
-
 /* The row of a data key of this table (into rowbuf) and whether the key is
  * its lock key. */
 static int key_row(const MDB_val *k, uint8_t *rowbuf, mrtx_bytes *row, int *is_lock)
@@ -63,13 +51,28 @@ static int key_row(const MDB_val *k, uint8_t *rowbuf, mrtx_bytes *row, int *is_l
 	return 0;
 }
 
-/* Read row's cells (filtered) with cursor cur into out. */
-static int read_cells(store *st, MDB_txn *txn, const store_table *t, mrtx_bytes row,
-                      const store_filter *f, mrtx_arena *a, store_row *out)
+/*
+ * Read row's cells (filtered) into out, moving cursor cur.  A cursor that
+ * stands near the row (on its lock key, say) finds the cells without a
+ * descent from the root: LMDB searches the current page first.
+ */
+/* Rows come from the API (checked) but also from lock keys and lock
+ * records, which a damaged store could make too long to encode. */
+static int row_key_checked(uint8_t *key, const store_table *t, mrtx_bytes row, size_t *plen)
 {
-	uint8_t key[MRTX_MAX_KEY + 16];
-	size_t plen, cap = 0, klen;
-	MDB_cursor *cur = NULL;
+	if (!row_fits(row, 1))
+		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a %zu-byte row cannot be a key "
+		                    "(damaged store?)", t->name, row.size);
+	*plen = tkey_put(key, t, row);
+	return 0;
+}
+
+/* key[0..plen) = P . enc(row) (row_key_checked); key has room for
+ * MRTX_MAX_KEY + 16 bytes and is scratch for this call. */
+static int read_cells(store *st, MDB_cursor *cur, const store_table *t, uint8_t *key,
+                      size_t plen, const store_filter *f, mrtx_arena *a, store_row *out)
+{
+	size_t cap = 0, klen = plen;
 	MDB_val k, v;
 	int rc, op = MDB_SET_RANGE;
 
@@ -77,18 +80,11 @@ static int read_cells(store *st, MDB_txn *txn, const store_table *t, mrtx_bytes 
 	out->ncells = 0;
 	if (f && f->lock_only)
 		return 0;
-	/* Rows come from the API (checked) but also from lock keys and lock
-	 * records, which a damaged store could make too long to encode. */
-	if (!row_fits(row, 1))
-		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a %zu-byte row in the lock family "
-		                    "cannot hold cells (damaged store?)", t->name, row.size);
-	plen = tkey_put(key, t, row);
-	klen = plen;
 	if (f && f->family >= 0) {
 		key[plen++] = (uint8_t)f->family;
 		klen = plen;
 		if (f->qs.size) {
-			if (klen + f->qs.size > sizeof(key))
+			if (klen + f->qs.size > MRTX_MAX_KEY + 16)
 				return mrtx__seterr(MRTX_ETOOBIG, "qualifier bound too long");
 			memcpy(key + klen, f->qs.data, f->qs.size);
 			klen += f->qs.size;
@@ -96,7 +92,7 @@ static int read_cells(store *st, MDB_txn *txn, const store_table *t, mrtx_bytes 
 	}
 	if (f && f->family >= 0 && f->qual_exact) {
 		k = mv(key, klen);
-		rc = mdb_get(txn, st->dbi, &k, &v);
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
 		if (rc == MDB_NOTFOUND)
 			return 0;
 		if (rc)
@@ -111,8 +107,6 @@ static int read_cells(store *st, MDB_txn *txn, const store_table *t, mrtx_bytes 
 		out->ncells = 1;
 		return 0;
 	}
-	if ((rc = mdb_cursor_open(txn, st->dbi, &cur)))
-		return lmdb_err(st, rc, "open cursor");
 	k = mv(key, klen);
 	for (;;) {
 		store_cell *c;
@@ -157,22 +151,18 @@ static int read_cells(store *st, MDB_txn *txn, const store_table *t, mrtx_bytes 
 			break;
 		}
 	}
-	mdb_cursor_close(cur);
 	return rc;
 }
 
-static int read_lock(store *st, MDB_txn *txn, const store_table *t, mrtx_bytes row,
-                     mrtx_arena *a, store_row *out)
+/* key[0..plen) = P . enc(row); key[plen] is overwritten. */
+static int read_lock_at(store *st, MDB_cursor *cur, uint8_t *key, size_t plen,
+                        mrtx_bytes row, mrtx_arena *a, store_row *out)
 {
-	uint8_t key[MRTX_MAX_KEY + 1];
-	size_t kl = lock_key(key, t, row);
-	MDB_val k = mv(key, kl), v;
+	MDB_val k = mv(key, plen + 1), v;
 	int rc;
 
-	if (!kl)
-		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a %zu-byte row cannot be a key "
-		                    "(damaged lock record?)", t->name, row.size);
-	rc = mdb_get(txn, st->dbi, &k, &v);
+	key[plen] = LOCK_TAG;
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
 	out->row = row;
 	out->has_lock = 0;
 	out->lock = MRTX_BYTES(NULL, 0);
@@ -187,40 +177,55 @@ static int read_lock(store *st, MDB_txn *txn, const store_table *t, mrtx_bytes r
 	return 0;
 }
 
+static int read_lock(store *st, MDB_cursor *cur, const store_table *t, mrtx_bytes row,
+                     mrtx_arena *a, store_row *out)
+{
+	uint8_t key[MRTX_MAX_KEY + 1];
+	size_t plen = 0;
+	int rc;
+
+	if ((rc = row_key_checked(key, t, row, &plen)))
+		return rc;
+	return read_lock_at(st, cur, key, plen, row, a, out);
+}
+
 int store_read_row(store *st, const store_table *t, mrtx_bytes row,
                    const store_filter *f, mrtx_arena *a, store_row *out)
 {
-	MDB_txn *txn;
+	uint8_t key[MRTX_MAX_KEY + 16];
+	lmdb_rtxn rt;
+	size_t plen = 0;
 	int rc;
 
 	if ((rc = STORE_FAULT(st, "read row (injected fault)")))
 		return rc;
-	if ((rc = lmdb_rtxn_begin(st, &txn)))
+	if ((rc = row_key_checked(key, t, row, &plen)) || (rc = lmdb_rtxn_begin(st, &rt)))
 		return rc;
-	if ((rc = read_lock(st, txn, t, row, a, out)) == 0)
-		rc = read_cells(st, txn, t, row, f, a, out);
-	lmdb_rtxn_end(st, txn);
+	/* the lock first: the cells are then found from its page */
+	if ((rc = read_lock_at(st, rt.cur, key, plen, row, a, out)) == 0)
+		rc = read_cells(st, rt.cur, t, key, plen, f, a, out);
+	lmdb_rtxn_end(st, &rt);
 	return rc;
 }
 
 int store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_arena *a,
                      store_row *out)
 {
-	MDB_txn *txn;
+	lmdb_rtxn rt;
 	int rc = 0;
 
 	if (n == 0)
 		return 0;
 	if ((rc = STORE_FAULT(st, "read locks (injected fault)")))
 		return rc;
-	if ((rc = lmdb_rtxn_begin(st, &txn)))
+	if ((rc = lmdb_rtxn_begin(st, &rt)))
 		return rc;
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		rc = read_lock(st, txn, refs[i].table, refs[i].row, a, &out[i]);
+		rc = read_lock(st, rt.cur, refs[i].table, refs[i].row, a, &out[i]);
 		out[i].cells = NULL;
 		out[i].ncells = 0;
 	}
-	lmdb_rtxn_end(st, txn);
+	lmdb_rtxn_end(st, &rt);
 	return rc;
 }
 
@@ -284,8 +289,8 @@ int store_scan_rows(store *st, const store_table *t, const store_range *r,
                     mrtx_arena *a, store_row **rows, size_t *nrows, int *more)
 {
 	uint8_t kb[MRTX_MAX_KEY + 1], rowbuf[MRTX_MAX_KEY + 1];
-	MDB_txn *txn = NULL;
-	MDB_cursor *cur = NULL;
+	lmdb_rtxn rt;
+	MDB_cursor *cur;
 	MDB_val k, v;
 	size_t cap = 0;
 	int rc;
@@ -295,12 +300,9 @@ int store_scan_rows(store *st, const store_table *t, const store_range *r,
 	*more = 0;
 	if ((rc = STORE_FAULT(st, "scan (injected fault)")))
 		return rc;
-	if ((rc = lmdb_rtxn_begin(st, &txn)))
+	if ((rc = lmdb_rtxn_begin(st, &rt)))
 		return rc;
-	if ((rc = mdb_cursor_open(txn, st->dbi, &cur))) {
-		rc = lmdb_err(st, rc, "open cursor");
-		goto done;
-	}
+	cur = rt.cur;
 	/* Position near the first row of the range in scan order. */
 	if (!reverse) {
 		if (r->lo.size) {
@@ -378,16 +380,20 @@ int store_scan_rows(store *st, const store_table *t, const store_range *r,
 			rc = MRTX_ENOMEM;
 			goto done;
 		}
-		if ((rc = read_cells(st, txn, t, out->row, f, a, out)))
-			goto done;
-		rc = reverse ? step_row(cur, t, out->row, 1, &k, &v) :
-		               mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+		{
+			uint8_t ck[MRTX_MAX_KEY + 16];
+			size_t plen = 0;
+
+			if ((rc = row_key_checked(ck, t, out->row, &plen)) ||
+			    (rc = read_cells(st, cur, t, ck, plen, f, a, out)))
+				goto done;
+		}
+		/* read_cells moved the cursor: step from the row itself */
+		rc = step_row(cur, t, out->row, reverse, &k, &v);
 	}
 	rc = (rc == MDB_NOTFOUND || rc == 0) ? 0 : lmdb_err(st, rc, "scan");
 done:
-	if (cur)
-		mdb_cursor_close(cur);
-	lmdb_rtxn_end(st, txn);
+	lmdb_rtxn_end(st, &rt);
 	if (rc) {
 		/* No half-filled row reaches the caller. */
 		*rows = NULL;
@@ -399,15 +405,12 @@ done:
 
 /* --------------------------------------------------------------- writes */
 
-/* Delete every data key starting with prefix. */
-static int del_prefix(MDB_txn *txn, MDB_dbi dbi, const uint8_t *prefix, size_t plen)
+/* Delete every data key starting with prefix, with cursor cur. */
+static int del_prefix(MDB_cursor *cur, const uint8_t *prefix, size_t plen)
 {
-	MDB_cursor *cur;
 	MDB_val k = mv(prefix, plen), v;
 	int rc;
 
-	if ((rc = mdb_cursor_open(txn, dbi, &cur)))
-		return rc;
 	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
 	while (rc == 0 && k.mv_size >= plen && memcmp(k.mv_data, prefix, plen) == 0) {
 		if (k.mv_size == plen + 1 && ((const uint8_t *)k.mv_data)[plen] == LOCK_TAG)
@@ -417,26 +420,25 @@ static int del_prefix(MDB_txn *txn, MDB_dbi dbi, const uint8_t *prefix, size_t p
 		/* After a delete the cursor already stands on the next item. */
 		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 	}
-	mdb_cursor_close(cur);
 	return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-static int apply_mut(MDB_txn *txn, MDB_dbi dbi, const store_op *op, const store_mut *m)
+/* Apply m to the row whose key prefix P . enc(row) is key[0..plen); the
+ * rest of key (MRTX_MAX_KEY + 16 bytes) is scratch. */
+static int apply_mut(MDB_cursor *cur, const store_op *op, uint8_t *key, size_t plen,
+                     const store_mut *m)
 {
-	uint8_t key[MRTX_MAX_KEY + 16];
-	size_t klen;
+	size_t klen = plen;
 	MDB_val k, v;
 	int rc;
 
-	if (!row_fits(op->row, 1) ||
-	    (m->kind != STORE_MUT_DEL_ROW && m->fid >= op->table->nfamilies))
+	if (m->kind != STORE_MUT_DEL_ROW && m->fid >= op->table->nfamilies)
 		return MDB_BAD_VALSIZE; /* lockio_decode refuses such redo first */
-	klen = tkey_put(key, op->table, op->row);
 	if (m->kind == STORE_MUT_DEL_ROW)
-		return del_prefix(txn, dbi, key, klen);
+		return del_prefix(cur, key, klen);
 	key[klen++] = m->fid;
 	if (m->kind == STORE_MUT_DEL_FAMILY)
-		return del_prefix(txn, dbi, key, klen);
+		return del_prefix(cur, key, klen);
 	if (klen + m->qual.size > MRTX_MAX_KEY)
 		return MDB_BAD_VALSIZE;
 	if (m->qual.size)
@@ -445,24 +447,35 @@ static int apply_mut(MDB_txn *txn, MDB_dbi dbi, const store_op *op, const store_
 	k = mv(key, klen);
 	if (m->kind == STORE_MUT_PUT) {
 		v = mv(m->value.data, m->value.size);
-		return mdb_put(txn, dbi, &k, &v, 0);
+		return mdb_cursor_put(cur, &k, &v, 0);
 	}
-	rc = mdb_del(txn, dbi, &k, NULL);
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
+	if (rc == 0)
+		rc = mdb_cursor_del(cur, 0);
 	return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-/* Apply one op inside txn.  Sets op->result to 0 or MRTX_CONFLICT; a
- * nonzero return is an LMDB error that breaks txn. */
-static int apply_op(MDB_txn *txn, MDB_dbi dbi, store_op *op)
+/*
+ * Apply one op inside the write transaction of cursor cur.  Sets
+ * op->result to 0 or MRTX_CONFLICT; a nonzero return is an LMDB error
+ * that breaks the transaction.  One cursor serves the whole op: after the
+ * lock lookup it stands on the row's page, where LMDB finds the cells
+ * without descending from the root again.
+ */
+static int apply_op(MDB_cursor *cur, store_op *op)
 {
-	uint8_t key[MRTX_MAX_KEY + 1];
-	size_t kl = lock_key(key, op->table, op->row);
-	MDB_val k = mv(key, kl), v;
+	uint8_t key[MRTX_MAX_KEY + 16], lk[MRTX_MAX_KEY + 1];
+	size_t plen;
+	MDB_val k, v;
 	int rc, match;
 
-	if (!kl)
+	if (!row_fits(op->row, 1))
 		return MDB_BAD_VALSIZE;
-	rc = mdb_get(txn, dbi, &k, &v);
+	plen = tkey_put(key, op->table, op->row);
+	memcpy(lk, key, plen);
+	lk[plen] = LOCK_TAG;
+	k = mv(lk, plen + 1);
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
 	if (rc && rc != MDB_NOTFOUND)
 		return rc;
 	if (op->expect_absent)
@@ -475,14 +488,17 @@ static int apply_op(MDB_txn *txn, MDB_dbi dbi, store_op *op)
 		return 0;
 	}
 	for (size_t i = 0; i < op->nmuts; i++)
-		if ((rc = apply_mut(txn, dbi, op, &op->muts[i])))
+		if ((rc = apply_mut(cur, op, key, plen, &op->muts[i])))
 			return rc;
+	k = mv(lk, plen + 1);
 	if (op->delete_lock) {
-		rc = mdb_del(txn, dbi, &k, NULL);
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
+		if (rc == 0)
+			rc = mdb_cursor_del(cur, 0);
 		rc = rc == MDB_NOTFOUND ? 0 : rc;
 	} else {
 		v = mv(op->new_lock.data, op->new_lock.size);
-		rc = mdb_put(txn, dbi, &k, &v, 0);
+		rc = mdb_cursor_put(cur, &k, &v, 0);
 	}
 	if (rc == 0)
 		op->result = 0;
@@ -493,15 +509,21 @@ static int apply_op(MDB_txn *txn, MDB_dbi dbi, store_op *op)
 static int write_txn(store *st, store_op *ops, size_t n, int durable)
 {
 	MDB_txn *txn;
+	MDB_cursor *cur;
 	int rc;
 
 	for (size_t i = 0; i < n; i++)
 		ops[i].result = MRTX_ESTORE;
 	if ((rc = lmdb_txn_begin(st, 0, &txn)))
 		goto fail;
+	if ((rc = mdb_cursor_open(txn, st->dbi, &cur))) {
+		lmdb_wabort(st, txn);
+		rc = lmdb_err(st, rc, "open cursor");
+		goto fail;
+	}
 	for (size_t i = 0; i < n; i++)
-		if ((rc = apply_op(txn, st->dbi, &ops[i]))) {
-			lmdb_wabort(st, txn);
+		if ((rc = apply_op(cur, &ops[i]))) {
+			lmdb_wabort(st, txn); /* closes the cursor */
 			rc = lmdb_err(st, rc, "write row");
 			goto fail;
 		}
@@ -526,6 +548,7 @@ fail:
 static void write_group(store *st, wreq *head)
 {
 	MDB_txn *txn;
+	MDB_cursor *cur;
 	int durable = 0, rc;
 
 	if (!head->next) {
@@ -539,9 +562,13 @@ static void write_group(store *st, wreq *head)
 	}
 	if ((rc = lmdb_txn_begin(st, 0, &txn)))
 		goto alone;
+	if ((rc = mdb_cursor_open(txn, st->dbi, &cur))) {
+		lmdb_wabort(st, txn);
+		goto alone;
+	}
 	for (wreq *r = head; r; r = r->next)
 		for (size_t i = 0; i < r->n; i++)
-			if ((rc = apply_op(txn, st->dbi, &r->ops[i]))) {
+			if ((rc = apply_op(cur, &r->ops[i]))) {
 				lmdb_wabort(st, txn);
 				goto alone;
 			}

@@ -73,9 +73,12 @@ struct mrtx_txn {
 	struct mrtx_scanner *scanners; /* open ones, detached when the txn ends */
 	struct index_set *idx; /* index declarations, loaded by the first write (index.c) */
 	/* The arena's first chunk, so a small transaction allocates once.
-	 * Keep it last: mrtx_begin zeroes only the fields before it. */
-	_Alignas(16) uint8_t arena0[1024];
+	 * Keep it last: mrtx_begin zeroes only the fields before it.  Sized
+	 * so that the whole object stays within 1 KiB, which glibc serves
+	 * from its per-thread cache (a bigger one takes the slower path). */
+	_Alignas(16) uint8_t arena0[880];
 };
+_Static_assert(sizeof(struct mrtx_txn) <= 1024, "mrtx_txn outgrew glibc's tcache sizes");
 
 int bcell_cmp(const bcell *a, const bcell *b);
 int trow_cmp(const trow *a, const trow *b);
