@@ -518,15 +518,17 @@ typedef struct mrtx_index_spec {
  * column (and on clustered columns) read the old value with mrtx_get in the
  * same transaction and buffer the index row changes beside the data change,
  * so the index commits or aborts with the data and the read is validated
- * at commit: data and index never disagree.  Index maintenance needs one
- * metadata read per writing transaction; writes to an index table itself
- * never trigger maintenance (and an index table cannot be a source).
+ * at commit: data and index never disagree.  Writes to an index table
+ * itself never trigger maintenance (and an index table cannot be a source).
  *
- * Declare indexes as schema, before writers use the source table: a
- * transaction that started writing the source table before the declaration
- * was stored does not maintain it.  Calling mrtx_create_index again with the
- * identical spec is allowed and re-runs the backfill (it writes only the
- * missing or stale entries), which repairs such a race.
+ * Each db handle caches the declarations it read; a transaction's writes
+ * are conditional on the cache being current, so a writing transaction that
+ * took its declarations before an index was declared (in this or another
+ * process) gets MRTX_CONFLICT at commit and, retried (mrtx_run does), reads
+ * and maintains the new index.  Writes that committed before the
+ * declaration are covered by the backfill.  Calling mrtx_create_index again
+ * with the identical spec is allowed and re-runs the backfill (it writes
+ * only the missing or stale entries).
  *
  * @return MRTX_OK; MRTX_EINVAL (NULL, bad version or name, ncluster over 32,
  *   source is an index table, index table is a source or used by another

@@ -103,6 +103,12 @@ static inline int cmp_bytes(const void *a, size_t an, const void *b, size_t bn)
 	return an < bn ? -1 : an > bn;
 }
 
+/* The metadata generation: 0x00 "gen" -> u64 LE, absent = 0 (lmdb_meta.c). */
+#define GEN_KEY "\0gen"
+#define GEN_KEY_LEN 4u
+/* Read it with cursor cur (MRTX_ECORRUPT if malformed; LMDB rc otherwise). */
+int lmdb_gen_read(MDB_cursor *cur, uint64_t *gen);
+
 /* out = the table's key prefix . enc(row); returns the length. */
 static inline size_t tkey_put(uint8_t *out, const store_table *t, mrtx_bytes row)
 {

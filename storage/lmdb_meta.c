@@ -10,6 +10,7 @@
  *   0x00 "format"      -> u32 LE (3)
  *   0x00 "store_id"    -> 16 random bytes
  *   0x00 "next_table"  -> u16 BE, the prefix the next new table gets
+ *   0x00 "gen"         -> u64 LE, bumped by every new "x/" record (absent: 0)
  *   0x00 "t/<table>"   -> u16 BE prefix P, u8 nfamilies, (u8 len, name)...
  *   0x00 "x/<name>"    -> opaque records of upper layers (store_meta_*)
  *   P . ...            -> the table's cells and lock records (lmdb_rw.c),
@@ -505,6 +506,22 @@ fail:
 
 /* ------------------------------------------- opaque metadata records */
 
+int lmdb_gen_read(MDB_cursor *cur, uint64_t *gen)
+{
+	MDB_val k = mv(GEN_KEY, GEN_KEY_LEN), v;
+	int rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
+
+	*gen = 0;
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc)
+		return rc;
+	if (v.mv_size != sizeof(*gen))
+		return MRTX_ECORRUPT;
+	memcpy(gen, v.mv_data, sizeof(*gen));
+	return 0;
+}
+
 /* Keys "x/<name>" with x not 't': tables and the fixed records stay private. */
 static int meta_key_check(store *st, const char *key, size_t minlen)
 {
@@ -573,6 +590,30 @@ int store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 		rc = lmdb_err(st, rc, "write metadata");
 		goto done;
 	}
+	{
+		/* move the generation: transactions that listed the records
+		 * before this one fail their conditional writes (check_gen) */
+		MDB_cursor *cur;
+		uint64_t gen;
+		MDB_val gk = mv(GEN_KEY, GEN_KEY_LEN), gv;
+
+		if ((rc = mdb_cursor_open(txn, st->dbi, &cur)))
+			goto gen_fail;
+		rc = lmdb_gen_read(cur, &gen);
+		mdb_cursor_close(cur);
+		if (rc == MRTX_ECORRUPT) {
+			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the metadata generation record is "
+			                  "malformed", st->path);
+			goto done;
+		}
+		gen++;
+		gv = mv(&gen, sizeof(gen));
+		if (rc || (rc = mdb_put(txn, st->dbi, &gk, &gv, 0))) {
+gen_fail:
+			rc = lmdb_err(st, rc, "write metadata");
+			goto done;
+		}
+	}
 	rc = lmdb_commit(st, txn, 1);
 	txn = NULL;
 	if (rc)
@@ -586,7 +627,7 @@ done:
 
 int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
                     int (*fn)(const char *key, mrtx_bytes value, void *payload),
-                    void *payload)
+                    void *payload, uint64_t *gen)
 {
 	char pk[MRTX_MAX_NAME + 4];
 	lmdb_rtxn rt;
@@ -600,6 +641,13 @@ int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
 	plen = p.mv_size;
 	if ((rc = lmdb_rtxn_begin(st, &rt)))
 		return rc;
+	if (gen && (rc = lmdb_gen_read(rt.cur, gen))) {
+		rc = rc == MRTX_ECORRUPT ?
+		     mrtx__seterr(MRTX_ECORRUPT, "%s: the metadata generation record is "
+		                  "malformed", st->path) : lmdb_err(st, rc, "read metadata");
+		lmdb_rtxn_end(st, &rt);
+		return rc;
+	}
 	k = p;
 	for (;;) {
 		char key[MRTX_MAX_NAME + 3];

@@ -462,15 +462,33 @@ static int apply_mut(MDB_cursor *cur, const store_op *op, uint8_t *key, size_t p
  * lock lookup it stands on the row's page, where LMDB finds the cells
  * without descending from the root again.
  */
-static int apply_op(MDB_cursor *cur, store_op *op)
+typedef struct wctx {
+	MDB_cursor *cur;
+	int gen_known;
+	uint64_t gen; /* the metadata generation, read once per write txn */
+} wctx;
+
+static int apply_op(wctx *w, store_op *op)
 {
 	uint8_t key[MRTX_MAX_KEY + 16], lk[MRTX_MAX_KEY + 1];
+	MDB_cursor *cur = w->cur;
 	size_t plen;
 	MDB_val k, v;
 	int rc, match;
 
 	if (!row_fits(op->row, 1))
 		return MDB_BAD_VALSIZE;
+	if (op->check_gen) {
+		if (!w->gen_known) {
+			if ((rc = lmdb_gen_read(cur, &w->gen)))
+				return rc == MRTX_ECORRUPT ? MDB_CORRUPTED : rc;
+			w->gen_known = 1;
+		}
+		if (w->gen != op->gen) {
+			op->result = STORE_GEN_CHANGED;
+			return 0;
+		}
+	}
 	plen = tkey_put(key, op->table, op->row);
 	memcpy(lk, key, plen);
 	lk[plen] = LOCK_TAG;
@@ -509,20 +527,20 @@ static int apply_op(MDB_cursor *cur, store_op *op)
 static int write_txn(store *st, store_op *ops, size_t n, int durable)
 {
 	MDB_txn *txn;
-	MDB_cursor *cur;
+	wctx w = { NULL, 0, 0 };
 	int rc;
 
 	for (size_t i = 0; i < n; i++)
 		ops[i].result = MRTX_ESTORE;
 	if ((rc = lmdb_txn_begin(st, 0, &txn)))
 		goto fail;
-	if ((rc = mdb_cursor_open(txn, st->dbi, &cur))) {
+	if ((rc = mdb_cursor_open(txn, st->dbi, &w.cur))) {
 		lmdb_wabort(st, txn);
 		rc = lmdb_err(st, rc, "open cursor");
 		goto fail;
 	}
 	for (size_t i = 0; i < n; i++)
-		if ((rc = apply_op(cur, &ops[i]))) {
+		if ((rc = apply_op(&w, &ops[i]))) {
 			lmdb_wabort(st, txn); /* closes the cursor */
 			rc = lmdb_err(st, rc, "write row");
 			goto fail;
@@ -548,7 +566,7 @@ fail:
 static void write_group(store *st, wreq *head)
 {
 	MDB_txn *txn;
-	MDB_cursor *cur;
+	wctx w = { NULL, 0, 0 };
 	int durable = 0, rc;
 
 	if (!head->next) {
@@ -562,13 +580,13 @@ static void write_group(store *st, wreq *head)
 	}
 	if ((rc = lmdb_txn_begin(st, 0, &txn)))
 		goto alone;
-	if ((rc = mdb_cursor_open(txn, st->dbi, &cur))) {
+	if ((rc = mdb_cursor_open(txn, st->dbi, &w.cur))) {
 		lmdb_wabort(st, txn);
 		goto alone;
 	}
 	for (wreq *r = head; r; r = r->next)
 		for (size_t i = 0; i < r->n; i++)
-			if ((rc = apply_op(cur, &r->ops[i]))) {
+			if ((rc = apply_op(&w, &r->ops[i]))) {
 				lmdb_wabort(st, txn);
 				goto alone;
 			}

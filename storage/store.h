@@ -147,9 +147,16 @@ typedef struct store_op {
 	int durable;            /* this write is a commit point: on disk (per the
 	                           store's durability) before the call returns;
 	                           other writes may be made durable later */
+	int check_gen;          /* condition too: the metadata generation is
+	                           still gen (store_meta_list) ... */
+	uint64_t gen;
 	int result;             /* out: 0 applied, MRTX_CONFLICT condition
-	                           failed, other: not applied (or unknown) */
+	                           failed, STORE_GEN_CHANGED the generation
+	                           moved, other: not applied (or unknown) */
 } store_op;
+
+/* store_op.result when check_gen failed; never leaves the library. */
+#define STORE_GEN_CHANGED (-31990)
 
 /*
  * Apply ops; each atomically or not at all.  Returns 0 when every op has
@@ -204,12 +211,15 @@ unsigned long store__fail_at(unsigned long n, int lmdb_error);
  *   with identical bytes; MRTX_EEXIST when it exists with other bytes.
  * store_meta_list: fn(key, value, payload) for every record whose key starts
  *   with prefix, in key order, from one snapshot (values copied into a);
- *   fn's nonzero return stops and is returned.
+ *   fn's nonzero return stops and is returned.  *gen (may be NULL) gets the
+ *   metadata generation of that snapshot: a number that every record
+ *   store_meta_put_new adds moves, so a store_op with check_gen fails
+ *   (STORE_GEN_CHANGED) if any record was added since the listing.
  */
 int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out);
 int store_meta_put_new(store *st, const char *key, mrtx_bytes value);
 int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
                     int (*fn)(const char *key, mrtx_bytes value, void *payload),
-                    void *payload);
+                    void *payload, uint64_t *gen);
 
 #endif

@@ -535,6 +535,81 @@ static void test_killed_writers(void **state)
 	free(path);
 }
 
+/*
+ * Index declarations are cached per db handle and a commit's writes are
+ * conditional on the generation the cache was read at.  Handle A writes
+ * (so caches "no indexes"), handle B declares an index, then A commits:
+ * transactions that took the stale set -- one begun before the declaration,
+ * one after (A's cache is still stale) -- fail with MRTX_CONFLICT instead of
+ * committing a source row without its index entry; the retry maintains it.
+ * Both commit paths: one row, and two rows (prewrite).
+ */
+static void test_late_declaration(void **state)
+{
+	char *path;
+	mrtx_db *a = tu_open_fresh("index-late", &path, NULL), *b;
+	mrtx_index_spec s = email_spec();
+	mrtx_txn *t1, *t2;
+	struct hits hs;
+
+	(void)state;
+	assert_non_null(a);
+	assert_int_equal(tu_table(a, "users", "p", "x", NULL), 0);
+	assert_int_equal(put2(a, "u0", "email", "zero@x"), 0); /* A caches: no index */
+	assert_non_null(b = tu_open(path, NULL));
+
+	assert_int_equal(mrtx_begin(a, &t1), 0); /* begun before the declaration */
+	assert_int_equal(mrtx_put(t1, "users", MRTX_CSTR("u1"), "p", MRTX_CSTR("email"),
+	                          MRTX_CSTR("one@x")), 0);
+	assert_int_equal(mrtx_create_index(b, &s), 0);
+	assert_int_equal(mrtx_commit(t1), MRTX_CONFLICT);
+	assert_non_null(strstr(mrtx_errmsg(), "index was declared"));
+	/* retried: the new declaration is read and maintained */
+	assert_int_equal(put2(a, "u1", "email", "one@x"), 0);
+	hs = lookup(a, "one@x");
+	assert_int_equal(hs.n, 1);
+	assert_string_equal(hs.rows[0], "u1");
+
+	/* A second index, declared while A's cache holds the first one only:
+	 * a two-row transaction begun afterwards is refused at prewrite. */
+	{
+		static const mrtx_column nc = { "p", { "email", 5 } };
+		mrtx_index_spec s2 = { MRTX_INDEX_SPEC_VERSION, "by_name", "users", "p",
+			               { "name", 4 }, "users_by_name", &nc, 1 };
+
+		assert_int_equal(mrtx_create_index(b, &s2), 0);
+	}
+	assert_int_equal(mrtx_begin(a, &t2), 0);
+	assert_int_equal(mrtx_put(t2, "users", MRTX_CSTR("u2"), "p", MRTX_CSTR("name"),
+	                          MRTX_CSTR("Two")), 0);
+	assert_int_equal(mrtx_put(t2, "users", MRTX_CSTR("u3"), "p", MRTX_CSTR("name"),
+	                          MRTX_CSTR("Three")), 0);
+	assert_int_equal(mrtx_commit(t2), MRTX_CONFLICT);
+	assert_int_equal(tu_get_str(a, "users", "u2", "p:name", (char[8]){ 0 }, 8),
+	                 MRTX_NOTFOUND); /* nothing of t2 landed */
+	assert_int_equal(mrtx_begin(a, &t2), 0);
+	assert_int_equal(mrtx_put(t2, "users", MRTX_CSTR("u2"), "p", MRTX_CSTR("name"),
+	                          MRTX_CSTR("Two")), 0);
+	assert_int_equal(mrtx_put(t2, "users", MRTX_CSTR("u3"), "p", MRTX_CSTR("name"),
+	                          MRTX_CSTR("Three")), 0);
+	assert_int_equal(mrtx_commit(t2), 0);
+	{
+		struct hits n = { 0 };
+		mrtx_txn *t;
+
+		assert_int_equal(mrtx_begin(a, &t), 0);
+		assert_int_equal(mrtx_index_lookup(t, "by_name", MRTX_CSTR("Three"), collect, &n), 0);
+		mrtx_abort(t);
+		assert_int_equal(n.n, 1);
+		assert_string_equal(n.rows[0], "u3");
+	}
+	assert_int_equal(check_consistent(a), 2);
+	mrtx_close(b);
+	mrtx_close(a);
+	tu_rmrf(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -542,6 +617,7 @@ int main(void)
 		cmocka_unit_test(test_scan_ranges),
 		cmocka_unit_test(test_declaration),
 		cmocka_unit_test(test_killed_writers),
+		cmocka_unit_test(test_late_declaration),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -313,8 +313,9 @@ static void commit_rollback(mrtx_txn *txn, wrow *w, size_t n, const store_op *pw
 	for (size_t pass = 0; pass < 2; pass++) {
 		k = 0;
 		for (size_t i = pass ? 0 : 1; pass ? i < 1 : i < n; i++) {
-			if (pw_ops[i].result == MRTX_CONFLICT)
-				continue;
+			if (pw_ops[i].result == MRTX_CONFLICT ||
+			    pw_ops[i].result == STORE_GEN_CHANGED)
+				continue; /* not applied */
 			op_init(&ops[k], w[i].r, 1, w[i].pw);
 			if (lockio_restore_prev(st, &w[i].rec, &txn->arena, &ops[k]) == 0)
 				k++;
@@ -326,6 +327,23 @@ static void commit_rollback(mrtx_txn *txn, wrow *w, size_t n, const store_op *pw
 
 /* ------------------------------------------------------------- commit */
 
+/* Writes before the commit point hold while the transaction's index
+ * declarations are current (index.c); else MRTX_CONFLICT, for a retry. */
+static void op_check_gen(const mrtx_txn *txn, store_op *op)
+{
+	if (txn->idx) {
+		op->check_gen = 1;
+		op->gen = idx_snap_gen(txn->idx);
+	}
+}
+
+static int gen_changed(mrtx_txn *txn)
+{
+	idx_cache_drop(txn->db, idx_snap_gen(txn->idx));
+	return mrtx__seterr(MRTX_CONFLICT, "an index was declared while the transaction ran; "
+	                    "retry it to maintain the index");
+}
+
 static int commit_one_row(mrtx_txn *txn, wrow *w, uint64_t ts)
 {
 	store *st = txn->db->st;
@@ -333,6 +351,7 @@ static int commit_one_row(mrtx_txn *txn, wrow *w, uint64_t ts)
 	int rc;
 
 	op_init(&op, w->r, w->has_prev, w->prev);
+	op_check_gen(txn, &op);
 	if ((rc = lockio_stable(st, txn->id, ts, &txn->arena, &op.new_lock)))
 		return rc;
 	op.muts = w->redo;
@@ -344,6 +363,8 @@ static int commit_one_row(mrtx_txn *txn, wrow *w, uint64_t ts)
 		                    "write may or may not have been applied", mrtx_errmsg());
 	if (rc)
 		return rc;
+	if (op.result == STORE_GEN_CHANGED)
+		return gen_changed(txn);
 	if (op.result == MRTX_CONFLICT)
 		return mrtx__seterr(MRTX_CONFLICT, "table '%s': the row changed or is locked by "
 		                    "a concurrent transaction", w->r->t->name);
@@ -357,7 +378,7 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 	lock_ref *secs;
 	lock_rec crec;
 	mrtx_bytes cbytes;
-	int rc, conflict = 0;
+	int rc, conflict = 0, gen = 0;
 
 	if (!(ops = arena_alloc(&txn->arena, n * sizeof(*ops))) ||
 	    !(secs = arena_alloc(&txn->arena, n * sizeof(*secs))))
@@ -368,14 +389,19 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 		if ((rc = build_prewrite(txn, w, n, i, ts, secs)))
 			return rc;
 		op_init(&ops[i], w[i].r, w[i].has_prev, w[i].prev);
+		op_check_gen(txn, &ops[i]);
 		ops[i].new_lock = w[i].pw;
 		w[i].r->prewrite = w[i].pw;
 	}
 	/* 1: prewrite */
 	rc = lockio_write_rows(st, ops, n);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		conflict |= ops[i].result == MRTX_CONFLICT;
-	if (rc == 0 && conflict)
+		gen |= ops[i].result == STORE_GEN_CHANGED;
+	}
+	if (rc == 0 && gen)
+		rc = gen_changed(txn);
+	else if (rc == 0 && conflict)
 		rc = mrtx__seterr(MRTX_CONFLICT, "prewrite: a row to write changed or is locked by "
 		                  "a concurrent transaction");
 	if (rc == 0)

@@ -43,6 +43,7 @@ int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
 		mrtx__free(db);
 		return rc;
 	}
+	pthread_mutex_init(&db->idx_mu, NULL);
 	db->lock_ttl_ms = o.lock_ttl_ms ? o.lock_ttl_ms : 5000;
 	db->lock_wait_ms = o.lock_wait_ms ? o.lock_wait_ms : 50;
 	*out = db;
@@ -54,6 +55,8 @@ void mrtx_close(mrtx_db *db)
 	if (!db)
 		return;
 	store_close(db->st);
+	idx_snap_release(db->idx);
+	pthread_mutex_destroy(&db->idx_mu);
 	mrtx__free(db);
 }
 

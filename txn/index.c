@@ -32,6 +32,8 @@
  */
 #include "index.h"
 
+#include <stdatomic.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,28 +190,103 @@ static int load_one(const char *key, mrtx_bytes value, void *payload)
 	return 0;
 }
 
-int idx_load_set(store *st, mrtx_arena *a, struct index_set *set)
+int idx_load_set(store *st, mrtx_arena *a, struct index_set *set, uint64_t *gen)
 {
 	struct load_ctx c = { set, a };
 
 	memset(set, 0, sizeof(*set));
-	return store_meta_list(st, "i/", a, load_one, &c);
+	return store_meta_list(st, "i/", a, load_one, &c, gen);
 }
 
-/* The transaction's declarations, read at its first write. */
-static int txn_set(mrtx_txn *txn, struct index_set **out)
+/*
+ * Declarations are cached per db handle: reading them cost a writing
+ * transaction a read of the store.  A cached set may be stale (another
+ * process declared an index since), so every conditional write a commit
+ * issues before its commit point is also conditional on the generation the
+ * set was read at: if an index was declared since, the write fails, the
+ * cache is dropped and the commit returns MRTX_CONFLICT, and the retry
+ * maintains the new index.  A transaction that prewrote before the
+ * declaration is covered by the backfill, which resolves its locks before
+ * reading those rows.
+ */
+struct idx_snap {
+	atomic_int refs;
+	uint64_t gen;
+	mrtx_arena a;
+	struct index_set set;
+};
+
+void idx_snap_release(idx_snap *s)
 {
-	struct index_set *s;
+	if (s && atomic_fetch_sub(&s->refs, 1) == 1) {
+		arena_free(&s->a);
+		mrtx__free(s);
+	}
+}
+
+uint64_t idx_snap_gen(const idx_snap *s)
+{
+	return s->gen;
+}
+
+void idx_cache_drop(mrtx_db *db, uint64_t gen)
+{
+	idx_snap *old = NULL;
+
+	pthread_mutex_lock(&db->idx_mu);
+	if (db->idx && (db->idx->gen == gen || gen == IDX_GEN_ANY)) {
+		old = db->idx;
+		db->idx = NULL;
+	}
+	pthread_mutex_unlock(&db->idx_mu);
+	idx_snap_release(old);
+}
+
+/* A reference to the db's declarations, read from the store if none is
+ * cached. */
+static int idx_snap_take(mrtx_db *db, idx_snap **out)
+{
+	idx_snap *s, *old = NULL;
 	int rc;
 
-	if (!txn->idx) {
-		if (!(s = arena_alloc(&txn->arena, sizeof(*s))))
-			return MRTX_ENOMEM;
-		if ((rc = idx_load_set(txn->db->st, &txn->arena, s)))
-			return rc;
-		txn->idx = s;
+	pthread_mutex_lock(&db->idx_mu);
+	if ((s = db->idx))
+		atomic_fetch_add(&s->refs, 1);
+	pthread_mutex_unlock(&db->idx_mu);
+	if (s) {
+		*out = s;
+		return 0;
 	}
-	*out = txn->idx;
+	if (!(s = mrtx__malloc(sizeof(*s))))
+		return mrtx__seterr(MRTX_ENOMEM, "out of memory loading index declarations");
+	arena_init(&s->a);
+	if ((rc = idx_load_set(db->st, &s->a, &s->set, &s->gen))) {
+		arena_free(&s->a);
+		mrtx__free(s);
+		return rc;
+	}
+	atomic_init(&s->refs, 2); /* the cache's and the caller's */
+	pthread_mutex_lock(&db->idx_mu);
+	if (!db->idx || db->idx->gen <= s->gen) {
+		old = db->idx;
+		db->idx = s;
+	} else {
+		atomic_fetch_sub(&s->refs, 1); /* a newer set is cached: ours is not */
+	}
+	pthread_mutex_unlock(&db->idx_mu);
+	idx_snap_release(old);
+	*out = s;
+	return 0;
+}
+
+/* The transaction's declarations, taken at its first write. */
+static int txn_set(mrtx_txn *txn, struct index_set **out)
+{
+	int rc;
+
+	if (!txn->idx && (rc = idx_snap_take(txn->db, &txn->idx)))
+		return rc;
+	*out = &txn->idx->set;
 	return 0;
 }
 
@@ -579,7 +656,7 @@ int mrtx_indexes(mrtx_db *db, int (*fn)(const mrtx_index_spec *spec, void *paylo
 	if (!db || !fn)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_indexes: NULL argument");
 	arena_init(&a);
-	rc = idx_load_set(db->st, &a, &set);
+	rc = idx_load_set(db->st, &a, &set, NULL);
 	for (size_t i = 0; i < set.n && rc == 0; i++) {
 		mrtx_column cols[IDX_MAX_CLUSTER];
 		mrtx_index_spec s;

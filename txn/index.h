@@ -64,8 +64,9 @@ int idx_bytes_eq(mrtx_bytes a, mrtx_bytes b);
 int idx_decl_encode(const mrtx_index_spec *s, mrtx_buf *b);
 /* Decode index `name`'s record into a (strings copied); every length checked. */
 int idx_decl_decode(const char *name, mrtx_bytes v, mrtx_arena *a, idx_decl *d);
-/* Every declaration of the store, into a. */
-int idx_load_set(store *st, mrtx_arena *a, struct index_set *set);
+/* Every declaration of the store, into a; *gen (may be NULL) gets the
+ * metadata generation they were read at. */
+int idx_load_set(store *st, mrtx_arena *a, struct index_set *set, uint64_t *gen);
 /* The index row key of (value, row), checked against the index table's
  * limits (MRTX_ETOOBIG), in the transaction's arena. */
 int idx_key(mrtx_txn *txn, const idx_decl *d, mrtx_bytes value, mrtx_bytes row,

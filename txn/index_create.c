@@ -34,7 +34,7 @@ static int check_roles(mrtx_db *db, const mrtx_index_spec *s)
 	int rc;
 
 	arena_init(&a);
-	rc = idx_load_set(db->st, &a, &set);
+	rc = idx_load_set(db->st, &a, &set, NULL);
 	for (size_t i = 0; i < set.n && rc == 0; i++) {
 		const idx_decl *d = &set.d[i];
 
@@ -274,6 +274,7 @@ int mrtx_create_index(mrtx_db *db, const mrtx_index_spec *spec)
 			                  spec->name);
 		goto done;
 	}
+	idx_cache_drop(db, IDX_GEN_ANY); /* this process's next writers see the index */
 	/* Backfill from the stored declaration, exactly what writers will use. */
 	if ((rc = idx_decl_decode(spec->name, MRTX_BYTES(enc.data, enc.size), &a, &d)))
 		goto done;

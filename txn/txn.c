@@ -71,6 +71,7 @@ int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms)
 void txn_free(mrtx_txn *txn)
 {
 	txn_detach_scanners(txn);
+	idx_snap_release(txn->idx);
 	arena_free(&txn->arena);
 	mrtx__free(txn->ranges);
 	mrtx__free(txn);

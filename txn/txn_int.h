@@ -11,13 +11,20 @@
 #define MRTX_TXN_INT_H
 
 #include <bsd/sys/tree.h>
+#include <pthread.h>
 
 #include "../recovery/recovery.h"
+
+/* The store's index declarations as one process saw them at generation
+ * gen (store_meta_list); immutable, shared by reference (index.c). */
+typedef struct idx_snap idx_snap;
 
 struct mrtx_db {
 	store *st;
 	uint32_t lock_ttl_ms;
 	uint32_t lock_wait_ms;
+	pthread_mutex_t idx_mu;
+	idx_snap *idx;         /* cached declarations, or NULL (index.c) */
 };
 
 /* One buffered cell mutation; qualifier and value stored inline. */
@@ -71,7 +78,9 @@ struct mrtx_txn {
 	scan_range **ranges;
 	size_t nranges, cranges;
 	struct mrtx_scanner *scanners; /* open ones, detached when the txn ends */
-	struct index_set *idx; /* index declarations, loaded by the first write (index.c) */
+	idx_snap *idx;         /* index declarations, taken by the first write (index.c);
+	                          commit makes its writes conditional on their
+	                          generation (store_op.check_gen) */
 	/* The arena's first chunk, so a small transaction allocates once.
 	 * Keep it last: mrtx_begin zeroes only the fields before it.  Sized
 	 * so that the whole object stays within 1 KiB, which glibc serves
@@ -109,6 +118,15 @@ int txn_buffer_cell(mrtx_txn *txn, const char *table, mrtx_bytes row, const char
                     mrtx_bytes qualifier, const mrtx_bytes *value);
 int txn_buffer_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row);
 void txn_free(mrtx_txn *txn);
+/* Release the transaction's declarations (index.c). */
+void idx_snap_release(idx_snap *s);
+/* The generation of a transaction's declarations (s not NULL). */
+uint64_t idx_snap_gen(const idx_snap *s);
+/* Forget the db's cached declarations if they are of generation gen (a
+ * conditional write found the store's generation moved), or whatever
+ * their generation with IDX_GEN_ANY. */
+#define IDX_GEN_ANY UINT64_MAX
+void idx_cache_drop(mrtx_db *db, uint64_t gen);
 /* Detach open scanners from a transaction that is ending (scan.c). */
 void txn_detach_scanners(mrtx_txn *txn);
 int bytes_cmp(mrtx_bytes a, mrtx_bytes b);
