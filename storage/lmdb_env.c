@@ -88,6 +88,25 @@ int lmdb_txn_begin(store *st, unsigned flags, MDB_txn **out)
 	}
 	atomic_fetch_add_explicit(flags & MDB_RDONLY ? &st->read_txns : &st->write_txns, 1,
 	                          memory_order_relaxed);
+	if (wr) {
+		st->w_id = mdb_txn_id(*out);
+		st->w_gen_ok = st->gen_at && st->gen_at + 1 == st->w_id;
+		st->w_gen = st->gen_val;
+		st->w_dirty = 0;
+	}
+	return 0;
+}
+
+int lmdb_wgen(store *st, MDB_cursor *cur, uint64_t *gen)
+{
+	int rc;
+
+	if (!st->w_gen_ok) {
+		if ((rc = lmdb_gen_read(cur, &st->w_gen)))
+			return rc == MRTX_ECORRUPT ? MDB_CORRUPTED : rc;
+		st->w_gen_ok = 1;
+	}
+	*gen = st->w_gen;
 	return 0;
 }
 
@@ -176,6 +195,12 @@ int lmdb_commit(store *st, MDB_txn *txn, int durable)
 	rc = mdb_txn_commit(txn);
 	if (relax)
 		mdb_env_set_flags(st->env, MDB_NOMETASYNC, 0);
+	/* Only a txn that changed something takes its id (an empty one leaves
+	 * it to the next writer, maybe another process's). */
+	if (rc == 0 && st->w_dirty && st->w_gen_ok) {
+		st->gen_at = st->w_id;
+		st->gen_val = st->w_gen;
+	}
 	pthread_mutex_unlock(&st->wmu);
 	return rc;
 }

@@ -62,6 +62,16 @@ struct store {
 	 * a slot is taken with an exchange and filled with a compare-exchange) */
 	lmdb_rtxn *_Atomic pool[READ_POOL];
 	pthread_mutex_t wmu;      /* held by this process's write txn (lmdb_commit) */
+	/*
+	 * The metadata generation without reading it: gen_val was the
+	 * generation after committed LMDB txn gen_at.  A write txn whose id is
+	 * gen_at + 1 follows it directly (no process committed in between),
+	 * so the generation is still gen_val.  Guarded by wmu; the w_* fields
+	 * describe the write txn in progress (lmdb_txn_begin, lmdb_commit).
+	 */
+	uint64_t gen_at, gen_val;
+	uint64_t w_id, w_gen;
+	int w_gen_ok, w_dirty;
 	/* group commit: queued writers, one leader at a time (lmdb_rw.c) */
 	pthread_mutex_t gmu;
 	pthread_cond_t gcv;
@@ -108,6 +118,9 @@ static inline int cmp_bytes(const void *a, size_t an, const void *b, size_t bn)
 #define GEN_KEY_LEN 4u
 /* Read it with cursor cur (MRTX_ECORRUPT if malformed; LMDB rc otherwise). */
 int lmdb_gen_read(MDB_cursor *cur, uint64_t *gen);
+/* The generation inside the current write txn (st->w_gen, read at most
+ * once per txn); LMDB rc, MDB_CORRUPTED if malformed. */
+int lmdb_wgen(store *st, MDB_cursor *cur, uint64_t *gen);
 
 /* out = the table's key prefix . enc(row); returns the length. */
 static inline size_t tkey_put(uint8_t *out, const store_table *t, mrtx_bytes row)

@@ -594,7 +594,7 @@ int store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 		/* move the generation: transactions that listed the records
 		 * before this one fail their conditional writes (check_gen) */
 		MDB_cursor *cur;
-		uint64_t gen;
+		uint64_t gen = 0;
 		MDB_val gk = mv(GEN_KEY, GEN_KEY_LEN), gv;
 
 		if ((rc = mdb_cursor_open(txn, st->dbi, &cur)))
@@ -613,6 +613,9 @@ gen_fail:
 			rc = lmdb_err(st, rc, "write metadata");
 			goto done;
 		}
+		st->w_gen = gen; /* lmdb_commit records it */
+		st->w_gen_ok = 1;
+		st->w_dirty = 1;
 	}
 	rc = lmdb_commit(st, txn, 1);
 	txn = NULL;

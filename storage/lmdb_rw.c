@@ -463,9 +463,8 @@ static int apply_mut(MDB_cursor *cur, const store_op *op, uint8_t *key, size_t p
  * without descending from the root again.
  */
 typedef struct wctx {
+	store *st;
 	MDB_cursor *cur;
-	int gen_known;
-	uint64_t gen; /* the metadata generation, read once per write txn */
 } wctx;
 
 static int apply_op(wctx *w, store_op *op)
@@ -479,12 +478,11 @@ static int apply_op(wctx *w, store_op *op)
 	if (!row_fits(op->row, 1))
 		return MDB_BAD_VALSIZE;
 	if (op->check_gen) {
-		if (!w->gen_known) {
-			if ((rc = lmdb_gen_read(cur, &w->gen)))
-				return rc == MRTX_ECORRUPT ? MDB_CORRUPTED : rc;
-			w->gen_known = 1;
-		}
-		if (w->gen != op->gen) {
+		uint64_t gen;
+
+		if ((rc = lmdb_wgen(w->st, cur, &gen)))
+			return rc;
+		if (gen != op->gen) {
 			op->result = STORE_GEN_CHANGED;
 			return 0;
 		}
@@ -518,8 +516,10 @@ static int apply_op(wctx *w, store_op *op)
 		v = mv(op->new_lock.data, op->new_lock.size);
 		rc = mdb_cursor_put(cur, &k, &v, 0);
 	}
-	if (rc == 0)
+	if (rc == 0) {
 		op->result = 0;
+		w->st->w_dirty = 1;
+	}
 	return rc;
 }
 
@@ -527,7 +527,7 @@ static int apply_op(wctx *w, store_op *op)
 static int write_txn(store *st, store_op *ops, size_t n, int durable)
 {
 	MDB_txn *txn;
-	wctx w = { NULL, 0, 0 };
+	wctx w = { st, NULL };
 	int rc;
 
 	for (size_t i = 0; i < n; i++)
@@ -566,7 +566,7 @@ fail:
 static void write_group(store *st, wreq *head)
 {
 	MDB_txn *txn;
-	wctx w = { NULL, 0, 0 };
+	wctx w = { st, NULL };
 	int durable = 0, rc;
 
 	if (!head->next) {

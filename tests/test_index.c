@@ -604,6 +604,45 @@ static void test_late_declaration(void **state)
 		assert_string_equal(n.rows[0], "u3");
 	}
 	assert_int_equal(check_consistent(a), 2);
+
+	/* Another process declares a third index while A's write path knows
+	 * the generation without reading it (A wrote last): A's next commit
+	 * must still see that the store moved on. */
+	assert_int_equal(put2(a, "u4", "other", "warm"), 0);
+	assert_int_equal(mrtx_begin(a, &t1), 0);
+	assert_int_equal(mrtx_put(t1, "users", MRTX_CSTR("u5"), "x", MRTX_CSTR("v"),
+	                          MRTX_CSTR("five")), 0);
+	{
+		pid_t pid = fork();
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			static const mrtx_column nc = { "p", { "name", 4 } };
+			mrtx_index_spec s3 = { MRTX_INDEX_SPEC_VERSION, "by_x", "users", "x",
+				               { "v", 1 }, "users_by_x", &nc, 1 };
+			mrtx_db *c = tu_open(path, NULL);
+
+			if (!c || mrtx_create_index(c, &s3) != 0) {
+				fprintf(stderr, "child: %s\n", mrtx_errmsg());
+				_exit(1);
+			}
+			_exit(0);
+		}
+		assert_int_equal(tu_wait(pid), 0);
+	}
+	assert_int_equal(mrtx_commit(t1), MRTX_CONFLICT);
+	assert_int_equal(tu_put(a, "users", MRTX_CSTR("u5"), "x", MRTX_CSTR("v"), MRTX_CSTR("five")),
+	                 0);
+	{
+		struct hits n = { 0 };
+		mrtx_txn *t;
+
+		assert_int_equal(mrtx_begin(a, &t), 0);
+		assert_int_equal(mrtx_index_lookup(t, "by_x", MRTX_CSTR("five"), collect, &n), 0);
+		mrtx_abort(t);
+		assert_int_equal(n.n, 1);
+		assert_string_equal(n.rows[0], "u5");
+	}
 	mrtx_close(b);
 	mrtx_close(a);
 	tu_rmrf(path);
