@@ -458,6 +458,20 @@ int lock_peek(mrtx_bytes in, uint8_t *state, uint8_t txn[LOCK_TXNID_SIZE])
 	return 0;
 }
 
+int lock_is_stable_before(mrtx_bytes in, const uint8_t tag[LOCK_TAG_SIZE], uint64_t ts)
+{
+	const uint8_t *p = in.data;
+	uint64_t cts = 0;
+
+	/* version, state STABLE, flags 0, tag, txn id, commit_ts: exactly the head */
+	if (in.size != HEAD_SIZE || p[0] != LOCK_VERSION || p[1] != LOCK_STABLE || p[2] != 0 ||
+	    memcmp(p + 3, tag, LOCK_TAG_SIZE) != 0)
+		return 0;
+	for (size_t i = 0; i < 8; i++)
+		cts |= (uint64_t)p[3 + LOCK_TAG_SIZE + LOCK_TXNID_SIZE + i] << (8u * i);
+	return cts < ts;
+}
+
 /* ================================================================ states */
 
 void lock_prev_stable(const lock_rec *r, lock_rec *out)

@@ -87,6 +87,9 @@ int lock_encode(const lock_rec *r, mrtx_arena *a, mrtx_bytes *out);
 int lock_decode(lock_rec *out, mrtx_bytes in, mrtx_arena *a);
 /* Cheap peek at state and txn id without full decode (MRTX_ECORRUPT). */
 int lock_peek(mrtx_bytes in, uint8_t *state, uint8_t txn[LOCK_TXNID_SIZE]);
+/* 1 if in is a well-formed STABLE record (nothing follows the head) with
+ * store tag `tag` and commit_ts < ts; else 0.  Sets no error message. */
+int lock_is_stable_before(mrtx_bytes in, const uint8_t tag[LOCK_TAG_SIZE], uint64_t ts);
 
 /* The STABLE record that a PREWRITTEN/ABORTED lock restores on abort. */
 void lock_prev_stable(const lock_rec *r, lock_rec *out);

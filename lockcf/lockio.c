@@ -95,11 +95,15 @@ int lockio_write_rows(store *st, store_op *ops, size_t n)
 {
 #ifdef MRTX_DEBUG
 	for (size_t i = 0; i < n; i++) {
-		int from = ops[i].expect_absent ? LOCK_STABLE : image_state(ops[i].expect_lock);
+		int from = ops[i].expect_absent || ops[i].cond ? LOCK_STABLE :
+		           image_state(ops[i].expect_lock);
 		int to = ops[i].delete_lock ? 255 : image_state(ops[i].new_lock);
 
 		assert(from >= 0 && to >= 0);
-		assert(lock_transition_ok(ops[i].expect_absent, (uint8_t)from, (uint8_t)to));
+		/* a cond op (one-row commit) expects STABLE or no record */
+		assert(lock_transition_ok(ops[i].expect_absent || ops[i].cond, (uint8_t)from,
+		                          (uint8_t)to));
+		assert(!ops[i].cond || lock_transition_ok(0, (uint8_t)from, (uint8_t)to));
 	}
 #endif
 	return store_write_rows(st, ops, n);

@@ -494,7 +494,9 @@ static int apply_op(wctx *w, store_op *op)
 	rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
 	if (rc && rc != MDB_NOTFOUND)
 		return rc;
-	if (op->expect_absent)
+	if (op->cond)
+		match = op->cond(rc == 0 ? v.mv_data : NULL, rc == 0 ? v.mv_size : 0, op->cond_arg);
+	else if (op->expect_absent)
 		match = rc == MDB_NOTFOUND;
 	else
 		match = rc == 0 && v.mv_size == op->expect_lock.size &&

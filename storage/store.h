@@ -139,7 +139,13 @@ typedef struct store_op {
 	const store_table *table;
 	mrtx_bytes row;
 	int expect_absent;      /* condition: no lock record ... */
-	mrtx_bytes expect_lock; /* ... or exactly these bytes */
+	mrtx_bytes expect_lock; /* ... or exactly these bytes ... */
+	/* ... or, when set, cond(current lock or NULL, its size, arg) != 0: a
+	 * predicate the store evaluates next to the data, inside the write
+	 * (LMDB: in the write transaction; a distributed engine: an object
+	 * class method).  It must be pure and quick. */
+	int (*cond)(const void *lock, size_t size, void *arg);
+	void *cond_arg;
 	int delete_lock;        /* result: lock record removed ... */
 	mrtx_bytes new_lock;    /* ... or set to these bytes */
 	const store_mut *muts;  /* applied in order */

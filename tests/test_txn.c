@@ -5,6 +5,7 @@
  */
 #include "testutil.h"
 #include "storage/keyenc.h"
+#include "txn/admin.h"
 
 #include <fcntl.h>
 #include <lmdb.h>
@@ -183,6 +184,39 @@ static void test_write_write_conflict(void **state)
 	assert_int_equal(mrtx_commit(t1), MRTX_OK);
 	assert_int_equal(mrtx_commit(t2), MRTX_CONFLICT);
 	expect_cell(f->db, "t1", "fresh", "f", "", "1");
+}
+
+/* A one-row transaction is one conditional write: a blind write reads
+ * nothing first (the row's lock is checked inside the write), a row it
+ * read reads nothing more at commit. */
+static void test_one_row_one_write(void **state)
+{
+	fx *f = *state;
+	store *st = mrtx__db_store(f->db);
+	store_counters c0, c1;
+	mrtx_txn *txn;
+	mrtx_bytes v;
+
+	assert_int_equal(tu_put_str(f->db, "t1", "solo", "f:a", "0"), MRTX_OK); /* lock exists */
+	for (int round = 0; round < 3; round++) {
+		assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+		if (round == 2)
+			assert_int_equal(mrtx_get(txn, "t1", B("solo"), "f", B("a"), &v), MRTX_OK);
+		store_counters_get(st, &c0);
+		assert_int_equal(mrtx_put(txn, "t1", B(round ? "solo" : "new-row"), "f", B("a"),
+		                          B("1")), MRTX_OK);
+		assert_int_equal(mrtx_put(txn, "t1", B(round ? "solo" : "new-row"), "f", B("b"),
+		                          B("2")), MRTX_OK);
+		assert_int_equal(mrtx_commit(txn), MRTX_OK);
+		store_counters_get(st, &c1);
+		if (c1.write_calls - c0.write_calls != 1 || c1.write_txns - c0.write_txns != 1 ||
+		    c1.read_txns != c0.read_txns)
+			fail_msg("round %d: %lu write calls, %lu write txns, %lu read txns", round,
+			         c1.write_calls - c0.write_calls, c1.write_txns - c0.write_txns,
+			         c1.read_txns - c0.read_txns);
+	}
+	expect_cell(f->db, "t1", "solo", "f", "b", "2");
+	expect_cell(f->db, "t1", "new-row", "f", "a", "1");
 }
 
 static int read_int(mrtx_txn *txn, const char *t, const char *row, long *out)
@@ -1023,6 +1057,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_ryw_get, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ryw_delete_row, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_row_one_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_write_conflict, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_update, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_skew, setup, teardown),

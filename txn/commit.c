@@ -344,13 +344,38 @@ static int gen_changed(mrtx_txn *txn)
 	                    "retry it to maintain the index");
 }
 
-static int commit_one_row(mrtx_txn *txn, wrow *w, uint64_t ts)
+/* The condition of a blind one-row commit (see commit_blind_row). */
+struct stable_before {
+	const uint8_t *tag;
+	uint64_t ts;
+};
+
+static int cond_stable_before(const void *lock, size_t size, void *arg)
+{
+	const struct stable_before *c = arg;
+
+	return !lock || lock_is_stable_before(MRTX_BYTES(lock, size), c->tag, c->ts);
+}
+
+/*
+ * A one-row commit is its own commit point: one conditional write.  With
+ * sb NULL it expects w->prev (read earlier, or at commit); with sb, it is
+ * conditional on the row having no lock record or a STABLE one committed
+ * before sb->ts, checked inside the write, so a blind write needs no read
+ * first.  Returns 1 when that condition failed (the caller falls back to
+ * reading the lock).
+ */
+static int commit_one_row(mrtx_txn *txn, wrow *w, uint64_t ts, struct stable_before *sb)
 {
 	store *st = txn->db->st;
 	store_op op;
 	int rc;
 
 	op_init(&op, w->r, w->has_prev, w->prev);
+	if (sb) {
+		op.cond = cond_stable_before;
+		op.cond_arg = sb;
+	}
 	op_check_gen(txn, &op);
 	if ((rc = lockio_stable(st, txn->id, ts, &txn->arena, &op.new_lock)))
 		return rc;
@@ -365,10 +390,30 @@ static int commit_one_row(mrtx_txn *txn, wrow *w, uint64_t ts)
 		return rc;
 	if (op.result == STORE_GEN_CHANGED)
 		return gen_changed(txn);
+	if (op.result == MRTX_CONFLICT && sb)
+		return 1;
 	if (op.result == MRTX_CONFLICT)
 		return mrtx__seterr(MRTX_CONFLICT, "table '%s': the row changed or is locked by "
 		                    "a concurrent transaction", w->r->t->name);
 	return 0;
+}
+
+/*
+ * A row written blindly and alone: commit without reading its lock when it
+ * has none or a STABLE one committed before our first write to it (then
+ * there is no write-write conflict, and commit_ts = max(now, first write)
+ * + 1 is above the old one).  Anything else -- a lock of another
+ * transaction, a commit after our first write -- fails the condition and
+ * takes the reading path, which resolves or reports it.
+ */
+static int commit_blind_row(mrtx_txn *txn, wrow *w)
+{
+	trow *r = w->r;
+	struct stable_before sb = { store_id(txn->db->st), r->put_us };
+
+	if (r->lock_known || txn_in_scanned_range(txn, r->t, r->row))
+		return 1; /* the lock to expect is known without a read */
+	return commit_one_row(txn, w, MRTX_MAX(mrtx__now_us(), r->put_us) + 1, &sb);
 }
 
 static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
@@ -493,6 +538,8 @@ int txn_commit_run(mrtx_txn *txn)
 			return rc;
 		k++;
 	}
+	if (n == 1 && !others_read && (rc = commit_blind_row(txn, &w[0])) <= 0)
+		return rc;
 	if ((rc = expected_locks(txn, w, n)) || (rc = decode_prev(txn, w, n)))
 		return rc;
 	/* commit_ts: strictly above every touched row's last commit and now */
@@ -502,6 +549,6 @@ int txn_commit_run(mrtx_txn *txn)
 			ts = MRTX_MAX(ts, w[i].prev_ts);
 	ts++;
 	if (n == 1 && !others_read)
-		return commit_one_row(txn, &w[0], ts);
+		return commit_one_row(txn, &w[0], ts, NULL);
 	return commit_multi(txn, w, n, ts);
 }
