@@ -223,6 +223,58 @@ static void test_commit_failpoints_kill(void **state)
 	crash_case(f, "commit.after_secondaries=kill", 0, KILLED, "new");
 }
 
+/*
+ * A blind one-row write over the locks of a writer that died mid-commit:
+ * the write's in-store condition (no lock, or STABLE and older than our
+ * write) fails, and the commit falls back to reading the lock, which
+ * resolves the dead writer's transaction first.  Each row of the blind
+ * write's secondary or primary: the blind value lands on that row and the
+ * others show the dead transaction all-or-nothing.
+ */
+static void test_blind_write_over_crash(void **state)
+{
+	static const struct {
+		const char *fp;
+		const char *want;
+	} cases[] = {
+		{ "commit.after_prewrite=kill", "old" },
+		{ "commit.after_validate=exit", "old" },
+		{ "commit.after_point=kill", "new" },
+		{ "commit.after_secondaries=exit", "new" },
+	};
+	fx *f = *state;
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+		for (int target = 0; target < 3; target++) {
+			pid_t pid = spawn_writer(f->path, cases[c].fp, 0, -1);
+			mrtx_txn *txn;
+			mrtx_bytes v;
+			int st = tu_wait(pid), rc;
+
+			assert_true(st == EXIT_FP || st == KILLED);
+			assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+			assert_int_equal(mrtx_put(txn, ROWS[target].table, B(ROWS[target].row), "f",
+			                          B("v"), B("blind")), MRTX_OK);
+			if ((rc = mrtx_commit(txn)) != MRTX_OK)
+				fail_msg("%s, row %d: blind commit %s (%s)", cases[c].fp, target,
+				         mrtx_strerror(rc), mrtx_errmsg());
+			assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+			for (int i = 0; i < 3; i++) {
+				const char *want = i == target ? "blind" : cases[c].want;
+
+				assert_int_equal(mrtx_get(txn, ROWS[i].table, B(ROWS[i].row), "f",
+				                          B("v"), &v), MRTX_OK);
+				if (v.size != strlen(want) || memcmp(v.data, want, v.size) != 0)
+					fail_msg("%s, blind row %d: row %d is '%.*s', want '%s'",
+					         cases[c].fp, target, i, (int)v.size,
+					         (const char *)v.data, want);
+			}
+			assert_int_equal(mrtx_commit(txn), MRTX_OK);
+			assert_int_equal(open_locks(f->db), 0);
+			assert_int_equal(write_all(f->db, "old"), MRTX_OK);
+		}
+}
+
 static void test_commit_failpoints_unbatched(void **state)
 {
 	fx *f = *state;
@@ -633,6 +685,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_commit_failpoints_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commit_failpoints_kill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_blind_write_over_crash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commit_failpoints_unbatched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_row_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recovery_failpoints, setup, teardown),

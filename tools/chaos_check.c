@@ -74,6 +74,8 @@ int chaos_setup_store(const chaos_cfg *cfg)
 	for (int i = 0; i < 2 && rc == 0; i++)
 		rc = mrtx_create_table(db, cfg->workload == CHAOS_BANK ? chaos_bank_tables[i] :
 		                       chaos_append_tables[i], fam, 1);
+	if (rc == 0 && cfg->workload == CHAOS_BANK)
+		rc = mrtx_create_table(db, chaos_mirror_table, fam, 1);
 	if (rc == 0 && cfg->workload == CHAOS_BANK && (rc = mrtx_begin(db, &txn)) == 0) {
 		for (int i = 0; i < BANK_ACCOUNTS && rc == 0; i++) {
 			char row[32], qual[32], val[32];
@@ -200,6 +202,13 @@ static int bank_final(mrtx_db *db, chaos_result *r)
 			r->final_min = x;
 		if (x < 0)
 			chaos_anomaly(r, "final state: account %d is negative (%ld)", i, x);
+	}
+	for (int k = 0; k < BANK_MIRRORS && rc == 0; k++) {
+		int torn = 0;
+
+		if ((rc = chaos_mirror_read(txn, k, &torn)) == 0 && torn)
+			chaos_anomaly(r, "final state: mirror row m%d is torn (cells a and b differ)",
+			              k);
 	}
 	if (rc == 0)
 		rc = mrtx_commit(txn);

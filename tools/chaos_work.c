@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 const char *const chaos_bank_tables[2] = { "bank_a", "bank_b" };
+const char *const chaos_mirror_table = "bank_mirror";
 const char *const chaos_append_tables[2] = { "append_a", "append_b" };
 
 static volatile sig_atomic_t stop_flag;
@@ -187,24 +188,64 @@ static int xfer_fn(mrtx_txn *txn, void *payload)
 	return 0;
 }
 
-static void bank_writer_step(mrtx_db *db, uint32_t seq, sbuf *b)
+int chaos_mirror_read(mrtx_txn *txn, int k, int *torn)
+{
+	mrtx_bytes v[2];
+	int rc[2];
+	char row[16];
+
+	snprintf(row, sizeof(row), "m%d", k);
+	for (int i = 0; i < 2; i++) {
+		rc[i] = mrtx_get(txn, chaos_mirror_table, MRTX_CSTR(row), CHAOS_FAMILY,
+		                 MRTX_CSTR(i ? "b" : "a"), &v[i]);
+		if (rc[i] && rc[i] != MRTX_NOTFOUND)
+			return rc[i];
+	}
+	*torn = rc[0] != rc[1] || (rc[0] == 0 && (v[0].size != v[1].size ||
+	                                          memcmp(v[0].data, v[1].data, v[0].size) != 0));
+	return 0;
+}
+
+/* A blind one-row write: no read, so the commit is one conditional write
+ * checked inside the store (txn/commit.c: commit_blind_row). */
+static int mirror_write(mrtx_db *db, uint32_t inc, uint32_t seq)
+{
+	char row[16], tok[32];
+	mrtx_txn *txn;
+	int rc;
+
+	snprintf(row, sizeof(row), "m%d", (int)rnd(BANK_MIRRORS));
+	snprintf(tok, sizeof(tok), "%" PRIu32 ".%" PRIu32, inc, seq);
+	if ((rc = mrtx_begin(db, &txn)))
+		return rc;
+	if ((rc = mrtx_put(txn, chaos_mirror_table, MRTX_CSTR(row), CHAOS_FAMILY, MRTX_CSTR("a"),
+	                   MRTX_CSTR(tok))) ||
+	    (rc = mrtx_put(txn, chaos_mirror_table, MRTX_CSTR(row), CHAOS_FAMILY, MRTX_CSTR("b"),
+	                   MRTX_CSTR(tok)))) {
+		mrtx_abort(txn);
+		return rc;
+	}
+	return mrtx_commit(txn);
+}
+
+static void bank_writer_step(mrtx_db *db, uint32_t inc, uint32_t seq, sbuf *b)
 {
 	xfer x;
-	int rc;
+	int rc, mirror = rnd(4) == 0;
 
 	x.from = (int)rnd(BANK_ACCOUNTS);
 	x.to = (int)((x.from + 1 + rnd(BANK_ACCOUNTS - 1)) % BANK_ACCOUNTS);
 	x.amount = 1 + (long)rnd(30);
 	sb_printf(b, "I %" PRIu32, seq);
 	log_line(b);
-	rc = mrtx_run(db, xfer_fn, &x, 4);
+	rc = mirror ? mirror_write(db, inc, seq) : mrtx_run(db, xfer_fn, &x, 4);
 	if (rc == 0)
 		sb_printf(b, "O %" PRIu32, seq);
 	else if (retryable(rc) || rc == MRTX_EBADTXN)
 		sb_printf(b, "F %" PRIu32, seq);
 	else {
 		if (rc != MRTX_EUNKNOWN)
-			log_error(b, rc, "bank transfer");
+			log_error(b, rc, mirror ? "mirror write" : "bank transfer");
 		sb_printf(b, "U %" PRIu32, seq);
 	}
 	log_line(b);
@@ -267,13 +308,14 @@ static void bank_auditor_step(mrtx_db *db, sbuf *b, int by_scan)
 {
 	mrtx_txn *txn;
 	long total, min;
-	int rc, n;
+	int rc, n, mk = 0, torn = 0;
 
 	if ((rc = mrtx_begin(db, &txn))) {
 		log_error(b, rc, "audit begin");
 		return;
 	}
-	if ((rc = audit_once(txn, by_scan, &total, &min, &n))) {
+	if ((rc = audit_once(txn, by_scan, &total, &min, &n)) ||
+	    (rc = chaos_mirror_read(txn, mk = (int)rnd(BANK_MIRRORS), &torn))) {
 		mrtx_abort(txn);
 		if (!retryable(rc))
 			log_error(b, rc, by_scan ? "audit scan" : "audit read");
@@ -283,6 +325,13 @@ static void bank_auditor_step(mrtx_db *db, sbuf *b, int by_scan)
 		if (!retryable(rc))
 			log_error(b, rc, "audit commit");
 		return;
+	}
+	/* a committed read-only transaction saw one consistent state */
+	if (torn) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "audit: mirror row m%d torn (cells a, b differ)", mk);
+		log_error(b, MRTX_ECORRUPT, what);
 	}
 	sb_printf(b, "A %ld %ld %d", total, min, n);
 	log_line(b);
@@ -433,7 +482,7 @@ int chaos_child(const chaos_cfg *cfg, int role, uint32_t incarnation, const char
 		else if (role == ROLE_AUDITOR)
 			bank_auditor_step(db, &b, (int)(seq & 1));
 		else
-			bank_writer_step(db, seq, &b);
+			bank_writer_step(db, incarnation, seq, &b);
 	}
 	mrtx_failpoints_set(NULL);
 	mrtx_close(db);

@@ -55,6 +55,14 @@ void bank_account(int i, const char **table, char *row, size_t rowsz, char *qual
 void append_key(uint32_t k, const char **table, char *row, size_t rowsz);
 
 extern const char *const chaos_bank_tables[2];
+/* bank: writers also make blind one-row "mirror" writes, the same token in
+ * cells a and b of one of BANK_MIRRORS rows of this table; two cells that
+ * differ are a torn one-row commit. */
+#define BANK_MIRRORS 8
+extern const char *const chaos_mirror_table;
+/* Read mirror row k in txn: *torn = 1 if exactly one cell exists or they
+ * differ.  Returns mrtx_get's error, if any. */
+int chaos_mirror_read(mrtx_txn *txn, int k, int *torn);
 extern const char *const chaos_append_tables[2];
 #define CHAOS_FAMILY "f"
 
