@@ -51,13 +51,9 @@ static int key_row(const MDB_val *k, uint8_t *rowbuf, mrtx_bytes *row, int *is_l
 	return 0;
 }
 
-/*
- * Read row's cells (filtered) into out, moving cursor cur.  A cursor that
- * stands near the row (on its lock key, say) finds the cells without a
- * descent from the root: LMDB searches the current page first.
- */
-/* Rows come from the API (checked) but also from lock keys and lock
- * records, which a damaged store could make too long to encode. */
+/* key = P . enc(row).  Rows come from the API (checked) but also from lock
+ * keys and lock records, which a damaged store could make too long to
+ * encode. */
 static int row_key_checked(uint8_t *key, const store_table *t, mrtx_bytes row, size_t *plen)
 {
 	if (!row_fits(row, 1))
@@ -67,8 +63,13 @@ static int row_key_checked(uint8_t *key, const store_table *t, mrtx_bytes row, s
 	return 0;
 }
 
-/* key[0..plen) = P . enc(row) (row_key_checked); key has room for
- * MRTX_MAX_KEY + 16 bytes and is scratch for this call. */
+/*
+ * Read row's cells (filtered) into out, moving cursor cur.  A cursor that
+ * stands near the row (on its lock key, say) finds the cells without a
+ * descent from the root: LMDB searches the current page first.
+ * key[0..plen) = P . enc(row) (row_key_checked); key has room for
+ * MRTX_MAX_KEY + 16 bytes and is scratch for this call.
+ */
 static int read_cells(store *st, MDB_cursor *cur, const store_table *t, uint8_t *key,
                       size_t plen, const store_filter *f, mrtx_arena *a, store_row *out)
 {
