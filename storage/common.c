@@ -67,12 +67,18 @@ const char *mrtx_strerror(int rc)
 
 static atomic_ulong alloc_count;
 static atomic_ulong alloc_fail_at; /* absolute count at which to fail; 0 never */
+/* Counting starts with the first mrtx__alloc_fail_at call (tests): until
+ * then an allocation costs no shared read-modify-write. */
+static atomic_int alloc_hooked;
 
 static int alloc_should_fail(void)
 {
-	unsigned long n = atomic_fetch_add(&alloc_count, 1) + 1;
-	unsigned long at = atomic_load_explicit(&alloc_fail_at, memory_order_relaxed);
+	unsigned long n, at;
 
+	if (!MRTX_UNLIKELY(atomic_load_explicit(&alloc_hooked, memory_order_relaxed)))
+		return 0;
+	n = atomic_fetch_add(&alloc_count, 1) + 1;
+	at = atomic_load_explicit(&alloc_fail_at, memory_order_relaxed);
 	return at != 0 && n == at;
 }
 
@@ -80,6 +86,7 @@ unsigned long mrtx__alloc_fail_at(unsigned long n)
 {
 	unsigned long before = atomic_exchange(&alloc_count, 0);
 
+	atomic_store(&alloc_hooked, 1);
 	atomic_store(&alloc_fail_at, n);
 	return before;
 }

@@ -36,7 +36,8 @@ void *mrtx__reallocarray(void *p, size_t n, size_t size);
 void mrtx__free(void *p);
 char *mrtx__strdup(const char *s);
 /* Test hook: make the n-th allocation from now fail (0 = never); returns
- * the number of allocations made since the last call. */
+ * the number of allocations made since the last call (allocations are
+ * counted only once this has been called: production pays nothing). */
 unsigned long mrtx__alloc_fail_at(unsigned long n);
 
 /* ---- arena: bump allocator freed as a whole ---- */
