@@ -225,6 +225,36 @@ int store_create_table(store *st, const char *name, const char *const *families,
 		                  st->path, MRTX_MAX_TABLES);
 		goto done;
 	}
+	{
+		/* A damaged next-table record must not hand out a prefix in use:
+		 * no key may start with it yet. */
+		uint8_t pk[TPFX] = { (uint8_t)(kp >> 8), (uint8_t)kp };
+		MDB_cursor *cur;
+		MDB_val ck = mv(pk, TPFX), cv;
+
+		if ((rc = mdb_cursor_open(txn, st->dbi, &cur))) {
+			rc = lmdb_err(st, rc, "read metadata");
+			goto done;
+		}
+		rc = mdb_cursor_get(cur, &ck, &cv, MDB_SET_RANGE);
+		mdb_cursor_close(cur);
+		if (rc == 0 && ck.mv_size >= TPFX && memcmp(ck.mv_data, pk, TPFX) == 0) {
+			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the next-table record names key prefix "
+			                  "%#x, which holds data already", st->path, kp);
+			goto done;
+		}
+		if (rc && rc != MDB_NOTFOUND) {
+			rc = lmdb_err(st, rc, "read metadata");
+			goto done;
+		}
+		for (size_t i = 0; i < atomic_load(&st->ntables); i++)
+			if (st->tables[i]->kp == kp) {
+				rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the next-table record names the "
+				                  "key prefix of table '%s'", st->path,
+				                  st->tables[i]->name);
+				goto done;
+			}
+	}
 	meta[0] = (uint8_t)(kp >> 8);
 	meta[1] = (uint8_t)kp;
 	next[0] = (uint8_t)((kp + 1) >> 8);

@@ -512,17 +512,18 @@ static int apply_op(wctx *w, store_op *op)
 	k = mv(lk, plen + 1);
 	if (op->delete_lock) {
 		rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
-		if (rc == 0)
-			rc = mdb_cursor_del(cur, 0);
+		if (rc == 0 && (rc = mdb_cursor_del(cur, 0)) == 0)
+			w->st->w_dirty = 1;
 		rc = rc == MDB_NOTFOUND ? 0 : rc;
 	} else {
 		v = mv(op->new_lock.data, op->new_lock.size);
-		rc = mdb_cursor_put(cur, &k, &v, 0);
+		if ((rc = mdb_cursor_put(cur, &k, &v, 0)) == 0)
+			w->st->w_dirty = 1;
 	}
-	if (rc == 0) {
+	/* w_dirty: this LMDB txn surely changes the file, so its commit takes
+	 * its txn id (lmdb_commit); an op that changed nothing does not say so */
+	if (rc == 0)
 		op->result = 0;
-		w->st->w_dirty = 1;
-	}
 	return rc;
 }
 

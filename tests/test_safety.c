@@ -441,7 +441,7 @@ static void not_a_store(void **state)
 /*
  * Damaged format-3 metadata (storage/lmdb_meta.c) is reported, never
  * trusted: two tables claiming one key prefix refuse to open; a malformed
- * next-table record fails table creation; a malformed metadata generation
+ * next-table record, or one naming a prefix in use, fails table creation; a malformed metadata generation
  * fails writes.  Nothing crashes, and the data already there reads back
  * once the record is repaired.
  */
@@ -475,6 +475,12 @@ static void damaged_metadata(void **state)
 	assert_int_equal(mrtx_create_table(db, "u", FAMS, 1), MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "next-table"));
 	assert_int_equal(tu_get_str(db, "t", "r", "f:q", buf, sizeof(buf)), MRTX_OK);
+	mrtx_close(db);
+	/* a next-table record naming t's prefix, which holds data */
+	raw_put(base, NULL, "\0next_table", 11, twin, 2);
+	db = open_opts(base, 0, 0, NULL);
+	assert_int_equal(mrtx_create_table(db, "u", FAMS, 1), MRTX_ECORRUPT);
+	assert_non_null(strstr(mrtx_errmsg(), "next-table"));
 	mrtx_close(db);
 	raw_put(base, NULL, "\0next_table", 11, good_next, sizeof(good_next));
 
