@@ -87,7 +87,7 @@ enum {
 	MRTX_ESTORE,            /* the store (LMDB, file system) failed */
 	/* additions beside the fixed codes */
 	MRTX_ENOFAMILY,         /* no such family in the table */
-	MRTX_ENOTSTORE,         /* path is not an mrtx store (or a newer format) */
+	MRTX_ENOTSTORE,         /* not an mrtx store, or another format version */
 	MRTX_EFULL,             /* the store's map is full: reopen with a larger map_size */
 	MRTX_EBADTXN,           /* the transaction already failed; only abort is allowed */
 	MRTX_EEXIST             /* table exists with different families */
@@ -133,7 +133,8 @@ typedef struct mrtx_options {
  * @param path  store directory.
  * @param opts  options, or NULL for the defaults.
  * @return MRTX_OK; MRTX_EINVAL (NULL argument, bad option version or value);
- *   MRTX_ENOTSTORE (path is a file, another LMDB database, or a newer format);
+ *   MRTX_ENOTSTORE (path is a file, another LMDB database, or another format
+ *   version: a newer one, or format 2 and older);
  *   MRTX_ECORRUPT (metadata unreadable); MRTX_ESTORE (I/O, permissions);
  *   MRTX_ENOMEM.
  */
