@@ -103,7 +103,7 @@ int lmdb_wgen(store *st, MDB_cursor *cur, uint64_t *gen)
 
 	if (!st->w_gen_ok) {
 		if ((rc = lmdb_gen_read(cur, &st->w_gen)))
-			return rc == MRTX_ECORRUPT ? MDB_CORRUPTED : rc;
+			return rc;
 		st->w_gen_ok = 1;
 	}
 	*gen = st->w_gen;

@@ -119,7 +119,7 @@ static inline int cmp_bytes(const void *a, size_t an, const void *b, size_t bn)
 /* Read it with cursor cur (MRTX_ECORRUPT if malformed; LMDB rc otherwise). */
 int lmdb_gen_read(MDB_cursor *cur, uint64_t *gen);
 /* The generation inside the current write txn (st->w_gen, read at most
- * once per txn); LMDB rc, MDB_CORRUPTED if malformed. */
+ * once per txn); LMDB rc, or MRTX_ECORRUPT (no message) if malformed. */
 int lmdb_wgen(store *st, MDB_cursor *cur, uint64_t *gen);
 
 /* out = the table's key prefix . enc(row); returns the length. */

@@ -546,7 +546,10 @@ static int write_txn(store *st, store_op *ops, size_t n, int durable)
 	for (size_t i = 0; i < n; i++)
 		if ((rc = apply_op(&w, &ops[i]))) {
 			lmdb_wabort(st, txn); /* closes the cursor */
-			rc = lmdb_err(st, rc, "write row");
+			rc = rc == MRTX_ECORRUPT ?
+			     mrtx__seterr(rc, "store %s: the metadata generation record is "
+			                  "malformed", store_path(st)) :
+			     lmdb_err(st, rc, "write row");
 			goto fail;
 		}
 	if ((rc = lmdb_commit(st, txn, durable))) {

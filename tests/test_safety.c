@@ -488,6 +488,7 @@ static void damaged_metadata(void **state)
 	raw_put(base, NULL, "\0gen", 4, bad, sizeof(bad));
 	db = open_opts(base, 0, 0, NULL);
 	assert_int_equal(tu_put_str(db, "t", "r", "f:q", "w"), MRTX_ECORRUPT);
+	assert_non_null(strstr(mrtx_errmsg(), "generation record"));
 	assert_int_equal(tu_get_str(db, "t", "r", "f:q", buf, sizeof(buf)), MRTX_OK);
 	assert_string_equal(buf, "v");
 	mrtx_close(db);
