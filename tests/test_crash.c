@@ -123,6 +123,22 @@ static pid_t spawn_writer(const char *path, const char *fp, int unbatched, int r
 	return pid;
 }
 
+/* spawn_writer with fp, returning once the writer has armed it. */
+static pid_t spawn_writer_armed(const char *path, const char *fp)
+{
+	int pfd[2];
+	char c;
+	pid_t pid;
+
+	assert_int_equal(pipe(pfd), 0);
+	pid = spawn_writer(path, fp, 0, pfd[1]);
+	assert_true(pid > 0);
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], &c, 1), 1);
+	close(pfd[0]);
+	return pid;
+}
+
 /* Fork a resolver: opens path, arms fp, reads every row (recovery runs). */
 static pid_t spawn_resolver(const char *path, const char *fp)
 {
@@ -361,16 +377,9 @@ static void test_recovery_failpoints(void **state)
 static void test_live_owner(void **state)
 {
 	fx *f = *state;
-	int pfd[2], st, seen = 0;
-	char c;
-	pid_t pid;
+	int st, seen = 0;
+	pid_t pid = spawn_writer_armed(f->path, "commit.after_prewrite=sleep:2000");
 
-	assert_int_equal(pipe(pfd), 0);
-	pid = spawn_writer(f->path, "commit.after_prewrite=sleep:2000", 0, pfd[1]);
-	assert_true(pid > 0);
-	close(pfd[1]);
-	assert_int_equal(read(pfd[0], &c, 1), 1);
-	close(pfd[0]);
 	/* Poll until the prewrite is in place (until then the old value reads). */
 	while (!seen) {
 		mrtx_txn *txn;
@@ -591,15 +600,9 @@ static void test_scan_after_crash(void **state)
 static void test_live_owner_committed(void **state)
 {
 	fx *f = *state;
-	int pfd[2], st, seen = 0;
-	char c;
-	pid_t pid;
+	int st, seen = 0;
+	pid_t pid = spawn_writer_armed(f->path, "commit.after_point=sleep:2000");
 
-	assert_int_equal(pipe(pfd), 0);
-	pid = spawn_writer(f->path, "commit.after_point=sleep:2000", 0, pfd[1]);
-	close(pfd[1]);
-	assert_int_equal(read(pfd[0], &c, 1), 1);
-	close(pfd[0]);
 	while (!seen) {
 		mrtx_txn *txn;
 		mrtx_bytes v;
