@@ -91,6 +91,11 @@ unsigned long mrtx__alloc_fail_at(unsigned long n)
 	return before;
 }
 
+int mrtx__alloc_counting(void)
+{
+	return atomic_load_explicit(&alloc_hooked, memory_order_relaxed);
+}
+
 void *mrtx__malloc(size_t n)
 {
 	if (alloc_should_fail())
@@ -138,19 +143,13 @@ char *mrtx__strdup(const char *s)
 
 /* ----------------------------------------------------------------- arena */
 
-struct mrtx_arena_chunk {
-	mrtx_arena_chunk *next;
-	size_t cap;
-	_Alignas(16) uint8_t mem[];
-};
-
 #define ARENA_FIRST 4096u
 
-static volatile int arena_exact; /* test hook: one chunk per allocation */
+volatile int mrtx__arena_exact_on; /* test hook: one chunk per allocation */
 
 void mrtx__arena_exact(int on)
 {
-	arena_exact = on;
+	mrtx__arena_exact_on = on;
 }
 
 void arena_init(mrtx_arena *a)
@@ -184,7 +183,7 @@ void arena_free(mrtx_arena *a)
 	memset(a, 0, sizeof(*a));
 }
 
-void *arena_alloc(mrtx_arena *a, size_t n)
+void *arena_alloc_slow(mrtx_arena *a, size_t n)
 {
 	size_t need = (n + 7u) & ~(size_t)7u;
 	mrtx_arena_chunk *c;
@@ -194,7 +193,7 @@ void *arena_alloc(mrtx_arena *a, size_t n)
 		mrtx__seterr(MRTX_ENOMEM, "arena: size overflow");
 		return NULL;
 	}
-	if (a->head && a->cap - a->used >= need && !MRTX_UNLIKELY(arena_exact)) {
+	if (a->head && a->cap - a->used >= need && !MRTX_UNLIKELY(mrtx__arena_exact_on)) {
 		void *p = a->head->mem + a->used;
 
 		a->used += need;
@@ -202,7 +201,7 @@ void *arena_alloc(mrtx_arena *a, size_t n)
 	}
 	/* Chunks double up to 1 MiB; a big request gets a chunk of its own. */
 	cap = a->head ? MRTX_MIN(a->cap * 2, (size_t)1 << 20) : ARENA_FIRST;
-	if (arena_exact)
+	if (mrtx__arena_exact_on)
 		cap = need;
 	if (cap < need)
 		cap = need;
@@ -225,15 +224,6 @@ void *arena_alloc(mrtx_arena *a, size_t n)
 	a->used = need;
 	a->total += cap;
 	return c->mem;
-}
-
-void *arena_dup(mrtx_arena *a, const void *p, size_t n)
-{
-	void *d = arena_alloc(a, n ? n : 1);
-
-	if (d && n)
-		memcpy(d, p, n);
-	return d;
 }
 
 /* ---------------------------------------------------------------- buffer */

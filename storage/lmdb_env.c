@@ -110,6 +110,15 @@ int lmdb_wgen(store *st, MDB_cursor *cur, uint64_t *gen)
 	return 0;
 }
 
+/* A read's count: a plain load and store, not a locked increment, which
+ * would cost every point read a contended cache line (see store.h). */
+static inline void count_read(store *st)
+{
+	atomic_store_explicit(&st->read_txns,
+	                      atomic_load_explicit(&st->read_txns, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
+}
+
 int lmdb_rtxn_begin(store *st, lmdb_rtxn *out)
 {
 	lmdb_rtxn *r = NULL;
@@ -121,7 +130,7 @@ int lmdb_rtxn_begin(store *st, lmdb_rtxn *out)
 	if (r) {
 		/* Renewal keeps the reader slot, the allocations and the cursor. */
 		if (mdb_txn_renew(r->txn) == 0 && mdb_cursor_renew(r->txn, r->cur) == 0) {
-			atomic_fetch_add_explicit(&st->read_txns, 1, memory_order_relaxed);
+			count_read(st);
 			*out = *r;
 			return 0;
 		}
@@ -438,3 +447,44 @@ int store_get_info(store *st, store_info *out)
 	return 0;
 }
 
+
+/*
+ * The key order: bytewise, a prefix first, exactly LMDB's default (so
+ * mdb_dump, mdb_stat and mdb_copy see the same order), computed eight bytes
+ * at a time: every key of a table shares its first bytes with its
+ * neighbours, and a byte-wise memcmp call per comparison was a tenth of a
+ * point read.
+ */
+static inline uint64_t load_be64(const uint8_t *p)
+{
+	uint64_t x;
+
+	memcpy(&x, p, 8);
+	return __builtin_bswap64(x);
+}
+
+int lmdb_key_cmp(const MDB_val *a, const MDB_val *b)
+{
+	const uint8_t *p = a->mv_data, *q = b->mv_data;
+	size_t n = a->mv_size < b->mv_size ? a->mv_size : b->mv_size, i = 0;
+
+	if (n >= 8) {
+		for (; i + 8 <= n; i += 8) {
+			uint64_t x = load_be64(p + i), y = load_be64(q + i);
+
+			if (x != y)
+				return x < y ? -1 : 1;
+		}
+		if (i < n) { /* the last 8 bytes, overlapping bytes known equal */
+			uint64_t x = load_be64(p + n - 8), y = load_be64(q + n - 8);
+
+			if (x != y)
+				return x < y ? -1 : 1;
+		}
+	} else {
+		for (; i < n; i++)
+			if (p[i] != q[i])
+				return p[i] < q[i] ? -1 : 1;
+	}
+	return a->mv_size < b->mv_size ? -1 : a->mv_size > b->mv_size;
+}

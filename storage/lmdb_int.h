@@ -104,6 +104,34 @@ extern volatile int store__fault_armed;
 int store__fault_hit(store *st, const char *step);
 #define STORE_FAULT(st, step) (MRTX_UNLIKELY(store__fault_armed) ? store__fault_hit(st, step) : 0)
 
+int lmdb_key_cmp(const MDB_val *a, const MDB_val *b);
+
+/* a[0..n) == b[0..n), inline: the read path compares short keys often. */
+static inline int bytes_eq(const void *a, const void *b, size_t n)
+{
+	const uint8_t *p = a, *q = b;
+	uint64_t x, y;
+	size_t i = 0;
+
+	if (n < 8) {
+		for (; i < n; i++)
+			if (p[i] != q[i])
+				return 0;
+		return 1;
+	}
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&x, p + i, 8);
+		memcpy(&y, q + i, 8);
+		if (x != y)
+			return 0;
+	}
+	if (i == n)
+		return 1;
+	memcpy(&x, p + n - 8, 8); /* the tail, overlapping bytes known equal */
+	memcpy(&y, q + n - 8, 8);
+	return x == y;
+}
+
 static inline int cmp_bytes(const void *a, size_t an, const void *b, size_t bn)
 {
 	int c = memcmp(a, b, MRTX_MIN(an, bn));

@@ -98,8 +98,10 @@ static store_table *table_lookup(store *st, const char *name)
 {
 	size_t n = atomic_load_explicit(&st->ntables, memory_order_acquire);
 
+	if (!name)
+		return NULL;
 	for (size_t i = 0; i < n; i++)
-		if (strcmp(st->tables[i]->name, name) == 0)
+		if (st->tables[i]->name[0] == name[0] && strcmp(st->tables[i]->name, name) == 0)
 			return st->tables[i];
 	return NULL;
 }
@@ -445,7 +447,8 @@ int lmdb_meta_init(store *st)
 
 	if ((rc = lmdb_txn_begin(st, 0, &txn)))
 		return rc;
-	if ((rc = mdb_dbi_open(txn, NULL, 0, &st->dbi)))
+	if ((rc = mdb_dbi_open(txn, NULL, 0, &st->dbi)) ||
+	    (rc = mdb_set_compare(txn, st->dbi, lmdb_key_cmp)))
 		goto lmdb_fail;
 	k = meta_key(kb, "format");
 	rc = mdb_get(txn, st->dbi, &k, &v);

@@ -91,23 +91,6 @@ static int read_cells(store *st, MDB_cursor *cur, const store_table *t, uint8_t 
 			klen += f->qs.size;
 		}
 	}
-	if (f && f->family >= 0 && f->qual_exact) {
-		k = mv(key, klen);
-		rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
-		if (rc == MDB_NOTFOUND)
-			return 0;
-		if (rc)
-			return lmdb_err(st, rc, "read cell");
-		if (!(out->cells = arena_alloc(a, sizeof(store_cell))))
-			return MRTX_ENOMEM;
-		out->cells[0].fid = (uint8_t)f->family;
-		out->cells[0].qual = MRTX_BYTES(arena_dup(a, f->qs.data, f->qs.size), f->qs.size);
-		out->cells[0].value = MRTX_BYTES(arena_dup(a, v.mv_data, v.mv_size), v.mv_size);
-		if (!out->cells[0].qual.data || !out->cells[0].value.data)
-			return MRTX_ENOMEM;
-		out->ncells = 1;
-		return 0;
-	}
 	k = mv(key, klen);
 	for (;;) {
 		store_cell *c;
@@ -190,6 +173,80 @@ static int read_lock(store *st, MDB_cursor *cur, const store_table *t, mrtx_byte
 	return read_lock_at(st, cur, key, plen, row, a, out);
 }
 
+/*
+ * One cell and the row's lock in one descent: position on the cell's key,
+ * then step forward to the lock key, which is the row's last key.  A row
+ * with many cells after this one is not walked: after a few steps the lock
+ * is looked up directly, from a cursor that already stands near it.
+ * key[0..plen) = P . enc(row), room for MRTX_MAX_KEY + 16 bytes.
+ */
+#define EXACT_WALK 6
+
+static int read_cell_exact(store *st, MDB_cursor *cur, uint8_t *key, size_t plen,
+                           mrtx_bytes row, const store_filter *f, mrtx_arena *a,
+                           store_row *out)
+{
+	size_t klen = plen + 1 + f->qs.size;
+	MDB_val k, v;
+	int rc, steps = 0;
+
+	out->row = row;
+	out->has_lock = 0;
+	out->lock = MRTX_BYTES(NULL, 0);
+	out->cells = NULL;
+	out->ncells = 0;
+	if (klen > MRTX_MAX_KEY + 16)
+		return mrtx__seterr(MRTX_ETOOBIG, "qualifier too long");
+	key[plen] = (uint8_t)f->family;
+	if (f->qs.size)
+		memcpy(key + plen + 1, f->qs.data, f->qs.size);
+	k = mv(key, klen);
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	if (rc == 0 && k.mv_size == klen && bytes_eq(k.mv_data, key, klen)) {
+		store_cell *c;
+
+		if (!(c = out->cells = arena_alloc(a, sizeof(*c) + (v.mv_size ? v.mv_size : 1))))
+			return MRTX_ENOMEM;
+		c->fid = (uint8_t)f->family;
+		c->qual = f->qs; /* the caller's bytes: see store.h */
+		c->value = MRTX_BYTES(memcpy(c + 1, v.mv_data, v.mv_size), v.mv_size);
+		out->ncells = 1;
+		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	}
+	/* The keys from here up to the lock key, the row's last, are the row's
+	 * (they sort between two keys that start with P . enc(row)); the first
+	 * key that is neither a cell of the row nor its lock ends the walk. */
+	for (;;) {
+		const uint8_t *kd = k.mv_data;
+
+		if (rc == MDB_NOTFOUND)
+			return 0; /* past the last key: no lock */
+		if (rc)
+			return lmdb_err(st, rc, "read row");
+		if (k.mv_size <= plen || kd[plen - 1] != key[plen - 1] ||
+		    !bytes_eq(kd, key, plen))
+			return 0; /* past the row: no lock */
+		if (k.mv_size == plen + 1 && kd[plen] == LOCK_TAG)
+			break;
+		if (++steps > EXACT_WALK) {
+			key[plen] = LOCK_TAG;
+			k = mv(key, plen + 1);
+			rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
+			if (rc == MDB_NOTFOUND)
+				return 0;
+			if (rc)
+				return lmdb_err(st, rc, "read lock");
+			break;
+		}
+		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	}
+	if (!(out->lock.data = arena_dup(a, v.mv_data, v.mv_size)))
+		return MRTX_ENOMEM;
+	out->lock.size = v.mv_size;
+	out->has_lock = 1;
+	return 0;
+}
+
 int store_read_row(store *st, const store_table *t, mrtx_bytes row,
                    const store_filter *f, mrtx_arena *a, store_row *out)
 {
@@ -202,9 +259,13 @@ int store_read_row(store *st, const store_table *t, mrtx_bytes row,
 		return rc;
 	if ((rc = row_key_checked(key, t, row, &plen)) || (rc = lmdb_rtxn_begin(st, &rt)))
 		return rc;
-	/* the lock first: the cells are then found from its page */
-	if ((rc = read_lock_at(st, rt.cur, key, plen, row, a, out)) == 0)
-		rc = read_cells(st, rt.cur, t, key, plen, f, a, out);
+	if (f && f->qual_exact && f->family >= 0) {
+		rc = read_cell_exact(st, rt.cur, key, plen, row, f, a, out);
+	} else {
+		/* the lock first: the cells are then found from its page */
+		if ((rc = read_lock_at(st, rt.cur, key, plen, row, a, out)) == 0)
+			rc = read_cells(st, rt.cur, t, key, plen, f, a, out);
+	}
 	lmdb_rtxn_end(st, &rt);
 	return rc;
 }

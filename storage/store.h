@@ -61,7 +61,8 @@ int store_check_key(const store_table *t, mrtx_bytes row, size_t qual_size);
 typedef struct store_filter {
 	int family;          /* -1: every family */
 	mrtx_bytes qs, qe;   /* qualifier range [qs, qe) inside family; size 0 = open */
-	int qual_exact;      /* only the cell whose qualifier is qs */
+	int qual_exact;      /* only the cell whose qualifier is qs (store_read_row
+	                        only; the cell's qual then points at qs's bytes) */
 	int lock_only;       /* no cells at all */
 } store_filter;
 
@@ -174,6 +175,9 @@ int store_write_rows(store *st, store_op *ops, size_t n);
 
 /* ---- accounting and inspection ---- */
 
+/* Store calls and LMDB transactions since open.  Exact while one thread
+ * uses the store; pooled reads count with a plain load and store, so reads
+ * racing in several threads may lose counts (the write counters never do). */
 typedef struct store_counters {
 	unsigned long write_calls, write_txns, read_txns;
 } store_counters;

@@ -40,6 +40,60 @@ int trow_cmp(const trow *a, const trow *b)
 RB_GENERATE(bcell_tree, bcell, link, bcell_cmp)
 RB_GENERATE(trow_tree, trow, link, trow_cmp)
 
+/*
+ * Each thread keeps the object of its last ended transaction for its next
+ * begin: a short read-only transaction then allocates nothing.  The object
+ * is plain memory (begin initialises it), so it is not tied to a handle;
+ * a thread's spare is freed when the thread exits (pthread key destructor;
+ * the main thread's stays reachable until the process ends).
+ */
+static _Thread_local mrtx_txn *spare_txn;
+static _Thread_local int spare_keyed;
+static pthread_key_t spare_key;
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
+static int spare_key_ok;
+
+static void spare_drop(void *marker)
+{
+	(void)marker;
+	mrtx__free(spare_txn);
+	spare_txn = NULL;
+}
+
+static void spare_key_init(void)
+{
+	spare_key_ok = pthread_key_create(&spare_key, spare_drop) == 0;
+}
+
+static mrtx_txn *txn_obj_get(void)
+{
+	mrtx_txn *txn = spare_txn;
+
+	if (txn && !MRTX_UNLIKELY(mrtx__alloc_counting())) {
+		spare_txn = NULL;
+		return txn;
+	}
+	return mrtx__malloc(sizeof(*txn));
+}
+
+static void txn_obj_put(mrtx_txn *txn)
+{
+	if (!spare_txn && !MRTX_UNLIKELY(mrtx__alloc_counting())) {
+		if (!spare_keyed) {
+			/* the key's value only marks the thread for the destructor */
+			pthread_once(&spare_once, spare_key_init);
+			if (!spare_key_ok || pthread_setspecific(spare_key, &spare_txn) != 0) {
+				mrtx__free(txn);
+				return;
+			}
+			spare_keyed = 1;
+		}
+		spare_txn = txn;
+		return;
+	}
+	mrtx__free(txn);
+}
+
 int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 {
 	mrtx_txn *txn;
@@ -49,7 +103,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_begin: db and out are required");
 	/* The txn id is drawn at commit, and only by writers: readers never
 	 * need one, and RAND_bytes is most of a read-only transaction's cost. */
-	if (!(txn = mrtx__malloc(sizeof(*txn))))
+	if (!(txn = txn_obj_get()))
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory beginning a transaction");
 	memset(txn, 0, offsetof(mrtx_txn, arena0));
 	txn->db = db;
@@ -70,11 +124,15 @@ int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms)
 
 void txn_free(mrtx_txn *txn)
 {
-	txn_detach_scanners(txn);
-	idx_snap_release(txn->idx);
-	arena_free(&txn->arena);
-	mrtx__free(txn->ranges);
-	mrtx__free(txn);
+	if (txn->scanners)
+		txn_detach_scanners(txn);
+	if (txn->idx)
+		idx_snap_release(txn->idx);
+	if (txn->arena.head != txn->arena.borrowed || (txn->arena.head && txn->arena.head->next))
+		arena_free(&txn->arena); /* it grew beyond arena0 */
+	if (txn->ranges)
+		mrtx__free(txn->ranges);
+	txn_obj_put(txn);
 }
 
 void mrtx_abort(mrtx_txn *txn)
@@ -83,22 +141,17 @@ void mrtx_abort(mrtx_txn *txn)
 		txn_free(txn);
 }
 
-int txn_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int create, trow **out)
+/* A new entry for a row that has none yet. */
+static int txn_row_new(mrtx_txn *txn, const store_table *t, mrtx_bytes row, trow **out)
 {
-	trow key, *r;
+	trow *r;
 
-	key.t = t;
-	key.row = row;
-	if ((r = RB_FIND(trow_tree, &txn->rows, &key)) || !create) {
-		*out = r;
-		return 0;
-	}
-	if (!(r = arena_alloc(&txn->arena, sizeof(*r))))
+	/* one allocation: the entry, then the row's bytes */
+	if (!(r = arena_alloc(&txn->arena, sizeof(*r) + (row.size ? row.size : 1))))
 		return MRTX_ENOMEM;
 	memset(r, 0, sizeof(*r));
 	r->t = t;
-	if (!(r->row.data = arena_dup(&txn->arena, row.data, row.size)))
-		return MRTX_ENOMEM;
+	r->row.data = memcpy(r + 1, row.data, row.size);
 	r->row.size = row.size;
 	RB_INIT(&r->cells);
 	RB_INSERT(trow_tree, &txn->rows, r);
@@ -106,13 +159,26 @@ int txn_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int create, tro
 	return 0;
 }
 
-int txn_observe(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int has_lock,
-                mrtx_bytes lock)
+int txn_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int create, trow **out)
 {
-	trow *r;
+	trow key, *r = NULL;
+
+	key.t = t;
+	key.row = row;
+	if ((!RB_EMPTY(&txn->rows) && (r = RB_FIND(trow_tree, &txn->rows, &key))) || !create) {
+		*out = r;
+		return 0;
+	}
+	return txn_row_new(txn, t, row, out);
+}
+
+/* txn_observe for a row entry r, or NULL if the row has none yet. */
+static int txn_observe_at(mrtx_txn *txn, trow *r, const store_table *t, mrtx_bytes row,
+                          int has_lock, mrtx_bytes lock)
+{
 	int rc;
 
-	if ((rc = txn_row(txn, t, row, 1, &r)))
+	if (!r && (rc = txn_row_new(txn, t, row, &r)))
 		return rc;
 	if (r->lock_known) {
 		if (r->has_lock != (unsigned)!!has_lock ||
@@ -129,6 +195,17 @@ int txn_observe(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int has_loc
 	r->lock_known = 1;
 	r->read = 1;
 	return 0;
+}
+
+int txn_observe(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int has_lock,
+                mrtx_bytes lock)
+{
+	trow *r;
+	int rc;
+
+	if ((rc = txn_row(txn, t, row, 0, &r)))
+		return rc;
+	return txn_observe_at(txn, r, t, row, has_lock, lock);
 }
 
 int txn_read_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
@@ -211,7 +288,8 @@ int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *famil
 	f.qual_exact = 1;
 	if ((rc = txn_read_row(txn, t, row, &f, &sr)))
 		return rc;
-	if ((rc = txn_observe(txn, t, row, sr.has_lock, sr.lock)))
+	/* r is still this row's entry or NULL: reading adds none */
+	if ((rc = txn_observe_at(txn, r, t, row, sr.has_lock, sr.lock)))
 		return rc;
 	if (sr.ncells == 0)
 		return mrtx__seterr(MRTX_NOTFOUND, "no such cell");
