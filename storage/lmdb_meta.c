@@ -94,6 +94,16 @@ static int table_parse(const char *name, const MDB_val *v, store_table **out)
 	return 0;
 }
 
+/* strcmp(a, b) == 0, inline: names are short and looked up on every call. */
+static inline int name_eq(const char *a, const char *b)
+{
+	while (*a && *a == *b) {
+		a++;
+		b++;
+	}
+	return *a == *b;
+}
+
 static store_table *table_lookup(store *st, const char *name)
 {
 	size_t n = atomic_load_explicit(&st->ntables, memory_order_acquire);
@@ -101,7 +111,7 @@ static store_table *table_lookup(store *st, const char *name)
 	if (!name)
 		return NULL;
 	for (size_t i = 0; i < n; i++)
-		if (st->tables[i]->name[0] == name[0] && strcmp(st->tables[i]->name, name) == 0)
+		if (name_eq(st->tables[i]->name, name))
 			return st->tables[i];
 	return NULL;
 }
@@ -332,7 +342,7 @@ int store_family_find(const store_table *t, const char *family, uint8_t *fid)
 	if (!family)
 		return mrtx__seterr(MRTX_EINVAL, "family is NULL (table '%s')", t->name);
 	for (size_t i = 0; i < t->nfamilies; i++)
-		if (strcmp(t->families[i], family) == 0) {
+		if (name_eq(t->families[i], family)) {
 			*fid = (uint8_t)i;
 			return 0;
 		}

@@ -213,21 +213,27 @@ static int read_cell_exact(store *st, MDB_cursor *cur, uint8_t *key, size_t plen
 		out->ncells = 1;
 		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 	}
-	/* The keys from here up to the lock key, the row's last, are the row's
-	 * (they sort between two keys that start with P . enc(row)); the first
-	 * key that is neither a cell of the row nor its lock ends the walk. */
-	for (;;) {
+	/*
+	 * Step to the lock key, the row's last.  Every key between the cell's
+	 * and the lock's starts with P . enc(row) (both do), so only a key
+	 * shaped like the lock key needs its prefix checked; a row without a
+	 * lock (not written through mrtx) ends when the walk leaves it, or at
+	 * the direct lookup after EXACT_WALK steps.
+	 */
+	for (int first = !out->ncells;; first = 0) {
 		const uint8_t *kd = k.mv_data;
 
 		if (rc == MDB_NOTFOUND)
 			return 0; /* past the last key: no lock */
 		if (rc)
 			return lmdb_err(st, rc, "read row");
-		if (k.mv_size <= plen || kd[plen - 1] != key[plen - 1] ||
-		    !bytes_eq(kd, key, plen))
-			return 0; /* past the row: no lock */
-		if (k.mv_size == plen + 1 && kd[plen] == LOCK_TAG)
+		if (k.mv_size == plen + 1 && kd[plen] == LOCK_TAG) {
+			if (!bytes_eq(kd, key, plen))
+				return 0; /* another row's lock */
 			break;
+		}
+		if (first && (k.mv_size <= plen || !bytes_eq(kd, key, plen)))
+			return 0; /* no such row (a found cell proved the row) */
 		if (++steps > EXACT_WALK) {
 			key[plen] = LOCK_TAG;
 			k = mv(key, plen + 1);
