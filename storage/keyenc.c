@@ -11,37 +11,51 @@
 
 #include <string.h>
 
+/* Does the word hold a zero byte?  (The classic bit trick: exact.) */
+#define HAS_ZERO(x) (((x) - 0x0101010101010101ull) & ~(x) & 0x8080808080808080ull)
+
+static inline uint64_t load64(const uint8_t *p)
+{
+	uint64_t x;
+
+	memcpy(&x, p, 8);
+	return x;
+}
+
+/* Rows are scanned eight bytes at a time: most have no NUL at all. */
 size_t keyenc_size(const uint8_t *s, size_t n)
 {
-	size_t z = 0;
+	size_t z = 0, i = 0;
 
-	for (const uint8_t *p = s, *e = s + n; p < e; p++) {
-		p = memchr(p, 0, (size_t)(e - p));
-		if (!p)
-			break;
-		z++;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x = load64(s + i);
+
+		if (HAS_ZERO(x))
+			for (int b = 0; b < 8; b++)
+				z += s[i + (size_t)b] == 0;
 	}
+	for (; i < n; i++)
+		z += s[i] == 0;
 	return n + z + 2;
 }
 
 size_t keyenc_put(uint8_t *out, const uint8_t *s, size_t n)
 {
 	uint8_t *o = out;
-	const uint8_t *p = s, *e = s + n;
+	size_t i = 0;
 
-	while (p < e) {
-		const uint8_t *z = memchr(p, 0, (size_t)(e - p));
-		size_t run = z ? (size_t)(z - p) : (size_t)(e - p);
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x = load64(s + i);
 
-		if (run)
-			memcpy(o, p, run);
-		o += run;
-		p += run;
-		if (z) {
-			*o++ = 0x00;
+		if (HAS_ZERO(x))
+			break; /* the byte loop escapes the rest */
+		memcpy(o, &x, 8);
+		o += 8;
+	}
+	for (; i < n; i++) {
+		*o++ = s[i];
+		if (s[i] == 0)
 			*o++ = 0xFF;
-			p++;
-		}
 	}
 	*o++ = 0x00;
 	*o++ = 0x01;

@@ -56,6 +56,13 @@ static int key_row(const MDB_val *k, uint8_t *rowbuf, mrtx_bytes *row, int *is_l
  * encode. */
 static int row_key_checked(uint8_t *key, const store_table *t, mrtx_bytes row, size_t *plen)
 {
+	/* A row this short encodes within any key buffer (2 * size + 2): encode,
+	 * then check, in one pass over its bytes. */
+	if (row.size <= (MRTX_MAX_KEY - TPFX - 2) / 2) {
+		*plen = tkey_put(key, t, row);
+		if (*plen + 1 <= MRTX_MAX_KEY)
+			return 0;
+	}
 	if (!row_fits(row, 1))
 		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a %zu-byte row cannot be a key "
 		                    "(damaged store?)", t->name, row.size);

@@ -133,7 +133,8 @@ static int lmdb_put_rows(fixture *f, char rows[][32], int nrows, int cells)
 
 /* ------------------------------------------------ single-thread phases */
 
-static double run_phase(fixture *f, op_fn op, double secs)
+/* Run op for secs; returns the number of ops, and their time in *took. */
+static long run_phase(fixture *f, op_fn op, double secs, double *took)
 {
 	unsigned seed = 42;
 	double t0 = now_s(), t;
@@ -146,19 +147,34 @@ static double run_phase(fixture *f, op_fn op, double secs)
 			die("op", rc < -30900 ? mrtx_errmsg() : mdb_strerror(rc));
 		n++;
 	} while ((t = now_s() - t0) < secs);
-	return (double)n / t;
+	*took = t;
+	return n;
 }
+
+/*
+ * Single-thread workloads alternate in slices of about a quarter second
+ * (rounds x phase seconds per side in all), so that a slow spell of a
+ * shared machine lands on both sides instead of on one 2-second phase;
+ * each side's rate is its ops over its time.
+ */
+#define SLICE_S 0.25
 
 void alternate(bcfg *c, fixture *f, op_fn m, op_fn b, bres *r)
 {
-	double ms = 0, bs = 0;
+	double total = c->rounds * c->phase_s, mt = 0, bt = 0, took;
+	int slices = (int)(total / SLICE_S + 0.5);
+	long mn = 0, bn = 0;
 
-	for (int i = 0; i < c->rounds; i++) {
-		ms += run_phase(f, m, c->phase_s);
-		bs += run_phase(f, b, c->phase_s);
+	if (slices < c->rounds)
+		slices = c->rounds;
+	for (int i = 0; i < slices; i++) {
+		mn += run_phase(f, m, total / slices, &took);
+		mt += took;
+		bn += run_phase(f, b, total / slices, &took);
+		bt += took;
 	}
-	r->mrtx_ops = ms / c->rounds;
-	r->base_ops = bs / c->rounds;
+	r->mrtx_ops = (double)mn / mt;
+	r->base_ops = (double)bn / bt;
 	r->has_base = 1;
 }
 

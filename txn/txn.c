@@ -167,7 +167,13 @@ static int txn_row_new(mrtx_txn *txn, const store_table *t, mrtx_bytes row, trow
 	r->row.data = memcpy(r + 1, row.data, row.size);
 	r->row.size = row.size;
 	RB_INIT(&r->cells);
-	RB_INSERT(trow_tree, &txn->rows, r);
+	if (RB_EMPTY(&txn->rows)) {
+		/* the first row: the root (trow_zero made the links NULL) */
+		RB_COLOR(r, link) = RB_BLACK;
+		RB_ROOT(&txn->rows) = r;
+	} else {
+		RB_INSERT(trow_tree, &txn->rows, r);
+	}
 	*out = r;
 	return 0;
 }
@@ -277,7 +283,8 @@ int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *famil
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_get: family and value are required");
 	if ((rc = resolve_args(txn, table, row, family, qualifier.size, &t, &fid)))
 		return rc;
-	if ((rc = txn_row(txn, t, row, 0, &r)))
+	r = NULL;
+	if (!RB_EMPTY(&txn->rows) && (rc = txn_row(txn, t, row, 0, &r)))
 		return rc;
 	if (r) {
 		_Alignas(bcell) uint8_t kbuf[sizeof(bcell) + MRTX_MAX_KEY];
