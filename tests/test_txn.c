@@ -219,6 +219,108 @@ static void test_one_row_one_write(void **state)
 	expect_cell(f->db, "t1", "new-row", "f", "a", "1");
 }
 
+/* store_read_row's point read (one cell and the lock) straight from the store. */
+static int point_read(store *st, const store_table *t, const char *row, uint8_t fid,
+                      const char *q, mrtx_arena *a, store_row *out)
+{
+	store_filter fl = STORE_FILTER_ALL;
+
+	fl.family = fid;
+	fl.qs = B(q);
+	fl.qual_exact = 1;
+	return store_read_row(st, t, B(row), &fl, a, out);
+}
+
+/*
+ * A point read finds the cell and then steps forward to the row's lock key
+ * (its last), or looks the lock up directly after a few steps.  Every
+ * qualifier of a wide row, absent ones before, between and after, rows
+ * that do not exist, and rows with cells but no lock key next to rows whose
+ * lock keys have the same or a different length.
+ */
+static void test_point_reads(void **state)
+{
+	fx *f = *state;
+	store *st = mrtx__db_store(f->db);
+	const store_table *t;
+	mrtx_txn *txn;
+	mrtx_arena a;
+	store_row sr;
+	char q[16], v[16];
+
+	for (int i = 0; i < 20; i++) {
+		snprintf(q, sizeof(q), "f:q%02d", 2 * i + 1);
+		snprintf(v, sizeof(v), "v%02d", 2 * i + 1);
+		assert_int_equal(tu_put_str(f->db, "t1", "wide", q, v), MRTX_OK);
+	}
+	assert_int_equal(tu_put_str(f->db, "t1", "wide", "g:x", "G"), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t1", "widf", "f:q01", "next-row"), MRTX_OK);
+	assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+	for (int i = 0; i <= 40; i++) {
+		snprintf(q, sizeof(q), "q%02d", i);
+		snprintf(v, sizeof(v), "v%02d", i);
+		if (!get_eq(txn, "t1", "wide", "f", q, i % 2 ? v : NULL))
+			fail_msg("wide/f:%s: wrong result", q);
+	}
+	assert_true(get_eq(txn, "t1", "wide", "g", "x", "G"));
+	assert_true(get_eq(txn, "t1", "wide", "g", "", NULL));
+	assert_true(get_eq(txn, "t1", "wid", "f", "q01", NULL));
+	assert_true(get_eq(txn, "t1", "widd", "f", "q01", NULL));
+	assert_true(get_eq(txn, "t1", "widez", "f", "q01", NULL));
+	assert_true(get_eq(txn, "t1", "zzz", "f", "q01", NULL));
+	assert_int_equal(mrtx_commit(txn), MRTX_OK); /* every read's lock was seen */
+
+	/* Store level: each read reports the row's own lock, or none. */
+	assert_int_equal(store_table_find(st, "t1", &t), MRTX_OK);
+	arena_init(&a);
+	assert_int_equal(point_read(st, t, "wide", 0, "q01", &a, &sr), MRTX_OK);
+	assert_true(sr.has_lock && sr.ncells == 1);
+	assert_int_equal(point_read(st, t, "wide", 0, "q00", &a, &sr), MRTX_OK);
+	assert_true(sr.has_lock && sr.ncells == 0);
+	assert_int_equal(point_read(st, t, "wide", 1, "x", &a, &sr), MRTX_OK);
+	assert_true(sr.has_lock && sr.ncells == 1);
+	assert_int_equal(point_read(st, t, "wida", 0, "q01", &a, &sr), MRTX_OK);
+	assert_true(!sr.has_lock && sr.ncells == 0);
+
+	/* Cells without a lock key (not written through a transaction): "bare"
+	 * is followed by "barf", whose lock key has the same length, and
+	 * "bare0", whose keys continue past "bare" without its prefix. */
+	{
+		store_mut m[8];
+		store_op op;
+
+		for (int i = 0; i < 8; i++) {
+			m[i].kind = STORE_MUT_PUT;
+			m[i].fid = 0;
+			m[i].qual = MRTX_BYTES("abcdefgh" + i, 1);
+			m[i].value = B("bare");
+		}
+		memset(&op, 0, sizeof(op));
+		op.table = t;
+		op.row = B("bare");
+		op.expect_absent = 1;
+		op.delete_lock = 1;
+		op.muts = m;
+		op.nmuts = 8;
+		assert_int_equal(store_write_rows(st, &op, 1), MRTX_OK);
+		assert_int_equal(op.result, 0);
+	}
+	assert_int_equal(tu_put_str(f->db, "t1", "barf", "f:a", "1"), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t1", "bare0", "f:a", "1"), MRTX_OK);
+	for (int i = 0; i < 8; i++) {
+		char qq[2] = { (char)('a' + i), 0 };
+
+		assert_int_equal(point_read(st, t, "bare", 0, qq, &a, &sr), MRTX_OK);
+		if (sr.has_lock || sr.ncells != 1 || sr.cells[0].value.size != 4)
+			fail_msg("bare/%s: lock %d cells %zu", qq, sr.has_lock, sr.ncells);
+	}
+	assert_int_equal(point_read(st, t, "bare", 0, "z", &a, &sr), MRTX_OK);
+	assert_true(!sr.has_lock && sr.ncells == 0);
+	assert_int_equal(point_read(st, t, "barf", 0, "a", &a, &sr), MRTX_OK);
+	assert_true(sr.has_lock && sr.ncells == 1);
+	arena_free(&a);
+}
+
 static int read_int(mrtx_txn *txn, const char *t, const char *row, long *out)
 {
 	char buf[32];
@@ -1058,6 +1160,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ryw_get, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ryw_delete_row, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_row_one_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_point_reads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_write_conflict, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_update, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_skew, setup, teardown),
