@@ -67,6 +67,8 @@ typedef struct scan_range {
 	mrtx_bytes last;       /* last row consumed */
 } scan_range;
 
+#define TXN_ARENA0 3968 /* the object is 4 KiB */
+
 struct mrtx_txn {
 	mrtx_db *db;
 	mrtx_arena arena;
@@ -81,13 +83,12 @@ struct mrtx_txn {
 	idx_snap *idx;         /* index declarations, taken by the first write (index.c);
 	                          commit makes its writes conditional on their
 	                          generation (store_op.check_gen) */
-	/* The arena's first chunk, so a small transaction allocates once.
-	 * Keep it last: mrtx_begin zeroes only the fields before it.  Sized
-	 * so that the whole object stays within 1 KiB, which glibc serves
-	 * from its per-thread cache (a bigger one takes the slower path). */
-	_Alignas(16) uint8_t arena0[880];
+	/* The arena's first chunk, so that a small transaction (a few rows,
+	 * its commit's lock records and redo lists included) allocates
+	 * nothing: the object itself is reused per thread (mrtx_begin).  Keep
+	 * it last: mrtx_begin sets only the fields before it. */
+	_Alignas(16) uint8_t arena0[TXN_ARENA0];
 };
-_Static_assert(sizeof(struct mrtx_txn) <= 1024, "mrtx_txn outgrew glibc's tcache sizes");
 
 int bcell_cmp(const bcell *a, const bcell *b);
 int trow_cmp(const trow *a, const trow *b);
