@@ -292,7 +292,7 @@ static void test_point_reads(void **state)
 		for (int i = 0; i < 8; i++) {
 			m[i].kind = STORE_MUT_PUT;
 			m[i].fid = 0;
-			m[i].qual = MRTX_BYTES("abcdefgh" + i, 1);
+			m[i].qual = MRTX_BYTES(&"abcdefgh"[i], 1);
 			m[i].value = B("bare");
 		}
 		memset(&op, 0, sizeof(op));

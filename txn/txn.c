@@ -58,6 +58,7 @@ static void spare_drop(void *marker)
 	(void)marker;
 	mrtx__free(spare_txn);
 	spare_txn = NULL;
+	spare_keyed = 0; /* a transaction ended by a later destructor keys it again */
 }
 
 static void spare_key_init(void)
