@@ -67,12 +67,13 @@ typedef struct scan_range {
 	mrtx_bytes last;       /* last row consumed */
 } scan_range;
 
-#define TXN_ARENA0 3968 /* the object is 4 KiB */
+#define TXN_ARENA0 3952 /* the object is 4 KiB */
 
 struct mrtx_txn {
 	mrtx_db *db;
 	mrtx_arena arena;
 	struct trow_tree rows;
+	trow *last_row;        /* the row txn_row found last (rows are never removed) */
 	size_t nmutated;
 	uint8_t id[LOCK_TXNID_SIZE];
 	uint32_t lock_ttl_ms;
