@@ -171,7 +171,7 @@ int mrtx_tables(mrtx_db *db, int (*fn)(const char *table, void *payload),
 
 /**
  * Begin a transaction.  Nothing is written before mrtx_commit.  Memory:
- * each thread keeps the object of its last ended transaction (about 1 KiB)
+ * each thread keeps the object of its last ended transaction (4 KiB)
  * for its next begin, and frees it when the thread exits.
  * @return MRTX_OK; MRTX_EINVAL (NULL); MRTX_ENOMEM.
  */

@@ -427,9 +427,12 @@ int store_check_key(const store_table *t, mrtx_bytes row, size_t qual_size)
 	if (row.size > MRTX_MAX_ROW)
 		return mrtx__seterr(MRTX_ETOOBIG, "table '%s': row of %zu bytes; the limit is %u",
 		                    t->name, row.size, MRTX_MAX_ROW);
+	if (qual_size > MRTX_MAX_KEY)
+		return mrtx__seterr(MRTX_ETOOBIG, "table '%s': qualifier of %zu bytes; a whole "
+		                    "key is at most %u", t->name, qual_size, MRTX_MAX_KEY);
 	/* Fits even if every byte were a NUL (2 * row + 2 + fid): no need to
 	 * count them.  Most keys are far below the limit. */
-	if (qual_size <= MRTX_MAX_KEY && TPFX + 2 * row.size + 3 + qual_size <= MRTX_MAX_KEY)
+	if (TPFX + 2 * row.size + 3 + qual_size <= MRTX_MAX_KEY)
 		return 0;
 	k = TPFX + keyenc_cell_size(row.data, row.size, qual_size);
 	if (k > MRTX_MAX_KEY)

@@ -812,6 +812,11 @@ static void test_key_limits(void **state)
 	                          B("q")), MRTX_OK);
 	assert_int_equal(mrtx_put(txn, "t1", B("k"), "f", MRTX_BYTES(qual, MRTX_MAX_KEY - 5),
 	                          B("x")), MRTX_ETOOBIG);
+	/* a size that would wrap the key-size sum is refused before any copy */
+	assert_int_equal(mrtx_get(txn, "t1", B("k"), "f", MRTX_BYTES(qual, SIZE_MAX - 2), &v),
+	                 MRTX_ETOOBIG);
+	assert_int_equal(mrtx_put(txn, "t1", B("k"), "f", MRTX_BYTES(qual, SIZE_MAX - 2), B("x")),
+	                 MRTX_ETOOBIG);
 	/* empty row */
 	assert_int_equal(mrtx_put(txn, "t1", B(""), "f", B(""), B("x")), MRTX_EINVAL);
 	assert_int_equal(mrtx_get(txn, "t1", B(""), "f", B(""), &v), MRTX_EINVAL);

@@ -133,48 +133,51 @@ static int lmdb_put_rows(fixture *f, char rows[][32], int nrows, int cells)
 
 /* ------------------------------------------------ single-thread phases */
 
-/* Run op for secs; returns the number of ops, and their time in *took. */
-static long run_phase(fixture *f, op_fn op, double secs, double *took)
+/* One side's position in its op sequence, carried from slice to slice. */
+typedef struct side {
+	unsigned seed;
+	long n;     /* ops so far */
+	double t;   /* their time */
+} side;
+
+/* Run op for secs, continuing s's sequence (rows, random draws). */
+static void run_phase(fixture *f, op_fn op, double secs, side *s)
 {
-	unsigned seed = 42;
 	double t0 = now_s(), t;
-	long n = 0;
 
 	do {
-		int rc = op(f, &seed, n);
+		int rc = op(f, &s->seed, s->n);
 
 		if (rc && rc != MRTX_CONFLICT)
 			die("op", rc < -30900 ? mrtx_errmsg() : mdb_strerror(rc));
-		n++;
+		s->n++;
 	} while ((t = now_s() - t0) < secs);
-	*took = t;
-	return n;
+	s->t += t;
 }
 
 /*
  * Single-thread workloads alternate in slices of about a quarter second
  * (rounds x phase seconds per side in all), so that a slow spell of a
  * shared machine lands on both sides instead of on one 2-second phase;
- * each side's rate is its ops over its time.
+ * each side's rate is its ops over its time.  Each side continues its op
+ * sequence (rows, random draws) from slice to slice.
  */
 #define SLICE_S 0.25
 
 void alternate(bcfg *c, fixture *f, op_fn m, op_fn b, bres *r)
 {
-	double total = c->rounds * c->phase_s, mt = 0, bt = 0, took;
+	double total = c->rounds * c->phase_s;
 	int slices = (int)(total / SLICE_S + 0.5);
-	long mn = 0, bn = 0;
+	side ms = { 42, 0, 0 }, bs = { 42, 0, 0 };
 
 	if (slices < c->rounds)
 		slices = c->rounds;
 	for (int i = 0; i < slices; i++) {
-		mn += run_phase(f, m, total / slices, &took);
-		mt += took;
-		bn += run_phase(f, b, total / slices, &took);
-		bt += took;
+		run_phase(f, m, total / slices, &ms);
+		run_phase(f, b, total / slices, &bs);
 	}
-	r->mrtx_ops = (double)mn / mt;
-	r->base_ops = (double)bn / bt;
+	r->mrtx_ops = (double)ms.n / ms.t;
+	r->base_ops = (double)bs.n / bs.t;
 	r->has_base = 1;
 }
 

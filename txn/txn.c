@@ -123,8 +123,8 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	/* Field by field: a memset of the head compiles to `rep stos`, whose
 	 * start-up cost was a visible part of a point read.  A new field must
 	 * be set here (the assertion below trips when the head changes). */
-	_Static_assert(offsetof(mrtx_txn, arena0) == 144, "mrtx_begin sets every field "
-	               "before arena0: initialise the new one there");
+	_Static_assert(offsetof(mrtx_txn, head_pad) == 136 && offsetof(mrtx_txn, arena0) == 144,
+	               "mrtx_begin sets every field before arena0: initialise the new one there");
 	txn->db = db;
 	arena_init_buf(&txn->arena, txn->arena0, sizeof(txn->arena0));
 	RB_INIT(&txn->rows);

@@ -84,6 +84,8 @@ struct mrtx_txn {
 	idx_snap *idx;         /* index declarations, taken by the first write (index.c);
 	                          commit makes its writes conditional on their
 	                          generation (store_op.check_gen) */
+	uint8_t head_pad[8];   /* the padding before arena0, named: a new field moves
+	                          head_pad or arena0, which trips mrtx_begin's assertion */
 	/* The arena's first chunk, so that a small transaction (a few rows,
 	 * its commit's lock records and redo lists included) allocates
 	 * nothing: the object itself is reused per thread (mrtx_begin).  Keep
