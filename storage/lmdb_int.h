@@ -41,6 +41,11 @@ typedef struct wreq {
 	struct wreq *next;
 } wreq;
 
+/* Slots of the table-name hash: a power of two, over twice MRTX_MAX_TABLES. */
+#define TABLE_SLOTS 1024u
+_Static_assert(TABLE_SLOTS >= 2 * MRTX_MAX_TABLES && (TABLE_SLOTS & (TABLE_SLOTS - 1)) == 0,
+               "TABLE_SLOTS must be a power of two above twice MRTX_MAX_TABLES");
+
 struct store {
 	MDB_env *env;
 	char *path;
@@ -55,6 +60,9 @@ struct store {
 	pthread_mutex_t mu; /* table creation and DBI opens */
 	store_table *tables[MRTX_MAX_TABLES];
 	atomic_size_t ntables; /* entries below are immutable once published */
+	/* Name lookup: open addressing, linear probing, never deleted (tables
+	 * are only added), so a lock-free reader stops at the first empty slot. */
+	store_table *_Atomic tslot[TABLE_SLOTS];
 	atomic_ulong write_calls, write_txns, read_txns;
 	atomic_int stale_cleared; /* dead readers' slots cleared (open, store_get_info) */
 	int durability;           /* MRTX_SYNC, MRTX_NOMETASYNC, MRTX_NOSYNC */

@@ -104,16 +104,28 @@ static inline int name_eq(const char *a, const char *b)
 	return *a == *b;
 }
 
+/* FNV-1a of a name, reduced to a slot of st->tslot. */
+static size_t name_slot(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h & (TABLE_SLOTS - 1);
+}
+
 static store_table *table_lookup(store *st, const char *name)
 {
-	size_t n = atomic_load_explicit(&st->ntables, memory_order_acquire);
-
 	if (!name)
 		return NULL;
-	for (size_t i = 0; i < n; i++)
-		if (name_eq(st->tables[i]->name, name))
-			return st->tables[i];
-	return NULL;
+	for (size_t i = name_slot(name);; i = (i + 1) & (TABLE_SLOTS - 1)) {
+		store_table *t = atomic_load_explicit(&st->tslot[i], memory_order_acquire);
+
+		if (!t)
+			return NULL; /* never full: at most MRTX_MAX_TABLES of TABLE_SLOTS */
+		if (name_eq(t->name, name))
+			return t;
+	}
 }
 
 /* Publish a parsed table (caller holds st->mu, or is opening the store). */
@@ -136,6 +148,11 @@ static int table_publish(store *st, store_table *t)
 		}
 	t->id = (unsigned)n;
 	st->tables[n] = t;
+	for (size_t i = name_slot(t->name);; i = (i + 1) & (TABLE_SLOTS - 1))
+		if (!atomic_load_explicit(&st->tslot[i], memory_order_relaxed)) {
+			atomic_store_explicit(&st->tslot[i], t, memory_order_release);
+			break;
+		}
 	atomic_store_explicit(&st->ntables, n + 1, memory_order_release);
 	return 0;
 }

@@ -894,6 +894,44 @@ static void test_null_handles(void **state)
 	assert_non_null(mrtx_errmsg());
 }
 
+/* Names are found through a hash of the store's tables: all of them, the
+ * limit, unknown names, in this handle and after a real reopen. */
+static void test_many_tables(void **state)
+{
+	fx *f = *state;
+	const char *const fams[] = { "f" };
+	char name[32];
+	mrtx_txn *txn;
+	mrtx_bytes v;
+
+	/* t1 and t2 exist: MRTX_MAX_TABLES - 2 more reach the limit */
+	for (unsigned i = 0; i < MRTX_MAX_TABLES - 2; i++) {
+		snprintf(name, sizeof(name), "m%u", i);
+		assert_int_equal(mrtx_create_table(f->db, name, fams, 1), MRTX_OK);
+	}
+	assert_int_equal(mrtx_create_table(f->db, "one-too-many", fams, 1), MRTX_ETOOBIG);
+	for (int pass = 0; pass < 2; pass++) {
+		assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+		for (unsigned i = 0; i < MRTX_MAX_TABLES - 2; i++) {
+			snprintf(name, sizeof(name), "m%u", i);
+			if (pass == 0)
+				assert_int_equal(mrtx_put(txn, name, B("r"), "f", B("q"), B(name)),
+				                 MRTX_OK);
+			else if (!get_eq(txn, name, "r", "f", "q", name))
+				fail_msg("table %s: not found by name after reopening", name);
+		}
+		assert_int_equal(mrtx_get(txn, "m", B("r"), "f", B("q"), &v), MRTX_ENOTABLE);
+		assert_int_equal(mrtx_get(txn, "m4980", B("r"), "f", B("q"), &v), MRTX_ENOTABLE);
+		assert_int_equal(mrtx_get(txn, "one-too-many", B("r"), "f", B("q"), &v),
+		                 MRTX_ENOTABLE);
+		assert_int_equal(mrtx_commit(txn), MRTX_OK);
+		if (pass == 0) {
+			mrtx_close(f->db);
+			assert_non_null(f->db = tu_open(f->path, NULL));
+		}
+	}
+}
+
 static void test_create_table(void **state)
 {
 	fx *f = *state;
@@ -1180,6 +1218,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_key_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_null_handles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_many_tables, setup, teardown),
 		cmocka_unit_test(test_open_not_a_store),
 		cmocka_unit_test(test_open_foreign_lmdb),
 		cmocka_unit_test(test_open_unwritable),
