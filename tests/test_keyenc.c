@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "storage/keyenc.h"
-#include "storage/lmdb_int.h"
+#include "storage/lmdb/lmdb_int.h"
 
 #define MAXLEN 40
 #define PAIRS 20000

@@ -414,7 +414,7 @@ static void not_a_store(void **state)
 	refuse(p, f, "format-2 store", "format 2 or older");
 
 	/* An mrtx store of a newer format.  (Format 3 keeps the metadata under
-	 * key prefix 0x00 of LMDB's unnamed database: storage/lmdb_meta.c.) */
+	 * key prefix 0x00 of LMDB's unnamed database: storage/lmdb/lmdb_meta.c.) */
 	join(p, sizeof(p), base, "newer");
 	db = open_opts(p, 0, 0, NULL);
 	assert_int_equal(mrtx_create_table(db, "t", FAMS, 1), MRTX_OK);
@@ -439,7 +439,7 @@ static void not_a_store(void **state)
 }
 
 /*
- * Damaged format-3 metadata (storage/lmdb_meta.c) is reported, never
+ * Damaged format-3 metadata (storage/lmdb/lmdb_meta.c) is reported, never
  * trusted: two tables claiming one key prefix refuse to open; a malformed
  * next-table record, or one naming a prefix in use, fails table creation; a malformed metadata generation
  * fails writes.  Nothing crashes, and the data already there reads back
@@ -531,7 +531,7 @@ static void lock_bound_to_store(void **state)
 
 	/* Copy A's lock record of "row" over B's. */
 	/* the lock record's key: P . enc("row") . 0xFF, P = 0x0100 for each
-	 * store's first table (storage/lmdb_rw.c, lmdb_meta.c) */
+	 * store's first table (storage/lmdb/lmdb_rw.c, lmdb_meta.c) */
 	n = raw_get(a, NULL, "\1\0row\0\1\xff", 8, lock, sizeof(lock));
 	raw_put(b, NULL, "\1\0row\0\1\xff", 8, lock, n);
 

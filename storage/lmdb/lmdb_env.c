@@ -4,7 +4,7 @@
  * closing, the pool of read transactions, error mapping, accounting, and
  * the store-call fault hook used by tests.
  */
-#include "lmdb_int.h"
+#include "storage/lmdb/lmdb_int.h"
 
 #include <errno.h>
 #include <stdio.h>

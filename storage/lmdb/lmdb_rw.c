@@ -18,13 +18,13 @@
  * costs one commit; unbatched stores run one write transaction per op, as
  * a distributed engine would.
  */
-#include "lmdb_int.h"
+#include "storage/lmdb/lmdb_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "keyenc.h"
+#include "storage/keyenc.h"
 
 /* ---------------------------------------------------------------- reads */
 

@@ -16,7 +16,7 @@
  *   P . ...            -> the table's cells and lock records (lmdb_rw.c),
  *                         P >= 0x0100, so metadata sorts first
  */
-#include "lmdb_int.h"
+#include "storage/lmdb/lmdb_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -25,7 +25,7 @@
 
 #include <openssl/rand.h>
 
-#include "keyenc.h"
+#include "storage/keyenc.h"
 
 /* --------------------------------------------------------------- tables */
 

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "keyenc.h"
-#include "store.h"
+#include "storage/keyenc.h"
+#include "storage/store.h"
 
 /* Store format.  2: one DBI per table, lock records beside the cells.
  * 3: every table and the metadata in LMDB's one unnamed database, each
