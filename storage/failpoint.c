@@ -2,7 +2,8 @@
  * failpoint.c - named crash/fault points at every protocol step (DESIGN §7).
  *
  * Off, a failpoint costs one load and a predicted branch (FAILPOINT()).
- * Armed by MRTX_FAILPOINTS at mrtx_open or by mrtx_failpoints_set():
+ * Armed by MRTX_FAILPOINTS at the first mrtx_open of each process (a
+ * forked child's own first open included) or by mrtx_failpoints_set():
  *     name=action[@N][,name=action[@N]...]
  * action: exit (_exit(99)) | kill (SIGKILL) | error (the step fails with
  * MRTX_ESTORE) | sleep:MS.  @N fires on the N-th hit only; without it the
@@ -40,7 +41,11 @@ static const char *const fp_names[FP__COUNT] = {
 
 static struct fp_state fps[FP__COUNT];
 volatile int mrtx__fp_armed;
-static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+/* MRTX_FAILPOINTS is read by the first mrtx_open of each process: env_pid
+ * is the process that read it, so a forked child (whose copy says its
+ * parent read it) reads it again at its own first open. */
+static pthread_mutex_t env_mu = PTHREAD_MUTEX_INITIALIZER;
+static pid_t env_pid;
 static int env_rc;
 static char env_err[256]; /* why MRTX_FAILPOINTS was refused, for every thread */
 
@@ -185,6 +190,16 @@ const char *mrtx__fp_env_error(void)
 
 int mrtx__fp_from_env(void)
 {
-	pthread_once(&env_once, fp_env_init);
-	return env_rc;
+	pid_t me = getpid();
+	int rc;
+
+	pthread_mutex_lock(&env_mu);
+	if (env_pid != me) {
+		env_pid = me;
+		env_err[0] = 0;
+		fp_env_init();
+	}
+	rc = env_rc;
+	pthread_mutex_unlock(&env_mu);
+	return rc;
 }

@@ -159,7 +159,10 @@ typedef struct store_op {
 	uint64_t gen;
 	int result;             /* out: 0 applied, MRTX_CONFLICT condition
 	                           failed, STORE_GEN_CHANGED the generation
-	                           moved, other: not applied (or unknown) */
+	                           moved, MRTX_EUNKNOWN the store failed in a
+	                           way that may or may not have applied it (a
+	                           failed LMDB commit; a lost reply), other
+	                           error: surely not applied */
 } store_op;
 
 /* store_op.result when check_gen failed; never leaves the library. */
@@ -207,6 +210,15 @@ int store_get_info(store *st, store_info *out);
  * concurrent re-arm; meant for single-threaded tests.
  */
 unsigned long store__fail_at(unsigned long n, int lmdb_error);
+
+/* store__fail_at, but the n-th call and every later one fail. */
+unsigned long store__fail_from(unsigned long n, int lmdb_error);
+
+/* store__fail_at's lmdb_error for a fault after the fact: if the n-th call
+ * is a store_write_rows, it runs normally, then reports each op it applied
+ * as MRTX_EUNKNOWN and returns MRTX_ESTORE (a store that failed after
+ * applying, as a lost reply does); any other call fails with EIO. */
+#define STORE_FAULT_APPLIED (-31991)
 
 
 /* ---- opaque metadata records (index declarations, txn/index.c) ---- */

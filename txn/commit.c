@@ -344,6 +344,14 @@ static int gen_changed(mrtx_txn *txn)
 	                    "retry it to maintain the index");
 }
 
+/* The commit point's write failed in a way that may have applied it. */
+static int point_unknown(const char *what)
+{
+	return mrtx__seterr(MRTX_EUNKNOWN, "%s: store failed (%s); the transaction may or "
+	                    "may not have committed (the next reader or `mrtx recover` "
+	                    "settles it)", what, mrtx_errmsg());
+}
+
 /* The condition of a blind one-row commit (see commit_blind_row). */
 struct stable_before {
 	const uint8_t *tag;
@@ -383,11 +391,10 @@ static int commit_one_row(mrtx_txn *txn, wrow *w, uint64_t ts, struct stable_bef
 	op.nmuts = w->nredo;
 	op.durable = 1; /* the commit point */
 	rc = lockio_write_rows(st, &op, 1);
-	if (rc && store_is_unbatched(st))
-		return mrtx__seterr(MRTX_EUNKNOWN, "single-row commit: store failed (%s); the "
-		                    "write may or may not have been applied", mrtx_errmsg());
+	if (op.result == MRTX_EUNKNOWN)
+		return point_unknown("single-row commit");
 	if (rc)
-		return rc;
+		return rc; /* surely not applied: nothing was written */
 	if (op.result == STORE_GEN_CHANGED)
 		return gen_changed(txn);
 	if (op.result == MRTX_CONFLICT && sb)
@@ -476,9 +483,19 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 	ops[0].muts = w[0].redo;
 	ops[0].nmuts = w[0].nredo;
 	ops[0].durable = 1;
-	if ((rc = lockio_write_rows(st, ops, 1)))
-		return mrtx__seterr(MRTX_EUNKNOWN, "commit point: store failed (%s); the "
-		                    "transaction may or may not have committed", mrtx_errmsg());
+	rc = lockio_write_rows(st, ops, 1);
+	if (ops[0].result == MRTX_EUNKNOWN)
+		return point_unknown("commit point");
+	if (rc) {
+		/* Surely not applied: nothing is committed; undo the prewrites. */
+		int saved = rc;
+		char msg[512];
+
+		strlcpy(msg, mrtx_errmsg(), sizeof(msg));
+		ops[0].result = 0; /* the primary still holds our prewrite */
+		commit_rollback(txn, w, n, ops);
+		return mrtx__seterr(saved, "commit point: %s; nothing was committed", msg);
+	}
 	if (ops[0].result == MRTX_CONFLICT) {
 		/* A resolver aborted us (our locks expired): nothing is committed. */
 		ops[0].result = MRTX_CONFLICT; /* the primary is not ours any more */

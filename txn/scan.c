@@ -8,6 +8,20 @@
  * passed over, visible or not, extends the range recorded for phantom
  * validation at commit (txn_validate): only what the scan actually covered
  * is validated, so stopping early does not conflict with later inserts.
+ *
+ * A scan observes every row it passes over, absent ones included: a row of
+ * the covered range that the store did not return was absent.  Those
+ * observations are kept as the covered extent itself (txn_in_scanned_range)
+ * and they meet the transaction's other observations both ways:
+ *   - a row first read after a scan covered it compares against "absent"
+ *     (txn_observe), so a row inserted meanwhile dooms the transaction;
+ *   - a row read present before a scan covers it and skips it contradicts
+ *     the scan (cover_gap), and dooms it too.
+ * Commit then validates the same per-row observations.
+ *
+ * Errors: MRTX_ELOCKED leaves the scanner where it was (the next call
+ * retries the row); any other error is final for the scanner: every later
+ * mrtx_scan_next returns it again, never a clean end.
  */
 #include "txn_int.h"
 
@@ -34,6 +48,7 @@ struct mrtx_scanner {
 	mrtx_cell *cells;
 	size_t ncells, ci;
 	int done;
+	int err;                /* a failed step's error, returned from then on */
 };
 
 static int in_bounds(const scan_range *r, mrtx_bytes row)
@@ -141,12 +156,13 @@ int mrtx_scan_open(mrtx_txn *txn, const mrtx_scan_spec *spec, mrtx_scanner **out
 		return rc;
 	if (spec->family && (rc = store_family_find(t, spec->family, &fid)))
 		return rc;
+	/* Bounds are compared, never stored: any length up to the limits is a
+	 * fine bound, whether or not a cell could have it as its key. */
 	if (spec->start.size > MRTX_MAX_ROW || spec->end.size > MRTX_MAX_ROW ||
 	    spec->qual_start.size > MRTX_MAX_KEY || spec->qual_end.size > MRTX_MAX_KEY)
-		return mrtx__seterr(MRTX_ETOOBIG, "mrtx_scan_open: bound longer than the key limit");
-	if (spec->start.size && spec->qual_start.size &&
-	    (rc = store_check_key(t, spec->start, spec->qual_start.size)))
-		return rc;
+		return mrtx__seterr(MRTX_ETOOBIG, "mrtx_scan_open: a row bound is over %u bytes "
+		                    "or a qualifier bound over %u bytes", MRTX_MAX_ROW,
+		                    MRTX_MAX_KEY);
 	if (txn->nranges == txn->cranges) {
 		size_t nc = txn->cranges ? txn->cranges * 2 : 4;
 		scan_range **nr = mrtx__reallocarray(txn->ranges, nc, sizeof(*nr));
@@ -251,6 +267,53 @@ static int consume_stored(mrtx_scanner *s, store_row *sr)
 	return 0;
 }
 
+/*
+ * Rows of the gap [lo, hi] (bounds of size 0 are open; *_incl say whether a
+ * bound itself is in the gap) were absent from the store when the scan
+ * passed them.  A row this transaction saw present contradicts that.
+ */
+static int check_gap(mrtx_scanner *s, mrtx_bytes lo, int lo_incl, mrtx_bytes hi, int hi_incl)
+{
+	mrtx_txn *txn = s->txn;
+	trow key, *r;
+
+	if (RB_EMPTY(&txn->rows))
+		return 0;
+	key.t = s->t;
+	key.row = lo;
+	for (r = RB_NFIND(trow_tree, &txn->rows, &key); r && r->t == s->t;
+	     r = RB_NEXT(trow_tree, &txn->rows, r)) {
+		int c;
+
+		if (lo.size && !lo_incl && bytes_cmp(r->row, lo) == 0)
+			continue;
+		if (hi.size && ((c = bytes_cmp(r->row, hi)) > 0 || (c == 0 && !hi_incl)))
+			break;
+		if (r->lock_known && r->has_lock) {
+			txn->doom = MRTX_CONFLICT;
+			return mrtx__seterr(MRTX_CONFLICT, "table '%s': a scan found absent a row "
+			                    "this transaction read earlier (a concurrent commit "
+			                    "changed it)", s->t->name);
+		}
+	}
+	return 0;
+}
+
+/*
+ * The scan moves its covered extent on to `to` (inclusive when to_incl:
+ * `to` is not a stored row), or to the end of its range (at_end).  The
+ * rows in between were absent.
+ */
+static int cover_gap(mrtx_scanner *s, mrtx_bytes to, int to_incl, int at_end)
+{
+	const scan_range *r = s->range;
+	if (!r->reverse)
+		return check_gap(s, r->any ? r->last : r->start, !r->any,
+		                 at_end ? r->end : to, at_end ? 0 : to_incl);
+	return check_gap(s, at_end ? r->start : to, at_end ? 1 : to_incl,
+	                 r->any ? r->last : r->end, 0);
+}
+
 static int cell_visible(const mrtx_scanner *s, const bcell *c)
 {
 	mrtx_bytes q = MRTX_BYTES(c->data, c->qlen);
@@ -317,6 +380,8 @@ static int next_row(mrtx_scanner *s)
 		if (s->bi < s->nbatch)
 			sr = &s->batch[s->bi];
 		if (!sr && !b) {
+			if ((rc = cover_gap(s, MRTX_BYTES(NULL, 0), 0, 1)))
+				return rc;
 			s->range->exhausted = 1;
 			return MRTX_NOTFOUND;
 		}
@@ -326,6 +391,8 @@ static int next_row(mrtx_scanner *s)
 		cmp = !sr ? 1 : !b ? -1 : bytes_cmp(sr->row, b->row);
 		if (rev && sr && b)
 			cmp = -cmp;
+		if ((rc = cmp <= 0 ? cover_gap(s, sr->row, 0, 0) : cover_gap(s, b->row, 1, 0)))
+			return rc;
 		if (cmp <= 0) {
 			if ((rc = consume_stored(s, sr)))
 				return rc;
@@ -366,12 +433,17 @@ int mrtx_scan_next(mrtx_scanner *s, mrtx_cell *cell)
 		return mrtx__seterr(MRTX_EBADTXN, "mrtx_scan_next: the scanner's transaction "
 		                    "has ended; only mrtx_scan_close is allowed");
 	TXN_CHECK(s->txn);
+	if (s->err)
+		return mrtx__seterr(s->err, "mrtx_scan_next: an earlier call failed (%s); the "
+		                    "scan cannot continue", mrtx_strerror(s->err));
 	while (s->ci == s->ncells) {
 		if (s->done || (s->limit && s->nrows_out == s->limit))
 			return MRTX_NOTFOUND;
 		rc = next_row(s);
 		if (rc == MRTX_NOTFOUND)
 			s->done = 1;
+		else if (rc && rc != MRTX_ELOCKED)
+			s->err = rc;
 		if (rc)
 			return rc;
 		s->nrows_out++;

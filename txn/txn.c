@@ -227,12 +227,21 @@ static int txn_observe_at(mrtx_txn *txn, trow *r, const store_table *t, mrtx_byt
 
 	if (!r && (rc = txn_row_new(txn, t, row, &r)))
 		return rc;
+	/* A row first met here but inside a range this transaction scanned
+	 * was observed there: absent (a scan observes every row it passes
+	 * over, present or not).  That observation is the one to compare. */
+	if (!r->lock_known && txn->nranges && txn_in_scanned_range(txn, t, row)) {
+		r->has_lock = 0;
+		r->lock = MRTX_BYTES(NULL, 0);
+		r->lock_known = 1;
+	}
 	if (r->lock_known) {
 		if (r->has_lock != (unsigned)!!has_lock ||
 		    (has_lock && bytes_cmp(r->lock, lock) != 0)) {
 			txn->doom = MRTX_CONFLICT;
-			return mrtx__seterr(MRTX_CONFLICT, "table '%s': a row read earlier in this "
-			                    "transaction has changed", t->name);
+			return mrtx__seterr(MRTX_CONFLICT, "table '%s': a row read (or scanned over "
+			                    "as absent) earlier in this transaction has changed",
+			                    t->name);
 		}
 		r->read = 1;
 		return 0;
@@ -526,6 +535,10 @@ int mrtx_run(mrtx_db *db, int (*fn)(mrtx_txn *txn, void *payload), void *payload
 		if ((rc = mrtx_begin(db, &txn)))
 			return rc;
 		if ((rc = fn(txn, payload))) {
+			/* fn may pass on the MRTX_EBADTXN of a call made after a
+			 * conflict doomed the transaction: that is a conflict too */
+			if (rc == MRTX_EBADTXN && txn->doom == MRTX_CONFLICT)
+				rc = MRTX_CONFLICT;
 			mrtx_abort(txn);
 			if (rc == MRTX_CONFLICT || rc == MRTX_ELOCKED)
 				continue;

@@ -77,7 +77,10 @@ struct mrtx_txn {
 	size_t nmutated;
 	uint8_t id[LOCK_TXNID_SIZE];
 	uint32_t lock_ttl_ms;
-	int doom;              /* nonzero: every later call returns it */
+	int doom;              /* nonzero: the transaction can never commit (the
+	                          error that doomed it); every later call but
+	                          commit/abort returns MRTX_EBADTXN, commit
+	                          returns MRTX_CONFLICT for a conflict doom */
 	scan_range **ranges;
 	size_t nranges, cranges;
 	struct mrtx_scanner *scanners; /* open ones, detached when the txn ends */
@@ -140,7 +143,9 @@ int bytes_cmp(mrtx_bytes a, mrtx_bytes b);
 		if (!(txn))                                                         \
 			return mrtx__seterr(MRTX_EINVAL, "transaction handle is NULL"); \
 		if ((txn)->doom)                                                    \
-			return mrtx__seterr((txn)->doom, "transaction already failed: %s", \
+			return mrtx__seterr(MRTX_EBADTXN, "transaction already failed "  \
+			                    "(%s): only mrtx_commit, which reports " \
+			                    "it, or mrtx_abort is allowed",          \
 			                    mrtx_strerror((txn)->doom));            \
 	} while (0)
 

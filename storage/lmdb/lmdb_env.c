@@ -44,25 +44,41 @@ int lmdb_err(store *st, int rc, const char *step)
  */
 volatile int store__fault_armed;
 static atomic_ulong fault_calls, fault_at;
-static atomic_int fault_err;
+static atomic_int fault_err, fault_from;
 
-unsigned long store__fail_at(unsigned long n, int lmdb_error)
+static unsigned long fail_arm(unsigned long n, int lmdb_error, int from)
 {
 	unsigned long before = atomic_exchange(&fault_calls, 0);
 
 	atomic_store(&fault_err, lmdb_error ? lmdb_error : EIO);
 	atomic_store(&fault_at, n);
+	atomic_store(&fault_from, from);
 	store__fault_armed = n != 0;
 	return before;
 }
 
-int store__fault_hit(store *st, const char *step)
+unsigned long store__fail_at(unsigned long n, int lmdb_error)
+{
+	return fail_arm(n, lmdb_error, 0);
+}
+
+unsigned long store__fail_from(unsigned long n, int lmdb_error)
+{
+	return fail_arm(n, lmdb_error, 1);
+}
+
+int store__fault_hit(store *st, const char *step, int write)
 {
 	unsigned long n = atomic_fetch_add(&fault_calls, 1) + 1;
+	int err;
 
-	if (n != atomic_load(&fault_at))
+	if (n != atomic_load(&fault_at) && !(atomic_load(&fault_from) && n > atomic_load(&fault_at)))
 		return 0;
-	return lmdb_err(st, atomic_load(&fault_err), step);
+	err = atomic_load(&fault_err);
+	if (err == STORE_FAULT_APPLIED)
+		return write ? STORE_FAULT_APPLIED : /* store_write_rows applies, then fails */
+		       lmdb_err(st, EIO, step);
+	return lmdb_err(st, err, step);
 }
 
 
@@ -312,6 +328,37 @@ static int env_open(store *st, const store_opts *o)
 	return 0;
 }
 
+static const char *durability_name(int d)
+{
+	return d == MRTX_SYNC ? "MRTX_SYNC" : d == MRTX_NOMETASYNC ? "MRTX_NOMETASYNC" :
+	       "MRTX_NOSYNC";
+}
+
+/*
+ * A second open of a store in one process shares the first one's LMDB
+ * environment, whose sync flags, batching and map are per environment.
+ * Options it cannot honour are refused, never silently weakened: another
+ * durability, another batching, a larger map (growing needs every handle
+ * closed).  map_size 0 or no larger than the map, and file_mode, are fine.
+ */
+static int shared_open_check(const store *st, const store_opts *o)
+{
+	if (o->durability != st->durability)
+		return mrtx__seterr(MRTX_EINVAL, "%s is already open in this process with "
+		                    "durability %s; this open asks for %s (close every handle "
+		                    "first, or open with the same durability)", st->path,
+		                    durability_name(st->durability), durability_name(o->durability));
+	if (!!o->unbatched != !!st->unbatched)
+		return mrtx__seterr(MRTX_EINVAL, "%s is already open in this process with "
+		                    "unbatched = %d; this open asks for unbatched = %d", st->path,
+		                    !!st->unbatched, !!o->unbatched);
+	if (o->map_size > st->map_size)
+		return mrtx__seterr(MRTX_EINVAL, "%s is already open in this process with a map "
+		                    "of %zu bytes; this open asks for map_size %zu (close every "
+		                    "handle to grow the map)", st->path, st->map_size, o->map_size);
+	return 0;
+}
+
 int store_open(store **out, const char *path, const store_opts *o)
 {
 	struct stat sb;
@@ -333,10 +380,13 @@ int store_open(store **out, const char *path, const store_opts *o)
 	pthread_mutex_lock(&registry_mu);
 	for (st = registry; st; st = st->next)
 		if (st->dev == sb.st_dev && st->ino == sb.st_ino && st->pid == getpid()) {
-			st->refs++;
+			rc = shared_open_check(st, o);
+			if (rc == 0) {
+				st->refs++;
+				*out = st;
+			}
 			pthread_mutex_unlock(&registry_mu);
-			*out = st;
-			return 0;
+			return rc;
 		}
 	rc = MRTX_ENOMEM;
 	if (!(st = mrtx__calloc(1, sizeof(*st))) || !(st->path = mrtx__strdup(path))) {

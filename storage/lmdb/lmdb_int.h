@@ -109,8 +109,12 @@ int lmdb_meta_init(store *st);
 
 /* Store-call fault hook (store.h, store__fail_at). */
 extern volatile int store__fault_armed;
-int store__fault_hit(store *st, const char *step);
-#define STORE_FAULT(st, step) (MRTX_UNLIKELY(store__fault_armed) ? store__fault_hit(st, step) : 0)
+int store__fault_hit(store *st, const char *step, int write);
+#define STORE_FAULT(st, step) \
+	(MRTX_UNLIKELY(store__fault_armed) ? store__fault_hit(st, step, 0) : 0)
+/* In store_write_rows: may also return STORE_FAULT_APPLIED (store.h). */
+#define STORE_FAULT_W(st, step) \
+	(MRTX_UNLIKELY(store__fault_armed) ? store__fault_hit(st, step, 1) : 0)
 
 int lmdb_key_cmp(const MDB_val *a, const MDB_val *b);
 

@@ -82,7 +82,7 @@ static int read_cells(store *st, MDB_cursor *cur, const store_table *t, uint8_t 
 {
 	size_t cap = 0, klen = plen;
 	MDB_val k, v;
-	int rc, op = MDB_SET_RANGE;
+	int rc, op = MDB_SET_RANGE, qs_cut = 0;
 
 	out->cells = NULL;
 	out->ncells = 0;
@@ -92,10 +92,16 @@ static int read_cells(store *st, MDB_cursor *cur, const store_table *t, uint8_t 
 		key[plen++] = (uint8_t)f->family;
 		klen = plen;
 		if (f->qs.size) {
-			if (klen + f->qs.size > MRTX_MAX_KEY + 16)
-				return mrtx__seterr(MRTX_ETOOBIG, "qualifier bound too long");
-			memcpy(key + klen, f->qs.data, f->qs.size);
-			klen += f->qs.size;
+			/* Seek to the longest prefix of qs that fits this row's key:
+			 * it sorts no later than qs.  A row too long for P . enc(row)
+			 * . fid . qs still holds the cells above qs that fit (shorter
+			 * ones); the loop skips the at most one cell below qs. */
+			size_t room = klen < MRTX_MAX_KEY ? MRTX_MAX_KEY - klen : 0,
+			       n = MRTX_MIN(f->qs.size, room);
+
+			qs_cut = n < f->qs.size;
+			memcpy(key + klen, f->qs.data, n);
+			klen += n;
 		}
 	}
 	k = mv(key, klen);
@@ -132,6 +138,8 @@ static int read_cells(store *st, MDB_cursor *cur, const store_table *t, uint8_t 
 			                  t->name, kd[encsize]);
 			break;
 		}
+		if (qs_cut && cmp_bytes(kd + plen, k.mv_size - plen, f->qs.data, f->qs.size) < 0)
+			continue;
 		c = &out->cells[out->ncells++];
 		c->fid = kd[encsize];
 		c->qual = MRTX_BYTES(arena_dup(a, kd + encsize + 1, k.mv_size - encsize - 1),
@@ -627,8 +635,12 @@ static int write_txn(store *st, store_op *ops, size_t n, int durable)
 			goto fail;
 		}
 	if ((rc = lmdb_commit(st, txn, durable))) {
+		/* LMDB may have written the meta page before failing (its
+		 * write or sync): applied or not, nobody can tell yet. */
 		rc = lmdb_err(st, rc, "commit");
-		goto fail;
+		for (size_t i = 0; i < n; i++)
+			ops[i].result = MRTX_EUNKNOWN;
+		return rc;
 	}
 	return 0;
 fail:
@@ -671,14 +683,22 @@ static void write_group(store *st, wreq *head)
 				lmdb_wabort(st, txn);
 				goto alone;
 			}
-	if (lmdb_commit(st, txn, durable) == 0) {
+	if ((rc = lmdb_commit(st, txn, durable)) == 0) {
 		for (wreq *r = head; r; r = r->next)
 			r->rc = 0;
 		return;
 	}
-	/* Not applied (LMDB aborts a failed commit; a failure after the
-	 * data reached the file leaves the environment in its fatal state,
-	 * so retries fail too, never with a false CONFLICT): each alone. */
+	/* The commit itself failed: maybe applied (see write_txn), so no
+	 * request may be retried or reported as surely not applied. */
+	rc = lmdb_err(st, rc, "commit");
+	for (wreq *r = head; r; r = r->next) {
+		r->rc = rc;
+		for (size_t i = 0; i < r->n; i++)
+			r->ops[i].result = MRTX_EUNKNOWN;
+	}
+	return;
+	/* Nothing was applied (a row write failed; LMDB aborted the
+	 * transaction): each request alone, so its error is its own. */
 alone:
 	for (wreq *r = head; r; r = r->next)
 		r->rc = write_txn(st, r->ops, r->n, r->durable);
@@ -716,13 +736,24 @@ static int write_batched(store *st, store_op *ops, size_t n, int durable)
 	return me.rc;
 }
 
+/* The injected STORE_FAULT_APPLIED: the call ran; its reply is "lost". */
+static int lost_reply(store *st, store_op *ops, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ops[i].result == 0)
+			ops[i].result = MRTX_EUNKNOWN;
+	return mrtx__seterr(MRTX_ESTORE, "store %s: write rows: reply lost (injected fault)",
+	                    store_path(st));
+}
+
 int store_write_rows(store *st, store_op *ops, size_t n)
 {
 	int first = 0, durable = 0;
 
 	if (n == 0)
 		return 0;
-	if ((first = STORE_FAULT(st, "write rows (injected fault)"))) {
+	if ((first = STORE_FAULT_W(st, "write rows (injected fault)")) &&
+	    first != STORE_FAULT_APPLIED) {
 		for (size_t i = 0; i < n; i++)
 			ops[i].result = first;
 		return first;
@@ -730,16 +761,21 @@ int store_write_rows(store *st, store_op *ops, size_t n)
 	atomic_fetch_add_explicit(&st->write_calls, 1, memory_order_relaxed);
 	for (size_t i = 0; i < n; i++)
 		durable |= ops[i].durable;
-	if (!st->unbatched)
-		return write_batched(st, ops, n, durable);
+	if (!st->unbatched) {
+		int rc = write_batched(st, ops, n, durable);
+
+		return first ? lost_reply(st, ops, n) : rc;
+	}
 	for (size_t i = 0; i < n; i++) {
 		int rc = write_txn(st, &ops[i], 1, durable), fp;
 
-		if ((fp = FAILPOINT(FP_STORE_AFTER_ROW_WRITE)) && rc == 0)
-			ops[i].result = rc = fp; /* applied, but reported failed */
+		if ((fp = FAILPOINT(FP_STORE_AFTER_ROW_WRITE)) && rc == 0) {
+			rc = fp; /* applied, but reported failed */
+			ops[i].result = MRTX_EUNKNOWN;
+		}
 		if (rc && !first)
 			first = rc;
 	}
-	return first;
+	return first == STORE_FAULT_APPLIED ? lost_reply(st, ops, n) : first;
 }
 
