@@ -248,6 +248,55 @@ static void scan_error_is_final(void **state)
 	free(path);
 }
 
+/* ------------------------------------ writes buffered during a scan */
+
+/* A scanner sees a write buffered while it runs when it has not passed
+ * the write's row yet; rows it passed are not revisited. */
+static void scan_sees_later_writes(void **state)
+{
+	char *path = tu_tmpdir("scanlater");
+	mrtx_db *db = open_with(path, MRTX_NOSYNC, 0, 0);
+	mrtx_scan_spec spec = { "t", { NULL, 0 }, { NULL, 0 }, NULL, { NULL, 0 }, { NULL, 0 }, 0, 0 };
+	char seen[16];
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(db);
+	assert_int_equal(mrtx_create_table(db, "t", FAMS, 1), MRTX_OK);
+	assert_int_equal(tu_put_str(db, "t", "a", "f:q", "1"), MRTX_OK);
+	assert_int_equal(tu_put_str(db, "t", "c", "f:q", "1"), MRTX_OK);
+	for (int reverse = 0; reverse < 2; reverse++) {
+		mrtx_scanner *s;
+		mrtx_cell c;
+		mrtx_txn *t;
+		int rc;
+
+		n = 0;
+		spec.reverse = reverse;
+		assert_int_equal(mrtx_begin(db, &t), MRTX_OK);
+		assert_int_equal(mrtx_scan_open(t, &spec, &s), MRTX_OK);
+		assert_int_equal(mrtx_scan_next(s, &c), MRTX_OK);
+		seen[n++] = *(const char *)c.row.data;
+		/* b lies ahead either way; a (forward) or c (reverse) was passed */
+		assert_int_equal(mrtx_put(t, "t", MRTX_CSTR("b"), "f", MRTX_CSTR("q"),
+		                          MRTX_CSTR("2")), MRTX_OK);
+		assert_int_equal(mrtx_put(t, "t", MRTX_CSTR(reverse ? "0" : "d"), "f",
+		                          MRTX_CSTR("q"), MRTX_CSTR("2")), MRTX_OK);
+		assert_int_equal(mrtx_put(t, "t", MRTX_CSTR(reverse ? "c" : "a"), "f",
+		                          MRTX_CSTR("z"), MRTX_CSTR("2")), MRTX_OK);
+		while ((rc = mrtx_scan_next(s, &c)) == MRTX_OK)
+			seen[n++] = *(const char *)c.row.data;
+		seen[n] = 0;
+		assert_int_equal(rc, MRTX_NOTFOUND);
+		assert_string_equal(seen, reverse ? "cba0" : "abcd");
+		mrtx_scan_close(s);
+		mrtx_abort(t);
+	}
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 /* ------------------------------------ index reads of impossible cells */
 
 static void index_on_long_nul_rows(void **state)
@@ -426,6 +475,7 @@ int main(void)
 		cmocka_unit_test(failpoints_in_forked_child),
 		cmocka_unit_test(long_qual_start),
 		cmocka_unit_test(scan_error_is_final),
+		cmocka_unit_test(scan_sees_later_writes),
 		cmocka_unit_test(index_on_long_nul_rows),
 		cmocka_unit_test(after_doom_ebadtxn),
 		cmocka_unit_test(run_retries_doomed),

@@ -42,8 +42,6 @@ struct mrtx_scanner {
 	size_t nbatch, bi;
 	int more;
 	store_range next;
-	/* buffer side */
-	trow *bnext;
 	/* current row's cells */
 	mrtx_cell *cells;
 	size_t ncells, ci;
@@ -133,6 +131,32 @@ static trow *buf_settle(mrtx_scanner *s, trow *r)
 	return NULL;
 }
 
+/*
+ * The next buffered row in scan order after the scan's position (the last
+ * row it passed, or its start), looked up at each step: a write buffered
+ * while the scan runs is seen if the scan has not passed its row yet.
+ */
+static trow *buf_next(mrtx_scanner *s)
+{
+	const scan_range *r = s->range;
+	trow key, *b;
+
+	if (RB_EMPTY(&s->txn->rows))
+		return NULL;
+	if (!r->any)
+		return buf_settle(s, buf_first(s));
+	key.t = s->t;
+	key.row = r->last;
+	b = RB_NFIND(trow_tree, &s->txn->rows, &key); /* first at or after last */
+	if (!r->reverse) {
+		if (b && b->t == s->t && bytes_cmp(b->row, r->last) == 0)
+			b = RB_NEXT(trow_tree, &s->txn->rows, b);
+	} else {
+		b = b ? RB_PREV(trow_tree, &s->txn->rows, b) : RB_MAX(trow_tree, &s->txn->rows);
+	}
+	return buf_settle(s, b);
+}
+
 int mrtx_scan_open(mrtx_txn *txn, const mrtx_scan_spec *spec, mrtx_scanner **out)
 {
 	const store_table *t;
@@ -202,7 +226,6 @@ int mrtx_scan_open(mrtx_txn *txn, const mrtx_scan_spec *spec, mrtx_scanner **out
 	s->more = 1;
 	s->next.lo = r->start;
 	s->next.hi = r->end;
-	s->bnext = buf_settle(s, buf_first(s));
 	s->sibling = txn->scanners;
 	txn->scanners = s;
 	*out = s;
@@ -372,7 +395,7 @@ static int next_row(mrtx_scanner *s)
 
 	for (;;) {
 		store_row *sr = NULL;
-		trow *b = s->bnext;
+		trow *b = buf_next(s);
 		int cmp;
 
 		if (s->bi == s->nbatch && s->more && (rc = fetch_batch(s)))
@@ -405,9 +428,6 @@ static int next_row(mrtx_scanner *s)
 			s->range->last = b->row;
 			s->range->any = 1;
 		}
-		if (cmp >= 0)
-			s->bnext = buf_settle(s, rev ? RB_PREV(trow_tree, &s->txn->rows, b) :
-			                               RB_NEXT(trow_tree, &s->txn->rows, b));
 		if ((rc = build_row(s, cmp <= 0 ? sr : NULL, cmp >= 0 ? b : NULL)))
 			return rc;
 		if (s->ncells)
