@@ -97,7 +97,10 @@ enum {
 enum {
 	MRTX_SYNC = 0,       /* fsync data and meta page: survives an OS crash (default) */
 	MRTX_NOMETASYNC = 1, /* fsync data, not the meta page: an OS crash may lose the last commit */
-	MRTX_NOSYNC = 2      /* no fsync: a killed process loses nothing, an OS crash may */
+	MRTX_NOSYNC = 2      /* no fsync: a killed process loses nothing; an OS crash may
+	                        lose recent commits or leave the store unreadable (LMDB's
+	                        MDB_NOSYNC: pages the last synced snapshot needs can be
+	                        reused before they reach the disk) */
 };
 
 #define MRTX_OPTIONS_VERSION 1
@@ -125,15 +128,31 @@ typedef struct mrtx_options {
  * Open (creating if needed) the store in directory `path`.
  *
  * The directory is created (mode 0700) if missing.  Opening the same store
- * twice in one process shares one environment (LMDB forbids two); after
- * fork() the child must open the store anew.  Stale LMDB reader slots left by
- * killed processes are cleared.  Failpoints in MRTX_FAILPOINTS are armed.
+ * twice in one process shares one environment (LMDB forbids two), whose
+ * durability, batching and map size are the first open's: a later open must
+ * ask for the same durability and unbatched setting and a map_size of 0 or
+ * no larger than the shared map, else it fails with MRTX_EINVAL naming both
+ * settings (nothing is silently weakened; close every handle to change
+ * them).  After fork() the child must open the store anew.
+ *
+ * Processes: any number may open one store, each with its own durability.
+ * A commit is then as durable as its own process's mode, but the store as a
+ * whole is only as safe as the weakest: after an OS crash, pages a
+ * MRTX_NOSYNC process wrote without syncing may be lost and LMDB may have
+ * reused pages that the last synced snapshot needed, so the store can be
+ * damaged, not only miss recent commits.  Keep every writer of a store that
+ * must survive OS crashes at MRTX_SYNC (or MRTX_NOMETASYNC).
+ *
+ * Stale LMDB reader slots left by killed processes are cleared.
+ * MRTX_FAILPOINTS is read by the first mrtx_open of each process, a forked
+ * child's first open included, and arms failpoints (mrtx_failpoints_set).
  *
  * @param out   receives the handle; close it with mrtx_close.
  * @param path  store directory.
  * @param opts  options, or NULL for the defaults.
- * @return MRTX_OK; MRTX_EINVAL (NULL argument, bad option version or value);
- *   MRTX_ENOTSTORE (path is a file, another LMDB database, or another format
+ * @return MRTX_OK; MRTX_EINVAL (NULL argument, bad option version or value,
+ *   options that conflict with this process's open handle on the store, a
+ *   malformed MRTX_FAILPOINTS); MRTX_ENOTSTORE (path is a file, another LMDB database, or another format
  *   version: a newer one, or format 2 and older);
  *   MRTX_ECORRUPT (metadata unreadable); MRTX_ESTORE (I/O, permissions);
  *   MRTX_ENOMEM.
@@ -196,9 +215,20 @@ int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms);
  * @param value  receives the value; its memory is owned by txn and valid
  *   until the transaction ends (commit or abort).
  * @return MRTX_OK; MRTX_NOTFOUND; MRTX_ELOCKED (a live writer holds the row);
- *   MRTX_CONFLICT (the row changed since this transaction first read it: the
- *   transaction cannot commit); MRTX_EINVAL; MRTX_ETOOBIG; MRTX_ENOTABLE;
- *   MRTX_ENOFAMILY; MRTX_ECORRUPT; MRTX_ESTORE; MRTX_ENOMEM; MRTX_EBADTXN.
+ *   MRTX_CONFLICT (the row changed since this transaction first observed it,
+ *   by a read or by a scan that passed over it, absent: the transaction is
+ *   doomed, see MRTX_EBADTXN); MRTX_EINVAL; MRTX_ETOOBIG; MRTX_ENOTABLE;
+ *   MRTX_ENOFAMILY; MRTX_ECORRUPT; MRTX_ESTORE; MRTX_ENOMEM; MRTX_EBADTXN
+ *   (the transaction is doomed).
+ *
+ * Doomed transactions: once a call has returned MRTX_CONFLICT from a read
+ * or a scan, or index maintenance failed after buffering a write (see
+ * mrtx_create_index), the transaction can never commit.  Every later
+ * mrtx_get, mrtx_put, mrtx_delete, mrtx_delete_row, mrtx_scan_open,
+ * mrtx_scan_next and index call on it returns MRTX_EBADTXN; mrtx_commit
+ * returns MRTX_CONFLICT for a conflict (so a retry loop retries it) and
+ * MRTX_EBADTXN otherwise; mrtx_run retries a conflict doom even when fn
+ * returns the MRTX_EBADTXN of a later call.
  */
 int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
              mrtx_bytes qualifier, mrtx_bytes *value);
@@ -206,7 +236,11 @@ int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *famil
 /**
  * Buffer a put.  Copies its inputs.  Nothing reaches the store before commit.
  * @return MRTX_OK; MRTX_EINVAL; MRTX_ETOOBIG; MRTX_ENOTABLE; MRTX_ENOFAMILY;
- *   MRTX_ENOMEM; MRTX_EBADTXN.  A failed call leaves the transaction as it was.
+ *   MRTX_ENOMEM; MRTX_EBADTXN (doomed, see mrtx_get); on a table with
+ *   indexes also the errors of the reads index maintenance makes (as
+ *   mrtx_get, MRTX_CONFLICT included).  A failed call leaves the transaction
+ *   as it was, except when index maintenance fails after the write itself
+ *   was buffered: then the transaction is doomed.
  */
 int mrtx_put(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
              mrtx_bytes qualifier, mrtx_bytes value);
@@ -224,14 +258,28 @@ int mrtx_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row);
  * Commit and free the transaction (always freed, whatever the result).
  *
  * @return MRTX_OK (durable per the store's durability); MRTX_CONFLICT (a
- *   concurrent transaction changed a row this one read or wrote; nothing
- *   was written); MRTX_ELOCKED (a row to write is held by a live
- *   transaction; nothing was written); MRTX_EUNKNOWN (the store failed while
- *   writing the commit point: the transaction may or may not have
- *   committed; readers and `mrtx recover` settle it); MRTX_ESTORE / MRTX_EFULL
- *   (store failure before the commit point; nothing was written);
- *   MRTX_ECORRUPT; MRTX_ENOMEM; MRTX_EBADTXN (an earlier call failed in a way
- *   that dooms the transaction; nothing written); MRTX_EINVAL (NULL).
+ *   concurrent transaction changed a row this one read, scanned or wrote,
+ *   or an earlier call returned MRTX_CONFLICT; nothing was written);
+ *   MRTX_ELOCKED (a row to write is held by a live transaction; nothing was
+ *   written); MRTX_EUNKNOWN (the store's write of the commit point failed in
+ *   a way that may have applied it -- a failed LMDB commit, a lost reply --
+ *   so the transaction may or may not have committed; the next reader or
+ *   `mrtx recover` settles it; the same for one-row and multi-row commits);
+ *   MRTX_ESTORE / MRTX_EFULL (the store failed and surely applied nothing
+ *   at the commit point, or failed before it: nothing was committed, and
+ *   what was prewritten is rolled back or left to recovery); MRTX_ECORRUPT;
+ *   MRTX_ENOMEM; MRTX_EBADTXN (doomed by a failure that is no conflict, see
+ *   mrtx_get; nothing written); MRTX_EINVAL (NULL).
+ *
+ * Write-write conflicts: a row this transaction read and then wrote fails
+ * the commit if anyone committed to it after the read (first committer
+ * wins).  A row written blindly (never read) fails if another transaction
+ * committed to it after this one's first write to it, judged by commit
+ * timestamps, which come from this host's wall clock: if the clock steps
+ * back, such a blind-write conflict can go unnoticed and both commits
+ * succeed, the later one's cells winning.  That is still serializable (two
+ * blind writes commute into an order), only "first committer wins" is not
+ * promised for blind writes then.
  */
 int mrtx_commit(mrtx_txn *txn);
 
@@ -260,19 +308,50 @@ typedef struct mrtx_cell {
 
 /**
  * Open a scan over rows of one table, merged with the transaction's own
- * buffered writes (deletes hide stored cells).  The rows the scan passes
- * over are validated at commit, so a row inserted into the scanned range by
- * a concurrent commit makes this transaction's commit fail (no phantoms).
+ * buffered writes (deletes hide stored cells).
  *
- * @return MRTX_OK; MRTX_EINVAL (NULL, qualifier range without family);
- *   MRTX_ENOTABLE; MRTX_ENOFAMILY; MRTX_ETOOBIG; MRTX_ENOMEM; MRTX_EBADTXN.
+ * A scan observes every row it passes over, present or absent: the rows
+ * and the gaps between them are validated at commit, so a row inserted into
+ * or deleted from the passed-over range by a concurrent commit makes this
+ * transaction fail (no phantoms); and a row this transaction reads after a
+ * scan passed it as absent (or reads present and a scan then passes over as
+ * absent) dooms it at once (MRTX_CONFLICT).  Only what the scan passed is
+ * covered: a scan stopped early (limit, or not read to the end) does not
+ * conflict with changes beyond where it stopped.
+ *
+ * Buffered writes: the scanner merges the transaction's buffer as it goes,
+ * so a write buffered after mrtx_scan_open is seen if the scanner has not
+ * yet passed its row; rows already passed are not revisited.
+ *
+ * limit_rows counts returned rows: rows with at least one cell visible
+ * through the family/qualifier filter (a row whose cells are all filtered
+ * out or deleted is passed over, uncounted).
+ *
+ * Bounds are compared, never stored, so they need not be valid cell keys:
+ * a qual_start longer than a row's keys allow still finds that row's
+ * shorter qualifiers that sort above it.
+ *
+ * @return MRTX_OK; MRTX_EINVAL (NULL, qualifier range without family, byte
+ *   string with NULL data); MRTX_ENOTABLE; MRTX_ENOFAMILY; MRTX_ETOOBIG
+ *   (start or end over MRTX_MAX_ROW bytes, qual_start or qual_end over
+ *   MRTX_MAX_KEY bytes); MRTX_ENOMEM; MRTX_EBADTXN (doomed, see mrtx_get).
  */
 int mrtx_scan_open(mrtx_txn *txn, const mrtx_scan_spec *spec, mrtx_scanner **out);
 
 /**
  * Next cell.  cell's memory is owned by the transaction, valid until it ends.
- * @return MRTX_OK; MRTX_NOTFOUND at the end; MRTX_ELOCKED; MRTX_CONFLICT;
- *   MRTX_ECORRUPT; MRTX_ESTORE; MRTX_ENOMEM.
+ *
+ * Errors: after MRTX_ELOCKED the scanner stands where it was and the next
+ * call retries the same row.  Any other error is final for the scanner:
+ * every later call returns it again (never MRTX_NOTFOUND, so a failed scan
+ * never looks complete).  The rows passed before the error stay observed
+ * and are validated at commit as usual.
+ *
+ * @return MRTX_OK; MRTX_NOTFOUND at the end; MRTX_ELOCKED (a live writer
+ *   holds the next row; retry); MRTX_CONFLICT (a row changed since this
+ *   transaction observed it: doomed); MRTX_ECORRUPT; MRTX_ESTORE;
+ *   MRTX_ENOMEM; MRTX_EINVAL (NULL); MRTX_EBADTXN (the transaction ended or
+ *   is doomed).
  */
 int mrtx_scan_next(mrtx_scanner *s, mrtx_cell *cell);
 
@@ -500,6 +579,18 @@ typedef struct mrtx_column {
  * so index rows sort by value, then by source row.  With ncluster == 0 the
  * index is non-clustered (a lookup then reads the source row); otherwise
  * the listed cells are copied (clustered: a lookup needs no second read).
+ *
+ * Key size: the index row key is a row of the index table, so it obeys the
+ * row limits: with k = v + z(v) + r + z(r) + 4 bytes (v, r the value's and
+ * the source row's sizes, z() their number of 0x00 bytes), k must be at most
+ * MRTX_MAX_ROW and k + (number of 0x00 bytes in the key, which is z(v) +
+ * z(r) + 2) + 7 at most MRTX_MAX_KEY.  A put of a value that breaks this
+ * fails with MRTX_ETOOBIG and buffers nothing; a stored value that breaks it
+ * (written before the declaration) stops the backfill with MRTX_ETOOBIG: the
+ * declaration stays and later writes are maintained, but that row has no
+ * index entry until its value is shortened and mrtx_create_index is called
+ * again.  A source cell whose own key cannot fit (a long row full of 0x00
+ * bytes and the indexed qualifier) can never exist, and reads as absent.
  */
 typedef struct mrtx_index_spec {
 	int version;                 /* MRTX_INDEX_SPEC_VERSION */
