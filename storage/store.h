@@ -21,13 +21,29 @@
 
 typedef struct store store;
 
+/*
+ * Backends: a store address that starts with "rados://" is a RADOS store
+ * (storage/rados/), anything else an LMDB directory (storage/lmdb/).  Each
+ * backend's store begins with a store_head; store.c dispatches on it.
+ */
+typedef enum store_kind { STORE_LMDB = 1, STORE_RADOS = 2 } store_kind;
+typedef struct store_head {
+	store_kind kind;
+} store_head;
+
+static inline store_kind store_kind_of(const store *st)
+{
+	return ((const store_head *)(const void *)st)->kind;
+}
+
 /* A table, resolved once and immutable afterwards (owned by the store). */
 typedef struct store_table {
 	const char *name;
 	size_t nfamilies;
 	const char *const *families;
 	unsigned id;   /* index in the store, stable while open */
-	unsigned kp;   /* backend: the table's 2-byte key prefix (lmdb_rw.c) */
+	unsigned kp;   /* LMDB: the table's 2-byte key prefix (lmdb_rw.c) */
+	void *be;      /* other backends' per-table state (RADOS: its tablets) */
 } store_table;
 
 typedef struct store_opts {
@@ -37,6 +53,7 @@ typedef struct store_opts {
 	int unbatched;      /* each op of store_write_rows is its own write txn */
 } store_opts;
 
+/* path: an LMDB directory, or rados://POOL/NAME[?conf=PATH][&user=ID]. */
 int store_open(store **out, const char *path, const store_opts *opts);
 void store_close(store *st);
 const char *store_path(const store *st);
@@ -52,6 +69,10 @@ int store_table_find(store *st, const char *name, const store_table **out);
 int store_family_find(const store_table *t, const char *family, uint8_t *fid);
 /* Every table, in name order. */
 int store_tables_list(store *st, const store_table ***out, size_t *count);
+
+/* Bytes before enc(row) in an LMDB key (the table prefix): part of the key
+ * limit every backend enforces (store_check_key). */
+#define STORE_KEY_PREFIX 2u
 
 /* Validate row and qualifier sizes against the key limit (MRTX_ETOOBIG/EINVAL). */
 int store_check_key(const store_table *t, mrtx_bytes row, size_t qual_size);
@@ -210,6 +231,10 @@ int store_get_info(store *st, store_info *out);
  * concurrent re-arm; meant for single-threaded tests.
  */
 unsigned long store__fail_at(unsigned long n, int lmdb_error);
+/* For backends: count a store call; 0, or the error to inject (an LMDB or
+ * errno code for the backend to map, or STORE_FAULT_APPLIED when write). */
+extern volatile int store__fault_armed;
+int store__fault_hit(int write);
 
 /* store__fail_at, but the n-th call and every later one fail. */
 unsigned long store__fail_from(unsigned long n, int lmdb_error);

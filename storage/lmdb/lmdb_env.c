@@ -36,51 +36,15 @@ int lmdb_err(store *st, int rc, const char *step)
 
 /* ------------------------------------------------------ fault injection */
 
-/*
- * Test hook (store.h, store__fail_at): while armed, every store call
- * (store_read_row, store_read_locks, store_scan_rows, store_write_rows) is
- * counted and the n-th fails with an LMDB error before touching LMDB.  Off,
- * it costs one load and a predicted branch.
- */
-volatile int store__fault_armed;
-static atomic_ulong fault_calls, fault_at;
-static atomic_int fault_err, fault_from;
-
-static unsigned long fail_arm(unsigned long n, int lmdb_error, int from)
+/* The store-call fault hook (store.c) with LMDB's error mapping. */
+int lmdb_fault(store *st, const char *step, int write)
 {
-	unsigned long before = atomic_exchange(&fault_calls, 0);
+	int err = store__fault_hit(write);
 
-	atomic_store(&fault_err, lmdb_error ? lmdb_error : EIO);
-	atomic_store(&fault_at, n);
-	atomic_store(&fault_from, from);
-	store__fault_armed = n != 0;
-	return before;
-}
-
-unsigned long store__fail_at(unsigned long n, int lmdb_error)
-{
-	return fail_arm(n, lmdb_error, 0);
-}
-
-unsigned long store__fail_from(unsigned long n, int lmdb_error)
-{
-	return fail_arm(n, lmdb_error, 1);
-}
-
-int store__fault_hit(store *st, const char *step, int write)
-{
-	unsigned long n = atomic_fetch_add(&fault_calls, 1) + 1;
-	int err;
-
-	if (n != atomic_load(&fault_at) && !(atomic_load(&fault_from) && n > atomic_load(&fault_at)))
-		return 0;
-	err = atomic_load(&fault_err);
-	if (err == STORE_FAULT_APPLIED)
-		return write ? STORE_FAULT_APPLIED : /* store_write_rows applies, then fails */
-		       lmdb_err(st, EIO, step);
+	if (err == 0 || err == STORE_FAULT_APPLIED)
+		return err;
 	return lmdb_err(st, err, step);
 }
-
 
 /* -------------------------------------------------------------- helpers */
 
@@ -359,7 +323,7 @@ static int shared_open_check(const store *st, const store_opts *o)
 	return 0;
 }
 
-int store_open(store **out, const char *path, const store_opts *o)
+int lmdb_store_open(store **out, const char *path, const store_opts *o)
 {
 	struct stat sb;
 	store *st;
@@ -399,6 +363,7 @@ int store_open(store **out, const char *path, const store_opts *o)
 	pthread_mutex_init(&st->gmu, NULL);
 	pthread_cond_init(&st->gcv, NULL);
 	st->gq_tail = &st->gq_head;
+	st->head.kind = STORE_LMDB;
 	st->durability = o->durability;
 	st->dev = sb.st_dev;
 	st->ino = sb.st_ino;
@@ -417,7 +382,7 @@ done:
 	return rc;
 }
 
-void store_close(store *st)
+void lmdb_store_close(store *st)
 {
 	store **pp;
 
@@ -441,22 +406,22 @@ void store_close(store *st)
 	store_destroy(st);
 }
 
-const char *store_path(const store *st)
+const char *lmdb_store_path(const store *st)
 {
 	return st->path;
 }
 
-int store_is_unbatched(const store *st)
+int lmdb_store_is_unbatched(const store *st)
 {
 	return st->unbatched;
 }
 
-const uint8_t *store_id(const store *st)
+const uint8_t *lmdb_store_id(const store *st)
 {
 	return st->id;
 }
 
-void store_counters_get(store *st, store_counters *out)
+void lmdb_store_counters_get(store *st, store_counters *out)
 {
 	out->write_calls = atomic_load(&st->write_calls);
 	out->write_txns = atomic_load(&st->write_txns);
@@ -477,7 +442,7 @@ static int count_reader(const char *msg, void *ctx)
 	return 0;
 }
 
-int store_get_info(store *st, store_info *out)
+int lmdb_store_get_info(store *st, store_info *out)
 {
 	MDB_envinfo info;
 	MDB_stat ms;

@@ -13,12 +13,13 @@
 
 #include "storage/keyenc.h"
 #include "storage/store.h"
+#include "storage/lmdb/lmdb_store.h"
 
 /* Store format.  2: one DBI per table, lock records beside the cells.
  * 3: every table and the metadata in LMDB's one unnamed database, each
  * table under its own 2-byte key prefix (lmdb_meta.c). */
 #define META_FORMAT 3u
-#define TPFX 2u         /* bytes of a table's key prefix */
+#define TPFX STORE_KEY_PREFIX /* bytes of a table's key prefix */
 #define KP_FIRST 0x0100u /* first table prefix; keys below it are metadata */
 #define DEFAULT_MAP ((size_t)1 << 30)
 #define READ_POOL 8 /* reset read transactions kept for renewal */
@@ -47,6 +48,7 @@ _Static_assert(TABLE_SLOTS >= 2 * MRTX_MAX_TABLES && (TABLE_SLOTS & (TABLE_SLOTS
                "TABLE_SLOTS must be a power of two above twice MRTX_MAX_TABLES");
 
 struct store {
+	store_head head;    /* kind STORE_LMDB (store.c dispatches on it) */
 	MDB_env *env;
 	char *path;
 	dev_t dev;
@@ -107,14 +109,13 @@ void *lmdb_arr_grow(mrtx_arena *a, void *arr, size_t n, size_t *cap, size_t elem
 /* Read or create the metadata; attach every table (lmdb_meta.c). */
 int lmdb_meta_init(store *st);
 
-/* Store-call fault hook (store.h, store__fail_at). */
-extern volatile int store__fault_armed;
-int store__fault_hit(store *st, const char *step, int write);
+/* Store-call fault hook (store.h, store__fail_at), errors mapped as LMDB's. */
+int lmdb_fault(store *st, const char *step, int write);
 #define STORE_FAULT(st, step) \
-	(MRTX_UNLIKELY(store__fault_armed) ? store__fault_hit(st, step, 0) : 0)
+	(MRTX_UNLIKELY(store__fault_armed) ? lmdb_fault(st, step, 0) : 0)
 /* In store_write_rows: may also return STORE_FAULT_APPLIED (store.h). */
 #define STORE_FAULT_W(st, step) \
-	(MRTX_UNLIKELY(store__fault_armed) ? store__fault_hit(st, step, 1) : 0)
+	(MRTX_UNLIKELY(store__fault_armed) ? lmdb_fault(st, step, 1) : 0)
 
 int lmdb_key_cmp(const MDB_val *a, const MDB_val *b);
 

@@ -176,7 +176,7 @@ static int check_name(const char *what, const char *s)
 	return 0;
 }
 
-int store_create_table(store *st, const char *name, const char *const *families,
+int lmdb_store_create_table(store *st, const char *name, const char *const *families,
                        size_t nfamilies)
 {
 	uint8_t meta[TPFX + 1 + MRTX_MAX_FAMILIES * (MRTX_MAX_NAME + 1)];
@@ -310,7 +310,7 @@ done:
 	return rc;
 }
 
-int store_table_find(store *st, const char *name, const store_table **out)
+int lmdb_store_table_find(store *st, const char *name, const store_table **out)
 {
 	char key[MRTX_MAX_NAME + 4];
 	store_table *t;
@@ -354,24 +354,12 @@ done:
 	return rc;
 }
 
-int store_family_find(const store_table *t, const char *family, uint8_t *fid)
-{
-	if (!family)
-		return mrtx__seterr(MRTX_EINVAL, "family is NULL (table '%s')", t->name);
-	for (size_t i = 0; i < t->nfamilies; i++)
-		if (name_eq(t->families[i], family)) {
-			*fid = (uint8_t)i;
-			return 0;
-		}
-	return mrtx__seterr(MRTX_ENOFAMILY, "table '%s' has no family '%.64s'", t->name, family);
-}
-
 static int table_name_cmp(const void *a, const void *b)
 {
 	return strcmp((*(store_table *const *)a)->name, (*(store_table *const *)b)->name);
 }
 
-int store_tables_list(store *st, const store_table ***out, size_t *count)
+int lmdb_store_tables_list(store *st, const store_table ***out, size_t *count)
 {
 	MDB_txn *txn;
 	MDB_cursor *cur;
@@ -430,33 +418,6 @@ int store_tables_list(store *st, const store_table ***out, size_t *count)
 	qsort(arr, n, sizeof(*arr), table_name_cmp);
 	*out = arr;
 	*count = n;
-	return 0;
-}
-
-int store_check_key(const store_table *t, mrtx_bytes row, size_t qual_size)
-{
-	size_t k;
-
-	if (row.size == 0)
-		return mrtx__seterr(MRTX_EINVAL, "table '%s': row key is empty", t->name);
-	if (!row.data)
-		return mrtx__seterr(MRTX_EINVAL, "table '%s': row data is NULL", t->name);
-	if (row.size > MRTX_MAX_ROW)
-		return mrtx__seterr(MRTX_ETOOBIG, "table '%s': row of %zu bytes; the limit is %u",
-		                    t->name, row.size, MRTX_MAX_ROW);
-	if (qual_size > MRTX_MAX_KEY)
-		return mrtx__seterr(MRTX_ETOOBIG, "table '%s': qualifier of %zu bytes; a whole "
-		                    "key is at most %u", t->name, qual_size, MRTX_MAX_KEY);
-	/* Fits even if every byte were a NUL (2 * row + 2 + fid): no need to
-	 * count them.  Most keys are far below the limit. */
-	if (TPFX + 2 * row.size + 3 + qual_size <= MRTX_MAX_KEY)
-		return 0;
-	k = TPFX + keyenc_cell_size(row.data, row.size, qual_size);
-	if (k > MRTX_MAX_KEY)
-		return mrtx__seterr(MRTX_ETOOBIG, "table '%s': row of %zu bytes with qualifier of "
-		                    "%zu bytes encodes to a %zu-byte key; the limit is %u (row + "
-		                    "NUL bytes in row + 5 + qualifier)", t->name, row.size,
-		                    qual_size, k, MRTX_MAX_KEY);
 	return 0;
 }
 
@@ -601,7 +562,7 @@ static int meta_key_check(store *st, const char *key, size_t minlen)
 	return 0;
 }
 
-int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)
+int lmdb_store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)
 {
 	char kb[MRTX_MAX_NAME + 4];
 	lmdb_rtxn rt;
@@ -628,7 +589,7 @@ int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)
 	return rc;
 }
 
-int store_meta_put_new(store *st, const char *key, mrtx_bytes value)
+int lmdb_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 {
 	char kb[MRTX_MAX_NAME + 4];
 	MDB_txn *txn = NULL;
@@ -695,7 +656,7 @@ done:
 	return rc;
 }
 
-int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
+int lmdb_store_meta_list(store *st, const char *prefix, mrtx_arena *a,
                     int (*fn)(const char *key, mrtx_bytes value, void *payload),
                     void *payload, uint64_t *gen)
 {

@@ -268,7 +268,7 @@ static int read_cell_exact(store *st, MDB_cursor *cur, uint8_t *key, size_t plen
 	return 0;
 }
 
-int store_read_row(store *st, const store_table *t, mrtx_bytes row,
+int lmdb_store_read_row(store *st, const store_table *t, mrtx_bytes row,
                    const store_filter *f, mrtx_arena *a, store_row *out)
 {
 	uint8_t key[MRTX_MAX_KEY + 16];
@@ -291,7 +291,7 @@ int store_read_row(store *st, const store_table *t, mrtx_bytes row,
 	return rc;
 }
 
-int store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_arena *a,
+int lmdb_store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_arena *a,
                      store_row *out)
 {
 	lmdb_rtxn rt;
@@ -367,7 +367,7 @@ static int step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int r
 	return rc;
 }
 
-int store_scan_rows(store *st, const store_table *t, const store_range *r,
+int lmdb_store_scan_rows(store *st, const store_table *t, const store_range *r,
                     int reverse, const store_filter *f, size_t max_rows,
                     mrtx_arena *a, store_row **rows, size_t *nrows, int *more)
 {
@@ -746,7 +746,7 @@ static int lost_reply(store *st, store_op *ops, size_t n)
 	                    store_path(st));
 }
 
-int store_write_rows(store *st, store_op *ops, size_t n)
+int lmdb_store_write_rows(store *st, store_op *ops, size_t n)
 {
 	int first = 0, durable = 0;
 

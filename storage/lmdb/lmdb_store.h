@@ -1,0 +1,36 @@
+/*
+ * lmdb_store.h - the LMDB backend's implementation of the storage seam
+ * (store.h): each lmdb_store_X is store_X for a store of kind STORE_LMDB,
+ * called by the dispatch in storage/store.c.  Same contracts as store.h.
+ */
+#ifndef MRTX_LMDB_STORE_H
+#define MRTX_LMDB_STORE_H
+
+#include "storage/store.h"
+
+int lmdb_store_open(store **out, const char *path, const store_opts *opts);
+void lmdb_store_close(store *st);
+const char *lmdb_store_path(const store *st);
+int lmdb_store_is_unbatched(const store *st);
+const uint8_t *lmdb_store_id(const store *st);
+int lmdb_store_create_table(store *st, const char *name, const char *const *families,
+                            size_t nfamilies);
+int lmdb_store_table_find(store *st, const char *name, const store_table **out);
+int lmdb_store_tables_list(store *st, const store_table ***out, size_t *count);
+int lmdb_store_read_row(store *st, const store_table *t, mrtx_bytes row,
+                        const store_filter *f, mrtx_arena *a, store_row *out);
+int lmdb_store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_arena *a,
+                          store_row *out);
+int lmdb_store_scan_rows(store *st, const store_table *t, const store_range *r, int reverse,
+                         const store_filter *f, size_t max_rows, mrtx_arena *a,
+                         store_row **rows, size_t *nrows, int *more);
+int lmdb_store_write_rows(store *st, store_op *ops, size_t n);
+void lmdb_store_counters_get(store *st, store_counters *out);
+int lmdb_store_get_info(store *st, store_info *out);
+int lmdb_store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out);
+int lmdb_store_meta_put_new(store *st, const char *key, mrtx_bytes value);
+int lmdb_store_meta_list(store *st, const char *prefix, mrtx_arena *a,
+                         int (*fn)(const char *key, mrtx_bytes value, void *payload),
+                         void *payload, uint64_t *gen);
+
+#endif

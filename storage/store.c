@@ -1,0 +1,223 @@
+/*
+ * store.c - the storage seam's front: dispatch to the backend that holds a
+ * store (store_head.kind), the parts of the seam that are the same for
+ * every backend (family lookup, key limits), and the store-call fault hook
+ * that tests arm.
+ *
+ * The LMDB branch is a direct call, so link-time optimisation still
+ * inlines the embedded store's hot paths; RADOS is compiled in when
+ * librados is found (MRTX_HAVE_RADOS).
+ */
+#include "store.h"
+#include "keyenc.h"
+#include "lmdb/lmdb_store.h"
+#ifdef MRTX_HAVE_RADOS
+#include "rados/rados_store.h"
+#endif
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#ifdef MRTX_HAVE_RADOS
+#define DISPATCH(st, fn, ...)                                                  \
+	(store_kind_of(st) == STORE_RADOS ? rados_store_##fn(__VA_ARGS__) :    \
+	                                    lmdb_store_##fn(__VA_ARGS__))
+#else
+#define DISPATCH(st, fn, ...) lmdb_store_##fn(__VA_ARGS__)
+#endif
+
+#define RADOS_SCHEME "rados://"
+
+int store_open(store **out, const char *path, const store_opts *opts)
+{
+	if (strncmp(path, RADOS_SCHEME, strlen(RADOS_SCHEME)) == 0) {
+#ifdef MRTX_HAVE_RADOS
+		return rados_store_open(out, path, opts);
+#else
+		return mrtx__seterr(MRTX_EINVAL, "%s: this mrtx was built without RADOS support "
+		                    "(librados-dev was not found at build time)", path);
+#endif
+	}
+	return lmdb_store_open(out, path, opts);
+}
+
+void store_close(store *st)
+{
+	if (st)
+		DISPATCH(st, close, st);
+}
+
+const char *store_path(const store *st)
+{
+	return DISPATCH(st, path, st);
+}
+
+int store_is_unbatched(const store *st)
+{
+	return DISPATCH(st, is_unbatched, st);
+}
+
+const uint8_t *store_id(const store *st)
+{
+	return DISPATCH(st, id, st);
+}
+
+int store_create_table(store *st, const char *name, const char *const *families,
+                       size_t nfamilies)
+{
+	return DISPATCH(st, create_table, st, name, families, nfamilies);
+}
+
+int store_table_find(store *st, const char *name, const store_table **out)
+{
+	return DISPATCH(st, table_find, st, name, out);
+}
+
+int store_tables_list(store *st, const store_table ***out, size_t *count)
+{
+	return DISPATCH(st, tables_list, st, out, count);
+}
+
+int store_read_row(store *st, const store_table *t, mrtx_bytes row, const store_filter *f,
+                   mrtx_arena *a, store_row *out)
+{
+	return DISPATCH(st, read_row, st, t, row, f, a, out);
+}
+
+int store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_arena *a,
+                     store_row *out)
+{
+	return DISPATCH(st, read_locks, st, refs, n, a, out);
+}
+
+int store_scan_rows(store *st, const store_table *t, const store_range *r, int reverse,
+                    const store_filter *f, size_t max_rows, mrtx_arena *a, store_row **rows,
+                    size_t *nrows, int *more)
+{
+	return DISPATCH(st, scan_rows, st, t, r, reverse, f, max_rows, a, rows, nrows, more);
+}
+
+int store_write_rows(store *st, store_op *ops, size_t n)
+{
+	return DISPATCH(st, write_rows, st, ops, n);
+}
+
+void store_counters_get(store *st, store_counters *out)
+{
+	DISPATCH(st, counters_get, st, out);
+}
+
+int store_get_info(store *st, store_info *out)
+{
+	return DISPATCH(st, get_info, st, out);
+}
+
+int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)
+{
+	return DISPATCH(st, meta_get, st, key, a, out);
+}
+
+int store_meta_put_new(store *st, const char *key, mrtx_bytes value)
+{
+	return DISPATCH(st, meta_put_new, st, key, value);
+}
+
+int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
+                    int (*fn)(const char *key, mrtx_bytes value, void *payload), void *payload,
+                    uint64_t *gen)
+{
+	return DISPATCH(st, meta_list, st, prefix, a, fn, payload, gen);
+}
+
+/* ------------------------------------------------ the same for every backend */
+
+int store_family_find(const store_table *t, const char *family, uint8_t *fid)
+{
+	if (!family)
+		return mrtx__seterr(MRTX_EINVAL, "family is NULL (table '%s')", t->name);
+	for (size_t i = 0; i < t->nfamilies; i++)
+		if (strcmp(t->families[i], family) == 0) {
+			*fid = (uint8_t)i;
+			return 0;
+		}
+	return mrtx__seterr(MRTX_ENOFAMILY, "table '%s' has no family '%.64s'", t->name, family);
+}
+
+/*
+ * The key limits are LMDB's (a cell key P . enc(row) . fid . qualifier fits
+ * 511 bytes), and every backend enforces them, so a store's data can move
+ * between backends unchanged.
+ */
+int store_check_key(const store_table *t, mrtx_bytes row, size_t qual_size)
+{
+	size_t k;
+
+	if (row.size == 0)
+		return mrtx__seterr(MRTX_EINVAL, "table '%s': row key is empty", t->name);
+	if (!row.data)
+		return mrtx__seterr(MRTX_EINVAL, "table '%s': row data is NULL", t->name);
+	if (row.size > MRTX_MAX_ROW)
+		return mrtx__seterr(MRTX_ETOOBIG, "table '%s': row of %zu bytes; the limit is %u",
+		                    t->name, row.size, MRTX_MAX_ROW);
+	if (qual_size > MRTX_MAX_KEY)
+		return mrtx__seterr(MRTX_ETOOBIG, "table '%s': qualifier of %zu bytes; a whole "
+		                    "key is at most %u", t->name, qual_size, MRTX_MAX_KEY);
+	/* Fits even if every byte were a NUL (2 * row + 2 + fid): no need to
+	 * count them.  Most keys are far below the limit. */
+	if (STORE_KEY_PREFIX + 2 * row.size + 3 + qual_size <= MRTX_MAX_KEY)
+		return 0;
+	k = STORE_KEY_PREFIX + keyenc_cell_size(row.data, row.size, qual_size);
+	if (k > MRTX_MAX_KEY)
+		return mrtx__seterr(MRTX_ETOOBIG, "table '%s': row of %zu bytes with qualifier of "
+		                    "%zu bytes encodes to a %zu-byte key; the limit is %u (row + "
+		                    "NUL bytes in row + 5 + qualifier)", t->name, row.size,
+		                    qual_size, k, MRTX_MAX_KEY);
+	return 0;
+}
+
+/* ------------------------------------------------------ fault injection */
+
+/*
+ * Test hook (store.h, store__fail_at): while armed, every store call
+ * (store_read_row, store_read_locks, store_scan_rows, store_write_rows) is
+ * counted and the n-th fails with the armed error before touching the
+ * store.  Off, it costs one load and a predicted branch.
+ */
+volatile int store__fault_armed;
+static atomic_ulong fault_calls, fault_at;
+static atomic_int fault_err, fault_from;
+
+static unsigned long fail_arm(unsigned long n, int err, int from)
+{
+	unsigned long before = atomic_exchange(&fault_calls, 0);
+
+	atomic_store(&fault_err, err ? err : EIO);
+	atomic_store(&fault_at, n);
+	atomic_store(&fault_from, from);
+	store__fault_armed = n != 0;
+	return before;
+}
+
+unsigned long store__fail_at(unsigned long n, int err)
+{
+	return fail_arm(n, err, 0);
+}
+
+unsigned long store__fail_from(unsigned long n, int err)
+{
+	return fail_arm(n, err, 1);
+}
+
+int store__fault_hit(int write)
+{
+	unsigned long n = atomic_fetch_add(&fault_calls, 1) + 1, at = atomic_load(&fault_at);
+	int err;
+
+	if (n != at && !(atomic_load(&fault_from) && n > at))
+		return 0;
+	err = atomic_load(&fault_err);
+	if (err == STORE_FAULT_APPLIED && !write)
+		return EIO;
+	return err;
+}
