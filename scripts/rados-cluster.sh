@@ -151,9 +151,6 @@ auth_client_required = $auth
 auth_allow_insecure_global_id_reclaim = false
 $keyring_line
 run_dir = $RUN
-admin_socket = $RUN/\$name.asok
-pid_file = $RUN/\$name.pid
-log_file = $DIR/log/\$name.log
 crash_dir = $DIR/crash
 exporter_sock_dir = $RUN
 log_to_stderr = false
@@ -182,11 +179,19 @@ mon_osd_adjust_down_out_interval = false
 
 [mon]
 mon_data = $DIR/mon/\$name
+# daemons only: clients (tests, several at once) get no log file or admin socket
+admin_socket = $RUN/\$name.asok
+pid_file = $RUN/\$name.pid
+log_file = $DIR/log/\$name.log
 mon_cluster_log_file = $DIR/log/cluster.log
 keyring = \$mon_data/keyring
 
 [osd]
 osd_data = $DIR/osd/\$id
+# daemons only: clients (tests, several at once) get no log file or admin socket
+admin_socket = $RUN/\$name.asok
+pid_file = $RUN/\$name.pid
+log_file = $DIR/log/\$name.log
 keyring = \$osd_data/keyring
 osd_objectstore = $OBJECTSTORE
 memstore_device_bytes = 1073741824
