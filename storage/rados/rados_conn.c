@@ -683,3 +683,45 @@ done:
 	mrtx__free(pf);
 	return rc;
 }
+
+/* ------------------------------------------------------ object classes */
+
+static int put_u32le(mrtx_buf *b, size_t v)
+{
+	uint8_t le[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
+
+	if (v > UINT32_MAX)
+		return mrtx__seterr(MRTX_ETOOBIG, "rlua_encode: field of %zu bytes", v);
+	return buf_put(b, le, 4);
+}
+
+static int put_field(mrtx_buf *b, const void *p, size_t n)
+{
+	int rc = put_u32le(b, n);
+
+	return rc ? rc : n ? buf_put(b, p, n) : MRTX_OK;
+}
+
+int rlua_encode(mrtx_buf *out, const char *script, const char *handler, mrtx_bytes input)
+{
+	static const uint8_t head[2] = { 1, 1 }; /* struct_v, compat */
+	size_t sl = strlen(script), hl = strlen(handler), at;
+	int rc;
+
+	if ((rc = buf_put(out, head, 2)))
+		return rc;
+	at = out->size;
+	if ((rc = put_u32le(out, 0)) || (rc = put_field(out, script, sl)) ||
+	    (rc = put_field(out, handler, hl)) || (rc = put_field(out, input.data, input.size)))
+		return rc;
+	{
+		size_t len = out->size - at - 4;
+		uint8_t le[4] = { (uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
+		                  (uint8_t)(len >> 24) };
+
+		if (len > UINT32_MAX)
+			return mrtx__seterr(MRTX_ETOOBIG, "rlua_encode: %zu bytes", len);
+		memcpy(out->data + at, le, 4);
+	}
+	return MRTX_OK;
+}

@@ -222,4 +222,18 @@ typedef struct rread {
  */
 int rconn_read(rconn *c, rread *r, size_t n, mrtx_arena *a);
 
+/* ------------------------------------------------------ object classes */
+
+/*
+ * Append to out the input of the `lua` object class's eval_bufferlist
+ * method: Ceph's encoding of cls_lua_eval_op {script, handler, input}
+ * (ENCODE_START(1, 1): u8 version, u8 compat, u32 length, then each field
+ * as u32 length + bytes, little-endian).  The script registers handler
+ * with objclass.register(fn); fn(input, output) returns 0 or -errno, and a
+ * negative return inside a write op aborts the whole op.  The OSDs must
+ * load the class (osd_class_load_list / osd_class_default_list = *).
+ * @return MRTX_OK; MRTX_ETOOBIG (a field over 4 GiB); MRTX_ENOMEM.
+ */
+int rlua_encode(mrtx_buf *out, const char *script, const char *handler, mrtx_bytes input);
+
 #endif
