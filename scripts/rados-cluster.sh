@@ -24,8 +24,10 @@
 #   CEPH_TIMEOUT (20)      bound on every ceph/rados CLI call
 #   STOP_TIMEOUT (15)      seconds between SIGTERM and SIGKILL in stop
 #
-# The CLI tools here are python (`ceph`) and C++ (`rados`); each call is wrapped in
-# `timeout` so that a dead monitor never hangs this script.
+# Every ceph/rados CLI call and every daemon start (whose parent waits for the
+# daemon's init, which talks to the mon) is wrapped in `timeout`, so that a dead
+# monitor never hangs this script.  A start that fails, or is interrupted, stops
+# whatever it had started.
 set -euo pipefail
 
 usage() {
@@ -288,6 +290,7 @@ do_start() {
 	rm -rf "$DIR"/{mon,osd,run,log,crash,monmap,ceph.conf,keyring,mon-bootstrap.keyring,pg-probe.names}
 	mkdir -p "$DIR"/{mon/ceph-a,run,log,crash}
 	trap start_cleanup EXIT
+	trap 'exit 1' INT TERM HUP
 	t0=$(now_ms)
 	fsid=$(cat /proc/sys/kernel/random/uuid)
 	write_conf "$fsid"
@@ -296,9 +299,9 @@ do_start() {
 		mkfs_key=(--keyring "$DIR/mon-bootstrap.keyring")
 	fi
 	monmaptool --create --fsid "$fsid" --addv a "[v2:127.0.0.1:$MON_PORT]" "$DIR/monmap" >/dev/null
-	ceph-mon -c "$CONF" --mkfs -i a --monmap "$DIR/monmap" "${mkfs_key[@]}" \
+	timeout "$CEPH_TIMEOUT" ceph-mon -c "$CONF" --mkfs -i a --monmap "$DIR/monmap" "${mkfs_key[@]}" \
 		>"$DIR/log/mon-mkfs.log" 2>&1 || die "mon mkfs failed: $DIR/log/mon-mkfs.log"
-	ceph-mon -c "$CONF" -i a 2>>"$DIR/log/mon-mkfs.log" || die "ceph-mon failed: $DIR/log/mon.a.log"
+	timeout "$CEPH_TIMEOUT" ceph-mon -c "$CONF" -i a 2>>"$DIR/log/mon-mkfs.log" || die "ceph-mon failed: $DIR/log/mon.a.log"
 	[ -n "$(daemon_pid mon.a)" ] || die "ceph-mon exited (port $MON_PORT taken?): $DIR/log/mon.a.log"
 	log "mon.a pid $(daemon_pid mon.a) on 127.0.0.1:$MON_PORT ($(( $(now_ms) - t0 )) ms)"
 	for i in $(seq 0 $((NOSD - 1))); do uuids+=("$(cat /proc/sys/kernel/random/uuid)"); done
@@ -314,8 +317,8 @@ do_start() {
 		die "OSD registration failed: $DIR/log/bootstrap.out"
 	for i in $(seq 0 $((NOSD - 1))); do
 		mkdir -p "$DIR/osd/$i"
-		( ceph-osd -c "$CONF" -i "$i" --mkfs --osd-uuid "${uuids[$i]}" &&
-		  ceph-osd -c "$CONF" -i "$i" ) >"$DIR/log/osd-start.$i.log" 2>&1 &
+		( timeout "$CEPH_TIMEOUT" ceph-osd -c "$CONF" -i "$i" --mkfs --osd-uuid "${uuids[$i]}" &&
+		  timeout "$CEPH_TIMEOUT" ceph-osd -c "$CONF" -i "$i" ) >"$DIR/log/osd-start.$i.log" 2>&1 &
 		pids+=($!)
 	done
 	for p in "${pids[@]}"; do wait "$p" || die "an OSD failed to start: $DIR/log/osd-start.*.log"; done
@@ -325,7 +328,7 @@ do_start() {
 	log "$NOSD OSDs ($OBJECTSTORE) started ($(( $(now_ms) - t0 )) ms)"
 	wait_ready "$READY_TIMEOUT" || die "pool $POOL never became writable"
 	START_OK=1
-	trap - EXIT
+	trap - EXIT INT TERM HUP
 	log "cluster up in $(( $(now_ms) - t0 )) ms: conf $CONF$([ "$CEPHX" = 1 ] && echo ", keyring $DIR/keyring (client.admin, client.mrtx)")"
 }
 
@@ -362,7 +365,7 @@ do_restart_osd() {
 	[ -d "$DIR/osd/$OSD_ARG" ] || die "no osd.$OSD_ARG in $DIR"
 	[ -z "$(daemon_pid "osd.$OSD_ARG")" ] || die "osd.$OSD_ARG is running"
 	t0=$(now_ms)
-	ceph-osd -c "$CONF" -i "$OSD_ARG" 2>>"$DIR/log/osd-start.$OSD_ARG.log" ||
+	timeout "$CEPH_TIMEOUT" ceph-osd -c "$CONF" -i "$OSD_ARG" 2>>"$DIR/log/osd-start.$OSD_ARG.log" ||
 		die "ceph-osd $OSD_ARG failed: $DIR/log/osd.$OSD_ARG.log"
 	log "osd.$OSD_ARG restarted, pid $(daemon_pid "osd.$OSD_ARG")"
 	wait_ready "$READY_TIMEOUT" || die "pool $POOL not writable after restarting osd.$OSD_ARG"

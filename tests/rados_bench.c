@@ -37,11 +37,11 @@ static const char LUA_PRED[] =
 	"end\n"
 	"objclass.register(pred)\n";
 
-enum variant { CMP_ABSENT, LUA_ABSENT, CMP_LOCKED, LUA_LOCKED, READ_THEN_CMP, NVAR };
+enum variant { CMP_ABSENT, LUA_ABSENT, CMP_LOCKED, LUA_LOCKED, READ_THEN_CMP, READ_ONLY, NVAR };
 static const char *const vname[NVAR] = {
 	"omap_cmp2 guard, lock absent", "lua predicate, lock absent",
 	"omap_cmp2 guard, lock present", "lua predicate, lock present",
-	"read lock, then omap_cmp2 write",
+	"read lock, then omap_cmp2 write", "read lock only (no write)",
 };
 
 static void die(int rc, const char *what)
@@ -54,7 +54,7 @@ static void die(int rc, const char *what)
 static void fill(rwrite *w, rguard *g, rexec *e, rkv *sets, enum variant v, int i, int seq)
 {
 	static char val[NOBJ * 2][24];
-	int locked = v == CMP_LOCKED || v == LUA_LOCKED || v == READ_THEN_CMP;
+	int locked = v == CMP_LOCKED || v == LUA_LOCKED || v >= READ_THEN_CMP;
 	int o = locked ? NOBJ / 2 + i % (NOBJ / 2) : i % (NOBJ / 2);
 	char *vb = val[(seq % NOBJ) * 2 + (v & 1)];
 
@@ -82,7 +82,7 @@ static int one(enum variant v, int seq)
 	int rc;
 
 	fill(&w, &g, &e, sets, v, seq, seq);
-	if (v == READ_THEN_CMP) {
+	if (v >= READ_THEN_CMP) {
 		mrtx_arena a;
 		mrtx_bytes key = B("lock");
 		rread r = { .oid = w.oid, .keys = &key, .nkeys = 1 };
@@ -93,6 +93,8 @@ static int one(enum variant v, int seq)
 		if (r.nkvs != 1)
 			die(MRTX_ESTORE, "lock missing");
 		arena_free(&a);
+		if (v == READ_ONLY)
+			return 0;
 	}
 	if ((rc = rconn_write(conn, &w, 1)))
 		die(rc, vname[v]);

@@ -177,6 +177,65 @@ static void test_missing_conf_file(void **state)
 	raddr_free(&a);
 }
 
+/* Bad MRTX_RADOS_TIMEOUT is refused before anything connects. */
+static void test_timeout_env(void **state)
+{
+	raddr a;
+	rconn *c = NULL;
+	rconn_opts o = RCONN_OPTS_INIT;
+	const char *old = getenv("MRTX_RADOS_TIMEOUT");
+	char *saved = old ? strdup(old) : NULL;
+
+	(void)state;
+	assert_int_equal(raddr_parse(&a, "rados://mrtx/x?conf=/nonexistent/ceph.conf"), MRTX_OK);
+	setenv("MRTX_RADOS_TIMEOUT", "ten", 1);
+	assert_int_equal(rconn_open(&c, &a, NULL), MRTX_EINVAL);
+	assert_non_null(strstr(mrtx_errmsg(), "MRTX_RADOS_TIMEOUT"));
+	setenv("MRTX_RADOS_TIMEOUT", "0", 1);
+	assert_int_equal(rconn_open(&c, &a, NULL), MRTX_EINVAL);
+	o.timeout_s = 5; /* the option wins over the environment */
+	assert_int_equal(rconn_open(&c, &a, &o), MRTX_ESTORE);
+	o.timeout_s = RCONN_MAX_TIMEOUT_S + 1;
+	assert_int_equal(rconn_open(&c, &a, &o), MRTX_EINVAL);
+	assert_null(c);
+	if (saved)
+		setenv("MRTX_RADOS_TIMEOUT", saved, 1);
+	else
+		unsetenv("MRTX_RADOS_TIMEOUT");
+	free(saved);
+	raddr_free(&a);
+}
+
+/* No conf= and no CEPH_CONF: Ceph's default search; with nothing there,
+ * no monitors, a clear error at once. */
+static void test_no_conf_anywhere(void **state)
+{
+	const char *old = getenv("CEPH_CONF");
+	char *saved = old ? strdup(old) : NULL, home[512];
+	raddr a;
+	rconn *c = NULL;
+	int rc;
+
+	(void)state;
+	snprintf(home, sizeof(home), "%s/.ceph/config", getenv("HOME") ? getenv("HOME") : "/");
+	if (!access("/etc/ceph/ceph.conf", F_OK) || !access(home, F_OK) ||
+	    !access("ceph.conf", F_OK) || getenv("CEPH_ARGS")) {
+		print_message("a default Ceph conf exists here: skipped\n");
+		free(saved);
+		skip();
+	}
+	unsetenv("CEPH_CONF");
+	assert_int_equal(raddr_parse(&a, "rados://mrtx/x?timeout=2"), MRTX_OK);
+	rc = rconn_open(&c, &a, NULL);
+	print_message("no conf: %s: %s\n", mrtx_strerror(rc), mrtx_errmsg());
+	assert_int_equal(rc, MRTX_ESTORE);
+	assert_non_null(strstr(mrtx_errmsg(), "no monitors"));
+	if (saved)
+		setenv("CEPH_CONF", saved, 1);
+	free(saved);
+	raddr_free(&a);
+}
+
 /* A monitor address where nothing listens: a clear error within the bound. */
 static void test_unreachable_within_timeout(void **state)
 {
@@ -229,6 +288,16 @@ static void test_connect_and_missing_pool(void **state)
 	c = connect_or_fail(NULL, 4);
 	assert_int_equal(rconn_timeout_s(c), 4);
 	rconn_close(c);
+
+	/* CEPH_CONF when the address has no conf= */
+	setenv("CEPH_CONF", conf_path, 1);
+	snprintf(uri, sizeof(uri), "rados://mrtx/%s", prefix);
+	assert_int_equal(raddr_parse(&a, uri), MRTX_OK);
+	if ((rc = rconn_open(&c, &a, NULL)))
+		fail_msg("via CEPH_CONF: %s", mrtx_errmsg());
+	rconn_close(c);
+	raddr_free(&a);
+	unsetenv("CEPH_CONF");
 
 	address(uri, sizeof(uri), "nosuchpool", NULL, 5);
 	assert_int_equal(raddr_parse(&a, uri), MRTX_OK);
@@ -615,6 +684,8 @@ int main(void)
 		cmocka_unit_test(test_parse_accepts),
 		cmocka_unit_test(test_parse_refuses),
 		cmocka_unit_test(test_missing_conf_file),
+		cmocka_unit_test(test_timeout_env),
+		cmocka_unit_test(test_no_conf_anywhere),
 		cmocka_unit_test(test_unreachable_within_timeout),
 		cmocka_unit_test(test_connect_and_missing_pool),
 		cmocka_unit_test(test_guarded_batch),

@@ -274,6 +274,11 @@ int rconn_open(rconn **out, const raddr *addr, const rconn_opts *opts)
 		                  strerror(-r));
 		goto fail;
 	}
+	/* A library stays quiet on stderr (librados prints monclient errors
+	 * there); set first, so the conf file or CEPH_ARGS can turn it back on. */
+	if ((rc = conf_set(c, "log_to_stderr", "false")) ||
+	    (rc = conf_set(c, "err_to_stderr", "false")))
+		goto fail;
 	conf = addr->conf ? addr->conf : env && *env ? env : NULL;
 	if ((r = rados_conf_read_file(c->cluster, conf)) < 0) {
 		if (conf) {

@@ -90,8 +90,9 @@ typedef struct rconn_opts {
 
 /*
  * Connect to the cluster of addr and open an I/O context on addr->pool.
- * Reads the conf (addr->conf, else $CEPH_CONF, else Ceph's default search)
- * and CEPH_ARGS, then sets the timeouts above.  opts may be NULL.
+ * Turns librados's stderr logging off, reads the conf (addr->conf, else
+ * $CEPH_CONF, else Ceph's default search) and CEPH_ARGS (either may turn
+ * stderr logging back on), then sets the timeouts above.  opts may be NULL.
  * *out is set only on success; close it with rconn_close.
  * @return MRTX_OK;
  *   MRTX_EINVAL (bad timeout in opts or MRTX_RADOS_TIMEOUT);
