@@ -1,0 +1,382 @@
+#!/usr/bin/env bash
+# rados-cluster.sh - a throw-away Ceph cluster on 127.0.0.1 for mrtx's RADOS backend.
+#
+#   rados-cluster.sh start DIR [--cephx]   1 mon + 3 OSDs, pool `mrtx` (size 3, min_size 2,
+#                                          8 PGs, autoscale off); returns when every PG is
+#                                          writable; writes DIR/ceph.conf (and DIR/keyring)
+#   rados-cluster.sh stop DIR              stop exactly the daemons started in DIR
+#   rados-cluster.sh status DIR            daemons, pids, liveness (exit 1 if one is dead)
+#   rados-cluster.sh ready DIR [SECONDS]   wait until every PG of the pool is writable
+#   rados-cluster.sh kill-osd N DIR        SIGKILL osd.N
+#   rados-cluster.sh restart-osd N DIR     start osd.N again, wait until every PG is writable
+#
+# Everything (conf, keyrings, mon store, OSD data, logs, pid files, sockets) lives under DIR;
+# nothing listens outside 127.0.0.1; no ceph-mgr.  Daemons are found only through the pid
+# files under DIR/run, and a pid is signalled only if its command line names DIR/ceph.conf
+# (a stale pid file never hits another process).
+#
+# Environment:
+#   MON_PORT (41789)  PORT_MIN/PORT_MAX (41800/41999)  port of the mon, range of the OSDs
+#   OBJECTSTORE       memstore (default; data lives in RAM, a killed OSD restarts empty and
+#                     is backfilled) or bluestore (a sparse 2 GiB file per OSD)
+#   NOSD (3)  POOL (mrtx)  PG (8)
+#   READY_TIMEOUT (90)     seconds start/restart-osd wait for every PG to be writable
+#   CEPH_TIMEOUT (20)      bound on every ceph/rados CLI call
+#   STOP_TIMEOUT (15)      seconds between SIGTERM and SIGKILL in stop
+#
+# Every ceph/rados CLI call and every daemon start (whose parent waits for the
+# daemon's init, which talks to the mon) is wrapped in `timeout`, so that a dead
+# monitor never hangs this script.  A start that fails, or is interrupted, stops
+# whatever it had started.
+set -euo pipefail
+
+usage() {
+	echo "usage: $0 start DIR [--cephx] | stop DIR | status DIR | ready DIR [SECONDS]" \
+	     "| kill-osd N DIR | restart-osd N DIR" >&2
+	exit 2
+}
+
+CMD=${1:-}; [ -n "$CMD" ] || usage; shift
+OSD_ARG=
+case $CMD in
+kill-osd|restart-osd) OSD_ARG=${1:-}; [ -n "$OSD_ARG" ] || usage; shift
+	[[ $OSD_ARG =~ ^[0-9]+$ ]] || { echo "$0: osd id must be a number: $OSD_ARG" >&2; exit 2; } ;;
+start|stop|status|ready) ;;
+*) usage ;;
+esac
+DIR=${1:-}; [ -n "$DIR" ] || usage; shift
+CEPHX=0
+READY_ARG=
+for a in "$@"; do
+	case $a in
+	--cephx) [ "$CMD" = start ] || usage; CEPHX=1 ;;
+	*) [ "$CMD" = ready ] && [[ $a =~ ^[0-9]+$ ]] || usage; READY_ARG=$a ;;
+	esac
+done
+
+MON_PORT=${MON_PORT:-41789}
+PORT_MIN=${PORT_MIN:-41800}
+PORT_MAX=${PORT_MAX:-41999}
+OBJECTSTORE=${OBJECTSTORE:-memstore}
+NOSD=${NOSD:-3}
+POOL=${POOL:-mrtx}
+PG=${PG:-8}
+READY_TIMEOUT=${READY_TIMEOUT:-90}
+CEPH_TIMEOUT=${CEPH_TIMEOUT:-20}
+STOP_TIMEOUT=${STOP_TIMEOUT:-15}
+case $OBJECTSTORE in memstore|bluestore) ;; *) echo "$0: OBJECTSTORE must be memstore or bluestore" >&2; exit 2 ;; esac
+
+if [ "$CMD" = start ]; then mkdir -p "$DIR"; fi
+[ -d "$DIR" ] || { echo "$0: $CMD: no such directory: $DIR" >&2; exit 1; }
+DIR=$(cd "$DIR" && pwd)
+CONF=$DIR/ceph.conf
+RUN=$DIR/run
+
+log() { printf 'rados-cluster: %s\n' "$*" >&2; }
+die() { log "$CMD: $*"; exit 1; }
+now_ms() { date +%s%3N; }
+ceph_() { timeout "$CEPH_TIMEOUT" ceph -c "$CONF" --connect-timeout 10 "$@"; }
+
+# ---------------------------------------------------------------- daemons by pid file
+
+# pid of daemon NAME (mon.a, osd.0) if it runs with our conf, else nothing.
+daemon_pid() {
+	local f=$RUN/$1.pid p
+	[ -s "$f" ] || return 0
+	p=$(<"$f")
+	[[ $p =~ ^[0-9]+$ ]] || return 0
+	[ -r "/proc/$p/cmdline" ] || return 0
+	tr '\0' ' ' <"/proc/$p/cmdline" | grep -qF -- "$CONF" && echo "$p" || true
+}
+
+# Names of the daemons that have a pid file in DIR/run.
+daemon_names() {
+	local f
+	for f in "$RUN"/*.pid; do [ -e "$f" ] && basename "$f" .pid; done
+	return 0
+}
+
+running_any() {
+	local n
+	for n in $(daemon_names); do [ -n "$(daemon_pid "$n")" ] && return 0; done
+	return 1
+}
+
+# SIGTERM the given pids, SIGKILL whichever is still there after STOP_TIMEOUT.
+terminate() {
+	local p deadline
+	[ $# -gt 0 ] || return 0
+	kill -TERM "$@" 2>/dev/null || true
+	deadline=$(( $(date +%s) + STOP_TIMEOUT ))
+	for p in "$@"; do
+		while kill -0 "$p" 2>/dev/null && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.1; done
+		if kill -0 "$p" 2>/dev/null; then log "pid $p ignored SIGTERM for ${STOP_TIMEOUT}s: SIGKILL"; kill -KILL "$p" 2>/dev/null || true; fi
+	done
+}
+
+# OSDs first: an OSD stopping tells the mon and waits for it (osd_mon_shutdown_timeout).
+stop_all() {
+	local n p pids=() names=() mon=()
+	for n in $(daemon_names); do
+		p=$(daemon_pid "$n")
+		[ -n "$p" ] || continue
+		names+=("$n")
+		if [[ $n == mon.* ]]; then mon+=("$p"); else pids+=("$p"); fi
+	done
+	terminate "${pids[@]}"
+	terminate "${mon[@]}"
+	pids+=("${mon[@]}")
+	rm -f "$RUN"/*.pid
+	log "stopped ${#pids[@]} daemon(s)${names[*]:+: ${names[*]}}"
+}
+
+# ---------------------------------------------------------------- configuration
+
+write_conf() {
+	local fsid=$1 auth=none keyring_line=
+	if [ "$CEPHX" = 1 ]; then auth=cephx; keyring_line="keyring = $DIR/keyring"; fi
+	cat >"$CONF" <<EOF
+# written by mrtx scripts/rados-cluster.sh
+[global]
+fsid = $fsid
+mon_host = v2:127.0.0.1:$MON_PORT
+public_addr = 127.0.0.1
+cluster_addr = 127.0.0.1
+ms_bind_ipv4 = true
+ms_bind_ipv6 = false
+ms_bind_msgr1 = false
+ms_bind_port_min = $PORT_MIN
+ms_bind_port_max = $PORT_MAX
+auth_cluster_required = $auth
+auth_service_required = $auth
+auth_client_required = $auth
+auth_allow_insecure_global_id_reclaim = false
+$keyring_line
+run_dir = $RUN
+crash_dir = $DIR/crash
+exporter_sock_dir = $RUN
+log_to_stderr = false
+err_to_stderr = true
+log_max_recent = 1000
+# one host: replicate across OSDs, and let one OSD report a dead peer
+osd_crush_chooseleaf_type = 0
+mon_osd_reporter_subtree_level = osd
+mon_osd_min_down_reporters = 1
+osd_pool_default_size = 3
+osd_pool_default_min_size = 2
+osd_pool_default_pg_num = $PG
+osd_pool_default_pgp_num = $PG
+osd_pool_default_pg_autoscale_mode = off
+mon_allow_pool_delete = true
+mon_warn_on_pool_no_app = false
+mon_warn_on_insecure_global_id_reclaim_allowed = false
+mon_warn_on_too_few_osds = false
+mon_data_avail_warn = 2
+mon_data_avail_crit = 1
+# fast failure detection for tests (defaults 6 s / 20 s)
+osd_heartbeat_interval = 1
+osd_heartbeat_grace = 5
+mon_osd_adjust_heartbeat_grace = false
+mon_osd_adjust_down_out_interval = false
+
+[mon]
+mon_data = $DIR/mon/\$name
+# daemons only: clients (tests, several at once) get no log file or admin socket
+admin_socket = $RUN/\$name.asok
+pid_file = $RUN/\$name.pid
+log_file = $DIR/log/\$name.log
+mon_cluster_log_file = $DIR/log/cluster.log
+keyring = \$mon_data/keyring
+
+[osd]
+osd_data = $DIR/osd/\$id
+# daemons only: clients (tests, several at once) get no log file or admin socket
+admin_socket = $RUN/\$name.asok
+pid_file = $RUN/\$name.pid
+log_file = $DIR/log/\$name.log
+keyring = \$osd_data/keyring
+osd_objectstore = $OBJECTSTORE
+memstore_device_bytes = 1073741824
+bluestore_block_size = 2147483648
+bluestore_block_create = true
+bluestore_fsck_on_mount = false
+bluestore_cache_size = 67108864
+osd_memory_target = 536870912
+osd_op_num_shards = 2
+osd_op_num_threads_per_shard = 1
+# the lua object class (blind-write predicates) is not in the default lists
+osd_class_load_list = *
+osd_class_default_list = *
+EOF
+}
+
+# Keyrings for cephx: mon., client.admin, osd.N (each in its data dir), client.mrtx.
+# All go into the mon's initial keyring, so the mon knows them from mkfs on.
+make_keyrings() {
+	local i k=$DIR/mon-bootstrap.keyring
+	ceph-authtool --create-keyring "$k" --gen-key -n mon. --cap mon 'allow *' >/dev/null
+	ceph-authtool --create-keyring "$DIR/keyring" --gen-key -n client.admin \
+		--cap mon 'allow *' --cap osd 'allow *' --cap mgr 'allow *' --cap mds 'allow *' >/dev/null
+	ceph-authtool "$DIR/keyring" --gen-key -n client.mrtx \
+		--cap mon 'allow r' --cap osd "allow rwx pool=$POOL" >/dev/null
+	ceph-authtool "$k" --import-keyring "$DIR/keyring" >/dev/null
+	for i in $(seq 0 $((NOSD - 1))); do
+		mkdir -p "$DIR/osd/$i"
+		ceph-authtool --create-keyring "$DIR/osd/$i/keyring" --gen-key -n "osd.$i" \
+			--cap mon 'allow profile osd' --cap osd 'allow *' --cap mgr 'allow profile osd' >/dev/null
+		ceph-authtool "$k" --import-keyring "$DIR/osd/$i/keyring" >/dev/null
+	done
+	chmod 600 "$DIR/keyring" "$k"
+}
+
+# ---------------------------------------------------------------- readiness
+
+# One object name per PG of the pool.  An object's PG depends only on its name's hash
+# and pg_num, so the mon maps candidate names once (one batched CLI session) and the
+# first name seen for each PG is kept in DIR/pg-probe.names.
+probe_names() {
+	local f=$DIR/pg-probe.names i
+	if [ ! -s "$f" ]; then
+		for i in $(seq 0 $((PG * 12))); do echo "osd map $POOL pgprobe.$i"; done |
+			ceph_ 2>/dev/null |
+			sed -n "s/.*object '\(pgprobe\.[0-9]*\)' -> pg [0-9a-f.]* (\([0-9a-f.]*\)).*/\2 \1/p" |
+			awk '!seen[$1]++ { print $2 }' >"$f.tmp" || true
+		if [ "$(wc -l <"$f.tmp")" -ne "$PG" ]; then
+			rm -f "$f.tmp"; log "could not find one object name for each of the $PG PGs"; return 1
+		fi
+		mv "$f.tmp" "$f"
+	fi
+	cat "$f"
+}
+
+# Until a write to an object of every PG succeeds (all PGs active), at most $1 seconds.
+wait_ready() {
+	local limit=$1 t0 deadline names n ok p pids
+	t0=$(now_ms); deadline=$(( $(date +%s) + limit ))
+	names=$(probe_names) || return 1
+	while :; do
+		pids=()
+		for n in $names; do
+			echo ready | timeout 6 rados -c "$CONF" --rados-osd-op-timeout 3 \
+				--rados-mon-op-timeout 3 -p "$POOL" put "$n" - 2>/dev/null &
+			pids+=($!)
+		done
+		ok=1
+		for p in "${pids[@]}"; do wait "$p" || ok=0; done
+		if [ "$ok" = 1 ]; then
+			log "all $PG PGs of pool $POOL writable (waited $(( $(now_ms) - t0 )) ms)"
+			return 0
+		fi
+		[ "$(date +%s)" -lt "$deadline" ] || { log "pool $POOL not writable after ${limit}s"; return 1; }
+		sleep 0.2
+	done
+}
+
+# ---------------------------------------------------------------- commands
+
+START_OK=0
+start_cleanup() {
+	if [ "$START_OK" != 1 ]; then
+		log "start failed: stopping what it started (logs in $DIR/log)"
+		stop_all || true
+	fi
+}
+
+do_start() {
+	local t0 fsid i p uuids=() pids=() mkfs_key=()
+	if [ -f "$CONF" ] && running_any; then
+		die "a cluster is already running in $DIR (stop it first)"
+	fi
+	rm -rf "$DIR"/{mon,osd,run,log,crash,monmap,ceph.conf,keyring,mon-bootstrap.keyring,pg-probe.names}
+	mkdir -p "$DIR"/{mon/ceph-a,run,log,crash}
+	trap start_cleanup EXIT
+	trap 'exit 1' INT TERM HUP
+	t0=$(now_ms)
+	fsid=$(cat /proc/sys/kernel/random/uuid)
+	write_conf "$fsid"
+	if [ "$CEPHX" = 1 ]; then
+		make_keyrings
+		mkfs_key=(--keyring "$DIR/mon-bootstrap.keyring")
+	fi
+	monmaptool --create --fsid "$fsid" --addv a "[v2:127.0.0.1:$MON_PORT]" "$DIR/monmap" >/dev/null
+	timeout "$CEPH_TIMEOUT" ceph-mon -c "$CONF" --mkfs -i a --monmap "$DIR/monmap" "${mkfs_key[@]}" \
+		>"$DIR/log/mon-mkfs.log" 2>&1 || die "mon mkfs failed: $DIR/log/mon-mkfs.log"
+	timeout "$CEPH_TIMEOUT" ceph-mon -c "$CONF" -i a 2>>"$DIR/log/mon-mkfs.log" || die "ceph-mon failed: $DIR/log/mon.a.log"
+	[ -n "$(daemon_pid mon.a)" ] || die "ceph-mon exited (port $MON_PORT taken?): $DIR/log/mon.a.log"
+	log "mon.a pid $(daemon_pid mon.a) on 127.0.0.1:$MON_PORT ($(( $(now_ms) - t0 )) ms)"
+	for i in $(seq 0 $((NOSD - 1))); do uuids+=("$(cat /proc/sys/kernel/random/uuid)"); done
+	# The pool and the OSD ids need only the mon: one CLI session (one python start-up).
+	{
+		echo "osd pool create $POOL $PG $PG replicated"
+		echo "osd pool set $POOL pg_autoscale_mode off"
+		echo "osd pool set $POOL size 3"
+		echo "osd pool set $POOL min_size 2"
+		for i in $(seq 0 $((NOSD - 1))); do echo "osd new ${uuids[$i]} $i"; done
+	} | ceph_ >"$DIR/log/bootstrap.out" 2>&1 || die "mon commands failed: $DIR/log/bootstrap.out"
+	[ "$(ceph_ osd ls 2>/dev/null | wc -l)" = "$NOSD" ] ||
+		die "OSD registration failed: $DIR/log/bootstrap.out"
+	for i in $(seq 0 $((NOSD - 1))); do
+		mkdir -p "$DIR/osd/$i"
+		( timeout "$CEPH_TIMEOUT" ceph-osd -c "$CONF" -i "$i" --mkfs --osd-uuid "${uuids[$i]}" &&
+		  timeout "$CEPH_TIMEOUT" ceph-osd -c "$CONF" -i "$i" ) >"$DIR/log/osd-start.$i.log" 2>&1 &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p" || die "an OSD failed to start: $DIR/log/osd-start.*.log"; done
+	for i in $(seq 0 $((NOSD - 1))); do
+		[ -n "$(daemon_pid "osd.$i")" ] || die "osd.$i exited: $DIR/log/osd.$i.log"
+	done
+	log "$NOSD OSDs ($OBJECTSTORE) started ($(( $(now_ms) - t0 )) ms)"
+	wait_ready "$READY_TIMEOUT" || die "pool $POOL never became writable"
+	START_OK=1
+	trap - EXIT INT TERM HUP
+	log "cluster up in $(( $(now_ms) - t0 )) ms: conf $CONF$([ "$CEPHX" = 1 ] && echo ", keyring $DIR/keyring (client.admin, client.mrtx)")"
+}
+
+do_status() {
+	local n p bad=0 any=0
+	for n in $(daemon_names); do
+		any=1
+		p=$(daemon_pid "$n")
+		if [ -n "$p" ]; then
+			echo "$n pid $p alive rss_kib $(awk '/VmRSS/ { print $2 }' "/proc/$p/status" 2>/dev/null)"
+		else
+			echo "$n pid $(cat "$RUN/$n.pid" 2>/dev/null) DEAD"; bad=1
+		fi
+	done
+	[ "$any" = 1 ] || { echo "no daemons in $DIR"; return 1; }
+	if [ -n "$(daemon_pid mon.a)" ]; then
+		ceph_ osd stat 2>&1 | head -1 || true
+	fi
+	return $bad
+}
+
+do_kill_osd() {
+	local p
+	p=$(daemon_pid "osd.$OSD_ARG")
+	[ -n "$p" ] || die "osd.$OSD_ARG is not running"
+	kill -KILL "$p"
+	while kill -0 "$p" 2>/dev/null; do sleep 0.05; done
+	log "osd.$OSD_ARG (pid $p) killed"
+}
+
+do_restart_osd() {
+	local t0
+	[ -f "$CONF" ] || die "no cluster in $DIR"
+	[ -d "$DIR/osd/$OSD_ARG" ] || die "no osd.$OSD_ARG in $DIR"
+	[ -z "$(daemon_pid "osd.$OSD_ARG")" ] || die "osd.$OSD_ARG is running"
+	t0=$(now_ms)
+	timeout "$CEPH_TIMEOUT" ceph-osd -c "$CONF" -i "$OSD_ARG" 2>>"$DIR/log/osd-start.$OSD_ARG.log" ||
+		die "ceph-osd $OSD_ARG failed: $DIR/log/osd.$OSD_ARG.log"
+	log "osd.$OSD_ARG restarted, pid $(daemon_pid "osd.$OSD_ARG")"
+	wait_ready "$READY_TIMEOUT" || die "pool $POOL not writable after restarting osd.$OSD_ARG"
+	log "osd.$OSD_ARG back, every PG writable after $(( $(now_ms) - t0 )) ms"
+}
+
+case $CMD in
+start) do_start ;;
+stop) stop_all ;;
+status) do_status ;;
+ready) wait_ready "${READY_ARG:-$READY_TIMEOUT}" ;;
+kill-osd) do_kill_osd ;;
+restart-osd) do_restart_osd ;;
+esac
