@@ -63,6 +63,11 @@ const uint8_t *store_id(const store *st)
 	return DISPATCH(st, id, st);
 }
 
+int store_supports_cond(const store *st)
+{
+	return store_kind_of(st) == STORE_LMDB;
+}
+
 int store_create_table(store *st, const char *name, const char *const *families,
                        size_t nfamilies)
 {
@@ -142,6 +147,47 @@ int store_family_find(const store_table *t, const char *family, uint8_t *fid)
 			return 0;
 		}
 	return mrtx__seterr(MRTX_ENOFAMILY, "table '%s' has no family '%.64s'", t->name, family);
+}
+
+static int check_name(const char *what, const char *s)
+{
+	size_t n;
+
+	if (!s)
+		return mrtx__seterr(MRTX_EINVAL, "%s name is NULL", what);
+	n = strlen(s);
+	if (n == 0)
+		return mrtx__seterr(MRTX_EINVAL, "%s name is empty", what);
+	if (n > MRTX_MAX_NAME)
+		return mrtx__seterr(MRTX_ETOOBIG, "%s name '%.20s...' is %zu bytes; the limit is %u",
+		                    what, s, n, MRTX_MAX_NAME);
+	for (size_t i = 0; i < n; i++)
+		if (s[i] <= ' ' || s[i] > '~' || s[i] == '/' || s[i] == ':')
+			return mrtx__seterr(MRTX_EINVAL, "%s name '%s' has a character outside "
+			                    "printable ASCII or one of space / :", what, s);
+	return 0;
+}
+
+int store_check_table_spec(const char *name, const char *const *families, size_t n)
+{
+	int rc;
+
+	if ((rc = check_name("table", name)))
+		return rc;
+	if (!families || n == 0)
+		return mrtx__seterr(MRTX_EINVAL, "table '%s' needs at least one family", name);
+	if (n > MRTX_MAX_FAMILIES)
+		return mrtx__seterr(MRTX_ETOOBIG, "table '%s': %zu families; the limit is %u",
+		                    name, n, MRTX_MAX_FAMILIES);
+	for (size_t i = 0; i < n; i++) {
+		if ((rc = check_name("family", families[i])))
+			return rc;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(families[i], families[j]) == 0)
+				return mrtx__seterr(MRTX_EINVAL, "table '%s': family '%s' listed twice",
+				                    name, families[i]);
+	}
+	return 0;
 }
 
 /*

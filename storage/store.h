@@ -74,6 +74,23 @@ int store_tables_list(store *st, const store_table ***out, size_t *count);
  * limit every backend enforces (store_check_key). */
 #define STORE_KEY_PREFIX 2u
 
+/* Can store_write_rows evaluate store_op.cond?  (LMDB: yes; RADOS: no, the
+ * caller reads the lock instead.) */
+int store_supports_cond(const store *st);
+
+/* memcmp order, a prefix first. */
+static inline int cmp_bytes(const void *a, size_t an, const void *b, size_t bn)
+{
+	int c = memcmp(a, b, MRTX_MIN(an, bn));
+
+	if (c)
+		return c;
+	return an < bn ? -1 : an > bn;
+}
+
+/* Validate a table's name and family list (MRTX_EINVAL, MRTX_ETOOBIG). */
+int store_check_table_spec(const char *name, const char *const *families, size_t n);
+
 /* Validate row and qualifier sizes against the key limit (MRTX_ETOOBIG/EINVAL). */
 int store_check_key(const store_table *t, mrtx_bytes row, size_t qual_size);
 

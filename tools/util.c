@@ -291,7 +291,8 @@ int tool_open(const char *cmd, const char *path, int create, mrtx_db **out)
 	int rc;
 
 	*out = NULL;
-	if (!create && (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
+	if (!create && strncmp(path, "rados://", 8) != 0 &&
+	    (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
 		tool_err(cmd, "%s: no such store directory", path);
 		return EXIT_FAIL;
 	}

@@ -418,8 +418,9 @@ static int commit_blind_row(mrtx_txn *txn, wrow *w)
 	trow *r = w->r;
 	struct stable_before sb = { store_id(txn->db->st), r->put_us };
 
-	if (r->lock_known || txn_in_scanned_range(txn, r->t, r->row))
-		return 1; /* the lock to expect is known without a read */
+	if (r->lock_known || txn_in_scanned_range(txn, r->t, r->row) ||
+	    !store_supports_cond(txn->db->st))
+		return 1; /* the lock to expect is known without a read, or must be read */
 	return commit_one_row(txn, w, MRTX_MAX(mrtx__now_us(), r->put_us) + 1, &sb);
 }
 

@@ -145,14 +145,6 @@ static inline int bytes_eq(const void *a, const void *b, size_t n)
 	return x == y;
 }
 
-static inline int cmp_bytes(const void *a, size_t an, const void *b, size_t bn)
-{
-	int c = memcmp(a, b, MRTX_MIN(an, bn));
-
-	if (c)
-		return c;
-	return an < bn ? -1 : an > bn;
-}
 
 /* The metadata generation: 0x00 "gen" -> u64 LE, absent = 0 (lmdb_meta.c). */
 #define GEN_KEY "\0gen"

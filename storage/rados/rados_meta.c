@@ -1,0 +1,745 @@
+/*
+ * rados_meta.c - a RADOS store's metadata (rados_int.h has the layout):
+ * opening and creating the store, tables and their tablets, the opaque
+ * metadata records of store_meta_*, and the index-declaration generation
+ * that every tablet carries.
+ *
+ * Every change to NAME.meta is one compound op guarded by omap_cmp on what
+ * it replaces, so concurrent creators (processes on any host) never
+ * overwrite each other: the loser re-reads and finds the winner's record.
+ */
+#include "storage/rados/rados_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/rand.h>
+
+const uint8_t rados_gen_key[2] = { RK_GEN_0, 'G' };
+
+static void be64_put(uint8_t *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+static uint64_t be64_get(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+int rados_fault(rstore *rs, const char *step, int write)
+{
+	int err = store__fault_hit(write);
+
+	if (err == 0 || err == STORE_FAULT_APPLIED)
+		return err;
+	/* the LMDB codes tests inject (MDB_MAP_FULL) mean "no room" here too */
+	return mrtx__seterr(err == -30792 || err == ENOSPC ? MRTX_EFULL : MRTX_ESTORE,
+	                    "store %s: %s: injected fault (%d)", rs->addr, step, err);
+}
+
+/* ---------------------------------------------------------- meta object */
+
+/* Read the values of keys from NAME.meta (missing keys: size 0, data NULL). */
+static int meta_read(rstore *rs, const char *const *keys, size_t n, mrtx_arena *a,
+                     mrtx_bytes *vals, int *exists)
+{
+	mrtx_bytes kb[8];
+	rread r;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	for (size_t i = 0; i < n; i++) {
+		kb[i] = MRTX_CSTR(keys[i]);
+		vals[i] = MRTX_BYTES(NULL, 0);
+	}
+	r.oid = rs->meta_oid;
+	r.keys = kb;
+	r.nkeys = n;
+	atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
+	if ((rc = rconn_read(rs->conn, &r, 1, a)))
+		return rc == RCONN_TIMEDOUT ? MRTX_ESTORE : rc;
+	*exists = r.result != -ENOENT;
+	for (size_t j = 0; j < r.nkvs; j++)
+		for (size_t i = 0; i < n; i++)
+			if (r.kvs[j].key.size == kb[i].size &&
+			    memcmp(r.kvs[j].key.data, kb[i].data, kb[i].size) == 0)
+				vals[i] = r.kvs[j].value;
+	return 0;
+}
+
+/* One guarded write of NAME.meta; *applied is 0 when a guard was false. */
+static int meta_write(rstore *rs, rguard *g, size_t ng, const rkv *sets, size_t ns,
+                      int *applied)
+{
+	rwrite w;
+	int rc;
+
+	memset(&w, 0, sizeof(w));
+	w.oid = rs->meta_oid;
+	w.create = 1;
+	w.guards = g;
+	w.nguards = ng;
+	w.sets = sets;
+	w.nsets = ns;
+	atomic_fetch_add_explicit(&rs->write_txns, 1, memory_order_relaxed);
+	if ((rc = rconn_write(rs->conn, &w, 1)))
+		return rc == RCONN_TIMEDOUT ? MRTX_ESTORE : rc;
+	*applied = w.result == 0;
+	return 0;
+}
+
+static rguard guard_eq(const char *key, mrtx_bytes v)
+{
+	rguard g = { MRTX_CSTR(key), v, LIBRADOS_CMPXATTR_OP_EQ, 0 };
+
+	return g;
+}
+
+/* Create the store's metadata, or find it made by someone else. */
+static int meta_init(rstore *rs)
+{
+	static const char *const keys[] = { "format", "id" };
+	mrtx_arena a;
+	mrtx_bytes v[2];
+	int rc, exists, applied = 0;
+
+	arena_init(&a);
+	for (int attempt = 0; attempt < 3; attempt++) {
+		uint8_t id[16], zero8[8] = { 0 }, one4[4] = { 0, 0, 0, 1 };
+
+		if ((rc = meta_read(rs, keys, 2, &a, v, &exists)))
+			break;
+		if (v[0].data) {
+			if (v[0].size != 1 || memcmp(v[0].data, RFORMAT, 1) != 0 || v[1].size != 16) {
+				rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: not an mrtx RADOS store of format "
+				                  RFORMAT " (object %s holds something else)", rs->addr,
+				                  rs->meta_oid);
+				break;
+			}
+			memcpy(rs->id, v[1].data, 16);
+			break;
+		}
+		if (exists && attempt == 0) {
+			/* an object without our format record: not ours unless empty */
+			static const char *const any[] = { "t/", "gen" };
+			mrtx_bytes w[2];
+
+			if ((rc = meta_read(rs, any, 2, &a, w, &exists)))
+				break;
+			if (w[1].data) {
+				rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: object %s is not an mrtx store",
+				                  rs->addr, rs->meta_oid);
+				break;
+			}
+		}
+		if (RAND_bytes(id, sizeof(id)) != 1) {
+			rc = mrtx__seterr(MRTX_ESTORE, "%s: no random bytes for the store id", rs->addr);
+			break;
+		}
+		{
+			rguard g = guard_eq("format", MRTX_BYTES("", 0));
+			rkv sets[4] = {
+				{ MRTX_CSTR("format"), MRTX_CSTR(RFORMAT) },
+				{ MRTX_CSTR("id"), MRTX_BYTES(id, 16) },
+				{ MRTX_CSTR("gen"), MRTX_BYTES(zero8, 8) },
+				{ MRTX_CSTR("next"), MRTX_BYTES(one4, 4) },
+			};
+
+			if ((rc = meta_write(rs, &g, 1, sets, 4, &applied)))
+				break;
+		}
+		/* applied or not, the next read finds a format record */
+	}
+	if (rc == 0 && !v[0].data && !applied)
+		rc = mrtx__seterr(MRTX_ESTORE, "%s: could not create the store metadata", rs->addr);
+	arena_free(&a);
+	return rc;
+}
+
+/* ----------------------------------------------------------- open/close */
+
+int rados_store_open(store **out, const char *addr, const store_opts *o)
+{
+	rstore *rs;
+	raddr ra;
+	int rc;
+
+	(void)o; /* RADOS writes are replicated before they are acknowledged:
+	            durability, map size and file mode have no meaning here */
+	if ((rc = raddr_parse(&ra, addr)))
+		return rc;
+	if (!(rs = mrtx__calloc(1, sizeof(*rs))) || !(rs->addr = mrtx__strdup(addr)) ||
+	    !(rs->name = mrtx__strdup(ra.name))) {
+		if (rs)
+			mrtx__free(rs->addr);
+		mrtx__free(rs);
+		raddr_free(&ra);
+		return mrtx__seterr(MRTX_ENOMEM, "out of memory opening %s", addr);
+	}
+	rs->head.kind = STORE_RADOS;
+	pthread_mutex_init(&rs->mu, NULL);
+	snprintf(rs->meta_oid, sizeof(rs->meta_oid), "%s.meta", ra.name);
+	rc = rconn_open(&rs->conn, &ra, NULL);
+	raddr_free(&ra);
+	if (rc == 0)
+		rc = meta_init(rs);
+	if (rc) {
+		rados_store_close((store *)rs);
+		return rc;
+	}
+	*out = (store *)rs;
+	return 0;
+}
+
+static void table_free(store_table *t)
+{
+	if (!t)
+		return;
+	if (t->be)
+		mrtx__free(((rtable *)t->be)->tablets);
+	mrtx__free(t->be);
+	mrtx__free(t);
+}
+
+void rados_store_close(store *st)
+{
+	rstore *rs = RS(st);
+
+	rconn_close(rs->conn);
+	for (size_t i = 0; i < rs->ntables; i++)
+		table_free(rs->tables[i]);
+	mrtx__free(rs->tables);
+	pthread_mutex_destroy(&rs->mu);
+	mrtx__free(rs->addr);
+	mrtx__free(rs->name);
+	mrtx__free(rs);
+}
+
+const char *rados_store_path(const store *st)
+{
+	return RSC(st)->addr;
+}
+
+int rados_store_is_unbatched(const store *st)
+{
+	(void)st;
+	return 0;
+}
+
+const uint8_t *rados_store_id(const store *st)
+{
+	return RSC(st)->id;
+}
+
+void rados_store_counters_get(store *st, store_counters *out)
+{
+	rstore *rs = RS(st);
+
+	out->write_calls = atomic_load(&rs->write_calls);
+	out->write_txns = atomic_load(&rs->write_txns);
+	out->read_txns = atomic_load(&rs->read_txns);
+}
+
+int rados_store_get_info(store *st, store_info *out)
+{
+	(void)st;
+	memset(out, 0, sizeof(*out)); /* no map, page or reader table on RADOS */
+	return 0;
+}
+
+/* --------------------------------------------------------------- tables */
+
+/*
+ * The table record's bytes (rados_int.h) into a new store_table; the
+ * strings and tablet starts live in the same allocation as the table.
+ */
+static int table_parse(rstore *rs, const char *name, mrtx_bytes v, store_table **out)
+{
+	const uint8_t *p = v.data, *end = p + v.size;
+	store_table *t = NULL;
+	rtable *rt = NULL;
+	size_t nf, need;
+	uint8_t *mem;
+	char **fams;
+	uint32_t id, nt;
+
+	if (v.size < 5)
+		goto bad;
+	id = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	nf = p[4];
+	p += 5;
+	need = sizeof(*t) + strlen(name) + 1 + nf * sizeof(char *) + v.size + 8;
+	if (!(t = mrtx__calloc(1, need)) || !(rt = mrtx__calloc(1, sizeof(*rt)))) {
+		mrtx__free(t);
+		return mrtx__seterr(MRTX_ENOMEM, "out of memory reading table '%s'", name);
+	}
+	t->be = rt;
+	fams = (char **)(t + 1);
+	mem = (uint8_t *)(fams + nf);
+	t->name = memcpy(mem, name, strlen(name) + 1);
+	mem += strlen(name) + 1;
+	t->nfamilies = nf;
+	t->families = (const char *const *)fams;
+	t->id = id;
+	for (size_t i = 0; i < nf; i++) {
+		size_t len;
+
+		if (p >= end || (len = *p++) == 0 || (size_t)(end - p) < len)
+			goto bad;
+		fams[i] = memcpy(mem, p, len);
+		fams[i][len] = 0;
+		mem += len + 1;
+		p += len;
+	}
+	if (end - p < 4)
+		goto bad;
+	nt = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	p += 4;
+	if (nt == 0 || nt > (size_t)(end - p) / 6 + 1 ||
+	    !(rt->tablets = mrtx__calloc(nt, sizeof(*rt->tablets)))) {
+		if (nt && nt <= (size_t)(end - p) / 6 + 1) {
+			table_free(t);
+			return mrtx__seterr(MRTX_ENOMEM, "out of memory reading table '%s'", name);
+		}
+		goto bad;
+	}
+	rt->ntablets = nt;
+	for (uint32_t i = 0; i < nt; i++) {
+		rtablet *tb = &rt->tablets[i];
+		size_t len;
+
+		if (end - p < 6)
+			goto bad;
+		tb->seq = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+		len = (size_t)p[4] << 8 | p[5];
+		p += 6;
+		if ((size_t)(end - p) < len || len > MRTX_MAX_ROW || (i == 0) != (len == 0))
+			goto bad;
+		tb->start = MRTX_BYTES(memcpy(mem, p, len), len);
+		mem += len;
+		p += len;
+		if (i && cmp_bytes(tb->start.data, len, rt->tablets[i - 1].start.data,
+		                   rt->tablets[i - 1].start.size) <= 0)
+			goto bad;
+		snprintf(tb->oid, sizeof(tb->oid), "%s.%x.%x", rs->name, id, tb->seq);
+	}
+	if (p != end)
+		goto bad;
+	*out = t;
+	return 0;
+bad:
+	table_free(t);
+	return mrtx__seterr(MRTX_ECORRUPT, "%s: the record of table '%s' is malformed", rs->addr,
+	                    name);
+}
+
+static store_table *table_cached(rstore *rs, const char *name)
+{
+	for (size_t i = 0; i < rs->ntables; i++)
+		if (strcmp(rs->tables[i]->name, name) == 0)
+			return rs->tables[i];
+	return NULL;
+}
+
+/* Add t to the cache (rs->mu held); tables are never removed while open. */
+static int table_publish(rstore *rs, store_table *t)
+{
+	if (rs->ntables == rs->ctables) {
+		size_t nc = rs->ctables ? rs->ctables * 2 : 16;
+		store_table **nt = mrtx__reallocarray(rs->tables, nc, sizeof(*nt));
+
+		if (!nt) {
+			table_free(t);
+			return mrtx__seterr(MRTX_ENOMEM, "out of memory adding a table");
+		}
+		rs->tables = nt;
+		rs->ctables = nc;
+	}
+	t->id = t->id; /* the store-wide id from the record */
+	rs->tables[rs->ntables++] = t;
+	return 0;
+}
+
+/* Read table name's record into the cache (rs->mu held). */
+static int table_load(rstore *rs, const char *name, store_table **out)
+{
+	char key[MRTX_MAX_NAME + 3];
+	const char *keys[1] = { key };
+	mrtx_bytes v;
+	mrtx_arena a;
+	int rc, exists;
+
+	snprintf(key, sizeof(key), "t/%s", name);
+	arena_init(&a);
+	rc = meta_read(rs, keys, 1, &a, &v, &exists);
+	if (rc == 0 && !v.data)
+		rc = mrtx__seterr(MRTX_ENOTABLE, "no table '%.64s' in %s", name, rs->addr);
+	if (rc == 0 && (rc = table_parse(rs, name, v, out)) == 0)
+		rc = table_publish(rs, *out);
+	arena_free(&a);
+	return rc;
+}
+
+int rados_store_table_find(store *st, const char *name, const store_table **out)
+{
+	rstore *rs = RS(st);
+	store_table *t;
+	int rc = 0;
+
+	if (!name)
+		return mrtx__seterr(MRTX_EINVAL, "table name is NULL");
+	pthread_mutex_lock(&rs->mu);
+	if (!(t = table_cached(rs, name)))
+		rc = strlen(name) > MRTX_MAX_NAME ?
+		     mrtx__seterr(MRTX_ENOTABLE, "no table '%.64s...' in %s", name, rs->addr) :
+		     table_load(rs, name, &t);
+	pthread_mutex_unlock(&rs->mu);
+	if (rc == 0)
+		*out = t;
+	return rc;
+}
+
+static int list_names(const char *key, mrtx_bytes value, void *payload);
+
+struct name_list {
+	char (*names)[MRTX_MAX_NAME + 1];
+	size_t n, cap;
+};
+
+int rados_store_tables_list(store *st, const store_table ***out, size_t *count)
+{
+	struct name_list nl = { NULL, 0, 0 };
+	const store_table **arr = NULL;
+	mrtx_arena a;
+	int rc;
+
+	arena_init(&a);
+	rc = rados_store_meta_list(st, "t/", &a, list_names, &nl, NULL);
+	if (rc == 0 && !(arr = mrtx__calloc(nl.n ? nl.n : 1, sizeof(*arr))))
+		rc = mrtx__seterr(MRTX_ENOMEM, "out of memory listing tables");
+	for (size_t i = 0; rc == 0 && i < nl.n; i++)
+		rc = rados_store_table_find(st, nl.names[i], &arr[i]);
+	arena_free(&a);
+	mrtx__free(nl.names);
+	if (rc) {
+		mrtx__free(arr);
+		return rc;
+	}
+	*out = arr;
+	*count = nl.n;
+	return 0;
+}
+
+static int list_names(const char *key, mrtx_bytes value, void *payload)
+{
+	struct name_list *nl = payload;
+
+	(void)value;
+	if (nl->n == nl->cap) {
+		size_t nc = nl->cap ? nl->cap * 2 : 16;
+		void *p = mrtx__reallocarray(nl->names, nc, sizeof(*nl->names));
+
+		if (!p)
+			return mrtx__seterr(MRTX_ENOMEM, "out of memory listing tables");
+		nl->names = p;
+		nl->cap = nc;
+	}
+	snprintf(nl->names[nl->n++], MRTX_MAX_NAME + 1, "%s", key + 2);
+	return 0;
+}
+
+int rados_store_create_table(store *st, const char *name, const char *const *families,
+                             size_t nfamilies)
+{
+	static const char *const next_key[] = { "next", "gen" };
+	rstore *rs = RS(st);
+	uint8_t rec[5 + MRTX_MAX_FAMILIES * (MRTX_MAX_NAME + 1) + 10];
+	size_t len = 5;
+	char key[MRTX_MAX_NAME + 3];
+	mrtx_arena a;
+	int rc;
+
+	if ((rc = store_check_table_spec(name, families, nfamilies)))
+		return rc;
+	rec[4] = (uint8_t)nfamilies;
+	for (size_t i = 0; i < nfamilies; i++) {
+		size_t fl = strlen(families[i]);
+
+		rec[len++] = (uint8_t)fl;
+		memcpy(rec + len, families[i], fl);
+		len += fl;
+	}
+	/* one tablet, starting at the empty row */
+	memcpy(rec + len, "\0\0\0\1\0\0\0\0\0\0", 10);
+	len += 10;
+	snprintf(key, sizeof(key), "t/%s", name);
+	arena_init(&a);
+	for (int attempt = 0; attempt < 20; attempt++) {
+		const char *keys[3] = { next_key[0], next_key[1], key };
+		mrtx_bytes v[3];
+		uint32_t id;
+		uint8_t nid[4];
+		int exists, applied;
+
+		if ((rc = meta_read(rs, keys, 3, &a, v, &exists)))
+			break;
+		if (v[2].data) {
+			/* exists: the same families make create idempotent */
+			rc = v[2].size == len - 10 + 10 && v[2].size >= 5 &&
+			     memcmp((const uint8_t *)v[2].data + 4, rec + 4, len - 14) == 0 ?
+			     0 : mrtx__seterr(MRTX_EEXIST, "table '%s' exists with different "
+			                      "families", name);
+			break;
+		}
+		if (v[0].size != 4) {
+			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the next-table record is missing or "
+			                  "malformed", rs->addr);
+			break;
+		}
+		id = (uint32_t)((const uint8_t *)v[0].data)[0] << 24 |
+		     (uint32_t)((const uint8_t *)v[0].data)[1] << 16 |
+		     (uint32_t)((const uint8_t *)v[0].data)[2] << 8 | ((const uint8_t *)v[0].data)[3];
+		if (id > MRTX_MAX_TABLES) {
+			rc = mrtx__seterr(MRTX_ETOOBIG, "store %s has the maximum of %u tables",
+			                  rs->addr, MRTX_MAX_TABLES);
+			break;
+		}
+		rec[0] = (uint8_t)(id >> 24);
+		rec[1] = (uint8_t)(id >> 16);
+		rec[2] = (uint8_t)(id >> 8);
+		rec[3] = (uint8_t)id;
+		nid[0] = (uint8_t)((id + 1) >> 24);
+		nid[1] = (uint8_t)((id + 1) >> 16);
+		nid[2] = (uint8_t)((id + 1) >> 8);
+		nid[3] = (uint8_t)(id + 1);
+		{
+			rguard g[2] = { guard_eq("next", v[0]), guard_eq(key, MRTX_BYTES("", 0)) };
+			rkv sets[2] = { { MRTX_CSTR("next"), MRTX_BYTES(nid, 4) },
+			                { MRTX_CSTR(key), MRTX_BYTES(rec, len) } };
+
+			if ((rc = meta_write(rs, g, 2, sets, 2, &applied)))
+				break;
+		}
+		if (applied)
+			break;
+		/* another creator won a race: read again */
+	}
+	arena_free(&a);
+	if (rc == 0) {
+		const store_table *t;
+
+		rc = rados_store_table_find(st, name, &t);
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------ lookups */
+
+const rtablet *rados_tablet_of(const store_table *t, mrtx_bytes row)
+{
+	const rtable *rt = t->be;
+	size_t lo = 0, hi = rt->ntablets; /* the answer is in [lo, hi) */
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		const rtablet *m = &rt->tablets[mid];
+
+		if (cmp_bytes(m->start.data, m->start.size, row.data, row.size) <= 0)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &rt->tablets[lo];
+}
+
+/* ----------------------------------------------------- metadata records */
+
+static int meta_key_check(rstore *rs, const char *key, size_t minlen)
+{
+	size_t n = key ? strlen(key) : 0;
+
+	if (n < minlen || n > MRTX_MAX_NAME + 2 || key[1] != '/' || key[0] == 't' ||
+	    key[0] < 'a' || key[0] > 'z')
+		return mrtx__seterr(MRTX_EINVAL, "store %s: '%s' is not a metadata record key",
+		                    rs->addr, key ? key : "(null)");
+	return 0;
+}
+
+int rados_store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)
+{
+	rstore *rs = RS(st);
+	const char *keys[1] = { key };
+	int rc, exists;
+
+	if ((rc = meta_key_check(rs, key, 3)) || (rc = meta_read(rs, keys, 1, a, out, &exists)))
+		return rc;
+	if (!out->data)
+		return MRTX_NOTFOUND;
+	return 0;
+}
+
+/*
+ * Bring every tablet of every table to generation gen (never down: the
+ * guard keeps a newer value), so that a row write of a transaction that
+ * took its declarations before them fails (STORE_GEN_CHANGED).
+ */
+static int gen_spread(rstore *rs, uint64_t gen)
+{
+	const store_table **tables;
+	size_t nt, nw = 0, cap = 0;
+	rwrite *w = NULL;
+	uint8_t g8[8];
+	rguard *guards = NULL;
+	rkv set;
+	int rc;
+
+	if ((rc = rados_store_tables_list((store *)rs, &tables, &nt)))
+		return rc;
+	be64_put(g8, gen);
+	set = (rkv){ MRTX_BYTES(rados_gen_key, 2), MRTX_BYTES(g8, 8) };
+	for (size_t i = 0; i < nt; i++)
+		cap += ((const rtable *)tables[i]->be)->ntablets;
+	w = mrtx__calloc(cap ? cap : 1, sizeof(*w));
+	guards = mrtx__calloc(cap ? cap : 1, sizeof(*guards));
+	if (!w || !guards) {
+		rc = mrtx__seterr(MRTX_ENOMEM, "out of memory spreading the generation");
+		goto done;
+	}
+	for (size_t i = 0; i < nt; i++) {
+		const rtable *rt = tables[i]->be;
+
+		for (size_t j = 0; j < rt->ntablets; j++, nw++) {
+			/* stored < gen (omap_cmp: stored OP given; a missing key is
+			 * the empty value, below any) */
+			guards[nw] = (rguard){ MRTX_BYTES(rados_gen_key, 2), MRTX_BYTES(g8, 8),
+			                       LIBRADOS_CMPXATTR_OP_LT, 0 };
+			w[nw].oid = rt->tablets[j].oid;
+			w[nw].create = 1;
+			w[nw].guards = &guards[nw];
+			w[nw].nguards = 1;
+			w[nw].sets = &set;
+			w[nw].nsets = 1;
+		}
+	}
+	atomic_fetch_add_explicit(&rs->write_txns, nw, memory_order_relaxed);
+	rc = rconn_write(rs->conn, w, nw);
+	if (rc == RCONN_TIMEDOUT)
+		rc = MRTX_ESTORE;
+	if (rc == MRTX_CONFLICT)
+		rc = 0; /* a tablet at gen or above already */
+done:
+	mrtx__free(w);
+	mrtx__free(guards);
+	mrtx__free(tables);
+	return rc;
+}
+
+int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
+{
+	static const char *const gk = "gen";
+	rstore *rs = RS(st);
+	mrtx_arena a;
+	int rc;
+
+	if ((rc = meta_key_check(rs, key, 3)))
+		return rc;
+	arena_init(&a);
+	for (int attempt = 0; attempt < 20; attempt++) {
+		const char *keys[2] = { gk, key };
+		mrtx_bytes v[2];
+		uint8_t g8[8];
+		uint64_t gen;
+		int exists, applied;
+
+		if ((rc = meta_read(rs, keys, 2, &a, v, &exists)))
+			break;
+		if (v[0].size != 8) {
+			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the generation record is malformed",
+			                  rs->addr);
+			break;
+		}
+		gen = be64_get(v[0].data);
+		if (v[1].data) {
+			rc = v[1].size == value.size && memcmp(v[1].data, value.data, value.size) == 0 ?
+			     gen_spread(rs, gen) :
+			     mrtx__seterr(MRTX_EEXIST, "store %s: record '%s' exists with other "
+			                  "contents", rs->addr, key);
+			break;
+		}
+		be64_put(g8, gen + 1);
+		{
+			rguard g[2] = { guard_eq(gk, v[0]), guard_eq(key, MRTX_BYTES("", 0)) };
+			rkv sets[2] = { { MRTX_CSTR(gk), MRTX_BYTES(g8, 8) }, { MRTX_CSTR(key), value } };
+
+			if ((rc = meta_write(rs, g, 2, sets, 2, &applied)))
+				break;
+		}
+		if (applied) {
+			rc = gen_spread(rs, gen + 1);
+			break;
+		}
+	}
+	arena_free(&a);
+	return rc;
+}
+
+int rados_store_meta_list(store *st, const char *prefix, mrtx_arena *a,
+                          int (*fn)(const char *key, mrtx_bytes value, void *payload),
+                          void *payload, uint64_t *gen)
+{
+	rstore *rs = RS(st);
+	mrtx_bytes after = MRTX_BYTES(NULL, 0);
+	static const uint8_t gk[] = "gen";
+	int rc = 0, more = 1, first = 1;
+
+	if (strcmp(prefix, "t/") != 0 && (rc = meta_key_check(rs, prefix, 2)))
+		return rc;
+	while (more && rc == 0) {
+		rget g;
+		rread r;
+		mrtx_bytes keys[1] = { MRTX_BYTES(gk, 3) };
+
+		memset(&g, 0, sizeof(g));
+		memset(&r, 0, sizeof(r));
+		g.start_after = after;
+		g.prefix = MRTX_CSTR(prefix);
+		g.max = RLIST_MAX;
+		r.oid = rs->meta_oid;
+		r.gets = &g;
+		r.ngets = 1;
+		if (first && gen) {
+			r.keys = keys;
+			r.nkeys = 1;
+		}
+		atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
+		if ((rc = rconn_read(rs->conn, &r, 1, a)))
+			return rc == RCONN_TIMEDOUT ? MRTX_ESTORE : rc;
+		if (first && gen) {
+			*gen = 0;
+			if (r.nkvs == 1 && r.kvs[0].value.size == 8)
+				*gen = be64_get(r.kvs[0].value.data);
+		}
+		first = 0;
+		for (size_t i = 0; i < g.nkvs && rc == 0; i++) {
+			char k[MRTX_MAX_NAME + 4];
+
+			if (g.kvs[i].key.size >= sizeof(k))
+				continue;
+			memcpy(k, g.kvs[i].key.data, g.kvs[i].key.size);
+			k[g.kvs[i].key.size] = 0;
+			rc = fn(k, g.kvs[i].value, payload);
+		}
+		more = g.more && g.nkvs;
+		if (g.nkvs)
+			after = g.kvs[g.nkvs - 1].key;
+	}
+	return rc;
+}

@@ -1,0 +1,757 @@
+/*
+ * rados_rw.c - the storage seam's reads and writes on RADOS (layout in
+ * rados_int.h).
+ *
+ * Reads: a row's lock and cells come from one read op on its tablet
+ * object, so they are one state of the row.  Scans list the tablet's lock
+ * keys (forward) or descending row markers (reverse) to find rows, then
+ * read each row's lock and cells in one more read op per tablet; lock-only
+ * scans stop after the first.  Many rows' reads (store_read_locks) go out
+ * at once (aio): one round trip, whatever their number.
+ *
+ * Writes: store_write_rows groups the ops by tablet and sends one
+ * compound write per tablet, all at once: create (idempotent), the gen
+ * guard, one omap_cmp guard per row on its lock key, then each row's
+ * mutations in order and its new lock.  A false guard cancels the whole
+ * compound op; the rows whose own guard held are then sent again alone,
+ * so ops stay independent as the seam promises.
+ */
+#include "storage/rados/rados_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ----------------------------------------------------------------- keys */
+
+size_t rados_lock_key(uint8_t *buf, mrtx_bytes row)
+{
+	buf[0] = RK_LOCK;
+	return 1 + rkey_put(buf + 1, row.data, row.size);
+}
+
+size_t rados_desc_key(uint8_t *buf, mrtx_bytes row)
+{
+	buf[0] = RK_DESC;
+	return 1 + rkey_put_desc(buf + 1, row.data, row.size);
+}
+
+size_t rados_cell_prefix(uint8_t *buf, mrtx_bytes row)
+{
+	buf[0] = RK_CELL;
+	return 1 + rkey_put(buf + 1, row.data, row.size);
+}
+
+/* The smallest key above every key that starts with p[0..n) (p never ends
+ * in 0xFF here: rkey ends in 01 01, a family byte is at most 0xFF only for
+ * the last family, handled by dropping it). */
+static size_t prefix_end(uint8_t *out, const uint8_t *p, size_t n)
+{
+	memcpy(out, p, n);
+	while (n && out[n - 1] == 0xFF)
+		n--;
+	if (n)
+		out[n - 1]++;
+	return n;
+}
+
+/* A librados result as an op result: EUNKNOWN when it may have applied. */
+static int op_result(int r)
+{
+	if (r == 0)
+		return 0;
+	if (r == -ETIMEDOUT || r == -ESHUTDOWN || r == -ECONNRESET || r == -EIO)
+		return MRTX_EUNKNOWN;
+	if (r == -ENOSPC || r == -EDQUOT)
+		return MRTX_EFULL;
+	if (r == -EMSGSIZE || r == -E2BIG || r == -EFBIG)
+		return MRTX_ETOOBIG;
+	return MRTX_ESTORE;
+}
+
+static int read_err(rstore *rs, int rc)
+{
+	if (rc == RCONN_TIMEDOUT)
+		return mrtx__seterr(MRTX_ESTORE, "%s: %s", rs->addr, mrtx_errmsg());
+	return rc;
+}
+
+/* ---------------------------------------------------------------- cells */
+
+/* Decode the cell kvs of row (cell prefix cp, plen bytes) into out->cells,
+ * applying the qualifier end of f. */
+static int take_cells(rstore *rs, const store_table *t, const store_filter *f, size_t plen,
+                      const rkv *kv, size_t n, mrtx_arena *a, store_row *out, size_t *cap)
+{
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *k = kv[i].key.data;
+		size_t ql, klen = kv[i].key.size;
+		store_cell *c;
+		uint8_t *q;
+
+		if (klen <= plen || k[plen] == 0 || (size_t)(k[plen] - 1) >= t->nfamilies)
+			return mrtx__seterr(MRTX_ECORRUPT, "%s: table '%s': a cell key with an unknown "
+			                    "family", rs->addr, t->name);
+		if (!(q = arena_alloc(a, klen - plen)))
+			return MRTX_ENOMEM;
+		if ((ql = rqual_get(q, k + plen + 1, klen - plen - 1)) == RKEY_BAD)
+			return mrtx__seterr(MRTX_ECORRUPT, "%s: table '%s': a malformed cell key",
+			                    rs->addr, t->name);
+		if (f && f->family >= 0 && f->qe.size && cmp_bytes(q, ql, f->qe.data, f->qe.size) >= 0)
+			break;
+		if (f && f->family >= 0 && f->qs.size && cmp_bytes(q, ql, f->qs.data, f->qs.size) < 0)
+			continue;
+		if (out->ncells == *cap) {
+			size_t nc = *cap ? *cap * 2 : 8;
+			store_cell *nce = arena_alloc(a, nc * sizeof(*nce));
+
+			if (!nce)
+				return MRTX_ENOMEM;
+			if (out->ncells)
+				memcpy(nce, out->cells, out->ncells * sizeof(*nce));
+			out->cells = nce;
+			*cap = nc;
+		}
+		c = &out->cells[out->ncells++];
+		c->fid = (uint8_t)(k[plen] - 1);
+		c->qual = MRTX_BYTES(q, ql);
+		c->value = kv[i].value;
+	}
+	return 0;
+}
+
+/*
+ * A row's read for reading with rconn_read: the lock key, and the cells f
+ * asks for.  The buffers (keys, gets) live in `a`.
+ */
+typedef struct rowread {
+	uint8_t *lk, *cp, *first; /* lock key, cell prefix (+ family), first cell key */
+	size_t lkn, cpn, firstn;
+	mrtx_bytes keys[2];
+	rget get;
+	int want_cells;
+} rowread;
+
+static int rowread_init(rowread *rr, mrtx_bytes row, const store_filter *f, mrtx_arena *a)
+{
+	memset(rr, 0, sizeof(*rr));
+	if (!(rr->lk = arena_alloc(a, RCELL_MAX)) || !(rr->cp = arena_alloc(a, RCELL_MAX)))
+		return MRTX_ENOMEM;
+	rr->lkn = rados_lock_key(rr->lk, row);
+	rr->cpn = rados_cell_prefix(rr->cp, row);
+	rr->keys[0] = MRTX_BYTES(rr->lk, rr->lkn);
+	rr->want_cells = !(f && f->lock_only);
+	if (!rr->want_cells)
+		return 0;
+	if (f && f->family >= 0) {
+		rr->cp[rr->cpn++] = (uint8_t)(f->family + 1);
+		if (f->qs.size || f->qual_exact) {
+			/* the cell at qs itself (start_after excludes it), then after it */
+			if (!(rr->first = arena_alloc(a, rr->cpn + 2 * f->qs.size)))
+				return MRTX_ENOMEM;
+			memcpy(rr->first, rr->cp, rr->cpn);
+			rr->firstn = rr->cpn + rqual_put(rr->first + rr->cpn, f->qs.data, f->qs.size);
+			rr->keys[1] = MRTX_BYTES(rr->first, rr->firstn);
+			rr->get.start_after = rr->keys[1];
+		}
+	}
+	rr->get.prefix = MRTX_BYTES(rr->cp, rr->cpn);
+	rr->get.max = f && f->qual_exact ? 1 : RLIST_MAX;
+	return 0;
+}
+
+static void rowread_op(rowread *rr, const char *oid, const store_filter *f, rread *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->oid = oid;
+	r->keys = rr->keys;
+	r->nkeys = 1;
+	if (!rr->want_cells)
+		return;
+	if (f && f->qual_exact) {
+		r->nkeys = 2; /* just the cell */
+		return;
+	}
+	if (rr->first)
+		r->nkeys = 2;
+	r->gets = &rr->get;
+	r->ngets = 1;
+}
+
+/* Fill out from a finished read (and read on while the row has more cells
+ * than one listing returns, checking its lock stays the same). */
+static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
+                        mrtx_bytes row, const store_filter *f, mrtx_arena *a, store_row *out)
+{
+	size_t cap = 0;
+	int rc;
+
+	for (int attempt = 0;; attempt++) {
+		out->row = row;
+		out->has_lock = 0;
+		out->lock = MRTX_BYTES(NULL, 0);
+		out->cells = NULL;
+		out->ncells = 0;
+		cap = 0;
+		for (size_t i = 0; i < r->nkvs; i++) {
+			const rkv *kv = &r->kvs[i];
+
+			if (kv->key.size == rr->lkn && memcmp(kv->key.data, rr->lk, rr->lkn) == 0) {
+				out->has_lock = 1;
+				out->lock = kv->value;
+			} else if ((rc = take_cells(rs, t, f, rr->cpn - (f && f->family >= 0), kv, 1, a,
+			                            out, &cap))) {
+				return rc;
+			}
+		}
+		if (!r->ngets)
+			return 0;
+		if ((rc = take_cells(rs, t, f, rr->cpn - (f && f->family >= 0), rr->get.kvs,
+		                     rr->get.nkvs, a, out, &cap)))
+			return rc;
+		if (!rr->get.more || !rr->get.nkvs ||
+		    (f && f->family >= 0 && f->qe.size && out->ncells &&
+		     cmp_bytes(out->cells[out->ncells - 1].qual.data, out->cells[out->ncells - 1].qual.size,
+		               f->qe.data, f->qe.size) >= 0))
+			return 0;
+		/* More cells than one listing: read on, the lock read again beside. */
+		{
+			mrtx_bytes lock0 = out->lock;
+			int had = out->has_lock;
+
+			for (;;) {
+				rread r2;
+
+				memset(&r2, 0, sizeof(r2));
+				rr->get.start_after = rr->get.kvs[rr->get.nkvs - 1].key;
+				r2.oid = r->oid;
+				r2.keys = rr->keys;
+				r2.nkeys = 1;
+				r2.gets = &rr->get;
+				r2.ngets = 1;
+				atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
+				if ((rc = rconn_read(rs->conn, &r2, 1, a)))
+					return read_err(rs, rc);
+				if ((r2.nkvs == 1) != had ||
+				    (had && (r2.kvs[0].value.size != lock0.size ||
+				             memcmp(r2.kvs[0].value.data, lock0.data, lock0.size) != 0)))
+					break; /* the row changed meanwhile: read it again whole */
+				if ((rc = take_cells(rs, t, f, rr->cpn - (f && f->family >= 0), rr->get.kvs,
+				                     rr->get.nkvs, a, out, &cap)))
+					return rc;
+				if (!rr->get.more || !rr->get.nkvs)
+					return 0;
+			}
+		}
+		if (attempt >= 16)
+			return mrtx__seterr(MRTX_ELOCKED, "%s: table '%s': a wide row keeps changing "
+			                    "while it is read", rs->addr, t->name);
+		/* start over */
+		rowread_init(rr, row, f, a);
+		rowread_op(rr, r->oid, f, r);
+		atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
+		if ((rc = rconn_read(rs->conn, r, 1, a)))
+			return read_err(rs, rc);
+	}
+}
+
+int rados_store_read_row(store *st, const store_table *t, mrtx_bytes row,
+                         const store_filter *f, mrtx_arena *a, store_row *out)
+{
+	rstore *rs = RS(st);
+	rowread rr;
+	rread r;
+	int rc;
+
+	if ((rc = STORE_FAULT_R(rs, "read row")))
+		return rc;
+	if ((rc = rowread_init(&rr, row, f, a)))
+		return rc;
+	rowread_op(&rr, rados_tablet_of(t, row)->oid, f, &r);
+	atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
+	if ((rc = rconn_read(rs->conn, &r, 1, a)))
+		return read_err(rs, rc);
+	return rowread_take(rs, t, &rr, &r, row, f, a, out);
+}
+
+/* Read rows' locks (lock_only) or locks and cells, all at once. */
+static int read_many(rstore *rs, const store_table *const *ts, const mrtx_bytes *rows,
+                     size_t n, const store_filter *f, mrtx_arena *a, store_row *out)
+{
+	rowread *rr;
+	rread *r;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	if (!(rr = arena_alloc(a, n * sizeof(*rr))) || !(r = arena_alloc(a, n * sizeof(*r))))
+		return MRTX_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if ((rc = rowread_init(&rr[i], rows[i], f, a)))
+			return rc;
+		rowread_op(&rr[i], rados_tablet_of(ts[i], rows[i])->oid, f, &r[i]);
+	}
+	atomic_fetch_add_explicit(&rs->read_txns, n, memory_order_relaxed);
+	if ((rc = rconn_read(rs->conn, r, n, a)))
+		return read_err(rs, rc);
+	for (size_t i = 0; i < n; i++)
+		if ((rc = rowread_take(rs, ts[i], &rr[i], &r[i], rows[i], f, a, &out[i])))
+			return rc;
+	return 0;
+}
+
+int rados_store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_arena *a,
+                           store_row *out)
+{
+	rstore *rs = RS(st);
+	store_filter f = STORE_FILTER_ALL;
+	const store_table **ts;
+	mrtx_bytes *rows;
+	int rc;
+
+	if ((rc = STORE_FAULT_R(rs, "read locks")))
+		return rc;
+	if (n == 0)
+		return 0;
+	f.lock_only = 1;
+	if (!(ts = arena_alloc(a, n * sizeof(*ts))) || !(rows = arena_alloc(a, n * sizeof(*rows))))
+		return MRTX_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		ts[i] = refs[i].table;
+		rows[i] = refs[i].row;
+	}
+	return read_many(rs, ts, rows, n, &f, a, out);
+}
+
+/* ---------------------------------------------------------------- scans */
+
+static int row_in(const store_range *r, mrtx_bytes row, int *past)
+{
+	int c;
+
+	*past = 0;
+	if (r->hi.size && cmp_bytes(row.data, row.size, r->hi.data, r->hi.size) >= 0) {
+		*past = 1;
+		return 0;
+	}
+	if (r->lo.size && ((c = cmp_bytes(row.data, row.size, r->lo.data, r->lo.size)) < 0 ||
+	                   (c == 0 && r->lo_excl)))
+		return 0;
+	return 1;
+}
+
+/*
+ * List rows of one tablet in scan order into rows[*n..limit), from after
+ * `after` (a key in the listing's key space, size 0 = the start).  Forward
+ * lists the lock keys (and their values), reverse the descending markers.
+ */
+static int list_rows(rstore *rs, const store_table *t, const rtablet *tb, int reverse,
+                     const store_range *r, mrtx_bytes *after, size_t limit, mrtx_arena *a,
+                     store_row *rows, size_t *n, int *tablet_more, int *done)
+{
+	static const uint8_t pfx_lock[1] = { RK_LOCK }, pfx_desc[1] = { RK_DESC };
+	rget g;
+	rread rd;
+	int rc;
+
+	memset(&g, 0, sizeof(g));
+	memset(&rd, 0, sizeof(rd));
+	g.prefix = MRTX_BYTES(reverse ? pfx_desc : pfx_lock, 1);
+	g.start_after = *after;
+	g.max = MRTX_MIN(limit - *n, (size_t)RLIST_MAX);
+	rd.oid = tb->oid;
+	rd.gets = &g;
+	rd.ngets = 1;
+	atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
+	if ((rc = rconn_read(rs->conn, &rd, 1, a)))
+		return read_err(rs, rc);
+	*tablet_more = g.more && g.nkvs;
+	for (size_t i = 0; i < g.nkvs; i++) {
+		const rkv *kv = &g.kvs[i];
+		uint8_t *buf = arena_alloc(a, kv->key.size);
+		size_t used, len;
+		mrtx_bytes row;
+		int past;
+
+		if (!buf)
+			return MRTX_ENOMEM;
+		len = reverse ? rkey_get_desc(buf, (const uint8_t *)kv->key.data + 1, kv->key.size - 1,
+		                              &used) :
+		                rkey_get(buf, (const uint8_t *)kv->key.data + 1, kv->key.size - 1, &used);
+		if (len == RKEY_BAD || used != kv->key.size - 1)
+			return mrtx__seterr(MRTX_ECORRUPT, "%s: table '%s': a malformed row key in %s",
+			                    rs->addr, t->name, tb->oid);
+		row = MRTX_BYTES(buf, len);
+		*after = kv->key;
+		if (!row_in(r, row, &past)) {
+			/* forward: past hi ends the scan; reverse: below lo does */
+			if (reverse ? !past : past) {
+				*done = 1;
+				break;
+			}
+			continue;
+		}
+		rows[*n].row = row;
+		rows[*n].has_lock = !reverse;
+		rows[*n].lock = reverse ? MRTX_BYTES(NULL, 0) : kv->value;
+		rows[*n].cells = NULL;
+		rows[*n].ncells = 0;
+		(*n)++;
+		if (*n == limit) {
+			*tablet_more = 1;
+			break;
+		}
+	}
+	return 0;
+}
+
+int rados_store_scan_rows(store *st, const store_table *t, const store_range *r, int reverse,
+                          const store_filter *f, size_t max_rows, mrtx_arena *a,
+                          store_row **rows_out, size_t *nrows, int *more)
+{
+	rstore *rs = RS(st);
+	const rtable *rt = t->be;
+	size_t cap = max_rows ? max_rows : 256, n = 0, ti;
+	store_row *rows;
+	mrtx_bytes after = MRTX_BYTES(NULL, 0);
+	uint8_t *kb;
+	int rc, done = 0;
+
+	*rows_out = NULL;
+	*nrows = 0;
+	*more = 0;
+	if ((rc = STORE_FAULT_R(rs, "scan")))
+		return rc;
+	if (!(rows = arena_alloc(a, (cap + 1) * sizeof(*rows))) || !(kb = arena_alloc(a, RCELL_MAX)))
+		return MRTX_ENOMEM;
+	/* the first tablet in scan order and where in it to start */
+	if (!reverse) {
+		ti = r->lo.size ? (size_t)(rados_tablet_of(t, r->lo) - rt->tablets) : 0;
+		if (r->lo.size) {
+			size_t k = rados_lock_key(kb, r->lo);
+
+			/* start_after excludes the key given: lo's own lock key when lo
+			 * is excluded, else that key less its last byte, a prefix of it
+			 * below which no other row's lock key sorts */
+			after = MRTX_BYTES(kb, r->lo_excl ? k : k - 1);
+		}
+	} else {
+		ti = r->hi.size ? (size_t)(rados_tablet_of(t, r->hi) - rt->tablets) : rt->ntablets - 1;
+		if (r->hi.size)
+			after = MRTX_BYTES(kb, rados_desc_key(kb, r->hi));
+	}
+	for (;;) {
+		int tmore = 0;
+		size_t limit = max_rows ? max_rows + 1 : cap + 1;
+
+		if ((rc = list_rows(rs, t, &rt->tablets[ti], reverse, r, &after, limit, a, rows, &n,
+		                    &tmore, &done)))
+			return rc;
+		if (done)
+			break;
+		if (max_rows && n > max_rows) {
+			n = max_rows;
+			*more = 1;
+			break;
+		}
+		if (!max_rows && n > cap) {
+			/* no limit: grow and go on */
+			store_row *nr = arena_alloc(a, (2 * cap + 1) * sizeof(*nr));
+
+			if (!nr)
+				return MRTX_ENOMEM;
+			memcpy(nr, rows, n * sizeof(*nr));
+			rows = nr;
+			cap *= 2;
+		}
+		if (tmore)
+			continue;
+		if (reverse ? ti == 0 : ti + 1 == rt->ntablets)
+			break;
+		ti = reverse ? ti - 1 : ti + 1;
+		after = MRTX_BYTES(NULL, 0);
+	}
+	/* Each row's lock and cells from one read (reverse rows need the lock). */
+	if (n && (reverse || !(f && f->lock_only))) {
+		const store_table **ts = arena_alloc(a, n * sizeof(*ts));
+		mrtx_bytes *keys = arena_alloc(a, n * sizeof(*keys));
+		store_row *full = arena_alloc(a, n * sizeof(*full));
+		size_t k = 0;
+
+		if (!ts || !keys || !full)
+			return MRTX_ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			ts[i] = t;
+			keys[i] = rows[i].row;
+		}
+		if ((rc = read_many(rs, ts, keys, n, f, a, full)))
+			return rc;
+		/* a row whose lock vanished meanwhile (a rolled-back insert) is gone */
+		for (size_t i = 0; i < n; i++)
+			if (full[i].has_lock)
+				rows[k++] = full[i];
+		n = k;
+	}
+	*rows_out = rows;
+	*nrows = n;
+	return 0;
+}
+
+/* --------------------------------------------------------------- writes */
+
+/* One compound write on one tablet: the ops it carries. */
+typedef struct rgroup {
+	const char *oid;
+	size_t *idx; /* indexes into the caller's ops */
+	size_t n;
+	int gen_guard;
+	uint64_t gen_of;
+	uint8_t gen[8];
+	int gen_prval;
+	int *prval; /* per op's lock guard */
+	rados_write_op_t wop;
+	rados_completion_t comp;
+	int result;
+} rgroup;
+
+static void add_mut(rados_write_op_t w, const uint8_t *cp, size_t cpn, const store_mut *m,
+                    uint8_t *kb, uint8_t *ke)
+{
+	size_t kn, en;
+
+	switch (m->kind) {
+	case STORE_MUT_PUT:
+	case STORE_MUT_DEL_CELL: {
+		const char *k = (const char *)kb;
+
+		memcpy(kb, cp, cpn);
+		kb[cpn] = (uint8_t)(m->fid + 1);
+		kn = cpn + 1 + rqual_put(kb + cpn + 1, m->qual.data, m->qual.size);
+		if (m->kind == STORE_MUT_PUT) {
+			const char *v = m->value.data ? m->value.data : "";
+			size_t vl = m->value.size;
+
+			rados_write_op_omap_set2(w, &k, &v, &kn, &vl, 1);
+		} else {
+			rados_write_op_omap_rm_keys2(w, &k, &kn, 1);
+		}
+		break;
+	}
+	case STORE_MUT_DEL_FAMILY:
+		memcpy(kb, cp, cpn);
+		kb[cpn] = (uint8_t)(m->fid + 1);
+		kn = cpn + 1;
+		en = prefix_end(ke, kb, kn);
+		rados_write_op_omap_rm_range2(w, (const char *)kb, kn, (const char *)ke, en);
+		break;
+	case STORE_MUT_DEL_ROW:
+		en = prefix_end(ke, cp, cpn);
+		rados_write_op_omap_rm_range2(w, (const char *)cp, cpn, (const char *)ke, en);
+		break;
+	}
+}
+
+/* Build g's compound op from ops[g->idx[...]]. */
+static int group_build(rgroup *g, store_op *ops, mrtx_arena *a)
+{
+	uint8_t *lk = arena_alloc(a, RCELL_MAX), *dk = arena_alloc(a, RCELL_MAX),
+	        *cp = arena_alloc(a, RCELL_MAX), *kb = arena_alloc(a, RCELL_MAX),
+	        *ke = arena_alloc(a, RCELL_MAX);
+
+	if (!lk || !dk || !cp || !kb || !ke || !(g->wop = rados_create_write_op()))
+		return MRTX_ENOMEM;
+	rados_write_op_create(g->wop, LIBRADOS_CREATE_IDEMPOTENT, NULL);
+	if (g->gen_guard)
+		rados_write_op_omap_cmp2(g->wop, (const char *)rados_gen_key,
+		                         LIBRADOS_CMPXATTR_OP_LT, (const char *)g->gen, 2, 8,
+		                         &g->gen_prval);
+	for (size_t j = 0; j < g->n; j++) {
+		const store_op *op = &ops[g->idx[j]];
+		size_t lkn = rados_lock_key(lk, op->row);
+		mrtx_bytes expect = op->expect_absent ? MRTX_BYTES("", 0) : op->expect_lock;
+
+		rados_write_op_omap_cmp2(g->wop, (const char *)lk, LIBRADOS_CMPXATTR_OP_EQ,
+		                         expect.data ? expect.data : "", lkn, expect.size,
+		                         &g->prval[j]);
+	}
+	for (size_t j = 0; j < g->n; j++) {
+		const store_op *op = &ops[g->idx[j]];
+		size_t lkn = rados_lock_key(lk, op->row), dkn = rados_desc_key(dk, op->row),
+		       cpn = rados_cell_prefix(cp, op->row);
+		const char *keys[2] = { (const char *)lk, (const char *)dk };
+		size_t kl[2] = { lkn, dkn };
+
+		for (size_t m = 0; m < op->nmuts; m++)
+			add_mut(g->wop, cp, cpn, &op->muts[m], kb, ke);
+		if (op->delete_lock) {
+			rados_write_op_omap_rm_keys2(g->wop, keys, kl, 2);
+		} else {
+			const char *vals[2] = { op->new_lock.data, "" };
+			size_t vl[2] = { op->new_lock.size, 0 };
+
+			rados_write_op_omap_set2(g->wop, keys, vals, kl, vl, 2);
+		}
+	}
+	return 0;
+}
+
+static void be64(uint8_t *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+/*
+ * Send groups g[0..ng) at once and set each op's result.  Ops of a group
+ * cancelled by another op's guard go to *retry (they are sent again alone).
+ */
+static int groups_run(rstore *rs, rgroup *g, size_t ng, store_op *ops, mrtx_arena *a,
+                      size_t *retry, size_t *nretry)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < ng; i++) {
+		int r;
+
+		g[i].comp = NULL;
+		if ((rc = group_build(&g[i], ops, a)))
+			break;
+		if ((r = rados_aio_create_completion2(NULL, NULL, &g[i].comp)) < 0) {
+			g[i].comp = NULL;
+			rc = mrtx__seterr(MRTX_ENOMEM, "rados: no completion: %s", strerror(-r));
+			break;
+		}
+		r = rados_aio_write_op_operate(g[i].wop, rconn_ioctx(rs->conn), g[i].comp, g[i].oid,
+		                               NULL, LIBRADOS_OPERATION_NOFLAG);
+		if (r < 0) {
+			rados_aio_release(g[i].comp);
+			g[i].comp = NULL;
+			g[i].result = r;
+		}
+	}
+	atomic_fetch_add_explicit(&rs->write_txns, ng, memory_order_relaxed);
+	for (size_t i = 0; i < ng; i++) {
+		if (g[i].comp) {
+			rados_aio_wait_for_complete(g[i].comp);
+			g[i].result = rados_aio_get_return_value(g[i].comp);
+			rados_aio_release(g[i].comp);
+		} else if (rc && !g[i].result) {
+			g[i].result = -ENOMEM; /* never sent */
+		}
+		if (g[i].wop)
+			rados_release_write_op(g[i].wop);
+		g[i].wop = NULL;
+	}
+	for (size_t i = 0; i < ng; i++) {
+		int gr = g[i].result;
+
+		for (size_t j = 0; j < g[i].n; j++) {
+			store_op *op = &ops[g[i].idx[j]];
+
+			if (gr == 0)
+				op->result = 0;
+			else if (gr != -ECANCELED)
+				op->result = g[i].result == -ENOMEM && !g[i].comp ? MRTX_ENOMEM :
+				             op_result(gr);
+			else if (g[i].gen_guard && g[i].gen_prval == -ECANCELED)
+				op->result = STORE_GEN_CHANGED;
+			else if (g[i].prval[j] == -ECANCELED)
+				op->result = MRTX_CONFLICT;
+			else if (g[i].n == 1)
+				op->result = MRTX_CONFLICT; /* its only guard */
+			else
+				retry[(*nretry)++] = g[i].idx[j];
+		}
+		if (gr && gr != -ECANCELED && rc == 0)
+			rc = rconn_error(rs->conn, gr, "write rows", g[i].oid);
+	}
+	if (rc == RCONN_TIMEDOUT)
+		rc = mrtx__seterr(MRTX_ESTORE, "%s", mrtx_errmsg());
+	return rc;
+}
+
+/* Write ops[idx[0..n)], grouped by tablet when `group` (else one each). */
+static int write_some(rstore *rs, store_op *ops, const size_t *idx, size_t n, int group,
+                      mrtx_arena *a, size_t *retry, size_t *nretry)
+{
+	rgroup *g = arena_alloc(a, n * sizeof(*g));
+	size_t ng = 0;
+
+	if (!g)
+		return MRTX_ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		store_op *op = &ops[idx[k]];
+		const char *oid = rados_tablet_of(op->table, op->row)->oid;
+		rgroup *gr = NULL;
+
+		if (group)
+			for (size_t i = 0; i < ng; i++)
+				if (strcmp(g[i].oid, oid) == 0 && g[i].gen_guard == op->check_gen &&
+				    (!op->check_gen || g[i].gen_of == op->gen)) {
+					gr = &g[i];
+					break;
+				}
+		if (!gr) {
+			gr = &g[ng++];
+			memset(gr, 0, sizeof(*gr));
+			gr->oid = oid;
+			if (!(gr->idx = arena_alloc(a, n * sizeof(*gr->idx))) ||
+			    !(gr->prval = arena_alloc(a, n * sizeof(*gr->prval))))
+				return MRTX_ENOMEM;
+			gr->gen_guard = op->check_gen;
+			gr->gen_of = op->gen;
+			if (op->check_gen)
+				be64(gr->gen, op->gen + 1); /* stored < gen + 1 */
+		}
+		gr->prval[gr->n] = 0;
+		gr->idx[gr->n++] = idx[k];
+	}
+	return groups_run(rs, g, ng, ops, a, retry, nretry);
+}
+
+int rados_store_write_rows(store *st, store_op *ops, size_t n)
+{
+	rstore *rs = RS(st);
+	size_t *idx, *retry, nretry = 0;
+	mrtx_arena a;
+	int rc, fault;
+
+	if (n == 0)
+		return 0;
+	fault = store__fault_armed ? rados_fault(rs, "write rows (injected fault)", 1) : 0;
+	if (fault && fault != STORE_FAULT_APPLIED) {
+		for (size_t i = 0; i < n; i++)
+			ops[i].result = fault;
+		return fault;
+	}
+	atomic_fetch_add_explicit(&rs->write_calls, 1, memory_order_relaxed);
+	arena_init(&a);
+	rc = MRTX_ENOMEM;
+	if (!(idx = arena_alloc(&a, n * sizeof(*idx))) || !(retry = arena_alloc(&a, n * sizeof(*retry))))
+		goto done;
+	{
+		size_t nidx = 0, none = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			ops[i].result = MRTX_ESTORE;
+			if (ops[i].cond)
+				ops[i].result = MRTX_CONFLICT; /* no predicate on the OSD:
+				                                  the caller reads instead */
+			else
+				idx[nidx++] = i;
+		}
+		rc = write_some(rs, ops, idx, nidx, 1, &a, retry, &nretry);
+		if (rc == 0 && nretry)
+			rc = write_some(rs, ops, retry, nretry, 0, &a, idx, &none);
+	}
+done:
+	arena_free(&a);
+	if (fault == STORE_FAULT_APPLIED) {
+		for (size_t i = 0; i < n; i++)
+			if (ops[i].result == 0)
+				ops[i].result = MRTX_EUNKNOWN;
+		rc = mrtx__seterr(MRTX_ESTORE, "store %s: write rows: reply lost (injected fault)",
+		                  rs->addr);
+	}
+	return rc;
+}

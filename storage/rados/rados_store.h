@@ -1,0 +1,46 @@
+/*
+ * rados_store.h - the RADOS backend's implementation of the storage seam
+ * (store.h): rados_store_X is store_X for a store of kind STORE_RADOS,
+ * called by the dispatch in storage/store.c.  Same contracts as store.h,
+ * with these differences:
+ *   - store_read_locks and store_scan_rows read each row consistently
+ *     (lock and cells from one state of its tablet object) but different
+ *     rows at different moments; nothing above the seam relies on more.
+ *   - store_op.cond is not evaluated on the OSD: rados_store_supports_cond
+ *     is 0 and callers read the lock instead.
+ *   - store_op.check_gen is checked against the generation kept in the
+ *     row's tablet object (see store.h), in the same compound op.
+ *   - A timeout is MRTX_EUNKNOWN as an op result (the op may or may not
+ *     have been applied) and MRTX_ESTORE as the call's return.
+ */
+#ifndef MRTX_RADOS_STORE_H
+#define MRTX_RADOS_STORE_H
+
+#include "storage/store.h"
+
+int rados_store_open(store **out, const char *addr, const store_opts *opts);
+void rados_store_close(store *st);
+const char *rados_store_path(const store *st);
+int rados_store_is_unbatched(const store *st);
+const uint8_t *rados_store_id(const store *st);
+int rados_store_create_table(store *st, const char *name, const char *const *families,
+                             size_t nfamilies);
+int rados_store_table_find(store *st, const char *name, const store_table **out);
+int rados_store_tables_list(store *st, const store_table ***out, size_t *count);
+int rados_store_read_row(store *st, const store_table *t, mrtx_bytes row,
+                         const store_filter *f, mrtx_arena *a, store_row *out);
+int rados_store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_arena *a,
+                           store_row *out);
+int rados_store_scan_rows(store *st, const store_table *t, const store_range *r, int reverse,
+                          const store_filter *f, size_t max_rows, mrtx_arena *a,
+                          store_row **rows, size_t *nrows, int *more);
+int rados_store_write_rows(store *st, store_op *ops, size_t n);
+void rados_store_counters_get(store *st, store_counters *out);
+int rados_store_get_info(store *st, store_info *out);
+int rados_store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out);
+int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value);
+int rados_store_meta_list(store *st, const char *prefix, mrtx_arena *a,
+                          int (*fn)(const char *key, mrtx_bytes value, void *payload),
+                          void *payload, uint64_t *gen);
+
+#endif
