@@ -5,12 +5,42 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+/*
+ * MRTX_TEST_STORE=rados (with MRTX_TEST_RADOS_CONF, a cluster's ceph.conf;
+ * tests/rados_suite.sh sets both): every "fresh store" a test asks for is a
+ * new RADOS store rados://mrtx/<tag>-<pid>-<n>-<random> instead of a
+ * directory, so the same test runs against the distributed backend.
+ */
+int tu_rados(void)
+{
+	const char *s = getenv("MRTX_TEST_STORE");
+
+	return s && strcmp(s, "rados") == 0;
+}
 
 char *tu_tmpdir(const char *tag)
 {
 	const char *base = getenv("TMPDIR");
+	static unsigned long counter;
 	char *p;
+
+	if (tu_rados()) {
+		const char *conf = getenv("MRTX_TEST_RADOS_CONF");
+		unsigned r;
+
+		if (!conf || !*conf) {
+			fprintf(stderr, "MRTX_TEST_STORE=rados needs MRTX_TEST_RADOS_CONF\n");
+			return NULL;
+		}
+		r = (unsigned)rand() ^ (unsigned)time(NULL) * 2654435761u;
+		if (asprintf(&p, "rados://mrtx/%s-%d-%lu-%08x?conf=%s", tag, (int)getpid(),
+		             ++counter, r, conf) < 0)
+			return NULL;
+		return p;
+	}
 
 	if (!base || !*base)
 		base = "/tmp";
@@ -31,7 +61,8 @@ static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW 
 
 void tu_rmrf(const char *path)
 {
-	if (path)
+	/* a test cluster's stores are thrown away with the cluster */
+	if (path && strncmp(path, "rados://", 8) != 0)
 		nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 

@@ -10,7 +10,10 @@
 
 #include "mrtx.h"
 
-/* A fresh empty directory under $TMPDIR; caller frees; removed by tu_rmrf. */
+/* 1 when the tests run against RADOS (MRTX_TEST_STORE=rados). */
+int tu_rados(void);
+/* A fresh empty directory under $TMPDIR (with MRTX_TEST_STORE=rados: the
+ * address of a new RADOS store); caller frees; removed by tu_rmrf. */
 char *tu_tmpdir(const char *tag);
 void tu_rmrf(const char *path);
 /* Open a fresh store with the given options (NULL = defaults + nosync). */

@@ -8,7 +8,7 @@
  * an empty directory) and its tables, closes it, and forks the workers:
  * writers (and, for bank, two auditors), each opening the store itself and
  * logging its history to STORE.chaos/.  Until the time is up the killer
- * SIGKILLs a random writer every 5-50 ms and restarts it; two restarts in
+ * SIGKILLs a random writer every 5-50 ms (RADOS: 50-500 ms, once it has opened the store) and restarts it; two restarts in
  * three arm one failpoint of DESIGN §7, in turn, as `name=exit@N` or
  * `name=kill@N` with a random N, so every crash window is hit
  * (store.after_row_write only with --unbatched, where each row is its own
@@ -148,6 +148,7 @@ static int spawn(driver *d, int i)
 		chaos_anomaly(d->r, "fork: %s", strerror(errno));
 		return -1;
 	}
+	d->cfg->slot = i; /* the child's copy says which slot it is */
 	if (pid == 0)
 		_exit(chaos_child(d->cfg, s->role, s->inc, spec));
 	sigprocmask(SIG_SETMASK, &old, NULL);
@@ -188,10 +189,23 @@ static int reaped(driver *d, pid_t pid, int st)
 	return i;
 }
 
+/* Milliseconds to the next kill: 5-50 on LMDB; on RADOS, where a writer
+ * spends tens of ms connecting and each commit takes a few round trips of
+ * about a millisecond, 50-500 (counted once the writer has opened). */
+static int is_rados(const driver *d)
+{
+	return strncmp(d->cfg->store, "rados://", 8) == 0;
+}
+
+static uint64_t kill_gap(driver *d)
+{
+	return is_rados(d) ? 50 + drnd(d, 451) : 5 + drnd(d, 46);
+}
+
 static void run_killer(driver *d)
 {
 	uint64_t now = mono_ms(), deadline = now + (uint64_t)d->cfg->seconds * 1000u;
-	uint64_t next_kill = now + 5 + drnd(d, 46);
+	uint64_t next_kill = now + kill_gap(d);
 
 	while ((now = mono_ms()) < deadline) {
 		struct timespec nap = { 0, 1000000 };
@@ -206,11 +220,16 @@ static void run_killer(driver *d)
 		}
 		if (now >= next_kill) {
 			int i = (int)drnd(d, (uint32_t)d->cfg->writers); /* writers come first */
+			/* RADOS: kill writers that are past opening the store (a new
+			 * connection takes from a tenth of a second to seconds; chaos
+			 * is about commits, not connects) */
+			int opened = !is_rados(d) ||
+			             __atomic_load_n(&d->cfg->ready[i], __ATOMIC_ACQUIRE) == d->slots[i].inc;
 
-			if (d->slots[i].pid > 0 && !d->slots[i].killed &&
+			if (d->slots[i].pid > 0 && !d->slots[i].killed && opened &&
 			    kill(d->slots[i].pid, SIGKILL) == 0)
 				d->slots[i].killed = 1;
-			next_kill = now + 5 + drnd(d, 46);
+			next_kill = now + kill_gap(d);
 		}
 		nanosleep(&nap, NULL);
 	}
@@ -392,11 +411,25 @@ static int fresh_dirs(chaos_cfg *cfg)
 			return 2;
 		}
 	}
-	/* STORE.chaos beside the store, not inside it ("dir/" -> "dir.chaos") */
-	snprintf(cfg->logdir, sizeof(cfg->logdir), "%s", cfg->store);
-	for (size_t n = strlen(cfg->logdir); n > 1 && cfg->logdir[n - 1] == '/'; n--)
-		cfg->logdir[n - 1] = 0;
-	strlcat(cfg->logdir, ".chaos", sizeof(cfg->logdir));
+	/* STORE.chaos beside the store, not inside it ("dir/" -> "dir.chaos");
+	 * a RADOS store's in $TMPDIR as mrtx-chaos-POOL-NAME */
+	if (strncmp(cfg->store, "rados://", 8) == 0) {
+		const char *tmp = getenv("TMPDIR");
+		size_t n;
+
+		snprintf(cfg->logdir, sizeof(cfg->logdir), "%s/mrtx-chaos-%s",
+		         tmp && *tmp ? tmp : "/tmp", cfg->store + 8);
+		n = strlen(cfg->logdir) - strlen(cfg->store + 8);
+		cfg->logdir[n + strcspn(cfg->logdir + n, "?")] = 0;
+		for (; cfg->logdir[n]; n++)
+			if (cfg->logdir[n] == '/')
+				cfg->logdir[n] = '-';
+	} else {
+		snprintf(cfg->logdir, sizeof(cfg->logdir), "%s", cfg->store);
+		for (size_t n = strlen(cfg->logdir); n > 1 && cfg->logdir[n - 1] == '/'; n--)
+			cfg->logdir[n - 1] = 0;
+		strlcat(cfg->logdir, ".chaos", sizeof(cfg->logdir));
+	}
 	if (mkdir(cfg->logdir, 0755) && errno != EEXIST) {
 		fprintf(stderr, "mrtx: chaos: mkdir %s: %s\n", cfg->logdir, strerror(errno));
 		return 1;
@@ -413,6 +446,35 @@ static int fresh_dirs(chaos_cfg *cfg)
 		}
 		closedir(d);
 	}
+	return 0;
+}
+
+/*
+ * Create the store in a child process: the driver then never loads a
+ * store client before forking the workers.  (librados keeps per-process
+ * state, its client identity among it, that forked children would share;
+ * see mrtx_open.)
+ */
+static int setup_in_child(chaos_cfg *cfg)
+{
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	if ((pid = fork()) < 0) {
+		fprintf(stderr, "mrtx: chaos: fork: %s\n", strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		if (chaos_setup_store(cfg)) {
+			fprintf(stderr, "mrtx: chaos: creating %s failed: %s\n", cfg->store,
+			        mrtx_errmsg());
+			_exit(1);
+		}
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return 1;
 	return 0;
 }
 
@@ -496,14 +558,14 @@ int cmd_chaos(int argc, char **argv)
 		return rc;
 	cfg.shared_counter = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 	                          -1, 0);
+	if (cfg.shared_counter != MAP_FAILED)
+		cfg.ready = (volatile uint32_t *)(cfg.shared_counter + 1);
 	if (cfg.shared_counter == MAP_FAILED) {
 		fprintf(stderr, "mrtx: chaos: mmap: %s\n", strerror(errno));
 		return 1;
 	}
-	if ((rc = chaos_setup_store(&cfg))) {
-		fprintf(stderr, "mrtx: chaos: creating %s failed: %s\n", cfg.store, mrtx_errmsg());
-		return 1;
-	}
+	if ((rc = setup_in_child(&cfg)))
+		return rc;
 	if (!cfg.json)
 		printf("mrtx chaos: running %s for %d s (seed %u)...\n",
 		       cfg.workload == CHAOS_BANK ? "bank" : "append", cfg.seconds, cfg.seed);

@@ -467,6 +467,8 @@ int chaos_child(const chaos_cfg *cfg, int role, uint32_t incarnation, const char
 		log_error(&b, rc, "open");
 		return 3;
 	}
+	if (cfg->ready)
+		__atomic_store_n(&cfg->ready[cfg->slot], incarnation, __ATOMIC_RELEASE);
 	if (armspec && *armspec) {
 		if ((rc = mrtx_failpoints_set(armspec))) {
 			log_error(&b, rc, "failpoints");

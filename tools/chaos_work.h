@@ -46,6 +46,9 @@ typedef struct chaos_cfg {
 	int json;
 	unsigned seed;
 	volatile uint64_t *shared_counter; /* MAP_SHARED: append invocations so far */
+	volatile uint32_t *ready; /* MAP_SHARED, per slot: the incarnation that has
+	                             opened the store (the killer waits for it on RADOS) */
+	int slot;                 /* in a child: its slot */
 } chaos_cfg;
 
 /* Account i's place: table, row, qualifier. */

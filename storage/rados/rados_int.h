@@ -66,6 +66,7 @@ typedef struct rtable {
 typedef struct rstore {
 	store_head head; /* kind STORE_RADOS */
 	rconn *conn;
+	int unbatched;   /* every op of store_write_rows its own call */
 	char *addr;      /* the address it was opened with */
 	char *name;      /* object name prefix */
 	char meta_oid[ROID_MAX];

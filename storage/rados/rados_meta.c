@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/rand.h>
 
@@ -166,14 +167,45 @@ static int meta_init(rstore *rs)
 
 /* ----------------------------------------------------------- open/close */
 
+/* The process that first used librados (0: none yet). */
+static pid_t librados_pid;
+static pthread_mutex_t librados_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * librados is not fork-safe: a child forked from a process that had used it
+ * shares its client state (its random client nonce among it: children's
+ * sessions then collide and their operations stall until they time out).
+ * Refuse clearly instead.
+ */
+static int fork_check(const char *addr)
+{
+	pid_t me = getpid();
+	int rc = 0;
+
+	pthread_mutex_lock(&librados_mu);
+	if (!librados_pid)
+		librados_pid = me;
+	else if (librados_pid != me)
+		rc = mrtx__seterr(MRTX_EINVAL, "%s: this process was forked from one that had "
+		                  "opened a RADOS store; librados cannot be used again after "
+		                  "fork(): open RADOS stores only in processes that did not "
+		                  "inherit a RADOS client (fork before the first open, or exec)",
+		                  addr);
+	pthread_mutex_unlock(&librados_mu);
+	return rc;
+}
+
 int rados_store_open(store **out, const char *addr, const store_opts *o)
 {
 	rstore *rs;
 	raddr ra;
 	int rc;
 
-	(void)o; /* RADOS writes are replicated before they are acknowledged:
-	            durability, map size and file mode have no meaning here */
+	if ((rc = fork_check(addr)))
+		return rc;
+
+	/* RADOS writes are replicated before they are acknowledged: durability,
+	 * map size and file mode have no meaning here */
 	if ((rc = raddr_parse(&ra, addr)))
 		return rc;
 	if (!(rs = mrtx__calloc(1, sizeof(*rs))) || !(rs->addr = mrtx__strdup(addr)) ||
@@ -185,6 +217,7 @@ int rados_store_open(store **out, const char *addr, const store_opts *o)
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory opening %s", addr);
 	}
 	rs->head.kind = STORE_RADOS;
+	rs->unbatched = o && o->unbatched;
 	pthread_mutex_init(&rs->mu, NULL);
 	snprintf(rs->meta_oid, sizeof(rs->meta_oid), "%s.meta", ra.name);
 	rc = rconn_open(&rs->conn, &ra, NULL);
@@ -230,8 +263,7 @@ const char *rados_store_path(const store *st)
 
 int rados_store_is_unbatched(const store *st)
 {
-	(void)st;
-	return 0;
+	return RSC(st)->unbatched;
 }
 
 const uint8_t *rados_store_id(const store *st)

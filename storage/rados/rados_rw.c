@@ -740,9 +740,24 @@ int rados_store_write_rows(store *st, store_op *ops, size_t n)
 			else
 				idx[nidx++] = i;
 		}
-		rc = write_some(rs, ops, idx, nidx, 1, &a, retry, &nretry);
-		if (rc == 0 && nretry)
-			rc = write_some(rs, ops, retry, nretry, 0, &a, idx, &none);
+		if (!rs->unbatched) {
+			rc = write_some(rs, ops, idx, nidx, 1, &a, retry, &nretry);
+			if (rc == 0 && nretry)
+				rc = write_some(rs, ops, retry, nretry, 0, &a, idx, &none);
+		} else {
+			/* one row per store call, in order, as the crash tests want */
+			for (size_t k = 0; k < nidx; k++) {
+				int r = write_some(rs, ops, &idx[k], 1, 0, &a, retry, &none), fp;
+
+				if (r == 0 && ops[idx[k]].result == 0 &&
+				    (fp = FAILPOINT(FP_STORE_AFTER_ROW_WRITE))) {
+					ops[idx[k]].result = MRTX_EUNKNOWN; /* applied, reported failed */
+					r = fp;
+				}
+				if (r && !rc)
+					rc = r;
+			}
+		}
 	}
 done:
 	arena_free(&a);
