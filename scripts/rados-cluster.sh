@@ -275,15 +275,20 @@ wait_ready() {
 # ---------------------------------------------------------------- commands
 
 START_OK=0
+START_JOBS=()   # background OSD mkfs+start jobs: each bounded by timeouts
 start_cleanup() {
+	local p
 	if [ "$START_OK" != 1 ]; then
 		log "start failed: stopping what it started (logs in $DIR/log)"
+		# an interrupted start may leave OSD jobs running: let them end (each
+		# is bounded) so that no daemon appears after the stop
+		for p in "${START_JOBS[@]}"; do wait "$p" 2>/dev/null || true; done
 		stop_all || true
 	fi
 }
 
 do_start() {
-	local t0 fsid i p uuids=() pids=() mkfs_key=()
+	local t0 fsid i p uuids=() mkfs_key=()
 	if [ -f "$CONF" ] && running_any; then
 		die "a cluster is already running in $DIR (stop it first)"
 	fi
@@ -319,9 +324,9 @@ do_start() {
 		mkdir -p "$DIR/osd/$i"
 		( timeout "$CEPH_TIMEOUT" ceph-osd -c "$CONF" -i "$i" --mkfs --osd-uuid "${uuids[$i]}" &&
 		  timeout "$CEPH_TIMEOUT" ceph-osd -c "$CONF" -i "$i" ) >"$DIR/log/osd-start.$i.log" 2>&1 &
-		pids+=($!)
+		START_JOBS+=($!)
 	done
-	for p in "${pids[@]}"; do wait "$p" || die "an OSD failed to start: $DIR/log/osd-start.*.log"; done
+	for p in "${START_JOBS[@]}"; do wait "$p" || die "an OSD failed to start: $DIR/log/osd-start.*.log"; done
 	for i in $(seq 0 $((NOSD - 1))); do
 		[ -n "$(daemon_pid "osd.$i")" ] || die "osd.$i exited: $DIR/log/osd.$i.log"
 	done
