@@ -20,7 +20,7 @@ struct rconn {
 	char *pool;
 	char *name;
 	unsigned timeout_s;
-	char where[384]; /* "mon_host ... (conf ..., client.x)" for messages */
+	char where[640]; /* "mon_host ... (conf ..., client.x)" for messages */
 };
 
 /* ------------------------------------------------------------ addresses */
@@ -299,7 +299,7 @@ int rconn_open(rconn **out, const raddr *addr, const rconn_opts *opts)
 		goto fail;
 	if (rados_conf_get(c->cluster, "mon_host", mons, sizeof(mons)) < 0)
 		mons[0] = '\0';
-	snprintf(c->where, sizeof(c->where), "mon_host %s (conf %s, %s)",
+	snprintf(c->where, sizeof(c->where), "mon_host %s (conf %.200s, %s)",
 	         mons[0] ? mons : "(none)",
 	         conf ? conf : conf_missing ? "none found" : "default search", client);
 	if (!mons[0]) {
