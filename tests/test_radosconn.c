@@ -432,6 +432,44 @@ static void test_guarded_batch(void **state)
 	rconn_close(c);
 }
 
+/* Caller-built ops through rconn_write_ops: exclusive creates, one of an
+ * existing object (-EEXIST), and a data write. */
+static void test_raw_write_ops(void **state)
+{
+	char n0[96], n1[96];
+	rados_write_op_t ops[3];
+	const char *oids[3];
+	int results[3];
+	rconn *c;
+	char buf[8] = "";
+
+	(void)state;
+	NEED_CLUSTER();
+	c = connect_or_fail(NULL, 0);
+	setup_objects(c, "raw", 1);
+	oid(n0, sizeof(n0), "raw", 0);      /* exists */
+	oid(n1, sizeof(n1), "raw-new", 0);  /* does not */
+	for (int i = 0; i < 3; i++)
+		assert_non_null(ops[i] = rados_create_write_op());
+	rados_write_op_create(ops[0], LIBRADOS_CREATE_EXCLUSIVE, NULL);
+	rados_write_op_create(ops[1], LIBRADOS_CREATE_EXCLUSIVE, NULL);
+	rados_write_op_write_full(ops[2], "hello", 5);
+	oids[0] = n1;
+	oids[1] = n0;
+	oids[2] = n1;
+	assert_int_equal(rconn_write_ops(c, ops, oids, results, 3), MRTX_ESTORE);
+	assert_int_equal(results[0], 0);
+	assert_int_equal(results[1], -EEXIST);
+	assert_int_equal(results[2], 0);
+	assert_non_null(strstr(mrtx_errmsg(), n0));
+	for (int i = 0; i < 3; i++)
+		rados_release_write_op(ops[i]);
+	assert_int_equal(rados_read(rconn_ioctx(c), n1, buf, sizeof(buf), 0), 5);
+	assert_memory_equal(buf, "hello", 5);
+	assert_int_equal(rconn_write_ops(c, NULL, oids, results, 1), MRTX_EINVAL);
+	rconn_close(c);
+}
+
 static int raw_cmp(const void *x, const void *y)
 {
 	const mrtx_bytes *a = x, *b = y;
@@ -698,6 +736,7 @@ int main(void)
 		cmocka_unit_test(test_unreachable_within_timeout),
 		cmocka_unit_test(test_connect_and_missing_pool),
 		cmocka_unit_test(test_guarded_batch),
+		cmocka_unit_test(test_raw_write_ops),
 		cmocka_unit_test(test_encoded_keys_in_omap),
 		cmocka_unit_test(test_lua_predicate_in_write),
 		cmocka_unit_test(test_cephx_user),

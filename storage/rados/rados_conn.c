@@ -445,10 +445,60 @@ static void build_write(rados_write_op_t op, rwrite *w, scratch *s)
 	}
 }
 
+int rconn_write_ops(rconn *c, rados_write_op_t const *ops, const char *const *oids,
+                    int *results, size_t n)
+{
+	rados_completion_t *comp;
+	size_t i;
+	int rc = MRTX_OK;
+
+	if (!c || (n && (!ops || !oids || !results)))
+		return mrtx__seterr(MRTX_EINVAL, "rconn_write_ops: NULL argument");
+	for (i = 0; i < n; i++) {
+		results[i] = -ENOMEM; /* until submitted */
+		if (!ops[i] || !oids[i])
+			return mrtx__seterr(MRTX_EINVAL, "rconn_write_ops: op %zu: NULL op or object", i);
+	}
+	if (n == 0)
+		return MRTX_OK;
+	if (!(comp = mrtx__calloc(n, sizeof(*comp))))
+		return mrtx__seterr(MRTX_ENOMEM, "rados: out of memory (batch of %zu writes)", n);
+	for (i = 0; i < n; i++) {
+		int r = rados_aio_create_completion2(NULL, NULL, &comp[i]);
+
+		if (r < 0) {
+			comp[i] = NULL;
+			rc = mrtx__seterr(MRTX_ENOMEM, "rados: cannot create a completion: %s",
+			                  strerror(-r));
+			break;
+		}
+		r = rados_aio_write_op_operate(ops[i], c->io, comp[i], oids[i], NULL,
+		                               LIBRADOS_OPERATION_NOFLAG);
+		if (r < 0) { /* not submitted: its completion never fires */
+			results[i] = r;
+			rados_aio_release(comp[i]);
+			comp[i] = NULL;
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (comp[i]) {
+			rados_aio_wait_for_complete(comp[i]);
+			results[i] = rados_aio_get_return_value(comp[i]);
+			rados_aio_release(comp[i]);
+		}
+	mrtx__free(comp);
+	if (rc == MRTX_OK)
+		for (i = 0; i < n; i++)
+			if (results[i] != 0 && results[i] != -ECANCELED)
+				return rconn_error(c, results[i], "write", oids[i]);
+	return rc;
+}
+
 int rconn_write(rconn *c, rwrite *w, size_t n)
 {
-	rados_completion_t *comp = NULL;
 	rados_write_op_t *ops = NULL;
+	const char **oids = NULL;
+	int *results = NULL;
 	scratch s = { 0 };
 	size_t widest = 0, i;
 	int rc = MRTX_OK;
@@ -463,53 +513,32 @@ int rconn_write(rconn *c, rwrite *w, size_t n)
 	}
 	if (n == 0)
 		return MRTX_OK;
-	comp = mrtx__calloc(n, sizeof(*comp));
 	ops = mrtx__calloc(n, sizeof(*ops));
-	if (!comp || !ops || (rc = scratch_init(&s, widest))) {
+	oids = mrtx__calloc(n, sizeof(*oids));
+	results = mrtx__calloc(n, sizeof(*results));
+	if (!ops || !oids || !results || scratch_init(&s, widest)) {
 		rc = mrtx__seterr(MRTX_ENOMEM, "rados: out of memory (batch of %zu writes)", n);
 		goto done;
 	}
 	for (i = 0; i < n; i++) {
-		int r;
-
 		if (!(ops[i] = rados_create_write_op())) {
 			rc = mrtx__seterr(MRTX_ENOMEM, "rados: out of memory (write op)");
-			break;
+			goto done;
 		}
 		build_write(ops[i], &w[i], &s);
-		if ((r = rados_aio_create_completion2(NULL, NULL, &comp[i])) < 0) {
-			comp[i] = NULL;
-			rc = mrtx__seterr(MRTX_ENOMEM, "rados: cannot create a completion: %s",
-			                  strerror(-r));
-			break;
-		}
-		r = rados_aio_write_op_operate(ops[i], c->io, comp[i], w[i].oid, NULL,
-		                               LIBRADOS_OPERATION_NOFLAG);
-		if (r < 0) { /* not submitted: its completion never fires */
-			w[i].result = r;
-			rados_aio_release(comp[i]);
-			comp[i] = NULL;
-		}
+		oids[i] = w[i].oid;
 	}
-	for (i = 0; i < n; i++) {
-		if (comp[i]) {
-			rados_aio_wait_for_complete(comp[i]);
-			w[i].result = rados_aio_get_return_value(comp[i]);
-			rados_aio_release(comp[i]);
-		}
+	rc = rconn_write_ops(c, ops, oids, results, n);
+	for (i = 0; i < n; i++)
+		w[i].result = results[i];
+done:
+	for (i = 0; ops && i < n; i++)
 		if (ops[i])
 			rados_release_write_op(ops[i]);
-	}
-	if (rc == MRTX_OK)
-		for (i = 0; i < n; i++)
-			if (w[i].result != 0 && w[i].result != -ECANCELED) {
-				rc = rconn_error(c, w[i].result, "write", w[i].oid);
-				break;
-			}
-done:
 	scratch_free(&s);
-	mrtx__free(comp);
 	mrtx__free(ops);
+	mrtx__free(oids);
+	mrtx__free(results);
 	return rc;
 }
 

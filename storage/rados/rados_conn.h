@@ -184,6 +184,17 @@ typedef struct rwrite {
 int rconn_write(rconn *c, rwrite *w, size_t n);
 
 /*
+ * The same for write ops the caller built (any rados_write_op_* call:
+ * assert_version, xattrs, data writes, ...): submit ops[i] on oids[i] at
+ * once, wait for all, results[i] = 0 or -errno.  The caller keeps owning
+ * the ops (release them after the call) and whatever their prval pointers
+ * point at, which is written before the call returns.
+ * @return as rconn_write; MRTX_EINVAL for a NULL array, op or object.
+ */
+int rconn_write_ops(rconn *c, rados_write_op_t const *ops, const char *const *oids,
+                    int *results, size_t n);
+
+/*
  * omap_get_vals2 inside a read op: up to max pairs whose key sorts after
  * start_after and starts with prefix, in key order.  start_after and
  * prefix are passed to librados as C strings, so they may not hold 0x00
