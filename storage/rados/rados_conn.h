@@ -77,6 +77,9 @@ int raddr_parse(raddr *out, const char *uri);
 void raddr_free(raddr *a);
 /* Is s a rados:// address (by its scheme alone)? */
 int raddr_is_rados(const char *s);
+/* Whole seconds 1..RCONN_MAX_TIMEOUT_S from the decimal string s into *out;
+ * MRTX_EINVAL with a message starting with what otherwise. */
+int raddr_parse_seconds(const char *s, const char *what, unsigned *out);
 
 /* ---------------------------------------------------------- connection */
 
