@@ -53,7 +53,12 @@ DIR=$(mktemp -d "${TMPDIR:-/tmp}/mrtx-rados-suite.XXXXXX")
 ok=0
 finish() {
 	bash "$CLUSTER" stop "$DIR" || true
-	if [ "$ok" = 1 ]; then rm -rf "$DIR"; else echo "rados_suite: cluster state and logs kept in $DIR"; fi
+	if [ "$ok" = 1 ]; then
+		rm -rf "$DIR" 2>/dev/null || { sleep 1; rm -rf "$DIR"; } ||
+			echo "rados_suite: could not remove $DIR"
+	else
+		echo "rados_suite: cluster state and logs kept in $DIR"
+	fi
 }
 trap finish EXIT
 trap 'exit 1' INT TERM HUP
