@@ -181,6 +181,8 @@ mon_osd_adjust_down_out_interval = false
 
 [mon]
 mon_data = $DIR/mon/\$name
+# commit map changes (pool, OSD ids, OSD boot, peering) after 0.1 s, not 1 s
+paxos_propose_interval = 0.1
 # daemons only: clients (tests, several at once) get no log file or admin socket
 admin_socket = $RUN/\$name.asok
 pid_file = $RUN/\$name.pid
@@ -232,21 +234,36 @@ make_keyrings() {
 # ---------------------------------------------------------------- readiness
 
 # One object name per PG of the pool.  An object's PG depends only on its name's hash
-# and pg_num, so the mon maps candidate names once (one batched CLI session) and the
-# first name seen for each PG is kept in DIR/pg-probe.names.
-probe_names() {
-	local f=$DIR/pg-probe.names i
-	if [ ! -s "$f" ]; then
-		for i in $(seq 0 $((PG * 12))); do echo "osd map $POOL pgprobe.$i"; done |
-			ceph_ 2>/dev/null |
-			sed -n "s/.*object '\(pgprobe\.[0-9]*\)' -> pg [0-9a-f.]* (\([0-9a-f.]*\)).*/\2 \1/p" |
-			awk '!seen[$1]++ { print $2 }' >"$f.tmp" || true
-		if [ "$(wc -l <"$f.tmp")" -ne "$PG" ]; then
-			rm -f "$f.tmp"; log "could not find one object name for each of the $PG PGs"; return 1
-		fi
-		mv "$f.tmp" "$f"
+# and pg_num, so the mon maps candidate names once and the first name seen for each
+# PG is kept in DIR/pg-probe.names.  start asks in its one bootstrap CLI session
+# (probe_map_cmds, then probe_names_from on its output); later calls ask again only
+# if the file is missing.
+
+# Names FROM..TO (each `osd map` costs ~45 ms of the python CLI; for 8 PGs the
+# first 18 names cover every PG, so start asks for 3*PG and asks more only if needed).
+probe_map_cmds() {
+	local i
+	for i in $(seq "$1" "$2"); do echo "osd map $POOL pgprobe.$i"; done
+}
+
+probe_names_from() {  # CLI output on stdin (appended to DIR/pg-probe.map)
+	local f=$DIR/pg-probe.names
+	cat >>"$DIR/pg-probe.map"
+	sed -n "s/.*object '\(pgprobe\.[0-9]*\)' -> pg [0-9a-f.]* (\([0-9a-f.]*\)).*/\2 \1/p" \
+		"$DIR/pg-probe.map" | awk '!seen[$1]++ { print $2 }' >"$f.tmp" || true
+	if [ "$(wc -l <"$f.tmp")" -ne "$PG" ]; then
+		rm -f "$f.tmp"; return 1
 	fi
-	cat "$f"
+	mv "$f.tmp" "$f"
+}
+
+probe_names() {
+	if [ ! -s "$DIR/pg-probe.names" ]; then
+		rm -f "$DIR/pg-probe.map"
+		probe_map_cmds 0 $((PG * 16)) | ceph_ 2>/dev/null | probe_names_from || {
+			log "could not find one object name for each of the $PG PGs"; return 1; }
+	fi
+	cat "$DIR/pg-probe.names"
 }
 
 # Until a write to an object of every PG succeeds (all PGs active), at most $1 seconds.
@@ -275,19 +292,24 @@ wait_ready() {
 # ---------------------------------------------------------------- commands
 
 START_OK=0
+START_JOBS=()   # background OSD mkfs+start jobs: each bounded by timeouts
 start_cleanup() {
+	local p
 	if [ "$START_OK" != 1 ]; then
 		log "start failed: stopping what it started (logs in $DIR/log)"
+		# an interrupted start may leave OSD jobs running: let them end (each
+		# is bounded) so that no daemon appears after the stop
+		for p in "${START_JOBS[@]}"; do wait "$p" 2>/dev/null || true; done
 		stop_all || true
 	fi
 }
 
 do_start() {
-	local t0 fsid i p uuids=() pids=() mkfs_key=()
+	local t0 fsid i p uuids=() mkfs_key=()
 	if [ -f "$CONF" ] && running_any; then
 		die "a cluster is already running in $DIR (stop it first)"
 	fi
-	rm -rf "$DIR"/{mon,osd,run,log,crash,monmap,ceph.conf,keyring,mon-bootstrap.keyring,pg-probe.names}
+	rm -rf "$DIR"/{mon,osd,run,log,crash,monmap,ceph.conf,keyring,mon-bootstrap.keyring,pg-probe.names,pg-probe.map}
 	mkdir -p "$DIR"/{mon/ceph-a,run,log,crash}
 	trap start_cleanup EXIT
 	trap 'exit 1' INT TERM HUP
@@ -305,23 +327,43 @@ do_start() {
 	[ -n "$(daemon_pid mon.a)" ] || die "ceph-mon exited (port $MON_PORT taken?): $DIR/log/mon.a.log"
 	log "mon.a pid $(daemon_pid mon.a) on 127.0.0.1:$MON_PORT ($(( $(now_ms) - t0 )) ms)"
 	for i in $(seq 0 $((NOSD - 1))); do uuids+=("$(cat /proc/sys/kernel/random/uuid)"); done
-	# The pool and the OSD ids need only the mon: one CLI session (one python start-up).
-	{
-		echo "osd pool create $POOL $PG $PG replicated"
-		echo "osd pool set $POOL pg_autoscale_mode off"
-		echo "osd pool set $POOL size 3"
-		echo "osd pool set $POOL min_size 2"
-		for i in $(seq 0 $((NOSD - 1))); do echo "osd new ${uuids[$i]} $i"; done
-	} | ceph_ >"$DIR/log/bootstrap.out" 2>&1 || die "mon commands failed: $DIR/log/bootstrap.out"
-	[ "$(ceph_ osd ls 2>/dev/null | wc -l)" = "$NOSD" ] ||
-		die "OSD registration failed: $DIR/log/bootstrap.out"
+	# OSD mkfs (it only fetches the monmap) runs beside the bootstrap session; an
+	# OSD starts once both are done (it needs its id from `osd new`).
 	for i in $(seq 0 $((NOSD - 1))); do
 		mkdir -p "$DIR/osd/$i"
-		( timeout "$CEPH_TIMEOUT" ceph-osd -c "$CONF" -i "$i" --mkfs --osd-uuid "${uuids[$i]}" &&
-		  timeout "$CEPH_TIMEOUT" ceph-osd -c "$CONF" -i "$i" ) >"$DIR/log/osd-start.$i.log" 2>&1 &
-		pids+=($!)
+		timeout "$CEPH_TIMEOUT" ceph-osd -c "$CONF" -i "$i" --mkfs --osd-uuid "${uuids[$i]}" \
+			>"$DIR/log/osd-start.$i.log" 2>&1 &
+		START_JOBS+=($!)
 	done
-	for p in "${pids[@]}"; do wait "$p" || die "an OSD failed to start: $DIR/log/osd-start.*.log"; done
+	# The pool, the OSD ids and the PG probe names need only the mon: one CLI
+	# session (a python start-up costs 0.5-2 s on a loaded machine).  size 3,
+	# min_size 2 and autoscale off come from the osd_pool_default_* above (each
+	# `osd pool set` would cost a map commit); checked here.
+	{
+		echo "osd pool create $POOL $PG $PG replicated"
+		for i in $(seq 0 $((NOSD - 1))); do echo "osd new ${uuids[$i]} $i"; done
+		echo "osd pool get $POOL size"
+		echo "osd pool get $POOL min_size"
+		echo "osd pool get $POOL pg_autoscale_mode"
+		probe_map_cmds 0 $((PG * 3 - 1))
+	} | ceph_ >"$DIR/log/bootstrap.out" 2>&1 || die "mon commands failed: $DIR/log/bootstrap.out"
+	if grep -qi "error" "$DIR/log/bootstrap.out" || ! grep -qx "size: 3" "$DIR/log/bootstrap.out" ||
+	   ! grep -qx "min_size: 2" "$DIR/log/bootstrap.out" ||
+	   ! grep -qx "pg_autoscale_mode: off" "$DIR/log/bootstrap.out"; then
+		die "mon commands failed (or pool $POOL is not size 3 / min_size 2 / autoscale off): $DIR/log/bootstrap.out"
+	fi
+	if ! probe_names_from <"$DIR/log/bootstrap.out"; then
+		probe_map_cmds $((PG * 3)) $((PG * 16)) | ceph_ 2>/dev/null | probe_names_from ||
+			die "could not find one object name for each of the $PG PGs: $DIR/pg-probe.map"
+	fi
+	log "pool $POOL and $NOSD OSD ids created ($(( $(now_ms) - t0 )) ms)"
+	for p in "${START_JOBS[@]}"; do wait "$p" || die "OSD mkfs failed: $DIR/log/osd-start.*.log"; done
+	START_JOBS=()
+	for i in $(seq 0 $((NOSD - 1))); do
+		timeout "$CEPH_TIMEOUT" ceph-osd -c "$CONF" -i "$i" >>"$DIR/log/osd-start.$i.log" 2>&1 &
+		START_JOBS+=($!)
+	done
+	for p in "${START_JOBS[@]}"; do wait "$p" || die "an OSD failed to start: $DIR/log/osd-start.*.log"; done
 	for i in $(seq 0 $((NOSD - 1))); do
 		[ -n "$(daemon_pid "osd.$i")" ] || die "osd.$i exited: $DIR/log/osd.$i.log"
 	done

@@ -11,12 +11,15 @@
  * objects.  Prints median / p90 / p99 of N single writes per variant
  * (variants interleaved op by op, so noise hits each alike) and the
  * throughput of batches of 4 and 64 writes to distinct objects
- * (rconn_write: all submitted at once, then waited for).
+ * (rconn_write: all submitted at once, then waited for), with the OSDs' CPU
+ * time per write when the conf sits in a scripts/rados-cluster.sh directory
+ * (pid files in DIR/run).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "storage/rados/rados_conn.h"
 
@@ -24,6 +27,7 @@
 #define B(s) MRTX_BYTES((s), strlen(s))
 
 static rconn *conn;
+static char run_dir[600]; /* DIR/run of a scripts/rados-cluster.sh cluster, or "" */
 static mrtx_buf lua_in = MRTX_BUF_INIT;
 static char names[NOBJ][64];
 
@@ -113,13 +117,48 @@ static double now_ms(void)
 	return (double)mrtx__mono_us() / 1e3;
 }
 
+/* CPU time (ms) the OSDs of a local scripts/rados-cluster.sh cluster have
+ * used so far (pid files in DIR/run), or -1 when they cannot be found. */
+static double osd_cpu_ms(void)
+{
+	double ms = 0;
+	int found = 0;
+
+	for (int i = 0; run_dir[0] && i < 16; i++) {
+		char path[700], buf[1024];
+		unsigned long ut, st;
+		long pid;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/osd.%d.pid", run_dir, i);
+		if (!(f = fopen(path, "r")))
+			continue;
+		pid = fscanf(f, "%ld", &pid) == 1 ? pid : -1;
+		fclose(f);
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		if (pid <= 0 || !(f = fopen(path, "r")))
+			continue;
+		if (fgets(buf, sizeof(buf), f)) {
+			char *p = strrchr(buf, ')'); /* fields after the command name */
+
+			if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+			                &ut, &st) == 2) {
+				ms += (double)(ut + st) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+				found++;
+			}
+		}
+		fclose(f);
+	}
+	return found ? ms : -1;
+}
+
 static void batch(enum variant v, size_t depth, int total)
 {
 	rwrite *w = calloc(depth, sizeof(*w));
 	rguard *g = calloc(depth, sizeof(*g));
 	rexec *e = calloc(depth, sizeof(*e));
 	rkv *sets = calloc(depth * 2, sizeof(*sets));
-	double t0 = now_ms(), t;
+	double t0 = now_ms(), t, cpu0 = osd_cpu_ms(), cpu;
 	int done = 0, rc;
 
 	if (!w || !g || !e || !sets)
@@ -135,8 +174,12 @@ static void batch(enum variant v, size_t depth, int total)
 		done += (int)depth;
 	}
 	t = now_ms() - t0;
-	printf("  batch of %2zu, %-32s %6d writes in %6.0f ms: %6.0f writes/s, %.2f ms per batch\n",
+	cpu = osd_cpu_ms();
+	printf("  batch of %2zu, %-32s %6d writes in %6.0f ms: %6.0f writes/s, %.2f ms per batch",
 	       depth, vname[v], done, t, done / t * 1e3, t / (done / (double)depth));
+	if (cpu0 >= 0 && cpu >= 0)
+		printf(", OSD CPU %.0f us/write", (cpu - cpu0) * 1e3 / done);
+	printf("\n");
 	free(w);
 	free(g);
 	free(e);
@@ -157,6 +200,13 @@ int main(int argc, char **argv)
 		die(rc, "connect");
 	if ((rc = rlua_encode(&lua_in, LUA_PRED, "pred", B("S"))))
 		die(rc, "lua");
+	if (addr.conf && strlen(addr.conf) < sizeof(run_dir) - 8) {
+		char *slash;
+
+		snprintf(run_dir, sizeof(run_dir), "%s", addr.conf);
+		slash = strrchr(run_dir, '/');
+		snprintf(slash ? slash + 1 : run_dir, 8, "run");
+	}
 	for (int i = 0; i < NOBJ; i++)
 		snprintf(names[i], sizeof(names[i]), "%s.bench.%d", addr.name, i);
 	/* objects of the second half hold a lock starting with 'S' */

@@ -21,7 +21,8 @@
 #
 # Env: MON_PORT/PORT_MIN/PORT_MAX (default: the first of 41789, 41689, ...
 # whose mon port is free, with the 200 ports above it), OBJECTSTORE,
-# RADOS_SUITE_CEPHX (1), RADOS_SUITE_TIMEOUT (780 s for the inner ctest).
+# RADOS_SUITE_CEPHX (1), RADOS_SUITE_TIMEOUT (600 s for the inner ctest; with start
+# and stop this stays under the CTest TIMEOUT of 900 s, so the trap always runs).
 # Exit 77 (skipped) when ceph-mon/ceph-osd are missing.
 set -uo pipefail
 
@@ -52,7 +53,12 @@ DIR=$(mktemp -d "${TMPDIR:-/tmp}/mrtx-rados-suite.XXXXXX")
 ok=0
 finish() {
 	bash "$CLUSTER" stop "$DIR" || true
-	if [ "$ok" = 1 ]; then rm -rf "$DIR"; else echo "rados_suite: cluster state and logs kept in $DIR"; fi
+	if [ "$ok" = 1 ]; then
+		rm -rf "$DIR" 2>/dev/null || { sleep 1; rm -rf "$DIR"; } ||
+			echo "rados_suite: could not remove $DIR"
+	else
+		echo "rados_suite: cluster state and logs kept in $DIR"
+	fi
 }
 trap finish EXIT
 trap 'exit 1' INT TERM HUP
@@ -64,7 +70,7 @@ bash "$CLUSTER" start "$DIR" "${cephx[@]}" || { echo "rados_suite: cluster start
 echo "rados_suite: cluster up in $(( $(date +%s%3N) - t0 )) ms (mon 127.0.0.1:$MON_PORT)"
 
 MRTX_IN_RADOS_SUITE=1 MRTX_TEST_RADOS_CONF=$DIR/ceph.conf MRTX_TEST_RADOS_KILL=1 MRTX_SRC=$SRC \
-	timeout "${RADOS_SUITE_TIMEOUT:-780}" \
+	timeout "${RADOS_SUITE_TIMEOUT:-600}" \
 	ctest --test-dir "$BUILD" -L "${RADOS_SUITE_LABELS:-^rados\$}" --output-on-failure
 rc=$?
 bash "$CLUSTER" status "$DIR" || true

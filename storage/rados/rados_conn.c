@@ -1,5 +1,5 @@
 /*
- * rados_conn.c - see rados_conn.h.
+ * rados_conn.c - see rados_conn.h (addresses: rados_addr.c).
  *
  * Every librados object this file creates (cluster, ioctx, completions,
  * ops, omap iterators) is released on every path; an aio that was
@@ -20,203 +20,8 @@ struct rconn {
 	char *pool;
 	char *name;
 	unsigned timeout_s;
-	char where[384]; /* "mon_host ... (conf ..., client.x)" for messages */
+	char where[640]; /* "mon_host ... (conf ..., client.x)" for messages */
 };
-
-/* ------------------------------------------------------------ addresses */
-
-static const char SCHEME[] = "rados://";
-
-int raddr_is_rados(const char *s)
-{
-	return s && strncmp(s, SCHEME, sizeof(SCHEME) - 1) == 0;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static int token_char(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '.' || c == '_' || c == '-';
-}
-
-/*
- * Percent-decode s[0..n) into a new string (*out, caller frees).  what
- * names the part for messages; token: only [A-Za-z0-9._-] after decoding,
- * at most RADDR_MAX_NAME bytes.
- */
-static int decode_part(const char *s, size_t n, const char *what, int token, char **out)
-{
-	char *d;
-	size_t k = 0;
-
-	*out = NULL;
-	if (n == 0)
-		return mrtx__seterr(MRTX_EINVAL, "rados address: empty %s", what);
-	if (!(d = mrtx__malloc(n + 1)))
-		return mrtx__seterr(MRTX_ENOMEM, "rados address: out of memory");
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '%') {
-			int hi = i + 2 < n ? hexval(s[i + 1]) : -1;
-			int lo = hi >= 0 ? hexval(s[i + 2]) : -1;
-
-			if (hi < 0 || lo < 0) {
-				mrtx__free(d);
-				return mrtx__seterr(MRTX_EINVAL,
-				                    "rados address: bad %%-escape in %s", what);
-			}
-			c = (unsigned char)(hi * 16 + lo);
-			i += 2;
-			if (c == 0) {
-				mrtx__free(d);
-				return mrtx__seterr(MRTX_EINVAL, "rados address: %%00 in %s", what);
-			}
-		} else if (c <= 0x20 || c >= 0x7f) {
-			mrtx__free(d);
-			return mrtx__seterr(MRTX_EINVAL,
-			                    "rados address: character 0x%02x in %s (use %%XX)", c,
-			                    what);
-		}
-		if (token && !token_char(c)) {
-			mrtx__free(d);
-			return mrtx__seterr(MRTX_EINVAL,
-			                    "rados address: character '%c' (0x%02x) not allowed in %s"
-			                    " (letters, digits, '.', '_', '-')",
-			                    c > 0x20 && c < 0x7f ? c : '?', c, what);
-		}
-		d[k++] = (char)c;
-	}
-	d[k] = '\0';
-	if (token && k > RADDR_MAX_NAME) {
-		mrtx__free(d);
-		return mrtx__seterr(MRTX_EINVAL, "rados address: %s longer than %u bytes", what,
-		                    RADDR_MAX_NAME);
-	}
-	*out = d;
-	return MRTX_OK;
-}
-
-static int parse_timeout(const char *s, const char *what, unsigned *out)
-{
-	unsigned long v = 0;
-
-	if (!*s)
-		return mrtx__seterr(MRTX_EINVAL, "%s: empty timeout", what);
-	for (const char *p = s; *p; p++) {
-		if (*p < '0' || *p > '9' || v > RCONN_MAX_TIMEOUT_S)
-			return mrtx__seterr(MRTX_EINVAL,
-			                    "%s: timeout must be whole seconds 1..%u, not \"%s\"",
-			                    what, RCONN_MAX_TIMEOUT_S, s);
-		v = v * 10 + (unsigned long)(*p - '0');
-	}
-	if (v < 1 || v > RCONN_MAX_TIMEOUT_S)
-		return mrtx__seterr(MRTX_EINVAL, "%s: timeout must be 1..%u seconds, not %lu", what,
-		                    RCONN_MAX_TIMEOUT_S, v);
-	*out = (unsigned)v;
-	return MRTX_OK;
-}
-
-/* One "key=value" of the query. */
-static int parse_param(raddr *a, const char *p, size_t n)
-{
-	const char *eq = memchr(p, '=', n);
-	size_t kn = eq ? (size_t)(eq - p) : n;
-	const char *v = eq ? eq + 1 : p + n;
-	size_t vn = (size_t)(p + n - v);
-	char **slot = NULL, *tmp = NULL;
-	int rc;
-
-	if (kn == 4 && !memcmp(p, "conf", 4))
-		slot = &a->conf;
-	else if (kn == 4 && !memcmp(p, "user", 4))
-		slot = &a->user;
-	else if (!(kn == 7 && !memcmp(p, "timeout", 7)))
-		return mrtx__seterr(MRTX_EINVAL,
-		                    "rados address: unknown parameter \"%.*s\" (conf, user, timeout)",
-		                    (int)(kn > 64 ? 64 : kn), p);
-	if (!eq)
-		return mrtx__seterr(MRTX_EINVAL, "rados address: parameter \"%.*s\" has no value",
-		                    (int)kn, p);
-	if (!slot) {
-		if (a->timeout_s)
-			return mrtx__seterr(MRTX_EINVAL, "rados address: timeout given twice");
-		if ((rc = decode_part(v, vn, "timeout", 1, &tmp)))
-			return rc;
-		rc = parse_timeout(tmp, "rados address", &a->timeout_s);
-		mrtx__free(tmp);
-		return rc;
-	}
-	if (*slot)
-		return mrtx__seterr(MRTX_EINVAL, "rados address: %.*s given twice", (int)kn, p);
-	return decode_part(v, vn, slot == &a->conf ? "conf" : "user", slot == &a->user, slot);
-}
-
-int raddr_parse(raddr *out, const char *uri)
-{
-	const char *p, *slash, *q, *end;
-	int rc;
-
-	if (!out)
-		return mrtx__seterr(MRTX_EINVAL, "rados address: NULL");
-	memset(out, 0, sizeof(*out));
-	if (!raddr_is_rados(uri))
-		return mrtx__seterr(MRTX_EINVAL, "not a rados:// address: \"%.80s\"",
-		                    uri ? uri : "(null)");
-	p = uri + sizeof(SCHEME) - 1;
-	end = p + strlen(p);
-	q = strchr(p, '?');
-	if (!q)
-		q = end;
-	slash = memchr(p, '/', (size_t)(q - p));
-	if (!slash)
-		return mrtx__seterr(MRTX_EINVAL,
-		                    "rados address: want rados://POOL/NAME, got \"%.80s\"", uri);
-	if ((rc = decode_part(p, (size_t)(slash - p), "pool", 1, &out->pool)) ||
-	    (rc = decode_part(slash + 1, (size_t)(q - slash - 1), "store name", 1, &out->name)))
-		goto fail;
-	if (*q == '?') {
-		for (p = q + 1;; ) {
-			const char *amp = strchr(p, '&');
-			size_t n = amp ? (size_t)(amp - p) : strlen(p);
-
-			if (n == 0) {
-				rc = mrtx__seterr(MRTX_EINVAL, "rados address: empty parameter");
-				goto fail;
-			}
-			if ((rc = parse_param(out, p, n)))
-				goto fail;
-			if (!amp)
-				break;
-			p = amp + 1;
-		}
-	}
-	return MRTX_OK;
-fail:
-	raddr_free(out);
-	return rc;
-}
-
-void raddr_free(raddr *a)
-{
-	if (!a)
-		return;
-	mrtx__free(a->pool);
-	mrtx__free(a->name);
-	mrtx__free(a->conf);
-	mrtx__free(a->user);
-	memset(a, 0, sizeof(*a));
-}
 
 /* ---------------------------------------------------------- connection */
 
@@ -229,7 +34,7 @@ static int pick_timeout(const raddr *addr, const rconn_opts *opts, unsigned *out
 	else if (opts && opts->timeout_s)
 		*out = opts->timeout_s;
 	else if (env && *env)
-		return parse_timeout(env, "MRTX_RADOS_TIMEOUT", out);
+		return raddr_parse_seconds(env, "MRTX_RADOS_TIMEOUT", out);
 	else
 		*out = RCONN_DEFAULT_TIMEOUT_S;
 	if (*out > RCONN_MAX_TIMEOUT_S)
@@ -299,7 +104,7 @@ int rconn_open(rconn **out, const raddr *addr, const rconn_opts *opts)
 		goto fail;
 	if (rados_conf_get(c->cluster, "mon_host", mons, sizeof(mons)) < 0)
 		mons[0] = '\0';
-	snprintf(c->where, sizeof(c->where), "mon_host %s (conf %s, %s)",
+	snprintf(c->where, sizeof(c->where), "mon_host %s (conf %.200s, %s)",
 	         mons[0] ? mons : "(none)",
 	         conf ? conf : conf_missing ? "none found" : "default search", client);
 	if (!mons[0]) {
@@ -445,10 +250,60 @@ static void build_write(rados_write_op_t op, rwrite *w, scratch *s)
 	}
 }
 
+int rconn_write_ops(rconn *c, rados_write_op_t const *ops, const char *const *oids,
+                    int *results, size_t n)
+{
+	rados_completion_t *comp;
+	size_t i;
+	int rc = MRTX_OK;
+
+	if (!c || (n && (!ops || !oids || !results)))
+		return mrtx__seterr(MRTX_EINVAL, "rconn_write_ops: NULL argument");
+	for (i = 0; i < n; i++) {
+		results[i] = -ENOMEM; /* until submitted */
+		if (!ops[i] || !oids[i])
+			return mrtx__seterr(MRTX_EINVAL, "rconn_write_ops: op %zu: NULL op or object", i);
+	}
+	if (n == 0)
+		return MRTX_OK;
+	if (!(comp = mrtx__calloc(n, sizeof(*comp))))
+		return mrtx__seterr(MRTX_ENOMEM, "rados: out of memory (batch of %zu writes)", n);
+	for (i = 0; i < n; i++) {
+		int r = rados_aio_create_completion2(NULL, NULL, &comp[i]);
+
+		if (r < 0) {
+			comp[i] = NULL;
+			rc = mrtx__seterr(MRTX_ENOMEM, "rados: cannot create a completion: %s",
+			                  strerror(-r));
+			break;
+		}
+		r = rados_aio_write_op_operate(ops[i], c->io, comp[i], oids[i], NULL,
+		                               LIBRADOS_OPERATION_NOFLAG);
+		if (r < 0) { /* not submitted: its completion never fires */
+			results[i] = r;
+			rados_aio_release(comp[i]);
+			comp[i] = NULL;
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (comp[i]) {
+			rados_aio_wait_for_complete(comp[i]);
+			results[i] = rados_aio_get_return_value(comp[i]);
+			rados_aio_release(comp[i]);
+		}
+	mrtx__free(comp);
+	if (rc == MRTX_OK)
+		for (i = 0; i < n; i++)
+			if (results[i] != 0 && results[i] != -ECANCELED)
+				return rconn_error(c, results[i], "write", oids[i]);
+	return rc;
+}
+
 int rconn_write(rconn *c, rwrite *w, size_t n)
 {
-	rados_completion_t *comp = NULL;
 	rados_write_op_t *ops = NULL;
+	const char **oids = NULL;
+	int *results = NULL;
 	scratch s = { 0 };
 	size_t widest = 0, i;
 	int rc = MRTX_OK;
@@ -463,53 +318,32 @@ int rconn_write(rconn *c, rwrite *w, size_t n)
 	}
 	if (n == 0)
 		return MRTX_OK;
-	comp = mrtx__calloc(n, sizeof(*comp));
 	ops = mrtx__calloc(n, sizeof(*ops));
-	if (!comp || !ops || (rc = scratch_init(&s, widest))) {
+	oids = mrtx__calloc(n, sizeof(*oids));
+	results = mrtx__calloc(n, sizeof(*results));
+	if (!ops || !oids || !results || scratch_init(&s, widest)) {
 		rc = mrtx__seterr(MRTX_ENOMEM, "rados: out of memory (batch of %zu writes)", n);
 		goto done;
 	}
 	for (i = 0; i < n; i++) {
-		int r;
-
 		if (!(ops[i] = rados_create_write_op())) {
 			rc = mrtx__seterr(MRTX_ENOMEM, "rados: out of memory (write op)");
-			break;
+			goto done;
 		}
 		build_write(ops[i], &w[i], &s);
-		if ((r = rados_aio_create_completion2(NULL, NULL, &comp[i])) < 0) {
-			comp[i] = NULL;
-			rc = mrtx__seterr(MRTX_ENOMEM, "rados: cannot create a completion: %s",
-			                  strerror(-r));
-			break;
-		}
-		r = rados_aio_write_op_operate(ops[i], c->io, comp[i], w[i].oid, NULL,
-		                               LIBRADOS_OPERATION_NOFLAG);
-		if (r < 0) { /* not submitted: its completion never fires */
-			w[i].result = r;
-			rados_aio_release(comp[i]);
-			comp[i] = NULL;
-		}
+		oids[i] = w[i].oid;
 	}
-	for (i = 0; i < n; i++) {
-		if (comp[i]) {
-			rados_aio_wait_for_complete(comp[i]);
-			w[i].result = rados_aio_get_return_value(comp[i]);
-			rados_aio_release(comp[i]);
-		}
+	rc = rconn_write_ops(c, ops, oids, results, n);
+	for (i = 0; i < n; i++)
+		w[i].result = results[i];
+done:
+	for (i = 0; ops && i < n; i++)
 		if (ops[i])
 			rados_release_write_op(ops[i]);
-	}
-	if (rc == MRTX_OK)
-		for (i = 0; i < n; i++)
-			if (w[i].result != 0 && w[i].result != -ECANCELED) {
-				rc = rconn_error(c, w[i].result, "write", w[i].oid);
-				break;
-			}
-done:
 	scratch_free(&s);
-	mrtx__free(comp);
 	mrtx__free(ops);
+	mrtx__free(oids);
+	mrtx__free(results);
 	return rc;
 }
 

@@ -77,6 +77,9 @@ int raddr_parse(raddr *out, const char *uri);
 void raddr_free(raddr *a);
 /* Is s a rados:// address (by its scheme alone)? */
 int raddr_is_rados(const char *s);
+/* Whole seconds 1..RCONN_MAX_TIMEOUT_S from the decimal string s into *out;
+ * MRTX_EINVAL with a message starting with what otherwise. */
+int raddr_parse_seconds(const char *s, const char *what, unsigned *out);
 
 /* ---------------------------------------------------------- connection */
 
@@ -182,6 +185,17 @@ typedef struct rwrite {
  *   submitted have result -ENOMEM).
  */
 int rconn_write(rconn *c, rwrite *w, size_t n);
+
+/*
+ * The same for write ops the caller built (any rados_write_op_* call:
+ * assert_version, xattrs, data writes, ...): submit ops[i] on oids[i] at
+ * once, wait for all, results[i] = 0 or -errno.  The caller keeps owning
+ * the ops (release them after the call) and whatever their prval pointers
+ * point at, which is written before the call returns.
+ * @return as rconn_write; MRTX_EINVAL for a NULL array, op or object.
+ */
+int rconn_write_ops(rconn *c, rados_write_op_t const *ops, const char *const *oids,
+                    int *results, size_t n);
 
 /*
  * omap_get_vals2 inside a read op: up to max pairs whose key sorts after
