@@ -278,6 +278,28 @@ done
 expect_rc 2 "bench unknown workload" "$MRTX" bench "$TMP/benchdir" --only nosuch
 [ ! -e "$TMP/benchdir" ] && ok || bad "bench with a bad --only created its DIR"
 
+# ------------------------------------------------------------ bash completion
+# completion: every subcommand of `mrtx --help` and every option of each
+# subcommand's usage line is offered (tools/mrtx.bash)
+COMP=$(dirname "$0")/../tools/mrtx.bash
+complete_words() { # words... (the last one is being completed)
+	bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+		_mrtx; printf "%s\n" "${COMPREPLY[@]}"' _ "$COMP" "$@" 2>/dev/null
+}
+subs=$("$MRTX" --help | awk '/^  [a-z]/ {print $1}')
+offered=$(complete_words mrtx "")
+for s in $subs; do
+	grep -qx -- "$s" <<<"$offered" && ok || bad "completion lacks subcommand $s"
+	for o in $("$MRTX" "$s" --help | head -1 | grep -oE -- '--[a-z-]+'); do
+		complete_words mrtx "$s" "--" | grep -qx -- "$o" && ok ||
+			bad "completion lacks $s $o"
+	done
+done
+[ "$(complete_words mrtx locks x --state C)" == COMMITTED ] && ok ||
+	bad "completion of --state values"
+[ "$(complete_words mrtx bench d --only mu)" == multi_row ] && ok ||
+	bad "completion of --only workloads"
+
 # --force treats the live writer as abandoned: rolled back, and the writer's
 # own commit point then fails its condition (nothing half-committed)
 S=$TMP/force

@@ -36,7 +36,11 @@ else
 	# prefix /usr at configure time: the multiarch libdir (lib/<triplet>)
 	cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DMRTX_TESTS=OFF \
 		-DCMAKE_INSTALL_PREFIX=/usr >/dev/null
-	cmake --build "$BUILD" -j"${JOBS:-2}" >/dev/null
+	if ! cmake --build "$BUILD" -j"${JOBS:-2}" >"$TMP/build.log" 2>&1; then
+		tail -40 "$TMP/build.log"
+		echo "FAIL build"
+		exit 1
+	fi
 fi
 PREFIX=$TMP/prefix
 cmake --install "$BUILD" --prefix "$PREFIX" >/dev/null
