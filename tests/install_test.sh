@@ -18,6 +18,10 @@
 #   usage: install_test.sh [BUILD_DIR]
 #     BUILD_DIR given: install that (already built) build tree (ctest does)
 #     otherwise: configure and build a fresh Release tree first (.ci/run)
+#
+# A tree configured with -DBUILD_SHARED_LIBS=ON (shared only) or OFF (the
+# archive only) is tested the ways that apply: then mrtx::mrtx and a plain
+# `pkg-config --libs` link whichever library is installed.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/mrtx-install.XXXXXX")
@@ -50,18 +54,30 @@ LIBDIR=$(dirname "$(dirname "$pc")")
 echo "== installed into $PREFIX (libdir ${LIBDIR#"$PREFIX"/})"
 
 # ------------------------------------------------------------ what is there
-for f in "$LIBDIR/libmrtx.a" "$LIBDIR/libmrtx.so.0" "$LIBDIR/libmrtx.so" \
+HAVE_A=0
+HAVE_SO=0
+[ -e "$LIBDIR/libmrtx.a" ] && HAVE_A=1
+[ -e "$LIBDIR/libmrtx.so" ] && HAVE_SO=1
+libs=()
+[ $HAVE_A = 1 ] && libs+=("$LIBDIR/libmrtx.a")
+[ $HAVE_SO = 1 ] && libs+=("$LIBDIR/libmrtx.so.0")
+[ $HAVE_A = 1 ] || [ $HAVE_SO = 1 ] || bad "neither libmrtx.a nor libmrtx.so installed"
+for f in "${libs[@]}" \
 	"$LIBDIR/cmake/mrtx/mrtxConfig.cmake" "$LIBDIR/cmake/mrtx/mrtxConfigVersion.cmake" \
 	"$PREFIX/include/mrtx.h" "$PREFIX/bin/mrtx" "$PREFIX/share/man/man1/mrtx.1" \
 	"$PREFIX/share/man/man3/mrtx.3" "$PREFIX/share/bash-completion/completions/mrtx"; do
 	[ -e "$f" ] && ok "installed ${f#"$PREFIX"/}" || bad "missing ${f#"$PREFIX"/}"
 done
-soname=$(readelf -d "$LIBDIR/libmrtx.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
-[ "$soname" == libmrtx.so.0 ] && ok "SONAME $soname" || bad "SONAME '$soname'"
-if objdump -h "$LIBDIR/libmrtx.a" | grep -q '\.gnu\.lto_'; then
-	bad "the installed archive carries LTO (GIMPLE) sections"
-else
-	ok "the installed archive is plain object code ($(ar t "$LIBDIR/libmrtx.a" | wc -l) members)"
+if [ $HAVE_SO = 1 ]; then
+	soname=$(readelf -d "$LIBDIR/libmrtx.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+	[ "$soname" == libmrtx.so.0 ] && ok "SONAME $soname" || bad "SONAME '$soname'"
+fi
+if [ $HAVE_A = 1 ]; then
+	if objdump -h "$LIBDIR/libmrtx.a" | grep -q '\.gnu\.lto_'; then
+		bad "the installed archive carries LTO (GIMPLE) sections"
+	else
+		ok "the installed archive is plain object code ($(ar t "$LIBDIR/libmrtx.a" | wc -l) members)"
+	fi
 fi
 
 # ------------------------------------------------------------ versions
@@ -152,9 +168,17 @@ run_app() { # name, binary, expect_libmrtx_so (1/0)
 	fi
 }
 
-# 1 pkg-config, shared (rpath, as a prefix outside the loader's path needs)
+# 1 pkg-config, shared (rpath, as a prefix outside the loader's path needs);
+# with the archive only, the same command links it (and needs --static)
 # shellcheck disable=SC2046
-if $CC -std=c11 -Wall -Werror -o "$TMP/app/pc-shared" "$TMP/app/app.c" \
+if [ $HAVE_SO = 0 ]; then
+	if $CC -std=c11 -Wall -Werror -o "$TMP/app/pc-only-a" "$TMP/app/app.c" \
+		$(pkg-config --cflags --static --libs mrtx); then
+		run_app pkgconfig-archive-only "$TMP/app/pc-only-a" 0
+	else
+		bad "pkgconfig (archive only): link failed"
+	fi
+elif $CC -std=c11 -Wall -Werror -o "$TMP/app/pc-shared" "$TMP/app/app.c" \
 	$(pkg-config --cflags --libs mrtx) -Wl,-rpath,"$LIBDIR"; then
 	run_app pkgconfig-shared "$TMP/app/pc-shared" 1
 else
@@ -163,23 +187,25 @@ fi
 
 # 2 pkg-config --static, the archive: with both installed, -lmrtx would pick
 # the .so, so ask the linker for the archive around -lmrtx only
-static_libs=$(pkg-config --static --libs mrtx |
-	sed 's/\(^\| \)-lmrtx\( \|$\)/ -Wl,-Bstatic -lmrtx -Wl,-Bdynamic /')
-# shellcheck disable=SC2046,SC2086
-if $CC -std=c11 -Wall -Werror -o "$TMP/app/pc-static" "$TMP/app/app.c" \
-	$(pkg-config --cflags mrtx) $static_libs 2>"$TMP/link.err"; then
-	run_app pkgconfig-static "$TMP/app/pc-static" 0
-else
-	cat "$TMP/link.err"
-	bad "pkgconfig-static: link failed"
-fi
-# what item 1 of issue 15 was about: plain -lmrtx without the private libs
-# fails, the .pc's --static list links
-if $CC -o "$TMP/app/naive" "$TMP/app/app.c" -I"$PREFIX/include" "$LIBDIR/libmrtx.a" \
-	2>/dev/null; then
-	bad "the archive linked without its dependencies (is it really static?)"
-else
-	ok "the archive alone needs the --static dependencies (as expected)"
+if [ $HAVE_A = 1 ] && [ $HAVE_SO = 1 ]; then
+	static_libs=$(pkg-config --static --libs mrtx |
+		sed 's/\(^\| \)-lmrtx\( \|$\)/ -Wl,-Bstatic -lmrtx -Wl,-Bdynamic /')
+	# shellcheck disable=SC2046,SC2086
+	if $CC -std=c11 -Wall -Werror -o "$TMP/app/pc-static" "$TMP/app/app.c" \
+		$(pkg-config --cflags mrtx) $static_libs 2>"$TMP/link.err"; then
+		run_app pkgconfig-static "$TMP/app/pc-static" 0
+	else
+		cat "$TMP/link.err"
+		bad "pkgconfig-static: link failed"
+	fi
+	# what item 1 of issue 15 was about: plain -lmrtx without the private libs
+	# fails, the .pc's --static list links
+	if $CC -o "$TMP/app/naive" "$TMP/app/app.c" -I"$PREFIX/include" "$LIBDIR/libmrtx.a" \
+		2>/dev/null; then
+		bad "the archive linked without its dependencies (is it really static?)"
+	else
+		ok "the archive alone needs the --static dependencies (as expected)"
+	fi
 fi
 
 # 3 and 4 find_package
@@ -187,10 +213,12 @@ cat >"$TMP/app/CMakeLists.txt" <<'CML'
 cmake_minimum_required(VERSION 3.18)
 project(mrtx_consumer C)
 find_package(mrtx 0.1 REQUIRED)
-add_executable(cm-shared app.c)
-target_link_libraries(cm-shared PRIVATE mrtx::mrtx)
-add_executable(cm-static app.c)
-target_link_libraries(cm-static PRIVATE mrtx::mrtx_static)
+add_executable(cm-default app.c)
+target_link_libraries(cm-default PRIVATE mrtx::mrtx)
+if(TARGET mrtx::mrtx_static)
+  add_executable(cm-static app.c)
+  target_link_libraries(cm-static PRIVATE mrtx::mrtx_static)
+endif()
 file(WRITE ${CMAKE_BINARY_DIR}/found-version "${mrtx_VERSION}")
 CML
 if cmake -S "$TMP/app" -B "$TMP/app/build" -DCMAKE_PREFIX_PATH="$PREFIX" \
@@ -198,8 +226,12 @@ if cmake -S "$TMP/app" -B "$TMP/app/build" -DCMAKE_PREFIX_PATH="$PREFIX" \
 	cmake --build "$TMP/app/build" -j"${JOBS:-2}" >>"$TMP/cm.log" 2>&1; then
 	fv=$(cat "$TMP/app/build/found-version")
 	[ "$fv" == "$ver" ] && ok "find_package version $fv" || bad "find_package version '$fv'"
-	run_app cmake-shared "$TMP/app/build/cm-shared" 1
-	run_app cmake-static "$TMP/app/build/cm-static" 0
+	run_app "cmake-mrtx::mrtx" "$TMP/app/build/cm-default" $HAVE_SO
+	if [ $HAVE_A = 1 ]; then
+		run_app cmake-mrtx::mrtx_static "$TMP/app/build/cm-static" 0
+	elif [ -e "$TMP/app/build/cm-static" ]; then
+		bad "mrtx::mrtx_static exists without an installed archive"
+	fi
 else
 	cat "$TMP/cm.log"
 	bad "find_package consumer: configure or build failed"
