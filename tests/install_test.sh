@@ -78,6 +78,19 @@ if [ $HAVE_A = 1 ]; then
 	else
 		ok "the installed archive is plain object code ($(ar t "$LIBDIR/libmrtx.a" | wc -l) members)"
 	fi
+	# and linking it with plain gcc never starts the LTO machinery
+	if command -v strace >/dev/null && command -v gcc >/dev/null; then
+		echo 'int main(void) { return 0; }' >"$TMP/probe.c"
+		if strace -f -e trace=execve -o "$TMP/strace.log" gcc -o "$TMP/probe" \
+			"$TMP/probe.c" -Wl,--whole-archive "$LIBDIR/libmrtx.a" -Wl,--no-whole-archive \
+			-Wl,--unresolved-symbols=ignore-all >/dev/null 2>&1; then
+			grep -q 'execve(".*lto-wrapper' "$TMP/strace.log" &&
+				bad "linking the archive ran lto-wrapper" ||
+				ok "linking the archive with plain gcc runs no lto-wrapper"
+		else
+			bad "probe link of the archive failed"
+		fi
+	fi
 fi
 
 # ------------------------------------------------------------ versions
