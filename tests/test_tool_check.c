@@ -279,7 +279,7 @@ static void put_big_txn(store *st, size_t n, const char *prow)
 	mrtx_arena a;
 	store_op *ops = calloc(n + 1, sizeof(*ops));
 	lock_ref *refs = calloc(n, sizeof(*refs));
-	char (*rows)[16] = calloc(n, sizeof(*rows));
+	char (*rows)[24] = calloc(n, sizeof(*rows));
 	lock_rec p, sec;
 
 	assert_non_null(ops);
