@@ -6,6 +6,12 @@
 _mrtx_subcommands="create-table put get del scan txn locks lock recover check stats
 chaos bench"
 
+# COMPREPLY from compgen's lines (names with blanks stay whole)
+_mrtx_reply()
+{
+	mapfile -t COMPREPLY < <(compgen "$@")
+}
+
 _mrtx_options()
 {
 	case $1 in
@@ -34,7 +40,7 @@ _mrtx()
 	fi
 
 	if [[ $cword -eq 1 ]]; then
-		COMPREPLY=($(compgen -W "$_mrtx_subcommands --help --version" -- "$cur"))
+		_mrtx_reply -W "$_mrtx_subcommands --help --version" -- "$cur"
 		return
 	fi
 	sub=${words[1]}
@@ -42,16 +48,15 @@ _mrtx()
 	# values of options that take one
 	case $prev in
 	--state)
-		COMPREPLY=($(compgen -W "PREWRITTEN COMMITTED ABORTED" -- "$cur"))
+		_mrtx_reply -W "PREWRITTEN COMMITTED ABORTED" -- "$cur"
 		return
 		;;
 	--workload)
-		COMPREPLY=($(compgen -W "bank append" -- "$cur"))
+		_mrtx_reply -W "bank append" -- "$cur"
 		return
 		;;
 	--only)
-		COMPREPLY=($(compgen -W "single_row multi_row interactive get recover calls" \
-			-- "$cur"))
+		_mrtx_reply -W "single_row multi_row interactive get recover calls" -- "$cur"
 		return
 		;;
 	--start | --end | --family | --limit | --table | --seconds | --writers | --seed)
@@ -60,7 +65,7 @@ _mrtx()
 	esac
 
 	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "$(_mrtx_options "$sub")" -- "$cur"))
+		_mrtx_reply -W "$(_mrtx_options "$sub")" -- "$cur"
 		return
 	fi
 
@@ -75,10 +80,10 @@ _mrtx()
 	done
 	if [[ $npos -eq 0 ]]; then
 		# STORE (or bench's DIR): a directory
-		COMPREPLY=($(compgen -d -- "$cur"))
+		_mrtx_reply -d -- "$cur"
 		compopt -o filenames 2>/dev/null
 	elif [[ $sub == txn && $npos -eq 1 ]]; then
-		COMPREPLY=($(compgen -f -- "$cur"))
+		_mrtx_reply -f -- "$cur"
 		compopt -o filenames 2>/dev/null
 	fi
 } &&
