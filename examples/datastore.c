@@ -486,7 +486,13 @@ int main(int argc, char **argv)
 			rc = k.bad ? MRTX_ECORRUPT : 0;
 		}
 	}
-	if (rc == MRTX_NOTFOUND)
+	if (rc == MRTX_NOTFOUND && c.comment && strcmp(cmd, "add") != 0)
+		fprintf(stderr, "%s: %s: %s: comment %" PRIu64 " of photo %" PRIu64
+		        " not found\n", prog, cmd, argv[3], c.id, c.photo);
+	else if (rc == MRTX_NOTFOUND && (c.comment || strcmp(cmd, "add") != 0))
+		fprintf(stderr, "%s: %s: %s: photo %" PRIu64 " not found\n", prog, cmd,
+		        argv[3], c.photo);
+	else if (rc == MRTX_NOTFOUND)
 		fprintf(stderr, "%s: %s: not found\n", prog, cmd);
 	else if (rc && rc != MRTX_ECORRUPT)
 		fprintf(stderr, "%s: %s: %s (%s)\n", prog, cmd, mrtx_strerror(rc), mrtx_errmsg());

@@ -9,6 +9,7 @@
  *
  *   usage: mrtx-demo STORE_DIR [TRANSFERS_PER_THREAD]
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -35,6 +36,23 @@ static void account(int i, const char **table, char row[16])
 	snprintf(row, 16, "acct-%02d", i);
 }
 
+/*
+ * Amounts are stored as decimal text, so `mrtx get`/`mrtx scan` show them as
+ * numbers.  Anything else in a balance cell is MRTX_ECORRUPT.
+ */
+static int parse_amount(mrtx_bytes v, int64_t *out)
+{
+	char num[24], *end;
+
+	if (v.size == 0 || v.size >= sizeof(num))
+		return MRTX_ECORRUPT;
+	memcpy(num, v.data, v.size);
+	num[v.size] = '\0';
+	errno = 0;
+	*out = strtoll(num, &end, 10);
+	return errno || *end ? MRTX_ECORRUPT : 0;
+}
+
 static int read_balance(mrtx_txn *txn, int i, int64_t *out)
 {
 	const char *table;
@@ -46,20 +64,17 @@ static int read_balance(mrtx_txn *txn, int i, int64_t *out)
 	rc = mrtx_get(txn, table, MRTX_CSTR(row), "bal", MRTX_CSTR("v"), &v);
 	if (rc)
 		return rc;
-	if (v.size != sizeof(*out))
-		return MRTX_ECORRUPT;
-	memcpy(out, v.data, sizeof(*out));
-	return 0;
+	return parse_amount(v, out);
 }
 
 static int write_balance(mrtx_txn *txn, int i, int64_t bal)
 {
 	const char *table;
-	char row[16];
+	char row[16], num[24];
 
 	account(i, &table, row);
-	return mrtx_put(txn, table, MRTX_CSTR(row), "bal", MRTX_CSTR("v"),
-	                MRTX_BYTES(&bal, sizeof(bal)));
+	snprintf(num, sizeof(num), "%" PRId64, bal);
+	return mrtx_put(txn, table, MRTX_CSTR(row), "bal", MRTX_CSTR("v"), MRTX_CSTR(num));
 }
 
 /* One transfer: read two balances, move money if covered, log it. */
@@ -67,7 +82,7 @@ static int do_transfer(mrtx_txn *txn, void *payload)
 {
 	struct transfer *t = payload;
 	int64_t a, b;
-	char q[32];
+	char q[32], num[24];
 	int rc;
 
 	if ((rc = read_balance(txn, t->from, &a)) || (rc = read_balance(txn, t->to, &b)))
@@ -78,8 +93,9 @@ static int do_transfer(mrtx_txn *txn, void *payload)
 	    (rc = write_balance(txn, t->to, b + t->amount)))
 		return rc;
 	snprintf(q, sizeof(q), "%d->%d", t->from, t->to);
+	snprintf(num, sizeof(num), "%" PRId64, t->amount);
 	return mrtx_put(txn, "savings", MRTX_CSTR("audit"), "log", MRTX_CSTR(q),
-	                MRTX_BYTES(&t->amount, sizeof(t->amount)));
+	                MRTX_CSTR(num));
 }
 
 struct worker {

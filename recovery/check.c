@@ -1,5 +1,23 @@
 /*
  * check.c - see check.h.  Reads only; never writes the store.
+ *
+ * Cost: linear in the number of lock records.  A transaction's primary
+ * lists every secondary, so reading and decoding the primary again for each
+ * secondary met would make a transaction of n rows cost n^2.  Instead the
+ * walk remembers, per transaction, the primary it saw holding the txn
+ * (table, row, state) and the rows that primary lists (`known`, a keyset):
+ *
+ *   P . txn . len . table . row   -> the primary's state
+ *   S . txn . len . table . row   -> listed as a secondary
+ *
+ * A PREWRITTEN secondary whose primary was seen non-STABLE holding the txn
+ * and listing it is consistent: the primary keeps the txn, and its list,
+ * until every secondary is settled (recovery.c's invariant), so that earlier
+ * sighting is still true while the secondary is PREWRITTEN.  Only that
+ * clean verdict uses remembered state; every finding is still made from one
+ * snapshot of the pair (store_read_locks), as before, so a concurrent commit
+ * never looks like damage.  Each primary is read for a secondary at most
+ * once per transaction (then remembered) and decoded once in the walk.
  */
 #include "check.h"
 
@@ -7,14 +25,66 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "keyset.h"
+
 typedef struct cctx {
 	store *st;
 	check_stats *stats;
 	check_issue_fn fn;
+	check_progress_fn progress;
 	void *payload;
 	mrtx_arena *a;
 	uint64_t now_ms;
+	keyset known; /* see the top of the file */
 } cctx;
+
+/* The first key part: kind, txn id, and the table name's length. */
+static mrtx_bytes known_head(uint8_t head[2 + LOCK_TXNID_SIZE], char kind,
+                             const uint8_t *txn, size_t table_len)
+{
+	head[0] = (uint8_t)kind;
+	memcpy(head + 1, txn, LOCK_TXNID_SIZE);
+	head[1 + LOCK_TXNID_SIZE] = (uint8_t)table_len; /* names are <= 64 bytes */
+	return MRTX_BYTES(head, 2 + LOCK_TXNID_SIZE);
+}
+
+/* Remember primary (table, row) holding r's txn in r's state, and its list. */
+static int remember_primary(cctx *c, mrtx_bytes table, mrtx_bytes row, const lock_rec *r)
+{
+	uint8_t head[2 + LOCK_TXNID_SIZE];
+	int rc;
+
+	if (r->state == LOCK_STABLE || (r->flags & LOCK_F_SECONDARY))
+		return 0;
+	rc = keyset_add(&c->known, known_head(head, 'P', r->txn, table.size), table, row,
+	                r->state);
+	if (rc)
+		return rc == 1 ? 0 : rc; /* known already: so is its list */
+	for (size_t i = 0; i < r->nsecondaries; i++) {
+		const lock_ref *s = &r->secondaries[i];
+
+		rc = keyset_add(&c->known, known_head(head, 'S', r->txn, s->table.size),
+		                s->table, s->row, 1);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* 1 if secondary (t, row) of r's txn is known to be listed by its primary. */
+static int known_listed(cctx *c, const store_table *t, mrtx_bytes row, const lock_rec *r)
+{
+	uint8_t head[2 + LOCK_TXNID_SIZE];
+	mrtx_bytes name = MRTX_BYTES(t->name, strlen(t->name));
+	uint32_t state;
+
+	if (!keyset_get(&c->known, known_head(head, 'P', r->txn, r->primary.table.size),
+	                r->primary.table, r->primary.row, &state) ||
+	    state == LOCK_STABLE)
+		return 0;
+	return keyset_get(&c->known, known_head(head, 'S', r->txn, name.size), name, row,
+	                  NULL);
+}
 
 static int report(cctx *c, check_severity sev, const char *kind, const store_table *t,
                   mrtx_bytes row, const uint8_t *txn, const char *fmt, ...)
@@ -97,6 +167,8 @@ static int check_secondary(cctx *c, const store_table *t, mrtx_bytes row, mrtx_b
 		return report(c, CHECK_CORRUPT, "bad-state", t, row, r->txn,
 		              "secondary lock in state %s (only a primary commits or aborts)",
 		              lock_state_name(r->state));
+	if (known_listed(c, t, row, r))
+		return 0; /* see the top of the file */
 	if ((rc = ref_table(c, t, row, r, &r->primary, "primary pointer", &pt)))
 		return rc == 1 ? 0 : rc;
 	refs[0] = (store_rowref){ t, row };
@@ -117,6 +189,8 @@ static int check_secondary(cctx *c, const store_table *t, mrtx_bytes row, mrtx_b
 	}
 	if (decode_quiet(c->st, cur[1].lock, c->a, &pl))
 		return 0; /* reported when the walk reaches the primary */
+	if ((rc = remember_primary(c, r->primary.table, r->primary.row, &pl)))
+		return rc;
 	if (pl.state == LOCK_STABLE)
 		return report(c, CHECK_CORRUPT, "dangling", t, row, r->txn,
 		              "PREWRITTEN secondary whose primary (table '%s') is STABLE holding "
@@ -141,6 +215,8 @@ static int check_primary(cctx *c, const store_table *t, mrtx_bytes row, mrtx_byt
 	store_row *cur;
 	int rc;
 
+	if ((rc = remember_primary(c, MRTX_BYTES(t->name, strlen(t->name)), row, r)))
+		return rc;
 	if (is_live(c, r)) {
 		c->stats->live++;
 	} else if ((rc = report(c, CHECK_RESOLVABLE, "stale", t, row, r->txn,
@@ -218,6 +294,8 @@ static int check_visit(const store_table *t, store_row *rows, size_t n, mrtx_are
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		rc = check_lock(c, t, &rows[i]);
 	c->a = NULL;
+	if (c->progress)
+		c->progress(c->stats, c->payload);
 	return rc;
 }
 
@@ -231,6 +309,12 @@ static int check_table(cctx *c, const store_table *t)
 
 int check_store(store *st, check_stats *stats, check_issue_fn fn, void *payload)
 {
+	return check_store_progress(st, stats, fn, NULL, payload);
+}
+
+int check_store_progress(store *st, check_stats *stats, check_issue_fn fn,
+                         check_progress_fn progress, void *payload)
+{
 	const store_table **tables = NULL;
 	size_t nt = 0;
 	cctx c;
@@ -241,6 +325,7 @@ int check_store(store *st, check_stats *stats, check_issue_fn fn, void *payload)
 	c.st = st;
 	c.stats = stats;
 	c.fn = fn;
+	c.progress = progress;
 	c.payload = payload;
 	c.now_ms = mrtx__now_ms();
 	if ((rc = store_tables_list(st, &tables, &nt)))
@@ -249,5 +334,6 @@ int check_store(store *st, check_stats *stats, check_issue_fn fn, void *payload)
 	for (size_t i = 0; i < nt && rc == 0; i++)
 		rc = check_table(&c, tables[i]);
 	mrtx__free(tables);
+	keyset_free(&c.known);
 	return rc;
 }

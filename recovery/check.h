@@ -30,6 +30,9 @@
  *   Orphans and stale locks whose owner is alive and unexpired are a
  *   transaction in flight and are only counted (live).
  *
+ * Cost: linear in the number of lock records, however many rows one
+ * transaction holds (check.c says how).
+ *
  * Decision: a resolvable finding does not make the store unhealthy; `mrtx
  * check` fails on CHECK_CORRUPT only, and on CHECK_RESOLVABLE too with
  * --strict.  After `mrtx recover` (with no live writers) a healthy store has
@@ -72,5 +75,12 @@ typedef int (*check_issue_fn)(const check_issue *is, void *payload);
  * (MRTX_ESTORE, MRTX_ENOMEM) that stopped it.
  */
 int check_store(store *st, check_stats *stats, check_issue_fn fn, void *payload);
+
+/* Called after each batch of lock records (the stats so far). */
+typedef void (*check_progress_fn)(const check_stats *stats, void *payload);
+
+/* check_store, calling progress (may be NULL) as it goes; payload goes to both. */
+int check_store_progress(store *st, check_stats *stats, check_issue_fn fn,
+                         check_progress_fn progress, void *payload);
 
 #endif

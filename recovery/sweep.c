@@ -17,11 +17,20 @@
  * owner, a dry run -- goes through recover_resolve, the path readers use.
  * Each write is conditional on the exact bytes read, so the sweep may race
  * with readers, other sweeps and the original writers.
+ *
+ * A dry run writes nothing, so every lock stays to be looked at, and every
+ * secondary's decision would read and decode its primary (which lists all
+ * n rows): n^2 for one transaction of n rows.  The dry run therefore
+ * remembers each transaction's decision (`decided`, by txn id) once made at
+ * its primary or at a first secondary, and counts later locks of that
+ * transaction without reading anything: linear, like the real sweep.
  */
 #include "recovery.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "keyset.h"
 
 #define SWEEP_BATCH 1024
 
@@ -44,6 +53,7 @@ typedef struct sweep {
 	recover_stats *stats;
 	mrtx_buf seen;
 	mrtx_arena *a;
+	keyset decided; /* dry run: txn id -> recover_decision */
 } sweep;
 
 static int note(sweep *w, const uint8_t txn[LOCK_TXNID_SIZE], recover_decision dec)
@@ -227,6 +237,35 @@ static int batch_release(sweep *w, prim *p, size_t n)
 	return 0;
 }
 
+/*
+ * Dry run: decide one lock, or count it under its transaction's decision
+ * if one was made already (nothing was written, so the lock is still there).
+ */
+static int single_dry(sweep *w, const store_table *t, const store_row *row)
+{
+	recover_decision dec = RECOVER_NONE;
+	uint8_t state, txn[LOCK_TXNID_SIZE];
+	mrtx_bytes none = { NULL, 0 };
+	int rc;
+
+	if (lockio_peek(w->st, t, row->lock, &state, txn))
+		return MRTX_ECORRUPT;
+	if (keyset_get(&w->decided, MRTX_BYTES(txn, sizeof(txn)), none, none, NULL))
+		return 0; /* noted when it was decided */
+	rc = recover_resolve(w->st, t, row->row, row->lock, w->o, &dec);
+	if (rc && rc != MRTX_ELOCKED)
+		return rc;
+	/* Every lock of a txn shares its fate: forward or back as its primary
+	 * says, live while the primary is, or orphaned when the primary does
+	 * not hold it (then none of its secondaries is held either). */
+	if (dec != RECOVER_NONE) {
+		rc = keyset_add(&w->decided, MRTX_BYTES(txn, sizeof(txn)), none, none, dec);
+		if (rc < 0)
+			return rc;
+	}
+	return note(w, txn, dec);
+}
+
 /* Resolve one lock the batch path did not settle, if it is still there. */
 static int single(sweep *w, const store_table *t, const store_row *row)
 {
@@ -236,6 +275,8 @@ static int single(sweep *w, const store_table *t, const store_row *row)
 	store_row now;
 	int rc;
 
+	if (w->o->dry_run)
+		return single_dry(w, t, row);
 	if ((rc = store_read_locks(w->st, &ref, 1, w->a, &now)))
 		return rc;
 	if (!now.has_lock || now.lock.size != row->lock.size ||
@@ -342,7 +383,7 @@ int recover_sweep(store *st, const recover_opts *o, recover_stats *stats,
                   recover_progress_fn progress, void *payload)
 {
 	const store_table **tables = NULL;
-	sweep w = { st, o, stats, MRTX_BUF_INIT, NULL };
+	sweep w = { st, o, stats, MRTX_BUF_INIT, NULL, KEYSET_INIT };
 	size_t nt = 0, ns;
 	seen_txn *s;
 	int rc;
@@ -368,6 +409,7 @@ int recover_sweep(store *st, const recover_opts *o, recover_stats *stats,
 		}
 	}
 	buf_free(&w.seen);
+	keyset_free(&w.decided);
 	mrtx__free(tables);
 	return rc;
 }

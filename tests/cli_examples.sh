@@ -103,6 +103,8 @@ same "add comment 1.1" "comment 1" "$("$D" "$S" add ann+bo comment 1 nice)"
 same "add comment 1.2" "comment 2" "$("$D" "$S" add ann+bo comment 1 wow)"
 same "add comment 2.1" "comment 1" "$("$D" "$S" add ann+bo comment 2 cold)"
 same "comment on a missing photo" 1 "$(status "$D" "$S" add ann+bo comment 9 x)"
+same "the missing photo is named" "datastore: add: ann+bo: photo 9 not found" \
+	"$("$D" "$S" add ann+bo comment 9 x 2>&1)"
 "$D" "$S" add cy+dee photo other-couple >/dev/null
 same "list" \
 "photos: 3 (next id 4)
@@ -117,6 +119,10 @@ photo 3: city" "$("$D" "$S" list ann+bo)"
 same "get photo" "mountain" "$("$D" "$S" get ann+bo photo 2)"
 same "get comment" "wow" "$("$D" "$S" get ann+bo comment 1 2)"
 same "get missing" 1 "$(status "$D" "$S" get ann+bo comment 2 5)"
+same "the missing comment is named" "datastore: get: ann+bo: comment 5 of photo 2 not found" \
+	"$("$D" "$S" get ann+bo comment 2 5 2>&1)"
+same "a missing photo is named" "datastore: get: ann+bo: photo 7 not found" \
+	"$("$D" "$S" get ann+bo photo 7 2>&1)"
 same "check" "ann+bo: 3 photos, metadata exact" "$("$D" "$S" check ann+bo)"
 
 same "delete photo with its comments" "deleted photo 1 and 2 comments" \
@@ -138,6 +144,28 @@ same "check after killed writers" "ann+bo: 3 photos, metadata exact" "$("$D" "$S
 same "other couple untouched" "photos: 1 (next id 2)
 photo 1: other-couple" "$("$D" "$S" list cy+dee)"
 same "datastore usage error" 2 "$(status "$D" "$S" add ann+bo video x)"
+
+# -------------------------------------------------------------------- demo
+# balances print as numbers, and are stored as decimal text (so `mrtx get`
+# shows numbers too); the total is kept
+M="$BIN/mrtx"
+DEMO="$BIN/mrtx-demo"
+if [ -x "$DEMO" ]; then
+	out=$("$DEMO" "$TMP/demo" 5)
+	same "demo exit" 0 $?
+	same "demo balances are numbers" 8 \
+		"$(grep -cE '^  (checking|savings) +acct-[0-9]{2} +-?[0-9]+$' <<<"$out")"
+	ok "demo total kept" grep -q 'total 8000 (expected 8000): OK' <<<"$out"
+	if [ -x "$M" ]; then
+		bal=$("$M" get "$TMP/demo" checking acct-00 bal:v)
+		ok "demo balance stored as a number" grep -qE '^-?[0-9]+$' <<<"$bal"
+		same "demo balance via mrtx get" "$bal" \
+			"$(grep -E '^  checking +acct-00 ' <<<"$out" | awk '{print $3}')"
+	fi
+else
+	fail=$((fail + 1))
+	echo "FAIL: missing $DEMO" >&2
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -238,6 +238,68 @@ wait $bg && ok || bad "live: writer failed"
 "$MRTX" locks "$S" --json | pyjson "live: writer finished cleanly" 'd == []'
 expect_out "2" "live: value" "$MRTX" get "$S" acct b bal:x
 
+# ------------------------------------------------------------ wrong store paths
+# a regular file: every subcommand says so (and leaves it alone)
+F=$TMP/plainfile
+echo data >"$F"
+for args in "create-table $F t f" "put $F t r f:q v" "get $F t r f:q" "del $F t r f:q" \
+	"scan $F t" "txn $F /dev/null" "locks $F" "lock $F t r" "recover $F" \
+	"recover $F --dry-run" "check $F" "stats $F" "chaos $F --seconds 1" \
+	"bench $F --quick --only calls"; do
+	# shellcheck disable=SC2086
+	"$MRTX" $args >/dev/null 2>"$TMP/err"
+	rc=$?
+	[ $rc -ne 0 ] && grep -q 'is not a directory' "$TMP/err" && ok ||
+		bad "regular file: '$args': exit $rc, $(cat "$TMP/err")"
+done
+[ "$(cat "$F")" == data ] && ok || bad "regular file was modified"
+# admin (and data) commands never make a store in an empty or missing directory
+mkdir "$TMP/empty"
+for c in stats locks check recover "recover --dry-run" "lock @ t r" "get @ t r f:q" \
+	"scan @ t" "txn @ /dev/null"; do
+	for d in "$TMP/empty" "$TMP/missing"; do
+		set -- $c
+		if [ "${2:-}" == "@" ]; then args="$1 $d ${*:3}"; else args="$1 $d ${*:2}"; fi
+		# shellcheck disable=SC2086
+		"$MRTX" $args >/dev/null 2>"$TMP/err"
+		rc=$?
+		[ $rc -eq 1 ] && grep -qE "^mrtx: $1: .*(not an mrtx store|no such store)" \
+			"$TMP/err" && ok || bad "'$args': exit $rc, $(cat "$TMP/err")"
+	done
+done
+[ -z "$(ls -A "$TMP/empty")" ] && ok || bad "an admin command wrote into an empty directory"
+[ ! -e "$TMP/missing" ] && ok || bad "an admin command created a missing directory"
+# bench --help names --only and every workload
+"$MRTX" bench --help >"$TMP/out" 2>&1 || bad "bench --help failed"
+for w in -- --only single_row multi_row interactive get recover calls; do
+	[ "$w" == -- ] && continue
+	grep -q -- "$w" "$TMP/out" && ok || bad "bench --help does not mention $w"
+done
+expect_rc 2 "bench unknown workload" "$MRTX" bench "$TMP/benchdir" --only nosuch
+[ ! -e "$TMP/benchdir" ] && ok || bad "bench with a bad --only created its DIR"
+
+# ------------------------------------------------------------ bash completion
+# completion: every subcommand of `mrtx --help` and every option of each
+# subcommand's usage line is offered (tools/mrtx.bash)
+COMP=$(dirname "$0")/../tools/mrtx.bash
+complete_words() { # words... (the last one is being completed)
+	bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+		_mrtx; printf "%s\n" "${COMPREPLY[@]}"' _ "$COMP" "$@" 2>/dev/null
+}
+subs=$("$MRTX" --help | awk '/^  [a-z]/ {print $1}')
+offered=$(complete_words mrtx "")
+for s in $subs; do
+	grep -qx -- "$s" <<<"$offered" && ok || bad "completion lacks subcommand $s"
+	for o in $("$MRTX" "$s" --help | head -1 | grep -oE -- '--[a-z-]+'); do
+		complete_words mrtx "$s" "--" | grep -qx -- "$o" && ok ||
+			bad "completion lacks $s $o"
+	done
+done
+[ "$(complete_words mrtx locks x --state C)" == COMMITTED ] && ok ||
+	bad "completion of --state values"
+[ "$(complete_words mrtx bench d --only mu)" == multi_row ] && ok ||
+	bad "completion of --only workloads"
+
 # --force treats the live writer as abandoned: rolled back, and the writer's
 # own commit point then fails its condition (nothing half-committed)
 S=$TMP/force

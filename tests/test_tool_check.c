@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,12 +269,120 @@ static void test_live_txn_is_not_a_finding(void **state)
 	free(path);
 }
 
+/*
+ * One stale transaction of `n` rows, its primary first or last in row
+ * order; written in one store call (rows "r00000".., primary "p" or "z").
+ */
+static void put_big_txn(store *st, size_t n, const char *prow)
+{
+	const store_table *t;
+	mrtx_arena a;
+	store_op *ops = calloc(n + 1, sizeof(*ops));
+	lock_ref *refs = calloc(n, sizeof(*refs));
+	char (*rows)[24] = calloc(n, sizeof(*rows));
+	lock_rec p, sec;
+
+	assert_non_null(ops);
+	assert_non_null(refs);
+	assert_non_null(rows);
+	arena_init(&a);
+	assert_int_equal(store_table_find(st, "t", &t), 0);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(rows[i], sizeof(rows[i]), "r%05zu", i);
+		refs[i].table = MRTX_CSTR("t");
+		refs[i].row = MRTX_CSTR(rows[i]);
+		base_rec(st, &sec, LOCK_PREWRITTEN, 7);
+		secondary_of(&sec, "t", prow);
+		ops[i].table = t;
+		ops[i].row = refs[i].row;
+		ops[i].expect_absent = 1;
+		assert_int_equal(lock_encode(&sec, &a, &ops[i].new_lock), 0);
+	}
+	base_rec(st, &p, LOCK_PREWRITTEN, 7);
+	p.secondaries = refs;
+	p.nsecondaries = n;
+	ops[n].table = t;
+	ops[n].row = MRTX_CSTR(prow);
+	ops[n].expect_absent = 1;
+	assert_int_equal(lock_encode(&p, &a, &ops[n].new_lock), 0);
+	assert_int_equal(store_write_rows(st, ops, n + 1), 0);
+	for (size_t i = 0; i <= n; i++)
+		assert_int_equal(ops[i].result, 0);
+	arena_free(&a);
+	free(rows);
+	free(refs);
+	free(ops);
+}
+
+/*
+ * `mrtx check` and `mrtx recover --dry-run` on one transaction of n rows
+ * must not read the primary (which lists all n rows) once per secondary:
+ * that made both quadratic.  Counted in store calls, not timed: a walk
+ * reads 512 (check) or 1024 (sweep) locks per call, so a few dozen calls
+ * cover the store; one call per lock would be thousands.
+ */
+static void test_cost_is_linear_in_txn_size(void **state)
+{
+	const size_t n = 4000;
+	const char *const prows[] = { "a", "z" }; /* primary walked first, last */
+
+	(void)state;
+	for (size_t k = 0; k < 2; k++) {
+		const char *fams[] = { "f" };
+		recover_opts ro = { 0, 0, 1 };
+		recover_stats rs;
+		unsigned long calls;
+		check_stats s;
+		findings fs;
+		char *path;
+		mrtx_db *db = tu_open_fresh("check-linear", &path, NULL);
+		store *st = mrtx__db_store(db);
+
+		assert_int_equal(mrtx_create_table(db, "t", fams, 1), 0);
+		put_big_txn(st, n, prows[k]);
+
+		memset(&fs, 0, sizeof(fs));
+		store__fail_at(ULONG_MAX, 0);
+		assert_int_equal(check_store(st, &s, collect, &fs), 0);
+		calls = store__fail_at(0, 0);
+		assert_int_equal(s.locks, n + 1);
+		assert_int_equal(s.corrupt, 0);
+		assert_int_equal(s.resolvable, 1); /* the stale primary, once */
+		assert_int_equal(count(&fs, "t", "stale", CHECK_RESOLVABLE), 1);
+		if (calls > n / 512 + 8)
+			fail_msg("check: %lu store calls for %zu locks (primary %s)", calls, n + 1,
+			         prows[k]);
+
+		store__fail_at(ULONG_MAX, 0);
+		assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
+		calls = store__fail_at(0, 0);
+		assert_int_equal(rs.locks_seen, n + 1);
+		assert_int_equal(rs.rolled_back, 1);
+		assert_int_equal(rs.forwarded + rs.skipped_live + rs.errors, 0);
+		if (calls > n / 1024 + 8)
+			fail_msg("recover --dry-run: %lu store calls for %zu locks (primary %s)",
+			         calls, n + 1, prows[k]);
+
+		/* and the real sweep still settles it all */
+		ro.dry_run = 0;
+		assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
+		assert_int_equal(rs.rolled_back, 1);
+		assert_int_equal(check_store(st, &s, NULL, NULL), 0);
+		assert_int_equal(s.by_state[LOCK_PREWRITTEN], 0);
+		assert_int_equal(s.resolvable + s.corrupt, 0);
+		mrtx_close(db);
+		tu_rmrf(path);
+		free(path);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_healthy_store_has_no_findings),
 		cmocka_unit_test(test_each_kind_of_finding),
 		cmocka_unit_test(test_live_txn_is_not_a_finding),
+		cmocka_unit_test(test_cost_is_linear_in_txn_size),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

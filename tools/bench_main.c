@@ -314,7 +314,7 @@ static void report(const bcfg *c, bres *r, size_t n, const calls *cl, size_t ncl
 
 static int usage(FILE *f, int rc)
 {
-	fprintf(f, "usage: mrtx bench DIR [--quick] [--json]\n"
+	fprintf(f, "usage: mrtx bench DIR [--quick] [--only W] [--json]\n"
 	           "  Runs each workload for mrtx and for a native-LMDB baseline, alternating,\n"
 	           "  on fresh stores created under DIR, and prints ops/s and ratios.\n"
 	           "  --quick  short phases (about 20 s in all)\n"
@@ -322,6 +322,17 @@ static int usage(FILE *f, int rc)
 	           "           recover, calls (store calls per commit, memory per mutation)\n"
 	           "  --json   one JSON object on stdout\n");
 	return rc;
+}
+
+static int known_workload(const char *w)
+{
+	static const char *const names[] = { "single_row", "multi_row", "interactive", "get",
+	                                     "recover", "calls" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(w, names[i]) == 0)
+			return 1;
+	return 0;
 }
 
 int cmd_bench(int argc, char **argv)
@@ -339,6 +350,7 @@ int cmd_bench(int argc, char **argv)
 	size_t n = 0;
 	double mem = 0;
 	const char *only = NULL;
+	struct stat sb;
 	int opt;
 
 	optind = 1;
@@ -357,8 +369,17 @@ int cmd_bench(int argc, char **argv)
 	if (optind != argc - 1)
 		return usage(stderr, 2);
 	c.dir = argv[optind];
+	if (only && !known_workload(only)) {
+		fprintf(stderr, "mrtx: bench: unknown workload '%s' (single_row, multi_row, "
+		        "interactive, get, recover, calls)\n", only);
+		return 2;
+	}
 	if (mkdir(c.dir, 0700) && errno != EEXIST) {
 		fprintf(stderr, "mrtx: bench: %s: %s\n", c.dir, strerror(errno));
+		return 1;
+	}
+	if (stat(c.dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+		fprintf(stderr, "mrtx: bench: %s is not a directory\n", c.dir);
 		return 1;
 	}
 	if (c.quick) {

@@ -18,7 +18,19 @@
 typedef struct check_out {
 	int json;
 	unsigned long n;
+	int shown; /* a progress line is on stderr */
 } check_out;
+
+static void on_progress(const check_stats *s, void *payload)
+{
+	check_out *o = payload;
+
+	if (!o->shown && s->locks < 1000)
+		return; /* small stores finish before a progress line helps */
+	fprintf(stderr, "\rmrtx: check: %lu lock records, %lu corrupt, %lu resolvable",
+	        s->locks, s->corrupt, s->resolvable);
+	o->shown = 1;
+}
 
 static int on_issue(const check_issue *is, void *payload)
 {
@@ -27,6 +39,10 @@ static int on_issue(const check_issue *is, void *payload)
 	char hex[33];
 
 	lock_txnid_hex(is->txn, hex);
+	if (o->shown) { /* findings go to stdout: end the progress line first */
+		fputc('\n', stderr);
+		o->shown = 0;
+	}
 	if (o->json) {
 		printf("%s\n{\"severity\":\"%s\",\"kind\":\"%s\",\"table\":", o->n ? "," : "",
 		       sev, is->kind);
@@ -83,7 +99,10 @@ int cmd_check(int argc, char **argv)
 	o.json = json;
 	if (json)
 		fputs("{\"issues\":[", stdout);
-	rc = check_store(mrtx__db_store(db), &s, on_issue, &o);
+	rc = check_store_progress(mrtx__db_store(db), &s, on_issue,
+	                          tool_stderr_tty() ? on_progress : NULL, &o);
+	if (o.shown)
+		fputc('\n', stderr);
 	if (rc) {
 		if (json)
 			puts("]}");

@@ -285,15 +285,38 @@ int arg_size(const char *cmd, const char *what, const char *arg, size_t *out)
 
 /* --------------------------------------------------------------- store */
 
+static int store_dir_has_data(const char *path)
+{
+	char file[4096];
+	struct stat sb;
+	int n = snprintf(file, sizeof(file), "%s/data.mdb", path);
+
+	return n > 0 && (size_t)n < sizeof(file) && stat(file, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
 int tool_open(const char *cmd, const char *path, int create, mrtx_db **out)
 {
 	struct stat sb;
 	int rc;
 
 	*out = NULL;
-	if (!create && strncmp(path, "rados://", 8) != 0 &&
-	    (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
+	if (strncmp(path, "rados://", 8) == 0) {
+		/* a RADOS store: the library checks the address; note that its
+		 * first open creates the store's metadata, whatever the command */
+	} else if (stat(path, &sb) == 0) {
+		if (!S_ISDIR(sb.st_mode)) {
+			tool_err(cmd, "%s is not a directory (an mrtx store is a directory)", path);
+			return EXIT_FAIL;
+		}
+	} else if (!create) {
 		tool_err(cmd, "%s: no such store directory", path);
+		return EXIT_FAIL;
+	}
+	/* mrtx_open makes a store in any directory; only create-table may.
+	 * data.mdb is the LMDB backend's data file, present in every store. */
+	if (!create && strncmp(path, "rados://", 8) != 0 && !store_dir_has_data(path)) {
+		tool_err(cmd, "%s is not an mrtx store (no data.mdb; `mrtx create-table` "
+		         "makes one)", path);
 		return EXIT_FAIL;
 	}
 	if ((rc = mrtx_open(out, path, NULL)))

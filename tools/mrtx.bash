@@ -1,0 +1,92 @@
+# bash completion for mrtx(1)                                -*- shell-script -*-
+# Installed as share/bash-completion/completions/mrtx.  Completes the
+# subcommand, each subcommand's options (and their fixed values), and
+# directories where a store or DIR is expected (files for `txn`'s script).
+
+_mrtx_subcommands="create-table put get del scan txn locks lock recover check stats
+chaos bench"
+
+# COMPREPLY from compgen's lines (names with blanks stay whole)
+_mrtx_reply()
+{
+	mapfile -t COMPREPLY < <(compgen "$@")
+}
+
+_mrtx_options()
+{
+	case $1 in
+	create-table | put | get | del | txn) echo "--help" ;;
+	scan) echo "--start --end --family --reverse --limit --help" ;;
+	locks) echo "--table --state --json --help" ;;
+	lock) echo "--json --help" ;;
+	recover) echo "--dry-run --force --json --help" ;;
+	check) echo "--strict --json --help" ;;
+	stats) echo "--json --help" ;;
+	chaos) echo "--workload --seconds --writers --unbatched --seed --json --help" ;;
+	bench) echo "--quick --only --json --help" ;;
+	esac
+}
+
+_mrtx()
+{
+	local cur prev words cword sub i npos=0
+	if declare -F _init_completion >/dev/null; then
+		_init_completion -n = || return
+	else
+		cur=${COMP_WORDS[COMP_CWORD]}
+		prev=${COMP_WORDS[COMP_CWORD - 1]}
+		words=("${COMP_WORDS[@]}")
+		cword=$COMP_CWORD
+	fi
+
+	if [[ $cword -eq 1 ]]; then
+		_mrtx_reply -W "$_mrtx_subcommands --help --version" -- "$cur"
+		return
+	fi
+	sub=${words[1]}
+
+	# values of options that take one
+	case $prev in
+	--state)
+		_mrtx_reply -W "PREWRITTEN COMMITTED ABORTED" -- "$cur"
+		return
+		;;
+	--workload)
+		_mrtx_reply -W "bank append" -- "$cur"
+		return
+		;;
+	--only)
+		_mrtx_reply -W "single_row multi_row interactive get recover calls" -- "$cur"
+		return
+		;;
+	--start | --end | --family | --limit | --table | --seconds | --writers | --seed)
+		return # free text
+		;;
+	esac
+
+	if [[ $cur == -* ]]; then
+		_mrtx_reply -W "$(_mrtx_options "$sub")" -- "$cur"
+		return
+	fi
+
+	# which positional argument is being completed (options and their values skipped)
+	for ((i = 2; i < cword; i++)); do
+		case ${words[i]} in
+		--start | --end | --family | --limit | --table | --state | --workload | \
+			--seconds | --writers | --seed | --only) ((i++)) ;;
+		-*) ;;
+		*) ((npos++)) ;;
+		esac
+	done
+	if [[ $npos -eq 0 ]]; then
+		# STORE (or bench's DIR): a directory
+		_mrtx_reply -d -- "$cur"
+		compopt -o filenames 2>/dev/null
+	elif [[ $sub == txn && $npos -eq 1 ]]; then
+		_mrtx_reply -f -- "$cur"
+		compopt -o filenames 2>/dev/null
+	fi
+} &&
+	complete -F _mrtx mrtx
+
+# ex: filetype=sh
