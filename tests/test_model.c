@@ -1,0 +1,1505 @@
+/*
+ * test_model.c - model-based randomized test of the whole public API
+ * against the in-memory reference model of tests/model_ref.c (issue 12).
+ *
+ * Up to three transactions are open at once, driven interleaved from one
+ * thread: gets, puts, deletes, row deletes, forward / reverse / limited /
+ * column-range scans stopped early or read to the end, index scans and
+ * lookups, commits, aborts, mrtx_run, plus at random points a reopen of
+ * the store, a table creation and index declarations (the model derives
+ * each index table from its source: row key = bytes(value) . bytes(row)).
+ * Rows, qualifiers and values are binary (0x00, 0x01, 'a', 0xFF, prefixes
+ * of each other), with keys at and one byte past the documented limit.
+ *
+ * The oracle.  Every transaction logs its buffered writes and what it
+ * observed (each get, each scanned cell in order and whether the scan
+ * ended, each index hit).  When mrtx_commit returns MRTX_OK, every
+ * observation is re-evaluated against the model's committed state at that
+ * moment plus the transaction's own writes made before the observation;
+ * any difference is a serializability violation.  MRTX_CONFLICT (at commit,
+ * or from a read) is only allowed if some transaction committed a write
+ * (or an index was declared) since the transaction began.  While nothing
+ * has committed since begin, each read is also checked at once
+ * (read-your-writes).  Every return code must be documented for its
+ * function in mrtx.h and, where the model can tell, be the exact one; every
+ * documented error code is provoked.  The whole store is compared with the
+ * model periodically, after a reopen and at the end.
+ *
+ * Environment:
+ *   MRTX_MODEL_SEEDS="1,2,7-9"  seeds to run (default 1,2,3,4)
+ *   MRTX_MODEL_OPS=N            operations per seed (default 2500)
+ *   MRTX_MODEL_STOP=1           stop at the first violation (default: go on,
+ *                               report each kind once per seed, fail at end)
+ *   MRTX_MODEL_TRACE=1          print every operation
+ * Long run:  MRTX_MODEL_SEEDS=1-500 MRTX_MODEL_OPS=5000 build/tests/test_model
+ */
+#include "testutil.h"
+#include "model_ref.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ------------------------------------------------------------ schema */
+
+static const char *const FAM_A[] = { "f", "g" };
+static const char *const FAM_B[] = { "f", "g", "h" };
+static const char *const FAM_C[] = { "f" };
+static const char *const FAM_I[] = { MRTX_INDEX_FAMILY };
+typedef struct mtab {
+	const char *name;
+	const char *const *fams;
+	int nfam;
+} mtab;
+static const mtab TABS[] = { { "ta", FAM_A, 2 },  { "tb", FAM_B, 3 },  { "tc", FAM_C, 1 },
+	                     { "ix0", FAM_I, 1 }, { "ix1", FAM_I, 1 }, { "ix2", FAM_I, 1 } };
+#define NTAB 6
+#define NDATA 3 /* tables 0..2 hold data; 3.. are index tables */
+#define NIDX 3
+/* by_f: ta f:"a"; by_g: ta g:"" copying f:"" and g:"\0"; by_h: tb h:"\0" copying g:"aa"
+ * and h:"\0" itself (a copy key longer than the source key) */
+static const midx IDX[NIDX] = {
+	{ "by_f", 0, 0, { (const uint8_t *)"a", 1 }, 3, 0, { 0 }, { { NULL, 0 } } },
+	{ "by_g", 0, 1, { (const uint8_t *)"", 0 }, 4, 2, { 0, 1 },
+	  { { (const uint8_t *)"", 0 }, { (const uint8_t *)"\0", 1 } } },
+	{ "by_h", 1, 2, { (const uint8_t *)"\0", 1 }, 5, 2, { 1, 2 },
+	  { { (const uint8_t *)"aa", 2 }, { (const uint8_t *)"\0", 1 } } },
+};
+
+/* ---------------------------------------------------------- documented codes */
+
+enum { F_OPEN, F_CTABLE, F_FAMS, F_TABLES, F_BEGIN, F_TTL, F_GET, F_PUT, F_DELROW,
+       F_COMMIT, F_SOPEN, F_SNEXT, F_RUN, F_CINDEX, F_ISCAN, F_INDEXES, F_FP, F_KEY, NF };
+static const char *const FNAME[NF] = { "mrtx_open", "mrtx_create_table", "mrtx_table_families",
+	"mrtx_tables", "mrtx_begin", "mrtx_txn_set_lock_ttl", "mrtx_get", "mrtx_put/delete",
+	"mrtx_delete_row", "mrtx_commit", "mrtx_scan_open", "mrtx_scan_next", "mrtx_run",
+	"mrtx_create_index", "mrtx_index_scan/lookup", "mrtx_indexes", "mrtx_failpoints_set",
+	"mrtx_key_*" };
+#define C(x) (1u << ((x) == 0 ? 0 : (x) + 31001))
+#define ANYC 0xFFFFu
+static const unsigned DOC[NF] = {
+	[F_OPEN] = C(0) | C(MRTX_EINVAL) | C(MRTX_ENOTSTORE) | C(MRTX_ECORRUPT) | C(MRTX_ESTORE) |
+	           C(MRTX_ENOMEM),
+	[F_CTABLE] = C(0) | C(MRTX_EINVAL) | C(MRTX_ETOOBIG) | C(MRTX_EEXIST) | C(MRTX_EFULL) |
+	             C(MRTX_ESTORE) | C(MRTX_ENOMEM),
+	[F_FAMS] = C(0) | C(MRTX_EINVAL) | C(MRTX_ENOTABLE) | C(MRTX_ESTORE),
+	[F_TABLES] = C(0) | C(MRTX_EINVAL) | C(MRTX_ESTORE),
+	[F_BEGIN] = C(0) | C(MRTX_EINVAL) | C(MRTX_ENOMEM),
+	[F_TTL] = C(0) | C(MRTX_EINVAL),
+	[F_GET] = C(0) | C(MRTX_NOTFOUND) | C(MRTX_ELOCKED) | C(MRTX_CONFLICT) | C(MRTX_EINVAL) |
+	          C(MRTX_ETOOBIG) | C(MRTX_ENOTABLE) | C(MRTX_ENOFAMILY) | C(MRTX_ECORRUPT) |
+	          C(MRTX_ESTORE) | C(MRTX_ENOMEM) | C(MRTX_EBADTXN),
+	[F_PUT] = C(0) | C(MRTX_EINVAL) | C(MRTX_ETOOBIG) | C(MRTX_ENOTABLE) | C(MRTX_ENOFAMILY) |
+	          C(MRTX_ENOMEM) | C(MRTX_EBADTXN),
+	[F_DELROW] = C(0) | C(MRTX_EINVAL) | C(MRTX_ETOOBIG) | C(MRTX_ENOTABLE) | C(MRTX_ENOMEM) |
+	             C(MRTX_EBADTXN),
+	[F_COMMIT] = C(0) | C(MRTX_CONFLICT) | C(MRTX_ELOCKED) | C(MRTX_EUNKNOWN) | C(MRTX_ESTORE) |
+	             C(MRTX_EFULL) | C(MRTX_ECORRUPT) | C(MRTX_ENOMEM) | C(MRTX_EBADTXN) |
+	             C(MRTX_EINVAL),
+	[F_SOPEN] = C(0) | C(MRTX_EINVAL) | C(MRTX_ENOTABLE) | C(MRTX_ENOFAMILY) | C(MRTX_ETOOBIG) |
+	            C(MRTX_ENOMEM) | C(MRTX_EBADTXN),
+	/* EBADTXN: mrtx_scan_close's note; EINVAL (NULL scanner or cell) is only
+	 * the general convention, not in mrtx_scan_next's list (reported) */
+	[F_SNEXT] = C(0) | C(MRTX_NOTFOUND) | C(MRTX_ELOCKED) | C(MRTX_CONFLICT) | C(MRTX_ECORRUPT) |
+	            C(MRTX_ESTORE) | C(MRTX_ENOMEM) | C(MRTX_EBADTXN) | C(MRTX_EINVAL),
+	[F_RUN] = ANYC,
+	[F_CINDEX] = C(0) | C(MRTX_EINVAL) | C(MRTX_ENOTABLE) | C(MRTX_ENOFAMILY) | C(MRTX_EEXIST) |
+	             C(MRTX_ETOOBIG) | C(MRTX_EFULL) | C(MRTX_ESTORE) | C(MRTX_ENOMEM) |
+	             C(MRTX_ELOCKED) | C(MRTX_CONFLICT) | C(MRTX_ECORRUPT),
+	/* errors of mrtx_scan_open / mrtx_scan_next too */
+	[F_ISCAN] = C(0) | C(MRTX_EINVAL) | C(MRTX_ECORRUPT) | C(MRTX_NOTFOUND) | C(MRTX_ELOCKED) |
+	            C(MRTX_CONFLICT) | C(MRTX_ENOTABLE) | C(MRTX_ENOFAMILY) | C(MRTX_ETOOBIG) |
+	            C(MRTX_ENOMEM) | C(MRTX_EBADTXN) | C(MRTX_ESTORE),
+	[F_INDEXES] = C(0) | C(MRTX_EINVAL) | C(MRTX_ECORRUPT) | C(MRTX_ESTORE) | C(MRTX_ENOMEM),
+	[F_FP] = C(0) | C(MRTX_EINVAL),
+	[F_KEY] = C(0) | C(MRTX_EINVAL) | C(MRTX_ETOOBIG),
+};
+
+/* ------------------------------------------------------------- the world */
+
+enum { OBS_GET = 1, OBS_SCAN, OBS_ISCAN };
+typedef struct obs {
+	int kind;
+	size_t k; /* the transaction's writes made before it */
+	cell g;   /* OBS_GET: key, and value when found */
+	int found;
+	mscan sp; /* OBS_SCAN */
+	cellv got;
+	int ended; /* OBS_SCAN: NOTFOUND seen; OBS_ISCAN: returned MRTX_OK */
+	int ix, lookup, reverse; /* OBS_ISCAN */
+	bs vs, ve;
+	size_t limit, nhits;
+	mhit *hits;
+} obs;
+
+typedef struct mt {
+	mrtx_txn *h;
+	int id, doomed, snap; /* snap: indexes declared at the first write, -1 none yet */
+	long begin_event;
+	mop *ops;
+	size_t nops, cops;
+	obs *ob;
+	size_t nob, cob;
+} mt;
+
+static struct world {
+	mrtx_db *db;
+	char *path;
+	unsigned long seed;
+	uint64_t rng;
+	cellv data;        /* committed data cells (tables 0..2) */
+	cell recent[16];   /* cells written by the latest commits */
+	int nrecent;
+	int exists[NTAB], nidx, ibroken[NIDX];
+	long events;       /* committed writing transactions and index declarations */
+	long op, nops;
+	mt *open[4]; /* up to 3, and verify_all's */
+	int nopen, next_id, nverify;
+	long n_commit, n_ok, n_conflict, n_get, n_scan, n_iscan, n_put, n_probe, n_reopen, n_run;
+	long viol, cat_seen[32];
+	int stop, trace;
+	char ring[48][200];
+	int ringpos;
+	uint8_t *huge; /* MRTX_MAX_VALUE + 1 bytes */
+} W;
+
+static const char *const CATS[] = { "serializability", "read-your-writes", "spurious-conflict",
+	"undocumented-code", "wrong-code", "store-content", "index-content", "unexpected",
+	"doomed-code", NULL };
+
+static void tr(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void tr(const char *fmt, ...)
+{
+	char *line = W.ring[W.ringpos++ % 48];
+	int k = snprintf(line, 200, "op %ld: ", W.op);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line + k, (size_t)(200 - k), fmt, ap);
+	va_end(ap);
+	if (W.trace)
+		fprintf(stderr, "  %s\n", line);
+}
+
+static void viol(const char *cat, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void viol(const char *cat, const char *fmt, ...)
+{
+	char msg[1024];
+	int ci = 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	while (CATS[ci] && strcmp(CATS[ci], cat) != 0)
+		ci++;
+	W.viol++;
+	if (W.cat_seen[ci]++ && !W.stop)
+		return; /* each kind reported once per seed */
+	fprintf(stderr, "MODEL VIOLATION [%s] seed %lu op %ld: %s\n  (mrtx_errmsg: %s)\n  last "
+	        "operations:\n", cat, W.seed, W.op, msg, mrtx_errmsg());
+	for (int i = 0; i < 48; i++) {
+		const char *l = W.ring[(W.ringpos + i) % 48];
+
+		if (*l)
+			fprintf(stderr, "    %s\n", l);
+	}
+	if (W.stop)
+		fail_msg("seed %lu op %ld: [%s] %s", W.seed, W.op, cat, msg);
+}
+
+/* rc must be documented for fn, and be want (a mask of codes) when given. */
+static int check_rc(int fn, int rc, unsigned want, const char *what)
+{
+	unsigned bit = (rc == 0 || (rc >= MRTX_NOTFOUND && rc <= MRTX_EEXIST)) ? C(rc) : 0;
+
+	if (!(bit & DOC[fn])) {
+		viol("undocumented-code", "%s (%s) returned %d (%s), not documented for it", FNAME[fn],
+		     what, rc, mrtx_strerror(rc));
+		return 0;
+	}
+	if (!(bit & want)) {
+		viol("wrong-code", "%s (%s) returned %s", FNAME[fn], what, mrtx_strerror(rc));
+		return 0;
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------- randomness */
+
+static uint32_t rnd(uint32_t n)
+{
+	W.rng ^= W.rng >> 12;
+	W.rng ^= W.rng << 25;
+	W.rng ^= W.rng >> 27;
+	return n ? (uint32_t)((W.rng * 0x2545F4914F6CDD1Dull) >> 32) % n : 0;
+}
+
+static int chance(unsigned pct10) /* per mille */
+{
+	return rnd(1000) < pct10;
+}
+
+static const uint8_t ALPHA[] = { 0x00, 0x01, 'a', 0xFF };
+static bs rnd_alpha(size_t n)
+{
+	uint8_t b[512];
+
+	for (size_t i = 0; i < n; i++)
+		b[i] = ALPHA[rnd(4)];
+	return bs_dup(b, n);
+}
+
+static bs longrows[8];
+
+/* A row whose cell key with a qualifier of ql bytes is exactly at the limit
+ * (past = 0) or one byte past it (past = 1); a few NULs, mostly 'a'. */
+static bs limit_row(size_t ql, int past)
+{
+	uint8_t b[520];
+	size_t z, r;
+
+	do {
+		z = rnd(3) ? rnd(6) : rnd(120);
+		r = 506 + (size_t)past - ql - z;
+	} while (ql + z > 505 || r < z || r < 1);
+	memset(b, 'a', r);
+	for (size_t i = 0; i < z; i++) {
+		size_t at = rnd((uint32_t)r);
+
+		while (b[at] == 0)
+			at = (at + 1) % r;
+		b[at] = 0;
+	}
+	if (r > 2)
+		b[r - 1] = ALPHA[1 + rnd(3)];
+	return bs_dup(b, r);
+}
+
+static bs rnd_row(void)
+{
+	if (chance(30)) {
+		int i = (int)rnd(8);
+
+		if (!longrows[i].n || rnd(2))
+			longrows[i] = limit_row(rnd(3), (int)rnd(2));
+		return longrows[i];
+	}
+	if (rnd(4) == 0) /* rows never written before: phantoms */
+		return rnd_alpha(4 + rnd(2));
+	return rnd_alpha(1 + rnd(3) - (rnd(3) == 0 ? 0 : rnd(2)));
+}
+
+static const char *const SPECIALQ[] = { "", "a", "\0", "aa", "\0\xff" };
+static const size_t SPECIALQN[] = { 0, 1, 1, 2, 2 };
+static bs rnd_qual(void)
+{
+	if (rnd(5) == 0) {
+		int i = (int)rnd(5);
+
+		return bs_dup(SPECIALQ[i], SPECIALQN[i]);
+	}
+	if (chance(10))
+		return rnd_alpha(200 + rnd(306));
+	return rnd_alpha(rnd(4) + (rnd(4) == 0));
+}
+
+static bs rnd_value(void)
+{
+	char b[32];
+	uint32_t w = rnd(1000);
+
+	if (w < 450)
+		return bs_dup(b, (size_t)snprintf(b, sizeof(b), "v%ld", W.op));
+	if (w < 850)
+		return rnd_alpha(rnd(3));
+	if (w < 960)
+		return rnd_alpha(3 + rnd(38));
+	if (w < 997)
+		return rnd_alpha(200 + rnd(300));
+	{
+		size_t n = 70000 + rnd(1000);
+		uint8_t *p = malloc(n);
+		bs r;
+
+		assert_non_null(p);
+		memset(p, 'a' + (int)rnd(3), n);
+		r = bs_dup(p, n);
+		free(p);
+		return r;
+	}
+}
+
+/* ------------------------------------------------------------ model views */
+
+#define MB(b) MRTX_BYTES((b).p, (b).n)
+
+static int key_rc(bs row, size_t ql)
+{
+	if (!row.n)
+		return MRTX_EINVAL;
+	if (row.n > MRTX_MAX_ROW || row.n + bs_nuls(row) + 5 + ql > MRTX_MAX_KEY)
+		return MRTX_ETOOBIG;
+	return 0;
+}
+
+/* committed data + t's first k writes, with the derived index tables */
+static void view_of(cellv *out, const mt *t, size_t k)
+{
+	cv_copy(out, &W.data);
+	for (size_t i = 0; t && i < k; i++)
+		cv_apply(out, &t->ops[i]);
+	derive_indexes(out, IDX, W.nidx);
+}
+
+static int fid_of(int tab, const char *fam)
+{
+	for (int i = 0; fam && i < TABS[tab].nfam; i++)
+		if (strcmp(TABS[tab].fams[i], fam) == 0)
+			return i;
+	return -1;
+}
+
+static int cell_same(const cell *a, const cell *b)
+{
+	return cell_key_cmp(a, b) == 0 && bs_eq(a->v, b->v);
+}
+
+static int hit_same(const mhit *a, const mhit *b)
+{
+	if (!bs_eq(a->v, b->v) || !bs_eq(a->row, b->row) || a->ncells != b->ncells)
+		return 0;
+	for (int i = 0; i < a->ncells; i++)
+		if (a->cfid[i] != b->cfid[i] || !bs_eq(a->cq[i], b->cq[i]) || !bs_eq(a->cv[i], b->cv[i]))
+			return 0;
+	return 1;
+}
+
+/* Does o hold on view?  why receives the first difference. */
+static int obs_holds(const obs *o, const cellv *view, char *why, size_t wn)
+{
+	if (o->kind == OBS_GET) {
+		const cell *c = cv_find(view, o->g.tab, o->g.row, o->g.fid, o->g.q);
+
+		if (!!c == o->found && (!c || bs_eq(c->v, o->g.v)))
+			return 1;
+		snprintf(why, wn, "get %s %s %s:%s saw %s, the model has %s", TABS[o->g.tab].name,
+		         bs_show(o->g.row), TABS[o->g.tab].fams[o->g.fid], bs_show(o->g.q),
+		         o->found ? bs_show(o->g.v) : "NOTFOUND", c ? bs_show(c->v) : "NOTFOUND");
+		return 0;
+	}
+	if (o->kind == OBS_SCAN) {
+		cellv want = { 0 };
+		size_t i;
+		int ok;
+
+		cv_scan(view, &o->sp, &want);
+		for (i = 0; i < o->got.n && i < want.n && cell_same(&o->got.c[i], &want.c[i]); i++)
+			;
+		ok = i == o->got.n && (!o->ended || i == want.n);
+		if (!ok)
+			snprintf(why, wn, "scan %s [%s, %s) fam %d q[%s, %s) rev %d limit %zu %s: got %zu "
+			         "cells, model %zu, first difference at %zu: got %s/%s=%s model %s/%s=%s",
+			         TABS[o->sp.tab].name, bs_show(o->sp.start), bs_show(o->sp.end), o->sp.fid,
+			         bs_show(o->sp.qs), bs_show(o->sp.qe), o->sp.reverse, o->sp.limit,
+			         o->ended ? "to the end" : "stopped early", o->got.n, want.n, i,
+			         i < o->got.n ? bs_show(o->got.c[i].row) : "-",
+			         i < o->got.n ? bs_show(o->got.c[i].q) : "-",
+			         i < o->got.n ? bs_show(o->got.c[i].v) : "-",
+			         i < want.n ? bs_show(want.c[i].row) : "-",
+			         i < want.n ? bs_show(want.c[i].q) : "-",
+			         i < want.n ? bs_show(want.c[i].v) : "-");
+		cv_free(&want);
+		return ok;
+	}
+	{
+		mhit *h;
+		size_t n = idx_hits(view, &IDX[o->ix], o->lookup, o->vs, o->ve, o->reverse, o->limit,
+		                    &h), i;
+		int ok;
+
+		for (i = 0; i < o->nhits && i < n && hit_same(&o->hits[i], &h[i]); i++)
+			;
+		ok = i == o->nhits && (!o->ended || i == n);
+		if (!ok)
+			snprintf(why, wn, "index %s %s [%s, %s) rev %d limit %zu: got %zu hits, model %zu, "
+			         "first difference at %zu: got %s/%s model %s/%s", IDX[o->ix].name,
+			         o->lookup ? "lookup" : "scan", bs_show(o->vs), bs_show(o->ve), o->reverse,
+			         o->limit, o->nhits, n, i, i < o->nhits ? bs_show(o->hits[i].v) : "-",
+			         i < o->nhits ? bs_show(o->hits[i].row) : "-", i < n ? bs_show(h[i].v) : "-",
+			         i < n ? bs_show(h[i].row) : "-");
+		free(h);
+		return ok;
+	}
+}
+
+/* Record an observation; check it at once when nothing committed since begin. */
+static void observe(mt *t, obs *o)
+{
+	char why[1024];
+
+	o->k = t->nops;
+	if (W.events == t->begin_event) {
+		cellv v;
+
+		view_of(&v, t, t->nops);
+		if (!obs_holds(o, &v, why, sizeof(why)))
+			viol("read-your-writes", "txn %d (nothing committed since it began): %s", t->id,
+			     why);
+		cv_free(&v);
+	}
+	if (t->nob == t->cob) {
+		t->cob = t->cob ? 2 * t->cob : 8;
+		t->ob = realloc(t->ob, t->cob * sizeof(*t->ob));
+		assert_non_null(t->ob);
+	}
+	t->ob[t->nob++] = *o;
+}
+
+static void log_op(mt *t, int kind, const cell *c)
+{
+	if (t->nops == t->cops) {
+		t->cops = t->cops ? 2 * t->cops : 8;
+		t->ops = realloc(t->ops, t->cops * sizeof(*t->ops));
+		assert_non_null(t->ops);
+	}
+	t->ops[t->nops].kind = kind;
+	t->ops[t->nops++].c = *c;
+}
+
+static void mt_reset(mt *t)
+{
+	for (size_t i = 0; i < t->nob; i++) {
+		cv_free(&t->ob[i].got);
+		free(t->ob[i].hits);
+	}
+	t->nob = t->nops = 0;
+	t->doomed = 0;
+	t->snap = -1;
+	t->begin_event = W.events;
+}
+
+static void mt_free(mt *t)
+{
+	mt_reset(t);
+	free(t->ops);
+	free(t->ob);
+	free(t);
+}
+
+/* A CONFLICT from a read or a write: legitimate only after another commit. */
+static void got_conflict(mt *t, const char *what)
+{
+	if (W.events == t->begin_event)
+		viol("spurious-conflict", "txn %d: %s returned MRTX_CONFLICT but nothing committed "
+		     "since it began", t->id, what);
+	t->doomed = 1;
+}
+
+/* ------------------------------------------------------------- operations */
+
+/* A cell to work on: mostly an existing one (committed or buffered). */
+static cell pick_cell(const mt *t, int index_tables)
+{
+	cell c;
+
+	if (W.data.n && rnd(100) < 35)
+		return W.data.c[rnd((uint32_t)W.data.n)];
+	if (W.recent[0].row.n && rnd(100) < 20)
+		return W.recent[rnd(16)].row.n ? W.recent[rnd(16)] : W.recent[0];
+	if (t && t->nops && rnd(100) < 15) {
+		c = t->ops[rnd((uint32_t)t->nops)].c;
+		if (c.fid >= 0 && c.fid < TABS[c.tab].nfam)
+			return c;
+	}
+	c.tab = (int)(rnd(100) < 45 ? 0 : rnd(100) < 80 ? 1 : 2);
+	if (index_tables && W.nidx && rnd(10) == 0) { /* an index table's cell */
+		int d = (int)rnd((uint32_t)W.nidx);
+		size_t m = 0, pick;
+		cellv v;
+
+		view_of(&v, NULL, 0);
+		for (size_t i = 0; i < v.n; i++)
+			m += v.c[i].tab == IDX[d].itab;
+		pick = m ? rnd((uint32_t)m) : 0;
+		c.tab = IDX[d].itab;
+		c.row = rnd_row();
+		c.q = rnd(2) ? bs_dup("r", 1) : rnd_qual();
+		for (size_t i = 0; i < v.n; i++)
+			if (v.c[i].tab == c.tab && pick-- == 0 && rnd(4)) {
+				c = v.c[i];
+				break;
+			}
+		cv_free(&v);
+		c.fid = 0;
+		c.v = bs_dup("", 0);
+		return c;
+	}
+	c.row = rnd_row();
+	c.fid = (int)rnd((uint32_t)TABS[c.tab].nfam);
+	c.q = rnd_qual();
+	if (c.row.n > 250 && rnd(2)) /* a key exactly at, or just past, the limit */
+		c.q = rnd_alpha(MRTX_MAX_KEY > c.row.n + bs_nuls(c.row) + 5
+		                ? MRTX_MAX_KEY - c.row.n - bs_nuls(c.row) - 5 + rnd(2) : rnd(2));
+	c.v = bs_dup("", 0);
+	return c;
+}
+
+static void op_get(mt *t)
+{
+	cell c = pick_cell(t, 1);
+	mrtx_bytes v = { NULL, 0 };
+	int want = W.exists[c.tab] ? key_rc(c.row, c.q.n) : MRTX_ENOTABLE, rc;
+	obs o;
+
+	W.n_get++;
+	rc = mrtx_get(t->h, TABS[c.tab].name, MB(c.row), TABS[c.tab].fams[c.fid], MB(c.q), &v);
+	tr("t%d get %s %s %s:%s -> %s %s", t->id, TABS[c.tab].name, bs_show(c.row),
+	   TABS[c.tab].fams[c.fid], bs_show(c.q), mrtx_strerror(rc), rc ? "" : bs_show(bs_dup(v.data, v.size)));
+	if (t->doomed) {
+		check_rc(F_GET, rc, C(MRTX_CONFLICT) | C(MRTX_EBADTXN), "doomed transaction");
+		return;
+	}
+	if (rc == MRTX_CONFLICT) {
+		check_rc(F_GET, rc, ANYC, "get");
+		got_conflict(t, "mrtx_get");
+		return;
+	}
+	if (!check_rc(F_GET, rc, want ? C(want) : C(0) | C(MRTX_NOTFOUND), "get") || want)
+		return;
+	memset(&o, 0, sizeof(o));
+	o.kind = OBS_GET;
+	o.g = c;
+	o.found = rc == 0;
+	o.g.v = rc == 0 ? bs_dup(v.data, v.size) : bs_dup("", 0);
+	observe(t, &o);
+}
+
+/* The code a put (value != NULL) or delete of c should return, from the
+ * documented limits and the documented index rule (an index row key over
+ * the limits is MRTX_ETOOBIG). */
+static int write_want(mt *t, const cell *c, const bs *value)
+{
+	int rc;
+
+	if (!W.exists[c->tab])
+		return MRTX_ENOTABLE;
+	if ((rc = key_rc(c->row, c->q.n)))
+		return rc;
+	for (int d = 0; value && d < t->snap; d++) {
+		const cell *old;
+		cellv v;
+
+		if (IDX[d].tab != c->tab || IDX[d].fid != c->fid || !bs_eq(IDX[d].q, c->q) ||
+		    idx_fits(*value, c->row))
+			continue;
+		view_of(&v, t, t->nops);
+		old = cv_find(&v, c->tab, c->row, c->fid, c->q);
+		rc = !old || !bs_eq(old->v, *value) ? MRTX_ETOOBIG : 0;
+		cv_free(&v);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static void op_write(mt *t, int kind)
+{
+	cell c = pick_cell(t, 0);
+	int want, rc;
+
+	W.n_put++;
+	if (!t->doomed && t->snap < 0)
+		t->snap = W.nidx; /* declarations are taken by the first write */
+	if (kind == MOP_PUT)
+		c.v = rnd_value();
+	if (kind == MOP_DELROW)
+		want = !W.exists[c.tab] ? MRTX_ENOTABLE : key_rc(c.row, 0);
+	else
+		want = write_want(t, &c, kind == MOP_PUT ? &c.v : NULL);
+	if (t->doomed)
+		want = MRTX_EBADTXN;
+	if (kind == MOP_PUT)
+		rc = mrtx_put(t->h, TABS[c.tab].name, MB(c.row), TABS[c.tab].fams[c.fid], MB(c.q), MB(c.v));
+	else if (kind == MOP_DEL)
+		rc = mrtx_delete(t->h, TABS[c.tab].name, MB(c.row), TABS[c.tab].fams[c.fid], MB(c.q));
+	else
+		rc = mrtx_delete_row(t->h, TABS[c.tab].name, MB(c.row));
+	tr("t%d %s %s %s %s:%s = %s -> %s", t->id, kind == MOP_PUT ? "put" : kind == MOP_DEL ? "del" : "delrow",
+	   TABS[c.tab].name, bs_show(c.row), TABS[c.tab].fams[c.fid], bs_show(c.q),
+	   kind == MOP_PUT ? bs_show(c.v) : "", mrtx_strerror(rc));
+	if (!check_rc(kind == MOP_DELROW ? F_DELROW : F_PUT, rc, C(want),
+	              t->doomed ? "after the transaction was doomed" : "write") &&
+	    rc == MRTX_CONFLICT && !t->doomed)
+		got_conflict(t, "a write (index maintenance read)");
+	if (rc == 0 && !t->doomed)
+		log_op(t, kind, &c);
+}
+
+static bs rnd_bound(int rowb)
+{
+	if (rnd(100) < 55)
+		return bs_dup("", 0);
+	if (chance(15)) /* at the limits: a row of 506 / 507, a qualifier of 511 / 512 */
+		return rnd_alpha((rowb ? MRTX_MAX_ROW : MRTX_MAX_KEY) + (size_t)rnd(2) - rnd(2) * 60);
+	return rnd_alpha(1 + rnd(3));
+}
+
+static void op_scan(mt *t)
+{
+	mrtx_scan_spec sp;
+	mrtx_scanner *s = NULL;
+	mrtx_cell mc;
+	size_t stop = rnd(5) == 0 ? rnd(6) : SIZE_MAX;
+	unsigned want = C(0);
+	obs o;
+	int rc, errs = 0;
+
+	W.n_scan++;
+	memset(&o, 0, sizeof(o));
+	o.kind = OBS_SCAN;
+	o.sp.tab = W.nidx && rnd(8) == 0 ? IDX[rnd((uint32_t)W.nidx)].itab : (int)rnd(NDATA);
+	o.sp.start = rnd_bound(1);
+	o.sp.end = rnd_bound(1);
+	o.sp.fid = rnd(2) ? (int)rnd((uint32_t)TABS[o.sp.tab].nfam) : -1;
+	if (o.sp.fid >= 0) {
+		o.sp.qs = rnd_bound(0);
+		o.sp.qe = rnd_bound(0);
+	}
+	o.sp.reverse = (int)rnd(2);
+	o.sp.limit = rnd(3) ? 0 : 1 + rnd(3);
+	sp = (mrtx_scan_spec){ TABS[o.sp.tab].name, MB(o.sp.start), MB(o.sp.end),
+		               o.sp.fid >= 0 ? TABS[o.sp.tab].fams[o.sp.fid] : NULL, MB(o.sp.qs),
+		               MB(o.sp.qe), o.sp.reverse, o.sp.limit };
+	if (!W.exists[o.sp.tab])
+		want = C(MRTX_ENOTABLE);
+	else if (o.sp.start.n > MRTX_MAX_ROW || o.sp.end.n > MRTX_MAX_ROW || o.sp.qs.n > MRTX_MAX_KEY ||
+	         o.sp.qe.n > MRTX_MAX_KEY)
+		want = C(MRTX_ETOOBIG);
+	else if (o.sp.qs.n > MRTX_MAX_KEY - 6 || o.sp.qe.n > MRTX_MAX_KEY - 6)
+		want = C(0) | C(MRTX_ETOOBIG); /* over the qualifier limit: either reading */
+	if (t->doomed)
+		want = C(MRTX_CONFLICT) | C(MRTX_EBADTXN);
+	rc = mrtx_scan_open(t->h, &sp, &s);
+	tr("t%d scan %s [%s, %s) fam %d q[%s, %s) rev %d limit %zu stop %zu -> %s", t->id,
+	   sp.table, bs_show(o.sp.start), bs_show(o.sp.end), o.sp.fid, bs_show(o.sp.qs),
+	   bs_show(o.sp.qe), o.sp.reverse, o.sp.limit, stop, mrtx_strerror(rc));
+	if (!check_rc(F_SOPEN, rc, want, "scan_open") || rc)
+		return;
+	while (o.got.n < stop && ((rc = mrtx_scan_next(s, &mc)) == 0 ||
+	                          (rc != MRTX_NOTFOUND && rc != MRTX_CONFLICT && !errs++))) {
+		if (rc) { /* read on after a failure: the rest must still be right */
+			check_rc(F_SNEXT, rc, 0, "scan_next");
+			tr("t%d   ... %s after %zu cells; reading on", t->id, mrtx_strerror(rc), o.got.n);
+			continue;
+		}
+		cell c = { o.sp.tab, fid_of(o.sp.tab, mc.family), bs_dup(mc.row.data, mc.row.size),
+			   bs_dup(mc.qualifier.data, mc.qualifier.size),
+			   bs_dup(mc.value.data, mc.value.size) };
+
+		if (c.fid < 0) {
+			viol("unexpected", "scan returned family %s", mc.family ? mc.family : "NULL");
+			break;
+		}
+		cv_push(&o.got, &c);
+	}
+	o.ended = rc == MRTX_NOTFOUND;
+	tr("t%d   ... %zu cells, %s", t->id, o.got.n, o.got.n == stop ? "stopped" : mrtx_strerror(rc));
+	if (o.ended) { /* the end stays the end */
+		rc = mrtx_scan_next(s, &mc);
+		check_rc(F_SNEXT, rc, C(MRTX_NOTFOUND), "scan_next after the end");
+	}
+	mrtx_scan_close(s);
+	if (o.got.n == stop || o.ended) {
+		observe(t, &o);
+		return;
+	}
+	check_rc(F_SNEXT, rc, C(MRTX_CONFLICT), "scan_next");
+	if (rc == MRTX_CONFLICT)
+		got_conflict(t, "mrtx_scan_next");
+	cv_free(&o.got);
+}
+
+struct hitctx {
+	obs *o;
+	size_t stop;
+	int bad;
+};
+
+static int hit_cb(const mrtx_index_hit *h, void *p)
+{
+	struct hitctx *x = p;
+	obs *o = x->o;
+	mhit m;
+
+	if (o->nhits == x->stop)
+		return 99;
+	memset(&m, 0, sizeof(m));
+	m.v = bs_dup(h->value.data, h->value.size);
+	m.row = bs_dup(h->row.data, h->row.size);
+	for (size_t i = 0; i < h->ncells && i < MIDX_MAXCL; i++) {
+		m.cfid[i] = fid_of(IDX[o->ix].tab, h->cells[i].family);
+		m.cq[i] = bs_dup(h->cells[i].qualifier.data, h->cells[i].qualifier.size);
+		m.cv[i] = bs_dup(h->cells[i].value.data, h->cells[i].value.size);
+		x->bad |= !bs_eq(bs_dup(h->cells[i].row.data, h->cells[i].row.size), m.row);
+	}
+	m.ncells = (int)h->ncells;
+	x->bad |= h->ncells > MIDX_MAXCL;
+	o->hits = realloc(o->hits, (o->nhits + 1) * sizeof(mhit));
+	assert_non_null(o->hits);
+	o->hits[o->nhits++] = m;
+	return 0;
+}
+
+static bs rnd_value_for(int d)
+{
+	if (rnd(2)) {
+		for (size_t i = 0, k = rnd((uint32_t)W.data.n + 1); i < W.data.n; i++) {
+			const cell *c = &W.data.c[(i + k) % W.data.n];
+
+			if (c->tab == IDX[d].tab && c->fid == IDX[d].fid && bs_eq(c->q, IDX[d].q))
+				return c->v;
+		}
+	}
+	return rnd(5) ? rnd_alpha(rnd(3)) : bs_dup("v", 1);
+}
+
+static void op_iscan(mt *t)
+{
+	struct hitctx x;
+	obs o;
+	unsigned want = C(0);
+	int rc, d = (int)rnd((uint32_t)W.nidx);
+
+	if (W.ibroken[d])
+		return;
+	W.n_iscan++;
+	memset(&o, 0, sizeof(o));
+	o.kind = OBS_ISCAN;
+	o.ix = d;
+	o.lookup = rnd(3) == 0;
+	o.vs = rnd(3) || o.lookup ? rnd_value_for(d) : bs_dup("", 0);
+	o.ve = !o.lookup && rnd(2) ? rnd_value_for(d) : bs_dup("", 0);
+	o.reverse = !o.lookup && rnd(2);
+	o.limit = !o.lookup && rnd(3) == 0 ? 1 + rnd(3) : 0;
+	x = (struct hitctx){ &o, rnd(6) == 0 ? rnd(3) : SIZE_MAX, 0 };
+	if (key_bytes1(o.vs).n > MRTX_MAX_ROW || key_bytes1(o.ve).n > MRTX_MAX_ROW)
+		want |= C(MRTX_ETOOBIG); /* a bound that is no row key */
+	if (t->doomed)
+		want = C(MRTX_CONFLICT) | C(MRTX_EBADTXN);
+	if (o.lookup)
+		rc = mrtx_index_lookup(t->h, IDX[d].name, MB(o.vs), hit_cb, &x);
+	else
+		rc = mrtx_index_scan(t->h, IDX[d].name, MB(o.vs), MB(o.ve), o.reverse, o.limit, hit_cb, &x);
+	tr("t%d index %s %s [%s, %s) rev %d limit %zu stop %zu -> %s, %zu hits", t->id, IDX[d].name,
+	   o.lookup ? "lookup" : "scan", bs_show(o.vs), bs_show(o.ve), o.reverse, o.limit, x.stop,
+	   rc == 99 ? "stopped" : mrtx_strerror(rc), o.nhits);
+	if (x.bad)
+		viol("unexpected", "index hit with a cell of another row or too many cells");
+	if (rc == 99 || rc == 0) {
+		o.ended = rc == 0;
+		if (!t->doomed && (want & C(0))) {
+			observe(t, &o);
+			return;
+		}
+	}
+	if (rc != 99)
+		check_rc(F_ISCAN, rc, want | (t->doomed ? 0 : C(MRTX_CONFLICT)), "index scan");
+	if (rc == MRTX_CONFLICT && !t->doomed)
+		got_conflict(t, "mrtx_index_scan");
+	free(o.hits);
+}
+
+/* ------------------------------------------------------ commit and friends */
+
+static void verify_all(const char *why);
+
+/* Check every observation of a transaction that committed, then apply it. */
+static void committed(mt *t, const char *what)
+{
+	char why[1024];
+	cellv v = { 0 };
+	size_t vk = SIZE_MAX;
+
+	for (size_t i = 0; i < t->nob; i++) {
+		if (t->ob[i].k != vk) {
+			cv_free(&v);
+			view_of(&v, t, vk = t->ob[i].k);
+		}
+		if (!obs_holds(&t->ob[i], &v, why, sizeof(why))) {
+			viol("serializability", "txn %d %s with MRTX_OK, but its observation %zu (after %zu "
+			     "of its writes) differs from the committed state: %s", t->id, what, i,
+			     t->ob[i].k, why);
+			break;
+		}
+	}
+	cv_free(&v);
+	for (size_t i = 0; i < t->nops; i++) {
+		cv_apply(&W.data, &t->ops[i]);
+		W.recent[W.nrecent++ % 16] = t->ops[i].c;
+	}
+	if (t->nops)
+		W.events++;
+	W.n_ok++;
+}
+
+static void drop_txn(int i)
+{
+	mt_free(W.open[i]);
+	W.open[i] = W.open[--W.nopen];
+}
+
+static void op_commit(int i)
+{
+	mt *t = W.open[i];
+	int rc = mrtx_commit(t->h);
+
+	W.n_commit++;
+	tr("t%d commit (%zu writes, %zu reads) -> %s", t->id, t->nops, t->nob, mrtx_strerror(rc));
+	if (t->doomed)
+		check_rc(F_COMMIT, rc, C(MRTX_CONFLICT) | C(MRTX_EBADTXN), "doomed transaction");
+	else if (check_rc(F_COMMIT, rc, C(0) | C(MRTX_CONFLICT), "commit") && rc == MRTX_CONFLICT)
+		got_conflict(t, "mrtx_commit");
+	if (rc == MRTX_CONFLICT)
+		W.n_conflict++;
+	if (rc == 0)
+		committed(t, "committed");
+	drop_txn(i);
+	if (rc == 0 && ++W.nverify % 25 == 0)
+		verify_all("periodic");
+}
+
+static mt *op_begin(void)
+{
+	mt *t = calloc(1, sizeof(*t));
+	int rc;
+
+	assert_non_null(t);
+	rc = mrtx_begin(W.db, &t->h);
+	check_rc(F_BEGIN, rc, C(0), "begin");
+	assert_int_equal(rc, 0);
+	t->id = ++W.next_id;
+	mt_reset(t);
+	if (rnd(10) == 0)
+		check_rc(F_TTL, mrtx_txn_set_lock_ttl(t->h, 1 + rnd(60000)), C(0), "ttl");
+	tr("t%d begin", t->id);
+	W.open[W.nopen++] = t;
+	return t;
+}
+
+/* mrtx_run: fn does a few operations through a model transaction. */
+struct runctx {
+	mt *t;
+	int attempts, ret;
+};
+
+static int run_fn(mrtx_txn *txn, void *p)
+{
+	struct runctx *x = p;
+	int n = 1 + (int)rnd(4);
+
+	x->attempts++;
+	mt_reset(x->t);
+	x->t->h = txn;
+	for (int i = 0; i < n && !x->t->doomed; i++) {
+		uint32_t w = rnd(10);
+
+		if (w < 4)
+			op_get(x->t);
+		else if (w < 8)
+			op_write(x->t, MOP_PUT);
+		else if (w < 9)
+			op_write(x->t, MOP_DEL);
+		else
+			op_scan(x->t);
+	}
+	return x->t->doomed ? MRTX_CONFLICT : x->ret;
+}
+
+static void op_run(void)
+{
+	struct runctx x = { calloc(1, sizeof(mt)), 0, rnd(8) == 0 ? 7 : 0 };
+	int rc;
+
+	assert_non_null(x.t);
+	W.n_run++;
+	x.t->id = ++W.next_id;
+	tr("t%d mrtx_run (fn returns %d)", x.t->id, x.ret);
+	rc = mrtx_run(W.db, run_fn, &x, 3);
+	tr("t%d mrtx_run -> %d after %d attempts", x.t->id, rc, x.attempts);
+	if (x.attempts > 1 && W.events == x.t->begin_event)
+		viol("spurious-conflict", "mrtx_run retried with nothing else committing");
+	if (x.ret ? rc != x.ret : rc != 0)
+		viol("wrong-code", "mrtx_run returned %d (%s), fn returned %d", rc, mrtx_strerror(rc),
+		     x.ret);
+	if (rc == 0 && !x.ret)
+		committed(x.t, "run by mrtx_run");
+	mt_free(x.t);
+}
+
+/* Close every transaction, reopen the store, compare everything. */
+static void op_reopen(void)
+{
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	int rc;
+
+	W.n_reopen++;
+	while (W.nopen) {
+		if (rnd(2))
+			op_commit(W.nopen - 1);
+		else {
+			tr("t%d abort", W.open[W.nopen - 1]->id);
+			mrtx_abort(W.open[W.nopen - 1]->h);
+			drop_txn(W.nopen - 1);
+		}
+	}
+	tr("reopen");
+	mrtx_close(W.db);
+	W.db = NULL;
+	o.durability = MRTX_NOSYNC;
+	rc = mrtx_open(&W.db, W.path, &o);
+	check_rc(F_OPEN, rc, C(0), "reopen");
+	assert_int_equal(rc, 0);
+	verify_all("after reopen");
+}
+
+/* The source cells a backfill cannot index (key over the limits), or whose
+ * row cannot hold a copied column's key. */
+static int unindexable(const cell *c, int d)
+{
+	if (c->tab != IDX[d].tab || c->fid != IDX[d].fid || !bs_eq(c->q, IDX[d].q))
+		return 0;
+	if (!idx_fits(c->v, c->row))
+		return 2;
+	for (int j = 0; j < IDX[d].ncl; j++)
+		if (key_rc(c->row, IDX[d].clq[j].n))
+			return 1;
+	return 0;
+}
+
+static mrtx_index_spec spec_of(int d, mrtx_column *cols)
+{
+	for (int j = 0; j < IDX[d].ncl; j++)
+		cols[j] = (mrtx_column){ TABS[IDX[d].tab].fams[IDX[d].clfid[j]], MB(IDX[d].clq[j]) };
+	return (mrtx_index_spec){ MRTX_INDEX_SPEC_VERSION, IDX[d].name, TABS[IDX[d].tab].name,
+		                  TABS[IDX[d].tab].fams[IDX[d].fid], MB(IDX[d].q),
+		                  TABS[IDX[d].itab].name, IDX[d].ncl ? cols : NULL,
+		                  (size_t)IDX[d].ncl };
+}
+
+static void op_create_index(void)
+{
+	mrtx_column cols[MIDX_MAXCL];
+	int d = W.nidx, bad = 0, rc;
+	mrtx_index_spec s;
+
+	if (d == NIDX || !W.exists[IDX[d].tab])
+		return;
+	s = spec_of(d, cols);
+	for (size_t i = 0; i < W.data.n; i++)
+		bad |= unindexable(&W.data.c[i], d);
+	rc = mrtx_create_index(W.db, &s);
+	tr("create_index %s (unindexable source cells: %d) -> %s", IDX[d].name, bad, mrtx_strerror(rc));
+	/* a value whose index key is over the limits fails the backfill; a
+	 * copied column that cannot exist in a long row is simply absent */
+	check_rc(F_CINDEX, rc, (bad & 2) ? C(MRTX_ETOOBIG) : C(0), "create_index");
+	W.events++;
+	W.exists[IDX[d].itab] = 1;
+	if (rc) { /* the declaration stays: remove what it cannot index, repeat */
+		mrtx_txn *txn;
+
+		assert_int_equal(mrtx_begin(W.db, &txn), 0);
+		for (size_t i = 0; i < W.data.n; i++)
+			if (unindexable(&W.data.c[i], d)) {
+				const cell *c = &W.data.c[i];
+
+				rc = mrtx_delete(txn, TABS[c->tab].name, MB(c->row), TABS[c->tab].fams[c->fid],
+				                 MB(c->q));
+				check_rc(F_PUT, rc, C(0), "cleanup delete");
+				cv_del(&W.data, c->tab, c->row, c->fid, c->q);
+				i--;
+			}
+		rc = mrtx_commit(txn);
+		tr("cleanup commit -> %s", mrtx_strerror(rc));
+		check_rc(F_COMMIT, rc, C(0), "cleanup commit");
+		rc = mrtx_create_index(W.db, &s);
+		tr("create_index %s again -> %s", IDX[d].name, mrtx_strerror(rc));
+		if (!check_rc(F_CINDEX, rc, C(0), "create_index repeated"))
+			W.ibroken[d] = 1;
+	}
+	W.nidx++;
+	verify_all("after create_index");
+}
+
+static void op_create_table(void)
+{
+	static const char *const other[] = { "f", "x" };
+	int rc;
+
+	if (W.exists[2] && rnd(2)) {
+		rc = mrtx_create_table(W.db, "tc", other, 2);
+		tr("create_table tc (other families) -> %s", mrtx_strerror(rc));
+		check_rc(F_CTABLE, rc, C(MRTX_EEXIST), "create_table with other families");
+		return;
+	}
+	rc = mrtx_create_table(W.db, "tc", FAM_C, 1);
+	tr("create_table tc -> %s", mrtx_strerror(rc));
+	check_rc(F_CTABLE, rc, C(0), "create_table");
+	W.exists[2] = 1;
+}
+
+/* ------------------------------------------------------------- verification */
+
+static int tables_cb(const char *name, void *p)
+{
+	int *seen = p;
+
+	for (int i = 0; i < NTAB; i++)
+		if (strcmp(TABS[i].name, name) == 0)
+			seen[i]++;
+	return 0;
+}
+
+static int indexes_cb(const mrtx_index_spec *s, void *p)
+{
+	int *seen = p;
+
+	for (int d = 0; d < NIDX; d++)
+		if (strcmp(IDX[d].name, s->name) == 0 && strcmp(s->index_table, TABS[IDX[d].itab].name) == 0 &&
+		    s->ncluster == (size_t)IDX[d].ncl && s->qualifier.size == IDX[d].q.n)
+			seen[d]++;
+	return 0;
+}
+
+/* The whole store through a fresh transaction, against the model. */
+static void verify_all(const char *why)
+{
+	int seen[NTAB] = { 0 }, iseen[NIDX] = { 0 }, rc;
+	mt *t = op_begin();
+	cellv view;
+
+	tr("verify (%s)", why);
+	view_of(&view, NULL, 0);
+	for (int tab = 0; tab < NTAB; tab++)
+		for (int rev = 0; rev < 2; rev++) {
+			mrtx_scan_spec sp = { TABS[tab].name, { NULL, 0 }, { NULL, 0 }, NULL, { NULL, 0 },
+				              { NULL, 0 }, rev, 0 };
+			mscan ms = { tab, { NULL, 0 }, { NULL, 0 }, -1, { NULL, 0 }, { NULL, 0 }, rev, 0 };
+			cellv want = { 0 };
+			mrtx_scanner *s;
+			mrtx_cell c;
+			size_t i = 0;
+
+			rc = mrtx_scan_open(t->h, &sp, &s);
+			if (!check_rc(F_SOPEN, rc, W.exists[tab] ? C(0) : C(MRTX_ENOTABLE), "verify") || rc)
+				continue;
+			if (tab >= NDATA && W.ibroken[tab - NDATA]) {
+				mrtx_scan_close(s);
+				continue;
+			}
+			cv_scan(&view, &ms, &want);
+			while ((rc = mrtx_scan_next(s, &c)) == 0) {
+				cell g = { tab, fid_of(tab, c.family), bs_dup(c.row.data, c.row.size),
+					   bs_dup(c.qualifier.data, c.qualifier.size),
+					   bs_dup(c.value.data, c.value.size) };
+
+				if (i >= want.n || !cell_same(&g, &want.c[i])) {
+					viol(tab < NDATA ? "store-content" : "index-content",
+					     "%s (%s): table %s cell %zu is %s %s:%s = %s, the model has %s %s = %s",
+					     why, rev ? "reverse" : "forward", TABS[tab].name, i, bs_show(g.row),
+					     c.family, bs_show(g.q), bs_show(g.v),
+					     i < want.n ? bs_show(want.c[i].row) : "nothing",
+					     i < want.n ? bs_show(want.c[i].q) : "", i < want.n ? bs_show(want.c[i].v) : "");
+					break;
+				}
+				i++;
+			}
+			if (rc == MRTX_NOTFOUND && i < want.n)
+				viol(tab < NDATA ? "store-content" : "index-content",
+				     "%s: table %s has %zu cells, the model %zu; first missing %s %s = %s", why,
+				     TABS[tab].name, i, want.n, bs_show(want.c[i].row), bs_show(want.c[i].q),
+				     bs_show(want.c[i].v));
+			else if (rc && rc != MRTX_NOTFOUND)
+				check_rc(F_SNEXT, rc, C(MRTX_NOTFOUND), "verify");
+			mrtx_scan_close(s);
+			cv_free(&want);
+		}
+	cv_free(&view);
+	for (int d = 0; d < W.nidx; d++) { /* each index whole, both ways */
+		struct hitctx x;
+		obs o;
+
+		if (W.ibroken[d])
+			continue;
+		memset(&o, 0, sizeof(o));
+		o.kind = OBS_ISCAN;
+		o.ix = d;
+		o.reverse = (int)rnd(2);
+		x = (struct hitctx){ &o, SIZE_MAX, 0 };
+		rc = mrtx_index_scan(t->h, IDX[d].name, MRTX_BYTES(NULL, 0), MRTX_BYTES(NULL, 0),
+		                     o.reverse, 0, hit_cb, &x);
+		o.ended = 1;
+		if (check_rc(F_ISCAN, rc, C(0), "verify index scan")) {
+			char w[1024];
+
+			view_of(&view, NULL, 0);
+			if (!obs_holds(&o, &view, w, sizeof(w)))
+				viol("index-content", "%s: %s", why, w);
+			cv_free(&view);
+		}
+		free(o.hits);
+	}
+	rc = mrtx_commit(t->h); /* read-only: nothing committed in between */
+	check_rc(F_COMMIT, rc, C(0), "verify commit");
+	W.open[W.nopen - 1]->nob = 0;
+	drop_txn(W.nopen - 1);
+	check_rc(F_TABLES, mrtx_tables(W.db, tables_cb, seen), C(0), "tables");
+	check_rc(F_INDEXES, mrtx_indexes(W.db, indexes_cb, iseen), C(0), "indexes");
+	for (int i = 0; i < NTAB; i++)
+		if (seen[i] != W.exists[i])
+			viol("store-content", "mrtx_tables lists %s %d times", TABS[i].name, seen[i]);
+	for (int d = 0; d < NIDX; d++)
+		if (iseen[d] != (d < W.nidx))
+			viol("store-content", "mrtx_indexes lists %s %d times", IDX[d].name, iseen[d]);
+	for (int i = 0; i < NTAB; i++) {
+		const char *const *f;
+		size_t n;
+
+		rc = mrtx_table_families(&f, &n, W.db, TABS[i].name);
+		if (check_rc(F_FAMS, rc, W.exists[i] ? C(0) : C(MRTX_ENOTABLE), "families") && rc == 0 &&
+		    (n != (size_t)TABS[i].nfam || strcmp(f[n - 1], TABS[i].fams[n - 1]) != 0))
+			viol("store-content", "families of %s", TABS[i].name);
+	}
+}
+
+/* ---------------------------------------------------------- error probes */
+
+static int stop_cb(const char *name, void *p)
+{
+	(void)name;
+	(void)p;
+	return 5;
+}
+
+static int istop_cb(const mrtx_index_spec *s, void *p)
+{
+	(void)s;
+	(void)p;
+	return 3;
+}
+
+static int nohit_cb(const mrtx_index_hit *h, void *p)
+{
+	(void)h;
+	(void)p;
+	return 0;
+}
+
+/* One bad call, chosen at random, with the exact code it must return.  A
+ * failed call leaves the transaction as it was, so probes use an open one. */
+static void op_probe(void)
+{
+	static const char *const dup[] = { "f", "f" }, *const bad[] = { "x y" };
+	static const char *many[256];
+	mt *t = NULL;
+	mrtx_txn *tmp = NULL, *h;
+	mrtx_bytes v, row = MRTX_CSTR("r");
+	mrtx_scanner *s = NULL;
+	mrtx_scan_spec sp;
+	mrtx_cell c;
+	mrtx_index_spec is;
+	mrtx_column cols[MIDX_MAXCL];
+	mrtx_key k;
+	char name[80];
+	const char *const *fl;
+	size_t n;
+	uint8_t big[600];
+	int p = (int)rnd(44);
+
+	W.n_probe++;
+	for (int i = 0; i < W.nopen; i++)
+		if (!W.open[i]->doomed)
+			t = W.open[i];
+	if (t) {
+		h = t->h;
+		if (p >= 10 && p <= 17 && t->snap < 0)
+			t->snap = W.nidx; /* a write call takes the declarations */
+	} else {
+		assert_int_equal(mrtx_begin(W.db, &tmp), 0);
+		h = tmp;
+	}
+	memset(big, 'a', sizeof(big));
+	memset(&sp, 0, sizeof(sp));
+	sp.table = "ta";
+	for (int i = 0; i < 256; i++)
+		many[i] = FAM_B[i % 3];
+	tr("probe %d on %s", p, t ? "an open txn" : "a fresh txn");
+#define P(fn, call, want) check_rc(fn, (call), C(want), "probe " #call)
+	switch (p) {
+	case 0: P(F_GET, mrtx_get(NULL, "ta", row, "f", row, &v), MRTX_EINVAL); break;
+	case 1: P(F_GET, mrtx_get(h, NULL, row, "f", row, &v), MRTX_EINVAL); break;
+	case 2: P(F_GET, mrtx_get(h, "nope", row, "f", row, &v), MRTX_ENOTABLE); break;
+	case 3: P(F_GET, mrtx_get(h, "ta", row, "h", row, &v), MRTX_ENOFAMILY); break;
+	case 4: P(F_GET, mrtx_get(h, "ta", row, NULL, row, &v), MRTX_EINVAL); break;
+	case 5: P(F_GET, mrtx_get(h, "ta", row, "f", row, NULL), MRTX_EINVAL); break;
+	case 6: P(F_GET, mrtx_get(h, "ta", MRTX_BYTES("", 0), "f", row, &v), MRTX_EINVAL); break;
+	case 7: P(F_GET, mrtx_get(h, "ta", MRTX_BYTES(big, MRTX_MAX_ROW + 1), "f", row, &v), MRTX_ETOOBIG); break;
+	case 8: P(F_GET, mrtx_get(h, "ta", row, "f", MRTX_BYTES(NULL, 3), &v), MRTX_EINVAL); break;
+	case 9: P(F_PUT, mrtx_put(NULL, "ta", row, "f", row, row), MRTX_EINVAL); break;
+	case 10:
+		if (!W.huge)
+			assert_non_null(W.huge = calloc(1, MRTX_MAX_VALUE + 1));
+		P(F_PUT, mrtx_put(h, "tb", row, "f", row, MRTX_BYTES(W.huge, MRTX_MAX_VALUE + 1)),
+		  MRTX_ETOOBIG);
+		break;
+	case 11: P(F_PUT, mrtx_put(h, "tb", row, "f", row, MRTX_BYTES(NULL, 5)), MRTX_EINVAL); break;
+	case 12: P(F_PUT, mrtx_put(h, "tb", row, "zz", row, row), MRTX_ENOFAMILY); break;
+	case 13: P(F_PUT, mrtx_delete(h, "nope", row, "f", row), MRTX_ENOTABLE); break;
+	case 14: P(F_PUT, mrtx_put(h, "tb", MRTX_BYTES(big, 500), "f", MRTX_BYTES(big, 7), row), MRTX_ETOOBIG); break;
+	case 15: P(F_DELROW, mrtx_delete_row(h, "tb", MRTX_BYTES("", 0)), MRTX_EINVAL); break;
+	case 16: P(F_DELROW, mrtx_delete_row(h, NULL, row), MRTX_EINVAL); break;
+	case 17: P(F_DELROW, mrtx_delete_row(h, "tb", MRTX_BYTES(big, MRTX_MAX_ROW + 1)), MRTX_ETOOBIG); break;
+	case 18: P(F_SOPEN, mrtx_scan_open(h, NULL, &s), MRTX_EINVAL); break;
+	case 19: P(F_SOPEN, mrtx_scan_open(h, &sp, NULL), MRTX_EINVAL); break;
+	case 20: sp.qual_start = row; P(F_SOPEN, mrtx_scan_open(h, &sp, &s), MRTX_EINVAL); break;
+	case 21: sp.family = "h"; P(F_SOPEN, mrtx_scan_open(h, &sp, &s), MRTX_ENOFAMILY); break;
+	case 22: sp.start = MRTX_BYTES(big, MRTX_MAX_ROW + 1); P(F_SOPEN, mrtx_scan_open(h, &sp, &s), MRTX_ETOOBIG); break;
+	case 23: sp.family = "f"; sp.qual_end = MRTX_BYTES(big, MRTX_MAX_KEY + 1); P(F_SOPEN, mrtx_scan_open(h, &sp, &s), MRTX_ETOOBIG); break;
+	case 24: sp.end = MRTX_BYTES(NULL, 2); P(F_SOPEN, mrtx_scan_open(h, &sp, &s), MRTX_EINVAL); break;
+	case 25: sp.table = "nope"; P(F_SOPEN, mrtx_scan_open(h, &sp, &s), MRTX_ENOTABLE); break;
+	case 26: P(F_SNEXT, mrtx_scan_next(NULL, &c), MRTX_EINVAL); break;
+	case 27: { /* a scanner outliving its transaction */
+		mrtx_txn *x;
+
+		assert_int_equal(mrtx_begin(W.db, &x), 0);
+		if (P(F_SOPEN, mrtx_scan_open(x, &sp, &s), 0)) {
+			P(F_SNEXT, mrtx_scan_next(s, NULL), MRTX_EINVAL);
+			mrtx_abort(x);
+			P(F_SNEXT, mrtx_scan_next(s, &c), MRTX_EBADTXN);
+		} else {
+			mrtx_abort(x);
+		}
+		mrtx_scan_close(s);
+		s = NULL;
+		break;
+	}
+	case 28: P(F_COMMIT, mrtx_commit(NULL), MRTX_EINVAL); break;
+	case 29: P(F_BEGIN, mrtx_begin(NULL, &tmp), MRTX_EINVAL); break;
+	case 30: P(F_BEGIN, mrtx_begin(W.db, NULL), MRTX_EINVAL); break;
+	case 31: P(F_TTL, mrtx_txn_set_lock_ttl(h, 0), MRTX_EINVAL); P(F_TTL, mrtx_txn_set_lock_ttl(NULL, 9), MRTX_EINVAL); break;
+	case 32:
+		P(F_CTABLE, mrtx_create_table(NULL, "tz", FAM_C, 1), MRTX_EINVAL);
+		P(F_CTABLE, mrtx_create_table(W.db, "t/z", FAM_C, 1), MRTX_EINVAL);
+		P(F_CTABLE, mrtx_create_table(W.db, "tz", FAM_C, 0), MRTX_EINVAL);
+		P(F_CTABLE, mrtx_create_table(W.db, "tz", dup, 2), MRTX_EINVAL);
+		P(F_CTABLE, mrtx_create_table(W.db, "tz", bad, 1), MRTX_EINVAL);
+		break;
+	case 33:
+		memset(name, 'n', MRTX_MAX_NAME + 1);
+		name[MRTX_MAX_NAME + 1] = '\0';
+		P(F_CTABLE, mrtx_create_table(W.db, name, FAM_C, 1), MRTX_ETOOBIG);
+		P(F_CTABLE, mrtx_create_table(W.db, "tz", many, 256), MRTX_ETOOBIG);
+		P(F_CTABLE, mrtx_create_table(W.db, "ta", FAM_B, 3), MRTX_EEXIST);
+		P(F_CTABLE, mrtx_create_table(W.db, "ta", FAM_A, 2), 0);
+		break;
+	case 34:
+		P(F_FAMS, mrtx_table_families(NULL, &n, W.db, "ta"), MRTX_EINVAL);
+		P(F_FAMS, mrtx_table_families(&fl, &n, W.db, "nope"), MRTX_ENOTABLE);
+		P(F_TABLES, mrtx_tables(NULL, tables_cb, NULL), MRTX_EINVAL);
+		if (mrtx_tables(W.db, stop_cb, NULL) != 5)
+			viol("wrong-code", "mrtx_tables does not return fn's nonzero value");
+		break;
+	case 35:
+		P(F_ISCAN, mrtx_index_scan(h, "nope", row, row, 0, 0, nohit_cb, NULL), MRTX_EINVAL);
+		P(F_ISCAN, mrtx_index_lookup(h, "nope", row, nohit_cb, NULL), MRTX_EINVAL);
+		P(F_ISCAN, mrtx_index_scan(h, "by_f", row, row, 0, 0, NULL, NULL), MRTX_EINVAL);
+		P(F_INDEXES, mrtx_indexes(NULL, istop_cb, NULL), MRTX_EINVAL);
+		if (mrtx_indexes(W.db, istop_cb, NULL) != (W.nidx ? 3 : 0))
+			viol("wrong-code", "mrtx_indexes does not return fn's nonzero value");
+		break;
+	case 36:
+		P(F_RUN, mrtx_run(NULL, run_fn, NULL, 1), MRTX_EINVAL);
+		P(F_RUN, mrtx_run(W.db, NULL, NULL, 1), MRTX_EINVAL);
+		P(F_FP, mrtx_failpoints_set("no.such.point=exit"), MRTX_EINVAL);
+		P(F_FP, mrtx_failpoints_set("commit.after_point=explode"), MRTX_EINVAL);
+		break;
+	case 37:
+		P(F_KEY, mrtx_key_bytes(NULL, row), MRTX_EINVAL);
+		mrtx_key_init(&k);
+		P(F_KEY, mrtx_key_bytes(&k, MRTX_BYTES(big, MRTX_MAX_KEY)), MRTX_ETOOBIG);
+		P(F_KEY, mrtx_key_bytes(&k, row), MRTX_ETOOBIG); /* sticky */
+		break;
+	case 38: case 39: case 40: case 41: case 42: { /* bad index declarations */
+		int d = (int)rnd(NIDX);
+
+		is = spec_of(d, cols);
+		if (p == 38)
+			is.version = 99;
+		else if (p == 39)
+			is.table = "nope";
+		else if (p == 40)
+			is.family = "zz";
+		else if (p == 41)
+			is.index_table = is.table;
+		else
+			is.ncluster = 33;
+		P(F_CINDEX, mrtx_create_index(W.db, &is), p == 39 ? MRTX_ENOTABLE : p == 40 ? MRTX_ENOFAMILY : MRTX_EINVAL);
+		if (d < W.nidx) { /* a declared name with another spec / its table for another */
+			is = spec_of(d, cols);
+			is.qualifier = MRTX_CSTR("other");
+			P(F_CINDEX, mrtx_create_index(W.db, &is), MRTX_EEXIST);
+			is = spec_of(d, cols);
+			is.name = "other";
+			P(F_CINDEX, mrtx_create_index(W.db, &is), MRTX_EINVAL);
+		}
+		P(F_CINDEX, mrtx_create_index(NULL, &is), MRTX_EINVAL);
+		break;
+	}
+	default: { /* the open transaction is unharmed by the failures above */
+		mrtx_options o = MRTX_OPTIONS_INIT;
+		mrtx_db *db2 = NULL;
+
+		P(F_OPEN, mrtx_open(NULL, W.path, NULL), MRTX_EINVAL);
+		P(F_OPEN, mrtx_open(&db2, NULL, NULL), MRTX_EINVAL);
+		o.version = 99;
+		P(F_OPEN, mrtx_open(&db2, W.path, &o), MRTX_EINVAL);
+		snprintf(name, sizeof(name), "%s/data.mdb", W.path);
+		P(F_OPEN, mrtx_open(&db2, name, NULL), MRTX_ENOTSTORE);
+		if (db2)
+			mrtx_close(db2);
+		db2 = NULL; /* the same store again: one shared environment */
+		if (P(F_OPEN, mrtx_open(&db2, W.path, NULL), 0))
+			mrtx_close(db2);
+		break;
+	}
+	}
+#undef P
+	if (s)
+		mrtx_scan_close(s);
+	mrtx_abort(tmp);
+}
+
+/* ---------------------------------------------------------------- driver */
+
+static void run_seed(unsigned long seed, long nops)
+{
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	struct timespec t0, t1;
+	int rc;
+
+	memset(&W, 0, sizeof(W));
+	memset(longrows, 0, sizeof(longrows));
+	W.seed = seed;
+	W.rng = seed * 0x9E3779B97F4A7C15ull + 0x1234567;
+	W.nops = nops;
+	W.stop = getenv("MRTX_MODEL_STOP") && atoi(getenv("MRTX_MODEL_STOP"));
+	W.trace = getenv("MRTX_MODEL_TRACE") && atoi(getenv("MRTX_MODEL_TRACE"));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	o.durability = MRTX_NOSYNC;
+	assert_non_null(W.db = tu_open_fresh("model", &W.path, &o));
+	rc = mrtx_create_table(W.db, "ta", FAM_A, 2);
+	assert_int_equal(rc, 0);
+	assert_int_equal(mrtx_create_table(W.db, "tb", FAM_B, 3), 0);
+	W.exists[0] = W.exists[1] = 1;
+	for (W.op = 1; W.op <= nops; W.op++) {
+		uint32_t w = rnd(1000);
+		mt *t;
+
+		if (W.nopen == 0 || (W.nopen < 3 && rnd(100) < 4)) {
+			op_begin();
+			continue;
+		}
+		t = W.open[rnd((uint32_t)W.nopen)];
+		if (w < 280)
+			op_get(t);
+		else if (w < 520)
+			op_write(t, MOP_PUT);
+		else if (w < 590)
+			op_write(t, MOP_DEL);
+		else if (w < 630)
+			op_write(t, MOP_DELROW);
+		else if (w < 760)
+			op_scan(t);
+		else if (w < 800) {
+			if (W.nidx)
+				op_iscan(t);
+		} else if (w < 900) {
+			for (int i = 0; i < W.nopen; i++)
+				if (W.open[i] == t)
+					op_commit(i);
+		} else if (w < 930) {
+			for (int i = 0; i < W.nopen; i++)
+				if (W.open[i] == t) {
+					tr("t%d abort", t->id);
+					mrtx_abort(t->h);
+					drop_txn(i);
+					break;
+				}
+		} else if (w < 945)
+			op_run();
+		else if (w < 985)
+			op_probe();
+		else if (w < 988)
+			op_reopen();
+		else if (w < 996) {
+			if (rnd(2))
+				op_create_index();
+		} else
+			op_create_table();
+	}
+	W.op = nops;
+	while (W.nopen)
+		op_commit(W.nopen - 1);
+	verify_all("at the end");
+	mrtx_close(W.db);
+	tu_rmrf(W.path);
+	free(W.path);
+	cv_free(&W.data);
+	free(W.huge);
+	pool_free_all();
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fprintf(stderr, "model seed %lu: %ld ops, %ld commits (%ld ok, %ld conflict), %ld mrtx_run, "
+	        "%ld gets, %ld writes, %ld scans, %ld index scans, %ld probes, %ld reopens, %d indexes, "
+	        "%ld violations, %.2f s\n", seed, nops, W.n_commit, W.n_ok, W.n_conflict, W.n_run,
+	        W.n_get, W.n_put, W.n_scan, W.n_iscan, W.n_probe, W.n_reopen, W.nidx, W.viol,
+	        (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	for (int i = 0; CATS[i]; i++)
+		if (W.cat_seen[i])
+			fprintf(stderr, "  seed %lu: %ld x [%s]\n", seed, W.cat_seen[i], CATS[i]);
+}
+
+static void test_model(void **state)
+{
+	const char *env = getenv("MRTX_MODEL_SEEDS"), *ops = getenv("MRTX_MODEL_OPS");
+	char buf[1024], *save = NULL;
+	long nops = ops ? atol(ops) : 2500, total = 0, nseeds = 0, bad = 0;
+
+	(void)state;
+	snprintf(buf, sizeof(buf), "%s", env && *env ? env : "1,2,3,4");
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *dash = strchr(tok, '-');
+		unsigned long lo = strtoul(tok, NULL, 0), hi = dash ? strtoul(dash + 1, NULL, 0) : lo;
+
+		for (unsigned long s = lo; s <= hi; s++) {
+			run_seed(s, nops);
+			total += W.viol;
+			bad += W.viol != 0;
+			nseeds++;
+		}
+	}
+	fprintf(stderr, "model: %ld seeds x %ld ops, %ld with violations, %ld violations\n", nseeds,
+	        nops, bad, total);
+	if (total)
+		fail_msg("%ld model violations in %ld of %ld seeds (see MODEL VIOLATION above)", total,
+		         bad, nseeds);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_model),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
