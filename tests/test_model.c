@@ -57,11 +57,11 @@ static const mtab TABS[] = { { "ta", FAM_A, 2 },  { "tb", FAM_B, 3 },  { "tc", F
 #define NTAB 6
 #define NDATA 3 /* tables 0..2 hold data; 3.. are index tables */
 #define NIDX 3
-/* by_f: ta f:"a"; by_g: ta g:"" copying f:"" and g:"\0"; by_h: tb h:"\0" copying g:"aa"
- * and h:"\0" itself (a copy key longer than the source key) */
+/* by_f: ta f:"a"; by_g: ta g:"\0\xff" copying f:"" and g:"\0" (copy keys shorter than the
+ * source key); by_h: tb h:"\0" copying g:"aa" (longer) and h:"\0" itself */
 static const midx IDX[NIDX] = {
 	{ "by_f", 0, 0, { (const uint8_t *)"a", 1 }, 3, 0, { 0 }, { { NULL, 0 } } },
-	{ "by_g", 0, 1, { (const uint8_t *)"", 0 }, 4, 2, { 0, 1 },
+	{ "by_g", 0, 1, { (const uint8_t *)"\0\xff", 2 }, 4, 2, { 0, 1 },
 	  { { (const uint8_t *)"", 0 }, { (const uint8_t *)"\0", 1 } } },
 	{ "by_h", 1, 2, { (const uint8_t *)"\0", 1 }, 5, 2, { 1, 2 },
 	  { { (const uint8_t *)"aa", 2 }, { (const uint8_t *)"\0", 1 } } },
@@ -123,6 +123,7 @@ typedef struct obs {
 	int kind;
 	size_t k; /* the transaction's writes made before it */
 	cell g;   /* OBS_GET: key, and value when found */
+	const void *raw; /* OBS_GET: the value's memory, owned by the transaction */
 	int found;
 	mscan sp; /* OBS_SCAN */
 	cellv got;
@@ -136,6 +137,7 @@ typedef struct obs {
 typedef struct mt {
 	mrtx_txn *h;
 	int id, doomed, snap; /* snap: indexes declared at the first write, -1 none yet */
+	int scanfail;         /* a scan of it failed and was read on */
 	long begin_event;
 	mop *ops;
 	size_t nops, cops;
@@ -158,6 +160,8 @@ static struct world {
 	int nopen, next_id, nverify;
 	long n_commit, n_ok, n_conflict, n_get, n_scan, n_iscan, n_put, n_probe, n_reopen, n_run;
 	long viol, cat_seen[32];
+	char kinds[64][41]; /* violations reported in full, by their start */
+	int nkinds;
 	int stop, trace;
 	char ring[48][200];
 	int ringpos;
@@ -185,7 +189,7 @@ static void tr(const char *fmt, ...)
 static void viol(const char *cat, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void viol(const char *cat, const char *fmt, ...)
 {
-	char msg[1024];
+	char msg[1024] = "";
 	int ci = 0;
 	va_list ap;
 
@@ -195,8 +199,12 @@ static void viol(const char *cat, const char *fmt, ...)
 	while (CATS[ci] && strcmp(CATS[ci], cat) != 0)
 		ci++;
 	W.viol++;
-	if (W.cat_seen[ci]++ && !W.stop)
-		return; /* each kind reported once per seed */
+	W.cat_seen[ci]++;
+	for (int i = 0; i < W.nkinds; i++)
+		if (strncmp(W.kinds[i], msg, 40) == 0 && !W.stop)
+			return; /* each kind reported once per seed */
+	if (W.nkinds < 64)
+		memcpy(W.kinds[W.nkinds++], msg, 40); /* msg is 1024 bytes, the kind NUL-padded */
 	fprintf(stderr, "MODEL VIOLATION [%s] seed %lu op %ld: %s\n  (mrtx_errmsg: %s)\n  last "
 	        "operations:\n", cat, W.seed, W.op, msg, mrtx_errmsg());
 	for (int i = 0; i < 48; i++) {
@@ -468,6 +476,15 @@ static void log_op(mt *t, int kind, const cell *c)
 	t->ops[t->nops++].c = *c;
 }
 
+/* Values returned by mrtx_get stay valid until the transaction ends. */
+static void check_lifetimes(const mt *t)
+{
+	for (size_t i = 0; i < t->nob; i++)
+		if (t->ob[i].raw && t->ob[i].g.v.n && memcmp(t->ob[i].raw, t->ob[i].g.v.p, t->ob[i].g.v.n))
+			viol("unexpected", "txn %d: the value of get %zu changed before the transaction "
+			     "ended", t->id, i);
+}
+
 static void mt_reset(mt *t)
 {
 	for (size_t i = 0; i < t->nob; i++) {
@@ -493,7 +510,8 @@ static void got_conflict(mt *t, const char *what)
 {
 	if (W.events == t->begin_event)
 		viol("spurious-conflict", "txn %d: %s returned MRTX_CONFLICT but nothing committed "
-		     "since it began", t->id, what);
+		     "since it began%s", t->id, what, t->scanfail ? " (it had a scan that failed "
+		     "and then reported its end)" : "");
 	t->doomed = 1;
 }
 
@@ -539,6 +557,17 @@ static cell pick_cell(const mt *t, int index_tables)
 	c.row = rnd_row();
 	c.fid = (int)rnd((uint32_t)TABS[c.tab].nfam);
 	c.q = rnd_qual();
+	if (c.row.n > 250 && rnd(3) == 0) { /* an indexed or copied column of a long row */
+		const midx *x = &IDX[rnd(NIDX)];
+		int j = (int)rnd((uint32_t)x->ncl + 1);
+
+		if (x->tab == c.tab) {
+			c.fid = j < x->ncl ? x->clfid[j] : x->fid;
+			c.q = j < x->ncl ? x->clq[j] : x->q;
+			c.v = bs_dup("", 0);
+			return c;
+		}
+	}
 	if (c.row.n > 250 && rnd(2)) /* a key exactly at, or just past, the limit */
 		c.q = rnd_alpha(MRTX_MAX_KEY > c.row.n + bs_nuls(c.row) + 5
 		                ? MRTX_MAX_KEY - c.row.n - bs_nuls(c.row) - 5 + rnd(2) : rnd(2));
@@ -573,6 +602,7 @@ static void op_get(mt *t)
 	o.g = c;
 	o.found = rc == 0;
 	o.g.v = rc == 0 ? bs_dup(v.data, v.size) : bs_dup("", 0);
+	o.raw = rc == 0 ? v.data : NULL;
 	observe(t, &o);
 }
 
@@ -691,6 +721,7 @@ static void op_scan(mt *t)
 	                          (rc != MRTX_NOTFOUND && rc != MRTX_CONFLICT && !errs++))) {
 		if (rc) { /* read on after a failure: the rest must still be right */
 			check_rc(F_SNEXT, rc, 0, "scan_next");
+			t->scanfail = 1;
 			tr("t%d   ... %s after %zu cells; reading on", t->id, mrtx_strerror(rc), o.got.n);
 			continue;
 		}
@@ -853,7 +884,10 @@ static void drop_txn(int i)
 static void op_commit(int i)
 {
 	mt *t = W.open[i];
-	int rc = mrtx_commit(t->h);
+	int rc;
+
+	check_lifetimes(t);
+	rc = mrtx_commit(t->h);
 
 	W.n_commit++;
 	tr("t%d commit (%zu writes, %zu reads) -> %s", t->id, t->nops, t->nob, mrtx_strerror(rc));
@@ -988,13 +1022,13 @@ static mrtx_index_spec spec_of(int d, mrtx_column *cols)
 		                  (size_t)IDX[d].ncl };
 }
 
-static void op_create_index(void)
+static void op_create_index(int d)
 {
 	mrtx_column cols[MIDX_MAXCL];
-	int d = W.nidx, bad = 0, rc;
+	int bad = 0, rc;
 	mrtx_index_spec s;
 
-	if (d == NIDX || !W.exists[IDX[d].tab])
+	if (!W.exists[IDX[d].tab] || W.ibroken[d])
 		return;
 	s = spec_of(d, cols);
 	for (size_t i = 0; i < W.data.n; i++)
@@ -1006,6 +1040,10 @@ static void op_create_index(void)
 	check_rc(F_CINDEX, rc, (bad & 2) ? C(MRTX_ETOOBIG) : C(0), "create_index");
 	W.events++;
 	W.exists[IDX[d].itab] = 1;
+	if (d < W.nidx && rc == 0) { /* a repeated declaration changes nothing */
+		verify_all("after a repeated create_index");
+		return;
+	}
 	if (rc) { /* the declaration stays: remove what it cannot index, repeat */
 		mrtx_txn *txn;
 
@@ -1028,7 +1066,7 @@ static void op_create_index(void)
 		if (!check_rc(F_CINDEX, rc, C(0), "create_index repeated"))
 			W.ibroken[d] = 1;
 	}
-	W.nidx++;
+	W.nidx += d == W.nidx;
 	verify_all("after create_index");
 }
 
@@ -1432,6 +1470,7 @@ static void run_seed(unsigned long seed, long nops)
 			for (int i = 0; i < W.nopen; i++)
 				if (W.open[i] == t) {
 					tr("t%d abort", t->id);
+					check_lifetimes(t);
 					mrtx_abort(t->h);
 					drop_txn(i);
 					break;
@@ -1443,8 +1482,10 @@ static void run_seed(unsigned long seed, long nops)
 		else if (w < 988)
 			op_reopen();
 		else if (w < 996) {
-			if (rnd(2))
-				op_create_index();
+			if (W.nidx < NIDX && W.op >= nops * (1 + 2 * W.nidx) / 8)
+				op_create_index(W.nidx); /* at 1/8, 3/8, 5/8 of the run */
+			else if (W.nidx && rnd(4) == 0)
+				op_create_index((int)rnd((uint32_t)W.nidx)); /* again: idempotent */
 		} else
 			op_create_table();
 	}
