@@ -426,3 +426,287 @@ size_t idx_hits(const cellv *view, const midx *ix, int lookup, bs vs, bs ve, int
 	*out = h;
 	return n;
 }
+
+/* ---------------------------------------------------------------- schema */
+
+static const char *const FAM_A[] = { "f", "g" };
+static const char *const FAM_B[] = { "f", "g", "h" };
+static const char *const FAM_C[] = { "f" };
+static const char *const FAM_I[] = { MRTX_INDEX_FAMILY };
+const mtab TABS[NTAB] = { { "ta", FAM_A, 2 },  { "tb", FAM_B, 3 },  { "tc", FAM_C, 1 },
+	                     { "ix0", FAM_I, 1 }, { "ix1", FAM_I, 1 }, { "ix2", FAM_I, 1 } };
+/* by_f: ta f:"a"; by_g: ta g:"\0\xff" copying f:"" and g:"\0" (copy keys shorter than the
+ * source key); by_h: tb h:"\0" copying g:"aa" (longer) and h:"\0" itself */
+const midx IDX[NIDX] = {
+	{ "by_f", 0, 0, { (const uint8_t *)"a", 1 }, 3, 0, { 0 }, { { NULL, 0 } } },
+	{ "by_g", 0, 1, { (const uint8_t *)"\0\xff", 2 }, 4, 2, { 0, 1 },
+	  { { (const uint8_t *)"", 0 }, { (const uint8_t *)"\0", 1 } } },
+	{ "by_h", 1, 2, { (const uint8_t *)"\0", 1 }, 5, 2, { 1, 2 },
+	  { { (const uint8_t *)"aa", 2 }, { (const uint8_t *)"\0", 1 } } },
+};
+
+
+mrtx_index_spec spec_of(int d, mrtx_column *cols)
+{
+	for (int j = 0; j < IDX[d].ncl; j++)
+		cols[j] = (mrtx_column){ TABS[IDX[d].tab].fams[IDX[d].clfid[j]], MB(IDX[d].clq[j]) };
+	return (mrtx_index_spec){ MRTX_INDEX_SPEC_VERSION, IDX[d].name, TABS[IDX[d].tab].name,
+		                  TABS[IDX[d].tab].fams[IDX[d].fid], MB(IDX[d].q),
+		                  TABS[IDX[d].itab].name, IDX[d].ncl ? cols : NULL,
+		                  (size_t)IDX[d].ncl };
+}
+
+
+/* ---------------------------------------------------------- documented codes */
+
+const char *const FNAME[NF] = { "mrtx_open", "mrtx_create_table", "mrtx_table_families",
+	"mrtx_tables", "mrtx_begin", "mrtx_txn_set_lock_ttl", "mrtx_get", "mrtx_put/delete",
+	"mrtx_delete_row", "mrtx_commit", "mrtx_scan_open", "mrtx_scan_next", "mrtx_run",
+	"mrtx_create_index", "mrtx_index_scan/lookup", "mrtx_indexes", "mrtx_failpoints_set",
+	"mrtx_key_*" };
+const unsigned DOC[NF] = {
+	[F_OPEN] = C(0) | C(MRTX_EINVAL) | C(MRTX_ENOTSTORE) | C(MRTX_ECORRUPT) | C(MRTX_ESTORE) |
+	           C(MRTX_ENOMEM),
+	[F_CTABLE] = C(0) | C(MRTX_EINVAL) | C(MRTX_ETOOBIG) | C(MRTX_EEXIST) | C(MRTX_EFULL) |
+	             C(MRTX_ESTORE) | C(MRTX_ENOMEM),
+	[F_FAMS] = C(0) | C(MRTX_EINVAL) | C(MRTX_ENOTABLE) | C(MRTX_ESTORE),
+	[F_TABLES] = C(0) | C(MRTX_EINVAL) | C(MRTX_ESTORE),
+	[F_BEGIN] = C(0) | C(MRTX_EINVAL) | C(MRTX_ENOMEM),
+	[F_TTL] = C(0) | C(MRTX_EINVAL),
+	[F_GET] = C(0) | C(MRTX_NOTFOUND) | C(MRTX_ELOCKED) | C(MRTX_CONFLICT) | C(MRTX_EINVAL) |
+	          C(MRTX_ETOOBIG) | C(MRTX_ENOTABLE) | C(MRTX_ENOFAMILY) | C(MRTX_ECORRUPT) |
+	          C(MRTX_ESTORE) | C(MRTX_ENOMEM) | C(MRTX_EBADTXN),
+	[F_PUT] = C(0) | C(MRTX_EINVAL) | C(MRTX_ETOOBIG) | C(MRTX_ENOTABLE) | C(MRTX_ENOFAMILY) |
+	          C(MRTX_ENOMEM) | C(MRTX_EBADTXN),
+	[F_DELROW] = C(0) | C(MRTX_EINVAL) | C(MRTX_ETOOBIG) | C(MRTX_ENOTABLE) | C(MRTX_ENOMEM) |
+	             C(MRTX_EBADTXN),
+	[F_COMMIT] = C(0) | C(MRTX_CONFLICT) | C(MRTX_ELOCKED) | C(MRTX_EUNKNOWN) | C(MRTX_ESTORE) |
+	             C(MRTX_EFULL) | C(MRTX_ECORRUPT) | C(MRTX_ENOMEM) | C(MRTX_EBADTXN) |
+	             C(MRTX_EINVAL),
+	[F_SOPEN] = C(0) | C(MRTX_EINVAL) | C(MRTX_ENOTABLE) | C(MRTX_ENOFAMILY) | C(MRTX_ETOOBIG) |
+	            C(MRTX_ENOMEM) | C(MRTX_EBADTXN),
+	/* EBADTXN: mrtx_scan_close's note; EINVAL (NULL scanner or cell) is only
+	 * the general convention, not in mrtx_scan_next's list (reported) */
+	[F_SNEXT] = C(0) | C(MRTX_NOTFOUND) | C(MRTX_ELOCKED) | C(MRTX_CONFLICT) | C(MRTX_ECORRUPT) |
+	            C(MRTX_ESTORE) | C(MRTX_ENOMEM) | C(MRTX_EBADTXN) | C(MRTX_EINVAL),
+	[F_RUN] = ANYC,
+	[F_CINDEX] = C(0) | C(MRTX_EINVAL) | C(MRTX_ENOTABLE) | C(MRTX_ENOFAMILY) | C(MRTX_EEXIST) |
+	             C(MRTX_ETOOBIG) | C(MRTX_EFULL) | C(MRTX_ESTORE) | C(MRTX_ENOMEM) |
+	             C(MRTX_ELOCKED) | C(MRTX_CONFLICT) | C(MRTX_ECORRUPT),
+	/* errors of mrtx_scan_open / mrtx_scan_next too */
+	[F_ISCAN] = C(0) | C(MRTX_EINVAL) | C(MRTX_ECORRUPT) | C(MRTX_NOTFOUND) | C(MRTX_ELOCKED) |
+	            C(MRTX_CONFLICT) | C(MRTX_ENOTABLE) | C(MRTX_ENOFAMILY) | C(MRTX_ETOOBIG) |
+	            C(MRTX_ENOMEM) | C(MRTX_EBADTXN) | C(MRTX_ESTORE),
+	[F_INDEXES] = C(0) | C(MRTX_EINVAL) | C(MRTX_ECORRUPT) | C(MRTX_ESTORE) | C(MRTX_ENOMEM),
+	[F_FP] = C(0) | C(MRTX_EINVAL),
+	[F_KEY] = C(0) | C(MRTX_EINVAL) | C(MRTX_ETOOBIG),
+};
+
+
+int key_rc(bs row, size_t ql)
+{
+	if (!row.n)
+		return MRTX_EINVAL;
+	if (row.n > MRTX_MAX_ROW || row.n + bs_nuls(row) + 5 + ql > MRTX_MAX_KEY)
+		return MRTX_ETOOBIG;
+	return 0;
+}
+
+
+/* ------------------------------------------------------------ generators */
+
+static uint64_t rng_state;
+static bs longrows[8];
+
+void rng_seed(uint64_t seed)
+{
+	rng_state = seed * 0x9E3779B97F4A7C15ull + 0x1234567;
+	memset(longrows, 0, sizeof(longrows));
+}
+
+uint32_t rnd(uint32_t n)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return n ? (uint32_t)((rng_state * 0x2545F4914F6CDD1Dull) >> 32) % n : 0;
+}
+
+int chance(unsigned permille)
+{
+	return rnd(1000) < permille;
+}
+
+static const uint8_t ALPHA[] = { 0x00, 0x01, 'a', 0xFF };
+bs rnd_alpha(size_t n)
+{
+	uint8_t b[512];
+
+	for (size_t i = 0; i < n; i++)
+		b[i] = ALPHA[rnd(4)];
+	return bs_dup(b, n);
+}
+
+/* A row whose cell key with a qualifier of ql bytes is exactly at the limit
+ * (past = 0) or one byte past it (past = 1); a few NULs, mostly 'a'. */
+bs limit_row(size_t ql, int past)
+{
+	uint8_t b[520];
+	size_t z, r;
+
+	do {
+		z = rnd(3) ? rnd(6) : rnd(120);
+		r = 506 + (size_t)past - ql - z;
+	} while (ql + z > 505 || r < z || r < 1);
+	memset(b, 'a', r);
+	for (size_t i = 0; i < z; i++) {
+		size_t at = rnd((uint32_t)r);
+
+		while (b[at] == 0)
+			at = (at + 1) % r;
+		b[at] = 0;
+	}
+	if (r > 2)
+		b[r - 1] = ALPHA[1 + rnd(3)];
+	return bs_dup(b, r);
+}
+
+bs rnd_row(void)
+{
+	if (chance(30)) {
+		int i = (int)rnd(8);
+
+		if (!longrows[i].n || rnd(2))
+			longrows[i] = limit_row(rnd(3), (int)rnd(2));
+		return longrows[i];
+	}
+	if (rnd(4) == 0) /* rows never written before: phantoms */
+		return rnd_alpha(4 + rnd(2));
+	return rnd_alpha(1 + rnd(3) - (rnd(3) == 0 ? 0 : rnd(2)));
+}
+
+static const char *const SPECIALQ[] = { "", "a", "\0", "aa", "\0\xff" };
+static const size_t SPECIALQN[] = { 0, 1, 1, 2, 2 };
+bs rnd_qual(void)
+{
+	if (rnd(5) == 0) {
+		int i = (int)rnd(5);
+
+		return bs_dup(SPECIALQ[i], SPECIALQN[i]);
+	}
+	if (chance(10))
+		return rnd_alpha(200 + rnd(306));
+	return rnd_alpha(rnd(4) + (rnd(4) == 0));
+}
+
+bs rnd_value(long serial)
+{
+	char b[32];
+	uint32_t w = rnd(1000);
+
+	if (w < 450)
+		return bs_dup(b, (size_t)snprintf(b, sizeof(b), "v%ld", serial));
+	if (w < 850)
+		return rnd_alpha(rnd(3));
+	if (w < 960)
+		return rnd_alpha(3 + rnd(38));
+	if (w < 997)
+		return rnd_alpha(200 + rnd(300));
+	{
+		size_t n = 70000 + rnd(1000);
+		uint8_t *p = malloc(n);
+		bs r;
+
+		if (!p)
+			abort();
+		memset(p, 'a' + (int)rnd(3), n);
+		r = bs_dup(p, n);
+		free(p);
+		return r;
+	}
+}
+
+
+/* ----------------------------------------------------------- observations */
+
+int fid_of(int tab, const char *fam)
+{
+	for (int i = 0; fam && i < TABS[tab].nfam; i++)
+		if (strcmp(TABS[tab].fams[i], fam) == 0)
+			return i;
+	return -1;
+}
+
+int cell_same(const cell *a, const cell *b)
+{
+	return cell_key_cmp(a, b) == 0 && bs_eq(a->v, b->v);
+}
+
+static int hit_same(const mhit *a, const mhit *b)
+{
+	if (!bs_eq(a->v, b->v) || !bs_eq(a->row, b->row) || a->ncells != b->ncells)
+		return 0;
+	for (int i = 0; i < a->ncells; i++)
+		if (a->cfid[i] != b->cfid[i] || !bs_eq(a->cq[i], b->cq[i]) || !bs_eq(a->cv[i], b->cv[i]))
+			return 0;
+	return 1;
+}
+
+/* Does o hold on view?  why receives the first difference. */
+int obs_holds(const obs *o, const cellv *view, char *why, size_t wn)
+{
+	if (o->kind == OBS_GET) {
+		const cell *c = cv_find(view, o->g.tab, o->g.row, o->g.fid, o->g.q);
+
+		if (!!c == o->found && (!c || bs_eq(c->v, o->g.v)))
+			return 1;
+		snprintf(why, wn, "get %s %s %s:%s saw %s, the model has %s", TABS[o->g.tab].name,
+		         bs_show(o->g.row), TABS[o->g.tab].fams[o->g.fid], bs_show(o->g.q),
+		         o->found ? bs_show(o->g.v) : "NOTFOUND", c ? bs_show(c->v) : "NOTFOUND");
+		return 0;
+	}
+	if (o->kind == OBS_SCAN) {
+		cellv want = { 0 };
+		size_t i;
+		int ok;
+
+		cv_scan(view, &o->sp, &want);
+		for (i = 0; i < o->got.n && i < want.n && cell_same(&o->got.c[i], &want.c[i]); i++)
+			;
+		ok = i == o->got.n && (!o->ended || i == want.n);
+		if (!ok)
+			snprintf(why, wn, "scan %s [%s, %s) fam %d q[%s, %s) rev %d limit %zu %s: got %zu "
+			         "cells, model %zu, first difference at %zu: got %s/%s=%s model %s/%s=%s",
+			         TABS[o->sp.tab].name, bs_show(o->sp.start), bs_show(o->sp.end), o->sp.fid,
+			         bs_show(o->sp.qs), bs_show(o->sp.qe), o->sp.reverse, o->sp.limit,
+			         o->ended ? "to the end" : "stopped early", o->got.n, want.n, i,
+			         i < o->got.n ? bs_show(o->got.c[i].row) : "-",
+			         i < o->got.n ? bs_show(o->got.c[i].q) : "-",
+			         i < o->got.n ? bs_show(o->got.c[i].v) : "-",
+			         i < want.n ? bs_show(want.c[i].row) : "-",
+			         i < want.n ? bs_show(want.c[i].q) : "-",
+			         i < want.n ? bs_show(want.c[i].v) : "-");
+		cv_free(&want);
+		return ok;
+	}
+	{
+		mhit *h;
+		size_t n = idx_hits(view, &IDX[o->ix], o->lookup, o->vs, o->ve, o->reverse, o->limit,
+		                    &h), i;
+		int ok;
+
+		for (i = 0; i < o->nhits && i < n && hit_same(&o->hits[i], &h[i]); i++)
+			;
+		ok = i == o->nhits && (!o->ended || i == n);
+		if (!ok)
+			snprintf(why, wn, "index %s %s [%s, %s) rev %d limit %zu: got %zu hits, model %zu, "
+			         "first difference at %zu: got %s/%s model %s/%s", IDX[o->ix].name,
+			         o->lookup ? "lookup" : "scan", bs_show(o->vs), bs_show(o->ve), o->reverse,
+			         o->limit, o->nhits, n, i, i < o->nhits ? bs_show(o->hits[i].v) : "-",
+			         i < o->nhits ? bs_show(o->hits[i].row) : "-", i < n ? bs_show(h[i].v) : "-",
+			         i < n ? bs_show(h[i].row) : "-");
+		free(h);
+		return ok;
+	}
+}
+

@@ -41,98 +41,7 @@
 #include <string.h>
 #include <time.h>
 
-/* ------------------------------------------------------------ schema */
-
-static const char *const FAM_A[] = { "f", "g" };
-static const char *const FAM_B[] = { "f", "g", "h" };
-static const char *const FAM_C[] = { "f" };
-static const char *const FAM_I[] = { MRTX_INDEX_FAMILY };
-typedef struct mtab {
-	const char *name;
-	const char *const *fams;
-	int nfam;
-} mtab;
-static const mtab TABS[] = { { "ta", FAM_A, 2 },  { "tb", FAM_B, 3 },  { "tc", FAM_C, 1 },
-	                     { "ix0", FAM_I, 1 }, { "ix1", FAM_I, 1 }, { "ix2", FAM_I, 1 } };
-#define NTAB 6
-#define NDATA 3 /* tables 0..2 hold data; 3.. are index tables */
-#define NIDX 3
-/* by_f: ta f:"a"; by_g: ta g:"\0\xff" copying f:"" and g:"\0" (copy keys shorter than the
- * source key); by_h: tb h:"\0" copying g:"aa" (longer) and h:"\0" itself */
-static const midx IDX[NIDX] = {
-	{ "by_f", 0, 0, { (const uint8_t *)"a", 1 }, 3, 0, { 0 }, { { NULL, 0 } } },
-	{ "by_g", 0, 1, { (const uint8_t *)"\0\xff", 2 }, 4, 2, { 0, 1 },
-	  { { (const uint8_t *)"", 0 }, { (const uint8_t *)"\0", 1 } } },
-	{ "by_h", 1, 2, { (const uint8_t *)"\0", 1 }, 5, 2, { 1, 2 },
-	  { { (const uint8_t *)"aa", 2 }, { (const uint8_t *)"\0", 1 } } },
-};
-
-/* ---------------------------------------------------------- documented codes */
-
-enum { F_OPEN, F_CTABLE, F_FAMS, F_TABLES, F_BEGIN, F_TTL, F_GET, F_PUT, F_DELROW,
-       F_COMMIT, F_SOPEN, F_SNEXT, F_RUN, F_CINDEX, F_ISCAN, F_INDEXES, F_FP, F_KEY, NF };
-static const char *const FNAME[NF] = { "mrtx_open", "mrtx_create_table", "mrtx_table_families",
-	"mrtx_tables", "mrtx_begin", "mrtx_txn_set_lock_ttl", "mrtx_get", "mrtx_put/delete",
-	"mrtx_delete_row", "mrtx_commit", "mrtx_scan_open", "mrtx_scan_next", "mrtx_run",
-	"mrtx_create_index", "mrtx_index_scan/lookup", "mrtx_indexes", "mrtx_failpoints_set",
-	"mrtx_key_*" };
-#define C(x) (1u << ((x) == 0 ? 0 : (x) + 31001))
-#define ANYC 0xFFFFu
-static const unsigned DOC[NF] = {
-	[F_OPEN] = C(0) | C(MRTX_EINVAL) | C(MRTX_ENOTSTORE) | C(MRTX_ECORRUPT) | C(MRTX_ESTORE) |
-	           C(MRTX_ENOMEM),
-	[F_CTABLE] = C(0) | C(MRTX_EINVAL) | C(MRTX_ETOOBIG) | C(MRTX_EEXIST) | C(MRTX_EFULL) |
-	             C(MRTX_ESTORE) | C(MRTX_ENOMEM),
-	[F_FAMS] = C(0) | C(MRTX_EINVAL) | C(MRTX_ENOTABLE) | C(MRTX_ESTORE),
-	[F_TABLES] = C(0) | C(MRTX_EINVAL) | C(MRTX_ESTORE),
-	[F_BEGIN] = C(0) | C(MRTX_EINVAL) | C(MRTX_ENOMEM),
-	[F_TTL] = C(0) | C(MRTX_EINVAL),
-	[F_GET] = C(0) | C(MRTX_NOTFOUND) | C(MRTX_ELOCKED) | C(MRTX_CONFLICT) | C(MRTX_EINVAL) |
-	          C(MRTX_ETOOBIG) | C(MRTX_ENOTABLE) | C(MRTX_ENOFAMILY) | C(MRTX_ECORRUPT) |
-	          C(MRTX_ESTORE) | C(MRTX_ENOMEM) | C(MRTX_EBADTXN),
-	[F_PUT] = C(0) | C(MRTX_EINVAL) | C(MRTX_ETOOBIG) | C(MRTX_ENOTABLE) | C(MRTX_ENOFAMILY) |
-	          C(MRTX_ENOMEM) | C(MRTX_EBADTXN),
-	[F_DELROW] = C(0) | C(MRTX_EINVAL) | C(MRTX_ETOOBIG) | C(MRTX_ENOTABLE) | C(MRTX_ENOMEM) |
-	             C(MRTX_EBADTXN),
-	[F_COMMIT] = C(0) | C(MRTX_CONFLICT) | C(MRTX_ELOCKED) | C(MRTX_EUNKNOWN) | C(MRTX_ESTORE) |
-	             C(MRTX_EFULL) | C(MRTX_ECORRUPT) | C(MRTX_ENOMEM) | C(MRTX_EBADTXN) |
-	             C(MRTX_EINVAL),
-	[F_SOPEN] = C(0) | C(MRTX_EINVAL) | C(MRTX_ENOTABLE) | C(MRTX_ENOFAMILY) | C(MRTX_ETOOBIG) |
-	            C(MRTX_ENOMEM) | C(MRTX_EBADTXN),
-	/* EBADTXN: mrtx_scan_close's note; EINVAL (NULL scanner or cell) is only
-	 * the general convention, not in mrtx_scan_next's list (reported) */
-	[F_SNEXT] = C(0) | C(MRTX_NOTFOUND) | C(MRTX_ELOCKED) | C(MRTX_CONFLICT) | C(MRTX_ECORRUPT) |
-	            C(MRTX_ESTORE) | C(MRTX_ENOMEM) | C(MRTX_EBADTXN) | C(MRTX_EINVAL),
-	[F_RUN] = ANYC,
-	[F_CINDEX] = C(0) | C(MRTX_EINVAL) | C(MRTX_ENOTABLE) | C(MRTX_ENOFAMILY) | C(MRTX_EEXIST) |
-	             C(MRTX_ETOOBIG) | C(MRTX_EFULL) | C(MRTX_ESTORE) | C(MRTX_ENOMEM) |
-	             C(MRTX_ELOCKED) | C(MRTX_CONFLICT) | C(MRTX_ECORRUPT),
-	/* errors of mrtx_scan_open / mrtx_scan_next too */
-	[F_ISCAN] = C(0) | C(MRTX_EINVAL) | C(MRTX_ECORRUPT) | C(MRTX_NOTFOUND) | C(MRTX_ELOCKED) |
-	            C(MRTX_CONFLICT) | C(MRTX_ENOTABLE) | C(MRTX_ENOFAMILY) | C(MRTX_ETOOBIG) |
-	            C(MRTX_ENOMEM) | C(MRTX_EBADTXN) | C(MRTX_ESTORE),
-	[F_INDEXES] = C(0) | C(MRTX_EINVAL) | C(MRTX_ECORRUPT) | C(MRTX_ESTORE) | C(MRTX_ENOMEM),
-	[F_FP] = C(0) | C(MRTX_EINVAL),
-	[F_KEY] = C(0) | C(MRTX_EINVAL) | C(MRTX_ETOOBIG),
-};
-
 /* ------------------------------------------------------------- the world */
-
-enum { OBS_GET = 1, OBS_SCAN, OBS_ISCAN };
-typedef struct obs {
-	int kind;
-	size_t k; /* the transaction's writes made before it */
-	cell g;   /* OBS_GET: key, and value when found */
-	const void *raw; /* OBS_GET: the value's memory, owned by the transaction */
-	int found;
-	mscan sp; /* OBS_SCAN */
-	cellv got;
-	int ended; /* OBS_SCAN: NOTFOUND seen; OBS_ISCAN: returned MRTX_OK */
-	int ix, lookup, reverse; /* OBS_ISCAN */
-	bs vs, ve;
-	size_t limit, nhits;
-	mhit *hits;
-} obs;
 
 typedef struct mt {
 	mrtx_txn *h;
@@ -149,7 +58,6 @@ static struct world {
 	mrtx_db *db;
 	char *path;
 	unsigned long seed;
-	uint64_t rng;
 	cellv data;        /* committed data cells (tables 0..2) */
 	cell recent[16];   /* cells written by the latest commits */
 	int nrecent;
@@ -165,15 +73,13 @@ static struct world {
 	int stop, trace;
 	char ring[48][200];
 	int ringpos;
-	uint8_t *huge; /* MRTX_MAX_VALUE + 1 bytes */
 } W;
 
 static const char *const CATS[] = { "serializability", "read-your-writes", "spurious-conflict",
 	"undocumented-code", "wrong-code", "store-content", "index-content", "unexpected",
 	"doomed-code", NULL };
 
-static void tr(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void tr(const char *fmt, ...)
+void tr(const char *fmt, ...)
 {
 	char *line = W.ring[W.ringpos++ % 48];
 	int k = snprintf(line, 200, "op %ld: ", W.op);
@@ -186,8 +92,7 @@ static void tr(const char *fmt, ...)
 		fprintf(stderr, "  %s\n", line);
 }
 
-static void viol(const char *cat, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void viol(const char *cat, const char *fmt, ...)
+void viol(const char *cat, const char *fmt, ...)
 {
 	char msg[1024] = "";
 	int ci = 0;
@@ -218,7 +123,7 @@ static void viol(const char *cat, const char *fmt, ...)
 }
 
 /* rc must be documented for fn, and be want (a mask of codes) when given. */
-static int check_rc(int fn, int rc, unsigned want, const char *what)
+int check_rc(int fn, int rc, unsigned want, const char *what)
 {
 	unsigned bit = (rc == 0 || (rc >= MRTX_NOTFOUND && rc <= MRTX_EEXIST)) ? C(rc) : 0;
 
@@ -234,123 +139,7 @@ static int check_rc(int fn, int rc, unsigned want, const char *what)
 	return 1;
 }
 
-/* ------------------------------------------------------------- randomness */
-
-static uint32_t rnd(uint32_t n)
-{
-	W.rng ^= W.rng >> 12;
-	W.rng ^= W.rng << 25;
-	W.rng ^= W.rng >> 27;
-	return n ? (uint32_t)((W.rng * 0x2545F4914F6CDD1Dull) >> 32) % n : 0;
-}
-
-static int chance(unsigned pct10) /* per mille */
-{
-	return rnd(1000) < pct10;
-}
-
-static const uint8_t ALPHA[] = { 0x00, 0x01, 'a', 0xFF };
-static bs rnd_alpha(size_t n)
-{
-	uint8_t b[512];
-
-	for (size_t i = 0; i < n; i++)
-		b[i] = ALPHA[rnd(4)];
-	return bs_dup(b, n);
-}
-
-static bs longrows[8];
-
-/* A row whose cell key with a qualifier of ql bytes is exactly at the limit
- * (past = 0) or one byte past it (past = 1); a few NULs, mostly 'a'. */
-static bs limit_row(size_t ql, int past)
-{
-	uint8_t b[520];
-	size_t z, r;
-
-	do {
-		z = rnd(3) ? rnd(6) : rnd(120);
-		r = 506 + (size_t)past - ql - z;
-	} while (ql + z > 505 || r < z || r < 1);
-	memset(b, 'a', r);
-	for (size_t i = 0; i < z; i++) {
-		size_t at = rnd((uint32_t)r);
-
-		while (b[at] == 0)
-			at = (at + 1) % r;
-		b[at] = 0;
-	}
-	if (r > 2)
-		b[r - 1] = ALPHA[1 + rnd(3)];
-	return bs_dup(b, r);
-}
-
-static bs rnd_row(void)
-{
-	if (chance(30)) {
-		int i = (int)rnd(8);
-
-		if (!longrows[i].n || rnd(2))
-			longrows[i] = limit_row(rnd(3), (int)rnd(2));
-		return longrows[i];
-	}
-	if (rnd(4) == 0) /* rows never written before: phantoms */
-		return rnd_alpha(4 + rnd(2));
-	return rnd_alpha(1 + rnd(3) - (rnd(3) == 0 ? 0 : rnd(2)));
-}
-
-static const char *const SPECIALQ[] = { "", "a", "\0", "aa", "\0\xff" };
-static const size_t SPECIALQN[] = { 0, 1, 1, 2, 2 };
-static bs rnd_qual(void)
-{
-	if (rnd(5) == 0) {
-		int i = (int)rnd(5);
-
-		return bs_dup(SPECIALQ[i], SPECIALQN[i]);
-	}
-	if (chance(10))
-		return rnd_alpha(200 + rnd(306));
-	return rnd_alpha(rnd(4) + (rnd(4) == 0));
-}
-
-static bs rnd_value(void)
-{
-	char b[32];
-	uint32_t w = rnd(1000);
-
-	if (w < 450)
-		return bs_dup(b, (size_t)snprintf(b, sizeof(b), "v%ld", W.op));
-	if (w < 850)
-		return rnd_alpha(rnd(3));
-	if (w < 960)
-		return rnd_alpha(3 + rnd(38));
-	if (w < 997)
-		return rnd_alpha(200 + rnd(300));
-	{
-		size_t n = 70000 + rnd(1000);
-		uint8_t *p = malloc(n);
-		bs r;
-
-		assert_non_null(p);
-		memset(p, 'a' + (int)rnd(3), n);
-		r = bs_dup(p, n);
-		free(p);
-		return r;
-	}
-}
-
 /* ------------------------------------------------------------ model views */
-
-#define MB(b) MRTX_BYTES((b).p, (b).n)
-
-static int key_rc(bs row, size_t ql)
-{
-	if (!row.n)
-		return MRTX_EINVAL;
-	if (row.n > MRTX_MAX_ROW || row.n + bs_nuls(row) + 5 + ql > MRTX_MAX_KEY)
-		return MRTX_ETOOBIG;
-	return 0;
-}
 
 /* committed data + t's first k writes, with the derived index tables */
 static void view_of(cellv *out, const mt *t, size_t k)
@@ -359,87 +148,6 @@ static void view_of(cellv *out, const mt *t, size_t k)
 	for (size_t i = 0; t && i < k; i++)
 		cv_apply(out, &t->ops[i]);
 	derive_indexes(out, IDX, W.nidx);
-}
-
-static int fid_of(int tab, const char *fam)
-{
-	for (int i = 0; fam && i < TABS[tab].nfam; i++)
-		if (strcmp(TABS[tab].fams[i], fam) == 0)
-			return i;
-	return -1;
-}
-
-static int cell_same(const cell *a, const cell *b)
-{
-	return cell_key_cmp(a, b) == 0 && bs_eq(a->v, b->v);
-}
-
-static int hit_same(const mhit *a, const mhit *b)
-{
-	if (!bs_eq(a->v, b->v) || !bs_eq(a->row, b->row) || a->ncells != b->ncells)
-		return 0;
-	for (int i = 0; i < a->ncells; i++)
-		if (a->cfid[i] != b->cfid[i] || !bs_eq(a->cq[i], b->cq[i]) || !bs_eq(a->cv[i], b->cv[i]))
-			return 0;
-	return 1;
-}
-
-/* Does o hold on view?  why receives the first difference. */
-static int obs_holds(const obs *o, const cellv *view, char *why, size_t wn)
-{
-	if (o->kind == OBS_GET) {
-		const cell *c = cv_find(view, o->g.tab, o->g.row, o->g.fid, o->g.q);
-
-		if (!!c == o->found && (!c || bs_eq(c->v, o->g.v)))
-			return 1;
-		snprintf(why, wn, "get %s %s %s:%s saw %s, the model has %s", TABS[o->g.tab].name,
-		         bs_show(o->g.row), TABS[o->g.tab].fams[o->g.fid], bs_show(o->g.q),
-		         o->found ? bs_show(o->g.v) : "NOTFOUND", c ? bs_show(c->v) : "NOTFOUND");
-		return 0;
-	}
-	if (o->kind == OBS_SCAN) {
-		cellv want = { 0 };
-		size_t i;
-		int ok;
-
-		cv_scan(view, &o->sp, &want);
-		for (i = 0; i < o->got.n && i < want.n && cell_same(&o->got.c[i], &want.c[i]); i++)
-			;
-		ok = i == o->got.n && (!o->ended || i == want.n);
-		if (!ok)
-			snprintf(why, wn, "scan %s [%s, %s) fam %d q[%s, %s) rev %d limit %zu %s: got %zu "
-			         "cells, model %zu, first difference at %zu: got %s/%s=%s model %s/%s=%s",
-			         TABS[o->sp.tab].name, bs_show(o->sp.start), bs_show(o->sp.end), o->sp.fid,
-			         bs_show(o->sp.qs), bs_show(o->sp.qe), o->sp.reverse, o->sp.limit,
-			         o->ended ? "to the end" : "stopped early", o->got.n, want.n, i,
-			         i < o->got.n ? bs_show(o->got.c[i].row) : "-",
-			         i < o->got.n ? bs_show(o->got.c[i].q) : "-",
-			         i < o->got.n ? bs_show(o->got.c[i].v) : "-",
-			         i < want.n ? bs_show(want.c[i].row) : "-",
-			         i < want.n ? bs_show(want.c[i].q) : "-",
-			         i < want.n ? bs_show(want.c[i].v) : "-");
-		cv_free(&want);
-		return ok;
-	}
-	{
-		mhit *h;
-		size_t n = idx_hits(view, &IDX[o->ix], o->lookup, o->vs, o->ve, o->reverse, o->limit,
-		                    &h), i;
-		int ok;
-
-		for (i = 0; i < o->nhits && i < n && hit_same(&o->hits[i], &h[i]); i++)
-			;
-		ok = i == o->nhits && (!o->ended || i == n);
-		if (!ok)
-			snprintf(why, wn, "index %s %s [%s, %s) rev %d limit %zu: got %zu hits, model %zu, "
-			         "first difference at %zu: got %s/%s model %s/%s", IDX[o->ix].name,
-			         o->lookup ? "lookup" : "scan", bs_show(o->vs), bs_show(o->ve), o->reverse,
-			         o->limit, o->nhits, n, i, i < o->nhits ? bs_show(o->hits[i].v) : "-",
-			         i < o->nhits ? bs_show(o->hits[i].row) : "-", i < n ? bs_show(h[i].v) : "-",
-			         i < n ? bs_show(h[i].row) : "-");
-		free(h);
-		return ok;
-	}
 }
 
 /* Record an observation; check it at once when nothing committed since begin. */
@@ -643,7 +351,7 @@ static void op_write(mt *t, int kind)
 	if (!t->doomed && t->snap < 0)
 		t->snap = W.nidx; /* declarations are taken by the first write */
 	if (kind == MOP_PUT)
-		c.v = rnd_value();
+		c.v = rnd_value(W.op);
 	if (kind == MOP_DELROW)
 		want = !W.exists[c.tab] ? MRTX_ENOTABLE : key_rc(c.row, 0);
 	else
@@ -1012,16 +720,6 @@ static int unindexable(const cell *c, int d)
 	return 0;
 }
 
-static mrtx_index_spec spec_of(int d, mrtx_column *cols)
-{
-	for (int j = 0; j < IDX[d].ncl; j++)
-		cols[j] = (mrtx_column){ TABS[IDX[d].tab].fams[IDX[d].clfid[j]], MB(IDX[d].clq[j]) };
-	return (mrtx_index_spec){ MRTX_INDEX_SPEC_VERSION, IDX[d].name, TABS[IDX[d].tab].name,
-		                  TABS[IDX[d].tab].fams[IDX[d].fid], MB(IDX[d].q),
-		                  TABS[IDX[d].itab].name, IDX[d].ncl ? cols : NULL,
-		                  (size_t)IDX[d].ncl };
-}
-
 static void op_create_index(int d)
 {
 	mrtx_column cols[MIDX_MAXCL];
@@ -1081,7 +779,7 @@ static void op_create_table(void)
 		check_rc(F_CTABLE, rc, C(MRTX_EEXIST), "create_table with other families");
 		return;
 	}
-	rc = mrtx_create_table(W.db, "tc", FAM_C, 1);
+	rc = mrtx_create_table(W.db, "tc", TABS[2].fams, 1);
 	tr("create_table tc -> %s", mrtx_strerror(rc));
 	check_rc(F_CTABLE, rc, C(0), "create_table");
 	W.exists[2] = 1;
@@ -1211,210 +909,25 @@ static void verify_all(const char *why)
 	}
 }
 
-/* ---------------------------------------------------------- error probes */
+/* ------------------------------------------------------------ error probes */
 
-static int stop_cb(const char *name, void *p)
-{
-	(void)name;
-	(void)p;
-	return 5;
-}
-
-static int istop_cb(const mrtx_index_spec *s, void *p)
-{
-	(void)s;
-	(void)p;
-	return 3;
-}
-
-static int nohit_cb(const mrtx_index_hit *h, void *p)
-{
-	(void)h;
-	(void)p;
-	return 0;
-}
-
-/* One bad call, chosen at random, with the exact code it must return.  A
- * failed call leaves the transaction as it was, so probes use an open one. */
+/* One bad call (model_probe.c), on an open transaction when there is one. */
 static void op_probe(void)
 {
-	static const char *const dup[] = { "f", "f" }, *const bad[] = { "x y" };
-	static const char *many[256];
+	int p = (int)rnd(NPROBES);
+	mrtx_txn *tmp = NULL;
 	mt *t = NULL;
-	mrtx_txn *tmp = NULL, *h;
-	mrtx_bytes v, row = MRTX_CSTR("r");
-	mrtx_scanner *s = NULL;
-	mrtx_scan_spec sp;
-	mrtx_cell c;
-	mrtx_index_spec is;
-	mrtx_column cols[MIDX_MAXCL];
-	mrtx_key k;
-	char name[80];
-	const char *const *fl;
-	size_t n;
-	uint8_t big[600];
-	int p = (int)rnd(44);
 
 	W.n_probe++;
 	for (int i = 0; i < W.nopen; i++)
 		if (!W.open[i]->doomed)
 			t = W.open[i];
-	if (t) {
-		h = t->h;
-		if (p >= 10 && p <= 17 && t->snap < 0)
-			t->snap = W.nidx; /* a write call takes the declarations */
-	} else {
+	if (t && p >= 10 && p <= 17 && t->snap < 0)
+		t->snap = W.nidx; /* a write call takes the declarations */
+	if (!t)
 		assert_int_equal(mrtx_begin(W.db, &tmp), 0);
-		h = tmp;
-	}
-	memset(big, 'a', sizeof(big));
-	memset(&sp, 0, sizeof(sp));
-	sp.table = "ta";
-	for (int i = 0; i < 256; i++)
-		many[i] = FAM_B[i % 3];
 	tr("probe %d on %s", p, t ? "an open txn" : "a fresh txn");
-#define P(fn, call, want) check_rc(fn, (call), C(want), "probe " #call)
-	switch (p) {
-	case 0: P(F_GET, mrtx_get(NULL, "ta", row, "f", row, &v), MRTX_EINVAL); break;
-	case 1: P(F_GET, mrtx_get(h, NULL, row, "f", row, &v), MRTX_EINVAL); break;
-	case 2: P(F_GET, mrtx_get(h, "nope", row, "f", row, &v), MRTX_ENOTABLE); break;
-	case 3: P(F_GET, mrtx_get(h, "ta", row, "h", row, &v), MRTX_ENOFAMILY); break;
-	case 4: P(F_GET, mrtx_get(h, "ta", row, NULL, row, &v), MRTX_EINVAL); break;
-	case 5: P(F_GET, mrtx_get(h, "ta", row, "f", row, NULL), MRTX_EINVAL); break;
-	case 6: P(F_GET, mrtx_get(h, "ta", MRTX_BYTES("", 0), "f", row, &v), MRTX_EINVAL); break;
-	case 7: P(F_GET, mrtx_get(h, "ta", MRTX_BYTES(big, MRTX_MAX_ROW + 1), "f", row, &v), MRTX_ETOOBIG); break;
-	case 8: P(F_GET, mrtx_get(h, "ta", row, "f", MRTX_BYTES(NULL, 3), &v), MRTX_EINVAL); break;
-	case 9: P(F_PUT, mrtx_put(NULL, "ta", row, "f", row, row), MRTX_EINVAL); break;
-	case 10:
-		if (!W.huge)
-			assert_non_null(W.huge = calloc(1, MRTX_MAX_VALUE + 1));
-		P(F_PUT, mrtx_put(h, "tb", row, "f", row, MRTX_BYTES(W.huge, MRTX_MAX_VALUE + 1)),
-		  MRTX_ETOOBIG);
-		break;
-	case 11: P(F_PUT, mrtx_put(h, "tb", row, "f", row, MRTX_BYTES(NULL, 5)), MRTX_EINVAL); break;
-	case 12: P(F_PUT, mrtx_put(h, "tb", row, "zz", row, row), MRTX_ENOFAMILY); break;
-	case 13: P(F_PUT, mrtx_delete(h, "nope", row, "f", row), MRTX_ENOTABLE); break;
-	case 14: P(F_PUT, mrtx_put(h, "tb", MRTX_BYTES(big, 500), "f", MRTX_BYTES(big, 7), row), MRTX_ETOOBIG); break;
-	case 15: P(F_DELROW, mrtx_delete_row(h, "tb", MRTX_BYTES("", 0)), MRTX_EINVAL); break;
-	case 16: P(F_DELROW, mrtx_delete_row(h, NULL, row), MRTX_EINVAL); break;
-	case 17: P(F_DELROW, mrtx_delete_row(h, "tb", MRTX_BYTES(big, MRTX_MAX_ROW + 1)), MRTX_ETOOBIG); break;
-	case 18: P(F_SOPEN, mrtx_scan_open(h, NULL, &s), MRTX_EINVAL); break;
-	case 19: P(F_SOPEN, mrtx_scan_open(h, &sp, NULL), MRTX_EINVAL); break;
-	case 20: sp.qual_start = row; P(F_SOPEN, mrtx_scan_open(h, &sp, &s), MRTX_EINVAL); break;
-	case 21: sp.family = "h"; P(F_SOPEN, mrtx_scan_open(h, &sp, &s), MRTX_ENOFAMILY); break;
-	case 22: sp.start = MRTX_BYTES(big, MRTX_MAX_ROW + 1); P(F_SOPEN, mrtx_scan_open(h, &sp, &s), MRTX_ETOOBIG); break;
-	case 23: sp.family = "f"; sp.qual_end = MRTX_BYTES(big, MRTX_MAX_KEY + 1); P(F_SOPEN, mrtx_scan_open(h, &sp, &s), MRTX_ETOOBIG); break;
-	case 24: sp.end = MRTX_BYTES(NULL, 2); P(F_SOPEN, mrtx_scan_open(h, &sp, &s), MRTX_EINVAL); break;
-	case 25: sp.table = "nope"; P(F_SOPEN, mrtx_scan_open(h, &sp, &s), MRTX_ENOTABLE); break;
-	case 26: P(F_SNEXT, mrtx_scan_next(NULL, &c), MRTX_EINVAL); break;
-	case 27: { /* a scanner outliving its transaction */
-		mrtx_txn *x;
-
-		assert_int_equal(mrtx_begin(W.db, &x), 0);
-		if (P(F_SOPEN, mrtx_scan_open(x, &sp, &s), 0)) {
-			P(F_SNEXT, mrtx_scan_next(s, NULL), MRTX_EINVAL);
-			mrtx_abort(x);
-			P(F_SNEXT, mrtx_scan_next(s, &c), MRTX_EBADTXN);
-		} else {
-			mrtx_abort(x);
-		}
-		mrtx_scan_close(s);
-		s = NULL;
-		break;
-	}
-	case 28: P(F_COMMIT, mrtx_commit(NULL), MRTX_EINVAL); break;
-	case 29: P(F_BEGIN, mrtx_begin(NULL, &tmp), MRTX_EINVAL); break;
-	case 30: P(F_BEGIN, mrtx_begin(W.db, NULL), MRTX_EINVAL); break;
-	case 31: P(F_TTL, mrtx_txn_set_lock_ttl(h, 0), MRTX_EINVAL); P(F_TTL, mrtx_txn_set_lock_ttl(NULL, 9), MRTX_EINVAL); break;
-	case 32:
-		P(F_CTABLE, mrtx_create_table(NULL, "tz", FAM_C, 1), MRTX_EINVAL);
-		P(F_CTABLE, mrtx_create_table(W.db, "t/z", FAM_C, 1), MRTX_EINVAL);
-		P(F_CTABLE, mrtx_create_table(W.db, "tz", FAM_C, 0), MRTX_EINVAL);
-		P(F_CTABLE, mrtx_create_table(W.db, "tz", dup, 2), MRTX_EINVAL);
-		P(F_CTABLE, mrtx_create_table(W.db, "tz", bad, 1), MRTX_EINVAL);
-		break;
-	case 33:
-		memset(name, 'n', MRTX_MAX_NAME + 1);
-		name[MRTX_MAX_NAME + 1] = '\0';
-		P(F_CTABLE, mrtx_create_table(W.db, name, FAM_C, 1), MRTX_ETOOBIG);
-		P(F_CTABLE, mrtx_create_table(W.db, "tz", many, 256), MRTX_ETOOBIG);
-		P(F_CTABLE, mrtx_create_table(W.db, "ta", FAM_B, 3), MRTX_EEXIST);
-		P(F_CTABLE, mrtx_create_table(W.db, "ta", FAM_A, 2), 0);
-		break;
-	case 34:
-		P(F_FAMS, mrtx_table_families(NULL, &n, W.db, "ta"), MRTX_EINVAL);
-		P(F_FAMS, mrtx_table_families(&fl, &n, W.db, "nope"), MRTX_ENOTABLE);
-		P(F_TABLES, mrtx_tables(NULL, tables_cb, NULL), MRTX_EINVAL);
-		if (mrtx_tables(W.db, stop_cb, NULL) != 5)
-			viol("wrong-code", "mrtx_tables does not return fn's nonzero value");
-		break;
-	case 35:
-		P(F_ISCAN, mrtx_index_scan(h, "nope", row, row, 0, 0, nohit_cb, NULL), MRTX_EINVAL);
-		P(F_ISCAN, mrtx_index_lookup(h, "nope", row, nohit_cb, NULL), MRTX_EINVAL);
-		P(F_ISCAN, mrtx_index_scan(h, "by_f", row, row, 0, 0, NULL, NULL), MRTX_EINVAL);
-		P(F_INDEXES, mrtx_indexes(NULL, istop_cb, NULL), MRTX_EINVAL);
-		if (mrtx_indexes(W.db, istop_cb, NULL) != (W.nidx ? 3 : 0))
-			viol("wrong-code", "mrtx_indexes does not return fn's nonzero value");
-		break;
-	case 36:
-		P(F_RUN, mrtx_run(NULL, run_fn, NULL, 1), MRTX_EINVAL);
-		P(F_RUN, mrtx_run(W.db, NULL, NULL, 1), MRTX_EINVAL);
-		P(F_FP, mrtx_failpoints_set("no.such.point=exit"), MRTX_EINVAL);
-		P(F_FP, mrtx_failpoints_set("commit.after_point=explode"), MRTX_EINVAL);
-		break;
-	case 37:
-		P(F_KEY, mrtx_key_bytes(NULL, row), MRTX_EINVAL);
-		mrtx_key_init(&k);
-		P(F_KEY, mrtx_key_bytes(&k, MRTX_BYTES(big, MRTX_MAX_KEY)), MRTX_ETOOBIG);
-		P(F_KEY, mrtx_key_bytes(&k, row), MRTX_ETOOBIG); /* sticky */
-		break;
-	case 38: case 39: case 40: case 41: case 42: { /* bad index declarations */
-		int d = (int)rnd(NIDX);
-
-		is = spec_of(d, cols);
-		if (p == 38)
-			is.version = 99;
-		else if (p == 39)
-			is.table = "nope";
-		else if (p == 40)
-			is.family = "zz";
-		else if (p == 41)
-			is.index_table = is.table;
-		else
-			is.ncluster = 33;
-		P(F_CINDEX, mrtx_create_index(W.db, &is), p == 39 ? MRTX_ENOTABLE : p == 40 ? MRTX_ENOFAMILY : MRTX_EINVAL);
-		if (d < W.nidx) { /* a declared name with another spec / its table for another */
-			is = spec_of(d, cols);
-			is.qualifier = MRTX_CSTR("other");
-			P(F_CINDEX, mrtx_create_index(W.db, &is), MRTX_EEXIST);
-			is = spec_of(d, cols);
-			is.name = "other";
-			P(F_CINDEX, mrtx_create_index(W.db, &is), MRTX_EINVAL);
-		}
-		P(F_CINDEX, mrtx_create_index(NULL, &is), MRTX_EINVAL);
-		break;
-	}
-	default: { /* the open transaction is unharmed by the failures above */
-		mrtx_options o = MRTX_OPTIONS_INIT;
-		mrtx_db *db2 = NULL;
-
-		P(F_OPEN, mrtx_open(NULL, W.path, NULL), MRTX_EINVAL);
-		P(F_OPEN, mrtx_open(&db2, NULL, NULL), MRTX_EINVAL);
-		o.version = 99;
-		P(F_OPEN, mrtx_open(&db2, W.path, &o), MRTX_EINVAL);
-		snprintf(name, sizeof(name), "%s/data.mdb", W.path);
-		P(F_OPEN, mrtx_open(&db2, name, NULL), MRTX_ENOTSTORE);
-		if (db2)
-			mrtx_close(db2);
-		db2 = NULL; /* the same store again: one shared environment */
-		if (P(F_OPEN, mrtx_open(&db2, W.path, NULL), 0))
-			mrtx_close(db2);
-		break;
-	}
-	}
-#undef P
-	if (s)
-		mrtx_scan_close(s);
+	model_probe(W.db, W.path, t ? t->h : tmp, W.nidx, p);
 	mrtx_abort(tmp);
 }
 
@@ -1427,18 +940,17 @@ static void run_seed(unsigned long seed, long nops)
 	int rc;
 
 	memset(&W, 0, sizeof(W));
-	memset(longrows, 0, sizeof(longrows));
 	W.seed = seed;
-	W.rng = seed * 0x9E3779B97F4A7C15ull + 0x1234567;
+	rng_seed(seed);
 	W.nops = nops;
 	W.stop = getenv("MRTX_MODEL_STOP") && atoi(getenv("MRTX_MODEL_STOP"));
 	W.trace = getenv("MRTX_MODEL_TRACE") && atoi(getenv("MRTX_MODEL_TRACE"));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	o.durability = MRTX_NOSYNC;
 	assert_non_null(W.db = tu_open_fresh("model", &W.path, &o));
-	rc = mrtx_create_table(W.db, "ta", FAM_A, 2);
+	rc = mrtx_create_table(W.db, "ta", TABS[0].fams, 2);
 	assert_int_equal(rc, 0);
-	assert_int_equal(mrtx_create_table(W.db, "tb", FAM_B, 3), 0);
+	assert_int_equal(mrtx_create_table(W.db, "tb", TABS[1].fams, 3), 0);
 	W.exists[0] = W.exists[1] = 1;
 	for (W.op = 1; W.op <= nops; W.op++) {
 		uint32_t w = rnd(1000);
@@ -1497,7 +1009,6 @@ static void run_seed(unsigned long seed, long nops)
 	tu_rmrf(W.path);
 	free(W.path);
 	cv_free(&W.data);
-	free(W.huge);
 	pool_free_all();
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	fprintf(stderr, "model seed %lu: %ld ops, %ld commits (%ld ok, %ld conflict), %ld mrtx_run, "
