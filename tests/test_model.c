@@ -26,8 +26,8 @@
  * model periodically, after a reopen and at the end.
  *
  * Environment:
- *   MRTX_MODEL_SEEDS="1,2,7-9"  seeds to run (default 1,2,3,4)
- *   MRTX_MODEL_OPS=N            operations per seed (default 2500)
+ *   MRTX_MODEL_SEEDS="1,2,7-9"  seeds to run (default 1-6)
+ *   MRTX_MODEL_OPS=N            operations per seed (default 3000)
  *   MRTX_MODEL_STOP=1           stop at the first violation (default: go on,
  *                               report each kind once per seed, fail at end)
  *   MRTX_MODEL_TRACE=1          print every operation
@@ -36,6 +36,8 @@
 #include "testutil.h"
 #include "model_ref.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +56,8 @@ typedef struct mt {
 	size_t nob, cob;
 } mt;
 
+#define MAP_SMALL (8u << 20) /* the map until op_fill */
+
 static struct world {
 	mrtx_db *db;
 	char *path;
@@ -65,7 +69,8 @@ static struct world {
 	long events;       /* committed writing transactions and index declarations */
 	long op, nops;
 	mt *open[4]; /* up to 3, and verify_all's */
-	int nopen, next_id, nverify;
+	int nopen, next_id, nverify, filled;
+	long n_full, n_stall, n_locked;
 	long n_commit, n_ok, n_conflict, n_get, n_scan, n_iscan, n_put, n_probe, n_reopen, n_run;
 	long viol, cat_seen[32];
 	char kinds[64][41]; /* violations reported in full, by their start */
@@ -700,10 +705,133 @@ static void op_reopen(void)
 	mrtx_close(W.db);
 	W.db = NULL;
 	o.durability = MRTX_NOSYNC;
+	o.map_size = W.filled ? 0 : MAP_SMALL; /* 0: the default, 1 GiB, grows the map */
 	rc = mrtx_open(&W.db, W.path, &o);
 	check_rc(F_OPEN, rc, C(0), "reopen");
 	assert_int_equal(rc, 0);
 	verify_all("after reopen");
+}
+
+/* Fill the map (the store is opened with a small one): a commit fails with
+ * MRTX_EFULL and writes nothing; a reopen with a larger map_size goes on. */
+static void op_fill(void)
+{
+	const size_t n = 1u << 20;
+	uint8_t *big = malloc(n);
+	int rc = 0;
+
+	assert_non_null(big);
+	W.filled = 1;
+	for (int i = 0; i < 64 && rc != MRTX_EFULL; i++) {
+		char row[16];
+		mrtx_txn *txn;
+		cell c;
+
+		memset(big, 'A' + i % 26, n);
+		c = (cell){ 1, 0, bs_dup(row, (size_t)snprintf(row, sizeof(row), "fill%02d", i)),
+			    bs_dup("fill", 4), bs_dup(big, n) };
+		assert_int_equal(mrtx_begin(W.db, &txn), 0);
+		rc = mrtx_put(txn, "tb", MB(c.row), "f", MB(c.q), MB(c.v));
+		check_rc(F_PUT, rc, C(0), "fill put");
+		rc = mrtx_commit(txn);
+		tr("fill %d: 1 MiB -> %s", i, mrtx_strerror(rc));
+		check_rc(F_COMMIT, rc, C(0) | C(MRTX_EFULL), "filling the map");
+		if (rc == 0) {
+			cv_put(&W.data, &c);
+			W.events++;
+		}
+	}
+	free(big);
+	if (rc != MRTX_EFULL)
+		viol("unexpected", "64 MiB into a map of %u bytes and no MRTX_EFULL", MAP_SMALL);
+	W.n_full += rc == MRTX_EFULL;
+	verify_all("after MRTX_EFULL"); /* nothing lost, nothing half-written */
+	op_reopen();
+	for (size_t i = 0; i < W.data.n; i++) { /* make room again */
+		cell c = W.data.c[i];
+		mrtx_txn *txn;
+
+		if (c.tab != 1 || c.row.n != 6 || memcmp(c.row.p, "fill", 4) != 0)
+			continue;
+		assert_int_equal(mrtx_begin(W.db, &txn), 0);
+		check_rc(F_DELROW, mrtx_delete_row(txn, "tb", MB(c.row)), C(0), "unfill");
+		check_rc(F_COMMIT, mrtx_commit(txn), C(0), "unfill commit");
+		cv_del_row(&W.data, 1, c.row);
+		W.events++;
+		i--;
+	}
+}
+
+/* A writer stalled after its prewrite (a failpoint, in a second thread)
+ * holds live locks: readers get MRTX_ELOCKED, or values that are either
+ * committed ones or, once it went on, its own; never anything else. */
+struct stall {
+	mrtx_txn *h;
+	int rc;
+	atomic_int done;
+};
+
+static void *stall_main(void *p)
+{
+	struct stall *x = p;
+
+	x->rc = mrtx_commit(x->h);
+	atomic_store(&x->done, 1);
+	return NULL;
+}
+
+static void op_stall(void)
+{
+	mt *t = calloc(1, sizeof(*t));
+	struct stall x = { NULL, 0, 0 };
+	pthread_t th;
+	int rc, hit = 0, shortttl = (int)rnd(2);
+
+	assert_non_null(t);
+	assert_int_equal(mrtx_begin(W.db, &t->h), 0);
+	t->id = ++W.next_id;
+	mt_reset(t);
+	mrtx_txn_set_lock_ttl(t->h, shortttl ? 100 : 60000); /* readers roll a short one back */
+	for (int i = 0; i < 30 && t->nops < 3 && !t->doomed; i++)
+		op_write(t, MOP_PUT);
+	W.n_stall++;
+	check_rc(F_FP, mrtx_failpoints_set("commit.after_prewrite=sleep:300@1"), C(0), "arm");
+	x.h = t->h;
+	assert_int_equal(pthread_create(&th, NULL, stall_main, &x), 0);
+	for (int i = 0; i < 400 && !hit && !atomic_load(&x.done); i++) {
+		hit = mrtx_failpoint_hits("commit.after_prewrite") > 0;
+		if (!hit)
+			nanosleep(&(struct timespec){ 0, 5000000 }, NULL);
+	}
+	tr("t%d stalled in its commit (%zu writes): %s", t->id, t->nops, hit ? "yes" : "no");
+	for (size_t i = 0; hit && i < t->nops; i++) {
+		const cell *c = &t->ops[i].c, *m = cv_find(&W.data, c->tab, c->row, c->fid, c->q);
+		mrtx_txn *r;
+		mrtx_bytes v;
+
+		assert_int_equal(mrtx_begin(W.db, &r), 0);
+		rc = mrtx_get(r, TABS[c->tab].name, MB(c->row), TABS[c->tab].fams[c->fid], MB(c->q), &v);
+		tr("  get %s %s during the stall -> %s", TABS[c->tab].name, bs_show(c->row),
+		   mrtx_strerror(rc));
+		check_rc(F_GET, rc, C(0) | C(MRTX_NOTFOUND) | C(MRTX_ELOCKED), "get during a stall");
+		W.n_locked += rc == MRTX_ELOCKED;
+		if ((rc == 0 || rc == MRTX_NOTFOUND) &&
+		    !(rc == 0 ? (m && bs_eq(m->v, bs_dup(v.data, v.size))) : !m) &&
+		    !(rc == 0 && bs_eq(c->v, bs_dup(v.data, v.size))))
+			viol("serializability", "a get during t%d's stalled commit read %s, neither the "
+			     "committed value %s nor t%d's", t->id, rc ? "NOTFOUND" :
+			     bs_show(bs_dup(v.data, v.size)), m ? bs_show(m->v) : "NOTFOUND", t->id);
+		mrtx_abort(r);
+	}
+	pthread_join(th, NULL);
+	check_rc(F_FP, mrtx_failpoints_set(NULL), C(0), "disarm");
+	tr("t%d commit after the stall -> %s", t->id, mrtx_strerror(x.rc));
+	check_rc(F_COMMIT, x.rc, C(0) | C(MRTX_CONFLICT), "stalled commit");
+	if (x.rc == MRTX_CONFLICT && W.events == t->begin_event && !(shortttl && hit))
+		viol("spurious-conflict", "t%d's stalled commit failed with nothing else committing", t->id);
+	if (x.rc == 0)
+		committed(t, "committed after a stall");
+	mt_free(t);
 }
 
 /* The source cells a backfill cannot index (key over the limits), or whose
@@ -947,6 +1075,7 @@ static void run_seed(unsigned long seed, long nops)
 	W.trace = getenv("MRTX_MODEL_TRACE") && atoi(getenv("MRTX_MODEL_TRACE"));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	o.durability = MRTX_NOSYNC;
+	o.map_size = MAP_SMALL;
 	assert_non_null(W.db = tu_open_fresh("model", &W.path, &o));
 	rc = mrtx_create_table(W.db, "ta", TABS[0].fams, 2);
 	assert_int_equal(rc, 0);
@@ -993,6 +1122,10 @@ static void run_seed(unsigned long seed, long nops)
 			op_probe();
 		else if (w < 988)
 			op_reopen();
+		else if (w < 989) {
+			if (rnd(2))
+				op_stall();
+		}
 		else if (w < 996) {
 			if (W.nidx < NIDX && W.op >= nops * (1 + 2 * W.nidx) / 8)
 				op_create_index(W.nidx); /* at 1/8, 3/8, 5/8 of the run */
@@ -1000,6 +1133,10 @@ static void run_seed(unsigned long seed, long nops)
 				op_create_index((int)rnd((uint32_t)W.nidx)); /* again: idempotent */
 		} else
 			op_create_table();
+	}
+	if (!W.filled && nops >= 200) {
+		W.op = nops - 10;
+		op_fill();
 	}
 	W.op = nops;
 	while (W.nopen)
@@ -1013,8 +1150,9 @@ static void run_seed(unsigned long seed, long nops)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	fprintf(stderr, "model seed %lu: %ld ops, %ld commits (%ld ok, %ld conflict), %ld mrtx_run, "
 	        "%ld gets, %ld writes, %ld scans, %ld index scans, %ld probes, %ld reopens, %d indexes, "
-	        "%ld violations, %.2f s\n", seed, nops, W.n_commit, W.n_ok, W.n_conflict, W.n_run,
-	        W.n_get, W.n_put, W.n_scan, W.n_iscan, W.n_probe, W.n_reopen, W.nidx, W.viol,
+	        "%ld stalls (%ld ELOCKED), %ld EFULL, %ld violations, %.2f s\n", seed, nops, W.n_commit,
+	        W.n_ok, W.n_conflict, W.n_run, W.n_get, W.n_put, W.n_scan, W.n_iscan, W.n_probe,
+	        W.n_reopen, W.nidx, W.n_stall, W.n_locked, W.n_full, W.viol,
 	        (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	for (int i = 0; CATS[i]; i++)
 		if (W.cat_seen[i])
@@ -1025,10 +1163,10 @@ static void test_model(void **state)
 {
 	const char *env = getenv("MRTX_MODEL_SEEDS"), *ops = getenv("MRTX_MODEL_OPS");
 	char buf[1024], *save = NULL;
-	long nops = ops ? atol(ops) : 2500, total = 0, nseeds = 0, bad = 0;
+	long nops = ops ? atol(ops) : 3000, total = 0, nseeds = 0, bad = 0;
 
 	(void)state;
-	snprintf(buf, sizeof(buf), "%s", env && *env ? env : "1,2,3,4");
+	snprintf(buf, sizeof(buf), "%s", env && *env ? env : "1-6");
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *dash = strchr(tok, '-');
 		unsigned long lo = strtoul(tok, NULL, 0), hi = dash ? strtoul(dash + 1, NULL, 0) : lo;
