@@ -115,6 +115,7 @@ void op_stall(void)
 	struct stall x = { NULL, 0, 0 };
 	pthread_t th;
 	int rc, hit = 0, shortttl = (int)rnd(2);
+	cellv fin;
 
 	assert_non_null(t);
 	assert_int_equal(mrtx_begin(W.db, &t->h), 0);
@@ -133,10 +134,13 @@ void op_stall(void)
 			nanosleep(&(struct timespec){ 0, 5000000 }, NULL);
 	}
 	tr("t%d stalled in its commit (%zu writes): %s", t->id, t->nops, hit ? "yes" : "no");
+	view_of(&fin, t, t->nops); /* what it writes, if it went on */
 	for (size_t i = 0; hit && i < t->nops; i++) {
 		const cell *c = &t->ops[i].c, *m = cv_find(&W.data, c->tab, c->row, c->fid, c->q);
+		const cell *f = cv_find(&fin, c->tab, c->row, c->fid, c->q);
 		mrtx_txn *r;
 		mrtx_bytes v;
+		bs got;
 
 		assert_int_equal(mrtx_begin(W.db, &r), 0);
 		rc = mrtx_get(r, TABS[c->tab].name, MB(c->row), TABS[c->tab].fams[c->fid], MB(c->q), &v);
@@ -144,14 +148,15 @@ void op_stall(void)
 		   mrtx_strerror(rc));
 		check_rc(F_GET, rc, C(0) | C(MRTX_NOTFOUND) | C(MRTX_ELOCKED), "get during a stall");
 		W.n_locked += rc == MRTX_ELOCKED;
-		if ((rc == 0 || rc == MRTX_NOTFOUND) &&
-		    !(rc == 0 ? (m && bs_eq(m->v, bs_dup(v.data, v.size))) : !m) &&
-		    !(rc == 0 && bs_eq(c->v, bs_dup(v.data, v.size))))
+		got = rc == 0 ? bs_dup(v.data, v.size) : bs_dup("", 0);
+		if ((rc == 0 && !(m && bs_eq(m->v, got)) && !(f && bs_eq(f->v, got))) ||
+		    (rc == MRTX_NOTFOUND && m && f))
 			viol("serializability", "a get during t%d's stalled commit read %s, neither the "
-			     "committed value %s nor t%d's", t->id, rc ? "NOTFOUND" :
-			     bs_show(bs_dup(v.data, v.size)), m ? bs_show(m->v) : "NOTFOUND", t->id);
+			     "committed value %s nor t%d's", t->id, rc ? "NOTFOUND" : bs_show(got),
+			     m ? bs_show(m->v) : "NOTFOUND", t->id);
 		mrtx_abort(r);
 	}
+	cv_free(&fin);
 	pthread_join(th, NULL);
 	check_rc(F_FP, mrtx_failpoints_set(NULL), C(0), "disarm");
 	tr("t%d commit after the stall -> %s", t->id, mrtx_strerror(x.rc));

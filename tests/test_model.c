@@ -46,8 +46,7 @@
 struct world W;
 
 static const char *const CATS[] = { "serializability", "read-your-writes", "spurious-conflict",
-	"undocumented-code", "wrong-code", "store-content", "index-content", "unexpected",
-	"doomed-code", NULL };
+	"undocumented-code", "wrong-code", "store-content", "index-content", "unexpected", NULL };
 
 void tr(const char *fmt, ...)
 {
@@ -202,8 +201,10 @@ static cell pick_cell(const mt *t, int index_tables)
 
 	if (W.data.n && rnd(100) < 35)
 		return W.data.c[rnd((uint32_t)W.data.n)];
-	if (W.recent[0].row.n && rnd(100) < 20)
-		return W.recent[rnd(16)].row.n ? W.recent[rnd(16)] : W.recent[0];
+	if (W.recent[0].row.n && rnd(100) < 20) {
+		c = W.recent[rnd(16)];
+		return c.row.n ? c : W.recent[0];
+	}
 	if (t && t->nops && rnd(100) < 15) {
 		c = t->ops[rnd((uint32_t)t->nops)].c;
 		if (c.fid >= 0 && c.fid < TABS[c.tab].nfam)
