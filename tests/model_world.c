@@ -324,7 +324,8 @@ void verify_all(const char *why)
 			cv_free(&want);
 		}
 	cv_free(&view);
-	for (int d = 0; d < W.nidx; d++) { /* each index whole, both ways */
+	for (int k = 0; k < 4 * W.nidx; k++) { /* each index whole, then lookups */
+		int d = k % W.nidx;
 		struct hitctx x;
 		obs o;
 
@@ -335,10 +336,20 @@ void verify_all(const char *why)
 		o.ix = d;
 		o.reverse = (int)rnd(2);
 		x = (struct hitctx){ &o, SIZE_MAX, 0 };
-		rc = mrtx_index_scan(t->h, IDX[d].name, MRTX_BYTES(NULL, 0), MRTX_BYTES(NULL, 0),
-		                     o.reverse, 0, hit_cb, &x);
+		if (k < W.nidx) {
+			rc = mrtx_index_scan(t->h, IDX[d].name, MRTX_BYTES(NULL, 0), MRTX_BYTES(NULL, 0),
+			                     o.reverse, 0, hit_cb, &x);
+		} else { /* a value some source row holds, or none */
+			const cell *c = W.data.n ? &W.data.c[rnd((uint32_t)W.data.n)] : NULL;
+
+			o.lookup = 1;
+			o.reverse = 0;
+			o.vs = c && rnd(4) ? c->v : rnd_alpha(rnd(3));
+			rc = mrtx_index_lookup(t->h, IDX[d].name, MB(o.vs), hit_cb, &x);
+		}
 		o.ended = 1;
-		if (check_rc(F_ISCAN, rc, C(0), "verify index scan")) {
+		if (check_rc(F_ISCAN, rc, C(0) | (key_bytes1(o.vs).n > MRTX_MAX_ROW ? C(MRTX_ETOOBIG) : 0),
+		             "verify index scan") && rc == 0) {
 			char w[1024];
 
 			view_of(&view, NULL, 0);
