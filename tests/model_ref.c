@@ -436,13 +436,15 @@ static const char *const FAM_I[] = { MRTX_INDEX_FAMILY };
 const mtab TABS[NTAB] = { { "ta", FAM_A, 2 },  { "tb", FAM_B, 3 },  { "tc", FAM_C, 1 },
 	                     { "ix0", FAM_I, 1 }, { "ix1", FAM_I, 1 }, { "ix2", FAM_I, 1 } };
 /* by_f: ta f:"a"; by_g: ta g:"\0\xff" copying f:"" and g:"\0" (copy keys shorter than the
- * source key); by_h: tb h:"\0" copying g:"aa" (longer) and h:"\0" itself */
+ * source key); by_h: tb h:"\0" copying g:Q40 (a key so much longer than the source's that
+ * a row can be short enough to index and too long to hold the copy) and h:"\0" itself */
+#define Q40 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 const midx IDX[NIDX] = {
 	{ "by_f", 0, 0, { (const uint8_t *)"a", 1 }, 3, 0, { 0 }, { { NULL, 0 } } },
 	{ "by_g", 0, 1, { (const uint8_t *)"\0\xff", 2 }, 4, 2, { 0, 1 },
 	  { { (const uint8_t *)"", 0 }, { (const uint8_t *)"\0", 1 } } },
 	{ "by_h", 1, 2, { (const uint8_t *)"\0", 1 }, 5, 2, { 1, 2 },
-	  { { (const uint8_t *)"aa", 2 }, { (const uint8_t *)"\0", 1 } } },
+	  { { (const uint8_t *)Q40, 40 }, { (const uint8_t *)"\0", 1 } } },
 };
 
 
@@ -577,7 +579,7 @@ bs rnd_row(void)
 		int i = (int)rnd(8);
 
 		if (!longrows[i].n || rnd(2))
-			longrows[i] = limit_row(rnd(3), (int)rnd(2));
+			longrows[i] = limit_row(rnd(4) ? rnd(3) : rnd(48), (int)rnd(2));
 		return longrows[i];
 	}
 	if (rnd(4) == 0) /* rows never written before: phantoms */
@@ -585,12 +587,12 @@ bs rnd_row(void)
 	return rnd_alpha(1 + rnd(3) - (rnd(3) == 0 ? 0 : rnd(2)));
 }
 
-static const char *const SPECIALQ[] = { "", "a", "\0", "aa", "\0\xff" };
-static const size_t SPECIALQN[] = { 0, 1, 1, 2, 2 };
+static const char *const SPECIALQ[] = { "", "a", "\0", "aa", "\0\xff", Q40 };
+static const size_t SPECIALQN[] = { 0, 1, 1, 2, 2, 40 };
 bs rnd_qual(void)
 {
 	if (rnd(5) == 0) {
-		int i = (int)rnd(5);
+		int i = (int)rnd(6);
 
 		return bs_dup(SPECIALQ[i], SPECIALQN[i]);
 	}

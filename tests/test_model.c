@@ -339,7 +339,7 @@ void op_write(mt *t, int kind)
 	   TABS[c.tab].name, bs_show(c.row), TABS[c.tab].fams[c.fid], bs_show(c.q),
 	   kind == MOP_PUT ? bs_show(c.v) : "", mrtx_strerror(rc));
 	if (!check_rc(kind == MOP_DELROW ? F_DELROW : F_PUT, rc, C(want),
-	              t->doomed ? "after the transaction was doomed" : "write") &&
+	              t->doomed ? "after the transaction was doomed" : TABS[c.tab].name) &&
 	    rc == MRTX_CONFLICT && !t->doomed)
 		got_conflict(t, "a write (index maintenance read)");
 	if (rc == 0 && !t->doomed)
