@@ -198,8 +198,13 @@ void model_probe(mrtx_db *db, const char *path, mrtx_txn *h, int nidx, int p)
 		P(F_OPEN, mrtx_open(&db2, name, NULL), MRTX_ENOTSTORE);
 		if (db2)
 			mrtx_close(db2);
-		db2 = NULL; /* the same store again: one shared environment */
-		if (P(F_OPEN, mrtx_open(&db2, path, NULL), 0))
+		db2 = NULL;
+		/* the same store again: one shared environment, whose durability
+		 * (the model's MRTX_NOSYNC) a second open may not change */
+		P(F_OPEN, mrtx_open(&db2, path, NULL), MRTX_EINVAL);
+		o = (mrtx_options)MRTX_OPTIONS_INIT;
+		o.durability = MRTX_NOSYNC;
+		if (P(F_OPEN, mrtx_open(&db2, path, &o), 0))
 			mrtx_close(db2);
 		break;
 	}

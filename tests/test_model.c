@@ -271,7 +271,7 @@ static void op_get(mt *t)
 	tr("t%d get %s %s %s:%s -> %s %s", t->id, TABS[c.tab].name, bs_show(c.row),
 	   TABS[c.tab].fams[c.fid], bs_show(c.q), mrtx_strerror(rc), rc ? "" : bs_show(bs_dup(v.data, v.size)));
 	if (t->doomed) {
-		check_rc(F_GET, rc, C(MRTX_CONFLICT) | C(MRTX_EBADTXN), "doomed transaction");
+		check_rc(F_GET, rc, C(MRTX_EBADTXN), "doomed transaction");
 		return;
 	}
 	if (rc == MRTX_CONFLICT) {
@@ -343,10 +343,14 @@ void op_write(mt *t, int kind)
 	tr("t%d %s %s %s %s:%s = %s -> %s", t->id, kind == MOP_PUT ? "put" : kind == MOP_DEL ? "del" : "delrow",
 	   TABS[c.tab].name, bs_show(c.row), TABS[c.tab].fams[c.fid], bs_show(c.q),
 	   kind == MOP_PUT ? bs_show(c.v) : "", mrtx_strerror(rc));
-	if (!check_rc(kind == MOP_DELROW ? F_DELROW : F_PUT, rc, C(want),
-	              t->doomed ? "after the transaction was doomed" : TABS[c.tab].name) &&
-	    rc == MRTX_CONFLICT && !t->doomed)
+	if (rc == MRTX_CONFLICT && !t->doomed) {
+		/* index maintenance reads the old value; its conflict dooms */
+		check_rc(kind == MOP_DELROW ? F_DELROW : F_PUT, rc, ANYC, TABS[c.tab].name);
 		got_conflict(t, "a write (index maintenance read)");
+		return;
+	}
+	check_rc(kind == MOP_DELROW ? F_DELROW : F_PUT, rc, C(want),
+	         t->doomed ? "after the transaction was doomed" : TABS[c.tab].name);
 	if (rc == 0 && !t->doomed)
 		log_op(t, kind, &c);
 }
@@ -394,7 +398,7 @@ static void op_scan(mt *t)
 	else if (o.sp.qs.n > MRTX_MAX_KEY - 6 || o.sp.qe.n > MRTX_MAX_KEY - 6)
 		want = C(0) | C(MRTX_ETOOBIG); /* over the qualifier limit: either reading */
 	if (t->doomed)
-		want = C(MRTX_CONFLICT) | C(MRTX_EBADTXN);
+		want = C(MRTX_EBADTXN);
 	rc = mrtx_scan_open(t->h, &sp, &s);
 	tr("t%d scan %s [%s, %s) fam %d q[%s, %s) rev %d limit %zu stop %zu -> %s", t->id,
 	   sp.table, bs_show(o.sp.start), bs_show(o.sp.end), o.sp.fid, bs_show(o.sp.qs),
@@ -496,7 +500,7 @@ static void op_iscan(mt *t)
 	if (key_bytes1(o.vs).n > MRTX_MAX_ROW || key_bytes1(o.ve).n > MRTX_MAX_ROW)
 		want |= C(MRTX_ETOOBIG); /* a bound that is no row key */
 	if (t->doomed)
-		want = C(MRTX_CONFLICT) | C(MRTX_EBADTXN);
+		want = C(MRTX_EBADTXN);
 	if (o.lookup)
 		rc = mrtx_index_lookup(t->h, IDX[d].name, MB(o.vs), hit_cb, &x);
 	else
@@ -568,7 +572,7 @@ void op_commit(int i)
 	W.n_commit++;
 	tr("t%d commit (%zu writes, %zu reads) -> %s", t->id, t->nops, t->nob, mrtx_strerror(rc));
 	if (t->doomed)
-		check_rc(F_COMMIT, rc, C(MRTX_CONFLICT) | C(MRTX_EBADTXN), "doomed transaction");
+		check_rc(F_COMMIT, rc, C(MRTX_CONFLICT), "doomed (by a conflict) transaction");
 	else if (check_rc(F_COMMIT, rc, C(0) | C(MRTX_CONFLICT), "commit") && rc == MRTX_CONFLICT)
 		got_conflict(t, "mrtx_commit");
 	if (rc == MRTX_CONFLICT)
