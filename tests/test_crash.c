@@ -108,8 +108,10 @@ static pid_t spawn_writer(const char *path, const char *fp, int unbatched, int r
 		o.durability = MRTX_NOSYNC;
 		o.lock_ttl_ms = HUGE_TTL;
 		o.unbatched = unbatched;
-		if (mrtx_open(&db, path, &o))
+		if (mrtx_open(&db, path, &o)) {
+			fprintf(stderr, "writer: open: %s\n", mrtx_errmsg());
 			_exit(2);
+		}
 		if (fp && mrtx_failpoints_set(fp))
 			_exit(3);
 		if (ready_fd >= 0) {

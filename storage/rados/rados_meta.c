@@ -167,32 +167,44 @@ static int meta_init(rstore *rs)
 
 /* ----------------------------------------------------------- open/close */
 
-/* The process that first used librados (0: none yet). */
-static pid_t librados_pid;
-static pthread_mutex_t librados_mu = PTHREAD_MUTEX_INITIALIZER;
-
 /*
- * librados is not fork-safe: a child forked from a process that had used it
- * shares its client state (its random client nonce among it: children's
- * sessions then collide and their operations stall until they time out).
- * Refuse clearly instead.
+ * librados draws its client's messenger nonce from a thread-local random
+ * engine that is seeded once per thread: a child forked from a process
+ * that had used librados in the same thread would draw the very nonce its
+ * parent (and every sibling) drew, and clients with one address reset each
+ * other's sessions (operations stall for seconds, or time out).  Each
+ * connection is therefore made in a thread of its own, whose engine is
+ * seeded afresh.
  */
-static int fork_check(const char *addr)
-{
-	pid_t me = getpid();
-	int rc = 0;
+struct connect_job {
+	const raddr *ra;
+	rconn *conn;
+	int rc;
+	char err[512];
+};
 
-	pthread_mutex_lock(&librados_mu);
-	if (!librados_pid)
-		librados_pid = me;
-	else if (librados_pid != me)
-		rc = mrtx__seterr(MRTX_EINVAL, "%s: this process was forked from one that had "
-		                  "opened a RADOS store; librados cannot be used again after "
-		                  "fork(): open RADOS stores only in processes that did not "
-		                  "inherit a RADOS client (fork before the first open, or exec)",
-		                  addr);
-	pthread_mutex_unlock(&librados_mu);
-	return rc;
+static void *connect_thread(void *arg)
+{
+	struct connect_job *j = arg;
+
+	j->rc = rconn_open(&j->conn, j->ra, NULL);
+	if (j->rc)
+		snprintf(j->err, sizeof(j->err), "%s", mrtx_errmsg());
+	return NULL;
+}
+
+static int connect_fresh(const raddr *ra, rconn **out)
+{
+	struct connect_job j = { ra, NULL, 0, "" };
+	pthread_t th;
+
+	if (pthread_create(&th, NULL, connect_thread, &j) != 0)
+		return mrtx__seterr(MRTX_ENOMEM, "cannot start a thread to connect to RADOS");
+	pthread_join(th, NULL);
+	if (j.rc)
+		return mrtx__seterr(j.rc, "%s", j.err);
+	*out = j.conn;
+	return 0;
 }
 
 int rados_store_open(store **out, const char *addr, const store_opts *o)
@@ -201,8 +213,6 @@ int rados_store_open(store **out, const char *addr, const store_opts *o)
 	raddr ra;
 	int rc;
 
-	if ((rc = fork_check(addr)))
-		return rc;
 
 	/* RADOS writes are replicated before they are acknowledged: durability,
 	 * map size and file mode have no meaning here */
@@ -220,7 +230,7 @@ int rados_store_open(store **out, const char *addr, const store_opts *o)
 	rs->unbatched = o && o->unbatched;
 	pthread_mutex_init(&rs->mu, NULL);
 	snprintf(rs->meta_oid, sizeof(rs->meta_oid), "%s.meta", ra.name);
-	rc = rconn_open(&rs->conn, &ra, NULL);
+	rc = connect_fresh(&ra, &rs->conn);
 	raddr_free(&ra);
 	if (rc == 0)
 		rc = meta_init(rs);

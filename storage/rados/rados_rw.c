@@ -729,6 +729,7 @@ int rados_store_write_rows(store *st, store_op *ops, size_t n)
 	rc = MRTX_ENOMEM;
 	if (!(idx = arena_alloc(&a, n * sizeof(*idx))) || !(retry = arena_alloc(&a, n * sizeof(*retry))))
 		goto done;
+	rc = 0;
 	{
 		size_t nidx = 0, none = 0;
 
