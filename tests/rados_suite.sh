@@ -70,9 +70,34 @@ bash "$CLUSTER" start "$DIR" "${cephx[@]}" || { echo "rados_suite: cluster start
 echo "rados_suite: cluster up in $(( $(date +%s%3N) - t0 )) ms (mon 127.0.0.1:$MON_PORT)"
 
 MRTX_IN_RADOS_SUITE=1 MRTX_TEST_RADOS_CONF=$DIR/ceph.conf MRTX_TEST_RADOS_KILL=1 MRTX_SRC=$SRC \
-	timeout "${RADOS_SUITE_TIMEOUT:-600}" \
-	ctest --test-dir "$BUILD" -L "${RADOS_SUITE_LABELS:-^rados\$}" --output-on-failure
+	MRTX_TEST_STORE=${MRTX_TEST_STORE:-rados} timeout "${RADOS_SUITE_TIMEOUT:-600}" \
+	ctest --test-dir "$BUILD" -L "${RADOS_SUITE_LABELS:-^(rados|store)\$}" --output-on-failure
 rc=$?
+
+# mrtx chaos on RADOS while an OSD is SIGKILLed and restarted mid-run: bank
+# (batched) and append (unbatched), each with 0 anomalies and every lock
+# settled by recovery.
+MRTX=$BUILD/mrtx
+if [ "$rc" = 0 ] && [ -x "$MRTX" ] && [ "${RADOS_SUITE_CHAOS:-1}" = 1 ]; then
+	for spec in "bank:" "append:--unbatched"; do
+		w=${spec%%:*}; u=${spec#*:}
+		store="rados://mrtx/chaos-$w-$$?conf=$DIR/ceph.conf"
+		log=$DIR/chaos-$w.out
+		TMPDIR=$DIR timeout 300 "$MRTX" chaos "$store" --workload "$w" --seconds 25 --writers 3 $u \
+			>"$log" 2>&1 &
+		cpid=$!
+		sleep 7
+		bash "$CLUSTER" kill-osd 1 "$DIR" || rc=1
+		sleep 3
+		bash "$CLUSTER" restart-osd 1 "$DIR" || rc=1
+		if ! wait "$cpid"; then
+			echo "rados_suite: chaos $w $u FAILED:"; cat "$log"; rc=1
+		else
+			echo "rados_suite: chaos $w $u with osd.1 killed and restarted:"
+			grep -E 'transactions:|kills:|anomalies:|recovery:' "$log" | sed 's/^/  /'
+		fi
+	done
+fi
 bash "$CLUSTER" status "$DIR" || true
 [ "$rc" = 0 ] && ok=1
 exit "$rc"

@@ -239,7 +239,7 @@ static void test_no_conf_anywhere(void **state)
 /* A monitor address where nothing listens: a clear error within the bound. */
 static void test_unreachable_within_timeout(void **state)
 {
-	char *dir = tu_tmpdir("radosconn"), conf[512], uri[700];
+	char *dir = tu_fsdir("radosconn"), conf[512], uri[700];
 	FILE *f;
 	raddr a;
 	rconn *c = NULL;

@@ -21,9 +21,24 @@ int tu_rados(void)
 	return s && strcmp(s, "rados") == 0;
 }
 
-char *tu_tmpdir(const char *tag)
+char *tu_fsdir(const char *tag)
 {
 	const char *base = getenv("TMPDIR");
+	char *p;
+
+	if (!base || !*base)
+		base = "/tmp";
+	if (asprintf(&p, "%s/mrtx-test-%s-XXXXXX", base, tag) < 0)
+		return NULL;
+	if (!mkdtemp(p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+char *tu_tmpdir(const char *tag)
+{
 	static unsigned long counter;
 	char *p;
 
@@ -41,16 +56,7 @@ char *tu_tmpdir(const char *tag)
 			return NULL;
 		return p;
 	}
-
-	if (!base || !*base)
-		base = "/tmp";
-	if (asprintf(&p, "%s/mrtx-test-%s-XXXXXX", base, tag) < 0)
-		return NULL;
-	if (!mkdtemp(p)) {
-		free(p);
-		return NULL;
-	}
-	return p;
+	return tu_fsdir(tag);
 }
 
 static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)

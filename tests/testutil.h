@@ -10,6 +10,8 @@
 
 #include "mrtx.h"
 
+/* A fresh empty directory under $TMPDIR, whatever the backend. */
+char *tu_fsdir(const char *tag);
 /* 1 when the tests run against RADOS (MRTX_TEST_STORE=rados). */
 int tu_rados(void);
 /* A fresh empty directory under $TMPDIR (with MRTX_TEST_STORE=rados: the

@@ -386,7 +386,7 @@ static void parse_line(const chaos_cfg *cfg, uint32_t inc, char *line, pending *
 		chaos_anomaly(r, "process %" PRIu32 ": unexpected error: %s", inc, rest);
 		return;
 	default:
-		return; /* X: armed failpoint, informational */
+		return; /* X: armed failpoint; N: store unavailable (informational) */
 	}
 	if (!p->open || strtoul(rest, &rest, 10) != p->seq) {
 		chaos_anomaly(r, "process %" PRIu32 ": log record '%c' without its invoke", inc, kind);

@@ -124,10 +124,23 @@ static void log_line(sbuf *b)
 	b->n = 0;
 }
 
+/*
+ * A distributed store that timed out (an OSD down, a PG below min_size for
+ * a moment) is unavailable, not wrong: the failure is logged as N (no
+ * anomaly), and a write's outcome stays unknown, as for MRTX_EUNKNOWN.
+ * Any other error is unexpected (E, an anomaly).
+ */
+static int unavailable(int rc)
+{
+	return rc == MRTX_ESTORE && strstr(mrtx_errmsg(), "rados:") &&
+	       strstr(mrtx_errmsg(), "timed out");
+}
+
 static void log_error(sbuf *b, int rc, const char *what)
 {
 	b->n = 0;
-	sb_printf(b, "E %d %s: %s: %s", rc, what, mrtx_strerror(rc), mrtx_errmsg());
+	sb_printf(b, "%c %d %s: %s: %s", unavailable(rc) ? 'N' : 'E', rc, what,
+	          mrtx_strerror(rc), mrtx_errmsg());
 	log_line(b);
 }
 
@@ -463,7 +476,12 @@ int chaos_child(const chaos_cfg *cfg, int role, uint32_t incarnation, const char
 	if ((log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_TRUNC | O_CLOEXEC, 0644)) < 0)
 		return 3;
 	chaos_open_options(cfg, &o);
-	if ((rc = mrtx_open(&db, cfg->store, &o))) {
+	/* a store that is briefly unreachable (an OSD restarting under a RADOS
+	 * store) is opened again, as a client would */
+	for (int tries = 0; (rc = mrtx_open(&db, cfg->store, &o)) == MRTX_ESTORE && tries < 5;
+	     tries++)
+		sleep(1);
+	if (rc) {
 		log_error(&b, rc, "open");
 		return 3;
 	}
