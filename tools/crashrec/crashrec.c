@@ -39,6 +39,7 @@ static char follow[4096];
 /* armed fault: kind 0 none, 1 sync, 2 write; fires on call number at */
 static int fault_kind, fault_err;
 static unsigned long fault_at, fault_calls;
+static int fault_fired;
 
 static ssize_t (*real_write)(int, const void *, size_t);
 static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
@@ -86,6 +87,7 @@ static int fault_parse(const char *spec)
 		return -1;
 	fault_at = n;
 	fault_calls = 0;
+	fault_fired = 0;
 	return 0;
 }
 
@@ -158,6 +160,7 @@ static int fault_hit(int kind)
 	if (fault_kind == kind && ++fault_calls == fault_at) {
 		hit = fault_err;
 		fault_kind = 0;
+		fault_fired = 1;
 	}
 	pthread_mutex_unlock(&mu);
 	return hit;
@@ -251,6 +254,27 @@ static int do_sync(int fd, int (*call)(int))
 
 EXPORT int crashrec_mark(const char *s);
 EXPORT int crashrec_fault(const char *spec);
+EXPORT int crashrec_fault_fired(void);
+EXPORT void crashrec_follow(const char *path);
+
+int crashrec_fault_fired(void)
+{
+	int f;
+
+	init();
+	pthread_mutex_lock(&mu);
+	f = fault_fired;
+	pthread_mutex_unlock(&mu);
+	return f;
+}
+
+void crashrec_follow(const char *path)
+{
+	init();
+	pthread_mutex_lock(&mu);
+	snprintf(follow, sizeof(follow), "%s", path ? path : "");
+	pthread_mutex_unlock(&mu);
+}
 
 int crashrec_mark(const char *s)
 {

@@ -58,5 +58,11 @@ typedef int (*crashrec_mark_fn)(const char *s);
 /* Arm a fault (MRTX_CRASHREC_FAULT syntax; NULL or "" disarms), counting
  * from the next call.  Returns 0, or -1 for a malformed spec. */
 typedef int (*crashrec_fault_fn)(const char *spec);
+/* 1 if the fault armed last has fired, else 0. */
+typedef int (*crashrec_fault_fired_fn)(void);
+/* Follow this file from now on (descriptors opened later), without a
+ * trace unless MRTX_CRASHREC_TRACE is set: for a program that links the
+ * recorder instead of preloading it. */
+typedef void (*crashrec_follow_fn)(const char *path);
 
 #endif
