@@ -320,11 +320,11 @@ static void print_result(const cs_cfg *c, const cs_result *r, const char *mode)
 
 	if (c->json) {
 		printf("{\"durability\":\"%s\",\"broken\":%s%s%s,\"seed\":%" PRIu64
-		       ",\"states\":%lu,\"exhaustive\":%s,\"trace_records\":%lu,\"writes\":%lu,"
+		       ",\"states\":%lu,\"images_checked\":%lu,\"exhaustive\":%s,\"trace_records\":%lu,\"writes\":%lu,"
 		       "\"syncs\":%lu,\"commits_acknowledged\":%lu,\"crash_points\":%lu,"
 		       "\"violations\":{", mode, c->broken ? "\"" : "",
 		       c->broken ? broken[c->broken] : "null", c->broken ? "\"" : "", c->seed,
-		       r->states, r->exhaustive ? "true" : "false", r->records, r->writes, r->syncs,
+		       r->states, r->images, r->exhaustive ? "true" : "false", r->records, r->writes, r->syncs,
 		       r->acks, r->crash_points);
 		for (int k = 0, n = 0; k < CSV_NKINDS; k++)
 			if (r->violations[k])
@@ -345,8 +345,8 @@ static void print_result(const cs_cfg *c, const cs_result *r, const char *mode)
 	       "acknowledged, %lu crash points\n", mode, c->broken ? ", broken variant " : "",
 	       c->broken ? broken[c->broken] : "", r->records, r->writes, r->syncs, r->acks,
 	       r->crash_points);
-	printf("states explored: %lu (%s)\n", r->states,
-	       r->exhaustive ? "every state" : "seeded random sample");
+	printf("states explored: %lu (%s; %lu distinct images, each checked)\n", r->states,
+	       r->exhaustive ? "every state" : "seeded random sample", r->images);
 	printf("violations: %lu\n", r->nviolations);
 	for (int k = 0; k < CSV_NKINDS; k++)
 		if (r->violations[k])

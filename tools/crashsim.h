@@ -60,6 +60,7 @@ extern const char *const cs_writer_table;
 typedef struct cs_result {
 	unsigned long records, writes, syncs, acks, crash_points;
 	unsigned long states;          /* explored */
+	unsigned long images;          /* distinct images among them, each checked */
 	int exhaustive;                /* every state of the trace was explored */
 	unsigned long violations[CSV_NKINDS];
 	unsigned long nviolations;

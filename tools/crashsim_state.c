@@ -213,6 +213,8 @@ static int trace_load(const cs_cfg *c, trace *t)
 		}
 		t->recs[t->nrec++] = r;
 	}
+	if (t->nrec == 0)
+		ok = 0;
 	if (!ok || t->ready == SIZE_MAX || t->writers < 1 || t->writers > MAXW) {
 		tool_err("crashsim", "%s: %s", c->trace, ok ? "no setup mark: not a complete "
 		         "crashsim trace" : "malformed trace");
@@ -526,16 +528,12 @@ static void check_state(const char *dir, const trace *t, const uint32_t *need, v
 		free(before);
 		return;
 	}
-	mrtx_close(db);
+	/* the open itself must not write: compare before the first write */
 	after = read_all(path, &na);
 	if (!before || !after || na != nb || memcmp(before, after, nb) != 0)
-		flag(v, CSV_OPEN_MODIFIED, "opening and closing the store changed data.mdb");
+		flag(v, CSV_OPEN_MODIFIED, "opening the store changed data.mdb");
 	free(before);
 	free(after);
-	if ((rc = mrtx_open(&db, dir, &o))) {
-		flag(v, CSV_OPEN, "reopen: %s", mrtx_errmsg());
-		return;
-	}
 	memset(&rs, 0, sizeof(rs));
 	if ((rc = recover_sweep(mrtx__db_store(db), &ro, &rs, NULL, NULL)) || rs.errors)
 		flag(v, CSV_RECOVER, "recover: %s", rc ? mrtx_errmsg() : "some locks unresolved");
@@ -593,6 +591,55 @@ static void check_forked(const char *dir, const trace *t, const uint32_t *need, 
 }
 
 /* ------------------------------------------------------------ explore */
+
+/*
+ * Many states are the same image: a crash point whose later writes all
+ * stayed in the cache leaves what the previous one left.  An image is a
+ * function of its barrier and the chunk each changed page holds (and its
+ * tearing); with the acknowledged commits it needs, that decides the
+ * verdict, which is checked once and counted for every such state.
+ */
+typedef struct vcache {
+	uint64_t *keys; /* 0 = empty */
+	verdict *v;
+	size_t cap, n;
+	unsigned long hits;
+} vcache;
+
+static uint64_t hmix(uint64_t h, uint64_t x)
+{
+	h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t state_key(const scratch *s, size_t barrier, const uint32_t *need, int nw)
+{
+	uint64_t h = hmix(1469598103934665603ull, barrier);
+
+	for (size_t q = 0; q < s->npend; q++) {
+		const pend *pp = &s->pend[q];
+
+		if (pp->v == 0)
+			continue;
+		h = hmix(h, pp->page);
+		h = hmix(h, s->idx[pp->first + pp->v - 1]);
+		h = hmix(h, ((uint64_t)pp->torn << 32) | pp->m);
+	}
+	for (int w = 0; w < nw; w++)
+		h = hmix(h, need[w]);
+	return h ? h : 1;
+}
+
+/* The slot of key: its verdict if cached (*found), else where it goes. */
+static size_t vcache_slot(vcache *c, uint64_t key, int *found)
+{
+	size_t i = (size_t)(key % c->cap);
+
+	while (c->keys[i] && c->keys[i] != key)
+		i = (i + 1) % c->cap;
+	*found = c->keys[i] == key;
+	return i;
+}
 
 static uint64_t rng_next(uint64_t *x)
 {
@@ -666,6 +713,7 @@ int cs_explore(const cs_cfg *c, cs_result *out)
 {
 	trace t;
 	scratch s;
+	vcache vc = { NULL, NULL, 0, 0, 0 };
 	job *jobs = NULL;
 	size_t njobs = 0;
 	uint64_t total = 0;
@@ -742,10 +790,15 @@ int cs_explore(const cs_cfg *c, cs_result *out)
 		tool_err("crashsim", "mkdir %s: %s", dir, strerror(errno));
 		goto done;
 	}
+	vc.cap = 2 * njobs + 16;
+	if (!(vc.keys = calloc(vc.cap, sizeof(*vc.keys))) || !(vc.v = calloc(vc.cap, sizeof(*vc.v))))
+		goto done;
 	for (size_t n = 0; n < njobs; n++) {
 		const job *j = &jobs[n];
-		size_t i = t.cps[j->cp];
+		size_t i = t.cps[j->cp], slot;
+		uint64_t key;
 		verdict v;
+		int found;
 
 		if (keep && j->id != (unsigned long)c->only)
 			continue;
@@ -767,11 +820,24 @@ int cs_explore(const cs_cfg *c, cs_result *out)
 			tool_err("crashsim", "writing the image in %s: %s", pristine, strerror(errno));
 			goto done;
 		}
-		if (write_image(&s, &t, dir) != 0) {
-			tool_err("crashsim", "writing the image in %s: %s", dir, strerror(errno));
-			goto done;
+		key = state_key(&s, t.barrier[i], need, t.writers);
+		slot = vcache_slot(&vc, key, &found);
+		if (found && !keep) {
+			v = vc.v[slot];
+			vc.hits++;
+		} else {
+			if (write_image(&s, &t, dir) != 0) {
+				tool_err("crashsim", "writing the image in %s: %s", dir,
+				         strerror(errno));
+				goto done;
+			}
+			check_forked(dir, &t, need, &v);
+			if (vc.n < vc.cap / 2) {
+				vc.keys[slot] = key;
+				vc.v[slot] = v;
+				vc.n++;
+			}
 		}
-		check_forked(dir, &t, need, &v);
 		out->states++;
 		if (keep)
 			printf("state %ld: %s\nimage: %s (as the crash left it), %s (after the "
@@ -793,8 +859,11 @@ int cs_explore(const cs_cfg *c, cs_result *out)
 		tool_err("crashsim", "no state %ld (%zu states)", c->only, njobs);
 		goto done;
 	}
+	out->images = out->states - vc.hits;
 	rc = 0;
 done:
+	free(vc.keys);
+	free(vc.v);
 	if (!keep) {
 		char p[PATH_MAX + 16];
 
