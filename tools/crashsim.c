@@ -3,7 +3,8 @@
  * power loss?
  *
  *   mrtx crashsim DIR [--durability sync|nometasync|nosync] [--states N]
- *                     [--seed S] [--writers N] [--txns N] [--broken meta|data]
+ *                     [--seed S] [--writers N] [--txns N] [--unbatched]
+ *                     [--broken meta|data]
  *                     [--trace FILE] [--only K] [--json]
  *
  * 1. Record (unless --trace): this process re-executes itself with the crash
@@ -54,7 +55,8 @@ const char *const cs_kind_names[CSV_NKINDS] = {
 
 static const char usage_line[] =
 	"mrtx crashsim DIR [--durability sync|nometasync|nosync] [--states N] [--seed S] "
-	"[--writers N] [--txns N] [--broken meta|data] [--trace FILE] [--only K] [--json]";
+	"[--writers N] [--txns N] [--unbatched] [--broken meta|data] [--trace FILE] [--only K] "
+	"[--json]";
 
 /* ------------------------------------------------------------ schedule */
 
@@ -158,6 +160,7 @@ static int writer_main(const cs_cfg *c, const char *store, int w, crashrec_mark_
 	int rc;
 
 	o.durability = c->durability;
+	o.unbatched = c->unbatched;
 	if ((rc = mrtx_open(&db, store, &o)))
 		return tool_fail("crashsim", "writer open", rc);
 	for (uint32_t k = 1; k <= (uint32_t)c->txns; k++) {
@@ -319,10 +322,11 @@ static void print_result(const cs_cfg *c, const cs_result *r, const char *mode)
 	static const char *const broken[] = { "", "meta", "data" };
 
 	if (c->json) {
-		printf("{\"durability\":\"%s\",\"broken\":%s%s%s,\"seed\":%" PRIu64
+		printf("{\"durability\":\"%s\",\"unbatched\":%s,\"broken\":%s%s%s,\"seed\":%" PRIu64
 		       ",\"states\":%lu,\"images_checked\":%lu,\"exhaustive\":%s,\"trace_records\":%lu,\"writes\":%lu,"
 		       "\"syncs\":%lu,\"commits_acknowledged\":%lu,\"crash_points\":%lu,"
-		       "\"violations\":{", mode, c->broken ? "\"" : "",
+		       "\"violations\":{", mode, c->unbatched ? "true" : "false",
+		       c->broken ? "\"" : "",
 		       c->broken ? broken[c->broken] : "null", c->broken ? "\"" : "", c->seed,
 		       r->states, r->images, r->exhaustive ? "true" : "false", r->records, r->writes, r->syncs,
 		       r->acks, r->crash_points);
@@ -365,13 +369,14 @@ int cmd_crashsim(int argc, char **argv)
 {
 	const char *dur = "sync", *states = NULL, *seed = NULL, *writers = NULL, *txns = NULL,
 		   *broken = NULL, *trace = NULL, *only = NULL;
-	int json = 0, npos, help, rc;
+	int json = 0, unbatched = 0, npos, help, rc;
 	const tool_opt opts[] = {
 		{ "durability", 1, &dur, NULL }, { "states", 1, &states, NULL },
 		{ "seed", 1, &seed, NULL }, { "writers", 1, &writers, NULL },
 		{ "txns", 1, &txns, NULL }, { "broken", 1, &broken, NULL },
 		{ "trace", 1, &trace, NULL }, { "only", 1, &only, NULL },
-		{ "json", 0, NULL, &json }, { NULL, 0, NULL, NULL }
+		{ "json", 0, NULL, &json }, { "unbatched", 0, NULL, &unbatched },
+		{ NULL, 0, NULL, NULL }
 	};
 	char **argcopy, **pos;
 	size_t v;
@@ -400,7 +405,8 @@ int cmd_crashsim(int argc, char **argv)
 		       "opened and closed (it must not change), recovered, checked with\n"
 		       "check --strict, and the bank verified: total exact, balances those of\n"
 		       "whole transactions, and every commit acknowledged before the crash\n"
-		       "present (nometasync: before the last sync).\n"
+		       "present (nometasync: before the last sync).  --unbatched: the writers\n"
+		       "write every row with its own LMDB transaction.\n"
 		       "--broken meta|data simulates a library that wrote the commit point's\n"
 		       "meta page without its sync, or skipped the data sync: it must fail.\n"
 		       "--trace FILE re-explores a recorded trace; --only K checks state K\n"
@@ -421,6 +427,7 @@ int cmd_crashsim(int argc, char **argv)
 	c.txns = 100;
 	c.only = -1;
 	c.json = json;
+	c.unbatched = unbatched;
 	if (strcmp(dur, "sync") == 0)
 		c.durability = MRTX_SYNC;
 	else if (strcmp(dur, "nometasync") == 0)
