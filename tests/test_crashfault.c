@@ -5,7 +5,7 @@
  * LMDB's own pwrite/writev/fdatasync calls on the store's data.mdb pass
  * through it.  For every N, the N-th sync (EIO) or the N-th write (EIO,
  * ENOSPC, a short write) of a commit fails, for a multi-row and a one-row
- * transaction in sync mode.  Each time:
+ * transaction in sync and nometasync mode.  Each time:
  *   - the commit returns MRTX_OK, or a clean error: MRTX_EUNKNOWN only from
  *     the commit point of a multi-row transaction, never before it (the
  *     prewrite is not the commit point);
@@ -39,13 +39,14 @@
 static crashrec_fault_fn fault;
 static crashrec_fault_fired_fn fired;
 static crashrec_follow_fn follow;
+static int durability = MRTX_SYNC;
 
 static mrtx_db *open_sync(const char *path)
 {
 	mrtx_options o = MRTX_OPTIONS_INIT;
 	mrtx_db *db = NULL;
 
-	o.durability = MRTX_SYNC;
+	o.durability = durability;
 	o.lock_wait_ms = 1;
 	if (mrtx_open(&db, path, &o) != MRTX_OK)
 		fail_msg("open %s: %s", path, mrtx_errmsg());
@@ -164,14 +165,23 @@ static int one_fault(const char *kind, unsigned n, int nrows)
 	return 1;
 }
 
+/* Every call of a multi-row and of a one-row commit, in sync and
+ * nometasync mode (nosync makes no sync call and is not durable anyway). */
 static void every_call(const char *kind, int nrows)
 {
-	unsigned n;
+	static const int modes[] = { MRTX_SYNC, MRTX_NOMETASYNC };
 
-	for (n = 1; n < 200 && one_fault(kind, n, nrows); n++)
-		;
-	assert_true(n > 1); /* the commit made at least one such call */
-	assert_true(n < 200);
+	for (size_t m = 0; m < 2; m++) {
+		unsigned n;
+
+		durability = modes[m];
+		for (n = 1; n < 200 && one_fault(kind, n, nrows); n++)
+			;
+		assert_true(n > 1); /* the commit made at least one such call */
+		assert_true(n < 200);
+		print_message("%s, %d row(s), %s: a fault at each of %u calls\n", kind, nrows,
+		              m ? "nometasync" : "sync", n - 1);
+	}
 }
 
 static void test_sync_eio(void **state)
