@@ -62,7 +62,7 @@ static int put_rows(mrtx_db *db, int n, const char *value)
 	if ((rc = mrtx_begin(db, &txn)))
 		return rc;
 	for (int i = 0; i < n && rc == 0; i++) {
-		char row[8];
+		char row[16];
 
 		snprintf(row, sizeof(row), "r%d", i);
 		rc = mrtx_put(txn, "t", MRTX_CSTR(row), "f", MRTX_CSTR("q"), MRTX_CSTR(value));
@@ -80,7 +80,7 @@ static void rows_value(mrtx_db *db, int n, char *buf, size_t sz)
 	char first[32] = "", v[32];
 
 	for (int i = 0; i < n; i++) {
-		char row[8], fq[] = "f:q";
+		char row[16], fq[] = "f:q";
 		int rc;
 
 		snprintf(row, sizeof(row), "r%d", i);
