@@ -303,6 +303,14 @@ static int record(const cs_cfg *c, char **argv)
 	snprintf(file, sizeof(file), "%s/data.mdb", store);
 	fflush(NULL);
 	if ((pid = fork()) == 0) {
+		const char *asan = getenv("ASAN_OPTIONS");
+		char aopt[1024];
+
+		/* a sanitizer build: the recorder, preloaded, comes before the
+		 * ASan runtime; its interceptors still reach the recorder */
+		snprintf(aopt, sizeof(aopt), "%s%sverify_asan_link_order=0", asan ? asan : "",
+		         asan && *asan ? ":" : "");
+		setenv("ASAN_OPTIONS", aopt, 1);
 		setenv("LD_PRELOAD", lib, 1);
 		setenv("MRTX_CRASHREC_FILE", file, 1);
 		setenv("MRTX_CRASHREC_TRACE", c->trace, 1);
