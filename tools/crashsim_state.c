@@ -537,8 +537,10 @@ int cs_explore(const cs_cfg *c, cs_result *out)
 	njobs = out->exhaustive ? (size_t)total : c->states;
 	if (!t.ncps)
 		njobs = 0;
-	if (njobs && !(jobs = calloc(njobs, sizeof(*jobs))))
+	if (njobs && !(jobs = calloc(njobs, sizeof(*jobs)))) {
+		tool_err("crashsim", "out of memory for %zu states (lower --states)", njobs);
 		goto done;
+	}
 	if (out->exhaustive) {
 		size_t n = 0;
 
@@ -580,8 +582,11 @@ int cs_explore(const cs_cfg *c, cs_result *out)
 		goto done;
 	}
 	vc.cap = 2 * njobs + 16;
-	if (!(vc.keys = calloc(vc.cap, sizeof(*vc.keys))) || !(vc.v = calloc(vc.cap, sizeof(*vc.v))))
+	if (!(vc.keys = calloc(vc.cap, sizeof(*vc.keys))) ||
+	    !(vc.v = calloc(vc.cap, sizeof(*vc.v)))) {
+		tool_err("crashsim", "out of memory for %zu states (lower --states)", njobs);
 		goto done;
+	}
 	for (size_t n = 0; n < njobs; n++) {
 		const job *j = &jobs[n];
 		size_t i = t.cps[j->cp], slot;
