@@ -40,7 +40,7 @@ expect() {
 	fi
 }
 
-CORRUPT='sum(j["violations"].get(k, 0) for k in ("open", "open_modified", "crash", "recover", "check", "read", "total", "partial"))'
+CORRUPT='sum(j["violations"].get(k, 0) for k in ("open", "open_modified", "crash", "hang", "recover", "check", "read", "total", "partial"))'
 
 expect sync 0 'j["exhaustive"] and j["states"] >= 200 and j["violations"] == {} and j["commits_acknowledged"] == 18' \
 	"$TMP/sync" --durability sync $SMALL --states 4000

@@ -49,8 +49,8 @@
 
 const char *const cs_writer_table = "crashsim_w";
 const char *const cs_kind_names[CSV_NKINDS] = {
-	"open", "open_modified", "crash", "recover", "check", "read", "total", "partial",
-	"lost_commit",
+	"open", "open_modified", "crash", "hang", "recover", "check", "read", "total",
+	"partial", "lost_commit",
 };
 
 static const char usage_line[] =

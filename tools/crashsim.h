@@ -24,7 +24,8 @@ enum {
 enum {
 	CSV_OPEN,          /* the store does not open */
 	CSV_OPEN_MODIFIED, /* opening and closing changed data.mdb */
-	CSV_CRASH,         /* the checker died (signal) or hung */
+	CSV_CRASH,         /* the checker died of a signal (SIGBUS: a page past EOF) */
+	CSV_HANG,          /* the checker did not finish (a loop in a damaged file) */
 	CSV_RECOVER,       /* recovery failed */
 	CSV_CHECK,         /* mrtx check --strict fails after recovery */
 	CSV_READ,          /* reading the bank failed */

@@ -2,7 +2,8 @@
  * crashsim_check.c - the checks of one crash state's image (the verdict of
  * `mrtx crashsim`), run in a child process so that a signal (SIGBUS on a
  * page past the end of a truncated file) or a hang is a finding, not the
- * end of the run.  In order:
+ * end of the run; one that runs longer than CS_CHECK_SECONDS (LMDB can loop
+ * on a damaged B-tree) is killed and counted as a hang.  In order:
  *   open        mrtx_open succeeds, and data.mdb is byte-for-byte unchanged
  *               right after it (the open itself must not write);
  *   recover     recover_sweep with force (every writer died in the crash)
@@ -35,6 +36,9 @@
 #include "recovery/check.h"
 #include "recovery/recovery.h"
 #include "txn/admin.h"
+
+/* A healthy check takes milliseconds; allow for a loaded machine. */
+#define CS_CHECK_SECONDS 10
 
 static void flag(verdict *v, int kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -208,7 +212,7 @@ void cs_check_image(const char *dir, const cs_expect *t, verdict *v)
 
 		close(fds[0]);
 		memset(&cv, 0, sizeof(cv));
-		alarm(60);
+		alarm(CS_CHECK_SECONDS);
 		check_state(dir, t, &cv);
 		if (write(fds[1], &cv, sizeof(cv)) != (ssize_t)sizeof(cv))
 			_exit(3);
@@ -226,7 +230,9 @@ void cs_check_image(const char *dir, const cs_expect *t, verdict *v)
 	close(fds[0]);
 	if (pid < 0 || waitpid(pid, &st, 0) != pid || got != (ssize_t)sizeof(*v)) {
 		memset(v, 0, sizeof(*v));
-		if (pid > 0 && WIFSIGNALED(st))
+		if (pid > 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM)
+			flag(v, CSV_HANG, "the checker did not finish in %d s", CS_CHECK_SECONDS);
+		else if (pid > 0 && WIFSIGNALED(st))
 			flag(v, CSV_CRASH, "the checker died of signal %d (%s)", WTERMSIG(st),
 			     strsignal(WTERMSIG(st)));
 		else
