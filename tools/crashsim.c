@@ -410,7 +410,7 @@ int cmd_crashsim(int argc, char **argv)
 		       "page granularity, any version of a page written twice, and torn pages\n"
 		       "(some 512-byte sectors new).  All states when there are at most\n"
 		       "--states (default 1000), else a random sample (--seed).  Each image is\n"
-		       "opened and closed (it must not change), recovered, checked with\n"
+		       "opened (the open must not change it), recovered, checked with\n"
 		       "check --strict, and the bank verified: total exact, balances those of\n"
 		       "whole transactions, and every commit acknowledged before the crash\n"
 		       "present (nometasync: before the last sync).  --unbatched: the writers\n"
@@ -419,7 +419,12 @@ int cmd_crashsim(int argc, char **argv)
 		       "meta page without its sync, or skipped the data sync: it must fail.\n"
 		       "--trace FILE re-explores a recorded trace; --only K checks state K\n"
 		       "alone and keeps its image in DIR/state-K.\n"
-		       "Exit 1 on any violation in sync or nometasync mode.\n", usage_line);
+		       "Violation kinds: open, open_modified, crash (the checker died of a\n"
+		       "signal), hang (still running after 10 s), recover, check, read, total,\n"
+		       "partial, lost_commit.\n"
+		       "Exit 1 on any violation in sync or nometasync mode; nosync violations\n"
+		       "(LMDB's MDB_NOSYNC may lose commits and damage the file) are reported\n"
+		       "with exit 0.\n", usage_line);
 		goto out;
 	}
 	rc = EXIT_USAGE;
