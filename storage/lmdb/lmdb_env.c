@@ -216,8 +216,8 @@ int lmdb_commit(store *st, MDB_txn *txn, int durable)
 	 * write-back failed (after a failed fsync Linux may drop those dirty
 	 * pages and report success to the next fsync).  Such a commit would be
 	 * acknowledged without being durable, so the store refuses writes until
-	 * it is reopened (lmdb_txn_begin); reopening rereads the last meta page
-	 * the file holds.
+	 * it is reopened (lmdb_txn_begin), which starts over from the file as it
+	 * then reads.
 	 */
 	if (rc > 0 && rc != ENOMEM && rc != EINVAL)
 		atomic_store(&st->io_failed, rc);
