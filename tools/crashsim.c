@@ -220,7 +220,7 @@ static int record_child(const cs_cfg *c, const char *store)
 		return EXIT_FAIL;
 	}
 	close(fd);
-	mark(markfn, "R %d %d %" PRIu64, c->writers, c->txns, c->seed);
+	mark(markfn, "R %d %d %" PRIu64 " %d", c->writers, c->txns, c->seed, c->unbatched);
 	for (int w = 0; w < c->writers; w++) {
 		pid_t pid = fork();
 
@@ -333,7 +333,7 @@ static void print_result(const cs_cfg *c, const cs_result *r, const char *mode)
 		printf("{\"durability\":\"%s\",\"unbatched\":%s,\"broken\":%s%s%s,\"seed\":%" PRIu64
 		       ",\"states\":%lu,\"images_checked\":%lu,\"exhaustive\":%s,\"trace_records\":%lu,\"writes\":%lu,"
 		       "\"syncs\":%lu,\"commits_acknowledged\":%lu,\"crash_points\":%lu,"
-		       "\"violations\":{", mode, c->unbatched ? "true" : "false",
+		       "\"violations\":{", mode, r->unbatched ? "true" : "false",
 		       c->broken ? "\"" : "",
 		       c->broken ? broken[c->broken] : "null", c->broken ? "\"" : "", c->seed,
 		       r->states, r->images, r->exhaustive ? "true" : "false", r->records, r->writes, r->syncs,
@@ -353,8 +353,9 @@ static void print_result(const cs_cfg *c, const cs_result *r, const char *mode)
 		puts("}");
 		return;
 	}
-	printf("durability %s%s%s: trace of %lu records (%lu writes, %lu syncs), %lu commits "
-	       "acknowledged, %lu crash points\n", mode, c->broken ? ", broken variant " : "",
+	printf("durability %s%s%s%s: trace of %lu records (%lu writes, %lu syncs), %lu commits "
+	       "acknowledged, %lu crash points\n", mode, r->unbatched ? ", unbatched" : "",
+	       c->broken ? ", broken variant " : "",
 	       c->broken ? broken[c->broken] : "", r->records, r->writes, r->syncs, r->acks,
 	       r->crash_points);
 	printf("states explored: %lu (%s; %lu distinct images, each checked)\n", r->states,

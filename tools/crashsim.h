@@ -64,6 +64,7 @@ typedef struct cs_result {
 	unsigned long states;          /* explored */
 	unsigned long images;          /* distinct images among them, each checked */
 	int exhaustive;                /* every state of the trace was explored */
+	int unbatched;                 /* the trace's writers were unbatched */
 	unsigned long violations[CSV_NKINDS];
 	unsigned long nviolations;
 	long first_state;              /* -1: none */

@@ -87,7 +87,7 @@ typedef struct trace {
 	size_t *cps;       /* crash points */
 	size_t ncps;
 	uint32_t maxpage;
-	int writers, txns;
+	int writers, txns, unbatched;
 	uint64_t seed;
 } trace;
 
@@ -166,8 +166,8 @@ static int trace_load(const cs_cfg *c, trace *t)
 
 			memcpy(s, r.data, r.len);
 			s[r.len] = 0;
-			if (s[0] == 'R' && sscanf(s, "R %d %d %" SCNu64, &t->writers, &t->txns,
-			                          &seed) == 3) {
+			if (s[0] == 'R' && sscanf(s, "R %d %d %" SCNu64 " %d", &t->writers, &t->txns,
+			                          &seed, &t->unbatched) >= 3) {
 				t->ready = t->nrec;
 				t->seed = seed;
 			} else if (sscanf(s, "A %d %" SCNu32, &w, &k) == 2 && w >= 0 && w < CS_MAXW) {
@@ -522,6 +522,7 @@ int cs_explore(const cs_cfg *c, cs_result *out)
 		out->syncs += t.recs[i].type == CR_SYNC;
 	}
 	out->acks = t.nacks;
+	out->unbatched = t.unbatched;
 	out->crash_points = t.ncps;
 	if (!(s.pend = calloc(t.nchunks + 1, sizeof(*s.pend))) ||
 	    !(s.idx = calloc(t.nchunks + 1, sizeof(*s.idx))) ||

@@ -18,8 +18,10 @@
  *   CR_TRUNC  ftruncate to `off`
  *   CR_OPEN   the file was opened (flags CR_CREATED when O_CREAT|O_TRUNC
  *             made or emptied it)
- *   CR_MARK   a workload annotation (payload = text): "R" setup complete
- *             and synced, "A W SEQ" writer W's commit SEQ returned MRTX_OK
+ *   CR_MARK   a workload annotation (payload = text): "R W T SEED U" setup
+ *             complete and synced (writers, transactions each, schedule
+ *             seed, unbatched), "A W SEQ" writer W's commit SEQ returned
+ *             MRTX_OK
  * Failed calls (including injected faults) are not logged, except the
  * bytes a short write did write.
  */
