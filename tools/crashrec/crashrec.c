@@ -172,7 +172,15 @@ static int followed(int fd)
 	return fd >= 0 && fd < MAXFD && fd_state[fd];
 }
 
-static void opened(int fd, int flags)
+/* Does the followed file exist (before an open that may create it)? */
+static int follow_exists(void)
+{
+	struct stat b;
+
+	return follow[0] && stat(follow, &b) == 0;
+}
+
+static void opened(int fd, int flags, int existed)
 {
 	struct stat a, b;
 
@@ -182,7 +190,7 @@ static void opened(int fd, int flags)
 	if (fstat(fd, &a) || stat(follow, &b) || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
 		return;
 	fd_state[fd] = (unsigned char)(1 | ((flags & (O_DSYNC | O_SYNC)) ? 2 : 0));
-	emit(CR_OPEN, (flags & O_CREAT) && (flags & O_TRUNC) ? CR_CREATED : 0, 0, NULL, 0, 0);
+	emit(CR_OPEN, !existed || (flags & O_TRUNC) ? CR_CREATED : 0, 0, NULL, 0, 0);
 }
 
 /* A write of iov at off on fd, through `call`; logs what was written. */
@@ -401,8 +409,9 @@ int ftruncate(int fd, off_t len)
 
 #define OPEN_BODY(callexpr)                                         \
 	mode_t mode = 0;                                            \
-	int fd;                                                     \
+	int fd, existed;                                            \
 	init();                                                     \
+	existed = follow_exists();                                  \
 	if (flags & (O_CREAT | O_TMPFILE)) {                        \
 		va_list ap;                                         \
 		va_start(ap, flags);                                \
@@ -410,7 +419,7 @@ int ftruncate(int fd, off_t len)
 		va_end(ap);                                         \
 	}                                                           \
 	fd = callexpr;                                              \
-	opened(fd, flags);                                          \
+	opened(fd, flags, existed);                                 \
 	return fd;
 
 int open(const char *path, int flags, ...)
@@ -439,7 +448,7 @@ int creat(const char *path, mode_t mode)
 
 	init();
 	fd = real_open(path, flags, mode);
-	opened(fd, flags);
+	opened(fd, flags, 1);
 	return fd;
 }
 

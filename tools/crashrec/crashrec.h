@@ -16,8 +16,8 @@
  *   CR_SYNC   fsync/fdatasync of the file completed (a barrier: every write
  *             logged before it is durable); flags CR_MSYNC for msync
  *   CR_TRUNC  ftruncate to `off`
- *   CR_OPEN   the file was opened (flags CR_CREATED when O_CREAT|O_TRUNC
- *             made or emptied it)
+ *   CR_OPEN   the file was opened (flags CR_CREATED when the open created
+ *             it, or O_TRUNC emptied it)
  *   CR_MARK   a workload annotation (payload = text): "R W T SEED U" setup
  *             complete and synced (writers, transactions each, schedule
  *             seed, unbatched), "A W SEQ" writer W's commit SEQ returned
