@@ -48,7 +48,6 @@ typedef struct cs_cfg {
 	int json;
 	const char *trace;  /* an existing trace (no recording), or NULL */
 	char tracebuf[4096];
-	char imgdir[4096];  /* where state images are built */
 } cs_cfg;
 
 /* The workload's schedule: writer w's transaction k (from 1) is a one-row

@@ -29,6 +29,12 @@
  * --broken meta ignores CR_DSYNC (a commit point written without its
  * sync); --broken data ignores every sync after the setup (the data pages
  * a meta page points to may be missing).
+ *
+ * States are processed in crash-point order, so the durable image only
+ * moves forward (durable_to); each state's image is written to a scratch
+ * directory (/dev/shm when there is one) and checked by crashsim_check.c,
+ * once per distinct image (vcache).  --only K builds state K alone and
+ * keeps it.
  */
 #include "crashsim.h"
 #include "crashsim_int.h"
