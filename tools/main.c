@@ -1,6 +1,6 @@
 /*
  * main.c - `mrtx`: the command-line tool.  Dispatches to the subcommands
- * (cmds.h, chaos.h, bench.h); every subcommand takes the store directory first and
+ * (cmds.h, chaos.h, crashsim.h, bench.h); every subcommand takes the store directory first and
  * has --help.
  *
  * Exit codes: 0 success, 1 failure, 2 usage error.  Errors are printed as
@@ -13,6 +13,7 @@
 #include "bench.h"
 #include "chaos.h"
 #include "cmds.h"
+#include "crashsim.h"
 #include "util.h"
 
 static const struct {
@@ -32,6 +33,7 @@ static const struct {
 	{ "check", cmd_check, "verify the lock family" },
 	{ "stats", cmd_stats, "tables, rows, cells, locks, map use, readers" },
 	{ "chaos", cmd_chaos, "crash-safety suite" },
+	{ "crashsim", cmd_crashsim, "power-loss simulation: crash states from an I/O trace" },
 	{ "bench", cmd_bench, "benchmark mrtx against native LMDB" },
 };
 

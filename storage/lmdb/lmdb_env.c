@@ -52,6 +52,11 @@ int lmdb_txn_begin(store *st, unsigned flags, MDB_txn **out)
 {
 	int rc, wr = !(flags & MDB_RDONLY);
 
+	if (wr && (rc = atomic_load(&st->io_failed)))
+		return mrtx__seterr(MRTX_ESTORE, "store %s: an earlier commit failed to write "
+		                    "or sync the file (%s); what it wrote may not be on disk, so "
+		                    "no write is accepted until the store is closed and reopened",
+		                    st->path, strerror(rc));
 	if (wr)
 		pthread_mutex_lock(&st->wmu); /* see lmdb_commit */
 	rc = mdb_txn_begin(st->env, NULL, flags, out);
@@ -184,6 +189,18 @@ int lmdb_commit(store *st, MDB_txn *txn, int durable)
 	rc = mdb_txn_commit(txn);
 	if (relax)
 		mdb_env_set_flags(st->env, MDB_NOMETASYNC, 0);
+	/*
+	 * An I/O error (a system errno; LMDB's own codes are negative) from a
+	 * write or sync of the file: LMDB aborts this txn but keeps the
+	 * environment usable, and a later commit would build on pages whose
+	 * write-back failed (after a failed fsync Linux may drop those dirty
+	 * pages and report success to the next fsync).  Such a commit would be
+	 * acknowledged without being durable, so the store refuses writes until
+	 * it is reopened (lmdb_txn_begin), which starts over from the file as it
+	 * then reads.
+	 */
+	if (rc > 0 && rc != ENOMEM && rc != EINVAL)
+		atomic_store(&st->io_failed, rc);
 	/* Only a txn that changed something takes its id (an empty one leaves
 	 * it to the next writer, maybe another process's). */
 	if (rc == 0 && st->w_dirty && st->w_gen_ok) {

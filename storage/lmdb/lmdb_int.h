@@ -72,6 +72,9 @@ struct store {
 	 * a slot is taken with an exchange and filled with a compare-exchange) */
 	lmdb_rtxn *_Atomic pool[READ_POOL];
 	pthread_mutex_t wmu;      /* held by this process's write txn (lmdb_commit) */
+	/* errno of a commit that failed writing or syncing the file: later
+	 * write txns fail until the store is reopened (lmdb_commit) */
+	atomic_int io_failed;
 	/*
 	 * The metadata generation without reading it: gen_val was the
 	 * generation after committed LMDB txn gen_at.  A write txn whose id is
