@@ -172,6 +172,30 @@ void mrtx_close(mrtx_db *db);
 int mrtx_create_table(mrtx_db *db, const char *table,
                       const char *const *families, size_t nfamilies);
 
+/** Most split rows mrtx_create_table_split takes. */
+#define MRTX_MAX_SPLITS 1024u
+
+/**
+ * mrtx_create_table, with the table pre-split (HBase's advice against a
+ * hot spot: a table whose row keys are known to spread starts spread).
+ *
+ * On a RADOS store, a table is a set of tablets (row ranges, one object
+ * each): the table gets a tablet starting at the empty row and one starting
+ * at each split row, so writes to rows of different tablets go to
+ * different objects (and placement groups) from the start.  An LMDB store
+ * keeps a table in one B-tree: the split rows are checked and then have no
+ * effect.  Creating an existing table with the same families succeeds
+ * whatever the split rows (they are not compared).
+ *
+ * @param splits   nsplits rows (borrowed), strictly increasing, each 1 ..
+ *                 MRTX_MAX_ROW bytes; may be NULL when nsplits is 0.
+ * @return as mrtx_create_table; also MRTX_EINVAL (NULL splits with nsplits >
+ *   0, an empty or out-of-order split row) and MRTX_ETOOBIG (more than
+ *   MRTX_MAX_SPLITS split rows, a split row over MRTX_MAX_ROW bytes).
+ */
+int mrtx_create_table_split(mrtx_db *db, const char *table, const char *const *families,
+                            size_t nfamilies, const mrtx_bytes *splits, size_t nsplits);
+
 /**
  * List a table's families.  *out receives a pointer to an array of *count
  * names owned by db, valid until mrtx_close.

@@ -69,9 +69,15 @@ int store_supports_cond(const store *st)
 }
 
 int store_create_table(store *st, const char *name, const char *const *families,
-                       size_t nfamilies)
+                       size_t nfamilies, const mrtx_bytes *splits, size_t nsplits)
 {
-	return DISPATCH(st, create_table, st, name, families, nfamilies);
+#ifdef MRTX_HAVE_RADOS
+	if (store_kind_of(st) == STORE_RADOS)
+		return rados_store_create_table(st, name, families, nfamilies, splits, nsplits);
+#endif
+	(void)splits; /* one B-tree: nothing to split */
+	(void)nsplits;
+	return lmdb_store_create_table(st, name, families, nfamilies);
 }
 
 int store_table_find(store *st, const char *name, const store_table **out)

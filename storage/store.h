@@ -61,8 +61,11 @@ int store_is_unbatched(const store *st);
 /* Random id of the store, fixed at creation. */
 const uint8_t *store_id(const store *st);
 
+/* splits: rows (strictly increasing, valid row keys, checked by the caller)
+ * where tablets start beside the first one; backends without tablets
+ * (LMDB) ignore them. */
 int store_create_table(store *st, const char *name, const char *const *families,
-                       size_t nfamilies);
+                       size_t nfamilies, const mrtx_bytes *splits, size_t nsplits);
 /* MRTX_ENOTABLE if missing (re-reads metadata: another process may have made it). */
 int store_table_find(store *st, const char *name, const store_table **out);
 /* MRTX_ENOFAMILY if t has no such family. */

@@ -63,10 +63,33 @@ void mrtx_close(mrtx_db *db)
 int mrtx_create_table(mrtx_db *db, const char *table, const char *const *families,
                       size_t nfamilies)
 {
+	return mrtx_create_table_split(db, table, families, nfamilies, NULL, 0);
+}
+
+int mrtx_create_table_split(mrtx_db *db, const char *table, const char *const *families,
+                            size_t nfamilies, const mrtx_bytes *splits, size_t nsplits)
+{
 	mrtx__clearerr();
 	if (!db)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_create_table: db is NULL");
-	return store_create_table(db->st, table, families, nfamilies);
+	if (nsplits && !splits)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_create_table_split: splits is NULL");
+	if (nsplits > MRTX_MAX_SPLITS)
+		return mrtx__seterr(MRTX_ETOOBIG, "mrtx_create_table_split: %zu split rows; the "
+		                    "limit is %u", nsplits, MRTX_MAX_SPLITS);
+	for (size_t i = 0; i < nsplits; i++) {
+		if (!splits[i].size || !splits[i].data)
+			return mrtx__seterr(MRTX_EINVAL, "mrtx_create_table_split: split row %zu is "
+			                    "empty", i);
+		if (splits[i].size > MRTX_MAX_ROW)
+			return mrtx__seterr(MRTX_ETOOBIG, "mrtx_create_table_split: split row %zu "
+			                    "has %zu bytes; the limit is %u", i, splits[i].size,
+			                    MRTX_MAX_ROW);
+		if (i && bytes_cmp(splits[i - 1], splits[i]) >= 0)
+			return mrtx__seterr(MRTX_EINVAL, "mrtx_create_table_split: split rows must "
+			                    "be strictly increasing (row %zu is not)", i);
+	}
+	return store_create_table(db->st, table, families, nfamilies, splits, nsplits);
 }
 
 int mrtx_table_families(const char *const **out, size_t *count, mrtx_db *db,

@@ -639,7 +639,8 @@ static int write_txn(store *st, store_op *ops, size_t n, int durable)
 		 * write or sync): applied or not, nobody can tell yet. */
 		rc = lmdb_err(st, rc, "commit");
 		for (size_t i = 0; i < n; i++)
-			ops[i].result = MRTX_EUNKNOWN;
+			if (ops[i].result == 0) /* a failed condition applied nothing */
+				ops[i].result = MRTX_EUNKNOWN;
 		return rc;
 	}
 	return 0;
@@ -694,7 +695,8 @@ static void write_group(store *st, wreq *head)
 	for (wreq *r = head; r; r = r->next) {
 		r->rc = rc;
 		for (size_t i = 0; i < r->n; i++)
-			r->ops[i].result = MRTX_EUNKNOWN;
+			if (r->ops[i].result == 0)
+				r->ops[i].result = MRTX_EUNKNOWN;
 	}
 	return;
 	/* Nothing was applied (a row write failed; LMDB aborted the

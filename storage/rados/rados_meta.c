@@ -498,30 +498,59 @@ static int list_names(const char *key, mrtx_bytes value, void *payload)
 	return 0;
 }
 
+static void be32_put(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* The table record (rados_int.h) less its id, into b (id bytes zeroed);
+ * *fam_end: where the family list ends. */
+static int record_build(mrtx_buf *b, const char *const *families, size_t nfamilies,
+                        const mrtx_bytes *splits, size_t nsplits, size_t *fam_end)
+{
+	uint8_t hdr[5] = { 0, 0, 0, 0, (uint8_t)nfamilies }, n4[4], t6[6];
+	int rc = buf_put(b, hdr, 5);
+
+	for (size_t i = 0; rc == 0 && i < nfamilies; i++) {
+		uint8_t fl = (uint8_t)strlen(families[i]);
+
+		if ((rc = buf_put(b, &fl, 1)) == 0)
+			rc = buf_put(b, families[i], fl);
+	}
+	*fam_end = b->size;
+	be32_put(n4, (uint32_t)(nsplits + 1));
+	if (rc == 0)
+		rc = buf_put(b, n4, 4);
+	/* tablet 1 starts at the empty row; tablet i + 2 at split row i */
+	for (size_t i = 0; rc == 0 && i <= nsplits; i++) {
+		mrtx_bytes start = i ? splits[i - 1] : MRTX_BYTES("", 0);
+
+		be32_put(t6, (uint32_t)(i + 1));
+		t6[4] = (uint8_t)(start.size >> 8);
+		t6[5] = (uint8_t)start.size;
+		if ((rc = buf_put(b, t6, 6)) == 0 && start.size)
+			rc = buf_put(b, start.data, start.size);
+	}
+	return rc ? mrtx__seterr(MRTX_ENOMEM, "out of memory building a table record") : 0;
+}
+
 int rados_store_create_table(store *st, const char *name, const char *const *families,
-                             size_t nfamilies)
+                             size_t nfamilies, const mrtx_bytes *splits, size_t nsplits)
 {
 	static const char *const next_key[] = { "next", "gen" };
 	rstore *rs = RS(st);
-	uint8_t rec[5 + MRTX_MAX_FAMILIES * (MRTX_MAX_NAME + 1) + 10];
-	size_t len = 5;
+	mrtx_buf rec = MRTX_BUF_INIT;
+	size_t fam_end;
 	char key[MRTX_MAX_NAME + 3];
 	mrtx_arena a;
 	int rc;
 
-	if ((rc = store_check_table_spec(name, families, nfamilies)))
+	if ((rc = store_check_table_spec(name, families, nfamilies)) ||
+	    (rc = record_build(&rec, families, nfamilies, splits, nsplits, &fam_end)))
 		return rc;
-	rec[4] = (uint8_t)nfamilies;
-	for (size_t i = 0; i < nfamilies; i++) {
-		size_t fl = strlen(families[i]);
-
-		rec[len++] = (uint8_t)fl;
-		memcpy(rec + len, families[i], fl);
-		len += fl;
-	}
-	/* one tablet, starting at the empty row */
-	memcpy(rec + len, "\0\0\0\1\0\0\0\0\0\0", 10);
-	len += 10;
 	snprintf(key, sizeof(key), "t/%s", name);
 	arena_init(&a);
 	for (int attempt = 0; attempt < 20; attempt++) {
@@ -535,8 +564,8 @@ int rados_store_create_table(store *st, const char *name, const char *const *fam
 			break;
 		if (v[2].data) {
 			/* exists: the same families make create idempotent */
-			rc = v[2].size == len - 10 + 10 && v[2].size >= 5 &&
-			     memcmp((const uint8_t *)v[2].data + 4, rec + 4, len - 14) == 0 ?
+			rc = v[2].size >= fam_end &&
+			     memcmp((const uint8_t *)v[2].data + 4, rec.data + 4, fam_end - 4) == 0 ?
 			     0 : mrtx__seterr(MRTX_EEXIST, "table '%s' exists with different "
 			                      "families", name);
 			break;
@@ -554,18 +583,12 @@ int rados_store_create_table(store *st, const char *name, const char *const *fam
 			                  rs->addr, MRTX_MAX_TABLES);
 			break;
 		}
-		rec[0] = (uint8_t)(id >> 24);
-		rec[1] = (uint8_t)(id >> 16);
-		rec[2] = (uint8_t)(id >> 8);
-		rec[3] = (uint8_t)id;
-		nid[0] = (uint8_t)((id + 1) >> 24);
-		nid[1] = (uint8_t)((id + 1) >> 16);
-		nid[2] = (uint8_t)((id + 1) >> 8);
-		nid[3] = (uint8_t)(id + 1);
+		be32_put(rec.data, id);
+		be32_put(nid, id + 1);
 		{
 			rguard g[2] = { guard_eq("next", v[0]), guard_eq(key, MRTX_BYTES("", 0)) };
 			rkv sets[2] = { { MRTX_CSTR("next"), MRTX_BYTES(nid, 4) },
-			                { MRTX_CSTR(key), MRTX_BYTES(rec, len) } };
+			                { MRTX_CSTR(key), MRTX_BYTES(rec.data, rec.size) } };
 
 			if ((rc = meta_write(rs, g, 2, sets, 2, &applied)))
 				break;
@@ -575,6 +598,7 @@ int rados_store_create_table(store *st, const char *name, const char *const *fam
 		/* another creator won a race: read again */
 	}
 	arena_free(&a);
+	buf_free(&rec);
 	if (rc == 0) {
 		const store_table *t;
 

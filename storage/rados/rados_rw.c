@@ -413,9 +413,10 @@ int rados_store_scan_rows(store *st, const store_table *t, const store_range *r,
 	const rtable *rt = t->be;
 	size_t cap = max_rows ? max_rows : 256, n = 0, ti;
 	store_row *rows;
-	mrtx_bytes after = MRTX_BYTES(NULL, 0);
+	mrtx_bytes after;
+	store_range rest;
 	uint8_t *kb;
-	int rc, done = 0;
+	int rc, done;
 
 	*rows_out = NULL;
 	*nrows = 0;
@@ -424,6 +425,9 @@ int rados_store_scan_rows(store *st, const store_table *t, const store_range *r,
 		return rc;
 	if (!(rows = arena_alloc(a, (cap + 1) * sizeof(*rows))) || !(kb = arena_alloc(a, RCELL_MAX)))
 		return MRTX_ENOMEM;
+again:
+	after = MRTX_BYTES(NULL, 0);
+	done = 0;
 	/* the first tablet in scan order and where in it to start */
 	if (!reverse) {
 		ti = r->lo.size ? (size_t)(rados_tablet_of(t, r->lo) - rt->tablets) : 0;
@@ -468,6 +472,15 @@ int rados_store_scan_rows(store *st, const store_table *t, const store_range *r,
 			continue;
 		if (reverse ? ti == 0 : ti + 1 == rt->ntablets)
 			break;
+		/* the next tablet in scan order holds no row of the range */
+		if (!reverse && r->hi.size &&
+		    cmp_bytes(rt->tablets[ti + 1].start.data, rt->tablets[ti + 1].start.size,
+		              r->hi.data, r->hi.size) >= 0)
+			break;
+		if (reverse && r->lo.size &&
+		    cmp_bytes(rt->tablets[ti].start.data, rt->tablets[ti].start.size,
+		              r->lo.data, r->lo.size) <= 0)
+			break;
 		ti = reverse ? ti - 1 : ti + 1;
 		after = MRTX_BYTES(NULL, 0);
 	}
@@ -490,6 +503,21 @@ int rados_store_scan_rows(store *st, const store_table *t, const store_range *r,
 		for (size_t i = 0; i < n; i++)
 			if (full[i].has_lock)
 				rows[k++] = full[i];
+		if (k == 0 && *more) {
+			/* every row listed vanished: an empty batch would read as the
+			 * end of the range, so list on after the last of them */
+			rest = *r;
+			if (!reverse) {
+				rest.lo = rows[n - 1].row;
+				rest.lo_excl = 1;
+			} else {
+				rest.hi = rows[n - 1].row;
+			}
+			r = &rest;
+			n = 0;
+			*more = 0;
+			goto again;
+		}
 		n = k;
 	}
 	*rows_out = rows;

@@ -24,7 +24,7 @@ const char *rados_store_path(const store *st);
 int rados_store_is_unbatched(const store *st);
 const uint8_t *rados_store_id(const store *st);
 int rados_store_create_table(store *st, const char *name, const char *const *families,
-                             size_t nfamilies);
+                             size_t nfamilies, const mrtx_bytes *splits, size_t nsplits);
 int rados_store_table_find(store *st, const char *name, const store_table **out);
 int rados_store_tables_list(store *st, const store_table ***out, size_t *count);
 int rados_store_read_row(store *st, const store_table *t, mrtx_bytes row,
