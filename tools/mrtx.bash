@@ -4,7 +4,7 @@
 # directories where a store or DIR is expected (files for `txn`'s script).
 
 _mrtx_subcommands="create-table put get del scan txn locks lock recover check stats
-chaos bench"
+chaos crashsim bench"
 
 # COMPREPLY from compgen's lines (names with blanks stay whole)
 _mrtx_reply()
@@ -24,6 +24,7 @@ _mrtx_options()
 	stats) echo "--json --help" ;;
 	chaos) echo "--workload --seconds --writers --unbatched --seed --json --help" ;;
 	bench) echo "--quick --only --json --help" ;;
+	crashsim) echo "--durability --states --seed --writers --txns --unbatched --broken --trace --only --json --help" ;;
 	esac
 }
 
@@ -56,10 +57,25 @@ _mrtx()
 		return
 		;;
 	--only)
+		[[ $sub == crashsim ]] && return # a state number
 		_mrtx_reply -W "single_row multi_row interactive get recover calls" -- "$cur"
 		return
 		;;
-	--start | --end | --family | --limit | --table | --seconds | --writers | --seed)
+	--durability)
+		_mrtx_reply -W "sync nometasync nosync" -- "$cur"
+		return
+		;;
+	--broken)
+		_mrtx_reply -W "meta data" -- "$cur"
+		return
+		;;
+	--trace)
+		_mrtx_reply -f -- "$cur"
+		compopt -o filenames 2>/dev/null
+		return
+		;;
+	--start | --end | --family | --limit | --table | --seconds | --writers | --seed | \
+		--states | --txns)
 		return # free text
 		;;
 	esac
@@ -73,7 +89,8 @@ _mrtx()
 	for ((i = 2; i < cword; i++)); do
 		case ${words[i]} in
 		--start | --end | --family | --limit | --table | --state | --workload | \
-			--seconds | --writers | --seed | --only) ((i++)) ;;
+			--seconds | --writers | --seed | --only | --durability | --states | --txns | \
+			--broken | --trace) ((i++)) ;;
 		-*) ;;
 		*) ((npos++)) ;;
 		esac
