@@ -157,25 +157,6 @@ static int table_publish(store *st, store_table *t)
 	return 0;
 }
 
-static int check_name(const char *what, const char *s)
-{
-	size_t n;
-
-	if (!s)
-		return mrtx__seterr(MRTX_EINVAL, "%s name is NULL", what);
-	n = strlen(s);
-	if (n == 0)
-		return mrtx__seterr(MRTX_EINVAL, "%s name is empty", what);
-	if (n > MRTX_MAX_NAME)
-		return mrtx__seterr(MRTX_ETOOBIG, "%s name '%.20s...' is %zu bytes; the limit is %u",
-		                    what, s, n, MRTX_MAX_NAME);
-	for (size_t i = 0; i < n; i++)
-		if (s[i] <= ' ' || s[i] > '~' || s[i] == '/' || s[i] == ':')
-			return mrtx__seterr(MRTX_EINVAL, "%s name '%s' has a character outside "
-			                    "printable ASCII or one of space / :", what, s);
-	return 0;
-}
-
 int lmdb_store_create_table(store *st, const char *name, const char *const *families,
                        size_t nfamilies)
 {
@@ -189,24 +170,12 @@ int lmdb_store_create_table(store *st, const char *name, const char *const *fami
 	uint8_t next[TPFX];
 	int rc;
 
-	if ((rc = check_name("table", name)))
+	if ((rc = store_check_table_spec(name, families, nfamilies)))
 		return rc;
-	if (!families || nfamilies == 0)
-		return mrtx__seterr(MRTX_EINVAL, "table '%s' needs at least one family", name);
-	if (nfamilies > MRTX_MAX_FAMILIES)
-		return mrtx__seterr(MRTX_ETOOBIG, "table '%s': %zu families; the limit is %u",
-		                    name, nfamilies, MRTX_MAX_FAMILIES);
 	meta[TPFX] = (uint8_t)nfamilies;
 	for (size_t i = 0; i < nfamilies; i++) {
-		size_t len;
+		size_t len = strlen(families[i]);
 
-		if ((rc = check_name("family", families[i])))
-			return rc;
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(families[i], families[j]) == 0)
-				return mrtx__seterr(MRTX_EINVAL, "table '%s': family '%s' listed twice",
-				                    name, families[i]);
-		len = strlen(families[i]);
 		meta[mlen++] = (uint8_t)len;
 		memcpy(meta + mlen, families[i], len);
 		mlen += len;
