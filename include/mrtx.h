@@ -654,7 +654,8 @@ typedef struct mrtx_index_spec {
  *   that name exists with another spec, or index_table exists with other
  *   families); MRTX_ETOOBIG; MRTX_EFULL; MRTX_ESTORE; MRTX_ENOMEM; errors of
  *   the backfill transactions (MRTX_ELOCKED, ...; the declaration stays and
- *   the call can be repeated).
+ *   the call can be repeated).  An index whose declaration call failed is
+ *   not complete until a repeated call succeeds.
  */
 int mrtx_create_index(mrtx_db *db, const mrtx_index_spec *spec);
 
