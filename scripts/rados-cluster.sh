@@ -7,8 +7,11 @@
 #   rados-cluster.sh stop DIR              stop exactly the daemons started in DIR
 #   rados-cluster.sh status DIR            daemons, pids, liveness (exit 1 if one is dead)
 #   rados-cluster.sh ready DIR [SECONDS]   wait until every PG of the pool is writable
-#   rados-cluster.sh kill-osd N DIR        SIGKILL osd.N
-#   rados-cluster.sh restart-osd N DIR     start osd.N again, wait until every PG is writable
+#   rados-cluster.sh kill-osd N[,M..] DIR     SIGKILL osd.N (and osd.M ...)
+#   rados-cluster.sh restart-osd N[,M..] DIR  start them again, then wait until every PG is
+#                                          writable (restart all the OSDs you killed in one
+#                                          call: with two of three down, one back alone may
+#                                          not make every PG writable)
 #
 # Everything (conf, keyrings, mon store, OSD data, logs, pid files, sockets) lives under DIR;
 # nothing listens outside 127.0.0.1; no ceph-mgr.  Daemons are found only through the pid
@@ -40,7 +43,8 @@ CMD=${1:-}; [ -n "$CMD" ] || usage; shift
 OSD_ARG=
 case $CMD in
 kill-osd|restart-osd) OSD_ARG=${1:-}; [ -n "$OSD_ARG" ] || usage; shift
-	[[ $OSD_ARG =~ ^[0-9]+$ ]] || { echo "$0: osd id must be a number: $OSD_ARG" >&2; exit 2; } ;;
+	[[ $OSD_ARG =~ ^[0-9]+(,[0-9]+)*$ ]] ||
+		{ echo "$0: osd ids must be numbers separated by commas: $OSD_ARG" >&2; exit 2; } ;;
 start|stop|status|ready) ;;
 *) usage ;;
 esac
@@ -393,23 +397,29 @@ do_status() {
 }
 
 do_kill_osd() {
-	local p
-	p=$(daemon_pid "osd.$OSD_ARG")
-	[ -n "$p" ] || die "osd.$OSD_ARG is not running"
-	kill -KILL "$p"
-	while kill -0 "$p" 2>/dev/null; do sleep 0.05; done
-	log "osd.$OSD_ARG (pid $p) killed"
+	local id p
+	for id in ${OSD_ARG//,/ }; do
+		p=$(daemon_pid "osd.$id")
+		[ -n "$p" ] || die "osd.$id is not running"
+		kill -KILL "$p"
+		while kill -0 "$p" 2>/dev/null; do sleep 0.05; done
+		log "osd.$id (pid $p) killed"
+	done
 }
 
 do_restart_osd() {
-	local t0
+	local t0 id
 	[ -f "$CONF" ] || die "no cluster in $DIR"
-	[ -d "$DIR/osd/$OSD_ARG" ] || die "no osd.$OSD_ARG in $DIR"
-	[ -z "$(daemon_pid "osd.$OSD_ARG")" ] || die "osd.$OSD_ARG is running"
+	for id in ${OSD_ARG//,/ }; do
+		[ -d "$DIR/osd/$id" ] || die "no osd.$id in $DIR"
+		[ -z "$(daemon_pid "osd.$id")" ] || die "osd.$id is running"
+	done
 	t0=$(now_ms)
-	timeout "$CEPH_TIMEOUT" ceph-osd -c "$CONF" -i "$OSD_ARG" 2>>"$DIR/log/osd-start.$OSD_ARG.log" ||
-		die "ceph-osd $OSD_ARG failed: $DIR/log/osd.$OSD_ARG.log"
-	log "osd.$OSD_ARG restarted, pid $(daemon_pid "osd.$OSD_ARG")"
+	for id in ${OSD_ARG//,/ }; do
+		timeout "$CEPH_TIMEOUT" ceph-osd -c "$CONF" -i "$id" 2>>"$DIR/log/osd-start.$id.log" ||
+			die "ceph-osd $id failed: $DIR/log/osd.$id.log"
+		log "osd.$id restarted, pid $(daemon_pid "osd.$id")"
+	done
 	wait_ready "$READY_TIMEOUT" || die "pool $POOL not writable after restarting osd.$OSD_ARG"
 	log "osd.$OSD_ARG back, every PG writable after $(( $(now_ms) - t0 )) ms"
 }
