@@ -21,7 +21,7 @@
 #
 # Env: MON_PORT/PORT_MIN/PORT_MAX (default: the first of 41789, 41689, ...
 # whose mon port is free, with the 200 ports above it), OBJECTSTORE,
-# RADOS_SUITE_CEPHX (1), RADOS_SUITE_TIMEOUT (600 s for the inner ctest; with start
+# RADOS_SUITE_CEPHX (1), RADOS_SUITE_BENCH (1), RADOS_SUITE_CHAOS (1), RADOS_SUITE_TIMEOUT (600 s for the inner ctest; with start
 # and stop this stays under the CTest TIMEOUT of 900 s, so the trap always runs).
 # Exit 77 (skipped) when ceph-mon/ceph-osd are missing.
 set -uo pipefail
@@ -74,10 +74,30 @@ MRTX_IN_RADOS_SUITE=1 MRTX_TEST_RADOS_CONF=$DIR/ceph.conf MRTX_TEST_RADOS_KILL=1
 	ctest --test-dir "$BUILD" -L "${RADOS_SUITE_LABELS:-^(rados|store)\$}" --output-on-failure
 rc=$?
 
+# mrtx bench on RADOS, short: both workloads and the six latency sizes are
+# reported, and every object the run created is removed at the end.
+MRTX=$BUILD/mrtx
+if [ "$rc" = 0 ] && [ -x "$MRTX" ] && [ "${RADOS_SUITE_BENCH:-1}" = 1 ]; then
+	out=$DIR/bench.json
+	bstore="rados://mrtx/bench-$$?conf=$DIR/ceph.conf"
+	if ! timeout 300 "$MRTX" bench "$bstore" --quick --json >"$out" 2>"$DIR/bench.err"; then
+		echo "rados_suite: mrtx bench FAILED:"; cat "$DIR/bench.err"; rc=1
+	elif [ "$(grep -c '"name": "single_row"\|"name": "multi_row"' "$out")" != 2 ] ||
+	     [ "$(grep -o '"rows": [0-9]*' "$out" | tr -d '\n')" != \
+	       '"rows": 2"rows": 4"rows": 8"rows": 16"rows": 32"rows": 64' ]; then
+		echo "rados_suite: mrtx bench printed an incomplete report:"; cat "$out"; rc=1
+	elif ! objs=$(timeout 60 rados -c "$DIR/ceph.conf" -p mrtx ls); then
+		echo "rados_suite: cannot list pool mrtx after mrtx bench"; rc=1
+	elif left=$(grep -c "^bench-$$-b" <<<"$objs"); then
+		echo "rados_suite: mrtx bench left $left objects behind"; rc=1
+	else
+		echo "rados_suite: mrtx bench --quick on RADOS:"; sed 's/^/  /' "$out"
+	fi
+fi
+
 # mrtx chaos on RADOS while an OSD is SIGKILLed and restarted mid-run: bank
 # (batched) and append (unbatched), each with 0 anomalies and every lock
 # settled by recovery.
-MRTX=$BUILD/mrtx
 if [ "$rc" = 0 ] && [ -x "$MRTX" ] && [ "${RADOS_SUITE_CHAOS:-1}" = 1 ]; then
 	for spec in "bank:" "append:--unbatched"; do
 		w=${spec%%:*}; u=${spec#*:}

@@ -27,6 +27,7 @@ typedef struct fixture {
 	MDB_env *env;
 	MDB_dbi dbi;
 	char *mdir, *ldir;
+	void *ext; /* the RADOS bench's own state (bench_rados.c) */
 } fixture;
 
 typedef int (*op_fn)(fixture *f, unsigned *seed, long i);
@@ -44,6 +45,8 @@ int op_single_lmdb(fixture *f, unsigned *seed, long i);
 int op_get_mrtx(fixture *f, unsigned *seed, long i);
 int op_get_lmdb(fixture *f, unsigned *seed, long i);
 double run_threads(fixture *f, int use_mrtx, int nthreads, double secs);
+/* `mrtx bench rados://...`: returns the exit status. */
+int bench_rados(bcfg *c, const char *uri, const char *only);
 double run_procs(fixture *f, int use_mrtx, int durability, int nprocs, double secs);
 
 #endif

@@ -58,7 +58,7 @@ _mrtx()
 		;;
 	--only)
 		[[ $sub == crashsim ]] && return # a state number
-		_mrtx_reply -W "single_row multi_row interactive get recover calls" -- "$cur"
+		_mrtx_reply -W "single_row multi_row interactive get recover calls latency" -- "$cur"
 		return
 		;;
 	--durability)

@@ -1,0 +1,164 @@
+/*
+ * rados_raw.c - plain guarded RADOS row writes for `mrtx bench`, and the
+ * removal of a benchmark's objects (rados_raw.h).
+ */
+#include "storage/rados/rados_raw.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "storage/rados/rados_int.h"
+
+#define RAW_MAX_ROWS 1024u
+#define RAW_VALUE_SIZE 16u
+
+struct rraw {
+	rconn *conn;
+};
+
+int rraw_open(rraw **out, const char *uri)
+{
+	raddr a;
+	rraw *r;
+	int rc;
+
+	if (!out || !uri)
+		return mrtx__seterr(MRTX_EINVAL, "rraw_open: NULL argument");
+	*out = NULL;
+	if ((rc = raddr_parse(&a, uri)))
+		return rc;
+	if (!(r = mrtx__calloc(1, sizeof(*r)))) {
+		raddr_free(&a);
+		return mrtx__seterr(MRTX_ENOMEM, "rados: out of memory");
+	}
+	rc = rconn_open(&r->conn, &a, NULL);
+	raddr_free(&a);
+	if (rc) {
+		mrtx__free(r);
+		return rc;
+	}
+	*out = r;
+	return MRTX_OK;
+}
+
+void rraw_close(rraw *r)
+{
+	if (!r)
+		return;
+	rconn_close(r->conn);
+	mrtx__free(r);
+}
+
+int rraw_put_rows(rraw *r, const char *const *oids, const mrtx_bytes *rows, size_t n,
+                  int cells)
+{
+	static const uint8_t value[RAW_VALUE_SIZE] = "vvvvvvvvvvvvvvvv";
+	rwrite *w = NULL;
+	rguard *g = NULL;
+	rkv *kv = NULL;
+	uint8_t *keys = NULL;
+	size_t lk = 1 + RKEY_MAX, ck = RCELL_MAX;
+	int rc = MRTX_OK;
+
+	if (!r || !oids || !rows || n == 0 || n > RAW_MAX_ROWS || cells <= 0 ||
+	    (size_t)cells > RAW_MAX_ROWS)
+		return mrtx__seterr(MRTX_EINVAL, "rraw_put_rows: bad argument");
+	for (size_t i = 0; i < n; i++)
+		if (!oids[i] || !rows[i].data || rows[i].size == 0 || rows[i].size > MRTX_MAX_ROW)
+			return mrtx__seterr(MRTX_EINVAL, "rraw_put_rows: bad row %zu", i);
+	w = mrtx__calloc(n, sizeof(*w));
+	g = mrtx__calloc(n, sizeof(*g));
+	kv = mrtx__calloc(n * (size_t)cells, sizeof(*kv));
+	keys = mrtx__malloc(n * (lk + (size_t)cells * ck));
+	if (!w || !g || !kv || !keys) {
+		rc = mrtx__seterr(MRTX_ENOMEM, "rados: out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *k = keys + i * (lk + (size_t)cells * ck), *c = k + lk;
+		size_t pn;
+
+		g[i] = (rguard){ { k, rados_lock_key(k, rows[i]) }, { "", 0 },
+		                 LIBRADOS_CMPXATTR_OP_EQ, 0 };
+		for (int q = 0; q < cells; q++, c += ck) {
+			char qual[16];
+			int qn = snprintf(qual, sizeof(qual), "q%d", q);
+
+			pn = rados_cell_prefix(c, rows[i]);
+			c[pn] = 1; /* family 0 */
+			pn += 1 + rqual_put(c + pn + 1, (const uint8_t *)qual, (size_t)qn);
+			kv[i * (size_t)cells + (size_t)q] =
+				(rkv){ { c, pn }, { value, sizeof(value) } };
+		}
+		w[i] = (rwrite){ .oid = oids[i], .create = 1, .guards = &g[i], .nguards = 1,
+		                 .sets = &kv[i * (size_t)cells], .nsets = (size_t)cells };
+	}
+	rc = rconn_write(r->conn, w, n);
+	if (rc == RCONN_TIMEDOUT)
+		rc = MRTX_ESTORE;
+	for (size_t i = 0; rc == MRTX_OK && i < n; i++)
+		if (w[i].result == -ECANCELED)
+			rc = mrtx__seterr(MRTX_CONFLICT, "raw write on %s: guard false", oids[i]);
+out:
+	mrtx__free(w);
+	mrtx__free(g);
+	mrtx__free(kv);
+	mrtx__free(keys);
+	return rc;
+}
+
+int rraw_remove_prefix(rraw *r, const char *prefix, unsigned long *removed)
+{
+	rados_list_ctx_t ctx;
+	rados_ioctx_t io;
+	char **names = NULL;
+	size_t n = 0, cap = 0, plen;
+	const char *entry;
+	int rc = MRTX_OK, e;
+
+	if (!r || !prefix || !*prefix || !removed)
+		return mrtx__seterr(MRTX_EINVAL, "rraw_remove_prefix: bad argument");
+	*removed = 0;
+	plen = strlen(prefix);
+	io = rconn_ioctx(r->conn);
+	if ((e = rados_nobjects_list_open(io, &ctx)) < 0)
+		return mrtx__seterr(MRTX_ESTORE, "rados: cannot list pool %s: %s",
+		                    rconn_pool(r->conn), strerror(-e));
+	while ((e = rados_nobjects_list_next(ctx, &entry, NULL, NULL)) == 0) {
+		if (strncmp(entry, prefix, plen) != 0)
+			continue;
+		if (n == cap) {
+			size_t nc = cap ? 2 * cap : 64;
+			char **nn = realloc(names, nc * sizeof(*nn));
+
+			if (!nn) {
+				rc = mrtx__seterr(MRTX_ENOMEM, "rados: out of memory");
+				break;
+			}
+			names = nn;
+			cap = nc;
+		}
+		if (!(names[n] = strdup(entry))) {
+			rc = mrtx__seterr(MRTX_ENOMEM, "rados: out of memory");
+			break;
+		}
+		n++;
+	}
+	rados_nobjects_list_close(ctx);
+	if (rc == MRTX_OK && e != -ENOENT)
+		rc = rconn_error(r->conn, e, "list", "(pool)");
+	for (size_t i = 0; i < n; i++) {
+		if (rc == MRTX_OK) {
+			e = rados_remove(io, names[i]);
+			if (e == 0)
+				++*removed;
+			else if (e != -ENOENT)
+				rc = rconn_error(r->conn, e, "remove", names[i]);
+		}
+		free(names[i]);
+	}
+	free(names);
+	return rc == RCONN_TIMEDOUT ? MRTX_ESTORE : rc;
+}
