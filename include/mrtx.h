@@ -221,6 +221,9 @@ int mrtx_tables(mrtx_db *db, int (*fn)(const char *table, void *payload),
 int mrtx_begin(mrtx_db *db, mrtx_txn **out);
 
 /** Set this transaction's lock expiry in ms (default: the store's lock_ttl_ms).
+ *  While its commit runs, the handle's heartbeat thread (started by the
+ *  first multi-row commit, joined by mrtx_close) moves the expiry on every
+ *  half TTL, so a live commit outlasting the TTL keeps its locks.
  *  @return MRTX_OK; MRTX_EINVAL for NULL or 0. */
 int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms);
 

@@ -499,9 +499,9 @@ int lock_transition_ok(int from_absent, uint8_t from, uint8_t to)
 	switch (from) {
 	case LOCK_STABLE:
 		return to == LOCK_PREWRITTEN || to == LOCK_STABLE;
-	case LOCK_PREWRITTEN:
-		return to == LOCK_COMMITTED || to == LOCK_ABORTED || to == LOCK_STABLE ||
-		       to == LOCK_TO_ABSENT;
+	case LOCK_PREWRITTEN: /* PREWRITTEN: the heartbeat's refresh */
+		return to == LOCK_PREWRITTEN || to == LOCK_COMMITTED || to == LOCK_ABORTED ||
+		       to == LOCK_STABLE || to == LOCK_TO_ABSENT;
 	case LOCK_COMMITTED:
 		return to == LOCK_STABLE;
 	case LOCK_ABORTED:
@@ -509,6 +509,27 @@ int lock_transition_ok(int from_absent, uint8_t from, uint8_t to)
 	default:
 		return 0;
 	}
+}
+
+int lock_same_but_expiry(mrtx_bytes a, mrtx_bytes b)
+{
+	const uint8_t *x = a.data, *y = b.data;
+
+	if (a.size != b.size || a.size < HEAD_SIZE + 8u)
+		return 0;
+	return memcmp(x, y, HEAD_SIZE) == 0 && x[1] != LOCK_STABLE &&
+	       memcmp(x + HEAD_SIZE + 8u, y + HEAD_SIZE + 8u, a.size - HEAD_SIZE - 8u) == 0;
+}
+
+void lock_set_expiry(uint8_t *buf, uint64_t expiry_ms)
+{
+	for (size_t i = 0; i < 8; i++)
+		buf[HEAD_SIZE + i] = (uint8_t)(expiry_ms >> (8u * i));
+}
+
+size_t lock_expiry_end(void)
+{
+	return HEAD_SIZE + 8u;
 }
 
 const char *lock_state_name(uint8_t state)

@@ -3,15 +3,20 @@
  * family, doubling as the row's version.
  *
  * State machine (each arrow is one conditional single-row write whose
- * condition is the exact bytes last read; the function performing it):
+ * condition is the exact bytes last read; where it is performed):
  *
- *     (absent)/STABLE --prewrite--> PREWRITTEN           txn/commit.c  commit_prewrite
- *     PREWRITTEN --commit point--> COMMITTED  (primary)  txn/commit.c  commit_point
- *     PREWRITTEN --abort--------> ABORTED    (primary)   recovery/     recover_abort_primary
- *     PREWRITTEN --apply/drop---> STABLE     (secondary) txn/commit.c, recovery/
- *     COMMITTED  --release------> STABLE     (primary)   txn/commit.c, recovery/
+ *     (absent)/STABLE --prewrite--> PREWRITTEN           txn/commit.c  commit_multi, step 1
+ *     PREWRITTEN --heartbeat----> PREWRITTEN (primary;   txn/heartbeat.c  refresh
+ *                                 a later expiry only)
+ *     PREWRITTEN --commit point--> COMMITTED  (primary)  txn/commit.c  commit_multi, step 3
+ *     PREWRITTEN --abort--------> ABORTED    (primary)   recovery/recovery.c  abort_primary,
+ *                                                        recovery/sweep.c  batch_abort
+ *     PREWRITTEN --apply/drop---> STABLE     (secondary) txn/commit.c (step 4), recovery/
+ *     PREWRITTEN --rollback-----> previous STABLE/absent txn/commit.c  commit_rollback
+ *     COMMITTED  --release------> STABLE     (primary)   txn/commit.c (step 5), recovery/
  *     ABORTED    --release------> STABLE     (primary)   recovery/
- *     STABLE     --fence--------> STABLE'                recovery/     recover_fence
+ *     STABLE     --fence--------> STABLE'                recovery/recovery.c  resolve_orphan
+ *     (absent)/STABLE --one-row commit--> STABLE         txn/commit.c  commit_one_row
  *
  * lock_transition_ok() encodes the arrows; debug builds assert it.
  *
@@ -95,6 +100,13 @@ int lock_is_stable_before(mrtx_bytes in, const uint8_t tag[LOCK_TAG_SIZE], uint6
 void lock_prev_stable(const lock_rec *r, lock_rec *out);
 
 int lock_transition_ok(int from_absent, uint8_t from, uint8_t to);
+/* Are a and b the same non-STABLE record but for the expiry (a heartbeat's
+ * refresh, txn/heartbeat.h)?  Identical bytes are too. */
+int lock_same_but_expiry(mrtx_bytes a, mrtx_bytes b);
+/* The expiry field of an encoded non-STABLE record, replaced in place
+ * (buf holds such a record: at least lock_expiry_end() bytes). */
+void lock_set_expiry(uint8_t *buf, uint64_t expiry_ms);
+size_t lock_expiry_end(void);
 const char *lock_state_name(uint8_t state);
 
 /* A txn id unique across processes and time: a per-process random salt

@@ -8,6 +8,8 @@
 #   rados-cluster.sh status DIR            daemons, pids, liveness (exit 1 if one is dead)
 #   rados-cluster.sh ready DIR [SECONDS]   wait until every PG of the pool is writable
 #   rados-cluster.sh kill-osd N[,M..] DIR     SIGKILL osd.N (and osd.M ...)
+#   rados-cluster.sh min-size N DIR        set the pool's min_size (1..3); returns once the
+#                                          mon has committed it
 #   rados-cluster.sh restart-osd N[,M..] DIR  start them again, then wait until every PG is
 #                                          writable (restart all the OSDs you killed in one
 #                                          call: with two of three down, one back alone may
@@ -35,13 +37,15 @@ set -euo pipefail
 
 usage() {
 	echo "usage: $0 start DIR [--cephx] | stop DIR | status DIR | ready DIR [SECONDS]" \
-	     "| kill-osd N DIR | restart-osd N DIR" >&2
+	     "| kill-osd N[,M..] DIR | restart-osd N[,M..] DIR | min-size N DIR" >&2
 	exit 2
 }
 
 CMD=${1:-}; [ -n "$CMD" ] || usage; shift
 OSD_ARG=
 case $CMD in
+min-size) OSD_ARG=${1:-}; [ -n "$OSD_ARG" ] || usage; shift
+	[[ $OSD_ARG =~ ^[1-3]$ ]] || { echo "$0: min_size must be 1, 2 or 3: $OSD_ARG" >&2; exit 2; } ;;
 kill-osd|restart-osd) OSD_ARG=${1:-}; [ -n "$OSD_ARG" ] || usage; shift
 	[[ $OSD_ARG =~ ^[0-9]+(,[0-9]+)*$ ]] ||
 		{ echo "$0: osd ids must be numbers separated by commas: $OSD_ARG" >&2; exit 2; } ;;
@@ -424,7 +428,15 @@ do_restart_osd() {
 	log "osd.$OSD_ARG back, every PG writable after $(( $(now_ms) - t0 )) ms"
 }
 
+do_min_size() {
+	[ -f "$CONF" ] || die "no cluster in $DIR"
+	ceph_ osd pool set "$POOL" min_size "$OSD_ARG" >/dev/null 2>"$DIR/log/min-size.err" ||
+		die "osd pool set $POOL min_size $OSD_ARG failed: $(cat "$DIR/log/min-size.err")"
+	log "pool $POOL min_size $OSD_ARG"
+}
+
 case $CMD in
+min-size) do_min_size ;;
 start) do_start ;;
 stop) stop_all ;;
 status) do_status ;;

@@ -611,7 +611,7 @@ static void test_transitions(void **state)
 	static const int legal[6][7] = {
 		/*               ST PW CO AB  4 17 ABS */
 		/* STABLE */   { 1, 1, 0, 0, 0, 0, 0 },
-		/* PREWRIT */  { 1, 0, 1, 1, 0, 0, 1 },
+		/* PREWRIT */  { 1, 1, 1, 1, 0, 0, 1 }, /* PW -> PW: heartbeat */
 		/* COMMIT */   { 1, 0, 0, 0, 0, 0, 0 },
 		/* ABORTED */  { 1, 0, 0, 0, 0, 0, 1 },
 		/* invalid */  { 0, 0, 0, 0, 0, 0, 0 },
@@ -632,6 +632,44 @@ static void test_transitions(void **state)
 				      "absent(COMMITTED) -> %d", tos[t]);
 		}
 	assert_int_equal(lock_transition_ok(0, 200, LOCK_STABLE), 0);
+}
+
+/* The heartbeat's refresh: the expiry patched in place, nothing else. */
+static void test_expiry_patch(void **state)
+{
+	mrtx_arena a;
+	lock_rec r, d;
+	mrtx_bytes enc, other;
+	uint8_t buf[1024];
+
+	(void)state;
+	arena_init(&a);
+	make_primary(&r, LOCK_PREWRITTEN);
+	assert_int_equal(lock_encode(&r, &a, &enc), 0);
+	assert_true(enc.size <= sizeof(buf) && enc.size >= lock_expiry_end());
+	memcpy(buf, enc.data, enc.size);
+	lock_set_expiry(buf, 1800000000456ull);
+	assert_int_equal(lock_decode(&d, MRTX_BYTES(buf, enc.size), &a), 0);
+	assert_true(d.expiry_ms == 1800000000456ull);
+	d.expiry_ms = r.expiry_ms;
+	assert_int_equal(lock_encode(&d, &a, &other), 0);
+	assert_memory_equal(other.data, enc.data, enc.size); /* nothing else moved */
+	assert_true(lock_same_but_expiry(enc, MRTX_BYTES(buf, enc.size)));
+	assert_true(lock_same_but_expiry(enc, enc));
+	/* any other byte differing: not the same */
+	for (size_t i = 0; i < enc.size; i++) {
+		if (i >= lock_expiry_end() - 8 && i < lock_expiry_end())
+			continue;
+		buf[i] ^= 1;
+		assert_false(lock_same_but_expiry(enc, MRTX_BYTES(buf, enc.size)));
+		buf[i] ^= 1;
+	}
+	assert_false(lock_same_but_expiry(enc, MRTX_BYTES(buf, enc.size - 1)));
+	/* STABLE records have no expiry */
+	fill_head(&r, LOCK_STABLE, 3);
+	assert_int_equal(lock_encode(&r, &a, &enc), 0);
+	assert_false(lock_same_but_expiry(enc, enc));
+	arena_free(&a);
 }
 
 static void test_state_names(void **state)
@@ -841,6 +879,7 @@ int main(void)
 		cmocka_unit_test(test_bad_refs),
 		cmocka_unit_test(test_encode_limits),
 		cmocka_unit_test(test_transitions),
+		cmocka_unit_test(test_expiry_patch),
 		cmocka_unit_test(test_state_names),
 		cmocka_unit_test(test_txnid),
 		cmocka_unit_test(test_self_owner),

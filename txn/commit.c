@@ -14,6 +14,9 @@
  *     4 apply             secondaries PREWRITTEN -> STABLE + data        one call
  *        -- commit.after_secondaries --
  *     5 release           primary COMMITTED -> STABLE
+ *   From before step 1 to step 3 the primary's expiry is moved on while the
+ *   commit runs (heartbeat.h), so a slow but live commit is not aborted by
+ *   readers that judge its owner by the expiry alone (another host's).
  *   After step 3 the transaction is committed whatever happens; failures in
  *   4-5 are left to recovery (readers, `mrtx recover`) and commit reports OK.
  *   Step 5 runs only when every secondary of step 4 succeeded, so a primary
@@ -24,6 +27,7 @@
  * equivalent to running atomically at its commit point.
  */
 #include "txn_int.h"
+#include "heartbeat.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -52,10 +56,11 @@ static int same_lock(const trow *r, int has, mrtx_bytes lock)
 	return !has || bytes_cmp(r->lock, lock) == 0;
 }
 
-/* Is this lock our own prewrite of a row we mutate? */
+/* Is this lock our own prewrite of a row we mutate?  (The primary's expiry
+ * may have been moved on by the heartbeat since.) */
 static int ours(const trow *r, mrtx_bytes lock)
 {
-	return r->mutated && r->prewrite.size && bytes_cmp(r->prewrite, lock) == 0;
+	return r->mutated && r->prewrite.size && lock_same_but_expiry(r->prewrite, lock);
 }
 
 static int validate_reads(mrtx_txn *txn)
@@ -302,7 +307,11 @@ static void op_init(store_op *op, const trow *r, int has_expect, mrtx_bytes expe
  * prewrite may have been applied.  Best effort: whatever fails here is a
  * PREWRITTEN lock that recovery rolls back.
  */
-static void commit_rollback(mrtx_txn *txn, wrow *w, size_t n, const store_op *pw_ops)
+/* Undo the prewrites that were applied (pw_ops' results say which);
+ * primary: the primary's current bytes (the heartbeat may have moved its
+ * expiry since the prewrite). */
+static void commit_rollback(mrtx_txn *txn, wrow *w, size_t n, const store_op *pw_ops,
+                            mrtx_bytes primary)
 {
 	store *st = txn->db->st;
 	store_op *ops = arena_alloc(&txn->arena, n * sizeof(*ops));
@@ -316,7 +325,7 @@ static void commit_rollback(mrtx_txn *txn, wrow *w, size_t n, const store_op *pw
 			if (pw_ops[i].result == MRTX_CONFLICT ||
 			    pw_ops[i].result == STORE_GEN_CHANGED)
 				continue; /* not applied */
-			op_init(&ops[k], w[i].r, 1, w[i].pw);
+			op_init(&ops[k], w[i].r, 1, i == 0 ? primary : w[i].pw);
 			if (lockio_restore_prev(st, &w[i].rec, &txn->arena, &ops[k]) == 0)
 				k++;
 		}
@@ -430,7 +439,8 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 	store_op *ops;
 	lock_ref *secs;
 	lock_rec crec;
-	mrtx_bytes cbytes;
+	mrtx_bytes cbytes, pcur;
+	hb_entry hb;
 	int rc, conflict = 0, gen = 0;
 
 	if (!(ops = arena_alloc(&txn->arena, n * sizeof(*ops))) ||
@@ -446,6 +456,9 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 		ops[i].new_lock = w[i].pw;
 		w[i].r->prewrite = w[i].pw;
 	}
+	/* From here to the commit point the primary's expiry is kept moving. */
+	if ((rc = hb_start(txn->db, &hb, w[0].r->t, w[0].r->row, w[0].pw, txn->lock_ttl_ms)))
+		return rc; /* nothing written */
 	/* 1: prewrite */
 	rc = lockio_write_rows(st, ops, n);
 	for (size_t i = 0; i < n; i++) {
@@ -464,12 +477,15 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 		rc = txn_validate(txn);
 	if (rc == 0)
 		rc = FAILPOINT(FP_COMMIT_AFTER_VALIDATE);
+	/* The primary's bytes, as the heartbeat last wrote them. */
+	if (hb_stop(txn->db, &hb, &txn->arena, &pcur))
+		return rc ? rc : MRTX_ENOMEM; /* prewrites left to recovery */
 	if (rc) {
 		int saved = rc;
 		char msg[512];
 
 		strlcpy(msg, mrtx_errmsg(), sizeof(msg));
-		commit_rollback(txn, w, n, ops);
+		commit_rollback(txn, w, n, ops, pcur);
 		return mrtx__seterr(saved, "%s", msg);
 	}
 	/* 3: the commit point */
@@ -479,7 +495,7 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 	crec.redo = NULL;
 	if ((rc = lock_encode(&crec, &txn->arena, &cbytes)))
 		return rc; /* nothing committed yet; prewrites are left to recovery */
-	op_init(&ops[0], w[0].r, 1, w[0].pw);
+	op_init(&ops[0], w[0].r, 1, pcur);
 	ops[0].new_lock = cbytes;
 	ops[0].muts = w[0].redo;
 	ops[0].nmuts = w[0].nredo;
@@ -494,13 +510,13 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 
 		strlcpy(msg, mrtx_errmsg(), sizeof(msg));
 		ops[0].result = 0; /* the primary still holds our prewrite */
-		commit_rollback(txn, w, n, ops);
+		commit_rollback(txn, w, n, ops, pcur);
 		return mrtx__seterr(saved, "commit point: %s; nothing was committed", msg);
 	}
 	if (ops[0].result == MRTX_CONFLICT) {
 		/* A resolver aborted us (our locks expired): nothing is committed. */
 		ops[0].result = MRTX_CONFLICT; /* the primary is not ours any more */
-		commit_rollback(txn, w, n, ops);
+		commit_rollback(txn, w, n, ops, pcur);
 		return mrtx__seterr(MRTX_CONFLICT, "commit point: the transaction's locks were "
 		                    "expired and rolled back by another process");
 	}

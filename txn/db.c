@@ -3,6 +3,7 @@
  */
 #include "txn_int.h"
 #include "admin.h"
+#include "heartbeat.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,8 @@ int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
 		return rc;
 	}
 	pthread_mutex_init(&db->idx_mu, NULL);
+	pthread_mutex_init(&db->hb_mu, NULL);
+	pthread_cond_init(&db->hb_cv, NULL);
 	db->lock_ttl_ms = o.lock_ttl_ms ? o.lock_ttl_ms : 5000;
 	db->lock_wait_ms = o.lock_wait_ms ? o.lock_wait_ms : 50;
 	*out = db;
@@ -54,9 +57,12 @@ void mrtx_close(mrtx_db *db)
 {
 	if (!db)
 		return;
+	hb_shutdown(db);
 	store_close(db->st);
 	idx_snap_release(db->idx);
 	pthread_mutex_destroy(&db->idx_mu);
+	pthread_mutex_destroy(&db->hb_mu);
+	pthread_cond_destroy(&db->hb_cv);
 	mrtx__free(db);
 }
 

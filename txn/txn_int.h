@@ -12,6 +12,7 @@
 
 #include <bsd/sys/tree.h>
 #include <pthread.h>
+#include <sys/types.h>
 
 #include "../recovery/recovery.h"
 
@@ -25,6 +26,16 @@ struct mrtx_db {
 	uint32_t lock_wait_ms;
 	pthread_mutex_t idx_mu;
 	idx_snap *idx;         /* cached declarations, or NULL (index.c) */
+	/* heartbeat.c: the commits whose primary lock it keeps unexpired */
+	pthread_mutex_t hb_mu;
+	pthread_cond_t hb_cv;  /* the thread's wake-up; a refresh finished */
+	pthread_t hb_thread;
+	int hb_running, hb_quit;
+	pid_t hb_pid;          /* the process the thread runs in */
+	int hb_listed;         /* on heartbeat.c's list of handles (for fork) */
+	struct mrtx_db *hb_next_db;
+	uint64_t hb_wake_ms;   /* when the thread next wakes (UINT64_MAX: idle) */
+	struct hb_entry *hb_head;
 };
 
 /* One buffered cell mutation; qualifier and value stored inline. */
