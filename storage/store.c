@@ -121,7 +121,11 @@ void store_counters_get(store *st, store_counters *out)
 
 int store_get_info(store *st, store_info *out)
 {
-	return DISPATCH(st, get_info, st, out);
+	int rc = DISPATCH(st, get_info, st, out);
+
+	if (rc == 0)
+		out->kind = ((const store_head *)st)->kind == STORE_RADOS ? "rados" : "lmdb";
+	return rc;
 }
 
 int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)

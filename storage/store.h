@@ -229,6 +229,8 @@ typedef struct store_counters {
 void store_counters_get(store *st, store_counters *out);
 
 typedef struct store_info {
+	const char *kind;           /* "lmdb" or "rados" (store_get_info sets it);
+	                               the fields below are LMDB's, 0 on RADOS */
 	size_t map_size, used_bytes, page_size;
 	unsigned max_readers;
 	unsigned num_readers;       /* read txns holding a snapshot now (pooled,

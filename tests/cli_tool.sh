@@ -5,6 +5,10 @@
 # nothing, and a real recovery whose outcome must match the failpoint.
 #
 # usage: cli_tool.sh PATH-TO-mrtx      (run by ctest; prints "N passed, M failed")
+#
+# With MRTX_TEST_STORE=rados and MRTX_TEST_RADOS_CONF (tests/rados_suite.sh
+# sets both) every store is a RADOS store rados://mrtx/cli<pid>-<name>, and
+# the checks about LMDB files and directories are skipped.
 set -u
 MRTX=${1:?usage: cli_tool.sh PATH-TO-mrtx}
 # stores on tmpfs when there is one: fsync there is free, and the tests are
@@ -15,6 +19,20 @@ TMP=$(mktemp -d "$base/mrtx-cli.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 pass=0
 fail=0
+
+RADOS=0
+if [ "${MRTX_TEST_STORE:-}" == rados ]; then
+	[ -n "${MRTX_TEST_RADOS_CONF:-}" ] || { echo "MRTX_TEST_STORE=rados needs MRTX_TEST_RADOS_CONF" >&2; exit 1; }
+	RADOS=1
+fi
+# store NAME: the address of a fresh store called NAME
+store() {
+	if [ "$RADOS" = 1 ]; then
+		echo "rados://mrtx/cli$$-$1?conf=$MRTX_TEST_RADOS_CONF"
+	else
+		echo "$TMP/$1"
+	fi
+}
 
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
@@ -58,7 +76,7 @@ for c in create-table put get del scan txn locks lock recover check stats; do
 	expect_rc 0 "$c --help" "$MRTX" "$c" --help
 done
 
-S=$TMP/basic
+S=$(store basic)
 expect_rc 0 "create-table" "$MRTX" create-table "$S" acct bal meta
 expect_rc 0 "create-table idempotent" "$MRTX" create-table "$S" acct bal meta
 expect_rc 1 "create-table other families" "$MRTX" create-table "$S" acct bal
@@ -134,8 +152,13 @@ expect_rc 1 "txn missing file" "$MRTX" txn "$S" "$TMP/none.txt"
 expect_rc 2 "txn unterminated quote" "$MRTX" txn "$S" <<<'put acct r bal:x "abc'
 
 # ------------------------------------------------------------ stats, check
-"$MRTX" stats "$S" --json | pyjson "stats --json" \
-	'len(d["tables"]) == 1 and d["tables"][0]["name"] == "acct" and d["cells"] >= 8 and d["locks"]["PREWRITTEN"] == 0 and d["map_size"] > 0 and d["max_readers"] > 0'
+if [ "$RADOS" = 1 ]; then
+	"$MRTX" stats "$S" --json | pyjson "stats --json" \
+		'len(d["tables"]) == 1 and d["tables"][0]["name"] == "acct" and d["cells"] >= 8 and d["locks"]["PREWRITTEN"] == 0 and d["store"] == "rados" and "map_size" not in d'
+else
+	"$MRTX" stats "$S" --json | pyjson "stats --json" \
+		'len(d["tables"]) == 1 and d["tables"][0]["name"] == "acct" and d["cells"] >= 8 and d["locks"]["PREWRITTEN"] == 0 and d["store"] == "lmdb" and d["map_size"] > 0 and d["max_readers"] > 0'
+fi
 expect_rc 0 "stats text" "$MRTX" stats "$S"
 expect_rc 0 "check healthy" "$MRTX" check --strict "$S"
 "$MRTX" check "$S" --json | pyjson "check --json ok" 'd["ok"] and d["issues"] == [] and d["corrupt"] == 0'
@@ -154,7 +177,7 @@ put log l m:q hello'
 summary='sorted((l["table"], l["row"], l["state"], l["txn"], l["role"]) for l in d)'
 
 for fp in commit.after_prewrite commit.after_validate commit.after_point commit.after_secondaries; do
-	S=$TMP/$fp
+	S=$(store "$fp")
 	"$MRTX" create-table "$S" acct bal >/dev/null && "$MRTX" create-table "$S" log m ||
 		bad "$fp: setup"
 	printf 'put acct a bal:x 1\nput acct b bal:x 2\nput acct r bal:x 7\n' | "$MRTX" txn "$S" ||
@@ -221,7 +244,7 @@ sys.exit(0 if $summary == (lambda d: $summary)(b) else 1)" && ok || bad "$fp: --
 done
 
 # ------------------------------------------------------------ a live txn is skipped
-S=$TMP/live
+S=$(store live)
 "$MRTX" create-table "$S" acct bal >/dev/null
 # hold the txn PREWRITTEN for a while (sleep failpoint): a live writer
 MRTX_FAILPOINTS='commit.after_prewrite=sleep:2000' "$MRTX" txn "$S" <<<$'put acct a bal:x 1\nput acct b bal:x 2' &
@@ -239,6 +262,8 @@ wait $bg && ok || bad "live: writer failed"
 expect_out "2" "live: value" "$MRTX" get "$S" acct b bal:x
 
 # ------------------------------------------------------------ wrong store paths
+# (LMDB only: paths that are files, empty or missing directories)
+if [ "$RADOS" = 0 ]; then
 # a regular file: every subcommand says so (and leaves it alone)
 F=$TMP/plainfile
 echo data >"$F"
@@ -269,6 +294,7 @@ for c in stats locks check recover "recover --dry-run" "lock @ t r" "get @ t r f
 done
 [ -z "$(ls -A "$TMP/empty")" ] && ok || bad "an admin command wrote into an empty directory"
 [ ! -e "$TMP/missing" ] && ok || bad "an admin command created a missing directory"
+fi
 # bench --help names --only and every workload
 "$MRTX" bench --help >"$TMP/out" 2>&1 || bad "bench --help failed"
 for w in -- --only single_row multi_row interactive get recover calls; do
@@ -302,7 +328,7 @@ done
 
 # --force treats the live writer as abandoned: rolled back, and the writer's
 # own commit point then fails its condition (nothing half-committed)
-S=$TMP/force
+S=$(store force)
 "$MRTX" create-table "$S" acct bal >/dev/null
 MRTX_FAILPOINTS='commit.after_prewrite=sleep:1500' "$MRTX" txn "$S" \
 	<<<$'put acct a bal:x 1\nput acct b bal:x 2' 2>"$TMP/force.err" &

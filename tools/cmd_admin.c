@@ -593,10 +593,13 @@ int cmd_stats(int argc, char **argv)
 		printf("],\"rows\":%lu,\"cells\":%lu,\"lock_records\":%lu,\"locks\":", all.rows,
 		       all.cells, all.lockrecs);
 		stats_locks_json(&all);
-		printf(",\"map_size\":%zu,\"used_bytes\":%zu,\"page_size\":%zu,\"readers\":%u,"
-		       "\"max_readers\":%u,\"stale_readers_cleared\":%d}\n", info.map_size,
-		       info.used_bytes, info.page_size, info.num_readers, info.max_readers,
-		       info.stale_readers_cleared);
+		printf(",\"store\":\"%s\"", info.kind);
+		if (strcmp(info.kind, "lmdb") == 0)
+			printf(",\"map_size\":%zu,\"used_bytes\":%zu,\"page_size\":%zu,"
+			       "\"readers\":%u,\"max_readers\":%u,\"stale_readers_cleared\":%d",
+			       info.map_size, info.used_bytes, info.page_size, info.num_readers,
+			       info.max_readers, info.stale_readers_cleared);
+		fputs("}\n", stdout);
 	} else {
 		printf("tables:  %zu\n", nt);
 		for (size_t i = 0; i < nt; i++) {
@@ -611,11 +614,15 @@ int cmd_stats(int argc, char **argv)
 		printf("rows:    %lu\ncells:   %lu\nlocks:   %lu records: ", all.rows, all.cells,
 		       all.lockrecs);
 		stats_locks_text(&all);
-		printf("\nmap:     %zu bytes, %zu used (%.1f%%), page size %zu\n"
-		       "readers: %u of %u slots in use, %d stale slots cleared\n", info.map_size,
-		       info.used_bytes, info.map_size ? 100.0 * (double)info.used_bytes /
-		       (double)info.map_size : 0.0, info.page_size, info.num_readers,
-		       info.max_readers, info.stale_readers_cleared);
+		printf("\nstore:   %s\n", info.kind);
+		if (strcmp(info.kind, "lmdb") == 0)
+			printf("map:     %zu bytes, %zu used (%.1f%%), page size %zu\n"
+			       "readers: %u of %u slots in use, %d stale slots cleared\n",
+			       info.map_size, info.used_bytes,
+			       info.map_size ? 100.0 * (double)info.used_bytes / (double)info.map_size
+			                     : 0.0,
+			       info.page_size, info.num_readers, info.max_readers,
+			       info.stale_readers_cleared);
 	}
 	rc = EXIT_OK;
 	goto out;
