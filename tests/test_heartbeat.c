@@ -3,7 +3,8 @@
  * (txn/heartbeat.h) instead of being aborted under it.
  *
  * A writer thread commits two rows with a 300 ms lock TTL and sleeps 1.5 s
- * (a failpoint) between its prewrite and its commit point.  Meanwhile the
+ * (a failpoint; on RADOS 1 s and 4 s) between its prewrite and its commit
+ * point.  Meanwhile the
  * main thread keeps reading the primary row.  The writer is alive, so a
  * reader judges it by the lock's expiry alone -- as it must for an owner on
  * another host.  Without the heartbeat the lock expires after 300 ms, the
@@ -24,8 +25,9 @@
 #include "recovery/recovery.h"
 #include "txn/admin.h"
 
-#define TTL_MS 300
-#define SLEEP_MS 1500
+/* On RADOS a refresh is a network round trip on a loaded machine: longer. */
+#define TTL_MS (tu_rados() ? 1000u : 300u)
+#define SLEEP_MS (tu_rados() ? 4000 : 1500)
 
 typedef struct writer {
 	mrtx_db *db;
@@ -75,6 +77,15 @@ static mrtx_db *open_short_ttl(char **path)
 	return db;
 }
 
+/* The writer sleeps SLEEP_MS between its validation and its commit point. */
+static void set_sleep(void)
+{
+	char spec[64];
+
+	snprintf(spec, sizeof(spec), "commit.after_validate=sleep:%d@1", SLEEP_MS);
+	assert_int_equal(mrtx_failpoints_set(spec), 0);
+}
+
 /* A read of row r in its own transaction: its rc; the value into buf. */
 static int read_row(mrtx_db *db, const char *r, char *buf, size_t n)
 {
@@ -91,7 +102,7 @@ static void slow_commit_keeps_its_locks(void **state)
 	int locked = 0, other = 0;
 
 	(void)state;
-	assert_int_equal(mrtx_failpoints_set("commit.after_validate=sleep:1500@1"), 0);
+	set_sleep();
 	assert_int_equal(pthread_create(&th, NULL, write_two, &w), 0);
 	t0 = now_s();
 	/* Read the primary for the whole sleep, many lock TTLs. */
@@ -130,9 +141,9 @@ static void forced_recovery_still_wins(void **state)
 	pthread_t th;
 
 	(void)state;
-	assert_int_equal(mrtx_failpoints_set("commit.after_validate=sleep:1500@1"), 0);
+	set_sleep();
 	assert_int_equal(pthread_create(&th, NULL, write_two, &w), 0);
-	usleep(800000); /* past the TTL: the heartbeat has refreshed by now */
+	usleep((useconds_t)SLEEP_MS * 500u); /* past the TTL: refreshed by now */
 	memset(&st, 0, sizeof(st));
 	assert_int_equal(recover_sweep(mrtx__db_store(db), &ro, &st, NULL, NULL), 0);
 	pthread_join(th, NULL);

@@ -8,8 +8,9 @@
  *                against 4 guarded writes of the same rows, one per row on
  *                its tablet's object, sent at once (aio)
  *   latency      the median commit latency of an N-row transaction, N = 2
- *                .. 64, beside N raw guarded writes sent at once: a commit
- *                costs round trips, not rows, so both stay flat
+ *                .. 64, beside raw guarded writes of the same N rows (one op
+ *                per object, all sent at once): a commit costs round trips,
+ *                not rows
  *
  * Both sides run in this process on the same cluster, alternating in short
  * slices (alternate() in bench.c), one request stream at a time: the
@@ -264,7 +265,7 @@ static void report(const bcfg *c, const bres *r, size_t n, const lat *l, size_t 
 			       "\"processes\": 0, \"unit\": \"txn/s\", \"baseline\": \"raw guarded "
 			       "RADOS writes\"}",
 			       i ? "," : "", r[i].name, r[i].mode, r[i].mrtx_ops, r[i].base_ops,
-			       r[i].mrtx_ops / r[i].base_ops, r[i].target);
+			       r[i].base_ops > 0 ? r[i].mrtx_ops / r[i].base_ops : 0.0, r[i].target);
 		printf("\n], \"latency_by_rows\": [");
 		for (size_t i = 0; i < nl; i++)
 			printf("%s{\"rows\": %d, \"mrtx_median_ms\": %.3f, "
@@ -281,8 +282,8 @@ static void report(const bcfg *c, const bres *r, size_t n, const lat *l, size_t 
 		       r[i].mrtx_ops, r[i].base_ops, r[i].mrtx_ops / r[i].base_ops, ">= ",
 		       r[i].target);
 	if (nl) {
-		printf("%scommit latency by rows (medians; raw: the same rows as guarded writes "
-		       "sent at once):\n", n ? "\n" : "");
+		printf("%scommit latency by rows (medians; raw: the same rows, one guarded op per "
+		       "object, all sent at once):\n", n ? "\n" : "");
 		for (size_t i = 0; i < nl; i++)
 			printf("  %2d rows: mrtx %7.2f ms   raw %7.2f ms   (%ld samples)\n",
 			       l[i].rows, l[i].mrtx_ms, l[i].raw_ms, l[i].samples);

@@ -457,7 +457,8 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 		w[i].r->prewrite = w[i].pw;
 	}
 	/* From here to the commit point the primary's expiry is kept moving. */
-	if ((rc = hb_start(txn->db, &hb, w[0].r->t, w[0].r->row, w[0].pw, txn->lock_ttl_ms)))
+	if ((rc = hb_start(txn->db, &hb, w[0].r->t, w[0].r->row, w[0].pw, w[0].rec.expiry_ms,
+	                   txn->lock_ttl_ms)))
 		return rc; /* nothing written */
 	/* 1: prewrite */
 	rc = lockio_write_rows(st, ops, n);
@@ -491,6 +492,8 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 	/* 3: the commit point */
 	crec = w[0].rec;
 	crec.state = LOCK_COMMITTED;
+	crec.expiry_ms = mrtx__now_ms() + txn->lock_ttl_ms; /* (no one aborts a COMMITTED
+	                                                       record; for `mrtx check`) */
 	crec.nredo = 0; /* applied in this same op */
 	crec.redo = NULL;
 	if ((rc = lock_encode(&crec, &txn->arena, &cbytes)))

@@ -45,8 +45,7 @@ int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
 		return rc;
 	}
 	pthread_mutex_init(&db->idx_mu, NULL);
-	pthread_mutex_init(&db->hb_mu, NULL);
-	pthread_cond_init(&db->hb_cv, NULL);
+	hb_init(db);
 	db->lock_ttl_ms = o.lock_ttl_ms ? o.lock_ttl_ms : 5000;
 	db->lock_wait_ms = o.lock_wait_ms ? o.lock_wait_ms : 50;
 	*out = db;

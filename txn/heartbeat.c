@@ -11,36 +11,77 @@
 #include <time.h>
 #include <unistd.h>
 
+#define HB_BATCH 64 /* entries refreshed by one store call */
+
 static uint64_t due_ms(const hb_entry *e)
 {
-	return e->expiry_ms - e->ttl_ms / 2;
+	uint64_t due = e->expiry_ms - e->ttl_ms / 2;
+
+	return MRTX_MAX(due, e->retry_ms);
 }
 
-/* One refresh of e, outside the mutex: CAS cur -> cur with a new expiry. */
-static void refresh(mrtx_db *db, hb_entry *e, uint8_t **out, size_t *nout, uint64_t *expiry)
+/*
+ * Refresh n entries (busy, so theirs to read) in one store call, outside
+ * the mutex: CAS cur -> cur with a new expiry.  nb[i] receives the new
+ * bytes when the write applied, else NULL; unknown[i] is set when it may
+ * or may not have applied.
+ */
+static void refresh(mrtx_db *db, hb_entry **es, size_t n, uint8_t **nb, uint64_t *exp,
+                    int *unknown)
 {
-	uint64_t exp = mrtx__now_ms() + e->ttl_ms;
-	uint8_t *nb = mrtx__malloc(e->ncur);
-	store_op op;
+	store_op ops[HB_BATCH];
+	size_t k = 0, idx[HB_BATCH];
+	int rc;
 
-	*out = NULL;
-	if (!nb)
-		return; /* try again next pass */
-	memcpy(nb, e->cur, e->ncur);
-	lock_set_expiry(nb, exp);
-	memset(&op, 0, sizeof(op));
-	op.table = e->t;
-	op.row = e->row;
-	op.expect_lock = MRTX_BYTES(e->cur, e->ncur);
-	op.new_lock = MRTX_BYTES(nb, e->ncur);
-	if (lockio_write_rows(db->st, &op, 1) != 0 || op.result != 0) {
-		/* not landed yet, or no longer ours: the commit point tells */
-		mrtx__free(nb);
+	for (size_t i = 0; i < n; i++) {
+		hb_entry *e = es[i];
+
+		unknown[i] = 0;
+		exp[i] = mrtx__now_ms() + e->ttl_ms;
+		if (!(nb[i] = mrtx__malloc(e->ncur)))
+			continue; /* try again next pass */
+		memcpy(nb[i], e->cur, e->ncur);
+		lock_set_expiry(nb[i], exp[i]);
+		memset(&ops[k], 0, sizeof(ops[k]));
+		ops[k].table = e->t;
+		ops[k].row = e->row;
+		ops[k].expect_lock = MRTX_BYTES(e->cur, e->ncur);
+		ops[k].new_lock = MRTX_BYTES(nb[i], e->ncur);
+		idx[k++] = i;
+	}
+	if (k == 0)
+		return;
+	rc = lockio_write_rows(db->st, ops, k);
+	for (size_t j = 0; j < k; j++) {
+		size_t i = idx[j];
+		int r = ops[j].result;
+
+		if (rc == 0 && r == 0)
+			continue;
+		/* MRTX_CONFLICT: not landed yet, or no longer ours (the commit
+		 * point tells).  A store error or MRTX_EUNKNOWN: perhaps applied */
+		unknown[i] = r != MRTX_CONFLICT;
+		mrtx__free(nb[i]);
+		nb[i] = NULL;
+	}
+}
+
+/* The thread's wait until wall-clock time next_ms (UINT64_MAX: a signal),
+ * on the monotonic clock the condition variable runs on. */
+static void wait_until(mrtx_db *db, uint64_t next_ms)
+{
+	struct timespec ts;
+	uint64_t now = mrtx__now_ms(), ns;
+
+	if (next_ms == UINT64_MAX) {
+		pthread_cond_wait(&db->hb_cv, &db->hb_mu);
 		return;
 	}
-	*out = nb;
-	*nout = e->ncur;
-	*expiry = exp;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ns = (uint64_t)ts.tv_nsec + (next_ms > now ? next_ms - now : 0) * 1000000u;
+	ts.tv_sec += (time_t)(ns / 1000000000u);
+	ts.tv_nsec = (long)(ns % 1000000000u);
+	pthread_cond_timedwait(&db->hb_cv, &db->hb_mu, &ts);
 }
 
 static void *hb_main(void *arg)
@@ -49,49 +90,47 @@ static void *hb_main(void *arg)
 
 	pthread_mutex_lock(&db->hb_mu);
 	while (!db->hb_quit) {
-		uint64_t now = mrtx__now_ms(), next = UINT64_MAX;
-		hb_entry *pick = NULL;
+		uint64_t now = mrtx__now_ms(), next = UINT64_MAX, exp[HB_BATCH];
+		hb_entry *pick[HB_BATCH];
+		uint8_t *nb[HB_BATCH];
+		int unknown[HB_BATCH];
+		size_t n = 0;
 
 		for (hb_entry *e = db->hb_head; e; e = e->next) {
 			if (e->busy)
 				continue;
-			if (due_ms(e) <= now) {
-				pick = e;
-				break;
+			if (due_ms(e) <= now && n < HB_BATCH) {
+				e->busy = 1;
+				pick[n++] = e;
+			} else {
+				next = MRTX_MIN(next, due_ms(e));
 			}
-			next = MRTX_MIN(next, due_ms(e));
 		}
-		if (pick) {
-			uint8_t *nb;
-			size_t n = 0;
-			uint64_t exp = 0;
-
-			pick->busy = 1;
-			/* pushed back until the refresh says otherwise, so a failing
-			 * CAS is retried a quarter TTL later, not at once */
-			pick->expiry_ms = now + pick->ttl_ms / 2 + MRTX_MAX(pick->ttl_ms / 4, 1u);
-			pthread_mutex_unlock(&db->hb_mu);
-			refresh(db, pick, &nb, &n, &exp);
-			pthread_mutex_lock(&db->hb_mu);
-			if (nb) {
-				mrtx__free(pick->cur);
-				pick->cur = nb;
-				pick->ncur = n;
-				pick->expiry_ms = exp;
-				pick->refreshes++;
-			}
-			pick->busy = 0;
-			pthread_cond_broadcast(&db->hb_cv);
+		if (n == 0) {
+			db->hb_wake_ms = next;
+			wait_until(db, next);
 			continue;
 		}
-		db->hb_wake_ms = next;
-		if (next == UINT64_MAX) {
-			pthread_cond_wait(&db->hb_cv, &db->hb_mu);
-		} else {
-			struct timespec ts = { (time_t)(next / 1000), (long)(next % 1000) * 1000000L };
+		pthread_mutex_unlock(&db->hb_mu);
+		refresh(db, pick, n, nb, exp, unknown);
+		pthread_mutex_lock(&db->hb_mu);
+		for (size_t i = 0; i < n; i++) {
+			hb_entry *e = pick[i];
 
-			pthread_cond_timedwait(&db->hb_cv, &db->hb_mu, &ts);
+			if (nb[i]) {
+				mrtx__free(e->cur);
+				e->cur = nb[i];
+				e->expiry_ms = exp[i];
+				e->uncertain = 0;
+				e->refreshes++;
+			} else {
+				/* again a quarter TTL later, not at once */
+				e->retry_ms = mrtx__now_ms() + MRTX_MAX(e->ttl_ms / 4, 1u);
+				e->uncertain |= unknown[i];
+			}
+			e->busy = 0;
 		}
+		pthread_cond_broadcast(&db->hb_cv);
 	}
 	pthread_mutex_unlock(&db->hb_mu);
 	return NULL;
@@ -155,7 +194,11 @@ static void after_fork_parent(void)
 
 static void after_fork_child(void)
 {
-	/* The child must open stores anew; the inherited handles have no thread. */
+	/* The child must open stores anew; should it use an inherited handle
+	 * all the same, that handle starts with no thread and no entries (the
+	 * entries live on the parent's threads' stacks). */
+	for (mrtx_db *db = all_head; db; db = db->hb_next_db)
+		hb_init(db);
 	pthread_mutex_unlock(&all_mu);
 }
 
@@ -164,16 +207,29 @@ static void register_atfork(void)
 	(void)pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
 
-int hb_start(mrtx_db *db, hb_entry *e, const store_table *t, mrtx_bytes row, mrtx_bytes bytes,
-             uint32_t ttl_ms)
+void hb_init(mrtx_db *db)
 {
-	int rc = MRTX_OK;
+	pthread_condattr_t ca;
 
+	pthread_mutex_init(&db->hb_mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&db->hb_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	db->hb_running = 0;
+	db->hb_quit = 0;
+	db->hb_head = NULL;
+	db->hb_wake_ms = UINT64_MAX;
+}
+
+int hb_start(mrtx_db *db, hb_entry *e, const store_table *t, mrtx_bytes row, mrtx_bytes bytes,
+             uint64_t expiry_ms, uint32_t ttl_ms)
+{
 	memset(e, 0, sizeof(*e));
 	e->t = t;
 	e->row = row;
 	e->ttl_ms = ttl_ms;
-	e->expiry_ms = mrtx__now_ms() + ttl_ms;
+	e->expiry_ms = expiry_ms;
 	if (bytes.size < lock_expiry_end() || !(e->cur = mrtx__malloc(bytes.size)))
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory starting the lock heartbeat");
 	memcpy(e->cur, bytes.data, bytes.size);
@@ -191,38 +247,51 @@ int hb_start(mrtx_db *db, hb_entry *e, const store_table *t, mrtx_bytes row, mrt
 			db->hb_listed = 1;
 		}
 		pthread_mutex_lock(&db->hb_mu);
-		if (!db->hb_running && thread_start(db) != 0)
-			rc = mrtx__seterr(MRTX_ENOMEM, "cannot start the lock heartbeat thread");
+		if (!db->hb_running)
+			(void)thread_start(db); /* failed: this commit goes without */
 		pthread_mutex_unlock(&all_mu);
 	}
-	if (rc == MRTX_OK) {
+	if (db->hb_running) {
+		e->registered = 1;
 		e->next = db->hb_head;
 		db->hb_head = e;
 		if (due_ms(e) < db->hb_wake_ms)
 			pthread_cond_broadcast(&db->hb_cv);
 	}
 	pthread_mutex_unlock(&db->hb_mu);
-	if (rc) {
-		mrtx__free(e->cur);
-		e->cur = NULL;
-	}
-	return rc;
+	return MRTX_OK;
 }
 
 int hb_stop(mrtx_db *db, hb_entry *e, mrtx_arena *a, mrtx_bytes *cur)
 {
 	uint8_t *copy;
 
-	pthread_mutex_lock(&db->hb_mu);
-	while (e->busy)
-		pthread_cond_wait(&db->hb_cv, &db->hb_mu);
-	for (hb_entry **p = &db->hb_head; *p; p = &(*p)->next)
-		if (*p == e) {
-			*p = e->next;
-			break;
-		}
-	pthread_mutex_unlock(&db->hb_mu);
+	if (e->registered) {
+		pthread_mutex_lock(&db->hb_mu);
+		while (e->busy)
+			pthread_cond_wait(&db->hb_cv, &db->hb_mu);
+		for (hb_entry **p = &db->hb_head; *p; p = &(*p)->next)
+			if (*p == e) {
+				*p = e->next;
+				break;
+			}
+		pthread_mutex_unlock(&db->hb_mu);
+	}
 	*cur = MRTX_BYTES(NULL, 0);
+	if (e->uncertain) {
+		/* a refresh may have landed unreported: what does the row hold? */
+		store_rowref ref = { e->t, e->row };
+		store_row now;
+
+		if (store_read_locks(db->st, &ref, 1, a, &now) == 0 && now.has_lock &&
+		    lock_same_but_expiry(now.lock, MRTX_BYTES(e->cur, e->ncur))) {
+			*cur = now.lock;
+			mrtx__free(e->cur);
+			e->cur = NULL;
+			return MRTX_OK;
+		}
+		/* else: ours as last known, or not ours (the commit point tells) */
+	}
 	copy = arena_alloc(a, e->ncur);
 	if (copy) {
 		memcpy(copy, e->cur, e->ncur);

@@ -31,9 +31,11 @@
  * every decision about a transaction is read off its primary.
  *
  * The thread starts with the first hb_start of a handle and is joined by
- * hb_shutdown (mrtx_close).  It sleeps until the earliest due entry; a
- * commit shorter than half its lock TTL costs two mutex round trips and no
- * store call.
+ * hb_shutdown (mrtx_close) and before a fork (restarted after it in the
+ * parent).  It sleeps until the earliest due entry (on the monotonic
+ * clock) and refreshes every due entry in one store call, so one slow
+ * refresh does not hold back the others; a commit shorter than half its
+ * lock TTL costs two mutex round trips and no store call.
  */
 #ifndef MRTX_TXN_HEARTBEAT_H
 #define MRTX_TXN_HEARTBEAT_H
@@ -47,9 +49,13 @@ struct hb_entry {
 	mrtx_bytes row;
 	uint8_t *cur;        /* the primary's bytes as last written (owned) */
 	size_t ncur;
-	uint64_t expiry_ms;
+	uint64_t expiry_ms;  /* the record's expiry as last written */
+	uint64_t retry_ms;   /* after a failed refresh: not before then */
 	uint32_t ttl_ms;
+	int registered;      /* 0: no thread could be started; no refreshes */
 	int busy;            /* a refresh is in flight (the thread's) */
+	int uncertain;       /* a refresh's outcome is unknown (store error or
+	                        MRTX_EUNKNOWN): hb_stop re-reads the primary */
 	unsigned long refreshes;
 };
 
@@ -57,19 +63,23 @@ struct mrtx_db;
 
 /*
  * Register the primary (t, row) whose prewrite is the encoded record bytes
- * (t and row borrowed until hb_stop; bytes copied) for refreshes every
- * ttl_ms / 2.
- * @return MRTX_OK; MRTX_ENOMEM (no copy of the bytes, or no thread: then
- *   nothing is registered).
+ * with expiry expiry_ms (t and row borrowed until hb_stop; bytes copied)
+ * for refreshes every ttl_ms / 2.  If no thread can be started the commit
+ * goes on without refreshes (as before there was a heartbeat).
+ * @return MRTX_OK; MRTX_ENOMEM (no copy of the bytes).
  */
 int hb_start(struct mrtx_db *db, hb_entry *e, const store_table *t, mrtx_bytes row,
-             mrtx_bytes bytes, uint32_t ttl_ms);
+             mrtx_bytes bytes, uint64_t expiry_ms, uint32_t ttl_ms);
 /*
  * Unregister e, after a refresh in flight; *cur receives the primary's
- * current bytes, copied into a.  Returns MRTX_OK or MRTX_ENOMEM (e is
- * unregistered all the same; *cur is empty).
+ * current bytes, copied into a.  When a refresh's outcome was unknown, the
+ * primary is re-read: if it holds our record with another expiry, those
+ * bytes.  Returns MRTX_OK or MRTX_ENOMEM (e is unregistered all the same;
+ * *cur is empty).
  */
 int hb_stop(struct mrtx_db *db, hb_entry *e, mrtx_arena *a, mrtx_bytes *cur);
+/* Initialise the handle's heartbeat state (mrtx_open; a forked child). */
+void hb_init(struct mrtx_db *db);
 /* Stop and join the handle's heartbeat thread (mrtx_close). */
 void hb_shutdown(struct mrtx_db *db);
 

@@ -55,53 +55,79 @@ int rraw_put_rows(rraw *r, const char *const *oids, const mrtx_bytes *rows, size
                   int cells)
 {
 	static const uint8_t value[RAW_VALUE_SIZE] = "vvvvvvvvvvvvvvvv";
+	size_t lk = 1 + RKEY_MAX, ck = RCELL_MAX, ng = 0, nc = (size_t)cells;
+	size_t *grp = NULL, *gcount = NULL, *gstart = NULL, *gfill = NULL;
 	rwrite *w = NULL;
 	rguard *g = NULL;
 	rkv *kv = NULL;
 	uint8_t *keys = NULL;
-	size_t lk = 1 + RKEY_MAX, ck = RCELL_MAX;
 	int rc = MRTX_OK;
 
 	if (!r || !oids || !rows || n == 0 || n > RAW_MAX_ROWS || cells <= 0 ||
-	    (size_t)cells > RAW_MAX_ROWS)
+	    nc > RAW_MAX_ROWS)
 		return mrtx__seterr(MRTX_EINVAL, "rraw_put_rows: bad argument");
 	for (size_t i = 0; i < n; i++)
 		if (!oids[i] || !rows[i].data || rows[i].size == 0 || rows[i].size > MRTX_MAX_ROW)
 			return mrtx__seterr(MRTX_EINVAL, "rraw_put_rows: bad row %zu", i);
+	grp = mrtx__calloc(n, sizeof(*grp));
+	gcount = mrtx__calloc(n, sizeof(*gcount));
+	gstart = mrtx__calloc(n, sizeof(*gstart));
+	gfill = mrtx__calloc(n, sizeof(*gfill));
 	w = mrtx__calloc(n, sizeof(*w));
 	g = mrtx__calloc(n, sizeof(*g));
-	kv = mrtx__calloc(n * (size_t)cells, sizeof(*kv));
-	keys = mrtx__malloc(n * (lk + (size_t)cells * ck));
-	if (!w || !g || !kv || !keys) {
+	kv = mrtx__calloc(n * nc, sizeof(*kv));
+	keys = mrtx__malloc(n * (lk + nc * ck));
+	if (!grp || !gcount || !gstart || !gfill || !w || !g || !kv || !keys) {
 		rc = mrtx__seterr(MRTX_ENOMEM, "rados: out of memory");
 		goto out;
 	}
+	/* Rows of one object share one compound op, one guard per row, as a
+	 * program using librados directly would write them (and as mrtx does). */
 	for (size_t i = 0; i < n; i++) {
-		uint8_t *k = keys + i * (lk + (size_t)cells * ck), *c = k + lk;
-		size_t pn;
+		size_t j = 0;
 
-		g[i] = (rguard){ { k, rados_lock_key(k, rows[i]) }, { "", 0 },
-		                 LIBRADOS_CMPXATTR_OP_EQ, 0 };
-		for (int q = 0; q < cells; q++, c += ck) {
+		while (j < ng && strcmp(w[j].oid, oids[i]) != 0)
+			j++;
+		if (j == ng)
+			w[ng++] = (rwrite){ .oid = oids[i], .create = 1 };
+		grp[i] = j;
+		gcount[j]++;
+	}
+	for (size_t j = 1; j < ng; j++)
+		gstart[j] = gstart[j - 1] + gcount[j - 1];
+	for (size_t j = 0; j < ng; j++) {
+		w[j].guards = &g[gstart[j]];
+		w[j].nguards = gcount[j];
+		w[j].sets = &kv[gstart[j] * nc];
+		w[j].nsets = gcount[j] * nc;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t slot = gstart[grp[i]] + gfill[grp[i]]++;
+		uint8_t *k = keys + i * (lk + nc * ck), *c = k + lk;
+
+		g[slot] = (rguard){ { k, rados_lock_key(k, rows[i]) }, { "", 0 },
+		                    LIBRADOS_CMPXATTR_OP_EQ, 0 };
+		for (size_t q = 0; q < nc; q++, c += ck) {
 			char qual[16];
-			int qn = snprintf(qual, sizeof(qual), "q%d", q);
+			int qn = snprintf(qual, sizeof(qual), "q%zu", q);
+			size_t pn = rados_cell_prefix(c, rows[i]);
 
-			pn = rados_cell_prefix(c, rows[i]);
 			c[pn] = 1; /* family 0 */
 			pn += 1 + rqual_put(c + pn + 1, (const uint8_t *)qual, (size_t)qn);
-			kv[i * (size_t)cells + (size_t)q] =
-				(rkv){ { c, pn }, { value, sizeof(value) } };
+			kv[slot * nc + q] = (rkv){ { c, pn }, { value, sizeof(value) } };
 		}
-		w[i] = (rwrite){ .oid = oids[i], .create = 1, .guards = &g[i], .nguards = 1,
-		                 .sets = &kv[i * (size_t)cells], .nsets = (size_t)cells };
 	}
-	rc = rconn_write(r->conn, w, n);
+	rc = rconn_write(r->conn, w, ng);
 	if (rc == RCONN_TIMEDOUT)
 		rc = MRTX_ESTORE;
-	for (size_t i = 0; rc == MRTX_OK && i < n; i++)
-		if (w[i].result == -ECANCELED)
-			rc = mrtx__seterr(MRTX_CONFLICT, "raw write on %s: guard false", oids[i]);
+	for (size_t j = 0; rc == MRTX_OK && j < ng; j++)
+		if (w[j].result == -ECANCELED)
+			rc = mrtx__seterr(MRTX_CONFLICT, "raw write on %s: a guard was false", w[j].oid);
 out:
+	mrtx__free(grp);
+	mrtx__free(gcount);
+	mrtx__free(gstart);
+	mrtx__free(gfill);
 	mrtx__free(w);
 	mrtx__free(g);
 	mrtx__free(kv);

@@ -7,8 +7,9 @@
  * A raw row write is what a program using librados directly would send to
  * write one row atomically: one compound op on one object, guarded by
  * omap_cmp on the row's lock key (the same key encoding mrtx uses, absent
- * here, so the guard holds), then the row's cells set.  Several rows are
- * several ops submitted at once (aio) and waited for together.
+ * here, so the guard holds), then the row's cells set.  Rows of one object
+ * share one op (a guard per row); ops on different objects are submitted
+ * at once (aio) and waited for together.
  */
 #ifndef MRTX_RADOS_RAW_H
 #define MRTX_RADOS_RAW_H
@@ -32,7 +33,7 @@ void rraw_close(rraw *r);
 /*
  * Write n rows at once: row i to object oids[i], guarded by "the lock key
  * of rows[i] is absent", setting cells cells (family 0, qualifiers q0,
- * q1, ...; 16-byte values).  Waits for all n.
+ * q1, ...; 16-byte values); one op per distinct object.  Waits for all.
  * @return MRTX_OK when every guarded op applied; MRTX_CONFLICT when a guard
  *   was false; MRTX_EINVAL (n or cells 0 or over 1024, a row of 0 or over
  *   MRTX_MAX_ROW bytes); MRTX_ESTORE (a timeout included: the bench has no
