@@ -165,11 +165,53 @@ static void forced_recovery_still_wins(void **state)
 	free(path);
 }
 
+/*
+ * A refresh that applied but whose reply was lost (MRTX_EUNKNOWN: the
+ * unbatched store's store.after_row_write=error fails the call after the
+ * write) leaves the heartbeat unsure which bytes the primary holds; the
+ * commit re-reads it and commits, instead of failing its commit point on
+ * stale bytes with a false MRTX_CONFLICT and leaving the primary locked.
+ */
+static void lost_refresh_reply(void **state)
+{
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	char *path, buf[32], spec[128];
+	writer w = { NULL, "new", -1 };
+	recover_opts ro = { 0, 0, 1 };
+	recover_stats st;
+
+	(void)state;
+	o.lock_ttl_ms = TTL_MS;
+	o.unbatched = 1;
+	o.durability = MRTX_NOSYNC;
+	path = tu_tmpdir("heartbeat-lost");
+	w.db = tu_open(path, &o);
+	assert_non_null(w.db);
+	assert_int_equal(tu_table(w.db, "t", "f", NULL), 0);
+	/* hits 1 and 2: the two prewrites; hit 3: the first refresh */
+	snprintf(spec, sizeof(spec),
+	         "commit.after_validate=sleep:%d@1,store.after_row_write=error@3", SLEEP_MS);
+	assert_int_equal(mrtx_failpoints_set(spec), 0);
+	write_two(&w);
+	assert_true(mrtx_failpoint_hits("store.after_row_write") >= 3);
+	assert_int_equal(mrtx_failpoints_set(NULL), 0);
+	assert_int_equal(w.rc, MRTX_OK);
+	assert_int_equal(read_row(w.db, "x", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "new");
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(recover_sweep(mrtx__db_store(w.db), &ro, &st, NULL, NULL), 0);
+	assert_int_equal(st.locks_seen, 0);
+	mrtx_close(w.db);
+	tu_rmrf(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(slow_commit_keeps_its_locks),
 		cmocka_unit_test(forced_recovery_still_wins),
+		cmocka_unit_test(lost_refresh_reply),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
