@@ -300,27 +300,86 @@ static int read_many(rstore *rs, const store_table *const *ts, const mrtx_bytes 
 	return 0;
 }
 
+/*
+ * Locks only: the rows of one tablet share one read op (their lock keys,
+ * omap_get_vals_by_keys), so a commit's or a validation's lock reads cost
+ * one op per tablet, as its writes do, whatever the number of rows.
+ */
 int rados_store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_arena *a,
                            store_row *out)
 {
 	rstore *rs = RS(st);
-	store_filter f = STORE_FILTER_ALL;
-	const store_table **ts;
-	mrtx_bytes *rows;
+	const char **goid;
+	size_t *grp, *gcount, *gstart, *gfill, ng = 0;
+	mrtx_bytes *keys, *kof;
+	rread *r;
 	int rc;
 
 	if ((rc = STORE_FAULT_R(rs, "read locks")))
 		return rc;
 	if (n == 0)
 		return 0;
-	f.lock_only = 1;
-	if (!(ts = arena_alloc(a, n * sizeof(*ts))) || !(rows = arena_alloc(a, n * sizeof(*rows))))
+	goid = arena_alloc(a, n * sizeof(*goid));
+	grp = arena_alloc(a, n * sizeof(*grp));
+	gcount = arena_alloc(a, 4 * n * sizeof(*gcount));
+	keys = arena_alloc(a, n * sizeof(*keys));
+	kof = arena_alloc(a, n * sizeof(*kof));
+	r = arena_alloc(a, n * sizeof(*r));
+	if (!goid || !grp || !gcount || !keys || !kof || !r)
 		return MRTX_ENOMEM;
+	gstart = gcount + n;
+	gfill = gstart + n;
+	memset(gcount, 0, 3 * n * sizeof(*gcount));
 	for (size_t i = 0; i < n; i++) {
-		ts[i] = refs[i].table;
-		rows[i] = refs[i].row;
+		const char *oid = rados_tablet_of(refs[i].table, refs[i].row)->oid;
+		uint8_t *k = arena_alloc(a, 1 + RKEY_MAX);
+		size_t j = 0;
+
+		if (!k)
+			return MRTX_ENOMEM;
+		kof[i] = MRTX_BYTES(k, rados_lock_key(k, refs[i].row));
+		while (j < ng && goid[j] != oid) /* one tablet, one oid buffer */
+			j++;
+		if (j == ng)
+			goid[ng++] = oid;
+		grp[i] = j;
+		gcount[j]++;
 	}
-	return read_many(rs, ts, rows, n, &f, a, out);
+	for (size_t j = 1; j < ng; j++)
+		gstart[j] = gstart[j - 1] + gcount[j - 1];
+	for (size_t i = 0; i < n; i++)
+		keys[gstart[grp[i]] + gfill[grp[i]]++] = kof[i];
+	for (size_t j = 0; j < ng; j++) {
+		memset(&r[j], 0, sizeof(r[j]));
+		r[j].oid = goid[j];
+		r[j].keys = &keys[gstart[j]];
+		r[j].nkeys = gcount[j];
+	}
+	atomic_fetch_add_explicit(&rs->read_txns, ng, memory_order_relaxed);
+	if ((rc = rconn_read(rs->conn, r, ng, a)))
+		return read_err(rs, rc);
+	for (size_t i = 0; i < n; i++) {
+		const rread *g = &r[grp[i]];
+		size_t lo = 0, hi = g->nkvs; /* the keys found, in key order */
+
+		out[i] = (store_row){ refs[i].row, 0, { NULL, 0 }, NULL, 0 };
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			int c = cmp_bytes(g->kvs[mid].key.data, g->kvs[mid].key.size, kof[i].data,
+			                  kof[i].size);
+
+			if (c == 0) {
+				out[i].has_lock = 1;
+				out[i].lock = g->kvs[mid].value;
+				break;
+			}
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	return 0;
 }
 
 /* ---------------------------------------------------------------- scans */
