@@ -15,7 +15,9 @@
  *    deterministic amount between two accounts and set the writer's row
  *    (seq = k) in the same multi-row transaction; one in three write the
  *    writer's row alone (a one-row commit).  After each MRTX_OK the writer
- *    appends "A W K" to the trace.  Every write and sync of data.mdb is in
+ *    appends "A W K" to the trace.  Writers 0..3, never the last, are
+ *    SIGKILLed inside one multi-row commit each (kill_at), so the trace
+ *    also holds abandoned transactions and their recovery by the others.  Every write and sync of data.mdb is in
  *    DIR/trace.
  * 2. Explore (crashsim_state.c): the disk images a power loss at any point
  *    after "R" could leave, each checked in a child process.
@@ -40,11 +42,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "chaos_work.h"
 #include "crashrec/crashrec.h"
+#include "crashsim_int.h"
 #include "util.h"
 
 const char *const cs_writer_table = "crashsim_w";
@@ -153,6 +157,28 @@ static int mark(crashrec_mark_fn fn, const char *fmt, ...)
 	return fn(buf);
 }
 
+/*
+ * The multi-row crash tests inside the recorded run: writers 0..3 (never
+ * the last writer) each die by SIGKILL inside one multi-row commit, at the
+ * first transfer past the middle of their schedule: writer 0 after the
+ * commit point (committed: rolled forward by whoever meets it), 1 after
+ * the prewrite, 2 after the secondaries, 3 after the validation.  The others meet those locks and settle them (the owner is
+ * dead), so the crash states also hold half-done and half-recovered
+ * transactions.  0: writer w is not killed.
+ */
+static const char *const kill_steps[4] = { "commit.after_point", "commit.after_prewrite",
+	                                   "commit.after_secondaries", "commit.after_validate" };
+
+static uint32_t kill_at(const cs_cfg *c, int w)
+{
+	if (w >= 4 || w >= c->writers - 1)
+		return 0;
+	for (uint32_t k = (uint32_t)c->txns / 2 + 1; k <= (uint32_t)c->txns; k++)
+		if (!cs_one_row(k))
+			return k;
+	return 0;
+}
+
 static int writer_main(const cs_cfg *c, const char *store, int w, crashrec_mark_fn markfn)
 {
 	mrtx_options o = MRTX_OPTIONS_INIT;
@@ -166,6 +192,13 @@ static int writer_main(const cs_cfg *c, const char *store, int w, crashrec_mark_
 	for (uint32_t k = 1; k <= (uint32_t)c->txns; k++) {
 		step s = { c->seed, w, k };
 
+		if (k == kill_at(c, w)) {
+			char spec[64];
+
+			snprintf(spec, sizeof(spec), "%s=kill@1", kill_steps[w % 4]);
+			if ((rc = mrtx_failpoints_set(spec)))
+				break;
+		}
 		if ((rc = mrtx_run(db, step_fn, &s, 1000))) {
 			tool_err("crashsim", "writer %d, transaction %" PRIu32 ": %s", w, k,
 			         mrtx_errmsg());
@@ -221,24 +254,35 @@ static int record_child(const cs_cfg *c, const char *store)
 	}
 	close(fd);
 	mark(markfn, "R %d %d %" PRIu64 " %d", c->writers, c->txns, c->seed, c->unbatched);
+	pid_t pids[CS_MAXW];
+
 	for (int w = 0; w < c->writers; w++) {
 		pid_t pid = fork();
 
 		if (pid == 0)
 			_exit(writer_main(c, store, w, markfn));
+		pids[w] = pid;
 		if (pid < 0) {
 			tool_err("crashsim", "fork: %s", strerror(errno));
 			failed = 1;
 		}
 	}
 	for (;;) {
-		int st;
+		int st, w = 0;
 		pid_t p = wait(&st);
 
 		if (p < 0)
 			break;
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		while (w < c->writers && pids[w] != p)
+			w++;
+		if (w < c->writers && kill_at(c, w) && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+			continue; /* died where it was meant to */
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || (w < c->writers && kill_at(c, w))) {
+			tool_err("crashsim", "writer %d ended with status %d%s", w, st,
+			         w < c->writers && kill_at(c, w) ? " (it was to be killed in a commit)"
+			                                         : "");
 			failed = 1;
+		}
 	}
 	return failed ? EXIT_FAIL : EXIT_OK;
 }
@@ -404,7 +448,10 @@ int cmd_crashsim(int argc, char **argv)
 	if (help) {
 		printf("usage: %s\n\n"
 		       "Records a workload (writer processes making multi-row bank transfers\n"
-		       "and one-row writes; --writers, default 3, --txns each, default 100)\n"
+		       "and one-row writes; --writers, default 3, --txns each, default 100;\n"
+		       "writers 0..3 but never the last are SIGKILLed inside one multi-row\n"
+		       "commit each -- after the commit point, the prewrite, the secondaries,\n"
+		       "the validation -- and the others settle what they left)\n"
 		       "with every write and sync of the store's data.mdb logged to DIR/trace,\n"
 		       "then builds the disk images a power loss could leave: everything up\n"
 		       "to the last completed sync, plus any subset of the later writes, at\n"
