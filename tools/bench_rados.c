@@ -16,7 +16,7 @@
  * slices (alternate() in bench.c), one request stream at a time: the
  * figures are latency-bound, as a client's are.  Every store the run
  * creates is named NAME-b<pid>-<n>, and every object under NAME-b<pid>- is
- * removed at the end.
+ * removed at the end (also when the run dies of an error).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -78,6 +78,11 @@ static mrtx_db *rstore_open(rfix *x)
 	return db;
 }
 
+/* The run's objects are removed on the way out of a die() too. */
+static rfix *cleanup_fix;
+static void cleanup_at_exit(void);
+static void rfix_close(rfix *x);
+
 static void rfix_open(rfix *x, const char *uri)
 {
 	const char *q = strchr(uri, '?'), *slash;
@@ -92,9 +97,20 @@ static void rfix_open(rfix *x, const char *uri)
 	if (rraw_open(&x->raw, uri))
 		die("connect", mrtx_errmsg());
 	snprintf(x->prefix, sizeof(x->prefix), "%s-b%ld-", x->name, (long)getpid());
+	cleanup_fix = x;
+	atexit(cleanup_at_exit);
 	snprintf(x->single_oid, sizeof(x->single_oid), "%sraw.s", x->prefix);
 	for (int i = 0; i < MULTI_TABLETS; i++)
 		snprintf(x->multi_oid[i], sizeof(x->multi_oid[i]), "%sraw.m%d", x->prefix, i);
+}
+
+static void cleanup_at_exit(void)
+{
+	rfix *x = cleanup_fix;
+
+	cleanup_fix = NULL;
+	if (x)
+		rfix_close(x);
 }
 
 static void rfix_close(rfix *x)
@@ -328,6 +344,7 @@ int bench_rados(bcfg *c, const char *uri, const char *only)
 			latency(&f, sizes[i], c->quick ? 0.3 : 1.5, &l[nl++]);
 	mrtx_close(f.db);
 	report(c, r, n, l, nl);
+	cleanup_fix = NULL;
 	rfix_close(&x);
 	return 0;
 }
