@@ -441,7 +441,7 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 	lock_rec crec;
 	mrtx_bytes cbytes, pcur;
 	hb_entry hb;
-	int rc, conflict = 0, gen = 0;
+	int rc, conflict = 0, gen = 0, all = 1;
 
 	if (!(ops = arena_alloc(&txn->arena, n * sizeof(*ops))) ||
 	    !(secs = arena_alloc(&txn->arena, n * sizeof(*secs))))
@@ -534,15 +534,16 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 		ops[i - 1].nmuts = w[i].nredo;
 	}
 	if (n > 1) {
-		int all = lockio_write_rows(st, ops, n - 1) == 0;
-
+		all = lockio_write_rows(st, ops, n - 1) == 0;
 		for (size_t i = 0; i + 1 < n; i++)
 			all &= ops[i].result == 0;
-		if (!all)
-			return 0; /* committed; the primary stays COMMITTED for recovery */
 	}
+	/* (fires on every commit that got here, also when a resolver had
+	 * already rolled some secondaries forward) */
 	if (FAILPOINT(FP_COMMIT_AFTER_SECONDARIES))
 		return 0;
+	if (!all)
+		return 0; /* committed; the primary stays COMMITTED for recovery */
 	/* 5: release the primary */
 	op_init(&ops[0], w[0].r, 1, cbytes);
 	if (lockio_stable(st, txn->id, ts, &txn->arena, &ops[0].new_lock) == 0)
