@@ -599,11 +599,12 @@ static void test_scan_after_crash(void **state)
 
 /* Past the commit point a reader rolls a live writer forward at once; the
  * writer, waking up, finds its secondaries done and still reports OK. */
-static void test_live_owner_committed(void **state)
+/* A writer asleep after its commit point (fp), its rows rolled forward by
+ * this reader meanwhile; the writer's exit status must be want. */
+static void live_committed_case(fx *f, const char *fp, int want)
 {
-	fx *f = *state;
 	int st, seen = 0;
-	pid_t pid = spawn_writer_armed(f->path, "commit.after_point=sleep:2000");
+	pid_t pid = spawn_writer_armed(f->path, fp);
 
 	while (!seen) {
 		mrtx_txn *txn;
@@ -624,8 +625,22 @@ static void test_live_owner_committed(void **state)
 	}
 	/* all three, though the writer may still be asleep */
 	expect_all(f->db, "new", "rolled forward under a live writer");
-	assert_int_equal(tu_wait(pid), 0);
+	assert_int_equal(tu_wait(pid), want);
 	expect_all(f->db, "new", "after the writer woke");
+}
+
+static void test_live_owner_committed(void **state)
+{
+	live_committed_case(*state, "commit.after_point=sleep:2000", 0);
+}
+
+/* commit.after_secondaries fires on every multi-row commit that reaches its
+ * step 4, also when a reader had rolled its secondaries forward first (it
+ * used to be skipped then, and a writer meant to die there lived on). */
+static void test_after_secondaries_always_fires(void **state)
+{
+	live_committed_case(*state, "commit.after_point=sleep:2000,commit.after_secondaries=exit",
+	                    EXIT_FP);
 }
 
 /* A writer whose locks expired is aborted by a reader; when it wakes up
@@ -699,6 +714,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_orphan_secondaries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_after_crash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live_owner_committed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_after_secondaries_always_fires, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_expired_owner_aborted, setup, teardown),
 		cmocka_unit_test(test_failpoint_syntax),
 	};
