@@ -355,7 +355,7 @@ static void test_lost_update(void **state)
 {
 	fx *f = *state;
 	mrtx_txn *t1, *t2;
-	long a, b;
+	long a = 0, b = 0;
 
 	assert_int_equal(tu_put_str(f->db, "t1", "ctr", "f:n", "10"), MRTX_OK);
 	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
@@ -386,7 +386,7 @@ static void test_write_skew(void **state)
 {
 	fx *f = *state;
 	mrtx_txn *t1, *t2;
-	long x1, y1, x2, y2;
+	long x1 = 0, y1 = 0, x2 = 0, y2 = 0;
 	int rc1, rc2;
 
 	/* Constraint: x + y >= 1.  Both on call; each takes one off if the other is on. */

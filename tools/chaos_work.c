@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,8 @@ typedef struct sbuf {
 
 static void sb_add(sbuf *b, const char *s, size_t n)
 {
+	if (n > SIZE_MAX / 4 || b->n > SIZE_MAX / 4)
+		_exit(4); /* cannot happen; bounds the sizes for the compiler */
 	if (b->n + n + 2 > b->cap) {
 		size_t cap = (b->cap ? b->cap : 256) * 2 + n;
 		char *q = realloc(b->p, cap);

@@ -483,6 +483,7 @@ int rados_store_tables_list(store *st, const store_table ***out, size_t *count)
 static int list_names(const char *key, mrtx_bytes value, void *payload)
 {
 	struct name_list *nl = payload;
+	size_t len;
 
 	(void)value;
 	if (nl->n == nl->cap) {
@@ -494,7 +495,11 @@ static int list_names(const char *key, mrtx_bytes value, void *payload)
 		nl->names = p;
 		nl->cap = nc;
 	}
-	snprintf(nl->names[nl->n++], MRTX_MAX_NAME + 1, "%s", key + 2);
+	len = strlen(key + 2);
+	if (len > MRTX_MAX_NAME)
+		return mrtx__seterr(MRTX_ECORRUPT, "store metadata: a name of %zu bytes (at most "
+		                    "%u)", len, (unsigned)MRTX_MAX_NAME);
+	memcpy(nl->names[nl->n++], key + 2, len + 1);
 	return 0;
 }
 
