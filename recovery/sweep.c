@@ -279,12 +279,9 @@ static int single(sweep *w, const store_table *t, const store_row *row)
 		return single_dry(w, t, row);
 	if ((rc = store_read_locks(w->st, &ref, 1, w->a, &now)))
 		return rc;
-	/* (a live commit's heartbeat may have moved the expiry since the scan:
-	 * the same lock all the same) */
-	if (!now.has_lock ||
-	    !((now.lock.size == row->lock.size &&
-	       memcmp(now.lock.data, row->lock.data, now.lock.size) == 0) ||
-	      lock_same_but_expiry(now.lock, row->lock)))
+	/* (row->lock is not STABLE; a live commit's heartbeat may have moved its
+	 * expiry since the scan: the same lock all the same) */
+	if (!now.has_lock || !lock_same_but_expiry(now.lock, row->lock))
 		return 0; /* settled with its transaction earlier in this sweep */
 	if (lockio_peek(w->st, t, now.lock, &state, txn))
 		return MRTX_ECORRUPT;

@@ -122,7 +122,6 @@ static void *hb_main(void *arg)
 				e->cur = nb[i];
 				e->expiry_ms = exp[i];
 				e->uncertain = 0;
-				e->refreshes++;
 			} else {
 				/* again a quarter TTL later, not at once */
 				e->retry_ms = mrtx__now_ms() + MRTX_MAX(e->ttl_ms / 4, 1u);

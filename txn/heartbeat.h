@@ -56,7 +56,6 @@ struct hb_entry {
 	int busy;            /* a refresh is in flight (the thread's) */
 	int uncertain;       /* a refresh's outcome is unknown (store error or
 	                        MRTX_EUNKNOWN): hb_stop re-reads the primary */
-	unsigned long refreshes;
 };
 
 struct mrtx_db;

@@ -90,6 +90,15 @@ static inline const rstore *RSC(const store *st)
 /* The tablet holding row (binary search on the starts). */
 const rtablet *rados_tablet_of(const store_table *t, mrtx_bytes row);
 /* Key builders; return the key's size.  buf needs RCELL_MAX bytes. */
+/*
+ * Group n ops by object so that each object gets one compound op: grp[i]
+ * receives op i's group (groups numbered by first appearance), order[] the
+ * op indices group by group, start[g] / count[g] where group g's run of
+ * order[] begins and how long it is.  Every array holds n entries.
+ * Returns the number of groups.
+ */
+size_t rados_group_by_oid(const char *const *oids, size_t n, size_t *grp, size_t *order,
+                          size_t *start, size_t *count);
 size_t rados_lock_key(uint8_t *buf, mrtx_bytes row);
 size_t rados_desc_key(uint8_t *buf, mrtx_bytes row);
 size_t rados_cell_prefix(uint8_t *buf, mrtx_bytes row); /* 0x03 . rkey(row) */

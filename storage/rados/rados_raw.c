@@ -55,8 +55,8 @@ int rraw_put_rows(rraw *r, const char *const *oids, const mrtx_bytes *rows, size
                   int cells)
 {
 	static const uint8_t value[RAW_VALUE_SIZE] = "vvvvvvvvvvvvvvvv";
-	size_t lk = 1 + RKEY_MAX, ck = RCELL_MAX, ng = 0, nc = (size_t)cells;
-	size_t *grp = NULL, *gcount = NULL, *gstart = NULL, *gfill = NULL;
+	size_t lk = 1 + RKEY_MAX, ck = RCELL_MAX, ng, nc = (size_t)cells;
+	size_t *grp = NULL, *order, *start, *count;
 	rwrite *w = NULL;
 	rguard *g = NULL;
 	rkv *kv = NULL;
@@ -69,40 +69,27 @@ int rraw_put_rows(rraw *r, const char *const *oids, const mrtx_bytes *rows, size
 	for (size_t i = 0; i < n; i++)
 		if (!oids[i] || !rows[i].data || rows[i].size == 0 || rows[i].size > MRTX_MAX_ROW)
 			return mrtx__seterr(MRTX_EINVAL, "rraw_put_rows: bad row %zu", i);
-	grp = mrtx__calloc(n, sizeof(*grp));
-	gcount = mrtx__calloc(n, sizeof(*gcount));
-	gstart = mrtx__calloc(n, sizeof(*gstart));
-	gfill = mrtx__calloc(n, sizeof(*gfill));
+	grp = mrtx__calloc(4 * n, sizeof(*grp));
 	w = mrtx__calloc(n, sizeof(*w));
 	g = mrtx__calloc(n, sizeof(*g));
 	kv = mrtx__calloc(n * nc, sizeof(*kv));
 	keys = mrtx__malloc(n * (lk + nc * ck));
-	if (!grp || !gcount || !gstart || !gfill || !w || !g || !kv || !keys) {
+	if (!grp || !w || !g || !kv || !keys) {
 		rc = mrtx__seterr(MRTX_ENOMEM, "rados: out of memory");
 		goto out;
 	}
 	/* Rows of one object share one compound op, one guard per row, as a
 	 * program using librados directly would write them (and as mrtx does). */
-	for (size_t i = 0; i < n; i++) {
-		size_t j = 0;
-
-		while (j < ng && strcmp(w[j].oid, oids[i]) != 0)
-			j++;
-		if (j == ng)
-			w[ng++] = (rwrite){ .oid = oids[i], .create = 1 };
-		grp[i] = j;
-		gcount[j]++;
-	}
-	for (size_t j = 1; j < ng; j++)
-		gstart[j] = gstart[j - 1] + gcount[j - 1];
-	for (size_t j = 0; j < ng; j++) {
-		w[j].guards = &g[gstart[j]];
-		w[j].nguards = gcount[j];
-		w[j].sets = &kv[gstart[j] * nc];
-		w[j].nsets = gcount[j] * nc;
-	}
-	for (size_t i = 0; i < n; i++) {
-		size_t slot = gstart[grp[i]] + gfill[grp[i]]++;
+	order = grp + n;
+	start = order + n;
+	count = start + n;
+	ng = rados_group_by_oid(oids, n, grp, order, start, count);
+	for (size_t j = 0; j < ng; j++)
+		w[j] = (rwrite){ .oid = oids[order[start[j]]], .create = 1, .guards = &g[start[j]],
+		                 .nguards = count[j], .sets = &kv[start[j] * nc],
+		                 .nsets = count[j] * nc };
+	for (size_t slot = 0; slot < n; slot++) {
+		size_t i = order[slot];
 		uint8_t *k = keys + i * (lk + nc * ck), *c = k + lk;
 
 		g[slot] = (rguard){ { k, rados_lock_key(k, rows[i]) }, { "", 0 },
@@ -125,9 +112,6 @@ int rraw_put_rows(rraw *r, const char *const *oids, const mrtx_bytes *rows, size
 			rc = mrtx__seterr(MRTX_CONFLICT, "raw write on %s: a guard was false", w[j].oid);
 out:
 	mrtx__free(grp);
-	mrtx__free(gcount);
-	mrtx__free(gstart);
-	mrtx__free(gfill);
 	mrtx__free(w);
 	mrtx__free(g);
 	mrtx__free(kv);

@@ -24,6 +24,32 @@
 
 /* ----------------------------------------------------------------- keys */
 
+size_t rados_group_by_oid(const char *const *oids, size_t n, size_t *grp, size_t *order,
+                          size_t *start, size_t *count)
+{
+	size_t ng = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t g = 0;
+
+		while (g < ng && strcmp(oids[order[g]], oids[i]) != 0)
+			g++; /* order[g]: the first op of group g, for now */
+		if (g == ng) {
+			order[ng] = i;
+			count[ng++] = 0;
+		}
+		grp[i] = g;
+		count[g]++;
+	}
+	for (size_t g = 0; g < ng; g++)
+		start[g] = g ? start[g - 1] + count[g - 1] : 0;
+	for (size_t g = 0; g < ng; g++)
+		count[g] = 0;
+	for (size_t i = 0; i < n; i++)
+		order[start[grp[i]] + count[grp[i]]++] = i;
+	return ng;
+}
+
 size_t rados_lock_key(uint8_t *buf, mrtx_bytes row)
 {
 	buf[0] = RK_LOCK;
@@ -309,8 +335,8 @@ int rados_store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_a
                            store_row *out)
 {
 	rstore *rs = RS(st);
-	const char **goid;
-	size_t *grp, *gcount, *gstart, *gfill, ng = 0;
+	const char **oids;
+	size_t *grp, *order, *start, *count, ng;
 	mrtx_bytes *keys, *kof;
 	rread *r;
 	int rc;
@@ -319,41 +345,32 @@ int rados_store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_a
 		return rc;
 	if (n == 0)
 		return 0;
-	goid = arena_alloc(a, n * sizeof(*goid));
-	grp = arena_alloc(a, n * sizeof(*grp));
-	gcount = arena_alloc(a, 4 * n * sizeof(*gcount));
+	oids = arena_alloc(a, n * sizeof(*oids));
+	grp = arena_alloc(a, 4 * n * sizeof(*grp));
 	keys = arena_alloc(a, n * sizeof(*keys));
 	kof = arena_alloc(a, n * sizeof(*kof));
 	r = arena_alloc(a, n * sizeof(*r));
-	if (!goid || !grp || !gcount || !keys || !kof || !r)
+	if (!oids || !grp || !keys || !kof || !r)
 		return MRTX_ENOMEM;
-	gstart = gcount + n;
-	gfill = gstart + n;
-	memset(gcount, 0, 3 * n * sizeof(*gcount));
+	order = grp + n;
+	start = order + n;
+	count = start + n;
 	for (size_t i = 0; i < n; i++) {
-		const char *oid = rados_tablet_of(refs[i].table, refs[i].row)->oid;
 		uint8_t *k = arena_alloc(a, 1 + RKEY_MAX);
-		size_t j = 0;
 
 		if (!k)
 			return MRTX_ENOMEM;
 		kof[i] = MRTX_BYTES(k, rados_lock_key(k, refs[i].row));
-		while (j < ng && goid[j] != oid) /* one tablet, one oid buffer */
-			j++;
-		if (j == ng)
-			goid[ng++] = oid;
-		grp[i] = j;
-		gcount[j]++;
+		oids[i] = rados_tablet_of(refs[i].table, refs[i].row)->oid;
 	}
-	for (size_t j = 1; j < ng; j++)
-		gstart[j] = gstart[j - 1] + gcount[j - 1];
+	ng = rados_group_by_oid(oids, n, grp, order, start, count);
 	for (size_t i = 0; i < n; i++)
-		keys[gstart[grp[i]] + gfill[grp[i]]++] = kof[i];
-	for (size_t j = 0; j < ng; j++) {
-		memset(&r[j], 0, sizeof(r[j]));
-		r[j].oid = goid[j];
-		r[j].keys = &keys[gstart[j]];
-		r[j].nkeys = gcount[j];
+		keys[i] = kof[order[i]];
+	for (size_t g = 0; g < ng; g++) {
+		memset(&r[g], 0, sizeof(r[g]));
+		r[g].oid = oids[order[start[g]]];
+		r[g].keys = &keys[start[g]];
+		r[g].nkeys = count[g];
 	}
 	atomic_fetch_add_explicit(&rs->read_txns, ng, memory_order_relaxed);
 	if ((rc = rconn_read(rs->conn, r, ng, a)))
