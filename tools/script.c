@@ -78,7 +78,7 @@ static int tokenize(char *mem, size_t len, tok *toks, size_t *ntok, char *err, s
 		if (i == len)
 			break;
 		if (n == MAX_TOKENS) {
-			snprintf(err, errlen, "too many arguments");
+			snprintf(err, errlen, "too many arguments (quote one that holds blanks)");
 			return -1;
 		}
 		start = o = i;
