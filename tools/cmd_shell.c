@@ -171,7 +171,8 @@ static void run_autocommit(shell *sh, const script_cmd *c)
 	if (a.mem)
 		fclose(a.mem);
 	if (rc)
-		shell_err(sh, "%s: %s (nothing written)", a.step, api_msg(rc));
+		shell_err(sh, "%s: %s%s", a.step, api_msg(rc),
+		          c->op == SCRIPT_GET || c->op == SCRIPT_SCAN ? "" : " (nothing written)");
 	else if (a.len)
 		fwrite(a.buf, 1, a.len, stdout);
 	free(a.buf);
