@@ -27,6 +27,7 @@ static const struct {
 	{ "del", cmd_del, "delete one cell" },
 	{ "scan", cmd_scan, "print the cells of a range of rows" },
 	{ "txn", cmd_txn, "run a script of reads and writes as one transaction" },
+	{ "shell", cmd_shell, "interactive shell: begin/commit, editing, history" },
 	{ "locks", cmd_locks, "list non-STABLE locks" },
 	{ "lock", cmd_lock, "decode one row's lock record" },
 	{ "recover", cmd_recover, "roll stale transactions forward or back" },

@@ -3,7 +3,7 @@
 # subcommand, each subcommand's options (and their fixed values), and
 # directories where a store or DIR is expected (files for `txn`'s script).
 
-_mrtx_subcommands="create-table put get del scan txn locks lock recover check stats
+_mrtx_subcommands="create-table put get del scan txn shell locks lock recover check stats
 chaos crashsim bench"
 
 # COMPREPLY from compgen's lines (names with blanks stay whole)
@@ -15,7 +15,7 @@ _mrtx_reply()
 _mrtx_options()
 {
 	case $1 in
-	create-table | put | get | del | txn) echo "--help" ;;
+	create-table | put | get | del | txn | shell) echo "--help" ;;
 	scan) echo "--start --end --family --reverse --limit --help" ;;
 	locks) echo "--table --state --json --help" ;;
 	lock) echo "--json --help" ;;
