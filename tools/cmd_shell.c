@@ -472,7 +472,9 @@ static int term_open(shell *sh)
 	el_set(sh->el, EL_PROMPT, shell_prompt);
 	el_set(sh->el, EL_HIST, history, sh->hist);
 	el_set(sh->el, EL_GETCFN, shell_getc);
-	el_set(sh->el, EL_ADDFN, "mrtx-cancel", "Discard the line", shell_cancel);
+	/* The wide form: libedit keeps these pointers as they are, where the
+	   narrow EL_ADDFN copies both strings and never frees the copies. */
+	el_wset(sh->el, EL_ADDFN, L"mrtx-cancel", L"Discard the line", shell_cancel);
 	el_set(sh->el, EL_BIND, "^C", "mrtx-cancel", NULL);
 	el_source(sh->el, NULL); /* ~/.editrc, or $EDITRC */
 	return 0;
