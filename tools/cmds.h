@@ -14,6 +14,7 @@ int cmd_create_table(int argc, char **argv);
 int cmd_put(int argc, char **argv);
 int cmd_get(int argc, char **argv);
 int cmd_del(int argc, char **argv);
+int cmd_delrow(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 /* Print every cell of spec to f, one "ROW FAMILY:QUALIFIER VALUE" line each,
    escaped (ROW and QUALIFIER with spaces escaped too). */

@@ -25,6 +25,7 @@ static const struct {
 	{ "put", cmd_put, "set one cell (one transaction)" },
 	{ "get", cmd_get, "print one cell" },
 	{ "del", cmd_del, "delete one cell" },
+	{ "delrow", cmd_delrow, "delete a whole row (one transaction)" },
 	{ "scan", cmd_scan, "print the cells of a range of rows" },
 	{ "txn", cmd_txn, "run a script of reads and writes as one transaction" },
 	{ "shell", cmd_shell, "interactive shell: begin/commit, editing, history" },
