@@ -411,8 +411,10 @@ const char *mrtx_errmsg(void);
 
 /**
  * Arm failpoints for this process (tests), with the MRTX_FAILPOINTS syntax:
- * "name=action[@N],..." where action is exit | kill | error | sleep:MS and
- * @N fires on the N-th hit only.  NULL or "" disarms all.
+ * "name=action[@N],..." where action is exit | kill | error | sleep:MS |
+ * wait:PATH (the thread that hits it polls until the file PATH exists; PATH
+ * has no ',' or '@' and is under 256 bytes) and @N fires on the N-th hit
+ * only.  NULL or "" disarms all.
  * @return MRTX_OK; MRTX_EINVAL (unknown name or bad syntax; nothing armed).
  */
 int mrtx_failpoints_set(const char *spec);

@@ -6,8 +6,11 @@
  * forked child's own first open included) or by mrtx_failpoints_set():
  *     name=action[@N][,name=action[@N]...]
  * action: exit (_exit(99)) | kill (SIGKILL) | error (the step fails with
- * MRTX_ESTORE) | sleep:MS.  @N fires on the N-th hit only; without it the
- * action fires on every hit.
+ * MRTX_ESTORE) | sleep:MS | wait:PATH (block the thread that hit it until
+ * PATH exists, polling; the process, its heartbeat included, runs on: a
+ * test holds a commit at a step for exactly as long as it needs, without
+ * guessing a sleep).  PATH holds no ',' or '@' and is under 256 bytes.
+ * @N fires on the N-th hit only; without it the action fires on every hit.
  */
 #include "common.h"
 
@@ -20,12 +23,15 @@
 
 #include <bsd/string.h>
 
-enum fp_action { FPA_OFF, FPA_EXIT, FPA_KILL, FPA_ERROR, FPA_SLEEP };
+enum fp_action { FPA_OFF, FPA_EXIT, FPA_KILL, FPA_ERROR, FPA_SLEEP, FPA_WAIT };
+
+#define FP_PATH_MAX 256
 
 struct fp_state {
 	enum fp_action action;
 	unsigned long nth;    /* 0 = every hit */
 	unsigned long arg_ms; /* sleep */
+	char path[FP_PATH_MAX]; /* wait */
 	atomic_ulong hits;
 };
 
@@ -104,6 +110,12 @@ static int parse_item(const char *s, size_t len, int *idx, struct fp_state *st)
 		st->action = FPA_SLEEP;
 		if (parse_ulong(act + 6, alen - 6, &st->arg_ms))
 			return -1;
+	} else if (alen > 5 && !memcmp(act, "wait:", 5)) {
+		if (alen - 5 >= sizeof(st->path) || memchr(act + 5, '\0', alen - 5))
+			return -1;
+		st->action = FPA_WAIT;
+		memcpy(st->path, act + 5, alen - 5);
+		st->path[alen - 5] = '\0';
 	} else
 		return -1;
 	return 0;
@@ -123,11 +135,12 @@ int mrtx_failpoints_set(const char *spec)
 
 		if (len && parse_item(p, len, &idx, &st))
 			return mrtx__seterr(MRTX_EINVAL, "failpoints: bad item '%.*s' "
-			                    "(want name=exit|kill|error|sleep:MS[@N])", (int)len, p);
+			                    "(want name=exit|kill|error|sleep:MS|wait:PATH[@N])", (int)len, p);
 		if (len) {
 			next[idx].action = st.action;
 			next[idx].nth = st.nth;
 			next[idx].arg_ms = st.arg_ms;
+			memcpy(next[idx].path, st.path, sizeof(st.path));
 			armed = 1;
 		}
 		p += len + (comma ? 1 : 0);
@@ -137,6 +150,7 @@ int mrtx_failpoints_set(const char *spec)
 		fps[i].action = next[i].action;
 		fps[i].nth = next[i].nth;
 		fps[i].arg_ms = next[i].arg_ms;
+		memcpy(fps[i].path, next[i].path, sizeof(next[i].path));
 		atomic_store(&fps[i].hits, 0);
 	}
 	mrtx__fp_armed = armed;
@@ -168,6 +182,10 @@ int mrtx__fp_fire(mrtx_fp fp)
 		                    fp_names[fp]);
 	case FPA_SLEEP:
 		mrtx__sleep_us((uint64_t)st->arg_ms * 1000u);
+		return 0;
+	case FPA_WAIT:
+		while (access(st->path, F_OK) != 0)
+			mrtx__sleep_us(2000);
 		return 0;
 	default:
 		return 0;

@@ -49,6 +49,15 @@ expect_rc() {
 	fi
 }
 
+# wait_locks STORE PID: until STORE shows a lock (PID, the writer, must not
+# have ended first: then its failpoint never held it)
+wait_locks() {
+	while [ "$("$MRTX" locks "$1" --json 2>/dev/null)" == "[]" ]; do
+		kill -0 "$2" 2>/dev/null || { bad "writer $2 ended before its locks were seen"; return; }
+		sleep 0.02
+	done
+}
+
 # expect_out WANT DESC CMD... : run CMD, exit 0 and stdout exactly WANT
 expect_out() {
 	local want=$1 desc=$2 got rc
@@ -246,17 +255,16 @@ done
 # ------------------------------------------------------------ a live txn is skipped
 S=$(store live)
 "$MRTX" create-table "$S" acct bal >/dev/null
-# hold the txn PREWRITTEN for a while (sleep failpoint): a live writer
-MRTX_FAILPOINTS='commit.after_prewrite=sleep:2000' "$MRTX" txn "$S" <<<$'put acct a bal:x 1\nput acct b bal:x 2' &
+# hold the txn PREWRITTEN (wait failpoint: alive, heartbeat running, until
+# $TMP/go.live exists): a live writer, however slow this machine is
+MRTX_FAILPOINTS="commit.after_prewrite=wait:$TMP/go.live" "$MRTX" txn "$S" <<<$'put acct a bal:x 1\nput acct b bal:x 2' &
 bg=$!
-for _ in $(seq 100); do
-	[ "$("$MRTX" locks "$S" --json 2>/dev/null)" != "[]" ] && break
-	sleep 0.02
-done
+wait_locks "$S" $bg
 "$MRTX" locks "$S" --json | pyjson "live: owner alive" "len(d) == 2 and all(l['owner_alive'] and not l['stale'] for l in d)"
 "$MRTX" recover "$S" --json | pyjson "live: recover skips a live txn" \
 	"d['skipped_live'] == 1 and d['rolled_forward'] == 0 and d['rolled_back'] == 0"
 expect_rc 0 "live: check --strict passes with a txn in flight" "$MRTX" check --strict "$S"
+touch "$TMP/go.live"
 wait $bg && ok || bad "live: writer failed"
 "$MRTX" locks "$S" --json | pyjson "live: writer finished cleanly" 'd == []'
 expect_out "2" "live: value" "$MRTX" get "$S" acct b bal:x
@@ -330,15 +338,13 @@ done
 # own commit point then fails its condition (nothing half-committed)
 S=$(store force)
 "$MRTX" create-table "$S" acct bal >/dev/null
-MRTX_FAILPOINTS='commit.after_prewrite=sleep:1500' "$MRTX" txn "$S" \
+MRTX_FAILPOINTS="commit.after_prewrite=wait:$TMP/go.force" "$MRTX" txn "$S" \
 	<<<$'put acct a bal:x 1\nput acct b bal:x 2' 2>"$TMP/force.err" &
 bg=$!
-for _ in $(seq 100); do
-	[ "$("$MRTX" locks "$S" --json 2>/dev/null)" != "[]" ] && break
-	sleep 0.02
-done
+wait_locks "$S" $bg
 "$MRTX" recover "$S" --force --json | pyjson "force: live txn rolled back" \
 	"d['rolled_back'] == 1 and d['skipped_live'] == 0"
+touch "$TMP/go.force"
 wait $bg
 rc=$?
 [ $rc -eq 1 ] && grep -q '^mrtx: txn: commit: ' "$TMP/force.err" && ok ||

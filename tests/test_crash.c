@@ -125,6 +125,38 @@ static pid_t spawn_writer(const char *path, const char *fp, int unbatched, int r
 	return pid;
 }
 
+/* A "go" file for the wait:PATH failpoint action: the writer holds at the
+ * step until go() creates it, alive (its heartbeat running), however long
+ * the checks in between take on a slow machine. */
+typedef struct {
+	char path[256];
+	char spec[400];
+} gate;
+
+static void gate_init(gate *g, const char *fmt)
+{
+	static int n;
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(g->path, sizeof(g->path), "%s/mrtx-crash-go.%d.%d", tmp && *tmp ? tmp : "/tmp",
+	         (int)getpid(), n++);
+	unlink(g->path);
+	snprintf(g->spec, sizeof(g->spec), fmt, g->path);
+}
+
+static void gate_open(gate *g)
+{
+	FILE *f = fopen(g->path, "w");
+
+	assert_non_null(f);
+	fclose(f);
+}
+
+static void gate_done(gate *g)
+{
+	unlink(g->path);
+}
+
 /* spawn_writer with fp, returning once the writer has armed it. */
 static pid_t spawn_writer_armed(const char *path, const char *fp)
 {
@@ -380,7 +412,11 @@ static void test_live_owner(void **state)
 {
 	fx *f = *state;
 	int st, seen = 0;
-	pid_t pid = spawn_writer_armed(f->path, "commit.after_prewrite=sleep:2000");
+	gate g;
+	pid_t pid;
+
+	gate_init(&g, "commit.after_prewrite=wait:%s");
+	pid = spawn_writer_armed(f->path, g.spec);
 
 	/* Poll until the prewrite is in place (until then the old value reads). */
 	while (!seen) {
@@ -412,7 +448,9 @@ static void test_live_owner(void **state)
 		mrtx_abort(txn);
 		assert_int_equal(write_all(f->db, "mine"), MRTX_ELOCKED);
 	}
+	gate_open(&g);
 	assert_int_equal(tu_wait(pid), 0);
+	gate_done(&g);
 	expect_all(f->db, "new", "after the live writer finished");
 }
 
@@ -604,8 +642,11 @@ static void test_scan_after_crash(void **state)
 static void live_committed_case(fx *f, const char *fp, int want)
 {
 	int st, seen = 0;
-	pid_t pid = spawn_writer_armed(f->path, fp);
+	gate g;
+	pid_t pid;
 
+	gate_init(&g, fp);
+	pid = spawn_writer_armed(f->path, g.spec);
 	while (!seen) {
 		mrtx_txn *txn;
 		mrtx_bytes v;
@@ -623,15 +664,17 @@ static void live_committed_case(fx *f, const char *fp, int want)
 		if (!seen)
 			usleep(1000);
 	}
-	/* all three, though the writer may still be asleep */
+	/* all three, the writer still held after its commit point */
 	expect_all(f->db, "new", "rolled forward under a live writer");
+	gate_open(&g);
 	assert_int_equal(tu_wait(pid), want);
+	gate_done(&g);
 	expect_all(f->db, "new", "after the writer woke");
 }
 
 static void test_live_owner_committed(void **state)
 {
-	live_committed_case(*state, "commit.after_point=sleep:2000", 0);
+	live_committed_case(*state, "commit.after_point=wait:%s", 0);
 }
 
 /* commit.after_secondaries fires on every multi-row commit that reaches its
@@ -639,7 +682,7 @@ static void test_live_owner_committed(void **state)
  * used to be skipped then, and a writer meant to die there lived on). */
 static void test_after_secondaries_always_fires(void **state)
 {
-	live_committed_case(*state, "commit.after_point=sleep:2000,commit.after_secondaries=exit",
+	live_committed_case(*state, "commit.after_point=wait:%s,commit.after_secondaries=exit",
 	                    EXIT_FP);
 }
 
@@ -650,8 +693,10 @@ static void test_expired_owner_aborted(void **state)
 	fx *f = *state;
 	int pfd[2], st;
 	char c;
+	gate g;
 	pid_t pid;
 
+	gate_init(&g, "commit.after_prewrite=wait:%s");
 	assert_int_equal(pipe(pfd), 0);
 	pid = fork();
 	assert_true(pid >= 0);
@@ -664,7 +709,7 @@ static void test_expired_owner_aborted(void **state)
 		o.durability = MRTX_NOSYNC;
 		o.lock_ttl_ms = 1; /* expired as soon as written */
 		if (mrtx_open(&db, f->path, &o) ||
-		    mrtx_failpoints_set("commit.after_prewrite=sleep:2000") ||
+		    mrtx_failpoints_set(g.spec) ||
 		    write(pfd[1], "r", 1) != 1 || mrtx_begin(db, &txn))
 			_exit(2);
 		for (int i = 0; i < 3; i++)
@@ -682,7 +727,9 @@ static void test_expired_owner_aborted(void **state)
 		usleep(1000);
 	}
 	expect_all(f->db, "old", "expired writer rolled back");
+	gate_open(&g);
 	assert_int_equal(tu_wait(pid), 10 + (-MRTX_CONFLICT - 31000));
+	gate_done(&g);
 	expect_all(f->db, "old", "after the expired writer woke");
 }
 
@@ -693,6 +740,16 @@ static void test_failpoint_syntax(void **state)
 	assert_int_equal(mrtx_failpoints_set("commit.after_point=explode"), MRTX_EINVAL);
 	assert_int_equal(mrtx_failpoints_set("commit.after_point=exit@0"), MRTX_EINVAL);
 	assert_int_equal(mrtx_failpoints_set("commit.after_point=sleep:"), MRTX_EINVAL);
+	assert_int_equal(mrtx_failpoints_set("commit.after_point=wait:"), MRTX_EINVAL);
+	{
+		char longpath[300];
+
+		memset(longpath, 'p', sizeof(longpath));
+		memcpy(longpath, "commit.after_point=wait:", 24);
+		longpath[sizeof(longpath) - 1] = '\0';
+		assert_int_equal(mrtx_failpoints_set(longpath), MRTX_EINVAL);
+	}
+	assert_int_equal(mrtx_failpoints_set("commit.after_point=wait:/tmp/x@2"), MRTX_OK);
 	assert_int_equal(mrtx_failpoint_hits("nosuch"), -1);
 	assert_int_equal(mrtx_failpoints_set("commit.after_point=sleep:1,recover.after_abort=exit@3"),
 	                 MRTX_OK);
