@@ -2,6 +2,7 @@
  * util.c - see util.h.
  */
 #include "util.h"
+#include "globals.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -139,6 +140,8 @@ void tool_err(const char *cmd, const char *fmt, ...)
 	putc('\n', stderr);
 }
 
+#define READ_ONLY_HINT " (--read-only or MRTX_READ_ONLY)"
+
 int tool_fail(const char *cmd, const char *step, int rc)
 {
 	const char *m = mrtx_errmsg();
@@ -146,9 +149,9 @@ int tool_fail(const char *cmd, const char *step, int rc)
 	if (!*m)
 		m = mrtx_strerror(rc);
 	if (step)
-		tool_err(cmd, "%s: %s", step, m);
+		tool_err(cmd, "%s: %s%s", step, m, rc == MRTX_EREADONLY ? READ_ONLY_HINT : "");
 	else
-		tool_err(cmd, "%s", m);
+		tool_err(cmd, "%s%s", m, rc == MRTX_EREADONLY ? READ_ONLY_HINT : "");
 	return EXIT_FAIL;
 }
 
@@ -296,13 +299,15 @@ static int store_dir_has_data(const char *path)
 
 int tool_open(const char *cmd, const char *path, int create, mrtx_db **out)
 {
+	mrtx_options o = MRTX_OPTIONS_INIT;
 	struct stat sb;
 	int rc;
 
 	*out = NULL;
 	if (strncmp(path, "rados://", 8) == 0) {
 		/* a RADOS store: the library checks the address; note that its
-		 * first open creates the store's metadata, whatever the command */
+		 * first open creates the store's metadata, whatever the command
+		 * (unless read-only: then a missing store is an error) */
 	} else if (stat(path, &sb) == 0) {
 		if (!S_ISDIR(sb.st_mode)) {
 			tool_err(cmd, "%s is not a directory (an mrtx store is a directory)", path);
@@ -319,7 +324,8 @@ int tool_open(const char *cmd, const char *path, int create, mrtx_db **out)
 		         "makes one)", path);
 		return EXIT_FAIL;
 	}
-	if ((rc = mrtx_open(out, path, NULL)))
+	globals_apply(&o); /* --map-size, --read-only and their variables */
+	if ((rc = mrtx_open(out, path, &o)))
 		return tool_fail(cmd, "open", rc);
 	return 0;
 }

@@ -90,9 +90,10 @@ int arg_size(const char *cmd, const char *what, const char *arg, size_t *out);
 /* ---- store ---- */
 
 /*
- * Open the store at path.  A path that is not a directory is refused ("is
- * not a directory").  Unless create, the directory must already hold a
- * store (so a typo or an empty directory does not become an empty store).
+ * Open the store at path, with the global options (globals.h: map size,
+ * read-only).  A path that is not a directory is refused ("is not a
+ * directory").  Unless create, the directory must already hold a store (so
+ * a typo or an empty directory does not become an empty store).
  * Returns 0 or EXIT_FAIL (message printed).
  */
 int tool_open(const char *cmd, const char *path, int create, mrtx_db **out);
