@@ -105,7 +105,9 @@ static int env_bool(const char *name, const char *v, int *out)
 
 int globals_for(const char *cmd, int own_stores)
 {
+	mrtx_options o = MRTX_OPTIONS_INIT;
 	const char *env;
+	int rc;
 
 	if (own_stores) {
 		if (g.map_size_arg || g.read_only_flag) {
@@ -129,13 +131,11 @@ int globals_for(const char *cmd, int own_stores)
 		}
 	}
 	g.read_only = g.read_only_flag;
-	if (!g.read_only && (env = getenv("MRTX_READ_ONLY")))
-		return env_bool("MRTX_READ_ONLY", env, &g.read_only);
+	if (!g.read_only && (env = getenv("MRTX_READ_ONLY")) &&
+	    (rc = env_bool("MRTX_READ_ONLY", env, &g.read_only)))
+		return rc;
+	o.map_size = g.map_size;
+	o.read_only = g.read_only;
+	tool_open_options(&o);
 	return 0;
-}
-
-void globals_apply(mrtx_options *o)
-{
-	o->map_size = g.map_size;
-	o->read_only = g.read_only;
 }

@@ -4,7 +4,7 @@
  *   mrtx [--map-size SIZE] [--read-only] SUBCOMMAND STORE ...
  *
  * and their environment variables MRTX_MAP_SIZE and MRTX_READ_ONLY (a flag
- * wins over its variable).  They shape how tool_open (util.c) opens the
+ * wins over its variable).  They shape how tool_open (util.h) opens the
  * store, so every subcommand that opens a STORE honours them; chaos,
  * crashsim and bench make and write stores of their own: they refuse the
  * flags and ignore the variables.
@@ -25,13 +25,11 @@ int globals_parse(int argc, char **argv, int *sub);
 
 /*
  * Settle the options for subcommand `cmd`: read the environment (a bad
- * value is a usage error) or, for a subcommand that opens no STORE
- * (own_stores), refuse any flag.  Returns 0 or EXIT_USAGE (printed).
+ * value is a usage error) and hand the result to tool_open_options (util.h)
+ * or, for a subcommand that opens no STORE (own_stores), refuse any flag.
+ * Returns 0 or EXIT_USAGE (printed).
  */
 int globals_for(const char *cmd, int own_stores);
-
-/* Apply the settled options to o (from MRTX_OPTIONS_INIT). */
-void globals_apply(mrtx_options *o);
 
 /*
  * A size: decimal bytes, optionally followed by K, M, G or T (either

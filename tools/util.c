@@ -2,7 +2,6 @@
  * util.c - see util.h.
  */
 #include "util.h"
-#include "globals.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -140,7 +139,14 @@ void tool_err(const char *cmd, const char *fmt, ...)
 	putc('\n', stderr);
 }
 
-#define READ_ONLY_HINT " (--read-only or MRTX_READ_ONLY)"
+const char *tool_hint(int rc)
+{
+	if (rc == MRTX_EFULL)
+		return " (mrtx: --map-size SIZE or MRTX_MAP_SIZE)";
+	if (rc == MRTX_EREADONLY)
+		return " (mrtx: opened with --read-only or MRTX_READ_ONLY)";
+	return "";
+}
 
 int tool_fail(const char *cmd, const char *step, int rc)
 {
@@ -149,9 +155,9 @@ int tool_fail(const char *cmd, const char *step, int rc)
 	if (!*m)
 		m = mrtx_strerror(rc);
 	if (step)
-		tool_err(cmd, "%s: %s%s", step, m, rc == MRTX_EREADONLY ? READ_ONLY_HINT : "");
+		tool_err(cmd, "%s: %s%s", step, m, tool_hint(rc));
 	else
-		tool_err(cmd, "%s%s", m, rc == MRTX_EREADONLY ? READ_ONLY_HINT : "");
+		tool_err(cmd, "%s%s", m, tool_hint(rc));
 	return EXIT_FAIL;
 }
 
@@ -297,9 +303,29 @@ static int store_dir_has_data(const char *path)
 	return n > 0 && (size_t)n < sizeof(file) && stat(file, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
+/* Can this process write the store's files (an LMDB store directory)? */
+static int store_dir_writable(const char *path)
+{
+	char file[4096];
+	int n = snprintf(file, sizeof(file), "%s/data.mdb", path);
+
+	if (n <= 0 || (size_t)n >= sizeof(file))
+		return 1; /* cannot tell: no hint */
+	if (access(file, F_OK) != 0)
+		return access(path, W_OK) == 0 || (errno != EACCES && errno != EROFS);
+	return access(file, W_OK) == 0 || (errno != EACCES && errno != EROFS);
+}
+
+/* The options of every tool_open: the global ones (globals.c) */
+static mrtx_options open_opts = MRTX_OPTIONS_INIT;
+
+void tool_open_options(const mrtx_options *o)
+{
+	open_opts = *o;
+}
+
 int tool_open(const char *cmd, const char *path, int create, mrtx_db **out)
 {
-	mrtx_options o = MRTX_OPTIONS_INIT;
 	struct stat sb;
 	int rc;
 
@@ -324,9 +350,14 @@ int tool_open(const char *cmd, const char *path, int create, mrtx_db **out)
 		         "makes one)", path);
 		return EXIT_FAIL;
 	}
-	globals_apply(&o); /* --map-size, --read-only and their variables */
-	if ((rc = mrtx_open(out, path, &o)))
-		return tool_fail(cmd, "open", rc);
+	if ((rc = mrtx_open(out, path, &open_opts))) {
+		rc = tool_fail(cmd, "open", rc);
+		if (!open_opts.read_only && strncmp(path, "rados://", 8) != 0 &&
+		    !store_dir_writable(path))
+			tool_err(cmd, "%s cannot be written here: --read-only (or MRTX_READ_ONLY=1) "
+			         "opens it for reading", path);
+		return rc;
+	}
 	return 0;
 }
 
