@@ -89,6 +89,7 @@ int main(int argc, char **argv)
 				return rc;
 			return commands[i].fn(argc - 1, argv + 1);
 		}
-	fprintf(stderr, "mrtx: unknown subcommand '%s' (see mrtx --help)\n", argv[1]);
+	fprintf(stderr, "mrtx: unknown %s '%s' (see mrtx --help)\n",
+	        argv[1][0] == '-' ? "option" : "subcommand", argv[1]);
 	return EXIT_USAGE;
 }
