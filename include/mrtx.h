@@ -118,8 +118,9 @@ typedef struct mrtx_options {
 	int version;           /* MRTX_OPTIONS_VERSION (1 or 2) */
 	int durability;        /* MRTX_SYNC (default), MRTX_NOMETASYNC, MRTX_NOSYNC */
 	size_t map_size;       /* bytes the store may grow to; 0 = 1 GiB.  A larger
-	                          value than the file's grows it; never shrinks.
-	                          Ignored by a read-only open */
+	                          value than the file's grows it; never shrinks
+	                          (LMDB keeps a new store's at 1 MiB at least).
+	                          Ignored by a read-only open and by RADOS */
 	unsigned file_mode;    /* mode of created files; 0 = 0600 */
 	uint32_t lock_ttl_ms;  /* lock expiry for this process's txns; 0 = 5000 */
 	uint32_t lock_wait_ms; /* how long a reader waits for a live lock before
