@@ -136,17 +136,6 @@ static void skip_word(const char **s, size_t *n, const char *word)
 	*n -= i;
 }
 
-static int hexdigit(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Append the part written as s[0..n) (escapes decoded); NULL, or what is
  * wrong with it. */
 static const char *append_part(mrtx_key *k, const mrtx_key_part *part, const char *s,
@@ -205,7 +194,7 @@ static const char *append_part(mrtx_key *k, const mrtx_key_part *part, const cha
 		if (n != 2 * part->width)
 			return "does not have two hex digits per byte of the part's width";
 		for (size_t i = 0; i < part->width; i++) {
-			int hi = hexdigit((unsigned char)s[2 * i]), lo = hexdigit((unsigned char)s[2 * i + 1]);
+			int hi = tool_hexval((unsigned char)s[2 * i]), lo = tool_hexval((unsigned char)s[2 * i + 1]);
 
 			if (hi < 0 || lo < 0)
 				return "is not hexadecimal";

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 #define MAX_TOKENS SCRIPT_MAX_WORDS
 
 typedef struct tok {
@@ -17,17 +19,6 @@ typedef struct tok {
 static int is_blank(char c)
 {
 	return c == ' ' || c == '\t';
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 /*
@@ -48,8 +39,8 @@ static int escape(char *mem, size_t len, size_t *i, size_t *o, int dquoted, char
 		*i += 2;
 		return 0;
 	}
-	if (at + 3 < len && c == 'x' && hexval(mem[at + 2]) >= 0 && hexval(mem[at + 3]) >= 0) {
-		mem[(*o)++] = (char)(hexval(mem[at + 2]) * 16 + hexval(mem[at + 3]));
+	if (at + 3 < len && c == 'x' && tool_hexval((unsigned char)mem[at + 2]) >= 0 && tool_hexval((unsigned char)mem[at + 3]) >= 0) {
+		mem[(*o)++] = (char)(tool_hexval((unsigned char)mem[at + 2]) * 16 + tool_hexval((unsigned char)mem[at + 3]));
 		*i += 4;
 		return 0;
 	}

@@ -12,17 +12,6 @@
 
 /* ------------------------------------------------------------ escaping */
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int unescape_inplace(char *s, size_t len, size_t *outlen, char *err, size_t errlen)
 {
 	size_t i = 0, o = 0;
@@ -37,10 +26,10 @@ int unescape_inplace(char *s, size_t len, size_t *outlen, char *err, size_t errl
 			i += 2;
 			continue;
 		}
-		if (i + 3 < len && s[i + 1] == 'x' && hexval((unsigned char)s[i + 2]) >= 0 &&
-		    hexval((unsigned char)s[i + 3]) >= 0) {
-			s[o++] = (char)(hexval((unsigned char)s[i + 2]) * 16 +
-			                hexval((unsigned char)s[i + 3]));
+		if (i + 3 < len && s[i + 1] == 'x' && tool_hexval((unsigned char)s[i + 2]) >= 0 &&
+		    tool_hexval((unsigned char)s[i + 3]) >= 0) {
+			s[o++] = (char)(tool_hexval((unsigned char)s[i + 2]) * 16 +
+			                tool_hexval((unsigned char)s[i + 3]));
 			i += 4;
 			continue;
 		}
