@@ -90,7 +90,8 @@ enum {
 	MRTX_ENOTSTORE,         /* not an mrtx store, or another format version */
 	MRTX_EFULL,             /* the store's map is full: reopen with a larger map_size */
 	MRTX_EBADTXN,           /* the transaction already failed; only abort is allowed */
-	MRTX_EEXIST             /* table exists with different families */
+	MRTX_EEXIST,            /* table exists with different families */
+	MRTX_EREADONLY          /* a write through a handle opened read-only */
 };
 
 /** Durability of each store write (mrtx_options.durability). */
@@ -103,26 +104,35 @@ enum {
 	                        reused before they reach the disk) */
 };
 
-#define MRTX_OPTIONS_VERSION 1
+#define MRTX_OPTIONS_VERSION 2
 
 /**
  * Options for mrtx_open.  Initialise with MRTX_OPTIONS_INIT, then change
  * fields; a zero field means "the default" where noted.
+ *
+ * Versions: 2 added read_only at the end.  A version-1 struct (compiled
+ * against an older mrtx.h, which ends at unbatched) is still accepted and
+ * read as far as it goes: its read_only is taken as 0.
  */
 typedef struct mrtx_options {
-	int version;           /* MRTX_OPTIONS_VERSION */
+	int version;           /* MRTX_OPTIONS_VERSION (1 or 2) */
 	int durability;        /* MRTX_SYNC (default), MRTX_NOMETASYNC, MRTX_NOSYNC */
 	size_t map_size;       /* bytes the store may grow to; 0 = 1 GiB.  A larger
-	                          value than the file's grows it; never shrinks */
+	                          value than the file's grows it; never shrinks
+	                          (LMDB keeps a new store's at 1 MiB at least).
+	                          Ignored by a read-only open and by RADOS */
 	unsigned file_mode;    /* mode of created files; 0 = 0600 */
 	uint32_t lock_ttl_ms;  /* lock expiry for this process's txns; 0 = 5000 */
 	uint32_t lock_wait_ms; /* how long a reader waits for a live lock before
 	                          MRTX_ELOCKED; 0 = 50 */
 	int unbatched;         /* nonzero: every row write is its own store call
 	                          (as on a distributed engine); for tests */
+	/* version 2 */
+	int read_only;         /* nonzero: open without write access and refuse
+	                          every write with MRTX_EREADONLY (see mrtx_open) */
 } mrtx_options;
 
-#define MRTX_OPTIONS_INIT { MRTX_OPTIONS_VERSION, MRTX_SYNC, 0, 0, 0, 0, 0 }
+#define MRTX_OPTIONS_INIT { MRTX_OPTIONS_VERSION, MRTX_SYNC, 0, 0, 0, 0, 0, 0 }
 
 /**
  * Open (creating if needed) the store in directory `path`.
@@ -143,6 +153,42 @@ typedef struct mrtx_options {
  * damaged, not only miss recent commits.  Keep every writer of a store that
  * must survive OS crashes at MRTX_SYNC (or MRTX_NOMETASYNC).
  *
+ * Read-only (opts->read_only): nothing creates or changes the store.  The
+ * directory and the store in it must exist (else MRTX_ENOTSTORE, where a
+ * read-write open would create them); data.mdb is opened for reading only
+ * and map_size is ignored.  Every write through the handle fails with
+ * MRTX_EREADONLY before anything is written: mrtx_put, mrtx_delete,
+ * mrtx_delete_row, mrtx_create_table, mrtx_create_table_split,
+ * mrtx_create_index (and mrtx_commit of a transaction holding writes,
+ * which the first three make impossible).  Reads, scans and the commit of
+ * a read-only transaction (validation only reads) work as usual, except
+ * that a reader cannot settle a lock left by another transaction (rolling
+ * it forward or back writes): see mrtx_get.
+ *
+ * Read-only on LMDB: every LMDB reader registers in lock.mdb, so a reader
+ * needs write access to that one file.  When lock.mdb cannot be opened
+ * for writing (a user who may read the store's files but not write them),
+ * the store is opened without it (LMDB's MDB_NOLOCK; LMDB itself does the
+ * same on a read-only file system).  No byte of the store's files is then
+ * written, but this process's reads are invisible to writers: while
+ * another process writes to the store, a read may meet pages the writer
+ * is reusing and return wrong data or MRTX_ECORRUPT.  Open a store without
+ * lock access only when no one writes to it (a copy, a backup, a stopped
+ * service), or give the reader write access to lock.mdb.  With a writable
+ * lock.mdb a read-only handle writes only its reader slot there, as every
+ * LMDB reader does, and never data.mdb.
+ *
+ * Read-only on RADOS: the handle sends no write operation at all; an
+ * address where no store exists is MRTX_ENOTSTORE (a read-write open
+ * creates the store's metadata there).
+ *
+ * In one process, a read-only and a read-write open of the same LMDB store
+ * cannot share the environment (LMDB opens it one way or the other): the
+ * second fails with MRTX_EINVAL naming both (close every handle first, or
+ * use the read-write handle for reading).  Two read-only opens share it
+ * whatever their durability, batching and map_size, which do not matter
+ * to a reader.  (RADOS handles share nothing, so both kinds may coexist.)
+ *
  * Stale LMDB reader slots left by killed processes are cleared.
  * MRTX_FAILPOINTS is read by the first mrtx_open of each process, a forked
  * child's first open included, and arms failpoints (mrtx_failpoints_set).
@@ -152,8 +198,9 @@ typedef struct mrtx_options {
  * @param opts  options, or NULL for the defaults.
  * @return MRTX_OK; MRTX_EINVAL (NULL argument, bad option version or value,
  *   options that conflict with this process's open handle on the store, a
- *   malformed MRTX_FAILPOINTS); MRTX_ENOTSTORE (path is a file, another LMDB database, or another format
- *   version: a newer one, or format 2 and older);
+ *   malformed MRTX_FAILPOINTS); MRTX_ENOTSTORE (path is a file, another LMDB
+ *   database, or another format version: a newer one, or format 2 and
+ *   older; read-only: no store at path);
  *   MRTX_ECORRUPT (metadata unreadable); MRTX_ESTORE (I/O, permissions);
  *   MRTX_ENOMEM.
  */
@@ -167,7 +214,8 @@ void mrtx_close(mrtx_db *db);
  * existing table with the identical family list succeeds.
  * @return MRTX_OK; MRTX_EINVAL (bad name, no or duplicate families);
  *   MRTX_ETOOBIG (name or family count over the limits); MRTX_EEXIST (the
- *   table exists with other families); MRTX_EFULL; MRTX_ESTORE; MRTX_ENOMEM.
+ *   table exists with other families); MRTX_EFULL; MRTX_ESTORE; MRTX_ENOMEM;
+ *   MRTX_EREADONLY (db was opened read-only; also for an existing table).
  */
 int mrtx_create_table(mrtx_db *db, const char *table,
                       const char *const *families, size_t nfamilies);
@@ -231,7 +279,11 @@ int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms);
  * Read one cell, seeing the transaction's own buffered writes.
  *
  * A row locked by another transaction is resolved first (rolled forward or
- * back if its writer is dead or expired), or waited for briefly.
+ * back if its writer is dead or expired), or waited for briefly.  On a
+ * read-only handle nothing is rolled forward or back (that writes): the
+ * read waits up to lock_wait_ms for the lock's owner or another process to
+ * settle it, then returns MRTX_ELOCKED (`mrtx recover` settles it).
+ * Scans (mrtx_scan_next) behave the same.
  *
  * Reads are optimistic, not a snapshot: two reads in one transaction may
  * straddle another transaction's commit and so see half of it.  Such a
@@ -263,7 +315,9 @@ int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *famil
 /**
  * Buffer a put.  Copies its inputs.  Nothing reaches the store before commit.
  * @return MRTX_OK; MRTX_EINVAL; MRTX_ETOOBIG; MRTX_ENOTABLE; MRTX_ENOFAMILY;
- *   MRTX_ENOMEM; MRTX_EBADTXN (doomed, see mrtx_get); on a table with
+ *   MRTX_ENOMEM; MRTX_EBADTXN (doomed, see mrtx_get); MRTX_EREADONLY (the
+ *   store was opened read-only: nothing buffered, the transaction is left
+ *   as it was, and can still read and commit); on a table with
  *   indexes also the errors of the reads index maintenance makes (as
  *   mrtx_get, MRTX_CONFLICT included).  A failed call leaves the transaction
  *   as it was, except when index maintenance fails after the write itself
@@ -296,7 +350,9 @@ int mrtx_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row);
  *   at the commit point, or failed before it: nothing was committed, and
  *   what was prewritten is rolled back or left to recovery); MRTX_ECORRUPT;
  *   MRTX_ENOMEM; MRTX_EBADTXN (doomed by a failure that is no conflict, see
- *   mrtx_get; nothing written); MRTX_EINVAL (NULL).
+ *   mrtx_get; nothing written); MRTX_EINVAL (NULL); MRTX_EREADONLY (a
+ *   transaction holding writes on a read-only handle; nothing written).
+ *   A transaction without writes commits on a read-only handle too.
  *
  * Write-write conflicts: a row this transaction read and then wrote fails
  * the commit if anyone committed to it after the read (first committer
@@ -657,8 +713,9 @@ typedef struct mrtx_index_spec {
  *   source is an index table, index table is a source or used by another
  *   index); MRTX_ENOTABLE / MRTX_ENOFAMILY (source); MRTX_EEXIST (an index of
  *   that name exists with another spec, or index_table exists with other
- *   families); MRTX_ETOOBIG; MRTX_EFULL; MRTX_ESTORE; MRTX_ENOMEM; errors of
- *   the backfill transactions (MRTX_ELOCKED, ...; the declaration stays and
+ *   families); MRTX_ETOOBIG; MRTX_EFULL; MRTX_ESTORE; MRTX_ENOMEM;
+ *   MRTX_EREADONLY (db was opened read-only); errors of the backfill
+ *   transactions (MRTX_ELOCKED, ...; the declaration stays and
  *   the call can be repeated).  An index whose declaration call failed is
  *   not complete until a repeated call succeeds.
  */

@@ -296,21 +296,34 @@ static int resolve_at(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes 
 	}
 }
 
+/*
+ * A read-only store (store_read_only) writes nothing, so a reader there
+ * decides as a dry run does and, where the decision needs a write (roll
+ * forward, back, fence an orphan) or another lock to be settled first,
+ * treats the lock as held: it waits, as for a live owner, up to wait_ms
+ * for someone else to settle it, then gives up with MRTX_ELOCKED.
+ */
 int recover_resolve(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
                     const recover_opts *o, recover_decision *decision)
 {
 	uint64_t deadline = mrtx__mono_us() + (uint64_t)o->wait_ms * 1000u, backoff = 250;
 	recover_decision dec = RECOVER_NONE;
+	recover_opts ro_opts = *o;
+	int ro_reader = store_read_only(st) && !o->dry_run, stuck = 0;
 	mrtx_arena a;
 	mrtx_bytes cur = lock;
 	int rc = 0;
 
+	ro_opts.dry_run = 1;
 	arena_init(&a);
 	for (int iter = 0; iter < 10000; iter++) {
-		rctx c = { st, o, &a, 0 };
+		rctx c = { st, ro_reader ? &ro_opts : o, &a, 0 };
 		store_row now;
 
 		rc = resolve_at(&c, t, row, cur, &dec);
+		stuck = ro_reader && (rc == R_RETRY || (rc == 0 && dec != RECOVER_NONE));
+		if (stuck)
+			rc = MRTX_ELOCKED;
 		if (rc != R_RETRY && rc != MRTX_ELOCKED)
 			break;
 		if (rc == MRTX_ELOCKED && (o->dry_run || mrtx__mono_us() >= deadline))
@@ -322,7 +335,7 @@ int recover_resolve(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes 
 			rc = 0; /* settled by someone: the caller re-reads */
 			break;
 		}
-		if (dec == RECOVER_LIVE) {
+		if (dec == RECOVER_LIVE || stuck) {
 			mrtx__sleep_us(backoff + mrtx__rand_below((uint32_t)backoff));
 			backoff = MRTX_MIN(backoff * 2, 8000u);
 		}
@@ -331,7 +344,13 @@ int recover_resolve(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes 
 	}
 	if (rc == R_RETRY)
 		rc = mrtx__seterr(MRTX_ELOCKED, "table '%s': lock kept changing", t->name);
-	if (rc == MRTX_ELOCKED && dec == RECOVER_LIVE)
+	if (rc == MRTX_ELOCKED && stuck)
+		mrtx__seterr(MRTX_ELOCKED, "table '%s': row held by a transaction that must be "
+		             "%s, which a read-only handle cannot do (it writes); `mrtx "
+		             "recover` or any read-write reader of the row settles it", t->name,
+		             dec == RECOVER_FORWARD ? "rolled forward" :
+		             dec == RECOVER_NONE ? "settled" : "rolled back");
+	else if (rc == MRTX_ELOCKED && dec == RECOVER_LIVE)
 		mrtx__seterr(MRTX_ELOCKED, "table '%s': row held by a live transaction", t->name);
 	if (decision)
 		*decision = dec;

@@ -26,7 +26,9 @@ typedef struct recover_opts {
  * Resolve the non-STABLE lock `lock` met on (t, row).  Returns 0 when the
  * row no longer holds that lock (the caller re-reads), MRTX_ELOCKED when its
  * owner is alive and unexpired after waiting up to wait_ms, or an error.
- * *decision (may be NULL) says what was done.
+ * *decision (may be NULL) says what was done.  On a read-only store nothing
+ * is written: a lock that needs a write to settle is waited for like a live
+ * one (up to wait_ms, then MRTX_ELOCKED) unless o->dry_run.
  */
 int recover_resolve(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
                     const recover_opts *o, recover_decision *decision);
@@ -41,7 +43,8 @@ typedef struct recover_stats {
 
 typedef void (*recover_progress_fn)(const recover_stats *s, void *payload);
 
-/* Resolve every non-STABLE lock of every table (the `mrtx recover` tool). */
+/* Resolve every non-STABLE lock of every table (the `mrtx recover` tool).
+ * MRTX_EREADONLY on a read-only store unless o->dry_run. */
 int recover_sweep(store *st, const recover_opts *o, recover_stats *stats,
                   recover_progress_fn progress, void *payload);
 

@@ -390,6 +390,9 @@ int recover_sweep(store *st, const recover_opts *o, recover_stats *stats,
 	int rc;
 
 	memset(stats, 0, sizeof(*stats));
+	if (store_read_only(st) && !o->dry_run)
+		return mrtx__seterr(MRTX_EREADONLY, "store %s is open read-only: recovery writes "
+		                    "(a dry run does not)", store_path(st));
 	if ((rc = store_tables_list(st, &tables, &nt)))
 		return rc;
 	for (size_t i = 0; i < nt && rc == 0; i++)

@@ -68,9 +68,18 @@ int store_supports_cond(const store *st)
 	return store_kind_of(st) == STORE_LMDB;
 }
 
+/* The guard of every write entry point: a read-only store writes nothing. */
+static int refuse_write(const store *st, const char *what)
+{
+	return mrtx__seterr(MRTX_EREADONLY, "store %s is open read-only: %s is a write",
+	                    store_path(st), what);
+}
+
 int store_create_table(store *st, const char *name, const char *const *families,
                        size_t nfamilies, const mrtx_bytes *splits, size_t nsplits)
 {
+	if (store_read_only(st))
+		return refuse_write(st, "creating a table");
 #ifdef MRTX_HAVE_RADOS
 	if (store_kind_of(st) == STORE_RADOS)
 		return rados_store_create_table(st, name, families, nfamilies, splits, nsplits);
@@ -111,6 +120,11 @@ int store_scan_rows(store *st, const store_table *t, const store_range *r, int r
 
 int store_write_rows(store *st, store_op *ops, size_t n)
 {
+	if (store_read_only(st)) {
+		for (size_t i = 0; i < n; i++)
+			ops[i].result = MRTX_EREADONLY; /* surely not applied */
+		return refuse_write(st, "writing rows");
+	}
 	return DISPATCH(st, write_rows, st, ops, n);
 }
 
@@ -123,8 +137,10 @@ int store_get_info(store *st, store_info *out)
 {
 	int rc = DISPATCH(st, get_info, st, out);
 
-	if (rc == 0)
+	if (rc == 0) {
 		out->kind = ((const store_head *)st)->kind == STORE_RADOS ? "rados" : "lmdb";
+		out->read_only = store_read_only(st);
+	}
 	return rc;
 }
 
@@ -135,6 +151,8 @@ int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)
 
 int store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 {
+	if (store_read_only(st))
+		return refuse_write(st, "adding a metadata record");
 	return DISPATCH(st, meta_put_new, st, key, value);
 }
 

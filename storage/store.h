@@ -29,11 +29,20 @@ typedef struct store store;
 typedef enum store_kind { STORE_LMDB = 1, STORE_RADOS = 2 } store_kind;
 typedef struct store_head {
 	store_kind kind;
+	int read_only;  /* opened with store_opts.read_only (set by the backend) */
 } store_head;
 
 static inline store_kind store_kind_of(const store *st)
 {
 	return ((const store_head *)(const void *)st)->kind;
+}
+
+/* Was st opened read-only?  Then store_write_rows, store_create_table and
+ * store_meta_put_new fail with MRTX_EREADONLY (store.c), and the backend
+ * never writes: no creation at open, no metadata, nothing. */
+static inline int store_read_only(const store *st)
+{
+	return ((const store_head *)(const void *)st)->read_only;
 }
 
 /* A table, resolved once and immutable afterwards (owned by the store). */
@@ -51,6 +60,8 @@ typedef struct store_opts {
 	size_t map_size;    /* 0 = keep the file's, at least 1 GiB */
 	unsigned file_mode; /* 0 = 0600 */
 	int unbatched;      /* each op of store_write_rows is its own write txn */
+	int read_only;      /* open for reading only; create nothing (MRTX_ENOTSTORE
+	                       if there is no store); map_size is ignored */
 } store_opts;
 
 /* path: an LMDB directory, or rados://POOL/NAME[?conf=PATH][&user=ID]. */
@@ -237,6 +248,10 @@ typedef struct store_info {
 	                               reset ones hold a slot but no snapshot) */
 	int stale_readers_cleared;  /* slots of dead processes this process cleared
 	                               (at open and by every store_get_info) */
+	int read_only;              /* opened read-only (every backend) */
+	int lockless;               /* LMDB, read-only: opened without lock.mdb (not
+	                               writable, or a read-only file system), so
+	                               writers cannot see this process's readers */
 } store_info;
 
 int store_get_info(store *st, store_info *out);

@@ -99,7 +99,7 @@ void viol(const char *cat, const char *fmt, ...)
 /* rc must be documented for fn, and be want (a mask of codes) when given. */
 int check_rc(int fn, int rc, unsigned want, const char *what)
 {
-	unsigned bit = (rc == 0 || (rc >= MRTX_NOTFOUND && rc <= MRTX_EEXIST)) ? C(rc) : 0;
+	unsigned bit = (rc == 0 || (rc >= MRTX_NOTFOUND && rc <= MRTX_EREADONLY)) ? C(rc) : 0;
 
 	if (!(bit & DOC[fn])) {
 		viol("undocumented-code", "%s (%s) returned %d (%s), not documented for it", FNAME[fn],

@@ -554,7 +554,8 @@ int cmd_stats(int argc, char **argv)
 	if (help)
 		HELP(usage, "Tables with their rows (rows holding at least one cell), cells and\n"
 		     "lock records by state; LMDB map size and use; reader slots (stale\n"
-		     "slots of dead processes are cleared first).\n");
+		     "slots of dead processes are cleared first); whether the store is open\n"
+		     "read-only (--read-only), and without lock.mdb.\n");
 	if (npos != 1)
 		return tool_usage_err(argv[0], usage, "expected STORE");
 	if ((rc = tool_open(argv[0], pos[0], 0, &db)))
@@ -595,12 +596,15 @@ int cmd_stats(int argc, char **argv)
 		printf("],\"rows\":%lu,\"cells\":%lu,\"lock_records\":%lu,\"locks\":", all.rows,
 		       all.cells, all.lockrecs);
 		stats_locks_json(&all);
-		printf(",\"store\":\"%s\"", info.kind);
+		printf(",\"store\":\"%s\",\"read_only\":%s", info.kind,
+		       info.read_only ? "true" : "false");
 		if (strcmp(info.kind, "lmdb") == 0)
 			printf(",\"map_size\":%zu,\"used_bytes\":%zu,\"page_size\":%zu,"
-			       "\"readers\":%u,\"max_readers\":%u,\"stale_readers_cleared\":%d",
+			       "\"readers\":%u,\"max_readers\":%u,\"stale_readers_cleared\":%d,"
+			       "\"lockless\":%s",
 			       info.map_size, info.used_bytes, info.page_size, info.num_readers,
-			       info.max_readers, info.stale_readers_cleared);
+			       info.max_readers, info.stale_readers_cleared,
+			       info.lockless ? "true" : "false");
 		fputs("}\n", stdout);
 	} else {
 		printf("tables:  %zu\n", nt);
@@ -616,7 +620,10 @@ int cmd_stats(int argc, char **argv)
 		printf("rows:    %lu\ncells:   %lu\nlocks:   %lu records: ", all.rows, all.cells,
 		       all.lockrecs);
 		stats_locks_text(&all);
-		printf("\nstore:   %s\n", info.kind);
+		printf("\nstore:   %s%s\n", info.kind,
+		       !info.read_only ? "" : info.lockless ?
+		       ", read-only, without lock.mdb (not writable: writers cannot see this "
+		       "reader)" : ", read-only");
 		if (strcmp(info.kind, "lmdb") == 0)
 			printf("map:     %zu bytes, %zu used (%.1f%%), page size %zu\n"
 			       "readers: %u of %u slots in use, %d stale slots cleared\n",

@@ -126,12 +126,15 @@ static void shell_note(const shell *sh, const char *msg)
 	}
 }
 
-/* The detail of the last mrtx failure rc (read before any other call). */
+/* The detail of the last mrtx failure rc (read before any other call),
+   with the tool's hint (util.h); valid until the next call. */
 static const char *api_msg(int rc)
 {
+	static char buf[1024];
 	const char *m = mrtx_errmsg();
 
-	return *m ? m : mrtx_strerror(rc);
+	snprintf(buf, sizeof(buf), "%s%s", *m ? m : mrtx_strerror(rc), tool_hint(rc));
+	return buf;
 }
 
 /* ------------------------------------------------------------ commands */

@@ -14,6 +14,7 @@
 #include "chaos.h"
 #include "cmds.h"
 #include "crashsim.h"
+#include "globals.h"
 #include "util.h"
 
 static const struct {
@@ -43,18 +44,29 @@ static const struct {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: mrtx SUBCOMMAND STORE [ARGS...]\n"
+	fprintf(f, "usage: mrtx [--map-size SIZE] [--read-only] SUBCOMMAND STORE [ARGS...]\n"
 	        "       mrtx SUBCOMMAND --help | mrtx --help | mrtx --version\n\n"
 	        "Multi-row ACID transactions over LMDB.  Subcommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nRows, qualifiers and values are bytes: arguments accept \\xNN and \\\\\n"
 	        "escapes, and output escapes bytes outside printable ASCII (and the\n"
-	        "backslash) the same way.  Exit status: 0 success, 1 failure, 2 usage.\n");
+	        "backslash) the same way.  Exit status: 0 success, 1 failure, 2 usage.\n"
+	        "\nGlobal options (before the subcommand; not for chaos, crashsim, bench):\n"
+	        "  --map-size SIZE  map size to open the store with (bytes, or K/M/G/T):\n"
+	        "                   grows a full store; env MRTX_MAP_SIZE\n"
+	        "  --read-only      open without writing anything; writes fail;\n"
+	        "                   env MRTX_READ_ONLY=1\n");
 }
 
 int main(int argc, char **argv)
 {
+	int sub, rc;
+
+	if ((rc = globals_parse(argc, argv, &sub)))
+		return rc;
+	argc -= sub - 1; /* argv[1] is now the subcommand */
+	argv += sub - 1;
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
@@ -69,8 +81,15 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (strcmp(argv[1], commands[i].name) == 0)
+		if (strcmp(argv[1], commands[i].name) == 0) {
+			/* chaos, crashsim and bench open no STORE: they make their own */
+			if ((rc = globals_for(commands[i].name, commands[i].fn == cmd_chaos ||
+			                      commands[i].fn == cmd_crashsim ||
+			                      commands[i].fn == cmd_bench)))
+				return rc;
 			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "mrtx: unknown subcommand '%s' (see mrtx --help)\n", argv[1]);
+		}
+	fprintf(stderr, "mrtx: unknown %s '%s' (see mrtx --help)\n",
+	        argv[1][0] == '-' ? "option" : "subcommand", argv[1]);
 	return EXIT_USAGE;
 }

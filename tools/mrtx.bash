@@ -1,7 +1,8 @@
 # bash completion for mrtx(1)                                -*- shell-script -*-
 # Installed as share/bash-completion/completions/mrtx.  Completes the
-# subcommand, each subcommand's options (and their fixed values), and
-# directories where a store or DIR is expected (files for `txn`'s script).
+# global options, the subcommand, each subcommand's options (and their
+# fixed values), and directories where a store or DIR is expected (files
+# for `txn`'s script).
 
 _mrtx_subcommands="create-table put get del delrow scan txn shell locks lock recover check stats
 chaos crashsim bench"
@@ -43,11 +44,21 @@ _mrtx()
 		cword=$COMP_CWORD
 	fi
 
-	if [[ $cword -eq 1 ]]; then
-		_mrtx_reply -W "$_mrtx_subcommands --help --version" -- "$cur"
+	# the global options (--map-size SIZE, --read-only) come before the subcommand
+	local s=1
+	while [[ $s -lt $cword ]]; do
+		case ${words[s]} in
+		--read-only | --map-size=*) ((s++)) ;;
+		--map-size) ((s += 2)) ;;
+		*) break ;;
+		esac
+	done
+	if [[ $s -ge $cword ]]; then
+		[[ $prev == --map-size ]] && return # a size
+		_mrtx_reply -W "$_mrtx_subcommands --map-size --read-only --help --version" -- "$cur"
 		return
 	fi
-	sub=${words[1]}
+	sub=${words[s]}
 
 	# values of options that take one
 	case $prev in
@@ -96,7 +107,7 @@ _mrtx()
 	fi
 
 	# which positional argument is being completed (options and their values skipped)
-	for ((i = 2; i < cword; i++)); do
+	for ((i = s + 1; i < cword; i++)); do
 		case ${words[i]} in
 		--start | --end | --family | --limit | --table | --state | --workload | \
 			--seconds | --writers | --seed | --only | --durability | --states | --txns | \

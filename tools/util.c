@@ -128,6 +128,15 @@ void tool_err(const char *cmd, const char *fmt, ...)
 	putc('\n', stderr);
 }
 
+const char *tool_hint(int rc)
+{
+	if (rc == MRTX_EFULL)
+		return " (mrtx: --map-size SIZE or MRTX_MAP_SIZE)";
+	if (rc == MRTX_EREADONLY)
+		return " (mrtx: opened with --read-only or MRTX_READ_ONLY)";
+	return "";
+}
+
 int tool_fail(const char *cmd, const char *step, int rc)
 {
 	const char *m = mrtx_errmsg();
@@ -135,9 +144,9 @@ int tool_fail(const char *cmd, const char *step, int rc)
 	if (!*m)
 		m = mrtx_strerror(rc);
 	if (step)
-		tool_err(cmd, "%s: %s", step, m);
+		tool_err(cmd, "%s: %s%s", step, m, tool_hint(rc));
 	else
-		tool_err(cmd, "%s", m);
+		tool_err(cmd, "%s%s", m, tool_hint(rc));
 	return EXIT_FAIL;
 }
 
@@ -283,6 +292,27 @@ static int store_dir_has_data(const char *path)
 	return n > 0 && (size_t)n < sizeof(file) && stat(file, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
+/* Can this process write the store's files (an LMDB store directory)? */
+static int store_dir_writable(const char *path)
+{
+	char file[4096];
+	int n = snprintf(file, sizeof(file), "%s/data.mdb", path);
+
+	if (n <= 0 || (size_t)n >= sizeof(file))
+		return 1; /* cannot tell: no hint */
+	if (access(file, F_OK) != 0)
+		return access(path, W_OK) == 0 || (errno != EACCES && errno != EROFS);
+	return access(file, W_OK) == 0 || (errno != EACCES && errno != EROFS);
+}
+
+/* The options of every tool_open: the global ones (globals.c) */
+static mrtx_options open_opts = MRTX_OPTIONS_INIT;
+
+void tool_open_options(const mrtx_options *o)
+{
+	open_opts = *o;
+}
+
 int tool_open(const char *cmd, const char *path, int create, mrtx_db **out)
 {
 	struct stat sb;
@@ -291,7 +321,8 @@ int tool_open(const char *cmd, const char *path, int create, mrtx_db **out)
 	*out = NULL;
 	if (strncmp(path, "rados://", 8) == 0) {
 		/* a RADOS store: the library checks the address; note that its
-		 * first open creates the store's metadata, whatever the command */
+		 * first open creates the store's metadata, whatever the command
+		 * (unless read-only: then a missing store is an error) */
 	} else if (stat(path, &sb) == 0) {
 		if (!S_ISDIR(sb.st_mode)) {
 			tool_err(cmd, "%s is not a directory (an mrtx store is a directory)", path);
@@ -308,8 +339,14 @@ int tool_open(const char *cmd, const char *path, int create, mrtx_db **out)
 		         "makes one)", path);
 		return EXIT_FAIL;
 	}
-	if ((rc = mrtx_open(out, path, NULL)))
-		return tool_fail(cmd, "open", rc);
+	if ((rc = mrtx_open(out, path, &open_opts))) {
+		rc = tool_fail(cmd, "open", rc);
+		if (!open_opts.read_only && strncmp(path, "rados://", 8) != 0 &&
+		    !store_dir_writable(path))
+			tool_err(cmd, "%s cannot be written here: --read-only (or MRTX_READ_ONLY=1) "
+			         "opens it for reading", path);
+		return rc;
+	}
 	return 0;
 }
 

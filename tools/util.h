@@ -64,6 +64,10 @@ void json_bytes(FILE *f, const void *p, size_t n);
 void tool_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "mrtx: CMD: [STEP: ]<mrtx_errmsg() or mrtx_strerror(rc)>"; returns EXIT_FAIL. */
 int tool_fail(const char *cmd, const char *step, int rc);
+/* What the tool adds to the message of mrtx error rc ("" or " (...)"): how
+   to grow a full store (MRTX_EFULL), why a handle is read-only
+   (MRTX_EREADONLY).  A static string. */
+const char *tool_hint(int rc);
 /* Print a usage error and the command's usage line; returns EXIT_USAGE. */
 int tool_usage_err(const char *cmd, const char *usage, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -102,9 +106,16 @@ int arg_size(const char *cmd, const char *what, const char *arg, size_t *out);
 /* ---- store ---- */
 
 /*
- * Open the store at path.  A path that is not a directory is refused ("is
- * not a directory").  Unless create, the directory must already hold a
- * store (so a typo or an empty directory does not become an empty store).
+ * The options every later tool_open passes to mrtx_open (copied; initially
+ * MRTX_OPTIONS_INIT).  main sets them from the global options (globals.h:
+ * map size, read-only).
+ */
+void tool_open_options(const mrtx_options *o);
+
+/*
+ * Open the store at path, with the options of tool_open_options.  A path that is not a directory is refused ("is not a
+ * directory").  Unless create, the directory must already hold a store (so
+ * a typo or an empty directory does not become an empty store).
  * Returns 0 or EXIT_FAIL (message printed).
  */
 int tool_open(const char *cmd, const char *path, int create, mrtx_db **out);

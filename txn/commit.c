@@ -561,6 +561,9 @@ int txn_commit_run(mrtx_txn *txn)
 
 	if (n == 0)
 		return txn_validate(txn);
+	if (store_read_only(txn->db->st)) /* mrtx_put & co. refuse first: defence */
+		return mrtx__seterr(MRTX_EREADONLY, "commit: store %s is open read-only",
+		                    store_path(txn->db->st));
 	if ((rc = lock_new_txnid(txn->id)))
 		return rc;
 	if (!(w = arena_alloc(&txn->arena, n * sizeof(*w))))

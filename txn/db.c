@@ -5,6 +5,7 @@
 #include "admin.h"
 #include "heartbeat.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,11 +21,19 @@ int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_open: out and path are required");
 	*out = NULL;
 	if (opts) {
-		if (opts->version != MRTX_OPTIONS_VERSION)
+		if (opts->version == 1) {
+			/* A version-1 struct ends before read_only (mrtx.h): read only
+			 * as far as it goes. */
+			memcpy(&o, opts, offsetof(mrtx_options, read_only));
+			o.version = MRTX_OPTIONS_VERSION;
+			o.read_only = 0;
+		} else if (opts->version == MRTX_OPTIONS_VERSION) {
+			o = *opts;
+		} else {
 			return mrtx__seterr(MRTX_EINVAL, "mrtx_open: options version %d; this mrtx "
-			                    "knows %d (use MRTX_OPTIONS_INIT)", opts->version,
+			                    "knows 1 and %d (use MRTX_OPTIONS_INIT)", opts->version,
 			                    MRTX_OPTIONS_VERSION);
-		o = *opts;
+		}
 	}
 	if (o.durability < MRTX_SYNC || o.durability > MRTX_NOSYNC)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_open: durability %d is not one of "
@@ -40,6 +49,7 @@ int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
 	so.map_size = o.map_size;
 	so.file_mode = o.file_mode;
 	so.unbatched = o.unbatched;
+	so.read_only = o.read_only != 0;
 	if ((rc = store_open(&db->st, path, &so))) {
 		mrtx__free(db);
 		return rc;
@@ -77,6 +87,9 @@ int mrtx_create_table_split(mrtx_db *db, const char *table, const char *const *f
 	mrtx__clearerr();
 	if (!db)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_create_table: db is NULL");
+	if (store_read_only(db->st))
+		return mrtx__seterr(MRTX_EREADONLY, "mrtx_create_table: store %s is open "
+		                    "read-only", store_path(db->st));
 	if (nsplits && !splits)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_create_table_split: splits is NULL");
 	if (nsplits > MRTX_MAX_SPLITS)

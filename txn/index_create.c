@@ -259,6 +259,9 @@ int mrtx_create_index(mrtx_db *db, const mrtx_index_spec *spec)
 	mrtx__clearerr();
 	if (!db || !spec)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_create_index: NULL argument");
+	if (store_read_only(db->st))
+		return mrtx__seterr(MRTX_EREADONLY, "mrtx_create_index: store %s is open "
+		                    "read-only", store_path(db->st));
 	arena_init(&a);
 	if ((rc = check_spec(db, spec)) ||
 	    (rc = mrtx_create_table(db, spec->index_table, fams, 1)))

@@ -414,6 +414,17 @@ int txn_buffer_cell(mrtx_txn *txn, const char *table, mrtx_bytes row, const char
 	return 0;
 }
 
+/* A write on a read-only handle fails before anything is read or buffered
+ * (NULL and doomed transactions are left to the usual checks). */
+static int check_writable(mrtx_txn *txn, const char *what)
+{
+	if (!txn || txn->doom || !store_read_only(txn->db->st))
+		return 0;
+	mrtx__clearerr();
+	return mrtx__seterr(MRTX_EREADONLY, "%s: store %s is open read-only", what,
+	                    store_path(txn->db->st));
+}
+
 /* The public writes: plan index maintenance (reads the old values), buffer
  * the write, then buffer the planned index changes (index.c). */
 int mrtx_put(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
@@ -422,7 +433,8 @@ int mrtx_put(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *famil
 	index_plan *plan;
 	int rc;
 
-	if ((rc = index_plan_cell(txn, table, row, family, qualifier, &value, &plan)) ||
+	if ((rc = check_writable(txn, "mrtx_put")) ||
+	    (rc = index_plan_cell(txn, table, row, family, qualifier, &value, &plan)) ||
 	    (rc = txn_buffer_cell(txn, table, row, family, qualifier, &value)))
 		return rc;
 	return index_apply(txn, plan);
@@ -434,7 +446,8 @@ int mrtx_delete(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *fa
 	index_plan *plan;
 	int rc;
 
-	if ((rc = index_plan_cell(txn, table, row, family, qualifier, NULL, &plan)) ||
+	if ((rc = check_writable(txn, "mrtx_delete")) ||
+	    (rc = index_plan_cell(txn, table, row, family, qualifier, NULL, &plan)) ||
 	    (rc = txn_buffer_cell(txn, table, row, family, qualifier, NULL)))
 		return rc;
 	return index_apply(txn, plan);
@@ -445,7 +458,8 @@ int mrtx_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row)
 	index_plan *plan;
 	int rc;
 
-	if ((rc = index_plan_delete_row(txn, table, row, &plan)) ||
+	if ((rc = check_writable(txn, "mrtx_delete_row")) ||
+	    (rc = index_plan_delete_row(txn, table, row, &plan)) ||
 	    (rc = txn_buffer_delete_row(txn, table, row)))
 		return rc;
 	return index_apply(txn, plan);

@@ -259,6 +259,56 @@ static void store_destroy(store *st)
 	mrtx__free(st);
 }
 
+/* mdb_reader_list's whole output when the environment has no lock file. */
+static int note_lockless(const char *msg, void *ctx)
+{
+	if (strncmp(msg, "(no reader locks)", 17) == 0)
+		*(int *)ctx = 1;
+	return 0;
+}
+
+static int env_try_open(store *st, const store_opts *o, unsigned flags)
+{
+	int rc;
+
+	if ((rc = mdb_env_create(&st->env)))
+		return rc;
+	if ((rc = mdb_env_set_maxdbs(st->env, 0)) ||
+	    (rc = mdb_env_set_maxreaders(st->env, 1022)) ||
+	    (rc = mdb_env_open(st->env, st->path, flags, o->file_mode ? o->file_mode : 0600))) {
+		mdb_env_close(st->env); /* LMDB: a failed open leaves only close */
+		st->env = NULL;
+	}
+	return rc;
+}
+
+/*
+ * Read-only: LMDB opens data.mdb for reading, but every reader registers
+ * in lock.mdb, which it opens read-write (creating it if missing).  A user
+ * who may read the store's files but not write them gets EACCES there; the
+ * store is then opened without the lock file (MDB_NOLOCK), as LMDB itself
+ * does on a read-only file system.  The cost (mrtx.h, mrtx_open): writers
+ * cannot see this process's snapshots.
+ */
+static int env_open_ro(store *st, const store_opts *o, unsigned flags)
+{
+	char file[4096];
+	struct stat sb;
+	int rc, n = snprintf(file, sizeof(file), "%s/data.mdb", st->path);
+
+	/* LMDB opens (and would create) lock.mdb before it finds data.mdb
+	 * missing: look first, so that an empty directory stays empty. */
+	if (n < 0 || (size_t)n >= sizeof(file))
+		return ENAMETOOLONG;
+	if (stat(file, &sb) != 0)
+		return errno;
+	rc = env_try_open(st, o, flags | MDB_RDONLY);
+
+	if (rc == EACCES || rc == EPERM)
+		rc = env_try_open(st, o, flags | MDB_RDONLY | MDB_NOLOCK);
+	return rc;
+}
+
 static int env_open(store *st, const store_opts *o)
 {
 	unsigned flags = MDB_NOTLS;
@@ -269,12 +319,10 @@ static int env_open(store *st, const store_opts *o)
 		flags |= MDB_NOMETASYNC;
 	else if (o->durability == MRTX_NOSYNC)
 		flags |= MDB_NOSYNC;
-	if ((rc = mdb_env_create(&st->env)))
-		return lmdb_err(st, rc, "create environment");
-	if ((rc = mdb_env_set_maxdbs(st->env, 0)) ||
-	    (rc = mdb_env_set_maxreaders(st->env, 1022)))
-		return lmdb_err(st, rc, "configure environment");
-	rc = mdb_env_open(st->env, st->path, flags, o->file_mode ? o->file_mode : 0600);
+	rc = o->read_only ? env_open_ro(st, o, flags) : env_try_open(st, o, flags);
+	if (rc == ENOENT && o->read_only)
+		return mrtx__seterr(MRTX_ENOTSTORE, "%s: no mrtx store here (no data.mdb; a "
+		                    "read-only open creates nothing)", st->path);
 	if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH)
 		return mrtx__seterr(MRTX_ENOTSTORE, "%s: not an mrtx store (%s)", st->path,
 		                    mdb_strerror(rc));
@@ -282,6 +330,16 @@ static int env_open(store *st, const store_opts *o)
 		return mrtx__seterr(MRTX_ESTORE, "%s: cannot open store: %s", st->path, strerror(rc));
 	if (rc)
 		return lmdb_err(st, rc, "open environment");
+	if (o->read_only) {
+		/* Nothing to grow: the map is the file's, and no writer needs it. */
+		if ((rc = mdb_env_info(st->env, &info)))
+			return lmdb_err(st, rc, "read environment info");
+		st->map_size = info.me_mapsize;
+		mdb_reader_list(st->env, note_lockless, &st->lockless);
+		if (!st->lockless && mdb_reader_check(st->env, &dead) == 0 && dead > 0)
+			atomic_fetch_add(&st->stale_cleared, dead);
+		return 0;
+	}
 	/*
 	 * The map size is set after opening, when the file's own size is known:
 	 * a new store gets map_size (default 1 GiB); an existing one grows to
@@ -324,6 +382,16 @@ static const char *durability_name(int d)
  */
 static int shared_open_check(const store *st, const store_opts *o)
 {
+	int ro = store_read_only(st);
+
+	if (!!o->read_only != ro)
+		return mrtx__seterr(MRTX_EINVAL, "%s is already open %s in this process; this "
+		                    "open asks for %s (one environment serves both: close every "
+		                    "handle first%s)", st->path, ro ? "read-only" : "read-write",
+		                    ro ? "read-write" : "read-only",
+		                    ro ? "" : ", or read through the read-write handle");
+	if (ro)
+		return 0; /* durability, batching and the map mean nothing to a reader */
 	if (o->durability != st->durability)
 		return mrtx__seterr(MRTX_EINVAL, "%s is already open in this process with "
 		                    "durability %s; this open asks for %s (close every handle "
@@ -349,6 +417,9 @@ int lmdb_store_open(store **out, const char *path, const store_opts *o)
 	if (stat(path, &sb) != 0) {
 		if (errno != ENOENT)
 			return mrtx__seterr(MRTX_ESTORE, "%s: %s", path, strerror(errno));
+		if (o->read_only)
+			return mrtx__seterr(MRTX_ENOTSTORE, "%s: no such store directory (a "
+			                    "read-only open creates nothing)", path);
 		if (mkdir(path, 0700) != 0 && errno != EEXIST)
 			return mrtx__seterr(MRTX_ESTORE, "cannot create store directory %s: %s", path,
 			                    strerror(errno));
@@ -381,6 +452,7 @@ int lmdb_store_open(store **out, const char *path, const store_opts *o)
 	pthread_cond_init(&st->gcv, NULL);
 	st->gq_tail = &st->gq_head;
 	st->head.kind = STORE_LMDB;
+	st->head.read_only = !!o->read_only;
 	st->durability = o->durability;
 	st->dev = sb.st_dev;
 	st->ino = sb.st_ino;
@@ -476,6 +548,7 @@ int lmdb_store_get_info(store *st, store_info *out)
 	out->num_readers = 0;
 	mdb_reader_list(st->env, count_reader, &out->num_readers);
 	out->stale_readers_cleared = atomic_fetch_add(&st->stale_cleared, dead) + dead;
+	out->lockless = st->lockless;
 	return 0;
 }
 

@@ -68,6 +68,7 @@ struct store {
 	atomic_ulong write_calls, write_txns, read_txns;
 	atomic_int stale_cleared; /* dead readers' slots cleared (open, store_get_info) */
 	int durability;           /* MRTX_SYNC, MRTX_NOMETASYNC, MRTX_NOSYNC */
+	int lockless;             /* read-only without lock.mdb (lmdb_env.c) */
 	/* read transactions: reset ones wait here to be renewed (lock-free:
 	 * a slot is taken with an exchange and filled with a compare-exchange) */
 	lmdb_rtxn *_Atomic pool[READ_POOL];

@@ -407,9 +407,11 @@ int lmdb_meta_init(store *st)
 	MDB_val k, v;
 	MDB_stat ms;
 	uint32_t fmt;
-	int rc;
+	int rc, ro = st->head.read_only;
 
-	if ((rc = lmdb_txn_begin(st, 0, &txn)))
+	/* Read-only: a read transaction, which creates nothing (LMDB keeps
+	 * the unnamed database's handle and comparator after it ends). */
+	if ((rc = lmdb_txn_begin(st, ro ? MDB_RDONLY : 0, &txn)))
 		return rc;
 	if ((rc = mdb_dbi_open(txn, NULL, 0, &st->dbi)) ||
 	    (rc = mdb_set_compare(txn, st->dbi, lmdb_key_cmp)))
@@ -420,6 +422,11 @@ int lmdb_meta_init(store *st)
 		/* A brand-new environment, an older store, or someone else's LMDB. */
 		if ((rc = mdb_stat(txn, st->dbi, &ms)))
 			goto lmdb_fail;
+		if (ro && !ms.ms_entries) {
+			rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: an empty LMDB environment, no mrtx "
+			                  "store yet (a read-only open creates nothing)", st->path);
+			goto fail;
+		}
 		if (ms.ms_entries) {
 			k = mv("mrtx.meta", 9); /* formats 1 and 2 kept metadata in this DBI */
 			rc = mdb_get(txn, st->dbi, &k, &v) == 0 ?
@@ -489,7 +496,7 @@ int lmdb_meta_init(store *st)
 		if (rc != MDB_NOTFOUND && rc != 0)
 			goto lmdb_fail;
 	}
-	if ((rc = lmdb_commit(st, txn, 1)))
+	if ((rc = ro ? mdb_txn_commit(txn) : lmdb_commit(st, txn, 1)))
 		return lmdb_err(st, rc, "open");
 	return 0;
 lmdb_fail:
@@ -497,7 +504,10 @@ lmdb_fail:
 fail:
 	if (cur)
 		mdb_cursor_close(cur);
-	lmdb_wabort(st, txn);
+	if (ro)
+		mdb_txn_abort(txn);
+	else
+		lmdb_wabort(st, txn);
 	return rc;
 }
 

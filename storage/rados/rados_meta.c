@@ -128,6 +128,17 @@ static int meta_init(rstore *rs)
 			memcpy(rs->id, v[1].data, 16);
 			break;
 		}
+		if (rs->head.read_only) {
+			/* creating the metadata is a write */
+			if (exists)
+				rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: object %s holds no mrtx store "
+				                  "metadata (a read-only open creates nothing)",
+				                  rs->addr, rs->meta_oid);
+			else
+				rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: no mrtx store here (a "
+				                  "read-only open creates nothing)", rs->addr);
+			break;
+		}
 		if (exists && attempt == 0) {
 			/* an object without our format record: not ours unless empty */
 			static const char *const any[] = { "t/", "gen" };
@@ -227,6 +238,7 @@ int rados_store_open(store **out, const char *addr, const store_opts *o)
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory opening %s", addr);
 	}
 	rs->head.kind = STORE_RADOS;
+	rs->head.read_only = o && o->read_only;
 	rs->unbatched = o && o->unbatched;
 	pthread_mutex_init(&rs->mu, NULL);
 	snprintf(rs->meta_oid, sizeof(rs->meta_oid), "%s.meta", ra.name);
