@@ -59,6 +59,7 @@ const char *mrtx_strerror(int rc)
 	case MRTX_EFULL: return "store full";
 	case MRTX_EBADTXN: return "transaction already failed";
 	case MRTX_EEXIST: return "table exists with different families";
+	case MRTX_ENOTSUP: return "not supported by this store's backend";
 	default: return "unknown error code";
 	}
 }
