@@ -150,7 +150,7 @@ static int ref_table(cctx *c, const store_table *t, mrtx_bytes row, const lock_r
 	 * (DESIGN §3.4), so a primary's listed secondary there is settled, and
 	 * a secondary pointing there is an orphan that recovery rolls back. */
 	if (rc == MRTX_ENOTABLE && r->flags & LOCK_F_SECONDARY) {
-		rc = report(c, CHECK_RESOLVABLE, "orphan", t, row, r->txn,
+		rc = report(c, CHECK_RESOLVABLE, "missing-table", t, row, r->txn,
 		            "its %s names table '%.*s', which does not exist (dropped)", what,
 		            (int)MRTX_MIN(ref->table.size, 64), (const char *)ref->table.data);
 		return rc ? rc : 1;
