@@ -90,8 +90,10 @@ enum {
 	MRTX_ENOTSTORE,         /* not an mrtx store, or another format version */
 	MRTX_EFULL,             /* the store's map is full: reopen with a larger map_size */
 	MRTX_EBADTXN,           /* the transaction already failed; only abort is allowed */
-	MRTX_EEXIST,            /* table exists with different families */
-	MRTX_EREADONLY          /* a write through a handle opened read-only */
+	MRTX_EEXIST,            /* table exists with different families (or a
+	                           family exists: mrtx_add_family) */
+	MRTX_EREADONLY,         /* a write through a handle opened read-only */
+	MRTX_ENOTSUP            /* not supported by this store's backend */
 };
 
 /** Durability of each store write (mrtx_options.durability). */
@@ -253,6 +255,56 @@ int mrtx_table_families(const char *const **out, size_t *count, mrtx_db *db,
                         const char *table);
 
 /**
+ * Add a family to an existing table.  Families are numbered by position,
+ * so existing cells keep theirs and the new one comes last.  Other handles
+ * and processes learn of it on their next read of the table or their first
+ * use of the family name.
+ * @return MRTX_OK; MRTX_EINVAL (NULL argument, bad family name);
+ *   MRTX_ETOOBIG (family name too long; the table has MRTX_MAX_FAMILIES);
+ *   MRTX_ENOTABLE; MRTX_EEXIST (the table has that family already);
+ *   MRTX_ENOTSUP (a RADOS store); MRTX_EREADONLY; MRTX_EFULL; MRTX_ECORRUPT; MRTX_ESTORE;
+ *   MRTX_ENOMEM.
+ */
+int mrtx_add_family(mrtx_db *db, const char *table, const char *family);
+
+/**
+ * Drop a table: its data and its name (which may then be created anew).
+ *
+ * Transactional with respect to running transactions (DESIGN §3.4): the
+ * table is first frozen (every commit that would take a new lock in it
+ * fails with MRTX_CONFLICT, in every process), then every lock still in it
+ * is settled by recovery, live transactions included (as `mrtx recover
+ * --force`): each such transaction either commits entirely before the drop
+ * (and its writes to the table vanish with it) or fails at its commit
+ * point with MRTX_CONFLICT, never half.  Then one store write removes the
+ * data and the name, so no reader sees part of the table gone.  Later
+ * calls naming the table through a handle that had it open return
+ * MRTX_ENOTABLE (or reach a table created later under the name).
+ *
+ * One write transaction holds the whole deletion: a table too large for
+ * one LMDB transaction fails with MRTX_EFULL or MRTX_ESTORE and is left as
+ * it was.  If the call fails after freezing (or its process dies), the
+ * table stays usable for reads, writes to it fail with MRTX_CONFLICT, and
+ * running mrtx_drop_table or mrtx_truncate_table again finishes the job.
+ * A table an index reads or writes cannot be dropped.
+ *
+ * @return MRTX_OK; MRTX_EINVAL (NULL argument; the table is the source or
+ *   the index table of an index); MRTX_ENOTABLE; MRTX_ELOCKED (its locks
+ *   kept changing); MRTX_ENOTSUP (a RADOS store); MRTX_EREADONLY; MRTX_EFULL;
+ *   MRTX_ECORRUPT (a malformed lock record or metadata); MRTX_ESTORE;
+ *   MRTX_ENOMEM.
+ */
+int mrtx_drop_table(mrtx_db *db, const char *table);
+
+/**
+ * Truncate a table: delete every row, keeping the table (its name and
+ * families).  Transactional as mrtx_drop_table, with the same steps; the
+ * last one deletes the rows and unfreezes the table at once.
+ * @return as mrtx_drop_table.
+ */
+int mrtx_truncate_table(mrtx_db *db, const char *table);
+
+/**
  * List the store's tables.  Calls fn(name, payload) for each, in name
  * order; a nonzero return from fn stops and is returned.
  * @return MRTX_OK, fn's nonzero value, MRTX_EINVAL, MRTX_ESTORE.
@@ -351,7 +403,9 @@ int mrtx_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row);
  *   what was prewritten is rolled back or left to recovery); MRTX_ECORRUPT;
  *   MRTX_ENOMEM; MRTX_EBADTXN (doomed by a failure that is no conflict, see
  *   mrtx_get; nothing written); MRTX_EINVAL (NULL); MRTX_EREADONLY (a
- *   transaction holding writes on a read-only handle; nothing written).
+ *   transaction holding writes on a read-only handle; nothing written);
+ *   MRTX_ENOTABLE (a table it wrote was dropped under it, see
+ *   mrtx_drop_table; nothing written).
  *   A transaction without writes commits on a read-only handle too.
  *
  * Write-write conflicts: a row this transaction read and then wrote fails

@@ -20,7 +20,9 @@ int lockio_decode(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes in
 		                    "store (tag mismatch)", t->name);
 	/* The redo is applied to this record's own row: its families must exist. */
 	for (size_t i = 0; i < out->nredo; i++)
-		if (out->redo[i].kind != STORE_MUT_DEL_ROW && out->redo[i].fid >= t->nfamilies)
+		if (out->redo[i].kind != STORE_MUT_DEL_ROW && out->redo[i].fid >= t->nfamilies &&
+		    /* a family added since t was loaded?  (store_add_family) */
+		    (store_table_refresh(st) || out->redo[i].fid >= t->nfamilies))
 			return mrtx__seterr(MRTX_ECORRUPT, "table '%s': lock record redo names "
 			                    "family id %u of %zu", t->name, out->redo[i].fid,
 			                    t->nfamilies);
@@ -77,7 +79,8 @@ int lockio_ref_table(store *st, const lock_ref *ref, const store_table **out)
 	name[ref->table.size] = '\0';
 	rc = store_table_find(st, name, out);
 	if (rc == MRTX_ENOTABLE)
-		return mrtx__seterr(MRTX_ECORRUPT, "lock record names missing table '%s'", name);
+		return mrtx__seterr(MRTX_ENOTABLE, "lock record names missing table '%s' "
+		                    "(dropped?)", name);
 	return rc;
 }
 
@@ -91,8 +94,25 @@ static int image_state(mrtx_bytes b)
 }
 #endif
 
+/* Does op take a new lock (store_op.acquire)?  From no record or a STABLE
+ * one to PREWRITTEN, or a one-row commit (STABLE with mutations); a fence
+ * (STABLE to STABLE, nothing applied) is not one. */
+static int acquires(const store_op *op)
+{
+	uint8_t from, to, txn[LOCK_TXNID_SIZE];
+
+	if (!op->expect_absent && !op->cond &&
+	    (lock_peek(op->expect_lock, &from, txn) || from != LOCK_STABLE))
+		return 0;
+	if (op->delete_lock || lock_peek(op->new_lock, &to, txn))
+		return 0;
+	return to == LOCK_PREWRITTEN || op->nmuts > 0;
+}
+
 int lockio_write_rows(store *st, store_op *ops, size_t n)
 {
+	for (size_t i = 0; i < n; i++)
+		ops[i].acquire = acquires(&ops[i]);
 #ifdef MRTX_DEBUG
 	for (size_t i = 0; i < n; i++) {
 		int from = ops[i].expect_absent || ops[i].cond ? LOCK_STABLE :

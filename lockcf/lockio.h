@@ -26,7 +26,8 @@ int lockio_restore_prev(store *st, const lock_rec *r, mrtx_arena *a, store_op *o
  * and assert that the change is an arrow of lock.h's state machine.
  */
 int lockio_write_rows(store *st, store_op *ops, size_t n);
-/* Resolve a lock_ref's table (MRTX_ECORRUPT if the lock names a missing table). */
+/* Resolve a lock_ref's table (MRTX_ENOTABLE if the lock names a missing
+ * table: dropped, or a damaged record; callers decide which). */
 int lockio_ref_table(store *st, const lock_ref *ref, const store_table **out);
 
 #endif

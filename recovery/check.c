@@ -145,12 +145,18 @@ static int ref_table(cctx *c, const store_table *t, mrtx_bytes row, const lock_r
 {
 	int rc = lockio_ref_table(c->st, ref, out);
 
-	if (rc == MRTX_ECORRUPT) {
-		rc = report(c, CHECK_CORRUPT, "missing-table", t, row, r->txn,
-		            "its %s names table '%.*s', which does not exist", what,
+	/* A table that does not exist was dropped (or the record is damaged).
+	 * A drop settles every transaction with a lock in the table first
+	 * (DESIGN §3.4), so a primary's listed secondary there is settled, and
+	 * a secondary pointing there is an orphan that recovery rolls back. */
+	if (rc == MRTX_ENOTABLE && r->flags & LOCK_F_SECONDARY) {
+		rc = report(c, CHECK_RESOLVABLE, "missing-table", t, row, r->txn,
+		            "its %s names table '%.*s', which does not exist (dropped)", what,
 		            (int)MRTX_MIN(ref->table.size, 64), (const char *)ref->table.data);
 		return rc ? rc : 1;
 	}
+	if (rc == MRTX_ENOTABLE)
+		return 1;
 	return rc;
 }
 

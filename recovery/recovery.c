@@ -79,11 +79,22 @@ static int settle_secondaries(rctx *c, const lock_rec *pr, int fwd)
 	ops = arena_alloc(c->a, n * sizeof(*ops));
 	if (!refs || !cur || !ops)
 		return MRTX_ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		if ((rc = lockio_ref_table(c->st, &pr->secondaries[i], &refs[i].table)))
+	for (size_t i = 0, k = 0; i < pr->nsecondaries; i++) {
+		/* A secondary in a dropped table is settled: the drop settled every
+		 * transaction holding a lock there before it removed the table
+		 * (DESIGN §3.4), so what is left is a prewrite refused by the frozen
+		 * table, which wrote nothing. */
+		if ((rc = lockio_ref_table(c->st, &pr->secondaries[i], &refs[k].table)) ==
+		    MRTX_ENOTABLE) {
+			n--;
+			continue;
+		}
+		if (rc)
 			return rc;
-		refs[i].row = pr->secondaries[i].row;
+		refs[k++].row = pr->secondaries[i].row;
 	}
+	if (n == 0)
+		return 0;
 	for (int round = 0; round < 8; round++) {
 		nops = 0;
 		if ((rc = store_read_locks(c->st, refs, n, c->a, cur)))
@@ -224,6 +235,33 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 	return cas1(c->st, &op);
 }
 
+/*
+ * Secondary (t,row) whose primary's table is gone.  A drop settles every
+ * transaction with a lock in the table before removing it, so t's primary
+ * never held this transaction when the table went (its prewrite was
+ * refused by the frozen table): an orphan.  Nothing can prewrite a row of
+ * a removed table (a table created later under the name is another one,
+ * and the transaction's prewrite is over), so no fence is needed: roll the
+ * secondary back.
+ */
+static int resolve_gone(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
+                        const lock_rec *l, recover_decision *dec)
+{
+	store_op op;
+	int rc;
+
+	*dec = RECOVER_ORPHAN;
+	if (c->o->dry_run)
+		return 0;
+	memset(&op, 0, sizeof(op));
+	op.table = t;
+	op.row = row;
+	op.expect_lock = lock;
+	if ((rc = lockio_restore_prev(c->st, l, c->a, &op)))
+		return rc;
+	return cas1(c->st, &op);
+}
+
 /* One decision for lock `lock` on (t,row); R_RETRY when something moved. */
 static int resolve_at(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
                       recover_decision *decp)
@@ -246,7 +284,9 @@ static int resolve_at(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes 
 		                    "(only primaries commit or abort); left for inspection",
 		                    t->name, lock_state_name(l.state));
 	if (l.flags & LOCK_F_SECONDARY) {
-		if ((rc = lockio_ref_table(c->st, &l.primary, &pt)))
+		if ((rc = lockio_ref_table(c->st, &l.primary, &pt)) == MRTX_ENOTABLE)
+			return resolve_gone(c, t, row, lock, &l, dec);
+		if (rc)
 			return rc;
 		prow = l.primary.row;
 		if ((rc = read_one_lock(c->st, pt, prow, c->a, &pcur)))

@@ -149,7 +149,13 @@ static int batch_settle(sweep *w, prim *p, size_t n)
 		if (!p[i].ok)
 			continue;
 		for (size_t s = 0; s < p[i].rec.nsecondaries; s++) {
-			if ((rc = lockio_ref_table(w->st, &p[i].rec.secondaries[s], &refs[k].table)))
+			/* in a dropped table: settled (recovery.c, settle_secondaries) */
+			if ((rc = lockio_ref_table(w->st, &p[i].rec.secondaries[s], &refs[k].table)) ==
+			    MRTX_ENOTABLE) {
+				total--;
+				continue;
+			}
+			if (rc)
 				return rc;
 			refs[k].row = p[i].rec.secondaries[s].row;
 			owner[k++] = i;

@@ -60,6 +60,7 @@ const char *mrtx_strerror(int rc)
 	case MRTX_EBADTXN: return "transaction already failed";
 	case MRTX_EEXIST: return "table exists with different families";
 	case MRTX_EREADONLY: return "store opened read-only";
+	case MRTX_ENOTSUP: return "not supported by this store's backend";
 	default: return "unknown error code";
 	}
 }

@@ -94,6 +94,51 @@ int store_table_find(store *st, const char *name, const store_table **out)
 	return DISPATCH(st, table_find, st, name, out);
 }
 
+#ifdef MRTX_HAVE_RADOS
+#define LMDB_ONLY(st, what)                                                    \
+	do {                                                                   \
+		if (store_kind_of(st) == STORE_RADOS)                          \
+			return mrtx__seterr(MRTX_ENOTSUP, "%s: %s is not supported " \
+			                    "on a RADOS store (LMDB only)",    \
+			                    store_path(st), what);             \
+	} while (0)
+#else
+#define LMDB_ONLY(st, what) ((void)0)
+#endif
+
+int store_add_family(store *st, const store_table *t, const char *family)
+{
+	if (store_read_only(st))
+		return refuse_write(st, "adding a family");
+	LMDB_ONLY(st, "adding a family");
+	return lmdb_store_add_family(st, t, family);
+}
+
+int store_table_freeze(store *st, const store_table *t, int on)
+{
+	if (store_read_only(st))
+		return refuse_write(st, "dropping or truncating a table");
+	LMDB_ONLY(st, "dropping or truncating a table");
+	return lmdb_store_table_freeze(st, t, on);
+}
+
+int store_table_clear(store *st, const store_table *t, int drop)
+{
+	if (store_read_only(st))
+		return refuse_write(st, "dropping or truncating a table");
+	LMDB_ONLY(st, "dropping or truncating a table");
+	return lmdb_store_table_clear(st, t, drop);
+}
+
+int store_table_refresh(store *st)
+{
+#ifdef MRTX_HAVE_RADOS
+	if (store_kind_of(st) == STORE_RADOS)
+		return 0; /* no schema changes on RADOS */
+#endif
+	return lmdb_store_table_refresh(st);
+}
+
 int store_tables_list(store *st, const store_table ***out, size_t *count)
 {
 	return DISPATCH(st, tables_list, st, out, count);
@@ -177,7 +222,7 @@ int store_family_find(const store_table *t, const char *family, uint8_t *fid)
 	return mrtx__seterr(MRTX_ENOFAMILY, "table '%s' has no family '%.64s'", t->name, family);
 }
 
-static int check_name(const char *what, const char *s)
+int store_check_name(const char *what, const char *s)
 {
 	size_t n;
 
@@ -200,7 +245,7 @@ int store_check_table_spec(const char *name, const char *const *families, size_t
 {
 	int rc;
 
-	if ((rc = check_name("table", name)))
+	if ((rc = store_check_name("table", name)))
 		return rc;
 	if (!families || n == 0)
 		return mrtx__seterr(MRTX_EINVAL, "table '%s' needs at least one family", name);
@@ -208,7 +253,7 @@ int store_check_table_spec(const char *name, const char *const *families, size_t
 		return mrtx__seterr(MRTX_ETOOBIG, "table '%s': %zu families; the limit is %u",
 		                    name, n, MRTX_MAX_FAMILIES);
 	for (size_t i = 0; i < n; i++) {
-		if ((rc = check_name("family", families[i])))
+		if ((rc = store_check_name("family", families[i])))
 			return rc;
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(families[i], families[j]) == 0)

@@ -45,14 +45,27 @@ static inline int store_read_only(const store *st)
 	return ((const store_head *)(const void *)st)->read_only;
 }
 
-/* A table, resolved once and immutable afterwards (owned by the store). */
+/*
+ * A table, resolved once (owned by the store, freed by store_close).  Its
+ * name, id and key prefix never change.  Two things may, both published
+ * atomically so that lock-free readers see either value:
+ *  - families only grow (store_add_family): families[i] is written before
+ *    nfamilies moves past i, and the array has room for MRTX_MAX_FAMILIES;
+ *  - state: STORE_T_LIVE, STORE_T_FROZEN (a drop or truncate is settling
+ *    the table: no new lock may be taken in it), STORE_T_GONE (dropped: this
+ *    object is dead; the name may name a newer table object).
+ */
+enum { STORE_T_LIVE = 0, STORE_T_FROZEN = 1, STORE_T_GONE = 2 };
 typedef struct store_table {
 	const char *name;
-	size_t nfamilies;
+	_Atomic size_t nfamilies;
 	const char *const *families;
 	unsigned id;   /* index in the store, stable while open */
 	unsigned kp;   /* LMDB: the table's 2-byte key prefix (lmdb_rw.c) */
 	void *be;      /* other backends' per-table state (RADOS: its tablets) */
+	_Atomic int state;  /* STORE_T_*; kept by LMDB (RADOS: always LIVE) */
+	size_t nfam0;  /* LMDB: families below nfam0 live in the table's own
+	                  allocation; later ones are allocated one by one */
 } store_table;
 
 typedef struct store_opts {
@@ -84,6 +97,28 @@ int store_family_find(const store_table *t, const char *family, uint8_t *fid);
 /* Every table, in name order. */
 int store_tables_list(store *st, const store_table ***out, size_t *count);
 
+/*
+ * Schema changes (DESIGN §3.4).  LMDB only: RADOS stores return
+ * MRTX_ENOTSUP.
+ *
+ * store_add_family: append a family to t's record (MRTX_EEXIST if it has
+ *   it, MRTX_ETOOBIG at MRTX_MAX_FAMILIES, MRTX_ENOTABLE if t is gone).
+ * store_table_freeze: mark t FROZEN (on = 1) or LIVE again (on = 0) in its
+ *   record: from the write that freezes it on, every op that would take a
+ *   new lock in t (store_op.acquire) fails with MRTX_CONFLICT, in every
+ *   process, while ops on locks already there still apply.
+ * store_table_clear: in one write, delete every key of t and then either
+ *   its record (drop = 1: the name is free; t is GONE) or only its frozen
+ *   mark (drop = 0: truncate, the same table, empty and LIVE).
+ * store_table_refresh: re-read the records of every table this store has
+ *   attached (families, state), if any schema change happened since the
+ *   last refresh.  Table lookups and reads do it on their own.
+ */
+int store_add_family(store *st, const store_table *t, const char *family);
+int store_table_freeze(store *st, const store_table *t, int on);
+int store_table_clear(store *st, const store_table *t, int drop);
+int store_table_refresh(store *st);
+
 /* Bytes before enc(row) in an LMDB key (the table prefix): part of the key
  * limit every backend enforces (store_check_key). */
 #define STORE_KEY_PREFIX 2u
@@ -102,6 +137,9 @@ static inline int cmp_bytes(const void *a, size_t an, const void *b, size_t bn)
 	return an < bn ? -1 : an > bn;
 }
 
+/* Validate one table or family name; what is "table" or "family" for the
+ * message (MRTX_EINVAL, MRTX_ETOOBIG). */
+int store_check_name(const char *what, const char *s);
 /* Validate a table's name and family list (MRTX_EINVAL, MRTX_ETOOBIG). */
 int store_check_table_spec(const char *name, const char *const *families, size_t n);
 
@@ -206,6 +244,9 @@ typedef struct store_op {
 	int durable;            /* this write is a commit point: on disk (per the
 	                           store's durability) before the call returns;
 	                           other writes may be made durable later */
+	int acquire;            /* set by lockio_write_rows: the op takes a new
+	                           lock (absent or STABLE -> PREWRITTEN, or a
+	                           one-row commit); refused in a FROZEN table */
 	int check_gen;          /* condition too: the metadata generation is
 	                           still gen (store_meta_list) ... */
 	uint64_t gen;

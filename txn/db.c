@@ -119,7 +119,7 @@ int mrtx_table_families(const char *const **out, size_t *count, mrtx_db *db,
 	mrtx__clearerr();
 	if (!out || !count || !db || !table)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_table_families: NULL argument");
-	if ((rc = store_table_find(db->st, table, &t)))
+	if ((rc = store_table_refresh(db->st)) || (rc = store_table_find(db->st, table, &t)))
 		return rc;
 	*out = t->families;
 	*count = t->nfamilies;

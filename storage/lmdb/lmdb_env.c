@@ -77,6 +77,7 @@ int lmdb_txn_begin(store *st, unsigned flags, MDB_txn **out)
 		st->w_id = mdb_txn_id(*out);
 		st->w_gen_ok = st->gen_at && st->gen_at + 1 == st->w_id;
 		st->w_gen = st->gen_val;
+		st->w_tgen_ok = 0;
 		st->w_dirty = 0;
 	}
 	return 0;
@@ -250,7 +251,7 @@ static void store_destroy(store *st)
 	if (st->env)
 		mdb_env_close(st->env);
 	for (size_t i = 0; i < n; i++)
-		mrtx__free(st->tables[i]);
+		lmdb_table_free(st->tables[i]);
 	pthread_mutex_destroy(&st->mu);
 	pthread_mutex_destroy(&st->wmu);
 	pthread_mutex_destroy(&st->gmu);

@@ -42,10 +42,13 @@ typedef struct wreq {
 	struct wreq *next;
 } wreq;
 
-/* Slots of the table-name hash: a power of two, over twice MRTX_MAX_TABLES. */
-#define TABLE_SLOTS 1024u
-_Static_assert(TABLE_SLOTS >= 2 * MRTX_MAX_TABLES && (TABLE_SLOTS & (TABLE_SLOTS - 1)) == 0,
-               "TABLE_SLOTS must be a power of two above twice MRTX_MAX_TABLES");
+/* Table objects one open store can attach: the store's live tables
+ * (MRTX_MAX_TABLES) and the dropped ones this process had attached. */
+#define TABLES_CAP (2 * MRTX_MAX_TABLES)
+/* Slots of the table-name hash: a power of two, over twice TABLES_CAP. */
+#define TABLE_SLOTS 2048u
+_Static_assert(TABLE_SLOTS >= 2 * TABLES_CAP && (TABLE_SLOTS & (TABLE_SLOTS - 1)) == 0,
+               "TABLE_SLOTS must be a power of two above twice TABLES_CAP");
 
 struct store {
 	store_head head;    /* kind STORE_LMDB (store.c dispatches on it) */
@@ -60,11 +63,21 @@ struct store {
 	MDB_dbi dbi;        /* LMDB's unnamed database: everything (format 3) */
 	uint8_t id[16];
 	pthread_mutex_t mu; /* table creation and DBI opens */
-	store_table *tables[MRTX_MAX_TABLES];
-	atomic_size_t ntables; /* entries below are immutable once published */
-	/* Name lookup: open addressing, linear probing, never deleted (tables
-	 * are only added), so a lock-free reader stops at the first empty slot. */
+	store_table *tables[TABLES_CAP];
+	atomic_size_t ntables; /* entries below are never freed while open */
+	/* Name lookup: open addressing, linear probing, never deleted, so a
+	 * lock-free reader stops at the first empty slot.  A name's slot holds
+	 * its newest table object: a table created after a drop replaces the
+	 * GONE one in its slot (under mu). */
 	store_table *_Atomic tslot[TABLE_SLOTS];
+	/* Schema changes (lmdb_ddl.c): the table generation 0x00 "tgen" that
+	 * the table objects' families and states reflect (store_table_refresh),
+	 * and the last read snapshot (LMDB txn id) known to have that tgen. */
+	_Atomic uint64_t tgen_valid;
+	atomic_size_t tchk_txnid;
+	uint64_t w_tgen;    /* tgen inside the write txn in progress (w_tgen_ok) */
+	int w_tgen_ok;
+	atomic_int trefresh; /* a write met a tgen other than tgen_valid */
 	atomic_ulong write_calls, write_txns, read_txns;
 	atomic_int stale_cleared; /* dead readers' slots cleared (open, store_get_info) */
 	int durability;           /* MRTX_SYNC, MRTX_NOMETASYNC, MRTX_NOSYNC */
@@ -155,6 +168,29 @@ static inline int bytes_eq(const void *a, const void *b, size_t n)
 #define GEN_KEY_LEN 4u
 /* Read it with cursor cur (MRTX_ECORRUPT if malformed; LMDB rc otherwise). */
 int lmdb_gen_read(MDB_cursor *cur, uint64_t *gen);
+/* The table generation: 0x00 "tgen" -> u64 LE, absent = 0; bumped by
+ * every schema change of an existing table (lmdb_ddl.c). */
+#define TGEN_KEY "\0tgen"
+#define TGEN_KEY_LEN 5u
+int lmdb_u64_read(MDB_cursor *cur, const char *key, size_t klen, uint64_t *out);
+
+/* ---- tables (lmdb_meta.c, lmdb_ddl.c) ---- */
+
+/* 0x00 "t/" name into buf (MRTX_MAX_NAME + 4 bytes). */
+MDB_val lmdb_table_key(char *buf, const char *name);
+/* Parse a table record into a new object (state LIVE or FROZEN). */
+int lmdb_table_parse(const char *name, const MDB_val *v, store_table **out);
+/* Parse only the prefix and state of a record (MRTX_ECORRUPT if malformed). */
+int lmdb_table_peek(const MDB_val *v, unsigned *kp, int *frozen, size_t *nfam);
+/* Free a table object (and the families added to it after parsing). */
+void lmdb_table_free(store_table *t);
+/* Is the table usable by this op?  0, or the op's result: MRTX_ENOTABLE
+ * (gone) or MRTX_CONFLICT (frozen and the op acquires a lock).  Inside
+ * the write txn of cur. */
+int lmdb_table_wcheck(store *st, MDB_cursor *cur, const store_op *op);
+/* A read at snapshot rt: refresh the table objects if the schema changed;
+ * MRTX_ENOTABLE (with a message) if t is gone. */
+int lmdb_table_rcheck(store *st, lmdb_rtxn *rt, const store_table *t);
 /* The generation inside the current write txn (st->w_gen, read at most
  * once per txn); LMDB rc, or MRTX_ECORRUPT (no message) if malformed. */
 int lmdb_wgen(store *st, MDB_cursor *cur, uint64_t *gen);

@@ -40,7 +40,7 @@ static MDB_val meta_key(char *buf, const char *s)
 }
 
 /* 0x00 "t/" name: a table's record. */
-static MDB_val table_key(char *buf, const char *name)
+MDB_val lmdb_table_key(char *buf, const char *name)
 {
 	size_t n = strlen(name);
 
@@ -49,49 +49,82 @@ static MDB_val table_key(char *buf, const char *name)
 	return mv(buf, n + 3);
 }
 
-static int table_parse(const char *name, const MDB_val *v, store_table **out)
+/*
+ * A table record: u16 BE prefix, u8 family count, (u8 len, name) per
+ * family, then optionally one byte 0x01: the table is FROZEN (a drop or
+ * truncate is settling it, lmdb_ddl.c).  Returns the offset of the
+ * families in *fams_at.
+ */
+int lmdb_table_peek(const MDB_val *v, unsigned *kp, int *frozen, size_t *nfam)
 {
 	const uint8_t *p = v->mv_data, *e = p + v->mv_size;
+
+	if (v->mv_size < TPFX + 1 || (*kp = (unsigned)p[0] << 8 | p[1]) < KP_FIRST ||
+	    *kp == 0xFFFFu || (*nfam = p[TPFX]) == 0)
+		return MRTX_ECORRUPT;
+	p += TPFX + 1;
+	for (size_t i = 0; i < *nfam; i++) {
+		size_t len;
+
+		if (p >= e || (len = *p++) == 0 || len > (size_t)(e - p))
+			return MRTX_ECORRUPT;
+		p += len;
+	}
+	if (p == e)
+		*frozen = 0;
+	else if (e - p == 1 && *p == 1)
+		*frozen = 1;
+	else
+		return MRTX_ECORRUPT;
+	return 0;
+}
+
+int lmdb_table_parse(const char *name, const MDB_val *v, store_table **out)
+{
+	const uint8_t *p = v->mv_data;
 	size_t nfam, namelen = strlen(name), total;
 	unsigned kp;
+	int frozen;
 	store_table *t;
 	char **fams, *s;
 
-	if (v->mv_size < TPFX + 1 || (kp = (unsigned)p[0] << 8 | p[1]) < KP_FIRST ||
-	    kp == 0xFFFFu || (nfam = p[TPFX]) == 0)
+	if (lmdb_table_peek(v, &kp, &frozen, &nfam))
 		return mrtx__seterr(MRTX_ECORRUPT, "metadata of table '%s' is malformed", name);
-	p += TPFX;
-	total = sizeof(*t) + nfam * sizeof(char *) + namelen + 1 + v->mv_size;
+	p += TPFX + 1;
+	/* room for every family a table may get (store_add_family) */
+	total = sizeof(*t) + MRTX_MAX_FAMILIES * sizeof(char *) + namelen + 1 + v->mv_size;
 	if (!(t = mrtx__calloc(1, total)))
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory loading table '%s'", name);
 	fams = (char **)(t + 1);
-	s = (char *)(fams + nfam);
+	s = (char *)(fams + MRTX_MAX_FAMILIES);
 	memcpy(s, name, namelen + 1);
 	t->name = s;
 	s += namelen + 1;
-	p++;
 	for (size_t i = 0; i < nfam; i++) {
-		size_t len;
+		size_t len = *p++;
 
-		if (p >= e || (len = *p++) == 0 || len > (size_t)(e - p)) {
-			mrtx__free(t);
-			return mrtx__seterr(MRTX_ECORRUPT, "metadata of table '%s' is malformed", name);
-		}
 		memcpy(s, p, len);
 		s[len] = '\0';
 		fams[i] = s;
 		s += len + 1;
 		p += len;
 	}
-	if (p != e) {
-		mrtx__free(t);
-		return mrtx__seterr(MRTX_ECORRUPT, "metadata of table '%s' has trailing bytes", name);
-	}
 	t->families = (const char *const *)fams;
-	t->nfamilies = nfam;
+	atomic_init(&t->nfamilies, nfam);
+	t->nfam0 = nfam;
 	t->kp = kp;
+	atomic_init(&t->state, frozen ? STORE_T_FROZEN : STORE_T_LIVE);
 	*out = t;
 	return 0;
+}
+
+void lmdb_table_free(store_table *t)
+{
+	if (!t)
+		return;
+	for (size_t i = t->nfam0; i < t->nfamilies; i++)
+		mrtx__free((void *)(uintptr_t)t->families[i]);
+	mrtx__free(t);
 }
 
 /* strcmp(a, b) == 0, inline: names are short and looked up on every call. */
@@ -122,9 +155,10 @@ static store_table *table_lookup(store *st, const char *name)
 		store_table *t = atomic_load_explicit(&st->tslot[i], memory_order_acquire);
 
 		if (!t)
-			return NULL; /* never full: at most MRTX_MAX_TABLES of TABLE_SLOTS */
+			return NULL; /* never full: at most TABLES_CAP of TABLE_SLOTS */
 		if (name_eq(t->name, name))
-			return t;
+			return atomic_load_explicit(&t->state, memory_order_acquire) ==
+			       STORE_T_GONE ? NULL : t;
 	}
 }
 
@@ -133,26 +167,34 @@ static int table_publish(store *st, store_table *t)
 {
 	size_t n = atomic_load(&st->ntables);
 
-	if (n >= MRTX_MAX_TABLES) {
-		mrtx__free(t);
-		return mrtx__seterr(MRTX_ETOOBIG, "store %s has the maximum of %u tables",
-		                    st->path, MRTX_MAX_TABLES);
+	if (n >= TABLES_CAP) {
+		lmdb_table_free(t);
+		return mrtx__seterr(MRTX_ETOOBIG, "store %s: this process has attached %u tables "
+		                    "(dropped ones included); close every handle of the store "
+		                    "and open it again", st->path, TABLES_CAP);
 	}
 	for (size_t i = 0; i < n; i++)
-		if (st->tables[i]->kp == t->kp) {
+		if (st->tables[i]->kp == t->kp &&
+		    atomic_load(&st->tables[i]->state) != STORE_T_GONE) {
 			int rc = mrtx__seterr(MRTX_ECORRUPT, "store %s: tables '%s' and '%s' share "
 			                      "key prefix %#x", st->path, st->tables[i]->name,
 			                      t->name, t->kp);
-			mrtx__free(t);
+			lmdb_table_free(t);
 			return rc;
 		}
 	t->id = (unsigned)n;
 	st->tables[n] = t;
-	for (size_t i = name_slot(t->name);; i = (i + 1) & (TABLE_SLOTS - 1))
-		if (!atomic_load_explicit(&st->tslot[i], memory_order_relaxed)) {
+	for (size_t i = name_slot(t->name);; i = (i + 1) & (TABLE_SLOTS - 1)) {
+		store_table *o = atomic_load_explicit(&st->tslot[i], memory_order_relaxed);
+
+		/* empty, or the dropped table of the same name: take its slot */
+		if (!o || name_eq(o->name, t->name)) {
+			if (o)
+				atomic_store(&o->state, STORE_T_GONE);
 			atomic_store_explicit(&st->tslot[i], t, memory_order_release);
 			break;
 		}
+	}
 	atomic_store_explicit(&st->ntables, n + 1, memory_order_release);
 	return 0;
 }
@@ -180,7 +222,7 @@ int lmdb_store_create_table(store *st, const char *name, const char *const *fami
 		memcpy(meta + mlen, families[i], len);
 		mlen += len;
 	}
-	k = table_key(key, name);
+	k = lmdb_table_key(key, name);
 	v = mv(meta, mlen);
 
 	pthread_mutex_lock(&st->mu);
@@ -218,10 +260,37 @@ int lmdb_store_create_table(store *st, const char *name, const char *const *fami
 		                  st->path);
 		goto done;
 	}
-	if (kp - KP_FIRST >= MRTX_MAX_TABLES) {
-		rc = mrtx__seterr(MRTX_ETOOBIG, "store %s has the maximum of %u tables",
-		                  st->path, MRTX_MAX_TABLES);
+	/* Prefixes are never reused (a stale handle of a dropped table must
+	 * not reach a new one's keys), so the store counts its live tables
+	 * once it has handed out MRTX_MAX_TABLES prefixes. */
+	if (kp >= 0xFFFFu) {
+		rc = mrtx__seterr(MRTX_ETOOBIG, "store %s has handed out every table key prefix "
+		                  "(tables created and dropped over its life)", st->path);
 		goto done;
+	}
+	if (kp - KP_FIRST >= MRTX_MAX_TABLES) {
+		MDB_cursor *cur;
+		MDB_val ck = mv("\0t/", 3), cv;
+		size_t live = 0;
+
+		if ((rc = mdb_cursor_open(txn, st->dbi, &cur))) {
+			rc = lmdb_err(st, rc, "read metadata");
+			goto done;
+		}
+		for (rc = mdb_cursor_get(cur, &ck, &cv, MDB_SET_RANGE);
+		     rc == 0 && ck.mv_size > 3 && memcmp(ck.mv_data, "\0t/", 3) == 0;
+		     rc = mdb_cursor_get(cur, &ck, &cv, MDB_NEXT))
+			live++;
+		mdb_cursor_close(cur);
+		if (rc && rc != MDB_NOTFOUND) {
+			rc = lmdb_err(st, rc, "read metadata");
+			goto done;
+		}
+		if (live >= MRTX_MAX_TABLES) {
+			rc = mrtx__seterr(MRTX_ETOOBIG, "store %s has the maximum of %u tables",
+			                  st->path, MRTX_MAX_TABLES);
+			goto done;
+		}
 	}
 	{
 		/* A damaged next-table record must not hand out a prefix in use:
@@ -262,12 +331,12 @@ int lmdb_store_create_table(store *st, const char *name, const char *const *fami
 		rc = lmdb_err(st, rc, "write metadata");
 		goto done;
 	}
-	if ((rc = table_parse(name, &v, &t)))
+	if ((rc = lmdb_table_parse(name, &v, &t)))
 		goto done;
 	rc = lmdb_commit(st, txn, 1);
 	txn = NULL;
 	if (rc) {
-		mrtx__free(t);
+		lmdb_table_free(t);
 		rc = lmdb_err(st, rc, "create table");
 		goto done;
 	}
@@ -301,7 +370,7 @@ int lmdb_store_table_find(store *st, const char *name, const store_table **out)
 	}
 	if ((rc = lmdb_rtxn_begin(st, &rt)))
 		goto done;
-	k = table_key(key, name);
+	k = lmdb_table_key(key, name);
 	rc = mdb_get(rt.txn, st->dbi, &k, &v);
 	if (rc == MDB_NOTFOUND) {
 		rc = mrtx__seterr(MRTX_ENOTABLE, "no table '%s' in store %s", name, st->path);
@@ -311,7 +380,7 @@ int lmdb_store_table_find(store *st, const char *name, const store_table **out)
 		rc = lmdb_err(st, rc, "read metadata");
 		goto done;
 	}
-	if ((rc = table_parse(name, &v, &t)))
+	if ((rc = lmdb_table_parse(name, &v, &t)))
 		goto done;
 	rc = table_publish(st, t);
 done:
@@ -337,7 +406,10 @@ int lmdb_store_tables_list(store *st, const store_table ***out, size_t *count)
 	size_t n;
 	int rc, op = MDB_SET_RANGE;
 
-	/* Attach every table in the metadata, including other processes' new ones. */
+	/* Forget dropped tables; attach every table in the metadata, including
+	 * other processes' new ones. */
+	if ((rc = lmdb_store_table_refresh(st)))
+		return rc;
 	if ((rc = lmdb_txn_begin(st, MDB_RDONLY, &txn)))
 		return rc;
 	if ((rc = mdb_cursor_open(txn, st->dbi, &cur))) {
@@ -370,7 +442,7 @@ int lmdb_store_tables_list(store *st, const store_table ***out, size_t *count)
 				return lmdb_err(st, rc, "list tables");
 			}
 			/* resume at the table just attached; the loop steps past it */
-			k = table_key(tk, name);
+			k = lmdb_table_key(tk, name);
 			if ((rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE)))
 				break;
 		}
@@ -382,8 +454,14 @@ int lmdb_store_tables_list(store *st, const store_table ***out, size_t *count)
 	n = atomic_load_explicit(&st->ntables, memory_order_acquire);
 	if (!(arr = mrtx__reallocarray(NULL, n, sizeof(*arr))))
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory listing tables");
-	for (size_t i = 0; i < n; i++)
-		arr[i] = st->tables[i];
+	{
+		size_t live = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (atomic_load(&st->tables[i]->state) != STORE_T_GONE)
+				arr[live++] = st->tables[i];
+		n = live;
+	}
 	qsort(arr, n, sizeof(*arr), table_name_cmp);
 	*out = arr;
 	*count = n;
@@ -488,13 +566,30 @@ int lmdb_meta_init(store *st)
 			}
 			memcpy(name, (char *)k.mv_data + 3, k.mv_size - 3);
 			name[k.mv_size - 3] = '\0';
-			if ((rc = table_parse(name, &v, &t)) || (rc = table_publish(st, t)))
+			if ((rc = lmdb_table_parse(name, &v, &t)) || (rc = table_publish(st, t)))
 				goto fail;
 		}
 		mdb_cursor_close(cur);
 		cur = NULL;
 		if (rc != MDB_NOTFOUND && rc != 0)
 			goto lmdb_fail;
+		{
+			uint64_t tg;
+
+			if ((rc = mdb_cursor_open(txn, st->dbi, &cur)))
+				goto lmdb_fail;
+			rc = lmdb_u64_read(cur, TGEN_KEY, TGEN_KEY_LEN, &tg);
+			mdb_cursor_close(cur);
+			cur = NULL;
+			if (rc == MRTX_ECORRUPT) {
+				rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the table generation record "
+				                  "is malformed", st->path);
+				goto fail;
+			}
+			if (rc)
+				goto lmdb_fail;
+			atomic_store(&st->tgen_valid, tg);
+		}
 	}
 	if ((rc = ro ? mdb_txn_commit(txn) : lmdb_commit(st, txn, 1)))
 		return lmdb_err(st, rc, "open");
@@ -515,7 +610,12 @@ fail:
 
 int lmdb_gen_read(MDB_cursor *cur, uint64_t *gen)
 {
-	MDB_val k = mv(GEN_KEY, GEN_KEY_LEN), v;
+	return lmdb_u64_read(cur, GEN_KEY, GEN_KEY_LEN, gen);
+}
+
+int lmdb_u64_read(MDB_cursor *cur, const char *key, size_t klen, uint64_t *gen)
+{
+	MDB_val k = mv(key, klen), v;
 	int rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
 
 	*gen = 0;

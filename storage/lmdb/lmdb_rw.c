@@ -133,9 +133,12 @@ static int read_cells(store *st, MDB_cursor *cur, const store_table *t, uint8_t 
 		}
 		if (kd[encsize] == LOCK_TAG)
 			break; /* the row's lock key: its last key */
-		if (kd[encsize] >= t->nfamilies) {
-			rc = mrtx__seterr(MRTX_ECORRUPT, "table '%s': cell with unknown family id %u",
-			                  t->name, kd[encsize]);
+		if (kd[encsize] >= t->nfamilies &&
+		    /* a family added since we loaded t?  (store_add_family) */
+		    ((rc = lmdb_store_table_refresh(st)) || kd[encsize] >= t->nfamilies)) {
+			if (rc == 0)
+				rc = mrtx__seterr(MRTX_ECORRUPT, "table '%s': cell with unknown "
+				                  "family id %u", t->name, kd[encsize]);
 			break;
 		}
 		if (qs_cut && cmp_bytes(kd + plen, k.mv_size - plen, f->qs.data, f->qs.size) < 0)
@@ -280,6 +283,10 @@ int lmdb_store_read_row(store *st, const store_table *t, mrtx_bytes row,
 		return rc;
 	if ((rc = row_key_checked(key, t, row, &plen)) || (rc = lmdb_rtxn_begin(st, &rt)))
 		return rc;
+	if ((rc = lmdb_table_rcheck(st, &rt, t))) {
+		lmdb_rtxn_end(st, &rt);
+		return rc;
+	}
 	if (f && f->qual_exact && f->family >= 0) {
 		rc = read_cell_exact(st, rt.cur, key, plen, row, f, a, out);
 	} else {
@@ -304,6 +311,8 @@ int lmdb_store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_ar
 	if ((rc = lmdb_rtxn_begin(st, &rt)))
 		return rc;
 	for (size_t i = 0; i < n && rc == 0; i++) {
+		if ((rc = lmdb_table_rcheck(st, &rt, refs[i].table)))
+			break;
 		rc = read_lock(st, rt.cur, refs[i].table, refs[i].row, a, &out[i]);
 		out[i].cells = NULL;
 		out[i].ncells = 0;
@@ -385,6 +394,8 @@ int lmdb_store_scan_rows(store *st, const store_table *t, const store_range *r,
 		return rc;
 	if ((rc = lmdb_rtxn_begin(st, &rt)))
 		return rc;
+	if ((rc = lmdb_table_rcheck(st, &rt, t)))
+		goto done;
 	cur = rt.cur;
 	/* Position near the first row of the range in scan order. */
 	if (!reverse) {
@@ -560,6 +571,13 @@ static int apply_op(wctx *w, store_op *op)
 
 	if (!row_fits(op->row, 1))
 		return MDB_BAD_VALSIZE;
+	/* the table is still this one, and not frozen for an acquisition */
+	if ((rc = lmdb_table_wcheck(w->st, cur, op))) {
+		if (rc != MRTX_ENOTABLE && rc != MRTX_CONFLICT)
+			return rc;
+		op->result = rc;
+		return 0;
+	}
 	if (op->check_gen) {
 		uint64_t gen;
 
@@ -748,6 +766,21 @@ static int lost_reply(store *st, store_op *ops, size_t n)
 	                    store_path(st));
 }
 
+/* After a write: name a dropped table in the caller's error, and catch up
+ * with a schema change a write met (lmdb_table_wcheck). */
+static int write_done(store *st, store_op *ops, size_t n, int rc)
+{
+	if (atomic_load_explicit(&st->trefresh, memory_order_relaxed) &&
+	    atomic_exchange(&st->trefresh, 0))
+		lmdb_store_table_refresh(st); /* best effort: reads refresh too */
+	if (rc == 0)
+		for (size_t i = 0; i < n; i++)
+			if (ops[i].result == MRTX_ENOTABLE)
+				return mrtx__seterr(MRTX_ENOTABLE, "table '%s' was dropped",
+				                    ops[i].table->name);
+	return rc;
+}
+
 int lmdb_store_write_rows(store *st, store_op *ops, size_t n)
 {
 	int first = 0, durable = 0;
@@ -766,7 +799,7 @@ int lmdb_store_write_rows(store *st, store_op *ops, size_t n)
 	if (!st->unbatched) {
 		int rc = write_batched(st, ops, n, durable);
 
-		return first ? lost_reply(st, ops, n) : rc;
+		return first ? lost_reply(st, ops, n) : write_done(st, ops, n, rc);
 	}
 	for (size_t i = 0; i < n; i++) {
 		int rc = write_txn(st, &ops[i], 1, durable), fp;
@@ -778,6 +811,7 @@ int lmdb_store_write_rows(store *st, store_op *ops, size_t n)
 		if (rc && !first)
 			first = rc;
 	}
-	return first == STORE_FAULT_APPLIED ? lost_reply(st, ops, n) : first;
+	return first == STORE_FAULT_APPLIED ? lost_reply(st, ops, n) :
+	       write_done(st, ops, n, first);
 }
 

@@ -1,0 +1,352 @@
+/*
+ * lmdb_ddl.c - schema changes of existing tables on LMDB (DESIGN §3.4):
+ * adding a family, freezing a table, clearing (truncating or dropping) it,
+ * and how every process's table objects learn of them.
+ *
+ * Every change rewrites or deletes the table's record 0x00 "t/<name>" and
+ * bumps the table generation 0x00 "tgen" in the same write transaction.
+ * A process's table objects reflect tgen_valid; a mismatch is noticed
+ *  - by every write, inside its own write transaction (lmdb_table_wcheck):
+ *    it then checks the table's record itself, so a write can never act on
+ *    a stale view of a table (the guard that makes freezing exact);
+ *  - by every read, at its snapshot (lmdb_table_rcheck, once per snapshot),
+ *    which re-reads every attached table's record (store_table_refresh).
+ */
+#include "storage/lmdb/lmdb_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* -------------------------------------------------------------- refresh */
+
+/* Bring t up to the record v (families, state); caller holds st->mu. */
+static int table_update(store *st, store_table *t, const MDB_val *v)
+{
+	const uint8_t *p = v->mv_data;
+	unsigned kp;
+	int frozen;
+	size_t nfam, have = t->nfamilies;
+	char **fams = (char **)(uintptr_t)t->families;
+
+	if (lmdb_table_peek(v, &kp, &frozen, &nfam))
+		return mrtx__seterr(MRTX_ECORRUPT, "store %s: metadata of table '%s' is "
+		                    "malformed", st->path, t->name);
+	if (kp != t->kp) { /* dropped, and the name is another table's now */
+		atomic_store(&t->state, STORE_T_GONE);
+		return 0;
+	}
+	if (nfam < have)
+		return mrtx__seterr(MRTX_ECORRUPT, "store %s: table '%s' lost families",
+		                    st->path, t->name);
+	p += TPFX + 1;
+	for (size_t i = 0; i < nfam; i++) {
+		size_t len = *p++;
+
+		if (i >= have) {
+			char *s = mrtx__malloc(len + 1);
+
+			if (!s)
+				return mrtx__seterr(MRTX_ENOMEM, "out of memory loading table '%s'",
+				                    t->name);
+			memcpy(s, p, len);
+			s[len] = '\0';
+			fams[i] = s;
+			/* published before the count that covers it */
+			atomic_store(&t->nfamilies, i + 1);
+		}
+		p += len;
+	}
+	atomic_store(&t->state, frozen ? STORE_T_FROZEN : STORE_T_LIVE);
+	return 0;
+}
+
+int lmdb_store_table_refresh(store *st)
+{
+	char kb[MRTX_MAX_NAME + 4];
+	lmdb_rtxn rt;
+	uint64_t tg;
+	int rc;
+
+	pthread_mutex_lock(&st->mu);
+	if ((rc = lmdb_rtxn_begin(st, &rt)))
+		goto out;
+	if ((rc = lmdb_u64_read(rt.cur, TGEN_KEY, TGEN_KEY_LEN, &tg))) {
+		rc = rc == MRTX_ECORRUPT ?
+		     mrtx__seterr(rc, "%s: the table generation record is malformed", st->path) :
+		     lmdb_err(st, rc, "read metadata");
+		goto end;
+	}
+	if (tg == atomic_load(&st->tgen_valid))
+		goto end;
+	for (size_t i = 0, n = atomic_load(&st->ntables); i < n && rc == 0; i++) {
+		store_table *t = st->tables[i];
+		MDB_val k, v;
+
+		if (atomic_load(&t->state) == STORE_T_GONE)
+			continue;
+		k = lmdb_table_key(kb, t->name);
+		rc = mdb_get(rt.txn, st->dbi, &k, &v);
+		if (rc == MDB_NOTFOUND) {
+			atomic_store(&t->state, STORE_T_GONE);
+			rc = 0;
+		} else if (rc) {
+			rc = lmdb_err(st, rc, "read metadata");
+		} else {
+			rc = table_update(st, t, &v);
+		}
+	}
+	if (rc == 0)
+		atomic_store(&st->tgen_valid, tg);
+end:
+	lmdb_rtxn_end(st, &rt);
+out:
+	pthread_mutex_unlock(&st->mu);
+	return rc;
+}
+
+int lmdb_table_rcheck(store *st, lmdb_rtxn *rt, const store_table *t)
+{
+	size_t id = mdb_txn_id(rt->txn);
+
+	if (id != atomic_load_explicit(&st->tchk_txnid, memory_order_relaxed)) {
+		uint64_t tg;
+		int rc = lmdb_u64_read(rt->cur, TGEN_KEY, TGEN_KEY_LEN, &tg);
+
+		if (rc)
+			return rc == MRTX_ECORRUPT ?
+			       mrtx__seterr(rc, "%s: the table generation record is malformed",
+			                    st->path) : lmdb_err(st, rc, "read metadata");
+		if (tg != atomic_load_explicit(&st->tgen_valid, memory_order_acquire)) {
+			if ((rc = lmdb_store_table_refresh(st)))
+				return rc;
+		} else {
+			atomic_store_explicit(&st->tchk_txnid, id, memory_order_relaxed);
+		}
+	}
+	if (atomic_load_explicit(&t->state, memory_order_acquire) == STORE_T_GONE)
+		return mrtx__seterr(MRTX_ENOTABLE, "table '%s' was dropped", t->name);
+	return 0;
+}
+
+int lmdb_table_wcheck(store *st, MDB_cursor *cur, const store_op *op)
+{
+	const store_table *t = op->table;
+	int rc, state;
+
+	if (!st->w_tgen_ok) {
+		if ((rc = lmdb_u64_read(cur, TGEN_KEY, TGEN_KEY_LEN, &st->w_tgen)))
+			return rc;
+		st->w_tgen_ok = 1;
+	}
+	if (st->w_tgen == atomic_load_explicit(&st->tgen_valid, memory_order_acquire)) {
+		state = atomic_load_explicit(&t->state, memory_order_acquire);
+	} else {
+		/* Our objects are behind: the record itself, in this txn. */
+		char kb[MRTX_MAX_NAME + 4];
+		MDB_val k = lmdb_table_key(kb, t->name), v;
+		unsigned kp;
+		int frozen;
+		size_t nfam;
+
+		atomic_store(&st->trefresh, 1);
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
+		if (rc && rc != MDB_NOTFOUND)
+			return rc;
+		if (rc == MDB_NOTFOUND)
+			state = STORE_T_GONE;
+		else if (lmdb_table_peek(&v, &kp, &frozen, &nfam))
+			return MRTX_ECORRUPT;
+		else
+			state = kp != t->kp ? STORE_T_GONE :
+			        frozen ? STORE_T_FROZEN : STORE_T_LIVE;
+	}
+	if (state == STORE_T_GONE)
+		return MRTX_ENOTABLE;
+	if (state == STORE_T_FROZEN && op->acquire)
+		return MRTX_CONFLICT;
+	return 0;
+}
+
+/* -------------------------------------------------------------- changes */
+
+/* Begin a schema change of t: st->mu held, write txn begun, t's current
+ * record in *rec (MRTX_ENOTABLE if t was dropped). */
+static int change_begin(store *st, const store_table *t, MDB_txn **txn, MDB_val *rec)
+{
+	char kb[MRTX_MAX_NAME + 4];
+	MDB_val k = lmdb_table_key(kb, t->name);
+	unsigned kp;
+	int rc, frozen;
+	size_t nfam;
+
+	pthread_mutex_lock(&st->mu);
+	if ((rc = lmdb_txn_begin(st, 0, txn))) {
+		pthread_mutex_unlock(&st->mu);
+		return rc;
+	}
+	rc = mdb_get(*txn, st->dbi, &k, rec);
+	if (rc == 0 && lmdb_table_peek(rec, &kp, &frozen, &nfam))
+		rc = mrtx__seterr(MRTX_ECORRUPT, "store %s: metadata of table '%s' is malformed",
+		                  st->path, t->name);
+	else if (rc == MDB_NOTFOUND || (rc == 0 && kp != t->kp))
+		rc = mrtx__seterr(MRTX_ENOTABLE, "no table '%s' in store %s (dropped)", t->name,
+		                  st->path);
+	else if (rc)
+		rc = lmdb_err(st, rc, "read metadata");
+	if (rc) {
+		lmdb_wabort(st, *txn);
+		pthread_mutex_unlock(&st->mu);
+	}
+	return rc;
+}
+
+/* Write t's record (rec = NULL: delete it), bump the table generation,
+ * commit (durably), and bring this process's objects up to date. */
+static int change_end(store *st, const store_table *t, MDB_txn *txn, const MDB_val *rec)
+{
+	char kb[MRTX_MAX_NAME + 4];
+	MDB_val k = lmdb_table_key(kb, t->name), gk = mv(TGEN_KEY, TGEN_KEY_LEN), gv;
+	MDB_cursor *cur;
+	uint64_t tg = 0;
+	int rc;
+
+	if ((rc = rec ? mdb_put(txn, st->dbi, &k, (MDB_val *)(uintptr_t)rec, 0) :
+	                mdb_del(txn, st->dbi, &k, NULL)))
+		goto fail;
+	if ((rc = mdb_cursor_open(txn, st->dbi, &cur)))
+		goto fail;
+	rc = lmdb_u64_read(cur, TGEN_KEY, TGEN_KEY_LEN, &tg);
+	mdb_cursor_close(cur);
+	if (rc == MRTX_ECORRUPT) {
+		lmdb_wabort(st, txn);
+		pthread_mutex_unlock(&st->mu);
+		return mrtx__seterr(rc, "%s: the table generation record is malformed", st->path);
+	}
+	tg++;
+	gv = mv(&tg, sizeof(tg));
+	if (rc || (rc = mdb_put(txn, st->dbi, &gk, &gv, 0)))
+		goto fail;
+	rc = lmdb_commit(st, txn, 1);
+	pthread_mutex_unlock(&st->mu);
+	if (rc)
+		return lmdb_err(st, rc, "change table");
+	return lmdb_store_table_refresh(st);
+fail:
+	lmdb_wabort(st, txn);
+	pthread_mutex_unlock(&st->mu);
+	return lmdb_err(st, rc, "change table");
+}
+
+/* A copy of record old with frozen mark `frozen` and, if fam, one more
+ * family, into buf (room for the largest record). */
+static MDB_val record_with(uint8_t *buf, const MDB_val *old, int frozen, const char *fam)
+{
+	unsigned kp;
+	int was;
+	size_t nfam, n;
+
+	lmdb_table_peek(old, &kp, &was, &nfam); /* checked by change_begin */
+	n = old->mv_size - (size_t)was;
+	memcpy(buf, old->mv_data, n);
+	if (fam) {
+		size_t len = strlen(fam);
+
+		buf[TPFX] = (uint8_t)(nfam + 1);
+		buf[n++] = (uint8_t)len;
+		memcpy(buf + n, fam, len);
+		n += len;
+	}
+	if (frozen)
+		buf[n++] = 1;
+	return mv(buf, n);
+}
+
+#define REC_MAX (TPFX + 1 + MRTX_MAX_FAMILIES * (MRTX_MAX_NAME + 1) + 1)
+
+int lmdb_store_add_family(store *st, const store_table *t, const char *family)
+{
+	uint8_t *buf;
+	MDB_txn *txn;
+	MDB_val rec, nrec;
+	unsigned kp;
+	int rc, frozen;
+	size_t nfam;
+	const uint8_t *p;
+
+	if ((rc = store_check_name("family", family)))
+		return rc;
+	if (!(buf = mrtx__malloc(REC_MAX)))
+		return mrtx__seterr(MRTX_ENOMEM, "out of memory adding a family");
+	if ((rc = change_begin(st, t, &txn, &rec)))
+		goto out;
+	lmdb_table_peek(&rec, &kp, &frozen, &nfam);
+	p = (const uint8_t *)rec.mv_data + TPFX + 1;
+	for (size_t i = 0; i < nfam; i++) {
+		size_t len = *p++;
+
+		if (len == strlen(family) && memcmp(p, family, len) == 0)
+			rc = mrtx__seterr(MRTX_EEXIST, "table '%s' already has family '%s'",
+			                  t->name, family);
+		p += len;
+	}
+	if (rc == 0 && nfam >= MRTX_MAX_FAMILIES)
+		rc = mrtx__seterr(MRTX_ETOOBIG, "table '%s' has the maximum of %u families",
+		                  t->name, MRTX_MAX_FAMILIES);
+	if (rc) {
+		lmdb_wabort(st, txn);
+		pthread_mutex_unlock(&st->mu);
+		goto out;
+	}
+	nrec = record_with(buf, &rec, frozen, family);
+	rc = change_end(st, t, txn, &nrec);
+out:
+	mrtx__free(buf);
+	return rc;
+}
+
+int lmdb_store_table_freeze(store *st, const store_table *t, int on)
+{
+	uint8_t buf[REC_MAX];
+	MDB_txn *txn;
+	MDB_val rec, nrec;
+	int rc;
+
+	if ((rc = change_begin(st, t, &txn, &rec)))
+		return rc;
+	nrec = record_with(buf, &rec, on, NULL);
+	return change_end(st, t, txn, &nrec);
+}
+
+int lmdb_store_table_clear(store *st, const store_table *t, int drop)
+{
+	uint8_t buf[REC_MAX], pk[TPFX] = { (uint8_t)(t->kp >> 8), (uint8_t)t->kp };
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_val rec, nrec, k, v;
+	int rc;
+
+	if ((rc = change_begin(st, t, &txn, &rec)))
+		return rc;
+	/* Every key of the table, in this one write: no snapshot holds part. */
+	if ((rc = mdb_cursor_open(txn, st->dbi, &cur)))
+		goto fail;
+	k = mv(pk, TPFX);
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	while (rc == 0 && k.mv_size >= TPFX && memcmp(k.mv_data, pk, TPFX) == 0) {
+		if ((rc = mdb_cursor_del(cur, 0)))
+			break;
+		/* after a delete, NEXT gives the key that followed it */
+		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	}
+	mdb_cursor_close(cur);
+	if (rc && rc != MDB_NOTFOUND)
+		goto fail;
+	if (drop)
+		return change_end(st, t, txn, NULL);
+	nrec = record_with(buf, &rec, 0, NULL);
+	return change_end(st, t, txn, &nrec);
+fail:
+	lmdb_wabort(st, txn);
+	pthread_mutex_unlock(&st->mu);
+	return lmdb_err(st, rc, drop ? "drop table" : "truncate table");
+}

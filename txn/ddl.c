@@ -1,0 +1,147 @@
+/*
+ * ddl.c - changing existing tables: mrtx_add_family, mrtx_drop_table,
+ * mrtx_truncate_table (DESIGN §3.4).
+ *
+ * A drop or truncate is transactional with respect to running
+ * transactions in three steps:
+ *   1 freeze   the table's record is marked FROZEN: from that write on, no
+ *              op may take a new lock in the table (the store checks the
+ *              mark inside each row write), while locks already there can
+ *              still move (commit points, roll forward, release);
+ *   2 settle   every lock left in the table is settled with the recovery
+ *              code, live ones included (as `mrtx recover --force`): each
+ *              transaction holding one commits entirely (rolled forward) or
+ *              aborts entirely (its commit point then fails), and its
+ *              primary ends STABLE.  Repeated until a walk finds no lock:
+ *              with acquisitions refused, none can appear;
+ *   3 clear    one store write deletes every key of the table and the
+ *              record (drop) or the FROZEN mark (truncate).
+ * Lock records name their primary by table name, so step 2 runs while the
+ * name still resolves to the old data.
+ */
+#include "txn_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../recovery/recovery.h"
+
+int mrtx_add_family(mrtx_db *db, const char *table, const char *family)
+{
+	const store_table *t;
+	int rc;
+
+	mrtx__clearerr();
+	if (!db || !table || !family)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_add_family: NULL argument");
+	if ((rc = store_check_name("family", family)) ||
+	    (rc = store_table_find(db->st, table, &t)))
+		return rc;
+	return store_add_family(db->st, t, family);
+}
+
+/* An index that reads or writes the table would go out of step with it. */
+struct idx_use {
+	const char *table, *index;
+};
+
+static int idx_uses(const mrtx_index_spec *s, void *payload)
+{
+	struct idx_use *u = payload;
+
+	if (strcmp(s->table, u->table) == 0 || strcmp(s->index_table, u->table) == 0) {
+		u->index = s->name;
+		return 1;
+	}
+	return 0;
+}
+
+typedef struct settle_ctx {
+	store *st;
+	size_t found;
+} settle_ctx;
+
+static int settle_batch(const store_table *t, store_row *rows, size_t n, mrtx_arena *a,
+                        void *payload)
+{
+	settle_ctx *c = payload;
+	recover_opts o = { 0, 1, 0 }; /* no wait; force: live owners too */
+
+	(void)a;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t state, txn[LOCK_TXNID_SIZE];
+		int rc;
+
+		if (!rows[i].has_lock)
+			continue;
+		if ((rc = lockio_peek(c->st, t, rows[i].lock, &state, txn)))
+			return rc;
+		if (state == LOCK_STABLE)
+			continue;
+		c->found++;
+		if ((rc = recover_resolve(c->st, t, rows[i].row, rows[i].lock, &o, NULL)) &&
+		    rc != MRTX_ELOCKED)
+			return rc;
+	}
+	return 0;
+}
+
+#define SETTLE_PASSES 64
+
+static int drop_or_truncate(mrtx_db *db, const char *table, int drop)
+{
+	const char *fn = drop ? "mrtx_drop_table" : "mrtx_truncate_table";
+	store_filter lock_only = STORE_FILTER_ALL;
+	const store_table *t;
+	struct idx_use u;
+	int rc, pass;
+
+	mrtx__clearerr();
+	if (!db || !table)
+		return mrtx__seterr(MRTX_EINVAL, "%s: NULL argument", fn);
+	if ((rc = store_table_find(db->st, table, &t)))
+		return rc;
+	u.table = table;
+	u.index = NULL;
+	if ((rc = mrtx_indexes(db, idx_uses, &u)) == 1)
+		return mrtx__seterr(MRTX_EINVAL, "%s: table '%s' is used by index '%s' (as its "
+		                    "source or its index table)", fn, table, u.index);
+	if (rc)
+		return rc;
+	/* 1: no new lock in the table from here on */
+	if ((rc = store_table_freeze(db->st, t, 1)))
+		return rc;
+	/* 2: settle every lock in it, until a whole walk meets none */
+	lock_only.lock_only = 1;
+	for (pass = 0; pass < SETTLE_PASSES; pass++) {
+		settle_ctx c = { db->st, 0 };
+
+		if ((rc = store_walk(db->st, t, &lock_only, 1024, settle_batch, &c)))
+			break;
+		if (c.found == 0)
+			break;
+	}
+	if (rc == 0 && pass == SETTLE_PASSES)
+		rc = mrtx__seterr(MRTX_ELOCKED, "%s: locks in table '%s' kept changing", fn,
+		                  table);
+	if (rc) {
+		/* Leave the table as it was (the settled locks stay settled). */
+		char msg[512];
+
+		snprintf(msg, sizeof(msg), "%s", mrtx_errmsg());
+		store_table_freeze(db->st, t, 0);
+		return mrtx__seterr(rc, "%s", msg);
+	}
+	/* 3: every key and the record (drop) or the mark (truncate), at once */
+	return store_table_clear(db->st, t, drop);
+}
+
+int mrtx_drop_table(mrtx_db *db, const char *table)
+{
+	return drop_or_truncate(db, table, 1);
+}
+
+int mrtx_truncate_table(mrtx_db *db, const char *table)
+{
+	return drop_or_truncate(db, table, 0);
+}
