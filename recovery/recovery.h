@@ -35,7 +35,7 @@ typedef struct recover_stats {
 	unsigned long locks_seen;   /* non-STABLE locks met */
 	unsigned long forwarded;    /* transactions rolled forward */
 	unsigned long rolled_back;  /* transactions rolled back (incl. orphans) */
-	unsigned long skipped_live; /* locks left because their owner is alive */
+	unsigned long skipped_live; /* transactions left because their owner is alive */
 	unsigned long errors;
 } recover_stats;
 

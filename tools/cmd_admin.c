@@ -438,8 +438,8 @@ static void recover_progress(const recover_stats *s, void *payload)
 
 	if (!*shown && s->locks_seen < 1000)
 		return; /* small stores finish before a progress line helps */
-	fprintf(stderr, "\rmrtx: recover: %lu locks: %lu forward, %lu back, %lu live, "
-	        "%lu errors", s->locks_seen, s->forwarded, s->rolled_back, s->skipped_live,
+	fprintf(stderr, "\rmrtx: recover: %lu locks met: %lu txns forward, %lu back, "
+	        "%lu live, %lu errors", s->locks_seen, s->forwarded, s->rolled_back, s->skipped_live,
 	        s->errors);
 	*shown = 1;
 }
@@ -487,8 +487,10 @@ int cmd_recover(int argc, char **argv)
 		       dry ? "true" : "false", s.locks_seen, s.forwarded, s.rolled_back,
 		       s.skipped_live, s.errors);
 	else
-		printf("%s%lu locks seen\n%s%lu rolled forward\n%s%lu rolled back\n"
-		       "%lu skipped (live)\n%lu errors\n", dry ? "dry run: " : "", s.locks_seen,
+		printf("%s%lu stale locks met (locks settled with their transaction are not "
+		       "met again)\n%s%lu transactions rolled forward\n%s%lu transactions "
+		       "rolled back\n%lu transactions skipped (live owner)\n%lu errors\n",
+		       dry ? "dry run: " : "", s.locks_seen,
 		       dry ? "would have " : "", s.forwarded, dry ? "would have " : "",
 		       s.rolled_back, s.skipped_live, s.errors);
 	if (s.errors) {

@@ -1,5 +1,5 @@
 /*
- * cmd_data.c - create-table, put, get, del, scan: each one transaction,
+ * cmd_data.c - create-table, put, get, del, delrow, scan: each one transaction,
  * run through mrtx_run (so a conflict or a briefly held lock is retried).
  *
  * Reads are printed only after their transaction committed (validated), so
@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "keyfmt.h"
 #include "util.h"
+#include "valio.h"
 
 #define HELP(usage, text)                                  \
 	do {                                                   \
@@ -48,53 +50,57 @@ int cmd_create_table(int argc, char **argv)
 	return rc ? EXIT_FAIL : EXIT_OK;
 }
 
-/* ---------------------------------------------------------- put, get, del */
+/* --------------------------------------------------- put, get, del, delrow */
+
+enum cell_op { OP_PUT, OP_GET, OP_DEL, OP_DELROW };
 
 typedef struct cell_args {
+	enum cell_op op;
 	const char *table;
 	mrtx_bytes row;
 	const char *family;
 	mrtx_bytes qual;
 	mrtx_bytes value;
-	int del;
-	char *got;      /* get: malloc'd copy of the value */
+	mrtx_key rowkey; /* --key: the row built from its parts */
+	char *got;       /* get: malloc'd copy of the value */
 	size_t got_size;
 } cell_args;
 
-/* STORE TABLE ROW FAMILY:QUALIFIER [VALUE] */
-static int parse_cell(char **argv, char **pos, int npos, int want, const char *usage,
-                      cell_args *c)
+/* The row for messages: its --key form, or escaped.  malloc'd or NULL. */
+static char *row_text(const keyfmt *kf, mrtx_bytes row)
 {
-	int rc;
+	char *buf = NULL;
+	size_t len;
+	FILE *f;
 
-	memset(c, 0, sizeof(*c));
-	if (npos != want)
-		return tool_usage_err(argv[0], usage, "expected %d arguments, got %d", want, npos);
-	if ((rc = arg_name(argv[0], "table", pos[1])) ||
-	    (rc = arg_bytes(argv[0], "row", pos[2], &c->row)) ||
-	    (rc = arg_column(argv[0], pos[3], &c->family, &c->qual)))
-		return rc;
-	if (want == 5 && (rc = arg_bytes(argv[0], "value", pos[4], &c->value)))
-		return rc;
-	c->table = pos[1];
-	return 0;
+	if (!kf)
+		return escape_dup(row.data, row.size, ESC_SPACE);
+	if (!(f = open_memstream(&buf, &len)))
+		return NULL;
+	keyfmt_print(f, kf, row, ESC_SPACE);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }
 
-static int write_fn(mrtx_txn *txn, void *p)
-{
-	cell_args *c = p;
-
-	if (c->del)
-		return mrtx_delete(txn, c->table, c->row, c->family, c->qual);
-	return mrtx_put(txn, c->table, c->row, c->family, c->qual, c->value);
-}
-
-static int get_fn(mrtx_txn *txn, void *p)
+static int cell_fn(mrtx_txn *txn, void *p)
 {
 	cell_args *c = p;
 	mrtx_bytes v;
 	int rc;
 
+	switch (c->op) {
+	case OP_PUT:
+		return mrtx_put(txn, c->table, c->row, c->family, c->qual, c->value);
+	case OP_DEL:
+		return mrtx_delete(txn, c->table, c->row, c->family, c->qual);
+	case OP_DELROW:
+		return mrtx_delete_row(txn, c->table, c->row);
+	case OP_GET:
+		break;
+	}
 	if ((rc = mrtx_get(txn, c->table, c->row, c->family, c->qual, &v)))
 		return rc;
 	free(c->got);
@@ -105,95 +111,237 @@ static int get_fn(mrtx_txn *txn, void *p)
 	return 0;
 }
 
-static int run_cell(int argc, char **argv, int want, const char *usage, const char *text,
-                    int (*fn)(mrtx_txn *, void *), int del)
+static void get_print(const cell_args *c, const keyfmt *kf, int raw, int json)
 {
-	char **pos = argv + 1;
-	int npos, help, rc;
+	if (raw) {
+		fwrite(c->got, 1, c->got_size, stdout);
+	} else if (json) {
+		fputs("{\"row\":", stdout);
+		json_data(stdout, c->row.data, c->row.size);
+		if (kf) {
+			fputs(",\"key\":", stdout);
+			keyfmt_json(stdout, kf, c->row);
+		}
+		fputs(",\"family\":", stdout);
+		json_str(stdout, c->family, strlen(c->family));
+		fputs(",\"qualifier\":", stdout);
+		json_data(stdout, c->qual.data, c->qual.size);
+		fputs(",\"value\":", stdout);
+		json_data(stdout, c->got, c->got_size);
+		fputs("}\n", stdout);
+	} else {
+		print_escaped(stdout, c->got, c->got_size, 0);
+		putchar('\n');
+	}
+}
+
+static int run_cell(int argc, char **argv, enum cell_op op, const char *usage,
+                    const char *text)
+{
+	const char *key = NULL, *file = NULL, *cmd = argv[0];
+	int raw = 0, json = 0, npos, help, rc, want;
+	tool_opt opts[4] = { { "key", 1, &key, NULL } };
+	char **pos = argv + 1, *valbuf = NULL;
+	keyfmt kf;
 	cell_args c;
 	mrtx_db *db;
 
-	if ((rc = args_parse(argv[0], usage, argc, argv, NULL, pos, &npos, &help)))
+	if (op == OP_PUT) {
+		opts[1] = (tool_opt){ "file", 1, &file, NULL };
+	} else if (op == OP_GET) {
+		opts[1] = (tool_opt){ "raw", 0, NULL, &raw };
+		opts[2] = (tool_opt){ "json", 0, NULL, &json };
+	}
+	if ((rc = args_parse(cmd, usage, argc, argv, opts, pos, &npos, &help)))
 		return rc;
 	if (help)
 		HELP(usage, text);
-	if ((rc = parse_cell(argv, pos, npos, want, usage, &c)))
+	want = op == OP_DELROW ? 3 : op == OP_PUT && !file ? 5 : 4;
+	if (npos != want)
+		return tool_usage_err(cmd, usage, "expected %d arguments, got %d%s", want, npos,
+		                      op == OP_PUT && file ? " (--file replaces VALUE)" : "");
+	if (raw && json)
+		return tool_usage_err(cmd, usage, "--raw and --json exclude each other");
+	memset(&c, 0, sizeof(c));
+	c.op = op;
+	if ((key && (rc = keyfmt_parse(cmd, key, &kf))) ||
+	    (rc = arg_name(cmd, "table", pos[1])))
 		return rc;
-	c.del = del;
-	if ((rc = tool_open(argv[0], pos[0], 0, &db)))
+	if (key)
+		rc = keyfmt_build(cmd, "row", &kf, pos[2], 0, &c.rowkey);
+	else
+		rc = arg_bytes(cmd, "row", pos[2], &c.row);
+	if (rc)
 		return rc;
-	rc = mrtx_run(db, fn, &c, 0);
+	if (key)
+		c.row = MRTX_BYTES(c.rowkey.buf, c.rowkey.size);
+	if (op != OP_DELROW && (rc = arg_column(cmd, pos[3], &c.family, &c.qual)))
+		return rc;
+	if (op == OP_PUT && !file && strcmp(pos[4], "-") != 0 &&
+	    (rc = arg_bytes(cmd, "value", pos[4], &c.value)))
+		return rc;
+	c.table = pos[1];
+	if (op == OP_PUT && (file || strcmp(pos[4], "-") == 0)) {
+		if ((rc = value_read(cmd, file ? file : "-", &valbuf, &c.value.size)))
+			return rc;
+		c.value.data = valbuf;
+	}
+	if ((rc = tool_open(cmd, pos[0], 0, &db))) {
+		free(valbuf);
+		return rc;
+	}
+	rc = mrtx_run(db, cell_fn, &c, 0);
 	if (rc == MRTX_NOTFOUND) {
-		char *r = escape_dup(c.row.data, c.row.size, ESC_SPACE);
+		char *r = row_text(key ? &kf : NULL, c.row);
 		char *q = escape_dup(c.qual.data, c.qual.size, ESC_SPACE);
 
-		tool_err(argv[0], "%s/%s %s:%s: not found", c.table, r ? r : "?", c.family,
-		         q ? q : "?");
+		tool_err(cmd, "%s/%s %s:%s: not found", c.table, r ? r : "?", c.family, q ? q : "?");
 		free(r);
 		free(q);
 		rc = EXIT_FAIL;
 	} else if (rc) {
-		rc = tool_fail(argv[0], NULL, rc);
-	} else if (fn == get_fn) {
-		print_escaped(stdout, c.got, c.got_size, 0);
-		putchar('\n');
+		rc = tool_fail(cmd, NULL, rc);
+	} else if (op == OP_GET) {
+		get_print(&c, key ? &kf : NULL, raw, json);
+		rc = stdout_finish(cmd);
 	}
 	free(c.got);
+	free(valbuf);
 	mrtx_close(db);
 	return rc;
 }
 
+#define KEY_HELP                                                                   \
+	"--key FORMAT gives ROW as the parts of a composite key (mrtx_key_*):\n"        \
+	"FORMAT lists the part types, comma-separated (bytes or str, u32, u64, i32,\n"  \
+	"i64, rts, salt, fixedN, hashN), and ROW the values, e.g. --key u64,str\n"      \
+	"'42,alice' or '(42, \"alice\")' as scan --key prints them.\n"
+
 int cmd_put(int argc, char **argv)
 {
-	return run_cell(argc, argv, 5, "mrtx put STORE TABLE ROW FAMILY:QUALIFIER VALUE",
+	return run_cell(argc, argv, OP_PUT,
+	                "mrtx put STORE TABLE ROW FAMILY:QUALIFIER VALUE|- [--file PATH] "
+	                "[--key FORMAT]",
 	                "Set one cell, in its own transaction.  ROW, QUALIFIER and VALUE\n"
-	                "accept \\xNN and \\\\ escapes.  Put \"--\" before a VALUE that is\n"
-	                "\"-h\" or starts with \"--\".\n", write_fn, 0);
+	                "accept \\xNN and \\\\ escapes.  A VALUE of \"-\" reads the value from\n"
+	                "standard input, and --file PATH (instead of VALUE) from a file; both\n"
+	                "take the bytes as they are, up to MRTX_MAX_VALUE (64 MiB).  The\n"
+	                "one-byte value \"-\" is written \\x2d.  Put \"--\" before a VALUE\n"
+	                "that is \"-h\" or starts with \"--\".\n" KEY_HELP);
 }
 
 int cmd_get(int argc, char **argv)
 {
-	return run_cell(argc, argv, 4, "mrtx get STORE TABLE ROW FAMILY:QUALIFIER",
+	return run_cell(argc, argv, OP_GET,
+	                "mrtx get STORE TABLE ROW FAMILY:QUALIFIER [--raw|--json] [--key FORMAT]",
 	                "Print one cell's value (escaped: bytes outside printable ASCII and\n"
-	                "the backslash as \\xNN / \\\\) and a newline.  A missing cell is an\n"
-	                "error (exit 1).\n", get_fn, 0);
+	                "the backslash as \\xNN / \\\\) and a newline.  --raw writes the value's\n"
+	                "bytes as they are, without a newline.  --json prints one object:\n"
+	                "{\"row\", \"family\", \"qualifier\", \"value\"} (and \"key\", the parts,\n"
+	                "with --key), each byte string a JSON string when it is valid UTF-8,\n"
+	                "else {\"base64\": \"...\"}.  A missing cell is an error (message on\n"
+	                "stderr, nothing on stdout, exit 1).\n" KEY_HELP);
 }
 
 int cmd_del(int argc, char **argv)
 {
-	return run_cell(argc, argv, 4, "mrtx del STORE TABLE ROW FAMILY:QUALIFIER",
-	                "Delete one cell, in its own transaction (a missing cell is fine).\n",
-	                write_fn, 1);
+	return run_cell(argc, argv, OP_DEL,
+	                "mrtx del STORE TABLE ROW FAMILY:QUALIFIER [--key FORMAT]",
+	                "Delete one cell, in its own transaction (a missing cell is fine).\n"
+	                KEY_HELP);
+}
+
+int cmd_delrow(int argc, char **argv)
+{
+	return run_cell(argc, argv, OP_DELROW, "mrtx delrow STORE TABLE ROW [--key FORMAT]",
+	                "Delete every cell of one row, in its own transaction (a missing\n"
+	                "row is fine).\n" KEY_HELP);
 }
 
 /* ----------------------------------------------------------------- scan */
 
-typedef struct scan_args {
-	mrtx_scan_spec spec;
-	FILE *mem;
-	char *buf;
-	size_t len;
-} scan_args;
+typedef struct scan_out {
+	const keyfmt *key; /* print rows as these parts */
+	int json;          /* JSON lines */
+	int count;         /* count only */
+	size_t cells, rows, unsplit; /* unsplit: rows that are not --key keys */
+} scan_out;
 
-int scan_print_cells(mrtx_txn *txn, const mrtx_scan_spec *spec, FILE *f)
+static void scan_cell(FILE *f, const mrtx_cell *cell, scan_out *o, int newrow)
 {
+	int bad = 0;
+
+	if (o->json) {
+		fputs("{\"row\":", f);
+		json_data(f, cell->row.data, cell->row.size);
+		if (o->key) {
+			fputs(",\"key\":", f);
+			bad = keyfmt_json(f, o->key, cell->row);
+		}
+		fputs(",\"family\":", f);
+		json_str(f, cell->family, strlen(cell->family));
+		fputs(",\"qualifier\":", f);
+		json_data(f, cell->qualifier.data, cell->qualifier.size);
+		fputs(",\"value\":", f);
+		json_data(f, cell->value.data, cell->value.size);
+		fputs("}\n", f);
+	} else {
+		if (o->key)
+			bad = keyfmt_print(f, o->key, cell->row, ESC_SPACE);
+		else
+			print_escaped(f, cell->row.data, cell->row.size, ESC_SPACE);
+		fprintf(f, " %s:", cell->family);
+		print_escaped(f, cell->qualifier.data, cell->qualifier.size, ESC_SPACE);
+		putc(' ', f);
+		print_escaped(f, cell->value.data, cell->value.size, 0);
+		putc('\n', f);
+	}
+	if (bad && newrow)
+		o->unsplit++;
+}
+
+static int scan_cells(mrtx_txn *txn, const mrtx_scan_spec *spec, FILE *f, scan_out *o)
+{
+	mrtx_bytes prev = MRTX_BYTES(NULL, 0);
 	mrtx_scanner *s;
 	mrtx_cell cell;
 	int rc;
 
+	o->cells = o->rows = o->unsplit = 0;
 	if ((rc = mrtx_scan_open(txn, spec, &s)))
 		return rc;
 	while ((rc = mrtx_scan_next(s, &cell)) == 0) {
-		print_escaped(f, cell.row.data, cell.row.size, ESC_SPACE);
-		fprintf(f, " %s:", cell.family);
-		print_escaped(f, cell.qualifier.data, cell.qualifier.size, ESC_SPACE);
-		putc(' ', f);
-		print_escaped(f, cell.value.data, cell.value.size, 0);
-		putc('\n', f);
+		/* a row's cells come together; cell memory lives as long as txn */
+		int newrow = o->cells == 0 || prev.size != cell.row.size ||
+		             memcmp(prev.data, cell.row.data, prev.size) != 0;
+
+		if (newrow) {
+			o->rows++;
+			prev = cell.row;
+		}
+		o->cells++;
+		if (!o->count)
+			scan_cell(f, &cell, o, newrow);
 	}
 	mrtx_scan_close(s);
 	return rc == MRTX_NOTFOUND ? 0 : rc;
 }
+
+int scan_print_cells(mrtx_txn *txn, const mrtx_scan_spec *spec, FILE *f)
+{
+	scan_out o;
+
+	memset(&o, 0, sizeof(o));
+	return scan_cells(txn, spec, f, &o);
+}
+
+typedef struct scan_args {
+	mrtx_scan_spec spec;
+	scan_out out;
+	FILE *mem;
+	char *buf;
+	size_t len;
+} scan_args;
 
 static int scan_fn(mrtx_txn *txn, void *p)
 {
@@ -206,53 +354,97 @@ static int scan_fn(mrtx_txn *txn, void *p)
 	}
 	if (!(a->mem = open_memstream(&a->buf, &a->len)))
 		return MRTX_ENOMEM;
-	return scan_print_cells(txn, &a->spec, a->mem);
+	return scan_cells(txn, &a->spec, a->mem, &a->out);
+}
+
+/* --start / --end: escaped bytes, or with --key the leading parts of a key */
+static int scan_bound(const char *cmd, const char *what, const char *arg, const keyfmt *kf,
+                      mrtx_key *k, mrtx_bytes *out)
+{
+	int rc;
+
+	if (!arg || !*arg)
+		return 0; /* unbounded */
+	if (!kf)
+		return arg_bytes(cmd, what, (char *)arg, out);
+	if ((rc = keyfmt_build(cmd, what, kf, arg, 1, k)))
+		return rc;
+	*out = MRTX_BYTES(k->buf, k->size);
+	return 0;
 }
 
 int cmd_scan(int argc, char **argv)
 {
 	static const char usage[] = "mrtx scan STORE TABLE [--start ROW] [--end ROW] "
-	                            "[--family F] [--reverse] [--limit N]";
-	const char *start = NULL, *end = NULL, *limit = NULL, *family = NULL;
-	int reverse = 0, npos, help, rc;
+	                            "[--family F] [--reverse] [--limit N] [--count] [--json] "
+	                            "[--key FORMAT]";
+	const char *start = NULL, *end = NULL, *limit = NULL, *family = NULL, *key = NULL;
+	const char *cmd = argv[0];
+	int reverse = 0, count = 0, json = 0, npos, help, rc;
 	const tool_opt opts[] = {
 		{ "start", 1, &start, NULL }, { "end", 1, &end, NULL },
 		{ "family", 1, &family, NULL }, { "limit", 1, &limit, NULL },
-		{ "reverse", 0, NULL, &reverse }, { NULL, 0, NULL, NULL }
+		{ "reverse", 0, NULL, &reverse }, { "count", 0, NULL, &count },
+		{ "json", 0, NULL, &json }, { "key", 1, &key, NULL },
+		{ NULL, 0, NULL, NULL }
 	};
 	char **pos = argv + 1;
+	mrtx_key kstart, kend;
 	scan_args a;
+	keyfmt kf;
 	mrtx_db *db;
 
 	memset(&a, 0, sizeof(a));
-	if ((rc = args_parse(argv[0], usage, argc, argv, opts, pos, &npos, &help)))
+	if ((rc = args_parse(cmd, usage, argc, argv, opts, pos, &npos, &help)))
 		return rc;
 	if (help)
 		HELP(usage, "Print the cells of rows [START, END) of TABLE, one per line:\n"
 		     "  ROW FAMILY:QUALIFIER VALUE\n"
 		     "escaped (ROW and QUALIFIER also escape spaces as \\x20).  --limit counts\n"
-		     "rows; --reverse walks rows in descending order.\n");
+		     "rows; --reverse walks rows in descending order.  --json prints one JSON\n"
+		     "object a cell, one a line, as get --json does.  --count prints only the\n"
+		     "number of cells (with --json: {\"cells\": N, \"rows\": N}).\n"
+		     "--key FORMAT prints each row as the parts of a composite key, e.g.\n"
+		     "(42, \"alice\") (a row without that form is printed escaped, and a\n"
+		     "note on stderr counts such rows); --start and --end are then given as\n"
+		     "parts too, and may give only the leading ones.  FORMAT lists the part\n"
+		     "types: bytes or str, u32, u64, i32, i64, rts, salt, fixedN, hashN.\n");
 	if (npos != 2)
-		return tool_usage_err(argv[0], usage, "expected STORE and TABLE");
-	if ((rc = arg_name(argv[0], "table", pos[1])))
+		return tool_usage_err(cmd, usage, "expected STORE and TABLE");
+	if ((rc = arg_name(cmd, "table", pos[1])))
 		return rc;
 	a.spec.table = pos[1];
 	a.spec.reverse = reverse;
-	if ((start && (rc = arg_bytes(argv[0], "--start", (char *)start, &a.spec.start))) ||
-	    (end && (rc = arg_bytes(argv[0], "--end", (char *)end, &a.spec.end))) ||
-	    (family && (rc = arg_name(argv[0], "--family", (char *)family))) ||
-	    (limit && (rc = arg_size(argv[0], "--limit", limit, &a.spec.limit_rows))))
+	a.out.json = json;
+	a.out.count = count;
+	if ((key && (rc = keyfmt_parse(cmd, key, &kf))) ||
+	    (rc = scan_bound(cmd, "--start", start, key ? &kf : NULL, &kstart, &a.spec.start)) ||
+	    (rc = scan_bound(cmd, "--end", end, key ? &kf : NULL, &kend, &a.spec.end)) ||
+	    (family && (rc = arg_name(cmd, "--family", (char *)family))) ||
+	    (limit && (rc = arg_size(cmd, "--limit", limit, &a.spec.limit_rows))))
 		return rc;
+	a.out.key = key ? &kf : NULL;
 	a.spec.family = family;
-	if ((rc = tool_open(argv[0], pos[0], 0, &db)))
+	if ((rc = tool_open(cmd, pos[0], 0, &db)))
 		return rc;
 	rc = mrtx_run(db, scan_fn, &a, 0);
 	if (a.mem)
 		fclose(a.mem);
-	if (rc)
-		rc = tool_fail(argv[0], NULL, rc);
-	else if (a.len)
-		fwrite(a.buf, 1, a.len, stdout);
+	if (rc) {
+		rc = tool_fail(cmd, NULL, rc);
+	} else {
+		if (count && json)
+			printf("{\"cells\":%zu,\"rows\":%zu}\n", a.out.cells, a.out.rows);
+		else if (count)
+			printf("%zu\n", a.out.cells);
+		else if (a.len)
+			fwrite(a.buf, 1, a.len, stdout);
+		rc = stdout_finish(cmd);
+		if (a.out.unsplit)
+			tool_err(cmd, "note: %zu row%s not of the form --key %s (%s)", a.out.unsplit,
+			         a.out.unsplit == 1 ? " is" : "s are", kf.text,
+			         json ? "\"key\" is null" : "printed escaped");
+	}
 	free(a.buf);
 	mrtx_close(db);
 	return rc;

@@ -19,8 +19,7 @@
 #include "script.h"
 #include "util.h"
 
-/* Run one parsed command; 0, or the mrtx error (reported by the caller). */
-static int run_cmd(mrtx_txn *txn, const script_cmd *c, const char **step)
+int script_run(mrtx_txn *txn, const script_cmd *c, FILE *out, const char **step)
 {
 	mrtx_scan_spec spec;
 	mrtx_bytes v;
@@ -31,13 +30,13 @@ static int run_cmd(mrtx_txn *txn, const script_cmd *c, const char **step)
 		*step = "get";
 		rc = mrtx_get(txn, c->table, c->row, c->family, c->qualifier, &v);
 		if (rc == MRTX_NOTFOUND) {
-			puts("(not found)");
+			fputs("(not found)\n", out);
 			rc = 0;
 		} else if (rc == 0) {
-			print_escaped(stdout, v.data, v.size, 0);
-			putchar('\n');
+			print_escaped(out, v.data, v.size, 0);
+			putc('\n', out);
 		}
-		fflush(stdout);
+		fflush(out);
 		return rc;
 	case SCRIPT_PUT:
 		*step = "put";
@@ -54,8 +53,8 @@ static int run_cmd(mrtx_txn *txn, const script_cmd *c, const char **step)
 		spec.table = c->table;
 		spec.start = c->start;
 		spec.end = c->end;
-		rc = scan_print_cells(txn, &spec, stdout);
-		fflush(stdout);
+		rc = scan_print_cells(txn, &spec, out);
+		fflush(out);
 		return rc;
 	default:
 		return 0;
@@ -87,9 +86,11 @@ int cmd_txn(int argc, char **argv)
 		       "  delrow TABLE ROW\n"
 		       "  scan TABLE [START [END]]              print ROW FAMILY:QUALIFIER VALUE\n"
 		       "  abort                                 stop; write nothing; exit 0\n"
-		       "Blank lines and # comments are ignored.  Tokens are separated by\n"
-		       "blanks; \"double quotes\" make one token of text with blanks; \\xNN\n"
-		       "and \\\\ escapes work everywhere.  Exit 2 on a syntax error, 1 when an\n"
+		       "Blank lines and lines starting with # are ignored.  Words are\n"
+		       "separated by blanks and quoted as in a POSIX shell: 'single quotes'\n"
+		       "keep every byte; \"double quotes\" decode \\xNN, \\\\ and \\\"; unquoted,\n"
+		       "\\xNN, \\\\, \\\", \\' and backslash-blank are escapes; parts that touch\n"
+		       "form one word (f:\"a b\").  Exit 2 on a syntax error, 1 when an\n"
 		       "operation or the commit fails (nothing is written then, except that a\n"
 		       "commit failing after its commit point is settled by recovery).\n"
 		       "MRTX_FAILPOINTS (e.g. commit.after_point=exit) is honoured.\n", usage);
@@ -130,7 +131,7 @@ int cmd_txn(int argc, char **argv)
 		}
 		if (c.op == SCRIPT_ABORT) {
 			done = 1;
-		} else if ((rc = run_cmd(txn, &c, &step))) {
+		} else if ((rc = script_run(txn, &c, stdout, &step))) {
 			char what[64];
 
 			snprintf(what, sizeof(what), "line %lu: %s", lineno, step);

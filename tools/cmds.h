@@ -14,6 +14,7 @@ int cmd_create_table(int argc, char **argv);
 int cmd_put(int argc, char **argv);
 int cmd_get(int argc, char **argv);
 int cmd_del(int argc, char **argv);
+int cmd_delrow(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 /* Print every cell of spec to f, one "ROW FAMILY:QUALIFIER VALUE" line each,
    escaped (ROW and QUALIFIER with spaces escaped too). */
@@ -21,6 +22,14 @@ int scan_print_cells(mrtx_txn *txn, const mrtx_scan_spec *spec, FILE *f);
 
 /* cmd_txn.c: a scripted transaction */
 int cmd_txn(int argc, char **argv);
+struct script_cmd;
+/* Run one parsed script command (tools/script.h) in txn, printing what a
+   read returns to out (a missing cell as "(not found)"); *step names the
+   call.  Returns 0 or the mrtx error (not printed). */
+int script_run(mrtx_txn *txn, const struct script_cmd *c, FILE *out, const char **step);
+
+/* cmd_shell.c: an interactive shell */
+int cmd_shell(int argc, char **argv);
 
 /* cmd_admin.c: lock inspection and recovery */
 int cmd_locks(int argc, char **argv);

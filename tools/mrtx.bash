@@ -3,7 +3,7 @@
 # subcommand, each subcommand's options (and their fixed values), and
 # directories where a store or DIR is expected (files for `txn`'s script).
 
-_mrtx_subcommands="create-table put get del scan txn locks lock recover check stats
+_mrtx_subcommands="create-table put get del delrow scan txn shell locks lock recover check stats
 chaos crashsim bench"
 
 # COMPREPLY from compgen's lines (names with blanks stay whole)
@@ -15,8 +15,11 @@ _mrtx_reply()
 _mrtx_options()
 {
 	case $1 in
-	create-table | put | get | del | txn) echo "--help" ;;
-	scan) echo "--start --end --family --reverse --limit --help" ;;
+	create-table | txn | shell) echo "--help" ;;
+	put) echo "--file --key --help" ;;
+	get) echo "--raw --json --key --help" ;;
+	del | delrow) echo "--key --help" ;;
+	scan) echo "--start --end --family --reverse --limit --count --json --key --help" ;;
 	locks) echo "--table --state --json --help" ;;
 	lock) echo "--json --help" ;;
 	recover) echo "--dry-run --force --json --help" ;;
@@ -69,9 +72,16 @@ _mrtx()
 		_mrtx_reply -W "meta data" -- "$cur"
 		return
 		;;
-	--trace)
+	--trace | --file)
 		_mrtx_reply -f -- "$cur"
 		compopt -o filenames 2>/dev/null
+		return
+		;;
+	--key)
+		# part types, comma-separated: complete the one after the last comma
+		local head=${cur%"${cur##*,}"}
+		_mrtx_reply -P "$head" -W "bytes str u32 u64 i32 i64 rts salt fixed hash" -- "${cur##*,}"
+		compopt -o nospace 2>/dev/null
 		return
 		;;
 	--start | --end | --family | --limit | --table | --seconds | --writers | --seed | \
@@ -90,7 +100,7 @@ _mrtx()
 		case ${words[i]} in
 		--start | --end | --family | --limit | --table | --state | --workload | \
 			--seconds | --writers | --seed | --only | --durability | --states | --txns | \
-			--broken | --trace) ((i++)) ;;
+			--broken | --trace | --file | --key) ((i++)) ;;
 		-*) ;;
 		*) ((npos++)) ;;
 		esac

@@ -7,9 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
-
-#define MAX_TOKENS 5
+#define MAX_TOKENS SCRIPT_MAX_WORDS
 
 typedef struct tok {
 	char *p;
@@ -21,53 +19,106 @@ static int is_blank(char c)
 	return c == ' ' || c == '\t';
 }
 
-/* Split mem[0..len) into tokens, in place; -1 with err on bad syntax. */
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Decode the backslash escape at mem[*i] into mem[*o], advancing both
+ * (*o <= *i always, so decoding is in place).  In double quotes only \\,
+ * \" and \xNN are escapes; outside quotes also \', backslash-space and
+ * backslash-tab.
+ */
+static int escape(char *mem, size_t len, size_t *i, size_t *o, int dquoted, char *err,
+                  size_t errlen)
+{
+	size_t at = *i;
+	char c = at + 1 < len ? mem[at + 1] : '\0';
+
+	if (at + 1 < len && (c == '\\' || c == '"' ||
+	                     (!dquoted && (c == '\'' || c == ' ' || c == '\t')))) {
+		mem[(*o)++] = c;
+		*i += 2;
+		return 0;
+	}
+	if (at + 3 < len && c == 'x' && hexval(mem[at + 2]) >= 0 && hexval(mem[at + 3]) >= 0) {
+		mem[(*o)++] = (char)(hexval(mem[at + 2]) * 16 + hexval(mem[at + 3]));
+		*i += 4;
+		return 0;
+	}
+	if (dquoted)
+		snprintf(err, errlen, "bad escape at column %zu (in double quotes: \\xNN, "
+		         "\\\\ or \\\")", at + 1);
+	else
+		snprintf(err, errlen, "bad escape at column %zu (use \\xNN, \\\\, \\\", "
+		         "\\' or backslash-space)", at + 1);
+	return -1;
+}
+
+/*
+ * Split mem[0..len) into words, in place (each word NUL-terminated after
+ * its bytes); -1 with err on bad syntax.  The rules are in script.h.
+ */
 static int tokenize(char *mem, size_t len, tok *toks, size_t *ntok, char *err, size_t errlen)
 {
 	size_t i = 0, n = 0;
 
 	for (;;) {
-		size_t start, end;
-		char ebuf[80];
+		size_t o, start;
 
 		while (i < len && is_blank(mem[i]))
 			i++;
 		if (i == len)
 			break;
 		if (n == MAX_TOKENS) {
-			snprintf(err, errlen, "too many arguments");
+			snprintf(err, errlen, "too many arguments (quote one that holds blanks)");
 			return -1;
 		}
-		if (mem[i] == '"') {
-			start = ++i;
-			while (i < len && mem[i] != '"')
+		start = o = i;
+		while (i < len && !is_blank(mem[i])) {
+			size_t open = i;
+
+			if (mem[i] == '\'') {
+				for (i++; i < len && mem[i] != '\''; i++)
+					mem[o++] = mem[i];
+				if (i == len) {
+					snprintf(err, errlen, "unterminated single quote (opened at "
+					         "column %zu)", open + 1);
+					return -1;
+				}
 				i++;
-			if (i == len) {
-				snprintf(err, errlen, "unterminated quote");
-				return -1;
-			}
-			end = i++;
-			if (i < len && !is_blank(mem[i])) {
-				snprintf(err, errlen, "closing quote must end the argument");
-				return -1;
-			}
-		} else {
-			start = i;
-			while (i < len && !is_blank(mem[i]))
+			} else if (mem[i] == '"') {
+				for (i++; i < len && mem[i] != '"';)
+					if (mem[i] != '\\')
+						mem[o++] = mem[i++];
+					else if (escape(mem, len, &i, &o, 1, err, errlen))
+						return -1;
+				if (i == len) {
+					snprintf(err, errlen, "unterminated double quote (opened at "
+					         "column %zu)", open + 1);
+					return -1;
+				}
 				i++;
-			end = i;
-		}
-		if (unescape_inplace(mem + start, end - start, &toks[n].n, ebuf, sizeof(ebuf))) {
-			snprintf(err, errlen, "argument %zu: %s", n + 1, ebuf);
-			return -1;
+			} else if (mem[i] == '\\') {
+				if (escape(mem, len, &i, &o, 0, err, errlen))
+					return -1;
+			} else {
+				mem[o++] = mem[i++];
+			}
 		}
 		toks[n].p = mem + start;
-		/* end < len+1 always: the separator or closing quote, or mem[len] */
-		mem[start + toks[n].n] = '\0';
+		toks[n].n = o - start;
+		if (i < len)
+			i++; /* the blank ending the word: o < i from here on */
+		mem[o] = '\0'; /* o <= len: mem has len + 1 bytes */
 		n++;
-		i++; /* past the separator (or beyond len: loop ends) */
-		if (i > len)
-			break;
 	}
 	*ntok = n;
 	return 0;
@@ -124,6 +175,63 @@ static const struct {
 	{ "abort", SCRIPT_ABORT, 0, 0, "abort" },
 };
 
+/*
+ * The common front: copy line (less a trailing '\r') and split it.  0 with
+ * *ntok == 0 for a blank or comment line; -1 with err; -2 out of memory.
+ * *mem is set (and owned by the caller) only on 0.
+ */
+static int split(const char *line, size_t len, char **mem, tok *toks, size_t *ntok,
+                 char *err, size_t errlen)
+{
+	size_t i = 0;
+	char *m;
+
+	*mem = NULL;
+	*ntok = 0;
+	if (errlen)
+		err[0] = '\0';
+	if (len && line[len - 1] == '\r')
+		len--;
+	if (!(m = malloc(len + 1)))
+		return -2;
+	memcpy(m, line, len);
+	m[len] = '\0';
+	while (i < len && is_blank(m[i]))
+		i++;
+	if (i < len && m[i] != '#' && tokenize(m, len, toks, ntok, err, errlen)) {
+		free(m);
+		return -1;
+	}
+	*mem = m;
+	return 0;
+}
+
+int script_split(const char *line, size_t len, script_words *out, char *err, size_t errlen)
+{
+	tok toks[MAX_TOKENS];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = split(line, len, &out->mem, toks, &out->n, err, errlen)))
+		return rc;
+	for (size_t i = 0; i < out->n; i++)
+		out->w[i] = MRTX_BYTES(toks[i].p, toks[i].n);
+	return 0;
+}
+
+void script_words_free(script_words *w)
+{
+	if (!w)
+		return;
+	free(w->mem);
+	w->mem = NULL;
+}
+
+const char *script_usage(size_t i)
+{
+	return i < sizeof(commands) / sizeof(commands[0]) ? commands[i].usage : NULL;
+}
+
 int script_parse_line(const char *line, size_t len, script_cmd *out, char *err,
                       size_t errlen)
 {
@@ -131,28 +239,15 @@ int script_parse_line(const char *line, size_t len, script_cmd *out, char *err,
 	size_t ntok = 0, ci, nargs;
 	char *mem;
 	tok *a;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (errlen)
-		err[0] = '\0';
-	if (len && line[len - 1] == '\r')
-		len--;
-	if (!(mem = malloc(len + 1)))
-		return -2;
-	memcpy(mem, line, len);
-	mem[len] = '\0';
-	{
-		size_t i = 0;
-
-		while (i < len && is_blank(mem[i]))
-			i++;
-		if (i == len || mem[i] == '#') {
-			out->mem = mem;
-			return 0;
-		}
+	if ((rc = split(line, len, &mem, toks, &ntok, err, errlen)))
+		return rc;
+	if (ntok == 0) {
+		out->mem = mem;
+		return 0;
 	}
-	if (tokenize(mem, len, toks, &ntok, err, errlen))
-		goto bad;
 	for (ci = 0; ci < sizeof(commands) / sizeof(commands[0]); ci++)
 		if (strlen(commands[ci].word) == toks[0].n &&
 		    memcmp(commands[ci].word, toks[0].p, toks[0].n) == 0)
