@@ -479,7 +479,8 @@ static int load_stream(load_state *s, FILE *in)
 			break;
 		}
 		if (ph == L_DONE) {
-			tool_err(s->cmd, "line %lu: data after the 'end' line", lineno);
+			committed_note(s, note, sizeof(note));
+			tool_err(s->cmd, "line %lu: data after the 'end' line; %s", lineno, note);
 			rc = EXIT_FAIL;
 			break;
 		}
@@ -559,10 +560,8 @@ static int load_stream(load_state *s, FILE *in)
 					tool_err(s->cmd, "line %lu: 'end %llu', but %llu cell lines were read "
 					         "(a damaged dump?); %s", lineno, l.number, s->cells, note);
 					rc = EXIT_FAIL;
-				} else {
-					rc = load_flush(s);
 				}
-				ph = L_DONE;
+				ph = L_DONE; /* the last batch is written at the end of input */
 				break;
 			}
 			{
@@ -587,6 +586,8 @@ static int load_stream(load_state *s, FILE *in)
 	if (rc == 0 && ferror(in)) {
 		tool_err(s->cmd, "reading the dump: %s", strerror(errno));
 		rc = EXIT_FAIL;
+	} else if (rc == 0 && ph == L_DONE) {
+		rc = load_flush(s); /* nothing follows "end": the last batch is good */
 	} else if (rc == 0 && ph != L_DONE) {
 		committed_note(s, note, sizeof(note));
 		if (lineno == 0)
