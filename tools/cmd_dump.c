@@ -15,8 +15,8 @@
  * load reads a dump and puts its cells, committing every --batch N rows
  * (default 1000, and at most LOAD_BATCH_BYTES of data a transaction, cut
  * at row boundaries; 0: the whole load in one transaction).  A batch is
- * parsed in full before it is written, so a bad line leaves nothing of its
- * batch written; earlier batches stay committed (the message says which
+ * parsed in full before it is written (the last one once the input ends
+ * right after "end"), so a bad line leaves nothing of its batch written; earlier batches stay committed (the message says which
  * lines), and since a load only puts cells, running it again after a fix
  * is safe.  The table is created from the header's families when missing;
  * an existing table must have every family of the header.
@@ -206,7 +206,7 @@ int cmd_dump(int argc, char **argv)
 		return rc;
 	if (help)
 		HELP(usage, "Write every cell of TABLE to FILE (default, or \"-\": standard output)\n"
-		     "in the dump format (mrtx(1) FORMATS): a header naming the format\n"
+		     "in the dump format (mrtx(1) DUMP FORMAT): a header naming the format\n"
 		     "version, the table and its families, one line per cell with every\n"
 		     "field escaped so that any bytes round-trip, and an end line with the\n"
 		     "number of cells.  The table is read in one transaction: a consistent\n"
@@ -623,9 +623,10 @@ int cmd_load(int argc, char **argv)
 		     "rows (default 1000, fewer when a transaction would hold over 16 MiB),\n"
 		     "so it is not one transaction; --batch 0 makes it one (all or nothing,\n"
 		     "held in memory until it commits).  A batch is parsed in full before it\n"
-		     "is written: a bad line (the message names it) leaves nothing of its\n"
-		     "batch written, and earlier batches committed (running the load again\n"
-		     "after a fix is safe).\n");
+		     "is written (the last one once nothing follows the end line): a bad\n"
+		     "line (the message names it) leaves nothing of its batch written, and\n"
+		     "earlier batches committed (running the load again after a fix is\n"
+		     "safe).\n");
 	if (npos < 2 || npos > 3)
 		return tool_usage_err(argv[0], usage, "expected STORE, TABLE and maybe FILE");
 	memset(&s, 0, sizeof(s));
