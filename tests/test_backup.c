@@ -8,8 +8,9 @@
  *   - transactions whose writer is ALIVE (a child sleeping at a failpoint,
  *     with a lock expiry of ten minutes) are settled in the copy all the
  *     same, while the source keeps them held;
- *   - backups taken while writer threads move money between accounts keep
- *     the bank total exact;
+ *   - backups taken while writer threads of this process and writer
+ *     processes (forked, killed at the end wherever they are) move money
+ *     between accounts keep the bank total exact;
  *   - a destination that is a file or a non-empty directory is refused and
  *     left as it was; NULL arguments and a missing parent fail cleanly.
  *
@@ -25,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -302,14 +305,15 @@ static void test_live_owners(void **state)
 /* ------------------------------------------------------- bank under load */
 
 #define ACCOUNTS 16
-#define WRITERS 3
+#define WRITERS 2 /* threads of this process */
+#define PROCS 2   /* writer processes */
 #define START 1000
 #define BACKUPS 4
 
 typedef struct bank {
 	mrtx_db *db;
 	atomic_int stop;
-	atomic_ulong commits;
+	atomic_ulong *commits; /* shared with the writer processes */
 	atomic_uint seed;
 } bank;
 
@@ -378,11 +382,38 @@ static void *writer_main(void *p)
 		x.amount = (long)(rand_r(&seed) % 50);
 		rc = mrtx_run(bk->db, xfer_fn, &x, 100);
 		if (rc == MRTX_OK)
-			atomic_fetch_add(&bk->commits, 1);
+			atomic_fetch_add(bk->commits, 1);
 		else if (rc != MRTX_CONFLICT && rc != MRTX_ELOCKED)
 			return (void *)(intptr_t)rc;
 	}
 	return NULL;
+}
+
+/* A writer process: its own store handle, commits pausing after their
+ * commit point, until the parent kills it. */
+static pid_t spawn_bank_writer(const char *path, atomic_ulong *commits, unsigned seed)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		mrtx_options o = MRTX_OPTIONS_INIT;
+		bank bk;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed test kills its writers */
+		o.durability = MRTX_NOSYNC;
+		o.lock_ttl_ms = HUGE_TTL;
+		o.lock_wait_ms = 50;
+		memset(&bk, 0, sizeof(bk));
+		bk.commits = commits;
+		atomic_store(&bk.seed, seed);
+		if (mrtx_open(&bk.db, path, &o) ||
+		    mrtx_failpoints_set("commit.after_point=sleep:2"))
+			_exit(2);
+		writer_main(&bk); /* returns only on an error */
+		_exit(3);
+	}
+	assert_true(pid > 0);
+	return pid;
 }
 
 static long bank_total(mrtx_db *db)
@@ -407,10 +438,17 @@ static void test_bank_under_load(void **state)
 {
 	fx *f = *state;
 	pthread_t th[WRITERS];
+	pid_t procs[PROCS];
+	atomic_ulong *commits;
 	bank bk;
 
+	commits = mmap(NULL, sizeof(*commits), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+	               -1, 0);
+	assert_true(commits != MAP_FAILED);
+	atomic_init(commits, 0);
 	memset(&bk, 0, sizeof(bk));
 	bk.db = f->db;
+	bk.commits = commits;
 	atomic_store(&bk.seed, tu_rng());
 	{
 		mrtx_txn *txn;
@@ -422,16 +460,26 @@ static void test_bank_under_load(void **state)
 	}
 	/* every commit pauses after its commit point: a copy taken meanwhile
 	 * nearly always holds a transaction half way through its commit */
+	/* the processes first: no thread of ours holds a lock when we fork */
+	for (int w = 0; w < PROCS; w++)
+		procs[w] = spawn_bank_writer(f->path, commits, tu_rng());
 	assert_int_equal(mrtx_failpoints_set("commit.after_point=sleep:2"), 0);
 	for (int w = 0; w < WRITERS; w++)
 		assert_int_equal(pthread_create(&th[w], NULL, writer_main, &bk), 0);
 	for (int b = 0; b < BACKUPS; b++) {
-		unsigned long c0 = atomic_load(&bk.commits);
+		unsigned long c0 = atomic_load(commits);
 		char name[16], *dest;
 		mrtx_db *copy;
 
-		while (atomic_load(&bk.commits) < c0 + 10) /* the writers are writing */
+		while (atomic_load(commits) < c0 + 10) { /* the writers are writing */
+			for (int w = 0; w < PROCS; w++) {
+				int st;
+
+				if (waitpid(procs[w], &st, WNOHANG) == procs[w])
+					fail_msg("writer process %d exited (status %d)", (int)procs[w], st);
+			}
 			usleep(1000);
+		}
 		snprintf(name, sizeof(name), "bank%d", b);
 		dest = dest_path(f, name);
 		assert_int_equal(mrtx_backup(f->db, dest), MRTX_OK);
@@ -448,8 +496,14 @@ static void test_bank_under_load(void **state)
 		if (ret)
 			fail_msg("writer: %s", mrtx_strerror((int)(intptr_t)ret));
 	}
+	/* killed wherever they are: their locks are settled by the reads below */
+	for (int w = 0; w < PROCS; w++) {
+		kill(procs[w], SIGKILL);
+		tu_wait(procs[w]);
+	}
 	assert_int_equal(mrtx_failpoints_set(NULL), 0);
 	assert_int_equal(bank_total(f->db), (long)ACCOUNTS * START);
+	munmap(commits, sizeof(*commits));
 }
 
 /* ------------------------------------------------------ refusals, errors */
