@@ -114,7 +114,7 @@ expect_rc 0 "put binary" "$MRTX" put "$S" ta 'r\x00\x0a1' 'f:q \x01\x0d' 'v\xff\
 expect_rc 0 "put empty value" "$MRTX" put "$S" ta r2 g:q ''
 expect_rc 0 "put empty qualifier" "$MRTX" put "$S" ta r2 'g:' 'empty qualifier'
 expect_rc 0 "put escaped row" "$MRTX" put "$S" ta '\x5c\x00\xff\x20' f:a '\x0a\x0a'
-python3 -c "import random,sys; r=random.Random(11); sys.stdout.buffer.write(bytes(r.getrandbits(8) for _ in range(3*1024*1024+5)))" >"$TMP/large"
+python3 -c "import random,sys; r=random.Random(11); sys.stdout.buffer.write(bytes(r.getrandbits(8) for _ in range(1024*1024+5)))" >"$TMP/large"
 expect_rc 0 "put a large value" "$MRTX" put "$S" ta big f:blob --file "$TMP/large"
 expect_rc 0 "dump ta to a file" "$MRTX" dump "$S" ta "$TMP/ta.dump"
 "$MRTX" dump "$S" ta >"$TMP/ta.stdout" 2>"$TMP/err" && ok || bad "dump ta to stdout"
