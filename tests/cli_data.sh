@@ -113,6 +113,7 @@ expect_err 2 'usage' "tables with an extra argument" "$MRTX" tables "$S" extra
 expect_rc 0 "put binary" "$MRTX" put "$S" ta 'r\x00\x0a1' 'f:q \x01\x0d' 'v\xff\\ x\x00'
 expect_rc 0 "put empty value" "$MRTX" put "$S" ta r2 g:q ''
 expect_rc 0 "put empty qualifier" "$MRTX" put "$S" ta r2 'g:' 'empty qualifier'
+expect_rc 0 "put a qualifier with colons" "$MRTX" put "$S" ta r2 'f:x:y:' 'colons'
 expect_rc 0 "put escaped row" "$MRTX" put "$S" ta '\x5c\x00\xff\x20' f:a '\x0a\x0a'
 python3 -c "import random,sys; r=random.Random(11); sys.stdout.buffer.write(bytes(r.getrandbits(8) for _ in range(1024*1024+5)))" >"$TMP/large"
 expect_rc 0 "put a large value" "$MRTX" put "$S" ta big f:blob --file "$TMP/large"
@@ -120,13 +121,13 @@ expect_rc 0 "dump ta to a file" "$MRTX" dump "$S" ta "$TMP/ta.dump"
 "$MRTX" dump "$S" ta >"$TMP/ta.stdout" 2>"$TMP/err" && ok || bad "dump ta to stdout"
 same_file "dump to a file and to stdout agree" "$TMP/ta.dump" "$TMP/ta.stdout"
 # the documented shape: header, one printable line per cell, end N
-python3 - "$TMP/ta.dump" <<'EOF' && ok || bad "dump shape (header, printable lines, end 5)"
+python3 - "$TMP/ta.dump" <<'EOF' && ok || bad "dump shape (header, printable lines, end 6)"
 import sys
 b = open(sys.argv[1], 'rb').read()
 assert b.endswith(b'\n')
 lines = b[:-1].split(b'\n')
 assert lines[:5] == [b'mrtx-dump 1', b'table ta', b'family f', b'family g', b'cells'], lines[:5]
-assert lines[-1] == b'end 5', lines[-1]
+assert lines[-1] == b'end 6', lines[-1]
 for l in lines:
     assert all(0x20 <= c <= 0x7e for c in l), l
 for l in lines[5:-1]:
@@ -134,7 +135,7 @@ for l in lines[5:-1]:
 EOF
 
 T=$(store t)
-expect_out "5 cells in 4 rows loaded into ta (1 transactions)" "load into a new store" \
+expect_out "6 cells in 4 rows loaded into ta (1 transactions)" "load into a new store" \
 	"$MRTX" load "$T" ta "$TMP/ta.dump"
 expect_rc 0 "dump the loaded table" "$MRTX" dump "$T" ta "$TMP/ta2.dump"
 same_file "dump, load, dump round-trips" "$TMP/ta.dump" "$TMP/ta2.dump"
@@ -142,8 +143,9 @@ same_file "dump, load, dump round-trips" "$TMP/ta.dump" "$TMP/ta2.dump"
 same_file "the large value round-trips" "$TMP/large" "$TMP/got"
 expect_out 'v\xff\\ x\x00' "the binary cell round-trips" "$MRTX" get "$T" ta 'r\x00\x0a1' 'f:q \x01\x0d'
 expect_out '' "the empty value round-trips" "$MRTX" get "$T" ta r2 g:q
+expect_out colons "a qualifier with colons round-trips" "$MRTX" get "$T" ta r2 'f:x:y:'
 # stdin, another table name, batches of one row
-expect_out "5 cells in 4 rows loaded into copy (4 transactions)" "load from stdin, --batch 1" \
+expect_out "6 cells in 4 rows loaded into copy (4 transactions)" "load from stdin, --batch 1" \
 	"$MRTX" load "$T" copy - --batch 1 <"$TMP/ta.dump"
 expect_rc 0 "dump copy" "$MRTX" dump "$T" copy "$TMP/copy.dump"
 sed '2s/^table ta$/table copy/' "$TMP/ta.dump" >"$TMP/want"
@@ -217,6 +219,16 @@ bad_load nonewline 'line 6: no newline at its end' "${hdr}"'r f:q v\nend 1'
 bad_load after "line 7: data after the 'end' line" "${hdr}"'r f:q v\nend 1\nmore\n'
 bad_load keyword 'line 5: ' "${hdr}"'family g\nend 0\n'
 expect_err 1 'No such file' "load a missing file" "$MRTX" load "$T" x "$TMP/no-such-dump"
+if [ "$RADOS" = 0 ]; then
+	# the store is made only once the header is good
+	printf 'mrtx-dump 1\ntable x\nfamily f\nfamily f\n' >"$TMP/bad.dump"
+	expect_err 1 'line 4: ' "load a bad header into a missing store" \
+		"$MRTX" load "$TMP/newstore" x "$TMP/bad.dump"
+	[ ! -e "$TMP/newstore" ] && ok || bad "a load that failed in its header made the store"
+	printf 'mrtx-dump 1\ntable x\nfamily f\ncells\nr f:q v\nend 1\n' >"$TMP/good.dump"
+	expect_rc 0 "load into a missing store makes it" "$MRTX" load "$TMP/newstore" x "$TMP/good.dump"
+	expect_out v "the new store holds the cell" "$MRTX" get "$TMP/newstore" x r f:q
+fi
 expect_err 2 'usage|--batch' "load --batch not a number" "$MRTX" load "$T" x "$TMP/ta.dump" --batch x
 # an existing table without a family of the dump: refused, nothing written
 expect_rc 0 "create-table only_f" "$MRTX" create-table "$T" only_f f

@@ -281,6 +281,7 @@ typedef struct batch {
 
 typedef struct load_state {
 	const char *cmd;
+	const char *store;    /* opened (made if missing) once the header is good */
 	mrtx_db *db;
 	batch b;
 	size_t nfams, batch_rows;
@@ -417,12 +418,17 @@ nomem:
 	return EXIT_FAIL;
 }
 
-/* The target table: created from the header, or checked against it. */
+/* The store, and the target table: created from the header, or checked
+ * against it. */
 static int load_table(load_state *s, const char *dump_table)
 {
 	const char *const *tf;
 	size_t ntf;
-	int rc = mrtx_table_families(&tf, &ntf, s->db, s->b.table);
+	int rc;
+
+	if ((rc = tool_open(s->cmd, s->store, 1, &s->db)))
+		return rc;
+	rc = mrtx_table_families(&tf, &ntf, s->db, s->b.table);
 
 	if (rc == MRTX_ENOTABLE) {
 		if ((rc = mrtx_create_table(s->db, s->b.table, (const char *const *)s->b.fams,
@@ -645,8 +651,7 @@ int cmd_load(int argc, char **argv)
 		goto out;
 	}
 	s.b.table = pos[1];
-	if ((rc = tool_open(argv[0], pos[0], 1, &s.db)))
-		goto out;
+	s.store = pos[0];
 	if ((rc = load_stream(&s, in)) == 0)
 		printf("%llu cells in %llu rows loaded into %s (%lu transactions)\n", s.cells,
 		       s.rows, s.b.table, s.txns);
