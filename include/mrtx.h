@@ -91,7 +91,8 @@ enum {
 	MRTX_EFULL,             /* the store's map is full: reopen with a larger map_size */
 	MRTX_EBADTXN,           /* the transaction already failed; only abort is allowed */
 	MRTX_EEXIST,            /* table exists with different families (or a
-	                           family exists: mrtx_add_family) */
+	                           family exists: mrtx_add_family; a backup's
+	                           destination is not empty) */
 	MRTX_EREADONLY,         /* a write through a handle opened read-only */
 	MRTX_ENOTSUP            /* not supported by this store's backend */
 };
@@ -532,6 +533,51 @@ int mrtx_failpoints_set(const char *spec);
 /** Number of times the named failpoint was hit since it was armed (tests);
  *  -1 for an unknown name. */
 long mrtx_failpoint_hits(const char *name);
+
+/**
+ * Back up an LMDB store while it is in use: a consistent copy of the whole
+ * store, with no transaction left in flight in it, in directory dest_dir.
+ *
+ * The copy is LMDB's copy of the environment as of one instant (one LMDB
+ * read transaction, compacted: only the pages in use), so writers of the
+ * source, in this and other processes, go on meanwhile; as with any long
+ * LMDB read, the source's file may grow while a big copy runs.  The
+ * transactions that were committing at that instant left locks in the
+ * copy; no writer will ever finish them there, so each is settled as if
+ * its writer had died (even when its pid is alive: it writes to the
+ * source, not to the copy): rolled forward when its primary is past the
+ * commit point, else rolled back.  The copy thus holds exactly the
+ * transactions committed at that instant and no lock record that is not
+ * STABLE (`mrtx check --strict` passes, `mrtx locks` lists nothing); its
+ * lock family is checked before the call returns, and it is synced to
+ * disk.  The source is only read (its own locks are left to its readers).
+ *
+ * dest_dir must not exist (then it is created, mode 0700, in an existing
+ * parent) or be an empty directory: nothing is ever overwritten.  The copy
+ * is built in dest_dir/.mrtx-backup-partial/ and moved into place at the
+ * end, so dest_dir holds a store (its data.mdb; LMDB adds lock.mdb at the
+ * first open) only once the backup is complete; on failure everything the
+ * call created is removed (dest_dir too if it created it).  A process that
+ * dies during the call may leave .mrtx-backup-partial/: remove it.  Open
+ * the copy with mrtx_open like any store.  It keeps the source's store id
+ * (its lock records carry it: it is the same store's data), and opens as a
+ * store of its own, also beside the source in one process.
+ *
+ * Cost: the copy's size in disk writes, plus one pass over the copy's lock
+ * records.  Not for RADOS stores: a cluster has no point-in-time copy of
+ * all its objects; copy their tables with `mrtx dump` and `mrtx load`.
+ *
+ * @param db        an open store (borrowed).
+ * @param dest_dir  where the copy goes (borrowed).
+ * @return MRTX_OK; MRTX_EINVAL (NULL or empty argument, a path too long);
+ *   MRTX_ENOTSUP (a RADOS store); MRTX_EEXIST (dest_dir exists and is not an empty
+ *   directory; nothing was changed); MRTX_ECORRUPT (a lock in the copy
+ *   could not be settled or the copy's check found damage the protocol
+ *   cannot produce: the source needs `mrtx check`; no copy is left);
+ *   MRTX_EFULL (disk full); MRTX_ESTORE (I/O, permissions, a missing
+ *   parent directory); MRTX_ENOMEM.
+ */
+int mrtx_backup(mrtx_db *db, const char *dest_dir);
 
 /* ======================================================================
  * Schema toolkit: key builders and atomic secondary indexes.

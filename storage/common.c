@@ -58,7 +58,7 @@ const char *mrtx_strerror(int rc)
 	case MRTX_ENOTSTORE: return "not an mrtx store";
 	case MRTX_EFULL: return "store full";
 	case MRTX_EBADTXN: return "transaction already failed";
-	case MRTX_EEXIST: return "table exists with different families";
+	case MRTX_EEXIST: return "exists with another definition, or not empty";
 	case MRTX_EREADONLY: return "store opened read-only";
 	case MRTX_ENOTSUP: return "not supported by this store's backend";
 	default: return "unknown error code";

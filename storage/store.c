@@ -189,6 +189,21 @@ int store_get_info(store *st, store_info *out)
 	return rc;
 }
 
+int store_copy(store *st, const char *dir)
+{
+	if (store_kind_of(st) != STORE_LMDB)
+		return mrtx__seterr(MRTX_EINVAL, "%s: a RADOS store has no files to copy",
+		                    store_path(st));
+	return lmdb_store_copy(st, dir);
+}
+
+int store_sync(store *st)
+{
+	if (store_kind_of(st) != STORE_LMDB)
+		return 0;
+	return lmdb_store_sync(st);
+}
+
 int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)
 {
 	return DISPATCH(st, meta_get, st, key, a, out);

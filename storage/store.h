@@ -297,6 +297,22 @@ typedef struct store_info {
 
 int store_get_info(store *st, store_info *out);
 
+/* ---- backup (mrtx_backup, txn/backup.c) ---- */
+
+/*
+ * Write a consistent copy of the store into directory dir, which exists
+ * and is empty: LMDB's copy of the environment as of one committed LMDB
+ * transaction (compacted when LMDB can), as dir/data.mdb, synced.  The
+ * copy's lock records are as they were: settling them is the caller's.
+ * Returns 0; MRTX_EINVAL on a backend without files (RADOS) or a path too
+ * long; MRTX_EEXIST (dir/data.mdb.partial exists); MRTX_EFULL; MRTX_ESTORE;
+ * MRTX_ENOMEM.  Nothing is left in dir on failure.
+ */
+int store_copy(store *st, const char *dir);
+/* Make every write so far durable (LMDB: a forced sync of the environment;
+ * RADOS: nothing to do, a write is durable once acknowledged). */
+int store_sync(store *st);
+
 /* ---- test hook: store-call fault injection ---- */
 
 /*

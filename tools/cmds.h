@@ -40,4 +40,13 @@ int cmd_stats(int argc, char **argv);
 /* cmd_check.c */
 int cmd_check(int argc, char **argv);
 
+/* cmd_schema.c: tables, describe */
+int cmd_tables(int argc, char **argv);
+int cmd_describe(int argc, char **argv);
+
+/* cmd_dump.c: dump, load (format in dumpfmt.h); cmd_backup.c */
+int cmd_dump(int argc, char **argv);
+int cmd_load(int argc, char **argv);
+int cmd_backup(int argc, char **argv);
+
 #endif

@@ -5,7 +5,7 @@
 # for `txn`'s script).
 
 _mrtx_subcommands="create-table put get del delrow scan txn shell locks lock recover check stats
-chaos crashsim bench"
+tables describe dump load backup chaos crashsim bench"
 
 # COMPREPLY from compgen's lines (names with blanks stay whole)
 _mrtx_reply()
@@ -16,7 +16,9 @@ _mrtx_reply()
 _mrtx_options()
 {
 	case $1 in
-	create-table | txn | shell) echo "--help" ;;
+	create-table | txn | shell | dump | backup) echo "--help" ;;
+	tables | describe) echo "--json --help" ;;
+	load) echo "--batch --help" ;;
 	put) echo "--file --key --help" ;;
 	get) echo "--raw --json --key --help" ;;
 	del | delrow) echo "--key --help" ;;
@@ -96,7 +98,7 @@ _mrtx()
 		return
 		;;
 	--start | --end | --family | --limit | --table | --seconds | --writers | --seed | \
-		--states | --txns)
+		--states | --txns | --batch)
 		return # free text
 		;;
 	esac
@@ -111,7 +113,7 @@ _mrtx()
 		case ${words[i]} in
 		--start | --end | --family | --limit | --table | --state | --workload | \
 			--seconds | --writers | --seed | --only | --durability | --states | --txns | \
-			--broken | --trace | --file | --key) ((i++)) ;;
+			--broken | --trace | --file | --key | --batch) ((i++)) ;;
 		-*) ;;
 		*) ((npos++)) ;;
 		esac
@@ -120,9 +122,18 @@ _mrtx()
 		# STORE (or bench's DIR): a directory
 		_mrtx_reply -d -- "$cur"
 		compopt -o filenames 2>/dev/null
-	elif [[ $sub == txn && $npos -eq 1 ]]; then
+	elif [[ ($sub == txn && $npos -eq 1) || ($sub == dump || $sub == load) && $npos -eq 2 ]]; then
 		_mrtx_reply -f -- "$cur"
 		compopt -o filenames 2>/dev/null
+	elif [[ $sub == backup && $npos -eq 1 ]]; then
+		# DEST: a new or empty directory
+		_mrtx_reply -d -- "$cur"
+		compopt -o filenames 2>/dev/null
+	elif [[ ($sub == describe || $sub == dump) && $npos -eq 1 ]]; then
+		# TABLE: the store's tables (nothing when STORE is not one)
+		local tables
+		tables=$(command mrtx tables "${words[2]}" 2>/dev/null)
+		_mrtx_reply -W "$tables" -- "$cur"
 	fi
 } &&
 	complete -F _mrtx mrtx

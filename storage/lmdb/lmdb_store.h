@@ -36,5 +36,7 @@ int lmdb_store_meta_put_new(store *st, const char *key, mrtx_bytes value);
 int lmdb_store_meta_list(store *st, const char *prefix, mrtx_arena *a,
                          int (*fn)(const char *key, mrtx_bytes value, void *payload),
                          void *payload, uint64_t *gen);
+int lmdb_store_copy(store *st, const char *dir);
+int lmdb_store_sync(store *st);
 
 #endif

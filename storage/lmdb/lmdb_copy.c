@@ -1,0 +1,122 @@
+/*
+ * lmdb_copy.c - the LMDB side of mrtx_backup (txn/backup.c): a consistent
+ * copy of the environment's data file, and a forced sync.
+ *
+ * The copy is LMDB's own (mdb_env_copyfd2): one read transaction, so it is
+ * the store as of one committed LMDB transaction, taken while writers go
+ * on.  MDB_CP_COMPACT writes only the pages in use, renumbered; LMDB
+ * refuses compaction (MDB_INCOMPATIBLE) for an environment that leaked
+ * pages, and then the plain page-for-page copy is made instead.
+ *
+ * The file is written as dir/data.mdb.partial and renamed to data.mdb once
+ * complete and synced, so a copy cut short (a crash, a full disk) never
+ * looks like a store.
+ */
+#include "storage/lmdb/lmdb_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define COPY_ATTEMPTS 3 /* MDB_MAP_RESIZED: adopt the map, start over */
+
+static int path_join(char *out, size_t size, const char *dir, const char *name)
+{
+	int n = snprintf(out, size, "%s/%s", dir, name);
+
+	if (n < 0 || (size_t)n >= size)
+		return mrtx__seterr(MRTX_EINVAL, "backup: path %s/%s is too long", dir, name);
+	return 0;
+}
+
+static int sys_err(const char *what, const char *path, int err)
+{
+	if (err == ENOSPC || err == EDQUOT)
+		return mrtx__seterr(MRTX_EFULL, "backup: %s %s: %s", what, path, strerror(err));
+	if (err == ENOMEM)
+		return mrtx__seterr(MRTX_ENOMEM, "backup: %s %s: %s", what, path, strerror(err));
+	return mrtx__seterr(MRTX_ESTORE, "backup: %s %s: %s", what, path, strerror(err));
+}
+
+/* fsync a directory, so a rename or a new file in it is durable. */
+static int sync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return sys_err("open directory", dir, errno);
+	if (fsync(fd) != 0 && errno != EINVAL) /* EINVAL: not supported there */
+		rc = sys_err("sync directory", dir, errno);
+	close(fd);
+	return rc;
+}
+
+/* The environment into fd (at offset 0), compacted when LMDB can. */
+static int copy_env(store *st, int fd, const char *tmp)
+{
+	unsigned flags = MDB_CP_COMPACT;
+	int rc = 0;
+
+	for (int resized = 0; resized < COPY_ATTEMPTS;) {
+		if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0)
+			return sys_err("truncate", tmp, errno);
+		rc = mdb_env_copyfd2(st->env, fd, flags);
+		if (rc == MDB_INCOMPATIBLE && flags) {
+			flags = 0; /* a page leak: copy page for page */
+			continue;
+		}
+		if (rc != MDB_MAP_RESIZED)
+			break;
+		/* Another process grew the map: adopt its size (as lmdb_txn_begin). */
+		mdb_env_set_mapsize(st->env, 0);
+		resized++;
+	}
+	if (rc > 0)
+		return sys_err("write", tmp, rc);
+	if (rc)
+		return lmdb_err(st, rc, "copy environment");
+	return 0;
+}
+
+int lmdb_store_copy(store *st, const char *dir)
+{
+	char src[4096], tmp[4096], fin[4096];
+	mode_t mode = 0600;
+	struct stat sb;
+	int fd, rc;
+
+	if ((rc = path_join(src, sizeof(src), st->path, "data.mdb")) ||
+	    (rc = path_join(tmp, sizeof(tmp), dir, "data.mdb.partial")) ||
+	    (rc = path_join(fin, sizeof(fin), dir, "data.mdb")))
+		return rc;
+	if (stat(src, &sb) == 0)
+		mode = sb.st_mode & 0777; /* the copy is as private as the store */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	if (fd < 0) {
+		if (errno == EEXIST)
+			return mrtx__seterr(MRTX_EEXIST, "backup: %s exists (another backup into "
+			                    "%s, or one cut short: remove it)", tmp, dir);
+		return sys_err("create", tmp, errno);
+	}
+	rc = copy_env(st, fd, tmp);
+	if (rc == 0 && fsync(fd) != 0)
+		rc = sys_err("sync", tmp, errno);
+	if (close(fd) != 0 && rc == 0)
+		rc = sys_err("close", tmp, errno);
+	if (rc == 0 && rename(tmp, fin) != 0)
+		rc = sys_err("rename", tmp, errno);
+	if (rc) {
+		unlink(tmp);
+		return rc;
+	}
+	return sync_dir(dir);
+}
+
+int lmdb_store_sync(store *st)
+{
+	int rc = mdb_env_sync(st->env, 1);
+
+	return rc ? lmdb_err(st, rc, "sync") : 0;
+}

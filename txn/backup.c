@@ -1,0 +1,215 @@
+/*
+ * backup.c - mrtx_backup: a consistent copy of a live LMDB store with no
+ * transaction left in flight in it.
+ *
+ *   1 DEST must be missing or an empty directory (never overwritten); the
+ *     copy is built in DEST/.mrtx-backup-partial/ so that DEST holds a
+ *     store only once the backup is complete.
+ *   2 store_copy: LMDB's copy of the environment as of one committed LMDB
+ *     transaction.  Every protocol step is an LMDB transaction, so the copy
+ *     is a state a crash of every writer at that instant would leave.
+ *   3 No writer will ever finish those transactions in the copy, whatever
+ *     their owners' pids say (they are processes of the source, maybe
+ *     alive on this host): the recovery sweep settles every lock as
+ *     abandoned (force), forward when its primary is past the commit point,
+ *     else back -- exactly the transactions committed at that instant stay.
+ *   4 The copy's lock family is checked (check_store): no finding and no
+ *     lock that is not STABLE, or the backup fails.
+ *   5 Synced, closed, its data.mdb moved to DEST (its lock.mdb dropped:
+ *     LMDB makes a new one at the first open), DEST synced.
+ *
+ * The copy keeps the source's store id: its lock records carry it, and it
+ * is the same store's data.  Environments are shared by directory (device
+ * and inode), so the copy opens as a store of its own even in the process
+ * that holds the source.
+ */
+#include "txn_int.h"
+#include "../recovery/check.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define STAGE ".mrtx-backup-partial"
+
+typedef struct bpaths {
+	char stage[4096];      /* DEST/.mrtx-backup-partial */
+	char stage_data[4096]; /* its data.mdb */
+	char stage_part[4096]; /* its data.mdb.partial (store_copy's) */
+	char stage_lock[4096]; /* its lock.mdb */
+	char dest_data[4096];  /* DEST/data.mdb */
+} bpaths;
+
+static int join(char *out, size_t size, const char *a, const char *b)
+{
+	int n = snprintf(out, size, "%s/%s", a, b);
+
+	if (n < 0 || (size_t)n >= size)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_backup: path %s/%s is too long", a, b);
+	return 0;
+}
+
+static int sys_err(const char *what, const char *path, int err)
+{
+	if (err == ENOSPC || err == EDQUOT)
+		return mrtx__seterr(MRTX_EFULL, "mrtx_backup: %s %s: %s", what, path,
+		                    strerror(err));
+	if (err == ENOMEM)
+		return mrtx__seterr(MRTX_ENOMEM, "mrtx_backup: %s %s: %s", what, path,
+		                    strerror(err));
+	return mrtx__seterr(MRTX_ESTORE, "mrtx_backup: %s %s: %s", what, path, strerror(err));
+}
+
+/* DEST missing (created: *created = 1) or an empty directory. */
+static int dest_prepare(const char *dest, int *created)
+{
+	struct dirent *e;
+	struct stat sb;
+	DIR *d;
+
+	*created = 0;
+	if (stat(dest, &sb) != 0) {
+		if (errno != ENOENT)
+			return sys_err("stat", dest, errno);
+		if (mkdir(dest, 0700) != 0)
+			return sys_err("create directory", dest, errno);
+		*created = 1;
+		return 0;
+	}
+	if (!S_ISDIR(sb.st_mode))
+		return mrtx__seterr(MRTX_EEXIST, "mrtx_backup: %s exists and is not a directory "
+		                    "(a backup goes into a new or empty directory)", dest);
+	if (!(d = opendir(dest)))
+		return sys_err("open directory", dest, errno);
+	errno = 0;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			break;
+	if (!e && errno) {
+		int err = errno;
+
+		closedir(d);
+		return sys_err("read directory", dest, err);
+	}
+	closedir(d);
+	if (e)
+		return mrtx__seterr(MRTX_EEXIST, "mrtx_backup: %s is not empty (a backup never "
+		                    "overwrites; use a new or empty directory)", dest);
+	return 0;
+}
+
+static int sync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return sys_err("open directory", dir, errno);
+	if (fsync(fd) != 0 && errno != EINVAL) /* EINVAL: not supported there */
+		rc = sys_err("sync directory", dir, errno);
+	close(fd);
+	return rc;
+}
+
+/* The first finding of check_store, for the error message. */
+typedef struct first_issue {
+	char text[256];
+	int any;
+} first_issue;
+
+static int on_issue(const check_issue *is, void *payload)
+{
+	first_issue *f = payload;
+
+	if (!f->any)
+		snprintf(f->text, sizeof(f->text), "%s in table '%s': %s", is->kind,
+		         is->table->name, is->detail);
+	f->any = 1;
+	return 0;
+}
+
+/* Steps 3 and 4 on the copy in p->stage, then synced. */
+static int settle_copy(const char *source, const bpaths *p)
+{
+	store_opts so = { MRTX_SYNC, 0, 0, 0 };
+	recover_opts ro = { 0, 1, 0 }; /* never wait; force: no writer lives here */
+	recover_stats rs;
+	check_stats cs;
+	first_issue fi = { "", 0 };
+	store *st;
+	int rc;
+
+	if ((rc = store_open(&st, p->stage, &so)))
+		return rc;
+	if ((rc = recover_sweep(st, &ro, &rs, NULL, NULL)))
+		goto out;
+	if (rs.errors) {
+		rc = mrtx__seterr(MRTX_ECORRUPT, "mrtx_backup: %lu locks in the copy of %s could "
+		                  "not be settled (run `mrtx check` on the source)", rs.errors,
+		                  source);
+		goto out;
+	}
+	if ((rc = check_store(st, &cs, on_issue, &fi)))
+		goto out;
+	if (fi.any || cs.by_state[LOCK_PREWRITTEN] || cs.by_state[LOCK_COMMITTED] ||
+	    cs.by_state[LOCK_ABORTED]) {
+		rc = mrtx__seterr(MRTX_ECORRUPT, "mrtx_backup: the copy of %s fails its check "
+		                  "after settling (%s; run `mrtx check` on the source)", source,
+		                  fi.any ? fi.text : "a lock is still held");
+		goto out;
+	}
+	rc = store_sync(st);
+out:
+	store_close(st);
+	return rc;
+}
+
+int mrtx_backup(mrtx_db *db, const char *dest)
+{
+	int rc, created = 0, staged = 0;
+	bpaths p;
+
+	mrtx__clearerr();
+	if (!db || !dest || !*dest)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_backup: db and dest_dir are required");
+	if (store_kind_of(db->st) != STORE_LMDB)
+		return mrtx__seterr(MRTX_ENOTSUP, "mrtx_backup: %s is a RADOS store: backup is not "
+		                    "supported there (copy its tables with `mrtx dump` and "
+		                    "`mrtx load`)", store_path(db->st));
+	if ((rc = join(p.stage, sizeof(p.stage), dest, STAGE)) ||
+	    (rc = join(p.stage_data, sizeof(p.stage_data), p.stage, "data.mdb")) ||
+	    (rc = join(p.stage_part, sizeof(p.stage_part), p.stage, "data.mdb.partial")) ||
+	    (rc = join(p.stage_lock, sizeof(p.stage_lock), p.stage, "lock.mdb")) ||
+	    (rc = join(p.dest_data, sizeof(p.dest_data), dest, "data.mdb")))
+		return rc;
+	if ((rc = dest_prepare(dest, &created)))
+		return rc;
+	if (mkdir(p.stage, 0700) != 0) {
+		rc = sys_err("create directory", p.stage, errno);
+		goto fail;
+	}
+	staged = 1;
+	if ((rc = store_copy(db->st, p.stage)) || (rc = settle_copy(store_path(db->st), &p)))
+		goto fail;
+	if (rename(p.stage_data, p.dest_data) != 0) {
+		rc = sys_err("rename", p.stage_data, errno);
+		goto fail;
+	}
+	unlink(p.stage_lock);
+	rmdir(p.stage);
+	if ((rc = sync_dir(dest)) == 0)
+		return 0;
+	unlink(p.dest_data);
+fail:
+	if (staged) {
+		unlink(p.stage_data);
+		unlink(p.stage_part);
+		unlink(p.stage_lock);
+		rmdir(p.stage);
+	}
+	if (created)
+		rmdir(dest);
+	return rc;
+}
