@@ -44,6 +44,11 @@ int cmd_check(int argc, char **argv);
 int cmd_tables(int argc, char **argv);
 int cmd_describe(int argc, char **argv);
 
+/* cmd_ddl.c: add-family, drop-table, truncate */
+int cmd_add_family(int argc, char **argv);
+int cmd_drop_table(int argc, char **argv);
+int cmd_truncate(int argc, char **argv);
+
 /* cmd_dump.c: dump, load (format in dumpfmt.h); cmd_backup.c */
 int cmd_dump(int argc, char **argv);
 int cmd_load(int argc, char **argv);

@@ -37,6 +37,9 @@ static const struct {
 	{ "stats", cmd_stats, "tables, rows, cells, locks, map use, readers" },
 	{ "tables", cmd_tables, "list the tables" },
 	{ "describe", cmd_describe, "a table's families and secondary indexes" },
+	{ "add-family", cmd_add_family, "add a column family to a table" },
+	{ "drop-table", cmd_drop_table, "drop a table: its rows and its name" },
+	{ "truncate", cmd_truncate, "remove every row of a table, keep the table" },
 	{ "dump", cmd_dump, "write a table as text, in one transaction" },
 	{ "load", cmd_load, "put the cells of a dump into a table" },
 	{ "backup", cmd_backup, "consistent copy of a live LMDB store, no lock left" },
@@ -51,7 +54,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: mrtx [--map-size SIZE] [--read-only] SUBCOMMAND STORE [ARGS...]\n"
 	        "       mrtx SUBCOMMAND --help | mrtx --help | mrtx --version\n\n"
-	        "Multi-row ACID transactions over LMDB.  Subcommands:\n");
+	        "Multi-row ACID transactions over LMDB or Ceph RADOS.  Subcommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nRows, qualifiers and values are bytes: arguments accept \\xNN and \\\\\n"

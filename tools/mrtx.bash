@@ -5,7 +5,7 @@
 # for `txn`'s script).
 
 _mrtx_subcommands="create-table put get del delrow scan txn shell locks lock recover check stats
-tables describe dump load backup chaos crashsim bench"
+tables describe add-family drop-table truncate dump load backup chaos crashsim bench"
 
 # COMPREPLY from compgen's lines (names with blanks stay whole)
 _mrtx_reply()
@@ -16,7 +16,7 @@ _mrtx_reply()
 _mrtx_options()
 {
 	case $1 in
-	create-table | txn | shell | dump | backup) echo "--help" ;;
+	create-table | txn | shell | dump | backup | add-family | drop-table | truncate) echo "--help" ;;
 	tables | describe) echo "--json --help" ;;
 	load) echo "--batch --help" ;;
 	put) echo "--file --key --help" ;;
@@ -129,7 +129,8 @@ _mrtx()
 		# DEST: a new or empty directory
 		_mrtx_reply -d -- "$cur"
 		compopt -o filenames 2>/dev/null
-	elif [[ ($sub == describe || $sub == dump) && $npos -eq 1 ]]; then
+	elif [[ ($sub == describe || $sub == dump || $sub == add-family || $sub == drop-table ||
+		$sub == truncate) && $npos -eq 1 ]]; then
 		# TABLE: the store's tables (nothing when STORE is not one)
 		local tables
 		tables=$(command mrtx tables "${words[2]}" 2>/dev/null)

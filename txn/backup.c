@@ -133,7 +133,7 @@ static int on_issue(const check_issue *is, void *payload)
 /* Steps 3 and 4 on the copy in p->stage, then synced. */
 static int settle_copy(const char *source, const bpaths *p)
 {
-	store_opts so = { MRTX_SYNC, 0, 0, 0 };
+	store_opts so = { .durability = MRTX_SYNC };
 	recover_opts ro = { 0, 1, 0 }; /* never wait; force: no writer lives here */
 	recover_stats rs;
 	check_stats cs;

@@ -1,0 +1,77 @@
+# clilib.sh - what the tests/cli_*.sh scripts share; sourced after setting
+# NAME (the temp directory's and RADOS stores' prefix), with $1 the mrtx
+# binary.  Gives MRTX, TMP (removed at exit), RADOS (1 with
+# MRTX_TEST_STORE=rados, which needs MRTX_TEST_RADOS_CONF), pass/fail
+# counters and:
+#   store NAME                   the address of a fresh store called NAME
+#   ok / bad MSG                 count a check (bad prints MSG)
+#   expect_rc RC DESC CMD...     CMD exits RC (stdout in $TMP/out, stderr in $TMP/err)
+#   expect_err RC RE DESC CMD... CMD exits RC, stderr matches RE, stdout empty
+#   expect_out OUT DESC CMD...   CMD exits 0 printing exactly OUT
+#   finish                       print "N passed, M failed"; exit 0 iff none failed
+MRTX=${1:?usage: $0 PATH-TO-mrtx}
+# stores on tmpfs when there is one: fsync there is free, and the tests are
+# about states, not the disk
+_base=${TMPDIR:-/tmp}
+[ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] && _base=/dev/shm
+TMP=$(mktemp -d "$_base/mrtx-$NAME.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+
+RADOS=0
+if [ "${MRTX_TEST_STORE:-}" == rados ]; then
+	[ -n "${MRTX_TEST_RADOS_CONF:-}" ] || { echo "MRTX_TEST_STORE=rados needs MRTX_TEST_RADOS_CONF" >&2; exit 1; }
+	RADOS=1
+fi
+
+store() {
+	if [ "$RADOS" = 1 ]; then
+		echo "rados://mrtx/$NAME$$-$1?conf=$MRTX_TEST_RADOS_CONF"
+	else
+		echo "$TMP/$1"
+	fi
+}
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+
+expect_rc() {
+	local want=$1 desc=$2 got
+	shift 2
+	"$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+	got=$?
+	if [ "$got" -eq "$want" ]; then ok; else
+		bad "$desc: exit $got, want $want"
+		sed 's/^/    /' "$TMP/err" >&2
+	fi
+}
+
+expect_err() {
+	local want=$1 re=$2 desc=$3 got
+	shift 3
+	"$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+	got=$?
+	if [ "$got" -eq "$want" ] && grep -qE -- "$re" "$TMP/err" && [ ! -s "$TMP/out" ]; then
+		ok
+	else
+		bad "$desc: exit $got (want $want), stderr: $(head -c 300 "$TMP/err"), stdout $(wc -c <"$TMP/out") bytes"
+	fi
+}
+
+expect_out() {
+	local want=$1 desc=$2 got rc
+	shift 2
+	got=$("$@" 2>"$TMP/err" </dev/null)
+	rc=$?
+	if [ "$rc" -eq 0 ] && [ "$got" == "$want" ]; then ok; else
+		bad "$desc: exit $rc, output '$got', want '$want'"
+		sed 's/^/    /' "$TMP/err" >&2
+	fi
+}
+
+finish() {
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+	exit
+}
