@@ -284,14 +284,17 @@ int mrtx_add_family(mrtx_db *db, const char *table, const char *family);
  *
  * One write transaction holds the whole deletion: a table too large for
  * one LMDB transaction fails with MRTX_EFULL or MRTX_ESTORE and is left as
- * it was.  If the call fails after freezing (or its process dies), the
- * table stays usable for reads, writes to it fail with MRTX_CONFLICT, and
- * running mrtx_drop_table or mrtx_truncate_table again finishes the job.
+ * it was.  A call that fails after freezing makes the table writable
+ * again; if its process dies instead, the table stays frozen (readable,
+ * writes to it fail with MRTX_CONFLICT) until mrtx_drop_table or
+ * mrtx_truncate_table is run again, which takes the job over.  Two drops
+ * or truncates of one table at once: the later one takes the freeze over
+ * and the earlier one fails with MRTX_ELOCKED, having removed nothing.
  * A table an index reads or writes cannot be dropped.
  *
  * @return MRTX_OK; MRTX_EINVAL (NULL argument; the table is the source or
  *   the index table of an index); MRTX_ENOTABLE; MRTX_ELOCKED (its locks
- *   kept changing); MRTX_ENOTSUP (a RADOS store); MRTX_EREADONLY; MRTX_EFULL;
+ *   kept changing, or another drop or truncate of it ran meanwhile); MRTX_ENOTSUP (a RADOS store); MRTX_EREADONLY; MRTX_EFULL;
  *   MRTX_ECORRUPT (a malformed lock record or metadata); MRTX_ESTORE;
  *   MRTX_ENOMEM.
  */
@@ -569,7 +572,8 @@ long mrtx_failpoint_hits(const char *name);
  *
  * @param db        an open store (borrowed).
  * @param dest_dir  where the copy goes (borrowed).
- * @return MRTX_OK; MRTX_EINVAL (NULL or empty argument, a path too long);
+ * @return MRTX_OK; MRTX_EINVAL (NULL or empty argument, a path too long, a
+ *   read-only handle opened without lock.mdb, which writers cannot see);
  *   MRTX_ENOTSUP (a RADOS store); MRTX_EEXIST (dest_dir exists and is not an empty
  *   directory; nothing was changed); MRTX_ECORRUPT (a lock in the copy
  *   could not be settled or the copy's check found damage the protocol

@@ -114,20 +114,20 @@ int store_add_family(store *st, const store_table *t, const char *family)
 	return lmdb_store_add_family(st, t, family);
 }
 
-int store_table_freeze(store *st, const store_table *t, int on)
+int store_table_freeze(store *st, const store_table *t, int on, uint64_t *token)
 {
 	if (store_read_only(st))
 		return refuse_write(st, "dropping or truncating a table");
 	LMDB_ONLY(st, "dropping or truncating a table");
-	return lmdb_store_table_freeze(st, t, on);
+	return lmdb_store_table_freeze(st, t, on, token);
 }
 
-int store_table_clear(store *st, const store_table *t, int drop)
+int store_table_clear(store *st, const store_table *t, int drop, uint64_t token)
 {
 	if (store_read_only(st))
 		return refuse_write(st, "dropping or truncating a table");
 	LMDB_ONLY(st, "dropping or truncating a table");
-	return lmdb_store_table_clear(st, t, drop);
+	return lmdb_store_table_clear(st, t, drop, token);
 }
 
 int store_table_refresh(store *st)

@@ -106,17 +106,24 @@ int store_tables_list(store *st, const store_table ***out, size_t *count);
  * store_table_freeze: mark t FROZEN (on = 1) or LIVE again (on = 0) in its
  *   record: from the write that freezes it on, every op that would take a
  *   new lock in t (store_op.acquire) fails with MRTX_CONFLICT, in every
- *   process, while ops on locks already there still apply.
- * store_table_clear: in one write, delete every key of t and then either
- *   its record (drop = 1: the name is free; t is GONE) or only its frozen
- *   mark (drop = 0: truncate, the same table, empty and LIVE).
+ *   process, while ops on locks already there still apply.  The mark
+ *   carries its owner's random token: on = 1 makes a new one (taking the
+ *   mark over from a drop that failed or died) and returns it in *token;
+ *   on = 0 lifts the mark only if it still carries *token (else another
+ *   caller owns it: nothing is done, 0 is returned).
+ * store_table_clear: in one write, check that t's mark still carries token
+ *   (MRTX_ELOCKED otherwise: another drop or truncate ran in between, so
+ *   locks may have been taken since this caller's settle began; nothing is
+ *   removed), delete every key of t and then either its record (drop = 1:
+ *   the name is free; t is GONE) or only its mark (drop = 0: truncate, the
+ *   same table, empty and LIVE).
  * store_table_refresh: re-read the records of every table this store has
  *   attached (families, state), if any schema change happened since the
  *   last refresh.  Table lookups and reads do it on their own.
  */
 int store_add_family(store *st, const store_table *t, const char *family);
-int store_table_freeze(store *st, const store_table *t, int on);
-int store_table_clear(store *st, const store_table *t, int drop);
+int store_table_freeze(store *st, const store_table *t, int on, uint64_t *token);
+int store_table_clear(store *st, const store_table *t, int drop, uint64_t token);
 int store_table_refresh(store *st);
 
 /* Bytes before enc(row) in an LMDB key (the table prefix): part of the key

@@ -11,47 +11,14 @@
 # (tests/rados_suite.sh sets both) every store is a RADOS store; backup is
 # then checked to refuse with its documented message.
 set -u
-MRTX=${1:?usage: cli_data.sh PATH-TO-mrtx}
-base=${TMPDIR:-/tmp}
-[ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] && base=/dev/shm
-TMP=$(mktemp -d "$base/mrtx-data.XXXXXX")
+NAME=data
+. "$(dirname "$0")/clilib.sh"
 WRITER_PID=
 cleanup() {
 	[ -n "$WRITER_PID" ] && kill "$WRITER_PID" 2>/dev/null && wait "$WRITER_PID" 2>/dev/null
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-pass=0
-fail=0
-
-RADOS=0
-if [ "${MRTX_TEST_STORE:-}" == rados ]; then
-	[ -n "${MRTX_TEST_RADOS_CONF:-}" ] || { echo "MRTX_TEST_STORE=rados needs MRTX_TEST_RADOS_CONF" >&2; exit 1; }
-	RADOS=1
-fi
-# store NAME: the address of a fresh store called NAME
-store() {
-	if [ "$RADOS" = 1 ]; then
-		echo "rados://mrtx/data$$-$1?conf=$MRTX_TEST_RADOS_CONF"
-	else
-		echo "$TMP/$1"
-	fi
-}
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-
-# expect_rc WANT DESC CMD... : run CMD (stdout in $TMP/out, stderr in $TMP/err)
-expect_rc() {
-	local want=$1 desc=$2 got
-	shift 2
-	"$@" >"$TMP/out" 2>"$TMP/err"
-	got=$?
-	if [ "$got" -eq "$want" ]; then ok; else
-		bad "$desc: exit $got, want $want"
-		sed 's/^/    /' "$TMP/err" >&2
-	fi
-}
 
 # expect_err WANT-RC REGEX DESC CMD... : exit WANT-RC and stderr matches REGEX
 # (stdin: whatever the caller redirects)
@@ -65,22 +32,6 @@ expect_err() {
 	else
 		bad "$desc: exit $got (want $want), stderr: $(head -c 300 "$TMP/err")"
 	fi
-}
-
-# expect_out WANT DESC CMD... : exit 0 and stdout exactly WANT
-expect_out() {
-	local want=$1 desc=$2 got rc
-	shift 2
-	got=$("$@" 2>"$TMP/err")
-	rc=$?
-	if [ "$rc" -eq 0 ] && [ "$got" == "$want" ]; then ok; else
-		bad "$desc: exit $rc, output '$got', want '$want'"
-		sed 's/^/    /' "$TMP/err" >&2
-	fi
-}
-
-same_file() {
-	if cmp -s "$2" "$3"; then ok; else bad "$1: $2 and $3 differ"; fi
 }
 
 # ------------------------------------------------------- tables, describe

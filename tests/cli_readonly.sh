@@ -17,77 +17,11 @@
 # second uid (run as root with setpriv, or as a user other than the files'
 # owner) and a mount namespace (unshare -m, as root): they say SKIP without.
 set -u
-MRTX=${1:?usage: cli_readonly.sh PATH-TO-mrtx}
+NAME=ro
+. "$(dirname "$0")/clilib.sh"
 case $MRTX in /*) ;; *) MRTX=$PWD/$MRTX ;; esac
-base=${TMPDIR:-/tmp}
-[ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] && base=/dev/shm
-TMP=$(mktemp -d "$base/mrtx-ro.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
 unset MRTX_MAP_SIZE MRTX_READ_ONLY MRTX_FAILPOINTS
-pass=0
-fail=0
-
-RADOS=0
-if [ "${MRTX_TEST_STORE:-}" == rados ]; then
-	[ -n "${MRTX_TEST_RADOS_CONF:-}" ] || { echo "MRTX_TEST_STORE=rados needs MRTX_TEST_RADOS_CONF" >&2; exit 1; }
-	RADOS=1
-fi
-# store NAME: the address of a fresh store called NAME
-store() {
-	if [ "$RADOS" = 1 ]; then
-		echo "rados://mrtx/ro$$-$1?conf=$MRTX_TEST_RADOS_CONF"
-	else
-		echo "$TMP/$1"
-	fi
-}
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
 skip() { echo "SKIP: $*" >&2; }
-
-# expect_rc WANT DESC CMD... : run CMD (stdout in $TMP/out, stderr in $TMP/err)
-expect_rc() {
-	local want=$1 desc=$2 got
-	shift 2
-	"$@" >"$TMP/out" 2>"$TMP/err" </dev/null
-	got=$?
-	if [ "$got" -eq "$want" ]; then ok; else
-		bad "$desc: exit $got, want $want"
-		sed 's/^/    /' "$TMP/err" >&2
-	fi
-}
-
-# expect_err WANT-RC REGEX DESC CMD... : exit WANT-RC, stderr matches REGEX, stdout empty
-expect_err() {
-	local want=$1 re=$2 desc=$3 got
-	shift 3
-	"$@" >"$TMP/out" 2>"$TMP/err" </dev/null
-	got=$?
-	if [ "$got" -eq "$want" ] && grep -qE -- "$re" "$TMP/err" && [ ! -s "$TMP/out" ]; then
-		ok
-	else
-		bad "$desc: exit $got (want $want), stderr: $(head -c 400 "$TMP/err"), stdout $(wc -c <"$TMP/out") bytes"
-	fi
-}
-
-# expect_out WANT DESC CMD... : exit 0 and stdout exactly WANT
-expect_out() {
-	local want=$1 desc=$2 got rc
-	shift 2
-	got=$("$@" 2>"$TMP/err" </dev/null)
-	rc=$?
-	if [ "$rc" -eq 0 ] && [ "$got" == "$want" ]; then ok; else
-		bad "$desc: exit $rc, output '$got', want '$want'"
-		sed 's/^/    /' "$TMP/err" >&2
-	fi
-}
-
-# pyjson DESC PYTHON-EXPR < INPUT : the expression must hold over d (the parsed JSON)
-pyjson() {
-	if python3 -c "import json,sys
-d = json.loads(sys.stdin.read())
-sys.exit(0 if ($2) else 1)"; then ok; else bad "$1"; fi
-}
 
 # sums DIR: checksums of an LMDB store's data file (what no read may change)
 sums() { md5sum "$1/data.mdb" | cut -d' ' -f1; }
@@ -293,6 +227,10 @@ else
 		"${as[@]}" "$MRTX" --read-only recover "$P" --dry-run
 	expect_rc 0 "perm: --read-only stats" "${as[@]}" "$MRTX" --read-only stats "$P"
 	grep -q "without lock.mdb" "$TMP/out" && ok || bad "perm: stats shows the lockless open"
+	# a backup through a lockless open could be torn by a writer: refused
+	expect_err 1 "without its lock.mdb" "perm: --read-only backup refused (lockless)" \
+		"${as[@]}" "$MRTX" --read-only backup "$P" "$TMP/perm-copy"
+	[ ! -e "$TMP/perm-copy" ] && ok || bad "perm: a refused backup made its destination"
 	expect_out v1 "perm: MRTX_READ_ONLY=1 get" \
 		"${as[@]}" env MRTX_READ_ONLY=1 "$MRTX" get "$P" t r1 f:q
 	expect_err 1 "$RO_RE" "perm: --read-only put" "${as[@]}" "$MRTX" --read-only put "$P" t r1 f:q X

@@ -10,44 +10,8 @@
 # sets both) every store is a RADOS store rados://mrtx/cli<pid>-<name>, and
 # the checks about LMDB files and directories are skipped.
 set -u
-MRTX=${1:?usage: cli_tool.sh PATH-TO-mrtx}
-# stores on tmpfs when there is one: fsync there is free, and the tests are
-# about the protocol's states, not the disk's
-base=${TMPDIR:-/tmp}
-[ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] && base=/dev/shm
-TMP=$(mktemp -d "$base/mrtx-cli.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-
-RADOS=0
-if [ "${MRTX_TEST_STORE:-}" == rados ]; then
-	[ -n "${MRTX_TEST_RADOS_CONF:-}" ] || { echo "MRTX_TEST_STORE=rados needs MRTX_TEST_RADOS_CONF" >&2; exit 1; }
-	RADOS=1
-fi
-# store NAME: the address of a fresh store called NAME
-store() {
-	if [ "$RADOS" = 1 ]; then
-		echo "rados://mrtx/cli$$-$1?conf=$MRTX_TEST_RADOS_CONF"
-	else
-		echo "$TMP/$1"
-	fi
-}
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-
-# expect_rc WANT DESC CMD... : run CMD, compare its exit status
-expect_rc() {
-	local want=$1 desc=$2 got
-	shift 2
-	"$@" >"$TMP/out" 2>"$TMP/err"
-	got=$?
-	if [ "$got" -eq "$want" ]; then ok; else
-		bad "$desc: exit $got, want $want"
-		sed 's/^/    /' "$TMP/err" >&2
-	fi
-}
+NAME=cli
+. "$(dirname "$0")/clilib.sh"
 
 # wait_locks STORE PID: until STORE shows a lock (PID, the writer, must not
 # have ended first: then its failpoint never held it)
@@ -56,26 +20,6 @@ wait_locks() {
 		kill -0 "$2" 2>/dev/null || { bad "writer $2 ended before its locks were seen"; return; }
 		sleep 0.02
 	done
-}
-
-# expect_out WANT DESC CMD... : run CMD, exit 0 and stdout exactly WANT
-expect_out() {
-	local want=$1 desc=$2 got rc
-	shift 2
-	got=$("$@" 2>"$TMP/err")
-	rc=$?
-	if [ "$rc" -eq 0 ] && [ "$got" == "$want" ]; then ok; else
-		bad "$desc: exit $rc, output '$got', want '$want'"
-		sed 's/^/    /' "$TMP/err" >&2
-	fi
-}
-
-# pyjson DESC PYTHON-EXPR < JSON : the expression over d (the parsed input) must hold
-pyjson() {
-	local desc=$1 expr=$2
-	if python3 -c "import json,sys
-d=json.load(sys.stdin)
-sys.exit(0 if ($expr) else 1)"; then ok; else bad "$desc"; fi
 }
 
 # ------------------------------------------------------------ basics

@@ -7,8 +7,13 @@
 #   ok / bad MSG                 count a check (bad prints MSG)
 #   expect_rc RC DESC CMD...     CMD exits RC (stdout in $TMP/out, stderr in $TMP/err)
 #   expect_err RC RE DESC CMD... CMD exits RC, stderr matches RE, stdout empty
+#                                (its stdin is /dev/null)
 #   expect_out OUT DESC CMD...   CMD exits 0 printing exactly OUT
+#   same_file DESC A B           files A and B are the same bytes
+#   pyjson DESC EXPR             the JSON on stdin, as d, makes the Python EXPR true
 #   finish                       print "N passed, M failed"; exit 0 iff none failed
+# Standard input is /dev/null unless a call redirects it (expect_rc and
+# expect_out pass a call's redirection on to CMD).
 MRTX=${1:?usage: $0 PATH-TO-mrtx}
 # stores on tmpfs when there is one: fsync there is free, and the tests are
 # about states, not the disk
@@ -18,6 +23,7 @@ TMP=$(mktemp -d "$_base/mrtx-$NAME.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 pass=0
 fail=0
+exec </dev/null
 
 RADOS=0
 if [ "${MRTX_TEST_STORE:-}" == rados ]; then
@@ -39,7 +45,7 @@ bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
 expect_rc() {
 	local want=$1 desc=$2 got
 	shift 2
-	"$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+	"$@" >"$TMP/out" 2>"$TMP/err"
 	got=$?
 	if [ "$got" -eq "$want" ]; then ok; else
 		bad "$desc: exit $got, want $want"
@@ -62,12 +68,22 @@ expect_err() {
 expect_out() {
 	local want=$1 desc=$2 got rc
 	shift 2
-	got=$("$@" 2>"$TMP/err" </dev/null)
+	got=$("$@" 2>"$TMP/err")
 	rc=$?
 	if [ "$rc" -eq 0 ] && [ "$got" == "$want" ]; then ok; else
 		bad "$desc: exit $rc, output '$got', want '$want'"
 		sed 's/^/    /' "$TMP/err" >&2
 	fi
+}
+
+same_file() {
+	if cmp -s "$2" "$3"; then ok; else bad "$1: $2 and $3 differ"; fi
+}
+
+pyjson() {
+	if python3 -c "import json,sys
+d = json.loads(sys.stdin.read())
+sys.exit(0 if ($2) else 1)"; then ok; else bad "$1"; fi
 }
 
 finish() {

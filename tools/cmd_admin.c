@@ -15,12 +15,6 @@
 #include "txn/admin.h"
 #include "util.h"
 
-#define HELP(usage, text)                                  \
-	do {                                                   \
-		printf("usage: %s\n\n%s", usage, text);            \
-		return EXIT_OK;                                    \
-	} while (0)
-
 /* ------------------------------------------------------------- walking */
 
 typedef int (*row_fn)(const store_table *t, const store_row *r, mrtx_arena *a,

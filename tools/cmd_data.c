@@ -15,12 +15,6 @@
 #include "util.h"
 #include "valio.h"
 
-#define HELP(usage, text)                                  \
-	do {                                                   \
-		printf("usage: %s\n\n%s", usage, text);            \
-		return EXIT_OK;                                    \
-	} while (0)
-
 /* ------------------------------------------------------------ create-table */
 
 int cmd_create_table(int argc, char **argv)

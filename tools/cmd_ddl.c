@@ -11,12 +11,6 @@
 
 #include "util.h"
 
-#define HELP(usage, text)                                  \
-	do {                                                   \
-		printf("usage: %s\n\n%s", usage, text);            \
-		return EXIT_OK;                                    \
-	} while (0)
-
 int cmd_add_family(int argc, char **argv)
 {
 	static const char usage[] = "mrtx add-family STORE TABLE FAMILY";

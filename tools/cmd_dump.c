@@ -33,12 +33,6 @@
 #include "dumpfmt.h"
 #include "util.h"
 
-#define HELP(usage, text)                                  \
-	do {                                                   \
-		printf("usage: %s\n\n%s", usage, text);            \
-		return EXIT_OK;                                    \
-	} while (0)
-
 #define LOAD_BATCH_ROWS 1000
 #define LOAD_BATCH_BYTES ((size_t)16 << 20)
 #define SCAN_LOCKED_RETRIES 200 /* each waits lock_wait_ms (50 ms) */

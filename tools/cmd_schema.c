@@ -13,12 +13,6 @@
 
 #include "util.h"
 
-#define HELP(usage, text)                                  \
-	do {                                                   \
-		printf("usage: %s\n\n%s", usage, text);            \
-		return EXIT_OK;                                    \
-	} while (0)
-
 /* ----------------------------------------------------------------- tables */
 
 typedef struct tables_ctx {

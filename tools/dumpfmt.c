@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 static const char hexd[] = "0123456789abcdef";
 
 void dump_put_field(FILE *f, const void *p, size_t n)
@@ -50,17 +52,6 @@ void dump_put_cell(FILE *f, const mrtx_cell *c)
 	putc('\n', f);
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int dump_field_decode(char *s, size_t n, size_t *outn, char *err, size_t errlen)
 {
 	size_t i = 0, o = 0;
@@ -84,10 +75,10 @@ int dump_field_decode(char *s, size_t n, size_t *outn, char *err, size_t errlen)
 			i += 2;
 			continue;
 		}
-		if (i + 3 < n && s[i + 1] == 'x' && hexval((unsigned char)s[i + 2]) >= 0 &&
-		    hexval((unsigned char)s[i + 3]) >= 0) {
-			s[o++] = (char)(hexval((unsigned char)s[i + 2]) * 16 +
-			                hexval((unsigned char)s[i + 3]));
+		if (i + 3 < n && s[i + 1] == 'x' && tool_hexval((unsigned char)s[i + 2]) >= 0 &&
+		    tool_hexval((unsigned char)s[i + 3]) >= 0) {
+			s[o++] = (char)(tool_hexval((unsigned char)s[i + 2]) * 16 +
+			                tool_hexval((unsigned char)s[i + 3]));
 			i += 4;
 			continue;
 		}

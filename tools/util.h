@@ -74,6 +74,14 @@ int tool_usage_err(const char *cmd, const char *usage, const char *fmt, ...)
 
 /* ---- arguments ---- */
 
+/* In a subcommand: print "usage: USAGE", a blank line and TEXT on stdout,
+ * then return EXIT_OK (the answer to --help). */
+#define HELP(usage, text)                                  \
+	do {                                                   \
+		printf("usage: %s\n\n%s", usage, text);            \
+		return EXIT_OK;                                    \
+	} while (0)
+
 typedef struct tool_opt {
 	const char *name;   /* long name without "--" */
 	int has_arg;

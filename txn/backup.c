@@ -178,6 +178,19 @@ int mrtx_backup(mrtx_db *db, const char *dest)
 		return mrtx__seterr(MRTX_ENOTSUP, "mrtx_backup: %s is a RADOS store: backup is not "
 		                    "supported there (copy its tables with `mrtx dump` and "
 		                    "`mrtx load`)", store_path(db->st));
+	{
+		store_info info;
+
+		/* Without lock.mdb, writers in other processes cannot see this
+		 * reader: they may reuse the pages of the snapshot being copied. */
+		if ((rc = store_get_info(db->st, &info)))
+			return rc;
+		if (info.lockless)
+			return mrtx__seterr(MRTX_EINVAL, "mrtx_backup: %s was opened without its "
+			                    "lock.mdb (read-only, not writable here): a copy could "
+			                    "be torn by a writer; back it up as a user who can write "
+			                    "lock.mdb", store_path(db->st));
+	}
 	if ((rc = join(p.stage, sizeof(p.stage), dest, STAGE)) ||
 	    (rc = join(p.stage_data, sizeof(p.stage_data), p.stage, "data.mdb")) ||
 	    (rc = join(p.stage_part, sizeof(p.stage_part), p.stage, "data.mdb.partial")) ||

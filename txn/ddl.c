@@ -42,7 +42,8 @@ int mrtx_add_family(mrtx_db *db, const char *table, const char *family)
 
 /* An index that reads or writes the table would go out of step with it. */
 struct idx_use {
-	const char *table, *index;
+	const char *table;
+	char index[MRTX_MAX_NAME + 1]; /* a copy: the spec lives in mrtx_indexes */
 };
 
 static int idx_uses(const mrtx_index_spec *s, void *payload)
@@ -50,10 +51,24 @@ static int idx_uses(const mrtx_index_spec *s, void *payload)
 	struct idx_use *u = payload;
 
 	if (strcmp(s->table, u->table) == 0 || strcmp(s->index_table, u->table) == 0) {
-		u->index = s->name;
+		snprintf(u->index, sizeof(u->index), "%s", s->name);
 		return 1;
 	}
 	return 0;
+}
+
+/* MRTX_EINVAL if an index reads or writes table, else 0 (or an error). */
+static int refuse_indexed(mrtx_db *db, const char *fn, const char *table)
+{
+	struct idx_use u;
+	int rc;
+
+	u.table = table;
+	u.index[0] = '\0';
+	if ((rc = mrtx_indexes(db, idx_uses, &u)) == 1)
+		return mrtx__seterr(MRTX_EINVAL, "%s: table '%s' is used by index '%s' (as its "
+		                    "source or its index table)", fn, table, u.index);
+	return rc;
 }
 
 typedef struct settle_ctx {
@@ -93,7 +108,7 @@ static int drop_or_truncate(mrtx_db *db, const char *table, int drop)
 	const char *fn = drop ? "mrtx_drop_table" : "mrtx_truncate_table";
 	store_filter lock_only = STORE_FILTER_ALL;
 	const store_table *t;
-	struct idx_use u;
+	uint64_t token;
 	int rc, pass;
 
 	mrtx__clearerr();
@@ -101,15 +116,10 @@ static int drop_or_truncate(mrtx_db *db, const char *table, int drop)
 		return mrtx__seterr(MRTX_EINVAL, "%s: NULL argument", fn);
 	if ((rc = store_table_find(db->st, table, &t)))
 		return rc;
-	u.table = table;
-	u.index = NULL;
-	if ((rc = mrtx_indexes(db, idx_uses, &u)) == 1)
-		return mrtx__seterr(MRTX_EINVAL, "%s: table '%s' is used by index '%s' (as its "
-		                    "source or its index table)", fn, table, u.index);
-	if (rc)
+	if ((rc = refuse_indexed(db, fn, table)))
 		return rc;
 	/* 1: no new lock in the table from here on */
-	if ((rc = store_table_freeze(db->st, t, 1)))
+	if ((rc = store_table_freeze(db->st, t, 1, &token)))
 		return rc;
 	/* 2: settle every lock in it, until a whole walk meets none */
 	lock_only.lock_only = 1;
@@ -124,16 +134,29 @@ static int drop_or_truncate(mrtx_db *db, const char *table, int drop)
 	if (rc == 0 && pass == SETTLE_PASSES)
 		rc = mrtx__seterr(MRTX_ELOCKED, "%s: locks in table '%s' kept changing", fn,
 		                  table);
+	/* an index declared on the table since the first look */
+	if (rc == 0)
+		rc = refuse_indexed(db, fn, table);
 	if (rc) {
 		/* Leave the table as it was (the settled locks stay settled). */
 		char msg[512];
 
 		snprintf(msg, sizeof(msg), "%s", mrtx_errmsg());
-		store_table_freeze(db->st, t, 0);
+		store_table_freeze(db->st, t, 0, &token);
 		return mrtx__seterr(rc, "%s", msg);
 	}
-	/* 3: every key and the record (drop) or the mark (truncate), at once */
-	return store_table_clear(db->st, t, drop);
+	/* 3: every key and the record (drop) or the mark (truncate), at once,
+	 * if the mark is still ours (else another drop or truncate ran) */
+	if ((rc = store_table_clear(db->st, t, drop, token)) && rc != MRTX_ELOCKED) {
+		/* nothing removed (a table too large for one write, say): the
+		 * table is writable again, the settled locks stay settled */
+		char msg[512];
+
+		snprintf(msg, sizeof(msg), "%s", mrtx_errmsg());
+		store_table_freeze(db->st, t, 0, &token);
+		return mrtx__seterr(rc, "%s", msg);
+	}
+	return rc;
 }
 
 int mrtx_drop_table(mrtx_db *db, const char *table)

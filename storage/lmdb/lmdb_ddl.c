@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/rand.h>
+
 /* -------------------------------------------------------------- refresh */
 
 /* Bring t up to the record v (families, state); caller holds st->mu. */
@@ -237,16 +239,30 @@ fail:
 	return lmdb_err(st, rc, "change table");
 }
 
-/* A copy of record old with frozen mark `frozen` and, if fam, one more
- * family, into buf (room for the largest record). */
-static MDB_val record_with(uint8_t *buf, const MDB_val *old, int frozen, const char *fam)
+/* The token of rec's frozen mark (checked by change_begin), 0 without one. */
+static uint64_t mark_token(const MDB_val *rec)
+{
+	unsigned kp;
+	int frozen;
+	size_t nfam;
+	uint64_t token = 0;
+
+	lmdb_table_peek(rec, &kp, &frozen, &nfam);
+	if (frozen)
+		memcpy(&token, (const uint8_t *)rec->mv_data + rec->mv_size - 8, 8);
+	return token;
+}
+
+/* A copy of record old with the frozen mark of `token` (0: no mark) and,
+ * if fam, one more family, into buf (room for the largest record). */
+static MDB_val record_with(uint8_t *buf, const MDB_val *old, uint64_t token, const char *fam)
 {
 	unsigned kp;
 	int was;
 	size_t nfam, n;
 
 	lmdb_table_peek(old, &kp, &was, &nfam); /* checked by change_begin */
-	n = old->mv_size - (size_t)was;
+	n = old->mv_size - (was ? 1 + 8 : 0);
 	memcpy(buf, old->mv_data, n);
 	if (fam) {
 		size_t len = strlen(fam);
@@ -256,12 +272,15 @@ static MDB_val record_with(uint8_t *buf, const MDB_val *old, int frozen, const c
 		memcpy(buf + n, fam, len);
 		n += len;
 	}
-	if (frozen)
+	if (token) {
 		buf[n++] = 1;
+		memcpy(buf + n, &token, 8);
+		n += 8;
+	}
 	return mv(buf, n);
 }
 
-#define REC_MAX (TPFX + 1 + MRTX_MAX_FAMILIES * (MRTX_MAX_NAME + 1) + 1)
+#define REC_MAX (TPFX + 1 + MRTX_MAX_FAMILIES * (MRTX_MAX_NAME + 1) + 1 + 8)
 
 int lmdb_store_add_family(store *st, const store_table *t, const char *family)
 {
@@ -297,27 +316,42 @@ int lmdb_store_add_family(store *st, const store_table *t, const char *family)
 		pthread_mutex_unlock(&st->mu);
 		goto out;
 	}
-	nrec = record_with(buf, &rec, frozen, family);
+	(void)frozen;
+	nrec = record_with(buf, &rec, mark_token(&rec), family);
 	rc = change_end(st, t, txn, &nrec);
 out:
 	mrtx__free(buf);
 	return rc;
 }
 
-int lmdb_store_table_freeze(store *st, const store_table *t, int on)
+int lmdb_store_table_freeze(store *st, const store_table *t, int on, uint64_t *token)
 {
 	uint8_t buf[REC_MAX];
 	MDB_txn *txn;
 	MDB_val rec, nrec;
+	uint64_t mine = 0;
 	int rc;
 
+	if (on) {
+		while (mine == 0)
+			if (RAND_bytes((unsigned char *)&mine, sizeof(mine)) != 1)
+				return mrtx__seterr(MRTX_ESTORE, "RAND_bytes failed freezing a table");
+	}
 	if ((rc = change_begin(st, t, &txn, &rec)))
 		return rc;
-	nrec = record_with(buf, &rec, on, NULL);
-	return change_end(st, t, txn, &nrec);
+	if (!on && mark_token(&rec) != *token) {
+		/* another drop or truncate owns the mark now: it is theirs to lift */
+		lmdb_wabort(st, txn);
+		pthread_mutex_unlock(&st->mu);
+		return 0;
+	}
+	nrec = record_with(buf, &rec, mine, NULL);
+	if ((rc = change_end(st, t, txn, &nrec)) == 0 && on)
+		*token = mine;
+	return rc;
 }
 
-int lmdb_store_table_clear(store *st, const store_table *t, int drop)
+int lmdb_store_table_clear(store *st, const store_table *t, int drop, uint64_t token)
 {
 	uint8_t buf[REC_MAX], pk[TPFX] = { (uint8_t)(t->kp >> 8), (uint8_t)t->kp };
 	MDB_txn *txn;
@@ -327,6 +361,15 @@ int lmdb_store_table_clear(store *st, const store_table *t, int drop)
 
 	if ((rc = change_begin(st, t, &txn, &rec)))
 		return rc;
+	/* Still frozen by this caller since its freeze, so no lock was taken
+	 * in the table after its settle began (else another drop or truncate
+	 * lifted or took over the mark in between: its settle is not ours). */
+	if (mark_token(&rec) != token) {
+		lmdb_wabort(st, txn);
+		pthread_mutex_unlock(&st->mu);
+		return mrtx__seterr(MRTX_ELOCKED, "table '%s': another drop or truncate of it ran "
+		                    "meanwhile; nothing was removed (run it again)", t->name);
+	}
 	/* Every key of the table, in this one write: no snapshot holds part. */
 	if ((rc = mdb_cursor_open(txn, st->dbi, &cur)))
 		goto fail;

@@ -72,7 +72,7 @@ int lmdb_table_peek(const MDB_val *v, unsigned *kp, int *frozen, size_t *nfam)
 	}
 	if (p == e)
 		*frozen = 0;
-	else if (e - p == 1 && *p == 1)
+	else if (e - p == 1 + 8 && *p == 1) /* the mark: 1, then its owner's token */
 		*frozen = 1;
 	else
 		return MRTX_ECORRUPT;

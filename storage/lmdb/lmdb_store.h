@@ -17,8 +17,8 @@ int lmdb_store_create_table(store *st, const char *name, const char *const *fami
                             size_t nfamilies);
 int lmdb_store_table_find(store *st, const char *name, const store_table **out);
 int lmdb_store_add_family(store *st, const store_table *t, const char *family);
-int lmdb_store_table_freeze(store *st, const store_table *t, int on);
-int lmdb_store_table_clear(store *st, const store_table *t, int drop);
+int lmdb_store_table_freeze(store *st, const store_table *t, int on, uint64_t *token);
+int lmdb_store_table_clear(store *st, const store_table *t, int drop, uint64_t token);
 int lmdb_store_table_refresh(store *st);
 int lmdb_store_tables_list(store *st, const store_table ***out, size_t *count);
 int lmdb_store_read_row(store *st, const store_table *t, mrtx_bytes row,
