@@ -77,10 +77,19 @@ int lockio_ref_table(store *st, const lock_ref *ref, const store_table **out)
 		                    ref->table.size);
 	memcpy(name, ref->table.data, ref->table.size);
 	name[ref->table.size] = '\0';
+	if (memchr(name, '\0', ref->table.size) || store_check_name("table", name))
+		return mrtx__seterr(MRTX_ECORRUPT, "lock record names a table that no table "
+		                    "can be called");
 	rc = store_table_find(st, name, out);
+	/* Missing means dropped only where tables can be dropped (LMDB, DESIGN
+	 * §3.4): recovery then treats the lock as settled or orphaned.  On a
+	 * store without drop the record is damaged, and stays for inspection. */
+	if (rc == MRTX_ENOTABLE && store_kind_of(st) != STORE_LMDB)
+		return mrtx__seterr(MRTX_ECORRUPT, "lock record names missing table '%s' "
+		                    "(tables of this store cannot be dropped)", name);
 	if (rc == MRTX_ENOTABLE)
 		return mrtx__seterr(MRTX_ENOTABLE, "lock record names missing table '%s' "
-		                    "(dropped?)", name);
+		                    "(dropped)", name);
 	return rc;
 }
 
