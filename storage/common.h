@@ -29,6 +29,16 @@ int mrtx__seterr(int rc, const char *fmt, ...) MRTX_PRINTF(2, 3);
 /* Clear the detail (start of a public call that may succeed). */
 void mrtx__clearerr(void);
 
+/* ---- files (files.c); who prefixes the messages ---- */
+/* dir/name into out[size]; MRTX_EINVAL if it does not fit. */
+int mrtx__path_join(char *out, size_t size, const char *dir, const char *name,
+                    const char *who);
+/* errno err of step `what` on path: MRTX_EFULL (ENOSPC, EDQUOT),
+ * MRTX_ENOMEM or MRTX_ESTORE, with the detail set. */
+int mrtx__sys_err(const char *who, const char *what, const char *path, int err);
+/* fsync a directory, so a rename or a new file in it is durable. */
+int mrtx__sync_dir(const char *dir, const char *who);
+
 /* ---- allocation: every allocation of the library goes through these ---- */
 void *mrtx__malloc(size_t n);
 void *mrtx__calloc(size_t n, size_t size);

@@ -332,23 +332,15 @@ int scan_print_cells(mrtx_txn *txn, const mrtx_scan_spec *spec, FILE *f)
 typedef struct scan_args {
 	mrtx_scan_spec spec;
 	scan_out out;
-	FILE *mem;
-	char *buf;
-	size_t len;
+	memout mem;
 } scan_args;
 
 static int scan_fn(mrtx_txn *txn, void *p)
 {
 	scan_args *a = p;
+	FILE *f = memout_restart(&a->mem);
 
-	if (a->mem) {
-		fclose(a->mem);
-		free(a->buf);
-		a->buf = NULL;
-	}
-	if (!(a->mem = open_memstream(&a->buf, &a->len)))
-		return MRTX_ENOMEM;
-	return scan_cells(txn, &a->spec, a->mem, &a->out);
+	return f ? scan_cells(txn, &a->spec, f, &a->out) : MRTX_ENOMEM;
 }
 
 /* --start / --end: escaped bytes, or with --key the leading parts of a key */
@@ -422,8 +414,7 @@ int cmd_scan(int argc, char **argv)
 	if ((rc = tool_open(cmd, pos[0], 0, &db)))
 		return rc;
 	rc = mrtx_run(db, scan_fn, &a, 0);
-	if (a.mem)
-		fclose(a.mem);
+	memout_finish(&a.mem, rc == 0 && !count, stdout);
 	if (rc) {
 		rc = tool_fail(cmd, NULL, rc);
 	} else {
@@ -431,15 +422,12 @@ int cmd_scan(int argc, char **argv)
 			printf("{\"cells\":%zu,\"rows\":%zu}\n", a.out.cells, a.out.rows);
 		else if (count)
 			printf("%zu\n", a.out.cells);
-		else if (a.len)
-			fwrite(a.buf, 1, a.len, stdout);
 		rc = stdout_finish(cmd);
 		if (a.out.unsplit)
 			tool_err(cmd, "note: %zu row%s not of the form --key %s (%s)", a.out.unsplit,
 			         a.out.unsplit == 1 ? " is" : "s are", kf.text,
 			         json ? "\"key\" is null" : "printed escaped");
 	}
-	free(a.buf);
 	mrtx_close(db);
 	return rc;
 }

@@ -142,24 +142,16 @@ static const char *api_msg(int rc)
 typedef struct auto_ctx {
 	const script_cmd *c;
 	const char *step;
-	FILE *mem;
-	char *buf;
-	size_t len;
+	memout out;
 } auto_ctx;
 
 /* One autocommit attempt: output goes to memory, printed after commit. */
 static int auto_fn(mrtx_txn *txn, void *p)
 {
 	auto_ctx *a = p;
+	FILE *f = memout_restart(&a->out);
 
-	if (a->mem) {
-		fclose(a->mem);
-		free(a->buf);
-		a->buf = NULL;
-	}
-	if (!(a->mem = open_memstream(&a->buf, &a->len)))
-		return MRTX_ENOMEM;
-	return script_run(txn, a->c, a->mem, &a->step);
+	return f ? script_run(txn, a->c, f, &a->step) : MRTX_ENOMEM;
 }
 
 static void run_autocommit(shell *sh, const script_cmd *c)
@@ -171,14 +163,10 @@ static void run_autocommit(shell *sh, const script_cmd *c)
 	a.c = c;
 	a.step = "";
 	rc = mrtx_run(sh->db, auto_fn, &a, 0);
-	if (a.mem)
-		fclose(a.mem);
+	memout_finish(&a.out, rc == 0, stdout);
 	if (rc)
 		shell_err(sh, "%s: %s%s", a.step, api_msg(rc),
 		          c->op == SCRIPT_GET || c->op == SCRIPT_SCAN ? "" : " (nothing written)");
-	else if (a.len)
-		fwrite(a.buf, 1, a.len, stdout);
-	free(a.buf);
 	fflush(stdout);
 }
 

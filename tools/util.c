@@ -137,6 +137,26 @@ const char *tool_hint(int rc)
 	return "";
 }
 
+FILE *memout_restart(memout *m)
+{
+	if (m->f) {
+		fclose(m->f);
+		free(m->buf);
+		m->buf = NULL;
+	}
+	return m->f = open_memstream(&m->buf, &m->len);
+}
+
+void memout_finish(memout *m, int ok, FILE *out)
+{
+	if (m->f)
+		fclose(m->f);
+	if (ok && m->buf && m->len)
+		fwrite(m->buf, 1, m->len, out);
+	free(m->buf);
+	memset(m, 0, sizeof(*m));
+}
+
 int tool_fail(const char *cmd, const char *step, int rc)
 {
 	const char *m = mrtx_errmsg();

@@ -58,6 +58,22 @@ void json_str(FILE *f, const char *s, size_t n);
 /* Write bytes as a JSON string of their escaped form. */
 void json_bytes(FILE *f, const void *p, size_t n);
 
+/* ---- output of a transaction that may be retried ---- */
+
+/* What one attempt printed, kept in memory and shown only once the
+ * transaction committed (a retried attempt starts over). */
+typedef struct memout {
+	FILE *f;
+	char *buf;
+	size_t len;
+} memout;
+
+/* Start an attempt, dropping what an earlier one wrote: the stream, or
+ * NULL when out of memory. */
+FILE *memout_restart(memout *m);
+/* End: close the stream, write what it holds to out if ok, free it all. */
+void memout_finish(memout *m, int ok, FILE *out);
+
 /* ---- errors ---- */
 
 /* "mrtx: CMD: message\n" on stderr. */

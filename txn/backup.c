@@ -43,26 +43,6 @@ typedef struct bpaths {
 	char dest_data[4096];  /* DEST/data.mdb */
 } bpaths;
 
-static int join(char *out, size_t size, const char *a, const char *b)
-{
-	int n = snprintf(out, size, "%s/%s", a, b);
-
-	if (n < 0 || (size_t)n >= size)
-		return mrtx__seterr(MRTX_EINVAL, "mrtx_backup: path %s/%s is too long", a, b);
-	return 0;
-}
-
-static int sys_err(const char *what, const char *path, int err)
-{
-	if (err == ENOSPC || err == EDQUOT)
-		return mrtx__seterr(MRTX_EFULL, "mrtx_backup: %s %s: %s", what, path,
-		                    strerror(err));
-	if (err == ENOMEM)
-		return mrtx__seterr(MRTX_ENOMEM, "mrtx_backup: %s %s: %s", what, path,
-		                    strerror(err));
-	return mrtx__seterr(MRTX_ESTORE, "mrtx_backup: %s %s: %s", what, path, strerror(err));
-}
-
 /* DEST missing (created: *created = 1) or an empty directory. */
 static int dest_prepare(const char *dest, int *created)
 {
@@ -73,9 +53,9 @@ static int dest_prepare(const char *dest, int *created)
 	*created = 0;
 	if (stat(dest, &sb) != 0) {
 		if (errno != ENOENT)
-			return sys_err("stat", dest, errno);
+			return mrtx__sys_err("mrtx_backup", "stat", dest, errno);
 		if (mkdir(dest, 0700) != 0)
-			return sys_err("create directory", dest, errno);
+			return mrtx__sys_err("mrtx_backup", "create directory", dest, errno);
 		*created = 1;
 		return 0;
 	}
@@ -83,7 +63,7 @@ static int dest_prepare(const char *dest, int *created)
 		return mrtx__seterr(MRTX_EEXIST, "mrtx_backup: %s exists and is not a directory "
 		                    "(a backup goes into a new or empty directory)", dest);
 	if (!(d = opendir(dest)))
-		return sys_err("open directory", dest, errno);
+		return mrtx__sys_err("mrtx_backup", "open directory", dest, errno);
 	errno = 0;
 	while ((e = readdir(d)))
 		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
@@ -92,25 +72,13 @@ static int dest_prepare(const char *dest, int *created)
 		int err = errno;
 
 		closedir(d);
-		return sys_err("read directory", dest, err);
+		return mrtx__sys_err("mrtx_backup", "read directory", dest, err);
 	}
 	closedir(d);
 	if (e)
 		return mrtx__seterr(MRTX_EEXIST, "mrtx_backup: %s is not empty (a backup never "
 		                    "overwrites; use a new or empty directory)", dest);
 	return 0;
-}
-
-static int sync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
-
-	if (fd < 0)
-		return sys_err("open directory", dir, errno);
-	if (fsync(fd) != 0 && errno != EINVAL) /* EINVAL: not supported there */
-		rc = sys_err("sync directory", dir, errno);
-	close(fd);
-	return rc;
 }
 
 /* The first finding of check_store, for the error message. */
@@ -191,28 +159,29 @@ int mrtx_backup(mrtx_db *db, const char *dest)
 			                    "be torn by a writer; back it up as a user who can write "
 			                    "lock.mdb", store_path(db->st));
 	}
-	if ((rc = join(p.stage, sizeof(p.stage), dest, STAGE)) ||
-	    (rc = join(p.stage_data, sizeof(p.stage_data), p.stage, "data.mdb")) ||
-	    (rc = join(p.stage_part, sizeof(p.stage_part), p.stage, "data.mdb.partial")) ||
-	    (rc = join(p.stage_lock, sizeof(p.stage_lock), p.stage, "lock.mdb")) ||
-	    (rc = join(p.dest_data, sizeof(p.dest_data), dest, "data.mdb")))
+#define JOIN(out, dir, name) mrtx__path_join(out, sizeof(out), dir, name, "mrtx_backup")
+	if ((rc = JOIN(p.stage, dest, STAGE)) || (rc = JOIN(p.stage_data, p.stage, "data.mdb")) ||
+	    (rc = JOIN(p.stage_part, p.stage, "data.mdb.partial")) ||
+	    (rc = JOIN(p.stage_lock, p.stage, "lock.mdb")) ||
+	    (rc = JOIN(p.dest_data, dest, "data.mdb")))
 		return rc;
+#undef JOIN
 	if ((rc = dest_prepare(dest, &created)))
 		return rc;
 	if (mkdir(p.stage, 0700) != 0) {
-		rc = sys_err("create directory", p.stage, errno);
+		rc = mrtx__sys_err("mrtx_backup", "create directory", p.stage, errno);
 		goto fail;
 	}
 	staged = 1;
 	if ((rc = store_copy(db->st, p.stage)) || (rc = settle_copy(store_path(db->st), &p)))
 		goto fail;
 	if (rename(p.stage_data, p.dest_data) != 0) {
-		rc = sys_err("rename", p.stage_data, errno);
+		rc = mrtx__sys_err("mrtx_backup", "rename", p.stage_data, errno);
 		goto fail;
 	}
 	unlink(p.stage_lock);
 	rmdir(p.stage);
-	if ((rc = sync_dir(dest)) == 0)
+	if ((rc = mrtx__sync_dir(dest, "mrtx_backup")) == 0)
 		return 0;
 	unlink(p.dest_data);
 fail:

@@ -22,37 +22,6 @@
 
 #define COPY_ATTEMPTS 3 /* MDB_MAP_RESIZED: adopt the map, start over */
 
-static int path_join(char *out, size_t size, const char *dir, const char *name)
-{
-	int n = snprintf(out, size, "%s/%s", dir, name);
-
-	if (n < 0 || (size_t)n >= size)
-		return mrtx__seterr(MRTX_EINVAL, "backup: path %s/%s is too long", dir, name);
-	return 0;
-}
-
-static int sys_err(const char *what, const char *path, int err)
-{
-	if (err == ENOSPC || err == EDQUOT)
-		return mrtx__seterr(MRTX_EFULL, "backup: %s %s: %s", what, path, strerror(err));
-	if (err == ENOMEM)
-		return mrtx__seterr(MRTX_ENOMEM, "backup: %s %s: %s", what, path, strerror(err));
-	return mrtx__seterr(MRTX_ESTORE, "backup: %s %s: %s", what, path, strerror(err));
-}
-
-/* fsync a directory, so a rename or a new file in it is durable. */
-static int sync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
-
-	if (fd < 0)
-		return sys_err("open directory", dir, errno);
-	if (fsync(fd) != 0 && errno != EINVAL) /* EINVAL: not supported there */
-		rc = sys_err("sync directory", dir, errno);
-	close(fd);
-	return rc;
-}
-
 /* The environment into fd (at offset 0), compacted when LMDB can. */
 static int copy_env(store *st, int fd, const char *tmp)
 {
@@ -61,7 +30,7 @@ static int copy_env(store *st, int fd, const char *tmp)
 
 	for (int resized = 0; resized < COPY_ATTEMPTS;) {
 		if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0)
-			return sys_err("truncate", tmp, errno);
+			return mrtx__sys_err("backup", "truncate", tmp, errno);
 		rc = mdb_env_copyfd2(st->env, fd, flags);
 		if (rc == MDB_INCOMPATIBLE && flags) {
 			flags = 0; /* a page leak: copy page for page */
@@ -74,7 +43,7 @@ static int copy_env(store *st, int fd, const char *tmp)
 		resized++;
 	}
 	if (rc > 0)
-		return sys_err("write", tmp, rc);
+		return mrtx__sys_err("backup", "write", tmp, rc);
 	if (rc)
 		return lmdb_err(st, rc, "copy environment");
 	return 0;
@@ -87,9 +56,9 @@ int lmdb_store_copy(store *st, const char *dir)
 	struct stat sb;
 	int fd, rc;
 
-	if ((rc = path_join(src, sizeof(src), st->path, "data.mdb")) ||
-	    (rc = path_join(tmp, sizeof(tmp), dir, "data.mdb.partial")) ||
-	    (rc = path_join(fin, sizeof(fin), dir, "data.mdb")))
+	if ((rc = mrtx__path_join(src, sizeof(src), st->path, "data.mdb", "backup")) ||
+	    (rc = mrtx__path_join(tmp, sizeof(tmp), dir, "data.mdb.partial", "backup")) ||
+	    (rc = mrtx__path_join(fin, sizeof(fin), dir, "data.mdb", "backup")))
 		return rc;
 	if (stat(src, &sb) == 0)
 		mode = sb.st_mode & 0777; /* the copy is as private as the store */
@@ -98,20 +67,20 @@ int lmdb_store_copy(store *st, const char *dir)
 		if (errno == EEXIST)
 			return mrtx__seterr(MRTX_EEXIST, "backup: %s exists (another backup into "
 			                    "%s, or one cut short: remove it)", tmp, dir);
-		return sys_err("create", tmp, errno);
+		return mrtx__sys_err("backup", "create", tmp, errno);
 	}
 	rc = copy_env(st, fd, tmp);
 	if (rc == 0 && fsync(fd) != 0)
-		rc = sys_err("sync", tmp, errno);
+		rc = mrtx__sys_err("backup", "sync", tmp, errno);
 	if (close(fd) != 0 && rc == 0)
-		rc = sys_err("close", tmp, errno);
+		rc = mrtx__sys_err("backup", "close", tmp, errno);
 	if (rc == 0 && rename(tmp, fin) != 0)
-		rc = sys_err("rename", tmp, errno);
+		rc = mrtx__sys_err("backup", "rename", tmp, errno);
 	if (rc) {
 		unlink(tmp);
 		return rc;
 	}
-	return sync_dir(dir);
+	return mrtx__sync_dir(dir, "backup");
 }
 
 int lmdb_store_sync(store *st)
