@@ -225,15 +225,27 @@ int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
 
 /* ------------------------------------------------ the same for every backend */
 
-int store_family_find(const store_table *t, const char *family, uint8_t *fid)
+static int family_lookup(const store_table *t, const char *family, uint8_t *fid)
 {
-	if (!family)
-		return mrtx__seterr(MRTX_EINVAL, "family is NULL (table '%s')", t->name);
-	for (size_t i = 0; i < t->nfamilies; i++)
+	size_t n = t->nfamilies;
+
+	for (size_t i = 0; i < n; i++)
 		if (strcmp(t->families[i], family) == 0) {
 			*fid = (uint8_t)i;
 			return 0;
 		}
+	return MRTX_ENOFAMILY;
+}
+
+int store_family_find(store *st, const store_table *t, const char *family, uint8_t *fid)
+{
+	if (!family)
+		return mrtx__seterr(MRTX_EINVAL, "family is NULL (table '%s')", t->name);
+	/* a miss may be a family another handle added (mrtx_add_family):
+	 * refresh once before saying no */
+	if (family_lookup(t, family, fid) == 0 ||
+	    (store_table_refresh(st) == 0 && family_lookup(t, family, fid) == 0))
+		return 0;
 	return mrtx__seterr(MRTX_ENOFAMILY, "table '%s' has no family '%.64s'", t->name, family);
 }
 

@@ -92,8 +92,9 @@ int store_create_table(store *st, const char *name, const char *const *families,
                        size_t nfamilies, const mrtx_bytes *splits, size_t nsplits);
 /* MRTX_ENOTABLE if missing (re-reads metadata: another process may have made it). */
 int store_table_find(store *st, const char *name, const store_table **out);
-/* MRTX_ENOFAMILY if t has no such family. */
-int store_family_find(const store_table *t, const char *family, uint8_t *fid);
+/* MRTX_ENOFAMILY if t has no such family, also after one refresh (a family
+ * another handle or process added is found). */
+int store_family_find(store *st, const store_table *t, const char *family, uint8_t *fid);
 /* Every table, in name order. */
 int store_tables_list(store *st, const store_table ***out, size_t *count);
 

@@ -70,7 +70,7 @@ static int check_spec(mrtx_db *db, const mrtx_index_spec *s)
 		return mrtx__seterr(MRTX_EINVAL, "index '%s': the index table is the source table",
 		                    s->name);
 	if ((rc = check_roles(db, s)) || (rc = store_table_find(db->st, s->table, &t)) ||
-	    (rc = store_family_find(t, s->family, &fid)))
+	    (rc = store_family_find(db->st, t, s->family, &fid)))
 		return rc;
 	if (s->ncluster > IDX_MAX_CLUSTER || (s->ncluster && !s->cluster))
 		return mrtx__seterr(MRTX_EINVAL, "index '%s': %zu clustered columns; the limit is %d",
@@ -81,7 +81,7 @@ static int check_spec(mrtx_db *db, const mrtx_index_spec *s)
 	for (size_t j = 0; j < s->ncluster; j++) {
 		const mrtx_column *c = &s->cluster[j];
 
-		if ((rc = store_family_find(t, c->family, &fid)))
+		if ((rc = store_family_find(db->st, t, c->family, &fid)))
 			return rc;
 		if (c->qualifier.size > IDX_MAX_QUAL || (c->qualifier.size && !c->qualifier.data))
 			return mrtx__seterr(MRTX_EINVAL, "index '%s': clustered qualifier %zu is NULL "

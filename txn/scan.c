@@ -178,10 +178,7 @@ int mrtx_scan_open(mrtx_txn *txn, const mrtx_scan_spec *spec, mrtx_scanner **out
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_scan_open: byte string with NULL data");
 	if ((rc = store_table_find(txn->db->st, spec->table, &t)))
 		return rc;
-	if (spec->family && (rc = store_family_find(t, spec->family, &fid)) == MRTX_ENOFAMILY &&
-	    store_table_refresh(txn->db->st) == 0)
-		rc = store_family_find(t, spec->family, &fid); /* added by another handle? */
-	if (rc)
+	if (spec->family && (rc = store_family_find(txn->db->st, t, spec->family, &fid)))
 		return rc;
 	/* Bounds are compared, never stored: any length up to the limits is a
 	 * fine bound, whether or not a cell could have it as its key. */

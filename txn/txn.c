@@ -299,11 +299,7 @@ static int resolve_args(mrtx_txn *txn, const char *table, mrtx_bytes row,
 		return mrtx__seterr(MRTX_EINVAL, "table name is NULL");
 	if ((rc = store_table_find(txn->db->st, table, t)))
 		return rc;
-	/* a family another handle added: refresh once (mrtx_add_family) */
-	if (family && (rc = store_family_find(*t, family, fid)) == MRTX_ENOFAMILY &&
-	    store_table_refresh(txn->db->st) == 0)
-		rc = store_family_find(*t, family, fid);
-	if (rc)
+	if (family && (rc = store_family_find(txn->db->st, *t, family, fid)))
 		return rc;
 	return store_check_key(*t, row, qual_size);
 }
