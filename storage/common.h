@@ -135,6 +135,9 @@ typedef enum {
 	FP_STORE_AFTER_ROW_WRITE,
 	FP_RECOVER_AFTER_ABORT,
 	FP_RECOVER_AFTER_FORWARD,
+	FP_SPLIT_AFTER_FREEZE, /* RADOS: a tablet split's steps (rados_split.c) */
+	FP_SPLIT_AFTER_COPY,
+	FP_SPLIT_AFTER_PUBLISH,
 	FP__COUNT
 } mrtx_fp;
 

@@ -43,6 +43,9 @@ static const char *const fp_names[FP__COUNT] = {
 	[FP_STORE_AFTER_ROW_WRITE] = "store.after_row_write",
 	[FP_RECOVER_AFTER_ABORT] = "recover.after_abort",
 	[FP_RECOVER_AFTER_FORWARD] = "recover.after_forward",
+	[FP_SPLIT_AFTER_FREEZE] = "split.after_freeze",
+	[FP_SPLIT_AFTER_COPY] = "split.after_copy",
+	[FP_SPLIT_AFTER_PUBLISH] = "split.after_publish",
 };
 
 static struct fp_state fps[FP__COUNT];

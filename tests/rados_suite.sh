@@ -97,11 +97,14 @@ fi
 
 # mrtx chaos on RADOS while an OSD is SIGKILLed and restarted mid-run: bank
 # (batched) and append (unbatched), each with 0 anomalies and every lock
-# settled by recovery.
+# settled by recovery.  The store's tablet bound is tiny (split_rows=2 for
+# bank's few rows, 8 for append), so tablets split online during the run;
+# the objects left in the pool show it (a split makes two tablet objects
+# with new seqs).
 if [ "$rc" = 0 ] && [ -x "$MRTX" ] && [ "${RADOS_SUITE_CHAOS:-1}" = 1 ]; then
-	for spec in "bank:" "append:--unbatched"; do
-		w=${spec%%:*}; u=${spec#*:}
-		store="rados://mrtx/chaos-$w-$$?conf=$DIR/ceph.conf"
+	for spec in "bank:2:" "append:8:--unbatched"; do
+		w=${spec%%:*}; u=${spec#*:}; bound=${u%%:*}; u=${u#*:}
+		store="rados://mrtx/chaos-$w-$$?conf=$DIR/ceph.conf&split_rows=$bound"
 		log=$DIR/chaos-$w.out
 		TMPDIR=$DIR timeout 300 "$MRTX" chaos "$store" --workload "$w" --seconds 25 --writers 3 $u \
 			>"$log" 2>&1 &
@@ -112,9 +115,18 @@ if [ "$rc" = 0 ] && [ -x "$MRTX" ] && [ "${RADOS_SUITE_CHAOS:-1}" = 1 ]; then
 		bash "$CLUSTER" restart-osd 1 "$DIR" || rc=1
 		if ! wait "$cpid"; then
 			echo "rados_suite: chaos $w $u FAILED:"; cat "$log"; rc=1
+		elif ! objs=$(timeout 60 rados -c "$DIR/ceph.conf" -p mrtx ls); then
+			echo "rados_suite: cannot list pool mrtx after chaos $w"; rc=1
 		else
+			tab=$(grep -E "^chaos-$w-$$\.[0-9a-f]+\.[0-9a-f]+\$" <<<"$objs" | sort)
+			ntab=$(grep -c . <<<"$tab")
+			nids=$(sed -E 's/^.*\.([0-9a-f]+)\.[0-9a-f]+$/\1/' <<<"$tab" | sort -u | grep -c .)
 			echo "rados_suite: chaos $w $u with osd.1 killed and restarted:"
 			grep -E 'transactions:|kills:|anomalies:|recovery:' "$log" | sed 's/^/  /'
+			echo "  tablets: $ntab tablet objects for $nids tables ($((ntab - nids)) made by splits)"
+			if [ "$ntab" -le "$nids" ]; then
+				echo "rados_suite: chaos $w: no tablet split during the run"; rc=1
+			fi
 		fi
 	done
 fi

@@ -3,6 +3,7 @@
  */
 #include "rados_conn.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,13 +119,37 @@ static int parse_param(raddr *a, const char *p, size_t n)
 	char **slot = NULL, *tmp = NULL;
 	int rc;
 
+	if (kn == 10 && !memcmp(p, "split_rows", 10)) {
+		unsigned long x;
+		char *e;
+
+		if (!eq || a->has_split_rows)
+			return mrtx__seterr(MRTX_EINVAL, "rados address: split_rows %s",
+			                    eq ? "given twice" : "has no value");
+		if ((rc = decode_part(v, vn, "split_rows", 1, &tmp)))
+			return rc;
+		errno = 0;
+		x = strtoul(tmp, &e, 10);
+		rc = *e || !*tmp || *tmp == '-' || *tmp == '+' || errno || x > RADDR_MAX_SPLIT_ROWS ?
+		     mrtx__seterr(MRTX_EINVAL, "rados address: split_rows must be 0 (never split) "
+		                  "or 2..%lu rows, not \"%.32s\"", (unsigned long)RADDR_MAX_SPLIT_ROWS,
+		                  tmp) : 0;
+		if (rc == 0 && x == 1)
+			rc = mrtx__seterr(MRTX_EINVAL, "rados address: split_rows must be 0 (never "
+			                  "split) or 2..%lu rows, not 1", (unsigned long)RADDR_MAX_SPLIT_ROWS);
+		mrtx__free(tmp);
+		a->split_rows = (uint32_t)x;
+		a->has_split_rows = rc == 0;
+		return rc;
+	}
 	if (kn == 4 && !memcmp(p, "conf", 4))
 		slot = &a->conf;
 	else if (kn == 4 && !memcmp(p, "user", 4))
 		slot = &a->user;
 	else if (!(kn == 7 && !memcmp(p, "timeout", 7)))
 		return mrtx__seterr(MRTX_EINVAL,
-		                    "rados address: unknown parameter \"%.*s\" (conf, user, timeout)",
+		                    "rados address: unknown parameter \"%.*s\" (conf, user, timeout, "
+		                    "split_rows)",
 		                    (int)(kn > 64 ? 64 : kn), p);
 	if (!eq)
 		return mrtx__seterr(MRTX_EINVAL, "rados address: parameter \"%.*s\" has no value",

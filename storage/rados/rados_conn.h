@@ -4,6 +4,7 @@
  * Three things, none of which knows about mrtx locks or rows:
  *
  *   raddr   a store address  rados://POOL/NAME[?conf=PATH][&user=ID][&timeout=S]
+ *           [&split_rows=N]
  *   rconn   a connected cluster handle plus an I/O context on POOL, with
  *           bounded timeouts: no call made through it waits forever
  *   rconn_write / rconn_read   submit N compound operations on N objects
@@ -60,12 +61,20 @@ typedef struct raddr {
 	char *conf;
 	char *user;
 	unsigned timeout_s;
+	uint32_t split_rows; /* split_rows=N: tablet bound, 0 = never split */
+	int has_split_rows;
 } raddr;
+
+/* The tablet bound without split_rows= in the address, and the largest. */
+#define RADDR_DEFAULT_SPLIT_ROWS 50000u
+#define RADDR_MAX_SPLIT_ROWS 100000000u
 
 /*
  * Parse uri into *out (zeroed first; on failure nothing is left to free).
  * Grammar: "rados://" POOL "/" NAME [ "?" PARAM *( "&" PARAM ) ] where
- * PARAM is conf=VALUE, user=VALUE or timeout=SECONDS, each at most once.
+ * PARAM is conf=VALUE, user=VALUE, timeout=SECONDS or split_rows=N (a
+ * tablet with more rows is split: 0 never, else 2..RADDR_MAX_SPLIT_ROWS;
+ * default RADDR_DEFAULT_SPLIT_ROWS), each at most once.
  * %XX escapes are decoded in POOL, NAME and values (%00 is refused).
  * @return MRTX_OK; MRTX_EINVAL (not rados://, empty or over-long pool or
  *   name, a character outside the allowed set, a bad escape, an unknown,

@@ -12,6 +12,10 @@
  *                   next tablet's start), holding in its omap:
  *       0x01 'G'                      u64 BE: the index-declaration
  *                                     generation every row write checks
+ *       0x01 'S'                      the tablet's state (absent: open;
+ *                                     'U': filled by a split, not yet
+ *                                     open; 'X' ...: retired by a split;
+ *                                     see rados_split.c)
  *       0x02 . rkey(row)              the row's lock record (never empty)
  *       0x03 . rkey(row) . fid+1 . rqual(qualifier)   a cell
  *       0x04 . rkey_desc(row)         "" : the row in descending order, for
@@ -25,8 +29,10 @@
  *
  * Table record: u32 id | u8 nfamilies | (u8 len, name) each | u32 ntablets
  * | (u32 seq, u16 len, start row) each, tablets in row order, the first
- * starting at the empty row.  Tablets are fixed at table creation (a table
- * can be pre-split with split rows).
+ * starting at the empty row.  A table can be pre-split at creation, and a
+ * tablet is split online (rados_split.c) into two new tablets with new
+ * seqs, taken from the meta key "seq.<id>" (u32 BE: the next free seq;
+ * absent until the table's first split).  A seq is never used twice.
  */
 #ifndef MRTX_RADOS_INT_H
 #define MRTX_RADOS_INT_H
@@ -58,9 +64,18 @@ typedef struct rtablet {
 	char oid[ROID_MAX];
 } rtablet;
 
+/* A table's tablet map, immutable once published; a newer one replaces it
+ * (atomically) after a split, and the old one stays allocated until the
+ * store is closed, so a pointer into it never dangles. */
+typedef struct rtmap {
+	struct rtmap *older; /* the maps it replaced */
+	size_t n;
+	rtablet t[]; /* in row order; their starts point into this block */
+} rtmap;
+
 typedef struct rtable {
-	size_t ntablets;
-	rtablet *tablets; /* in row order */
+	_Atomic(rtmap *) map;
+	uint32_t id;
 } rtable;
 
 typedef struct rstore {
@@ -75,6 +90,8 @@ typedef struct rstore {
 	store_table **tables;
 	size_t ntables, ctables;
 	atomic_ulong write_calls, write_txns, read_txns;
+	uint32_t split_rows; /* a tablet is split past this many rows; 0: never */
+	atomic_ulong splits; /* splits this handle finished (tests, stats) */
 } rstore;
 
 static inline rstore *RS(store *st)
@@ -87,8 +104,58 @@ static inline const rstore *RSC(const store *st)
 	return (const rstore *)(const void *)st;
 }
 
-/* The tablet holding row (binary search on the starts). */
+/* The table's current tablet map. */
+static inline rtmap *rados_map(const store_table *t)
+{
+	return atomic_load_explicit(&((rtable *)t->be)->map, memory_order_acquire);
+}
+
+/* The tablet of m holding row (binary search on the starts). */
+const rtablet *rados_tablet_in(const rtmap *m, mrtx_bytes row);
+/* The same in the table's current map. */
 const rtablet *rados_tablet_of(const store_table *t, mrtx_bytes row);
+
+/*
+ * A read or write met a tablet a split retired (or, writing, one not yet
+ * open): internal, never leaves the backend.  The caller settles the table
+ * (rados_table_settle) and tries again with the new map.
+ */
+#define RMOVED (-31981)
+/* How often a call tries again after RMOVED before giving up. */
+#define RMOVED_TRIES 16
+
+/* The tablet-state key and its values' first bytes. */
+extern const uint8_t rados_state_key[2];
+#define RSTATE_UNBORN 'U'
+#define RSTATE_RETIRED 'X'
+
+/*
+ * Bring t's map up to date after RMOVED on tablet oid: re-read the table
+ * record; if it still lists oid and oid is retired, the split that retired
+ * it is finished first (after waiting a while for its splitter), and a
+ * listed tablet not yet open is opened.  rados_split.c.
+ */
+int rados_table_settle(rstore *rs, const store_table *t, const char *oid);
+/* Re-read t's record into a new map (rados_meta.c). */
+int rados_table_reload(rstore *rs, const store_table *t);
+/* The record of t as stored (v.data NULL when gone), read into a. */
+int rados_table_record(rstore *rs, const store_table *t, mrtx_arena *a, mrtx_bytes *v);
+/* Parse a table record's tablet list into a new map (rados_meta.c). */
+int rados_map_parse(rstore *rs, const char *name, mrtx_bytes rec, rtmap **out);
+/* Where a record's tablet list begins (after the families), or 0 when the
+ * record is malformed. */
+size_t rados_record_tablets_at(mrtx_bytes rec);
+/* Read/write NAME.meta (rados_meta.c). */
+int rados_meta_read(rstore *rs, const char *const *keys, size_t n, mrtx_arena *a,
+                    mrtx_bytes *vals);
+int rados_meta_cas(rstore *rs, const char *key, mrtx_bytes expect, mrtx_bytes value,
+                   int *applied);
+/*
+ * After a write created rows in tablet oid of t: perhaps (sampled) count
+ * its rows and split it when over rs->split_rows.  Never fails the caller:
+ * a split that fails is left for the next reader or writer to finish.
+ */
+void rados_split_maybe(rstore *rs, const store_table *t, const char *oid);
 /* Key builders; return the key's size.  buf needs RCELL_MAX bytes. */
 /*
  * Group n ops by object so that each object gets one compound op: grp[i]

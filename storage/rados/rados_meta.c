@@ -19,6 +19,7 @@
 #include <openssl/rand.h>
 
 const uint8_t rados_gen_key[2] = { RK_GEN_0, 'G' };
+const uint8_t rados_state_key[2] = { RK_GEN_0, 'S' };
 
 static void be64_put(uint8_t *p, uint64_t v)
 {
@@ -242,6 +243,7 @@ int rados_store_open(store **out, const char *addr, const store_opts *o)
 	rs->unbatched = o && o->unbatched;
 	pthread_mutex_init(&rs->mu, NULL);
 	snprintf(rs->meta_oid, sizeof(rs->meta_oid), "%s.meta", ra.name);
+	rs->split_rows = ra.has_split_rows ? ra.split_rows : RADDR_DEFAULT_SPLIT_ROWS;
 	rc = connect_fresh(&ra, &rs->conn);
 	raddr_free(&ra);
 	if (rc == 0)
@@ -254,12 +256,22 @@ int rados_store_open(store **out, const char *addr, const store_opts *o)
 	return 0;
 }
 
+static void map_free(rtmap *m)
+{
+	while (m) {
+		rtmap *o = m->older;
+
+		mrtx__free(m);
+		m = o;
+	}
+}
+
 static void table_free(store_table *t)
 {
 	if (!t)
 		return;
 	if (t->be)
-		mrtx__free(((rtable *)t->be)->tablets);
+		map_free(atomic_load(&((rtable *)t->be)->map));
 	mrtx__free(t->be);
 	mrtx__free(t);
 }
@@ -288,6 +300,17 @@ int rados_store_is_unbatched(const store *st)
 	return RSC(st)->unbatched;
 }
 
+size_t rados_store_tablets(store *st, const store_table *t)
+{
+	(void)st;
+	return rados_map(t)->n;
+}
+
+unsigned long rados_store_splits(store *st)
+{
+	return atomic_load(&RS(st)->splits);
+}
+
 const uint8_t *rados_store_id(const store *st)
 {
 	return RSC(st)->id;
@@ -311,88 +334,178 @@ int rados_store_get_info(store *st, store_info *out)
 
 /* --------------------------------------------------------------- tables */
 
+size_t rados_record_tablets_at(mrtx_bytes rec)
+{
+	const uint8_t *p = rec.data;
+	size_t at = 5;
+
+	if (rec.size < 5)
+		return 0;
+	for (size_t i = 0, nf = p[4]; i < nf; i++) {
+		if (at >= rec.size || p[at] == 0 || rec.size - at - 1 < p[at])
+			return 0;
+		at += 1 + p[at];
+	}
+	return at + 4 <= rec.size ? at : 0;
+}
+
+int rados_map_parse(rstore *rs, const char *name, mrtx_bytes rec, rtmap **out)
+{
+	size_t at = rados_record_tablets_at(rec);
+	const uint8_t *p, *end = (const uint8_t *)rec.data + rec.size;
+	uint8_t *mem;
+	uint32_t id, nt;
+	rtmap *m;
+
+	if (at == 0)
+		goto bad;
+	p = (const uint8_t *)rec.data;
+	id = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	p += at;
+	nt = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	p += 4;
+	if (nt == 0 || nt > (size_t)(end - p) / 6 + 1)
+		goto bad;
+	if (!(m = mrtx__calloc(1, sizeof(*m) + nt * sizeof(m->t[0]) + (size_t)(end - p))))
+		return mrtx__seterr(MRTX_ENOMEM, "out of memory reading table '%s'", name);
+	mem = (uint8_t *)&m->t[nt];
+	m->n = nt;
+	for (uint32_t i = 0; i < nt; i++) {
+		rtablet *tb = &m->t[i];
+		size_t len;
+
+		if (end - p < 6)
+			goto bad_free;
+		tb->seq = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+		len = (size_t)p[4] << 8 | p[5];
+		p += 6;
+		if ((size_t)(end - p) < len || len > MRTX_MAX_ROW || (i == 0) != (len == 0))
+			goto bad_free;
+		tb->start = MRTX_BYTES(len ? memcpy(mem, p, len) : mem, len);
+		mem += len;
+		p += len;
+		if (i && cmp_bytes(tb->start.data, len, m->t[i - 1].start.data,
+		                   m->t[i - 1].start.size) <= 0)
+			goto bad_free;
+		for (uint32_t j = 0; j < i; j++)
+			if (m->t[j].seq == tb->seq)
+				goto bad_free;
+		snprintf(tb->oid, sizeof(tb->oid), "%s.%x.%x", rs->name, id, tb->seq);
+	}
+	if (p != end)
+		goto bad_free;
+	*out = m;
+	return 0;
+bad_free:
+	mrtx__free(m);
+bad:
+	return mrtx__seterr(MRTX_ECORRUPT, "%s: the record of table '%s' is malformed", rs->addr,
+	                    name);
+}
+
 /*
  * The table record's bytes (rados_int.h) into a new store_table; the
- * strings and tablet starts live in the same allocation as the table.
+ * strings live in the same allocation as the table, the tablets in a map.
  */
 static int table_parse(rstore *rs, const char *name, mrtx_bytes v, store_table **out)
 {
-	const uint8_t *p = v.data, *end = p + v.size;
+	const uint8_t *p = v.data;
 	store_table *t = NULL;
 	rtable *rt = NULL;
 	size_t nf, need;
 	uint8_t *mem;
 	char **fams;
-	uint32_t id, nt;
+	rtmap *m;
+	int rc;
 
-	if (v.size < 5)
-		goto bad;
-	id = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	if ((rc = rados_map_parse(rs, name, v, &m)))
+		return rc;
 	nf = p[4];
-	p += 5;
 	need = sizeof(*t) + strlen(name) + 1 + nf * sizeof(char *) + v.size + 8;
 	if (!(t = mrtx__calloc(1, need)) || !(rt = mrtx__calloc(1, sizeof(*rt)))) {
 		mrtx__free(t);
+		mrtx__free(m);
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory reading table '%s'", name);
 	}
 	t->be = rt;
+	atomic_init(&rt->map, m);
 	fams = (char **)(t + 1);
 	mem = (uint8_t *)(fams + nf);
 	t->name = memcpy(mem, name, strlen(name) + 1);
 	mem += strlen(name) + 1;
 	t->nfamilies = nf;
 	t->families = (const char *const *)fams;
-	t->id = id;
+	t->id = rt->id = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	p += 5;
 	for (size_t i = 0; i < nf; i++) {
-		size_t len;
+		size_t len = *p++; /* checked by rados_map_parse */
 
-		if (p >= end || (len = *p++) == 0 || (size_t)(end - p) < len)
-			goto bad;
 		fams[i] = memcpy(mem, p, len);
 		fams[i][len] = 0;
 		mem += len + 1;
 		p += len;
 	}
-	if (end - p < 4)
-		goto bad;
-	nt = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-	p += 4;
-	if (nt == 0 || nt > (size_t)(end - p) / 6 + 1 ||
-	    !(rt->tablets = mrtx__calloc(nt, sizeof(*rt->tablets)))) {
-		if (nt && nt <= (size_t)(end - p) / 6 + 1) {
-			table_free(t);
-			return mrtx__seterr(MRTX_ENOMEM, "out of memory reading table '%s'", name);
-		}
-		goto bad;
-	}
-	rt->ntablets = nt;
-	for (uint32_t i = 0; i < nt; i++) {
-		rtablet *tb = &rt->tablets[i];
-		size_t len;
-
-		if (end - p < 6)
-			goto bad;
-		tb->seq = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-		len = (size_t)p[4] << 8 | p[5];
-		p += 6;
-		if ((size_t)(end - p) < len || len > MRTX_MAX_ROW || (i == 0) != (len == 0))
-			goto bad;
-		tb->start = MRTX_BYTES(memcpy(mem, p, len), len);
-		mem += len;
-		p += len;
-		if (i && cmp_bytes(tb->start.data, len, rt->tablets[i - 1].start.data,
-		                   rt->tablets[i - 1].start.size) <= 0)
-			goto bad;
-		snprintf(tb->oid, sizeof(tb->oid), "%s.%x.%x", rs->name, id, tb->seq);
-	}
-	if (p != end)
-		goto bad;
 	*out = t;
 	return 0;
-bad:
-	table_free(t);
-	return mrtx__seterr(MRTX_ECORRUPT, "%s: the record of table '%s' is malformed", rs->addr,
-	                    name);
+}
+
+int rados_table_record(rstore *rs, const store_table *t, mrtx_arena *a, mrtx_bytes *v)
+{
+	char key[MRTX_MAX_NAME + 3];
+	const char *keys[1] = { key };
+	int exists;
+
+	snprintf(key, sizeof(key), "t/%s", t->name);
+	return meta_read(rs, keys, 1, a, v, &exists);
+}
+
+int rados_table_reload(rstore *rs, const store_table *t)
+{
+	rtable *rt = t->be;
+	mrtx_bytes v;
+	mrtx_arena a;
+	rtmap *m;
+	int rc;
+
+	arena_init(&a);
+	rc = rados_table_record(rs, t, &a, &v);
+	if (rc == 0 && !v.data)
+		rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the record of table '%s' is gone", rs->addr,
+		                  t->name);
+	if (rc == 0 && (rc = rados_map_parse(rs, t->name, v, &m)) == 0) {
+		rtmap *cur;
+
+		/* splits only add tablets: the map with more is the newer (a
+		 * slower reload of an older record must not undo a newer one) */
+		pthread_mutex_lock(&rs->mu);
+		cur = atomic_load(&rt->map);
+		if (m->n > cur->n) {
+			m->older = cur;
+			atomic_store_explicit(&rt->map, m, memory_order_release);
+		} else {
+			mrtx__free(m);
+		}
+		pthread_mutex_unlock(&rs->mu);
+	}
+	arena_free(&a);
+	return rc;
+}
+
+int rados_meta_read(rstore *rs, const char *const *keys, size_t n, mrtx_arena *a,
+                    mrtx_bytes *vals)
+{
+	int exists;
+
+	return meta_read(rs, keys, n, a, vals, &exists);
+}
+
+int rados_meta_cas(rstore *rs, const char *key, mrtx_bytes expect, mrtx_bytes value,
+                   int *applied)
+{
+	rguard g = guard_eq(key, expect);
+	rkv set = { MRTX_CSTR(key), value };
+
+	return meta_write(rs, &g, 1, &set, 1, applied);
 }
 
 static store_table *table_cached(rstore *rs, const char *name)
@@ -626,21 +739,25 @@ int rados_store_create_table(store *st, const char *name, const char *const *fam
 
 /* ------------------------------------------------------------ lookups */
 
-const rtablet *rados_tablet_of(const store_table *t, mrtx_bytes row)
+const rtablet *rados_tablet_in(const rtmap *map, mrtx_bytes row)
 {
-	const rtable *rt = t->be;
-	size_t lo = 0, hi = rt->ntablets; /* the answer is in [lo, hi) */
+	size_t lo = 0, hi = map->n; /* the answer is in [lo, hi) */
 
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
-		const rtablet *m = &rt->tablets[mid];
+		const rtablet *m = &map->t[mid];
 
 		if (cmp_bytes(m->start.data, m->start.size, row.data, row.size) <= 0)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	return &rt->tablets[lo];
+	return &map->t[lo];
+}
+
+const rtablet *rados_tablet_of(const store_table *t, mrtx_bytes row)
+{
+	return rados_tablet_in(rados_map(t), row);
 }
 
 /* ----------------------------------------------------- metadata records */
@@ -672,57 +789,80 @@ int rados_store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *
 /*
  * Bring every tablet of every table to generation gen (never down: the
  * guard keeps a newer value), so that a row write of a transaction that
- * took its declarations before them fails (STORE_GEN_CHANGED).
+ * took its declarations before them fails (STORE_GEN_CHANGED).  A tablet
+ * a split retired is not written (its guard on the state key fails): the
+ * split is settled and the spread runs again on the new tablets, which
+ * carry the generation their parent had when it was frozen.
  */
 static int gen_spread(rstore *rs, uint64_t gen)
 {
-	const store_table **tables;
-	size_t nt, nw = 0, cap = 0;
-	rwrite *w = NULL;
-	uint8_t g8[8];
-	rguard *guards = NULL;
-	rkv set;
-	int rc;
+	const store_table **tables = NULL;
+	size_t nt = 0;
+	int rc = 0;
 
-	if ((rc = rados_store_tables_list((store *)rs, &tables, &nt)))
-		return rc;
-	be64_put(g8, gen);
-	set = (rkv){ MRTX_BYTES(rados_gen_key, 2), MRTX_BYTES(g8, 8) };
-	for (size_t i = 0; i < nt; i++)
-		cap += ((const rtable *)tables[i]->be)->ntablets;
-	w = mrtx__calloc(cap ? cap : 1, sizeof(*w));
-	guards = mrtx__calloc(cap ? cap : 1, sizeof(*guards));
-	if (!w || !guards) {
-		rc = mrtx__seterr(MRTX_ENOMEM, "out of memory spreading the generation");
-		goto done;
-	}
-	for (size_t i = 0; i < nt; i++) {
-		const rtable *rt = tables[i]->be;
+	for (int attempt = 0; attempt < RMOVED_TRIES; attempt++) {
+		size_t nw = 0, cap = 0;
+		rwrite *w = NULL;
+		rtmap **maps = NULL;
+		uint8_t g8[8];
+		rguard *guards = NULL;
+		rkv set;
+		int moved = 0;
 
-		for (size_t j = 0; j < rt->ntablets; j++, nw++) {
-			/* stored < gen (omap_cmp: stored OP given; a missing key is
-			 * the empty value, below any) */
-			guards[nw] = (rguard){ MRTX_BYTES(rados_gen_key, 2), MRTX_BYTES(g8, 8),
-			                       LIBRADOS_CMPXATTR_OP_LT, 0 };
-			w[nw].oid = rt->tablets[j].oid;
-			w[nw].create = 1;
-			w[nw].guards = &guards[nw];
-			w[nw].nguards = 1;
-			w[nw].sets = &set;
-			w[nw].nsets = 1;
+		if ((rc = rados_store_tables_list((store *)rs, &tables, &nt)))
+			return rc;
+		be64_put(g8, gen);
+		set = (rkv){ MRTX_BYTES(rados_gen_key, 2), MRTX_BYTES(g8, 8) };
+		maps = mrtx__calloc(nt ? nt : 1, sizeof(*maps));
+		for (size_t i = 0; maps && i < nt; i++)
+			cap += (maps[i] = rados_map(tables[i]))->n;
+		w = mrtx__calloc(cap ? cap : 1, sizeof(*w));
+		guards = mrtx__calloc(2 * (cap ? cap : 1), sizeof(*guards));
+		if (!w || !guards || !maps) {
+			rc = mrtx__seterr(MRTX_ENOMEM, "out of memory spreading the generation");
+			goto next;
 		}
+		for (size_t i = 0; i < nt; i++) {
+			for (size_t j = 0; j < maps[i]->n; j++, nw++) {
+				rguard *g = &guards[2 * nw];
+
+				/* open (no state), and stored < gen (omap_cmp: stored OP
+				 * given; a missing key is the empty value, below any) */
+				g[0] = (rguard){ MRTX_BYTES(rados_state_key, 2), MRTX_BYTES("", 0),
+				                 LIBRADOS_CMPXATTR_OP_EQ, 0 };
+				g[1] = (rguard){ MRTX_BYTES(rados_gen_key, 2), MRTX_BYTES(g8, 8),
+				                 LIBRADOS_CMPXATTR_OP_LT, 0 };
+				w[nw].oid = maps[i]->t[j].oid;
+				w[nw].create = 1;
+				w[nw].guards = g;
+				w[nw].nguards = 2;
+				w[nw].sets = &set;
+				w[nw].nsets = 1;
+			}
+		}
+		atomic_fetch_add_explicit(&rs->write_txns, nw, memory_order_relaxed);
+		rc = rconn_write(rs->conn, w, nw);
+		if (rc == RCONN_TIMEDOUT)
+			rc = MRTX_ESTORE;
+		if (rc == MRTX_CONFLICT)
+			rc = 0; /* a tablet at gen or above already, or moved (below) */
+		for (size_t i = 0, k = 0; rc == 0 && i < nt; i++)
+			for (size_t j = 0; rc == 0 && j < maps[i]->n; j++, k++)
+				if (w[k].result == -ECANCELED && guards[2 * k].result == -ECANCELED) {
+					moved = 1;
+					rc = rados_table_settle(rs, tables[i], maps[i]->t[j].oid);
+				}
+	next:
+		mrtx__free(w);
+		mrtx__free(guards);
+		mrtx__free(maps);
+		mrtx__free(tables);
+		tables = NULL;
+		if (rc || !moved)
+			return rc;
 	}
-	atomic_fetch_add_explicit(&rs->write_txns, nw, memory_order_relaxed);
-	rc = rconn_write(rs->conn, w, nw);
-	if (rc == RCONN_TIMEDOUT)
-		rc = MRTX_ESTORE;
-	if (rc == MRTX_CONFLICT)
-		rc = 0; /* a tablet at gen or above already */
-done:
-	mrtx__free(w);
-	mrtx__free(guards);
-	mrtx__free(tables);
-	return rc;
+	return mrtx__seterr(MRTX_ESTORE, "%s: tablets keep being split while an index "
+	                    "declaration spreads", rs->addr);
 }
 
 int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value)

@@ -102,6 +102,27 @@ static int read_err(rstore *rs, int rc)
 	return rc;
 }
 
+/*
+ * A tablet read asks for the state key beside what it wants (it sorts
+ * before every row key, so it comes back first when present).  Take it
+ * out of r->kvs: RMOVED when a split retired the tablet (its rows may be
+ * elsewhere now), else 0 (open, or filled by a split and listed in the map
+ * we read it from: complete).
+ */
+static int state_take(rread *r)
+{
+	if (r->nkvs && r->kvs[0].key.size == 2 && memcmp(r->kvs[0].key.data, rados_state_key, 2) == 0) {
+		int retired = r->kvs[0].value.size && *(const uint8_t *)r->kvs[0].value.data ==
+		              RSTATE_RETIRED;
+
+		r->kvs++;
+		r->nkvs--;
+		if (retired)
+			return RMOVED;
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------------- cells */
 
 /* Decode the cell kvs of row (cell prefix cp, plen bytes) into out->cells,
@@ -153,7 +174,7 @@ static int take_cells(rstore *rs, const store_table *t, const store_filter *f, s
 typedef struct rowread {
 	uint8_t *lk, *cp, *first; /* lock key, cell prefix (+ family), first cell key */
 	size_t lkn, cpn, firstn;
-	mrtx_bytes keys[2];
+	mrtx_bytes keys[3]; /* the state key, the lock key, the first cell key */
 	rget get;
 	int want_cells;
 } rowread;
@@ -165,7 +186,8 @@ static int rowread_init(rowread *rr, mrtx_bytes row, const store_filter *f, mrtx
 		return MRTX_ENOMEM;
 	rr->lkn = rados_lock_key(rr->lk, row);
 	rr->cpn = rados_cell_prefix(rr->cp, row);
-	rr->keys[0] = MRTX_BYTES(rr->lk, rr->lkn);
+	rr->keys[0] = MRTX_BYTES(rados_state_key, 2);
+	rr->keys[1] = MRTX_BYTES(rr->lk, rr->lkn);
 	rr->want_cells = !(f && f->lock_only);
 	if (!rr->want_cells)
 		return 0;
@@ -177,8 +199,8 @@ static int rowread_init(rowread *rr, mrtx_bytes row, const store_filter *f, mrtx
 				return MRTX_ENOMEM;
 			memcpy(rr->first, rr->cp, rr->cpn);
 			rr->firstn = rr->cpn + rqual_put(rr->first + rr->cpn, f->qs.data, f->qs.size);
-			rr->keys[1] = MRTX_BYTES(rr->first, rr->firstn);
-			rr->get.start_after = rr->keys[1];
+			rr->keys[2] = MRTX_BYTES(rr->first, rr->firstn);
+			rr->get.start_after = rr->keys[2];
 		}
 	}
 	rr->get.prefix = MRTX_BYTES(rr->cp, rr->cpn);
@@ -191,15 +213,15 @@ static void rowread_op(rowread *rr, const char *oid, const store_filter *f, rrea
 	memset(r, 0, sizeof(*r));
 	r->oid = oid;
 	r->keys = rr->keys;
-	r->nkeys = 1;
+	r->nkeys = 2;
 	if (!rr->want_cells)
 		return;
 	if (f && f->qual_exact) {
-		r->nkeys = 2; /* just the cell */
+		r->nkeys = 3; /* just the cell */
 		return;
 	}
 	if (rr->first)
-		r->nkeys = 2;
+		r->nkeys = 3;
 	r->gets = &rr->get;
 	r->ngets = 1;
 }
@@ -213,6 +235,8 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 	int rc;
 
 	for (int attempt = 0;; attempt++) {
+		if ((rc = state_take(r)))
+			return rc;
 		out->row = row;
 		out->has_lock = 0;
 		out->lock = MRTX_BYTES(NULL, 0);
@@ -252,12 +276,14 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 				rr->get.start_after = rr->get.kvs[rr->get.nkvs - 1].key;
 				r2.oid = r->oid;
 				r2.keys = rr->keys;
-				r2.nkeys = 1;
+				r2.nkeys = 2;
 				r2.gets = &rr->get;
 				r2.ngets = 1;
 				atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
 				if ((rc = rconn_read(rs->conn, &r2, 1, a)))
 					return read_err(rs, rc);
+				if ((rc = state_take(&r2)))
+					return rc;
 				if ((r2.nkvs == 1) != had ||
 				    (had && (r2.kvs[0].value.size != lock0.size ||
 				             memcmp(r2.kvs[0].value.data, lock0.data, lock0.size) != 0)))
@@ -281,6 +307,15 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 	}
 }
 
+/* After RMOVED on tablet oid of t: settle, or say the table keeps moving. */
+static int moved(rstore *rs, const store_table *t, const char *oid, int attempt)
+{
+	if (attempt + 1 >= RMOVED_TRIES)
+		return mrtx__seterr(MRTX_ESTORE, "%s: table '%s': its tablets keep being split "
+		                    "under this call", rs->addr, t->name);
+	return rados_table_settle(rs, t, oid);
+}
+
 int rados_store_read_row(store *st, const store_table *t, mrtx_bytes row,
                          const store_filter *f, mrtx_arena *a, store_row *out)
 {
@@ -291,18 +326,24 @@ int rados_store_read_row(store *st, const store_table *t, mrtx_bytes row,
 
 	if ((rc = STORE_FAULT_R(rs, "read row")))
 		return rc;
-	if ((rc = rowread_init(&rr, row, f, a)))
-		return rc;
-	rowread_op(&rr, rados_tablet_of(t, row)->oid, f, &r);
-	atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
-	if ((rc = rconn_read(rs->conn, &r, 1, a)))
-		return read_err(rs, rc);
-	return rowread_take(rs, t, &rr, &r, row, f, a, out);
+	for (int attempt = 0;; attempt++) {
+		if ((rc = rowread_init(&rr, row, f, a)))
+			return rc;
+		rowread_op(&rr, rados_tablet_of(t, row)->oid, f, &r);
+		atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
+		if ((rc = rconn_read(rs->conn, &r, 1, a)))
+			return read_err(rs, rc);
+		if ((rc = rowread_take(rs, t, &rr, &r, row, f, a, out)) != RMOVED ||
+		    (rc = moved(rs, t, r.oid, attempt)))
+			return rc;
+	}
 }
 
-/* Read rows' locks (lock_only) or locks and cells, all at once. */
-static int read_many(rstore *rs, const store_table *const *ts, const mrtx_bytes *rows,
-                     size_t n, const store_filter *f, mrtx_arena *a, store_row *out)
+/* Read rows' locks (lock_only) or locks and cells, all at once, with the
+ * tablets of map (RMOVED, *moved_oid set, when one was retired). */
+static int read_many(rstore *rs, const rtmap *map, const store_table *const *ts,
+                     const mrtx_bytes *rows, size_t n, const store_filter *f, mrtx_arena *a,
+                     store_row *out, const char **moved_oid)
 {
 	rowread *rr;
 	rread *r;
@@ -315,39 +356,32 @@ static int read_many(rstore *rs, const store_table *const *ts, const mrtx_bytes 
 	for (size_t i = 0; i < n; i++) {
 		if ((rc = rowread_init(&rr[i], rows[i], f, a)))
 			return rc;
-		rowread_op(&rr[i], rados_tablet_of(ts[i], rows[i])->oid, f, &r[i]);
+		rowread_op(&rr[i], rados_tablet_in(map, rows[i])->oid, f, &r[i]);
 	}
 	atomic_fetch_add_explicit(&rs->read_txns, n, memory_order_relaxed);
 	if ((rc = rconn_read(rs->conn, r, n, a)))
 		return read_err(rs, rc);
 	for (size_t i = 0; i < n; i++)
-		if ((rc = rowread_take(rs, ts[i], &rr[i], &r[i], rows[i], f, a, &out[i])))
+		if ((rc = rowread_take(rs, ts[i], &rr[i], &r[i], rows[i], f, a, &out[i]))) {
+			if (rc == RMOVED)
+				*moved_oid = r[i].oid;
 			return rc;
+		}
 	return 0;
 }
 
-/*
- * Locks only: the rows of one tablet share one read op (their lock keys,
- * omap_get_vals_by_keys), so a commit's or a validation's lock reads cost
- * one op per tablet, as its writes do, whatever the number of rows.
- */
-int rados_store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_arena *a,
-                           store_row *out)
+static int read_locks_once(rstore *rs, const store_rowref *refs, size_t n, mrtx_arena *a,
+                           store_row *out, size_t *moved_ref)
 {
-	rstore *rs = RS(st);
 	const char **oids;
 	size_t *grp, *order, *start, *count, ng;
 	mrtx_bytes *keys, *kof;
 	rread *r;
 	int rc;
 
-	if ((rc = STORE_FAULT_R(rs, "read locks")))
-		return rc;
-	if (n == 0)
-		return 0;
 	oids = arena_alloc(a, n * sizeof(*oids));
 	grp = arena_alloc(a, 4 * n * sizeof(*grp));
-	keys = arena_alloc(a, n * sizeof(*keys));
+	keys = arena_alloc(a, 2 * n * sizeof(*keys));
 	kof = arena_alloc(a, n * sizeof(*kof));
 	r = arena_alloc(a, n * sizeof(*r));
 	if (!oids || !grp || !keys || !kof || !r)
@@ -364,17 +398,24 @@ int rados_store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_a
 		oids[i] = rados_tablet_of(refs[i].table, refs[i].row)->oid;
 	}
 	ng = rados_group_by_oid(oids, n, grp, order, start, count);
-	for (size_t i = 0; i < n; i++)
-		keys[i] = kof[order[i]];
+	/* group g's keys: the state key, then its rows' lock keys */
 	for (size_t g = 0; g < ng; g++) {
+		keys[start[g] + g] = MRTX_BYTES(rados_state_key, 2);
+		for (size_t j = 0; j < count[g]; j++)
+			keys[start[g] + g + 1 + j] = kof[order[start[g] + j]];
 		memset(&r[g], 0, sizeof(r[g]));
 		r[g].oid = oids[order[start[g]]];
-		r[g].keys = &keys[start[g]];
-		r[g].nkeys = count[g];
+		r[g].keys = &keys[start[g] + g];
+		r[g].nkeys = count[g] + 1;
 	}
 	atomic_fetch_add_explicit(&rs->read_txns, ng, memory_order_relaxed);
 	if ((rc = rconn_read(rs->conn, r, ng, a)))
 		return read_err(rs, rc);
+	for (size_t g = 0; g < ng; g++)
+		if (state_take(&r[g])) {
+			*moved_ref = order[start[g]];
+			return RMOVED;
+		}
 	for (size_t i = 0; i < n; i++) {
 		const rread *g = &r[grp[i]];
 		size_t lo = 0, hi = g->nkvs; /* the keys found, in key order */
@@ -397,6 +438,33 @@ int rados_store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_a
 		}
 	}
 	return 0;
+}
+
+/*
+ * Locks only: the rows of one tablet share one read op (their lock keys,
+ * omap_get_vals_by_keys), so a commit's or a validation's lock reads cost
+ * one op per tablet, as its writes do, whatever the number of rows.
+ */
+int rados_store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_arena *a,
+                           store_row *out)
+{
+	rstore *rs = RS(st);
+	int rc;
+
+	if ((rc = STORE_FAULT_R(rs, "read locks")))
+		return rc;
+	if (n == 0)
+		return 0;
+	for (int attempt = 0;; attempt++) {
+		size_t m = 0;
+		const store_table *t;
+
+		if ((rc = read_locks_once(rs, refs, n, a, out, &m)) != RMOVED)
+			return rc;
+		t = refs[m].table;
+		if ((rc = moved(rs, t, rados_tablet_of(t, refs[m].row)->oid, attempt)))
+			return rc;
+	}
 }
 
 /* ---------------------------------------------------------------- scans */
@@ -426,6 +494,7 @@ static int list_rows(rstore *rs, const store_table *t, const rtablet *tb, int re
                      store_row *rows, size_t *n, int *tablet_more, int *done)
 {
 	static const uint8_t pfx_lock[1] = { RK_LOCK }, pfx_desc[1] = { RK_DESC };
+	const mrtx_bytes sk = MRTX_BYTES(rados_state_key, 2);
 	rget g;
 	rread rd;
 	int rc;
@@ -438,9 +507,13 @@ static int list_rows(rstore *rs, const store_table *t, const rtablet *tb, int re
 	rd.oid = tb->oid;
 	rd.gets = &g;
 	rd.ngets = 1;
+	rd.keys = &sk;
+	rd.nkeys = 1;
 	atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
 	if ((rc = rconn_read(rs->conn, &rd, 1, a)))
 		return read_err(rs, rc);
+	if ((rc = state_take(&rd)))
+		return rc;
 	*tablet_more = g.more && g.nkvs;
 	for (size_t i = 0; i < g.nkvs; i++) {
 		const rkv *kv = &g.kvs[i];
@@ -481,12 +554,14 @@ static int list_rows(rstore *rs, const store_table *t, const rtablet *tb, int re
 	return 0;
 }
 
-int rados_store_scan_rows(store *st, const store_table *t, const store_range *r, int reverse,
-                          const store_filter *f, size_t max_rows, mrtx_arena *a,
-                          store_row **rows_out, size_t *nrows, int *more)
+/*
+ * One scan with the tablets of map rt; RMOVED (*moved_oid set) when it met
+ * a tablet a split retired.
+ */
+static int scan_once(rstore *rs, const rtmap *rt, const store_table *t, const store_range *r,
+                     int reverse, const store_filter *f, size_t max_rows, mrtx_arena *a,
+                     store_row **rows_out, size_t *nrows, int *more, const char **moved_oid)
 {
-	rstore *rs = RS(st);
-	const rtable *rt = t->be;
 	size_t cap = max_rows ? max_rows : 256, n = 0, ti;
 	store_row *rows;
 	mrtx_bytes after;
@@ -494,11 +569,6 @@ int rados_store_scan_rows(store *st, const store_table *t, const store_range *r,
 	uint8_t *kb;
 	int rc, done;
 
-	*rows_out = NULL;
-	*nrows = 0;
-	*more = 0;
-	if ((rc = STORE_FAULT_R(rs, "scan")))
-		return rc;
 	if (!(rows = arena_alloc(a, (cap + 1) * sizeof(*rows))) || !(kb = arena_alloc(a, RCELL_MAX)))
 		return MRTX_ENOMEM;
 again:
@@ -506,7 +576,7 @@ again:
 	done = 0;
 	/* the first tablet in scan order and where in it to start */
 	if (!reverse) {
-		ti = r->lo.size ? (size_t)(rados_tablet_of(t, r->lo) - rt->tablets) : 0;
+		ti = r->lo.size ? (size_t)(rados_tablet_in(rt, r->lo) - rt->t) : 0;
 		if (r->lo.size) {
 			size_t k = rados_lock_key(kb, r->lo);
 
@@ -516,7 +586,7 @@ again:
 			after = MRTX_BYTES(kb, r->lo_excl ? k : k - 1);
 		}
 	} else {
-		ti = r->hi.size ? (size_t)(rados_tablet_of(t, r->hi) - rt->tablets) : rt->ntablets - 1;
+		ti = r->hi.size ? (size_t)(rados_tablet_in(rt, r->hi) - rt->t) : rt->n - 1;
 		if (r->hi.size)
 			after = MRTX_BYTES(kb, rados_desc_key(kb, r->hi));
 	}
@@ -524,9 +594,12 @@ again:
 		int tmore = 0;
 		size_t limit = max_rows ? max_rows + 1 : cap + 1;
 
-		if ((rc = list_rows(rs, t, &rt->tablets[ti], reverse, r, &after, limit, a, rows, &n,
-		                    &tmore, &done)))
+		if ((rc = list_rows(rs, t, &rt->t[ti], reverse, r, &after, limit, a, rows, &n,
+		                    &tmore, &done))) {
+			if (rc == RMOVED)
+				*moved_oid = rt->t[ti].oid;
 			return rc;
+		}
 		if (done)
 			break;
 		if (max_rows && n > max_rows) {
@@ -546,15 +619,15 @@ again:
 		}
 		if (tmore)
 			continue;
-		if (reverse ? ti == 0 : ti + 1 == rt->ntablets)
+		if (reverse ? ti == 0 : ti + 1 == rt->n)
 			break;
 		/* the next tablet in scan order holds no row of the range */
 		if (!reverse && r->hi.size &&
-		    cmp_bytes(rt->tablets[ti + 1].start.data, rt->tablets[ti + 1].start.size,
+		    cmp_bytes(rt->t[ti + 1].start.data, rt->t[ti + 1].start.size,
 		              r->hi.data, r->hi.size) >= 0)
 			break;
 		if (reverse && r->lo.size &&
-		    cmp_bytes(rt->tablets[ti].start.data, rt->tablets[ti].start.size,
+		    cmp_bytes(rt->t[ti].start.data, rt->t[ti].start.size,
 		              r->lo.data, r->lo.size) <= 0)
 			break;
 		ti = reverse ? ti - 1 : ti + 1;
@@ -573,7 +646,7 @@ again:
 			ts[i] = t;
 			keys[i] = rows[i].row;
 		}
-		if ((rc = read_many(rs, ts, keys, n, f, a, full)))
+		if ((rc = read_many(rs, rt, ts, keys, n, f, a, full, moved_oid)))
 			return rc;
 		/* a row whose lock vanished meanwhile (a rolled-back insert) is gone */
 		for (size_t i = 0; i < n; i++)
@@ -601,6 +674,29 @@ again:
 	return 0;
 }
 
+int rados_store_scan_rows(store *st, const store_table *t, const store_range *r, int reverse,
+                          const store_filter *f, size_t max_rows, mrtx_arena *a,
+                          store_row **rows_out, size_t *nrows, int *more)
+{
+	rstore *rs = RS(st);
+	int rc;
+
+	*rows_out = NULL;
+	*nrows = 0;
+	*more = 0;
+	if ((rc = STORE_FAULT_R(rs, "scan")))
+		return rc;
+	for (int attempt = 0;; attempt++) {
+		const char *oid = NULL;
+
+		*more = 0;
+		rc = scan_once(rs, rados_map(t), t, r, reverse, f, max_rows, a, rows_out, nrows, more,
+		               &oid);
+		if (rc != RMOVED || (rc = moved(rs, t, oid, attempt)))
+			return rc;
+	}
+}
+
 /* --------------------------------------------------------------- writes */
 
 /* One compound write on one tablet: the ops it carries. */
@@ -612,6 +708,7 @@ typedef struct rgroup {
 	uint64_t gen_of;
 	uint8_t gen[8];
 	int gen_prval;
+	int state_prval; /* the tablet-state guard's */
 	int *prval; /* per op's lock guard */
 	rados_write_op_t wop;
 	rados_completion_t comp;
@@ -665,6 +762,10 @@ static int group_build(rgroup *g, store_op *ops, mrtx_arena *a)
 	if (!lk || !dk || !cp || !kb || !ke || !(g->wop = rados_create_write_op()))
 		return MRTX_ENOMEM;
 	rados_write_op_create(g->wop, LIBRADOS_CREATE_IDEMPOTENT, NULL);
+	/* first: the tablet is open (not retired by a split, nor still being
+	 * filled by one) */
+	rados_write_op_omap_cmp2(g->wop, (const char *)rados_state_key, LIBRADOS_CMPXATTR_OP_EQ, "",
+	                         2, 0, &g->state_prval);
 	if (g->gen_guard)
 		rados_write_op_omap_cmp2(g->wop, (const char *)rados_gen_key,
 		                         LIBRADOS_CMPXATTR_OP_LT, (const char *)g->gen, 2, 8,
@@ -757,6 +858,8 @@ static int groups_run(rstore *rs, rgroup *g, size_t ng, store_op *ops, mrtx_aren
 			else if (gr != -ECANCELED)
 				op->result = g[i].result == -ENOMEM && !g[i].comp ? MRTX_ENOMEM :
 				             op_result(gr);
+			else if (g[i].state_prval == -ECANCELED)
+				op->result = RMOVED; /* nothing applied: settle, send again */
 			else if (g[i].gen_guard && g[i].gen_prval == -ECANCELED)
 				op->result = STORE_GEN_CHANGED;
 			else if (g[i].prval[j] == -ECANCELED)
@@ -788,6 +891,7 @@ static int write_some(rstore *rs, store_op *ops, const size_t *idx, size_t n, in
 		const char *oid = rados_tablet_of(op->table, op->row)->oid;
 		rgroup *gr = NULL;
 
+		op->result = MRTX_ESTORE;
 		if (group)
 			for (size_t i = 0; i < ng; i++)
 				if (strcmp(g[i].oid, oid) == 0 && g[i].gen_guard == op->check_gen &&
@@ -804,6 +908,7 @@ static int write_some(rstore *rs, store_op *ops, const size_t *idx, size_t n, in
 				return MRTX_ENOMEM;
 			gr->gen_guard = op->check_gen;
 			gr->gen_of = op->gen;
+			gr->state_prval = 0;
 			if (op->check_gen)
 				be64(gr->gen, op->gen + 1); /* stored < gen + 1 */
 		}
@@ -813,10 +918,87 @@ static int write_some(rstore *rs, store_op *ops, const size_t *idx, size_t n, in
 	return groups_run(rs, g, ng, ops, a, retry, nretry);
 }
 
+/* Rows created in a tablet may have grown it past the bound: each such
+ * tablet is offered to the split policy once. */
+static void split_candidates(rstore *rs, store_op *ops, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *oid;
+		int seen = 0;
+
+		if (ops[i].result != 0 || !ops[i].expect_absent || ops[i].delete_lock)
+			continue;
+		oid = rados_tablet_of(ops[i].table, ops[i].row)->oid;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = ops[j].result == 0 && ops[j].expect_absent && !ops[j].delete_lock &&
+			       strcmp(rados_tablet_of(ops[j].table, ops[j].row)->oid, oid) == 0;
+		if (!seen)
+			rados_split_maybe(rs, ops[i].table, oid);
+	}
+}
+
+/* One pass over ops[idx[0..nidx)]: batched by tablet, or one row per call. */
+static int write_pass(rstore *rs, store_op *ops, size_t *idx, size_t nidx, mrtx_arena *a)
+{
+	size_t *retry = arena_alloc(a, (nidx ? nidx : 1) * sizeof(*retry)), nretry = 0, none = 0;
+	int rc = 0;
+
+	if (!retry)
+		return MRTX_ENOMEM;
+	if (!rs->unbatched) {
+		rc = write_some(rs, ops, idx, nidx, 1, a, retry, &nretry);
+		if (rc == 0 && nretry)
+			rc = write_some(rs, ops, retry, nretry, 0, a, idx, &none);
+		return rc;
+	}
+	/* one row per store call, in order, as the crash tests want */
+	for (size_t k = 0; k < nidx; k++) {
+		int r = write_some(rs, ops, &idx[k], 1, 0, a, retry, &none), fp;
+
+		if (r == 0 && ops[idx[k]].result == 0 && (fp = FAILPOINT(FP_STORE_AFTER_ROW_WRITE))) {
+			ops[idx[k]].result = MRTX_EUNKNOWN; /* applied, reported failed */
+			r = fp;
+		}
+		if (r && !rc)
+			rc = r;
+	}
+	return rc;
+}
+
+/*
+ * The ops that met a moved tablet: settle each table once, and give their
+ * indexes back in idx (*nidx of them).  Nonzero when the table cannot be
+ * settled (the ops keep a result that says so).
+ */
+static int write_settle(rstore *rs, store_op *ops, size_t n, size_t *idx, size_t *nidx,
+                        int attempt)
+{
+	size_t k = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int seen = 0;
+
+		if (ops[i].result != RMOVED)
+			continue;
+		for (size_t j = 0; j < k && !seen; j++)
+			seen = ops[idx[j]].table == ops[i].table;
+		idx[k++] = i;
+		if (!seen && rc == 0)
+			rc = moved(rs, ops[i].table, rados_tablet_of(ops[i].table, ops[i].row)->oid,
+			           attempt);
+	}
+	*nidx = k;
+	if (rc)
+		for (size_t j = 0; j < k; j++)
+			ops[idx[j]].result = rc;
+	return rc;
+}
+
 int rados_store_write_rows(store *st, store_op *ops, size_t n)
 {
 	rstore *rs = RS(st);
-	size_t *idx, *retry, nretry = 0;
+	size_t *idx;
 	mrtx_arena a;
 	int rc, fault;
 
@@ -831,11 +1013,11 @@ int rados_store_write_rows(store *st, store_op *ops, size_t n)
 	atomic_fetch_add_explicit(&rs->write_calls, 1, memory_order_relaxed);
 	arena_init(&a);
 	rc = MRTX_ENOMEM;
-	if (!(idx = arena_alloc(&a, n * sizeof(*idx))) || !(retry = arena_alloc(&a, n * sizeof(*retry))))
+	if (!(idx = arena_alloc(&a, n * sizeof(*idx))))
 		goto done;
 	rc = 0;
 	{
-		size_t nidx = 0, none = 0;
+		size_t nidx = 0;
 
 		for (size_t i = 0; i < n; i++) {
 			ops[i].result = MRTX_ESTORE;
@@ -845,24 +1027,16 @@ int rados_store_write_rows(store *st, store_op *ops, size_t n)
 			else
 				idx[nidx++] = i;
 		}
-		if (!rs->unbatched) {
-			rc = write_some(rs, ops, idx, nidx, 1, &a, retry, &nretry);
-			if (rc == 0 && nretry)
-				rc = write_some(rs, ops, retry, nretry, 0, &a, idx, &none);
-		} else {
-			/* one row per store call, in order, as the crash tests want */
-			for (size_t k = 0; k < nidx; k++) {
-				int r = write_some(rs, ops, &idx[k], 1, 0, &a, retry, &none), fp;
-
-				if (r == 0 && ops[idx[k]].result == 0 &&
-				    (fp = FAILPOINT(FP_STORE_AFTER_ROW_WRITE))) {
-					ops[idx[k]].result = MRTX_EUNKNOWN; /* applied, reported failed */
-					r = fp;
-				}
-				if (r && !rc)
-					rc = r;
-			}
+		for (int attempt = 0; rc == 0 && nidx; attempt++) {
+			rc = write_pass(rs, ops, idx, nidx, &a);
+			if (rc == 0 && write_settle(rs, ops, n, idx, &nidx, attempt))
+				rc = ops[idx[0]].result;
 		}
+		for (size_t i = 0; i < n; i++)
+			if (ops[i].result == RMOVED)
+				ops[i].result = MRTX_ESTORE; /* not sent again: rc says why */
+		if (rc == 0 && rs->split_rows)
+			split_candidates(rs, ops, n);
 	}
 done:
 	arena_free(&a);

@@ -35,6 +35,20 @@ int rados_store_scan_rows(store *st, const store_table *t, const store_range *r,
                           const store_filter *f, size_t max_rows, mrtx_arena *a,
                           store_row **rows, size_t *nrows, int *more);
 int rados_store_write_rows(store *st, store_op *ops, size_t n);
+/*
+ * Split the tablet of t holding row `at` into two at `at`, online
+ * (rados_split.c).  Writes past a tablet's bound (the address's
+ * split_rows) do this on their own; tests and tools call it directly.
+ * @return MRTX_OK; MRTX_EINVAL (empty or over-long row); MRTX_EEXIST (a
+ *   tablet starts at `at`); MRTX_CONFLICT (the tablet was being split by
+ *   someone else: that split is finished, this one not made);
+ *   MRTX_EREADONLY; MRTX_ESTORE, MRTX_ECORRUPT, MRTX_ENOMEM.
+ */
+int rados_store_split(store *st, const store_table *t, mrtx_bytes at);
+/* The number of tablets of t as this handle knows them (not re-read). */
+size_t rados_store_tablets(store *st, const store_table *t);
+/* Splits this handle finished (its own or others' it completed). */
+unsigned long rados_store_splits(store *st);
 void rados_store_counters_get(store *st, store_counters *out);
 int rados_store_get_info(store *st, store_info *out);
 int rados_store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out);
