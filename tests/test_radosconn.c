@@ -114,6 +114,16 @@ static void test_parse_accepts(void **state)
 	assert_int_equal(raddr_parse(&a, "rados://p/n?user=app%2D1"), MRTX_OK);
 	assert_string_equal(a.user, "app-1");
 	assert_null(a.conf);
+	assert_int_equal(a.has_split_rows, 0);
+	raddr_free(&a);
+
+	assert_int_equal(raddr_parse(&a, "rados://p/n?split_rows=8&timeout=2"), MRTX_OK);
+	assert_int_equal(a.has_split_rows, 1);
+	assert_int_equal(a.split_rows, 8);
+	raddr_free(&a);
+	assert_int_equal(raddr_parse(&a, "rados://p/n?split_rows=0"), MRTX_OK);
+	assert_int_equal(a.has_split_rows, 1);
+	assert_int_equal(a.split_rows, 0);
 	raddr_free(&a);
 	raddr_free(&a); /* twice is fine: zeroed */
 
@@ -134,7 +144,10 @@ static void test_parse_refuses(void **state)
 		"rados://p q/n", "rados://p/n?timeout=0", "rados://p/n?timeout=3601",
 		"rados://p/n?timeout=99999999999999999999", "rados://p/n?timeout=1s",
 		"rados://p/n?timeout=1&timeout=2", "rados://p/n?conf=a%00b", "rados://p/\xc3\xa9",
-		"rados://p/n?conf=tab\there",
+		"rados://p/n?conf=tab\there", "rados://p/n?split_rows=1", "rados://p/n?split_rows=-2",
+		"rados://p/n?split_rows=", "rados://p/n?split_rows", "rados://p/n?split_rows=8x",
+		"rados://p/n?split_rows=100000001", "rados://p/n?split_rows=2&split_rows=3",
+		"rados://p/n?split_rows=+4",
 	};
 	char longname[RADDR_MAX_NAME + 32];
 	raddr a;

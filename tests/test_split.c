@@ -8,7 +8,8 @@
  *     whose map is stale;
  *   - a splitter that dies after each step (failpoints split.after_freeze,
  *     after_copy, after_publish) leaves a split that the next reader or
- *     writer finishes;
+ *     writer finishes (a read-only handle reads a published one and reports
+ *     an unpublished one);
  *   - a transaction whose locks are in place when its tablet is split
  *     commits after the split, into the new tablets;
  *   - transfers and inserts by several processes go on while tablets split
@@ -236,6 +237,21 @@ static void test_split_crash(void **state)
 			_exit(rc == MRTX_OK ? 0 : 4);
 		}
 		assert_int_equal(tu_wait(pid), 99); /* the failpoint's exit */
+		/* a read-only handle never writes: it cannot finish an unpublished
+		 * split (ELOCKED, after the wait) but reads a published one */
+		{
+			mrtx_options o = MRTX_OPTIONS_INIT;
+			mrtx_db *ro;
+			char buf[32];
+
+			o.read_only = 1;
+			assert_int_equal(mrtx_open(&ro, addr, &o), MRTX_OK);
+			assert_int_equal(tu_get_str(ro, "t", "r150", "f:v", buf, sizeof(buf)),
+			                 k < 2 ? MRTX_ELOCKED : MRTX_OK);
+			if (k == 2)
+				assert_string_equal(buf, "v150");
+			mrtx_close(ro);
+		}
 		/* reads (after the wait for a dead splitter) finish it */
 		expect_rows(a, NROWS, fps[k]);
 		assert_int_equal(ntablets(a), 2);

@@ -520,6 +520,7 @@ int rados_table_settle(rstore *rs, const store_table *t, const char *oid)
 		mrtx_bytes rec, st;
 		const rtablet *tb;
 		rtmap *m = NULL;
+		uint32_t pseq;
 		mark mk;
 		int applied;
 
@@ -539,8 +540,10 @@ int rados_table_settle(rstore *rs, const store_table *t, const char *oid)
 			break;
 		}
 		if (st.size == 1 && *(const uint8_t *)st.data == RSTATE_UNBORN) {
-			/* listed, so complete: open it */
-			rc = state_cas(rs, oid, st, MRTX_BYTES(NULL, 0), 0, &applied);
+			/* listed, so complete: open it (a read-only handle only reads
+			 * it, which a 'U' tablet in the record allows) */
+			rc = rs->head.read_only ? 0 :
+			     state_cas(rs, oid, st, MRTX_BYTES(NULL, 0), 0, &applied);
 			mrtx__free(m);
 			rc = rc ? rc : rados_table_reload(rs, t);
 			break;
@@ -558,8 +561,13 @@ int rados_table_settle(rstore *rs, const store_table *t, const char *oid)
 			arena_init(&a);
 			continue;
 		}
-		rc = finish(rs, t, oid, tb->seq, &mk);
+		pseq = tb->seq;
 		mrtx__free(m);
+		rc = rs->head.read_only ?
+		     mrtx__seterr(MRTX_ELOCKED, "%s: table '%s': a split of tablet %s is unfinished "
+		                  "(its splitter died?); a read-write handle finishes it", rs->addr,
+		                  t->name, oid) :
+		     finish(rs, t, oid, pseq, &mk);
 		break;
 	}
 	arena_free(&a);
