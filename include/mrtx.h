@@ -183,7 +183,17 @@ typedef struct mrtx_options {
  *
  * Read-only on RADOS: the handle sends no write operation at all; an
  * address where no store exists is MRTX_ENOTSTORE (a read-write open
- * creates the store's metadata there).
+ * creates the store's metadata there).  It therefore cannot finish a
+ * tablet split whose splitter died before publishing it: a read of such a
+ * tablet returns MRTX_ELOCKED (after waiting a second) until a read-write
+ * handle touches it.
+ *
+ * RADOS addresses: rados://POOL/NAME[?conf=PATH][&user=ID][&timeout=S]
+ * [&split_rows=N] (README "RADOS backend").  split_rows is this handle's
+ * tablet bound: a write that creates rows in a tablet holding more than N
+ * rows splits it online (default 50000; 0 never).  A split leaves every
+ * row in place for every transaction, running or not; handles with an old
+ * tablet map notice on their next touch.
  *
  * In one process, a read-only and a read-write open of the same LMDB store
  * cannot share the environment (LMDB opens it one way or the other): the
@@ -233,7 +243,9 @@ int mrtx_create_table(mrtx_db *db, const char *table,
  * On a RADOS store, a table is a set of tablets (row ranges, one object
  * each): the table gets a tablet starting at the empty row and one starting
  * at each split row, so writes to rows of different tablets go to
- * different objects (and placement groups) from the start.  An LMDB store
+ * different objects (and placement groups) from the start.  Later, a tablet
+ * that grows past the address's split_rows bound is split online (see
+ * mrtx_open).  An LMDB store
  * keeps a table in one B-tree: the split rows are checked and then have no
  * effect.  Creating an existing table with the same families succeeds
  * whatever the split rows (they are not compared).
