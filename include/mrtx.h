@@ -184,9 +184,9 @@ typedef struct mrtx_options {
  * Read-only on RADOS: the handle sends no write operation at all; an
  * address where no store exists is MRTX_ENOTSTORE (a read-write open
  * creates the store's metadata there).  It therefore cannot finish a
- * tablet split whose splitter died before publishing it: a read of such a
- * tablet returns MRTX_ELOCKED (after waiting a second) until a read-write
- * handle touches it.
+ * tablet split that is not yet published (its splitter died, or is still
+ * copying after a second): a read of such a tablet returns MRTX_ELOCKED
+ * until the split is finished.
  *
  * RADOS addresses: rados://POOL/NAME[?conf=PATH][&user=ID][&timeout=S]
  * [&split_rows=N] (README "RADOS backend").  split_rows is this handle's

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "recovery/recovery.h"
+#include "storage/rados/rados_int.h"
 #include "storage/rados/rados_store.h"
 #include "storage/store.h"
 #include "txn/admin.h"
@@ -155,6 +156,22 @@ static unsigned long open_locks(mrtx_db *db)
 	return st.locks_seen;
 }
 
+/* The store's format record (NAME.meta "format"). */
+static char format_of(mrtx_db *db)
+{
+	static const char *const keys[1] = { "format" };
+	mrtx_arena ar;
+	mrtx_bytes v;
+	char f;
+
+	arena_init(&ar);
+	assert_int_equal(rados_meta_read(RS(mrtx__db_store(db)), keys, 1, &ar, &v), MRTX_OK);
+	assert_int_equal(v.size, 1);
+	f = *(const char *)v.data;
+	arena_free(&ar);
+	return f;
+}
+
 /* Splits by hand, read through the splitter and through a stale handle,
  * which then writes on both sides and splits with its stale map. */
 static void test_split_keeps_rows(void **state)
@@ -164,10 +181,24 @@ static void test_split_keeps_rows(void **state)
 
 	(void)state;
 	fill(a);
+	/* a store made before splits (format 1) is raised to 2 by its first
+	 * split, so that clients without the tablet-state guard refuse it */
+	{
+		int applied;
+
+		assert_int_equal(rados_meta_cas(RS(mrtx__db_store(a)), "format", MRTX_BYTES("2", 1),
+		                                MRTX_BYTES("1", 1), &applied), MRTX_OK);
+		assert_true(applied);
+		atomic_store(&RS(mrtx__db_store(a))->format2, 0);
+		mrtx_close(a);
+		a = open_at(addr); /* format 1 opens */
+		assert_int_equal(format_of(a), '1');
+	}
 	b = open_at(addr);
 	expect_rows(b, NROWS, "before"); /* b learns the one-tablet map */
 	assert_int_equal(ntablets(b), 1);
 	assert_int_equal(split(a, "r100"), MRTX_OK);
+	assert_int_equal(format_of(a), '2');
 	assert_int_equal(ntablets(a), 2);
 	assert_int_equal(split(a, "r100"), MRTX_EEXIST);
 	assert_int_equal(split(a, "r050"), MRTX_OK);
@@ -305,8 +336,13 @@ static void test_split_under_commit(void **state)
 	close(pfd[1]);
 	assert_int_equal(read(pfd[0], &c, 1), 1);
 	close(pfd[0]);
-	while (open_locks(a) < 3)
+	while (open_locks(a) < 3) {
+		int st;
+
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			fail_msg("writer finished before its locks were observed");
 		usleep(1000);
+	}
 	/* locks moved with their rows; the writer is alive, at its gate */
 	assert_int_equal(split(a, "r100"), MRTX_OK);
 	assert_int_equal(split(a, "r150"), MRTX_OK);

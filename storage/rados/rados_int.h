@@ -1,10 +1,12 @@
 /*
  * rados_int.h - internals shared by the RADOS backend's files.
  *
- * Layout (RADOS layout format 1).  A store NAME in pool POOL is a set of
- * objects whose names start with NAME:
+ * Layout (RADOS layout format 2; format 1 is the same without splits: a
+ * store's first split raises it, so that a client built before splits,
+ * whose writes carry no tablet-state guard, refuses to open it).  A store
+ * NAME in pool POOL is a set of objects whose names start with NAME:
  *
- *   NAME.meta       omap: "format" -> "1", "id" -> 16 random bytes,
+ *   NAME.meta       omap: "format" -> "2" (or "1"), "id" -> 16 random bytes,
  *                   "gen" -> u64 BE (metadata generation), "next" -> u32 BE
  *                   (next table id), "t/<table>" -> table record (below),
  *                   and the opaque records of store_meta_* under their keys
@@ -45,7 +47,8 @@
 #include "storage/rados/radoskey.h"
 #include "storage/rados/rados_store.h"
 
-#define RFORMAT "1"
+#define RFORMAT "2"
+#define RFORMAT_NOSPLIT "1"
 #define RK_GEN_0 0x01u
 #define RK_LOCK 0x02u
 #define RK_CELL 0x03u
@@ -91,6 +94,7 @@ typedef struct rstore {
 	size_t ntables, ctables;
 	atomic_ulong write_calls, write_txns, read_txns;
 	uint32_t split_rows; /* a tablet is split past this many rows; 0: never */
+	atomic_int format2;  /* the store is known to be at format 2 */
 	atomic_ulong splits; /* splits this handle finished (tests, stats) */
 } rstore;
 

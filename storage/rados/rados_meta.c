@@ -120,12 +120,15 @@ static int meta_init(rstore *rs)
 		if ((rc = meta_read(rs, keys, 2, &a, v, &exists)))
 			break;
 		if (v[0].data) {
-			if (v[0].size != 1 || memcmp(v[0].data, RFORMAT, 1) != 0 || v[1].size != 16) {
+			if (v[0].size != 1 || (memcmp(v[0].data, RFORMAT, 1) != 0 &&
+			                       memcmp(v[0].data, RFORMAT_NOSPLIT, 1) != 0) ||
+			    v[1].size != 16) {
 				rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: not an mrtx RADOS store of format "
-				                  RFORMAT " (object %s holds something else)", rs->addr,
-				                  rs->meta_oid);
+				                  RFORMAT_NOSPLIT " or " RFORMAT " (object %s holds "
+				                  "something else)", rs->addr, rs->meta_oid);
 				break;
 			}
+			atomic_store(&rs->format2, memcmp(v[0].data, RFORMAT, 1) == 0);
 			memcpy(rs->id, v[1].data, 16);
 			break;
 		}

@@ -574,6 +574,39 @@ int rados_table_settle(rstore *rs, const store_table *t, const char *oid)
 	return rc;
 }
 
+/* Before a store's first split: format 1 -> 2 (rados_int.h), so that
+ * clients that predate splits no longer open it. */
+static int format_raise(rstore *rs)
+{
+	static const char *const keys[1] = { "format" };
+	mrtx_arena a;
+	int rc = 0;
+
+	if (atomic_load(&rs->format2))
+		return 0;
+	arena_init(&a);
+	for (int attempt = 0; attempt < 4 && rc == 0; attempt++) {
+		mrtx_bytes v;
+		int applied;
+
+		if ((rc = rados_meta_read(rs, keys, 1, &a, &v)))
+			break;
+		if (v.size == 1 && memcmp(v.data, RFORMAT, 1) == 0) {
+			atomic_store(&rs->format2, 1);
+			break;
+		}
+		if (v.size != 1 || memcmp(v.data, RFORMAT_NOSPLIT, 1) != 0) {
+			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the format record is malformed", rs->addr);
+			break;
+		}
+		rc = rados_meta_cas(rs, "format", v, MRTX_CSTR(RFORMAT), &applied);
+	}
+	arena_free(&a);
+	if (rc == 0 && !atomic_load(&rs->format2))
+		rc = mrtx__seterr(MRTX_ESTORE, "%s: could not raise the store format", rs->addr);
+	return rc;
+}
+
 /* Split tablet tb of t (in t's current map) at row at: steps 1 and 2, then
  * the rest.  MRTX_CONFLICT when tb was not open (someone else's split:
  * settled meanwhile). */
@@ -584,7 +617,7 @@ static int split_at(rstore *rs, const store_table *t, const rtablet *tb, mrtx_by
 	mark mk;
 	int rc, applied;
 
-	if ((rc = seqs_take(rs, t, &left)))
+	if ((rc = format_raise(rs)) || (rc = seqs_take(rs, t, &left)))
 		return rc;
 	mkb[0] = RSTATE_RETIRED;
 	be32(mkb + 1, left);
@@ -627,10 +660,9 @@ void rados_split_maybe(rstore *rs, const store_table *t, const char *oid)
 	static const uint8_t pfx[1] = { RK_LOCK };
 	const rtmap *m = rados_map(t);
 	const rtablet *tb = map_find(m, oid);
-	mrtx_bytes after = MRTX_BYTES(NULL, 0), mid = MRTX_BYTES(NULL, 0);
-	size_t count = 0, want;
+	uint8_t after[1 + RKEY_MAX], mid[1 + RKEY_MAX], row[RKEY_MAX];
+	size_t count = 0, want, afterlen = 0, midlen = 0;
 	mrtx_arena a;
-	uint8_t *buf;
 	int more = 1;
 
 	if (!tb || rs->head.read_only)
@@ -640,6 +672,7 @@ void rados_split_maybe(rstore *rs, const store_table *t, const char *oid)
 		return;
 	want = (size_t)rs->split_rows + 1;
 	arena_init(&a);
+	/* one page of lock keys at a time; only the middle one is kept */
 	while (more && count < want) {
 		rget g;
 		rread r;
@@ -648,7 +681,7 @@ void rados_split_maybe(rstore *rs, const store_table *t, const char *oid)
 		memset(&g, 0, sizeof(g));
 		memset(&r, 0, sizeof(r));
 		g.prefix = MRTX_BYTES(pfx, 1);
-		g.start_after = after;
+		g.start_after = MRTX_BYTES(after, afterlen);
 		g.max = MRTX_MIN(want - count, (size_t)RLIST_MAX);
 		r.oid = oid;
 		r.gets = &g;
@@ -658,17 +691,23 @@ void rados_split_maybe(rstore *rs, const store_table *t, const char *oid)
 		if (rconn_read(rs->conn, &r, 1, &a) || r.nkvs)
 			goto done; /* unreadable, or not open: not ours to split */
 		for (size_t i = 0; i < g.nkvs; i++, count++)
-			if (count == (want - 1) / 2)
-				mid = g.kvs[i].key;
+			if (count == (want - 1) / 2 && g.kvs[i].key.size <= sizeof(mid)) {
+				midlen = g.kvs[i].key.size;
+				memcpy(mid, g.kvs[i].key.data, midlen);
+			}
 		more = g.more && g.nkvs;
-		if (g.nkvs)
-			after = g.kvs[g.nkvs - 1].key;
+		if (g.nkvs) {
+			afterlen = MRTX_MIN(g.kvs[g.nkvs - 1].key.size, sizeof(after));
+			memcpy(after, g.kvs[g.nkvs - 1].key.data, afterlen);
+		}
+		arena_free(&a);
+		arena_init(&a);
 	}
-	if (count < want || !mid.data || !(buf = arena_alloc(&a, mid.size)))
+	if (count < want || midlen < 2)
 		goto done;
 	{
-		size_t used, len = rkey_get(buf, (const uint8_t *)mid.data + 1, mid.size - 1, &used);
-		mrtx_bytes at = MRTX_BYTES(buf, len);
+		size_t used, len = rkey_get(row, mid + 1, midlen - 1, &used);
+		mrtx_bytes at = MRTX_BYTES(row, len);
 
 		/* the middle row is above the tablet's first row, so above its start */
 		if (len != RKEY_BAD && len && cmp_bytes(at.data, at.size, tb->start.data,
