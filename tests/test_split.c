@@ -49,14 +49,12 @@ static char *addr_new(const char *tag, unsigned bound)
 	return p;
 }
 
+/* tu_open (defaults, nosync), failing the test when it fails. */
 static mrtx_db *open_at(const char *addr)
 {
-	mrtx_options o = MRTX_OPTIONS_INIT;
-	mrtx_db *db = NULL;
+	mrtx_db *db = tu_open(addr, NULL);
 
-	o.durability = MRTX_NOSYNC;
-	if (mrtx_open(&db, addr, &o) != MRTX_OK)
-		fail_msg("open %s: %s", addr, mrtx_errmsg());
+	assert_non_null(db);
 	return db;
 }
 

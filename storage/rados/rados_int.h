@@ -40,6 +40,7 @@
 #define MRTX_RADOS_INT_H
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 
 #include "storage/store.h"
@@ -106,6 +107,39 @@ static inline rstore *RS(store *st)
 static inline const rstore *RSC(const store *st)
 {
 	return (const rstore *)(const void *)st;
+}
+
+/* Big-endian integers of the layout's records. */
+static inline void rbe32_put(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static inline uint32_t rbe32_get(const void *q)
+{
+	const uint8_t *p = q;
+
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline void rbe64_put(uint8_t *p, uint64_t v)
+{
+	rbe32_put(p, (uint32_t)(v >> 32));
+	rbe32_put(p + 4, (uint32_t)v);
+}
+
+static inline uint64_t rbe64_get(const void *q)
+{
+	return (uint64_t)rbe32_get(q) << 32 | rbe32_get((const uint8_t *)q + 4);
+}
+
+/* The object name of tablet seq of table id (ROID_MAX bytes). */
+static inline void rados_tablet_oid(const rstore *rs, uint32_t id, uint32_t seq, char *oid)
+{
+	snprintf(oid, ROID_MAX, "%s.%x.%x", rs->name, id, seq);
 }
 
 /* The table's current tablet map. */

@@ -21,21 +21,6 @@
 const uint8_t rados_gen_key[2] = { RK_GEN_0, 'G' };
 const uint8_t rados_state_key[2] = { RK_GEN_0, 'S' };
 
-static void be64_put(uint8_t *p, uint64_t v)
-{
-	for (int i = 7; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
-}
-
-static uint64_t be64_get(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
 int rados_fault(rstore *rs, const char *step, int write)
 {
 	int err = store__fault_hit(write);
@@ -363,9 +348,9 @@ int rados_map_parse(rstore *rs, const char *name, mrtx_bytes rec, rtmap **out)
 	if (at == 0)
 		goto bad;
 	p = (const uint8_t *)rec.data;
-	id = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	id = rbe32_get(p);
 	p += at;
-	nt = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	nt = rbe32_get(p);
 	p += 4;
 	if (nt == 0 || nt > (size_t)(end - p) / 6 + 1)
 		goto bad;
@@ -379,7 +364,7 @@ int rados_map_parse(rstore *rs, const char *name, mrtx_bytes rec, rtmap **out)
 
 		if (end - p < 6)
 			goto bad_free;
-		tb->seq = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+		tb->seq = rbe32_get(p);
 		len = (size_t)p[4] << 8 | p[5];
 		p += 6;
 		if ((size_t)(end - p) < len || len > MRTX_MAX_ROW || (i == 0) != (len == 0))
@@ -393,7 +378,7 @@ int rados_map_parse(rstore *rs, const char *name, mrtx_bytes rec, rtmap **out)
 		for (uint32_t j = 0; j < i; j++)
 			if (m->t[j].seq == tb->seq)
 				goto bad_free;
-		snprintf(tb->oid, sizeof(tb->oid), "%s.%x.%x", rs->name, id, tb->seq);
+		rados_tablet_oid(rs, id, tb->seq, tb->oid);
 	}
 	if (p != end)
 		goto bad_free;
@@ -438,7 +423,7 @@ static int table_parse(rstore *rs, const char *name, mrtx_bytes v, store_table *
 	mem += strlen(name) + 1;
 	t->nfamilies = nf;
 	t->families = (const char *const *)fams;
-	t->id = rt->id = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	t->id = rt->id = rbe32_get(p);
 	p += 5;
 	for (size_t i = 0; i < nf; i++) {
 		size_t len = *p++; /* checked by rados_map_parse */
@@ -631,14 +616,6 @@ static int list_names(const char *key, mrtx_bytes value, void *payload)
 	return 0;
 }
 
-static void be32_put(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
 /* The table record (rados_int.h) less its id, into b (id bytes zeroed);
  * *fam_end: where the family list ends. */
 static int record_build(mrtx_buf *b, const char *const *families, size_t nfamilies,
@@ -654,14 +631,14 @@ static int record_build(mrtx_buf *b, const char *const *families, size_t nfamili
 			rc = buf_put(b, families[i], fl);
 	}
 	*fam_end = b->size;
-	be32_put(n4, (uint32_t)(nsplits + 1));
+	rbe32_put(n4, (uint32_t)(nsplits + 1));
 	if (rc == 0)
 		rc = buf_put(b, n4, 4);
 	/* tablet 1 starts at the empty row; tablet i + 2 at split row i */
 	for (size_t i = 0; rc == 0 && i <= nsplits; i++) {
 		mrtx_bytes start = i ? splits[i - 1] : MRTX_BYTES("", 0);
 
-		be32_put(t6, (uint32_t)(i + 1));
+		rbe32_put(t6, (uint32_t)(i + 1));
 		t6[4] = (uint8_t)(start.size >> 8);
 		t6[5] = (uint8_t)start.size;
 		if ((rc = buf_put(b, t6, 6)) == 0 && start.size)
@@ -708,16 +685,14 @@ int rados_store_create_table(store *st, const char *name, const char *const *fam
 			                  "malformed", rs->addr);
 			break;
 		}
-		id = (uint32_t)((const uint8_t *)v[0].data)[0] << 24 |
-		     (uint32_t)((const uint8_t *)v[0].data)[1] << 16 |
-		     (uint32_t)((const uint8_t *)v[0].data)[2] << 8 | ((const uint8_t *)v[0].data)[3];
+		id = rbe32_get(v[0].data);
 		if (id > MRTX_MAX_TABLES) {
 			rc = mrtx__seterr(MRTX_ETOOBIG, "store %s has the maximum of %u tables",
 			                  rs->addr, MRTX_MAX_TABLES);
 			break;
 		}
-		be32_put(rec.data, id);
-		be32_put(nid, id + 1);
+		rbe32_put(rec.data, id);
+		rbe32_put(nid, id + 1);
 		{
 			rguard g[2] = { guard_eq("next", v[0]), guard_eq(key, MRTX_BYTES("", 0)) };
 			rkv sets[2] = { { MRTX_CSTR("next"), MRTX_BYTES(nid, 4) },
@@ -814,7 +789,7 @@ static int gen_spread(rstore *rs, uint64_t gen)
 
 		if ((rc = rados_store_tables_list((store *)rs, &tables, &nt)))
 			return rc;
-		be64_put(g8, gen);
+		rbe64_put(g8, gen);
 		set = (rkv){ MRTX_BYTES(rados_gen_key, 2), MRTX_BYTES(g8, 8) };
 		maps = mrtx__calloc(nt ? nt : 1, sizeof(*maps));
 		for (size_t i = 0; maps && i < nt; i++)
@@ -892,7 +867,7 @@ int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 			                  rs->addr);
 			break;
 		}
-		gen = be64_get(v[0].data);
+		gen = rbe64_get(v[0].data);
 		if (v[1].data) {
 			rc = v[1].size == value.size && memcmp(v[1].data, value.data, value.size) == 0 ?
 			     gen_spread(rs, gen) :
@@ -900,7 +875,7 @@ int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 			                  "contents", rs->addr, key);
 			break;
 		}
-		be64_put(g8, gen + 1);
+		rbe64_put(g8, gen + 1);
 		{
 			rguard g[2] = { guard_eq(gk, v[0]), guard_eq(key, MRTX_BYTES("", 0)) };
 			rkv sets[2] = { { MRTX_CSTR(gk), MRTX_BYTES(g8, 8) }, { MRTX_CSTR(key), value } };
@@ -951,7 +926,7 @@ int rados_store_meta_list(store *st, const char *prefix, mrtx_arena *a,
 		if (first && gen) {
 			*gen = 0;
 			if (r.nkvs == 1 && r.kvs[0].value.size == 8)
-				*gen = be64_get(r.kvs[0].value.data);
+				*gen = rbe64_get(r.kvs[0].value.data);
 		}
 		first = 0;
 		for (size_t i = 0; i < g.nkvs && rc == 0; i++) {

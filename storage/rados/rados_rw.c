@@ -800,12 +800,6 @@ static int group_build(rgroup *g, store_op *ops, mrtx_arena *a)
 	return 0;
 }
 
-static void be64(uint8_t *p, uint64_t v)
-{
-	for (int i = 7; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
-}
-
 /*
  * Send groups g[0..ng) at once and set each op's result.  Ops of a group
  * cancelled by another op's guard go to *retry (they are sent again alone).
@@ -891,7 +885,6 @@ static int write_some(rstore *rs, store_op *ops, const size_t *idx, size_t n, in
 		const char *oid = rados_tablet_of(op->table, op->row)->oid;
 		rgroup *gr = NULL;
 
-		op->result = MRTX_ESTORE;
 		if (group)
 			for (size_t i = 0; i < ng; i++)
 				if (strcmp(g[i].oid, oid) == 0 && g[i].gen_guard == op->check_gen &&
@@ -908,9 +901,8 @@ static int write_some(rstore *rs, store_op *ops, const size_t *idx, size_t n, in
 				return MRTX_ENOMEM;
 			gr->gen_guard = op->check_gen;
 			gr->gen_of = op->gen;
-			gr->state_prval = 0;
 			if (op->check_gen)
-				be64(gr->gen, op->gen + 1); /* stored < gen + 1 */
+				rbe64_put(gr->gen, op->gen + 1); /* stored < gen + 1 */
 		}
 		gr->prval[gr->n] = 0;
 		gr->idx[gr->n++] = idx[k];

@@ -58,19 +58,6 @@ typedef struct mark {
 	mrtx_bytes at; /* the split row */
 } mark;
 
-static void be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static int mark_parse(rstore *rs, const char *oid, mrtx_bytes v, mark *out)
 {
 	const uint8_t *p = v.data;
@@ -78,15 +65,10 @@ static int mark_parse(rstore *rs, const char *oid, mrtx_bytes v, mark *out)
 	if (v.size < 10 || v.size > 9 + MRTX_MAX_ROW || p[0] != RSTATE_RETIRED)
 		return mrtx__seterr(MRTX_ECORRUPT, "%s: tablet %s: a malformed split mark", rs->addr,
 		                    oid);
-	out->left = get32(p + 1);
-	out->right = get32(p + 5);
+	out->left = rbe32_get(p + 1);
+	out->right = rbe32_get(p + 5);
 	out->at = MRTX_BYTES(p + 9, v.size - 9);
 	return 0;
-}
-
-static void tablet_oid(rstore *rs, const store_table *t, uint32_t seq, char *oid)
-{
-	snprintf(oid, ROID_MAX, "%s.%x.%x", rs->name, t->id, seq);
 }
 
 static const rtablet *map_find(const rtmap *m, const char *oid)
@@ -167,7 +149,7 @@ static int seqs_take(rstore *rs, const store_table *t, uint32_t *left)
 		if ((rc = rados_meta_read(rs, keys, 2, &a, v)))
 			break;
 		if (v[0].size == 4) {
-			next = get32(v[0].data);
+			next = rbe32_get(v[0].data);
 		} else if (v[0].data) {
 			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: table '%s': a malformed seq record",
 			                  rs->addr, t->name);
@@ -192,7 +174,7 @@ static int seqs_take(rstore *rs, const store_table *t, uint32_t *left)
 			                  t->name);
 			break;
 		}
-		be32(n4, next + 2);
+		rbe32_put(n4, next + 2);
 		if ((rc = rados_meta_cas(rs, key, v[0], MRTX_BYTES(n4, 4), &applied)))
 			break;
 		if (applied) {
@@ -411,7 +393,7 @@ static int publish(rstore *rs, const store_table *t, uint32_t pseq, const mark *
 		}
 		p = (const uint8_t *)v.data + at;
 		end = (const uint8_t *)v.data + v.size;
-		nt = get32(p);
+		nt = rbe32_get(p);
 		p += 4;
 		rc = buf_put(&b, v.data, at + 4);
 		for (uint32_t i = 0; rc == 0 && i < nt; i++) {
@@ -423,16 +405,16 @@ static int publish(rstore *rs, const store_table *t, uint32_t pseq, const mark *
 				                  rs->addr, t->name);
 				break;
 			}
-			if (get32(p) != pseq) {
+			if (rbe32_get(p) != pseq) {
 				rc = buf_put(&b, p, 6 + len);
 			} else {
 				found = 1;
-				be32(e, mk->left);
+				rbe32_put(e, mk->left);
 				e[4] = p[4];
 				e[5] = p[5];
 				if ((rc = buf_put(&b, e, 6)) == 0 && len)
 					rc = buf_put(&b, p + 6, len);
-				be32(e, mk->right);
+				rbe32_put(e, mk->right);
 				e[4] = (uint8_t)(mk->at.size >> 8);
 				e[5] = (uint8_t)mk->at.size;
 				if (rc == 0 && (rc = buf_put(&b, e, 6)) == 0)
@@ -445,7 +427,7 @@ static int publish(rstore *rs, const store_table *t, uint32_t pseq, const mark *
 			break; /* published already */
 		}
 		if (rc == 0) {
-			be32(b.data + at, nt + 1);
+			rbe32_put(b.data + at, nt + 1);
 			rc = rados_meta_cas(rs, key, v, MRTX_BYTES(b.data, b.size), &applied);
 		}
 		buf_free(&b);
@@ -469,8 +451,8 @@ static int finish(rstore *rs, const store_table *t, const char *poid, uint32_t p
 	const char *const oids[2] = { lo, ro };
 	int rc, applied;
 
-	tablet_oid(rs, t, mk->left, lo);
-	tablet_oid(rs, t, mk->right, ro);
+	rados_tablet_oid(rs, t->id, mk->left, lo);
+	rados_tablet_oid(rs, t->id, mk->right, ro);
 	if ((rc = birth(rs, oids)) || (rc = copy(rs, poid, oids, mk->at)))
 		return rc;
 	if ((rc = FAILPOINT(FP_SPLIT_AFTER_COPY)) || (rc = publish(rs, t, pseq, mk)) ||
@@ -620,8 +602,8 @@ static int split_at(rstore *rs, const store_table *t, const rtablet *tb, mrtx_by
 	if ((rc = format_raise(rs)) || (rc = seqs_take(rs, t, &left)))
 		return rc;
 	mkb[0] = RSTATE_RETIRED;
-	be32(mkb + 1, left);
-	be32(mkb + 5, left + 1);
+	rbe32_put(mkb + 1, left);
+	rbe32_put(mkb + 5, left + 1);
 	memcpy(mkb + 9, at.data, at.size);
 	if ((rc = state_cas(rs, tb->oid, MRTX_BYTES("", 0), MRTX_BYTES(mkb, 9 + at.size), 1,
 	                    &applied)))
