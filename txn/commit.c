@@ -14,6 +14,8 @@
  *     4 apply             secondaries PREWRITTEN -> STABLE + data        one call
  *        -- commit.after_secondaries --
  *     5 release           primary COMMITTED -> STABLE
+ *     (4 and 5 are the tail, tail.h: over RADOS the handle's worker thread
+ *     runs them after commit returns)
  *   From before step 1 to step 3 the primary's expiry is moved on while the
  *   commit runs (heartbeat.h), so a slow but live commit is not aborted by
  *   readers that judge its owner by the expiry alone (another host's).
@@ -28,6 +30,7 @@
  */
 #include "txn_int.h"
 #include "heartbeat.h"
+#include "tail.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -441,7 +444,7 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 	lock_rec crec;
 	mrtx_bytes cbytes, pcur;
 	hb_entry hb;
-	int rc, conflict = 0, gen = 0, all = 1;
+	int rc, conflict = 0, gen = 0;
 
 	if (!(ops = arena_alloc(&txn->arena, n * sizeof(*ops))) ||
 	    !(secs = arena_alloc(&txn->arena, n * sizeof(*secs))))
@@ -525,29 +528,21 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 	}
 	if (FAILPOINT(FP_COMMIT_AFTER_POINT))
 		return 0;
-	/* 4: apply secondaries */
-	for (size_t i = 1; i < n; i++) {
-		op_init(&ops[i - 1], w[i].r, 1, w[i].pw);
-		if ((rc = lockio_stable(st, txn->id, ts, &txn->arena, &ops[i - 1].new_lock)))
+	/* 4-5: apply the secondaries, then release the primary (tail.c: run
+	 * here, or on the handle's worker thread over a network) */
+	for (size_t i = 1; i <= n; i++) {
+		const wrow *x = &w[i == n ? 0 : i];
+		store_op *op = &ops[i - 1];
+
+		op_init(op, x->r, 1, i == n ? cbytes : x->pw);
+		if (lockio_stable(st, txn->id, ts, &txn->arena, &op->new_lock))
 			return 0; /* committed; recovery finishes */
-		ops[i - 1].muts = w[i].redo;
-		ops[i - 1].nmuts = w[i].nredo;
+		if (i < n) {
+			op->muts = x->redo;
+			op->nmuts = x->nredo;
+		}
 	}
-	if (n > 1) {
-		all = lockio_write_rows(st, ops, n - 1) == 0;
-		for (size_t i = 0; i + 1 < n; i++)
-			all &= ops[i].result == 0;
-	}
-	/* (fires on every commit that got here, also when a resolver had
-	 * already rolled some secondaries forward) */
-	if (FAILPOINT(FP_COMMIT_AFTER_SECONDARIES))
-		return 0;
-	if (!all)
-		return 0; /* committed; the primary stays COMMITTED for recovery */
-	/* 5: release the primary */
-	op_init(&ops[0], w[0].r, 1, cbytes);
-	if (lockio_stable(st, txn->id, ts, &txn->arena, &ops[0].new_lock) == 0)
-		lockio_write_rows(st, ops, 1);
+	tail_submit(txn->db, txn->id, ops, n - 1);
 	return 0;
 }
 

@@ -4,6 +4,7 @@
  */
 #include "heartbeat.h"
 #include "txn_int.h"
+#include "tail.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -89,14 +90,15 @@ static void *hb_main(void *arg)
 	mrtx_db *db = arg;
 
 	pthread_mutex_lock(&db->hb_mu);
-	while (!db->hb_quit) {
+	/* asked to quit, it still runs the queued commit tails to the end */
+	while (!db->hb_quit || db->tail_head) {
 		uint64_t now = mrtx__now_ms(), next = UINT64_MAX, exp[HB_BATCH];
 		hb_entry *pick[HB_BATCH];
 		uint8_t *nb[HB_BATCH];
 		int unknown[HB_BATCH];
 		size_t n = 0;
 
-		for (hb_entry *e = db->hb_head; e; e = e->next) {
+		for (hb_entry *e = db->hb_quit ? NULL : db->hb_head; e; e = e->next) {
 			if (e->busy)
 				continue;
 			if (due_ms(e) <= now && n < HB_BATCH) {
@@ -105,6 +107,10 @@ static void *hb_main(void *arg)
 			} else {
 				next = MRTX_MIN(next, due_ms(e));
 			}
+		}
+		if (n == 0 && db->tail_head) {
+			tail_pass(db); /* refreshes due first, tails between them */
+			continue;
 		}
 		if (n == 0) {
 			db->hb_wake_ms = next;
@@ -219,6 +225,7 @@ void hb_init(mrtx_db *db)
 	db->hb_quit = 0;
 	db->hb_head = NULL;
 	db->hb_wake_ms = UINT64_MAX;
+	tail_init(db);
 }
 
 int hb_start(mrtx_db *db, hb_entry *e, const store_table *t, mrtx_bytes row, mrtx_bytes bytes,
@@ -316,6 +323,7 @@ void hb_shutdown(mrtx_db *db)
 			}
 	db->hb_listed = 0;
 	if (db->hb_running)
-		thread_stop(db);
+		thread_stop(db); /* runs the queued commit tails first */
 	pthread_mutex_unlock(&all_mu);
+	tail_fini(db);
 }

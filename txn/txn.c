@@ -8,6 +8,7 @@
  */
 #include "txn_int.h"
 #include "index.h"
+#include "tail.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -282,6 +283,10 @@ int txn_read_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
 			return rc;
 		if (state == LOCK_STABLE)
 			return 0;
+		/* our own commit's tail, still running on this handle's worker:
+		 * wait for it rather than settle the lock beside it */
+		if (tail_wait(txn->db, id))
+			continue;
 		if ((rc = recover_resolve(st, t, row, out->lock, &ro, NULL)))
 			return rc;
 	}

@@ -12,6 +12,7 @@
 
 #include <bsd/sys/tree.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/types.h>
 
 #include "../recovery/recovery.h"
@@ -36,6 +37,15 @@ struct mrtx_db {
 	struct mrtx_db *hb_next_db;
 	uint64_t hb_wake_ms;   /* when the thread next wakes (UINT64_MAX: idle) */
 	struct hb_entry *hb_head;
+	/* tail.c: commits past their point whose last two phases the same
+	 * thread runs (under hb_mu but tail_buf/tail_room, the thread's own) */
+	struct tail_job *tail_head, **tail_last; /* queued, oldest first */
+	size_t tail_len;
+	struct tail_job *tail_busy[64];          /* the batch running (TAIL_BATCH) */
+	size_t tail_nbusy;
+	_Atomic size_t tail_pending;             /* queued + running: 0 skips the lock */
+	struct store_op *tail_buf;
+	size_t tail_room;
 };
 
 /* One buffered cell mutation; qualifier and value stored inline. */

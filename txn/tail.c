@@ -1,0 +1,247 @@
+/*
+ * tail.c - run or queue the end of a multi-row commit (the state machine
+ * is drawn in tail.h).
+ */
+#include "tail.h"
+
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(TAIL_BATCH == sizeof(((mrtx_db *)0)->tail_busy) / sizeof(tail_job *),
+               "tail_busy holds one batch");
+
+struct tail_job {
+	tail_job *next;
+	uint8_t id[LOCK_TXNID_SIZE];
+	size_t nsec;
+	store_op *ops; /* nsec secondaries, then the primary's release */
+};
+
+/* ------------------------------------------------------------- running */
+
+/*
+ * Run k tails.  buf has room for every op of the batch when k > 1 (one
+ * store call per phase for all of them); a single tail runs on its own
+ * ops.  Every op's result is preset to a failure, so an op the store did
+ * not report on counts as not applied, and a primary is released only
+ * when each of its secondaries surely applied: a primary never leaves
+ * COMMITTED while a secondary may still be PREWRITTEN.
+ */
+static void run_tails(mrtx_db *db, tail_job *const *jobs, size_t k, store_op *buf)
+{
+	store *st = db->st;
+	store_op *ops = k == 1 ? jobs[0]->ops : buf;
+	size_t n = 0, nrel = 0;
+	unsigned char ok[TAIL_BATCH];
+
+	for (size_t i = 0; i < k; i++) {
+		if (k > 1)
+			memcpy(ops + n, jobs[i]->ops, jobs[i]->nsec * sizeof(*ops));
+		n += jobs[i]->nsec;
+	}
+	for (size_t i = 0; i < n; i++)
+		ops[i].result = MRTX_ESTORE;
+	if (n)
+		(void)lockio_write_rows(st, ops, n);
+	n = 0;
+	for (size_t i = 0; i < k; i++) {
+		ok[i] = 1;
+		for (size_t j = 0; j < jobs[i]->nsec; j++)
+			ok[i] &= ops[n + j].result == 0;
+		n += jobs[i]->nsec;
+		/* (fires on every commit that got here, also when a resolver
+		 * had already rolled some secondaries forward) */
+		if (FAILPOINT(FP_COMMIT_AFTER_SECONDARIES))
+			ok[i] = 0;
+	}
+	/* the releases, into the same room (the secondaries are done) */
+	for (size_t i = 0; i < k; i++)
+		if (ok[i]) {
+			store_op *rel = &jobs[i]->ops[jobs[i]->nsec];
+
+			if (k > 1)
+				buf[nrel] = *rel;
+			nrel++;
+		}
+	if (k == 1 && nrel)
+		(void)lockio_write_rows(st, &jobs[0]->ops[jobs[0]->nsec], 1);
+	else if (nrel)
+		(void)lockio_write_rows(st, buf, nrel);
+}
+
+/* ------------------------------------------------------------- copying */
+
+static size_t op_size(const store_op *o)
+{
+	size_t s = o->row.size + o->expect_lock.size + o->new_lock.size +
+	           o->nmuts * sizeof(store_mut);
+
+	for (size_t i = 0; i < o->nmuts; i++)
+		s += o->muts[i].qual.size + o->muts[i].value.size;
+	return s;
+}
+
+static mrtx_bytes put(uint8_t **p, mrtx_bytes b)
+{
+	mrtx_bytes out = MRTX_BYTES(*p, b.size);
+
+	if (b.size)
+		memcpy(*p, b.data, b.size);
+	*p += b.size;
+	return out;
+}
+
+/* One allocation: the job, its ops, their mutation arrays, then bytes. */
+static tail_job *job_copy(const uint8_t id[LOCK_TXNID_SIZE], const store_op *ops, size_t nsec)
+{
+	size_t nops = nsec + 1, head = sizeof(tail_job), size, nmuts = 0;
+	uint8_t *bytes;
+	store_mut *muts;
+	tail_job *j;
+
+	head = (head + alignof(store_op) - 1) / alignof(store_op) * alignof(store_op);
+	size = head + nops * sizeof(store_op);
+	for (size_t i = 0; i < nops; i++) {
+		size += op_size(&ops[i]);
+		nmuts += ops[i].nmuts;
+	}
+	if (!(j = mrtx__malloc(size)))
+		return NULL;
+	j->next = NULL;
+	memcpy(j->id, id, LOCK_TXNID_SIZE);
+	j->nsec = nsec;
+	j->ops = (store_op *)(void *)((uint8_t *)j + head);
+	muts = (store_mut *)(void *)(j->ops + nops);
+	bytes = (uint8_t *)(muts + nmuts);
+	for (size_t i = 0; i < nops; i++) {
+		const store_op *from = &ops[i];
+		store_op *o = &j->ops[i];
+
+		*o = *from;
+		o->row = put(&bytes, from->row);
+		o->expect_lock = put(&bytes, from->expect_lock);
+		o->new_lock = put(&bytes, from->new_lock);
+		o->muts = from->nmuts ? muts : NULL;
+		for (size_t m = 0; m < from->nmuts; m++) {
+			muts[m] = from->muts[m];
+			muts[m].qual = put(&bytes, from->muts[m].qual);
+			muts[m].value = put(&bytes, from->muts[m].value);
+		}
+		muts += from->nmuts;
+	}
+	return j;
+}
+
+/* -------------------------------------------------------------- the API */
+
+void tail_submit(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE], store_op *ops, size_t nsec)
+{
+	tail_job local = { NULL, { 0 }, nsec, ops }, *j = NULL, *one = &local;
+	int queue;
+
+	pthread_mutex_lock(&db->hb_mu);
+	queue = store_kind_of(db->st) != STORE_LMDB && db->hb_running && !db->hb_quit &&
+	        db->tail_len < TAIL_QUEUE_MAX;
+	pthread_mutex_unlock(&db->hb_mu);
+	if (queue && (j = job_copy(id, ops, nsec))) {
+		pthread_mutex_lock(&db->hb_mu);
+		if (db->hb_running && !db->hb_quit) {
+			*db->tail_last = j;
+			db->tail_last = &j->next;
+			db->tail_len++;
+			atomic_fetch_add(&db->tail_pending, 1);
+			pthread_cond_broadcast(&db->hb_cv);
+			pthread_mutex_unlock(&db->hb_mu);
+			return;
+		}
+		pthread_mutex_unlock(&db->hb_mu); /* stopped meanwhile: run it here */
+		one = j;
+	}
+	run_tails(db, &one, 1, NULL);
+	mrtx__free(j);
+}
+
+void tail_pass(mrtx_db *db)
+{
+	tail_job *jobs[TAIL_BATCH] = { NULL };
+	size_t k = 0, n = 0;
+
+	while (db->tail_head && k < TAIL_BATCH) {
+		tail_job *j = db->tail_head;
+
+		if (!(db->tail_head = j->next))
+			db->tail_last = &db->tail_head;
+		db->tail_len--;
+		jobs[k++] = j;
+		n += j->nsec + 1;
+	}
+	memcpy(db->tail_busy, jobs, k * sizeof(*jobs));
+	db->tail_nbusy = k;
+	pthread_mutex_unlock(&db->hb_mu);
+	if (k > 1 && n > db->tail_room) { /* the worker's alone: no lock needed */
+		store_op *nb = mrtx__malloc(n * sizeof(*nb));
+
+		if (nb) {
+			mrtx__free(db->tail_buf);
+			db->tail_buf = nb;
+			db->tail_room = n;
+		}
+	}
+	if (k == 1 || n <= db->tail_room) {
+		run_tails(db, jobs, k, db->tail_buf);
+	} else {
+		for (size_t i = 0; i < k; i++) /* no memory for a batch: one by one */
+			run_tails(db, &jobs[i], 1, NULL);
+	}
+	for (size_t i = 0; i < k; i++)
+		mrtx__free(jobs[i]);
+	pthread_mutex_lock(&db->hb_mu);
+	db->tail_nbusy = 0;
+	atomic_fetch_sub(&db->tail_pending, k);
+	pthread_cond_broadcast(&db->hb_cv);
+}
+
+static int known(const mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE])
+{
+	for (size_t i = 0; i < db->tail_nbusy; i++)
+		if (memcmp(db->tail_busy[i]->id, id, LOCK_TXNID_SIZE) == 0)
+			return 1;
+	for (const tail_job *j = db->tail_head; j; j = j->next)
+		if (memcmp(j->id, id, LOCK_TXNID_SIZE) == 0)
+			return 1;
+	return 0;
+}
+
+int tail_wait(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE])
+{
+	int waited = 0;
+
+	if (atomic_load(&db->tail_pending) == 0)
+		return 0;
+	pthread_mutex_lock(&db->hb_mu);
+	while (known(db, id)) {
+		waited = 1;
+		pthread_cond_wait(&db->hb_cv, &db->hb_mu);
+	}
+	pthread_mutex_unlock(&db->hb_mu);
+	return waited;
+}
+
+void tail_init(mrtx_db *db)
+{
+	db->tail_head = NULL;
+	db->tail_last = &db->tail_head;
+	db->tail_len = 0;
+	db->tail_nbusy = 0;
+	db->tail_buf = NULL;
+	db->tail_room = 0;
+	atomic_store(&db->tail_pending, 0);
+}
+
+void tail_fini(mrtx_db *db)
+{
+	mrtx__free(db->tail_buf);
+	db->tail_buf = NULL;
+	db->tail_room = 0;
+}

@@ -1,0 +1,67 @@
+/*
+ * tail.h - the end of a multi-row commit, after its commit point: apply
+ * the secondaries (PREWRITTEN -> STABLE with their data), then, when every
+ * one applied, release the primary (COMMITTED -> STABLE).  Steps 4 and 5
+ * of commit.c.
+ *
+ * These two phases decide nothing: the transaction is committed at its
+ * point, and whoever meets a lock it left PREWRITTEN or COMMITTED rolls it
+ * forward from the primary (recovery.c).  Over a network (RADOS) they are
+ * two of a blind commit's five round trips, so there the committing
+ * thread hands them to its handle's worker thread (the heartbeat's,
+ * heartbeat.c) and returns; on LMDB they cost two local write
+ * transactions and run at once:
+ *
+ *   commit point applied
+ *      |  tail_submit
+ *      |---- LMDB; no worker thread; queue full (TAIL_QUEUE_MAX);
+ *      |     out of memory for the copy ------------> run by the caller
+ *      v
+ *   queued: a copy of its ops, in one allocation; db->tail_pending + 1
+ *      |  the worker takes up to TAIL_BATCH queued tails at a time
+ *      v
+ *   running: one store call applies every secondary of the batch;
+ *      |     commit.after_secondaries fires once per tail; one more call
+ *      |     releases the primaries whose secondaries all applied
+ *      v
+ *   done: freed; db->tail_pending - 1; tail_wait callers woken
+ *
+ * A transaction of the same handle that meets a lock of a queued or
+ * running tail waits for it (tail_wait) rather than resolving the lock
+ * itself: one wake-up instead of a roll-forward racing the worker.
+ * mrtx_close and fork() drain the queue first (the worker runs it to the
+ * end before it exits).  A process that ends without mrtx_close leaves
+ * the rest to readers and `mrtx recover`, as a crash after the point does:
+ * nothing committed is lost, and nothing is reported before its point.
+ */
+#ifndef MRTX_TXN_TAIL_H
+#define MRTX_TXN_TAIL_H
+
+#include "txn_int.h"
+
+#define TAIL_BATCH 64        /* tails run by one pass of the worker */
+#define TAIL_QUEUE_MAX 1024  /* queued beyond this, the committer runs its own */
+
+typedef struct tail_job tail_job;
+
+/* Run or queue the tail of transaction id: ops[0..nsec) apply the
+ * secondaries, ops[nsec] releases the primary.  Queued, the ops are
+ * copied (the caller's memory may die on return); run here, their results
+ * are written.  Never fails: what is not done is left to recovery. */
+void tail_submit(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE], store_op *ops, size_t nsec);
+
+/* If a tail of transaction id is queued or running on db, wait until it
+ * is done and return 1 (re-read the row); else 0 at once. */
+int tail_wait(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE]);
+
+/* The worker's pass (heartbeat.c), db->hb_mu held on entry and on return
+ * (released while the store works): run up to TAIL_BATCH queued tails. */
+void tail_pass(mrtx_db *db);
+
+/* Set up db's empty queue (hb_init); also in a forked child, whose copy
+ * of the queue is empty (fork drains it first). */
+void tail_init(mrtx_db *db);
+/* Free the worker's batch room (mrtx_close, after the worker stopped). */
+void tail_fini(mrtx_db *db);
+
+#endif
