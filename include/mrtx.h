@@ -219,8 +219,28 @@ typedef struct mrtx_options {
  */
 int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts);
 
-/** Close a store.  Every transaction of it must be finished.  NULL is a no-op. */
+/** Close a store.  Every transaction of it must be finished.  First waits,
+ *  as mrtx_flush, for the background end of its committed transactions
+ *  (RADOS).  NULL is a no-op. */
 void mrtx_close(mrtx_db *db);
+
+/**
+ * Wait until every transaction committed through db has finished its
+ * background work.  On RADOS a multi-row mrtx_commit returns once its
+ * commit point is written -- the transaction is committed and visible to
+ * every reader -- and the handle's worker thread then applies the other
+ * rows' writes and releases the locks (two more round trips, batched with
+ * other commits').  Until then readers elsewhere find those locks and roll
+ * them forward themselves; a transaction on this same handle waits for the
+ * worker instead.  mrtx_flush is for callers that want no lock of theirs
+ * left behind now: before handing a store over, before a latency
+ * measurement.  On LMDB commits finish before they return; it returns at
+ * once.  A process that ends without mrtx_close or mrtx_flush leaves the
+ * unfinished ends to the next reader or `mrtx recover`, as after a crash:
+ * nothing committed is lost.
+ * @return MRTX_OK; MRTX_EINVAL (db NULL).
+ */
+int mrtx_flush(mrtx_db *db);
 
 /**
  * Create a table with a fixed list of families.  Idempotent: creating an

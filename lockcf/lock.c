@@ -472,6 +472,31 @@ int lock_is_stable_before(mrtx_bytes in, const uint8_t tag[LOCK_TAG_SIZE], uint6
 	return cts < ts;
 }
 
+_Static_assert(LOCK_ORDER_SIZE == STORE_ORDER_SIZE, "one order key size");
+
+void lock_order_key(const void *lock, size_t size, uint8_t *out)
+{
+	const uint8_t *p = lock;
+	uint64_t cts = 0;
+
+	memset(out, 0, LOCK_ORDER_SIZE);
+	/* exactly a STABLE head, as lock_is_stable_before takes it, tag aside */
+	if (size != HEAD_SIZE || p[0] != LOCK_VERSION || p[1] != LOCK_STABLE || p[2] != 0) {
+		out[0] = 1;
+		return;
+	}
+	for (size_t i = 0; i < 8; i++)
+		cts |= (uint64_t)p[3 + LOCK_TAG_SIZE + LOCK_TXNID_SIZE + i] << (8u * i);
+	lock_order_below(cts, out);
+}
+
+void lock_order_below(uint64_t ts, uint8_t *out)
+{
+	out[0] = 0;
+	for (size_t i = 0; i < 8; i++)
+		out[1 + i] = (uint8_t)(ts >> (56u - 8u * i));
+}
+
 /* ================================================================ states */
 
 void lock_prev_stable(const lock_rec *r, lock_rec *out)

@@ -96,6 +96,19 @@ int lock_peek(mrtx_bytes in, uint8_t *state, uint8_t txn[LOCK_TXNID_SIZE]);
  * store tag `tag` and commit_ts < ts; else 0.  Sets no error message. */
 int lock_is_stable_before(mrtx_bytes in, const uint8_t tag[LOCK_TAG_SIZE], uint64_t ts);
 
+/*
+ * Order keys (store_opts.lock_order, store_op.below), LOCK_ORDER_SIZE
+ * bytes: a STABLE record with no flags sorts as 0x00 and its commit_ts
+ * big-endian, every other record as 0x01 and zeros.  So "no record, or a
+ * key below lock_order_below(ts)" is "no record, or a STABLE one committed
+ * before ts" -- lock_is_stable_before without its tag test (a record of
+ * another store's tag is judged by commit_ts alone, as the reading path
+ * judges it) -- a condition a store checks by comparing bytes.
+ */
+#define LOCK_ORDER_SIZE 9u
+void lock_order_key(const void *lock, size_t size, uint8_t *out);
+void lock_order_below(uint64_t ts, uint8_t *out);
+
 /* The STABLE record that a PREWRITTEN/ABORTED lock restores on abort. */
 void lock_prev_stable(const lock_rec *r, lock_rec *out);
 

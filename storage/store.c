@@ -65,6 +65,10 @@ const uint8_t *store_id(const store *st)
 
 int store_supports_cond(const store *st)
 {
+#ifdef MRTX_HAVE_RADOS
+	if (store_kind_of(st) == STORE_RADOS)
+		return rados_store_supports_cond(st);
+#endif
 	return store_kind_of(st) == STORE_LMDB;
 }
 

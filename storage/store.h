@@ -75,7 +75,15 @@ typedef struct store_opts {
 	int unbatched;      /* each op of store_write_rows is its own write txn */
 	int read_only;      /* open for reading only; create nothing (MRTX_ENOTSTORE
 	                       if there is no store); map_size is ignored */
+	/* The lock record's order key (STORE_ORDER_SIZE bytes into out): the
+	 * layer above knows the record, the store only compares keys
+	 * (store_op.below).  Required to open a RADOS store of format 3 for
+	 * writing (MRTX_EINVAL without); LMDB ignores it. */
+	void (*lock_order)(const void *lock, size_t size, uint8_t *out);
 } store_opts;
+
+/* Size of a lock record's order key (store_opts.lock_order). */
+#define STORE_ORDER_SIZE 9u
 
 /* path: an LMDB directory, or rados://POOL/NAME[?conf=PATH][&user=ID]. */
 int store_open(store **out, const char *path, const store_opts *opts);
@@ -131,8 +139,9 @@ int store_table_refresh(store *st);
  * limit every backend enforces (store_check_key). */
 #define STORE_KEY_PREFIX 2u
 
-/* Can store_write_rows evaluate store_op.cond?  (LMDB: yes; RADOS: no, the
- * caller reads the lock instead.) */
+/* Can store_write_rows evaluate store_op.cond (below)?  LMDB: yes; RADOS:
+ * stores of format 3 (rados_int.h), whose lock values carry their order
+ * key; older ones no, and the caller reads the lock instead. */
 int store_supports_cond(const store *st);
 
 /* memcmp order, a prefix first. */
@@ -245,6 +254,12 @@ typedef struct store_op {
 	 * class method).  It must be pure and quick. */
 	int (*cond)(const void *lock, size_t size, void *arg);
 	void *cond_arg;
+	/* ... the same condition, as a store that compares bytes sees it: no
+	 * lock record, or one whose order key (store_opts.lock_order) sorts
+	 * below these STORE_ORDER_SIZE bytes.  A caller that sets cond sets
+	 * below too; a store evaluates the one it can (LMDB: cond; RADOS of
+	 * format 3: below, as an omap_cmp LT guard on the OSD). */
+	mrtx_bytes below;
 	int delete_lock;        /* result: lock record removed ... */
 	mrtx_bytes new_lock;    /* ... or set to these bytes */
 	const store_mut *muts;  /* applied in order */

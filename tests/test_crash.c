@@ -49,6 +49,10 @@ static mrtx_db *open_reader(const char *path, int unbatched)
 	return tu_open(path, &o);
 }
 
+/* Write val to the three rows in one transaction, then wait for the
+ * commit's tail (over RADOS it runs on the handle's worker thread after
+ * mrtx_commit returns, txn/tail.h): the failpoints of steps 4 and 5 fire
+ * before this returns, and a process that _exits next has run them. */
 static int write_all(mrtx_db *db, const char *val)
 {
 	mrtx_txn *txn;
@@ -61,7 +65,9 @@ static int write_all(mrtx_db *db, const char *val)
 			mrtx_abort(txn);
 			return rc;
 		}
-	return mrtx_commit(txn);
+	rc = mrtx_commit(txn);
+	assert_int_equal(mrtx_flush(db), MRTX_OK);
+	return rc;
 }
 
 static int setup(void **state)

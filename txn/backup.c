@@ -101,7 +101,7 @@ static int on_issue(const check_issue *is, void *payload)
 /* Steps 3 and 4 on the copy in p->stage, then synced. */
 static int settle_copy(const char *source, const bpaths *p)
 {
-	store_opts so = { .durability = MRTX_SYNC };
+	store_opts so = { .durability = MRTX_SYNC, .lock_order = lock_order_key };
 	recover_opts ro = { 0, 1, 0 }; /* never wait; force: no writer lives here */
 	recover_stats rs;
 	check_stats cs;

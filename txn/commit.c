@@ -388,6 +388,7 @@ static int cond_stable_before(const void *lock, size_t size, void *arg)
 static int commit_one_row(mrtx_txn *txn, wrow *w, uint64_t ts, struct stable_before *sb)
 {
 	store *st = txn->db->st;
+	uint8_t below[LOCK_ORDER_SIZE];
 	store_op op;
 	int rc;
 
@@ -395,6 +396,8 @@ static int commit_one_row(mrtx_txn *txn, wrow *w, uint64_t ts, struct stable_bef
 	if (sb) {
 		op.cond = cond_stable_before;
 		op.cond_arg = sb;
+		lock_order_below(sb->ts, below);
+		op.below = MRTX_BYTES(below, sizeof(below));
 	}
 	op_check_gen(txn, &op);
 	if ((rc = lockio_stable(st, txn->id, ts, &txn->arena, &op.new_lock)))

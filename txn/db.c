@@ -4,6 +4,7 @@
 #include "txn_int.h"
 #include "admin.h"
 #include "heartbeat.h"
+#include "tail.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -50,6 +51,7 @@ int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
 	so.file_mode = o.file_mode;
 	so.unbatched = o.unbatched;
 	so.read_only = o.read_only != 0;
+	so.lock_order = lock_order_key;
 	if ((rc = store_open(&db->st, path, &so))) {
 		mrtx__free(db);
 		return rc;
@@ -73,6 +75,15 @@ void mrtx_close(mrtx_db *db)
 	pthread_mutex_destroy(&db->hb_mu);
 	pthread_cond_destroy(&db->hb_cv);
 	mrtx__free(db);
+}
+
+int mrtx_flush(mrtx_db *db)
+{
+	mrtx__clearerr();
+	if (!db)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_flush: db is NULL");
+	tail_flush(db);
+	return MRTX_OK;
 }
 
 int mrtx_create_table(mrtx_db *db, const char *table, const char *const *families,

@@ -213,6 +213,16 @@ static int known(const mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE])
 	return 0;
 }
 
+void tail_flush(mrtx_db *db)
+{
+	if (atomic_load(&db->tail_pending) == 0)
+		return;
+	pthread_mutex_lock(&db->hb_mu);
+	while ((db->tail_head || db->tail_nbusy) && db->hb_running)
+		pthread_cond_wait(&db->hb_cv, &db->hb_mu);
+	pthread_mutex_unlock(&db->hb_mu);
+}
+
 int tail_wait(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE])
 {
 	int waited = 0;

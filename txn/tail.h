@@ -54,6 +54,9 @@ void tail_submit(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE], store_op *ops, 
  * is done and return 1 (re-read the row); else 0 at once. */
 int tail_wait(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE]);
 
+/* Wait until nothing is queued or running on db (mrtx_flush). */
+void tail_flush(mrtx_db *db);
+
 /* The worker's pass (heartbeat.c), db->hb_mu held on entry and on return
  * (released while the store works): run up to TAIL_BATCH queued tails. */
 void tail_pass(mrtx_db *db);

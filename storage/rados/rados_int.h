@@ -1,12 +1,16 @@
 /*
  * rados_int.h - internals shared by the RADOS backend's files.
  *
- * Layout (RADOS layout format 2; format 1 is the same without splits: a
- * store's first split raises it, so that a client built before splits,
- * whose writes carry no tablet-state guard, refuses to open it).  A store
- * NAME in pool POOL is a set of objects whose names start with NAME:
+ * Layout (RADOS layout format 3, what new stores are made at; format 2 is
+ * the same with lock values of the record alone, and format 1 that without
+ * splits: a format-1 store's first split raises it to 2, so that a client
+ * built before splits, whose writes carry no tablet-state guard, refuses
+ * to open it.  Formats 1 and 2 are never raised to 3, whose lock values
+ * they do not hold; they keep reading the lock before a blind one-row
+ * commit).  A store NAME in pool POOL is a set of objects whose names
+ * start with NAME:
  *
- *   NAME.meta       omap: "format" -> "2" (or "1"), "id" -> 16 random bytes,
+ *   NAME.meta       omap: "format" -> "3" (or "2", "1"), "id" -> 16 random bytes,
  *                   "gen" -> u64 BE (metadata generation), "next" -> u32 BE
  *                   (next table id), "t/<table>" -> table record (below),
  *                   and the opaque records of store_meta_* under their keys
@@ -18,7 +22,12 @@
  *                                     'U': filled by a split, not yet
  *                                     open; 'X' ...: retired by a split;
  *                                     see rados_split.c)
- *       0x02 . rkey(row)              the row's lock record (never empty)
+ *       0x02 . rkey(row)              the row's lock record (never empty);
+ *                                     format 3: after its 9-byte order key
+ *                                     (store_opts.lock_order), so that a
+ *                                     one-row commit's "no lock, or STABLE
+ *                                     before ts" (store_op.below) is one
+ *                                     omap_cmp LT guard
  *       0x03 . rkey(row) . fid+1 . rqual(qualifier)   a cell
  *       0x04 . rkey_desc(row)         "" : the row in descending order, for
  *                                     reverse scans (omap iterates forward only)
@@ -48,6 +57,7 @@
 #include "storage/rados/radoskey.h"
 #include "storage/rados/rados_store.h"
 
+#define RFORMAT_ORDERED "3"
 #define RFORMAT "2"
 #define RFORMAT_NOSPLIT "1"
 #define RK_GEN_0 0x01u
@@ -95,7 +105,10 @@ typedef struct rstore {
 	size_t ntables, ctables;
 	atomic_ulong write_calls, write_txns, read_txns;
 	uint32_t split_rows; /* a tablet is split past this many rows; 0: never */
-	atomic_int format2;  /* the store is known to be at format 2 */
+	atomic_int format2;  /* the store is known to be at format 2 or 3 */
+	int ordered;         /* format 3 (fixed at open): lock values carry
+	                        their order key (rados_rw.c, lock_stored) */
+	void (*lock_order)(const void *lock, size_t size, uint8_t *out);
 	atomic_ulong splits; /* splits this handle finished (tests, stats) */
 } rstore;
 

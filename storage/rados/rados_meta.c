@@ -105,15 +105,18 @@ static int meta_init(rstore *rs)
 		if ((rc = meta_read(rs, keys, 2, &a, v, &exists)))
 			break;
 		if (v[0].data) {
-			if (v[0].size != 1 || (memcmp(v[0].data, RFORMAT, 1) != 0 &&
+			if (v[0].size != 1 || (memcmp(v[0].data, RFORMAT_ORDERED, 1) != 0 &&
+			                       memcmp(v[0].data, RFORMAT, 1) != 0 &&
 			                       memcmp(v[0].data, RFORMAT_NOSPLIT, 1) != 0) ||
 			    v[1].size != 16) {
 				rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: not an mrtx RADOS store of format "
-				                  RFORMAT_NOSPLIT " or " RFORMAT " (object %s holds "
-				                  "something else)", rs->addr, rs->meta_oid);
+				                  RFORMAT_NOSPLIT ", " RFORMAT " or " RFORMAT_ORDERED
+				                  " (object %s holds something else)", rs->addr,
+				                  rs->meta_oid);
 				break;
 			}
-			atomic_store(&rs->format2, memcmp(v[0].data, RFORMAT, 1) == 0);
+			rs->ordered = memcmp(v[0].data, RFORMAT_ORDERED, 1) == 0;
+			atomic_store(&rs->format2, rs->ordered || memcmp(v[0].data, RFORMAT, 1) == 0);
 			memcpy(rs->id, v[1].data, 16);
 			break;
 		}
@@ -148,7 +151,7 @@ static int meta_init(rstore *rs)
 		{
 			rguard g = guard_eq("format", MRTX_BYTES("", 0));
 			rkv sets[4] = {
-				{ MRTX_CSTR("format"), MRTX_CSTR(RFORMAT) },
+				{ MRTX_CSTR("format"), MRTX_CSTR(RFORMAT_ORDERED) },
 				{ MRTX_CSTR("id"), MRTX_BYTES(id, 16) },
 				{ MRTX_CSTR("gen"), MRTX_BYTES(zero8, 8) },
 				{ MRTX_CSTR("next"), MRTX_BYTES(one4, 4) },
@@ -229,6 +232,7 @@ int rados_store_open(store **out, const char *addr, const store_opts *o)
 	rs->head.kind = STORE_RADOS;
 	rs->head.read_only = o && o->read_only;
 	rs->unbatched = o && o->unbatched;
+	rs->lock_order = o ? o->lock_order : NULL;
 	pthread_mutex_init(&rs->mu, NULL);
 	snprintf(rs->meta_oid, sizeof(rs->meta_oid), "%s.meta", ra.name);
 	rs->split_rows = ra.has_split_rows ? ra.split_rows : RADDR_DEFAULT_SPLIT_ROWS;
@@ -236,6 +240,11 @@ int rados_store_open(store **out, const char *addr, const store_opts *o)
 	raddr_free(&ra);
 	if (rc == 0)
 		rc = meta_init(rs);
+	/* every writer of a format-3 store must derive the same order keys, or
+	 * its exact-value guards would never match another client's values */
+	if (rc == 0 && rs->ordered && !rs->lock_order && !rs->head.read_only)
+		rc = mrtx__seterr(MRTX_EINVAL, "%s: a format " RFORMAT_ORDERED " store opened for "
+		                  "writing needs store_opts.lock_order", addr);
 	if (rc) {
 		rados_store_close((store *)rs);
 		return rc;
@@ -286,6 +295,11 @@ const char *rados_store_path(const store *st)
 int rados_store_is_unbatched(const store *st)
 {
 	return RSC(st)->unbatched;
+}
+
+int rados_store_supports_cond(const store *st)
+{
+	return RSC(st)->ordered;
 }
 
 size_t rados_store_tablets(store *st, const store_table *t)

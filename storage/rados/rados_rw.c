@@ -226,6 +226,41 @@ static void rowread_op(rowread *rr, const char *oid, const store_filter *f, rrea
 	r->ngets = 1;
 }
 
+/* A lock value as stored: in a store of format 3 its order key comes
+ * first (store_opts.lock_order), so that store_op.below is one omap_cmp
+ * LT guard; older formats store the record alone. */
+static int lock_stored(const rstore *rs, mrtx_bytes rec, mrtx_arena *a, mrtx_bytes *out)
+{
+	uint8_t *p;
+
+	if (!rs->ordered) {
+		*out = rec;
+		return 0;
+	}
+	if (!(p = arena_alloc(a, STORE_ORDER_SIZE + rec.size)))
+		return MRTX_ENOMEM;
+	rs->lock_order(rec.data, rec.size, p); /* set for writing (rados_store_open) */
+	if (rec.size)
+		memcpy(p + STORE_ORDER_SIZE, rec.data, rec.size);
+	*out = MRTX_BYTES(p, STORE_ORDER_SIZE + rec.size);
+	return 0;
+}
+
+/* The lock record in a stored value (lock_stored's inverse). */
+static int lock_loaded(const rstore *rs, const char *oid, mrtx_bytes v, mrtx_bytes *out)
+{
+	if (!rs->ordered) {
+		*out = v;
+		return 0;
+	}
+	if (v.size < STORE_ORDER_SIZE)
+		return mrtx__seterr(MRTX_ECORRUPT, "%s: a lock value of %zu bytes in %s (format 3 "
+		                    "values start with a %u-byte order key)", rs->addr, v.size, oid,
+		                    STORE_ORDER_SIZE);
+	*out = MRTX_BYTES((const uint8_t *)v.data + STORE_ORDER_SIZE, v.size - STORE_ORDER_SIZE);
+	return 0;
+}
+
 /* Fill out from a finished read (and read on while the row has more cells
  * than one listing returns, checking its lock stays the same). */
 static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
@@ -248,7 +283,8 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 
 			if (kv->key.size == rr->lkn && memcmp(kv->key.data, rr->lk, rr->lkn) == 0) {
 				out->has_lock = 1;
-				out->lock = kv->value;
+				if ((rc = lock_loaded(rs, r->oid, kv->value, &out->lock)))
+					return rc;
 			} else if ((rc = take_cells(rs, t, f, rr->cpn - (f && f->family >= 0), kv, 1, a,
 			                            out, &cap))) {
 				return rc;
@@ -284,9 +320,11 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 					return read_err(rs, rc);
 				if ((rc = state_take(&r2)))
 					return rc;
-				if ((r2.nkvs == 1) != had ||
-				    (had && (r2.kvs[0].value.size != lock0.size ||
-				             memcmp(r2.kvs[0].value.data, lock0.data, lock0.size) != 0)))
+				mrtx_bytes l2 = MRTX_BYTES(NULL, 0);
+
+				if (r2.nkvs == 1 && (rc = lock_loaded(rs, r->oid, r2.kvs[0].value, &l2)))
+					return rc;
+				if ((r2.nkvs == 1) != had || (had && cmp_bytes(l2.data, l2.size, lock0.data, lock0.size) != 0))
 					break; /* the row changed meanwhile: read it again whole */
 				if ((rc = take_cells(rs, t, f, rr->cpn - (f && f->family >= 0), rr->get.kvs,
 				                     rr->get.nkvs, a, out, &cap)))
@@ -428,7 +466,8 @@ static int read_locks_once(rstore *rs, const store_rowref *refs, size_t n, mrtx_
 
 			if (c == 0) {
 				out[i].has_lock = 1;
-				out[i].lock = g->kvs[mid].value;
+				if ((rc = lock_loaded(rs, g->oid, g->kvs[mid].value, &out[i].lock)))
+					return rc;
 				break;
 			}
 			if (c < 0)
@@ -542,7 +581,9 @@ static int list_rows(rstore *rs, const store_table *t, const rtablet *tb, int re
 		}
 		rows[*n].row = row;
 		rows[*n].has_lock = !reverse;
-		rows[*n].lock = reverse ? MRTX_BYTES(NULL, 0) : kv->value;
+		rows[*n].lock = MRTX_BYTES(NULL, 0);
+		if (!reverse && (rc = lock_loaded(rs, tb->oid, kv->value, &rows[*n].lock)))
+			return rc;
 		rows[*n].cells = NULL;
 		rows[*n].ncells = 0;
 		(*n)++;
@@ -753,7 +794,7 @@ static void add_mut(rados_write_op_t w, const uint8_t *cp, size_t cpn, const sto
 }
 
 /* Build g's compound op from ops[g->idx[...]]. */
-static int group_build(rgroup *g, store_op *ops, mrtx_arena *a)
+static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a)
 {
 	uint8_t *lk = arena_alloc(a, RCELL_MAX), *dk = arena_alloc(a, RCELL_MAX),
 	        *cp = arena_alloc(a, RCELL_MAX), *kb = arena_alloc(a, RCELL_MAX),
@@ -773,9 +814,17 @@ static int group_build(rgroup *g, store_op *ops, mrtx_arena *a)
 	for (size_t j = 0; j < g->n; j++) {
 		const store_op *op = &ops[g->idx[j]];
 		size_t lkn = rados_lock_key(lk, op->row);
-		mrtx_bytes expect = op->expect_absent ? MRTX_BYTES("", 0) : op->expect_lock;
+		mrtx_bytes expect = MRTX_BYTES("", 0);
+		int cmp = LIBRADOS_CMPXATTR_OP_EQ;
 
-		rados_write_op_omap_cmp2(g->wop, (const char *)lk, LIBRADOS_CMPXATTR_OP_EQ,
+		if (op->below.size && rs->ordered) {
+			/* no lock (the empty value), or one whose order key is below */
+			expect = op->below;
+			cmp = LIBRADOS_CMPXATTR_OP_LT;
+		} else if (!op->expect_absent && lock_stored(rs, op->expect_lock, a, &expect)) {
+			return MRTX_ENOMEM;
+		}
+		rados_write_op_omap_cmp2(g->wop, (const char *)lk, cmp,
 		                         expect.data ? expect.data : "", lkn, expect.size,
 		                         &g->prval[j]);
 	}
@@ -791,9 +840,16 @@ static int group_build(rgroup *g, store_op *ops, mrtx_arena *a)
 		if (op->delete_lock) {
 			rados_write_op_omap_rm_keys2(g->wop, keys, kl, 2);
 		} else {
-			const char *vals[2] = { op->new_lock.data, "" };
-			size_t vl[2] = { op->new_lock.size, 0 };
+			mrtx_bytes nl;
+			const char *vals[2];
+			size_t vl[2];
 
+			if (lock_stored(rs, op->new_lock, a, &nl))
+				return MRTX_ENOMEM;
+			vals[0] = nl.data;
+			vals[1] = "";
+			vl[0] = nl.size;
+			vl[1] = 0;
 			rados_write_op_omap_set2(g->wop, keys, vals, kl, vl, 2);
 		}
 	}
@@ -813,7 +869,7 @@ static int groups_run(rstore *rs, rgroup *g, size_t ng, store_op *ops, mrtx_aren
 		int r;
 
 		g[i].comp = NULL;
-		if ((rc = group_build(&g[i], ops, a)))
+		if ((rc = group_build(rs, &g[i], ops, a)))
 			break;
 		if ((r = rados_aio_create_completion2(NULL, NULL, &g[i].comp)) < 0) {
 			g[i].comp = NULL;
@@ -1013,7 +1069,7 @@ int rados_store_write_rows(store *st, store_op *ops, size_t n)
 
 		for (size_t i = 0; i < n; i++) {
 			ops[i].result = MRTX_ESTORE;
-			if (ops[i].cond)
+			if (ops[i].cond && !(rs->ordered && ops[i].below.size))
 				ops[i].result = MRTX_CONFLICT; /* no predicate on the OSD:
 				                                  the caller reads instead */
 			else

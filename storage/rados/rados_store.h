@@ -6,8 +6,9 @@
  *   - store_read_locks and store_scan_rows read each row consistently
  *     (lock and cells from one state of its tablet object) but different
  *     rows at different moments; nothing above the seam relies on more.
- *   - store_op.cond is not evaluated on the OSD: rados_store_supports_cond
- *     is 0 and callers read the lock instead.
+ *   - store_op.cond is not evaluated: a store of format 3 evaluates
+ *     store_op.below on the OSD (rados_store_supports_cond is 1); older
+ *     ones neither (0), and callers read the lock instead.
  *   - store_op.check_gen is checked against the generation kept in the
  *     row's tablet object (see store.h), in the same compound op.
  *   - A timeout is MRTX_EUNKNOWN as an op result (the op may or may not
@@ -22,6 +23,7 @@ int rados_store_open(store **out, const char *addr, const store_opts *opts);
 void rados_store_close(store *st);
 const char *rados_store_path(const store *st);
 int rados_store_is_unbatched(const store *st);
+int rados_store_supports_cond(const store *st);
 const uint8_t *rados_store_id(const store *st);
 int rados_store_create_table(store *st, const char *name, const char *const *families,
                              size_t nfamilies, const mrtx_bytes *splits, size_t nsplits);
