@@ -492,9 +492,12 @@ void lock_order_key(const void *lock, size_t size, uint8_t *out)
 
 void lock_order_below(uint64_t ts, uint8_t *out)
 {
+	/* 7 bits a byte, most significant first (the first byte holds bit 63
+	 * alone): every byte stays below 0x80, where Ceph's omap_cmp, which
+	 * compares values as signed chars, agrees with byte order */
 	out[0] = 0;
-	for (size_t i = 0; i < 8; i++)
-		out[1 + i] = (uint8_t)(ts >> (56u - 8u * i));
+	for (size_t i = 0; i < LOCK_ORDER_SIZE - 1; i++)
+		out[LOCK_ORDER_SIZE - 1 - i] = (uint8_t)((ts >> (7u * i)) & 0x7fu);
 }
 
 /* ================================================================ states */

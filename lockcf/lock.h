@@ -98,14 +98,16 @@ int lock_is_stable_before(mrtx_bytes in, const uint8_t tag[LOCK_TAG_SIZE], uint6
 
 /*
  * Order keys (store_opts.lock_order, store_op.below), LOCK_ORDER_SIZE
- * bytes: a STABLE record with no flags sorts as 0x00 and its commit_ts
- * big-endian, every other record as 0x01 and zeros.  So "no record, or a
+ * bytes, each below 0x80: a STABLE record with no flags sorts as 0x00 and
+ * its commit_ts big-endian in ten 7-bit digits, every other record as
+ * 0x01 and zeros.  (Below 0x80 because RADOS compares omap values as
+ * signed chars: 0x80 sorts before 0x7f there.)  So "no record, or a
  * key below lock_order_below(ts)" is "no record, or a STABLE one committed
  * before ts" -- lock_is_stable_before without its tag test (a record of
  * another store's tag is judged by commit_ts alone, as the reading path
  * judges it) -- a condition a store checks by comparing bytes.
  */
-#define LOCK_ORDER_SIZE 9u
+#define LOCK_ORDER_SIZE 11u
 void lock_order_key(const void *lock, size_t size, uint8_t *out);
 void lock_order_below(uint64_t ts, uint8_t *out);
 

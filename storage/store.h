@@ -83,7 +83,7 @@ typedef struct store_opts {
 } store_opts;
 
 /* Size of a lock record's order key (store_opts.lock_order). */
-#define STORE_ORDER_SIZE 9u
+#define STORE_ORDER_SIZE 11u
 
 /* path: an LMDB directory, or rados://POOL/NAME[?conf=PATH][&user=ID]. */
 int store_open(store **out, const char *path, const store_opts *opts);

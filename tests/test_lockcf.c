@@ -688,6 +688,76 @@ static int txnid_cmp(const void *x, const void *y)
 	return memcmp(x, y, LOCK_TXNID_SIZE);
 }
 
+/* memcmp order, or the order of values compared as signed chars (Ceph's
+ * omap_cmp), a prefix first. */
+static int cmp_order(const uint8_t *a, size_t an, const uint8_t *b, size_t bn, int is_signed)
+{
+	for (size_t i = 0; i < an && i < bn; i++) {
+		int x = is_signed ? (int)(signed char)a[i] : a[i];
+		int y = is_signed ? (int)(signed char)b[i] : b[i];
+
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+	return an < bn ? -1 : an > bn;
+}
+
+/*
+ * Order keys: a STABLE record's key followed by the record (a RADOS lock
+ * value of format 3) sorts below lock_order_below(ts) exactly when its
+ * commit_ts < ts, compared byte-wise and as signed chars alike (every key
+ * byte below 0x80); any other record never does.  Timestamps next to
+ * every byte boundary, 0 and the largest.
+ */
+static void test_order_key(void **state)
+{
+	uint64_t ts[64];
+	size_t n = 0;
+	mrtx_arena a;
+
+	(void)state;
+	arena_init(&a);
+	ts[n++] = 0;
+	ts[n++] = UINT64_MAX;
+	for (unsigned b = 0; b < 64 && n + 3 <= 64; b += 3) {
+		uint64_t v = (uint64_t)1 << b;
+
+		ts[n++] = v - 1 ? v - 1 : 1;
+		ts[n++] = v;
+		ts[n++] = v + 0x7f;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++) {
+			lock_rec r;
+			mrtx_bytes enc;
+			uint8_t below[LOCK_ORDER_SIZE], *val;
+
+			memset(&r, 0, sizeof(r));
+			r.state = LOCK_STABLE;
+			r.commit_ts = ts[i];
+			assert_int_equal(lock_encode(&r, &a, &enc), 0);
+			val = arena_alloc(&a, LOCK_ORDER_SIZE + enc.size);
+			assert_non_null(val);
+			lock_order_key(enc.data, enc.size, val);
+			memcpy(val + LOCK_ORDER_SIZE, enc.data, enc.size);
+			lock_order_below(ts[j], below);
+			for (size_t k = 0; k < LOCK_ORDER_SIZE; k++)
+				assert_true(val[k] < 0x80 && below[k] < 0x80);
+			for (int sg = 0; sg < 2; sg++)
+				if ((cmp_order(val, LOCK_ORDER_SIZE + enc.size, below, LOCK_ORDER_SIZE,
+				               sg) < 0) != (ts[i] < ts[j]))
+					fail_msg("commit_ts %#llx vs %#llx (%s compare)",
+					         (unsigned long long)ts[i], (unsigned long long)ts[j],
+					         sg ? "signed" : "byte");
+			/* not STABLE: never below */
+			r.state = LOCK_PREWRITTEN;
+			assert_int_equal(lock_encode(&r, &a, &enc), 0);
+			lock_order_key(enc.data, enc.size, val);
+			assert_true(cmp_order(val, LOCK_ORDER_SIZE, below, LOCK_ORDER_SIZE, 1) > 0);
+		}
+	arena_free(&a);
+}
+
 static void test_txnid(void **state)
 {
 	uint8_t a[LOCK_TXNID_SIZE], b[LOCK_TXNID_SIZE];
@@ -886,6 +956,7 @@ int main(void)
 		cmocka_unit_test(test_owner_other_boot_or_process),
 		cmocka_unit_test(test_owner_child_reaped),
 		cmocka_unit_test(test_owner_child_zombie),
+		cmocka_unit_test(test_order_key),
 	};
 
 	tu_rng_seed(20240611ul);

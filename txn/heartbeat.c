@@ -90,15 +90,14 @@ static void *hb_main(void *arg)
 	mrtx_db *db = arg;
 
 	pthread_mutex_lock(&db->hb_mu);
-	/* asked to quit, it still runs the queued commit tails to the end */
-	while (!db->hb_quit || db->tail_head) {
+	while (!db->hb_quit) {
 		uint64_t now = mrtx__now_ms(), next = UINT64_MAX, exp[HB_BATCH];
 		hb_entry *pick[HB_BATCH];
 		uint8_t *nb[HB_BATCH];
 		int unknown[HB_BATCH];
 		size_t n = 0;
 
-		for (hb_entry *e = db->hb_quit ? NULL : db->hb_head; e; e = e->next) {
+		for (hb_entry *e = db->hb_head; e; e = e->next) {
 			if (e->busy)
 				continue;
 			if (due_ms(e) <= now && n < HB_BATCH) {
@@ -107,10 +106,6 @@ static void *hb_main(void *arg)
 			} else {
 				next = MRTX_MIN(next, due_ms(e));
 			}
-		}
-		if (n == 0 && db->tail_head) {
-			tail_pass(db); /* refreshes due first, tails between them */
-			continue;
 		}
 		if (n == 0) {
 			db->hb_wake_ms = next;
@@ -141,6 +136,24 @@ static void *hb_main(void *arg)
 	return NULL;
 }
 
+/* The handle's second thread: commit tails (tail.h).  Its own, so that a
+ * slow tail (a store call waiting out an OSD) never holds back a refresh.
+ * Asked to quit, it still runs the queued tails to the end. */
+static void *tail_main(void *arg)
+{
+	mrtx_db *db = arg;
+
+	pthread_mutex_lock(&db->hb_mu);
+	while (!db->hb_quit || db->tail_head) {
+		if (db->tail_head)
+			tail_pass(db);
+		else
+			pthread_cond_wait(&db->hb_cv, &db->hb_mu);
+	}
+	pthread_mutex_unlock(&db->hb_mu);
+	return NULL;
+}
+
 /*
  * fork(): the heartbeat threads are stopped before and restarted after
  * (in the parent, for handles with commits in flight), so a process that
@@ -161,6 +174,8 @@ static int thread_start(mrtx_db *db)
 	if ((e = pthread_create(&db->hb_thread, NULL, hb_main, db)) != 0)
 		return e;
 	db->hb_running = 1;
+	/* without it, commits run their own tails (tail_submit) */
+	db->tail_running = pthread_create(&db->tail_thread, NULL, tail_main, db) == 0;
 	db->hb_pid = getpid();
 	return 0;
 }
@@ -173,8 +188,11 @@ static void thread_stop(mrtx_db *db)
 	pthread_cond_broadcast(&db->hb_cv);
 	pthread_mutex_unlock(&db->hb_mu);
 	pthread_join(db->hb_thread, NULL);
+	if (db->tail_running)
+		pthread_join(db->tail_thread, NULL); /* after the queued tails */
 	pthread_mutex_lock(&db->hb_mu);
 	db->hb_running = 0;
+	db->tail_running = 0;
 	pthread_mutex_unlock(&db->hb_mu);
 }
 
@@ -222,6 +240,7 @@ void hb_init(mrtx_db *db)
 	pthread_cond_init(&db->hb_cv, &ca);
 	pthread_condattr_destroy(&ca);
 	db->hb_running = 0;
+	db->tail_running = 0;
 	db->hb_quit = 0;
 	db->hb_head = NULL;
 	db->hb_wake_ms = UINT64_MAX;

@@ -30,7 +30,8 @@
  * expiry field (lock_same_but_expiry).  Only the primary is refreshed:
  * every decision about a transaction is read off its primary.
  *
- * The thread starts with the first hb_start of a handle and is joined by
+ * The thread starts with the first hb_start of a handle, together with
+ * the handle's tail thread (tail.h), and both are joined by
  * hb_shutdown (mrtx_close) and before a fork (restarted after it in the
  * parent).  It sleeps until the earliest due entry (on the monotonic
  * clock) and refreshes every due entry in one store call, so one slow

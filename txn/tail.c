@@ -119,6 +119,9 @@ static tail_job *job_copy(const uint8_t id[LOCK_TXNID_SIZE], const store_op *ops
 		store_op *o = &j->ops[i];
 
 		*o = *from;
+		o->cond = NULL; /* tail ops carry exact guards only */
+		o->cond_arg = NULL;
+		o->below = MRTX_BYTES(NULL, 0);
 		o->row = put(&bytes, from->row);
 		o->expect_lock = put(&bytes, from->expect_lock);
 		o->new_lock = put(&bytes, from->new_lock);
@@ -141,12 +144,12 @@ void tail_submit(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE], store_op *ops, 
 	int queue;
 
 	pthread_mutex_lock(&db->hb_mu);
-	queue = store_kind_of(db->st) != STORE_LMDB && db->hb_running && !db->hb_quit &&
+	queue = store_kind_of(db->st) != STORE_LMDB && db->tail_running && !db->hb_quit &&
 	        db->tail_len < TAIL_QUEUE_MAX;
 	pthread_mutex_unlock(&db->hb_mu);
 	if (queue && (j = job_copy(id, ops, nsec))) {
 		pthread_mutex_lock(&db->hb_mu);
-		if (db->hb_running && !db->hb_quit) {
+		if (db->tail_running && !db->hb_quit) {
 			*db->tail_last = j;
 			db->tail_last = &j->next;
 			db->tail_len++;
@@ -194,12 +197,15 @@ void tail_pass(mrtx_db *db)
 		for (size_t i = 0; i < k; i++) /* no memory for a batch: one by one */
 			run_tails(db, &jobs[i], 1, NULL);
 	}
-	for (size_t i = 0; i < k; i++)
-		mrtx__free(jobs[i]);
+	/* off the busy list (tail_wait reads it under the mutex), then freed */
 	pthread_mutex_lock(&db->hb_mu);
 	db->tail_nbusy = 0;
 	atomic_fetch_sub(&db->tail_pending, k);
 	pthread_cond_broadcast(&db->hb_cv);
+	pthread_mutex_unlock(&db->hb_mu);
+	for (size_t i = 0; i < k; i++)
+		mrtx__free(jobs[i]);
+	pthread_mutex_lock(&db->hb_mu);
 }
 
 static int known(const mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE])
@@ -218,7 +224,7 @@ void tail_flush(mrtx_db *db)
 	if (atomic_load(&db->tail_pending) == 0)
 		return;
 	pthread_mutex_lock(&db->hb_mu);
-	while ((db->tail_head || db->tail_nbusy) && db->hb_running)
+	while ((db->tail_head || db->tail_nbusy) && db->tail_running)
 		pthread_cond_wait(&db->hb_cv, &db->hb_mu);
 	pthread_mutex_unlock(&db->hb_mu);
 }

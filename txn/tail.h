@@ -8,8 +8,9 @@
  * point, and whoever meets a lock it left PREWRITTEN or COMMITTED rolls it
  * forward from the primary (recovery.c).  Over a network (RADOS) they are
  * two of a blind commit's five round trips, so there the committing
- * thread hands them to its handle's worker thread (the heartbeat's,
- * heartbeat.c) and returns; on LMDB they cost two local write
+ * thread hands them to its handle's tail thread (started and stopped
+ * with the heartbeat's, heartbeat.c, but its own, so that a slow tail
+ * never holds back a lock refresh) and returns; on LMDB they cost two local write
  * transactions and run at once:
  *
  *   commit point applied
@@ -57,7 +58,7 @@ int tail_wait(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE]);
 /* Wait until nothing is queued or running on db (mrtx_flush). */
 void tail_flush(mrtx_db *db);
 
-/* The worker's pass (heartbeat.c), db->hb_mu held on entry and on return
+/* The tail thread's pass (heartbeat.c), db->hb_mu held on entry and on return
  * (released while the store works): run up to TAIL_BATCH queued tails. */
 void tail_pass(mrtx_db *db);
 

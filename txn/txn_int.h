@@ -37,8 +37,11 @@ struct mrtx_db {
 	struct mrtx_db *hb_next_db;
 	uint64_t hb_wake_ms;   /* when the thread next wakes (UINT64_MAX: idle) */
 	struct hb_entry *hb_head;
-	/* tail.c: commits past their point whose last two phases the same
-	 * thread runs (under hb_mu but tail_buf/tail_room, the thread's own) */
+	/* tail.c: commits past their point whose last two phases a second
+	 * thread runs, started and stopped with the heartbeat's (under hb_mu
+	 * but tail_buf/tail_room, the thread's own) */
+	pthread_t tail_thread;
+	int tail_running;
 	struct tail_job *tail_head, **tail_last; /* queued, oldest first */
 	size_t tail_len;
 	struct tail_job *tail_busy[64];          /* the batch running (TAIL_BATCH) */

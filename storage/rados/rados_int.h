@@ -23,7 +23,7 @@
  *                                     open; 'X' ...: retired by a split;
  *                                     see rados_split.c)
  *       0x02 . rkey(row)              the row's lock record (never empty);
- *                                     format 3: after its 9-byte order key
+ *                                     format 3: after its 11-byte order key
  *                                     (store_opts.lock_order), so that a
  *                                     one-row commit's "no lock, or STABLE
  *                                     before ts" (store_op.below) is one
