@@ -90,6 +90,9 @@ static void fx_init(fx *f, int unbatched)
 		                          MRTX_CSTR("keep")), MRTX_OK);
 	}
 	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+	/* its tail (RADOS: on the handle's tail thread) ends before any fault
+	 * hook is armed */
+	assert_int_equal(mrtx_flush(f->db), MRTX_OK);
 }
 
 static void fx_done(fx *f)
