@@ -144,13 +144,12 @@ void tail_submit(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE], store_op *ops, 
 	int queue;
 
 	pthread_mutex_lock(&db->hb_mu);
-	queue = TAIL_BACKGROUND && store_kind_of(db->st) != STORE_LMDB && db->tail_running &&
-	        !db->hb_quit &&
+	queue = store_kind_of(db->st) != STORE_LMDB && db->tail_running && !db->hb_quit &&
 	        db->tail_len < TAIL_QUEUE_MAX;
 	pthread_mutex_unlock(&db->hb_mu);
 	if (queue && (j = job_copy(id, ops, nsec))) {
 		pthread_mutex_lock(&db->hb_mu);
-		if (db->tail_running && !db->hb_quit) {
+		if (db->tail_running && !db->hb_quit && db->tail_len < TAIL_QUEUE_MAX) {
 			*db->tail_last = j;
 			db->tail_last = &j->next;
 			db->tail_len++;

@@ -40,12 +40,6 @@
 
 #include "txn_int.h"
 
-/* Off for now: with tails on their own thread, tests/test_faults.c's
- * store fault hook (store__fail_at, which counts every thread's store
- * calls) fails on RADOS -- the commit_* cases saw no post-point fault
- * among the calls it counted.  Until that is understood, every commit
- * runs its tail in place, as before this file (closing note, session 9). */
-#define TAIL_BACKGROUND 0
 #define TAIL_BATCH 64        /* tails run by one pass of the worker */
 #define TAIL_QUEUE_MAX 1024  /* queued beyond this, the committer runs its own */
 
