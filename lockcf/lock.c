@@ -458,36 +458,39 @@ int lock_peek(mrtx_bytes in, uint8_t *state, uint8_t txn[LOCK_TXNID_SIZE])
 	return 0;
 }
 
+/* Is p exactly a STABLE head (version, state STABLE, flags 0, tag, txn
+ * id, commit_ts)?  Then *cts is its commit_ts. */
+static int stable_head(const uint8_t *p, size_t size, uint64_t *cts)
+{
+	if (size != HEAD_SIZE || p[0] != LOCK_VERSION || p[1] != LOCK_STABLE || p[2] != 0)
+		return 0;
+	*cts = 0;
+	for (size_t i = 0; i < 8; i++)
+		*cts |= (uint64_t)p[3 + LOCK_TAG_SIZE + LOCK_TXNID_SIZE + i] << (8u * i);
+	return 1;
+}
+
 int lock_is_stable_before(mrtx_bytes in, const uint8_t tag[LOCK_TAG_SIZE], uint64_t ts)
 {
-	const uint8_t *p = in.data;
-	uint64_t cts = 0;
+	uint64_t cts;
 
-	/* version, state STABLE, flags 0, tag, txn id, commit_ts: exactly the head */
-	if (in.size != HEAD_SIZE || p[0] != LOCK_VERSION || p[1] != LOCK_STABLE || p[2] != 0 ||
-	    memcmp(p + 3, tag, LOCK_TAG_SIZE) != 0)
-		return 0;
-	for (size_t i = 0; i < 8; i++)
-		cts |= (uint64_t)p[3 + LOCK_TAG_SIZE + LOCK_TXNID_SIZE + i] << (8u * i);
-	return cts < ts;
+	return stable_head(in.data, in.size, &cts) &&
+	       memcmp((const uint8_t *)in.data + 3, tag, LOCK_TAG_SIZE) == 0 && cts < ts;
 }
 
 _Static_assert(LOCK_ORDER_SIZE == STORE_ORDER_SIZE, "one order key size");
 
 void lock_order_key(const void *lock, size_t size, uint8_t *out)
 {
-	const uint8_t *p = lock;
-	uint64_t cts = 0;
+	uint64_t cts;
 
-	memset(out, 0, LOCK_ORDER_SIZE);
-	/* exactly a STABLE head, as lock_is_stable_before takes it, tag aside */
-	if (size != HEAD_SIZE || p[0] != LOCK_VERSION || p[1] != LOCK_STABLE || p[2] != 0) {
-		out[0] = 1;
+	/* a STABLE head, as lock_is_stable_before takes it, tag aside */
+	if (stable_head(lock, size, &cts)) {
+		lock_order_below(cts, out);
 		return;
 	}
-	for (size_t i = 0; i < 8; i++)
-		cts |= (uint64_t)p[3 + LOCK_TAG_SIZE + LOCK_TXNID_SIZE + i] << (8u * i);
-	lock_order_below(cts, out);
+	memset(out, 0, LOCK_ORDER_SIZE);
+	out[0] = 1;
 }
 
 void lock_order_below(uint64_t ts, uint8_t *out)

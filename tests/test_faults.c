@@ -190,32 +190,8 @@ static void check_store(mrtx_db *db)
 	size_t nt;
 
 	assert_int_equal(store_tables_list(st, &tables, &nt), MRTX_OK);
-	for (size_t i = 0; i < nt; i++) {
-		store_filter f = STORE_FILTER_ALL;
-		store_range r = { { NULL, 0 }, 0, { NULL, 0 } };
-		store_row *rows;
-		mrtx_arena a;
-		size_t n;
-		int more;
-
-		f.lock_only = 1;
-		arena_init(&a);
-		assert_int_equal(store_scan_rows(st, tables[i], &r, 0, &f, 0, &a, &rows, &n, &more),
-		                 MRTX_OK);
-		for (size_t k = 0; k < n; k++) {
-			lock_rec rec;
-			int rc = lockio_decode(st, tables[i], rows[k].row, rows[k].lock, &a, &rec);
-
-			if (rc)
-				fail_msg("table %s: lock does not decode: %s", tables[i]->name,
-				         mrtx_errmsg());
-			if (rec.state != LOCK_STABLE)
-				fail_msg("table %s row %.*s: lock left %s", tables[i]->name,
-				         (int)rows[k].row.size, (const char *)rows[k].row.data,
-				         lock_state_name(rec.state));
-		}
-		arena_free(&a);
-	}
+	for (size_t i = 0; i < nt; i++)
+		(void)tu_expect_settled(db, tables[i]);
 	mrtx__free(tables);
 }
 

@@ -223,32 +223,14 @@ static void test_one_row_one_write(void **state)
 	expect_cell(f->db, "t1", "new-row", "f", "a", "1");
 }
 
-/* Every lock of table name is STABLE (none left PREWRITTEN or COMMITTED). */
+/* Every lock of table name is STABLE (none left PREWRITTEN or COMMITTED),
+ * on want_rows rows. */
 static void expect_all_stable(mrtx_db *db, const char *name, size_t want_rows)
 {
-	store *st = mrtx__db_store(db);
-	store_filter f = STORE_FILTER_ALL;
-	store_range r = { { NULL, 0 }, 0, { NULL, 0 } };
 	const store_table *t;
-	store_row *rows;
-	mrtx_arena a;
-	size_t n;
-	int more;
 
-	f.lock_only = 1;
-	arena_init(&a);
-	assert_int_equal(store_table_find(st, name, &t), MRTX_OK);
-	assert_int_equal(store_scan_rows(st, t, &r, 0, &f, 0, &a, &rows, &n, &more), MRTX_OK);
-	assert_int_equal(n, want_rows);
-	for (size_t k = 0; k < n; k++) {
-		uint8_t state, id[LOCK_TXNID_SIZE];
-
-		assert_int_equal(lock_peek(rows[k].lock, &state, id), MRTX_OK);
-		if (state != LOCK_STABLE)
-			fail_msg("%s row %.*s: lock left %s", name, (int)rows[k].row.size,
-			         (const char *)rows[k].row.data, lock_state_name(state));
-	}
-	arena_free(&a);
+	assert_int_equal(store_table_find(mrtx__db_store(db), name, &t), MRTX_OK);
+	assert_int_equal(tu_expect_settled(db, t), want_rows);
 }
 
 /*

@@ -1,5 +1,6 @@
 /* testutil.c - see testutil.h. */
 #include "testutil.h"
+#include "txn/admin.h"
 
 #include <ftw.h>
 #include <stdio.h>
@@ -255,4 +256,30 @@ uint64_t tu_rng64(void)
 uint32_t tu_rng(void)
 {
 	return (uint32_t)(tu_rng64() >> 32);
+}
+
+size_t tu_expect_settled(mrtx_db *db, const store_table *t)
+{
+	store *st = mrtx__db_store(db);
+	store_filter f = STORE_FILTER_ALL;
+	store_range r = { { NULL, 0 }, 0, { NULL, 0 } };
+	store_row *rows;
+	mrtx_arena a;
+	size_t n;
+	int more;
+
+	f.lock_only = 1;
+	arena_init(&a);
+	assert_int_equal(store_scan_rows(st, t, &r, 0, &f, 0, &a, &rows, &n, &more), MRTX_OK);
+	for (size_t k = 0; k < n; k++) {
+		lock_rec rec;
+
+		if (lockio_decode(st, t, rows[k].row, rows[k].lock, &a, &rec))
+			fail_msg("table %s: lock does not decode: %s", t->name, mrtx_errmsg());
+		if (rec.state != LOCK_STABLE)
+			fail_msg("table %s row %.*s: lock left %s", t->name, (int)rows[k].row.size,
+			         (const char *)rows[k].row.data, lock_state_name(rec.state));
+	}
+	arena_free(&a);
+	return n;
 }

@@ -10,6 +10,12 @@
 
 #include "mrtx.h"
 
+/* Every lock record of table t (a store_table of db's store) decodes and
+ * is STABLE -- `mrtx check` in miniature; fails the test otherwise.
+ * Returns how many rows hold a lock. */
+struct store_table;
+size_t tu_expect_settled(mrtx_db *db, const struct store_table *t);
+
 /* A fresh empty directory under $TMPDIR, whatever the backend. */
 char *tu_fsdir(const char *tag);
 /* 1 when the tests run against RADOS (MRTX_TEST_STORE=rados). */

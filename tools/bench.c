@@ -143,7 +143,7 @@ typedef struct side {
 /* Run op for secs, continuing s's sequence (rows, random draws). */
 static void run_phase(fixture *f, op_fn op, double secs, side *s)
 {
-	double t0 = now_s(), t;
+	double t0 = now_s();
 
 	do {
 		int rc = op(f, &s->seed, s->n);
@@ -156,7 +156,7 @@ static void run_phase(fixture *f, op_fn op, double secs, side *s)
 	 * commits (mrtx_flush) finish inside its time, not in the other's */
 	if (f->db)
 		(void)mrtx_flush(f->db);
-	s->t += (t = now_s() - t0);
+	s->t += now_s() - t0;
 }
 
 /*

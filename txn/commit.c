@@ -14,7 +14,7 @@
  *     4 apply             secondaries PREWRITTEN -> STABLE + data        one call
  *        -- commit.after_secondaries --
  *     5 release           primary COMMITTED -> STABLE
- *     (4 and 5 are the tail, tail.h: over RADOS the handle's worker thread
+ *     (4 and 5 are the tail, tail.h: over RADOS the handle's tail thread
  *     runs them after commit returns)
  *   From before step 1 to step 3 the primary's expiry is moved on while the
  *   commit runs (heartbeat.h), so a slow but live commit is not aborted by
@@ -532,7 +532,7 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 	if (FAILPOINT(FP_COMMIT_AFTER_POINT))
 		return 0;
 	/* 4-5: apply the secondaries, then release the primary (tail.c: run
-	 * here, or on the handle's worker thread over a network) */
+	 * here, or on the handle's tail thread over RADOS) */
 	for (size_t i = 1; i <= n; i++) {
 		const wrow *x = &w[i == n ? 0 : i];
 		store_op *op = &ops[i - 1];

@@ -324,7 +324,8 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 
 				if (r2.nkvs == 1 && (rc = lock_loaded(rs, r->oid, r2.kvs[0].value, &l2)))
 					return rc;
-				if ((r2.nkvs == 1) != had || (had && cmp_bytes(l2.data, l2.size, lock0.data, lock0.size) != 0))
+				if ((r2.nkvs == 1) != had ||
+				    (had && cmp_bytes(l2.data, l2.size, lock0.data, lock0.size) != 0))
 					break; /* the row changed meanwhile: read it again whole */
 				if ((rc = take_cells(rs, t, f, rr->cpn - (f && f->family >= 0), rr->get.kvs,
 				                     rr->get.nkvs, a, out, &cap)))
