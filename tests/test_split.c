@@ -14,7 +14,9 @@
  *     commits after the split, into the new tablets;
  *   - transfers and inserts by several processes go on while tablets split
  *     (by hand and by the split_rows bound): money is conserved, every
- *     committed insert is there once, no lock is left.
+ *     committed insert is there once, no lock is left;
+ *   - the index-declaration generation keeps its order on the OSD past
+ *     127 (signed-char omap_cmp): stale commits fail, fresh ones commit.
  */
 #include "testutil.h"
 
@@ -239,6 +241,80 @@ static void test_split_keeps_rows(void **state)
 	assert_int_equal(tu_put_str(b, "t", "r190", "f:v", "v190"), MRTX_OK);
 	expect_rows(a, NROWS, "after the stale handle wrote");
 	assert_int_equal(open_locks(a), 0);
+	mrtx_close(b);
+	mrtx_close(a);
+	free(addr);
+}
+
+
+/* Two-row (rows on both sides of the split at r100) or one-row write of
+ * v = val, through a transaction begun before gen_bump is called (when
+ * bump is set). */
+static int write_rows(mrtx_db *db, int two, const char *val, mrtx_db *bump, unsigned *gen)
+{
+	mrtx_txn *txn;
+
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t", B("r010"), "f", B("v"), B(val)), MRTX_OK);
+	if (two)
+		assert_int_equal(mrtx_put(txn, "t", B("r190"), "f", B("v"), B(val)), MRTX_OK);
+	if (bump) {
+		char k[32];
+
+		snprintf(k, sizeof(k), "z/gen%u", ++*gen);
+		assert_int_equal(store_meta_put_new(mrtx__db_store(bump), k, B("x")), MRTX_OK);
+	}
+	return mrtx_commit(txn);
+}
+
+/*
+ * The index-declaration generation every row write is guarded by is
+ * compared on the OSD as signed chars: it must keep its order past 127,
+ * 255 and on (a big-endian u64 refused every row write once the 128th
+ * declaration was made).  Each step moves the generation by one record
+ * that nothing interprets (z/...): a transaction begun before it fails,
+ * the next one commits -- one row (the blind guarded write) and two rows
+ * (prewrite), on two tablets.
+ */
+static void test_generation_order(void **state)
+{
+	char *addr = addr_new("gen", 0);
+	mrtx_db *a = open_at(addr), *b = open_at(addr);
+	unsigned gen = 0;
+
+	(void)state;
+	fill(a);
+	assert_int_equal(split(a, "r100"), MRTX_OK);
+	while (gen < 125) {
+		char k[32];
+
+		snprintf(k, sizeof(k), "z/gen%u", ++gen);
+		assert_int_equal(store_meta_put_new(mrtx__db_store(b), k, B("x")), MRTX_OK);
+	}
+	while (gen < 136) {
+		unsigned before = gen;
+
+		if (write_rows(a, 0, "w", NULL, NULL) == MRTX_CONFLICT) /* stale cache */
+			assert_int_equal(write_rows(a, 0, "w", NULL, NULL), MRTX_OK);
+		if (write_rows(a, 1, "stale", b, &gen) != MRTX_CONFLICT)
+			fail_msg("generation %u: a two-row commit begun before the move committed",
+			         before);
+		if (write_rows(a, 1, "two", NULL, NULL) != MRTX_OK)
+			fail_msg("generation %u: two rows: %s", gen, mrtx_errmsg());
+		if (write_rows(a, 0, "stale", b, &gen) != MRTX_CONFLICT)
+			fail_msg("generation %u: a one-row commit begun before the move committed",
+			         gen - 1);
+		if (write_rows(a, 0, "one", NULL, NULL) != MRTX_OK)
+			fail_msg("generation %u: one row: %s", gen, mrtx_errmsg());
+	}
+	{
+		char v[8];
+
+		assert_int_equal(tu_get_str(b, "t", "r010", "f:v", v, sizeof(v)), MRTX_OK);
+		assert_string_equal(v, "one");
+		assert_int_equal(tu_get_str(b, "t", "r190", "f:v", v, sizeof(v)), MRTX_OK);
+		assert_string_equal(v, "two");
+	}
 	mrtx_close(b);
 	mrtx_close(a);
 	free(addr);
@@ -554,6 +630,7 @@ int main(void)
 		cmocka_unit_test(test_split_crash),
 		cmocka_unit_test(test_split_under_commit),
 		cmocka_unit_test(test_split_under_load),
+		cmocka_unit_test(test_generation_order),
 	};
 
 	conf = getenv("MRTX_TEST_RADOS_CONF");

@@ -16,8 +16,9 @@
  *                   and the opaque records of store_meta_* under their keys
  *   NAME.<id>.<seq> one tablet of table <id> (hex), a row range [start,
  *                   next tablet's start), holding in its omap:
- *       0x01 'G'                      u64 BE: the index-declaration
- *                                     generation every row write checks
+ *       0x01 'G'                      the index-declaration generation
+ *                                     every row write checks, as eight
+ *                                     7-bit digits (rgen_put)
  *       0x01 'S'                      the tablet's state (absent: open;
  *                                     'U': filled by a split, not yet
  *                                     open; 'X' ...: retired by a split;
@@ -226,5 +227,22 @@ int rados_fault(rstore *rs, const char *step, int write);
 	(MRTX_UNLIKELY(store__fault_armed) ? rados_fault(rs, step, 0) : 0)
 /* The index-declaration generation key. */
 extern const uint8_t rados_gen_key[2];
+
+/*
+ * A tablet's generation value: gen as eight 7-bit digits, most significant
+ * first, each byte < 0x80.  Row writes and gen_spread compare it with
+ * omap_cmp LT, and the OSD compares values as signed chars: plain
+ * big-endian bytes order wrongly from 128 on (0x80 sorts below 0x7f), which
+ * refused every row write once 127 declarations had been made.  Below 128
+ * the two encodings are the same bytes, so tablets written before this
+ * encoding read the same.  RGEN_MAX bounds the generation (56 bits).
+ */
+#define RGEN_MAX ((UINT64_C(1) << 56) - 1)
+
+static inline void rgen_put(uint8_t *p, uint64_t gen)
+{
+	for (int i = 7; i >= 0; i--, gen >>= 7)
+		p[i] = (uint8_t)(gen & 0x7f);
+}
 
 #endif

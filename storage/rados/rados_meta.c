@@ -11,6 +11,7 @@
 #include "storage/rados/rados_int.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -803,7 +804,7 @@ static int gen_spread(rstore *rs, uint64_t gen)
 
 		if ((rc = rados_store_tables_list((store *)rs, &tables, &nt)))
 			return rc;
-		rbe64_put(g8, gen);
+		rgen_put(g8, gen);
 		set = (rkv){ MRTX_BYTES(rados_gen_key, 2), MRTX_BYTES(g8, 8) };
 		maps = mrtx__calloc(nt ? nt : 1, sizeof(*maps));
 		for (size_t i = 0; maps && i < nt; i++)
@@ -882,6 +883,11 @@ int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 			break;
 		}
 		gen = rbe64_get(v[0].data);
+		if (gen >= RGEN_MAX) {
+			rc = mrtx__seterr(MRTX_ESTORE, "%s: no more metadata generations "
+			                  "(%" PRIu64 " made)", rs->addr, gen);
+			break;
+		}
 		if (v[1].data) {
 			rc = v[1].size == value.size && memcmp(v[1].data, value.data, value.size) == 0 ?
 			     gen_spread(rs, gen) :

@@ -959,7 +959,7 @@ static int write_some(rstore *rs, store_op *ops, const size_t *idx, size_t n, in
 			gr->gen_guard = op->check_gen;
 			gr->gen_of = op->gen;
 			if (op->check_gen)
-				rbe64_put(gr->gen, op->gen + 1); /* stored < gen + 1 */
+				rgen_put(gr->gen, op->gen + 1); /* stored < gen + 1 */
 		}
 		gr->prval[gr->n] = 0;
 		gr->idx[gr->n++] = idx[k];
