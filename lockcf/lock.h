@@ -25,7 +25,12 @@
  *   STABLE ends here.  Otherwise:
  *   u64 expiry_ms | u8[16] owner boot id | u32 owner pid | u64 owner start time
  *   u8[16] prev txn id | u64 prev commit_ts        (the STABLE lock to restore on abort;
- *                                                   flag LOCK_F_PREV_ABSENT: there was none)
+ *                                                   flag LOCK_F_PREV_ABSENT: there was none;
+ *                                                   an all-zero id: it was not read -- a
+ *                                                   blind prewrite, txn/commit.c
+ *                                                   commit_multi_blind -- and prev
+ *                                                   commit_ts bounds its commit_ts from
+ *                                                   above; restored as STABLE(zero id, it))
  *   if flag LOCK_F_SECONDARY: u16 table len, table, u16 row len, row   (primary pointer)
  *   else: u32 count, count x (u16 table len, table, u16 row len, row)  (secondaries)
  *   u32 redo count, count x (u8 kind, u8 fid, u16 qual len, qual, u32 value len, value)

@@ -294,12 +294,14 @@ static void test_commit_failpoints_kill(void **state)
 }
 
 /*
- * A blind one-row write over the locks of a writer that died mid-commit:
- * the write's in-store condition (no lock, or STABLE and older than our
- * write) fails, and the commit falls back to reading the lock, which
- * resolves the dead writer's transaction first.  Each row of the blind
- * write's secondary or primary: the blind value lands on that row and the
- * others show the dead transaction all-or-nothing.
+ * A blind write over the locks of a writer that died mid-commit: the
+ * write's in-store condition (no lock, or STABLE and older than our write)
+ * fails, and the commit falls back to reading the lock, which resolves the
+ * dead writer's transaction first.  One row (the one-row commit) and two
+ * rows (a multi-row commit prewritten on that condition, commit.c
+ * commit_multi_blind: what applied is rolled back before the fallback),
+ * each of the dead writer's rows in turn: the blind value lands on the
+ * rows written and the others show the dead transaction all-or-nothing.
  */
 static void test_blind_write_over_crash(void **state)
 {
@@ -315,8 +317,9 @@ static void test_blind_write_over_crash(void **state)
 	fx *f = *state;
 
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
-		for (int target = 0; target < 3; target++) {
+		for (int k = 0; k < 6; k++) {
 			pid_t pid = spawn_writer(f->path, cases[c].fp, 0, -1);
+			int target = k % 3, two = k >= 3, other = (target + 1) % 3;
 			mrtx_txn *txn;
 			mrtx_bytes v;
 			int st = tu_wait(pid), rc;
@@ -325,12 +328,16 @@ static void test_blind_write_over_crash(void **state)
 			assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
 			assert_int_equal(mrtx_put(txn, ROWS[target].table, B(ROWS[target].row), "f",
 			                          B("v"), B("blind")), MRTX_OK);
+			if (two)
+				assert_int_equal(mrtx_put(txn, ROWS[other].table, B(ROWS[other].row),
+				                          "f", B("v"), B("blind")), MRTX_OK);
 			if ((rc = mrtx_commit(txn)) != MRTX_OK)
-				fail_msg("%s, row %d: blind commit %s (%s)", cases[c].fp, target,
-				         mrtx_strerror(rc), mrtx_errmsg());
+				fail_msg("%s, row %d%s: blind commit %s (%s)", cases[c].fp, target,
+				         two ? " and the next" : "", mrtx_strerror(rc), mrtx_errmsg());
 			assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
 			for (int i = 0; i < 3; i++) {
-				const char *want = i == target ? "blind" : cases[c].want;
+				const char *want = i == target || (two && i == other) ? "blind" :
+				                   cases[c].want;
 
 				assert_int_equal(mrtx_get(txn, ROWS[i].table, B(ROWS[i].row), "f",
 				                          B("v"), &v), MRTX_OK);

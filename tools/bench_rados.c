@@ -33,6 +33,8 @@
 #ifdef MRTX_HAVE_RADOS
 
 #include "storage/rados/rados_raw.h"
+#include "storage/store.h"
+#include "txn/admin.h"
 
 #define MULTI_TABLETS 8
 #define MULTI_ROWS 100000
@@ -197,23 +199,43 @@ static int put_rows_raw(fixture *f, struct rows_payload *p)
 	return rraw_put_rows(x->raw, oids, rows, (size_t)p->n, 1);
 }
 
+/* Counted over the multi_row phase: transactions and raw rounds run, and
+ * the objects the raw side wrote (one op per distinct tablet). */
+static unsigned long multi_txns, multi_raws, multi_raw_objs;
+
 static int op_multi_mrtx(fixture *f, unsigned *seed, long i)
 {
 	struct rows_payload p;
+	int rc;
 
 	(void)i;
 	pick_rows(&p, 4, seed);
-	return put_rows_mrtx(f, &p);
+	if ((rc = put_rows_mrtx(f, &p)) == 0)
+		multi_txns++;
+	return rc;
 }
 
 static int op_multi_raw(fixture *f, unsigned *seed, long i)
 {
 	struct rows_payload p;
+	unsigned seen = 0;
+	int rc;
 
 	(void)i;
 	pick_rows(&p, 4, seed);
-	return put_rows_raw(f, &p);
+	if ((rc = put_rows_raw(f, &p)) == 0) {
+		for (int r = 0; r < p.n; r++)
+			seen |= 1u << multi_tablet(atoi(p.rows[r] + 1));
+		multi_raws++;
+		multi_raw_objs += (unsigned long)__builtin_popcount(seen);
+	}
+	return rc;
 }
+
+/* Objects per transaction of the multi_row phase (store_counters). */
+typedef struct objs {
+	double mrtx_w, mrtx_r, raw_w;
+} objs;
 
 /* ------------------------------------------------------------ latency */
 
@@ -276,7 +298,8 @@ static void latency(fixture *f, int nrows, double secs, lat *out)
 
 /* ------------------------------------------------------------- report */
 
-static void report(const bcfg *c, const bres *r, size_t n, const lat *l, size_t nl)
+static void report(const bcfg *c, const bres *r, size_t n, const lat *l, size_t nl,
+                   const objs *o)
 {
 	if (c->json) {
 		printf("{\"store\": \"rados\", \"quick\": %s, \"phase_seconds\": %.2f, "
@@ -290,7 +313,12 @@ static void report(const bcfg *c, const bres *r, size_t n, const lat *l, size_t 
 			       "RADOS writes\"}",
 			       i ? "," : "", r[i].name, r[i].mode, r[i].mrtx_ops, r[i].base_ops,
 			       r[i].base_ops > 0 ? r[i].mrtx_ops / r[i].base_ops : 0.0, r[i].target);
-		printf("\n], \"latency_by_rows\": [");
+		printf("\n], ");
+		if (o)
+			printf("\"multi_row_objects_per_txn\": {\"mrtx_written\": %.2f, "
+			       "\"mrtx_read\": %.2f, \"baseline_written\": %.2f}, ",
+			       o->mrtx_w, o->mrtx_r, o->raw_w);
+		printf("\"latency_by_rows\": [");
 		for (size_t i = 0; i < nl; i++)
 			printf("%s{\"rows\": %d, \"mrtx_median_ms\": %.3f, "
 			       "\"baseline_median_ms\": %.3f, \"samples\": %ld}",
@@ -305,6 +333,9 @@ static void report(const bcfg *c, const bres *r, size_t n, const lat *l, size_t 
 		printf("%-12s %-11s %8s %14.0f %14.0f %8.2f %8s%.1f\n", r[i].name, r[i].mode, "1t",
 		       r[i].mrtx_ops, r[i].base_ops, r[i].mrtx_ops / r[i].base_ops, ">= ",
 		       r[i].target);
+	if (o)
+		printf("multi_row objects per transaction: mrtx writes %.2f and reads %.2f, "
+		       "raw writes %.2f\n", o->mrtx_w, o->mrtx_r, o->raw_w);
 	if (nl) {
 		printf("%scommit latency by rows (medians; raw: the same rows, one guarded op per "
 		       "object, all sent at once):\n", n ? "\n" : "");
@@ -322,6 +353,7 @@ int bench_rados(bcfg *c, const char *uri, const char *only)
 	bres r[2];
 	lat l[sizeof(sizes) / sizeof(sizes[0])];
 	size_t n = 0, nl = 0;
+	objs o = { 0, 0, 0 }, *op = NULL;
 	fixture f;
 	rfix x;
 
@@ -342,7 +374,17 @@ int bench_rados(bcfg *c, const char *uri, const char *only)
 		n++;
 	}
 	if (!only || strcmp(only, "multi_row") == 0) {
+		store_counters a, b;
+
+		store_counters_get(mrtx__db_store(f.db), &a);
 		alternate(c, &f, op_multi_mrtx, op_multi_raw, &r[n]);
+		store_counters_get(mrtx__db_store(f.db), &b);
+		if (multi_txns && multi_raws) {
+			o.mrtx_w = (double)(b.write_txns - a.write_txns) / (double)multi_txns;
+			o.mrtx_r = (double)(b.read_txns - a.read_txns) / (double)multi_txns;
+			o.raw_w = (double)multi_raw_objs / (double)multi_raws;
+			op = &o;
+		}
 		r[n] = (bres){ "multi_row", "replicated", r[n].mrtx_ops, r[n].base_ops, 0.5, 1, 1, 0,
 		               "txn/s" };
 		n++;
@@ -351,7 +393,7 @@ int bench_rados(bcfg *c, const char *uri, const char *only)
 		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 			latency(&f, sizes[i], c->quick ? 0.3 : 1.5, &l[nl++]);
 	mrtx_close(f.db);
-	report(c, r, n, l, nl);
+	report(c, r, n, l, nl, op);
 	cleanup_fix = NULL;
 	rfix_close(&x);
 	return 0;

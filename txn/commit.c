@@ -43,6 +43,8 @@ typedef struct wrow {
 	size_t nredo;
 	int has_prev;
 	int fetched;      /* prev read at commit (a blind write), not remembered */
+	int blind;        /* prewritten without reading prev: guarded by "no lock,
+	                   * or STABLE before put_us" (commit_multi_blind) */
 	mrtx_bytes prev;  /* the lock the prewrite expects */
 	uint8_t prev_txn[LOCK_TXNID_SIZE]; /* prev decoded (it is STABLE) */
 	uint64_t prev_ts;
@@ -238,7 +240,7 @@ static int decode_prev(mrtx_txn *txn, wrow *w, size_t n)
 		wrow *x = &w[i];
 		lock_rec rec;
 
-		if (!x->has_prev)
+		if (!x->has_prev || x->blind)
 			continue;
 		if ((rc = lockio_decode(txn->db->st, x->r->t, x->r->row, x->prev, &txn->arena,
 		                        &rec)))
@@ -305,11 +307,6 @@ static void op_init(store_op *op, const trow *r, int has_expect, mrtx_bytes expe
 	op->expect_lock = expect;
 }
 
-/*
- * Undo our prewrites (secondaries first, then the primary) for rows whose
- * prewrite may have been applied.  Best effort: whatever fails here is a
- * PREWRITTEN lock that recovery rolls back.
- */
 /* Undo the prewrites that were applied (pw_ops' results say which);
  * primary: the primary's current bytes (the heartbeat may have moved its
  * expiry since the prewrite). */
@@ -439,6 +436,31 @@ static int commit_blind_row(mrtx_txn *txn, wrow *w)
 	return commit_one_row(txn, w, MRTX_MAX(mrtx__now_us(), r->put_us) + 1, &sb);
 }
 
+/* Guard op as a blind row written first at put_us: no lock, or a STABLE
+ * one committed before put_us (cond for a store that reads, below for one
+ * that compares bytes; store_supports_cond). */
+static int blind_guard(mrtx_txn *txn, store_op *op, uint64_t put_us)
+{
+	struct stable_before *sb = arena_alloc(&txn->arena, sizeof(*sb));
+	uint8_t *below = arena_alloc(&txn->arena, LOCK_ORDER_SIZE);
+
+	if (!sb || !below)
+		return MRTX_ENOMEM;
+	*sb = (struct stable_before){ store_id(txn->db->st), put_us };
+	lock_order_below(put_us, below);
+	op->cond = cond_stable_before;
+	op->cond_arg = sb;
+	op->below = MRTX_BYTES(below, LOCK_ORDER_SIZE);
+	return 0;
+}
+
+/*
+ * Steps 1-5 for a transaction of several rows, prewritten with the lock
+ * each must expect (w[i].prev, or "none" when has_prev is 0), or, for a
+ * blind row (w[i].blind), with blind_guard.  Returns 0 or an error as
+ * mrtx_commit does, or 1 when only blind guards failed: every prewrite was
+ * rolled back and the caller reads the locks and tries again.
+ */
 static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 {
 	store *st = txn->db->st;
@@ -447,7 +469,7 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 	lock_rec crec;
 	mrtx_bytes cbytes, pcur;
 	hb_entry hb;
-	int rc, conflict = 0, gen = 0;
+	int rc, conflict = 0, hard = 0, gen = 0, reread;
 
 	if (!(ops = arena_alloc(&txn->arena, n * sizeof(*ops))) ||
 	    !(secs = arena_alloc(&txn->arena, n * sizeof(*secs))))
@@ -458,6 +480,8 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 		if ((rc = build_prewrite(txn, w, n, i, ts, secs)))
 			return rc;
 		op_init(&ops[i], w[i].r, w[i].has_prev, w[i].prev);
+		if (w[i].blind && (rc = blind_guard(txn, &ops[i], w[i].r->put_us)))
+			return rc;
 		op_check_gen(txn, &ops[i]);
 		ops[i].new_lock = w[i].pw;
 		w[i].r->prewrite = w[i].pw;
@@ -470,8 +494,10 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 	rc = lockio_write_rows(st, ops, n);
 	for (size_t i = 0; i < n; i++) {
 		conflict |= ops[i].result == MRTX_CONFLICT;
+		hard |= ops[i].result == MRTX_CONFLICT && !w[i].blind;
 		gen |= ops[i].result == STORE_GEN_CHANGED;
 	}
+	reread = rc == 0 && !gen && conflict && !hard;
 	if (rc == 0 && gen)
 		rc = gen_changed(txn);
 	else if (rc == 0 && conflict)
@@ -493,6 +519,8 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 
 		strlcpy(msg, mrtx_errmsg(), sizeof(msg));
 		commit_rollback(txn, w, n, ops, pcur);
+		if (reread && saved == MRTX_CONFLICT)
+			return 1; /* only blind guards failed: read, then try again */
 		return mrtx__seterr(saved, "%s", msg);
 	}
 	/* 3: the commit point */
@@ -549,6 +577,58 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 	return 0;
 }
 
+/*
+ * A multi-row commit without reading the locks of the rows written blindly
+ * (never read, outside every scanned range): each is prewritten on the
+ * condition a blind one-row commit uses, "no lock, or a STABLE one
+ * committed before my first write to the row" -- the write-write check of
+ * decode_prev, evaluated by the store, so that such a commit sends no read
+ * before its prewrite.  The prewrite then cannot carry the exact lock to
+ * restore on abort: it carries the all-zero txn id and put_us - 1, an upper
+ * bound of the replaced lock's commit_ts (lock.h), and a rollback leaves
+ * STABLE(0, bound).  That keeps every commit_ts above the row's last and
+ * every later write-write check conservative; a reader that remembered the
+ * replaced lock sees a change and retries.  Any row whose condition fails
+ * (a lock to resolve, a commit after our first write) sends the whole
+ * commit down the reading path (return 1), after the rollback.
+ */
+static int commit_multi_blind(mrtx_txn *txn, wrow *w, size_t n)
+{
+	uint64_t ts = mrtx__now_us();
+	size_t nblind = 0;
+	int rc;
+
+	if (!store_supports_cond(txn->db->st))
+		return 1;
+	for (size_t i = 0; i < n; i++) {
+		trow *r = w[i].r;
+
+		if (r->lock_known) {
+			w[i].has_prev = r->has_lock;
+			w[i].prev = r->lock;
+		} else if (txn_in_scanned_range(txn, r->t, r->row)) {
+			w[i].has_prev = 0;
+		} else {
+			w[i].blind = 1;
+			w[i].has_prev = 1;
+			w[i].prev_ts = MRTX_MAX(r->put_us, 1) - 1;
+			ts = MRTX_MAX(ts, r->put_us);
+			nblind++;
+		}
+	}
+	if (nblind == 0)
+		return 1; /* nothing to read: the reading path is this path */
+	if ((rc = decode_prev(txn, w, n)))
+		return rc;
+	for (size_t i = 0; i < n; i++)
+		if (w[i].has_prev)
+			ts = MRTX_MAX(ts, w[i].prev_ts);
+	if ((rc = commit_multi(txn, w, n, ts + 1)) == 1)
+		for (size_t i = 0; i < n; i++)
+			w[i].blind = 0;
+	return rc;
+}
+
 int txn_commit_run(mrtx_txn *txn)
 {
 	size_t n = txn->nmutated, k = 0;
@@ -578,6 +658,8 @@ int txn_commit_run(mrtx_txn *txn)
 		k++;
 	}
 	if (n == 1 && !others_read && (rc = commit_blind_row(txn, &w[0])) <= 0)
+		return rc;
+	if (n > 1 && (rc = commit_multi_blind(txn, w, n)) <= 0)
 		return rc;
 	if ((rc = expected_locks(txn, w, n)) || (rc = decode_prev(txn, w, n)))
 		return rc;

@@ -145,10 +145,14 @@ static void *tail_main(void *arg)
 
 	pthread_mutex_lock(&db->hb_mu);
 	while (!db->hb_quit || db->tail_head) {
-		if (db->tail_head)
-			tail_pass(db);
-		else
+		uint64_t due;
+
+		if (!db->tail_head)
 			pthread_cond_wait(&db->hb_cv, &db->hb_mu);
+		else if ((due = tail_due_ms(db)) != 0)
+			wait_until(db, due); /* more tails may join the batch */
+		else
+			tail_pass(db);
 	}
 	pthread_mutex_unlock(&db->hb_mu);
 	return NULL;

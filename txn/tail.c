@@ -13,6 +13,7 @@ _Static_assert(TAIL_BATCH == sizeof(((mrtx_db *)0)->tail_busy) / sizeof(tail_job
 
 struct tail_job {
 	tail_job *next;
+	uint64_t queued_ms; /* wall clock, when queued */
 	uint8_t id[LOCK_TXNID_SIZE];
 	size_t nsec;
 	store_op *ops; /* nsec secondaries, then the primary's release */
@@ -140,7 +141,7 @@ static tail_job *job_copy(const uint8_t id[LOCK_TXNID_SIZE], const store_op *ops
 
 void tail_submit(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE], store_op *ops, size_t nsec)
 {
-	tail_job local = { NULL, { 0 }, nsec, ops }, *j = NULL, *one = &local;
+	tail_job local = { NULL, 0, { 0 }, nsec, ops }, *j = NULL, *one = &local;
 	int queue;
 
 	pthread_mutex_lock(&db->hb_mu);
@@ -150,6 +151,7 @@ void tail_submit(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE], store_op *ops, 
 	if (queue && (j = job_copy(id, ops, nsec))) {
 		pthread_mutex_lock(&db->hb_mu);
 		if (db->tail_running && !db->hb_quit && db->tail_len < TAIL_QUEUE_MAX) {
+			j->queued_ms = mrtx__now_ms();
 			*db->tail_last = j;
 			db->tail_last = &j->next;
 			db->tail_len++;
@@ -163,6 +165,17 @@ void tail_submit(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE], store_op *ops, 
 	}
 	run_tails(db, &one, 1, NULL);
 	mrtx__free(j);
+}
+
+uint64_t tail_due_ms(const mrtx_db *db)
+{
+	uint64_t due;
+
+	if (db->hb_quit || db->tail_hurry || db->tail_len >= TAIL_BATCH)
+		return 0;
+	due = db->tail_head->queued_ms + TAIL_LINGER_MS;
+	/* (a wall clock that stepped back waits at most TAIL_LINGER_MS more) */
+	return due > mrtx__now_ms() + TAIL_LINGER_MS || due <= mrtx__now_ms() ? 0 : due;
 }
 
 void tail_pass(mrtx_db *db)
@@ -224,8 +237,11 @@ void tail_flush(mrtx_db *db)
 	if (atomic_load(&db->tail_pending) == 0)
 		return;
 	pthread_mutex_lock(&db->hb_mu);
+	db->tail_hurry++;
+	pthread_cond_broadcast(&db->hb_cv);
 	while ((db->tail_head || db->tail_nbusy) && db->tail_running)
 		pthread_cond_wait(&db->hb_cv, &db->hb_mu);
+	db->tail_hurry--;
 	pthread_mutex_unlock(&db->hb_mu);
 }
 
@@ -236,10 +252,13 @@ int tail_wait(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE])
 	if (atomic_load(&db->tail_pending) == 0)
 		return 0;
 	pthread_mutex_lock(&db->hb_mu);
+	db->tail_hurry++;
+	pthread_cond_broadcast(&db->hb_cv);
 	while (known(db, id)) {
 		waited = 1;
 		pthread_cond_wait(&db->hb_cv, &db->hb_mu);
 	}
+	db->tail_hurry--;
 	pthread_mutex_unlock(&db->hb_mu);
 	return waited;
 }
@@ -250,6 +269,7 @@ void tail_init(mrtx_db *db)
 	db->tail_last = &db->tail_head;
 	db->tail_len = 0;
 	db->tail_nbusy = 0;
+	db->tail_hurry = 0;
 	db->tail_buf = NULL;
 	db->tail_room = 0;
 	atomic_store(&db->tail_pending, 0);

@@ -19,7 +19,11 @@
  *      |     out of memory for the copy ------------> run by the caller
  *      v
  *   queued: a copy of its ops, in one allocation; db->tail_pending + 1
- *      |  the worker takes up to TAIL_BATCH queued tails at a time
+ *      |  the worker lingers up to TAIL_LINGER_MS after the oldest queued
+ *      |  tail for more to join its batch -- not when TAIL_BATCH are
+ *      |  queued, the handle closes or forks, or a caller waits
+ *      |  (mrtx_flush, tail_wait: db->tail_hurry) -- then takes up to
+ *      |  TAIL_BATCH queued tails at a time
  *      v
  *   running: one store call applies every secondary of the batch;
  *      |     commit.after_secondaries fires once per tail; one more call
@@ -41,6 +45,16 @@
 #include "txn_int.h"
 
 #define TAIL_BATCH 64        /* tails run by one pass of the worker */
+/*
+ * How long the worker waits for a batch to fill.  A batch writes each
+ * tablet it touches once, however many of its tails touch it: commits
+ * from one stream, a few milliseconds apart, share most of their
+ * tablets, and the store's work per commit falls with the batch (BENCH.md:
+ * multi_row).  Meanwhile the locks stay COMMITTED / PREWRITTEN: this
+ * handle's own transactions hurry the worker (tail_wait), other clients
+ * roll them forward as from a crashed writer.
+ */
+#define TAIL_LINGER_MS 20
 #define TAIL_QUEUE_MAX 1024  /* queued beyond this, the committer runs its own */
 
 typedef struct tail_job tail_job;
@@ -57,6 +71,10 @@ int tail_wait(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE]);
 
 /* Wait until nothing is queued or running on db (mrtx_flush). */
 void tail_flush(mrtx_db *db);
+
+/* When the worker should run its next pass (db->hb_mu held, a tail
+ * queued): 0 at once, else the wall-clock millisecond to wait until. */
+uint64_t tail_due_ms(const mrtx_db *db);
 
 /* The tail thread's pass (heartbeat.c), db->hb_mu held on entry and on return
  * (released while the store works): run up to TAIL_BATCH queued tails. */

@@ -46,6 +46,7 @@ struct mrtx_db {
 	size_t tail_len;
 	struct tail_job *tail_busy[64];          /* the batch running (TAIL_BATCH) */
 	size_t tail_nbusy;
+	int tail_hurry; /* callers waiting on the queue: no lingering */
 	_Atomic size_t tail_pending;             /* queued + running: 0 skips the lock */
 	struct store_op *tail_buf;
 	size_t tail_room;
