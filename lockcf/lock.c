@@ -853,3 +853,10 @@ int lock_owner_dead(const lock_owner *o)
 	/* Start time 0 means the owner could not read its own; don't compare. */
 	return o->start_time != 0 && start != o->start_time;
 }
+
+int lock_prev_unread(const lock_rec *r)
+{
+	static const uint8_t zero[LOCK_TXNID_SIZE];
+
+	return !(r->flags & LOCK_F_PREV_ABSENT) && memcmp(r->prev_txn, zero, LOCK_TXNID_SIZE) == 0;
+}

@@ -116,6 +116,10 @@ int lock_is_stable_before(mrtx_bytes in, const uint8_t tag[LOCK_TAG_SIZE], uint6
 void lock_order_key(const void *lock, size_t size, uint8_t *out);
 void lock_order_below(uint64_t ts, uint8_t *out);
 
+/* Does r (not STABLE) restore a lock it never read (a blind prewrite: the
+ * zero prev txn id, prev commit_ts an upper bound)? */
+int lock_prev_unread(const lock_rec *r);
+
 /* The STABLE record that a PREWRITTEN/ABORTED lock restores on abort. */
 void lock_prev_stable(const lock_rec *r, lock_rec *out);
 

@@ -281,8 +281,9 @@ static void lock_json(const store_table *t, mrtx_bytes row, const lock_rec *r, u
 		if (r->flags & LOCK_F_PREV_ABSENT)
 			fputs("null", stdout);
 		else
-			printf("{\"txn\":\"%s\",\"commit_ts\":%llu}", hex,
-			       (unsigned long long)r->prev_commit_ts);
+			printf("{\"txn\":\"%s\",\"commit_ts\":%llu,\"unread\":%s}", hex,
+			       (unsigned long long)r->prev_commit_ts,
+			       lock_prev_unread(r) ? "true" : "false");
 		fputs(",\"secondary_rows\":[", stdout);
 		for (size_t i = 0; i < r->nsecondaries; i++) {
 			if (i)
@@ -339,6 +340,10 @@ static void lock_text(const store_table *t, mrtx_bytes row, const lock_rec *r, u
 	lock_txnid_hex(r->prev_txn, hex);
 	if (r->flags & LOCK_F_PREV_ABSENT)
 		puts("on abort:    no lock (row was never written)");
+	else if (lock_prev_unread(r))
+		printf("on abort:    STABLE txn %s commit_ts %llu (written blind: the lock it "
+		       "replaced was not read; it committed at or before this)\n", hex,
+		       (unsigned long long)r->prev_commit_ts);
 	else
 		printf("on abort:    STABLE txn %s commit_ts %llu\n", hex,
 		       (unsigned long long)r->prev_commit_ts);

@@ -479,7 +479,9 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 	for (size_t i = 0; i < n; i++) {
 		if ((rc = build_prewrite(txn, w, n, i, ts, secs)))
 			return rc;
-		op_init(&ops[i], w[i].r, w[i].has_prev, w[i].prev);
+		/* (a blind row: "absent", or blind_guard's condition, as in
+		 * commit_one_row -- and a row the tablet may not have held) */
+		op_init(&ops[i], w[i].r, w[i].has_prev && !w[i].blind, w[i].prev);
 		if (w[i].blind && (rc = blind_guard(txn, &ops[i], w[i].r->put_us)))
 			return rc;
 		op_check_gen(txn, &ops[i]);

@@ -144,10 +144,10 @@ static void *tail_main(void *arg)
 	mrtx_db *db = arg;
 
 	pthread_mutex_lock(&db->hb_mu);
-	while (!db->hb_quit || db->tail_head) {
+	while (!db->hb_quit || db->tail_head || db->tail_rel) {
 		uint64_t due;
 
-		if (!db->tail_head)
+		if (!db->tail_head && !db->tail_rel)
 			pthread_cond_wait(&db->hb_cv, &db->hb_mu);
 		else if ((due = tail_due_ms(db)) != 0)
 			wait_until(db, due); /* more tails may join the batch */

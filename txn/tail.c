@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Static_assert(TAIL_BATCH == sizeof(((mrtx_db *)0)->tail_busy) / sizeof(tail_job *),
-               "tail_busy holds one batch");
+_Static_assert(2 * TAIL_BATCH == sizeof(((mrtx_db *)0)->tail_busy) / sizeof(tail_job *),
+               "tail_busy holds one pass: a batch and the releases it carries");
 
 struct tail_job {
 	tail_job *next;
@@ -22,29 +22,38 @@ struct tail_job {
 /* ------------------------------------------------------------- running */
 
 /*
- * Run k tails.  buf has room for every op of the batch when k > 1 (one
- * store call per phase for all of them); a single tail runs on its own
- * ops.  Every op's result is preset to a failure, so an op the store did
- * not report on counts as not applied, and a primary is released only
- * when each of its secondaries surely applied: a primary never leaves
- * COMMITTED while a secondary may still be PREWRITTEN.
+ * One store call: apply the secondaries of jobs[0..k) and release the
+ * primaries of rel[0..nr) (tails whose secondaries all applied in an
+ * earlier call).  ok[i]: every secondary of jobs[i] surely applied.  buf
+ * has room for all those ops when they are more than one tail's part;
+ * a single part runs on its own ops.  Every op's result is preset to a
+ * failure, so an op the store did not report on counts as not applied,
+ * and a primary is released only when each of its secondaries surely
+ * applied: a primary never leaves COMMITTED while a secondary may still
+ * be PREWRITTEN.
  */
-static void run_tails(mrtx_db *db, tail_job *const *jobs, size_t k, store_op *buf)
+static void run_call(mrtx_db *db, tail_job *const *jobs, size_t k, tail_job *const *rel,
+                     size_t nr, store_op *buf, unsigned char *ok)
 {
-	store *st = db->st;
-	store_op *ops = k == 1 ? jobs[0]->ops : buf;
-	size_t n = 0, nrel = 0;
-	unsigned char ok[TAIL_BATCH];
+	store_op *ops = buf;
+	size_t n = 0;
 
+	if (k == 1 && nr == 0)
+		ops = jobs[0]->ops;
+	else if (k == 0 && nr == 1)
+		ops = &rel[0]->ops[rel[0]->nsec];
 	for (size_t i = 0; i < k; i++) {
-		if (k > 1)
+		if (ops == buf)
 			memcpy(ops + n, jobs[i]->ops, jobs[i]->nsec * sizeof(*ops));
 		n += jobs[i]->nsec;
 	}
+	for (size_t i = 0; i < nr; i++, n++)
+		if (ops == buf)
+			ops[n] = rel[i]->ops[rel[i]->nsec];
 	for (size_t i = 0; i < n; i++)
 		ops[i].result = MRTX_ESTORE;
 	if (n)
-		(void)lockio_write_rows(st, ops, n);
+		(void)lockio_write_rows(db->st, ops, n);
 	n = 0;
 	for (size_t i = 0; i < k; i++) {
 		ok[i] = 1;
@@ -56,19 +65,17 @@ static void run_tails(mrtx_db *db, tail_job *const *jobs, size_t k, store_op *bu
 		if (FAILPOINT(FP_COMMIT_AFTER_SECONDARIES))
 			ok[i] = 0;
 	}
-	/* the releases, into the same room (the secondaries are done) */
-	for (size_t i = 0; i < k; i++)
-		if (ok[i]) {
-			store_op *rel = &jobs[i]->ops[jobs[i]->nsec];
+}
 
-			if (k > 1)
-				buf[nrel] = *rel;
-			nrel++;
-		}
-	if (k == 1 && nrel)
-		(void)lockio_write_rows(st, &jobs[0]->ops[jobs[0]->nsec], 1);
-	else if (nrel)
-		(void)lockio_write_rows(st, buf, nrel);
+/* A whole tail at once, in two calls: apply, then release (the caller's
+ * own, or the worker's when it has no room for a batch). */
+static void run_one(mrtx_db *db, tail_job *j)
+{
+	unsigned char ok;
+
+	run_call(db, &j, 1, NULL, 0, NULL, &ok);
+	if (ok)
+		run_call(db, NULL, 0, &j, 1, NULL, &ok);
 }
 
 /* ------------------------------------------------------------- copying */
@@ -151,7 +158,14 @@ void tail_submit(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE], store_op *ops, 
 	if (queue && (j = job_copy(id, ops, nsec))) {
 		pthread_mutex_lock(&db->hb_mu);
 		if (db->tail_running && !db->hb_quit && db->tail_len < TAIL_QUEUE_MAX) {
-			j->queued_ms = mrtx__now_ms();
+			uint64_t now = mrtx__now_ms(), gap = now - db->tail_last_ms;
+
+			/* (a clock that stepped back reads as a long gap) */
+			if (now < db->tail_last_ms || gap > 1000)
+				gap = 1000;
+			db->tail_gap_ms = (3 * db->tail_gap_ms + gap) / 4;
+			db->tail_last_ms = now;
+			j->queued_ms = now;
 			*db->tail_last = j;
 			db->tail_last = &j->next;
 			db->tail_len++;
@@ -163,25 +177,48 @@ void tail_submit(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE], store_op *ops, 
 		pthread_mutex_unlock(&db->hb_mu); /* stopped meanwhile: run it here */
 		one = j;
 	}
-	run_tails(db, &one, 1, NULL);
+	run_one(db, one);
 	mrtx__free(j);
 }
 
 uint64_t tail_due_ms(const mrtx_db *db)
 {
-	uint64_t due;
+	uint64_t now = mrtx__now_ms(), since;
 
-	if (db->hb_quit || db->tail_hurry || db->tail_len >= TAIL_BATCH)
+	/* tails further apart than half the linger would not share a
+	 * batch: the worker runs at once */
+	if (db->hb_quit || db->tail_hurry || db->tail_len >= TAIL_BATCH ||
+	    db->tail_gap_ms > TAIL_LINGER_MS / 2)
 		return 0;
-	due = db->tail_head->queued_ms + TAIL_LINGER_MS;
+	since = db->tail_head ? db->tail_head->queued_ms : db->tail_rel_ms;
+	if (db->tail_head && db->tail_rel && db->tail_rel_ms < since)
+		since = db->tail_rel_ms;
 	/* (a wall clock that stepped back waits at most TAIL_LINGER_MS more) */
-	return due > mrtx__now_ms() + TAIL_LINGER_MS || due <= mrtx__now_ms() ? 0 : due;
+	if (since > now || since + TAIL_LINGER_MS <= now)
+		return 0;
+	return since + TAIL_LINGER_MS;
+}
+
+/* Room in the worker's buffer for n ops (the worker's alone: no lock). */
+static int room(mrtx_db *db, size_t n)
+{
+	store_op *nb;
+
+	if (n <= db->tail_room)
+		return 1;
+	if (!(nb = mrtx__malloc(n * sizeof(*nb))))
+		return 0;
+	mrtx__free(db->tail_buf);
+	db->tail_buf = nb;
+	db->tail_room = n;
+	return 1;
 }
 
 void tail_pass(mrtx_db *db)
 {
-	tail_job *jobs[TAIL_BATCH] = { NULL };
-	size_t k = 0, n = 0;
+	tail_job *jobs[TAIL_BATCH], *rel[TAIL_BATCH], *done[2 * TAIL_BATCH];
+	unsigned char ok[TAIL_BATCH];
+	size_t k = 0, nr = 0, nd = 0, n = 0;
 
 	while (db->tail_head && k < TAIL_BATCH) {
 		tail_job *j = db->tail_head;
@@ -190,34 +227,46 @@ void tail_pass(mrtx_db *db)
 			db->tail_last = &db->tail_head;
 		db->tail_len--;
 		jobs[k++] = j;
-		n += j->nsec + 1;
+		n += j->nsec;
 	}
+	for (tail_job *j = db->tail_rel; j; j = j->next)
+		rel[nr++] = j; /* at most one batch: each pass empties the list */
+	db->tail_rel = NULL;
 	memcpy(db->tail_busy, jobs, k * sizeof(*jobs));
-	db->tail_nbusy = k;
+	memcpy(db->tail_busy + k, rel, nr * sizeof(*rel));
+	db->tail_nbusy = k + nr;
 	pthread_mutex_unlock(&db->hb_mu);
-	if (k > 1 && n > db->tail_room) { /* the worker's alone: no lock needed */
-		store_op *nb = mrtx__malloc(n * sizeof(*nb));
-
-		if (nb) {
-			mrtx__free(db->tail_buf);
-			db->tail_buf = nb;
-			db->tail_room = n;
+	if (k + nr == 1 || room(db, n + nr)) {
+		run_call(db, jobs, k, rel, nr, db->tail_buf, ok);
+	} else { /* no memory for a batch: one by one */
+		for (size_t i = 0; i < nr; i++)
+			run_call(db, NULL, 0, &rel[i], 1, NULL, ok);
+		for (size_t i = 0; i < k; i++) {
+			run_one(db, jobs[i]);
+			ok[i] = 0; /* released already */
 		}
 	}
-	if (k == 1 || n <= db->tail_room) {
-		run_tails(db, jobs, k, db->tail_buf);
-	} else {
-		for (size_t i = 0; i < k; i++) /* no memory for a batch: one by one */
-			run_tails(db, &jobs[i], 1, NULL);
-	}
-	/* off the busy list (tail_wait reads it under the mutex), then freed */
+	/* releases done; tails whose secondaries applied wait for the next
+	 * pass, the others are done (what failed is left to recovery) */
+	memcpy(done, rel, nr * sizeof(*rel));
+	nd = nr;
 	pthread_mutex_lock(&db->hb_mu);
+	for (size_t i = k; i-- > 0;) {
+		if (ok[i]) {
+			if (!db->tail_rel)
+				db->tail_rel_ms = mrtx__now_ms();
+			jobs[i]->next = db->tail_rel;
+			db->tail_rel = jobs[i];
+		} else {
+			done[nd++] = jobs[i];
+		}
+	}
 	db->tail_nbusy = 0;
-	atomic_fetch_sub(&db->tail_pending, k);
+	atomic_fetch_sub(&db->tail_pending, nd);
 	pthread_cond_broadcast(&db->hb_cv);
 	pthread_mutex_unlock(&db->hb_mu);
-	for (size_t i = 0; i < k; i++)
-		mrtx__free(jobs[i]);
+	for (size_t i = 0; i < nd; i++)
+		mrtx__free(done[i]);
 	pthread_mutex_lock(&db->hb_mu);
 }
 
@@ -227,6 +276,9 @@ static int known(const mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE])
 		if (memcmp(db->tail_busy[i]->id, id, LOCK_TXNID_SIZE) == 0)
 			return 1;
 	for (const tail_job *j = db->tail_head; j; j = j->next)
+		if (memcmp(j->id, id, LOCK_TXNID_SIZE) == 0)
+			return 1;
+	for (const tail_job *j = db->tail_rel; j; j = j->next)
 		if (memcmp(j->id, id, LOCK_TXNID_SIZE) == 0)
 			return 1;
 	return 0;
@@ -239,7 +291,7 @@ void tail_flush(mrtx_db *db)
 	pthread_mutex_lock(&db->hb_mu);
 	db->tail_hurry++;
 	pthread_cond_broadcast(&db->hb_cv);
-	while ((db->tail_head || db->tail_nbusy) && db->tail_running)
+	while ((db->tail_head || db->tail_rel || db->tail_nbusy) && db->tail_running)
 		pthread_cond_wait(&db->hb_cv, &db->hb_mu);
 	db->tail_hurry--;
 	pthread_mutex_unlock(&db->hb_mu);
@@ -268,6 +320,10 @@ void tail_init(mrtx_db *db)
 	db->tail_head = NULL;
 	db->tail_last = &db->tail_head;
 	db->tail_len = 0;
+	db->tail_rel = NULL;
+	db->tail_rel_ms = 0;
+	db->tail_last_ms = 0;
+	db->tail_gap_ms = 1000;
 	db->tail_nbusy = 0;
 	db->tail_hurry = 0;
 	db->tail_buf = NULL;

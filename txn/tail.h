@@ -21,18 +21,27 @@
  *   queued: a copy of its ops, in one allocation; db->tail_pending + 1
  *      |  the worker lingers up to TAIL_LINGER_MS after the oldest queued
  *      |  tail for more to join its batch -- not when TAIL_BATCH are
- *      |  queued, the handle closes or forks, or a caller waits
- *      |  (mrtx_flush, tail_wait: db->tail_hurry) -- then takes up to
- *      |  TAIL_BATCH queued tails at a time
+ *      |  queued, tails come further apart than half that on average
+ *      |  (db->tail_gap_ms: a sparse stream runs at once), the handle
+ *      |  closes or forks, or a caller waits (mrtx_flush, tail_wait:
+ *      |  db->tail_hurry) -- then takes up to TAIL_BATCH queued tails
  *      v
- *   running: one store call applies every secondary of the batch;
- *      |     commit.after_secondaries fires once per tail; one more call
- *      |     releases the primaries whose secondaries all applied
+ *   running: one store call applies every secondary of the batch (and
+ *      |     releases the previous pass's primaries, below);
+ *      |     commit.after_secondaries fires once per tail
+ *      |---- a secondary not surely applied --------> done (recovery's)
+ *      v
+ *   releasing (db->tail_rel): the primary's release rides the next
+ *      |     pass's store call -- with the next batch's secondaries, or
+ *      |     alone once TAIL_LINGER_MS pass with no batch
  *      v
  *   done: freed; db->tail_pending - 1; tail_wait callers woken
  *
- * A transaction of the same handle that meets a lock of a queued or
- * running tail waits for it (tail_wait) rather than resolving the lock
+ * A tail run by its committer (or by a worker short of memory) applies
+ * and releases in two calls of its own.
+ *
+ * A transaction of the same handle that meets a lock of a queued,
+ * running or releasing tail waits for it (tail_wait) rather than resolving the lock
  * itself: one wake-up instead of a roll-forward racing the worker.
  * mrtx_close and fork() drain the queue first (the worker runs it to the
  * end before it exits).  A process that ends without mrtx_close leaves
@@ -52,9 +61,11 @@
  * tablets, and the store's work per commit falls with the batch (BENCH.md:
  * multi_row).  Meanwhile the locks stay COMMITTED / PREWRITTEN: this
  * handle's own transactions hurry the worker (tail_wait), other clients
- * roll them forward as from a crashed writer.
+ * roll them forward as from a crashed writer.  Group commit's trade, and
+ * only where it pays: tails that come further apart than half of this
+ * run at once.
  */
-#define TAIL_LINGER_MS 20
+#define TAIL_LINGER_MS 50
 #define TAIL_QUEUE_MAX 1024  /* queued beyond this, the committer runs its own */
 
 typedef struct tail_job tail_job;

@@ -44,7 +44,12 @@ struct mrtx_db {
 	int tail_running;
 	struct tail_job *tail_head, **tail_last; /* queued, oldest first */
 	size_t tail_len;
-	struct tail_job *tail_busy[64];          /* the batch running (TAIL_BATCH) */
+	struct tail_job *tail_rel;               /* secondaries applied; the primary's
+	                                          * release rides the next pass */
+	uint64_t tail_rel_ms;                    /* when tail_rel was last empty */
+	uint64_t tail_last_ms, tail_gap_ms;      /* the last tail queued; the mean
+	                                          * gap between tails (tail_due_ms) */
+	struct tail_job *tail_busy[128];         /* the pass running (2 TAIL_BATCH) */
 	size_t tail_nbusy;
 	int tail_hurry; /* callers waiting on the queue: no lingering */
 	_Atomic size_t tail_pending;             /* queued + running: 0 skips the lock */
