@@ -221,8 +221,14 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 		op.expect_lock = pcur->lock;
 	else
 		op.expect_absent = 1;
+	/* The fence's commit_ts is at least t's: a late prewrite of P by t
+	 * that names no exact lock but "no lock, or STABLE committed before my
+	 * first write" (a blind prewrite, commit.c commit_multi_blind, whose
+	 * first writes all precede t's commit_ts) fails on it as an exact one
+	 * fails on the fresh id. */
 	if ((rc = lock_new_txnid(fence_id)) ||
-	    (rc = lockio_stable(c->st, fence_id, pcur->has_lock ? pl->commit_ts : 0, c->a,
+	    (rc = lockio_stable(c->st, fence_id,
+	                        MRTX_MAX(pcur->has_lock ? pl->commit_ts : 0, l->commit_ts), c->a,
 	                        &op.new_lock)) ||
 	    (rc = cas1(c->st, &op)))
 		return rc;

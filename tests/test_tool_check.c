@@ -377,11 +377,54 @@ static void test_cost_is_linear_in_txn_size(void **state)
 	}
 }
 
+/*
+ * Resolving an orphan fences its primary so that a late prewrite of the
+ * primary by the orphan's transaction fails -- also a blind one, whose
+ * condition is "no lock, or STABLE committed before my first write" (all
+ * of which precede the transaction's commit_ts): the fence carries a
+ * commit_ts no lower than the orphan's.
+ */
+static void test_orphan_fence_stops_blind_prewrite(void **state)
+{
+	const char *fams[] = { "f" };
+	char *path;
+	mrtx_db *db = tu_open_fresh("check-fence", &path, NULL);
+	store *st = mrtx__db_store(db);
+	const store_table *t;
+	store_rowref ref;
+	store_row cur;
+	mrtx_arena a;
+	lock_rec sec;
+	mrtx_txn *txn;
+	mrtx_bytes v;
+
+	(void)state;
+	assert_int_equal(mrtx_create_table(db, "o", fams, 1), 0);
+	base_rec(st, &sec, LOCK_PREWRITTEN, 9); /* commit_ts 1000, first writes before */
+	secondary_of(&sec, "o", "p");
+	put_rec(st, "o", "s", &sec);
+	assert_int_equal(mrtx_begin(db, &txn), 0); /* meets the orphan: fence, roll back */
+	assert_int_equal(mrtx_get(txn, "o", MRTX_CSTR("s"), "f", MRTX_CSTR("q"), &v),
+	                 MRTX_NOTFOUND);
+	mrtx_abort(txn);
+	assert_int_equal(store_table_find(st, "o", &t), 0);
+	ref = (store_rowref){ t, MRTX_CSTR("p") };
+	arena_init(&a);
+	assert_int_equal(store_read_locks(st, &ref, 1, &a, &cur), 0);
+	assert_true(cur.has_lock);
+	assert_false(lock_is_stable_before(cur.lock, store_id(st), sec.commit_ts));
+	arena_free(&a);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_healthy_store_has_no_findings),
 		cmocka_unit_test(test_each_kind_of_finding),
+		cmocka_unit_test(test_orphan_fence_stops_blind_prewrite),
 		cmocka_unit_test(test_live_txn_is_not_a_finding),
 		cmocka_unit_test(test_cost_is_linear_in_txn_size),
 	};

@@ -6,7 +6,11 @@
  *               expect(seen lock) -> STABLE(txn, ts) + data .. OK | CONFLICT
  *   many rows (primary = first mutated row in (table, row) order):
  *     1 commit_prewrite   all rows: expect(seen) -> PREWRITTEN(+redo)   one call
- *        -- commit.after_prewrite --        failure: rollback, CONFLICT
+ *                         (rows written blind: the store-checked condition
+ *                         of commit_multi_blind, no read before)
+ *        -- commit.after_prewrite --        failure: rollback, CONFLICT; only
+ *                                           blind conditions: rollback, read,
+ *                                           start again
  *     2 txn_validate      read-only rows unchanged, scanned ranges unchanged
  *        -- commit.after_validate --        failure: rollback, CONFLICT
  *     3 commit_point      primary PREWRITTEN -> COMMITTED + primary's data
@@ -309,16 +313,19 @@ static void op_init(store_op *op, const trow *r, int has_expect, mrtx_bytes expe
 
 /* Undo the prewrites that were applied (pw_ops' results say which);
  * primary: the primary's current bytes (the heartbeat may have moved its
- * expiry since the prewrite). */
-static void commit_rollback(mrtx_txn *txn, wrow *w, size_t n, const store_op *pw_ops,
-                            mrtx_bytes primary)
+ * expiry since the prewrite).  Best effort: what is left is a PREWRITTEN
+ * lock recovery rolls back.  1 when every undo surely applied (so the
+ * transaction holds no lock), else 0. */
+static int commit_rollback(mrtx_txn *txn, wrow *w, size_t n, const store_op *pw_ops,
+                           mrtx_bytes primary)
 {
 	store *st = txn->db->st;
 	store_op *ops = arena_alloc(&txn->arena, n * sizeof(*ops));
 	size_t k = 0;
+	int all = 1;
 
 	if (!ops)
-		return;
+		return 0;
 	for (size_t pass = 0; pass < 2; pass++) {
 		k = 0;
 		for (size_t i = pass ? 0 : 1; pass ? i < 1 : i < n; i++) {
@@ -328,10 +335,15 @@ static void commit_rollback(mrtx_txn *txn, wrow *w, size_t n, const store_op *pw
 			op_init(&ops[k], w[i].r, 1, i == 0 ? primary : w[i].pw);
 			if (lockio_restore_prev(st, &w[i].rec, &txn->arena, &ops[k]) == 0)
 				k++;
+			else
+				all = 0;
 		}
-		if (k)
-			lockio_write_rows(st, ops, k);
+		if (k && lockio_write_rows(st, ops, k))
+			all = 0;
+		for (size_t i = 0; i < k; i++)
+			all &= ops[i].result == 0;
 	}
+	return all;
 }
 
 /* ------------------------------------------------------------- commit */
@@ -520,9 +532,10 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 		char msg[512];
 
 		strlcpy(msg, mrtx_errmsg(), sizeof(msg));
-		commit_rollback(txn, w, n, ops, pcur);
-		if (reread && saved == MRTX_CONFLICT)
-			return 1; /* only blind guards failed: read, then try again */
+		/* only blind guards failed and nothing of ours is left: read the
+		 * locks, then try again */
+		if (commit_rollback(txn, w, n, ops, pcur) && reread && saved == MRTX_CONFLICT)
+			return 1;
 		return mrtx__seterr(saved, "%s", msg);
 	}
 	/* 3: the commit point */
@@ -549,13 +562,13 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 
 		strlcpy(msg, mrtx_errmsg(), sizeof(msg));
 		ops[0].result = 0; /* the primary still holds our prewrite */
-		commit_rollback(txn, w, n, ops, pcur);
+		(void)commit_rollback(txn, w, n, ops, pcur);
 		return mrtx__seterr(saved, "commit point: %s; nothing was committed", msg);
 	}
 	if (ops[0].result == MRTX_CONFLICT) {
 		/* A resolver aborted us (our locks expired): nothing is committed. */
 		ops[0].result = MRTX_CONFLICT; /* the primary is not ours any more */
-		commit_rollback(txn, w, n, ops, pcur);
+		(void)commit_rollback(txn, w, n, ops, pcur);
 		return mrtx__seterr(MRTX_CONFLICT, "commit point: the transaction's locks were "
 		                    "expired and rolled back by another process");
 	}

@@ -88,7 +88,8 @@ void tail_flush(mrtx_db *db);
 uint64_t tail_due_ms(const mrtx_db *db);
 
 /* The tail thread's pass (heartbeat.c), db->hb_mu held on entry and on return
- * (released while the store works): run up to TAIL_BATCH queued tails. */
+ * (released while the store works): apply up to TAIL_BATCH queued tails'
+ * secondaries and release the previous pass's primaries, in one call. */
 void tail_pass(mrtx_db *db);
 
 /* Set up db's empty queue (hb_init); also in a forked child, whose copy

@@ -883,7 +883,7 @@ int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 			break;
 		}
 		gen = rbe64_get(v[0].data);
-		if (gen >= RGEN_MAX) {
+		if (gen + 1 >= RGEN_MAX) { /* (row writes guard with gen + 1) */
 			rc = mrtx__seterr(MRTX_ESTORE, "%s: no more metadata generations "
 			                  "(%" PRIu64 " made)", rs->addr, gen);
 			break;
