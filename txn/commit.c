@@ -443,8 +443,9 @@ static int commit_blind_row(mrtx_txn *txn, wrow *w)
 	struct stable_before sb = { store_id(txn->db->st), r->put_us };
 
 	if (r->lock_known || txn_in_scanned_range(txn, r->t, r->row) ||
-	    !store_supports_cond(txn->db->st))
-		return 1; /* the lock to expect is known without a read, or must be read */
+	    !store_supports_cond(txn->db->st) || tail_holds(txn->db, r->t, r->row))
+		return 1; /* the lock to expect is known without a read, or must be read
+		           * (one of this handle's tails holds it: the read waits) */
 	return commit_one_row(txn, w, MRTX_MAX(mrtx__now_us(), r->put_us) + 1, &sb);
 }
 
@@ -623,6 +624,10 @@ static int commit_multi_blind(mrtx_txn *txn, wrow *w, size_t n)
 			w[i].prev = r->lock;
 		} else if (txn_in_scanned_range(txn, r->t, r->row)) {
 			w[i].has_prev = 0;
+		} else if (tail_holds(txn->db, r->t, r->row)) {
+			for (size_t j = 0; j < i; j++) /* this handle's own tail: read */
+				w[j].blind = 0;        /* the row, which waits for it */
+			return 1;
 		} else {
 			w[i].blind = 1;
 			w[i].has_prev = 1;

@@ -284,6 +284,31 @@ static int known(const mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE])
 	return 0;
 }
 
+static int job_holds(const tail_job *j, const store_table *t, mrtx_bytes row)
+{
+	for (size_t i = 0; i <= j->nsec; i++)
+		if (j->ops[i].table == t && bytes_cmp(j->ops[i].row, row) == 0)
+			return 1;
+	return 0;
+}
+
+int tail_holds(mrtx_db *db, const store_table *t, mrtx_bytes row)
+{
+	int held = 0;
+
+	if (atomic_load(&db->tail_pending) == 0)
+		return 0;
+	pthread_mutex_lock(&db->hb_mu);
+	for (size_t i = 0; i < db->tail_nbusy && !held; i++)
+		held = job_holds(db->tail_busy[i], t, row);
+	for (const tail_job *j = db->tail_head; j && !held; j = j->next)
+		held = job_holds(j, t, row);
+	for (const tail_job *j = db->tail_rel; j && !held; j = j->next)
+		held = job_holds(j, t, row);
+	pthread_mutex_unlock(&db->hb_mu);
+	return held;
+}
+
 void tail_flush(mrtx_db *db)
 {
 	if (atomic_load(&db->tail_pending) == 0)

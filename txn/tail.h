@@ -80,6 +80,11 @@ void tail_submit(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE], store_op *ops, 
  * is done and return 1 (re-read the row); else 0 at once. */
 int tail_wait(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE]);
 
+/* Does a queued, running or releasing tail of db hold a lock on (t, row)?
+ * (A blind prewrite of that row would fail its condition: commit.c reads
+ * it instead, which waits for the tail.)  0 at once when none is pending. */
+int tail_holds(mrtx_db *db, const store_table *t, mrtx_bytes row);
+
 /* Wait until nothing is queued or running on db (mrtx_flush). */
 void tail_flush(mrtx_db *db);
 
