@@ -223,8 +223,8 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 		op.expect_absent = 1;
 	/* The fence's commit_ts is at least t's: a late prewrite of P by t
 	 * that names no exact lock but "no lock, or STABLE committed before my
-	 * first write" (a blind prewrite, commit.c commit_multi_blind, whose
-	 * first writes all precede t's commit_ts) fails on it as an exact one
+	 * first write" (a blind prewrite, commit.c commit_multi_blind, none of
+	 * whose first writes comes after t's commit_ts) fails on it as an exact one
 	 * fails on the fresh id. */
 	if ((rc = lock_new_txnid(fence_id)) ||
 	    (rc = lockio_stable(c->st, fence_id,

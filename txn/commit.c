@@ -179,6 +179,37 @@ int txn_validate(mrtx_txn *txn)
 
 /* ------------------------------------------------------------- helpers */
 
+/* Set x's expected lock when it is known without a read: remembered from
+ * a read, or "none" for a row inside a scanned range where it was not
+ * seen (it had no lock when scanned and must still have none).  0 when
+ * the lock is unknown. */
+static int prev_known(const mrtx_txn *txn, wrow *x)
+{
+	const trow *r = x->r;
+
+	if (r->lock_known) {
+		x->has_prev = r->has_lock;
+		x->prev = r->lock;
+		return 1;
+	}
+	if (txn_in_scanned_range(txn, r->t, r->row)) {
+		x->has_prev = 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* commit_ts: strictly above every expected lock's commit_ts and now. */
+static uint64_t ts_above(const wrow *w, size_t n)
+{
+	uint64_t ts = mrtx__now_us();
+
+	for (size_t i = 0; i < n; i++)
+		if (w[i].has_prev)
+			ts = MRTX_MAX(ts, w[i].prev_ts);
+	return ts + 1;
+}
+
 /* The lock each mutated row's first write must expect.  Rows never read
  * are fetched now, all in one store call (foreign locks resolved); one
  * whose lock was committed after our first write to it is a write-write
@@ -195,19 +226,11 @@ static int expected_locks(mrtx_txn *txn, wrow *w, size_t n)
 	    !(cur = arena_alloc(&txn->arena, n * sizeof(*cur))) ||
 	    !(idx = arena_alloc(&txn->arena, n * sizeof(*idx))))
 		return MRTX_ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		trow *r = w[i].r;
-
-		if (r->lock_known) {
-			w[i].has_prev = r->has_lock;
-			w[i].prev = r->lock;
-		} else if (txn_in_scanned_range(txn, r->t, r->row)) {
-			w[i].has_prev = 0;
-		} else {
+	for (size_t i = 0; i < n; i++)
+		if (!prev_known(txn, &w[i])) {
 			idx[k] = i;
-			refs[k++] = (store_rowref){ r->t, r->row };
+			refs[k++] = (store_rowref){ w[i].r->t, w[i].r->row };
 		}
-	}
 	if (k == 0)
 		return 0;
 	if ((rc = store_read_locks(txn->db->st, refs, k, &txn->arena, cur)))
@@ -610,7 +633,6 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
  */
 static int commit_multi_blind(mrtx_txn *txn, wrow *w, size_t n)
 {
-	uint64_t ts = mrtx__now_us();
 	size_t nblind = 0;
 	int rc;
 
@@ -619,31 +641,25 @@ static int commit_multi_blind(mrtx_txn *txn, wrow *w, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		trow *r = w[i].r;
 
-		if (r->lock_known) {
-			w[i].has_prev = r->has_lock;
-			w[i].prev = r->lock;
-		} else if (txn_in_scanned_range(txn, r->t, r->row)) {
-			w[i].has_prev = 0;
-		} else if (tail_holds(txn->db, r->t, r->row)) {
+		if (prev_known(txn, &w[i]))
+			continue;
+		if (tail_holds(txn->db, r->t, r->row)) {
 			for (size_t j = 0; j < i; j++) /* this handle's own tail: read */
 				w[j].blind = 0;        /* the row, which waits for it */
 			return 1;
-		} else {
-			w[i].blind = 1;
-			w[i].has_prev = 1;
-			w[i].prev_ts = MRTX_MAX(r->put_us, 1) - 1;
-			ts = MRTX_MAX(ts, r->put_us);
-			nblind++;
 		}
+		/* (so commit_ts >= put_us: an orphan's fence, at the orphan's
+		 * commit_ts, fails this row's condition -- recovery.c) */
+		w[i].blind = 1;
+		w[i].has_prev = 1;
+		w[i].prev_ts = MRTX_MAX(r->put_us, 1) - 1;
+		nblind++;
 	}
 	if (nblind == 0)
 		return 1; /* nothing to read: the reading path is this path */
 	if ((rc = decode_prev(txn, w, n)))
 		return rc;
-	for (size_t i = 0; i < n; i++)
-		if (w[i].has_prev)
-			ts = MRTX_MAX(ts, w[i].prev_ts);
-	if ((rc = commit_multi(txn, w, n, ts + 1)) == 1)
+	if ((rc = commit_multi(txn, w, n, ts_above(w, n))) == 1)
 		for (size_t i = 0; i < n; i++)
 			w[i].blind = 0;
 	return rc;
@@ -683,12 +699,7 @@ int txn_commit_run(mrtx_txn *txn)
 		return rc;
 	if ((rc = expected_locks(txn, w, n)) || (rc = decode_prev(txn, w, n)))
 		return rc;
-	/* commit_ts: strictly above every touched row's last commit and now */
-	ts = mrtx__now_us();
-	for (size_t i = 0; i < n; i++)
-		if (w[i].has_prev)
-			ts = MRTX_MAX(ts, w[i].prev_ts);
-	ts++;
+	ts = ts_above(w, n);
 	if (n == 1 && !others_read)
 		return commit_one_row(txn, &w[0], ts, NULL);
 	return commit_multi(txn, w, n, ts);
