@@ -32,6 +32,65 @@ typedef struct fixture {
 
 typedef int (*op_fn)(fixture *f, unsigned *seed, long i);
 
+/* The SQLite side of a workload (bench_sqlite.c); has == 0: none. */
+typedef struct bsql {
+	int has;
+	double ops;             /* interactive: the better of the two variants */
+	double target;          /* for mrtx / SQLite; 0: report only */
+	int variants;           /* interactive: BEGIN IMMEDIATE and BEGIN DEFERRED */
+	double imm_ops, def_ops;
+	double imm_retries, def_retries; /* busy retries per committed txn */
+} bsql;
+
+/* interactive: BAL_ACCOUNTS accounts (rows r%08d, cell f:q0; LMDB and
+ * SQLite key "r%08d/q0") of BAL_INIT each, 16-byte decimal balances */
+#define BAL_ACCOUNTS 1000
+#define BAL_INIT 1000
+void bal_encode(char v[16], long long x);
+int bal_decode(const void *p, size_t n, long long *out);
+/* the next transfer: x from account *a to account *b */
+void inter_pick(unsigned *seed, int *a, int *b, int *x);
+
+/* multi_row: MULTI_THREADS threads; a transaction writes the 4 rows of one
+ * of MULTI_GROUPS groups (rows scattered over m0000000..m0099999), all with
+ * its own id "TT:SSSSSSSSSSSSS" (thread, sequence number) */
+#define MULTI_THREADS 8
+#define MULTI_GROUPS 25000
+typedef struct mthr {
+	unsigned seed;
+	long n;      /* committed transactions */
+	int *groups; /* groups[s]: the group transaction s wrote */
+	long cap;
+} mthr;
+typedef struct mlog {
+	mthr th[MULTI_THREADS]; /* carried from round to round */
+	long retries;           /* SQLite: busy retries */
+} mlog;
+void mlog_init(mlog *lg);
+void mlog_free(mlog *lg);
+/* thread id's next transaction: its group, rows and value (16 bytes + NUL) */
+int multi_pick(mthr *t, int id, char rows[4][32], char v[17]);
+void multi_done(mthr *t, int group);
+
+/* Reads one cell (row's f:q0, or key "row/q0") into v: 1, or 0 if absent. */
+typedef int (*cell_reader)(void *ctx, const char *row, char v[16]);
+/* Die unless the BAL_ACCOUNTS balances sum to BAL_ACCOUNTS * BAL_INIT. */
+void check_balances(const char *side, cell_reader rd, void *ctx);
+/* Die unless every group's 4 rows agree with lg (see bench.c); returns
+ * the number of groups found written. */
+long check_groups(const char *side, cell_reader rd, void *ctx, const mlog *lg);
+
+/* bench_sqlite.c: the SQLite baseline (WAL; synchronous FULL for
+ * MRTX_SYNC, OFF otherwise), table kv(k TEXT PRIMARY KEY, v BLOB) */
+char *sqlite_create(bcfg *c);
+void sqlite_load_accounts(const char *path);
+void sqlite_inter_child(const char *path, int immediate, int durability, int id,
+                        volatile long *ops, volatile long *retries, volatile int *stop)
+	__attribute__((noreturn));
+double sqlite_run_threads(const char *path, double secs, mlog *lg);
+void sqlite_check_balances(const char *path, const char *side);
+long sqlite_check_groups(const char *path, const mlog *lg);
+
 double now_s(void);
 void die(const char *step, const char *msg) __attribute__((noreturn));
 char *fresh_dir(bcfg *c, const char *kind);
@@ -44,9 +103,20 @@ int op_single_mrtx(fixture *f, unsigned *seed, long i);
 int op_single_lmdb(fixture *f, unsigned *seed, long i);
 int op_get_mrtx(fixture *f, unsigned *seed, long i);
 int op_get_lmdb(fixture *f, unsigned *seed, long i);
-double run_threads(fixture *f, int use_mrtx, int nthreads, double secs);
+double run_threads(fixture *f, int use_mrtx, double secs, mlog *lg);
 /* `mrtx bench rados://...`: returns the exit status. */
 int bench_rados(bcfg *c, const char *uri, const char *only);
-double run_procs(fixture *f, int use_mrtx, int durability, int nprocs, double secs);
+/* interactive sides */
+enum { SIDE_MRTX, SIDE_LMDB, SIDE_SQLITE_IMM, SIDE_SQLITE_DEF };
+/* committed transactions and busy retries (SQLite), added up */
+typedef struct pcount {
+	long txns, retries;
+} pcount;
+/* cnt may be NULL */
+double run_procs(fixture *f, int who, const char *sqlite_path, int durability, int nprocs,
+                 double secs, pcount *cnt);
+void load_accounts(fixture *f);
+void check_fixture_balances(fixture *f, int who);
+long check_fixture_groups(fixture *f, int use_mrtx, const mlog *lg);
 
 #endif

@@ -49,36 +49,90 @@ static void wl_get(bcfg *c, bres *r)
 	*r = (bres){ "get", "nosync", r->mrtx_ops, r->base_ops, 0.8, 1, 1, 0, "get/s" };
 }
 
-static void wl_multi(bcfg *c, bres *r)
+/*
+ * multi_row: 8 threads of 4-row transactions, sync; mrtx, LMDB and SQLite
+ * alternate in rounds.  After the rounds every side's store is checked
+ * against the log of its committed transactions (check_groups).
+ */
+static void wl_multi(bcfg *c, bres *r, bsql *q)
 {
-	double ms = 0, bs = 0;
+	double ms = 0, bs = 0, ss = 0;
+	mlog lm, ll, ls;
+	char *spath;
 	fixture f;
 
 	fixture_open(c, &f, MRTX_SYNC);
+	spath = sqlite_create(c);
+	mlog_init(&lm);
+	mlog_init(&ll);
+	mlog_init(&ls);
 	for (int i = 0; i < c->rounds; i++) {
-		ms += run_threads(&f, 1, 8, c->phase_s);
-		bs += run_threads(&f, 0, 8, c->phase_s);
+		ms += run_threads(&f, 1, c->phase_s, &lm);
+		bs += run_threads(&f, 0, c->phase_s, &ll);
+		ss += sqlite_run_threads(spath, c->phase_s, &ls);
 	}
+	check_fixture_groups(&f, 1, &lm);
+	check_fixture_groups(&f, 0, &ll);
+	sqlite_check_groups(spath, &ls);
 	fixture_close(&f);
-	*r = (bres){ "multi_row", "sync", ms / c->rounds, bs / c->rounds, 0.5, 1, 8, 0, "txn/s" };
+	*r = (bres){ "multi_row", "sync", ms / c->rounds, bs / c->rounds, 2.0, 1, MULTI_THREADS,
+	             0, "txn/s" };
+	*q = (bsql){ 1, ss / c->rounds, 0, 0, 0, 0, 0, 0 };
+	{
+		long n = 0;
+
+		for (int i = 0; i < MULTI_THREADS; i++)
+			n += ls.th[i].n;
+		q->imm_retries = n ? (double)ls.retries / (double)n : 0;
+	}
+	mlog_free(&lm);
+	mlog_free(&ll);
+	mlog_free(&ls);
+	free(spath);
 }
 
-static void wl_interactive(bcfg *c, int durability, bres *r)
+/*
+ * interactive: 8 processes of transfers between 1,000 accounts; mrtx,
+ * LMDB, SQLite with BEGIN IMMEDIATE and SQLite with BEGIN DEFERRED (each
+ * on its own database) alternate in rounds.  After every phase that
+ * side's balances must still sum to 1,000 x 1,000.
+ */
+static void wl_interactive(bcfg *c, int durability, bres *r, bsql *q)
 {
-	double ms = 0, bs = 0;
+	double ms = 0, bs = 0, is = 0, ds = 0;
+	pcount ic = { 0, 0 }, dc = { 0, 0 };
+	char *imm, *def;
 	fixture f;
 
 	fixture_open(c, &f, durability);
+	imm = sqlite_create(c);
+	def = sqlite_create(c);
+	load_accounts(&f);
+	sqlite_load_accounts(imm);
+	sqlite_load_accounts(def);
 	/* the children open the stores themselves */
 	mrtx_close(f.db);
 	f.db = NULL;
 	for (int i = 0; i < c->rounds; i++) {
-		ms += run_procs(&f, 1, durability, 8, c->phase_s);
-		bs += run_procs(&f, 0, durability, 8, c->phase_s);
+		ms += run_procs(&f, SIDE_MRTX, NULL, durability, 8, c->phase_s, NULL);
+		check_fixture_balances(&f, SIDE_MRTX);
+		bs += run_procs(&f, SIDE_LMDB, NULL, durability, 8, c->phase_s, NULL);
+		check_fixture_balances(&f, SIDE_LMDB);
+		is += run_procs(&f, SIDE_SQLITE_IMM, imm, durability, 8, c->phase_s, &ic);
+		sqlite_check_balances(imm, "sqlite (BEGIN IMMEDIATE)");
+		ds += run_procs(&f, SIDE_SQLITE_DEF, def, durability, 8, c->phase_s, &dc);
+		sqlite_check_balances(def, "sqlite (BEGIN DEFERRED)");
 	}
 	fixture_close(&f);
 	*r = (bres){ "interactive", mode_name(durability), ms / c->rounds, bs / c->rounds,
-	             durability == MRTX_NOSYNC ? 3.0 : 0, 1, 0, 8, "txn/s" };
+	             durability == MRTX_NOSYNC ? 3.0 : 1.5, 1, 0, 8, "txn/s" };
+	*q = (bsql){ 1, 0, durability == MRTX_SYNC ? 1.5 : 0, 1, is / c->rounds, ds / c->rounds,
+	             0, 0 };
+	q->ops = q->imm_ops > q->def_ops ? q->imm_ops : q->def_ops;
+	q->imm_retries = ic.txns ? (double)ic.retries / (double)ic.txns : 0;
+	q->def_retries = dc.txns ? (double)dc.retries / (double)dc.txns : 0;
+	free(imm);
+	free(def);
 }
 
 /* A dead process's owner identity: a child reports itself and exits. */
@@ -255,8 +309,32 @@ static double mem_per_mutation(bcfg *c)
 
 /* ------------------------------------------------------------ report */
 
-static void report(const bcfg *c, bres *r, size_t n, const calls *cl, size_t ncl, double mem,
-                   const recover_stats *rs)
+/* 1 met, 0 not, -1 no target */
+static int met(const bres *r)
+{
+	if (!r->target)
+		return -1;
+	return (r->has_base ? r->mrtx_ops / r->base_ops : r->mrtx_ops) >= r->target;
+}
+
+static int sql_met(const bres *r, const bsql *q)
+{
+	return q->has && q->target ? r->mrtx_ops / q->ops >= q->target : -1;
+}
+
+static const char *json_bool(int m)
+{
+	return m < 0 ? "null" : m ? "true" : "false";
+}
+
+static const char *verified(const bres *r)
+{
+	return strcmp(r->name, "interactive") == 0 ? "balance_sum" :
+	       strcmp(r->name, "multi_row") == 0 ? "row_groups" : NULL;
+}
+
+static void report(const bcfg *c, bres *r, const bsql *q, size_t n, const calls *cl,
+                   size_t ncl, double mem, const recover_stats *rs)
 {
 	/* ncl == 0: the accounting was not run (--only) */
 	if (c->json) {
@@ -274,8 +352,34 @@ static void report(const bcfg *c, bres *r, size_t n, const calls *cl, size_t ncl
 				printf(", \"target\": %.2f", r[i].target);
 			else
 				printf(", \"target\": null");
-			printf(", \"threads\": %d, \"processes\": %d, \"unit\": \"%s\"}",
+			printf(", \"threads\": %d, \"processes\": %d, \"unit\": \"%s\"",
 			       r[i].threads, r[i].procs, r[i].unit);
+			printf(", \"met\": %s", json_bool(met(&r[i])));
+			if (q[i].has) {
+				printf(", \"sqlite_ops_per_s\": %.1f, \"sqlite_ratio\": %.3f", q[i].ops,
+				       r[i].mrtx_ops / q[i].ops);
+				if (q[i].target)
+					printf(", \"sqlite_target\": %.2f", q[i].target);
+				else
+					printf(", \"sqlite_target\": null");
+				printf(", \"sqlite_met\": %s", json_bool(sql_met(&r[i], &q[i])));
+				if (q[i].variants)
+					printf(", \"sqlite_variant\": \"%s\", \"sqlite_immediate_ops_per_s\": %.1f"
+					       ", \"sqlite_deferred_ops_per_s\": %.1f"
+					       ", \"sqlite_immediate_retries_per_txn\": %.3f"
+					       ", \"sqlite_deferred_retries_per_txn\": %.3f",
+					       q[i].imm_ops >= q[i].def_ops ? "immediate" : "deferred",
+					       q[i].imm_ops, q[i].def_ops, q[i].imm_retries, q[i].def_retries);
+				else
+					printf(", \"sqlite_retries_per_txn\": %.3f", q[i].imm_retries);
+			} else {
+				printf(", \"sqlite_ratio\": null");
+			}
+			if (verified(&r[i]))
+				printf(", \"verified\": \"%s\"", verified(&r[i]));
+			else
+				printf(", \"verified\": null");
+			printf("}");
 		}
 		printf("\n], \"store_calls_per_commit\": [");
 		for (size_t i = 0; i < ncl; i++)
@@ -286,10 +390,13 @@ static void report(const bcfg *c, bres *r, size_t n, const calls *cl, size_t ncl
 		       "\"rolled_back_txns\": %lu}}\n", mem, rs->locks_seen, rs->rolled_back);
 		return;
 	}
-	printf("%-12s %-11s %8s %14s %14s %8s %8s\n", "workload", "durability", "par",
-	       "mrtx ops/s", "lmdb ops/s", "ratio", "target");
+	printf("%-12s %-11s %4s %11s %11s %6s %7s %4s %12s %6s %7s %4s\n", "workload",
+	       "durability", "par", "mrtx ops/s", "lmdb ops/s", "ratio", "target", "met",
+	       "sqlite ops/s", "ratio", "target", "met");
 	for (size_t i = 0; i < n; i++) {
 		char par[16], base[32] = "-", ratio[16] = "-", target[16] = "report";
+		char sops[32] = "-", sratio[16] = "-", starget[16] = "-";
+		int m = met(&r[i]), sm = sql_met(&r[i], &q[i]);
 
 		snprintf(par, sizeof(par), r[i].procs ? "%dp" : "%dt",
 		         r[i].procs ? r[i].procs : r[i].threads);
@@ -300,9 +407,41 @@ static void report(const bcfg *c, bres *r, size_t n, const calls *cl, size_t ncl
 		if (r[i].target)
 			snprintf(target, sizeof(target), r[i].has_base ? ">= %.1f" : ">= %.0f",
 			         r[i].target);
-		printf("%-12s %-11s %8s %14.0f %14s %8s %8s\n", r[i].name, r[i].mode, par,
-		       r[i].mrtx_ops, base, ratio, target);
+		if (q[i].has) {
+			snprintf(sops, sizeof(sops), "%.0f", q[i].ops);
+			snprintf(sratio, sizeof(sratio), "%.2f", r[i].mrtx_ops / q[i].ops);
+			if (q[i].target)
+				snprintf(starget, sizeof(starget), ">= %.1f", q[i].target);
+			else
+				snprintf(starget, sizeof(starget), "report");
+		}
+		printf("%-12s %-11s %4s %11.0f %11s %6s %7s %4s %12s %6s %7s %4s\n", r[i].name,
+		       r[i].mode, par, r[i].mrtx_ops, base, ratio, target,
+		       m < 0 ? "-" : m ? "yes" : "no", sops, sratio, starget,
+		       sm < 0 ? "-" : sm ? "yes" : "no");
 	}
+	for (size_t i = 0; i < n; i++) {
+		if (q[i].has && q[i].variants)
+			printf("%s %s sqlite: BEGIN IMMEDIATE %.0f txn/s (%.2f busy retries/txn), "
+			       "BEGIN DEFERRED %.0f txn/s (%.2f busy retries/txn); the better is "
+			       "reported\n", r[i].name, r[i].mode, q[i].imm_ops, q[i].imm_retries,
+			       q[i].def_ops, q[i].def_retries);
+		else if (q[i].has)
+			printf("%s %s sqlite: BEGIN IMMEDIATE, %.2f busy retries/txn\n", r[i].name,
+			       r[i].mode, q[i].imm_retries);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(r[i].name, "interactive") == 0) {
+			printf("checked: interactive: after every phase, each side's %d balances sum "
+			       "to %d\n", BAL_ACCOUNTS, BAL_ACCOUNTS * BAL_INIT);
+			break;
+		}
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(r[i].name, "multi_row") == 0) {
+			printf("checked: multi_row: on each side every 4-row group is whole and holds "
+			       "the last write to it of some thread (its thread's last)\n");
+			break;
+		}
 	if (ncl == 0)
 		return;
 	printf("\nstore calls per transaction, begin to commit (blind puts, one cell per row):\n");
@@ -316,7 +455,11 @@ static int usage(FILE *f, int rc)
 {
 	fprintf(f, "usage: mrtx bench DIR|rados://POOL/NAME[?...] [--quick] [--only W] [--json]\n"
 	           "  Runs each workload for mrtx and for a native-LMDB baseline, alternating,\n"
-	           "  on fresh stores created under DIR, and prints ops/s and ratios.  With a\n"
+	           "  on fresh stores created under DIR, and prints ops/s and ratios;\n"
+	           "  multi_row and interactive also run against SQLite (WAL mode,\n"
+	           "  synchronous=FULL for sync, OFF for nosync) in the same rounds, and check\n"
+	           "  every side's store afterwards (interactive: transfers whose balances\n"
+	           "  must keep their sum; multi_row: 4-row groups that must stay whole).  With a\n"
 	           "  rados:// address: single_row, multi_row and latency (commit latency by\n"
 	           "  rows) against raw guarded RADOS writes, on stores NAME-b<pid>-<n> whose\n"
 	           "  objects are removed at the end.\n"
@@ -350,6 +493,7 @@ int cmd_bench(int argc, char **argv)
 	bcfg c = { NULL, 0, 0, 2.0, 3, 0 };
 	recover_stats rs;
 	bres r[8];
+	bsql q[8];
 	size_t n = 0;
 	double mem = 0;
 	const char *only = NULL;
@@ -394,15 +538,20 @@ int cmd_bench(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 #define WANT(name) (!only || strcmp(only, name) == 0)
 	memset(&rs, 0, sizeof(rs));
+	memset(q, 0, sizeof(q));
 	if (WANT("single_row")) {
 		wl_single(&c, MRTX_SYNC, &r[n++]);
 		wl_single(&c, MRTX_NOSYNC, &r[n++]);
 	}
-	if (WANT("multi_row"))
-		wl_multi(&c, &r[n++]);
+	if (WANT("multi_row")) {
+		wl_multi(&c, &r[n], &q[n]);
+		n++;
+	}
 	if (WANT("interactive")) {
-		wl_interactive(&c, MRTX_NOSYNC, &r[n++]);
-		wl_interactive(&c, MRTX_SYNC, &r[n++]);
+		wl_interactive(&c, MRTX_NOSYNC, &r[n], &q[n]);
+		n++;
+		wl_interactive(&c, MRTX_SYNC, &r[n], &q[n]);
+		n++;
 	}
 	if (WANT("get"))
 		wl_get(&c, &r[n++]);
@@ -418,6 +567,6 @@ int cmd_bench(int argc, char **argv)
 		        "interactive, get, recover, calls)\n", only);
 		return 2;
 	}
-	report(&c, r, n, cl, (!only || strcmp(only, "calls") == 0) ? 5 : 0, mem, &rs);
+	report(&c, r, q, n, cl, (!only || strcmp(only, "calls") == 0) ? 5 : 0, mem, &rs);
 	return 0;
 }
