@@ -107,18 +107,19 @@ enum {
 	                        reused before they reach the disk) */
 };
 
-#define MRTX_OPTIONS_VERSION 2
+#define MRTX_OPTIONS_VERSION 3
 
 /**
  * Options for mrtx_open.  Initialise with MRTX_OPTIONS_INIT, then change
  * fields; a zero field means "the default" where noted.
  *
- * Versions: 2 added read_only at the end.  A version-1 struct (compiled
- * against an older mrtx.h, which ends at unbatched) is still accepted and
- * read as far as it goes: its read_only is taken as 0.
+ * Versions: 2 added read_only, 3 two_phase, each at the end.  An older
+ * struct (compiled against an older mrtx.h: version 1 ends at unbatched,
+ * version 2 at read_only) is still accepted and read as far as it goes;
+ * the fields it lacks are taken as 0.
  */
 typedef struct mrtx_options {
-	int version;           /* MRTX_OPTIONS_VERSION (1 or 2) */
+	int version;           /* MRTX_OPTIONS_VERSION (1, 2 or 3) */
 	int durability;        /* MRTX_SYNC (default), MRTX_NOMETASYNC, MRTX_NOSYNC */
 	size_t map_size;       /* bytes the store may grow to; 0 = 1 GiB.  A larger
 	                          value than the file's grows it; never shrinks
@@ -133,9 +134,18 @@ typedef struct mrtx_options {
 	/* version 2 */
 	int read_only;         /* nonzero: open without write access and refuse
 	                          every write with MRTX_EREADONLY (see mrtx_open) */
+	/* version 3 */
+	int two_phase;         /* nonzero: commit every multi-row transaction
+	                          with the two-phase protocol (prewrite, commit
+	                          point, apply, release; DESIGN §5), also on a
+	                          store that could commit it in one write (LMDB,
+	                          batched: DESIGN §5.3).  For crash tests of the
+	                          protocol a distributed store runs; slower.  The
+	                          environment variable MRTX_TWO_PHASE=1 (yes,
+	                          true, on) sets it for every mrtx_open */
 } mrtx_options;
 
-#define MRTX_OPTIONS_INIT { MRTX_OPTIONS_VERSION, MRTX_SYNC, 0, 0, 0, 0, 0, 0 }
+#define MRTX_OPTIONS_INIT { MRTX_OPTIONS_VERSION, MRTX_SYNC, 0, 0, 0, 0, 0, 0, 0 }
 
 /**
  * Open (creating if needed) the store in directory `path`.

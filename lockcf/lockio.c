@@ -118,12 +118,12 @@ static int acquires(const store_op *op)
 	return to == LOCK_PREWRITTEN || op->nmuts > 0;
 }
 
-int lockio_write_rows(store *st, store_op *ops, size_t n)
+static void check_arrows(const store_op *ops, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		ops[i].acquire = acquires(&ops[i]);
 #ifdef MRTX_DEBUG
 	for (size_t i = 0; i < n; i++) {
+		if (ops[i].check_only)
+			continue;
 		int from = ops[i].expect_absent || ops[i].cond ? LOCK_STABLE :
 		           image_state(ops[i].expect_lock);
 		int to = ops[i].delete_lock ? 255 : image_state(ops[i].new_lock);
@@ -134,6 +134,25 @@ int lockio_write_rows(store *st, store_op *ops, size_t n)
 		                          (uint8_t)to));
 		assert(!ops[i].cond || lock_transition_ok(0, (uint8_t)from, (uint8_t)to));
 	}
+#else
+	(void)ops;
+	(void)n;
 #endif
+}
+
+int lockio_write_rows(store *st, store_op *ops, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		ops[i].acquire = acquires(&ops[i]);
+	check_arrows(ops, n);
 	return store_write_rows(st, ops, n);
+}
+
+int lockio_write_atomic(store *st, store_op *ops, size_t n, store_rcheck *checks,
+                        size_t nchecks, int *applied)
+{
+	for (size_t i = 0; i < n; i++)
+		ops[i].acquire = !ops[i].check_only && acquires(&ops[i]);
+	check_arrows(ops, n);
+	return store_write_atomic(st, ops, n, checks, nchecks, applied);
 }

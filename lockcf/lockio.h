@@ -26,6 +26,9 @@ int lockio_restore_prev(store *st, const lock_rec *r, mrtx_arena *a, store_op *o
  * and assert that the change is an arrow of lock.h's state machine.
  */
 int lockio_write_rows(store *st, store_op *ops, size_t n);
+/* store_write_atomic, the same way (ops with check_only take no lock). */
+int lockio_write_atomic(store *st, store_op *ops, size_t n, store_rcheck *checks,
+                        size_t nchecks, int *applied);
 /* Resolve a lock_ref's table (MRTX_ENOTABLE if the lock names a missing
  * table: dropped, or a damaged record; callers decide which). */
 int lockio_ref_table(store *st, const lock_ref *ref, const store_table **out);

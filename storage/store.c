@@ -177,6 +177,26 @@ int store_write_rows(store *st, store_op *ops, size_t n)
 	return DISPATCH(st, write_rows, st, ops, n);
 }
 
+int store_supports_atomic(const store *st)
+{
+	return store_kind_of(st) == STORE_LMDB && !store_is_unbatched(st);
+}
+
+int store_write_atomic(store *st, store_op *ops, size_t n, store_rcheck *checks,
+                       size_t nchecks, int *applied)
+{
+	*applied = 0;
+	if (store_read_only(st)) {
+		for (size_t i = 0; i < n; i++)
+			ops[i].result = MRTX_EREADONLY; /* surely not applied */
+		return refuse_write(st, "writing rows");
+	}
+	if (!store_supports_atomic(st))
+		return mrtx__seterr(MRTX_ENOTSUP, "store %s cannot write several rows "
+		                    "atomically", store_path(st));
+	return lmdb_store_write_atomic(st, ops, n, checks, nchecks, applied);
+}
+
 void store_counters_get(store *st, store_counters *out)
 {
 	DISPATCH(st, counters_get, st, out);

@@ -270,6 +270,8 @@ typedef struct store_op {
 	int acquire;            /* set by lockio_write_rows: the op takes a new
 	                           lock (absent or STABLE -> PREWRITTEN, or a
 	                           one-row commit); refused in a FROZEN table */
+	int check_only;         /* store_write_atomic only: the condition is
+	                           checked and nothing of this row written */
 	int check_gen;          /* condition too: the metadata generation is
 	                           still gen (store_meta_list) ... */
 	uint64_t gen;
@@ -291,6 +293,46 @@ typedef struct store_op {
  * hit the store.after_row_write failpoint after each.
  */
 int store_write_rows(store *st, store_op *ops, size_t n);
+
+/*
+ * One-phase writes (DESIGN §5.3).  A store that can apply writes to many
+ * rows atomically (LMDB, batched: one write transaction) offers
+ * store_write_atomic; others (unbatched LMDB, RADOS) do not, and callers
+ * use per-row writes (store_write_rows) and the two-phase protocol.
+ */
+int store_supports_atomic(const store *st);
+
+/* A range check of store_write_atomic: the rows of table that have a lock
+ * record in range (forward, lo_excl honoured) are exactly rows[0..n), in
+ * row order, with exactly the lock bytes locks[0..n).  result: out, 0 or
+ * MRTX_CONFLICT. */
+typedef struct store_rcheck {
+	const store_table *table;
+	store_range range;
+	const mrtx_bytes *rows, *locks;
+	size_t n;
+	int result;
+} store_rcheck;
+
+/*
+ * All or nothing, in one store write: every op's condition (as in
+ * store_write_rows: cond, expect_absent or expect_lock; check_gen; the
+ * table's state) and every range check is evaluated first, against the
+ * store as it is inside this write; if all hold, every op is applied (ops
+ * with check_only write nothing) and *applied = 1; else nothing is written,
+ * *applied = 0, and each failing op's result (MRTX_CONFLICT,
+ * STORE_GEN_CHANGED, MRTX_ENOTABLE) and each failing check's result say
+ * why (the others are 0).  The write is durable before the call returns if
+ * any op has durable set.  Several callers' atomic writes may share one
+ * store transaction (group commit); each is still all or nothing, and the
+ * conditions of one see the writes of those before it.
+ * Returns 0, MRTX_ENOTSUP (store_supports_atomic is 0), MRTX_EREADONLY,
+ * MRTX_ENOTABLE (an op's table was dropped: nothing applied), or a store
+ * error: nothing applied, unless the ops' results are MRTX_EUNKNOWN (the
+ * store failed at its commit: applied or not, nobody knows yet).
+ */
+int store_write_atomic(store *st, store_op *ops, size_t n, store_rcheck *checks,
+                       size_t nchecks, int *applied);
 
 /* ---- accounting and inspection ---- */
 

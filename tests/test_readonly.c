@@ -333,14 +333,17 @@ static void test_shared_open(void **state)
 	mrtx_close(rw);
 }
 
-/* Version-1 option structs (no read_only) are read as far as they go. */
+/* Older option structs (version 1: no read_only; 2: no two_phase) are read
+ * as far as they go. */
 static void test_options_versions(void **state)
 {
 	fx *f = *state;
 	mrtx_options o = MRTX_OPTIONS_INIT;
 	mrtx_db *db = NULL;
 
-	assert_int_equal(MRTX_OPTIONS_VERSION, 2);
+	assert_int_equal(MRTX_OPTIONS_VERSION, 3);
+	assert_int_equal(offsetof(mrtx_options, two_phase), offsetof(mrtx_options, read_only) +
+	                                                    sizeof(int));
 	assert_int_equal(offsetof(mrtx_options, read_only), offsetof(mrtx_options, unbatched) +
 	                                                    sizeof(int));
 	o.version = 1;
@@ -349,7 +352,14 @@ static void test_options_versions(void **state)
 	assert_int_equal(mrtx_open(&db, f->path, &o), 0);
 	assert_int_equal(tu_put(db, "ta", B("r1"), "f", B("v"), B("v1")), 0);
 	mrtx_close(db);
-	o.version = 3;
+	/* version 2: read_only is read, two_phase (beyond it) is not */
+	o.version = 2;
+	o.read_only = 1;
+	o.two_phase = 12345;
+	assert_int_equal(mrtx_open(&db, f->path, &o), 0);
+	assert_int_equal(tu_put(db, "ta", B("r2"), "f", B("v"), B("v1")), MRTX_EREADONLY);
+	mrtx_close(db);
+	o.version = 4;
 	assert_int_equal(mrtx_open(&db, f->path, &o), MRTX_EINVAL);
 	o.version = 0;
 	assert_int_equal(mrtx_open(&db, f->path, &o), MRTX_EINVAL);

@@ -287,6 +287,116 @@ static void test_multi_row_blind(void **state)
 	}
 }
 
+static int scan_count(mrtx_txn *txn, const char *t, const char *start, const char *end,
+                      size_t limit, int *rows_out);
+
+/* Write calls, write txns and read txns that a commit costs. */
+static void commit_cost(mrtx_db *db, mrtx_txn *txn, int want_rc, unsigned long *calls,
+                        unsigned long *wtxns, unsigned long *reads)
+{
+	store *st = mrtx__db_store(db);
+	store_counters c0, c1;
+
+	store_counters_get(st, &c0);
+	assert_int_equal(mrtx_commit(txn), want_rc);
+	assert_int_equal(mrtx_flush(db), MRTX_OK);
+	store_counters_get(st, &c1);
+	*calls = c1.write_calls - c0.write_calls;
+	*wtxns = c1.write_txns - c0.write_txns;
+	*reads = c1.read_txns - c0.read_txns;
+}
+
+/*
+ * On LMDB (batched) a multi-row commit is one conditional write (DESIGN
+ * §5.3): no lock is ever PREWRITTEN, nothing is read before it when the
+ * rows were written blind, and a read row or scanned range that changed
+ * fails it whole.  A handle opened with two_phase runs the two-phase
+ * protocol on the same store.
+ */
+static void test_one_phase(void **state)
+{
+	fx *f = *state;
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	unsigned long calls, wtxns, reads;
+	mrtx_txn *txn;
+	mrtx_db *two;
+	mrtx_bytes v;
+	int n;
+
+	if (tu_rados()) {
+		assert_false(store_supports_atomic(mrtx__db_store(f->db)));
+		skip();
+	}
+	assert_true(store_supports_atomic(mrtx__db_store(f->db)));
+	assert_int_equal(tu_put_str(f->db, "t1", "a", "f:q", "0"), MRTX_OK);
+	/* blind: one write, no read */
+	assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t1", B("a"), "f", B("q"), B("1")), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t2", B("b"), "f", B("q"), B("1")), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t2", B("c"), "f", B("q"), B("1")), MRTX_OK);
+	commit_cost(f->db, txn, MRTX_OK, &calls, &wtxns, &reads);
+	if (calls != 1 || wtxns != 1 || reads != 0)
+		fail_msg("blind 3-row commit: %lu write calls, %lu write txns, %lu reads", calls,
+		         wtxns, reads);
+	expect_cell(f->db, "t2", "c", "f", "q", "1");
+	expect_all_stable(f->db, "t1", 1);
+	expect_all_stable(f->db, "t2", 2);
+	/* a read row unchanged: still one write */
+	assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_get(txn, "t1", B("a"), "f", B("q"), &v), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t2", B("b"), "f", B("q"), B("2")), MRTX_OK);
+	commit_cost(f->db, txn, MRTX_OK, &calls, &wtxns, &reads);
+	if (calls != 1 || wtxns != 1)
+		fail_msg("read + write commit: %lu write calls, %lu write txns", calls, wtxns);
+	expect_cell(f->db, "t2", "b", "f", "q", "2");
+	/* a read row changed meanwhile: nothing written */
+	assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_get(txn, "t1", B("a"), "f", B("q"), &v), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t2", B("b"), "f", B("q"), B("lost")), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t2", B("c"), "f", B("q"), B("lost")), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t1", "a", "f:q", "9"), MRTX_OK);
+	assert_int_equal(mrtx_commit(txn), MRTX_CONFLICT);
+	assert_non_null(strstr(mrtx_errmsg(), "read"));
+	expect_cell(f->db, "t2", "b", "f", "q", "2");
+	expect_cell(f->db, "t2", "c", "f", "q", "1");
+	/* a scanned range that gained a row: nothing written */
+	assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+	assert_int_equal(scan_count(txn, "t2", "a", "z", 0, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(mrtx_put(txn, "t1", B("a"), "f", B("q"), B("lost")), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t1", B("sum"), "f", B("q"), B("2")), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t2", "bb", "f:q", "1"), MRTX_OK);
+	assert_int_equal(mrtx_commit(txn), MRTX_CONFLICT);
+	assert_non_null(strstr(mrtx_errmsg(), "scanned range"));
+	expect_cell(f->db, "t1", "a", "f", "q", "9");
+	expect_cell(f->db, "t1", "sum", "f", "q", NULL);
+	/* ... and the same range unchanged commits in one write */
+	assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+	assert_int_equal(scan_count(txn, "t2", "a", "z", 0, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(mrtx_put(txn, "t1", B("sum"), "f", B("q"), B("3")), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t2", B("bc"), "f", B("q"), B("1")), MRTX_OK);
+	commit_cost(f->db, txn, MRTX_OK, &calls, &wtxns, &reads);
+	if (calls != 1 || wtxns != 1)
+		fail_msg("scan + write commit: %lu write calls, %lu write txns", calls, wtxns);
+	expect_cell(f->db, "t1", "sum", "f", "q", "3");
+	expect_all_stable(f->db, "t1", 2);
+	expect_all_stable(f->db, "t2", 4);
+	/* two_phase: prewrite, commit point, apply, release */
+	o.two_phase = 1;
+	o.durability = MRTX_NOSYNC; /* as f->db's (the environment is shared) */
+	assert_non_null(two = tu_open(f->path, &o));
+	assert_int_equal(mrtx_begin(two, &txn), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t1", B("a"), "f", B("q"), B("2p")), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t2", B("b"), "f", B("q"), B("2p")), MRTX_OK);
+	commit_cost(two, txn, MRTX_OK, &calls, &wtxns, &reads);
+	if (calls < 3)
+		fail_msg("two-phase commit: %lu write calls", calls);
+	mrtx_close(two);
+	expect_cell(f->db, "t2", "b", "f", "q", "2p");
+	expect_all_stable(f->db, "t1", 2);
+}
+
 /*
  * A multi-row commit returns once its commit point is written; over RADOS
  * the rest (apply the secondaries, release the primary) runs on the
@@ -1329,6 +1439,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_readonly_validation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_multi_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_multi_row_blind, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_phase, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commit_tail_drained, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_names, setup, teardown),

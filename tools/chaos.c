@@ -2,7 +2,7 @@
  * chaos.c - `mrtx chaos STORE`: the crash-safety suite as a command.
  *
  *   mrtx chaos STORE [--workload bank|append] [--seconds N] [--writers N]
- *                    [--unbatched] [--seed N] [--json]
+ *                    [--unbatched] [--two-phase] [--seed N] [--json]
  *
  * The driver (this process) creates STORE (which must not exist yet, or be
  * an empty directory) and its tables, closes it, and forks the workers:
@@ -93,10 +93,13 @@ static uint32_t drnd(driver *d, uint32_t n)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: mrtx chaos STORE [--workload bank|append] [--seconds N] "
-	           "[--writers N] [--unbatched] [--seed N] [--json]\n"
+	           "[--writers N] [--unbatched] [--two-phase] [--seed N] [--json]\n"
 	           "  Runs writers against a fresh STORE, SIGKILLs them at random and at every\n"
 	           "  failpoint, then recovers and checks: bank sums, or serializability of the\n"
 	           "  list-append history.  Histories are kept in STORE.chaos/.\n"
+	           "  LMDB commits several rows in one write (one phase) unless --two-phase\n"
+	           "  (the prewrite/commit-point protocol) or --unbatched (each row its own\n"
+	           "  write, which implies two phases).\n"
 	           "  Exit 0: no anomaly; 1: anomalies (listed); 2: usage.\n");
 }
 
@@ -303,13 +306,21 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
+/* Do the writers commit with the two-phase protocol?  (RADOS and
+ * unbatched LMDB always; batched LMDB only when asked: DESIGN §5.3.) */
+static int two_phase(const chaos_cfg *c)
+{
+	return c->two_phase || c->unbatched || strncmp(c->store, "rados://", 8) == 0;
+}
+
 static void print_json(const driver *d, const chaos_result *r, int ok)
 {
 	const chaos_cfg *c = d->cfg;
 
 	printf("{\"workload\": \"%s\", \"seconds\": %d, \"writers\": %d, \"auditors\": %d, "
-	       "\"unbatched\": %s, ", c->workload == CHAOS_BANK ? "bank" : "append", c->seconds,
-	       c->writers, c->auditors, c->unbatched ? "true" : "false");
+	       "\"unbatched\": %s, \"two_phase\": %s, ", c->workload == CHAOS_BANK ? "bank" :
+	       "append", c->seconds, c->writers, c->auditors, c->unbatched ? "true" : "false",
+	       two_phase(c) ? "true" : "false");
 	printf("\"committed\": %lu, \"failed\": %lu, \"unknown\": %lu, \"processes\": %lu, ",
 	       r->committed, r->failed, r->unknown, d->incarnations);
 	printf("\"kills_total\": %lu, \"kills\": {\"sigkill\": %lu", total_kills(d), d->sigkills);
@@ -350,8 +361,8 @@ static void print_human(const driver *d, const chaos_result *r, int ok)
 	       "append", c->seconds, c->writers);
 	if (c->auditors)
 		printf(" + %d auditors", c->auditors);
-	printf(", %s, %lu processes started\n", c->unbatched ? "unbatched" : "batched",
-	       d->incarnations);
+	printf(", %s, %s, %lu processes started\n", c->unbatched ? "unbatched" : "batched",
+	       two_phase(c) ? "two-phase" : "one-phase", d->incarnations);
 	printf("  transactions: %lu committed, %lu failed (conflict), %lu unknown (killed or "
 	       "EUNKNOWN)\n", r->committed, r->failed, r->unknown);
 	if (c->workload == CHAOS_BANK)
@@ -503,6 +514,8 @@ static int parse_args(int argc, char **argv, chaos_cfg *cfg)
 			exit(0);
 		} else if (!strcmp(a, "--unbatched")) {
 			cfg->unbatched = 1;
+		} else if (!strcmp(a, "--two-phase")) {
+			cfg->two_phase = 1;
 		} else if (!strcmp(a, "--json")) {
 			cfg->json = 1;
 		} else if (!strcmp(a, "--workload") && v) {

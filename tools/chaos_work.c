@@ -67,6 +67,7 @@ void chaos_open_options(const chaos_cfg *cfg, mrtx_options *o)
 	o->lock_ttl_ms = 2000;
 	o->lock_wait_ms = 20;
 	o->unbatched = cfg->unbatched;
+	o->two_phase = cfg->two_phase;
 }
 
 /* ------------------------------------------------------------ the log */

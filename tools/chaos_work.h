@@ -43,6 +43,7 @@ typedef struct chaos_cfg {
 	int writers;
 	int auditors;
 	int unbatched;
+	int two_phase;      /* writers open with mrtx_options.two_phase */
 	int json;
 	unsigned seed;
 	volatile uint64_t *shared_counter; /* MAP_SHARED: append invocations so far */

@@ -26,9 +26,14 @@
  * otherwise --states are drawn at random (seeded; state K is a function of
  * the seed and K), tearing one chosen page in eight.
  *
- * --broken meta ignores CR_DSYNC (a commit point written without its
- * sync); --broken data ignores every sync after the setup (the data pages
- * a meta page points to may be missing).
+ * --broken meta simulates a library that acknowledges a commit as soon as
+ * its meta page is written, unsynced: each acknowledgement counts from just
+ * after its process's last write before it, and CR_DSYNC is ignored.  (In
+ * sync mode the library writes the meta page unsynced and acknowledges
+ * only after a later sync of the file -- its own or the next writer's --
+ * or, in older traces, through the O_DSYNC descriptor.)  --broken data
+ * ignores every sync after the setup (the data pages a meta page points to
+ * may be missing).
  *
  * States are processed in crash-point order, so the durable image only
  * moves forward (durable_to); each state's image is written to a scratch
@@ -61,6 +66,7 @@
 
 typedef struct rec {
 	uint8_t type, flags;
+	uint32_t pid;
 	uint64_t off, len;
 	const uint8_t *data;
 } rec;
@@ -119,6 +125,13 @@ typedef struct scratch {
 
 /* --------------------------------------------------------------- trace */
 
+static int ack_cmp(const void *a, const void *b)
+{
+	const ack *x = a, *y = b;
+
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
 static int trace_load(const cs_cfg *c, trace *t)
 {
 	struct stat sb;
@@ -153,6 +166,7 @@ static int trace_load(const cs_cfg *c, trace *t)
 		}
 		r.type = h.type;
 		r.flags = h.flags;
+		r.pid = h.pid;
 		r.off = h.off;
 		r.len = (h.type == CR_WRITE || h.type == CR_MARK) ? h.len : 0;
 		if (r.len > t->mapsz - off)
@@ -183,6 +197,13 @@ static int trace_load(const cs_cfg *c, trace *t)
 						return EXIT_FAIL;
 				}
 				t->acks[t->nacks++] = (ack){ t->nrec, w, k };
+				if (c->broken == CS_BROKEN_META) /* at its last write */
+					for (size_t j = t->nrec; j-- > 0;)
+						if (t->recs[j].type == CR_WRITE &&
+						    t->recs[j].pid == h.pid) {
+							t->acks[t->nacks - 1].at = j + 1;
+							break;
+						}
 			}
 		}
 		if (r.type == CR_WRITE) {
@@ -211,6 +232,8 @@ static int trace_load(const cs_cfg *c, trace *t)
 	}
 	if (t->nrec == 0)
 		ok = 0;
+	if (c->broken == CS_BROKEN_META) /* acks moved back: in order again */
+		qsort(t->acks, t->nacks, sizeof(*t->acks), ack_cmp);
 	if (!ok || t->ready == SIZE_MAX || t->writers < 1 || t->writers > CS_MAXW) {
 		tool_err("crashsim", "%s: %s", c->trace, ok ? "no setup mark: not a complete "
 		         "crashsim trace" : "malformed trace");

@@ -12,13 +12,15 @@
 
 #include "util.h"
 
-#define GLOBAL_USAGE "mrtx [--map-size SIZE] [--read-only] SUBCOMMAND STORE [ARGS...]"
+#define GLOBAL_USAGE "mrtx [--map-size SIZE] [--read-only] [--two-phase] SUBCOMMAND STORE [ARGS...]"
 
 static struct {
 	const char *map_size_arg; /* --map-size's value, or NULL */
 	int read_only_flag;       /* --read-only given */
+	int two_phase_flag;       /* --two-phase given */
 	size_t map_size;          /* settled: 0 = the library's default */
 	int read_only;            /* settled */
+	int two_phase;            /* settled */
 } g;
 
 int globals_parse_size(const char *s, size_t *out)
@@ -68,6 +70,9 @@ int globals_parse(int argc, char **argv, int *sub)
 		if (strcmp(a, "--read-only") == 0) {
 			g.read_only_flag = 1;
 			i++;
+		} else if (strcmp(a, "--two-phase") == 0) {
+			g.two_phase_flag = 1;
+			i++;
 		} else if (strncmp(a, "--map-size=", 11) == 0) {
 			g.map_size_arg = a + 11;
 			i++;
@@ -78,6 +83,8 @@ int globals_parse(int argc, char **argv, int *sub)
 			i += 2;
 		} else if (strncmp(a, "--read-only=", 12) == 0) {
 			return usage_err("option '%s' takes no value", "--read-only");
+		} else if (strncmp(a, "--two-phase=", 12) == 0) {
+			return usage_err("option '%s' takes no value", "--two-phase");
 		} else {
 			break;
 		}
@@ -86,7 +93,7 @@ int globals_parse(int argc, char **argv, int *sub)
 	return 0;
 }
 
-/* MRTX_READ_ONLY: 1/yes/true/on, or 0/no/false/off/empty. */
+/* MRTX_READ_ONLY, MRTX_TWO_PHASE: 1/yes/true/on, or 0/no/false/off/empty. */
 static int env_bool(const char *name, const char *v, int *out)
 {
 	static const char *const yes[] = { "1", "yes", "true", "on" };
@@ -110,10 +117,10 @@ int globals_for(const char *cmd, int own_stores)
 	int rc;
 
 	if (own_stores) {
-		if (g.map_size_arg || g.read_only_flag) {
+		if (g.map_size_arg || g.read_only_flag || g.two_phase_flag) {
 			fflush(stdout);
-			fprintf(stderr, "mrtx: %s: --map-size and --read-only do not apply: %s makes "
-			        "and writes stores of its own\n", cmd, cmd);
+			fprintf(stderr, "mrtx: %s: --map-size, --read-only and --two-phase do not "
+			        "apply: %s makes and writes stores of its own\n", cmd, cmd);
 			return EXIT_USAGE;
 		}
 		return 0;
@@ -134,8 +141,13 @@ int globals_for(const char *cmd, int own_stores)
 	if (!g.read_only && (env = getenv("MRTX_READ_ONLY")) &&
 	    (rc = env_bool("MRTX_READ_ONLY", env, &g.read_only)))
 		return rc;
+	g.two_phase = g.two_phase_flag;
+	if (!g.two_phase && (env = getenv("MRTX_TWO_PHASE")) &&
+	    (rc = env_bool("MRTX_TWO_PHASE", env, &g.two_phase)))
+		return rc;
 	o.map_size = g.map_size;
 	o.read_only = g.read_only;
+	o.two_phase = g.two_phase;
 	tool_open_options(&o);
 	return 0;
 }

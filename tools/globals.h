@@ -1,10 +1,10 @@
 /*
  * globals.h - the options of `mrtx` itself, before the subcommand:
  *
- *   mrtx [--map-size SIZE] [--read-only] SUBCOMMAND STORE ...
+ *   mrtx [--map-size SIZE] [--read-only] [--two-phase] SUBCOMMAND STORE ...
  *
- * and their environment variables MRTX_MAP_SIZE and MRTX_READ_ONLY (a flag
- * wins over its variable).  They shape how tool_open (util.h) opens the
+ * and their environment variables MRTX_MAP_SIZE, MRTX_READ_ONLY and
+ * MRTX_TWO_PHASE (a flag wins over its variable).  They shape how tool_open (util.h) opens the
  * store, so every subcommand that opens a STORE honours them; chaos,
  * crashsim and bench make and write stores of their own: they refuse the
  * flags and ignore the variables.

@@ -52,7 +52,8 @@ static const struct {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: mrtx [--map-size SIZE] [--read-only] SUBCOMMAND STORE [ARGS...]\n"
+	fprintf(f, "usage: mrtx [--map-size SIZE] [--read-only] [--two-phase] SUBCOMMAND STORE "
+	        "[ARGS...]\n"
 	        "       mrtx SUBCOMMAND --help | mrtx --help | mrtx --version\n\n"
 	        "Multi-row ACID transactions over LMDB or Ceph RADOS.  Subcommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
@@ -64,7 +65,10 @@ static void usage(FILE *f)
 	        "  --map-size SIZE  map size to open the store with (bytes, or K/M/G/T):\n"
 	        "                   grows a full store; env MRTX_MAP_SIZE\n"
 	        "  --read-only      open without writing anything; writes fail;\n"
-	        "                   env MRTX_READ_ONLY=1\n");
+	        "                   env MRTX_READ_ONLY=1\n"
+	        "  --two-phase      commit several rows with the two-phase protocol (for\n"
+	        "                   crash tests; LMDB otherwise commits them in one write);\n"
+	        "                   env MRTX_TWO_PHASE=1\n");
 }
 
 int main(int argc, char **argv)

@@ -665,6 +665,207 @@ static int commit_multi_blind(mrtx_txn *txn, wrow *w, size_t n)
 	return rc;
 }
 
+/* ------------------------------------------------------ one-phase commit */
+
+/* The range check of a scanned range for store_write_atomic: the rows the
+ * transaction saw there with a lock, with that lock (validate_range's rule:
+ * every row with a lock in the range was seen, unchanged, and none seen has
+ * vanished).  0 with *skip when there is nothing to check. */
+static int range_check_of(mrtx_txn *txn, const scan_range *sr, store_rcheck *c, int *skip)
+{
+	mrtx_bytes *rows, *locks;
+	size_t n = 0, cap = 0;
+	trow key, *r;
+
+	*skip = !sr->exhausted && !sr->any;
+	if (*skip)
+		return 0;
+	memset(c, 0, sizeof(*c));
+	c->table = sr->t;
+	c->range.lo = sr->start;
+	c->range.hi = sr->end;
+	if (!sr->exhausted) {
+		if (!sr->reverse) {
+			uint8_t *h = arena_alloc(&txn->arena, sr->last.size + 1);
+
+			if (!h)
+				return MRTX_ENOMEM;
+			memcpy(h, sr->last.data, sr->last.size);
+			h[sr->last.size] = 0;
+			c->range.hi = MRTX_BYTES(h, sr->last.size + 1);
+		} else {
+			c->range.lo = sr->last;
+		}
+	}
+	key.t = sr->t;
+	key.row = c->range.lo;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass && (!(rows = arena_alloc(&txn->arena, (cap + 1) * sizeof(*rows))) ||
+		             !(locks = arena_alloc(&txn->arena, (cap + 1) * sizeof(*locks)))))
+			return MRTX_ENOMEM;
+		n = 0;
+		for (r = RB_NFIND(trow_tree, &txn->rows, &key); r && r->t == sr->t;
+		     r = RB_NEXT(trow_tree, &txn->rows, r)) {
+			if (c->range.hi.size && bytes_cmp(r->row, c->range.hi) >= 0)
+				break;
+			if (!(r->lock_known && r->has_lock))
+				continue;
+			if (pass) {
+				rows[n] = r->row;
+				locks[n] = r->lock;
+			}
+			n++;
+		}
+		cap = n;
+	}
+	c->rows = rows;
+	c->locks = locks;
+	c->n = n;
+	return 0;
+}
+
+/*
+ * One-phase commit, on a store that writes many rows atomically
+ * (store_supports_atomic: LMDB).  TiKV commits in one phase when all of a
+ * transaction's keys live in one region; here all of them live in one
+ * environment, so the whole commit is one conditional write, and that
+ * write is the commit point:
+ *
+ *     -- commit.after_prewrite --  -- commit.after_validate --
+ *     one store_write_atomic: every written row's condition (the lock its
+ *       prewrite would expect, or blind_guard), every read row's lock and
+ *       every scanned range unchanged  ->  every row STABLE(txn, ts) + data
+ *     -- commit.after_point --  -- commit.after_secondaries --
+ *
+ * No lock is ever PREWRITTEN, so there is nothing to roll back or forward:
+ * a writer that dies before the write leaves nothing, one that dies after
+ * it has committed everything.  The failpoints keep their meaning and fire
+ * on every such commit.  Returns as commit_multi does (1: only blind
+ * guards failed, nothing was written; the caller reads and tries again).
+ */
+static int commit_atomic(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
+{
+	store *st = txn->db->st;
+	size_t nread = 0, nops, nchk = 0;
+	store_rcheck *chk = NULL;
+	store_op *ops;
+	mrtx_bytes stable;
+	int rc, applied, hard = 0, blind = 0, gen = 0, nochk = 0;
+	const char *why = NULL;
+	trow *r;
+
+	RB_FOREACH(r, trow_tree, &txn->rows)
+		nread += r->read && !r->mutated;
+	nops = n + nread;
+	if (!(ops = arena_alloc(&txn->arena, nops * sizeof(*ops))) ||
+	    (txn->nranges &&
+	     !(chk = arena_alloc(&txn->arena, txn->nranges * sizeof(*chk)))))
+		return MRTX_ENOMEM;
+	if ((rc = lockio_stable(st, txn->id, ts, &txn->arena, &stable)))
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		op_init(&ops[i], w[i].r, w[i].has_prev && !w[i].blind, w[i].prev);
+		if (w[i].blind && (rc = blind_guard(txn, &ops[i], w[i].r->put_us)))
+			return rc;
+		op_check_gen(txn, &ops[i]);
+		ops[i].new_lock = stable;
+		ops[i].muts = w[i].redo;
+		ops[i].nmuts = w[i].nredo;
+		ops[i].durable = 1; /* the commit point */
+	}
+	nops = n;
+	RB_FOREACH(r, trow_tree, &txn->rows) {
+		if (!r->read || r->mutated)
+			continue;
+		if (!r->lock_known)
+			return mrtx__seterr(MRTX_CONFLICT, "table '%s': a row this transaction "
+			                    "read was changed by a concurrent commit", r->t->name);
+		op_init(&ops[nops], r, r->has_lock, r->lock);
+		ops[nops++].check_only = 1;
+	}
+	for (size_t i = 0; i < txn->nranges; i++) {
+		if ((rc = range_check_of(txn, txn->ranges[i], &chk[nchk], &nochk)))
+			return rc;
+		nchk += !nochk;
+	}
+	if ((rc = FAILPOINT(FP_COMMIT_AFTER_PREWRITE)) ||
+	    (rc = FAILPOINT(FP_COMMIT_AFTER_VALIDATE)))
+		return rc; /* nothing written */
+	rc = lockio_write_atomic(st, ops, nops, chk, nchk, &applied);
+	for (size_t i = 0; i < nops; i++)
+		if (ops[i].result == MRTX_EUNKNOWN)
+			return point_unknown("one-phase commit");
+	if (rc)
+		return rc; /* surely not applied */
+	if (applied) {
+		(void)FAILPOINT(FP_COMMIT_AFTER_POINT);
+		(void)FAILPOINT(FP_COMMIT_AFTER_SECONDARIES);
+		return 0;
+	}
+	for (size_t i = 0; i < nops; i++) {
+		if (ops[i].result == STORE_GEN_CHANGED)
+			gen = 1;
+		else if (ops[i].result == 0)
+			continue;
+		else if (i < n && w[i].blind)
+			blind = 1;
+		else {
+			hard = 1;
+			why = why ? why : i < n ? "a row to write changed or is locked by a concurrent "
+			                          "transaction" :
+			                          "a row this transaction read was changed by a "
+			                          "concurrent commit";
+		}
+	}
+	for (size_t i = 0; i < nchk; i++)
+		if (chk[i].result) {
+			hard = 1;
+			why = why ? why : "a scanned range changed (a row was inserted, deleted or "
+			                  "updated by a concurrent commit)";
+		}
+	if (gen)
+		return gen_changed(txn);
+	if (blind && !hard)
+		return 1;
+	return mrtx__seterr(MRTX_CONFLICT, "commit: %s", why ? why : "a condition failed");
+}
+
+/* Commit in one phase?  On a store that writes many rows atomically, unless
+ * the handle asked for the two-phase protocol (mrtx_options.two_phase). */
+static int one_phase(const mrtx_txn *txn)
+{
+	return !txn->db->two_phase && store_supports_atomic(txn->db->st);
+}
+
+/* The blind variant of commit_atomic: rows neither read nor in a scanned
+ * range are guarded by blind_guard (commit_multi_blind's rule), so nothing
+ * is read before the write.  1: take the reading path. */
+static int commit_atomic_blind(mrtx_txn *txn, wrow *w, size_t n)
+{
+	int rc;
+
+	for (size_t i = 0; i < n; i++) {
+		trow *r = w[i].r;
+
+		if (prev_known(txn, &w[i]))
+			continue;
+		if (tail_holds(txn->db, r->t, r->row)) {
+			for (size_t j = 0; j < i; j++)
+				w[j].blind = 0;
+			return 1;
+		}
+		w[i].blind = 1;
+		w[i].has_prev = 1;
+		w[i].prev_ts = MRTX_MAX(r->put_us, 1) - 1;
+	}
+	if ((rc = decode_prev(txn, w, n)))
+		return rc;
+	if ((rc = commit_atomic(txn, w, n, ts_above(w, n))) == 1)
+		for (size_t i = 0; i < n; i++)
+			w[i].blind = 0;
+	return rc;
+}
+
 int txn_commit_run(mrtx_txn *txn)
 {
 	size_t n = txn->nmutated, k = 0;
@@ -695,12 +896,22 @@ int txn_commit_run(mrtx_txn *txn)
 	}
 	if (n == 1 && !others_read && (rc = commit_blind_row(txn, &w[0])) <= 0)
 		return rc;
+	if (n == 1 && !others_read) {
+		if ((rc = expected_locks(txn, w, n)) || (rc = decode_prev(txn, w, n)))
+			return rc;
+		return commit_one_row(txn, &w[0], ts_above(w, n), NULL);
+	}
+	if (one_phase(txn)) {
+		if ((rc = commit_atomic_blind(txn, w, n)) <= 0)
+			return rc;
+		if ((rc = expected_locks(txn, w, n)) || (rc = decode_prev(txn, w, n)))
+			return rc;
+		return commit_atomic(txn, w, n, ts_above(w, n));
+	}
 	if (n > 1 && (rc = commit_multi_blind(txn, w, n)) <= 0)
 		return rc;
 	if ((rc = expected_locks(txn, w, n)) || (rc = decode_prev(txn, w, n)))
 		return rc;
 	ts = ts_above(w, n);
-	if (n == 1 && !others_read)
-		return commit_one_row(txn, &w[0], ts, NULL);
 	return commit_multi(txn, w, n, ts);
 }

@@ -9,6 +9,18 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+/* MRTX_TWO_PHASE=1 (or yes/true/on) in the environment: as
+ * mrtx_options.two_phase, for crash tests of programs whose options are
+ * fixed (mrtx.h). */
+static int env_two_phase(void)
+{
+	const char *v = getenv("MRTX_TWO_PHASE");
+
+	return v && (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") ||
+	             !strcasecmp(v, "on"));
+}
 
 int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
 {
@@ -22,17 +34,17 @@ int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_open: out and path are required");
 	*out = NULL;
 	if (opts) {
-		if (opts->version == 1) {
-			/* A version-1 struct ends before read_only (mrtx.h): read only
-			 * as far as it goes. */
-			memcpy(&o, opts, offsetof(mrtx_options, read_only));
+		if (opts->version == 1 || opts->version == 2) {
+			/* An older struct ends before read_only (1) or two_phase (2)
+			 * (mrtx.h): read only as far as it goes. */
+			memcpy(&o, opts, opts->version == 1 ? offsetof(mrtx_options, read_only) :
+			                                      offsetof(mrtx_options, two_phase));
 			o.version = MRTX_OPTIONS_VERSION;
-			o.read_only = 0;
 		} else if (opts->version == MRTX_OPTIONS_VERSION) {
 			o = *opts;
 		} else {
 			return mrtx__seterr(MRTX_EINVAL, "mrtx_open: options version %d; this mrtx "
-			                    "knows 1 and %d (use MRTX_OPTIONS_INIT)", opts->version,
+			                    "knows 1 to %d (use MRTX_OPTIONS_INIT)", opts->version,
 			                    MRTX_OPTIONS_VERSION);
 		}
 	}
@@ -58,6 +70,7 @@ int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
 	}
 	pthread_mutex_init(&db->idx_mu, NULL);
 	hb_init(db);
+	db->two_phase = o.two_phase != 0 || env_two_phase();
 	db->lock_ttl_ms = o.lock_ttl_ms ? o.lock_ttl_ms : 5000;
 	db->lock_wait_ms = o.lock_wait_ms ? o.lock_wait_ms : 50;
 	*out = db;

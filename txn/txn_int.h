@@ -23,6 +23,7 @@ typedef struct idx_snap idx_snap;
 
 struct mrtx_db {
 	store *st;
+	int two_phase;         /* mrtx_options.two_phase: never commit in one phase */
 	uint32_t lock_ttl_ms;
 	uint32_t lock_wait_ms;
 	pthread_mutex_t idx_mu;

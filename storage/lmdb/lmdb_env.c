@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -165,31 +166,30 @@ void lmdb_rtxn_end(store *st, lmdb_rtxn *rt)
 }
 
 /*
- * Commit durability.  In sync mode only a commit point must be on disk
- * before its call returns; every other protocol write can be redone from
- * the lock records.  Those are committed with MDB_NOMETASYNC: their data
- * pages are still fdatasync'ed before their meta page is written (LMDB's
- * integrity rule holds: no meta page ever points at unwritten pages); only
- * the meta page's own flush is left to the next commit.  A durable commit
- * runs LMDB's full sync, which flushes its own meta page and, through the
- * data fdatasync, every earlier one: once a commit point returns, it and
- * everything before it survive an OS crash.
+ * Commit durability (BENCH.md, "The argument").  Every write transaction
+ * of a sync-mode store commits with MDB_NOMETASYNC (set at open): LMDB
+ * fdatasyncs its data pages, then writes its meta page without a flush.
+ * No meta page ever points at unwritten pages, so LMDB's integrity holds
+ * after an OS crash; only the newest meta page may be lost, and with it
+ * the last commit.  A commit that must be durable before its call returns
+ * (a commit point) is made so after the writer lock is released
+ * (lmdb_durable): by the next write transaction of any process, whose data
+ * fdatasync starts after our meta page was written and so flushes it, or,
+ * if none comes soon, by an fdatasync of our own.  So the writer lock is
+ * held through one flush per commit instead of two, and under load one
+ * flush makes the previous commit durable as well as its own.
  *
- * The flag is per environment, so every write transaction of this process
- * holds st->wmu from begin to after commit (lmdb_txn_begin, lmdb_commit,
- * lmdb_wabort): no other commit of ours can run while it is set, and only
- * one thread changes the flags at a time, as LMDB requires.  LMDB already
- * serialises write transactions, so the mutex costs no concurrency.
+ * That rests on every writer of the store syncing its data (MRTX_SYNC or
+ * MRTX_NOMETASYNC); a MRTX_NOSYNC writer already voids OS-crash safety for
+ * the whole store (mrtx_open).
  */
-int lmdb_commit(store *st, MDB_txn *txn, int durable)
+int lmdb_commit_nowait(store *st, MDB_txn *txn, int durable, uint64_t *need)
 {
-	int relax = st->durability == MRTX_SYNC && !durable, rc;
+	uint64_t id = st->w_id;
+	int dirty = st->w_dirty, rc;
 
-	if (relax)
-		mdb_env_set_flags(st->env, MDB_NOMETASYNC, 1);
+	*need = 0;
 	rc = mdb_txn_commit(txn);
-	if (relax)
-		mdb_env_set_flags(st->env, MDB_NOMETASYNC, 0);
 	/*
 	 * An I/O error (a system errno; LMDB's own codes are negative) from a
 	 * write or sync of the file: LMDB aborts this txn but keeps the
@@ -204,12 +204,95 @@ int lmdb_commit(store *st, MDB_txn *txn, int durable)
 		atomic_store(&st->io_failed, rc);
 	/* Only a txn that changed something takes its id (an empty one leaves
 	 * it to the next writer, maybe another process's). */
-	if (rc == 0 && st->w_dirty && st->w_gen_ok) {
-		st->gen_at = st->w_id;
-		st->gen_val = st->w_gen;
+	if (rc == 0 && dirty) {
+		if (st->w_gen_ok) {
+			st->gen_at = st->w_id;
+			st->gen_val = st->w_gen;
+		}
+		/* did other processes commit since our last write txn? */
+		unsigned f = atomic_load_explicit(&st->foreign, memory_order_relaxed);
+
+		f = (f * 7 + (st->own_last && id > st->own_last + 1 ? 1024u : 0u)) / 8;
+		atomic_store_explicit(&st->foreign, f, memory_order_relaxed);
+		st->own_last = id;
+		if (durable && st->durability == MRTX_SYNC)
+			*need = id;
 	}
 	pthread_mutex_unlock(&st->wmu);
 	return rc;
+}
+
+/* The newest committed LMDB txn id, from the meta pages (shared memory). */
+static uint64_t last_txnid(store *st)
+{
+	MDB_envinfo info;
+
+	return mdb_env_info(st->env, &info) == 0 ? (uint64_t)info.me_last_txnid : 0;
+}
+
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/*
+ * Make committed write txn `need` (its meta page written, unsynced)
+ * durable.  A later txn id in the meta pages means a later write txn
+ * committed, and its data fdatasync ran after our meta page was written:
+ * ours is on disk.  Wait for one (polling the meta pages, which are in
+ * shared memory) while one is likely soon: other requests of this process
+ * are queued, or other processes have been committing between ours
+ * (st->foreign); else, or after LMDB_DURABLE_WAIT_US, fdatasync ourselves.
+ * Returns 0, or MRTX_EUNKNOWN-worthy LMDB/errno code when the sync failed
+ * (the caller cannot tell whether the commit survives an OS crash).
+ */
+#define LMDB_DURABLE_WAIT_US 2000u
+#define LMDB_DURABLE_POLL_NS 100000L
+
+int lmdb_durable(store *st, uint64_t need, int queued)
+{
+	uint64_t upto;
+	int rc;
+
+	if (need == 0 || atomic_load(&st->synced) >= need)
+		return 0;
+	if (queued || atomic_load_explicit(&st->foreign, memory_order_relaxed) >= 512) {
+		uint64_t until = mono_us() + LMDB_DURABLE_WAIT_US;
+
+		for (;;) {
+			struct timespec pause = { 0, LMDB_DURABLE_POLL_NS };
+
+			if (last_txnid(st) > need || atomic_load(&st->synced) >= need) {
+				atomic_fetch_add_explicit(&st->piggybacked, 1, memory_order_relaxed);
+				return 0;
+			}
+			if (mono_us() >= until)
+				break;
+			nanosleep(&pause, NULL);
+		}
+	}
+	upto = last_txnid(st); /* every meta page up to it is written */
+	if ((rc = mdb_env_sync(st->env, 1))) {
+		if (rc > 0 && rc != ENOMEM && rc != EINVAL)
+			atomic_store(&st->io_failed, rc);
+		return rc;
+	}
+	atomic_fetch_add_explicit(&st->own_syncs, 1, memory_order_relaxed);
+	for (uint64_t cur = atomic_load(&st->synced);
+	     cur < upto && !atomic_compare_exchange_weak(&st->synced, &cur, upto);)
+		;
+	return 0;
+}
+
+int lmdb_commit(store *st, MDB_txn *txn, int durable)
+{
+	uint64_t need;
+	int rc = lmdb_commit_nowait(st, txn, durable, &need);
+
+	return rc ? rc : lmdb_durable(st, need, 0);
 }
 
 void lmdb_wabort(store *st, MDB_txn *txn)
@@ -316,8 +399,9 @@ static int env_open(store *st, const store_opts *o)
 	MDB_envinfo info;
 	int rc, dead;
 
-	if (o->durability == MRTX_NOMETASYNC)
-		flags |= MDB_NOMETASYNC;
+	if (o->durability == MRTX_NOMETASYNC || o->durability == MRTX_SYNC)
+		flags |= MDB_NOMETASYNC; /* sync: the meta page is flushed later
+		                            (lmdb_durable) */
 	else if (o->durability == MRTX_NOSYNC)
 		flags |= MDB_NOSYNC;
 	rc = o->read_only ? env_open_ro(st, o, flags) : env_try_open(st, o, flags);

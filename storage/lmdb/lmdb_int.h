@@ -36,8 +36,13 @@ typedef struct lmdb_rtxn {
 typedef struct wreq {
 	store_op *ops;
 	size_t n;
+	store_rcheck *checks; /* atomic requests (store_write_atomic) */
+	size_t nchecks;
+	int atomic;
+	int applied;          /* out: an atomic request's writes were applied */
 	int durable;
 	int rc;
+	int taken;            /* a leader took it from the queue */
 	int done;
 	struct wreq *next;
 } wreq;
@@ -97,6 +102,15 @@ struct store {
 	 * describe the write txn in progress (lmdb_txn_begin, lmdb_commit).
 	 */
 	uint64_t gen_at, gen_val;
+	/* Durability (lmdb_commit_nowait, lmdb_durable): our last write txn's
+	 * id (under wmu); how often other processes committed between ours
+	 * (EWMA, 0..1024, under wmu; read racily to decide whether to wait);
+	 * every txn up to `synced` is durable by an fdatasync of ours; counts
+	 * of commits made durable by a later writer's sync and by our own. */
+	uint64_t own_last;
+	atomic_uint foreign;
+	_Atomic uint64_t synced;
+	atomic_ulong piggybacked, own_syncs;
 	uint64_t w_id, w_gen;
 	int w_gen_ok, w_dirty;
 	/* group commit: queued writers, one leader at a time (lmdb_rw.c) */
@@ -115,6 +129,11 @@ int lmdb_txn_begin(store *st, unsigned flags, MDB_txn **out);
  * lmdb_commit or lmdb_wabort releases.  Durable commits are on disk when
  * lmdb_commit returns (per the store's durability). */
 int lmdb_commit(store *st, MDB_txn *txn, int durable);
+/* lmdb_commit, but a durable commit is not waited for: *need is its txn id
+ * (0: nothing to wait for), for lmdb_durable after the caller released
+ * whatever it holds.  queued: other requests are waiting to write. */
+int lmdb_commit_nowait(store *st, MDB_txn *txn, int durable, uint64_t *need);
+int lmdb_durable(store *st, uint64_t need, int queued);
 void lmdb_wabort(store *st, MDB_txn *txn);
 /* A read transaction and its cursor on st->dbi, from the pool (renewed)
  * or new; give both back with lmdb_rtxn_end, never mdb_txn_abort or

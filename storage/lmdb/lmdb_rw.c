@@ -550,25 +550,27 @@ static int apply_mut(MDB_cursor *cur, const store_op *op, uint8_t *key, size_t p
 }
 
 /*
- * Apply one op inside the write transaction of cursor cur.  Sets
- * op->result to 0 or MRTX_CONFLICT; a nonzero return is an LMDB error
- * that breaks the transaction.  One cursor serves the whole op: after the
- * lock lookup it stands on the row's page, where LMDB finds the cells
- * without descending from the root again.
+ * Ops run inside the write transaction of cursor cur, in two steps:
+ * op_check evaluates the condition (sets op->result on failure, *pass),
+ * op_write applies the op.  A nonzero return is an LMDB error that breaks
+ * the transaction.  One cursor serves the whole op: after the lock lookup
+ * it stands on the row's page, where LMDB finds the cells without
+ * descending from the root again.
  */
 typedef struct wctx {
 	store *st;
 	MDB_cursor *cur;
 } wctx;
 
-static int apply_op(wctx *w, store_op *op)
+static int op_check(wctx *w, store_op *op, int *pass)
 {
-	uint8_t key[MRTX_MAX_KEY + 16], lk[MRTX_MAX_KEY + 1];
+	uint8_t lk[MRTX_MAX_KEY + 1];
 	MDB_cursor *cur = w->cur;
 	size_t plen;
 	MDB_val k, v;
 	int rc, match;
 
+	*pass = 0;
 	if (!row_fits(op->row, 1))
 		return MDB_BAD_VALSIZE;
 	/* the table is still this one, and not frozen for an acquisition */
@@ -588,8 +590,7 @@ static int apply_op(wctx *w, store_op *op)
 			return 0;
 		}
 	}
-	plen = tkey_put(key, op->table, op->row);
-	memcpy(lk, key, plen);
+	plen = tkey_put(lk, op->table, op->row);
 	lk[plen] = LOCK_TAG;
 	k = mv(lk, plen + 1);
 	rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
@@ -602,10 +603,22 @@ static int apply_op(wctx *w, store_op *op)
 	else
 		match = rc == 0 && v.mv_size == op->expect_lock.size &&
 		        memcmp(v.mv_data, op->expect_lock.data, v.mv_size) == 0;
-	if (!match) {
+	if (!match)
 		op->result = MRTX_CONFLICT;
-		return 0;
-	}
+	*pass = match;
+	return 0;
+}
+
+static int op_write(wctx *w, store_op *op)
+{
+	uint8_t key[MRTX_MAX_KEY + 16], lk[MRTX_MAX_KEY + 1];
+	MDB_cursor *cur = w->cur;
+	size_t plen = tkey_put(key, op->table, op->row);
+	MDB_val k, v;
+	int rc;
+
+	memcpy(lk, key, plen);
+	lk[plen] = LOCK_TAG;
 	for (size_t i = 0; i < op->nmuts; i++)
 		if ((rc = apply_mut(cur, op, key, plen, &op->muts[i])))
 			return rc;
@@ -622,20 +635,150 @@ static int apply_op(wctx *w, store_op *op)
 	}
 	/* w_dirty: this LMDB txn surely changes the file, so its commit takes
 	 * its txn id (lmdb_commit); an op that changed nothing does not say so */
-	if (rc == 0)
+	return rc;
+}
+
+static int apply_op(wctx *w, store_op *op)
+{
+	int rc, pass;
+
+	if ((rc = op_check(w, op, &pass)) || !pass)
+		return rc;
+	if ((rc = op_write(w, op)) == 0)
 		op->result = 0;
 	return rc;
 }
 
-/* Run ops[0..n) in one write transaction. */
-static int write_txn(store *st, store_op *ops, size_t n, int durable)
+/*
+ * A range check (store_rcheck) inside the write transaction: walk the
+ * table's lock keys in the range, jumping from a row's first cell to its
+ * lock key, and compare them with the expected rows and locks.
+ */
+static int check_range(wctx *w, store_rcheck *c)
+{
+	uint8_t kb[MRTX_MAX_KEY + 1], rowbuf[MRTX_MAX_KEY + 1];
+	const store_table *t = c->table;
+	const store_range *r = &c->range;
+	MDB_val k, v;
+	size_t j = 0;
+	int rc;
+
+	c->result = MRTX_CONFLICT;
+	if (r->lo.size) {
+		k = bound_key(kb, t, r->lo);
+	} else {
+		kb[0] = (uint8_t)(t->kp >> 8);
+		kb[1] = (uint8_t)t->kp;
+		k = mv(kb, TPFX);
+	}
+	rc = mdb_cursor_get(w->cur, &k, &v, MDB_SET_RANGE);
+	while (rc == 0) {
+		mrtx_bytes row;
+		int is_lock;
+
+		if (!tkey_is(t, k.mv_data, k.mv_size))
+			break;
+		if (key_row(&k, rowbuf, &row, &is_lock))
+			return MRTX_ECORRUPT;
+		if (at_or_above_hi(r, row))
+			break;
+		if (below_lo(r, row)) {
+			rc = step_row(w->cur, t, row, 0, &k, &v);
+			continue;
+		}
+		if (!is_lock) {
+			size_t n = TPFX + keyenc_size(row.data, row.size);
+
+			memcpy(kb, k.mv_data, n);
+			kb[n] = LOCK_TAG;
+			k = mv(kb, n + 1);
+			rc = mdb_cursor_get(w->cur, &k, &v, MDB_SET_RANGE);
+			if (rc || !(k.mv_size == n + 1 && memcmp(k.mv_data, kb, n + 1) == 0))
+				continue; /* no lock: not a row; k is the next row's first key */
+		}
+		if (j == c->n || row_cmp(row, c->rows[j]) != 0 ||
+		    v.mv_size != c->locks[j].size ||
+		    memcmp(v.mv_data, c->locks[j].data, v.mv_size) != 0)
+			return 0; /* a row not expected, or another lock */
+		j++;
+		rc = mdb_cursor_get(w->cur, &k, &v, MDB_NEXT);
+	}
+	if (rc && rc != MDB_NOTFOUND)
+		return rc;
+	if (j == c->n)
+		c->result = 0;
+	return 0;
+}
+
+/* An atomic request (store_write_atomic): every condition, then every
+ * write or none. */
+static int apply_atomic(wctx *w, wreq *q)
+{
+	int rc, pass, all = 1;
+
+	for (size_t i = 0; i < q->n; i++) {
+		q->ops[i].result = 0;
+		if ((rc = op_check(w, &q->ops[i], &pass)))
+			return rc;
+		all &= pass;
+	}
+	for (size_t i = 0; i < q->nchecks; i++) {
+		if ((rc = check_range(w, &q->checks[i])))
+			return rc;
+		all &= q->checks[i].result == 0;
+	}
+	if (!all)
+		return 0;
+	for (size_t i = 0; i < q->n; i++)
+		if (!q->ops[i].check_only && (rc = op_write(w, &q->ops[i])))
+			return rc;
+	q->applied = 1;
+	return 0;
+}
+
+static int apply_req(wctx *w, wreq *q)
+{
+	int rc;
+
+	q->applied = 0;
+	if (q->atomic)
+		return apply_atomic(w, q);
+	for (size_t i = 0; i < q->n; i++)
+		if ((rc = apply_op(w, &q->ops[i])))
+			return rc;
+	return 0;
+}
+
+static void req_results(wreq *q, int rc)
+{
+	q->applied = 0;
+	for (size_t i = 0; i < q->n; i++)
+		q->ops[i].result = rc;
+}
+
+/* The transaction's commit failed: maybe applied (LMDB may have written
+ * the meta page before failing its write or sync), so no applied op may
+ * be reported as surely not applied; a failed condition applied nothing. */
+static void req_unknown(wreq *q, int rc)
+{
+	q->rc = rc;
+	if (q->atomic && !q->applied)
+		return;
+	for (size_t i = 0; i < q->n; i++)
+		if (q->ops[i].result == 0)
+			q->ops[i].result = MRTX_EUNKNOWN;
+}
+
+/* Run one request in its own write transaction; *need: as
+ * lmdb_commit_nowait's (the caller makes it durable). */
+static int write_txn(store *st, wreq *q, uint64_t *need)
 {
 	MDB_txn *txn;
 	wctx w = { st, NULL };
 	int rc;
 
-	for (size_t i = 0; i < n; i++)
-		ops[i].result = MRTX_ESTORE;
+	*need = 0;
+	req_results(q, MRTX_ESTORE);
 	if ((rc = lmdb_txn_begin(st, 0, &txn)))
 		goto fail;
 	if ((rc = mdb_cursor_open(txn, st->dbi, &w.cur))) {
@@ -643,52 +786,47 @@ static int write_txn(store *st, store_op *ops, size_t n, int durable)
 		rc = lmdb_err(st, rc, "open cursor");
 		goto fail;
 	}
-	for (size_t i = 0; i < n; i++)
-		if ((rc = apply_op(&w, &ops[i]))) {
-			lmdb_wabort(st, txn); /* closes the cursor */
-			rc = rc == MRTX_ECORRUPT ?
-			     mrtx__seterr(rc, "store %s: the metadata generation record is "
-			                  "malformed", store_path(st)) :
-			     lmdb_err(st, rc, "write row");
-			goto fail;
-		}
-	if ((rc = lmdb_commit(st, txn, durable))) {
-		/* LMDB may have written the meta page before failing (its
-		 * write or sync): applied or not, nobody can tell yet. */
+	if ((rc = apply_req(&w, q))) {
+		lmdb_wabort(st, txn); /* closes the cursor */
+		rc = rc == MRTX_ECORRUPT ?
+		     mrtx__seterr(rc, "store %s: the metadata generation record or a key "
+		                  "is malformed", store_path(st)) :
+		     lmdb_err(st, rc, "write row");
+		goto fail;
+	}
+	if ((rc = lmdb_commit_nowait(st, txn, q->durable, need))) {
 		rc = lmdb_err(st, rc, "commit");
-		for (size_t i = 0; i < n; i++)
-			if (ops[i].result == 0) /* a failed condition applied nothing */
-				ops[i].result = MRTX_EUNKNOWN;
+		req_unknown(q, rc);
 		return rc;
 	}
 	return 0;
 fail:
-	for (size_t i = 0; i < n; i++)
-		ops[i].result = rc;
+	req_results(q, rc);
 	return rc;
 }
 
 /*
  * Group commit: every request queued while a leader runs is applied by the
  * next leader in one LMDB write transaction (one fsync for all of them).
- * Ops stay independent: each is conditional on its own row, and requests
- * are applied in queue order.  If the shared transaction fails, each
- * request is retried alone so that one request's error is its own.
+ * Requests stay independent: each op is conditional on its own row (an
+ * atomic request on all of its own), and requests are applied in queue
+ * order.  If the shared transaction fails, each request is retried alone
+ * so that one request's error is its own.
  */
-static void write_group(store *st, wreq *head)
+static void write_group(store *st, wreq *head, uint64_t *need)
 {
 	MDB_txn *txn;
 	wctx w = { st, NULL };
 	int durable = 0, rc;
 
+	*need = 0;
 	if (!head->next) {
-		head->rc = write_txn(st, head->ops, head->n, head->durable);
+		head->rc = write_txn(st, head, need);
 		return;
 	}
 	for (wreq *r = head; r; r = r->next) {
 		durable |= r->durable;
-		for (size_t i = 0; i < r->n; i++)
-			r->ops[i].result = MRTX_ESTORE;
+		req_results(r, MRTX_ESTORE);
 	}
 	if ((rc = lmdb_txn_begin(st, 0, &txn)))
 		goto alone;
@@ -697,55 +835,69 @@ static void write_group(store *st, wreq *head)
 		goto alone;
 	}
 	for (wreq *r = head; r; r = r->next)
-		for (size_t i = 0; i < r->n; i++)
-			if ((rc = apply_op(&w, &r->ops[i]))) {
-				lmdb_wabort(st, txn);
-				goto alone;
-			}
-	if ((rc = lmdb_commit(st, txn, durable)) == 0) {
+		if ((rc = apply_req(&w, r))) {
+			lmdb_wabort(st, txn);
+			goto alone;
+		}
+	if ((rc = lmdb_commit_nowait(st, txn, durable, need)) == 0) {
 		for (wreq *r = head; r; r = r->next)
 			r->rc = 0;
 		return;
 	}
-	/* The commit itself failed: maybe applied (see write_txn), so no
-	 * request may be retried or reported as surely not applied. */
 	rc = lmdb_err(st, rc, "commit");
-	for (wreq *r = head; r; r = r->next) {
-		r->rc = rc;
-		for (size_t i = 0; i < r->n; i++)
-			if (r->ops[i].result == 0)
-				r->ops[i].result = MRTX_EUNKNOWN;
-	}
+	for (wreq *r = head; r; r = r->next)
+		req_unknown(r, rc);
 	return;
 	/* Nothing was applied (a row write failed; LMDB aborted the
 	 * transaction): each request alone, so its error is its own. */
 alone:
-	for (wreq *r = head; r; r = r->next)
-		r->rc = write_txn(st, r->ops, r->n, r->durable);
+	for (wreq *r = head; r; r = r->next) {
+		uint64_t n1;
+
+		r->rc = write_txn(st, r, &n1);
+		*need = MRTX_MAX(*need, n1);
+	}
 }
 
-static int write_batched(store *st, store_op *ops, size_t n, int durable)
+static int write_batched(store *st, wreq *me)
 {
-	wreq me = { ops, n, durable, 0, 0, NULL };
+	uint64_t need;
 
 	pthread_mutex_lock(&st->gmu);
-	*st->gq_tail = &me;
-	st->gq_tail = &me.next;
-	while (!me.done) {
+	*st->gq_tail = me;
+	st->gq_tail = &me->next;
+	while (!me->done) {
 		wreq *batch, *next;
 
-		if (st->leader) {
+		if (st->leader || me->taken) { /* (taken: a leader has it, or
+		                                  * makes it durable) */
 			pthread_cond_wait(&st->gcv, &st->gmu);
 			continue;
 		}
 		batch = st->gq_head;
 		st->gq_head = NULL;
 		st->gq_tail = &st->gq_head;
+		for (wreq *q = batch; q; q = q->next)
+			q->taken = 1;
 		st->leader = 1;
 		pthread_mutex_unlock(&st->gmu);
-		write_group(st, batch);
+		write_group(st, batch, &need);
 		pthread_mutex_lock(&st->gmu);
 		st->leader = 0;
+		if (need) {
+			/* Let the next group write while this one's commit is made
+			 * durable: its sync may well do it (lmdb_durable). */
+			int queued = st->gq_head != NULL, rc;
+
+			pthread_cond_broadcast(&st->gcv);
+			pthread_mutex_unlock(&st->gmu);
+			if ((rc = lmdb_durable(st, need, queued))) {
+				rc = lmdb_err(st, rc, "sync");
+				for (wreq *q = batch; q; q = q->next)
+					req_unknown(q, rc);
+			}
+			pthread_mutex_lock(&st->gmu);
+		}
 		for (; batch; batch = next) {
 			next = batch->next; /* a finished waiter's wreq dies with its frame */
 			batch->done = 1;
@@ -753,7 +905,7 @@ static int write_batched(store *st, store_op *ops, size_t n, int durable)
 		pthread_cond_broadcast(&st->gcv);
 	}
 	pthread_mutex_unlock(&st->gmu);
-	return me.rc;
+	return me->rc;
 }
 
 /* The injected STORE_FAULT_APPLIED: the call ran; its reply is "lost". */
@@ -797,12 +949,20 @@ int lmdb_store_write_rows(store *st, store_op *ops, size_t n)
 	for (size_t i = 0; i < n; i++)
 		durable |= ops[i].durable;
 	if (!st->unbatched) {
-		int rc = write_batched(st, ops, n, durable);
+		wreq me = { .ops = ops, .n = n, .durable = durable };
+		int rc = write_batched(st, &me);
 
 		return first ? lost_reply(st, ops, n) : write_done(st, ops, n, rc);
 	}
 	for (size_t i = 0; i < n; i++) {
-		int rc = write_txn(st, &ops[i], 1, durable), fp;
+		wreq one = { .ops = &ops[i], .n = 1, .durable = durable };
+		uint64_t need;
+		int rc = write_txn(st, &one, &need), fp;
+
+		if (rc == 0 && (rc = lmdb_durable(st, need, 0))) {
+			rc = lmdb_err(st, rc, "sync");
+			req_unknown(&one, rc);
+		}
 
 		if ((fp = FAILPOINT(FP_STORE_AFTER_ROW_WRITE)) && rc == 0) {
 			rc = fp; /* applied, but reported failed */
@@ -815,3 +975,29 @@ int lmdb_store_write_rows(store *st, store_op *ops, size_t n)
 	       write_done(st, ops, n, first);
 }
 
+
+int lmdb_store_write_atomic(store *st, store_op *ops, size_t n, store_rcheck *checks,
+                            size_t nchecks, int *applied)
+{
+	wreq me = { .ops = ops, .n = n, .checks = checks, .nchecks = nchecks, .atomic = 1 };
+	int first, rc;
+
+	*applied = 0;
+	for (size_t i = 0; i < n; i++)
+		me.durable |= ops[i].durable;
+	if ((first = STORE_FAULT_W(st, "write rows (injected fault)")) &&
+	    first != STORE_FAULT_APPLIED) {
+		for (size_t i = 0; i < n; i++)
+			ops[i].result = first;
+		return first;
+	}
+	atomic_fetch_add_explicit(&st->write_calls, 1, memory_order_relaxed);
+	rc = write_batched(st, &me);
+	*applied = me.applied && rc == 0;
+	if (first) {
+		*applied = 0;
+		if (me.applied)
+			return lost_reply(st, ops, n);
+	}
+	return write_done(st, ops, n, rc);
+}

@@ -29,6 +29,8 @@ int lmdb_store_scan_rows(store *st, const store_table *t, const store_range *r, 
                          const store_filter *f, size_t max_rows, mrtx_arena *a,
                          store_row **rows, size_t *nrows, int *more);
 int lmdb_store_write_rows(store *st, store_op *ops, size_t n);
+int lmdb_store_write_atomic(store *st, store_op *ops, size_t n, store_rcheck *checks,
+                            size_t nchecks, int *applied);
 void lmdb_store_counters_get(store *st, store_counters *out);
 int lmdb_store_get_info(store *st, store_info *out);
 int lmdb_store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out);
