@@ -27,9 +27,13 @@ run() {
 	fi
 }
 
+# batched: one-phase commits (DESIGN §5.3); --two-phase: the protocol of
+# §5.2 on the same store; --unbatched: every row its own write (two-phase)
 run bank --workload bank
+run bank-two-phase --workload bank --two-phase
 run bank-unbatched --workload bank --unbatched
 run append --workload append
+run append-two-phase --workload append --two-phase
 run append-unbatched --workload append --unbatched
 
 if [ "$kills" -ge 300 ]; then

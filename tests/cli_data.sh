@@ -13,6 +13,11 @@
 set -u
 NAME=data
 . "$(dirname "$0")/clilib.sh"
+# Writers are stopped between the steps of the two-phase protocol and their
+# locks inspected: every mrtx here commits with it (DESIGN §5.2; LMDB's
+# one-phase commits, §5.3, are tested in test_txn and cli_chaos).
+export MRTX_TWO_PHASE=1
+
 WRITER_PID=
 cleanup() {
 	[ -n "$WRITER_PID" ] && kill "$WRITER_PID" 2>/dev/null && wait "$WRITER_PID" 2>/dev/null

@@ -9,6 +9,11 @@
 set -u
 NAME=ddl
 . "$(dirname "$0")/clilib.sh"
+# Writers are stopped between the steps of the two-phase protocol and their
+# locks inspected: every mrtx here commits with it (DESIGN §5.2; LMDB's
+# one-phase commits, §5.3, are tested in test_txn and cli_chaos).
+export MRTX_TWO_PHASE=1
+
 
 S=$(store s)
 expect_rc 0 "create-table t" "$MRTX" create-table "$S" t f

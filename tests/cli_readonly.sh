@@ -19,6 +19,11 @@
 set -u
 NAME=ro
 . "$(dirname "$0")/clilib.sh"
+# Writers are stopped between the steps of the two-phase protocol and their
+# locks inspected: every mrtx here commits with it (DESIGN §5.2; LMDB's
+# one-phase commits, §5.3, are tested in test_txn and cli_chaos).
+export MRTX_TWO_PHASE=1
+
 case $MRTX in /*) ;; *) MRTX=$PWD/$MRTX ;; esac
 unset MRTX_MAP_SIZE MRTX_READ_ONLY MRTX_FAILPOINTS
 skip() { echo "SKIP: $*" >&2; }

@@ -12,6 +12,11 @@
 set -u
 NAME=cli
 . "$(dirname "$0")/clilib.sh"
+# Writers are stopped between the steps of the two-phase protocol and their
+# locks inspected: every mrtx here commits with it (DESIGN §5.2; LMDB's
+# one-phase commits, §5.3, are tested in test_txn and cli_chaos).
+export MRTX_TWO_PHASE=1
+
 
 # wait_locks STORE PID: until STORE shows a lock (PID, the writer, must not
 # have ended first: then its failpoint never held it)

@@ -214,5 +214,10 @@ int main(void)
 		cmocka_unit_test(lost_refresh_reply),
 	};
 
+	/* These tests hold commits between the prewrite and the commit point of the two-phase
+	 * protocol (DESIGN §5.2): every handle
+	 * opened here uses it (mrtx_options.two_phase).  One-phase commits on
+	 * LMDB (§5.3) are covered by test_txn. */
+	setenv("MRTX_TWO_PHASE", "1", 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

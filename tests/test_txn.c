@@ -398,6 +398,51 @@ static void test_one_phase(void **state)
 }
 
 /*
+ * A one-phase commit keeps the failpoints' meaning: a writer that dies at
+ * commit.after_prewrite or after_validate leaves nothing, one that dies at
+ * after_point or after_secondaries has committed every row; either way no
+ * lock is left to settle, and each failpoint fires.
+ */
+static void test_one_phase_failpoints(void **state)
+{
+	static const char *const fps[] = { "commit.after_prewrite", "commit.after_validate",
+	                                   "commit.after_point", "commit.after_secondaries" };
+	fx *f = *state;
+
+	if (tu_rados())
+		skip();
+	for (size_t i = 0; i < 4; i++) {
+		char spec[64], val[8];
+		pid_t pid;
+
+		snprintf(val, sizeof(val), "v%zu", i);
+		assert_int_equal(tu_put_str(f->db, "t1", "p", "f:q", "old"), MRTX_OK);
+		assert_int_equal(tu_put_str(f->db, "t2", "s", "f:q", "old"), MRTX_OK);
+		snprintf(spec, sizeof(spec), "%s=exit", fps[i]);
+		if ((pid = fork()) == 0) {
+			mrtx_db *db = tu_open(f->path, NULL);
+			mrtx_txn *txn;
+			mrtx_bytes v;
+
+			if (!db || mrtx_failpoints_set(spec) || mrtx_begin(db, &txn) ||
+			    mrtx_get(txn, "t1", B("p"), "f", B("q"), &v) ||
+			    mrtx_put(txn, "t1", B("p"), "f", B("q"), B(val)) ||
+			    mrtx_put(txn, "t2", B("s"), "f", B("q"), B(val)) ||
+			    mrtx_put(txn, "t2", B("new"), "f", B("q"), B(val)))
+				_exit(2);
+			mrtx_commit(txn);
+			_exit(3); /* the failpoint did not fire */
+		}
+		assert_int_equal(tu_wait(pid), 99);
+		expect_cell(f->db, "t1", "p", "f", "q", i < 2 ? "old" : val);
+		expect_cell(f->db, "t2", "s", "f", "q", i < 2 ? "old" : val);
+		expect_cell(f->db, "t2", "new", "f", "q", i < 2 ? NULL : val);
+		expect_all_stable(f->db, "t1", 1);
+		expect_all_stable(f->db, "t2", i < 2 ? 1 : 2);
+	}
+}
+
+/*
  * A multi-row commit returns once its commit point is written; over RADOS
  * the rest (apply the secondaries, release the primary) runs on the
  * handle's worker thread (txn/tail.h).  Reads on the same handle right
@@ -1440,6 +1485,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_multi_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_multi_row_blind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_phase, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_phase_failpoints, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commit_tail_drained, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_names, setup, teardown),

@@ -201,7 +201,8 @@ static int trace_load(const cs_cfg *c, trace *t)
 					for (size_t j = t->nrec; j-- > 0;)
 						if (t->recs[j].type == CR_WRITE &&
 						    t->recs[j].pid == h.pid) {
-							t->acks[t->nacks - 1].at = j + 1;
+							t->acks[t->nacks - 1].at = j; /* (counts
+							 * from the crash just after record j) */
 							break;
 						}
 			}

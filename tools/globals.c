@@ -119,8 +119,8 @@ int globals_for(const char *cmd, int own_stores)
 	if (own_stores) {
 		if (g.map_size_arg || g.read_only_flag || g.two_phase_flag) {
 			fflush(stdout);
-			fprintf(stderr, "mrtx: %s: --map-size, --read-only and --two-phase do not "
-			        "apply: %s makes and writes stores of its own\n", cmd, cmd);
+			fprintf(stderr, "mrtx: %s: --map-size and --read-only do not apply (nor "
+			        "--two-phase): %s makes and writes stores of its own\n", cmd, cmd);
 			return EXIT_USAGE;
 		}
 		return 0;

@@ -28,7 +28,7 @@ _mrtx_options()
 	recover) echo "--dry-run --force --json --help" ;;
 	check) echo "--strict --json --help" ;;
 	stats) echo "--json --help" ;;
-	chaos) echo "--workload --seconds --writers --unbatched --seed --json --help" ;;
+	chaos) echo "--workload --seconds --writers --unbatched --two-phase --seed --json --help" ;;
 	bench) echo "--quick --only --json --help" ;;
 	crashsim) echo "--durability --states --seed --writers --txns --unbatched --broken --trace --only --json --help" ;;
 	esac
@@ -46,18 +46,18 @@ _mrtx()
 		cword=$COMP_CWORD
 	fi
 
-	# the global options (--map-size SIZE, --read-only) come before the subcommand
+	# the global options (--map-size SIZE, --read-only, --two-phase) come before the subcommand
 	local s=1
 	while [[ $s -lt $cword ]]; do
 		case ${words[s]} in
-		--read-only | --map-size=*) ((s++)) ;;
+		--read-only | --two-phase | --map-size=*) ((s++)) ;;
 		--map-size) ((s += 2)) ;;
 		*) break ;;
 		esac
 	done
 	if [[ $s -ge $cword ]]; then
 		[[ $prev == --map-size ]] && return # a size
-		_mrtx_reply -W "$_mrtx_subcommands --map-size --read-only --help --version" -- "$cur"
+		_mrtx_reply -W "$_mrtx_subcommands --map-size --read-only --two-phase --help --version" -- "$cur"
 		return
 	fi
 	sub=${words[s]}

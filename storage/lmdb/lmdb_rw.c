@@ -769,6 +769,14 @@ static void req_unknown(wreq *q, int rc)
 			q->ops[i].result = MRTX_EUNKNOWN;
 }
 
+/* An mdb_txn_commit error that surely wrote no meta page: the map or the
+ * transaction's page list filled while LMDB was still allocating pages
+ * (its free list), before any page reached the file. */
+static int commit_surely_failed(int lmdb_rc)
+{
+	return lmdb_rc == MDB_MAP_FULL || lmdb_rc == MDB_TXN_FULL;
+}
+
 /* Run one request in its own write transaction; *need: as
  * lmdb_commit_nowait's (the caller makes it durable). */
 static int write_txn(store *st, wreq *q, uint64_t *need)
@@ -795,8 +803,13 @@ static int write_txn(store *st, wreq *q, uint64_t *need)
 		goto fail;
 	}
 	if ((rc = lmdb_commit_nowait(st, txn, q->durable, need))) {
+		int raw = rc;
+
 		rc = lmdb_err(st, rc, "commit");
-		req_unknown(q, rc);
+		if (commit_surely_failed(raw))
+			req_results(q, rc);
+		else
+			req_unknown(q, rc);
 		return rc;
 	}
 	return 0;
@@ -844,9 +857,19 @@ static void write_group(store *st, wreq *head, uint64_t *need)
 			r->rc = 0;
 		return;
 	}
-	rc = lmdb_err(st, rc, "commit");
-	for (wreq *r = head; r; r = r->next)
-		req_unknown(r, rc);
+	{
+		int raw = rc;
+
+		rc = lmdb_err(st, rc, "commit");
+		for (wreq *r = head; r; r = r->next) {
+			if (commit_surely_failed(raw)) {
+				r->rc = rc;
+				req_results(r, rc);
+			} else {
+				req_unknown(r, rc);
+			}
+		}
+	}
 	return;
 	/* Nothing was applied (a row write failed; LMDB aborted the
 	 * transaction): each request alone, so its error is its own. */
