@@ -242,36 +242,58 @@ static uint64_t mono_us(void)
  * Make committed write txn `need` (its meta page written, unsynced)
  * durable.  A later txn id in the meta pages means a later write txn
  * committed, and its data fdatasync ran after our meta page was written:
- * ours is on disk.  Wait for one (polling the meta pages, which are in
- * shared memory) while one is likely soon: other requests of this process
- * are queued, or other processes have been committing between ours
- * (st->foreign); else, or after LMDB_DURABLE_WAIT_US, fdatasync ourselves.
- * Returns 0, or MRTX_EUNKNOWN-worthy LMDB/errno code when the sync failed
- * (the caller cannot tell whether the commit survives an OS crash).
+ * ours is on disk.  Wait for one while one is likely soon -- busy: other
+ * requests of this process are queued or being written (their commit comes
+ * next), or other processes have been committing between ours
+ * (st->foreign) -- for up to LMDB_DURABLE_WAIT_US, woken by this process's
+ * commits (st->dcv, lmdb_durable_kick) and polling the meta pages (shared
+ * memory) for other processes'; else, or then, fdatasync ourselves.
+ * Returns 0, or the errno of a failed sync (the caller cannot tell whether
+ * the commit survives an OS crash).
  */
 #define LMDB_DURABLE_WAIT_US 2000u
-#define LMDB_DURABLE_POLL_NS 100000L
+#define LMDB_DURABLE_POLL_US 100u
 
-int lmdb_durable(store *st, uint64_t need, int queued)
+void lmdb_durable_kick(store *st)
+{
+	pthread_mutex_lock(&st->gmu);
+	pthread_cond_broadcast(&st->dcv);
+	pthread_mutex_unlock(&st->gmu);
+}
+
+static int durable_now(store *st, uint64_t need)
+{
+	return last_txnid(st) > need || atomic_load(&st->synced) >= need;
+}
+
+int lmdb_durable(store *st, uint64_t need, int busy)
 {
 	uint64_t upto;
 	int rc;
 
 	if (need == 0 || atomic_load(&st->synced) >= need)
 		return 0;
-	if (queued || atomic_load_explicit(&st->foreign, memory_order_relaxed) >= 512) {
+	if (busy || atomic_load_explicit(&st->foreign, memory_order_relaxed) >= 512) {
 		uint64_t until = mono_us() + LMDB_DURABLE_WAIT_US;
+		int done = 0;
 
+		pthread_mutex_lock(&st->gmu);
 		for (;;) {
-			struct timespec pause = { 0, LMDB_DURABLE_POLL_NS };
+			uint64_t now = mono_us(), t;
+			struct timespec ts;
 
-			if (last_txnid(st) > need || atomic_load(&st->synced) >= need) {
-				atomic_fetch_add_explicit(&st->piggybacked, 1, memory_order_relaxed);
-				return 0;
-			}
-			if (mono_us() >= until)
+			if ((done = durable_now(st, need)) || now >= until)
 				break;
-			nanosleep(&pause, NULL);
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			t = (uint64_t)ts.tv_nsec + LMDB_DURABLE_POLL_US * 1000u;
+			ts.tv_sec += (time_t)(t / 1000000000u);
+			ts.tv_nsec = (long)(t % 1000000000u);
+			pthread_cond_timedwait(&st->dcv, &st->gmu, &ts);
+		}
+		pthread_mutex_unlock(&st->gmu);
+		if (done) {
+			atomic_fetch_add_explicit(&st->piggybacked, 1, memory_order_relaxed);
+			return 0;
 		}
 	}
 	upto = last_txnid(st); /* every meta page up to it is written */
@@ -284,6 +306,7 @@ int lmdb_durable(store *st, uint64_t need, int queued)
 	for (uint64_t cur = atomic_load(&st->synced);
 	     cur < upto && !atomic_compare_exchange_weak(&st->synced, &cur, upto);)
 		;
+	lmdb_durable_kick(st);
 	return 0;
 }
 
@@ -339,6 +362,7 @@ static void store_destroy(store *st)
 	pthread_mutex_destroy(&st->wmu);
 	pthread_mutex_destroy(&st->gmu);
 	pthread_cond_destroy(&st->gcv);
+	pthread_cond_destroy(&st->dcv);
 	mrtx__free(st->path);
 	mrtx__free(st);
 }
@@ -535,6 +559,14 @@ int lmdb_store_open(store **out, const char *path, const store_opts *o)
 	pthread_mutex_init(&st->wmu, NULL);
 	pthread_mutex_init(&st->gmu, NULL);
 	pthread_cond_init(&st->gcv, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&st->dcv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	st->gq_tail = &st->gq_head;
 	st->head.kind = STORE_LMDB;
 	st->head.read_only = !!o->read_only;

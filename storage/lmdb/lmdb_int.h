@@ -118,6 +118,9 @@ struct store {
 	pthread_cond_t gcv;
 	wreq *gq_head, **gq_tail;
 	int leader;
+	size_t inflight;     /* requests taken by a leader, not yet done */
+	pthread_cond_t dcv;  /* a commit of this process, or a sync (under gmu;
+	                        CLOCK_MONOTONIC): lmdb_durable's waiters */
 	store *next;        /* process registry */
 };
 
@@ -131,9 +134,12 @@ int lmdb_txn_begin(store *st, unsigned flags, MDB_txn **out);
 int lmdb_commit(store *st, MDB_txn *txn, int durable);
 /* lmdb_commit, but a durable commit is not waited for: *need is its txn id
  * (0: nothing to wait for), for lmdb_durable after the caller released
- * whatever it holds.  queued: other requests are waiting to write. */
+ * whatever it holds.  lmdb_durable's busy: other requests of this process
+ * are queued or being written (their commit will likely make it durable). */
 int lmdb_commit_nowait(store *st, MDB_txn *txn, int durable, uint64_t *need);
-int lmdb_durable(store *st, uint64_t need, int queued);
+int lmdb_durable(store *st, uint64_t need, int busy);
+/* Wake lmdb_durable's waiters (a commit or a sync of this process). */
+void lmdb_durable_kick(store *st);
 void lmdb_wabort(store *st, MDB_txn *txn);
 /* A read transaction and its cursor on st->dbi, from the pool (renewed)
  * or new; give both back with lmdb_rtxn_end, never mdb_txn_abort or

@@ -900,21 +900,30 @@ static int write_batched(store *st, wreq *me)
 		batch = st->gq_head;
 		st->gq_head = NULL;
 		st->gq_tail = &st->gq_head;
-		for (wreq *q = batch; q; q = q->next)
+		for (wreq *q = batch; q; q = q->next) {
 			q->taken = 1;
+			st->inflight++;
+		}
 		st->leader = 1;
 		pthread_mutex_unlock(&st->gmu);
 		write_group(st, batch, &need);
 		pthread_mutex_lock(&st->gmu);
 		st->leader = 0;
+		pthread_cond_broadcast(&st->dcv); /* a commit: durable waiters */
 		if (need) {
 			/* Let the next group write while this one's commit is made
-			 * durable: its sync may well do it (lmdb_durable). */
-			int queued = st->gq_head != NULL, rc;
+			 * durable: its sync may well do it (lmdb_durable).  Busy:
+			 * requests queued, or taken by other groups still waiting
+			 * (their threads' next commits come soon). */
+			size_t mine = 0;
+			int busy, rc;
 
+			for (wreq *q = batch; q; q = q->next)
+				mine++;
+			busy = st->gq_head != NULL || st->inflight > mine;
 			pthread_cond_broadcast(&st->gcv);
 			pthread_mutex_unlock(&st->gmu);
-			if ((rc = lmdb_durable(st, need, queued))) {
+			if ((rc = lmdb_durable(st, need, busy))) {
 				rc = lmdb_err(st, rc, "sync");
 				for (wreq *q = batch; q; q = q->next)
 					req_unknown(q, rc);
@@ -924,6 +933,7 @@ static int write_batched(store *st, wreq *me)
 		for (; batch; batch = next) {
 			next = batch->next; /* a finished waiter's wreq dies with its frame */
 			batch->done = 1;
+			st->inflight--;
 		}
 		pthread_cond_broadcast(&st->gcv);
 	}
