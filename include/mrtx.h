@@ -142,7 +142,9 @@ typedef struct mrtx_options {
 	                          batched: DESIGN §5.3).  For crash tests of the
 	                          protocol a distributed store runs; slower.  The
 	                          environment variable MRTX_TWO_PHASE=1 (yes,
-	                          true, on) sets it for every mrtx_open */
+	                          true, on) sets it for every mrtx_open; any value
+	                          but those and 0/no/false/off/empty makes
+	                          mrtx_open fail with MRTX_EINVAL */
 } mrtx_options;
 
 #define MRTX_OPTIONS_INIT { MRTX_OPTIONS_VERSION, MRTX_SYNC, 0, 0, 0, 0, 0, 0, 0 }
@@ -450,9 +452,14 @@ int mrtx_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row);
  *   MRTX_ENOMEM; MRTX_EBADTXN (doomed by a failure that is no conflict, see
  *   mrtx_get; nothing written); MRTX_EINVAL (NULL); MRTX_EREADONLY (a
  *   transaction holding writes on a read-only handle; nothing written);
- *   MRTX_ENOTABLE (a table it wrote was dropped under it, see
+ *   MRTX_ENOTABLE (a table it wrote or read was dropped under it, see
  *   mrtx_drop_table; nothing written).
- *   A transaction without writes commits on a read-only handle too.
+ *   A transaction without writes commits on a read-only handle too.  In
+ *   MRTX_SYNC mode on LMDB a commit is visible to readers a moment before
+ *   it is durable (its meta page is flushed just after; DESIGN §8), so the
+ *   commit of a transaction without writes first makes everything it could
+ *   have read durable (at most one fdatasync; MRTX_ESTORE if it fails).  A
+ *   transaction ended with mrtx_abort vouches for nothing it read.
  *
  * Write-write conflicts: a row this transaction read and then wrote fails
  * the commit if anyone committed to it after the read (first committer

@@ -228,6 +228,13 @@ int store_sync(store *st)
 	return lmdb_store_sync(st);
 }
 
+int store_sync_visible(store *st)
+{
+	if (store_kind_of(st) != STORE_LMDB)
+		return 0;
+	return lmdb_store_sync_visible(st);
+}
+
 int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)
 {
 	return DISPATCH(st, meta_get, st, key, a, out);

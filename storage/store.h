@@ -377,6 +377,12 @@ int store_copy(store *st, const char *dir);
 /* Make every write so far durable (LMDB: a forced sync of the environment;
  * RADOS: nothing to do, a write is durable once acknowledged). */
 int store_sync(store *st);
+/* Make every committed write a reader of st can see durable per the
+ * store's durability (LMDB, MRTX_SYNC: a commit is visible from its meta
+ * page's write, and made durable just after, DESIGN §8; this waits for or
+ * makes that flush.  Other modes, read-only stores and RADOS: nothing to
+ * do).  Returns 0, or MRTX_ESTORE when the sync failed. */
+int store_sync_visible(store *st);
 
 /* ---- test hook: store-call fault injection ---- */
 

@@ -170,6 +170,59 @@ static void test_threads(void **state)
 	free(path);
 }
 
+/*
+ * The same counters in MRTX_SYNC mode, threads and processes at once: the
+ * path where a commit's meta page is flushed after LMDB's writer lock, by
+ * the next writer's data sync or its own (lmdb_durable), with group
+ * commits of one-phase transactions.  (Correctness only; TSan runs it.)
+ */
+#define SYNC_N 40
+
+static mrtx_db *open_sync(const char *path)
+{
+	mrtx_options o = MRTX_OPTIONS_INIT; /* MRTX_SYNC */
+
+	return tu_open(path, &o);
+}
+
+static void *sync_thread(void *arg)
+{
+	return (void *)(intptr_t)incr_n(arg, SYNC_N);
+}
+
+static void test_sync_mode(void **state)
+{
+	char *path;
+	mrtx_db *db = fresh(&path, "conc-sync"), *sdb;
+	pthread_t th[WRITERS];
+	pid_t pid;
+	intptr_t bad = 0;
+
+	(void)state;
+	mrtx_close(db); /* (fresh opened it nosync; one environment per process) */
+	assert_non_null(sdb = open_sync(path));
+	if ((pid = fork()) == 0) {
+		mrtx_db *cdb = open_sync(path);
+
+		_exit(cdb && incr_n(cdb, SYNC_N) == 0 ? 0 : 1);
+	}
+	assert_true(pid > 0);
+	for (int w = 0; w < WRITERS; w++)
+		assert_int_equal(pthread_create(&th[w], NULL, sync_thread, sdb), 0);
+	for (int w = 0; w < WRITERS; w++) {
+		void *ret = NULL;
+
+		pthread_join(th[w], &ret);
+		bad |= (intptr_t)ret;
+	}
+	assert_int_equal(bad, 0);
+	assert_int_equal(tu_wait(pid), 0);
+	check_counters(sdb, (long)(WRITERS + 1) * SYNC_N);
+	mrtx_close(sdb);
+	tu_rmrf(path);
+	free(path);
+}
+
 /* Threads and processes at once, each thread with its own mrtx_db handle on
  * the same directory (one shared environment per process). */
 static void test_mixed(void **state)
@@ -388,6 +441,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_processes),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_sync_mode),
 		cmocka_unit_test(test_mixed),
 		cmocka_unit_test(test_bank_with_kills),
 	};

@@ -352,10 +352,9 @@ static void test_options_versions(void **state)
 	assert_int_equal(mrtx_open(&db, f->path, &o), 0);
 	assert_int_equal(tu_put(db, "ta", B("r1"), "f", B("v"), B("v1")), 0);
 	mrtx_close(db);
-	/* version 2: read_only is read, two_phase (beyond it) is not */
+	/* version 2: read_only is read (two_phase, beyond it: test_txn) */
 	o.version = 2;
 	o.read_only = 1;
-	o.two_phase = 12345;
 	assert_int_equal(mrtx_open(&db, f->path, &o), 0);
 	assert_int_equal(tu_put(db, "ta", B("r2"), "f", B("v"), B("v1")), MRTX_EREADONLY);
 	mrtx_close(db);

@@ -395,6 +395,33 @@ static void test_one_phase(void **state)
 	mrtx_close(two);
 	expect_cell(f->db, "t2", "b", "f", "q", "2p");
 	expect_all_stable(f->db, "t1", 2);
+	/* a version-2 options struct ends before two_phase: never read */
+	o.version = 2;
+	o.two_phase = 1;
+	assert_non_null(two = tu_open(f->path, &o));
+	assert_int_equal(mrtx_begin(two, &txn), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t1", B("a"), "f", B("q"), B("v2")), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t2", B("b"), "f", B("q"), B("v2")), MRTX_OK);
+	commit_cost(two, txn, MRTX_OK, &calls, &wtxns, &reads);
+	if (calls != 1)
+		fail_msg("version-2 options: %lu write calls (two_phase was read)", calls);
+	mrtx_close(two);
+	/* a malformed MRTX_TWO_PHASE fails the open */
+	setenv("MRTX_TWO_PHASE", "maybe", 1);
+	o.version = MRTX_OPTIONS_VERSION;
+	o.two_phase = 0;
+	assert_int_equal(mrtx_open(&two, f->path, &o), MRTX_EINVAL);
+	assert_non_null(strstr(mrtx_errmsg(), "MRTX_TWO_PHASE"));
+	setenv("MRTX_TWO_PHASE", "1", 1);
+	assert_int_equal(mrtx_open(&two, f->path, &o), MRTX_OK);
+	unsetenv("MRTX_TWO_PHASE");
+	assert_int_equal(mrtx_begin(two, &txn), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t1", B("a"), "f", B("q"), B("env")), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t2", B("b"), "f", B("q"), B("env")), MRTX_OK);
+	commit_cost(two, txn, MRTX_OK, &calls, &wtxns, &reads);
+	if (calls < 3)
+		fail_msg("MRTX_TWO_PHASE=1: %lu write calls", calls);
+	mrtx_close(two);
 }
 
 /*

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -310,7 +311,11 @@ static void json_str(const char *s)
  * unbatched LMDB always; batched LMDB only when asked: DESIGN §5.3.) */
 static int two_phase(const chaos_cfg *c)
 {
-	return c->two_phase || c->unbatched || strncmp(c->store, "rados://", 8) == 0;
+	const char *v = getenv("MRTX_TWO_PHASE"); /* (honoured by mrtx_open too) */
+
+	return c->two_phase || c->unbatched || strncmp(c->store, "rados://", 8) == 0 ||
+	       (v && (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") ||
+	              !strcasecmp(v, "on")));
 }
 
 static void print_json(const driver *d, const chaos_result *r, int ok)

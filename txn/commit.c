@@ -807,7 +807,7 @@ static int commit_atomic(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 			gen = 1;
 		else if (ops[i].result == 0)
 			continue;
-		else if (i < n && w[i].blind)
+		else if (i < n && w[i].blind && ops[i].result == MRTX_CONFLICT)
 			blind = 1;
 		else {
 			hard = 1;
@@ -874,8 +874,14 @@ int txn_commit_run(mrtx_txn *txn)
 	trow *r;
 	int rc, others_read = txn->nranges > 0;
 
-	if (n == 0)
-		return txn_validate(txn);
+	if (n == 0) {
+		/* A read-only commit vouches for what it read: in sync mode a
+		 * commit is visible a moment before it is durable (DESIGN §8), so
+		 * make what it could see durable first. */
+		if ((rc = txn_validate(txn)))
+			return rc;
+		return store_sync_visible(txn->db->st);
+	}
 	if (store_read_only(txn->db->st)) /* mrtx_put & co. refuse first: defence */
 		return mrtx__seterr(MRTX_EREADONLY, "commit: store %s is open read-only",
 		                    store_path(txn->db->st));

@@ -14,12 +14,23 @@
 /* MRTX_TWO_PHASE=1 (or yes/true/on) in the environment: as
  * mrtx_options.two_phase, for crash tests of programs whose options are
  * fixed (mrtx.h). */
-static int env_two_phase(void)
+static int env_two_phase(int *on)
 {
+	static const char *const yes[] = { "1", "yes", "true", "on" };
+	static const char *const no[] = { "", "0", "no", "false", "off" };
 	const char *v = getenv("MRTX_TWO_PHASE");
 
-	return v && (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") ||
-	             !strcasecmp(v, "on"));
+	*on = 0;
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!strcasecmp(v, yes[i]))
+			return *on = 1, 0;
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (!strcasecmp(v, no[i]))
+			return 0;
+	return mrtx__seterr(MRTX_EINVAL, "MRTX_TWO_PHASE='%s' is not 1/yes/true/on or "
+	                    "0/no/false/off", v);
 }
 
 int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
@@ -27,7 +38,7 @@ int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
 	mrtx_options o = MRTX_OPTIONS_INIT;
 	store_opts so;
 	mrtx_db *db;
-	int rc;
+	int rc, env_2pc;
 
 	mrtx__clearerr();
 	if (!out || !path || !*path)
@@ -56,6 +67,8 @@ int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
 		                    o.file_mode);
 	if ((rc = mrtx__fp_from_env()))
 		return mrtx__seterr(rc, "MRTX_FAILPOINTS: %s", mrtx__fp_env_error());
+	if ((rc = env_two_phase(&env_2pc)))
+		return rc;
 	if (!(db = mrtx__calloc(1, sizeof(*db))))
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory opening %s", path);
 	so.durability = o.durability;
@@ -70,7 +83,7 @@ int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
 	}
 	pthread_mutex_init(&db->idx_mu, NULL);
 	hb_init(db);
-	db->two_phase = o.two_phase != 0 || env_two_phase();
+	db->two_phase = o.two_phase != 0 || env_2pc;
 	db->lock_ttl_ms = o.lock_ttl_ms ? o.lock_ttl_ms : 5000;
 	db->lock_wait_ms = o.lock_wait_ms ? o.lock_wait_ms : 50;
 	*out = db;

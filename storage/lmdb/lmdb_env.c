@@ -261,6 +261,14 @@ void lmdb_durable_kick(store *st)
 	pthread_mutex_unlock(&st->gmu);
 }
 
+/* A sync of the file failed in this process (maybe the one that carried
+ * our meta page: Linux reports a write-back error once per open file, and
+ * every thread shares LMDB's descriptor): nothing since is surely durable. */
+static int io_state(store *st)
+{
+	return atomic_load(&st->io_failed);
+}
+
 static int durable_now(store *st, uint64_t need)
 {
 	return last_txnid(st) > need || atomic_load(&st->synced) >= need;
@@ -271,8 +279,10 @@ int lmdb_durable(store *st, uint64_t need, int busy)
 	uint64_t upto;
 	int rc;
 
-	if (need == 0 || atomic_load(&st->synced) >= need)
+	if (need == 0)
 		return 0;
+	if (atomic_load(&st->synced) >= need)
+		return io_state(st);
 	if (busy || atomic_load_explicit(&st->foreign, memory_order_relaxed) >= 512) {
 		uint64_t until = mono_us() + LMDB_DURABLE_WAIT_US;
 		int done = 0;
@@ -293,10 +303,16 @@ int lmdb_durable(store *st, uint64_t need, int busy)
 		pthread_mutex_unlock(&st->gmu);
 		if (done) {
 			atomic_fetch_add_explicit(&st->piggybacked, 1, memory_order_relaxed);
-			return 0;
+			return io_state(st);
 		}
 	}
-	upto = last_txnid(st); /* every meta page up to it is written */
+	/* What our sync surely covers beyond our own meta page: every one
+	 * before the newest visible commit, whose data sync ran after them.
+	 * (Not the newest one itself: its meta page may show through the map
+	 * before the kernel marked its page dirty.  Not `need` either: it may
+	 * be an id no commit took yet -- a commit that wrote nothing.) */
+	upto = last_txnid(st);
+	upto = upto ? upto - 1 : 0;
 	if ((rc = mdb_env_sync(st->env, 1))) {
 		if (rc > 0 && rc != ENOMEM && rc != EINVAL)
 			atomic_store(&st->io_failed, rc);
@@ -307,15 +323,32 @@ int lmdb_durable(store *st, uint64_t need, int busy)
 	     cur < upto && !atomic_compare_exchange_weak(&st->synced, &cur, upto);)
 		;
 	lmdb_durable_kick(st);
-	return 0;
+	return io_state(st);
 }
 
 int lmdb_commit(store *st, MDB_txn *txn, int durable)
 {
-	uint64_t need;
+	uint64_t id = st->w_id, need;
 	int rc = lmdb_commit_nowait(st, txn, durable, &need);
 
+	/* (schema and metadata writes do not set w_dirty: a durable one is
+	 * waited for by its id when it took it -- an LMDB txn that wrote
+	 * nothing leaves its id to the next writer) */
+	if (rc == 0 && durable && st->durability == MRTX_SYNC && need == 0 &&
+	    last_txnid(st) >= id)
+		need = id;
 	return rc ? rc : lmdb_durable(st, need, 0);
+}
+
+int lmdb_store_sync_visible(store *st)
+{
+	int rc;
+
+	if (st->durability != MRTX_SYNC || st->head.read_only)
+		return 0;
+	if ((rc = lmdb_durable(st, last_txnid(st), 0)))
+		return lmdb_err(st, rc, "sync");
+	return 0;
 }
 
 void lmdb_wabort(store *st, MDB_txn *txn)

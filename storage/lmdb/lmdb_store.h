@@ -40,5 +40,6 @@ int lmdb_store_meta_list(store *st, const char *prefix, mrtx_arena *a,
                          void *payload, uint64_t *gen);
 int lmdb_store_copy(store *st, const char *dir);
 int lmdb_store_sync(store *st);
+int lmdb_store_sync_visible(store *st);
 
 #endif
