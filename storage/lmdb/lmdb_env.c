@@ -396,6 +396,7 @@ static void store_destroy(store *st)
 	pthread_mutex_destroy(&st->gmu);
 	pthread_cond_destroy(&st->gcv);
 	pthread_cond_destroy(&st->dcv);
+	pthread_cond_destroy(&st->lcv);
 	mrtx__free(st->path);
 	mrtx__free(st);
 }
@@ -598,6 +599,7 @@ int lmdb_store_open(store **out, const char *path, const store_opts *o)
 		pthread_condattr_init(&ca);
 		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 		pthread_cond_init(&st->dcv, &ca);
+		pthread_cond_init(&st->lcv, &ca);
 		pthread_condattr_destroy(&ca);
 	}
 	st->gq_tail = &st->gq_head;

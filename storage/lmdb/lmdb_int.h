@@ -119,6 +119,11 @@ struct store {
 	wreq *gq_head, **gq_tail;
 	int leader;
 	size_t inflight;     /* requests taken by a leader, not yet done */
+	size_t returning;    /* requests done since, whose threads have not
+	                        queued again (take_more, lmdb_rw.c) */
+	uint64_t ret_us;     /* EWMA: how long a writer thread took to queue
+	                        its next request after its last returned */
+	pthread_cond_t lcv;  /* a request queued (under gmu; CLOCK_MONOTONIC) */
 	pthread_cond_t dcv;  /* a commit of this process, or a sync (under gmu;
 	                        CLOCK_MONOTONIC): lmdb_durable's waiters */
 	store *next;        /* process registry */
