@@ -603,6 +603,7 @@ int lmdb_store_open(store **out, const char *path, const store_opts *o)
 		pthread_condattr_destroy(&ca);
 	}
 	st->gq_tail = &st->gq_head;
+	st->ret_us = 10000; /* (no writer has come back yet) */
 	st->head.kind = STORE_LMDB;
 	st->head.read_only = !!o->read_only;
 	st->durability = o->durability;

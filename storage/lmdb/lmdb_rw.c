@@ -827,15 +827,17 @@ fail:
  * group would hold about T/3 requests.  So while requests of the last
  * groups are still to come back (st->returning: their threads are usually
  * a few microseconds of work away), the leader, having applied what it
- * took, takes what has queued since, for up to LMDB_ROLL_US in all, and
+ * took, waits for and takes what queues since, until LMDB_ROLL_US after
+ * it began (requests still queued then go to the next leader), and
  * a group holds about T/2 (measured: 2.9 -> 4.0 requests a group with 8
  * threads).  The count is a guess -- a thread may go on to other work --
  * so a leader waits only while writers have come back within
- * LMDB_ROLL_US / 2 on average (st->ret_us), and when the time runs out the
- * count is dropped until the next group finishes.  One writer thread never
- * waits: its request takes its count back before it leads.  The wait
- * holds LMDB's writer lock, which other processes may be waiting for:
- * hence the short bound.  Returns the first request taken (linked
+ * LMDB_ROLL_US / 2 on average (st->ret_us; a return not measured counts
+ * as slow), and the count is dropped when the time runs out or a leader
+ * does not wait.  One writer thread never waits: its request takes its
+ * count back before it leads.  The wait holds LMDB's writer lock, which
+ * other processes may be waiting for: hence the short bound, and no wait
+ * while other processes have been committing between ours (st->foreign).  Returns the first request taken (linked
  * after *tail, which moves to the last), or NULL when the group is done.
  */
 #define LMDB_ROLL_US 150u
@@ -850,6 +852,11 @@ static wreq *take_more(store *st, wreq **tail, uint64_t until)
 	wreq *got;
 
 	pthread_mutex_lock(&st->gmu);
+	if (mrtx__mono_us() >= until) { /* (queued ones go to the next leader) */
+		st->returning = 0;
+		pthread_mutex_unlock(&st->gmu);
+		return NULL;
+	}
 	while (!st->gq_head && st->returning) {
 		struct timespec ts;
 
@@ -957,8 +964,8 @@ static int write_batched(store *st, wreq *me)
 		st->returning--;
 		pthread_cond_signal(&st->lcv);
 	}
-	if (tl_store == st) { /* how soon this thread came back */
-		uint64_t d = mrtx__mono_us() - tl_done;
+	{ /* how soon this thread came back (not known: slow) */
+		uint64_t d = tl_store == st ? mrtx__mono_us() - tl_done : 10000u;
 
 		st->ret_us = (st->ret_us * 7 + MRTX_MIN(d, 10000u)) / 8;
 	}
@@ -973,7 +980,14 @@ static int write_batched(store *st, wreq *me)
 			continue;
 		}
 		st->leader = 1;
-		roll = st->returning != 0 && st->ret_us < LMDB_ROLL_US / 2;
+		/* Wait for late joiners only while this process's writers come
+		 * back quickly and other processes are not writing too (they
+		 * would wait on the writer lock meanwhile); counts left while
+		 * not waiting are stale. */
+		roll = st->returning != 0 && st->ret_us < LMDB_ROLL_US / 2 &&
+		       atomic_load_explicit(&st->foreign, memory_order_relaxed) < 512;
+		if (!roll)
+			st->returning = 0;
 		batch = st->gq_head;
 		st->gq_head = NULL;
 		st->gq_tail = &st->gq_head;
