@@ -292,6 +292,13 @@ uint64_t mrtx__mono_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+struct timespec mrtx__mono_timespec(uint64_t us)
+{
+	struct timespec ts = { (time_t)(us / 1000000u), (long)(us % 1000000u) * 1000 };
+
+	return ts;
+}
+
 void mrtx__sleep_us(uint64_t us)
 {
 	struct timespec ts = { (time_t)(us / 1000000u), (long)(us % 1000000u) * 1000 };

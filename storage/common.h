@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "mrtx.h"
 
@@ -122,6 +123,8 @@ void buf_free(mrtx_buf *b);
 uint64_t mrtx__now_us(void);   /* wall clock, microseconds */
 uint64_t mrtx__now_ms(void);   /* wall clock, milliseconds */
 uint64_t mrtx__mono_us(void);  /* monotonic */
+/* mrtx__mono_us time us as a timespec (a CLOCK_MONOTONIC deadline) */
+struct timespec mrtx__mono_timespec(uint64_t us);
 void mrtx__sleep_us(uint64_t us);
 /* uniformly random in [0, n) (not for secrets) */
 uint32_t mrtx__rand_below(uint32_t n);

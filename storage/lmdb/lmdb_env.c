@@ -230,14 +230,6 @@ static uint64_t last_txnid(store *st)
 	return mdb_env_info(st->env, &info) == 0 ? (uint64_t)info.me_last_txnid : 0;
 }
 
-static uint64_t mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /*
  * Make committed write txn `need` (its meta page written, unsynced)
  * durable.  A later txn id in the meta pages means a later write txn
@@ -284,20 +276,17 @@ int lmdb_durable(store *st, uint64_t need, int busy)
 	if (atomic_load(&st->synced) >= need)
 		return io_state(st);
 	if (busy || atomic_load_explicit(&st->foreign, memory_order_relaxed) >= 512) {
-		uint64_t until = mono_us() + LMDB_DURABLE_WAIT_US;
+		uint64_t until = mrtx__mono_us() + LMDB_DURABLE_WAIT_US;
 		int done = 0;
 
 		pthread_mutex_lock(&st->gmu);
 		for (;;) {
-			uint64_t now = mono_us(), t;
+			uint64_t now = mrtx__mono_us();
 			struct timespec ts;
 
 			if ((done = durable_now(st, need)) || now >= until)
 				break;
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			t = (uint64_t)ts.tv_nsec + LMDB_DURABLE_POLL_US * 1000u;
-			ts.tv_sec += (time_t)(t / 1000000000u);
-			ts.tv_nsec = (long)(t % 1000000000u);
+			ts = mrtx__mono_timespec(now + LMDB_DURABLE_POLL_US);
 			pthread_cond_timedwait(&st->dcv, &st->gmu, &ts);
 		}
 		pthread_mutex_unlock(&st->gmu);

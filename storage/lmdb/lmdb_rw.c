@@ -837,8 +837,9 @@ fail:
  * does not wait.  One writer thread never waits: its request takes its
  * count back before it leads.  The wait holds LMDB's writer lock, which
  * other processes may be waiting for: hence the short bound, and no wait
- * while other processes have been committing between ours (st->foreign).  Returns the first request taken (linked
- * after *tail, which moves to the last), or NULL when the group is done.
+ * while other processes have been committing between ours (st->foreign).
+ * Returns the first request taken (linked after *tail, which moves to the
+ * last), or NULL when the group is done.
  */
 #define LMDB_ROLL_US 150u
 
@@ -849,26 +850,17 @@ static _Thread_local uint64_t tl_done;
 
 static wreq *take_more(store *st, wreq **tail, uint64_t until)
 {
-	wreq *got;
+	wreq *got = NULL;
 
 	pthread_mutex_lock(&st->gmu);
-	if (mrtx__mono_us() >= until) { /* (queued ones go to the next leader) */
-		st->returning = 0;
-		pthread_mutex_unlock(&st->gmu);
-		return NULL;
-	}
-	while (!st->gq_head && st->returning) {
-		struct timespec ts;
+	while (!st->gq_head && st->returning && mrtx__mono_us() < until) {
+		struct timespec ts = mrtx__mono_timespec(until);
 
-		if (mrtx__mono_us() >= until) {
-			st->returning = 0;
-			break;
-		}
-		ts.tv_sec = (time_t)(until / 1000000u);
-		ts.tv_nsec = (long)(until % 1000000u) * 1000;
 		pthread_cond_timedwait(&st->lcv, &st->gmu, &ts);
 	}
-	if ((got = st->gq_head)) {
+	if (mrtx__mono_us() >= until) /* (what queued goes to the next leader) */
+		st->returning = 0;
+	else if ((got = st->gq_head)) {
 		st->gq_head = NULL;
 		st->gq_tail = &st->gq_head;
 		(*tail)->next = got;
@@ -964,7 +956,8 @@ static int write_batched(store *st, wreq *me)
 		st->returning--;
 		pthread_cond_signal(&st->lcv);
 	}
-	{ /* how soon this thread came back (not known: slow) */
+	if (st->durability == MRTX_SYNC) { /* how soon this thread came back
+	                                     * (not known: slow) */
 		uint64_t d = tl_store == st ? mrtx__mono_us() - tl_done : 10000u;
 
 		st->ret_us = (st->ret_us * 7 + MRTX_MIN(d, 10000u)) / 8;
@@ -1029,8 +1022,10 @@ static int write_batched(store *st, wreq *me)
 		pthread_cond_broadcast(&st->gcv);
 	}
 	pthread_mutex_unlock(&st->gmu);
-	tl_store = st;
-	tl_done = mrtx__mono_us();
+	if (st->durability == MRTX_SYNC) {
+		tl_store = st;
+		tl_done = mrtx__mono_us();
+	}
 	return me->rc;
 }
 
