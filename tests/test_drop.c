@@ -436,6 +436,11 @@ static void test_stale_process(void **state)
 		if (!cdb || tu_get_str(cdb, "a", "r1", "f:q", buf, sizeof(buf)) ||
 		    tu_get_str(cdb, "b", "r1", "f:q", buf, sizeof(buf)))
 			_exit(30);
+		/* and the last write before the drop is the child's: the drop's
+		 * LMDB txn directly follows it, so the table generation it read
+		 * must not be trusted for the next write (lmdb_txn_begin) */
+		if (tu_put_str(cdb, "a", "r5", "f:q", "c5"))
+			_exit(32);
 		if (write(up[1], "", 1) != 1)
 			_exit(31);
 		child_step(down[0], up[1], s1_stale_drop, cdb);

@@ -226,6 +226,7 @@ static int change_end(store *st, const store_table *t, MDB_txn *txn, const MDB_v
 	}
 	tg++;
 	gv = mv(&tg, sizeof(tg));
+	st->w_tgen_ok = 0; /* what this txn inherited (lmdb_txn_begin) is stale */
 	if (rc || (rc = mdb_put(txn, st->dbi, &gk, &gv, 0)))
 		goto fail;
 	rc = lmdb_commit(st, txn, 1);

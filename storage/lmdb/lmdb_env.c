@@ -78,7 +78,8 @@ int lmdb_txn_begin(store *st, unsigned flags, MDB_txn **out)
 		st->w_id = mdb_txn_id(*out);
 		st->w_gen_ok = st->gen_at && st->gen_at + 1 == st->w_id;
 		st->w_gen = st->gen_val;
-		st->w_tgen_ok = 0;
+		st->w_tgen_ok = st->tgen_at && st->tgen_at + 1 == st->w_id;
+		st->w_tgen = st->tgen_val;
 		st->w_dirty = 0;
 	}
 	return 0;
@@ -208,6 +209,10 @@ int lmdb_commit_nowait(store *st, MDB_txn *txn, int durable, uint64_t *need)
 		if (st->w_gen_ok) {
 			st->gen_at = st->w_id;
 			st->gen_val = st->w_gen;
+		}
+		if (st->w_tgen_ok) {
+			st->tgen_at = st->w_id;
+			st->tgen_val = st->w_tgen;
 		}
 		/* did other processes commit since our last write txn? */
 		unsigned f = atomic_load_explicit(&st->foreign, memory_order_relaxed);

@@ -102,6 +102,7 @@ struct store {
 	 * describe the write txn in progress (lmdb_txn_begin, lmdb_commit).
 	 */
 	uint64_t gen_at, gen_val;
+	uint64_t tgen_at, tgen_val; /* the same for the table generation */
 	/* Durability (lmdb_commit_nowait, lmdb_durable): our last write txn's
 	 * id (under wmu); how often other processes committed between ours
 	 * (EWMA, 0..1024, under wmu; read racily to decide whether to wait);

@@ -560,6 +560,9 @@ static int apply_mut(MDB_cursor *cur, const store_op *op, uint8_t *key, size_t p
 typedef struct wctx {
 	store *st;
 	MDB_cursor *cur;
+	/* the op whose lock key the cursor stands on, from op_check; NULL
+	 * once anything may have moved it */
+	const store_op *at_lock;
 } wctx;
 
 static int op_check(wctx *w, store_op *op, int *pass)
@@ -606,6 +609,7 @@ static int op_check(wctx *w, store_op *op, int *pass)
 	if (!match)
 		op->result = MRTX_CONFLICT;
 	*pass = match;
+	w->at_lock = rc == 0 ? op : NULL;
 	return 0;
 }
 
@@ -619,10 +623,24 @@ static int op_write(wctx *w, store_op *op)
 
 	memcpy(lk, key, plen);
 	lk[plen] = LOCK_TAG;
+	k = mv(lk, plen + 1);
+	if (w->at_lock == op && !op->delete_lock) {
+		/* the condition left the cursor on this lock: replace it there,
+		 * without a search, before the cells move the cursor */
+		w->at_lock = NULL;
+		v = mv(op->new_lock.data, op->new_lock.size);
+		if ((rc = mdb_cursor_put(cur, &k, &v, MDB_CURRENT)))
+			return rc;
+		w->st->w_dirty = 1;
+		for (size_t i = 0; i < op->nmuts; i++)
+			if ((rc = apply_mut(cur, op, key, plen, &op->muts[i])))
+				return rc;
+		return 0;
+	}
+	w->at_lock = NULL;
 	for (size_t i = 0; i < op->nmuts; i++)
 		if ((rc = apply_mut(cur, op, key, plen, &op->muts[i])))
 			return rc;
-	k = mv(lk, plen + 1);
 	if (op->delete_lock) {
 		rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
 		if (rc == 0 && (rc = mdb_cursor_del(cur, 0)) == 0)
@@ -729,6 +747,7 @@ static int apply_atomic(wctx *w, wreq *q)
 	}
 	if (!all)
 		return 0;
+	w->at_lock = NULL; /* later checks moved the cursor */
 	for (size_t i = 0; i < q->n; i++)
 		if (!q->ops[i].check_only && (rc = op_write(w, &q->ops[i])))
 			return rc;
@@ -782,7 +801,7 @@ static int commit_surely_failed(int lmdb_rc)
 static int write_txn(store *st, wreq *q, uint64_t *need)
 {
 	MDB_txn *txn;
-	wctx w = { st, NULL };
+	wctx w = { st, NULL, NULL };
 	int rc;
 
 	*need = 0;
@@ -886,7 +905,7 @@ static wreq *take_more(store *st, wreq **tail, uint64_t until)
 static void write_group(store *st, wreq *head, int roll, uint64_t *need)
 {
 	MDB_txn *txn;
-	wctx w = { st, NULL };
+	wctx w = { st, NULL, NULL };
 	int durable = 0, rc;
 	uint64_t until = roll ? mrtx__mono_us() + LMDB_ROLL_US : 0;
 	wreq *tail = head, *more;
