@@ -384,6 +384,24 @@ int store_sync(store *st);
  * do).  Returns 0, or MRTX_ESTORE when the sync failed. */
 int store_sync_visible(store *st);
 
+/*
+ * A timestamp (DESIGN §9): microseconds of the wall clock where the clock
+ * allows, at least floor, and above every timestamp any caller of this
+ * store -- any thread, any process -- got from a call that returned before
+ * this one began.  Timestamps stay above each other across closes, crashes
+ * and reboots.  LMDB keeps them in DIR/ts.shm (created on first use, mapped
+ * shared; never remove it while the store is open) under a ceiling stored
+ * in the store, raised by one write transaction a second at most
+ * (storage/lmdb/lmdb_ts.c).  Not yet used by transactions: cell versions
+ * and snapshot reads will be.  Returns 0; MRTX_EINVAL (floor beyond
+ * 2^64 - 2 s); MRTX_EREADONLY (a read-only handle reached the ceiling: a
+ * writer must raise it); MRTX_ESTORE (the file cannot be made or mapped,
+ * the ceiling cannot be read or written); MRTX_EFULL; MRTX_ENOMEM;
+ * MRTX_ECORRUPT (the stored ceiling is malformed); MRTX_ENOTSUP (RADOS:
+ * not built yet).
+ */
+int store_ts_next(store *st, uint64_t floor, uint64_t *out);
+
 /* ---- test hook: store-call fault injection ---- */
 
 /*

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,59 @@ static void wl_multi(bcfg *c, bres *r, bsql *q)
 	mlog_free(&ll);
 	mlog_free(&ls);
 	free(spath);
+}
+
+/*
+ * ts: the store's timestamp source (store_ts_next, DESIGN §9), alone, by
+ * one thread and by 8 at once (one shared counter: the 8 contend on it).
+ * Reported, not compared: a snapshot read or a commit will take one each,
+ * so its cost is to be read against `get` and `single_row` nosync.
+ */
+typedef struct ts_arg {
+	store *st;
+	double secs;
+	long n;
+} ts_arg;
+
+static void *ts_loop(void *arg)
+{
+	ts_arg *a = arg;
+	double t0 = now_s();
+	uint64_t t;
+
+	do {
+		for (int i = 0; i < 256; i++, a->n++)
+			if (store_ts_next(a->st, 0, &t))
+				die("ts", mrtx_errmsg());
+	} while (now_s() - t0 < a->secs);
+	return NULL;
+}
+
+static void wl_ts(bcfg *c, int threads, bres *r)
+{
+	pthread_t th[MULTI_THREADS];
+	ts_arg a[MULTI_THREADS];
+	double secs = c->rounds * c->phase_s, t0, total = 0;
+	fixture f;
+
+	fixture_open(c, &f, MRTX_NOSYNC);
+	uint64_t t;
+
+	for (int i = 0; i < threads; i++)
+		a[i] = (ts_arg){ mrtx__db_store(f.db), secs, 0 };
+	if (store_ts_next(a[0].st, 0, &t)) /* (maps the page: not timed) */
+		die("ts", mrtx_errmsg());
+	t0 = now_s();
+	for (int i = 0; i < threads; i++)
+		if (pthread_create(&th[i], NULL, ts_loop, &a[i]))
+			die("ts", "cannot start a thread");
+	for (int i = 0; i < threads; i++) {
+		pthread_join(th[i], NULL);
+		total += (double)a[i].n;
+	}
+	total /= now_s() - t0;
+	fixture_close(&f);
+	*r = (bres){ "ts", "-", total, 0, 0, 0, threads, 0, "ts/s" };
 }
 
 /*
@@ -465,7 +519,8 @@ static int usage(FILE *f, int rc)
 	           "  objects are removed at the end.\n"
 	           "  --quick  short phases (about 20 s in all)\n"
 	           "  --only W run one workload: single_row, multi_row, interactive, get,\n"
-	           "           recover, calls (store calls per commit, memory per mutation)\n"
+	           "           recover, calls (store calls per commit, memory per mutation),\n"
+	           "           ts (timestamps a second, 1 and 8 threads)\n"
 	           "  --json   one JSON object on stdout\n");
 	return rc;
 }
@@ -473,7 +528,7 @@ static int usage(FILE *f, int rc)
 static int known_workload(const char *w)
 {
 	static const char *const names[] = { "single_row", "multi_row", "interactive", "get",
-	                                     "recover", "calls" };
+	                                     "recover", "calls", "ts" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (strcmp(w, names[i]) == 0)
@@ -492,8 +547,8 @@ int cmd_bench(int argc, char **argv)
 	                { 64, 0, 0, 0 } };
 	bcfg c = { NULL, 0, 0, 2.0, 3, 0 };
 	recover_stats rs;
-	bres r[8];
-	bsql q[8];
+	bres r[10];
+	bsql q[10];
 	size_t n = 0;
 	double mem = 0;
 	const char *only = NULL;
@@ -524,7 +579,7 @@ int cmd_bench(int argc, char **argv)
 		return bench_rados(&c, c.dir, only);
 	if (only && !known_workload(only)) {
 		fprintf(stderr, "mrtx: bench: unknown workload '%s' (single_row, multi_row, "
-		        "interactive, get, recover, calls)\n", only);
+		        "interactive, get, recover, calls, ts)\n", only);
 		return 2;
 	}
 	if (mkdir(c.dir, 0700) && errno != EEXIST) {
@@ -557,6 +612,10 @@ int cmd_bench(int argc, char **argv)
 		wl_get(&c, &r[n++]);
 	if (WANT("recover"))
 		wl_recover(&c, &r[n++], &rs);
+	if (WANT("ts")) {
+		wl_ts(&c, 1, &r[n++]);
+		wl_ts(&c, MULTI_THREADS, &r[n++]);
+	}
 	if (WANT("calls")) {
 		count_calls(&c, cl, 5);
 		mem = mem_per_mutation(&c);
@@ -564,7 +623,7 @@ int cmd_bench(int argc, char **argv)
 #undef WANT
 	if (n == 0 && only && strcmp(only, "calls") != 0) {
 		fprintf(stderr, "mrtx: bench: unknown workload '%s' (single_row, multi_row, "
-		        "interactive, get, recover, calls)\n", only);
+		        "interactive, get, recover, calls, ts)\n", only);
 		return 2;
 	}
 	report(&c, r, q, n, cl, (!only || strcmp(only, "calls") == 0) ? 5 : 0, mem, &rs);

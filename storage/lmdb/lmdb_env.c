@@ -381,11 +381,13 @@ static void store_destroy(store *st)
 			mrtx__free(r);
 		}
 	}
+	lmdb_ts_detach(st);
 	if (st->env)
 		mdb_env_close(st->env);
 	for (size_t i = 0; i < n; i++)
 		lmdb_table_free(st->tables[i]);
 	pthread_mutex_destroy(&st->mu);
+	pthread_mutex_destroy(&st->ts_mu);
 	pthread_mutex_destroy(&st->wmu);
 	pthread_mutex_destroy(&st->gmu);
 	pthread_cond_destroy(&st->gcv);
@@ -584,6 +586,7 @@ int lmdb_store_open(store **out, const char *path, const store_opts *o)
 		goto done;
 	}
 	pthread_mutex_init(&st->mu, NULL);
+	pthread_mutex_init(&st->ts_mu, NULL);
 	pthread_mutex_init(&st->wmu, NULL);
 	pthread_mutex_init(&st->gmu, NULL);
 	pthread_cond_init(&st->gcv, NULL);

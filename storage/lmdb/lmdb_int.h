@@ -103,6 +103,9 @@ struct store {
 	 */
 	uint64_t gen_at, gen_val;
 	uint64_t tgen_at, tgen_val; /* the same for the table generation */
+	/* timestamps (lmdb_ts.c): the shared page, mapped on first use */
+	struct lmdb_ts_page *_Atomic ts_page;
+	pthread_mutex_t ts_mu;
 	/* Durability (lmdb_commit_nowait, lmdb_durable): our last write txn's
 	 * id (under wmu); how often other processes committed between ours
 	 * (EWMA, 0..1024, under wmu; read racily to decide whether to wait);
@@ -166,6 +169,8 @@ int lmdb_fault(store *st, const char *step, int write);
 	(MRTX_UNLIKELY(store__fault_armed) ? lmdb_fault(st, step, 1) : 0)
 
 int lmdb_key_cmp(const MDB_val *a, const MDB_val *b);
+/* Unmap the timestamp page (store_destroy). */
+void lmdb_ts_detach(store *st);
 
 /* a[0..n) == b[0..n), inline: the read path compares short keys often. */
 static inline int bytes_eq(const void *a, const void *b, size_t n)

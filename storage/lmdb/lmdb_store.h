@@ -41,5 +41,6 @@ int lmdb_store_meta_list(store *st, const char *prefix, mrtx_arena *a,
 int lmdb_store_copy(store *st, const char *dir);
 int lmdb_store_sync(store *st);
 int lmdb_store_sync_visible(store *st);
+int lmdb_store_ts_next(store *st, uint64_t floor, uint64_t *out);
 
 #endif

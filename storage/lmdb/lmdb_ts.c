@@ -1,0 +1,281 @@
+/*
+ * lmdb_ts.c - the timestamp source of an LMDB store (store_ts_next;
+ * DESIGN §9): one host, any number of processes.
+ *
+ * Timestamps are microseconds of the wall clock where the clock allows,
+ * and strictly increasing whatever it does: every call returns more than
+ * any call, in any process, that returned before it began.  Two things
+ * carry that:
+ *
+ *   handed   the last timestamp handed out, in a page of DIR/ts.shm that
+ *            every process of the host maps shared; a call takes
+ *            max(handed + 1, now, floor) with a compare-and-swap, about
+ *            the cost of a clock read.
+ *   ceiling  a bound kept in the store (0x00 "tsceil" -> u64 LE) and
+ *            mirrored in the page: handed never reaches it.  A call that
+ *            would reach it first raises it, to its timestamp plus
+ *            TS_AHEAD, in an LMDB write transaction, and only then
+ *            mirrors it.  So one write a second at most, none per call.
+ *
+ * The page is lost with the host (an OS crash or a reboot: its boot id is
+ * kept in it and compared) or its file: then handed restarts from the
+ * stored ceiling (page_init).  Like lock.mdb, the file must not be removed
+ * while the store is open: processes mapping the old one and the new one
+ * would count apart.  That is above every timestamp handed before, even one
+ * that reached data: a write transaction carrying a timestamp above an
+ * older ceiling comes after the transaction that raised it (it was handed
+ * only after that commit), and LMDB makes a transaction durable only with
+ * every earlier one -- so the raise needs no sync of its own.
+ *
+ *      open ──► (page valid: magic, this boot, this store?) ── yes ──► use
+ *                   │ no                                                 ▲
+ *                   └─► under a file lock: handed = ceiling = stored ───┘
+ *
+ * A read-only handle hands timestamps below the ceiling but cannot raise
+ * it (MRTX_EREADONLY).  A store whose directory cannot hold the file (a
+ * read-only file system) has no timestamps (MRTX_ESTORE).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "storage/lmdb/lmdb_int.h"
+
+#define TS_FILE "ts.shm"
+#define TS_MAGIC "mrtxts01"
+#define TS_PAGE 4096u
+#define TS_AHEAD 1000000u /* µs a raise puts the ceiling above what it needs */
+#define TSCEIL_KEY "\0tsceil"
+#define TSCEIL_KEY_LEN 7u
+
+struct lmdb_ts_page {
+	char magic[8];          /* written last by the initializer */
+	uint8_t boot[16];
+	uint8_t store_id[16];
+	_Atomic uint64_t handed;
+	_Atomic uint64_t ceiling;
+};
+_Static_assert(sizeof(struct lmdb_ts_page) <= TS_PAGE, "the page holds the header");
+
+/* /proc/sys/kernel/random/boot_id as 16 bytes; 0 or -1. */
+static int read_boot_id(uint8_t out[16])
+{
+	char s[64];
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	size_t n = 0;
+
+	if (!f)
+		return -1;
+	if (!fgets(s, sizeof(s), f)) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	for (const char *p = s; *p && *p != '\n' && n < 32; p++) {
+		int d = *p >= '0' && *p <= '9' ? *p - '0' :
+		        *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+
+		if (*p == '-')
+			continue;
+		if (d < 0)
+			return -1;
+		out[n / 2] = (uint8_t)(n % 2 ? out[n / 2] | d : d << 4);
+		n++;
+	}
+	return n == 32 ? 0 : -1;
+}
+
+/* The stored ceiling, in a read transaction. */
+static int ceiling_read(store *st, uint64_t *out)
+{
+	lmdb_rtxn rt;
+	int rc;
+
+	if ((rc = lmdb_rtxn_begin(st, &rt)))
+		return rc;
+	rc = lmdb_u64_read(rt.cur, TSCEIL_KEY, TSCEIL_KEY_LEN, out);
+	lmdb_rtxn_end(st, &rt);
+	if (rc == MRTX_ECORRUPT)
+		return mrtx__seterr(rc, "%s: the timestamp ceiling record is malformed", st->path);
+	return rc ? lmdb_err(st, rc, "read the timestamp ceiling") : 0;
+}
+
+/* The mode of the store's data file, for the page's file. */
+static mode_t data_mode(store *st)
+{
+	char file[4096];
+	struct stat sb;
+
+	if (mrtx__path_join(file, sizeof(file), st->path, "data.mdb", "timestamps") == 0 &&
+	    stat(file, &sb) == 0)
+		return sb.st_mode & 0666;
+	return 0600;
+}
+
+/*
+ * Make the page valid (its file locked).  A page of this store and boot is
+ * used as it is.  One of this store from another boot (or with no boot id
+ * to compare) keeps what it has if that is more than the stored ceiling:
+ * either is above everything handed out since the page was made, and
+ * processes may be using it right now.  Anything else (a new file, another
+ * store's) starts at the stored ceiling.  The page's ceiling is set to the
+ * stored one: lower is always safe, since a raise stores before it mirrors.
+ */
+static int page_init(store *st, struct lmdb_ts_page *p, const uint8_t boot[16], int known)
+{
+	const uint8_t *id = lmdb_store_id(st);
+	int ours = memcmp(p->magic, TS_MAGIC, 8) == 0 && memcmp(p->store_id, id, 16) == 0;
+	uint64_t c, h;
+	int rc;
+
+	if (ours && known && memcmp(p->boot, boot, 16) == 0)
+		return 0;
+	if ((rc = ceiling_read(st, &c)))
+		return rc;
+	if (!ours) {
+		memset(p->magic, 0, sizeof(p->magic));
+		atomic_store(&p->handed, c);
+		memcpy(p->store_id, id, 16);
+	}
+	h = atomic_load(&p->handed);
+	while (h < c && !atomic_compare_exchange_weak(&p->handed, &h, c))
+		;
+	atomic_store(&p->ceiling, c);
+	memcpy(p->boot, boot, 16);
+	atomic_thread_fence(memory_order_release);
+	memcpy(p->magic, TS_MAGIC, 8);
+	return 0;
+}
+
+/* Map DIR/ts.shm and make it valid (st->ts_mu held). */
+static int attach(store *st)
+{
+	struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	struct lmdb_ts_page *p;
+	uint8_t boot[16] = { 0 };
+	int known = read_boot_id(boot) == 0;
+	char file[4096];
+	struct stat sb;
+	int fd, rc, err;
+
+	if ((rc = mrtx__path_join(file, sizeof(file), st->path, TS_FILE, "timestamps")))
+		return rc;
+	fd = open(file, O_RDWR | O_CREAT | O_CLOEXEC, data_mode(st));
+	if (fd < 0)
+		return mrtx__sys_err("timestamps", "open", file, errno);
+	while (fcntl(fd, F_SETLKW, &lk) != 0) {
+		if (errno != EINTR) {
+			err = errno;
+			close(fd);
+			return mrtx__sys_err("timestamps", "lock", file, err);
+		}
+	}
+	if (fstat(fd, &sb) != 0 || (sb.st_size < TS_PAGE && ftruncate(fd, TS_PAGE) != 0)) {
+		err = errno;
+		close(fd); /* (closing drops the lock) */
+		return mrtx__sys_err("timestamps", "size", file, err);
+	}
+	p = mmap(NULL, TS_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		err = errno;
+		close(fd);
+		return mrtx__sys_err("timestamps", "map", file, err);
+	}
+	rc = page_init(st, p, boot, known);
+	lk.l_type = F_UNLCK;
+	(void)fcntl(fd, F_SETLK, &lk);
+	close(fd); /* the mapping stays */
+	if (rc) {
+		munmap(p, TS_PAGE);
+		return rc;
+	}
+	atomic_store_explicit(&st->ts_page, p, memory_order_release);
+	return 0;
+}
+
+/* Raise the stored ceiling above t, then the page's. */
+static int raise_ceiling(store *st, struct lmdb_ts_page *p, uint64_t t)
+{
+	MDB_cursor *cur;
+	MDB_txn *txn;
+	uint64_t c, want = t + TS_AHEAD, cur_page;
+	MDB_val k = { TSCEIL_KEY_LEN, TSCEIL_KEY }, v;
+	int rc;
+
+	if (store_read_only(st))
+		return mrtx__seterr(MRTX_EREADONLY, "%s: timestamps reached the ceiling a writer "
+		                    "raises; a read-only handle cannot", st->path);
+	if ((rc = lmdb_txn_begin(st, 0, &txn)))
+		return rc;
+	if ((rc = mdb_cursor_open(txn, st->dbi, &cur))) {
+		lmdb_wabort(st, txn);
+		return lmdb_err(st, rc, "raise the timestamp ceiling");
+	}
+	rc = lmdb_u64_read(cur, TSCEIL_KEY, TSCEIL_KEY_LEN, &c);
+	mdb_cursor_close(cur);
+	if (rc) {
+		lmdb_wabort(st, txn);
+		return rc == MRTX_ECORRUPT ?
+		       mrtx__seterr(rc, "%s: the timestamp ceiling record is malformed", st->path) :
+		       lmdb_err(st, rc, "raise the timestamp ceiling");
+	}
+	if (c < want) {
+		c = want;
+		v = (MDB_val){ sizeof(c), &c };
+		if ((rc = mdb_put(txn, st->dbi, &k, &v, 0))) {
+			lmdb_wabort(st, txn);
+			return lmdb_err(st, rc, "raise the timestamp ceiling");
+		}
+	}
+	/* not durable: see the comment at the top */
+	if ((rc = lmdb_commit(st, txn, 0)))
+		return lmdb_err(st, rc, "raise the timestamp ceiling");
+	cur_page = atomic_load(&p->ceiling);
+	while (cur_page < c && !atomic_compare_exchange_weak(&p->ceiling, &cur_page, c))
+		;
+	return 0;
+}
+
+int lmdb_store_ts_next(store *st, uint64_t floor, uint64_t *out)
+{
+	struct lmdb_ts_page *p = atomic_load_explicit(&st->ts_page, memory_order_acquire);
+	int rc;
+
+	*out = 0;
+	if (!p) {
+		pthread_mutex_lock(&st->ts_mu);
+		rc = atomic_load(&st->ts_page) ? 0 : attach(st);
+		pthread_mutex_unlock(&st->ts_mu);
+		if (rc)
+			return rc;
+		p = atomic_load(&st->ts_page);
+	}
+	if (floor >= UINT64_MAX - 2 * (uint64_t)TS_AHEAD)
+		return mrtx__seterr(MRTX_EINVAL, "timestamp floor %llu is out of range",
+		                    (unsigned long long)floor);
+	for (;;) {
+		uint64_t h = atomic_load(&p->handed), t = mrtx__now_us();
+
+		t = MRTX_MAX(MRTX_MAX(t, h + 1), floor);
+		if (t >= atomic_load(&p->ceiling)) {
+			if ((rc = raise_ceiling(st, p, t)))
+				return rc;
+			continue;
+		}
+		if (atomic_compare_exchange_weak(&p->handed, &h, t)) {
+			*out = t;
+			return 0;
+		}
+	}
+}
+
+void lmdb_ts_detach(store *st)
+{
+	struct lmdb_ts_page *p = atomic_exchange(&st->ts_page, NULL);
+
+	if (p)
+		munmap(p, TS_PAGE);
+}

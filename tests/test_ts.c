@@ -1,0 +1,342 @@
+/*
+ * test_ts.c - the store's timestamp source (store_ts_next; LMDB:
+ * storage/lmdb/lmdb_ts.c): strictly increasing within a caller, unique and
+ * in real-time order across threads and processes, above the floor, above
+ * everything handed before a close, a lost page file or a reboot (another
+ * boot id), and a read-only handle that reaches the ceiling is refused
+ * rather than handed a timestamp nobody stored a bound for.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "txn/admin.h"
+
+#define PER 20000
+
+static uint64_t next_ts(mrtx_db *db, uint64_t floor)
+{
+	uint64_t t = 0;
+	int rc = store_ts_next(mrtx__db_store(db), floor, &t);
+
+	if (rc)
+		print_error("store_ts_next: %d %s\n", rc, mrtx_errmsg());
+	assert_int_equal(rc, 0);
+	return t;
+}
+
+static mrtx_db *fresh(char **path)
+{
+	return tu_open_fresh("ts", path, NULL);
+}
+
+static void done(mrtx_db *db, char *path)
+{
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
+static void test_rados_enotsup(void **state)
+{
+	char *path;
+	mrtx_db *db;
+	uint64_t t = 1;
+
+	(void)state;
+	if (!tu_rados())
+		skip();
+	db = fresh(&path);
+	assert_int_equal(store_ts_next(mrtx__db_store(db), 0, &t), MRTX_ENOTSUP);
+	assert_int_equal(t, 0);
+	done(db, path);
+}
+
+static void test_one_caller(void **state)
+{
+	char *path;
+	mrtx_db *db;
+	uint64_t prev = 0, now, t;
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = fresh(&path);
+	now = mrtx__now_us();
+	for (int i = 0; i < PER; i++) {
+		t = next_ts(db, 0);
+		assert_true(t > prev);
+		prev = t;
+	}
+	/* wall-clock microseconds where the clock allows */
+	assert_true(prev >= now);
+	assert_true(prev < mrtx__now_us() + 2000000u);
+	/* the floor */
+	t = next_ts(db, prev + 5000000u);
+	assert_true(t >= prev + 5000000u);
+	assert_true(next_ts(db, 0) > t);
+	assert_int_equal(store_ts_next(mrtx__db_store(db), UINT64_MAX - 5, &t), MRTX_EINVAL);
+	done(db, path);
+}
+
+typedef struct tctx {
+	mrtx_db *db;
+	uint64_t *out;
+} tctx;
+
+static void *taker(void *arg)
+{
+	tctx *c = arg;
+
+	for (int i = 0; i < PER; i++)
+		if (store_ts_next(mrtx__db_store(c->db), 0, &c->out[i]))
+			c->out[i] = 0;
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* every value nonzero and distinct */
+static void assert_unique(uint64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	assert_true(v[0] != 0);
+	for (size_t i = 1; i < n; i++)
+		if (v[i] == v[i - 1]) {
+			print_error("timestamp %llu handed twice\n", (unsigned long long)v[i]);
+			fail();
+		}
+}
+
+static void test_threads_and_processes(void **state)
+{
+	enum { T = 4, P = 3 };
+	pthread_t th[T];
+	tctx c[T];
+	uint64_t *all;
+	char *path;
+	mrtx_db *db;
+	pid_t pid[P];
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = fresh(&path);
+	/* processes write theirs to shared memory; this one's threads too */
+	all = mmap(NULL, sizeof(uint64_t) * PER * (T + P), PROT_READ | PROT_WRITE,
+	           MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(all != MAP_FAILED);
+	for (int p = 0; p < P; p++) {
+		pid[p] = fork();
+		assert_true(pid[p] >= 0);
+		if (pid[p] == 0) {
+			mrtx_db *cdb = tu_open(path, NULL);
+			tctx cc = { cdb, all + (size_t)(T + p) * PER };
+
+			if (!cdb)
+				_exit(2);
+			taker(&cc);
+			for (int i = 1; i < PER; i++)
+				if (cc.out[i] <= cc.out[i - 1])
+					_exit(3);
+			mrtx_close(cdb);
+			_exit(0);
+		}
+	}
+	for (int i = 0; i < T; i++) {
+		c[i] = (tctx){ db, all + (size_t)i * PER };
+		assert_int_equal(pthread_create(&th[i], NULL, taker, &c[i]), 0);
+	}
+	for (int i = 0; i < T; i++) {
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		for (int j = 1; j < PER; j++)
+			assert_true(c[i].out[j] > c[i].out[j - 1]);
+	}
+	for (int p = 0; p < P; p++)
+		assert_int_equal(tu_wait(pid[p]), 0);
+	assert_unique(all, (size_t)PER * (T + P));
+	munmap(all, sizeof(uint64_t) * PER * (T + P));
+	done(db, path);
+}
+
+/* A call that begins after another returned, in another process, gets
+ * more: parent a, then child b (told a), then parent c. */
+static void test_real_time_order(void **state)
+{
+	int down[2], up[2];
+	uint64_t a, b = 0, c;
+	char *path;
+	mrtx_db *db;
+	pid_t pid;
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = fresh(&path);
+	assert_int_equal(pipe(down), 0);
+	assert_int_equal(pipe(up), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		mrtx_db *cdb = tu_open(path, NULL);
+		uint64_t got, mine;
+
+		for (int i = 0; i < 200; i++) {
+			if (!cdb || read(down[0], &got, sizeof(got)) != sizeof(got))
+				_exit(2);
+			if (store_ts_next(mrtx__db_store(cdb), 0, &mine) || mine <= got)
+				_exit(3);
+			if (write(up[1], &mine, sizeof(mine)) != sizeof(mine))
+				_exit(4);
+		}
+		mrtx_close(cdb);
+		_exit(0);
+	}
+	for (int i = 0; i < 200; i++) {
+		a = next_ts(db, 0);
+		assert_int_equal(write(down[1], &a, sizeof(a)), sizeof(a));
+		assert_int_equal(read(up[0], &b, sizeof(b)), sizeof(b));
+		assert_true(b > a);
+		c = next_ts(db, 0);
+		assert_true(c > b);
+	}
+	assert_int_equal(tu_wait(pid), 0);
+	done(db, path);
+}
+
+static char *page_file(const char *path)
+{
+	char *f;
+
+	assert_true(asprintf(&f, "%s/ts.shm", path) > 0);
+	return f;
+}
+
+/* Above everything handed before: across a close, a lost page file, a
+ * page from another boot, and a page pushed past the stored ceiling. */
+static void test_restarts(void **state)
+{
+	char *path, *pf;
+	mrtx_db *db;
+	uint64_t max = 0, t;
+	FILE *f;
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = fresh(&path);
+	pf = page_file(path);
+	/* far ahead of the clock: the ceiling is raised there */
+	max = next_ts(db, mrtx__now_us() + 3600u * 1000000u);
+	mrtx_close(db);
+
+	/* reopen: the same page */
+	db = tu_open(path, NULL);
+	t = next_ts(db, 0);
+	assert_true(t > max);
+	max = t;
+	mrtx_close(db);
+
+	/* the page's file lost (as after a crash): from the stored ceiling */
+	assert_int_equal(unlink(pf), 0);
+	db = tu_open(path, NULL);
+	t = next_ts(db, 0);
+	assert_true(t > max);
+	max = t;
+	mrtx_close(db);
+
+	/* a page of another boot: its boot id zeroed (offset 8) and its
+	 * counter zeroed (offset 40) -- the stored ceiling still bounds */
+	f = fopen(pf, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 8, SEEK_SET), 0);
+	assert_int_equal(fwrite((uint8_t[16]){ 0 }, 1, 16, f), 16);
+	assert_int_equal(fseek(f, 40, SEEK_SET), 0);
+	assert_int_equal(fwrite((uint8_t[8]){ 0 }, 1, 8, f), 8);
+	fclose(f);
+	db = tu_open(path, NULL);
+	t = next_ts(db, 0);
+	assert_true(t > max);
+	max = t;
+	mrtx_close(db);
+
+	/* garbage: another store's page (its store id changed) */
+	f = fopen(pf, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 24, SEEK_SET), 0);
+	assert_int_equal(fwrite("XXXXXXXXXXXXXXXX", 1, 16, f), 16);
+	fclose(f);
+	db = tu_open(path, NULL);
+	t = next_ts(db, 0);
+	assert_true(t > max);
+	mrtx_close(db);
+	free(pf);
+	tu_rmrf(path);
+	free(path);
+}
+
+static void test_read_only(void **state)
+{
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	char *path;
+	mrtx_db *db, *ro;
+	uint64_t t, u, far;
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = fresh(&path);
+	t = next_ts(db, 0); /* a writer made the page and its ceiling */
+	mrtx_close(db);
+	o.read_only = 1;
+	ro = tu_open(path, &o);
+	assert_non_null(ro);
+	u = next_ts(ro, 0);
+	assert_true(u > t);
+	/* past the ceiling a read-only handle may not go */
+	far = u + 3600u * 1000000u;
+	assert_int_equal(store_ts_next(mrtx__db_store(ro), far, &t), MRTX_EREADONLY);
+	assert_int_equal(t, 0);
+	mrtx_close(ro);
+	/* a writer raises it; then a reader may */
+	db = tu_open(path, NULL);
+	t = next_ts(db, far);
+	assert_true(t >= far);
+	mrtx_close(db);
+	ro = tu_open(path, &o);
+	assert_non_null(ro);
+	assert_true(next_ts(ro, 0) > t);
+	mrtx_close(ro);
+	tu_rmrf(path);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rados_enotsup),
+		cmocka_unit_test(test_one_caller),
+		cmocka_unit_test(test_threads_and_processes),
+		cmocka_unit_test(test_real_time_order),
+		cmocka_unit_test(test_restarts),
+		cmocka_unit_test(test_read_only),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
