@@ -237,11 +237,7 @@ int store_sync_visible(store *st)
 
 int store_ts_next(store *st, uint64_t floor, uint64_t *out)
 {
-	*out = 0;
-	if (store_kind_of(st) != STORE_LMDB)
-		return mrtx__seterr(MRTX_ENOTSUP, "%s: timestamps are not built for RADOS stores yet",
-		                    store_path(st));
-	return lmdb_store_ts_next(st, floor, out);
+	return DISPATCH(st, ts_next, st, floor, out);
 }
 
 int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)

@@ -98,51 +98,15 @@ static void wl_multi(bcfg *c, bres *r, bsql *q)
  * Reported, not compared: a snapshot read or a commit will take one each,
  * so its cost is to be read against `get` and `single_row` nosync.
  */
-typedef struct ts_arg {
-	store *st;
-	double secs;
-	long n;
-} ts_arg;
-
-static void *ts_loop(void *arg)
-{
-	ts_arg *a = arg;
-	double t0 = now_s();
-	uint64_t t;
-
-	do {
-		for (int i = 0; i < 256; i++, a->n++)
-			if (store_ts_next(a->st, 0, &t))
-				die("ts", mrtx_errmsg());
-	} while (now_s() - t0 < a->secs);
-	return NULL;
-}
-
 static void wl_ts(bcfg *c, int threads, bres *r)
 {
-	pthread_t th[MULTI_THREADS];
-	ts_arg a[MULTI_THREADS];
-	double secs = c->rounds * c->phase_s, t0, total = 0;
 	fixture f;
+	double rate;
 
 	fixture_open(c, &f, MRTX_NOSYNC);
-	uint64_t t;
-
-	for (int i = 0; i < threads; i++)
-		a[i] = (ts_arg){ mrtx__db_store(f.db), secs, 0 };
-	if (store_ts_next(a[0].st, 0, &t)) /* (maps the page: not timed) */
-		die("ts", mrtx_errmsg());
-	t0 = now_s();
-	for (int i = 0; i < threads; i++)
-		if (pthread_create(&th[i], NULL, ts_loop, &a[i]))
-			die("ts", "cannot start a thread");
-	for (int i = 0; i < threads; i++) {
-		pthread_join(th[i], NULL);
-		total += (double)a[i].n;
-	}
-	total /= now_s() - t0;
+	rate = bench_ts_rate(f.db, threads, c->rounds * c->phase_s);
 	fixture_close(&f);
-	*r = (bres){ "ts", "-", total, 0, 0, 0, threads, 0, "ts/s" };
+	*r = (bres){ "ts", "-", rate, 0, 0, 0, threads, 0, "ts/s" };
 }
 
 /*

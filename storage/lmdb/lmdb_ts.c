@@ -253,7 +253,7 @@ int lmdb_store_ts_next(store *st, uint64_t floor, uint64_t *out)
 			return rc;
 		p = atomic_load(&st->ts_page);
 	}
-	if (floor >= UINT64_MAX - 2 * (uint64_t)TS_AHEAD)
+	if (floor >= (uint64_t)1 << 63)
 		return mrtx__seterr(MRTX_EINVAL, "timestamp floor %llu is out of range",
 		                    (unsigned long long)floor);
 	for (;;) {

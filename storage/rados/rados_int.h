@@ -93,6 +93,8 @@ typedef struct rtable {
 	uint32_t id;
 } rtable;
 
+typedef struct rts_wait rts_wait;
+
 typedef struct rstore {
 	store_head head; /* kind STORE_RADOS */
 	rconn *conn;
@@ -111,6 +113,14 @@ typedef struct rstore {
 	                        their order key (rados_rw.c, lock_stored) */
 	void (*lock_order)(const void *lock, size_t size, uint8_t *out);
 	atomic_ulong splits; /* splits this handle finished (tests, stats) */
+	/* timestamps (rados_ts.c): callers queued for the next batch, whether
+	 * one is in flight, the last value this handle knows NAME.ts holds */
+	char ts_oid[ROID_MAX];
+	pthread_mutex_t ts_mu;
+	pthread_cond_t ts_cv;
+	rts_wait *ts_queue, **ts_tail;
+	int ts_busy, ts_known;
+	uint64_t ts_last;
 } rstore;
 
 static inline rstore *RS(store *st)

@@ -235,7 +235,11 @@ int rados_store_open(store **out, const char *addr, const store_opts *o)
 	rs->unbatched = o && o->unbatched;
 	rs->lock_order = o ? o->lock_order : NULL;
 	pthread_mutex_init(&rs->mu, NULL);
+	pthread_mutex_init(&rs->ts_mu, NULL);
+	pthread_cond_init(&rs->ts_cv, NULL);
+	rs->ts_tail = &rs->ts_queue;
 	snprintf(rs->meta_oid, sizeof(rs->meta_oid), "%s.meta", ra.name);
+	snprintf(rs->ts_oid, sizeof(rs->ts_oid), "%s.ts", ra.name);
 	rs->split_rows = ra.has_split_rows ? ra.split_rows : RADDR_DEFAULT_SPLIT_ROWS;
 	rc = connect_fresh(&ra, &rs->conn);
 	raddr_free(&ra);
@@ -283,6 +287,8 @@ void rados_store_close(store *st)
 		table_free(rs->tables[i]);
 	mrtx__free(rs->tables);
 	pthread_mutex_destroy(&rs->mu);
+	pthread_mutex_destroy(&rs->ts_mu);
+	pthread_cond_destroy(&rs->ts_cv);
 	mrtx__free(rs->addr);
 	mrtx__free(rs->name);
 	mrtx__free(rs);

@@ -37,6 +37,7 @@ int rados_store_scan_rows(store *st, const store_table *t, const store_range *r,
                           const store_filter *f, size_t max_rows, mrtx_arena *a,
                           store_row **rows, size_t *nrows, int *more);
 int rados_store_write_rows(store *st, store_op *ops, size_t n);
+int rados_store_ts_next(store *st, uint64_t floor, uint64_t *out);
 /*
  * Split the tablet of t holding row `at` into two at `at`, online
  * (rados_split.c).  Writes past a tablet's bound (the address's
