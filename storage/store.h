@@ -389,19 +389,22 @@ int store_sync_visible(store *st);
  * allows, at least floor, and above every timestamp any caller of this
  * store -- any thread, process or host -- got from a call that returned
  * before this one began.  Timestamps stay above each other across closes,
- * crashes and reboots.  LMDB keeps them in DIR/ts.shm (created on first
- * use, mapped shared; never remove it while the store is open) under a
- * ceiling stored in the store, raised by one write transaction a second at
- * most (storage/lmdb/lmdb_ts.c).  RADOS: one guarded write of the object
- * NAME.ts per batch of concurrent callers (storage/rados/rados_ts.c).  Not
- * yet used by transactions: cell versions and snapshot reads will be.
- * Returns 0 (*out set; 0 on any error); MRTX_EINVAL (floor at or above
- * 2^63); MRTX_EREADONLY (LMDB: a read-only handle reached the ceiling, a
- * writer must raise it; RADOS: every read-only handle); MRTX_ESTORE (LMDB:
- * the file cannot be made or mapped, the ceiling cannot be read or written;
- * RADOS: the cluster failed or timed out, or 64 guarded writes in a row
- * met another handle's); MRTX_EFULL; MRTX_ENOMEM; MRTX_ECORRUPT (the stored
- * ceiling or timestamp is malformed).
+ * crashes and reboots (an LMDB store opened MRTX_NOSYNC: only as far as
+ * its writes reached the disk, as for its data).  LMDB keeps them in
+ * DIR/ts.shm (created on first use, mapped shared; never remove it while
+ * the store is open) under a ceiling stored in the store, raised by one
+ * durable write transaction about once a second (storage/lmdb/lmdb_ts.c);
+ * not callable inside a write transaction of the store.  RADOS: one
+ * guarded write of the object NAME.ts per batch of concurrent callers
+ * (storage/rados/rados_ts.c).  Not yet used by transactions: cell versions
+ * and snapshot reads will be.  Returns 0 (*out set; 0 on any error);
+ * MRTX_EINVAL (floor at or above 2^63); MRTX_EREADONLY (LMDB: a read-only
+ * handle reached the ceiling, a writer must raise it; RADOS: every
+ * read-only handle); MRTX_ESTORE (LMDB: the file cannot be made or mapped,
+ * the ceiling cannot be read, written or synced; RADOS: the cluster failed,
+ * two writes timed out, or 64 guarded writes in a row met other handles');
+ * MRTX_EFULL; MRTX_ENOMEM; MRTX_ECORRUPT (the stored ceiling or timestamp
+ * is malformed; LMDB: DIR/ts.shm belongs to another store).
  */
 int store_ts_next(store *st, uint64_t floor, uint64_t *out);
 

@@ -92,8 +92,10 @@ static void *taker(void *arg)
 	tctx *c = arg;
 
 	for (int i = 0; i < per(); i++)
-		if (store_ts_next(mrtx__db_store(c->db), 0, &c->out[i]))
+		if (store_ts_next(mrtx__db_store(c->db), 0, &c->out[i])) {
+			fprintf(stderr, "store_ts_next: %s\n", mrtx_errmsg());
 			c->out[i] = 0;
+		}
 	return NULL;
 }
 
@@ -188,6 +190,9 @@ static void test_real_time_order(void **state)
 		mrtx_db *cdb = tu_open(path, NULL);
 		uint64_t got, mine;
 
+		close(down[1]);
+		close(up[0]);
+
 		for (int i = 0; i < 50; i++) {
 			if (!cdb || read(down[0], &got, sizeof(got)) != sizeof(got))
 				_exit(2);
@@ -199,6 +204,11 @@ static void test_real_time_order(void **state)
 		mrtx_close(cdb);
 		_exit(0);
 	}
+	close(down[0]); /* (a child that fails ends the pipes: no hang) */
+	close(up[1]);
+	/* ahead of the clock first: the order must come from the shared
+	 * counter, not from time passing between the calls */
+	(void)next_ts(db, mrtx__now_us() + 3600u * 1000000u);
 	for (int i = 0; i < 50; i++) {
 		a = next_ts(db, 0);
 		assert_int_equal(write(down[1], &a, sizeof(a)), sizeof(a));
@@ -267,12 +277,42 @@ static void test_restarts(void **state)
 	max = t;
 	mrtx_close(db);
 
-	/* garbage: another store's page (its store id changed) */
+	/* a page of another boot whose counter is past the stored ceiling
+	 * (the page reached the disk, the raise's sync had not -- or the
+	 * ceiling is read from a snapshot older than a live process's raise):
+	 * the counter is kept, never lowered */
+	{
+		uint64_t c, h;
+
+		f = fopen(pf, "r+b");
+		assert_non_null(f);
+		assert_int_equal(fseek(f, 48, SEEK_SET), 0);
+		assert_int_equal(fread(&c, 1, 8, f), 8);
+		h = c + 10u * 1000000u;
+		assert_int_equal(fseek(f, 8, SEEK_SET), 0);
+		assert_int_equal(fwrite((uint8_t[16]){ 0 }, 1, 16, f), 16);
+		assert_int_equal(fseek(f, 40, SEEK_SET), 0);
+		assert_int_equal(fwrite(&h, 1, 8, f), 8);
+		fclose(f);
+		db = tu_open(path, NULL);
+		t = next_ts(db, 0);
+		assert_true(t > h);
+		max = t;
+		mrtx_close(db);
+	}
+
+	/* another store's page (its store id changed): refused, not reset */
 	f = fopen(pf, "r+b");
 	assert_non_null(f);
 	assert_int_equal(fseek(f, 24, SEEK_SET), 0);
 	assert_int_equal(fwrite("XXXXXXXXXXXXXXXX", 1, 16, f), 16);
 	fclose(f);
+	db = tu_open(path, NULL);
+	assert_int_equal(store_ts_next(mrtx__db_store(db), 0, &t), MRTX_ECORRUPT);
+	assert_non_null(strstr(mrtx_errmsg(), "another store"));
+	mrtx_close(db);
+	/* removed while the store is closed: from the stored ceiling */
+	assert_int_equal(unlink(pf), 0);
 	db = tu_open(path, NULL);
 	t = next_ts(db, 0);
 	assert_true(t > max);
@@ -293,7 +333,9 @@ static void test_read_only(void **state)
 	if (tu_rados())
 		skip();
 	db = fresh(&path);
-	t = next_ts(db, 0); /* a writer made the page and its ceiling */
+	/* a writer made the page and its ceiling, 10 s ahead of the clock:
+	 * the reader's first call is well below it */
+	t = next_ts(db, mrtx__now_us() + 10u * 1000000u);
 	mrtx_close(db);
 	o.read_only = 1;
 	ro = tu_open(path, &o);
@@ -344,6 +386,36 @@ static void test_rados_reopen_read_only(void **state)
 	done(db, path);
 }
 
+/* A handle opened by a relative path finds the same page after the
+ * process changes directory (the path is resolved at open). */
+static void test_chdir(void **state)
+{
+	char *path, *slash, cwd[4096];
+	mrtx_db *db, *rel;
+	uint64_t a;
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = fresh(&path);
+	a = next_ts(db, mrtx__now_us() + 3600u * 1000000u);
+	mrtx_close(db);
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	slash = strrchr(path, '/');
+	assert_non_null(slash);
+	*slash = 0;
+	assert_int_equal(chdir(path), 0);
+	rel = tu_open(slash + 1, NULL);
+	assert_non_null(rel);
+	assert_int_equal(chdir("/"), 0);
+	assert_true(next_ts(rel, 0) > a);
+	mrtx_close(rel);
+	assert_int_equal(chdir(cwd), 0);
+	*slash = '/';
+	tu_rmrf(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_real_time_order),
 		cmocka_unit_test(test_restarts),
 		cmocka_unit_test(test_read_only),
+		cmocka_unit_test(test_chdir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -320,8 +320,8 @@ static void report(const bcfg *c, const bres *r, size_t n, const lat *l, size_t 
 				printf("\"baseline_ops_per_s\": null, \"ratio\": null, "
 				       "\"target\": null, ");
 			printf("\"threads\": %d, \"processes\": 0, \"unit\": \"%s\", "
-			       "\"baseline\": \"raw guarded RADOS writes\"}", r[i].threads,
-			       r[i].unit);
+			       "\"baseline\": %s}", r[i].threads, r[i].unit,
+			       r[i].has_base ? "\"raw guarded RADOS writes\"" : "null");
 		}
 		printf("\n], ");
 		if (o)

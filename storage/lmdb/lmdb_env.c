@@ -394,6 +394,7 @@ static void store_destroy(store *st)
 	pthread_cond_destroy(&st->dcv);
 	pthread_cond_destroy(&st->lcv);
 	mrtx__free(st->path);
+	free(st->ts_dir); /* (realpath's) */
 	mrtx__free(st);
 }
 
@@ -613,6 +614,8 @@ int lmdb_store_open(store **out, const char *path, const store_opts *o)
 		store_destroy(st);
 		goto done;
 	}
+	/* (timestamps find DIR/ts.shm by it after a chdir; without it, by path) */
+	st->ts_dir = realpath(st->path, NULL);
 	st->next = registry;
 	registry = st;
 	*out = st;

@@ -106,6 +106,7 @@ struct store {
 	/* timestamps (lmdb_ts.c): the shared page, mapped on first use */
 	struct lmdb_ts_page *_Atomic ts_page;
 	pthread_mutex_t ts_mu;
+	char *ts_dir;       /* the store directory's absolute path (NULL: path) */
 	/* Durability (lmdb_commit_nowait, lmdb_durable): our last write txn's
 	 * id (under wmu); how often other processes committed between ours
 	 * (EWMA, 0..1024, under wmu; read racily to decide whether to wait);

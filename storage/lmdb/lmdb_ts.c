@@ -13,27 +13,41 @@
  *            the cost of a clock read.
  *   ceiling  a bound kept in the store (0x00 "tsceil" -> u64 LE) and
  *            mirrored in the page: handed never reaches it.  A call that
- *            would reach it first raises it, to its timestamp plus
- *            TS_AHEAD, in an LMDB write transaction, and only then
- *            mirrors it.  So one write a second at most, none per call.
+ *            would reach it first raises it in an LMDB write transaction,
+ *            made durable (per the store's durability) before the page
+ *            mirrors it, to TS_AHEAD past its timestamp -- and past it by
+ *            as much again as the counter runs ahead of the clock, so that
+ *            a counter outrunning the clock (over a million calls a
+ *            second) still raises rarely.  One write a second or less
+ *            while the clock leads; none per call.  A caller that finds it
+ *            already raised by another writes nothing.
  *
  * The page is lost with the host (an OS crash or a reboot: its boot id is
  * kept in it and compared) or its file: then handed restarts from the
- * stored ceiling (page_init).  Like lock.mdb, the file must not be removed
- * while the store is open: processes mapping the old one and the new one
- * would count apart.  That is above every timestamp handed before, even one
- * that reached data: a write transaction carrying a timestamp above an
- * older ceiling comes after the transaction that raised it (it was handed
- * only after that commit), and LMDB makes a transaction durable only with
- * every earlier one -- so the raise needs no sync of its own.
+ * stored ceiling, or stays where it is if that is more (page_init).  The
+ * stored ceiling is above every timestamp handed out before, since each
+ * was handed only after the raise that allows it was durable -- except
+ * for a store opened MRTX_NOSYNC, where after an OS crash only what
+ * reached the disk holds, for timestamps as for data.  Like lock.mdb, the
+ * file must not be removed while the store is open: processes mapping the
+ * old one and the new one would count apart.  A page of another store
+ * (its id differs) is refused, never reset: processes may be using it.
  *
  *      open ──► (page valid: magic, this boot, this store?) ── yes ──► use
- *                   │ no                                                 ▲
- *                   └─► under a file lock: handed = ceiling = stored ───┘
+ *                   │ no: under a file lock                              ▲
+ *                   ├─ new or garbage:  handed = ceiling = stored ───────┤
+ *                   ├─ ours, other boot: handed = max(handed, stored) ───┘
+ *                   └─ another store's: MRTX_ECORRUPT
  *
  * A read-only handle hands timestamps below the ceiling but cannot raise
  * it (MRTX_EREADONLY).  A store whose directory cannot hold the file (a
- * read-only file system) has no timestamps (MRTX_ESTORE).
+ * read-only file system) has no timestamps (MRTX_ESTORE).  The file is
+ * named by the store directory's absolute path, resolved at open
+ * (st->ts_file), so a process that changes directory finds the same one.
+ *
+ * Not callable inside a write transaction of the store (a raise takes the
+ * writer lock): stamping commits inside theirs needs a variant that raises
+ * in the caller's transaction (DESIGN §9).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -120,19 +134,24 @@ static mode_t data_mode(store *st)
  * used as it is.  One of this store from another boot (or with no boot id
  * to compare) keeps what it has if that is more than the stored ceiling:
  * either is above everything handed out since the page was made, and
- * processes may be using it right now.  Anything else (a new file, another
- * store's) starts at the stored ceiling.  The page's ceiling is set to the
+ * processes may be using it right now.  A new or garbage one starts at the
+ * stored ceiling; another store's is refused.  The page's ceiling is set to the
  * stored one: lower is always safe, since a raise stores before it mirrors.
  */
 static int page_init(store *st, struct lmdb_ts_page *p, const uint8_t boot[16], int known)
 {
 	const uint8_t *id = lmdb_store_id(st);
-	int ours = memcmp(p->magic, TS_MAGIC, 8) == 0 && memcmp(p->store_id, id, 16) == 0;
+	int valid = memcmp(p->magic, TS_MAGIC, 8) == 0;
+	int ours = valid && memcmp(p->store_id, id, 16) == 0;
 	uint64_t c, h;
 	int rc;
 
 	if (ours && known && memcmp(p->boot, boot, 16) == 0)
 		return 0;
+	if (valid && !ours)
+		return mrtx__seterr(MRTX_ECORRUPT, "%s: %s belongs to another store (copied "
+		                    "in?); remove it while no process has this store open",
+		                    st->path, TS_FILE);
 	if ((rc = ceiling_read(st, &c)))
 		return rc;
 	if (!ours) {
@@ -161,7 +180,8 @@ static int attach(store *st)
 	struct stat sb;
 	int fd, rc, err;
 
-	if ((rc = mrtx__path_join(file, sizeof(file), st->path, TS_FILE, "timestamps")))
+	if ((rc = mrtx__path_join(file, sizeof(file), st->ts_dir ? st->ts_dir : st->path, TS_FILE,
+	                          "timestamps")))
 		return rc;
 	fd = open(file, O_RDWR | O_CREAT | O_CLOEXEC, data_mode(st));
 	if (fd < 0)
@@ -196,13 +216,22 @@ static int attach(store *st)
 	return 0;
 }
 
-/* Raise the stored ceiling above t, then the page's. */
+static void mirror(struct lmdb_ts_page *p, uint64_t c)
+{
+	uint64_t cur = atomic_load(&p->ceiling);
+
+	while (cur < c && !atomic_compare_exchange_weak(&p->ceiling, &cur, c))
+		;
+}
+
+/* Raise the stored ceiling above t (durably), then the page's. */
 static int raise_ceiling(store *st, struct lmdb_ts_page *p, uint64_t t)
 {
+	uint64_t now = mrtx__now_us(), lead = t > now ? t - now : 0, c;
+	uint64_t want = t + TS_AHEAD + lead;
+	MDB_val k = { TSCEIL_KEY_LEN, TSCEIL_KEY }, v;
 	MDB_cursor *cur;
 	MDB_txn *txn;
-	uint64_t c, want = t + TS_AHEAD, cur_page;
-	MDB_val k = { TSCEIL_KEY_LEN, TSCEIL_KEY }, v;
 	int rc;
 
 	if (store_read_only(st))
@@ -222,20 +251,25 @@ static int raise_ceiling(store *st, struct lmdb_ts_page *p, uint64_t t)
 		       mrtx__seterr(rc, "%s: the timestamp ceiling record is malformed", st->path) :
 		       lmdb_err(st, rc, "raise the timestamp ceiling");
 	}
-	if (c < want) {
-		c = want;
-		v = (MDB_val){ sizeof(c), &c };
-		if ((rc = mdb_put(txn, st->dbi, &k, &v, 0))) {
-			lmdb_wabort(st, txn);
-			return lmdb_err(st, rc, "raise the timestamp ceiling");
-		}
+	if (c > t) {
+		/* raised by another since we looked: write nothing, but make
+		 * sure what we read is durable before handing out below it (its
+		 * raiser may still be syncing) */
+		lmdb_wabort(st, txn);
+		if ((rc = lmdb_store_sync_visible(st)))
+			return rc;
+		mirror(p, c);
+		return 0;
 	}
-	/* not durable: see the comment at the top */
-	if ((rc = lmdb_commit(st, txn, 0)))
+	c = want;
+	v = (MDB_val){ sizeof(c), &c };
+	if ((rc = mdb_put(txn, st->dbi, &k, &v, 0))) {
+		lmdb_wabort(st, txn);
 		return lmdb_err(st, rc, "raise the timestamp ceiling");
-	cur_page = atomic_load(&p->ceiling);
-	while (cur_page < c && !atomic_compare_exchange_weak(&p->ceiling, &cur_page, c))
-		;
+	}
+	if ((rc = lmdb_commit(st, txn, 1)))
+		return lmdb_err(st, rc, "raise the timestamp ceiling");
+	mirror(p, c);
 	return 0;
 }
 
@@ -245,6 +279,9 @@ int lmdb_store_ts_next(store *st, uint64_t floor, uint64_t *out)
 	int rc;
 
 	*out = 0;
+	if (floor >= (uint64_t)1 << 63)
+		return mrtx__seterr(MRTX_EINVAL, "timestamp floor %llu is out of range",
+		                    (unsigned long long)floor);
 	if (!p) {
 		pthread_mutex_lock(&st->ts_mu);
 		rc = atomic_load(&st->ts_page) ? 0 : attach(st);
@@ -253,9 +290,6 @@ int lmdb_store_ts_next(store *st, uint64_t floor, uint64_t *out)
 			return rc;
 		p = atomic_load(&st->ts_page);
 	}
-	if (floor >= (uint64_t)1 << 63)
-		return mrtx__seterr(MRTX_EINVAL, "timestamp floor %llu is out of range",
-		                    (unsigned long long)floor);
 	for (;;) {
 		uint64_t h = atomic_load(&p->handed), t = mrtx__now_us();
 

@@ -2,19 +2,20 @@
  * rados_ts.c - the timestamp source of a RADOS store (store_ts_next;
  * DESIGN §9): many hosts, no clock bound assumed.
  *
- * The last timestamp handed out is the omap value "ts" (u64 big-endian) of
- * the object NAME.ts.  A batch of k callers takes t = max(last + 1, this
- * host's clock in µs, the callers' floors) and reserves t .. t + k - 1
- * with one guarded write: "ts" still equals the value this handle last
- * knew, set it to t + k - 1.  RADOS applies the writes of one object one
- * at a time, so a batch sent after another's write was acknowledged is
- * compared against that write's value or a later one: every timestamp is
- * above every one handed out before its batch was sent (Percolator's
+ * The last timestamp handed out is the omap value "ts" (ts_put) of
+ * the object NAME.ts.  A batch of k callers proposes t = max(last this
+ * handle knows + 1, this host's clock in µs, the callers' floors) and
+ * reserves t .. t + k - 1 with one guarded write: if the stored value is
+ * below t, set it to t + k - 1.  RADOS applies the writes of one object
+ * one at a time, so a batch sent after another's write was acknowledged
+ * is compared against that write's value or a later one: every timestamp
+ * is above every one handed out before its batch was sent (Percolator's
  * oracle, with the object as the oracle).  A guard that fails (another
- * handle moved the value) re-reads and tries again; a write whose outcome
- * is unknown (a timeout) also re-reads: a range it may have reserved is
- * skipped, never handed twice.  Each write is durable when acknowledged,
- * so nothing else is needed across crashes.
+ * handle got further) re-reads and proposes again, further ahead
+ * (ts_reserve); a write whose outcome is unknown (a timeout) also
+ * re-reads: a range it may have reserved is skipped, never handed twice;
+ * two timeouts end the call (MRTX_ESTORE).  Each write is durable when
+ * acknowledged, so nothing else is needed across crashes.
  *
  * Batching (Percolator's): callers that arrive while a batch is in flight
  * queue; when it returns, one of them sends the next batch for all of
@@ -42,6 +43,29 @@
 
 #define TS_KEY "ts"
 #define TS_ATTEMPTS 64 /* guarded writes one batch tries before giving up */
+#define TS_SIZE 10u    /* a stored timestamp: ten 7-bit digits, big-endian */
+
+/* The OSD compares omap values as signed chars, so a value that must
+ * order as its number (the guard below) keeps every byte under 128 (as
+ * rgen_put does, rados_int.h). */
+static void ts_put(uint8_t *p, uint64_t v)
+{
+	for (int i = TS_SIZE - 1; i >= 0; i--, v >>= 7)
+		p[i] = (uint8_t)(v & 0x7f);
+}
+
+static int ts_get(const uint8_t *p, uint64_t *v)
+{
+	*v = 0;
+	if (p[0] > 1) /* (70 bits of digits; a u64 leaves the first at 0 or 1) */
+		return -1;
+	for (unsigned i = 0; i < TS_SIZE; i++) {
+		if (p[i] & 0x80)
+			return -1;
+		*v = *v << 7 | p[i];
+	}
+	return 0;
+}
 
 /* A caller waiting in a batch (on its own stack). */
 struct rts_wait {
@@ -71,13 +95,13 @@ static int ts_read(rstore *rs)
 		rs->ts_known = 1;
 		rs->ts_last = 0;
 		for (size_t i = 0; i < r.nkvs; i++) {
-			if (r.kvs[i].value.size != 8) {
+			if (r.kvs[i].value.size != TS_SIZE ||
+			    ts_get(r.kvs[i].value.data, &rs->ts_last)) {
 				rc = mrtx__seterr(MRTX_ECORRUPT, "%s: object %s holds a malformed "
 				                  "timestamp", rs->addr, rs->ts_oid);
 				rs->ts_known = 0;
 				break;
 			}
-			rs->ts_last = rbe64_get(r.kvs[i].value.data);
 		}
 	} else if (rc == RCONN_TIMEDOUT) {
 		rc = MRTX_ESTORE;
@@ -86,11 +110,19 @@ static int ts_read(rstore *rs)
 	return rc;
 }
 
-/* Reserve k timestamps, the first at least floor: *first. */
+/* Reserve k timestamps, the first at least floor: *first.  The guard is
+ * "stored < t" (absent is the empty value, below any), which keeps the stored value increasing and
+ * our range above it (ts_put's digits compare as the numbers).  After a failed guard this handle re-reads and also
+ * aims ahead -- 1 ms, doubling with each failure -- so that a handle racing
+ * one that streams its batches back to back (whose next write lands in any
+ * read-to-write window) still gets through: the cost is a gap in the
+ * timestamps, never a repeat. */
 static int ts_reserve(rstore *rs, size_t k, uint64_t floor, uint64_t *first)
 {
+	int timeouts = 0;
+
 	for (int attempt = 0; attempt < TS_ATTEMPTS; attempt++) {
-		uint8_t expect[8], want[8];
+		uint8_t lt[TS_SIZE], want[TS_SIZE];
 		rguard g;
 		rkv set;
 		rwrite w;
@@ -100,12 +132,12 @@ static int ts_reserve(rstore *rs, size_t k, uint64_t floor, uint64_t *first)
 		if (!rs->ts_known && (rc = ts_read(rs)))
 			return rc;
 		t = MRTX_MAX(MRTX_MAX(rs->ts_last + 1, mrtx__now_us()), floor);
-		rbe64_put(expect, rs->ts_last);
-		rbe64_put(want, t + k - 1);
-		/* never stored: the key is absent, which compares as "" */
-		g = (rguard){ MRTX_CSTR(TS_KEY), rs->ts_last ? MRTX_BYTES(expect, 8) :
-		              MRTX_BYTES(NULL, 0), LIBRADOS_CMPXATTR_OP_EQ, 0 };
-		set = (rkv){ MRTX_CSTR(TS_KEY), MRTX_BYTES(want, 8) };
+		if (attempt)
+			t += (uint64_t)1000u << (attempt < 11 ? attempt - 1 : 10);
+		ts_put(lt, t);
+		ts_put(want, t + k - 1);
+		g = (rguard){ MRTX_CSTR(TS_KEY), MRTX_BYTES(lt, TS_SIZE), LIBRADOS_CMPXATTR_OP_LT, 0 };
+		set = (rkv){ MRTX_CSTR(TS_KEY), MRTX_BYTES(want, TS_SIZE) };
 		memset(&w, 0, sizeof(w));
 		w.oid = rs->ts_oid;
 		w.create = 1;
@@ -120,12 +152,16 @@ static int ts_reserve(rstore *rs, size_t k, uint64_t floor, uint64_t *first)
 			*first = t;
 			return 0;
 		}
+		rs->ts_known = 0; /* moved by another handle, or unknown: re-read */
+		if (rc == RCONN_TIMEDOUT && ++timeouts == 2)
+			return mrtx__seterr(MRTX_ESTORE, "%s: writes of the timestamp object %s timed "
+			                    "out twice", rs->addr, rs->ts_oid);
 		if (rc && rc != RCONN_TIMEDOUT)
 			return rc;
-		rs->ts_known = 0; /* moved by another handle, or unknown: re-read */
 	}
 	return mrtx__seterr(MRTX_ESTORE, "%s: the timestamp object %s changed under each of %d "
-	                    "guarded writes", rs->addr, rs->ts_oid, TS_ATTEMPTS);
+	                    "guarded writes (other handles taking timestamps)", rs->addr,
+	                    rs->ts_oid, TS_ATTEMPTS);
 }
 
 int rados_store_ts_next(store *st, uint64_t floor, uint64_t *out)
