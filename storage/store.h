@@ -390,7 +390,8 @@ int store_sync_visible(store *st);
  * store -- any thread, process or host -- got from a call that returned
  * before this one began.  Timestamps stay above each other across closes,
  * crashes and reboots (an LMDB store opened MRTX_NOSYNC: only as far as
- * its writes reached the disk, as for its data).  LMDB keeps them in
+ * its writes reached the disk, as for its data; an LMDB host without a
+ * boot id makes every process's first call raise the ceiling).  LMDB keeps them in
  * DIR/ts.shm (created on first use, mapped shared; never remove it while
  * the store is open) under a ceiling stored in the store, raised by one
  * durable write transaction about once a second (storage/lmdb/lmdb_ts.c);
@@ -398,7 +399,8 @@ int store_sync_visible(store *st);
  * guarded write of the object NAME.ts per batch of concurrent callers
  * (storage/rados/rados_ts.c).  Not yet used by transactions: cell versions
  * and snapshot reads will be.  Returns 0 (*out set; 0 on any error);
- * MRTX_EINVAL (floor at or above 2^63); MRTX_EREADONLY (LMDB: a read-only
+ * MRTX_EINVAL (floor at or above 2^63; LMDB: the store's path too long for
+ * the file's); MRTX_EREADONLY (LMDB: a read-only
  * handle reached the ceiling, a writer must raise it; RADOS: every
  * read-only handle); MRTX_ESTORE (LMDB: the file cannot be made or mapped,
  * the ceiling cannot be read, written or synced; RADOS: the cluster failed,

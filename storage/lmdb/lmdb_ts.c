@@ -73,6 +73,8 @@ struct lmdb_ts_page {
 	_Atomic uint64_t ceiling;
 };
 _Static_assert(sizeof(struct lmdb_ts_page) <= TS_PAGE, "the page holds the header");
+/* processes share the page: its atomics must not be locks of one process */
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 
 /* /proc/sys/kernel/random/boot_id as 16 bytes; 0 or -1. */
 static int read_boot_id(uint8_t out[16])
@@ -123,7 +125,8 @@ static mode_t data_mode(store *st)
 	char file[4096];
 	struct stat sb;
 
-	if (mrtx__path_join(file, sizeof(file), st->path, "data.mdb", "timestamps") == 0 &&
+	if (mrtx__path_join(file, sizeof(file), st->ts_dir ? st->ts_dir : st->path, "data.mdb",
+	                    "timestamps") == 0 &&
 	    stat(file, &sb) == 0)
 		return sb.st_mode & 0666;
 	return 0600;
@@ -135,8 +138,9 @@ static mode_t data_mode(store *st)
  * to compare) keeps what it has if that is more than the stored ceiling:
  * either is above everything handed out since the page was made, and
  * processes may be using it right now.  A new or garbage one starts at the
- * stored ceiling; another store's is refused.  The page's ceiling is set to the
- * stored one: lower is always safe, since a raise stores before it mirrors.
+ * stored ceiling; another store's is refused.  The page's ceiling is set to
+ * the stored one: lower is always safe, since a raise stores before it
+ * mirrors.
  */
 static int page_init(store *st, struct lmdb_ts_page *p, const uint8_t boot[16], int known)
 {
@@ -216,6 +220,19 @@ static int attach(store *st)
 	return 0;
 }
 
+/* Make the stored ceiling just read or written durable before the page
+ * mirrors it: MRTX_SYNC waits for (or makes) the flush of what is visible;
+ * MRTX_NOMETASYNC leaves a commit's meta page unsynced, so force one;
+ * MRTX_NOSYNC promises nothing after an OS crash (store.h). */
+static int ceiling_durable(store *st)
+{
+	if (st->durability == MRTX_SYNC)
+		return lmdb_store_sync_visible(st);
+	if (st->durability == MRTX_NOMETASYNC)
+		return lmdb_store_sync(st);
+	return 0;
+}
+
 static void mirror(struct lmdb_ts_page *p, uint64_t c)
 {
 	uint64_t cur = atomic_load(&p->ceiling);
@@ -256,7 +273,7 @@ static int raise_ceiling(store *st, struct lmdb_ts_page *p, uint64_t t)
 		 * sure what we read is durable before handing out below it (its
 		 * raiser may still be syncing) */
 		lmdb_wabort(st, txn);
-		if ((rc = lmdb_store_sync_visible(st)))
+		if ((rc = ceiling_durable(st)))
 			return rc;
 		mirror(p, c);
 		return 0;
@@ -269,6 +286,8 @@ static int raise_ceiling(store *st, struct lmdb_ts_page *p, uint64_t t)
 	}
 	if ((rc = lmdb_commit(st, txn, 1)))
 		return lmdb_err(st, rc, "raise the timestamp ceiling");
+	if (st->durability == MRTX_NOMETASYNC && (rc = lmdb_store_sync(st)))
+		return rc; /* (SYNC: lmdb_commit waited for it) */
 	mirror(p, c);
 	return 0;
 }

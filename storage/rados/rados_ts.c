@@ -73,6 +73,7 @@ struct rts_wait {
 	uint64_t ts;
 	int rc;
 	int done;
+	char msg[256]; /* the leader's error message, when rc */
 	struct rts_wait *next;
 };
 
@@ -110,13 +111,18 @@ static int ts_read(rstore *rs)
 	return rc;
 }
 
-/* Reserve k timestamps, the first at least floor: *first.  The guard is
- * "stored < t" (absent is the empty value, below any), which keeps the stored value increasing and
- * our range above it (ts_put's digits compare as the numbers).  After a failed guard this handle re-reads and also
- * aims ahead -- 1 ms, doubling with each failure -- so that a handle racing
- * one that streams its batches back to back (whose next write lands in any
- * read-to-write window) still gets through: the cost is a gap in the
- * timestamps, never a repeat. */
+/*
+ * Reserve k timestamps, the first at least floor: *first.  The guard is
+ * "stored < t" (absent is the empty value, below any), which keeps the
+ * stored value increasing and our range above it (ts_put's digits compare
+ * as the numbers).  After a failed guard this handle re-reads and proposes
+ * again; after two, it also aims ahead -- 1 ms, doubling with each further
+ * failure -- so that a handle racing one that streams its batches back to
+ * back (whose next write lands in any read-to-write window) still gets
+ * through: the cost is a gap in the timestamps, never a repeat.  Handles
+ * merely taking turns need no margin (the re-read suffices), so the
+ * counter stays near the clock.
+ */
 static int ts_reserve(rstore *rs, size_t k, uint64_t floor, uint64_t *first)
 {
 	int timeouts = 0;
@@ -132,8 +138,8 @@ static int ts_reserve(rstore *rs, size_t k, uint64_t floor, uint64_t *first)
 		if (!rs->ts_known && (rc = ts_read(rs)))
 			return rc;
 		t = MRTX_MAX(MRTX_MAX(rs->ts_last + 1, mrtx__now_us()), floor);
-		if (attempt)
-			t += (uint64_t)1000u << (attempt < 11 ? attempt - 1 : 10);
+		if (attempt >= 2)
+			t += (uint64_t)1000u << (attempt < 12 ? attempt - 2 : 10);
 		ts_put(lt, t);
 		ts_put(want, t + k - 1);
 		g = (rguard){ MRTX_CSTR(TS_KEY), MRTX_BYTES(lt, TS_SIZE), LIBRADOS_CMPXATTR_OP_LT, 0 };
@@ -167,16 +173,16 @@ static int ts_reserve(rstore *rs, size_t k, uint64_t floor, uint64_t *first)
 int rados_store_ts_next(store *st, uint64_t floor, uint64_t *out)
 {
 	rstore *rs = RS(st);
-	rts_wait me = { floor, 0, 0, 0, NULL };
+	rts_wait me = { floor, 0, 0, 0, "", NULL };
 	int led = 0;
 
 	*out = 0;
-	if (rs->head.read_only)
-		return mrtx__seterr(MRTX_EREADONLY, "%s: a timestamp is a write to the store, and "
-		                    "this handle is read-only", rs->addr);
 	if (floor >= (uint64_t)1 << 63)
 		return mrtx__seterr(MRTX_EINVAL, "timestamp floor %llu is out of range",
 		                    (unsigned long long)floor);
+	if (rs->head.read_only)
+		return mrtx__seterr(MRTX_EREADONLY, "%s: a timestamp is a write to the store, and "
+		                    "this handle is read-only", rs->addr);
 	pthread_mutex_lock(&rs->ts_mu);
 	*rs->ts_tail = &me;
 	rs->ts_tail = &me.next;
@@ -207,15 +213,16 @@ int rados_store_ts_next(store *st, uint64_t floor, uint64_t *out)
 		for (w = batch; w; w = w->next) {
 			w->rc = rc;
 			w->ts = rc ? 0 : first++;
+			if (rc)
+				snprintf(w->msg, sizeof(w->msg), "%s", mrtx_errmsg());
 			w->done = 1;
 		}
 		rs->ts_busy = 0;
 		pthread_cond_broadcast(&rs->ts_cv);
 	}
 	pthread_mutex_unlock(&rs->ts_mu);
-	if (me.rc && !led) /* (the message is the leader thread's) */
-		return mrtx__seterr(me.rc, "%s: the batch of timestamps this call joined failed "
-		                    "(object %s)", rs->addr, rs->ts_oid);
+	if (me.rc && !led) /* (the message was the leader thread's) */
+		return mrtx__seterr(me.rc, "%s", me.msg);
 	if (me.rc)
 		return me.rc;
 	*out = me.ts;
