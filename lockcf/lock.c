@@ -649,64 +649,6 @@ void lock_txnid_hex(const uint8_t txn[LOCK_TXNID_SIZE], char out[33])
 
 /* ================================================================ owner */
 
-/* Read up to cap bytes of a small file; length, or -errno. */
-static ssize_t read_small(const char *path, char *buf, size_t cap)
-{
-	size_t n = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int err = 0;
-
-	if (fd < 0)
-		return -errno;
-	while (n < cap) {
-		ssize_t k = read(fd, buf + n, cap - n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			err = errno;
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-	}
-	close(fd);
-	return err ? -err : (ssize_t)n;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* This boot's id (uuid text to 16 bytes); all zeros when unknown. */
-static void read_boot_id(uint8_t out[16])
-{
-	char buf[64];
-	uint8_t id[16] = { 0 };
-	ssize_t n = read_small("/proc/sys/kernel/random/boot_id", buf, sizeof(buf));
-	size_t nib = 0;
-
-	memset(out, 0, 16);
-	for (ssize_t i = 0; i < n && buf[i] != '\n'; i++) {
-		int v = hexval(buf[i]);
-
-		if (buf[i] == '-')
-			continue;
-		if (v < 0 || nib >= 32)
-			return;
-		id[nib / 2] |= (uint8_t)(nib % 2 ? v : v << 4);
-		nib++;
-	}
-	if (nib == 32)
-		memcpy(out, id, 16);
-}
-
 /*
  * Fold this process's pid namespace into the host identity: a pid means
  * something only inside its namespace, so owners from another namespace
@@ -730,7 +672,7 @@ static long proc_threads(long pid)
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
-	if ((n = read_small(path, buf, sizeof(buf) - 1)) < 0)
+	if ((n = mrtx__read_small(path, buf, sizeof(buf) - 1)) < 0)
 		return -1;
 	buf[n] = '\0';
 	if (!(p = strstr(buf, "\nThreads:")))
@@ -748,7 +690,7 @@ static int proc_stat(long pid, char *state, uint64_t *start)
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	if ((n = read_small(path, buf, sizeof(buf) - 1)) < 0)
+	if ((n = mrtx__read_small(path, buf, sizeof(buf) - 1)) < 0)
 		return (int)n;
 	buf[n] = '\0';
 	if (!(p = strrchr(buf, ')')) || p[1] != ' ' || !p[2])
@@ -774,7 +716,7 @@ static void owner_compute(lock_owner *o)
 	char state;
 
 	memset(o, 0, sizeof(*o));
-	read_boot_id(o->boot_id);
+	mrtx__boot_id(o->boot_id);
 	fold_pid_ns(o->boot_id);
 	o->pid = (uint32_t)pid;
 	if (proc_stat((long)pid, &state, &start) == 0)

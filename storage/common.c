@@ -4,11 +4,13 @@
 #include "common.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <bsd/stdlib.h>
 
@@ -301,7 +303,7 @@ struct timespec mrtx__mono_timespec(uint64_t us)
 
 void mrtx__sleep_us(uint64_t us)
 {
-	struct timespec ts = { (time_t)(us / 1000000u), (long)(us % 1000000u) * 1000 };
+	struct timespec ts = mrtx__mono_timespec(us); /* (a duration: the same conversion) */
 
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
@@ -310,4 +312,64 @@ void mrtx__sleep_us(uint64_t us)
 uint32_t mrtx__rand_below(uint32_t n)
 {
 	return n ? arc4random_uniform(n) : 0;
+}
+
+/* ------------------------------------------------- small system files */
+
+/* Read up to cap bytes of a small file; length, or -errno. */
+ssize_t mrtx__read_small(const char *path, char *buf, size_t cap)
+{
+	size_t n = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (n < cap) {
+		ssize_t k = read(fd, buf + n, cap - n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			err = errno;
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	return err ? -err : (ssize_t)n;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* This boot's id (uuid text to 16 bytes); all zeros when unknown. */
+void mrtx__boot_id(uint8_t out[16])
+{
+	char buf[64];
+	uint8_t id[16] = { 0 };
+	ssize_t n = mrtx__read_small("/proc/sys/kernel/random/boot_id", buf, sizeof(buf));
+	size_t nib = 0;
+
+	memset(out, 0, 16);
+	for (ssize_t i = 0; i < n && buf[i] != '\n'; i++) {
+		int v = hexval(buf[i]);
+
+		if (buf[i] == '-')
+			continue;
+		if (v < 0 || nib >= 32)
+			return;
+		id[nib / 2] |= (uint8_t)(nib % 2 ? v : v << 4);
+		nib++;
+	}
+	if (nib == 32)
+		memcpy(out, id, 16);
 }

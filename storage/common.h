@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include <sys/types.h>
 
 #include "mrtx.h"
 
@@ -128,6 +129,11 @@ struct timespec mrtx__mono_timespec(uint64_t us);
 void mrtx__sleep_us(uint64_t us);
 /* uniformly random in [0, n) (not for secrets) */
 uint32_t mrtx__rand_below(uint32_t n);
+/* Read up to cap bytes of a small file (/proc); length, or -errno. */
+ssize_t mrtx__read_small(const char *path, char *buf, size_t cap);
+/* This boot's id (/proc/sys/kernel/random/boot_id, 16 bytes); all zeros
+ * when unknown. */
+void mrtx__boot_id(uint8_t out[16]);
 
 /* ---- failpoints (DESIGN §7) ---- */
 typedef enum {

@@ -232,14 +232,43 @@ static char *page_file(const char *path)
 	return f;
 }
 
+/* The page's layout (lmdb_ts.c): magic, boot id, store id, handed, ceiling. */
+enum { PG_BOOT = 8, PG_STORE = 24, PG_HANDED = 40, PG_CEILING = 48 };
+
+/* Write (or, out non-NULL, read) n bytes of the page file at off. */
+static void page_io(const char *pf, long off, const void *in, void *out, size_t n)
+{
+	FILE *f = fopen(pf, "r+b");
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, off, SEEK_SET), 0);
+	if (out)
+		assert_int_equal(fread(out, 1, n, f), n);
+	else
+		assert_int_equal(fwrite(in, 1, n, f), n);
+	fclose(f);
+}
+
+/* Open the store, take a timestamp, close: it must be above min. */
+static uint64_t reopen_next_above(const char *path, uint64_t min)
+{
+	mrtx_db *db = tu_open(path, NULL);
+	uint64_t t;
+
+	assert_non_null(db);
+	t = next_ts(db, 0);
+	assert_true(t > min);
+	mrtx_close(db);
+	return t;
+}
+
 /* Above everything handed before: across a close, a lost page file, a
  * page from another boot, and a page pushed past the stored ceiling. */
 static void test_restarts(void **state)
 {
 	char *path, *pf;
 	mrtx_db *db;
-	uint64_t max = 0, t;
-	FILE *f;
+	uint64_t max, c, h;
 
 	(void)state;
 	if (tu_rados())
@@ -250,76 +279,38 @@ static void test_restarts(void **state)
 	max = next_ts(db, mrtx__now_us() + 3600u * 1000000u);
 	mrtx_close(db);
 
-	/* reopen: the same page */
-	db = tu_open(path, NULL);
-	t = next_ts(db, 0);
-	assert_true(t > max);
-	max = t;
-	mrtx_close(db);
+	/* reopen */
+	max = reopen_next_above(path, max);
 
 	/* the page's file lost (as after a crash): from the stored ceiling */
 	assert_int_equal(unlink(pf), 0);
-	db = tu_open(path, NULL);
-	t = next_ts(db, 0);
-	assert_true(t > max);
-	max = t;
-	mrtx_close(db);
+	max = reopen_next_above(path, max);
 
-	/* a page of another boot: its boot id zeroed (offset 8) and its
-	 * counter zeroed (offset 40) -- the stored ceiling still bounds */
-	f = fopen(pf, "r+b");
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 8, SEEK_SET), 0);
-	assert_int_equal(fwrite((uint8_t[16]){ 0 }, 1, 16, f), 16);
-	assert_int_equal(fseek(f, 40, SEEK_SET), 0);
-	assert_int_equal(fwrite((uint8_t[8]){ 0 }, 1, 8, f), 8);
-	fclose(f);
-	db = tu_open(path, NULL);
-	t = next_ts(db, 0);
-	assert_true(t > max);
-	max = t;
-	mrtx_close(db);
+	/* a page of another boot (its boot id zeroed) with its counter zeroed:
+	 * the stored ceiling still bounds */
+	page_io(pf, PG_BOOT, (uint8_t[16]){ 0 }, NULL, 16);
+	page_io(pf, PG_HANDED, (uint8_t[8]){ 0 }, NULL, 8);
+	max = reopen_next_above(path, max);
 
 	/* a page of another boot whose counter is past the stored ceiling
 	 * (the page reached the disk, the raise's sync had not -- or the
 	 * ceiling is read from a snapshot older than a live process's raise):
 	 * the counter is kept, never lowered */
-	{
-		uint64_t c, h;
-
-		f = fopen(pf, "r+b");
-		assert_non_null(f);
-		assert_int_equal(fseek(f, 48, SEEK_SET), 0);
-		assert_int_equal(fread(&c, 1, 8, f), 8);
-		h = c + 10u * 1000000u;
-		assert_int_equal(fseek(f, 8, SEEK_SET), 0);
-		assert_int_equal(fwrite((uint8_t[16]){ 0 }, 1, 16, f), 16);
-		assert_int_equal(fseek(f, 40, SEEK_SET), 0);
-		assert_int_equal(fwrite(&h, 1, 8, f), 8);
-		fclose(f);
-		db = tu_open(path, NULL);
-		t = next_ts(db, 0);
-		assert_true(t > h);
-		max = t;
-		mrtx_close(db);
-	}
+	page_io(pf, PG_CEILING, NULL, &c, 8);
+	h = c + 10u * 1000000u;
+	page_io(pf, PG_BOOT, (uint8_t[16]){ 0 }, NULL, 16);
+	page_io(pf, PG_HANDED, &h, NULL, 8);
+	max = reopen_next_above(path, h);
 
 	/* another store's page (its store id changed): refused, not reset */
-	f = fopen(pf, "r+b");
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 24, SEEK_SET), 0);
-	assert_int_equal(fwrite("XXXXXXXXXXXXXXXX", 1, 16, f), 16);
-	fclose(f);
+	page_io(pf, PG_STORE, "XXXXXXXXXXXXXXXX", NULL, 16);
 	db = tu_open(path, NULL);
-	assert_int_equal(store_ts_next(mrtx__db_store(db), 0, &t), MRTX_ECORRUPT);
+	assert_int_equal(store_ts_next(mrtx__db_store(db), 0, &c), MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "another store"));
 	mrtx_close(db);
 	/* removed while the store is closed: from the stored ceiling */
 	assert_int_equal(unlink(pf), 0);
-	db = tu_open(path, NULL);
-	t = next_ts(db, 0);
-	assert_true(t > max);
-	mrtx_close(db);
+	(void)reopen_next_above(path, max);
 	free(pf);
 	tu_rmrf(path);
 	free(path);

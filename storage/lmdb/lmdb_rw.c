@@ -619,28 +619,26 @@ static int op_write(wctx *w, store_op *op)
 	MDB_cursor *cur = w->cur;
 	size_t plen = tkey_put(key, op->table, op->row);
 	MDB_val k, v;
-	int rc;
+	int rc, in_place;
 
 	memcpy(lk, key, plen);
 	lk[plen] = LOCK_TAG;
 	k = mv(lk, plen + 1);
-	if (w->at_lock == op && !op->delete_lock) {
+	in_place = w->at_lock == op && !op->delete_lock;
+	w->at_lock = NULL;
+	if (in_place) {
 		/* the condition left the cursor on this lock: replace it there,
 		 * without a search, before the cells move the cursor */
-		w->at_lock = NULL;
 		v = mv(op->new_lock.data, op->new_lock.size);
 		if ((rc = mdb_cursor_put(cur, &k, &v, MDB_CURRENT)))
 			return rc;
 		w->st->w_dirty = 1;
-		for (size_t i = 0; i < op->nmuts; i++)
-			if ((rc = apply_mut(cur, op, key, plen, &op->muts[i])))
-				return rc;
-		return 0;
 	}
-	w->at_lock = NULL;
 	for (size_t i = 0; i < op->nmuts; i++)
 		if ((rc = apply_mut(cur, op, key, plen, &op->muts[i])))
 			return rc;
+	if (in_place)
+		return 0;
 	if (op->delete_lock) {
 		rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
 		if (rc == 0 && (rc = mdb_cursor_del(cur, 0)) == 0)

@@ -76,32 +76,14 @@ _Static_assert(sizeof(struct lmdb_ts_page) <= TS_PAGE, "the page holds the heade
 /* processes share the page: its atomics must not be locks of one process */
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 
-/* /proc/sys/kernel/random/boot_id as 16 bytes; 0 or -1. */
-static int read_boot_id(uint8_t out[16])
+/* The stored ceiling, with cursor cur; errors as MRTX codes. */
+static int ceiling_get(store *st, MDB_cursor *cur, uint64_t *out)
 {
-	char s[64];
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-	size_t n = 0;
+	int rc = lmdb_u64_read(cur, TSCEIL_KEY, TSCEIL_KEY_LEN, out);
 
-	if (!f)
-		return -1;
-	if (!fgets(s, sizeof(s), f)) {
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	for (const char *p = s; *p && *p != '\n' && n < 32; p++) {
-		int d = *p >= '0' && *p <= '9' ? *p - '0' :
-		        *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
-
-		if (*p == '-')
-			continue;
-		if (d < 0)
-			return -1;
-		out[n / 2] = (uint8_t)(n % 2 ? out[n / 2] | d : d << 4);
-		n++;
-	}
-	return n == 32 ? 0 : -1;
+	if (rc == MRTX_ECORRUPT)
+		return mrtx__seterr(rc, "%s: the timestamp ceiling record is malformed", st->path);
+	return rc ? lmdb_err(st, rc, "read the timestamp ceiling") : 0;
 }
 
 /* The stored ceiling, in a read transaction. */
@@ -112,11 +94,9 @@ static int ceiling_read(store *st, uint64_t *out)
 
 	if ((rc = lmdb_rtxn_begin(st, &rt)))
 		return rc;
-	rc = lmdb_u64_read(rt.cur, TSCEIL_KEY, TSCEIL_KEY_LEN, out);
+	rc = ceiling_get(st, rt.cur, out);
 	lmdb_rtxn_end(st, &rt);
-	if (rc == MRTX_ECORRUPT)
-		return mrtx__seterr(rc, "%s: the timestamp ceiling record is malformed", st->path);
-	return rc ? lmdb_err(st, rc, "read the timestamp ceiling") : 0;
+	return rc;
 }
 
 /* The mode of the store's data file, for the page's file. */
@@ -178,12 +158,14 @@ static int attach(store *st)
 {
 	struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 	struct lmdb_ts_page *p;
-	uint8_t boot[16] = { 0 };
-	int known = read_boot_id(boot) == 0;
+	uint8_t boot[16];
+	int known;
 	char file[4096];
 	struct stat sb;
 	int fd, rc, err;
 
+	mrtx__boot_id(boot);
+	known = memcmp(boot, (uint8_t[16]){ 0 }, 16) != 0;
 	if ((rc = mrtx__path_join(file, sizeof(file), st->ts_dir ? st->ts_dir : st->path, TS_FILE,
 	                          "timestamps")))
 		return rc;
@@ -245,8 +227,7 @@ static void mirror(struct lmdb_ts_page *p, uint64_t c)
 static int raise_ceiling(store *st, struct lmdb_ts_page *p, uint64_t t)
 {
 	uint64_t now = mrtx__now_us(), lead = t > now ? t - now : 0, c;
-	uint64_t want = t + TS_AHEAD + lead;
-	MDB_val k = { TSCEIL_KEY_LEN, TSCEIL_KEY }, v;
+	MDB_val k = { TSCEIL_KEY_LEN, TSCEIL_KEY }, v = { sizeof(c), &c };
 	MDB_cursor *cur;
 	MDB_txn *txn;
 	int rc;
@@ -260,34 +241,26 @@ static int raise_ceiling(store *st, struct lmdb_ts_page *p, uint64_t t)
 		lmdb_wabort(st, txn);
 		return lmdb_err(st, rc, "raise the timestamp ceiling");
 	}
-	rc = lmdb_u64_read(cur, TSCEIL_KEY, TSCEIL_KEY_LEN, &c);
+	rc = ceiling_get(st, cur, &c);
 	mdb_cursor_close(cur);
-	if (rc) {
+	if (rc || c > t) {
+		/* (c > t: raised by another since we looked; nothing to write) */
 		lmdb_wabort(st, txn);
-		return rc == MRTX_ECORRUPT ?
-		       mrtx__seterr(rc, "%s: the timestamp ceiling record is malformed", st->path) :
-		       lmdb_err(st, rc, "raise the timestamp ceiling");
-	}
-	if (c > t) {
-		/* raised by another since we looked: write nothing, but make
-		 * sure what we read is durable before handing out below it (its
-		 * raiser may still be syncing) */
-		lmdb_wabort(st, txn);
-		if ((rc = ceiling_durable(st)))
+		if (rc)
 			return rc;
-		mirror(p, c);
-		return 0;
+	} else {
+		c = t + TS_AHEAD + lead;
+		if ((rc = mdb_put(txn, st->dbi, &k, &v, 0))) {
+			lmdb_wabort(st, txn);
+			return lmdb_err(st, rc, "raise the timestamp ceiling");
+		}
+		if ((rc = lmdb_commit(st, txn, 0)))
+			return lmdb_err(st, rc, "raise the timestamp ceiling");
 	}
-	c = want;
-	v = (MDB_val){ sizeof(c), &c };
-	if ((rc = mdb_put(txn, st->dbi, &k, &v, 0))) {
-		lmdb_wabort(st, txn);
-		return lmdb_err(st, rc, "raise the timestamp ceiling");
-	}
-	if ((rc = lmdb_commit(st, txn, 1)))
-		return lmdb_err(st, rc, "raise the timestamp ceiling");
-	if (st->durability == MRTX_NOMETASYNC && (rc = lmdb_store_sync(st)))
-		return rc; /* (SYNC: lmdb_commit waited for it) */
+	/* durable -- ours, or another raiser's that may still be syncing --
+	 * before anything below it is handed out */
+	if ((rc = ceiling_durable(st)))
+		return rc;
 	mirror(p, c);
 	return 0;
 }
