@@ -340,17 +340,6 @@ ssize_t mrtx__read_small(const char *path, char *buf, size_t cap)
 	return err ? -err : (ssize_t)n;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* This boot's id (uuid text to 16 bytes); all zeros when unknown. */
 void mrtx__boot_id(uint8_t out[16])
 {
@@ -361,7 +350,7 @@ void mrtx__boot_id(uint8_t out[16])
 
 	memset(out, 0, 16);
 	for (ssize_t i = 0; i < n && buf[i] != '\n'; i++) {
-		int v = hexval(buf[i]);
+		int v = mrtx__hexval(buf[i]);
 
 		if (buf[i] == '-')
 			continue;

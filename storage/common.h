@@ -129,6 +129,17 @@ struct timespec mrtx__mono_timespec(uint64_t us);
 void mrtx__sleep_us(uint64_t us);
 /* uniformly random in [0, n) (not for secrets) */
 uint32_t mrtx__rand_below(uint32_t n);
+/* The value of one hex digit (either case), or -1. */
+static inline int mrtx__hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
 /* Read up to cap bytes of a small file (/proc); length, or -errno. */
 ssize_t mrtx__read_small(const char *path, char *buf, size_t cap);
 /* This boot's id (/proc/sys/kernel/random/boot_id, 16 bytes); all zeros

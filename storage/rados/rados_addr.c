@@ -14,17 +14,6 @@ int raddr_is_rados(const char *s)
 	return s && strncmp(s, SCHEME, sizeof(SCHEME) - 1) == 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int token_char(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -50,8 +39,8 @@ static int decode_part(const char *s, size_t n, const char *what, int token, cha
 		unsigned char c = (unsigned char)s[i];
 
 		if (c == '%') {
-			int hi = i + 2 < n ? hexval(s[i + 1]) : -1;
-			int lo = hi >= 0 ? hexval(s[i + 2]) : -1;
+			int hi = i + 2 < n ? mrtx__hexval(s[i + 1]) : -1;
+			int lo = hi >= 0 ? mrtx__hexval(s[i + 2]) : -1;
 
 			if (hi < 0 || lo < 0) {
 				mrtx__free(d);
