@@ -14,9 +14,12 @@
  *                      CAS P -> ABORTED, then roll back  ABORTED
  *                      otherwise: live -> wait, ELOCKED
  *   STABLE             P finished, so R must be settled  (re-read; else ECORRUPT)
- *   P does not hold t  fence P (STABLE -> STABLE' with   resolve_orphan
+ *   P does not hold t  expired / owner dead / --force:   resolve_orphan
+ *                      fence P (STABLE -> STABLE' with
  *                      fresh bytes, so a late prewrite of
- *                      P by t fails), roll R back
+ *                      P by t fails), roll R back;
+ *                      otherwise (P's prewrite may be in
+ *                      flight): live -> wait, ELOCKED
  *
  * Invariant kept: P leaves COMMITTED/ABORTED only after every secondary is
  * settled (settle_secondaries verifies none still holds t).  Every write is
@@ -198,6 +201,17 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 		rc = resolve_at(c, pt, prow, pcur->lock, NULL);
 		c->depth--;
 		return rc ? rc : R_RETRY;
+	}
+	/* P not (yet) holding t is also what a reader sees while t's writer is
+	 * alive and its prewrite of P is in flight: the rows of one prewrite
+	 * land one by one where the store is not one environment (RADOS), and
+	 * P need not be first.  Fencing P then would abort a live writer, so
+	 * an orphan is taken only as a PREWRITTEN primary is: its owner dead,
+	 * its lock expired, or --force.  A live writer whose prewrite of P
+	 * failed rolls this row back itself. */
+	if (!c->o->force && !lock_owner_dead(&l->owner) && l->expiry_ms > mrtx__now_ms()) {
+		*dec = RECOVER_LIVE;
+		return MRTX_ELOCKED;
 	}
 	*dec = RECOVER_ORPHAN;
 	if (c->o->dry_run)

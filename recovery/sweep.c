@@ -262,8 +262,9 @@ static int single_dry(sweep *w, const store_table *t, const store_row *row)
 	if (rc && rc != MRTX_ELOCKED)
 		return rc;
 	/* Every lock of a txn shares its fate: forward or back as its primary
-	 * says, live while the primary is, or orphaned when the primary does
-	 * not hold it (then none of its secondaries is held either). */
+	 * says, live while the primary is (or, when the primary does not hold
+	 * it, while its owner is: the prewrite may be in flight), or orphaned
+	 * (then none of its secondaries is held either). */
 	if (dec != RECOVER_NONE) {
 		rc = keyset_add(&w->decided, MRTX_BYTES(txn, sizeof(txn)), none, none, dec);
 		if (rc < 0)

@@ -418,7 +418,8 @@ static void test_split_under_commit(void **state)
 		int st;
 
 		if (waitpid(pid, &st, WNOHANG) == pid)
-			fail_msg("writer finished before its locks were observed");
+			fail_msg("writer finished (status %d) before its locks were observed",
+			         tu_status(st));
 		usleep(1000);
 	}
 	/* locks moved with their rows; the writer is alive, at its gate */

@@ -271,6 +271,70 @@ static void test_live_txn_is_not_a_finding(void **state)
 }
 
 /*
+ * A secondary whose primary row holds nothing, its owner alive and its lock
+ * unexpired, is what a reader meets while a writer's prewrite of the
+ * primary is still in flight (RADOS writes a prewrite's rows one by one).
+ * Readers and `recover` wait for it, as for a live primary; fencing the
+ * primary would abort the live writer.  Only --force (or the owner's
+ * death, or the expiry: test_each_kind_of_finding) takes it.
+ */
+static void test_live_orphan_is_left_alone(void **state)
+{
+	const char *fams[] = { "f" };
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	recover_opts ro = { 0, 0, 0 };
+	recover_stats rs;
+	const store_table *t;
+	store_rowref ref;
+	store_row cur;
+	mrtx_arena a;
+	lock_rec sec;
+	mrtx_txn *txn;
+	mrtx_bytes v;
+	char *path;
+	mrtx_db *db;
+	store *st;
+
+	(void)state;
+	o.lock_wait_ms = 20;
+	db = tu_open_fresh("check-live-orphan", &path, &o);
+	st = mrtx__db_store(db);
+	assert_int_equal(mrtx_create_table(db, "t", fams, 1), 0);
+	base_rec(st, &sec, LOCK_PREWRITTEN, 11);
+	sec.expiry_ms = mrtx__now_ms() + 3600 * 1000;
+	secondary_of(&sec, "t", "p");
+	put_rec(st, "t", "s", &sec);
+	assert_int_equal(store_table_find(st, "t", &t), 0);
+	ref = (store_rowref){ t, MRTX_CSTR("p") };
+	arena_init(&a);
+
+	assert_int_equal(mrtx_begin(db, &txn), 0);
+	assert_int_equal(mrtx_get(txn, "t", MRTX_CSTR("s"), "f", MRTX_CSTR("q"), &v),
+	                 MRTX_ELOCKED);
+	mrtx_abort(txn);
+	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
+	assert_int_equal(rs.skipped_live, 1);
+	assert_int_equal(rs.rolled_back, 0);
+	/* the primary was not fenced: the writer's prewrite of it can land */
+	assert_int_equal(store_read_locks(st, &ref, 1, &a, &cur), 0);
+	assert_false(cur.has_lock);
+
+	ro.force = 1;
+	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
+	assert_int_equal(rs.rolled_back, 1);
+	assert_int_equal(store_read_locks(st, &ref, 1, &a, &cur), 0);
+	assert_true(cur.has_lock); /* the fence */
+	assert_int_equal(mrtx_begin(db, &txn), 0);
+	assert_int_equal(mrtx_get(txn, "t", MRTX_CSTR("s"), "f", MRTX_CSTR("q"), &v),
+	                 MRTX_NOTFOUND);
+	mrtx_abort(txn);
+	arena_free(&a);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
+/*
  * One stale transaction of `n` rows, its primary first or last in row
  * order; written in one store call (rows "r00000".., primary "p" or "z").
  */
@@ -426,6 +490,7 @@ int main(void)
 		cmocka_unit_test(test_each_kind_of_finding),
 		cmocka_unit_test(test_orphan_fence_stops_blind_prewrite),
 		cmocka_unit_test(test_live_txn_is_not_a_finding),
+		cmocka_unit_test(test_live_orphan_is_left_alone),
 		cmocka_unit_test(test_cost_is_linear_in_txn_size),
 	};
 

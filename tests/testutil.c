@@ -188,6 +188,11 @@ int tu_wait(pid_t pid)
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return -1;
+	return tu_status(st);
+}
+
+int tu_status(int st)
+{
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	if (WIFSIGNALED(st))

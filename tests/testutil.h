@@ -44,6 +44,8 @@ mrtx_db *tu_open(const char *path, const mrtx_options *opts);
 int tu_table(mrtx_db *db, const char *table, ...);
 /* waitpid(pid): the exit status, 128+signal when killed, -1 on error. */
 int tu_wait(pid_t pid);
+/* A waitpid status as tu_wait returns it: the exit code, 128 + signal. */
+int tu_status(int st);
 /* Put / get with explicit byte strings in one fresh transaction. */
 int tu_put(mrtx_db *db, const char *table, mrtx_bytes row, const char *family,
            mrtx_bytes qual, mrtx_bytes value);
