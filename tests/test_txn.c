@@ -146,6 +146,110 @@ static void test_ryw_delete_row(void **state)
 	expect_cell(f->db, "t1", "r", "f", "b", NULL);
 }
 
+/*
+ * The buffer of one row under any order of writes: ascending runs (which
+ * append after the greatest cell without a search), descending ones,
+ * rewrites of the greatest cell, deletes, and delete_row, checked against a
+ * model after every write by gets, by a scan (cells in key order), and after
+ * commit.  Families f and g, qualifiers "q00".."q23".
+ */
+#define ORD_NQ 24
+static void check_row_model(mrtx_txn *txn, const int model[2][ORD_NQ], const char *when)
+{
+	static const char *const fams[2] = { "f", "g" };
+	mrtx_scan_spec sp = { .table = "t1", .start = B("ord"), .end = B("ord\x01") };
+	int want[2 * ORD_NQ][2], nwant = 0, k = 0, rc;
+	mrtx_scanner *sc;
+	mrtx_cell c;
+	char q[8], v[16];
+
+	for (int a = 0; a < 2; a++)
+		for (int i = 0; i < ORD_NQ; i++) {
+			snprintf(q, sizeof(q), "q%02d", i);
+			snprintf(v, sizeof(v), "v%d", model[a][i]);
+			if (!get_eq(txn, "t1", "ord", fams[a], q, model[a][i] ? v : NULL))
+				fail_msg("%s: get %s:%s, want %s", when, fams[a], q,
+				         model[a][i] ? v : "absent");
+			if (model[a][i]) {
+				want[nwant][0] = a;
+				want[nwant++][1] = i;
+			}
+		}
+	/* the scan returns exactly the model's cells, in key order */
+	assert_int_equal(mrtx_scan_open(txn, &sp, &sc), MRTX_OK);
+	while ((rc = mrtx_scan_next(sc, &c)) == MRTX_OK) {
+		int a = strcmp(c.family, "g") == 0;
+		const uint8_t *d = c.qualifier.data; /* "qNN", not NUL-terminated */
+		int i = c.qualifier.size == 3 ? (d[1] - '0') * 10 + (d[2] - '0') : -1;
+
+		if (k == nwant)
+			fail_msg("%s: scan gave %s:q%02d after the last cell", when, c.family, i);
+		if (a != want[k][0] || i != want[k][1])
+			fail_msg("%s: scan gave %s:q%02d, want %s:q%02d", when, c.family, i,
+			         fams[want[k][0]], want[k][1]);
+		snprintf(v, sizeof(v), "v%d", model[a][i]);
+		assert_int_equal(c.value.size, strlen(v));
+		assert_memory_equal(c.value.data, v, c.value.size);
+		k++;
+	}
+	assert_int_equal(rc, MRTX_NOTFOUND);
+	if (k != nwant)
+		fail_msg("%s: scan gave %d cells, want %d", when, k, nwant);
+	mrtx_scan_close(sc);
+}
+
+static void test_ryw_cell_order(void **state)
+{
+	fx *f = *state;
+	int model[2][ORD_NQ] = { { 0 } }, gen = 0;
+	unsigned seed = 12345;
+	mrtx_txn *txn;
+	char q[8], v[16], when[64];
+
+	assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+	for (int step = 0; step < 400; step++) {
+		int kind = (int)(rand_r(&seed) % 10), a = (int)(rand_r(&seed) % 2);
+		int i = (int)(rand_r(&seed) % ORD_NQ), run = 1 + (int)(rand_r(&seed) % 6);
+
+		for (int k = 0; k < run; k++) {
+			/* kinds 0-3: ascending run, 4-5: descending, 6: rewrite the
+			 * greatest cell, 7-8: delete, 9 (rarely): delete_row */
+			int j = kind <= 3 ? i + k : kind <= 5 ? i - k : i;
+
+			if (kind == 6) {
+				a = 1;
+				for (j = ORD_NQ - 1; j > 0 && !model[a][j]; j--)
+					;
+				if (!model[a][j])
+					a = 0;
+			}
+			if (j < 0 || j >= ORD_NQ)
+				break;
+			snprintf(q, sizeof(q), "q%02d", j);
+			if (kind == 9 && rand_r(&seed) % 4 == 0) {
+				assert_int_equal(mrtx_delete_row(txn, "t1", B("ord")), MRTX_OK);
+				memset(model, 0, sizeof(model));
+				break;
+			} else if (kind >= 7) {
+				assert_int_equal(mrtx_delete(txn, "t1", B("ord"), a ? "g" : "f", B(q)),
+				                 MRTX_OK);
+				model[a][j] = 0;
+			} else {
+				snprintf(v, sizeof(v), "v%d", ++gen);
+				assert_int_equal(mrtx_put(txn, "t1", B("ord"), a ? "g" : "f", B(q),
+				                          B(v)), MRTX_OK);
+				model[a][j] = gen;
+			}
+		}
+		snprintf(when, sizeof(when), "step %d (kind %d)", step, kind);
+		check_row_model(txn, (const int (*)[ORD_NQ])model, when);
+	}
+	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+	assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+	check_row_model(txn, (const int (*)[ORD_NQ])model, "after commit");
+	mrtx_abort(txn);
+}
+
 /* ------------------------------------------------------------ conflicts */
 
 static void test_write_write_conflict(void **state)
@@ -1499,6 +1603,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_ryw_get, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ryw_delete_row, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ryw_cell_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_row_one_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_point_reads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_write_conflict, setup, teardown),

@@ -425,6 +425,8 @@ int index_plan_cell(mrtx_txn *txn, const char *table, mrtx_bytes row, const char
 	int rc;
 
 	*out = NULL;
+	if (txn && txn->idx && txn->idx->set.n == 0)
+		return 0; /* no index at all (the common case): nothing to plan */
 	if (!txn || txn->doom || !table || !family || (qual.size && !qual.data))
 		return 0; /* the buffering step reports these */
 	if ((rc = txn_set(txn, &s)))

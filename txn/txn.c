@@ -124,7 +124,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	/* Field by field: a memset of the head compiles to `rep stos`, whose
 	 * start-up cost was a visible part of a point read.  A new field must
 	 * be set here (the assertion below trips when the head changes). */
-	_Static_assert(offsetof(mrtx_txn, head_pad) == 136 && offsetof(mrtx_txn, arena0) == 144,
+	_Static_assert(offsetof(mrtx_txn, head_pad) == 153 && offsetof(mrtx_txn, arena0) == 160,
 	               "mrtx_begin sets every field before arena0: initialise the new one there");
 	txn->db = db;
 	arena_init_buf(&txn->arena, txn->arena0, sizeof(txn->arena0));
@@ -138,6 +138,8 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	txn->nranges = txn->cranges = 0;
 	txn->scanners = NULL;
 	txn->idx = NULL;
+	txn->ct = NULL;
+	txn->cfam = NULL;
 	*out = txn;
 	return 0;
 }
@@ -298,14 +300,32 @@ static int resolve_args(mrtx_txn *txn, const char *table, mrtx_bytes row,
                         const char *family, size_t qual_size, const store_table **t,
                         uint8_t *fid)
 {
+	const store_table *c = txn->ct;
 	int rc;
 
 	if (!table)
 		return mrtx__seterr(MRTX_EINVAL, "table name is NULL");
-	if ((rc = store_table_find(txn->db->st, table, t)))
-		return rc;
-	if (family && (rc = store_family_find(txn->db->st, *t, family, fid)))
-		return rc;
+	/* The table named last, unless dropped since (store_table_find would
+	 * look it up again: it may have been created anew). */
+	if (c && strcmp(c->name, table) == 0 &&
+	    atomic_load_explicit(&c->state, memory_order_acquire) != STORE_T_GONE) {
+		*t = c;
+	} else {
+		if ((rc = store_table_find(txn->db->st, table, t)))
+			return rc;
+		txn->ct = *t;
+		txn->cfam = NULL;
+	}
+	if (family) {
+		if (txn->cfam && strcmp(txn->cfam, family) == 0) {
+			*fid = txn->cfid;
+		} else {
+			if ((rc = store_family_find(txn->db->st, *t, family, fid)))
+				return rc;
+			txn->cfam = (*t)->families[*fid]; /* names live as long as the table */
+			txn->cfid = *fid;
+		}
+	}
 	return store_check_key(*t, row, qual_size);
 }
 
@@ -404,12 +424,23 @@ int txn_buffer_cell(mrtx_txn *txn, const char *table, mrtx_bytes row, const char
 		memcpy(c->data, qualifier.data, qualifier.size);
 	if (vlen)
 		memcpy(c->data + qualifier.size, value->data, vlen);
-	/* One descent: RB_INSERT hands back an existing cell instead of
-	 * inserting; a rewrite of a cell then replaces it. */
-	if ((old = RB_INSERT(bcell_tree, &r->cells, c))) {
+	if (r->cmax && bcell_cmp(c, r->cmax) > 0) {
+		/* above every cell (puts in key order): the greatest cell has
+		 * no right child; c becomes it, then the tree is rebalanced */
+		RB_SET(c, r->cmax, link);
+		RB_RIGHT(r->cmax, link) = c;
+		bcell_tree_RB_INSERT_COLOR(&r->cells, c);
+		r->cmax = c;
+	} else if ((old = RB_INSERT(bcell_tree, &r->cells, c))) {
+		/* One descent: RB_INSERT hands back an existing cell instead
+		 * of inserting; a rewrite of a cell then replaces it. */
 		RB_REMOVE(bcell_tree, &r->cells, old);
 		r->ncells--;
 		RB_INSERT(bcell_tree, &r->cells, c);
+		if (r->cmax == old)
+			r->cmax = c;
+	} else if (!r->cmax) {
+		r->cmax = c; /* the first cell */
 	}
 	r->ncells++;
 	if (!r->mutated) {
@@ -484,6 +515,7 @@ int txn_buffer_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row)
 		return rc;
 	note_first_write(r);
 	RB_INIT(&r->cells); /* dropped nodes stay in the arena until the txn ends */
+	r->cmax = NULL;
 	r->ncells = 0;
 	r->del_row = 1;
 	if (!r->mutated) {

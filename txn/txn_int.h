@@ -74,6 +74,8 @@ typedef struct trow {
 	const store_table *t;
 	mrtx_bytes row;
 	struct bcell_tree cells;
+	bcell *cmax;             /* the greatest cell of cells, NULL when empty:
+	                            cells put in key order append without a search */
 	size_t ncells;
 	unsigned read : 1;       /* its lock was observed: validate at commit */
 	unsigned lock_known : 1; /* lock/has_lock below are what we saw */
@@ -118,7 +120,13 @@ struct mrtx_txn {
 	idx_snap *idx;         /* index declarations, taken by the first write (index.c);
 	                          commit makes its writes conditional on their
 	                          generation (store_op.check_gen) */
-	uint8_t head_pad[8];   /* the padding before arena0, named: a new field moves
+	/* The table and family the last write or read named (resolve_args):
+	 * a transaction usually names one table and family many times.  ct is
+	 * NULL until then; cfid is ct's family cfam, valid while cfam != 0. */
+	const store_table *ct;
+	const char *cfam;      /* the family's name in ct (store-owned), or NULL */
+	uint8_t cfid;
+	uint8_t head_pad[7];   /* the padding before arena0, named: a new field moves
 	                          head_pad or arena0, which trips mrtx_begin's assertion */
 	/* The arena's first chunk, so that a small transaction (a few rows,
 	 * its commit's lock records and redo lists included) allocates
