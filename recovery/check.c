@@ -157,6 +157,17 @@ static int ref_table(cctx *c, const store_table *t, mrtx_bytes row, const lock_r
 	}
 	if (rc == MRTX_ENOTABLE)
 		return 1;
+	if (rc == MRTX_ECORRUPT) {
+		/* a pointer no table can answer (a name no table can have, or on
+		 * a store without drop a table that is not there): a finding
+		 * like the others, not the end of the check */
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", mrtx_errmsg());
+		rc = report(c, CHECK_CORRUPT, "missing-table", t, row, r->txn, "its %s: %s",
+		            what, why);
+		return rc ? rc : 1;
+	}
 	return rc;
 }
 

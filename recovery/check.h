@@ -11,7 +11,10 @@
  *     undecodable   the record does not decode (MRTX_ECORRUPT)
  *     foreign-tag   the record's store tag is not this store's
  *     bad-state     a secondary in COMMITTED/ABORTED (only primaries are)
- *     missing-table a pointer names a table that does not exist
+ *     missing-table a pointer names a table that does not exist, or a name
+ *                   no table can have (but a secondary whose primary's
+ *                   table is gone from an LMDB store, where tables are
+ *                   dropped, is a dropped table's orphan: RESOLVABLE)
  *     dangling      a PREWRITTEN secondary whose primary is STABLE holding
  *                   the same txn id (the primary finished without it)
  *     not-listed    the primary holds the txn but does not list the secondary
