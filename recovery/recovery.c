@@ -194,12 +194,18 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 	int rc;
 
 	if (pcur->has_lock && pl->state != LOCK_STABLE) {
-		/* P is held by another txn: settle that first, then look again. */
-		if (c->depth >= 2)
+		/* P is held by another txn: settle that first, then look again.
+		 * Held by a live one (or too deep to follow): this lock waits as
+		 * for a live owner (RECOVER_LIVE: recover_resolve backs off). */
+		if (c->depth >= 2) {
+			*dec = RECOVER_LIVE;
 			return MRTX_ELOCKED;
+		}
 		c->depth++;
 		rc = resolve_at(c, pt, prow, pcur->lock, NULL);
 		c->depth--;
+		if (rc == MRTX_ELOCKED)
+			*dec = RECOVER_LIVE;
 		return rc ? rc : R_RETRY;
 	}
 	/* P not (yet) holding t is also what a reader sees while t's writer is
@@ -208,7 +214,10 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 	 * P need not be first.  Fencing P then would abort a live writer, so
 	 * an orphan is taken only as a PREWRITTEN primary is: its owner dead,
 	 * its lock expired, or --force.  A live writer whose prewrite of P
-	 * failed rolls this row back itself. */
+	 * failed rolls this row back itself (best effort: what it leaves waits
+	 * for the expiry).  The heartbeat refreshes only a primary, so a
+	 * prewrite of P held up for longer than the lock's TTL still loses P
+	 * to a reader's fence: that writer's commit fails, nothing is torn. */
 	if (!c->o->force && !lock_owner_dead(&l->owner) && l->expiry_ms > mrtx__now_ms()) {
 		*dec = RECOVER_LIVE;
 		return MRTX_ELOCKED;
@@ -372,11 +381,11 @@ int recover_resolve(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes 
 	int ro_reader = store_read_only(st) && !o->dry_run, stuck = 0;
 	mrtx_arena a;
 	mrtx_bytes cur = lock;
-	int rc = 0;
+	int rc = 0, iter;
 
 	ro_opts.dry_run = 1;
 	arena_init(&a);
-	for (int iter = 0; iter < 10000; iter++) {
+	for (iter = 0; iter < 10000; iter++) {
 		rctx c = { st, ro_reader ? &ro_opts : o, &a, 0 };
 		store_row now;
 
@@ -402,6 +411,8 @@ int recover_resolve(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes 
 		arena_free(&a); /* cur is the caller's memory, not the arena's */
 		arena_init(&a);
 	}
+	if (iter == 10000)
+		rc = R_RETRY; /* (not the last read's 0: nothing was settled) */
 	if (rc == R_RETRY)
 		rc = mrtx__seterr(MRTX_ELOCKED, "table '%s': lock kept changing", t->name);
 	if (rc == MRTX_ELOCKED && stuck)

@@ -341,6 +341,56 @@ static void test_live_orphan_is_left_alone(void **state)
 }
 
 /*
+ * A live orphan whose primary row is held by another live transaction
+ * waits for that one (backing off as for any live owner): a reader gets
+ * MRTX_ELOCKED after its lock_wait_ms, having made a few dozen store calls
+ * (not a spin of hundreds of thousands), and the sweep counts it live.
+ * Counted in store calls, not timed.
+ */
+static void test_orphan_behind_live_primary_waits(void **state)
+{
+	const char *fams[] = { "f" };
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	recover_opts ro = { 0, 0, 0 };
+	recover_stats rs;
+	unsigned long calls;
+	lock_rec p, sec;
+	mrtx_txn *txn;
+	mrtx_bytes v;
+	char *path;
+	mrtx_db *db;
+	store *st;
+
+	(void)state;
+	o.lock_wait_ms = 100;
+	db = tu_open_fresh("check-orphan-behind", &path, &o);
+	st = mrtx__db_store(db);
+	assert_int_equal(mrtx_create_table(db, "t", fams, 1), 0);
+	base_rec(st, &p, LOCK_PREWRITTEN, 12); /* another txn's live primary */
+	p.expiry_ms = mrtx__now_ms() + 3600 * 1000;
+	put_rec(st, "t", "p", &p);
+	base_rec(st, &sec, LOCK_PREWRITTEN, 13); /* our orphan, live too */
+	sec.expiry_ms = p.expiry_ms;
+	secondary_of(&sec, "t", "p");
+	put_rec(st, "t", "s", &sec);
+
+	assert_int_equal(mrtx_begin(db, &txn), 0);
+	store__fail_at(ULONG_MAX, 0);
+	assert_int_equal(mrtx_get(txn, "t", MRTX_CSTR("s"), "f", MRTX_CSTR("q"), &v),
+	                 MRTX_ELOCKED);
+	calls = store__fail_at(0, 0);
+	mrtx_abort(txn);
+	if (calls > 2000)
+		fail_msg("%lu store calls to wait 100 ms for a live transaction", calls);
+	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
+	assert_int_equal(rs.rolled_back + rs.forwarded, 0);
+	assert_int_equal(rs.skipped_live, 2);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
+/*
  * One stale transaction of `n` rows, its primary first or last in row
  * order; written in one store call (rows "r00000".., primary "p" or "z").
  */
@@ -497,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_orphan_fence_stops_blind_prewrite),
 		cmocka_unit_test(test_live_txn_is_not_a_finding),
 		cmocka_unit_test(test_live_orphan_is_left_alone),
+		cmocka_unit_test(test_orphan_behind_live_primary_waits),
 		cmocka_unit_test(test_cost_is_linear_in_txn_size),
 	};
 

@@ -216,12 +216,10 @@ static void test_ryw_cell_order(void **state)
 			 * greatest cell, 7-8: delete, 9 (rarely): delete_row */
 			int j = kind <= 3 ? i + k : kind <= 5 ? i - k : i;
 
-			if (kind == 6) {
-				a = 1;
-				for (j = ORD_NQ - 1; j > 0 && !model[a][j]; j--)
-					;
-				if (!model[a][j])
-					a = 0;
+			if (kind == 6) { /* the greatest: g's last, else f's */
+				for (a = 1, j = -1; a >= 0 && j < 0; a -= j < 0)
+					for (j = ORD_NQ - 1; j >= 0 && !model[a][j]; j--)
+						;
 			}
 			if (j < 0 || j >= ORD_NQ)
 				break;

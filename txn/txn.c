@@ -140,6 +140,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	txn->idx = NULL;
 	txn->ct = NULL;
 	txn->cfam = NULL;
+	txn->cfid = 0;
 	*out = txn;
 	return 0;
 }
