@@ -276,6 +276,27 @@ static void test_live_txn_is_not_a_finding(void **state)
 	free(path);
 }
 
+/* A fresh store with table "t" (family "f"), opened with lock_wait_ms. */
+static mrtx_db *open_with_wait(const char *name, char **path, uint32_t wait_ms)
+{
+	const char *fams[] = { "f" };
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	mrtx_db *db;
+
+	o.lock_wait_ms = wait_ms;
+	db = tu_open_fresh(name, path, &o);
+	assert_non_null(db);
+	assert_int_equal(mrtx_create_table(db, "t", fams, 1), 0);
+	return db;
+}
+
+/* A PREWRITTEN record of txn txn_byte, this process's and unexpired: live. */
+static void live_rec(store *st, lock_rec *r, uint8_t txn_byte)
+{
+	base_rec(st, r, LOCK_PREWRITTEN, txn_byte);
+	r->expiry_ms = mrtx__now_ms() + 3600 * 1000;
+}
+
 /*
  * A secondary whose primary row holds nothing, its owner alive and its lock
  * unexpired, is what a reader meets while a writer's prewrite of the
@@ -286,8 +307,6 @@ static void test_live_txn_is_not_a_finding(void **state)
  */
 static void test_live_orphan_is_left_alone(void **state)
 {
-	const char *fams[] = { "f" };
-	mrtx_options o = MRTX_OPTIONS_INIT;
 	recover_opts ro = { 0, 0, 0 };
 	recover_stats rs;
 	const store_table *t;
@@ -298,16 +317,11 @@ static void test_live_orphan_is_left_alone(void **state)
 	mrtx_txn *txn;
 	mrtx_bytes v;
 	char *path;
-	mrtx_db *db;
-	store *st;
+	mrtx_db *db = open_with_wait("check-live-orphan", &path, 20);
+	store *st = mrtx__db_store(db);
 
 	(void)state;
-	o.lock_wait_ms = 20;
-	db = tu_open_fresh("check-live-orphan", &path, &o);
-	st = mrtx__db_store(db);
-	assert_int_equal(mrtx_create_table(db, "t", fams, 1), 0);
-	base_rec(st, &sec, LOCK_PREWRITTEN, 11);
-	sec.expiry_ms = mrtx__now_ms() + 3600 * 1000;
+	live_rec(st, &sec, 11);
 	secondary_of(&sec, "t", "p");
 	put_rec(st, "t", "s", &sec);
 	assert_int_equal(store_table_find(st, "t", &t), 0);
@@ -349,8 +363,6 @@ static void test_live_orphan_is_left_alone(void **state)
  */
 static void test_orphan_behind_live_primary_waits(void **state)
 {
-	const char *fams[] = { "f" };
-	mrtx_options o = MRTX_OPTIONS_INIT;
 	recover_opts ro = { 0, 0, 0 };
 	recover_stats rs;
 	unsigned long calls;
@@ -358,19 +370,13 @@ static void test_orphan_behind_live_primary_waits(void **state)
 	mrtx_txn *txn;
 	mrtx_bytes v;
 	char *path;
-	mrtx_db *db;
-	store *st;
+	mrtx_db *db = open_with_wait("check-orphan-behind", &path, 100);
+	store *st = mrtx__db_store(db);
 
 	(void)state;
-	o.lock_wait_ms = 100;
-	db = tu_open_fresh("check-orphan-behind", &path, &o);
-	st = mrtx__db_store(db);
-	assert_int_equal(mrtx_create_table(db, "t", fams, 1), 0);
-	base_rec(st, &p, LOCK_PREWRITTEN, 12); /* another txn's live primary */
-	p.expiry_ms = mrtx__now_ms() + 3600 * 1000;
+	live_rec(st, &p, 12); /* another txn's live primary */
 	put_rec(st, "t", "p", &p);
-	base_rec(st, &sec, LOCK_PREWRITTEN, 13); /* our orphan, live too */
-	sec.expiry_ms = p.expiry_ms;
+	live_rec(st, &sec, 13); /* our orphan, live too */
 	secondary_of(&sec, "t", "p");
 	put_rec(st, "t", "s", &sec);
 
