@@ -276,6 +276,31 @@ static void test_live_txn_is_not_a_finding(void **state)
 	free(path);
 }
 
+/* The lock record of (table, row), read into *cur (memory from a). */
+static void read_lock(store *st, const char *table, const char *row, mrtx_arena *a,
+                      store_row *cur)
+{
+	const store_table *t;
+	store_rowref ref;
+
+	assert_int_equal(store_table_find(st, table, &t), 0);
+	ref = (store_rowref){ t, MRTX_CSTR(row) };
+	assert_int_equal(store_read_locks(st, &ref, 1, a, cur), 0);
+}
+
+/* What a reader's mrtx_get of (table, row) f:q returns. */
+static int get_rc(mrtx_db *db, const char *table, const char *row)
+{
+	mrtx_txn *txn;
+	mrtx_bytes v;
+	int rc;
+
+	assert_int_equal(mrtx_begin(db, &txn), 0);
+	rc = mrtx_get(txn, table, MRTX_CSTR(row), "f", MRTX_CSTR("q"), &v);
+	mrtx_abort(txn);
+	return rc;
+}
+
 /* A fresh store with table "t" (family "f"), opened with lock_wait_ms. */
 static mrtx_db *open_with_wait(const char *name, char **path, uint32_t wait_ms)
 {
@@ -309,13 +334,9 @@ static void test_live_orphan_is_left_alone(void **state)
 {
 	recover_opts ro = { 0, 0, 0 };
 	recover_stats rs;
-	const store_table *t;
-	store_rowref ref;
 	store_row cur;
 	mrtx_arena a;
 	lock_rec sec;
-	mrtx_txn *txn;
-	mrtx_bytes v;
 	char *path;
 	mrtx_db *db = open_with_wait("check-live-orphan", &path, 20);
 	store *st = mrtx__db_store(db);
@@ -324,30 +345,22 @@ static void test_live_orphan_is_left_alone(void **state)
 	live_rec(st, &sec, 11);
 	secondary_of(&sec, "t", "p");
 	put_rec(st, "t", "s", &sec);
-	assert_int_equal(store_table_find(st, "t", &t), 0);
-	ref = (store_rowref){ t, MRTX_CSTR("p") };
 	arena_init(&a);
 
-	assert_int_equal(mrtx_begin(db, &txn), 0);
-	assert_int_equal(mrtx_get(txn, "t", MRTX_CSTR("s"), "f", MRTX_CSTR("q"), &v),
-	                 MRTX_ELOCKED);
-	mrtx_abort(txn);
+	assert_int_equal(get_rc(db, "t", "s"), MRTX_ELOCKED);
 	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
 	assert_int_equal(rs.skipped_live, 1);
 	assert_int_equal(rs.rolled_back, 0);
 	/* the primary was not fenced: the writer's prewrite of it can land */
-	assert_int_equal(store_read_locks(st, &ref, 1, &a, &cur), 0);
+	read_lock(st, "t", "p", &a, &cur);
 	assert_false(cur.has_lock);
 
 	ro.force = 1;
 	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
 	assert_int_equal(rs.rolled_back, 1);
-	assert_int_equal(store_read_locks(st, &ref, 1, &a, &cur), 0);
+	read_lock(st, "t", "p", &a, &cur);
 	assert_true(cur.has_lock); /* the fence */
-	assert_int_equal(mrtx_begin(db, &txn), 0);
-	assert_int_equal(mrtx_get(txn, "t", MRTX_CSTR("s"), "f", MRTX_CSTR("q"), &v),
-	                 MRTX_NOTFOUND);
-	mrtx_abort(txn);
+	assert_int_equal(get_rc(db, "t", "s"), MRTX_NOTFOUND);
 	arena_free(&a);
 	mrtx_close(db);
 	tu_rmrf(path);
@@ -367,8 +380,6 @@ static void test_orphan_behind_live_primary_waits(void **state)
 	recover_stats rs;
 	unsigned long calls;
 	lock_rec p, sec;
-	mrtx_txn *txn;
-	mrtx_bytes v;
 	char *path;
 	mrtx_db *db = open_with_wait("check-orphan-behind", &path, 100);
 	store *st = mrtx__db_store(db);
@@ -380,12 +391,9 @@ static void test_orphan_behind_live_primary_waits(void **state)
 	secondary_of(&sec, "t", "p");
 	put_rec(st, "t", "s", &sec);
 
-	assert_int_equal(mrtx_begin(db, &txn), 0);
 	store__fail_at(ULONG_MAX, 0);
-	assert_int_equal(mrtx_get(txn, "t", MRTX_CSTR("s"), "f", MRTX_CSTR("q"), &v),
-	                 MRTX_ELOCKED);
+	assert_int_equal(get_rc(db, "t", "s"), MRTX_ELOCKED);
 	calls = store__fail_at(0, 0);
-	mrtx_abort(txn);
 	if (calls > 2000)
 		fail_msg("%lu store calls to wait 100 ms for a live transaction", calls);
 	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
@@ -516,27 +524,19 @@ static void test_orphan_fence_stops_blind_prewrite(void **state)
 	char *path;
 	mrtx_db *db = tu_open_fresh("check-fence", &path, NULL);
 	store *st = mrtx__db_store(db);
-	const store_table *t;
-	store_rowref ref;
 	store_row cur;
 	mrtx_arena a;
 	lock_rec sec;
-	mrtx_txn *txn;
-	mrtx_bytes v;
 
 	(void)state;
 	assert_int_equal(mrtx_create_table(db, "o", fams, 1), 0);
 	base_rec(st, &sec, LOCK_PREWRITTEN, 9); /* commit_ts 1000, first writes before */
 	secondary_of(&sec, "o", "p");
 	put_rec(st, "o", "s", &sec);
-	assert_int_equal(mrtx_begin(db, &txn), 0); /* meets the orphan: fence, roll back */
-	assert_int_equal(mrtx_get(txn, "o", MRTX_CSTR("s"), "f", MRTX_CSTR("q"), &v),
-	                 MRTX_NOTFOUND);
-	mrtx_abort(txn);
-	assert_int_equal(store_table_find(st, "o", &t), 0);
-	ref = (store_rowref){ t, MRTX_CSTR("p") };
+	/* a reader meets the orphan: fence, roll back */
+	assert_int_equal(get_rc(db, "o", "s"), MRTX_NOTFOUND);
 	arena_init(&a);
-	assert_int_equal(store_read_locks(st, &ref, 1, &a, &cur), 0);
+	read_lock(st, "o", "p", &a, &cur);
 	assert_true(cur.has_lock);
 	assert_false(lock_is_stable_before(cur.lock, store_id(st), sec.commit_ts));
 	arena_free(&a);
