@@ -391,18 +391,17 @@ int store_sync_visible(store *st);
  * before this one began.  Timestamps stay above each other across closes,
  * crashes and reboots (an LMDB store opened MRTX_NOSYNC: only as far as
  * its writes reached the disk, as for its data; an LMDB host without a
- * boot id makes every process's first call raise the ceiling).  LMDB keeps them in
- * DIR/ts.shm (created on first use, mapped shared; never remove it while
- * the store is open) under a ceiling stored in the store, raised by one
+ * boot id makes every process's first call raise the ceiling).  LMDB keeps
+ * them in DIR/ts.shm (created on first use, mapped shared; never remove it
+ * while the store is open) under a ceiling stored in the store, raised by one
  * durable write transaction about once a second (storage/lmdb/lmdb_ts.c);
  * not callable inside a write transaction of the store.  RADOS: one
  * guarded write of the object NAME.ts per batch of concurrent callers
  * (storage/rados/rados_ts.c).  Not yet used by transactions: cell versions
  * and snapshot reads will be.  Returns 0 (*out set; 0 on any error);
  * MRTX_EINVAL (floor at or above 2^63; LMDB: the store's path too long for
- * the file's); MRTX_EREADONLY (LMDB: a read-only
- * handle reached the ceiling, a writer must raise it; RADOS: every
- * read-only handle); MRTX_ESTORE (LMDB: the file cannot be made or mapped,
+ * the file's); MRTX_EREADONLY (LMDB: a read-only handle reached the
+ * ceiling, a writer must raise it; RADOS: every read-only handle); MRTX_ESTORE (LMDB: the file cannot be made or mapped,
  * the ceiling cannot be read, written or synced; RADOS: the cluster failed,
  * two writes timed out, or 64 guarded writes in a row met other handles');
  * MRTX_EFULL; MRTX_ENOMEM; MRTX_ECORRUPT (the stored ceiling or timestamp

@@ -43,7 +43,7 @@
  * it (MRTX_EREADONLY).  A store whose directory cannot hold the file (a
  * read-only file system) has no timestamps (MRTX_ESTORE).  The file is
  * named by the store directory's absolute path, resolved at open
- * (st->ts_file), so a process that changes directory finds the same one.
+ * (st->ts_dir), so a process that changes directory finds the same one.
  *
  * Not callable inside a write transaction of the store (a raise takes the
  * writer lock): stamping commits inside theirs needs a variant that raises
