@@ -248,6 +248,101 @@ static void test_ryw_cell_order(void **state)
 	mrtx_abort(txn);
 }
 
+/*
+ * A committed row rewritten by one-row commits, each putting a random set
+ * of its cells in a random order: cells it holds (overwritten where the
+ * store's cursor walks back to them from the row's lock), new ones between,
+ * before and after them, values that grow, shrink and outgrow a page, and
+ * now and then a commit with deletes too.  Rows "orc" and "ore" around it
+ * hold cells of their own.  After every commit the row is read back whole
+ * and its neighbours are unchanged.
+ */
+#define RW_NQ 16
+static void rw_value(char *buf, int gen, size_t len)
+{
+	for (size_t j = 0; j < len; j++)
+		buf[j] = (char)('a' + (gen + (int)j) % 26);
+}
+
+static void check_rw_row(mrtx_db *db, const int gen[2][RW_NQ], const size_t len[2][RW_NQ],
+                         int step)
+{
+	static const char *const fams[2] = { "f", "g" };
+	char q[8], want[6000];
+	mrtx_txn *txn;
+	mrtx_bytes v;
+	int rc;
+
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	for (int a = 0; a < 2; a++)
+		for (int i = 0; i < RW_NQ; i++) {
+			snprintf(q, sizeof(q), "q%02d", i);
+			rc = mrtx_get(txn, "t1", B("ord"), fams[a], B(q), &v);
+			if (!gen[a][i]) {
+				if (rc != MRTX_NOTFOUND)
+					fail_msg("commit %d: %s:%s present, want absent", step, fams[a], q);
+				continue;
+			}
+			rw_value(want, gen[a][i], len[a][i]);
+			if (rc != MRTX_OK || v.size != len[a][i] || memcmp(v.data, want, v.size))
+				fail_msg("commit %d: %s:%s rc %d size %zu, want %zu bytes of gen %d",
+				         step, fams[a], q, rc, rc ? (size_t)0 : v.size, len[a][i], gen[a][i]);
+		}
+	assert_true(get_eq(txn, "t1", "orc", "g", "z", "before"));
+	assert_true(get_eq(txn, "t1", "ore", "f", "", "after"));
+	mrtx_abort(txn);
+}
+
+static void test_rewrite_committed_row(void **state)
+{
+	fx *f = *state;
+	int gen[2][RW_NQ] = { { 0 } }, g = 0;
+	size_t len[2][RW_NQ] = { { 0 } };
+	unsigned seed = 777;
+	char q[8], val[6000];
+	mrtx_txn *txn;
+
+	assert_int_equal(tu_put_str(f->db, "t1", "orc", "g:z", "before"), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t1", "ore", "f:", "after"), MRTX_OK);
+	for (int step = 0; step < 300; step++) {
+		int order[2 * RW_NQ], n = 0, dels = rand_r(&seed) % 8 == 0;
+
+		/* a random subset, shuffled */
+		for (int k = 0; k < 2 * RW_NQ; k++)
+			if (rand_r(&seed) % 3 == 0)
+				order[n++] = k;
+		for (int k = n - 1; k > 0; k--) {
+			int j = (int)(rand_r(&seed) % (unsigned)(k + 1)), t = order[k];
+
+			order[k] = order[j];
+			order[j] = t;
+		}
+		assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+		for (int k = 0; k < n; k++) {
+			int a = order[k] / RW_NQ, i = order[k] % RW_NQ;
+			unsigned r = rand_r(&seed) % 10;
+			/* mostly small values; now and then one past a page */
+			size_t l = r < 6 ? 1 + r * 3 : r < 9 ? 100 + (unsigned)rand_r(&seed) % 900 :
+			                                       4100 + (unsigned)rand_r(&seed) % 1500;
+
+			snprintf(q, sizeof(q), "q%02d", i);
+			if (dels && rand_r(&seed) % 2) {
+				assert_int_equal(mrtx_delete(txn, "t1", B("ord"), a ? "g" : "f", B(q)),
+				                 MRTX_OK);
+				gen[a][i] = 0;
+				continue;
+			}
+			rw_value(val, ++g, l);
+			assert_int_equal(mrtx_put(txn, "t1", B("ord"), a ? "g" : "f", B(q),
+			                          MRTX_BYTES(val, l)), MRTX_OK);
+			gen[a][i] = g;
+			len[a][i] = l;
+		}
+		assert_int_equal(mrtx_commit(txn), MRTX_OK);
+		check_rw_row(f->db, (const int (*)[RW_NQ])gen, (const size_t (*)[RW_NQ])len, step);
+	}
+}
+
 /* ------------------------------------------------------------ conflicts */
 
 static void test_write_write_conflict(void **state)
@@ -1602,6 +1697,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ryw_get, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ryw_delete_row, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ryw_cell_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rewrite_committed_row, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_row_one_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_point_reads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_write_conflict, setup, teardown),

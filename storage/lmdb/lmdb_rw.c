@@ -549,6 +549,64 @@ static int apply_mut(MDB_cursor *cur, const store_op *op, uint8_t *key, size_t p
 	return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+/* Are op's mutations all puts, in strictly ascending key order (family,
+ * then qualifier bytewise, a prefix first)?  A transaction's buffered
+ * cells are; put_cells_back relies on it. */
+static int puts_ascending(const store_op *op)
+{
+	for (size_t i = 0; i < op->nmuts; i++) {
+		const store_mut *m = &op->muts[i], *p = m - 1;
+		size_t n;
+		int c;
+
+		if (m->kind != STORE_MUT_PUT)
+			return 0;
+		if (i == 0 || p->fid < m->fid)
+			continue;
+		if (p->fid > m->fid)
+			return 0;
+		n = MRTX_MIN(p->qual.size, m->qual.size);
+		c = n ? memcmp(p->qual.data, m->qual.data, n) : 0;
+		if (c > 0 || (c == 0 && p->qual.size >= m->qual.size))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The puts of op (puts_ascending) with cur standing on the row's lock key,
+ * which sorts after every cell of the row: walk back from it.  A cell the
+ * store already holds is usually the key just before the one written last
+ * (a row rewritten with the cells it had): it is overwritten where the
+ * cursor stands (MDB_CURRENT), without the search of the page that a put
+ * makes.  Any other cell is put with that search, and the walk goes on
+ * from where the put left the cursor (on the new key).
+ */
+static int put_cells_back(MDB_cursor *cur, const store_op *op, uint8_t *key, size_t plen)
+{
+	for (size_t i = op->nmuts; i-- > 0;) {
+		const store_mut *m = &op->muts[i];
+		size_t klen = plen + 1 + m->qual.size;
+		MDB_val k, v, ck, cv;
+		int rc, here;
+
+		if (m->fid >= op->table->nfamilies || klen > MRTX_MAX_KEY)
+			return MDB_BAD_VALSIZE; /* as apply_mut */
+		key[plen] = m->fid;
+		if (m->qual.size)
+			memcpy(key + plen + 1, m->qual.data, m->qual.size);
+		k = mv(key, klen);
+		v = mv(m->value.data, m->value.size);
+		rc = mdb_cursor_get(cur, &ck, &cv, MDB_PREV);
+		if (rc && rc != MDB_NOTFOUND)
+			return rc;
+		here = rc == 0 && ck.mv_size == klen && memcmp(ck.mv_data, key, klen) == 0;
+		if ((rc = mdb_cursor_put(cur, &k, &v, here ? MDB_CURRENT : 0)))
+			return rc;
+	}
+	return 0;
+}
+
 /*
  * Ops run inside the write transaction of cursor cur, in two steps:
  * op_check evaluates the condition (sets op->result on failure, *pass),
@@ -633,6 +691,8 @@ static int op_write(wctx *w, store_op *op)
 		if ((rc = mdb_cursor_put(cur, &k, &v, MDB_CURRENT)))
 			return rc;
 		w->st->w_dirty = 1;
+		if (puts_ascending(op))
+			return put_cells_back(cur, op, key, plen);
 	}
 	for (size_t i = 0; i < op->nmuts; i++)
 		if ((rc = apply_mut(cur, op, key, plen, &op->muts[i])))
