@@ -60,9 +60,19 @@ static void wl_get(bcfg *c, bres *r)
  */
 #define MULTI_SLICE_S 0.5
 
+/* transactions committed by all of lg's threads */
+static double mlog_total(const mlog *lg)
+{
+	long n = 0;
+
+	for (int i = 0; i < MULTI_THREADS; i++)
+		n += lg->th[i].n;
+	return (double)n;
+}
+
 static void wl_multi(bcfg *c, bres *r, bsql *q)
 {
-	double ms = 0, bs = 0, ss = 0, total = c->rounds * c->phase_s;
+	double mt = 0, bt = 0, st = 0, t0, total = c->rounds * c->phase_s;
 	int slices = (int)(total / MULTI_SLICE_S + 0.5);
 	mlog lm, ll, ls;
 	char *spath;
@@ -75,25 +85,26 @@ static void wl_multi(bcfg *c, bres *r, bsql *q)
 	mlog_init(&lm);
 	mlog_init(&ll);
 	mlog_init(&ls);
+	/* each side's rate: its transactions over its time, as alternate() */
 	for (int i = 0; i < slices; i++) {
-		ms += run_threads(&f, 1, total / slices, &lm);
-		bs += run_threads(&f, 0, total / slices, &ll);
-		ss += sqlite_run_threads(spath, total / slices, &ls);
+		t0 = now_s();
+		(void)run_threads(&f, 1, total / slices, &lm);
+		mt += now_s() - t0;
+		t0 = now_s();
+		(void)run_threads(&f, 0, total / slices, &ll);
+		bt += now_s() - t0;
+		t0 = now_s();
+		(void)sqlite_run_threads(spath, total / slices, &ls);
+		st += now_s() - t0;
 	}
 	check_fixture_groups(&f, 1, &lm);
 	check_fixture_groups(&f, 0, &ll);
 	sqlite_check_groups(spath, &ls);
 	fixture_close(&f);
-	*r = (bres){ "multi_row", "sync", ms / slices, bs / slices, 2.0, 1, MULTI_THREADS,
-	             0, "txn/s" };
-	*q = (bsql){ 1, ss / slices, 0, 0, 0, 0, 0, 0 };
-	{
-		long n = 0;
-
-		for (int i = 0; i < MULTI_THREADS; i++)
-			n += ls.th[i].n;
-		q->imm_retries = n ? (double)ls.retries / (double)n : 0;
-	}
+	*r = (bres){ "multi_row", "sync", mlog_total(&lm) / mt, mlog_total(&ll) / bt, 2.0, 1,
+	             MULTI_THREADS, 0, "txn/s" };
+	*q = (bsql){ 1, mlog_total(&ls) / st, 0, 0, 0, 0, 0, 0 };
+	q->imm_retries = mlog_total(&ls) > 0 ? (double)ls.retries / mlog_total(&ls) : 0;
 	mlog_free(&lm);
 	mlog_free(&ll);
 	mlog_free(&ls);

@@ -555,13 +555,16 @@ static int apply_mut(MDB_cursor *cur, const store_op *op, uint8_t *key, size_t p
 static int puts_ascending(const store_op *op)
 {
 	for (size_t i = 0; i < op->nmuts; i++) {
-		const store_mut *m = &op->muts[i], *p = m - 1;
+		const store_mut *m = &op->muts[i], *p;
 		size_t n;
 		int c;
 
 		if (m->kind != STORE_MUT_PUT)
 			return 0;
-		if (i == 0 || p->fid < m->fid)
+		if (i == 0)
+			continue;
+		p = m - 1;
+		if (p->fid < m->fid)
 			continue;
 		if (p->fid > m->fid)
 			return 0;
