@@ -255,12 +255,18 @@ done
 fi
 # bench --help names --only and every workload
 "$MRTX" bench --help >"$TMP/out" 2>&1 || bad "bench --help failed"
-for w in -- --only single_row multi_row interactive get recover calls; do
+for w in -- --only single_row multi_row interactive get recover calls ts longscan; do
 	[ "$w" == -- ] && continue
 	grep -q -- "$w" "$TMP/out" && ok || bad "bench --help does not mention $w"
 done
 expect_rc 2 "bench unknown workload" "$MRTX" bench "$TMP/benchdir" --only nosuch
 [ ! -e "$TMP/benchdir" ] && ok || bad "bench with a bad --only created its DIR"
+# longscan runs and reports (what it measures is not checked: timing belongs
+# to the benchmark)
+"$MRTX" bench "$TMP/lsdir" --quick --only longscan --json >"$TMP/out" 2>&1 &&
+	grep -q '"longscan": {"rows": 100000, "writers": 8' "$TMP/out" &&
+	grep -q '"attempts": [1-9]' "$TMP/out" && ok ||
+	bad "bench --only longscan: $(cat "$TMP/out")"
 
 # ------------------------------------------------------------ bash completion
 # completion: every subcommand of `mrtx --help` and every option of each

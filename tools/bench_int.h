@@ -107,6 +107,8 @@ double run_threads(fixture *f, int use_mrtx, double secs, mlog *lg);
 /* store_ts_next calls a second by `threads` threads (1..MULTI_THREADS) of
  * db's store, over secs (the `ts` workload). */
 double bench_ts_rate(mrtx_db *db, int threads, double secs);
+/* `mrtx bench DIR --only longscan` (bench_scan.c): returns the exit status. */
+int bench_longscan(bcfg *c);
 /* `mrtx bench rados://...`: returns the exit status. */
 int bench_rados(bcfg *c, const char *uri, const char *only);
 /* interactive sides */

@@ -337,8 +337,9 @@ static void print_json(const driver *d, const chaos_result *r, int ok)
 		       d->fp_kills[i][0], d->fp_kills[i][1]);
 	printf("}, ");
 	if (c->workload == CHAOS_BANK)
-		printf("\"audits\": %lu, \"final_total\": %ld, \"expected_total\": %d, ", r->audits,
-		       r->final_total, BANK_TOTAL);
+		printf("\"audits\": %lu, \"wrong_views_before_commit\": %lu, \"final_total\": %ld, "
+		       "\"expected_total\": %d, ", r->audits, r->wrong_views, r->final_total,
+		       BANK_TOTAL);
 	else if (r->have_hc)
 		printf("\"history\": {\"ok\": %zu, \"failed\": %zu, \"unknown\": %zu, "
 		       "\"unknown_committed\": %zu, \"ww\": %zu, \"wr\": %zu, \"rw\": %zu}, ",
@@ -372,7 +373,9 @@ static void print_human(const driver *d, const chaos_result *r, int ok)
 	       "EUNKNOWN)\n", r->committed, r->failed, r->unknown);
 	if (c->workload == CHAOS_BANK)
 		printf("  audits: %lu committed; final total %ld (expected %d), smallest balance "
-		       "%ld\n", r->audits, r->final_total, BANK_TOTAL, r->final_min);
+		       "%ld\n  audits that saw a wrong total or a torn mirror before commit "
+		       "(their commit must fail): %lu\n", r->audits, r->final_total, BANK_TOTAL,
+		       r->final_min, r->wrong_views);
 	else if (r->have_hc)
 		printf("  history: %zu ok, %zu failed, %zu unknown (%zu of them committed); "
 		       "edges ww %zu, wr %zu, rw %zu\n", r->hc.ok, r->hc.failed, r->hc.unknown,

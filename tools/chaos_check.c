@@ -382,6 +382,9 @@ static void parse_line(const chaos_cfg *cfg, uint32_t inc, char *line, pending *
 			              min, n, BANK_TOTAL, BANK_ACCOUNTS);
 		return;
 	}
+	case 'P': /* a wrong view before commit (bank_auditor_step) */
+		r->wrong_views++;
+		return;
 	case 'E':
 		chaos_anomaly(r, "process %" PRIu32 ": unexpected error: %s", inc, rest);
 		return;

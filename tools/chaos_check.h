@@ -13,6 +13,8 @@
 typedef struct chaos_result {
 	unsigned long committed, failed, unknown;
 	unsigned long audits;        /* bank: committed audits */
+	unsigned long wrong_views;   /* bank: audits that saw a wrong total or a torn
+	                              * mirror before their commit (not anomalies) */
 	long final_total;            /* bank */
 	long final_min;              /* bank */
 	recover_stats recover;

@@ -1,0 +1,165 @@
+/*
+ * bench_scan.c - `mrtx bench DIR --only longscan`: a read-only scan of a
+ * 100,000-row table while 8 threads write to it (issue 17's measurement).
+ *
+ * The scan runs in a read-only transaction and commits; a commit that
+ * fails validation (a writer changed the range since the scan read it)
+ * is retried from the start, as mrtx_run would, until it commits or the
+ * deadline passes.  Reads are optimistic today (checked at commit), so
+ * under enough write load the scan may never commit: the report says how
+ * many attempts it made and whether one committed, beside the writers'
+ * throughput over the same time.  Not part of the default run, whose
+ * ratios it would not change.  Default durability (MRTX_SYNC).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_int.h"
+
+#define LS_ROWS 100000
+#define LS_WRITERS 8
+#define LS_LOAD_BATCH 1000
+
+typedef struct ls_writer {
+	mrtx_db *db;
+	volatile int *stop;
+	unsigned seed;
+	long n;
+} ls_writer;
+
+static void ls_row(char *row, size_t size, long i)
+{
+	snprintf(row, size, "r%08ld", i);
+}
+
+/* One blind one-row write of a random row, until told to stop. */
+static void *ls_write(void *arg)
+{
+	ls_writer *w = arg;
+	char row[32], v[16];
+
+	memset(v, 'w', sizeof(v));
+	while (!*w->stop) {
+		mrtx_txn *txn;
+		int rc;
+
+		ls_row(row, sizeof(row), (long)(rand_r(&w->seed) % LS_ROWS));
+		if ((rc = mrtx_begin(w->db, &txn)))
+			die("longscan writer", mrtx_errmsg());
+		if ((rc = mrtx_put(txn, "t", MRTX_CSTR(row), "f", MRTX_CSTR("q0"),
+		                   MRTX_BYTES(v, 16))))
+			mrtx_abort(txn);
+		else
+			rc = mrtx_commit(txn);
+		if (rc == 0)
+			w->n++;
+		else if (rc != MRTX_CONFLICT)
+			die("longscan writer", mrtx_errmsg());
+	}
+	return NULL;
+}
+
+/* One attempt: scan every row in a read-only transaction and commit.
+ * 0 (committed, *rows counted), MRTX_CONFLICT, or dies. */
+static int ls_scan(mrtx_db *db, long *rows)
+{
+	mrtx_scan_spec spec;
+	mrtx_scanner *s;
+	mrtx_txn *txn;
+	mrtx_cell c;
+	int rc;
+
+	*rows = 0;
+	memset(&spec, 0, sizeof(spec));
+	spec.table = "t";
+	spec.family = "f";
+	if ((rc = mrtx_begin(db, &txn)) || (rc = mrtx_scan_open(txn, &spec, &s)))
+		die("longscan scan", mrtx_errmsg());
+	while ((rc = mrtx_scan_next(s, &c)) == 0)
+		(*rows)++;
+	mrtx_scan_close(s);
+	if (rc != MRTX_NOTFOUND) {
+		mrtx_abort(txn);
+		if (rc == MRTX_CONFLICT)
+			return rc;
+		die("longscan scan", mrtx_errmsg());
+	}
+	rc = mrtx_commit(txn);
+	if (rc && rc != MRTX_CONFLICT)
+		die("longscan commit", mrtx_errmsg());
+	return rc;
+}
+
+int bench_longscan(bcfg *c)
+{
+	double deadline_s = c->quick ? 5 : 30, t0, t_done = -1, first_s = 0, elapsed;
+	pthread_t th[LS_WRITERS];
+	ls_writer w[LS_WRITERS];
+	volatile int stop = 0;
+	long rows = 0, writes = 0;
+	int attempts = 0;
+	fixture f;
+
+	fixture_open(c, &f, MRTX_SYNC);
+	for (long i = 0; i < LS_ROWS; i += LS_LOAD_BATCH) {
+		mrtx_txn *txn;
+		char row[32];
+		int rc;
+
+		if ((rc = mrtx_begin(f.db, &txn)))
+			die("longscan load", mrtx_errmsg());
+		for (long j = i; j < i + LS_LOAD_BATCH && rc == 0; j++) {
+			ls_row(row, sizeof(row), j);
+			rc = mrtx_put(txn, "t", MRTX_CSTR(row), "f", MRTX_CSTR("q0"), MRTX_CSTR("0"));
+		}
+		if (rc)
+			mrtx_abort(txn);
+		if (rc || mrtx_commit(txn))
+			die("longscan load", mrtx_errmsg());
+	}
+	/* the scan alone, once, for scale */
+	t0 = now_s();
+	if (ls_scan(f.db, &rows) || rows != LS_ROWS)
+		die("longscan", "the scan without writers did not see every row");
+	first_s = now_s() - t0;
+	for (int i = 0; i < LS_WRITERS; i++) {
+		w[i] = (ls_writer){ f.db, &stop, 1000u + (unsigned)i, 0 };
+		if (pthread_create(&th[i], NULL, ls_write, &w[i]))
+			die("longscan", "cannot start a writer");
+	}
+	t0 = now_s();
+	while (now_s() - t0 < deadline_s) {
+		attempts++;
+		if (ls_scan(f.db, &rows) == 0) {
+			t_done = now_s() - t0;
+			break;
+		}
+	}
+	elapsed = now_s() - t0;
+	stop = 1;
+	for (int i = 0; i < LS_WRITERS; i++) {
+		pthread_join(th[i], NULL);
+		writes += w[i].n;
+	}
+	fixture_close(&f);
+	if (c->json) {
+		printf("{\"longscan\": {\"rows\": %d, \"writers\": %d, \"durability\": \"sync\", "
+		       "\"scan_alone_s\": %.3f, \"attempts\": %d, \"committed\": %s, "
+		       "\"seconds\": %.3f, \"deadline_s\": %.0f, \"writer_txn_per_s\": %.1f}}\n",
+		       LS_ROWS, LS_WRITERS, first_s, attempts, t_done >= 0 ? "true" : "false",
+		       t_done >= 0 ? t_done : elapsed, deadline_s, (double)writes / elapsed);
+		return 0;
+	}
+	printf("longscan: a read-only scan of %d rows, alone: %.3f s\n", LS_ROWS, first_s);
+	if (t_done >= 0)
+		printf("longscan: under %d writers (sync, one-row blind writes): committed at "
+		       "attempt %d after %.3f s\n", LS_WRITERS, attempts, t_done);
+	else
+		printf("longscan: under %d writers (sync, one-row blind writes): no attempt "
+		       "committed in %.0f s (%d attempts, each ended in a conflict)\n", LS_WRITERS,
+		       deadline_s, attempts);
+	printf("longscan: writers meanwhile: %.0f txn/s in all\n", (double)writes / elapsed);
+	return 0;
+}
