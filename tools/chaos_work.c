@@ -341,8 +341,8 @@ static void bank_auditor_step(mrtx_db *db, sbuf *b, int by_scan)
 	/* What the transaction saw before its commit: reads are optimistic
 	 * (checked at commit), so a wrong view here is not yet an anomaly;
 	 * it is counted (issue 17: snapshot reads are to make it 0). */
-	if (total != BANK_TOTAL || n != BANK_ACCOUNTS || torn) {
-		sb_printf(b, "P %ld %d %d", total, n, torn);
+	if (total != BANK_TOTAL || min < 0 || n != BANK_ACCOUNTS || torn) {
+		sb_printf(b, "P %ld %ld %d %d", total, min, n, torn);
 		log_line(b);
 	}
 	if ((rc = mrtx_commit(txn))) {
