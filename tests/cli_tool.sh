@@ -264,7 +264,7 @@ expect_rc 2 "bench unknown workload" "$MRTX" bench "$TMP/benchdir" --only nosuch
 # longscan runs and reports (what it measures is not checked: timing belongs
 # to the benchmark)
 "$MRTX" bench "$TMP/lsdir" --quick --only longscan --json >"$TMP/out" 2>&1 &&
-	grep -q '"longscan": {"rows": 100000, "writers": 8' "$TMP/out" &&
+	grep -q '"longscan": {"rows": 10000, "writers": 8' "$TMP/out" &&
 	grep -q '"attempts": [1-9]' "$TMP/out" && ok ||
 	bad "bench --only longscan: $(cat "$TMP/out")"
 

@@ -505,8 +505,8 @@ static int usage(FILE *f, int rc)
 	           "           recover, calls (store calls per commit, memory per mutation),\n"
 	           "           ts (timestamps a second, 1 and 8 threads),\n"
 	           "           longscan (a read-only scan of 100,000 rows retried under 8\n"
-	           "           writers until it commits or 30 s pass, --quick 5 s; not in the\n"
-	           "           default run; --json gives {\"longscan\": {...}})\n"
+	           "           writers until it commits or 30 s pass, --quick 10,000 rows and\n"
+	           "           5 s; not in the default run; --json: {\"longscan\": {...}})\n"
 	           "  --json   one JSON object on stdout\n");
 	return rc;
 }

@@ -9,7 +9,8 @@
  * under enough write load the scan may never commit: the report says how
  * many attempts it made and whether one committed, beside the writers'
  * throughput over the same time.  Not part of the default run, whose
- * ratios it would not change.  Default durability (MRTX_SYNC).
+ * ratios it would not change.  Default durability (MRTX_SYNC).  --quick:
+ * 10,000 rows and 5 s.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -18,12 +19,13 @@
 
 #include "bench_int.h"
 
-#define LS_ROWS 100000
+#define LS_ROWS 100000 /* --quick: a tenth */
 #define LS_WRITERS 8
 #define LS_LOAD_BATCH 1000
 
 typedef struct ls_writer {
 	mrtx_db *db;
+	long rows;
 	int *stop; /* read and set with __atomic builtins */
 	unsigned seed;
 	long n;
@@ -45,7 +47,7 @@ static void *ls_write(void *arg)
 		mrtx_txn *txn;
 		int rc;
 
-		ls_row(row, sizeof(row), (long)(rand_r(&w->seed) % LS_ROWS));
+		ls_row(row, sizeof(row), (long)rand_r(&w->seed) % w->rows);
 		if ((rc = mrtx_begin(w->db, &txn)))
 			die("longscan writer", mrtx_errmsg());
 		if ((rc = mrtx_put(txn, "t", MRTX_CSTR(row), "f", MRTX_CSTR("q0"),
@@ -95,6 +97,7 @@ static int ls_scan(mrtx_db *db, long *rows)
 
 int bench_longscan(bcfg *c)
 {
+	long nrows = c->quick ? LS_ROWS / 10 : LS_ROWS;
 	double deadline_s = c->quick ? 5 : 30, t0, tw, t_done = -1, first_s = 0, elapsed, wsecs;
 	pthread_t th[LS_WRITERS];
 	ls_writer w[LS_WRITERS];
@@ -104,7 +107,7 @@ int bench_longscan(bcfg *c)
 	fixture f;
 
 	fixture_open(c, &f, MRTX_SYNC);
-	for (long i = 0; i < LS_ROWS; i += LS_LOAD_BATCH) {
+	for (long i = 0; i < nrows; i += LS_LOAD_BATCH) {
 		mrtx_txn *txn;
 		char row[32];
 		int rc;
@@ -122,12 +125,12 @@ int bench_longscan(bcfg *c)
 	}
 	/* the scan alone, once, for scale */
 	t0 = now_s();
-	if (ls_scan(f.db, &rows) || rows != LS_ROWS)
+	if (ls_scan(f.db, &rows) || rows != nrows)
 		die("longscan", "the scan without writers did not see every row");
 	first_s = now_s() - t0;
 	tw = now_s();
 	for (int i = 0; i < LS_WRITERS; i++) {
-		w[i] = (ls_writer){ f.db, &stop, 1000u + (unsigned)i, 0 };
+		w[i] = (ls_writer){ f.db, nrows, &stop, 1000u + (unsigned)i, 0 };
 		if (pthread_create(&th[i], NULL, ls_write, &w[i]))
 			die("longscan", "cannot start a writer");
 	}
@@ -148,14 +151,14 @@ int bench_longscan(bcfg *c)
 	wsecs = now_s() - tw; /* the writers' own time, start to join */
 	fixture_close(&f);
 	if (c->json) {
-		printf("{\"longscan\": {\"rows\": %d, \"writers\": %d, \"durability\": \"sync\", "
+		printf("{\"longscan\": {\"rows\": %ld, \"writers\": %d, \"durability\": \"sync\", "
 		       "\"scan_alone_s\": %.3f, \"attempts\": %d, \"committed\": %s, "
 		       "\"seconds\": %.3f, \"deadline_s\": %.0f, \"writer_txn_per_s\": %.1f}}\n",
-		       LS_ROWS, LS_WRITERS, first_s, attempts, t_done >= 0 ? "true" : "false",
+		       nrows, LS_WRITERS, first_s, attempts, t_done >= 0 ? "true" : "false",
 		       t_done >= 0 ? t_done : elapsed, deadline_s, (double)writes / wsecs);
 		return 0;
 	}
-	printf("longscan: a read-only scan of %d rows, alone: %.3f s\n", LS_ROWS, first_s);
+	printf("longscan: a read-only scan of %ld rows, alone: %.3f s\n", nrows, first_s);
 	if (t_done >= 0)
 		printf("longscan: under %d writers (sync, one-row blind writes): committed at "
 		       "attempt %d after %.3f s\n", LS_WRITERS, attempts, t_done);
