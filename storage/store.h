@@ -401,8 +401,9 @@ int store_sync_visible(store *st);
  * and snapshot reads will be.  Returns 0 (*out set; 0 on any error);
  * MRTX_EINVAL (floor at or above 2^63; LMDB: the store's path too long for
  * the file's); MRTX_EREADONLY (LMDB: a read-only handle reached the
- * ceiling, a writer must raise it; RADOS: every read-only handle); MRTX_ESTORE (LMDB: the file cannot be made or mapped,
- * the ceiling cannot be read, written or synced; RADOS: the cluster failed,
+ * ceiling, a writer must raise it; RADOS: every read-only handle);
+ * MRTX_ESTORE (LMDB: the file cannot be made or mapped, the ceiling
+ * cannot be read, written or synced; RADOS: the cluster failed,
  * two writes timed out, or 64 guarded writes in a row met other handles');
  * MRTX_EFULL; MRTX_ENOMEM; MRTX_ECORRUPT (the stored ceiling or timestamp
  * is malformed; LMDB: DIR/ts.shm belongs to another store).

@@ -561,23 +561,18 @@ double run_threads(fixture *f, int use_mrtx, double secs, mlog *lg)
 	pthread_t th[MULTI_THREADS];
 	tphase p[MULTI_THREADS];
 	volatile int stop = 0;
-	double t0 = now_s(), t;
-	long total = 0;
+	double t0 = now_s();
 
 	for (int i = 0; i < MULTI_THREADS; i++) {
 		p[i] = (tphase){ f, use_mrtx, i, &stop, &lg->th[i] };
-		total -= lg->th[i].n;
 		pthread_create(&th[i], NULL, multi_thread, &p[i]);
 	}
 	while (now_s() - t0 < secs)
 		usleep(10000);
 	stop = 1;
-	for (int i = 0; i < MULTI_THREADS; i++) {
+	for (int i = 0; i < MULTI_THREADS; i++)
 		pthread_join(th[i], NULL);
-		total += lg->th[i].n;
-	}
-	t = now_s() - t0;
-	return (double)total / t;
+	return now_s() - t0;
 }
 
 /* ------------------------------------------------- interactive (procs) */

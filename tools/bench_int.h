@@ -87,6 +87,8 @@ void sqlite_load_accounts(const char *path);
 void sqlite_inter_child(const char *path, int immediate, int durability, int id,
                         volatile long *ops, volatile long *retries, volatile int *stop)
 	__attribute__((noreturn));
+/* multi_row's threads on SQLite for secs; returns the phase's seconds
+ * (connections opened and closed outside them); lg counts the txns */
 double sqlite_run_threads(const char *path, double secs, mlog *lg);
 void sqlite_check_balances(const char *path, const char *side);
 long sqlite_check_groups(const char *path, const mlog *lg);
@@ -103,6 +105,8 @@ int op_single_mrtx(fixture *f, unsigned *seed, long i);
 int op_single_lmdb(fixture *f, unsigned *seed, long i);
 int op_get_mrtx(fixture *f, unsigned *seed, long i);
 int op_get_lmdb(fixture *f, unsigned *seed, long i);
+/* multi_row's threads on mrtx or LMDB for secs; returns the phase's
+ * seconds; lg counts the txns */
 double run_threads(fixture *f, int use_mrtx, double secs, mlog *lg);
 /* store_ts_next calls a second by `threads` threads (1..MULTI_THREADS) of
  * db's store, over secs (the `ts` workload). */

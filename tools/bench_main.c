@@ -72,7 +72,7 @@ static double mlog_total(const mlog *lg)
 
 static void wl_multi(bcfg *c, bres *r, bsql *q)
 {
-	double mt = 0, bt = 0, st = 0, t0, total = c->rounds * c->phase_s;
+	double mt = 0, bt = 0, st = 0, total = c->rounds * c->phase_s;
 	int slices = (int)(total / MULTI_SLICE_S + 0.5);
 	mlog lm, ll, ls;
 	char *spath;
@@ -87,15 +87,9 @@ static void wl_multi(bcfg *c, bres *r, bsql *q)
 	mlog_init(&ls);
 	/* each side's rate: its transactions over its time, as alternate() */
 	for (int i = 0; i < slices; i++) {
-		t0 = now_s();
-		(void)run_threads(&f, 1, total / slices, &lm);
-		mt += now_s() - t0;
-		t0 = now_s();
-		(void)run_threads(&f, 0, total / slices, &ll);
-		bt += now_s() - t0;
-		t0 = now_s();
-		(void)sqlite_run_threads(spath, total / slices, &ls);
-		st += now_s() - t0;
+		mt += run_threads(&f, 1, total / slices, &lm);
+		bt += run_threads(&f, 0, total / slices, &ll);
+		st += sqlite_run_threads(spath, total / slices, &ls);
 	}
 	check_fixture_groups(&f, 1, &lm);
 	check_fixture_groups(&f, 0, &ll);

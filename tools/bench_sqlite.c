@@ -293,7 +293,6 @@ double sqlite_run_threads(const char *path, double secs, mlog *lg)
 	sthr p[MULTI_THREADS];
 	volatile int stop = 0;
 	double t0, t;
-	long total = 0;
 
 	if (!sqlite3_threadsafe())
 		die("multi_row (sqlite)", "this SQLite library was built single-threaded");
@@ -305,17 +304,13 @@ double sqlite_run_threads(const char *path, double secs, mlog *lg)
 		p[i].commit = sq_prep(p[i].db, "COMMIT");
 	}
 	t0 = now_s();
-	for (int i = 0; i < MULTI_THREADS; i++) {
-		total -= lg->th[i].n;
+	for (int i = 0; i < MULTI_THREADS; i++)
 		pthread_create(&th[i], NULL, multi_thread, &p[i]);
-	}
 	while (now_s() - t0 < secs)
 		usleep(10000);
 	stop = 1;
-	for (int i = 0; i < MULTI_THREADS; i++) {
+	for (int i = 0; i < MULTI_THREADS; i++)
 		pthread_join(th[i], NULL);
-		total += lg->th[i].n;
-	}
 	t = now_s() - t0;
 	for (int i = 0; i < MULTI_THREADS; i++) {
 		lg->retries += p[i].retries;
@@ -324,7 +319,7 @@ double sqlite_run_threads(const char *path, double secs, mlog *lg)
 		sqlite3_finalize(p[i].commit);
 		sqlite3_close(p[i].db);
 	}
-	return (double)total / t;
+	return t;
 }
 
 /* ------------------------------------------------------------ checks */
