@@ -248,12 +248,17 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 	 * that names no exact lock but "no lock, or STABLE committed before my
 	 * first write" (a blind prewrite, commit.c commit_multi_blind, none of
 	 * whose first writes comes after t's commit_ts) fails on it as an exact one
-	 * fails on the fresh id. */
-	if ((rc = lock_new_txnid(fence_id)) ||
-	    (rc = lockio_stable(c->st, fence_id,
-	                        MRTX_MAX(pcur->has_lock ? pl->commit_ts : 0, l->commit_ts), c->a,
-	                        &op.new_lock)) ||
-	    (rc = cas1(c->st, &op)))
+	 * fails on the fresh id.  A P already STABLE at or above t's commit_ts
+	 * (an earlier orphan of t fenced it, or a later commit) defeats every
+	 * prewrite of t in the same way -- t's expected lock is older than its
+	 * commit_ts -- so it is left as it is: fencing it again would change
+	 * its bytes under every reader of P for nothing. */
+	if (!(pcur->has_lock && pl->commit_ts >= l->commit_ts) &&
+	    ((rc = lock_new_txnid(fence_id)) ||
+	     (rc = lockio_stable(c->st, fence_id,
+	                         MRTX_MAX(pcur->has_lock ? pl->commit_ts : 0, l->commit_ts), c->a,
+	                         &op.new_lock)) ||
+	     (rc = cas1(c->st, &op))))
 		return rc;
 	memset(&op, 0, sizeof(op));
 	op.table = t;

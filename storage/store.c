@@ -148,23 +148,81 @@ int store_tables_list(store *st, const store_table ***out, size_t *count)
 	return DISPATCH(st, tables_list, st, out, count);
 }
 
+#ifdef MRTX_HAVE_RADOS
+#define IS_RADOS(st) (store_kind_of(st) == STORE_RADOS)
+#else
+#define IS_RADOS(st) 0
+#endif
+
+int store_view_open(store *st, store_view **out)
+{
+	struct lmdb_rtxn *v;
+	int rc;
+
+	*out = NULL;
+	if (IS_RADOS(st))
+		return MRTX_ENOTSUP; /* no snapshot spans objects (DESIGN §9) */
+	if ((rc = lmdb_store_view_open(st, &v)))
+		return rc;
+	*out = (store_view *)(void *)v;
+	return 0;
+}
+
+void store_view_close(store *st, store_view *v)
+{
+	if (v)
+		lmdb_store_view_close(st, (struct lmdb_rtxn *)(void *)v);
+}
+
+int store_read_row_in(store *st, store_view *v, const store_table *t, mrtx_bytes row,
+                      const store_filter *f, mrtx_arena *a, store_row *out)
+{
+#ifdef MRTX_HAVE_RADOS
+	if (IS_RADOS(st))
+		return rados_store_read_row(st, t, row, f, a, out);
+#endif
+	return lmdb_store_read_row(st, (struct lmdb_rtxn *)(void *)v, t, row, f, a, out);
+}
+
 int store_read_row(store *st, const store_table *t, mrtx_bytes row, const store_filter *f,
                    mrtx_arena *a, store_row *out)
 {
-	return DISPATCH(st, read_row, st, t, row, f, a, out);
+	return store_read_row_in(st, NULL, t, row, f, a, out);
+}
+
+int store_read_locks_in(store *st, store_view *v, const store_rowref *refs, size_t n,
+                        mrtx_arena *a, store_row *out)
+{
+#ifdef MRTX_HAVE_RADOS
+	if (IS_RADOS(st))
+		return rados_store_read_locks(st, refs, n, a, out);
+#endif
+	return lmdb_store_read_locks(st, (struct lmdb_rtxn *)(void *)v, refs, n, a, out);
 }
 
 int store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_arena *a,
                      store_row *out)
 {
-	return DISPATCH(st, read_locks, st, refs, n, a, out);
+	return store_read_locks_in(st, NULL, refs, n, a, out);
+}
+
+int store_scan_rows_in(store *st, store_view *v, const store_table *t, const store_range *r,
+                       int reverse, const store_filter *f, size_t max_rows, mrtx_arena *a,
+                       store_row **rows, size_t *nrows, int *more)
+{
+#ifdef MRTX_HAVE_RADOS
+	if (IS_RADOS(st))
+		return rados_store_scan_rows(st, t, r, reverse, f, max_rows, a, rows, nrows, more);
+#endif
+	return lmdb_store_scan_rows(st, (struct lmdb_rtxn *)(void *)v, t, r, reverse, f,
+	                            max_rows, a, rows, nrows, more);
 }
 
 int store_scan_rows(store *st, const store_table *t, const store_range *r, int reverse,
                     const store_filter *f, size_t max_rows, mrtx_arena *a, store_row **rows,
                     size_t *nrows, int *more)
 {
-	return DISPATCH(st, scan_rows, st, t, r, reverse, f, max_rows, a, rows, nrows, more);
+	return store_scan_rows_in(st, NULL, t, r, reverse, f, max_rows, a, rows, nrows, more);
 }
 
 int store_write_rows(store *st, store_op *ops, size_t n)

@@ -228,6 +228,34 @@ typedef int (*store_batch_fn)(const store_table *t, store_row *rows, size_t n, m
 int store_walk(store *st, const store_table *t, const store_filter *f, size_t batch,
                store_batch_fn fn, void *payload);
 
+/* ---- views ---- */
+
+/*
+ * A view is the store as of one instant, for any number of reads: a
+ * transaction's snapshot (DESIGN §9).  LMDB: one read transaction held
+ * open until store_view_close, so the pages it sees stay allocated as long
+ * (LMDB's rule for any reader), and one reader slot is taken.  RADOS: no
+ * snapshot spans objects, so store_view_open returns MRTX_ENOTSUP and the
+ * caller reads with v = NULL, each row consistent on its own.
+ * A view is used by one thread at a time.  The _in reads take a view, or
+ * NULL for a fresh snapshot per call (the calls above are those with
+ * NULL).  A view does not see tables created after it opened (reads of
+ * them find nothing); a table dropped since is MRTX_ENOTABLE, as for any
+ * read.
+ * store_view_open returns 0, MRTX_ENOTSUP, MRTX_ENOMEM or a store error
+ * (LMDB's reader table full: MRTX_ESTORE).
+ */
+typedef struct store_view store_view;
+int store_view_open(store *st, store_view **out);
+void store_view_close(store *st, store_view *v); /* v may be NULL */
+int store_read_row_in(store *st, store_view *v, const store_table *t, mrtx_bytes row,
+                      const store_filter *f, mrtx_arena *a, store_row *out);
+int store_read_locks_in(store *st, store_view *v, const store_rowref *refs, size_t n,
+                        mrtx_arena *a, store_row *out);
+int store_scan_rows_in(store *st, store_view *v, const store_table *t, const store_range *r,
+                       int reverse, const store_filter *f, size_t max_rows, mrtx_arena *a,
+                       store_row **rows, size_t *nrows, int *more);
+
 /* ---- writes ---- */
 
 enum store_mut_kind {

@@ -19,6 +19,11 @@ typedef struct mt {
 	size_t nops, cops;
 	obs *ob;
 	size_t nob, cob;
+	/* The committed state when the transaction's first store read was
+	 * made: its snapshot on a store with views (LMDB), where a read-only
+	 * transaction is serialized there, not at its commit. */
+	cellv sdata;
+	int snidx, shave;
 } mt;
 
 #define MAP_SMALL (8u << 20) /* the map until op_fill */

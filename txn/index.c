@@ -550,6 +550,14 @@ static int scan_keys(mrtx_txn *txn, const idx_decl *d, mrtx_bytes start, mrtx_by
 	size_t ncells = 0, nhits = 0;
 	int rc, more = 1;
 
+	/* The declaration is read as it is now, but the transaction's view
+	 * may predate it or its backfill (which runs in transactions after
+	 * it): an index table read from the view can then lack entries its
+	 * source rows in the view have.  Nothing records when a backfill
+	 * ended, so a transaction that reads an index validates at commit,
+	 * as without views (snapread.c); a missed entry is then a change of
+	 * the scanned range. */
+	txn->must_validate = 1;
 	if ((rc = mrtx_scan_open(txn, &spec, &sc)))
 		return rc;
 	while (more) {

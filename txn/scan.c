@@ -3,8 +3,10 @@
  *
  * The scanner walks two sorted sequences in step: the store's rows (fetched
  * in batches from the lock family, each row's lock and cells consistent)
- * and the buffered rows of the same table.  A stored row whose lock is not
- * STABLE is resolved (recovery) and re-read before use.  Every stored row
+ * and the buffered rows of the same table.  Batches come from the
+ * transaction's view (snapread.c), where a stored row whose lock is not
+ * STABLE is decided; on a store without views it is resolved (recovery)
+ * and re-read before use.  Every stored row
  * passed over, visible or not, extends the range recorded for phantom
  * validation at commit (txn_validate): only what the scan actually covered
  * is validated, so stopping early does not conflict with later inserts.
@@ -250,12 +252,16 @@ void mrtx_scan_close(mrtx_scanner *s)
 static int fetch_batch(mrtx_scanner *s)
 {
 	mrtx_txn *txn = s->txn;
+	store_view *v;
 	int rc;
 
-	rc = store_scan_rows(txn->db->st, s->t, &s->next, s->range->reverse, &s->f,
-	                     SCAN_BATCH, &txn->arena, &s->batch, &s->nbatch, &s->more);
+	if ((rc = txn_view_get(txn, &v)))
+		return rc;
+	rc = store_scan_rows_in(txn->db->st, v, s->t, &s->next, s->range->reverse, &s->f,
+	                        SCAN_BATCH, &txn->arena, &s->batch, &s->nbatch, &s->more);
 	if (rc)
 		return rc;
+	txn->view_used = 1;
 	s->bi = 0;
 	if (s->nbatch) {
 		mrtx_bytes last = s->batch[s->nbatch - 1].row;
@@ -281,7 +287,11 @@ static int consume_stored(mrtx_scanner *s, store_row *sr)
 
 	if ((rc = lockio_peek(txn->db->st, s->t, sr->lock, &state, id)))
 		return rc;
-	if (state != LOCK_STABLE && (rc = txn_read_row(txn, s->t, sr->row, &s->f, sr)))
+	/* The batch came from the transaction's view: decide the lock there;
+	 * without views, settle it and read the row again. */
+	if (state != LOCK_STABLE &&
+	    (rc = txn->view ? txn_snap_decide(txn, s->t, &s->f, sr) :
+	                      txn_read_row(txn, s->t, sr->row, &s->f, sr)))
 		return rc;
 	if ((rc = txn_observe(txn, s->t, sr->row, sr->has_lock, sr->lock)))
 		return rc;

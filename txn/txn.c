@@ -124,7 +124,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	/* Field by field: a memset of the head compiles to `rep stos`, whose
 	 * start-up cost was a visible part of a point read.  A new field must
 	 * be set here (the assertion below trips when the head changes). */
-	_Static_assert(offsetof(mrtx_txn, head_pad) == 153 && offsetof(mrtx_txn, arena0) == 160,
+	_Static_assert(offsetof(mrtx_txn, head_pad) == 164 && offsetof(mrtx_txn, arena0) == 176,
 	               "mrtx_begin sets every field before arena0: initialise the new one there");
 	txn->db = db;
 	arena_init_buf(&txn->arena, txn->arena0, sizeof(txn->arena0));
@@ -140,7 +140,11 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	txn->idx = NULL;
 	txn->ct = NULL;
 	txn->cfam = NULL;
+	txn->view = NULL;
 	txn->cfid = 0;
+	txn->view_state = TXN_VIEW_NONE;
+	txn->view_used = 0;
+	txn->must_validate = 0;
 	*out = txn;
 	return 0;
 }
@@ -157,6 +161,8 @@ void txn_free(mrtx_txn *txn)
 {
 	if (txn->scanners)
 		txn_detach_scanners(txn);
+	if (txn->view)
+		txn_view_close(txn);
 	if (txn->idx)
 		idx_snap_release(txn->idx);
 	if (txn->arena.head != txn->arena.borrowed || (txn->arena.head && txn->arena.head->next))
@@ -369,7 +375,7 @@ int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *famil
 	f.family = fid;
 	f.qs = qualifier;
 	f.qual_exact = 1;
-	if ((rc = txn_read_row(txn, t, row, &f, &sr)))
+	if ((rc = txn_read_row_snap(txn, t, row, &f, &sr)))
 		return rc;
 	/* r is still this row's entry or NULL: reading adds none */
 	if ((rc = txn_observe_at(txn, r, t, row, sr.has_lock, sr.lock)))

@@ -100,7 +100,7 @@ typedef struct scan_range {
 	mrtx_bytes last;       /* last row consumed */
 } scan_range;
 
-#define TXN_ARENA0 3952 /* the object is 4 KiB */
+#define TXN_ARENA0 3936 /* the object is 4 KiB */
 
 struct mrtx_txn {
 	mrtx_db *db;
@@ -125,8 +125,14 @@ struct mrtx_txn {
 	 * NULL until then; cfid is ct's family cfam, valid while cfam != 0. */
 	const store_table *ct;
 	const char *cfam;      /* the family's name in ct (store-owned), or NULL */
+	store_view *view;      /* the snapshot every read comes from (snapread.c) */
 	uint8_t cfid;
-	uint8_t head_pad[7];   /* the padding before arena0, named: a new field moves
+	uint8_t view_state;    /* TXN_VIEW_*: view not yet opened / open / the store
+	                          has none */
+	uint8_t view_used;     /* a read has returned from view */
+	uint8_t must_validate; /* a read met a lock pending in view: a read-only
+	                          commit validates as without views */
+	uint8_t head_pad[4];   /* the padding before arena0, named: a new field moves
 	                          head_pad or arena0, which trips mrtx_begin's assertion */
 	/* The arena's first chunk, so that a small transaction (a few rows,
 	 * its commit's lock records and redo lists included) allocates
@@ -150,6 +156,22 @@ int txn_observe(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int has_loc
 /* Read a row resolving foreign locks (wait, recover); the result's lock is STABLE or absent. */
 int txn_read_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
                  const store_filter *f, store_row *out);
+/* Reads from the transaction's view (snapread.c): as txn_read_row, but
+ * every read of the transaction sees one snapshot of the store (on a store
+ * without views, txn_read_row itself). */
+#define TXN_VIEW_NONE 0
+#define TXN_VIEW_OPEN 1
+#define TXN_VIEW_UNSUPPORTED 2
+int txn_read_row_snap(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
+                      const store_filter *f, store_row *out);
+/* Decide a row the transaction's view returned (a scan's) whose lock is
+ * not STABLE, as txn_read_row_snap does (never waits). */
+int txn_snap_decide(mrtx_txn *txn, const store_table *t, const store_filter *f,
+                    store_row *sr);
+/* The transaction's view, opened if not yet (*out NULL: the store has none). */
+int txn_view_get(mrtx_txn *txn, store_view **out);
+/* Close the view (the transaction ends). */
+void txn_view_close(mrtx_txn *txn);
 /* Is row inside a range this txn has scanned (so "no lock" was observed)? */
 int txn_in_scanned_range(const mrtx_txn *txn, const store_table *t, mrtx_bytes row);
 /* Build the redo list of a buffered row (arena). */

@@ -10,7 +10,8 @@
  *    it then checks the table's record itself, so a write can never act on
  *    a stale view of a table (the guard that makes freezing exact);
  *  - by every read, at its snapshot (lmdb_table_rcheck, once per snapshot),
- *    which re-reads every attached table's record (store_table_refresh).
+ *    which re-reads every attached table's record (store_table_refresh)
+ *    when the snapshot is newer than the objects.
  */
 #include "storage/lmdb/lmdb_int.h"
 
@@ -118,10 +119,15 @@ int lmdb_table_rcheck(store *st, lmdb_rtxn *rt, const store_table *t)
 			return rc == MRTX_ECORRUPT ?
 			       mrtx__seterr(rc, "%s: the table generation record is malformed",
 			                    st->path) : lmdb_err(st, rc, "read metadata");
-		if (tg != atomic_load_explicit(&st->tgen_valid, memory_order_acquire)) {
+		uint64_t valid = atomic_load_explicit(&st->tgen_valid, memory_order_acquire);
+
+		/* A snapshot older than our objects (a transaction's view held
+		 * open across a change) reads with the newer objects: a table
+		 * created since has no keys in it, one dropped since is GONE. */
+		if (tg > valid) {
 			if ((rc = lmdb_store_table_refresh(st)))
 				return rc;
-		} else {
+		} else if (tg == valid) {
 			atomic_store_explicit(&st->tchk_txnid, id, memory_order_relaxed);
 		}
 	}

@@ -271,8 +271,43 @@ static int read_cell_exact(store *st, MDB_cursor *cur, uint8_t *key, size_t plen
 	return 0;
 }
 
-int lmdb_store_read_row(store *st, const store_table *t, mrtx_bytes row,
-                   const store_filter *f, mrtx_arena *a, store_row *out)
+/* The read transaction of a call: the view's (held open by its owner), or
+ * one of the pool's for this call alone. */
+static int rt_get(store *st, lmdb_rtxn *view, lmdb_rtxn *rt)
+{
+	if (view) {
+		*rt = *view;
+		return 0;
+	}
+	return lmdb_rtxn_begin(st, rt);
+}
+
+static void rt_put(store *st, lmdb_rtxn *view, lmdb_rtxn *rt)
+{
+	if (!view)
+		lmdb_rtxn_end(st, rt);
+}
+
+int lmdb_store_view_open(store *st, lmdb_rtxn **out)
+{
+	lmdb_rtxn rt;
+	int rc;
+
+	if ((rc = lmdb_rtxn_begin(st, &rt)))
+		return rc;
+	*out = rt.slot; /* the pool's allocation carries txn and cursor */
+	return 0;
+}
+
+void lmdb_store_view_close(store *st, lmdb_rtxn *v)
+{
+	lmdb_rtxn rt = *v;
+
+	lmdb_rtxn_end(st, &rt);
+}
+
+int lmdb_store_read_row(store *st, lmdb_rtxn *view, const store_table *t, mrtx_bytes row,
+                        const store_filter *f, mrtx_arena *a, store_row *out)
 {
 	uint8_t key[MRTX_MAX_KEY + 16];
 	lmdb_rtxn rt;
@@ -281,10 +316,10 @@ int lmdb_store_read_row(store *st, const store_table *t, mrtx_bytes row,
 
 	if ((rc = STORE_FAULT(st, "read row (injected fault)")))
 		return rc;
-	if ((rc = row_key_checked(key, t, row, &plen)) || (rc = lmdb_rtxn_begin(st, &rt)))
+	if ((rc = row_key_checked(key, t, row, &plen)) || (rc = rt_get(st, view, &rt)))
 		return rc;
 	if ((rc = lmdb_table_rcheck(st, &rt, t))) {
-		lmdb_rtxn_end(st, &rt);
+		rt_put(st, view, &rt);
 		return rc;
 	}
 	if (f && f->qual_exact && f->family >= 0) {
@@ -294,12 +329,12 @@ int lmdb_store_read_row(store *st, const store_table *t, mrtx_bytes row,
 		if ((rc = read_lock_at(st, rt.cur, key, plen, row, a, out)) == 0)
 			rc = read_cells(st, rt.cur, t, key, plen, f, a, out);
 	}
-	lmdb_rtxn_end(st, &rt);
+	rt_put(st, view, &rt);
 	return rc;
 }
 
-int lmdb_store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_arena *a,
-                     store_row *out)
+int lmdb_store_read_locks(store *st, lmdb_rtxn *view, const store_rowref *refs, size_t n,
+                          mrtx_arena *a, store_row *out)
 {
 	lmdb_rtxn rt;
 	int rc = 0;
@@ -308,7 +343,7 @@ int lmdb_store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_ar
 		return 0;
 	if ((rc = STORE_FAULT(st, "read locks (injected fault)")))
 		return rc;
-	if ((rc = lmdb_rtxn_begin(st, &rt)))
+	if ((rc = rt_get(st, view, &rt)))
 		return rc;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		if ((rc = lmdb_table_rcheck(st, &rt, refs[i].table)))
@@ -317,7 +352,7 @@ int lmdb_store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_ar
 		out[i].cells = NULL;
 		out[i].ncells = 0;
 	}
-	lmdb_rtxn_end(st, &rt);
+	rt_put(st, view, &rt);
 	return rc;
 }
 
@@ -376,9 +411,10 @@ static int step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int r
 	return rc;
 }
 
-int lmdb_store_scan_rows(store *st, const store_table *t, const store_range *r,
-                    int reverse, const store_filter *f, size_t max_rows,
-                    mrtx_arena *a, store_row **rows, size_t *nrows, int *more)
+int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
+                         const store_range *r, int reverse, const store_filter *f,
+                         size_t max_rows, mrtx_arena *a, store_row **rows, size_t *nrows,
+                         int *more)
 {
 	uint8_t kb[MRTX_MAX_KEY + 1], rowbuf[MRTX_MAX_KEY + 1];
 	lmdb_rtxn rt;
@@ -392,7 +428,7 @@ int lmdb_store_scan_rows(store *st, const store_table *t, const store_range *r,
 	*more = 0;
 	if ((rc = STORE_FAULT(st, "scan (injected fault)")))
 		return rc;
-	if ((rc = lmdb_rtxn_begin(st, &rt)))
+	if ((rc = rt_get(st, view, &rt)))
 		return rc;
 	if ((rc = lmdb_table_rcheck(st, &rt, t)))
 		goto done;
@@ -487,7 +523,7 @@ int lmdb_store_scan_rows(store *st, const store_table *t, const store_range *r,
 	}
 	rc = (rc == MDB_NOTFOUND || rc == 0) ? 0 : lmdb_err(st, rc, "scan");
 done:
-	lmdb_rtxn_end(st, &rt);
+	rt_put(st, view, &rt);
 	if (rc) {
 		/* No half-filled row reaches the caller. */
 		*rows = NULL;

@@ -21,13 +21,19 @@ int lmdb_store_table_freeze(store *st, const store_table *t, int on, uint64_t *t
 int lmdb_store_table_clear(store *st, const store_table *t, int drop, uint64_t token);
 int lmdb_store_table_refresh(store *st);
 int lmdb_store_tables_list(store *st, const store_table ***out, size_t *count);
-int lmdb_store_read_row(store *st, const store_table *t, mrtx_bytes row,
-                        const store_filter *f, mrtx_arena *a, store_row *out);
-int lmdb_store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_arena *a,
-                          store_row *out);
-int lmdb_store_scan_rows(store *st, const store_table *t, const store_range *r, int reverse,
-                         const store_filter *f, size_t max_rows, mrtx_arena *a,
-                         store_row **rows, size_t *nrows, int *more);
+/* Reads: view is a read transaction held open (store_view_open), or NULL
+ * (each call takes one of the pool's). */
+struct lmdb_rtxn;
+int lmdb_store_view_open(store *st, struct lmdb_rtxn **out);
+void lmdb_store_view_close(store *st, struct lmdb_rtxn *v);
+int lmdb_store_read_row(store *st, struct lmdb_rtxn *view, const store_table *t,
+                        mrtx_bytes row, const store_filter *f, mrtx_arena *a, store_row *out);
+int lmdb_store_read_locks(store *st, struct lmdb_rtxn *view, const store_rowref *refs,
+                          size_t n, mrtx_arena *a, store_row *out);
+int lmdb_store_scan_rows(store *st, struct lmdb_rtxn *view, const store_table *t,
+                         const store_range *r, int reverse, const store_filter *f,
+                         size_t max_rows, mrtx_arena *a, store_row **rows, size_t *nrows,
+                         int *more);
 int lmdb_store_write_rows(store *st, store_op *ops, size_t n);
 int lmdb_store_write_atomic(store *st, store_op *ops, size_t n, store_rcheck *checks,
                             size_t nchecks, int *applied);

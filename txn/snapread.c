@@ -1,0 +1,325 @@
+/*
+ * snapread.c - a transaction's reads from one view of the store (DESIGN §9).
+ *
+ * On a store that offers views (LMDB: one read transaction held open,
+ * store_view_open), the first read of a transaction opens its view and
+ * every later read -- gets, scans, index lookups -- comes from it, so the
+ * transaction sees the store as of one instant and never a torn state.
+ * A lock of another transaction in that image is decided from the image
+ * alone, without waiting and without writing:
+ *
+ *   lock in the view                          the row reads as       observed lock
+ *   none, STABLE                              its cells              as read
+ *   primary COMMITTED                         its cells (the commit  STABLE(txn, ts):
+ *                                             point wrote them)      what release leaves
+ *   primary PREWRITTEN / ABORTED              its cells (pending)    what abort restores
+ *   secondary PREWRITTEN, its primary in the  cells + the lock's     STABLE(txn, ts):
+ *     view COMMITTED for the same txn         redo (rolled forward   what roll-forward
+ *                                             in the view)           leaves
+ *   secondary PREWRITTEN, primary STABLE      -- impossible: a primary is released only
+ *     for the same txn                           after its secondaries (ECORRUPT)
+ *   secondary PREWRITTEN, primary anything    its cells (pending)    what abort restores
+ *     else (PREWRITTEN, ABORTED, another
+ *     txn's, none, its table gone)
+ *
+ * "Pending" means not committed in the view.  Such a transaction commits,
+ * if ever, after the view opened -- but a two-phase commit validates its
+ * reads before its commit point (DESIGN §5.2), so it may be serialized
+ * before a commit the view does show.  A read-only transaction therefore
+ * skips validation at commit only if it met no pending lock
+ * (txn->must_validate); one-phase commits (LMDB's default) never leave a
+ * lock to meet, and a crashed writer's locks are settled as they are met.
+ *
+ * Meeting a pending lock:
+ *
+ *   first read of the transaction ──► recover_resolve, waiting for a live
+ *   (nothing read from the view yet)    owner up to lock_wait_ms (as before
+ *                                       views); lock gone: a new view, read
+ *                                       again; still live: MRTX_ELOCKED
+ *                                       (the snapshot is not fixed yet)
+ *   any later read, or a scan ───────► settle it if its owner is dead or it
+ *                                       expired (no wait), read past it as
+ *                                       "pending", must_validate = 1
+ *
+ * A lock committed in the view is settled the same quiet way (a crashed
+ * committer's is rolled forward) and needs no validation.
+ *
+ * Stores without views (RADOS) read each row fresh, as txn_read_row does.
+ */
+#include "txn_int.h"
+#include "tail.h"
+
+#include <string.h>
+
+/* The transaction's view, opened by its first read.  *out is NULL on a
+ * store without views. */
+int txn_view_get(mrtx_txn *txn, store_view **out)
+{
+	int rc;
+
+	if (!txn->view && txn->view_state == TXN_VIEW_NONE) {
+		rc = store_view_open(txn->db->st, &txn->view);
+		if (rc == MRTX_ENOTSUP) {
+			txn->view_state = TXN_VIEW_UNSUPPORTED;
+		} else if (rc) {
+			return rc;
+		} else {
+			txn->view_state = TXN_VIEW_OPEN;
+		}
+	}
+	*out = txn->view;
+	return 0;
+}
+
+void txn_view_close(mrtx_txn *txn)
+{
+	if (txn->view) {
+		store_view_close(txn->db->st, txn->view);
+		txn->view = NULL;
+	}
+	txn->view_state = TXN_VIEW_NONE;
+}
+
+static int cell_cmp(uint8_t fa, mrtx_bytes qa, uint8_t fb, mrtx_bytes qb)
+{
+	if (fa != fb)
+		return fa < fb ? -1 : 1;
+	return bytes_cmp(qa, qb);
+}
+
+/* Would a read with filter f return the cell (fid, q)?  (read_cells' rule:
+ * the qualifier bounds apply inside the filter's family.) */
+static int in_filter(const store_filter *f, uint8_t fid, mrtx_bytes q)
+{
+	if (!f)
+		return 1;
+	if (f->lock_only)
+		return 0;
+	if (f->family < 0)
+		return 1;
+	if (fid != f->family)
+		return 0;
+	if (f->qual_exact)
+		return bytes_cmp(q, f->qs) == 0;
+	return (!f->qs.size || bytes_cmp(q, f->qs) >= 0) &&
+	       (!f->qe.size || bytes_cmp(q, f->qe) < 0);
+}
+
+/* The row's cells with a redo list applied, as rolling forward would
+ * leave them, cut by the read's filter; cells stay in (family, qualifier)
+ * order. */
+static int apply_redo(mrtx_txn *txn, const store_table *t, store_row *sr,
+                      const store_filter *f, const store_mut *redo, size_t nredo)
+{
+	store_cell *c = arena_alloc(&txn->arena, (sr->ncells + nredo + 1) * sizeof(*c));
+	size_t n = sr->ncells;
+
+	if (!c)
+		return MRTX_ENOMEM;
+	if (n)
+		memcpy(c, sr->cells, n * sizeof(*c));
+	for (size_t m = 0; m < nredo; m++) {
+		const store_mut *u = &redo[m];
+		size_t i = 0, k = 0;
+
+		switch (u->kind) {
+		case STORE_MUT_DEL_ROW:
+			n = 0;
+			break;
+		case STORE_MUT_DEL_FAMILY:
+			for (i = 0; i < n; i++)
+				if (c[i].fid != u->fid)
+					c[k++] = c[i];
+			n = k;
+			break;
+		case STORE_MUT_DEL_CELL:
+		case STORE_MUT_PUT:
+			while (i < n && cell_cmp(c[i].fid, c[i].qual, u->fid, u->qual) < 0)
+				i++;
+			if (i < n && cell_cmp(c[i].fid, c[i].qual, u->fid, u->qual) == 0) {
+				if (u->kind == STORE_MUT_PUT) {
+					c[i].value = u->value;
+					break;
+				}
+				memmove(&c[i], &c[i + 1], (n - i - 1) * sizeof(*c));
+				n--;
+				break;
+			}
+			if (u->kind == STORE_MUT_PUT && in_filter(f, u->fid, u->qual)) {
+				memmove(&c[i + 1], &c[i], (n - i) * sizeof(*c));
+				c[i] = (store_cell){ u->fid, u->qual, u->value };
+				n++;
+			}
+			break;
+		default:
+			return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a lock's redo list holds a "
+			                    "mutation of unknown kind %u", t->name, u->kind);
+		}
+	}
+	sr->cells = c;
+	sr->ncells = n;
+	return 0;
+}
+
+/* sr's lock becomes STABLE(l's txn, l's commit_ts): what settling a
+ * committed transaction leaves on the row. */
+static int as_committed(mrtx_txn *txn, store_row *sr, const lock_rec *l)
+{
+	return lockio_stable(txn->db->st, l->txn, l->commit_ts, &txn->arena, &sr->lock);
+}
+
+/* sr's lock becomes what aborting l restores (a STABLE record, or none:
+ * then the row was not a row, and has no cells). */
+static int as_pending(mrtx_txn *txn, store_row *sr, const lock_rec *l)
+{
+	store_op op;
+	int rc;
+
+	memset(&op, 0, sizeof(op));
+	if ((rc = lockio_restore_prev(txn->db->st, l, &txn->arena, &op)))
+		return rc;
+	if (op.delete_lock) {
+		sr->has_lock = 0;
+		sr->lock = MRTX_BYTES(NULL, 0);
+		sr->cells = NULL;
+		sr->ncells = 0;
+	} else {
+		sr->lock = op.new_lock;
+	}
+	return 0;
+}
+
+/*
+ * Decide a row read from the view whose lock is not STABLE (the table at
+ * the top).  *pending is set when its transaction is not committed in the
+ * view; *raw then keeps the lock as stored (to resolve).
+ */
+static int decide(mrtx_txn *txn, store_view *v, const store_table *t, const store_filter *f,
+                  store_row *sr, int *pending, mrtx_bytes *raw)
+{
+	store *st = txn->db->st;
+	const store_table *pt;
+	store_row p;
+	lock_rec l, pl;
+	int rc;
+
+	*pending = 0;
+	*raw = sr->lock;
+	if ((rc = lockio_decode(st, t, sr->row, sr->lock, &txn->arena, &l)))
+		return rc;
+	if (!(l.flags & LOCK_F_SECONDARY)) {
+		if (l.state == LOCK_COMMITTED)
+			return as_committed(txn, sr, &l);
+		*pending = 1;
+		return as_pending(txn, sr, &l);
+	}
+	if (l.state != LOCK_PREWRITTEN)
+		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a secondary lock in state %s",
+		                    t->name, lock_state_name(l.state));
+	rc = lockio_ref_table(st, &l.primary, &pt);
+	if (rc == MRTX_ENOTABLE) {
+		*pending = 1;
+		return as_pending(txn, sr, &l);
+	}
+	if (rc || (rc = store_read_locks_in(st, v, &(store_rowref){ pt, l.primary.row }, 1,
+	                                    &txn->arena, &p)))
+		return rc;
+	if (p.has_lock) {
+		if ((rc = lockio_decode(st, pt, l.primary.row, p.lock, &txn->arena, &pl)))
+			return rc;
+		if (memcmp(pl.txn, l.txn, LOCK_TXNID_SIZE) == 0) {
+			if (pl.state == LOCK_COMMITTED) {
+				if ((rc = apply_redo(txn, t, sr, f, l.redo, l.nredo)))
+					return rc;
+				return as_committed(txn, sr, &l);
+			}
+			if (pl.state == LOCK_STABLE)
+				return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a secondary lock whose "
+				                    "primary was released by its own transaction "
+				                    "(damaged store?)", t->name);
+		}
+	}
+	*pending = 1;
+	return as_pending(txn, sr, &l);
+}
+
+/* A lock the view decided: settle it if its owner is dead or it expired
+ * (a crashed writer's: readers still clean up after writers, DESIGN §6),
+ * never wait; the read stands either way.  A pending one makes a
+ * read-only commit validate. */
+static int settle_quietly(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
+                          mrtx_bytes raw, int pending)
+{
+	recover_opts ro = { 0, 0, 0 };
+	int rc;
+
+	if (pending)
+		txn->must_validate = 1;
+	if (store_read_only(txn->db->st))
+		return 0;
+	rc = recover_resolve(txn->db->st, t, row, raw, &ro, NULL);
+	return rc == MRTX_ELOCKED ? 0 : rc;
+}
+
+int txn_snap_decide(mrtx_txn *txn, const store_table *t, const store_filter *f,
+                    store_row *sr)
+{
+	uint8_t state, id[LOCK_TXNID_SIZE];
+	mrtx_bytes raw;
+	int rc, pending;
+
+	if (!sr->has_lock)
+		return 0;
+	if ((rc = lockio_peek(txn->db->st, t, sr->lock, &state, id)))
+		return rc;
+	if (state == LOCK_STABLE)
+		return 0;
+	if ((rc = decide(txn, txn->view, t, f, sr, &pending, &raw)))
+		return rc;
+	return settle_quietly(txn, t, sr->row, raw, pending);
+}
+
+int txn_read_row_snap(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
+                      const store_filter *f, store_row *out)
+{
+	recover_opts ro = { txn->db->lock_wait_ms, 0, 0 };
+	store *st = txn->db->st;
+	int rc, i;
+
+	for (i = 0; i < 64; i++) {
+		uint8_t state, id[LOCK_TXNID_SIZE];
+		mrtx_bytes raw;
+		store_view *v;
+		int pending;
+
+		if ((rc = txn_view_get(txn, &v)))
+			return rc;
+		if (!v)
+			return txn_read_row(txn, t, row, f, out);
+		if ((rc = store_read_row_in(st, v, t, row, f, &txn->arena, out)))
+			return rc;
+		if (!out->has_lock)
+			break;
+		if ((rc = lockio_peek(st, t, out->lock, &state, id)))
+			return rc;
+		if (state == LOCK_STABLE)
+			break;
+		if ((rc = decide(txn, v, t, f, out, &pending, &raw)))
+			return rc;
+		if (!pending || txn->view_used) {
+			if ((rc = settle_quietly(txn, t, row, raw, pending)))
+				return rc;
+			break;
+		}
+		/* Nothing read from this view yet: settle the lock as a read did
+		 * before views (our own tail: wait for it), then take a new view. */
+		if (!tail_wait(txn->db, id) &&
+		    (rc = recover_resolve(st, t, row, raw, &ro, NULL)))
+			return rc; /* MRTX_ELOCKED: live past the wait, as before views */
+		txn_view_close(txn);
+	}
+	if (i == 64) /* 64 new views, each with a new lock of another transaction */
+		return mrtx__seterr(MRTX_ELOCKED, "table '%s': row keeps being locked", t->name);
+	txn->view_used = 1;
+	return 0;
+}
