@@ -378,25 +378,48 @@ int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms);
 /**
  * Read one cell, seeing the transaction's own buffered writes.
  *
- * A row locked by another transaction is resolved first (rolled forward or
- * back if its writer is dead or expired), or waited for briefly.  On a
- * read-only handle nothing is rolled forward or back (that writes): the
- * read waits up to lock_wait_ms for the lock's owner or another process to
- * settle it, then returns MRTX_ELOCKED (`mrtx recover` settles it).
- * Scans (mrtx_scan_next) behave the same.
+ * Snapshot reads (LMDB stores).  A transaction's first read opens a view
+ * of the store (an LMDB read transaction held until the transaction
+ * ends), and every read of it -- gets, scans, index lookups -- comes from
+ * that view: the transaction sees every commit made before its first read
+ * and none after, whole, never half of one.  A read-only transaction whose
+ * reads met no lock of an unfinished two-phase commit commits without
+ * validation (it cannot conflict); one that read an index, or met such a
+ * lock, is validated as below.  A read-write transaction is validated at
+ * commit: if a row it read changed since its view, the commit fails with
+ * MRTX_CONFLICT.  A view keeps the pages it sees allocated, as any LMDB
+ * reader does, until the transaction ends: do not leave transactions open
+ * for long on a store under heavy writes.  Tables created after the view
+ * opened read as empty; one dropped since is MRTX_ENOTABLE.
  *
- * Reads are optimistic, not a snapshot: two reads in one transaction may
- * straddle another transaction's commit and so see half of it.  Such a
- * transaction can never commit (commit validates every read), so nothing
- * inconsistent is ever written; but code must not act outside the store on
- * values read before mrtx_commit has returned MRTX_OK.
+ * A lock of another transaction is decided from the view without waiting:
+ * committed there, the row reads with that commit; not committed, as it
+ * was before it.  A crashed writer's lock met this way is settled on the
+ * side (rolled forward or back).  Only a transaction's first read, whose
+ * view is not fixed yet, meeting a lock of an unfinished commit settles it
+ * first (rolled forward or back if its writer is dead or expired) or waits
+ * up to lock_wait_ms for it, then reads from a new view, or returns
+ * MRTX_ELOCKED.  On a read-only handle nothing is rolled forward or back
+ * (that writes): that first read waits for the lock's owner or another
+ * process to settle it, then returns MRTX_ELOCKED (`mrtx recover` settles
+ * it).
+ *
+ * RADOS stores have no view across objects: there reads are optimistic, not
+ * a snapshot.  Two reads in one transaction may straddle another
+ * transaction's commit and so see half of it; such a transaction can never
+ * commit (commit validates every read, read-only ones included), so nothing
+ * inconsistent is ever written, but code must not act outside the store on
+ * values read before mrtx_commit has returned MRTX_OK.  A row locked by
+ * another transaction is resolved first (rolled forward or back if its
+ * writer is dead or expired), or waited for briefly, on every read.  Scans
+ * (mrtx_scan_next) behave the same.
  *
  * @param value  receives the value; its memory is owned by txn and valid
  *   until the transaction ends (commit or abort).
  * @return MRTX_OK; MRTX_NOTFOUND; MRTX_ELOCKED (a live writer holds the row);
- *   MRTX_CONFLICT (the row changed since this transaction first observed it,
- *   by a read or by a scan that passed over it, absent: the transaction is
- *   doomed, see MRTX_EBADTXN); MRTX_EINVAL; MRTX_ETOOBIG; MRTX_ENOTABLE;
+ *   MRTX_CONFLICT (RADOS: the row changed since this transaction first
+ *   observed it, by a read or by a scan that passed over it, absent: the
+ *   transaction is doomed, see MRTX_EBADTXN); MRTX_EINVAL; MRTX_ETOOBIG; MRTX_ENOTABLE;
  *   MRTX_ENOFAMILY; MRTX_ECORRUPT; MRTX_ESTORE; MRTX_ENOMEM; MRTX_EBADTXN
  *   (the transaction is doomed).
  *

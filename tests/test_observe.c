@@ -295,7 +295,8 @@ static void index_scan_lookup(void **state)
 			assert_int_equal(rc, MRTX_OK);
 			assert_int_equal(m, ch == DELETE ? 1 : 0);
 		}
-		expect_outcome(a, rc, ch, "index scan then lookup", 1);
+		/* an index read is validated even with views (index.c scan_keys) */
+		expect_outcome(a, rc, ch, "index scan then lookup", 0);
 		fx_done(&f);
 	}
 }

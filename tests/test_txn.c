@@ -1185,6 +1185,85 @@ static void test_readonly_validation(void **state)
 	assert_int_equal(mrtx_commit(t1), MRTX_OK);
 }
 
+/* The value of (t, row, f:"") read by txn, as a C string ("-" if absent). */
+static const char *get_in(mrtx_txn *txn, const char *t, const char *row)
+{
+	static char buf[4][32];
+	static int k;
+	char *out = buf[k++ % 4];
+	mrtx_bytes v;
+	int rc = mrtx_get(txn, t, B(row), "f", B(""), &v);
+
+	if (rc == MRTX_NOTFOUND)
+		return "-";
+	assert_int_equal(rc, MRTX_OK);
+	assert_true(v.size < 32);
+	memcpy(out, v.data, v.size);
+	out[v.size] = 0;
+	return out;
+}
+
+/*
+ * Snapshot reads (LMDB, DESIGN §9): every read of a transaction comes from
+ * the view its first read opened.  A commit of two rows made between two
+ * reads is seen by neither (never half of it), by gets and scans alike; a
+ * read-only transaction then commits; a read-write one fails validation.
+ * The view opens at the first read, not at begin.
+ */
+static void test_snapshot_reads(void **state)
+{
+	fx *f = *state;
+	mrtx_txn *t1, *t2;
+	mrtx_scanner *sc;
+	mrtx_cell c;
+	mrtx_scan_spec sp;
+
+	if (tu_rados())
+		skip(); /* no views on RADOS: reads there are validated (test_readonly_validation) */
+	assert_int_equal(tu_put_str(f->db, "t1", "x", "f:", "0"), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t2", "y", "f:", "0"), MRTX_OK);
+	for (int writer = 0; writer < 2; writer++) {
+		char v[2] = { (char)('1' + writer), 0 };
+
+		assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+		assert_string_equal(get_in(t1, "t1", "x"), writer ? "1" : "0");
+		/* another transaction commits both rows, and a new one */
+		assert_int_equal(mrtx_begin(f->db, &t2), MRTX_OK);
+		assert_int_equal(mrtx_put(t2, "t1", B("x"), "f", B(""), B(v)), MRTX_OK);
+		assert_int_equal(mrtx_put(t2, "t2", B("y"), "f", B(""), B(v)), MRTX_OK);
+		assert_int_equal(mrtx_put(t2, "t2", B(writer ? "y3" : "y2"), "f", B(""), B(v)),
+		                 MRTX_OK);
+		assert_int_equal(mrtx_commit(t2), MRTX_OK);
+		/* t1 sees none of it: y as it was, no new row, x unchanged */
+		assert_string_equal(get_in(t1, "t2", "y"), writer ? "1" : "0");
+		assert_string_equal(get_in(t1, "t2", writer ? "y3" : "y2"), "-");
+		assert_string_equal(get_in(t1, "t1", "x"), writer ? "1" : "0");
+		memset(&sp, 0, sizeof(sp));
+		sp.table = "t2";
+		assert_int_equal(mrtx_scan_open(t1, &sp, &sc), MRTX_OK);
+		assert_int_equal(mrtx_scan_next(sc, &c), MRTX_OK); /* y, as it was */
+		assert_int_equal(c.row.size, 1);
+		assert_memory_equal(c.row.data, "y", 1);
+		assert_memory_equal(c.value.data, writer ? "1" : "0", 1);
+		if (writer) { /* y2, of the first round; not y3 */
+			assert_int_equal(mrtx_scan_next(sc, &c), MRTX_OK);
+			assert_int_equal(c.row.size, 2);
+			assert_memory_equal(c.row.data, "y2", 2);
+		}
+		assert_int_equal(mrtx_scan_next(sc, &c), MRTX_NOTFOUND);
+		mrtx_scan_close(sc);
+		if (writer)
+			assert_int_equal(mrtx_put(t1, "t1", B("z"), "f", B(""), B("w")), MRTX_OK);
+		assert_int_equal(mrtx_commit(t1), writer ? MRTX_CONFLICT : MRTX_OK);
+	}
+	expect_cell(f->db, "t1", "z", "f", "", NULL);
+	/* the view opens at the first read, not at begin */
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_int_equal(tu_put_str(f->db, "t1", "x", "f:", "9"), MRTX_OK);
+	assert_string_equal(get_in(t1, "t1", "x"), "9");
+	assert_int_equal(mrtx_commit(t1), MRTX_OK);
+}
+
 static void test_multi_table(void **state)
 {
 	fx *f = *state;
@@ -1738,6 +1817,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_phantom_buffered_rows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scanner_outlives_txn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readonly_validation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_reads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_multi_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_multi_row_blind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_phase, setup, teardown),

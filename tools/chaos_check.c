@@ -384,6 +384,10 @@ static void parse_line(const chaos_cfg *cfg, uint32_t inc, char *line, pending *
 	}
 	case 'P': /* a wrong view before commit (bank_auditor_step) */
 		r->wrong_views++;
+		if (r->snapshots)
+			chaos_anomaly(r, "audit by process %" PRIu32 " saw a wrong total or a torn "
+			              "mirror before its commit (total min accounts torn: %s), "
+			              "though its reads come from one snapshot", inc, rest);
 		return;
 	case 'E':
 		chaos_anomaly(r, "process %" PRIu32 ": unexpected error: %s", inc, rest);

@@ -14,7 +14,10 @@ typedef struct chaos_result {
 	unsigned long committed, failed, unknown;
 	unsigned long audits;        /* bank: committed audits */
 	unsigned long wrong_views;   /* bank: audits that saw a wrong total or a torn
-	                              * mirror before their commit (not anomalies) */
+	                              * mirror before their commit (anomalies where
+	                              * reads come from a snapshot) */
+	int snapshots;               /* the store gives transactions snapshot reads
+	                              * (LMDB; DESIGN §9) */
 	long final_total;            /* bank */
 	long final_min;              /* bank */
 	recover_stats recover;
