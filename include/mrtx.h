@@ -526,7 +526,9 @@ typedef struct mrtx_cell {
  * A scan observes every row it passes over, present or absent: the rows
  * and the gaps between them are validated at commit, so a row inserted into
  * or deleted from the passed-over range by a concurrent commit makes this
- * transaction fail (no phantoms); and a row this transaction reads after a
+ * transaction fail (no phantoms) -- unless it is a read-only transaction
+ * reading one snapshot (LMDB, see mrtx_get), which saw neither and commits;
+ * and a row this transaction reads after a
  * scan passed it as absent (or reads present and a scan then passes over as
  * absent) dooms it at once (MRTX_CONFLICT).  Only what the scan passed is
  * covered: a scan stopped early (limit, or not read to the end) does not
@@ -560,9 +562,9 @@ int mrtx_scan_open(mrtx_txn *txn, const mrtx_scan_spec *spec, mrtx_scanner **out
  * never looks complete).  The rows passed before the error stay observed
  * and are validated at commit as usual.
  *
- * @return MRTX_OK; MRTX_NOTFOUND at the end; MRTX_ELOCKED (a live writer
- *   holds the next row; retry); MRTX_CONFLICT (a row changed since this
- *   transaction observed it: doomed); MRTX_ECORRUPT; MRTX_ESTORE;
+ * @return MRTX_OK; MRTX_NOTFOUND at the end; MRTX_ELOCKED (RADOS: a live
+ *   writer holds the next row; retry); MRTX_CONFLICT (RADOS: a row changed
+ *   since this transaction observed it: doomed); MRTX_ECORRUPT; MRTX_ESTORE;
  *   MRTX_ENOMEM; MRTX_EINVAL (NULL); MRTX_EBADTXN (the transaction ended or
  *   is doomed).
  */

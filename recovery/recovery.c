@@ -17,7 +17,9 @@
  *   P does not hold t  expired / owner dead / --force:   resolve_orphan
  *                      fence P (STABLE -> STABLE' with
  *                      fresh bytes, so a late prewrite of
- *                      P by t fails), roll R back;
+ *                      P by t fails; not when P is STABLE
+ *                      at or above t's commit_ts already),
+ *                      roll R back;
  *                      otherwise (P's prewrite may be in
  *                      flight): live -> wait, ELOCKED
  *

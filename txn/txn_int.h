@@ -132,7 +132,7 @@ struct mrtx_txn {
 	uint8_t view_used;     /* a read has returned from view */
 	uint8_t must_validate; /* a read met a lock pending in view: a read-only
 	                          commit validates as without views */
-	uint8_t head_pad[4];   /* the padding before arena0, named: a new field moves
+	uint8_t head_pad[12];   /* the padding before arena0, named: a new field moves
 	                          head_pad or arena0, which trips mrtx_begin's assertion */
 	/* The arena's first chunk, so that a small transaction (a few rows,
 	 * its commit's lock records and redo lists included) allocates

@@ -39,6 +39,8 @@ static int copy_env(store *st, int fd, const char *tmp)
 		if (rc != MDB_MAP_RESIZED)
 			break;
 		/* Another process grew the map: adopt its size (as lmdb_txn_begin). */
+		if (!lmdb_remap_ok(st, "copy environment"))
+			return MRTX_ESTORE;
 		mdb_env_set_mapsize(st->env, 0);
 		resized++;
 	}

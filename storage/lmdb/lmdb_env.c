@@ -49,6 +49,17 @@ int lmdb_fault(store *st, const char *step, int write)
 
 /* -------------------------------------------------------------- helpers */
 
+int lmdb_remap_ok(store *st, const char *step)
+{
+	if (atomic_load(&st->views_open) == 0)
+		return 1;
+	mrtx__seterr(MRTX_ESTORE, "store %s: %s: another process grew the store's map, and "
+	             "this process can adopt the new size only while none of its transactions "
+	             "holds a snapshot open (LMDB remaps the file); end the open transactions "
+	             "and retry", st->path, step);
+	return 0;
+}
+
 int lmdb_txn_begin(store *st, unsigned flags, MDB_txn **out)
 {
 	int rc, wr = !(flags & MDB_RDONLY);
@@ -64,6 +75,11 @@ int lmdb_txn_begin(store *st, unsigned flags, MDB_txn **out)
 
 	if (rc == MDB_MAP_RESIZED) {
 		/* Another process grew the map; adopt its size and retry. */
+		if (!lmdb_remap_ok(st, wr ? "begin write" : "begin read")) {
+			if (wr)
+				pthread_mutex_unlock(&st->wmu);
+			return MRTX_ESTORE;
+		}
 		mdb_env_set_mapsize(st->env, 0);
 		rc = mdb_txn_begin(st->env, NULL, flags, out);
 	}
