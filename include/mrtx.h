@@ -389,8 +389,10 @@ int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms);
  * commit: if a row it read changed since its view, the commit fails with
  * MRTX_CONFLICT.  A view keeps the pages it sees allocated, as any LMDB
  * reader does, until the transaction ends: do not leave transactions open
- * for long on a store under heavy writes.  Tables created after the view
- * opened read as empty; one dropped since is MRTX_ENOTABLE.
+ * for long on a store under heavy writes.  A table created after the view
+ * opened (even under the name of one dropped since) is read as it is now,
+ * and the transaction is then validated at commit; one dropped since is
+ * MRTX_ENOTABLE.
  *
  * A lock of another transaction is decided from the view without waiting:
  * committed there, the row reads with that commit; not committed, as it

@@ -66,6 +66,9 @@ typedef struct store_table {
 	_Atomic int state;  /* STORE_T_*; kept by LMDB (RADOS: always LIVE) */
 	size_t nfam0;  /* LMDB: families below nfam0 live in the table's own
 	                  allocation; later ones are allocated one by one */
+	size_t seen;   /* LMDB: the transaction id of the snapshot in which this
+	                  process first saw the table (0: at open); a view older
+	                  than it checks that the table is in it */
 } store_table;
 
 typedef struct store_opts {
@@ -239,13 +242,15 @@ int store_walk(store *st, const store_table *t, const store_filter *f, size_t ba
  * caller reads with v = NULL, each row consistent on its own.
  * A view is used by one thread at a time.  The _in reads take a view, or
  * NULL for a fresh snapshot per call (the calls above are those with
- * NULL).  A view does not see tables created after it opened (reads of
- * them find nothing); a table dropped since is MRTX_ENOTABLE, as for any
- * read.
+ * NULL).  A read through a view of a table created after it opened (even
+ * under the name of one dropped since) returns STORE_NOT_IN_VIEW, which
+ * never leaves the library: the caller reads the table without the view
+ * and validates (txn/snapread.c).  One dropped since is MRTX_ENOTABLE.
  * store_view_open returns 0, MRTX_ENOTSUP, MRTX_ENOMEM or a store error
  * (LMDB's reader table full: MRTX_ESTORE).
  */
 typedef struct store_view store_view;
+#define STORE_NOT_IN_VIEW (-31989)
 int store_view_open(store *st, store_view **out);
 void store_view_close(store *st, store_view *v); /* v may be NULL */
 int store_read_row_in(store *st, store_view *v, const store_table *t, mrtx_bytes row,

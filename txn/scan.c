@@ -38,6 +38,8 @@ struct mrtx_scanner {
 	const store_table *t;
 	scan_range *range;
 	store_filter f;
+	int current;            /* the table is newer than the transaction's view:
+	                           batches read without it (and validated) */
 	size_t limit, nrows_out;
 	/* store side */
 	store_row *batch;
@@ -257,8 +259,18 @@ static int fetch_batch(mrtx_scanner *s)
 
 	if ((rc = txn_view_get(txn, &v)))
 		return rc;
-	rc = store_scan_rows_in(txn->db->st, v, s->t, &s->next, s->range->reverse, &s->f,
-	                        SCAN_BATCH, &txn->arena, &s->batch, &s->nbatch, &s->more);
+	rc = store_scan_rows_in(txn->db->st, s->current ? NULL : v, s->t, &s->next,
+	                        s->range->reverse, &s->f, SCAN_BATCH, &txn->arena, &s->batch,
+	                        &s->nbatch, &s->more);
+	if (rc == STORE_NOT_IN_VIEW) {
+		/* a table created after the view: read it as it is now, and
+		 * validate at commit (snapread.c) */
+		txn->must_validate = 1;
+		s->current = 1;
+		rc = store_scan_rows_in(txn->db->st, NULL, s->t, &s->next, s->range->reverse,
+		                        &s->f, SCAN_BATCH, &txn->arena, &s->batch, &s->nbatch,
+		                        &s->more);
+	}
 	if (rc)
 		return rc;
 	txn->view_used = 1;
@@ -290,8 +302,8 @@ static int consume_stored(mrtx_scanner *s, store_row *sr)
 	/* The batch came from the transaction's view: decide the lock there;
 	 * without views, settle it and read the row again. */
 	if (state != LOCK_STABLE &&
-	    (rc = txn->view ? txn_snap_decide(txn, s->t, &s->f, sr) :
-	                      txn_read_row(txn, s->t, sr->row, &s->f, sr)))
+	    (rc = txn->view && !s->current ? txn_snap_decide(txn, s->t, &s->f, sr) :
+	                                     txn_read_row(txn, s->t, sr->row, &s->f, sr)))
 		return rc;
 	if ((rc = txn_observe(txn, s->t, sr->row, sr->has_lock, sr->lock)))
 		return rc;

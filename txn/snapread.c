@@ -221,8 +221,14 @@ static int decide(mrtx_txn *txn, store_view *v, const store_table *t, const stor
 		*pending = 1;
 		return as_pending(txn, sr, &l);
 	}
-	if (rc || (rc = store_read_locks_in(st, v, &(store_rowref){ pt, l.primary.row }, 1,
-	                                    &txn->arena, &p)))
+	if (rc == 0)
+		rc = store_read_locks_in(st, v, &(store_rowref){ pt, l.primary.row }, 1, &txn->arena,
+		                         &p);
+	if (rc == STORE_NOT_IN_VIEW) { /* its table is newer than the view */
+		*pending = 1;
+		return as_pending(txn, sr, &l);
+	}
+	if (rc)
 		return rc;
 	if (p.has_lock) {
 		if ((rc = lockio_decode(st, pt, l.primary.row, p.lock, &txn->arena, &pl)))
@@ -296,7 +302,14 @@ int txn_read_row_snap(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
 			return rc;
 		if (!v)
 			return txn_read_row(txn, t, row, f, out);
-		if ((rc = store_read_row_in(st, v, t, row, f, &txn->arena, out)))
+		rc = store_read_row_in(st, v, t, row, f, &txn->arena, out);
+		if (rc == STORE_NOT_IN_VIEW) {
+			/* a table created after the view: read it as it is now,
+			 * and validate at commit */
+			txn->must_validate = 1;
+			return txn_read_row(txn, t, row, f, out);
+		}
+		if (rc)
 			return rc;
 		if (!out->has_lock)
 			break;

@@ -107,6 +107,25 @@ out:
 	return rc;
 }
 
+/* Is t, in the snapshot rt, the table of that name?  (A view older than our
+ * objects: t may have been created, under a name dropped since, after it.) */
+static int table_in_snapshot(store *st, lmdb_rtxn *rt, const store_table *t)
+{
+	char kb[MRTX_MAX_NAME + 4];
+	MDB_val k = lmdb_table_key(kb, t->name), v;
+	unsigned kp;
+	int frozen, rc;
+	size_t nfam;
+
+	rc = mdb_get(rt->txn, st->dbi, &k, &v);
+	if (rc == MDB_NOTFOUND || (rc == 0 && !lmdb_table_peek(&v, &kp, &frozen, &nfam) &&
+	                           kp != t->kp))
+		return STORE_NOT_IN_VIEW;
+	if (rc)
+		return lmdb_err(st, rc, "read metadata");
+	return 0;
+}
+
 int lmdb_table_rcheck(store *st, lmdb_rtxn *rt, const store_table *t)
 {
 	size_t id = mdb_txn_id(rt->txn);
@@ -122,17 +141,25 @@ int lmdb_table_rcheck(store *st, lmdb_rtxn *rt, const store_table *t)
 		uint64_t valid = atomic_load_explicit(&st->tgen_valid, memory_order_acquire);
 
 		/* A snapshot older than our objects (a transaction's view held
-		 * open across a change) reads with the newer objects: a table
-		 * created since has no keys in it, one dropped since is GONE. */
+		 * open across a change) reads with the newer objects, after
+		 * checking that t is the table of its name in it: one created
+		 * since is STORE_NOT_IN_VIEW (it would read empty, beside rows the
+		 * transaction read from the table dropped under the name), one
+		 * dropped since is GONE. */
 		if (tg > valid) {
 			if ((rc = lmdb_store_table_refresh(st)))
 				return rc;
 		} else if (tg == valid) {
 			atomic_store_explicit(&st->tchk_txnid, id, memory_order_relaxed);
+		} else if (atomic_load_explicit(&t->state, memory_order_acquire) != STORE_T_GONE &&
+		           id >= t->seen && (rc = table_in_snapshot(st, rt, t))) {
+			return rc;
 		}
 	}
 	if (atomic_load_explicit(&t->state, memory_order_acquire) == STORE_T_GONE)
 		return mrtx__seterr(MRTX_ENOTABLE, "table '%s' was dropped", t->name);
+	if (id < t->seen) /* a view older than our first sight of t */
+		return table_in_snapshot(st, rt, t);
 	return 0;
 }
 

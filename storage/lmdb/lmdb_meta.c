@@ -333,6 +333,7 @@ int lmdb_store_create_table(store *st, const char *name, const char *const *fami
 	}
 	if ((rc = lmdb_table_parse(name, &v, &t)))
 		goto done;
+	t->seen = mdb_txn_id(txn);
 	rc = lmdb_commit(st, txn, 1);
 	txn = NULL;
 	if (rc) {
@@ -382,6 +383,7 @@ int lmdb_store_table_find(store *st, const char *name, const store_table **out)
 	}
 	if ((rc = lmdb_table_parse(name, &v, &t)))
 		goto done;
+	t->seen = mdb_txn_id(rt.txn);
 	rc = table_publish(st, t);
 done:
 	if (rt.txn)
