@@ -1289,6 +1289,47 @@ static void test_snapshot_reads(void **state)
 	}
 }
 
+/* Readers holding a snapshot now (LMDB's reader table). */
+static unsigned active_readers(mrtx_db *db)
+{
+	store_info info;
+
+	assert_int_equal(store_get_info(mrtx__db_store(db), &info), 0);
+	return info.num_readers;
+}
+
+/* A child that ends a transaction it inherited with an open view leaves the
+ * parent's reader slot alone (LMDB: a forked child must not touch the
+ * parent's transactions; resetting it would let writers reuse pages the
+ * parent still reads). */
+static void test_view_fork(void **state)
+{
+	fx *f = *state;
+	mrtx_txn *t1;
+	unsigned before;
+	pid_t pid;
+
+	if (tu_rados())
+		skip();
+	assert_int_equal(tu_put_str(f->db, "t1", "x", "f:", "0"), MRTX_OK);
+	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
+	assert_string_equal(get_in(t1, "t1", "x"), "0");
+	before = active_readers(f->db);
+	assert_true(before >= 1);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		mrtx_abort(t1);
+		_exit(0);
+	}
+	assert_int_equal(tu_wait(pid), 0);
+	assert_int_equal(active_readers(f->db), before);
+	assert_int_equal(tu_put_str(f->db, "t1", "x", "f:", "1"), MRTX_OK);
+	assert_string_equal(get_in(t1, "t1", "x"), "0");
+	assert_int_equal(mrtx_commit(t1), MRTX_OK);
+	assert_int_equal(active_readers(f->db), before - 1);
+}
+
 static void test_multi_table(void **state)
 {
 	fx *f = *state;
@@ -1843,6 +1884,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_scanner_outlives_txn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readonly_validation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_snapshot_reads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_view_fork, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_multi_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_multi_row_blind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_phase, setup, teardown),

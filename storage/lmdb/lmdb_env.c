@@ -49,6 +49,24 @@ int lmdb_fault(store *st, const char *step, int write)
 
 /* -------------------------------------------------------------- helpers */
 
+static atomic_uint forks;
+static pthread_once_t forks_once = PTHREAD_ONCE_INIT;
+
+static void forks_child(void)
+{
+	atomic_fetch_add(&forks, 1);
+}
+
+static void forks_init(void)
+{
+	(void)pthread_atfork(NULL, NULL, forks_child);
+}
+
+unsigned lmdb_forks(void)
+{
+	return atomic_load_explicit(&forks, memory_order_relaxed);
+}
+
 int lmdb_remap_ok(store *st, const char *step)
 {
 	if (atomic_load(&st->views_open) == 0)
@@ -569,6 +587,8 @@ int lmdb_store_open(store **out, const char *path, const store_opts *o)
 	struct stat sb;
 	store *st;
 	int rc;
+
+	pthread_once(&forks_once, forks_init);
 
 	if (stat(path, &sb) != 0) {
 		if (errno != ENOENT)

@@ -30,7 +30,12 @@ typedef struct lmdb_rtxn {
 	MDB_txn *txn;
 	MDB_cursor *cur;
 	struct lmdb_rtxn *slot;
+	unsigned forks;  /* a view's: lmdb_forks() when it opened */
 } lmdb_rtxn;
+
+/* Forks of this process so far (counted in the child): a view opened before
+ * a fork holds the parent's reader slot, which the child must not touch. */
+unsigned lmdb_forks(void);
 
 /* A caller of store_write_rows waiting for (or acting as) the group leader. */
 typedef struct wreq {

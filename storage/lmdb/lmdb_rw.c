@@ -296,6 +296,7 @@ int lmdb_store_view_open(store *st, lmdb_rtxn **out)
 	if ((rc = lmdb_rtxn_begin(st, &rt)))
 		return rc;
 	atomic_fetch_add(&st->views_open, 1);
+	rt.slot->forks = lmdb_forks();
 	*out = rt.slot; /* the pool's allocation carries txn and cursor */
 	return 0;
 }
@@ -304,8 +305,12 @@ void lmdb_store_view_close(store *st, lmdb_rtxn *v)
 {
 	lmdb_rtxn rt = *v;
 
-	lmdb_rtxn_end(st, &rt);
 	atomic_fetch_sub(&st->views_open, 1);
+	if (v->forks != lmdb_forks())
+		return; /* a child ending a transaction it inherited: the read
+		           transaction and its reader slot are the parent's (the
+		           child's copies are left, as LMDB requires after fork) */
+	lmdb_rtxn_end(st, &rt);
 }
 
 int lmdb_store_read_row(store *st, lmdb_rtxn *view, const store_table *t, mrtx_bytes row,
