@@ -195,49 +195,49 @@ static int as_pending(mrtx_txn *txn, store_row *sr, const lock_rec *l)
  * view; *raw then keeps the lock as stored (to resolve).
  */
 static int decide(mrtx_txn *txn, store_view *v, const store_table *t, const store_filter *f,
-                  store_row *sr, int *pending, mrtx_bytes *raw)
+                  store_row *sr, int *pending, mrtx_bytes *raw, lock_rec *l)
 {
 	store *st = txn->db->st;
 	const store_table *pt;
 	store_row p;
-	lock_rec l, pl;
+	lock_rec pl;
 	int rc;
 
 	*pending = 0;
 	*raw = sr->lock;
-	if ((rc = lockio_decode(st, t, sr->row, sr->lock, &txn->arena, &l)))
+	if ((rc = lockio_decode(st, t, sr->row, sr->lock, &txn->arena, l)))
 		return rc;
-	if (!(l.flags & LOCK_F_SECONDARY)) {
-		if (l.state == LOCK_COMMITTED)
-			return as_committed(txn, sr, &l);
+	if (!(l->flags & LOCK_F_SECONDARY)) {
+		if (l->state == LOCK_COMMITTED)
+			return as_committed(txn, sr, l);
 		*pending = 1;
-		return as_pending(txn, sr, &l);
+		return as_pending(txn, sr, l);
 	}
-	if (l.state != LOCK_PREWRITTEN)
+	if (l->state != LOCK_PREWRITTEN)
 		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a secondary lock in state %s",
-		                    t->name, lock_state_name(l.state));
-	rc = lockio_ref_table(st, &l.primary, &pt);
+		                    t->name, lock_state_name(l->state));
+	rc = lockio_ref_table(st, &l->primary, &pt);
 	if (rc == MRTX_ENOTABLE) {
 		*pending = 1;
-		return as_pending(txn, sr, &l);
+		return as_pending(txn, sr, l);
 	}
 	if (rc == 0)
-		rc = store_read_locks_in(st, v, &(store_rowref){ pt, l.primary.row }, 1, &txn->arena,
+		rc = store_read_locks_in(st, v, &(store_rowref){ pt, l->primary.row }, 1, &txn->arena,
 		                         &p);
 	if (rc == STORE_NOT_IN_VIEW) { /* its table is newer than the view */
 		*pending = 1;
-		return as_pending(txn, sr, &l);
+		return as_pending(txn, sr, l);
 	}
 	if (rc)
 		return rc;
 	if (p.has_lock) {
-		if ((rc = lockio_decode(st, pt, l.primary.row, p.lock, &txn->arena, &pl)))
+		if ((rc = lockio_decode(st, pt, l->primary.row, p.lock, &txn->arena, &pl)))
 			return rc;
-		if (memcmp(pl.txn, l.txn, LOCK_TXNID_SIZE) == 0) {
+		if (memcmp(pl.txn, l->txn, LOCK_TXNID_SIZE) == 0) {
 			if (pl.state == LOCK_COMMITTED) {
-				if ((rc = apply_redo(txn, t, sr, f, l.redo, l.nredo)))
+				if ((rc = apply_redo(txn, t, sr, f, l->redo, l->nredo)))
 					return rc;
-				return as_committed(txn, sr, &l);
+				return as_committed(txn, sr, l);
 			}
 			if (pl.state == LOCK_STABLE)
 				return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a secondary lock whose "
@@ -246,7 +246,7 @@ static int decide(mrtx_txn *txn, store_view *v, const store_table *t, const stor
 		}
 	}
 	*pending = 1;
-	return as_pending(txn, sr, &l);
+	return as_pending(txn, sr, l);
 }
 
 /* A lock the view decided: settle it if its owner is dead or it expired
@@ -254,14 +254,19 @@ static int decide(mrtx_txn *txn, store_view *v, const store_table *t, const stor
  * never wait; the read stands either way.  A pending one makes a
  * read-only commit validate. */
 static int settle_quietly(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
-                          mrtx_bytes raw, int pending)
+                          mrtx_bytes raw, int pending, const lock_rec *l)
 {
 	recover_opts ro = { 0, 0, 0 };
 	int rc;
 
 	if (pending)
 		txn->must_validate = 1;
-	if (store_read_only(txn->db->st))
+	/* a pending lock of a live writer (the usual case: a two-phase commit
+	 * under way) could not be rolled back: no call (the view's bytes may be
+	 * stale by now anyway).  A committed one is rolled forward whoever its
+	 * owner (recovery.c). */
+	if (store_read_only(txn->db->st) ||
+	    (pending && !lock_owner_dead(&l->owner) && l->expiry_ms > mrtx__now_ms()))
 		return 0;
 	rc = recover_resolve(txn->db->st, t, row, raw, &ro, NULL);
 	return rc == MRTX_ELOCKED ? 0 : rc;
@@ -272,6 +277,7 @@ int txn_snap_decide(mrtx_txn *txn, const store_table *t, const store_filter *f,
 {
 	uint8_t state, id[LOCK_TXNID_SIZE];
 	mrtx_bytes raw;
+	lock_rec l;
 	int rc, pending;
 
 	if (!sr->has_lock)
@@ -280,9 +286,9 @@ int txn_snap_decide(mrtx_txn *txn, const store_table *t, const store_filter *f,
 		return rc;
 	if (state == LOCK_STABLE)
 		return 0;
-	if ((rc = decide(txn, txn->view, t, f, sr, &pending, &raw)))
+	if ((rc = decide(txn, txn->view, t, f, sr, &pending, &raw, &l)))
 		return rc;
-	return settle_quietly(txn, t, sr->row, raw, pending);
+	return settle_quietly(txn, t, sr->row, raw, pending, &l);
 }
 
 int txn_read_row_snap(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
@@ -296,6 +302,7 @@ int txn_read_row_snap(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
 		uint8_t state, id[LOCK_TXNID_SIZE];
 		mrtx_bytes raw;
 		store_view *v;
+		lock_rec l;
 		int pending;
 
 		if ((rc = txn_view_get(txn, &v)))
@@ -317,10 +324,10 @@ int txn_read_row_snap(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
 			return rc;
 		if (state == LOCK_STABLE)
 			break;
-		if ((rc = decide(txn, v, t, f, out, &pending, &raw)))
+		if ((rc = decide(txn, v, t, f, out, &pending, &raw, &l)))
 			return rc;
 		if (!pending || txn->view_used) {
-			if ((rc = settle_quietly(txn, t, row, raw, pending)))
+			if ((rc = settle_quietly(txn, t, row, raw, pending, &l)))
 				return rc;
 			break;
 		}
