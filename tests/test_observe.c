@@ -106,8 +106,9 @@ static void expect_outcome(mrtx_txn *a, int second_rc, enum change ch, const cha
 	int rc;
 
 	if (readonly && !tu_rados()) {
-		if (second_rc == MRTX_CONFLICT)
-			fail_msg("%s: a snapshot read conflicted: %s", what, mrtx_errmsg());
+		if (second_rc != MRTX_OK && second_rc != MRTX_NOTFOUND)
+			fail_msg("%s: a snapshot read returned %s: %s", what,
+			         mrtx_strerror(second_rc), mrtx_errmsg());
 		if ((rc = mrtx_commit(a)) != MRTX_OK)
 			fail_msg("%s: a read-only snapshot's commit returned %s: %s", what,
 			         mrtx_strerror(rc), mrtx_errmsg());
