@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <lmdb.h>
 
 #include "testutil.h"
 #include "storage/store.h"
@@ -80,6 +81,66 @@ static void second_open_options(void **state)
 	b = open_with(path, MRTX_SYNC, 0, 128u << 20);
 	assert_non_null(b);
 	mrtx_close(b);
+	tu_rmrf(path);
+	free(path);
+}
+
+/* ------------------------------------- a map grown under an open view */
+
+/*
+ * Another process grows the store's map past ours while a transaction of
+ * ours holds its snapshot open.  LMDB may adopt the new size only with no
+ * transaction of the process active (it remaps the file): the write that
+ * met the growth fails with MRTX_ESTORE, naming why, instead of remapping
+ * under the open view; the view reads on; once it ended, writes adopt the
+ * new size.
+ */
+static void map_grown_under_view(void **state)
+{
+	if (tu_rados())
+		skip();
+	char *path = tu_tmpdir("grown");
+	mrtx_db *a;
+	mrtx_txn *t;
+	mrtx_bytes v;
+	pid_t pid;
+
+	(void)state;
+	a = open_with(path, MRTX_NOSYNC, 0, 8u << 20);
+	assert_non_null(a);
+	assert_int_equal(mrtx_create_table(a, "t", FAMS, 1), MRTX_OK);
+	assert_int_equal(tu_put_str(a, "t", "r", "f:q", "v0"), MRTX_OK);
+	assert_int_equal(mrtx_begin(a, &t), MRTX_OK);
+	assert_int_equal(mrtx_get(t, "t", MRTX_CSTR("r"), "f", MRTX_CSTR("q"), &v), MRTX_OK);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* plain LMDB, a map of 64 MiB, 12 MiB written under a metadata key */
+		static char big[12u << 20];
+		MDB_env *env;
+		MDB_txn *w;
+		MDB_dbi dbi;
+		MDB_val k = { 7, (void *)"\0~grown" }, d = { sizeof(big), big };
+
+		if (mdb_env_create(&env) || mdb_env_set_mapsize(env, 64u << 20) ||
+		    mdb_env_open(env, path, 0, 0600) || mdb_txn_begin(env, NULL, 0, &w) ||
+		    mdb_dbi_open(w, NULL, 0, &dbi) || mdb_put(w, dbi, &k, &d, 0) ||
+		    mdb_txn_commit(w))
+			_exit(1);
+		mdb_env_close(env);
+		_exit(0);
+	}
+	assert_int_equal(tu_wait(pid), 0);
+	assert_int_equal(tu_put_str(a, "t", "r", "f:q", "v1"), MRTX_ESTORE);
+	assert_non_null(strstr(mrtx_errmsg(), "grew the store's map"));
+	assert_int_equal(mrtx_get(t, "t", MRTX_CSTR("r"), "f", MRTX_CSTR("q"), &v), MRTX_OK);
+	assert_int_equal(v.size, 2);
+	assert_memory_equal(v.data, "v0", 2);
+	assert_int_equal(mrtx_commit(t), MRTX_OK);
+	assert_int_equal(tu_put_str(a, "t", "r", "f:q", "v1"), MRTX_OK);
+	assert_int_equal(tu_cell_is(a, "t", MRTX_CSTR("r"), "f", MRTX_CSTR("q"), MRTX_CSTR("v1"),
+	                            NULL), 1);
+	mrtx_close(a);
 	tu_rmrf(path);
 	free(path);
 }
@@ -495,6 +556,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(second_open_options),
+		cmocka_unit_test(map_grown_under_view),
 		cmocka_unit_test(one_row_commit_failures),
 		cmocka_unit_test(failpoints_in_forked_child),
 		cmocka_unit_test(long_qual_start),

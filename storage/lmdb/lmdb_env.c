@@ -67,14 +67,36 @@ unsigned lmdb_forks(void)
 	return atomic_load_explicit(&forks, memory_order_relaxed);
 }
 
+/* mdb_reader_list's callback: count this process's active readers. */
+static int count_own_reader(const char *msg, void *ctx)
+{
+	char txnid[32];
+	int pid;
+	size_t tid;
+
+	if (sscanf(msg, "%d %zx %31s", &pid, &tid, txnid) == 3 && pid == (int)getpid() &&
+	    strcmp(txnid, "-") != 0)
+		++*(unsigned *)ctx;
+	return 0;
+}
+
 int lmdb_remap_ok(store *st, const char *step)
 {
-	if (atomic_load(&st->views_open) == 0)
-		return 1;
+	/* Rare (another process grew the map), so the reader table is read
+	 * here rather than views counted on every transaction.  A pooled read
+	 * of another thread ends within microseconds: wait up to 0.2 s. */
+	for (int i = 0; i < 200; i++) {
+		unsigned own = 0;
+
+		(void)mdb_reader_list(st->env, count_own_reader, &own);
+		if (own == 0)
+			return 1;
+		mrtx__sleep_us(1000);
+	}
 	mrtx__seterr(MRTX_ESTORE, "store %s: %s: another process grew the store's map, and "
-	             "this process can adopt the new size only while none of its transactions "
-	             "holds a snapshot open (LMDB remaps the file); end the open transactions "
-	             "and retry", st->path, step);
+	             "this process can adopt the new size only while none of its reads is "
+	             "under way (LMDB remaps the file), and a transaction's snapshot has "
+	             "stayed open for 0.2 s; end the open transactions and retry", st->path, step);
 	return 0;
 }
 

@@ -99,8 +99,6 @@ struct store {
 	/* errno of a commit that failed writing or syncing the file: later
 	 * write txns fail until the store is reopened (lmdb_commit) */
 	atomic_int io_failed;
-	atomic_int views_open;  /* read transactions held open by views (store_view_open):
-	                           no remap while any is (lmdb_remap_ok) */
 	/*
 	 * The metadata generation without reading it: gen_val was the
 	 * generation after committed LMDB txn gen_at.  A write txn whose id is
@@ -163,8 +161,9 @@ void lmdb_wabort(store *st, MDB_txn *txn);
  * mdb_cursor_close. */
 int lmdb_rtxn_begin(store *st, lmdb_rtxn *out);
 /* May this process adopt a map another process grew (mdb_env_set_mapsize
- * with no transaction active)?  Not while a view holds a read transaction
- * open across calls: 0 and an error then. */
+ * with no transaction active)?  Not while any read transaction of this
+ * process is active -- a view holds one open across calls: 0 and an error
+ * then. */
 int lmdb_remap_ok(store *st, const char *step);
 void lmdb_rtxn_end(store *st, lmdb_rtxn *r);
 /* A growable array in an arena (old storage is left to the arena). */

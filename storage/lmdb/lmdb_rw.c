@@ -295,7 +295,6 @@ int lmdb_store_view_open(store *st, lmdb_rtxn **out)
 
 	if ((rc = lmdb_rtxn_begin(st, &rt)))
 		return rc;
-	atomic_fetch_add(&st->views_open, 1);
 	rt.slot->forks = lmdb_forks();
 	*out = rt.slot; /* the pool's allocation carries txn and cursor */
 	return 0;
@@ -305,7 +304,6 @@ void lmdb_store_view_close(store *st, lmdb_rtxn *v)
 {
 	lmdb_rtxn rt = *v;
 
-	atomic_fetch_sub(&st->views_open, 1);
 	if (v->forks != lmdb_forks())
 		return; /* a child ending a transaction it inherited: the read
 		           transaction and its reader slot are the parent's (the
