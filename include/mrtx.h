@@ -384,8 +384,9 @@ int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms);
  * that view: the transaction sees every commit made before its first read
  * and none after, whole, never half of one.  A read-only transaction whose
  * reads met no lock of an unfinished two-phase commit commits without
- * validation (it cannot conflict); one that read an index, or met such a
- * lock, is validated as below.  A read-write transaction is validated at
+ * validation (it cannot conflict); one that met such a lock, or read an
+ * index whose backfill (mrtx_create_index) had not ended when its view
+ * opened, is validated as below.  A read-write transaction is validated at
  * commit: if a row it read changed since its view, the commit fails with
  * MRTX_CONFLICT.  A view keeps the pages it sees allocated, as any LMDB
  * reader does, until the transaction ends: do not leave transactions open

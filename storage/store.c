@@ -298,9 +298,19 @@ int store_ts_next(store *st, uint64_t floor, uint64_t *out)
 	return DISPATCH(st, ts_next, st, floor, out);
 }
 
+int store_meta_get_in(store *st, store_view *v, const char *key, mrtx_arena *a,
+                      mrtx_bytes *out)
+{
+#ifdef MRTX_HAVE_RADOS
+	if (IS_RADOS(st))
+		return rados_store_meta_get(st, key, a, out);
+#endif
+	return lmdb_store_meta_get(st, (struct lmdb_rtxn *)(void *)v, key, a, out);
+}
+
 int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)
 {
-	return DISPATCH(st, meta_get, st, key, a, out);
+	return store_meta_get_in(st, NULL, key, a, out);
 }
 
 int store_meta_put_new(store *st, const char *key, mrtx_bytes value)

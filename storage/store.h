@@ -488,6 +488,9 @@ unsigned long store__fail_from(unsigned long n, int lmdb_error);
  *   (STORE_GEN_CHANGED) if any record was added since the listing.
  */
 int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out);
+/* store_meta_get through a view (NULL: a fresh snapshot; RADOS: always). */
+int store_meta_get_in(store *st, store_view *v, const char *key, mrtx_arena *a,
+                      mrtx_bytes *out);
 int store_meta_put_new(store *st, const char *key, mrtx_bytes value);
 int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
                     int (*fn)(const char *key, mrtx_bytes value, void *payload),

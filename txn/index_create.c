@@ -281,7 +281,12 @@ int mrtx_create_index(mrtx_db *db, const mrtx_index_spec *spec)
 	/* Backfill from the stored declaration, exactly what writers will use. */
 	if ((rc = idx_decl_decode(spec->name, MRTX_BYTES(enc.data, enc.size), &a, &d)))
 		goto done;
-	rc = backfill(db, &d);
+	if ((rc = backfill(db, &d)) == 0) {
+		/* The backfill ended: from here the index table matches its
+		 * source in every snapshot (index.c backfilled_in_view). */
+		snprintf(key, sizeof(key), "b/%s", spec->name);
+		rc = store_meta_put_new(db->st, key, MRTX_BYTES("1", 1));
+	}
 done:
 	buf_free(&enc);
 	arena_free(&a);

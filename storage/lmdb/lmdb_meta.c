@@ -643,7 +643,8 @@ static int meta_key_check(store *st, const char *key, size_t minlen)
 	return 0;
 }
 
-int lmdb_store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)
+int lmdb_store_meta_get(store *st, lmdb_rtxn *view, const char *key, mrtx_arena *a,
+                        mrtx_bytes *out)
 {
 	char kb[MRTX_MAX_NAME + 4];
 	lmdb_rtxn rt;
@@ -652,7 +653,9 @@ int lmdb_store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *o
 
 	if ((rc = meta_key_check(st, key, 3)))
 		return rc;
-	if ((rc = lmdb_rtxn_begin(st, &rt)))
+	if (view)
+		rt = *view;
+	else if ((rc = lmdb_rtxn_begin(st, &rt)))
 		return rc;
 	k = meta_key(kb, key);
 	rc = mdb_get(rt.txn, st->dbi, &k, &v);
@@ -666,7 +669,8 @@ int lmdb_store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *o
 	} else {
 		rc = lmdb_err(st, rc, "read metadata");
 	}
-	lmdb_rtxn_end(st, &rt);
+	if (!view)
+		lmdb_rtxn_end(st, &rt);
 	return rc;
 }
 

@@ -39,7 +39,8 @@ int lmdb_store_write_atomic(store *st, store_op *ops, size_t n, store_rcheck *ch
                             size_t nchecks, int *applied);
 void lmdb_store_counters_get(store *st, store_counters *out);
 int lmdb_store_get_info(store *st, store_info *out);
-int lmdb_store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out);
+int lmdb_store_meta_get(store *st, struct lmdb_rtxn *view, const char *key, mrtx_arena *a,
+                        mrtx_bytes *out);
 int lmdb_store_meta_put_new(store *st, const char *key, mrtx_bytes value);
 int lmdb_store_meta_list(store *st, const char *prefix, mrtx_arena *a,
                          int (*fn)(const char *key, mrtx_bytes value, void *payload),
