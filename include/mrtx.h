@@ -886,7 +886,11 @@ typedef struct mrtx_index_spec {
  * took its declarations before an index was declared (in this or another
  * process) gets MRTX_CONFLICT at commit and, retried (mrtx_run does), reads
  * and maintains the new index.  Writes that committed before the
- * declaration are covered by the backfill.  Calling mrtx_create_index again
+ * declaration are covered by the backfill.  When the backfill has ended, a
+ * second metadata record says so (which, like the declaration, makes
+ * writers holding older cached declarations conflict once): a transaction
+ * whose snapshot (see mrtx_get) holds it reads the index from that
+ * snapshot without needing validation.  Calling mrtx_create_index again
  * with the identical spec is allowed and re-runs the backfill (it writes
  * only the missing or stale entries).
  *
