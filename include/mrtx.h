@@ -565,9 +565,10 @@ int mrtx_scan_open(mrtx_txn *txn, const mrtx_scan_spec *spec, mrtx_scanner **out
  * never looks complete).  The rows passed before the error stay observed
  * and are validated at commit as usual.
  *
- * @return MRTX_OK; MRTX_NOTFOUND at the end; MRTX_ELOCKED (RADOS: a live
- *   writer holds the next row; retry); MRTX_CONFLICT (RADOS: a row changed
- *   since this transaction observed it: doomed); MRTX_ECORRUPT; MRTX_ESTORE;
+ * @return MRTX_OK; MRTX_NOTFOUND at the end; MRTX_ELOCKED (a live writer
+ *   holds the next row; retry: RADOS, or on LMDB a table created after the
+ *   transaction's snapshot, read as it is now); MRTX_CONFLICT (RADOS: a row
+ *   changed since this transaction observed it: doomed); MRTX_ECORRUPT; MRTX_ESTORE;
  *   MRTX_ENOMEM; MRTX_EINVAL (NULL); MRTX_EBADTXN (the transaction ended or
  *   is doomed).
  */

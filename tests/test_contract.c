@@ -87,13 +87,45 @@ static void second_open_options(void **state)
 
 /* ------------------------------------- a map grown under an open view */
 
+/* A child grows the store at path with plain LMDB: a map of map_mb MiB and
+ * mb MiB written under a metadata key of its own. */
+static void grow_store(const char *path, unsigned map_mb, unsigned mb, const char *key)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		size_t n = (size_t)mb << 20;
+		char *big = calloc(1, n);
+		MDB_env *env;
+		MDB_txn *w;
+		MDB_dbi dbi;
+		MDB_val k = { strlen(key) + 1, NULL }, d = { n, big };
+		char kb[64];
+
+		kb[0] = 0;
+		memcpy(kb + 1, key, strlen(key));
+		k.mv_data = kb;
+		if (!big || mdb_env_create(&env) ||
+		    mdb_env_set_mapsize(env, (size_t)map_mb << 20) ||
+		    mdb_env_open(env, path, 0, 0600) || mdb_txn_begin(env, NULL, 0, &w) ||
+		    mdb_dbi_open(w, NULL, 0, &dbi) || mdb_put(w, dbi, &k, &d, 0) ||
+		    mdb_txn_commit(w))
+			_exit(1);
+		mdb_env_close(env);
+		_exit(0);
+	}
+	assert_int_equal(tu_wait(pid), 0);
+}
+
 /*
- * Another process grows the store's map past ours while a transaction of
- * ours holds its snapshot open.  LMDB may adopt the new size only with no
- * transaction of the process active (it remaps the file): the write that
- * met the growth fails with MRTX_ESTORE, naming why, instead of remapping
- * under the open view; the view reads on; once it ended, writes adopt the
- * new size.
+ * Another process grows the store's map past ours.  LMDB may adopt the new
+ * size only with no transaction of the process active (it remaps the
+ * file).  A writing commit ends its own snapshot first, so it adopts the
+ * size and commits.  While another transaction holds its snapshot open, a
+ * write that meets the growth fails with MRTX_ESTORE, naming why, instead
+ * of remapping under it; that snapshot reads on; once it ended, writes
+ * adopt the new size.
  */
 static void map_grown_under_view(void **state)
 {
@@ -103,42 +135,31 @@ static void map_grown_under_view(void **state)
 	mrtx_db *a;
 	mrtx_txn *t;
 	mrtx_bytes v;
-	pid_t pid;
 
 	(void)state;
 	a = open_with(path, MRTX_NOSYNC, 0, 8u << 20);
 	assert_non_null(a);
 	assert_int_equal(mrtx_create_table(a, "t", FAMS, 1), MRTX_OK);
 	assert_int_equal(tu_put_str(a, "t", "r", "f:q", "v0"), MRTX_OK);
+	/* a read-write transaction whose snapshot predates the growth */
 	assert_int_equal(mrtx_begin(a, &t), MRTX_OK);
 	assert_int_equal(mrtx_get(t, "t", MRTX_CSTR("r"), "f", MRTX_CSTR("q"), &v), MRTX_OK);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		/* plain LMDB, a map of 64 MiB, 12 MiB written under a metadata key */
-		static char big[12u << 20];
-		MDB_env *env;
-		MDB_txn *w;
-		MDB_dbi dbi;
-		MDB_val k = { 7, (void *)"\0~grown" }, d = { sizeof(big), big };
-
-		if (mdb_env_create(&env) || mdb_env_set_mapsize(env, 64u << 20) ||
-		    mdb_env_open(env, path, 0, 0600) || mdb_txn_begin(env, NULL, 0, &w) ||
-		    mdb_dbi_open(w, NULL, 0, &dbi) || mdb_put(w, dbi, &k, &d, 0) ||
-		    mdb_txn_commit(w))
-			_exit(1);
-		mdb_env_close(env);
-		_exit(0);
-	}
-	assert_int_equal(tu_wait(pid), 0);
-	assert_int_equal(tu_put_str(a, "t", "r", "f:q", "v1"), MRTX_ESTORE);
+	grow_store(path, 64, 12, "~grown1");
+	assert_int_equal(mrtx_put(t, "t", MRTX_CSTR("r"), "f", MRTX_CSTR("q"), MRTX_CSTR("v1")),
+	                 MRTX_OK);
+	assert_int_equal(mrtx_commit(t), MRTX_OK);
+	/* a snapshot held open by another transaction */
+	assert_int_equal(mrtx_begin(a, &t), MRTX_OK);
+	assert_int_equal(mrtx_get(t, "t", MRTX_CSTR("r"), "f", MRTX_CSTR("q"), &v), MRTX_OK);
+	grow_store(path, 128, 60, "~grown2");
+	assert_int_equal(tu_put_str(a, "t", "r", "f:q", "v2"), MRTX_ESTORE);
 	assert_non_null(strstr(mrtx_errmsg(), "grew the store's map"));
 	assert_int_equal(mrtx_get(t, "t", MRTX_CSTR("r"), "f", MRTX_CSTR("q"), &v), MRTX_OK);
 	assert_int_equal(v.size, 2);
-	assert_memory_equal(v.data, "v0", 2);
+	assert_memory_equal(v.data, "v1", 2);
 	assert_int_equal(mrtx_commit(t), MRTX_OK);
-	assert_int_equal(tu_put_str(a, "t", "r", "f:q", "v1"), MRTX_OK);
-	assert_int_equal(tu_cell_is(a, "t", MRTX_CSTR("r"), "f", MRTX_CSTR("q"), MRTX_CSTR("v1"),
+	assert_int_equal(tu_put_str(a, "t", "r", "f:q", "v2"), MRTX_OK);
+	assert_int_equal(tu_cell_is(a, "t", MRTX_CSTR("r"), "f", MRTX_CSTR("q"), MRTX_CSTR("v2"),
 	                            NULL), 1);
 	mrtx_close(a);
 	tu_rmrf(path);

@@ -889,6 +889,11 @@ int txn_commit_run(mrtx_txn *txn)
 	if (store_read_only(txn->db->st)) /* mrtx_put & co. refuse first: defence */
 		return mrtx__seterr(MRTX_EREADONLY, "commit: store %s is open read-only",
 		                    store_path(txn->db->st));
+	/* A writing commit reads and writes the store as it is now, never
+	 * through the view (everything read is copied into the arena): end it,
+	 * so that its read transaction does not stand in the way of a map
+	 * another process grew (lmdb_remap) or of pages writers could reuse. */
+	txn_view_close(txn);
 	if ((rc = lock_new_txnid(txn->id)))
 		return rc;
 	if (!(w = arena_alloc(&txn->arena, n * sizeof(*w))))

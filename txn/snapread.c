@@ -268,8 +268,11 @@ static int settle_quietly(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
 	if (store_read_only(txn->db->st) ||
 	    (pending && !lock_owner_dead(&l->owner) && l->expiry_ms > mrtx__now_ms()))
 		return 0;
+	/* best effort: the read stands whatever settling it does or fails
+	 * with (a live owner: ELOCKED; a store error is met again by the
+	 * transaction's own writes, or by the next reader) */
 	rc = recover_resolve(txn->db->st, t, row, raw, &ro, NULL);
-	return rc == MRTX_ELOCKED ? 0 : rc;
+	return rc == MRTX_ENOMEM ? rc : 0;
 }
 
 int txn_snap_decide(mrtx_txn *txn, const store_table *t, const store_filter *f,
@@ -332,11 +335,13 @@ int txn_read_row_snap(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
 			break;
 		}
 		/* Nothing read from this view yet: settle the lock as a read did
-		 * before views (our own tail: wait for it), then take a new view. */
+		 * before views (our own tail: wait for it), then take a new view.
+		 * (Ended first: raw lives in the arena, and a settling write
+		 * should not meet our own open read, lmdb_remap.) */
+		txn_view_close(txn);
 		if (!tail_wait(txn->db, id) &&
 		    (rc = recover_resolve(st, t, row, raw, &ro, NULL)))
 			return rc; /* MRTX_ELOCKED: live past the wait, as before views */
-		txn_view_close(txn);
 	}
 	if (i == 64) /* 64 new views, each with a new lock of another transaction */
 		return mrtx__seterr(MRTX_ELOCKED, "table '%s': row keeps being locked", t->name);

@@ -22,6 +22,18 @@
 
 #define COPY_ATTEMPTS 3 /* MDB_MAP_RESIZED: adopt the map, start over */
 
+/* Does a transaction begin now (MDB_MAP_RESIZED: the map must grow first)? */
+static int probe(store *st, void *arg)
+{
+	MDB_txn *t;
+	int rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &t);
+
+	(void)arg;
+	if (rc == 0)
+		mdb_txn_abort(t);
+	return rc;
+}
+
 /* The environment into fd (at offset 0), compacted when LMDB can. */
 static int copy_env(store *st, int fd, const char *tmp)
 {
@@ -39,9 +51,8 @@ static int copy_env(store *st, int fd, const char *tmp)
 		if (rc != MDB_MAP_RESIZED)
 			break;
 		/* Another process grew the map: adopt its size (as lmdb_txn_begin). */
-		if (!lmdb_remap_ok(st, "copy environment"))
-			return MRTX_ESTORE;
-		mdb_env_set_mapsize(st->env, 0);
+		if ((rc = lmdb_remap(st, "copy environment", probe, NULL)) == MRTX_ESTORE)
+			return rc;
 		resized++;
 	}
 	if (rc > 0)

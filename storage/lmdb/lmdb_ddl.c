@@ -141,19 +141,14 @@ int lmdb_table_rcheck(store *st, lmdb_rtxn *rt, const store_table *t)
 		uint64_t valid = atomic_load_explicit(&st->tgen_valid, memory_order_acquire);
 
 		/* A snapshot older than our objects (a transaction's view held
-		 * open across a change) reads with the newer objects, after
-		 * checking that t is the table of its name in it: one created
-		 * since is STORE_NOT_IN_VIEW (it would read empty, beside rows the
-		 * transaction read from the table dropped under the name), one
-		 * dropped since is GONE. */
+		 * open across a change) reads with the newer objects: one dropped
+		 * since is GONE; one first seen after the snapshot is checked
+		 * below (table_in_snapshot). */
 		if (tg > valid) {
 			if ((rc = lmdb_store_table_refresh(st)))
 				return rc;
 		} else if (tg == valid) {
 			atomic_store_explicit(&st->tchk_txnid, id, memory_order_relaxed);
-		} else if (atomic_load_explicit(&t->state, memory_order_acquire) != STORE_T_GONE &&
-		           id >= t->seen && (rc = table_in_snapshot(st, rt, t))) {
-			return rc;
 		}
 	}
 	if (atomic_load_explicit(&t->state, memory_order_acquire) == STORE_T_GONE)

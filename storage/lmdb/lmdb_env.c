@@ -80,24 +80,59 @@ static int count_own_reader(const char *msg, void *ctx)
 	return 0;
 }
 
-int lmdb_remap_ok(store *st, const char *step)
+/*
+ * Another process grew the map past ours (MDB_MAP_RESIZED): adopt its size.
+ * LMDB allows that only with no transaction of this process active (it
+ * remaps the file), so: one thread at a time (remap_mu), trying again first
+ * (another thread may have remapped already; while the map is too small no
+ * new transaction can start, so the count below only falls), and only with
+ * no read of this process under way -- a transaction's view holds one open
+ * across calls (a commit closes its own first, commit.c).  Pooled reads end
+ * within microseconds: wait up to 0.2 s.  Rare, so LMDB's reader table is
+ * read here rather than views counted on every transaction.  Returns
+ * mdb_txn_begin's result, or MRTX_ESTORE (message set) when reads stayed.
+ */
+int lmdb_remap(store *st, const char *step, int (*again)(store *st, void *arg), void *arg)
 {
-	/* Rare (another process grew the map), so the reader table is read
-	 * here rather than views counted on every transaction.  A pooled read
-	 * of another thread ends within microseconds: wait up to 0.2 s. */
-	for (int i = 0; i < 200; i++) {
-		unsigned own = 0;
+	int rc;
 
-		(void)mdb_reader_list(st->env, count_own_reader, &own);
-		if (own == 0)
-			return 1;
-		mrtx__sleep_us(1000);
+	pthread_mutex_lock(&st->remap_mu);
+	if ((rc = again(st, arg)) == MDB_MAP_RESIZED) {
+		for (int i = 0;; i++) {
+			unsigned own = 0;
+
+			(void)mdb_reader_list(st->env, count_own_reader, &own);
+			if (own == 0) {
+				mdb_env_set_mapsize(st->env, 0);
+				rc = again(st, arg);
+				break;
+			}
+			if (i == 200) {
+				rc = mrtx__seterr(MRTX_ESTORE, "store %s: %s: another process grew the "
+				                  "store's map, and this process can adopt the new size "
+				                  "only while none of its reads is under way (LMDB remaps "
+				                  "the file): a transaction's snapshot stayed open for "
+				                  "0.2 s; end the open transactions and retry", st->path,
+				                  step);
+				break;
+			}
+			mrtx__sleep_us(1000);
+		}
 	}
-	mrtx__seterr(MRTX_ESTORE, "store %s: %s: another process grew the store's map, and "
-	             "this process can adopt the new size only while none of its reads is "
-	             "under way (LMDB remaps the file), and a transaction's snapshot has "
-	             "stayed open for 0.2 s; end the open transactions and retry", st->path, step);
-	return 0;
+	pthread_mutex_unlock(&st->remap_mu);
+	return rc;
+}
+
+struct begin_arg {
+	unsigned flags;
+	MDB_txn **out;
+};
+
+static int begin_again(store *st, void *arg)
+{
+	struct begin_arg *b = arg;
+
+	return mdb_txn_begin(st->env, NULL, b->flags, b->out);
 }
 
 int lmdb_txn_begin(store *st, unsigned flags, MDB_txn **out)
@@ -114,14 +149,15 @@ int lmdb_txn_begin(store *st, unsigned flags, MDB_txn **out)
 	rc = mdb_txn_begin(st->env, NULL, flags, out);
 
 	if (rc == MDB_MAP_RESIZED) {
+		struct begin_arg ba = { flags, out };
+
 		/* Another process grew the map; adopt its size and retry. */
-		if (!lmdb_remap_ok(st, wr ? "begin write" : "begin read")) {
+		rc = lmdb_remap(st, wr ? "begin write" : "begin read", begin_again, &ba);
+		if (rc == MRTX_ESTORE) {
 			if (wr)
 				pthread_mutex_unlock(&st->wmu);
-			return MRTX_ESTORE;
+			return rc;
 		}
-		mdb_env_set_mapsize(st->env, 0);
-		rc = mdb_txn_begin(st->env, NULL, flags, out);
 	}
 	if (rc) {
 		if (wr)
@@ -445,6 +481,7 @@ static void store_destroy(store *st)
 	pthread_mutex_destroy(&st->mu);
 	pthread_mutex_destroy(&st->ts_mu);
 	pthread_mutex_destroy(&st->wmu);
+	pthread_mutex_destroy(&st->remap_mu);
 	pthread_mutex_destroy(&st->gmu);
 	pthread_cond_destroy(&st->gcv);
 	pthread_cond_destroy(&st->dcv);
@@ -647,6 +684,7 @@ int lmdb_store_open(store **out, const char *path, const store_opts *o)
 	pthread_mutex_init(&st->mu, NULL);
 	pthread_mutex_init(&st->ts_mu, NULL);
 	pthread_mutex_init(&st->wmu, NULL);
+	pthread_mutex_init(&st->remap_mu, NULL);
 	pthread_mutex_init(&st->gmu, NULL);
 	pthread_cond_init(&st->gcv, NULL);
 	{

@@ -96,6 +96,7 @@ struct store {
 	 * a slot is taken with an exchange and filled with a compare-exchange) */
 	lmdb_rtxn *_Atomic pool[READ_POOL];
 	pthread_mutex_t wmu;      /* held by this process's write txn (lmdb_commit) */
+	pthread_mutex_t remap_mu; /* one thread at a time adopts a grown map (lmdb_remap) */
 	/* errno of a commit that failed writing or syncing the file: later
 	 * write txns fail until the store is reopened (lmdb_commit) */
 	atomic_int io_failed;
@@ -160,11 +161,9 @@ void lmdb_wabort(store *st, MDB_txn *txn);
  * or new; give both back with lmdb_rtxn_end, never mdb_txn_abort or
  * mdb_cursor_close. */
 int lmdb_rtxn_begin(store *st, lmdb_rtxn *out);
-/* May this process adopt a map another process grew (mdb_env_set_mapsize
- * with no transaction active)?  Not while any read transaction of this
- * process is active -- a view holds one open across calls: 0 and an error
- * then. */
-int lmdb_remap_ok(store *st, const char *step);
+/* Adopt a map another process grew, then again(st, arg) once more: its
+ * result, or MRTX_ESTORE (lmdb_env.c). */
+int lmdb_remap(store *st, const char *step, int (*again)(store *st, void *arg), void *arg);
 void lmdb_rtxn_end(store *st, lmdb_rtxn *r);
 /* A growable array in an arena (old storage is left to the arena). */
 void *lmdb_arr_grow(mrtx_arena *a, void *arr, size_t n, size_t *cap, size_t elem);
