@@ -1328,6 +1328,47 @@ static void test_view_fork(void **state)
 	assert_int_equal(active_readers(f->db), before - 1);
 }
 
+/* A thread's transaction object is reused, keeping the table its last
+ * transaction named on the same handle; a transaction on another handle
+ * (here one opened after the first was closed, perhaps at the same
+ * address) must look its table up afresh, never through a freed one. */
+static void test_txn_object_reuse(void **state)
+{
+	fx *f = *state;
+	char *p1, *p2;
+	mrtx_db *a, *b;
+	mrtx_txn *t;
+
+	(void)f;
+	assert_non_null(a = tu_open_fresh("reuse1", &p1, NULL));
+	assert_int_equal(tu_table(a, "only_a", "f", NULL), 0);
+	assert_int_equal(tu_put_str(a, "only_a", "x", "f:", "A"), MRTX_OK);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(mrtx_begin(a, &t), MRTX_OK);
+		assert_string_equal(get_in(t, "only_a", "x"), "A");
+		assert_int_equal(mrtx_commit(t), MRTX_OK);
+	}
+	mrtx_close(a);
+	assert_non_null(b = tu_open_fresh("reuse2", &p2, NULL));
+	assert_int_equal(tu_table(b, "only_a", "f", "g", NULL), 0); /* same name, other store */
+	assert_int_equal(tu_put_str(b, "only_a", "x", "g:", "B"), MRTX_OK);
+	assert_int_equal(mrtx_begin(b, &t), MRTX_OK);
+	{
+		mrtx_bytes v;
+
+		assert_int_equal(mrtx_get(t, "only_a", B("x"), "g", B(""), &v), MRTX_OK);
+		assert_int_equal(v.size, 1);
+		assert_memory_equal(v.data, "B", 1);
+		assert_int_equal(mrtx_get(t, "only_a", B("x"), "f", B(""), &v), MRTX_NOTFOUND);
+	}
+	assert_int_equal(mrtx_commit(t), MRTX_OK);
+	mrtx_close(b);
+	tu_rmrf(p1);
+	tu_rmrf(p2);
+	free(p1);
+	free(p2);
+}
+
 static void test_multi_table(void **state)
 {
 	fx *f = *state;
@@ -1883,6 +1924,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_readonly_validation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_snapshot_reads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_view_fork, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_txn_object_reuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_multi_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_multi_row_blind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_phase, setup, teardown),

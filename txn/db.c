@@ -83,6 +83,11 @@ int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
 	}
 	pthread_mutex_init(&db->idx_mu, NULL);
 	hb_init(db);
+	{
+		static _Atomic uint64_t serials;
+
+		db->serial = atomic_fetch_add(&serials, 1) + 1;
+	}
 	db->two_phase = o.two_phase != 0 || env_2pc;
 	db->lock_ttl_ms = o.lock_ttl_ms ? o.lock_ttl_ms : 5000;
 	db->lock_wait_ms = o.lock_wait_ms ? o.lock_wait_ms : 50;

@@ -81,14 +81,18 @@ static void spare_key_init(void)
 	spare_key_ok = pthread_key_create(&spare_key, spare_drop) == 0;
 }
 
-static mrtx_txn *txn_obj_get(void)
+/* *reused: the object is the thread's spare (its fields are a past
+ * transaction's), not fresh memory. */
+static mrtx_txn *txn_obj_get(int *reused)
 {
 	mrtx_txn *txn = spare_txn;
 
 	if (txn && !MRTX_UNLIKELY(mrtx__alloc_counting())) {
 		spare_txn = NULL;
+		*reused = 1;
 		return txn;
 	}
+	*reused = 0;
 	return mrtx__malloc(sizeof(*txn));
 }
 
@@ -113,18 +117,19 @@ static void txn_obj_put(mrtx_txn *txn)
 int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 {
 	mrtx_txn *txn;
+	int reused;
 
 	mrtx__clearerr();
 	if (!db || !out)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_begin: db and out are required");
 	/* The txn id is drawn at commit, and only by writers: readers never
 	 * need one, and RAND_bytes is most of a read-only transaction's cost. */
-	if (!(txn = txn_obj_get()))
+	if (!(txn = txn_obj_get(&reused)))
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory beginning a transaction");
 	/* Field by field: a memset of the head compiles to `rep stos`, whose
 	 * start-up cost was a visible part of a point read.  A new field must
 	 * be set here (the assertion below trips when the head changes). */
-	_Static_assert(offsetof(mrtx_txn, head_pad) == 164 && offsetof(mrtx_txn, arena0) == 176,
+	_Static_assert(offsetof(mrtx_txn, head_pad) == 172 && offsetof(mrtx_txn, arena0) == 176,
 	               "mrtx_begin sets every field before arena0: initialise the new one there");
 	txn->db = db;
 	arena_init_buf(&txn->arena, txn->arena0, sizeof(txn->arena0));
@@ -138,10 +143,18 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	txn->nranges = txn->cranges = 0;
 	txn->scanners = NULL;
 	txn->idx = NULL;
-	txn->ct = NULL;
-	txn->cfam = NULL;
+	/* The table and family the thread's last transaction named on this
+	 * handle stay named: a point read per transaction then finds them
+	 * without a lookup (resolve_args checks the name and that the table
+	 * was not dropped).  Table objects live as long as the handle's store,
+	 * which the serial vouches for. */
+	if (!reused || !txn->ct || txn->ct_serial != db->serial) {
+		txn->ct = NULL;
+		txn->cfam = NULL;
+		txn->cfid = 0;
+	}
+	txn->ct_serial = db->serial;
 	txn->view = NULL;
-	txn->cfid = 0;
 	txn->view_state = TXN_VIEW_NONE;
 	txn->view_used = 0;
 	txn->must_validate = 0;

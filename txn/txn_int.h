@@ -23,6 +23,9 @@ typedef struct idx_snap idx_snap;
 
 struct mrtx_db {
 	store *st;
+	uint64_t serial;       /* unique among the process's handles, ever (mrtx_open):
+	                          a reused transaction object keeps the table it
+	                          named last only for the handle of that serial */
 	int two_phase;         /* mrtx_options.two_phase: never commit in one phase */
 	uint32_t lock_ttl_ms;
 	uint32_t lock_wait_ms;
@@ -126,13 +129,14 @@ struct mrtx_txn {
 	const store_table *ct;
 	const char *cfam;      /* the family's name in ct (store-owned), or NULL */
 	store_view *view;      /* the snapshot every read comes from (snapread.c) */
+	uint64_t ct_serial;    /* the serial of the handle ct belongs to */
 	uint8_t cfid;
 	uint8_t view_state;    /* TXN_VIEW_*: view not yet opened / open / the store
 	                          has none */
 	uint8_t view_used;     /* a read has returned from view */
 	uint8_t must_validate; /* a read met a lock pending in view: a read-only
 	                          commit validates as without views */
-	uint8_t head_pad[12];   /* the padding before arena0, named: a new field moves
+	uint8_t head_pad[4];   /* the padding before arena0, named: a new field moves
 	                          head_pad or arena0, which trips mrtx_begin's assertion */
 	/* The arena's first chunk, so that a small transaction (a few rows,
 	 * its commit's lock records and redo lists included) allocates
