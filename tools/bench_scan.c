@@ -5,8 +5,9 @@
  * The scan runs in a read-only transaction and commits; a commit that
  * fails validation (a writer changed the range since the scan read it)
  * is retried from the start, as mrtx_run would, until it commits or the
- * deadline passes.  Reads are optimistic today (checked at commit), so
- * under enough write load the scan may never commit: the report says how
+ * deadline passes.  On LMDB the scan reads one snapshot and commits at its
+ * first attempt; where reads are optimistic (RADOS: checked at commit),
+ * enough write load can keep it from ever committing.  The report says how
  * many attempts it made and whether one committed, beside the writers'
  * throughput over the same time.  Not part of the default run, whose
  * ratios it would not change.  Default durability (MRTX_SYNC).  --quick:

@@ -57,15 +57,12 @@ int txn_view_get(mrtx_txn *txn, store_view **out)
 {
 	int rc;
 
-	if (!txn->view && txn->view_state == TXN_VIEW_NONE) {
+	if (!txn->view && !txn->no_view) {
 		rc = store_view_open(txn->db->st, &txn->view);
-		if (rc == MRTX_ENOTSUP) {
-			txn->view_state = TXN_VIEW_UNSUPPORTED;
-		} else if (rc) {
+		if (rc == MRTX_ENOTSUP)
+			txn->no_view = 1;
+		else if (rc)
 			return rc;
-		} else {
-			txn->view_state = TXN_VIEW_OPEN;
-		}
 	}
 	*out = txn->view;
 	return 0;
@@ -77,7 +74,6 @@ void txn_view_close(mrtx_txn *txn)
 		store_view_close(txn->db->st, txn->view);
 		txn->view = NULL;
 	}
-	txn->view_state = TXN_VIEW_NONE;
 }
 
 static int cell_cmp(uint8_t fa, mrtx_bytes qa, uint8_t fb, mrtx_bytes qb)

@@ -155,7 +155,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	}
 	txn->ct_serial = db->serial;
 	txn->view = NULL;
-	txn->view_state = TXN_VIEW_NONE;
+	txn->no_view = 0;
 	txn->view_used = 0;
 	txn->must_validate = 0;
 	*out = txn;

@@ -131,8 +131,7 @@ struct mrtx_txn {
 	store_view *view;      /* the snapshot every read comes from (snapread.c) */
 	uint64_t ct_serial;    /* the serial of the handle ct belongs to */
 	uint8_t cfid;
-	uint8_t view_state;    /* TXN_VIEW_*: view not yet opened / open / the store
-	                          has none */
+	uint8_t no_view;       /* the store has no views (RADOS): reads go without */
 	uint8_t view_used;     /* a read has returned from view */
 	uint8_t must_validate; /* a read met a lock pending in view: a read-only
 	                          commit validates as without views */
@@ -163,9 +162,6 @@ int txn_read_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
 /* Reads from the transaction's view (snapread.c): as txn_read_row, but
  * every read of the transaction sees one snapshot of the store (on a store
  * without views, txn_read_row itself). */
-#define TXN_VIEW_NONE 0
-#define TXN_VIEW_OPEN 1
-#define TXN_VIEW_UNSUPPORTED 2
 int txn_read_row_snap(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
                       const store_filter *f, store_row *out);
 /* Decide a row the transaction's view returned (a scan's) whose lock is
