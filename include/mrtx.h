@@ -499,6 +499,31 @@ int mrtx_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row);
  */
 int mrtx_commit(mrtx_txn *txn);
 
+/**
+ * mrtx_commit, and the commit's timestamp in *commit_ts (may be NULL; 0 on
+ * any error).  LMDB: the store stamps each commit with a timestamp inside
+ * the write that commits it (about microseconds of the wall clock, kept
+ * strictly increasing), so timestamps follow commit order across every
+ * thread and process of the host, and a transaction's snapshot timestamp
+ * (mrtx_txn_snapshot_ts) separates the commits it sees from those it does
+ * not.  A transaction without writes gets its snapshot timestamp (0 if it
+ * read nothing).  RADOS: the timestamp its lock records carry (wall clock,
+ * above the rows' previous ones; not yet ordered with other rows'
+ * commits).
+ * @return as mrtx_commit.
+ */
+int mrtx_commit_ts(mrtx_txn *txn, uint64_t *commit_ts);
+
+/**
+ * The transaction's snapshot timestamp: LMDB, once the transaction has
+ * read (its snapshot is taken by its first read, DESIGN §9), every commit
+ * whose timestamp (mrtx_commit_ts) is at or below it is in the snapshot
+ * and none above it is.  0: nothing read yet, a store without snapshots
+ * (RADOS), a store read where its timestamp page (DIR/ts.shm) cannot be
+ * made (a read-only file system), or NULL.
+ */
+uint64_t mrtx_txn_snapshot_ts(const mrtx_txn *txn);
+
 /** Abort and free the transaction; nothing is written.  NULL is a no-op. */
 void mrtx_abort(mrtx_txn *txn);
 

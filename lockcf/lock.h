@@ -45,6 +45,9 @@
 #define LOCK_VERSION 1
 #define LOCK_TXNID_SIZE 16
 #define LOCK_TAG_SIZE 8
+/* Where a record's commit_ts lies (u64 LE), in every state: a store that
+ * stamps a commit point writes it there (store_op.stamp_off). */
+#define LOCK_COMMIT_TS_OFF (3u + LOCK_TAG_SIZE + LOCK_TXNID_SIZE)
 
 typedef enum {
 	LOCK_STABLE = 0,

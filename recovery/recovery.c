@@ -120,7 +120,9 @@ static int settle_secondaries(rctx *c, const lock_rec *pr, int fwd)
 			op->row = refs[i].row;
 			op->expect_lock = cur[i].lock;
 			if (fwd) {
-				rc = lockio_stable(c->st, sr.txn, sr.commit_ts, c->a, &op->new_lock);
+				/* (the primary's commit_ts: the store stamps the commit
+				 * point, after the secondaries' prewrite) */
+				rc = lockio_stable(c->st, sr.txn, pr->commit_ts, c->a, &op->new_lock);
 				op->muts = sr.redo;
 				op->nmuts = sr.nredo;
 			} else {

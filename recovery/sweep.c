@@ -186,7 +186,9 @@ static int batch_settle(sweep *w, prim *p, size_t n)
 			op->row = refs[j].row;
 			op->expect_lock = cur[j].lock;
 			if (x->fwd) {
-				rc = lockio_stable(w->st, sr.txn, sr.commit_ts, w->a, &op->new_lock);
+				/* (the primary's commit_ts, as recovery.c) */
+				rc = lockio_stable(w->st, sr.txn, x->rec.commit_ts, w->a,
+				                   &op->new_lock);
 				op->muts = sr.redo;
 				op->nmuts = sr.nredo;
 				any_fwd = 1;

@@ -168,6 +168,12 @@ int store_view_open(store *st, store_view **out)
 	return 0;
 }
 
+uint64_t store_view_ts(const store *st, const store_view *v)
+{
+	(void)st;
+	return v ? lmdb_store_view_ts((const struct lmdb_rtxn *)(const void *)v) : 0;
+}
+
 void store_view_close(store *st, store_view *v)
 {
 	if (v)

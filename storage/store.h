@@ -253,6 +253,10 @@ typedef struct store_view store_view;
 #define STORE_NOT_IN_VIEW (-31989)
 int store_view_open(store *st, store_view **out);
 void store_view_close(store *st, store_view *v); /* v may be NULL */
+/* The view's snapshot timestamp: every commit stamped at or below it is in
+ * the view, none above (store_op.stamp).  0: unknown (v NULL; an LMDB
+ * store read without its timestamp page, on a read-only file system). */
+uint64_t store_view_ts(const store *st, const store_view *v);
 int store_read_row_in(store *st, store_view *v, const store_table *t, mrtx_bytes row,
                       const store_filter *f, mrtx_arena *a, store_row *out);
 int store_read_locks_in(store *st, store_view *v, const store_rowref *refs, size_t n,
@@ -308,6 +312,18 @@ typedef struct store_op {
 	int check_gen;          /* condition too: the metadata generation is
 	                           still gen (store_meta_list) ... */
 	uint64_t gen;
+	/* A commit point's timestamp, taken by the store inside the write (LMDB;
+	 * other stores ignore stamp and leave stamped 0): at least stamp_floor,
+	 * above every timestamp of a write the store applied before, below
+	 * every one of a later write, and the same for every op of one
+	 * store_write_atomic; written into new_lock's 8 bytes at stamp_off
+	 * (u64 LE) and returned in stamped.  So stamps follow commit order,
+	 * and a view's timestamp (store_view_ts) separates the commits it
+	 * holds from those it does not. */
+	int stamp;
+	uint32_t stamp_off;
+	uint64_t stamp_floor;
+	uint64_t stamped;       /* out */
 	int result;             /* out: 0 applied, MRTX_CONFLICT condition
 	                           failed, STORE_GEN_CHANGED the generation
 	                           moved, MRTX_EUNKNOWN the store failed in a

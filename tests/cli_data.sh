@@ -247,8 +247,9 @@ for t in a c; do
 done
 expect_out old "copy: b rolled back (b1)" "$MRTX" get "$TMP/copy1" ta b1 f:v
 expect_out old "copy: b rolled back (b3)" "$MRTX" get "$TMP/copy1" tb b3 f:v
-[ "$(ls -A "$TMP/copy1")" == data.mdb ] || [ "$(ls -A "$TMP/copy1" | sort | tr '\n' ' ')" == "data.mdb lock.mdb " ] &&
-	ok || bad "copy1 holds only the store: $(ls -A "$TMP/copy1")"
+# (lock.mdb and ts.shm: made by the commands run on the copy above)
+[ "$(ls -A "$TMP/copy1" | grep -v -e '^lock\.mdb$' -e '^ts\.shm$')" == data.mdb ] &&
+	ok || bad "copy1 holds only the store: $(ls -A "$TMP/copy1" | tr '\n' ' ')"
 # the source is only read: its live writer's lock is still there
 "$MRTX" locks "$B" --table tb 2>/dev/null | grep -q c3 && ok || bad "backup touched the source's locks"
 kill "$WRITER_PID" 2>/dev/null

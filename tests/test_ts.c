@@ -24,6 +24,7 @@
 
 #include "testutil.h"
 #include "txn/admin.h"
+#include "lockcf/lock.h"
 
 #define PER 20000
 
@@ -302,12 +303,13 @@ static void test_restarts(void **state)
 	page_io(pf, PG_HANDED, &h, NULL, 8);
 	max = reopen_next_above(path, h);
 
-	/* another store's page (its store id changed): refused, not reset */
+	/* another store's page (its store id changed): refused, not reset --
+	 * by the open of a writer, which maps it to record its commits */
 	page_io(pf, PG_STORE, "XXXXXXXXXXXXXXXX", NULL, 16);
-	db = tu_open(path, NULL);
-	assert_int_equal(store_ts_next(mrtx__db_store(db), 0, &c), MRTX_ECORRUPT);
+	db = NULL;
+	assert_int_equal(mrtx_open(&db, path, NULL), MRTX_ECORRUPT);
+	assert_null(db);
 	assert_non_null(strstr(mrtx_errmsg(), "another store"));
-	mrtx_close(db);
 	/* removed while the store is closed: from the stored ceiling */
 	assert_int_equal(unlink(pf), 0);
 	(void)reopen_next_above(path, max);
@@ -444,6 +446,278 @@ static void test_durable_modes(void **state)
 	}
 }
 
+/* ---- commit stamps and snapshot timestamps (LMDB) ---- */
+
+#define SROWS 12
+#define SREADS 300
+
+/* A writer process: blind puts of unique values to 1-3 random rows until
+ * the deadline, each committed with its timestamp logged to log as
+ * "row value ts".  Half the writers commit in two phases. */
+static void stamp_writer(const char *path, int two_phase, const char *log, unsigned id,
+                         uint64_t until_us)
+{
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	FILE *f = fopen(log, "w");
+	mrtx_db *db;
+	unsigned long n = 0;
+
+	o.durability = MRTX_NOSYNC;
+	o.two_phase = two_phase;
+	if (!f || !(db = tu_open(path, &o)))
+		_exit(2);
+	tu_rng_seed(id * 7919u + 1);
+	while (mrtx__now_us() < until_us) {
+		unsigned k = 1 + tu_rng() % 3, rows[3];
+		char val[3][32];
+		mrtx_txn *txn;
+		uint64_t ts;
+		int rc = 0;
+
+		if (mrtx_begin(db, &txn))
+			_exit(3);
+		for (unsigned i = 0; i < k && rc == 0; i++) {
+			char row[8];
+
+			rows[i] = tu_rng() % SROWS;
+			snprintf(row, sizeof(row), "r%02u", rows[i]);
+			snprintf(val[i], sizeof(val[i]), "w%u.%lu.%u", id, n, i);
+			rc = mrtx_put(txn, "t", MRTX_BYTES(row, strlen(row)), "f", MRTX_BYTES("q", 1),
+			              MRTX_BYTES(val[i], strlen(val[i])));
+		}
+		n++;
+		if (rc) {
+			mrtx_abort(txn);
+			_exit(4);
+		}
+		rc = mrtx_commit_ts(txn, &ts);
+		if (rc == MRTX_CONFLICT || rc == MRTX_ELOCKED)
+			continue;
+		if (rc || ts == 0)
+			_exit(5);
+		/* (a row written twice: the later put wins) */
+		for (unsigned i = 0; i < k; i++) {
+			int later = 0;
+
+			for (unsigned j = i + 1; j < k; j++)
+				later |= rows[j] == rows[i];
+			if (!later)
+				fprintf(f, "r%02u %s %llu\n", rows[i], val[i], (unsigned long long)ts);
+		}
+	}
+	fclose(f);
+	mrtx_close(db);
+	_exit(0);
+}
+
+typedef struct obs {
+	uint64_t snap;
+	char val[SROWS][32];
+} obs;
+
+typedef struct wlog {
+	char row[8], val[32];
+	uint64_t ts;
+} wlog;
+
+static int wlog_by_val(const void *a, const void *b)
+{
+	return strcmp(((const wlog *)a)->val, ((const wlog *)b)->val);
+}
+
+static int wlog_by_row_ts(const void *a, const void *b)
+{
+	const wlog *x = a, *y = b;
+	int c = strcmp(x->row, y->row);
+
+	return c ? c : x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* The commit stamp of a value (0: the initial one); w sorted by value. */
+static uint64_t ts_of(const wlog *w, size_t n, const char *val)
+{
+	wlog key;
+	const wlog *e;
+
+	if (strcmp(val, "init") == 0)
+		return 0;
+	snprintf(key.val, sizeof(key.val), "%s", val);
+	if (!(e = bsearch(&key, w, n, sizeof(*w), wlog_by_val)))
+		fail_msg("value %s was read but never committed", val);
+	return e ? e->ts : 0;
+}
+
+/* The newest commit to row stamped at or below snap (0: none); w sorted
+ * by row, then timestamp. */
+static uint64_t newest_at(const wlog *w, size_t n, const char *row, uint64_t snap)
+{
+	uint64_t best = 0;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) { /* the first entry of row */
+		size_t mid = (lo + hi) / 2;
+
+		if (strcmp(w[mid].row, row) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && strcmp(w[lo].row, row) == 0 && w[lo].ts <= snap; lo++)
+		best = w[lo].ts;
+	return best;
+}
+
+/*
+ * A transaction's snapshot timestamp T separates the commits it sees from
+ * those it does not, whatever commits race it: with four writer processes
+ * (two of them two-phase) committing to the rows, each read of all rows
+ * in one transaction must show, per row, the value of the newest commit
+ * stamped at or below T.  Commit timestamps are unique per row write and
+ * increase with each row's history.  Fails with timestamps taken before
+ * the commit's write (the wall clock at commit): a commit stamped lower
+ * can then land after a snapshot that a higher one is already in.
+ */
+static void test_commit_stamps(void **state)
+{
+	enum { W = 4 };
+	char *path, *logs[W];
+	pid_t pids[W];
+	mrtx_db *db;
+	obs *o = calloc(SREADS, sizeof(*o));
+	wlog *w = NULL, *wv;
+	size_t nw = 0, cw = 0, nobs = 0;
+	uint64_t until;
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = fresh(&path);
+	assert_non_null(o);
+	assert_int_equal(tu_table(db, "t", "f", NULL), 0);
+	for (unsigned r = 0; r < SROWS; r++) {
+		char row[8];
+
+		snprintf(row, sizeof(row), "r%02u", r);
+		assert_int_equal(tu_put_str(db, "t", row, "f:q", "init"), 0);
+	}
+	until = mrtx__now_us() + 1500000u;
+	for (int i = 0; i < W; i++) {
+		assert_true(asprintf(&logs[i], "%s/w%d.log", path, i) > 0);
+		pids[i] = fork();
+		assert_true(pids[i] >= 0);
+		if (pids[i] == 0)
+			stamp_writer(path, i & 1, logs[i], (unsigned)i + 1, until);
+	}
+	while (nobs < SREADS && mrtx__now_us() < until) {
+		mrtx_txn *txn;
+		int rc = 0;
+
+		assert_int_equal(mrtx_begin(db, &txn), 0);
+		for (unsigned r = 0; r < SROWS && rc == 0; r++) {
+			char row[8];
+			mrtx_bytes v;
+
+			snprintf(row, sizeof(row), "r%02u", r);
+			rc = mrtx_get(txn, "t", MRTX_BYTES(row, strlen(row)), "f", MRTX_BYTES("q", 1),
+			              &v);
+			if (rc == 0) {
+				assert_true(v.size < sizeof(o[nobs].val[r]));
+				memcpy(o[nobs].val[r], v.data, v.size);
+				o[nobs].val[r][v.size] = 0;
+			}
+		}
+		if (rc == 0) {
+			o[nobs].snap = mrtx_txn_snapshot_ts(txn);
+			assert_true(o[nobs].snap > 0);
+			nobs++;
+		} else {
+			assert_true(rc == MRTX_ELOCKED || rc == MRTX_CONFLICT);
+		}
+		mrtx_abort(txn);
+		mrtx__sleep_us(2000);
+	}
+	for (int i = 0; i < W; i++)
+		assert_int_equal(tu_wait(pids[i]), 0);
+	for (int i = 0; i < W; i++) {
+		FILE *f = fopen(logs[i], "r");
+		wlog e;
+		unsigned long long ts;
+
+		assert_non_null(f);
+		while (fscanf(f, "%7s %31s %llu", e.row, e.val, &ts) == 3) {
+			e.ts = ts;
+			if (nw == cw) {
+				cw = cw ? 2 * cw : 1024;
+				w = realloc(w, cw * sizeof(*w));
+				assert_non_null(w);
+			}
+			w[nw++] = e;
+		}
+		fclose(f);
+		free(logs[i]);
+	}
+	assert_true(nobs >= 20);
+	assert_true(nw >= 100);
+	/* wv: by value, to find what a read saw; w: by row and timestamp */
+	wv = malloc(nw * sizeof(*w));
+	assert_non_null(wv);
+	memcpy(wv, w, nw * sizeof(*w));
+	qsort(wv, nw, sizeof(*w), wlog_by_val);
+	/* each row's commits have distinct timestamps */
+	qsort(w, nw, sizeof(*w), wlog_by_row_ts);
+	for (size_t i = 1; i < nw; i++)
+		if (strcmp(w[i - 1].row, w[i].row) == 0 && w[i - 1].ts == w[i].ts)
+			fail_msg("two commits to %s stamped %llu", w[i].row,
+			         (unsigned long long)w[i].ts);
+	/* every row's lock carries its last commit's stamp, secondaries of
+	 * two-phase commits included (rolled forward with the primary's) */
+	{
+		store *st = mrtx__db_store(db);
+		const store_table *t;
+
+		assert_int_equal(store_table_find(st, "t", &t), 0);
+		for (unsigned r = 0; r < SROWS; r++) {
+			char row[8];
+			store_filter f = STORE_FILTER_ALL;
+			mrtx_arena a;
+			store_row sr;
+			lock_rec rec;
+			uint64_t last = newest_at(w, nw, (snprintf(row, sizeof(row), "r%02u", r), row),
+			                          UINT64_MAX);
+
+			f.lock_only = 1;
+			arena_init(&a);
+			assert_int_equal(store_read_row(st, t, MRTX_BYTES(row, strlen(row)), &f, &a,
+			                                &sr), 0);
+			assert_true(sr.has_lock);
+			assert_int_equal(lock_decode(&rec, sr.lock, &a), 0);
+			assert_int_equal(rec.state, LOCK_STABLE);
+			if (last)
+				assert_true(rec.commit_ts == last);
+			arena_free(&a);
+		}
+	}
+	for (size_t k = 0; k < nobs; k++) {
+		for (unsigned r = 0; r < SROWS; r++) {
+			char row[8];
+			uint64_t seen, want;
+
+			snprintf(row, sizeof(row), "r%02u", r);
+			seen = ts_of(wv, nw, o[k].val[r]);
+			want = newest_at(w, nw, row, o[k].snap);
+			if (seen != want)
+				fail_msg("read %d of %s at snapshot %llu shows the commit stamped %llu, "
+				         "not the newest at or below it (%llu)", (int)k, row,
+				         (unsigned long long)o[k].snap, (unsigned long long)seen,
+				         (unsigned long long)want);
+		}
+	}
+	free(wv);
+	free(w);
+	free(o);
+	done(db, path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -455,6 +729,7 @@ int main(void)
 		cmocka_unit_test(test_read_only),
 		cmocka_unit_test(test_chdir),
 		cmocka_unit_test(test_durable_modes),
+		cmocka_unit_test(test_commit_stamps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

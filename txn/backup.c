@@ -15,8 +15,9 @@
  *     else back -- exactly the transactions committed at that instant stay.
  *   4 The copy's lock family is checked (check_store): no finding and no
  *     lock that is not STABLE, or the backup fails.
- *   5 Synced, closed, its data.mdb moved to DEST (its lock.mdb dropped:
- *     LMDB makes a new one at the first open), DEST synced.
+ *   5 Synced, closed, its data.mdb moved to DEST (its lock.mdb and ts.shm
+ *     dropped: LMDB makes a new lock.mdb at the first open, and mrtx a new
+ *     ts.shm from the timestamp ceiling data.mdb keeps), DEST synced.
  *
  * The copy keeps the source's store id: its lock records carry it, and it
  * is the same store's data.  Environments are shared by directory (device
@@ -40,6 +41,7 @@ typedef struct bpaths {
 	char stage_data[4096]; /* its data.mdb */
 	char stage_part[4096]; /* its data.mdb.partial (store_copy's) */
 	char stage_lock[4096]; /* its lock.mdb */
+	char stage_ts[4096];   /* its ts.shm (storage/lmdb/lmdb_ts.c) */
 	char dest_data[4096];  /* DEST/data.mdb */
 } bpaths;
 
@@ -163,6 +165,7 @@ int mrtx_backup(mrtx_db *db, const char *dest)
 	if ((rc = JOIN(p.stage, dest, STAGE)) || (rc = JOIN(p.stage_data, p.stage, "data.mdb")) ||
 	    (rc = JOIN(p.stage_part, p.stage, "data.mdb.partial")) ||
 	    (rc = JOIN(p.stage_lock, p.stage, "lock.mdb")) ||
+	    (rc = JOIN(p.stage_ts, p.stage, "ts.shm")) ||
 	    (rc = JOIN(p.dest_data, dest, "data.mdb")))
 		return rc;
 #undef JOIN
@@ -180,6 +183,7 @@ int mrtx_backup(mrtx_db *db, const char *dest)
 		goto fail;
 	}
 	unlink(p.stage_lock);
+	unlink(p.stage_ts);
 	rmdir(p.stage);
 	if ((rc = mrtx__sync_dir(dest, "mrtx_backup")) == 0)
 		return 0;
@@ -189,6 +193,7 @@ fail:
 		unlink(p.stage_data);
 		unlink(p.stage_part);
 		unlink(p.stage_lock);
+		unlink(p.stage_ts);
 		rmdir(p.stage);
 	}
 	if (created)

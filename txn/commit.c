@@ -335,6 +335,23 @@ static void op_init(store_op *op, const trow *r, int has_expect, mrtx_bytes expe
 	op->expect_lock = expect;
 }
 
+/* Ask the store to stamp op, a commit point whose timestamp must be at
+ * least ts (store_op.stamp; LMDB). */
+static void op_stamp(store_op *op, uint64_t ts)
+{
+	op->stamp = 1;
+	op->stamp_off = LOCK_COMMIT_TS_OFF;
+	op->stamp_floor = ts;
+}
+
+/* The commit timestamp the store gave op, or ts if it gave none; the
+ * transaction keeps it (txn->commit_ts). */
+static uint64_t stamped_ts(mrtx_txn *txn, const store_op *op, uint64_t ts)
+{
+	txn->commit_ts = op->stamped ? op->stamped : ts;
+	return txn->commit_ts;
+}
+
 /* Undo the prewrites that were applied (pw_ops' results say which);
  * primary: the primary's current bytes (the heartbeat may have moved its
  * expiry since the prewrite).  Best effort: what is left is a PREWRITTEN
@@ -438,6 +455,7 @@ static int commit_one_row(mrtx_txn *txn, wrow *w, uint64_t ts, struct stable_bef
 	op.muts = w->redo;
 	op.nmuts = w->nredo;
 	op.durable = 1; /* the commit point */
+	op_stamp(&op, ts);
 	rc = lockio_write_rows(st, &op, 1);
 	if (op.result == MRTX_EUNKNOWN)
 		return point_unknown("single-row commit");
@@ -450,6 +468,7 @@ static int commit_one_row(mrtx_txn *txn, wrow *w, uint64_t ts, struct stable_bef
 	if (op.result == MRTX_CONFLICT)
 		return mrtx__seterr(MRTX_CONFLICT, "table '%s': the row changed or is locked by "
 		                    "a concurrent transaction", w->r->t->name);
+	(void)stamped_ts(txn, &op, ts);
 	return 0;
 }
 
@@ -577,6 +596,7 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 	ops[0].muts = w[0].redo;
 	ops[0].nmuts = w[0].nredo;
 	ops[0].durable = 1;
+	op_stamp(&ops[0], ts);
 	rc = lockio_write_rows(st, ops, 1);
 	if (ops[0].result == MRTX_EUNKNOWN)
 		return point_unknown("commit point");
@@ -596,6 +616,14 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 		(void)commit_rollback(txn, w, n, ops, pcur);
 		return mrtx__seterr(MRTX_CONFLICT, "commit point: the transaction's locks were "
 		                    "expired and rolled back by another process");
+	}
+	/* The commit timestamp is the one the store stamped into the COMMITTED
+	 * record (LMDB), which every roller forward reads from there: the
+	 * release expects those bytes, and the secondaries carry it. */
+	if ((ts = stamped_ts(txn, &ops[0], ts)) != crec.commit_ts) {
+		crec.commit_ts = ts;
+		if (lock_encode(&crec, &txn->arena, &cbytes))
+			return 0; /* committed; recovery finishes */
 	}
 	if (FAILPOINT(FP_COMMIT_AFTER_POINT))
 		return 0;
@@ -773,6 +801,7 @@ static int commit_atomic(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 		ops[i].muts = w[i].redo;
 		ops[i].nmuts = w[i].nredo;
 		ops[i].durable = 1; /* the commit point */
+		op_stamp(&ops[i], ts);
 	}
 	nops = n;
 	RB_FOREACH(r, trow_tree, &txn->rows) {
@@ -799,6 +828,7 @@ static int commit_atomic(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 	if (rc)
 		return rc; /* surely not applied */
 	if (applied) {
+		(void)stamped_ts(txn, &ops[0], ts);
 		(void)FAILPOINT(FP_COMMIT_AFTER_POINT);
 		(void)FAILPOINT(FP_COMMIT_AFTER_SECONDARIES);
 		return 0;

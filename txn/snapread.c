@@ -63,6 +63,8 @@ int txn_view_get(mrtx_txn *txn, store_view **out)
 			txn->no_view = 1;
 		else if (rc)
 			return rc;
+		else
+			txn->snap_ts = store_view_ts(txn->db->st, txn->view);
 	}
 	*out = txn->view;
 	return 0;
@@ -233,7 +235,9 @@ static int decide(mrtx_txn *txn, store_view *v, const store_table *t, const stor
 			if (pl.state == LOCK_COMMITTED) {
 				if ((rc = apply_redo(txn, t, sr, f, l->redo, l->nredo)))
 					return rc;
-				return as_committed(txn, sr, l);
+				/* (the primary's commit_ts: the store stamps the
+				 * commit point, after the secondaries' prewrite) */
+				return as_committed(txn, sr, &pl);
 			}
 			if (pl.state == LOCK_STABLE)
 				return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a secondary lock whose "

@@ -129,7 +129,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	/* Field by field: a memset of the head compiles to `rep stos`, whose
 	 * start-up cost was a visible part of a point read.  A new field must
 	 * be set here (the assertion below trips when the head changes). */
-	_Static_assert(offsetof(mrtx_txn, head_pad) == 172 && offsetof(mrtx_txn, arena0) == 176,
+	_Static_assert(offsetof(mrtx_txn, head_pad) == 188 && offsetof(mrtx_txn, arena0) == 192,
 	               "mrtx_begin sets every field before arena0: initialise the new one there");
 	txn->db = db;
 	arena_init_buf(&txn->arena, txn->arena0, sizeof(txn->arena0));
@@ -143,6 +143,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	txn->nranges = txn->cranges = 0;
 	txn->scanners = NULL;
 	txn->idx = NULL;
+	txn->snap_ts = txn->commit_ts = 0;
 	/* The table and family the thread's last transaction named on this
 	 * handle stay named: a point read per transaction then finds them
 	 * without a lookup (resolve_args checks the name and that the table
@@ -569,11 +570,13 @@ int txn_row_redo(mrtx_txn *txn, const trow *r, store_mut **out, size_t *n)
 	return 0;
 }
 
-int mrtx_commit(mrtx_txn *txn)
+int mrtx_commit_ts(mrtx_txn *txn, uint64_t *commit_ts)
 {
 	int rc;
 
 	mrtx__clearerr();
+	if (commit_ts)
+		*commit_ts = 0;
 	if (!txn)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_commit: transaction handle is NULL");
 	if (txn->doom)
@@ -581,8 +584,20 @@ int mrtx_commit(mrtx_txn *txn)
 		                  "transaction already failed: %s", mrtx_strerror(txn->doom));
 	else
 		rc = txn_commit_run(txn);
+	if (rc == 0 && commit_ts)
+		*commit_ts = txn->commit_ts ? txn->commit_ts : txn->snap_ts;
 	txn_free(txn);
 	return rc;
+}
+
+int mrtx_commit(mrtx_txn *txn)
+{
+	return mrtx_commit_ts(txn, NULL);
+}
+
+uint64_t mrtx_txn_snapshot_ts(const mrtx_txn *txn)
+{
+	return txn ? txn->snap_ts : 0;
 }
 
 int mrtx_run(mrtx_db *db, int (*fn)(mrtx_txn *txn, void *payload), void *payload,

@@ -282,7 +282,11 @@ int lmdb_commit_nowait(store *st, MDB_txn *txn, int durable, uint64_t *need)
 	int dirty = st->w_dirty, rc;
 
 	*need = 0;
+	lmdb_ts_record(st, txn); /* (before the commit: readers look it up by id) */
 	rc = mdb_txn_commit(txn);
+	if (rc == 0 && st->w_ceil_new > st->w_ceil)
+		st->w_ceil = st->w_ceil_new;
+	st->w_ceil_new = 0;
 	/*
 	 * An I/O error (a system errno; LMDB's own codes are negative) from a
 	 * write or sync of the file: LMDB aborts this txn but keeps the
@@ -439,6 +443,7 @@ int lmdb_store_sync_visible(store *st)
 
 void lmdb_wabort(store *st, MDB_txn *txn)
 {
+	st->w_ceil_new = 0; /* (a ceiling this txn raised is not stored) */
 	mdb_txn_abort(txn);
 	pthread_mutex_unlock(&st->wmu);
 }
@@ -712,6 +717,17 @@ int lmdb_store_open(store **out, const char *path, const store_opts *o)
 	}
 	/* (timestamps find DIR/ts.shm by it after a chdir; without it, by path) */
 	st->ts_dir = realpath(st->path, NULL);
+	/* Every write txn records its snapshot timestamp in the page
+	 * (lmdb_ts.c), so a writer maps it now.  A reader that cannot (a
+	 * read-only file system) reads without snapshot timestamps. */
+	if ((rc = lmdb_ts_attach(st))) {
+		if (!o->read_only) {
+			store_destroy(st);
+			goto done;
+		}
+		rc = 0;
+		mrtx__clearerr();
+	}
 	st->next = registry;
 	registry = st;
 	*out = st;

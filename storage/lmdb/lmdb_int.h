@@ -31,6 +31,7 @@ typedef struct lmdb_rtxn {
 	MDB_cursor *cur;
 	struct lmdb_rtxn *slot;
 	unsigned forks;  /* a view's: lmdb_forks() when it opened */
+	uint64_t ts;     /* a view's snapshot timestamp (0: unknown) */
 } lmdb_rtxn;
 
 /* Forks of this process so far (counted in the child): a view opened before
@@ -124,6 +125,9 @@ struct store {
 	atomic_ulong piggybacked, own_syncs;
 	uint64_t w_id, w_gen;
 	int w_gen_ok, w_dirty;
+	/* the timestamp ceiling as this process last saw it stored, and as the
+	 * write txn in progress raised it (lmdb_ts_stamp; under wmu) */
+	uint64_t w_ceil, w_ceil_new;
 	/* group commit: queued writers, one leader at a time (lmdb_rw.c) */
 	pthread_mutex_t gmu;
 	pthread_cond_t gcv;
@@ -181,6 +185,17 @@ int lmdb_fault(store *st, const char *step, int write);
 int lmdb_key_cmp(const MDB_val *a, const MDB_val *b);
 /* Unmap the timestamp page (store_destroy). */
 void lmdb_ts_detach(store *st);
+/* Map the timestamp page if not yet (writable handles do it at open: every
+ * write txn records its snapshot timestamp there). */
+int lmdb_ts_attach(store *st);
+/* A commit's timestamp, taken inside write txn txn (lmdb_ts.c). */
+int lmdb_ts_stamp(store *st, MDB_txn *txn, MDB_cursor *cur, uint64_t floor, uint64_t *out);
+/* Record write txn txn's snapshot timestamp (just before its commit). */
+void lmdb_ts_record(store *st, MDB_txn *txn);
+/* The snapshot timestamp of read txn rtxn: 0 with *out set; 1 when the
+ * page does not have it (the view lagged too far behind: take a newer);
+ * *out = 0 and 0 when the store has no page. */
+int lmdb_ts_of_view(store *st, MDB_txn *rtxn, uint64_t *out);
 
 /* a[0..n) == b[0..n), inline: the read path compares short keys often. */
 static inline int bytes_eq(const void *a, const void *b, size_t n)

@@ -293,11 +293,33 @@ int lmdb_store_view_open(store *st, lmdb_rtxn **out)
 	lmdb_rtxn rt;
 	int rc;
 
-	if ((rc = lmdb_rtxn_begin(st, &rt)))
-		return rc;
+	uint64_t ts = 0;
+
+	/* Its snapshot timestamp (lmdb_ts.c): a view whose write txn's entry
+	 * the ring no longer holds (it lagged thousands of commits behind
+	 * between its begin and here) is traded for a newer one.  Should the
+	 * newest have none either (written by an mrtx older than the ring),
+	 * the view's timestamp is unknown (0). */
+	for (int tries = 0;; tries++) {
+		if ((rc = lmdb_rtxn_begin(st, &rt)))
+			return rc;
+		if (lmdb_ts_of_view(st, rt.txn, &ts) == 0)
+			break;
+		if (tries == 100) {
+			ts = 0;
+			break;
+		}
+		lmdb_rtxn_end(st, &rt);
+	}
 	rt.slot->forks = lmdb_forks();
+	rt.slot->ts = ts;
 	*out = rt.slot; /* the pool's allocation carries txn and cursor */
 	return 0;
+}
+
+uint64_t lmdb_store_view_ts(const lmdb_rtxn *v)
+{
+	return v->ts;
 }
 
 void lmdb_store_view_close(store *st, lmdb_rtxn *v)
@@ -715,6 +737,32 @@ static int op_check(wctx *w, store_op *op, int *pass)
 	return 0;
 }
 
+/* Put op's new lock at key k (flags: mdb_cursor_put's), its timestamp
+ * patched in when the op is stamped (store_op.stamp; taken now unless an
+ * atomic request took it for all its ops). */
+static int put_lock(wctx *w, store_op *op, MDB_val *k, unsigned flags)
+{
+	MDB_val v = mv(op->new_lock.data, op->new_lock.size);
+	uint8_t *d;
+	int rc;
+
+	if (!op->stamp)
+		return mdb_cursor_put(w->cur, k, &v, flags);
+	if (op->stamp_off > op->new_lock.size || op->new_lock.size - op->stamp_off < 8)
+		return MDB_BAD_VALSIZE;
+	if (!op->stamped &&
+	    (rc = lmdb_ts_stamp(w->st, mdb_cursor_txn(w->cur), w->cur, op->stamp_floor,
+	                        &op->stamped)))
+		return rc;
+	if ((rc = mdb_cursor_put(w->cur, k, &v, flags | MDB_RESERVE)))
+		return rc;
+	d = v.mv_data;
+	memcpy(d, op->new_lock.data, op->new_lock.size);
+	for (unsigned i = 0; i < 8; i++)
+		d[op->stamp_off + i] = (uint8_t)(op->stamped >> (8 * i));
+	return 0;
+}
+
 static int op_write(wctx *w, store_op *op)
 {
 	uint8_t key[MRTX_MAX_KEY + 16], lk[MRTX_MAX_KEY + 1];
@@ -731,8 +779,7 @@ static int op_write(wctx *w, store_op *op)
 	if (in_place) {
 		/* the condition left the cursor on this lock: replace it there,
 		 * without a search, before the cells move the cursor */
-		v = mv(op->new_lock.data, op->new_lock.size);
-		if ((rc = mdb_cursor_put(cur, &k, &v, MDB_CURRENT)))
+		if ((rc = put_lock(w, op, &k, MDB_CURRENT)))
 			return rc;
 		w->st->w_dirty = 1;
 		if (puts_ascending(op))
@@ -748,10 +795,8 @@ static int op_write(wctx *w, store_op *op)
 		if (rc == 0 && (rc = mdb_cursor_del(cur, 0)) == 0)
 			w->st->w_dirty = 1;
 		rc = rc == MDB_NOTFOUND ? 0 : rc;
-	} else {
-		v = mv(op->new_lock.data, op->new_lock.size);
-		if ((rc = mdb_cursor_put(cur, &k, &v, 0)) == 0)
-			w->st->w_dirty = 1;
+	} else if ((rc = put_lock(w, op, &k, 0)) == 0) {
+		w->st->w_dirty = 1;
 	}
 	/* w_dirty: this LMDB txn surely changes the file, so its commit takes
 	 * its txn id (lmdb_commit); an op that changed nothing does not say so */
@@ -849,6 +894,22 @@ static int apply_atomic(wctx *w, wreq *q)
 	}
 	if (!all)
 		return 0;
+	{
+		uint64_t floor = 0;
+		int any = 0;
+
+		for (size_t i = 0; i < q->n; i++)
+			if (q->ops[i].stamp && !q->ops[i].check_only) {
+				any = 1;
+				floor = MRTX_MAX(floor, q->ops[i].stamp_floor);
+			}
+		if (any && (rc = lmdb_ts_stamp(w->st, mdb_cursor_txn(w->cur), w->cur, floor,
+		                               &floor)))
+			return rc;
+		for (size_t i = 0; i < q->n; i++)
+			if (q->ops[i].stamp && !q->ops[i].check_only)
+				q->ops[i].stamped = floor;
+	}
 	w->at_lock = NULL; /* later checks moved the cursor */
 	for (size_t i = 0; i < q->n; i++)
 		if (!q->ops[i].check_only && (rc = op_write(w, &q->ops[i])))
@@ -862,6 +923,8 @@ static int apply_req(wctx *w, wreq *q)
 	int rc;
 
 	q->applied = 0;
+	for (size_t i = 0; i < q->n; i++)
+		q->ops[i].stamped = 0; /* (a retry takes a new one) */
 	if (q->atomic)
 		return apply_atomic(w, q);
 	for (size_t i = 0; i < q->n; i++)
@@ -917,9 +980,11 @@ static int write_txn(store *st, wreq *q, uint64_t *need)
 	}
 	if ((rc = apply_req(&w, q))) {
 		lmdb_wabort(st, txn); /* closes the cursor */
+		/* (MRTX codes come with their message: a stamp's, lmdb_ts_stamp) */
 		rc = rc == MRTX_ECORRUPT ?
 		     mrtx__seterr(rc, "store %s: the metadata generation record or a key "
 		                  "is malformed", store_path(st)) :
+		     rc <= MRTX_NOTFOUND && rc > MRTX_NOTFOUND - 1000 ? rc :
 		     lmdb_err(st, rc, "write row");
 		goto fail;
 	}

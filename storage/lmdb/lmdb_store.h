@@ -26,6 +26,7 @@ int lmdb_store_tables_list(store *st, const store_table ***out, size_t *count);
 struct lmdb_rtxn;
 int lmdb_store_view_open(store *st, struct lmdb_rtxn **out);
 void lmdb_store_view_close(store *st, struct lmdb_rtxn *v);
+uint64_t lmdb_store_view_ts(const struct lmdb_rtxn *v);
 int lmdb_store_read_row(store *st, struct lmdb_rtxn *view, const store_table *t,
                         mrtx_bytes row, const store_filter *f, mrtx_arena *a, store_row *out);
 int lmdb_store_read_locks(store *st, struct lmdb_rtxn *view, const store_rowref *refs,

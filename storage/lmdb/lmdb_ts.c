@@ -45,9 +45,30 @@
  * named by the store directory's absolute path, resolved at open
  * (st->ts_dir), so a process that changes directory finds the same one.
  *
- * Not callable inside a write transaction of the store (a raise takes the
- * writer lock): stamping commits inside theirs needs a variant that raises
- * in the caller's transaction (DESIGN §9).
+ * store_ts_next is not callable inside a write transaction of the store (a
+ * raise takes the writer lock).  Commits are stamped inside theirs
+ * (lmdb_ts_stamp), where a raise is one more put in that transaction.
+ *
+ * Snapshot timestamps.  A commit's stamp is taken under LMDB's writer
+ * lock, inside its write transaction, so stamps increase with LMDB's
+ * transaction ids.  Every write transaction of the store, just before it
+ * commits (still under the writer lock), records in a ring of the page
+ *
+ *      ring[id % TS_RING] = { id, handed }
+ *
+ * handed being at least every stamp of this and earlier transactions, and
+ * below every stamp a later one takes.  A view (an LMDB read transaction
+ * with id V) is then exactly the commits stamped at or below ring[V].ts:
+ * its snapshot timestamp (lmdb_ts_of_view).  A ring slot is written
+ * txnid = 0, ts, txnid = V, and read txnid, ts, txnid again (a torn read
+ * is retried).  A reader that finds its V overwritten (it lagged TS_RING
+ * commits behind) takes a newer view.  When the page is made or reset
+ * (page_init) the ring is cleared and the id of the snapshot the ceiling
+ * was read in is recorded as the base, with handed as its timestamp; an
+ * entry of a transaction that then failed to commit is overwritten by
+ * the next writer, which gets the same id.  Only stamps taken under the
+ * writer lock may become commits: store_ts_next callers get timestamps
+ * that name no commit, which only makes a snapshot's number larger.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -61,6 +82,7 @@
 #define TS_FILE "ts.shm"
 #define TS_MAGIC "mrtxts01"
 #define TS_PAGE 4096u
+#define TS_RING 4096u /* snapshot timestamps of the last write txns */
 #define TS_AHEAD 1000000u /* µs a raise puts the ceiling above what it needs */
 #define TSCEIL_KEY "\0tsceil"
 #define TSCEIL_KEY_LEN 7u
@@ -71,7 +93,12 @@ struct lmdb_ts_page {
 	uint8_t store_id[16];
 	_Atomic uint64_t handed;
 	_Atomic uint64_t ceiling;
+	_Atomic uint64_t base_txnid, base_ts; /* a snapshot before any ring entry */
 };
+struct lmdb_ts_slot {
+	_Atomic uint64_t txnid, ts;
+};
+#define TS_FILE_SIZE (TS_PAGE + TS_RING * sizeof(struct lmdb_ts_slot))
 _Static_assert(sizeof(struct lmdb_ts_page) <= TS_PAGE, "the page holds the header");
 /* processes share the page: its atomics must not be locks of one process */
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
@@ -86,14 +113,15 @@ static int ceiling_get(store *st, MDB_cursor *cur, uint64_t *out)
 	return rc ? lmdb_err(st, rc, "read the timestamp ceiling") : 0;
 }
 
-/* The stored ceiling, in a read transaction. */
-static int ceiling_read(store *st, uint64_t *out)
+/* The stored ceiling, in a read transaction (its id in *txnid). */
+static int ceiling_read(store *st, uint64_t *out, uint64_t *txnid)
 {
 	lmdb_rtxn rt;
 	int rc;
 
 	if ((rc = lmdb_rtxn_begin(st, &rt)))
 		return rc;
+	*txnid = mdb_txn_id(rt.txn);
 	rc = ceiling_get(st, rt.cur, out);
 	lmdb_rtxn_end(st, &rt);
 	return rc;
@@ -127,7 +155,8 @@ static int page_init(store *st, struct lmdb_ts_page *p, const uint8_t boot[16], 
 	const uint8_t *id = lmdb_store_id(st);
 	int valid = memcmp(p->magic, TS_MAGIC, 8) == 0;
 	int ours = valid && memcmp(p->store_id, id, 16) == 0;
-	uint64_t c, h;
+	struct lmdb_ts_slot *ring = (void *)((char *)p + TS_PAGE);
+	uint64_t c, h, at;
 	int rc;
 
 	if (ours && known && memcmp(p->boot, boot, 16) == 0)
@@ -136,7 +165,7 @@ static int page_init(store *st, struct lmdb_ts_page *p, const uint8_t boot[16], 
 		return mrtx__seterr(MRTX_ECORRUPT, "%s: %s belongs to another store (copied "
 		                    "in?); remove it while no process has this store open",
 		                    st->path, TS_FILE);
-	if ((rc = ceiling_read(st, &c)))
+	if ((rc = ceiling_read(st, &c, &at)))
 		return rc;
 	if (!ours) {
 		memset(p->magic, 0, sizeof(p->magic));
@@ -147,6 +176,13 @@ static int page_init(store *st, struct lmdb_ts_page *p, const uint8_t boot[16], 
 	while (h < c && !atomic_compare_exchange_weak(&p->handed, &h, c))
 		;
 	atomic_store(&p->ceiling, c);
+	/* The ring may hold transactions a crash lost (and whose ids the
+	 * store then gave to others): forget it.  The snapshot just read is
+	 * exactly the commits at or below handed, which is above them all. */
+	for (size_t i = 0; i < TS_RING; i++)
+		atomic_store(&ring[i].txnid, 0);
+	atomic_store(&p->base_ts, atomic_load(&p->handed));
+	atomic_store(&p->base_txnid, at);
 	memcpy(p->boot, boot, 16);
 	atomic_thread_fence(memory_order_release);
 	memcpy(p->magic, TS_MAGIC, 8);
@@ -179,12 +215,13 @@ static int attach(store *st)
 			return mrtx__sys_err("timestamps", "lock", file, err);
 		}
 	}
-	if (fstat(fd, &sb) != 0 || (sb.st_size < TS_PAGE && ftruncate(fd, TS_PAGE) != 0)) {
+	if (fstat(fd, &sb) != 0 ||
+	    (sb.st_size < (off_t)TS_FILE_SIZE && ftruncate(fd, TS_FILE_SIZE) != 0)) {
 		err = errno;
 		close(fd); /* (closing drops the lock) */
 		return mrtx__sys_err("timestamps", "size", file, err);
 	}
-	p = mmap(NULL, TS_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, TS_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		err = errno;
 		close(fd);
@@ -195,7 +232,7 @@ static int attach(store *st)
 	(void)fcntl(fd, F_SETLK, &lk);
 	close(fd); /* the mapping stays */
 	if (rc) {
-		munmap(p, TS_PAGE);
+		munmap(p, TS_FILE_SIZE);
 		return rc;
 	}
 	atomic_store_explicit(&st->ts_page, p, memory_order_release);
@@ -265,23 +302,30 @@ static int raise_ceiling(store *st, struct lmdb_ts_page *p, uint64_t t)
 	return 0;
 }
 
+int lmdb_ts_attach(store *st)
+{
+	int rc;
+
+	if (atomic_load_explicit(&st->ts_page, memory_order_acquire))
+		return 0;
+	pthread_mutex_lock(&st->ts_mu);
+	rc = atomic_load(&st->ts_page) ? 0 : attach(st);
+	pthread_mutex_unlock(&st->ts_mu);
+	return rc;
+}
+
 int lmdb_store_ts_next(store *st, uint64_t floor, uint64_t *out)
 {
-	struct lmdb_ts_page *p = atomic_load_explicit(&st->ts_page, memory_order_acquire);
+	struct lmdb_ts_page *p;
 	int rc;
 
 	*out = 0;
 	if (floor >= (uint64_t)1 << 63)
 		return mrtx__seterr(MRTX_EINVAL, "timestamp floor %llu is out of range",
 		                    (unsigned long long)floor);
-	if (!p) {
-		pthread_mutex_lock(&st->ts_mu);
-		rc = atomic_load(&st->ts_page) ? 0 : attach(st);
-		pthread_mutex_unlock(&st->ts_mu);
-		if (rc)
-			return rc;
-		p = atomic_load(&st->ts_page);
-	}
+	if ((rc = lmdb_ts_attach(st)))
+		return rc;
+	p = atomic_load(&st->ts_page);
 	for (;;) {
 		uint64_t h = atomic_load(&p->handed), t = mrtx__now_us();
 
@@ -303,5 +347,97 @@ void lmdb_ts_detach(store *st)
 	struct lmdb_ts_page *p = atomic_exchange(&st->ts_page, NULL);
 
 	if (p)
-		munmap(p, TS_PAGE);
+		munmap(p, TS_FILE_SIZE);
+}
+
+/*
+ * A commit's stamp, inside write transaction txn (cursor cur on it): as
+ * store_ts_next, but a raise of the ceiling is a put in txn itself.  The
+ * ceiling that bounds it is the highest of the page's, the one this
+ * process last saw stored (st->w_ceil: committed, maybe not yet durable --
+ * a commit stamped under it is later, so durable only after it) and the
+ * one txn raised (st->w_ceil_new, kept by lmdb_commit_nowait, dropped by
+ * lmdb_wabort).  The page's is not raised: store_ts_next callers raise and
+ * mirror it durably as before.
+ */
+int lmdb_ts_stamp(store *st, MDB_txn *txn, MDB_cursor *cur, uint64_t floor, uint64_t *out)
+{
+	struct lmdb_ts_page *p = atomic_load_explicit(&st->ts_page, memory_order_acquire);
+	MDB_val k = { TSCEIL_KEY_LEN, TSCEIL_KEY }, v;
+
+	*out = 0;
+	if (!p)
+		return mrtx__seterr(MRTX_ESTORE, "%s: no timestamp page (%s) to stamp a commit "
+		                    "with", st->path, TS_FILE);
+	if (floor >= (uint64_t)1 << 62)
+		return mrtx__seterr(MRTX_EINVAL, "commit timestamp floor %llu is out of range",
+		                    (unsigned long long)floor);
+	for (;;) {
+		uint64_t h = atomic_load(&p->handed), t = mrtx__now_us(), lim, c;
+		int rc;
+
+		t = MRTX_MAX(MRTX_MAX(t, h + 1), floor);
+		lim = MRTX_MAX(atomic_load(&p->ceiling), MRTX_MAX(st->w_ceil, st->w_ceil_new));
+		if (t >= lim) {
+			if ((rc = ceiling_get(st, cur, &c)))
+				return rc;
+			if (c <= t) {
+				uint64_t now = mrtx__now_us();
+
+				c = t + TS_AHEAD + (t > now ? t - now : 0);
+				v = (MDB_val){ sizeof(c), &c };
+				if ((rc = mdb_put(txn, st->dbi, &k, &v, 0)))
+					return lmdb_err(st, rc, "raise the timestamp ceiling");
+				st->w_dirty = 1;
+			}
+			st->w_ceil_new = MRTX_MAX(st->w_ceil_new, c);
+			continue;
+		}
+		if (atomic_compare_exchange_weak(&p->handed, &h, t)) {
+			*out = t;
+			return 0;
+		}
+	}
+}
+
+void lmdb_ts_record(store *st, MDB_txn *txn)
+{
+	struct lmdb_ts_page *p = atomic_load_explicit(&st->ts_page, memory_order_acquire);
+	struct lmdb_ts_slot *s;
+	uint64_t id = mdb_txn_id(txn);
+
+	if (!p)
+		return;
+	s = (struct lmdb_ts_slot *)(void *)((char *)p + TS_PAGE) + id % TS_RING;
+	atomic_store(&s->txnid, 0);
+	atomic_store(&s->ts, atomic_load(&p->handed));
+	atomic_store(&s->txnid, id);
+}
+
+int lmdb_ts_of_view(store *st, MDB_txn *rtxn, uint64_t *out)
+{
+	struct lmdb_ts_page *p = atomic_load_explicit(&st->ts_page, memory_order_acquire);
+	struct lmdb_ts_slot *s;
+	uint64_t id = mdb_txn_id(rtxn), a, b, ts;
+
+	*out = 0;
+	if (!p)
+		return 0;
+	s = (struct lmdb_ts_slot *)(void *)((char *)p + TS_PAGE) + id % TS_RING;
+	for (int i = 0; i < 16; i++) {
+		a = atomic_load(&s->txnid);
+		ts = atomic_load(&s->ts);
+		b = atomic_load(&s->txnid);
+		if (a == id && b == id) {
+			*out = MRTX_MAX(ts, 1); /* (0 says "unknown"; stamps are far above 1) */
+			return 0;
+		}
+		if (a == b && a != 0)
+			break; /* another transaction's: ours was overwritten or never written */
+	}
+	if (atomic_load(&p->base_txnid) == id) {
+		*out = MRTX_MAX(atomic_load(&p->base_ts), 1);
+		return 0;
+	}
+	return 1;
 }
