@@ -21,12 +21,12 @@
  * row by family (in declaration order) then qualifier (memcmp).
  *
  * Limits (enforced with MRTX_ETOOBIG / MRTX_EINVAL, never truncation):
- *  - row:        1 .. MRTX_MAX_ROW bytes, and the encoded cell key must fit:
- *                row_size + (number of 0x00 bytes in row) + 5 + qualifier_size
- *                <= MRTX_MAX_KEY (511, LMDB's key limit).  A row without NUL
- *                bytes and a qualifier of up to 250 bytes always fit when the
- *                row is at most 256 bytes.
- *  - qualifier:  0 .. MRTX_MAX_KEY - 6 bytes, subject to the rule above.
+ *  - row:        1 .. MRTX_MAX_ROW bytes, and the encoded key of a cell's
+ *                older version must fit: row_size + (number of 0x00 bytes in
+ *                row) + 16 + qualifier_size <= MRTX_MAX_KEY (511, LMDB's key
+ *                limit).  A row without NUL bytes and a qualifier of up to
+ *                239 bytes always fit when the row is at most 256 bytes.
+ *  - qualifier:  0 .. MRTX_MAX_KEY - 17 bytes, subject to the rule above.
  *  - value:      0 .. MRTX_MAX_VALUE bytes.
  *  - table name: 1 .. MRTX_MAX_NAME printable ASCII bytes, no '/'.
  *  - family:     1 .. MRTX_MAX_NAME printable ASCII bytes; at most
@@ -47,7 +47,7 @@ extern "C" {
 #define MRTX_VERSION_STRING "0.1.0"
 
 #define MRTX_MAX_KEY 511u
-#define MRTX_MAX_ROW 506u
+#define MRTX_MAX_ROW 495u
 #define MRTX_MAX_VALUE (64u * 1024u * 1024u)
 #define MRTX_MAX_NAME 64u
 #define MRTX_MAX_FAMILIES 255u
@@ -94,7 +94,9 @@ enum {
 	                           family exists: mrtx_add_family; a backup's
 	                           destination is not empty) */
 	MRTX_EREADONLY,         /* a write through a handle opened read-only */
-	MRTX_ENOTSUP            /* not supported by this store's backend */
+	MRTX_ENOTSUP,           /* not supported by this store's backend */
+	MRTX_ESNAPSHOT          /* the versions a read at a past snapshot needs were
+	                           collected (mrtx_begin_at) */
 };
 
 /** Durability of each store write (mrtx_options.durability). */
@@ -876,7 +878,7 @@ typedef struct mrtx_column {
  * row limits: with k = v + z(v) + r + z(r) + 4 bytes (v, r the value's and
  * the source row's sizes, z() their number of 0x00 bytes), k must be at most
  * MRTX_MAX_ROW and k + (number of 0x00 bytes in the key, which is z(v) +
- * z(r) + 2) + 7 at most MRTX_MAX_KEY.  A put of a value that breaks this
+ * z(r) + 2) + 18 at most MRTX_MAX_KEY.  A put of a value that breaks this
  * fails with MRTX_ETOOBIG and buffers nothing; a stored value that breaks it
  * (written before the declaration) stops the backfill with MRTX_ETOOBIG: the
  * declaration stays and later writes are maintained, but that row has no

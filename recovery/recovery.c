@@ -125,6 +125,7 @@ static int settle_secondaries(rctx *c, const lock_rec *pr, int fwd)
 				rc = lockio_stable(c->st, sr.txn, pr->commit_ts, c->a, &op->new_lock);
 				op->muts = sr.redo;
 				op->nmuts = sr.nredo;
+				op->ts = pr->commit_ts;
 			} else {
 				rc = lockio_restore_prev(c->st, &sr, c->a, op);
 			}

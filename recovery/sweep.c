@@ -191,6 +191,7 @@ static int batch_settle(sweep *w, prim *p, size_t n)
 				                   &op->new_lock);
 				op->muts = sr.redo;
 				op->nmuts = sr.nredo;
+				op->ts = x->rec.commit_ts;
 				any_fwd = 1;
 			} else {
 				rc = lockio_restore_prev(w->st, &sr, w->a, op);

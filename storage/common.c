@@ -63,6 +63,7 @@ const char *mrtx_strerror(int rc)
 	case MRTX_EEXIST: return "exists with another definition, or not empty";
 	case MRTX_EREADONLY: return "store opened read-only";
 	case MRTX_ENOTSUP: return "not supported by this store's backend";
+	case MRTX_ESNAPSHOT: return "the versions this snapshot needs were collected";
 	default: return "unknown error code";
 	}
 }

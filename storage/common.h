@@ -21,7 +21,9 @@
 #if defined(__GNUC__)
 #define MRTX_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define MRTX_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define MRTX_LIKELY(x) __builtin_expect(!!(x), 1)
 #else
+#define MRTX_LIKELY(x) (x)
 #define MRTX_PRINTF(a, b)
 #define MRTX_UNLIKELY(x) (x)
 #endif

@@ -421,14 +421,14 @@ int store_check_key(const store_table *t, mrtx_bytes row, size_t qual_size)
 		                    "key is at most %u", t->name, qual_size, MRTX_MAX_KEY);
 	/* Fits even if every byte were a NUL (2 * row + 2 + fid): no need to
 	 * count them.  Most keys are far below the limit. */
-	if (STORE_KEY_PREFIX + 2 * row.size + 3 + qual_size <= MRTX_MAX_KEY)
+	if (STORE_KEY_PREFIX + 2 * row.size + 3 + STORE_VERSION_KEY + qual_size <= MRTX_MAX_KEY)
 		return 0;
-	k = STORE_KEY_PREFIX + keyenc_cell_size(row.data, row.size, qual_size);
+	k = STORE_KEY_PREFIX + keyenc_cell_size(row.data, row.size, qual_size) + STORE_VERSION_KEY;
 	if (k > MRTX_MAX_KEY)
 		return mrtx__seterr(MRTX_ETOOBIG, "table '%s': row of %zu bytes with qualifier of "
-		                    "%zu bytes encodes to a %zu-byte key; the limit is %u (row + "
-		                    "NUL bytes in row + 5 + qualifier)", t->name, row.size,
-		                    qual_size, k, MRTX_MAX_KEY);
+		                    "%zu bytes encodes to a %zu-byte key (with a version's 11 "
+		                    "bytes); the limit is %u (row + NUL bytes in row + 16 + "
+		                    "qualifier)", t->name, row.size, qual_size, k, MRTX_MAX_KEY);
 	return 0;
 }
 

@@ -56,6 +56,14 @@ static inline int store_read_only(const store *st)
  *    object is dead; the name may name a newer table object).
  */
 enum { STORE_T_LIVE = 0, STORE_T_FROZEN = 1, STORE_T_GONE = 2 };
+
+/* A family's version policy (mrtx_family_spec, DESIGN §9): keep at most
+ * max_versions (>= 1) versions of a cell; of those, drop the ones older
+ * than ttl_ms (0: never) except the newest min_versions. */
+typedef struct store_policy {
+	uint32_t max_versions, min_versions;
+	uint64_t ttl_ms;
+} store_policy;
 typedef struct store_table {
 	const char *name;
 	_Atomic size_t nfamilies;
@@ -69,7 +77,18 @@ typedef struct store_table {
 	size_t seen;   /* LMDB: the transaction id of the snapshot in which this
 	                  process first saw the table (0: at open); a view older
 	                  than it checks that the table is in it */
+	const store_policy *pol; /* families 0..npol-1's policies (fixed at
+	                            creation); later families keep one version */
+	size_t npol;
 } store_table;
+
+/* Family fid's version policy. */
+static inline store_policy store_table_policy(const store_table *t, unsigned fid)
+{
+	store_policy one = { 1, 0, 0 };
+
+	return fid < t->npol ? t->pol[fid] : one;
+}
 
 typedef struct store_opts {
 	int durability;     /* MRTX_SYNC, MRTX_NOMETASYNC, MRTX_NOSYNC */
@@ -141,6 +160,9 @@ int store_table_refresh(store *st);
 /* Bytes before enc(row) in an LMDB key (the table prefix): part of the key
  * limit every backend enforces (store_check_key). */
 #define STORE_KEY_PREFIX 2u
+/* What a cell's older version adds to its key (LMDB, format 4: 0xFF, u16
+ * qualifier length, u64 ~ts; storage/lmdb/lmdb_cell.c): part of the limit. */
+#define STORE_VERSION_KEY 11u
 
 /* Can store_write_rows evaluate store_op.cond (below)?  LMDB: yes; RADOS:
  * stores of format 3 (rados_int.h), whose lock values carry their order
@@ -169,6 +191,10 @@ int store_check_key(const store_table *t, mrtx_bytes row, size_t qual_size);
 /* ---- reads ---- */
 
 typedef struct store_filter {
+	uint64_t at;         /* LMDB: read the versions stamped at or below at
+	                        (0: the store as the read sees it) */
+	uint32_t versions;   /* LMDB: up to this many versions of each cell,
+	                        newest first (0 or 1: one) */
 	int family;          /* -1: every family */
 	mrtx_bytes qs, qe;   /* qualifier range [qs, qe) inside family; size 0 = open */
 	int qual_exact;      /* only the cell whose qualifier is qs (store_read_row
@@ -176,11 +202,12 @@ typedef struct store_filter {
 	int lock_only;       /* no cells at all */
 } store_filter;
 
-#define STORE_FILTER_ALL { -1, { NULL, 0 }, { NULL, 0 }, 0, 0 }
+#define STORE_FILTER_ALL { 0, 0, -1, { NULL, 0 }, { NULL, 0 }, 0, 0 }
 
 typedef struct store_cell {
 	uint8_t fid;
 	mrtx_bytes qual, value;
+	uint64_t ts;  /* LMDB: the version's commit timestamp (0 elsewhere) */
 } store_cell;
 
 typedef struct store_row {
@@ -301,6 +328,9 @@ typedef struct store_op {
 	mrtx_bytes new_lock;    /* ... or set to these bytes */
 	const store_mut *muts;  /* applied in order */
 	size_t nmuts;
+	uint64_t ts;            /* LMDB: the version the cells are written at --
+	                           their transaction's commit timestamp; a
+	                           stamped op's are written at its stamp */
 	int durable;            /* this write is a commit point: on disk (per the
 	                           store's durability) before the call returns;
 	                           other writes may be made durable later */

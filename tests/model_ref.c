@@ -328,9 +328,9 @@ int idx_fits(bs v, bs row)
 	size_t size = v.n + bs_nuls(v) + 2 + row.n + bs_nuls(row) + 2;
 	size_t nuls = bs_nuls(v) + bs_nuls(row) + 2;
 
-	/* documented index row key = bytes(v).bytes(row): a row (<= 506 bytes)
+	/* documented index row key = bytes(v).bytes(row): a row (<= 495 bytes)
 	 * whose cells "r" and "c".n (2 bytes) must fit the cell key rule */
-	return size <= 506 && size + nuls + 5 + 2 <= 511;
+	return size <= 495 && size + nuls + 16 + 2 <= 511;
 }
 
 static const uint8_t q_ref[1] = { 'r' };
@@ -512,7 +512,7 @@ int key_rc(bs row, size_t ql)
 {
 	if (!row.n)
 		return MRTX_EINVAL;
-	if (row.n > MRTX_MAX_ROW || row.n + bs_nuls(row) + 5 + ql > MRTX_MAX_KEY)
+	if (row.n > MRTX_MAX_ROW || row.n + bs_nuls(row) + 16 + ql > MRTX_MAX_KEY)
 		return MRTX_ETOOBIG;
 	return 0;
 }
@@ -561,8 +561,8 @@ bs limit_row(size_t ql, int past)
 
 	do {
 		z = rnd(3) ? rnd(6) : rnd(120);
-		r = 506 + (size_t)past - ql - z;
-	} while (ql + z > 505 || r < z || r < 1);
+		r = 495 + (size_t)past - ql - z;
+	} while (ql + z > 494 || r < z || r < 1);
 	memset(b, 'a', r);
 	for (size_t i = 0; i < z; i++) {
 		size_t at = rnd((uint32_t)r);

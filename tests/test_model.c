@@ -287,8 +287,8 @@ static cell pick_cell(const mt *t, int index_tables)
 		}
 	}
 	if (c.row.n > 250 && rnd(2)) /* a key exactly at, or just past, the limit */
-		c.q = rnd_alpha(MRTX_MAX_KEY > c.row.n + bs_nuls(c.row) + 5
-		                ? MRTX_MAX_KEY - c.row.n - bs_nuls(c.row) - 5 + rnd(2) : rnd(2));
+		c.q = rnd_alpha(MRTX_MAX_KEY > c.row.n + bs_nuls(c.row) + 16
+		                ? MRTX_MAX_KEY - c.row.n - bs_nuls(c.row) - 16 + rnd(2) : rnd(2));
 	c.v = bs_dup("", 0);
 	return c;
 }
@@ -394,7 +394,7 @@ static bs rnd_bound(int rowb)
 {
 	if (rnd(100) < 55)
 		return bs_dup("", 0);
-	if (chance(15)) /* at the limits: a row of 506 / 507, a qualifier of 511 / 512 */
+	if (chance(15)) /* at the limits: a row of 495 / 496, a qualifier of 511 / 512 */
 		return rnd_alpha((rowb ? MRTX_MAX_ROW : MRTX_MAX_KEY) + (size_t)rnd(2) - rnd(2) * 60);
 	return rnd_alpha(1 + rnd(3));
 }
@@ -431,7 +431,7 @@ static void op_scan(mt *t)
 	else if (o.sp.start.n > MRTX_MAX_ROW || o.sp.end.n > MRTX_MAX_ROW || o.sp.qs.n > MRTX_MAX_KEY ||
 	         o.sp.qe.n > MRTX_MAX_KEY)
 		want = C(MRTX_ETOOBIG);
-	else if (o.sp.qs.n > MRTX_MAX_KEY - 6 || o.sp.qe.n > MRTX_MAX_KEY - 6)
+	else if (o.sp.qs.n > MRTX_MAX_KEY - 17 || o.sp.qe.n > MRTX_MAX_KEY - 17)
 		want = C(0) | C(MRTX_ETOOBIG); /* over the qualifier limit: either reading */
 	if (t->doomed)
 		want = C(MRTX_EBADTXN);

@@ -1507,10 +1507,10 @@ static void test_key_limits(void **state)
 	assert_int_equal(mrtx_put(txn, "t1", MRTX_BYTES(row, MRTX_MAX_ROW - 1), "f", B(""),
 	                          B("nul")), MRTX_OK);
 	row[7] = 'r';
-	/* the qualifier budget: 1-byte row + 5 + qual <= MRTX_MAX_KEY */
-	assert_int_equal(mrtx_put(txn, "t1", B("k"), "f", MRTX_BYTES(qual, MRTX_MAX_KEY - 6),
+	/* the qualifier budget: 1-byte row + 16 + qual <= MRTX_MAX_KEY */
+	assert_int_equal(mrtx_put(txn, "t1", B("k"), "f", MRTX_BYTES(qual, MRTX_MAX_KEY - 17),
 	                          B("q")), MRTX_OK);
-	assert_int_equal(mrtx_put(txn, "t1", B("k"), "f", MRTX_BYTES(qual, MRTX_MAX_KEY - 5),
+	assert_int_equal(mrtx_put(txn, "t1", B("k"), "f", MRTX_BYTES(qual, MRTX_MAX_KEY - 16),
 	                          B("x")), MRTX_ETOOBIG);
 	/* a size that would wrap the key-size sum is refused before any copy */
 	assert_int_equal(mrtx_get(txn, "t1", B("k"), "f", MRTX_BYTES(qual, SIZE_MAX - 2), &v),
@@ -1534,7 +1534,7 @@ static void test_key_limits(void **state)
 		assert_true(tu_cell_is(f->db, "t1", MRTX_BYTES(row, MRTX_MAX_ROW - 1), "f", B(""),
 		                       B("nul"), &rc));
 		assert_true(tu_cell_is(f->db, "t1", B("k"), "f",
-		                       MRTX_BYTES(qual, MRTX_MAX_KEY - 6), B("q"), &rc));
+		                       MRTX_BYTES(qual, MRTX_MAX_KEY - 17), B("q"), &rc));
 	}
 }
 

@@ -639,6 +639,7 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 		if (i < n) {
 			op->muts = x->redo;
 			op->nmuts = x->nredo;
+			op->ts = ts; /* (the commit point's stamp) */
 		}
 	}
 	tail_submit(txn->db, txn->id, ops, n - 1);

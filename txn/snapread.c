@@ -145,7 +145,7 @@ static int apply_redo(mrtx_txn *txn, const store_table *t, store_row *sr,
 			}
 			if (u->kind == STORE_MUT_PUT && in_filter(f, u->fid, u->qual)) {
 				memmove(&c[i + 1], &c[i], (n - i) * sizeof(*c));
-				c[i] = (store_cell){ u->fid, u->qual, u->value };
+				c[i] = (store_cell){ u->fid, u->qual, u->value, 0 };
 				n++;
 			}
 			break;

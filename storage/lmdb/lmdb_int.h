@@ -18,7 +18,10 @@
 /* Store format.  2: one DBI per table, lock records beside the cells.
  * 3: every table and the metadata in LMDB's one unnamed database, each
  * table under its own 2-byte key prefix (lmdb_meta.c). */
-#define META_FORMAT 3u
+#define META_FORMAT 4u
+/* The format number of a store `mrtx upgrade` is converting (lmdb_upgrade.c):
+ * no open but the upgrade's own accepts it. */
+#define FORMAT_UPGRADING 0x80000004u
 #define TPFX STORE_KEY_PREFIX /* bytes of a table's key prefix */
 #define KP_FIRST 0x0100u /* first table prefix; keys below it are metadata */
 #define DEFAULT_MAP ((size_t)1 << 30)
@@ -234,6 +237,36 @@ int lmdb_gen_read(MDB_cursor *cur, uint64_t *gen);
 #define TGEN_KEY "\0tgen"
 #define TGEN_KEY_LEN 5u
 int lmdb_u64_read(MDB_cursor *cur, const char *key, size_t klen, uint64_t *out);
+
+/* ---- cells and versions (lmdb_cell.c; format 4) ---- */
+
+#define CELL_HDR 9u          /* a current cell's value: u64 LE ts | u8 flags | value */
+#define CELL_GONE 1u         /* versions older than this one were collected */
+#define CELL_DELETED 2u      /* (history) the cell was deleted at this ts */
+void lmdb_cell_hdr(uint8_t *out, uint64_t ts, uint8_t flags);
+/* A current cell's value: MRTX_ECORRUPT (no message) when too short. */
+int lmdb_cell_decode(const MDB_val *v, uint64_t *ts, uint8_t *flags, mrtx_bytes *value);
+/* key[0..plen) = P . enc(row): append 0xFF . fid . u16 len . qual (a
+ * history key without its ~ts); returns the length. */
+size_t lmdb_hist_prefix(uint8_t *key, size_t plen, uint8_t fid, mrtx_bytes qual);
+/* Parse a history key of the row whose P . enc(row) is plen bytes. */
+int lmdb_hist_parse(const uint8_t *k, size_t klen, size_t plen, uint8_t *fid,
+                    mrtx_bytes *qual, uint64_t *ts);
+/* Put (del = 0) or delete one cell at version ts, keeping the family's
+ * policy (history, trimming).  key[0..plen) = P . enc(row), room for
+ * MRTX_MAX_KEY + 16 bytes.  LMDB rc. */
+int lmdb_cell_write(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t plen,
+                    uint8_t fid, mrtx_bytes qual, int del, mrtx_bytes value, uint64_t ts);
+/* The versions f asks for (store_filter.at, .versions) of the row whose
+ * P . enc(row) is key[0..plen): cells in (family, qualifier) order, each
+ * cell's versions newest first; MRTX_ESNAPSHOT when a cell's versions at
+ * f->at were collected. */
+int lmdb_cell_read_versions(store *st, MDB_cursor *cur, const store_table *t, uint8_t *key,
+                            size_t plen, const store_filter *f, mrtx_arena *a,
+                            store_row *out);
+/* Delete every current cell of the row (fid < 0) or of one family. */
+int lmdb_cell_del_range(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t plen,
+                        int fid, uint64_t ts);
 
 /* ---- tables (lmdb_meta.c, lmdb_ddl.c) ---- */
 

@@ -539,6 +539,14 @@ int lmdb_meta_init(store *st)
 			goto fail;
 		}
 		memcpy(&fmt, v.mv_data, 4);
+		if (fmt == 3 || fmt == FORMAT_UPGRADING) {
+			rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: store format %s; this mrtx reads format "
+			                  "%u (cells with versions): run `mrtx upgrade %s`, which "
+			                  "converts it in place", st->path,
+			                  fmt == 3 ? "3" : "4, upgrade interrupted", META_FORMAT,
+			                  st->path);
+			goto fail;
+		}
 		if (fmt != META_FORMAT) {
 			rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: store format %u is not supported by "
 			                  "this mrtx (format %u)", st->path, fmt, META_FORMAT);

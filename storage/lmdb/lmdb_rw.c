@@ -51,6 +51,14 @@ static int key_row(const MDB_val *k, uint8_t *rowbuf, mrtx_bytes *row, int *is_l
 	return 0;
 }
 
+/* Is k a history key (lmdb_cell.c: after its row's lock key)? */
+static int key_is_hist(const MDB_val *k, mrtx_bytes row)
+{
+	size_t used = TPFX + keyenc_size(row.data, row.size);
+
+	return k->mv_size > used + 1 && ((const uint8_t *)k->mv_data)[used] == LOCK_TAG;
+}
+
 /* key = P . enc(row).  Rows come from the API (checked) but also from lock
  * keys and lock records, which a damaged store could make too long to
  * encode. */
@@ -68,6 +76,19 @@ static int row_key_checked(uint8_t *key, const store_table *t, mrtx_bytes row, s
 		                    "(damaged store?)", t->name, row.size);
 	*plen = tkey_put(key, t, row);
 	return 0;
+}
+
+/* Is the newest version of a cell of family fid, at ts, past the family's
+ * TTL (and not kept by min_versions)?  Then reads do not show it. */
+static int cell_expired(const store_table *t, unsigned fid, uint64_t ts)
+{
+	store_policy p;
+
+	if (MRTX_LIKELY(fid >= t->npol))
+		return 0;
+	p = t->pol[fid];
+	return p.ttl_ms && !p.min_versions && ts + p.ttl_ms * 1000u < mrtx__now_us() &&
+	       ts + p.ttl_ms * 1000u >= ts;
 }
 
 /*
@@ -143,11 +164,25 @@ static int read_cells(store *st, MDB_cursor *cur, const store_table *t, uint8_t 
 		}
 		if (qs_cut && cmp_bytes(kd + plen, k.mv_size - plen, f->qs.data, f->qs.size) < 0)
 			continue;
-		c = &out->cells[out->ncells++];
-		c->fid = kd[encsize];
-		c->qual = MRTX_BYTES(arena_dup(a, kd + encsize + 1, k.mv_size - encsize - 1),
-		                     k.mv_size - encsize - 1);
-		c->value = MRTX_BYTES(arena_dup(a, v.mv_data, v.mv_size), v.mv_size);
+		{
+			uint64_t ts;
+			uint8_t flags;
+			mrtx_bytes val;
+
+			if (lmdb_cell_decode(&v, &ts, &flags, &val)) {
+				rc = mrtx__seterr(MRTX_ECORRUPT, "table '%s': a cell value without "
+				                  "its version header", t->name);
+				break;
+			}
+			if (cell_expired(t, kd[encsize], ts))
+				continue;
+			c = &out->cells[out->ncells++];
+			c->fid = kd[encsize];
+			c->ts = ts;
+			c->qual = MRTX_BYTES(arena_dup(a, kd + encsize + 1, k.mv_size - encsize - 1),
+			                     k.mv_size - encsize - 1);
+			c->value = MRTX_BYTES(arena_dup(a, val.data, val.size), val.size);
+		}
 		if (!c->qual.data || !c->value.data) {
 			rc = MRTX_ENOMEM;
 			break;
@@ -200,8 +235,8 @@ static int read_lock(store *st, MDB_cursor *cur, const store_table *t, mrtx_byte
  */
 #define EXACT_WALK 6
 
-static int read_cell_exact(store *st, MDB_cursor *cur, uint8_t *key, size_t plen,
-                           mrtx_bytes row, const store_filter *f, mrtx_arena *a,
+static int read_cell_exact(store *st, MDB_cursor *cur, const store_table *t, uint8_t *key,
+                           size_t plen, mrtx_bytes row, const store_filter *f, mrtx_arena *a,
                            store_row *out)
 {
 	size_t klen = plen + 1 + f->qs.size;
@@ -222,13 +257,22 @@ static int read_cell_exact(store *st, MDB_cursor *cur, uint8_t *key, size_t plen
 	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
 	if (rc == 0 && k.mv_size == klen && bytes_eq(k.mv_data, key, klen)) {
 		store_cell *c;
+		uint64_t ts;
+		uint8_t flags;
+		mrtx_bytes val;
 
-		if (!(c = out->cells = arena_alloc(a, sizeof(*c) + (v.mv_size ? v.mv_size : 1))))
-			return MRTX_ENOMEM;
-		c->fid = (uint8_t)f->family;
-		c->qual = f->qs; /* the caller's bytes: see store.h */
-		c->value = MRTX_BYTES(memcpy(c + 1, v.mv_data, v.mv_size), v.mv_size);
-		out->ncells = 1;
+		if (lmdb_cell_decode(&v, &ts, &flags, &val))
+			return mrtx__seterr(MRTX_ECORRUPT, "a cell value without its version header");
+		if (!cell_expired(t, (unsigned)f->family, ts)) {
+			if (!(c = out->cells = arena_alloc(a, sizeof(*c) + (val.size ? val.size : 1))))
+				return MRTX_ENOMEM;
+			c->fid = (uint8_t)f->family;
+			c->ts = ts;
+			c->qual = f->qs; /* the caller's bytes: see store.h */
+			c->value = MRTX_BYTES(val.size ? memcpy(c + 1, val.data, val.size) : (void *)(c + 1),
+			                      val.size);
+			out->ncells = 1;
+		}
 		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 	}
 	/*
@@ -349,8 +393,11 @@ int lmdb_store_read_row(store *st, lmdb_rtxn *view, const store_table *t, mrtx_b
 		rt_put(st, view, &rt);
 		return rc;
 	}
-	if (f && f->qual_exact && f->family >= 0) {
-		rc = read_cell_exact(st, rt.cur, key, plen, row, f, a, out);
+	if (f && (f->at || f->versions > 1)) {
+		if ((rc = read_lock_at(st, rt.cur, key, plen, row, a, out)) == 0)
+			rc = lmdb_cell_read_versions(st, rt.cur, t, key, plen, f, a, out);
+	} else if (f && f->qual_exact && f->family >= 0) {
+		rc = read_cell_exact(st, rt.cur, t, key, plen, row, f, a, out);
 	} else {
 		/* the lock first: the cells are then found from its page */
 		if ((rc = read_lock_at(st, rt.cur, key, plen, row, a, out)) == 0)
@@ -430,7 +477,15 @@ static int step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int r
 		rc = mdb_cursor_get(cur, k, v, MDB_SET_RANGE);
 		return rc ? rc : mdb_cursor_get(cur, k, v, MDB_PREV);
 	}
+	/* past the lock key and the history after it (lmdb_cell.c: history
+	 * keys continue with a family id, at most 254) */
 	key[n] = LOCK_TAG;
+	if (n + 2 <= MRTX_MAX_KEY) {
+		key[n + 1] = 0xFF;
+		*k = mv(key, n + 2);
+		return mdb_cursor_get(cur, k, v, MDB_SET_RANGE);
+	}
+	/* (a row this long has no room for history keys) */
 	*k = mv(key, n + 1);
 	rc = mdb_cursor_get(cur, k, v, MDB_SET_RANGE);
 	if (rc == 0 && k->mv_size == n + 1 && memcmp(k->mv_data, key, n + 1) == 0)
@@ -499,6 +554,17 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 		}
 		if (reverse ? below_lo(r, row) : at_or_above_hi(r, row))
 			break;
+		if (reverse && key_is_hist(&k, row)) {
+			/* the row's history, after its lock key: go to the lock */
+			size_t n = TPFX + keyenc_size(row.data, row.size);
+
+			memcpy(kb, k.mv_data, n);
+			kb[n] = LOCK_TAG;
+			k = mv(kb, n + 1);
+			if ((rc = mdb_cursor_get(cur, &k, &v, MDB_SET)))
+				break;
+			is_lock = 1;
+		}
 		if (reverse ? at_or_above_hi(r, row) : below_lo(r, row)) {
 			rc = step_row(cur, t, row, reverse, &k, &v);
 			continue;
@@ -542,7 +608,9 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 			size_t plen = 0;
 
 			if ((rc = row_key_checked(ck, t, out->row, &plen)) ||
-			    (rc = read_cells(st, cur, t, ck, plen, f, a, out)))
+			    (rc = f && (f->at || f->versions > 1) ?
+			          lmdb_cell_read_versions(st, cur, t, ck, plen, f, a, out) :
+			          read_cells(st, cur, t, ck, plen, f, a, out)))
 				goto done;
 		}
 		/* read_cells moved the cursor: step from the row itself */
@@ -562,22 +630,11 @@ done:
 
 /* --------------------------------------------------------------- writes */
 
-/* Delete every data key starting with prefix, with cursor cur. */
-static int del_prefix(MDB_cursor *cur, const uint8_t *prefix, size_t plen)
-{
-	MDB_val k = mv(prefix, plen), v;
-	int rc;
 
-	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-	while (rc == 0 && k.mv_size >= plen && memcmp(k.mv_data, prefix, plen) == 0) {
-		if (k.mv_size == plen + 1 && ((const uint8_t *)k.mv_data)[plen] == LOCK_TAG)
-			break; /* a row delete keeps the row's lock key (its last key) */
-		if ((rc = mdb_cursor_del(cur, 0)))
-			break;
-		/* After a delete the cursor already stands on the next item. */
-		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
-	}
-	return rc == MDB_NOTFOUND ? 0 : rc;
+/* The version op's cells are written at (store_op.ts, .stamp). */
+static uint64_t op_ts(const store_op *op)
+{
+	return op->stamp ? op->stamped : op->ts;
 }
 
 /* Apply m to the row whose key prefix P . enc(row) is key[0..plen); the
@@ -585,31 +642,14 @@ static int del_prefix(MDB_cursor *cur, const uint8_t *prefix, size_t plen)
 static int apply_mut(MDB_cursor *cur, const store_op *op, uint8_t *key, size_t plen,
                      const store_mut *m)
 {
-	size_t klen = plen;
-	MDB_val k, v;
-	int rc;
-
 	if (m->kind != STORE_MUT_DEL_ROW && m->fid >= op->table->nfamilies)
 		return MDB_BAD_VALSIZE; /* lockio_decode refuses such redo first */
 	if (m->kind == STORE_MUT_DEL_ROW)
-		return del_prefix(cur, key, klen);
-	key[klen++] = m->fid;
+		return lmdb_cell_del_range(cur, op->table, key, plen, -1, op_ts(op));
 	if (m->kind == STORE_MUT_DEL_FAMILY)
-		return del_prefix(cur, key, klen);
-	if (klen + m->qual.size > MRTX_MAX_KEY)
-		return MDB_BAD_VALSIZE;
-	if (m->qual.size)
-		memcpy(key + klen, m->qual.data, m->qual.size);
-	klen += m->qual.size;
-	k = mv(key, klen);
-	if (m->kind == STORE_MUT_PUT) {
-		v = mv(m->value.data, m->value.size);
-		return mdb_cursor_put(cur, &k, &v, 0);
-	}
-	rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
-	if (rc == 0)
-		rc = mdb_cursor_del(cur, 0);
-	return rc == MDB_NOTFOUND ? 0 : rc;
+		return lmdb_cell_del_range(cur, op->table, key, plen, m->fid, op_ts(op));
+	return lmdb_cell_write(cur, op->table, key, plen, m->fid, m->qual,
+	                       m->kind != STORE_MUT_PUT, m->value, op_ts(op));
 }
 
 /* Are op's mutations all puts, in strictly ascending key order (family,
@@ -662,12 +702,26 @@ static int put_cells_back(MDB_cursor *cur, const store_op *op, uint8_t *key, siz
 		if (m->qual.size)
 			memcpy(key + plen + 1, m->qual.data, m->qual.size);
 		k = mv(key, klen);
-		v = mv(m->value.data, m->value.size);
 		rc = mdb_cursor_get(cur, &ck, &cv, MDB_PREV);
 		if (rc && rc != MDB_NOTFOUND)
 			return rc;
 		here = rc == 0 && ck.mv_size == klen && memcmp(ck.mv_data, key, klen) == 0;
-		if ((rc = mdb_cursor_put(cur, &k, &v, here ? MDB_CURRENT : 0)))
+		if (here && store_table_policy(op->table, m->fid).max_versions == 1 &&
+		    cv.mv_size >= CELL_HDR) {
+			/* overwrite the one version kept (lmdb_cell.c), where the cursor
+			 * stands */
+			uint64_t ts = op_ts(op);
+
+			v = (MDB_val){ CELL_HDR + m->value.size, NULL };
+			if ((rc = mdb_cursor_put(cur, &k, &v, MDB_CURRENT | MDB_RESERVE)))
+				return rc;
+			lmdb_cell_hdr(v.mv_data, ts, CELL_GONE);
+			if (m->value.size)
+				memcpy((uint8_t *)v.mv_data + CELL_HDR, m->value.data, m->value.size);
+			continue;
+		}
+		if ((rc = lmdb_cell_write(cur, op->table, key, plen, m->fid, m->qual, 0, m->value,
+		                          op_ts(op))))
 			return rc;
 	}
 	return 0;
@@ -750,10 +804,6 @@ static int put_lock(wctx *w, store_op *op, MDB_val *k, unsigned flags)
 		return mdb_cursor_put(w->cur, k, &v, flags);
 	if (op->stamp_off > op->new_lock.size || op->new_lock.size - op->stamp_off < 8)
 		return MDB_BAD_VALSIZE;
-	if (!op->stamped &&
-	    (rc = lmdb_ts_stamp(w->st, mdb_cursor_txn(w->cur), w->cur, op->stamp_floor,
-	                        &op->stamped)))
-		return rc;
 	if ((rc = mdb_cursor_put(w->cur, k, &v, flags | MDB_RESERVE)))
 		return rc;
 	d = v.mv_data;
@@ -771,6 +821,9 @@ static int op_write(wctx *w, store_op *op)
 	MDB_val k, v;
 	int rc, in_place;
 
+	if (op->stamp && !op->stamped &&
+	    (rc = lmdb_ts_stamp(w->st, mdb_cursor_txn(cur), cur, op->stamp_floor, &op->stamped)))
+		return rc;
 	memcpy(lk, key, plen);
 	lk[plen] = LOCK_TAG;
 	k = mv(lk, plen + 1);
@@ -866,7 +919,7 @@ static int check_range(wctx *w, store_rcheck *c)
 		    memcmp(v.mv_data, c->locks[j].data, v.mv_size) != 0)
 			return 0; /* a row not expected, or another lock */
 		j++;
-		rc = mdb_cursor_get(w->cur, &k, &v, MDB_NEXT);
+		rc = step_row(w->cur, t, row, 0, &k, &v); /* (past its history too) */
 	}
 	if (rc && rc != MDB_NOTFOUND)
 		return rc;

@@ -163,6 +163,7 @@ static int take_cells(rstore *rs, const store_table *t, const store_filter *f, s
 		c->fid = (uint8_t)(k[plen] - 1);
 		c->qual = MRTX_BYTES(q, ql);
 		c->value = kv[i].value;
+		c->ts = 0; /* (RADOS keeps one unstamped version) */
 	}
 	return 0;
 }

@@ -1,0 +1,496 @@
+/*
+ * lmdb_cell.c - cells and their versions in an LMDB store (format 4,
+ * DESIGN §3.2 and §9).
+ *
+ * A cell's newest version is its "current" key, older ones and deletions
+ * sit in the row's history, after its lock key:
+ *
+ *   P . enc(row) . fid . qual                       -> u64 ts | u8 flags | value
+ *   P . enc(row) . 0xFF                             -> the row's lock record
+ *   P . enc(row) . 0xFF . fid . u16 len . qual . ~ts -> u8 flags | value
+ *
+ * (integers big-endian in keys, little-endian in values; ~ts sorts a
+ * cell's versions newest first).  ts is the commit timestamp the version
+ * was written at (store_op.ts / .stamp).  Flags: GONE, versions older than
+ * this one were collected; DELETED (history only), the cell was deleted at
+ * ts.  Readers of the current state (every ordinary read) never look past
+ * the lock key; reads at a timestamp or of several versions merge both.
+ *
+ * Writes keep a family's policy (store_policy) for the cell they write:
+ *
+ *                put v at ts                          delete at ts
+ *   current c   max > 1: c -> history; trim          max > 1: c -> history
+ *               max = 1: overwrite, flag GONE        delete c; tombstone at ts;
+ *                                                    trim (max = 1: GONE)
+ *   no current  history?  trim it below v            nothing
+ *               (max = 1: drop it, flag GONE)
+ *
+ * Trimming walks a cell's versions newest first and keeps version i while
+ * i < max_versions and (i < min_versions or it is younger than ttl_ms);
+ * the first it drops goes with every older one, and the last kept gets
+ * GONE.  Readers apply the same rule themselves (HBase's), so what trimming
+ * has not reached yet is never shown.  Dropping is safe for running
+ * snapshots: a view is an LMDB read transaction, whose pages stay as they
+ * were.  A read at a timestamp that finds no version at or below it where
+ * the oldest kept one says GONE cannot know what was there:
+ * MRTX_ESNAPSHOT.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "storage/lmdb/lmdb_int.h"
+
+#define LOCK_TAG 0xFFu
+
+static void put_be(uint8_t *p, uint64_t x, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		p[i] = (uint8_t)(x >> (8 * (n - 1 - i)));
+}
+
+static uint64_t get_be(const uint8_t *p, unsigned n)
+{
+	uint64_t x = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		x = x << 8 | p[i];
+	return x;
+}
+
+void lmdb_cell_hdr(uint8_t *out, uint64_t ts, uint8_t flags)
+{
+	for (unsigned i = 0; i < 8; i++)
+		out[i] = (uint8_t)(ts >> (8 * i));
+	out[8] = flags;
+}
+
+int lmdb_cell_decode(const MDB_val *v, uint64_t *ts, uint8_t *flags, mrtx_bytes *value)
+{
+	const uint8_t *p = v->mv_data;
+
+	if (v->mv_size < CELL_HDR)
+		return MRTX_ECORRUPT;
+	*ts = 0;
+	for (unsigned i = 0; i < 8; i++)
+		*ts |= (uint64_t)p[i] << (8 * i);
+	*flags = p[8];
+	*value = MRTX_BYTES(p + CELL_HDR, v->mv_size - CELL_HDR);
+	return 0;
+}
+
+size_t lmdb_hist_prefix(uint8_t *key, size_t plen, uint8_t fid, mrtx_bytes qual)
+{
+	key[plen] = LOCK_TAG;
+	key[plen + 1] = fid;
+	put_be(key + plen + 2, qual.size, 2);
+	if (qual.size)
+		memcpy(key + plen + 4, qual.data, qual.size);
+	return plen + 4 + qual.size;
+}
+
+int lmdb_hist_parse(const uint8_t *k, size_t klen, size_t plen, uint8_t *fid,
+                    mrtx_bytes *qual, uint64_t *ts)
+{
+	size_t ql;
+
+	if (klen < plen + 4 + 8 || k[plen] != LOCK_TAG)
+		return MRTX_ECORRUPT;
+	ql = (size_t)get_be(k + plen + 2, 2);
+	if (klen != plen + 4 + ql + 8)
+		return MRTX_ECORRUPT;
+	*fid = k[plen + 1];
+	*qual = MRTX_BYTES(k + plen + 4, ql);
+	*ts = ~get_be(k + plen + 4 + ql, 8);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- writes */
+
+/* Put value (with its header) at key k; MDB_RESERVE spares a copy. */
+static int put_versioned(MDB_cursor *cur, const uint8_t *k, size_t klen, uint64_t ts,
+                         uint8_t flags, mrtx_bytes value, unsigned extra, unsigned mdb_flags)
+{
+	MDB_val kv = mv(k, klen), v = { extra + value.size, NULL };
+	uint8_t *d;
+	int rc;
+
+	if ((rc = mdb_cursor_put(cur, &kv, &v, mdb_flags | MDB_RESERVE)))
+		return rc;
+	d = v.mv_data;
+	if (extra == CELL_HDR)
+		lmdb_cell_hdr(d, ts, flags);
+	else
+		d[0] = flags;
+	if (value.size)
+		memcpy(d + extra, value.data, value.size);
+	return 0;
+}
+
+/* A history entry of the cell whose prefix is hk[0..hplen). */
+static int hist_put(MDB_cursor *cur, uint8_t *hk, size_t hplen, uint64_t ts, uint8_t flags,
+                    mrtx_bytes value)
+{
+	put_be(hk + hplen, ~ts, 8);
+	return put_versioned(cur, hk, hplen + 8, ts, flags, value, 1, 0);
+}
+
+/* Is the version at ts, the i-th newest (0: newest), kept by p? */
+static int keeps(const store_policy *p, size_t i, uint64_t ts, uint64_t now_us)
+{
+	if (i >= p->max_versions)
+		return 0;
+	if (!p->ttl_ms || i < p->min_versions)
+		return 1;
+	return ts + p->ttl_ms * 1000u >= now_us || ts + p->ttl_ms * 1000u < ts;
+}
+
+/*
+ * Trim the history of the cell whose prefix is hk[0..hplen): the newest
+ * version (index 0) is the current cell when hist0 is 0, else the history
+ * entry at ts0 (a tombstone just written).  Entries past what p keeps are
+ * deleted; the last kept history entry gets GONE, or *gone0 = 1 when that
+ * is the current cell.  Returns an LMDB rc.
+ */
+static int trim(MDB_cursor *cur, uint8_t *hk, size_t hplen, int hist0, uint64_t ts0,
+                const store_policy *p, uint64_t now_us, int *gone0)
+{
+	uint8_t last[MRTX_MAX_KEY + 16];
+	MDB_val k = mv(hk, hplen), v;
+	size_t i = 1, lastlen = 0;
+	int rc, dropped = 0;
+
+	*gone0 = 0;
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	while (rc == 0) {
+		const uint8_t *kd = k.mv_data;
+		uint64_t ts;
+
+		if (k.mv_size != hplen + 8 || memcmp(kd, hk, hplen) != 0)
+			break;
+		ts = ~get_be(kd + hplen, 8);
+		if (!dropped && ((hist0 && ts == ts0) || keeps(p, i, ts, now_us))) {
+			/* (the newest, a tombstone just written, is kept) */
+			i += !(hist0 && ts == ts0);
+			memcpy(last, kd, k.mv_size);
+			lastlen = k.mv_size;
+			rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+			continue;
+		}
+		dropped = 1;
+		if ((rc = mdb_cursor_del(cur, 0)))
+			return rc;
+		rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
+	}
+	if (rc && rc != MDB_NOTFOUND)
+		return rc;
+	if (!dropped)
+		return 0;
+	if (lastlen == 0) {
+		*gone0 = 1; /* the current cell is the last version kept */
+		return 0;
+	}
+	k = mv(last, lastlen);
+	if ((rc = mdb_cursor_get(cur, &k, &v, MDB_SET)))
+		return rc;
+	if (v.mv_size >= 1 && !(((const uint8_t *)v.mv_data)[0] & CELL_GONE)) {
+		uint8_t *copy = mrtx__malloc(v.mv_size);
+
+		if (!copy)
+			return ENOMEM;
+		memcpy(copy, v.mv_data, v.mv_size);
+		copy[0] |= CELL_GONE;
+		v = mv(copy, v.mv_size);
+		rc = mdb_cursor_put(cur, &k, &v, MDB_CURRENT);
+		mrtx__free(copy);
+	}
+	return rc;
+}
+
+/* A copy of an MDB value (pages move under puts). */
+static int copy_out(const MDB_val *v, uint8_t **out)
+{
+	if (!(*out = mrtx__malloc(v->mv_size ? v->mv_size : 1)))
+		return ENOMEM;
+	memcpy(*out, v->mv_data, v->mv_size);
+	return 0;
+}
+
+int lmdb_cell_write(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t plen,
+                    uint8_t fid, mrtx_bytes qual, int del, mrtx_bytes value, uint64_t ts)
+{
+	store_policy p = store_table_policy(t, fid);
+	uint8_t hk[MRTX_MAX_KEY + 16], *old = NULL;
+	size_t klen = plen + 1 + qual.size, hplen;
+	uint64_t now = mrtx__now_us(), ts0 = 0;
+	uint8_t flags0 = 0;
+	mrtx_bytes v0;
+	MDB_val k, v;
+	int rc, have, gone = 0;
+
+	if (klen > MRTX_MAX_KEY || plen + 4 + qual.size + 8 > MRTX_MAX_KEY)
+		return MDB_BAD_VALSIZE; /* (store_check_key refuses such keys first) */
+	key[plen] = fid;
+	if (qual.size)
+		memcpy(key + plen + 1, qual.data, qual.size);
+	memcpy(hk, key, plen);
+	hplen = lmdb_hist_prefix(hk, plen, fid, qual);
+	k = mv(key, klen);
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
+	if (rc && rc != MDB_NOTFOUND)
+		return rc;
+	have = rc == 0;
+	if (have && lmdb_cell_decode(&v, &ts0, &flags0, &v0))
+		return MDB_CORRUPTED;
+	if (!have && del)
+		return 0; /* absent already */
+	if (have && ts0 >= ts) {
+		/* rewritten in the same version (or, from a damaged clock, an
+		 * older one): no history entry between them */
+		if (!del)
+			return put_versioned(cur, key, klen, ts0, flags0, value, CELL_HDR,
+			                     MDB_CURRENT);
+		if ((rc = mdb_cursor_del(cur, 0)))
+			return rc;
+		return hist_put(cur, hk, hplen, ts0, CELL_DELETED | (flags0 & CELL_GONE),
+		                MRTX_BYTES(NULL, 0));
+	}
+	if (!have) {
+		/* a new cell, or one deleted before: its history (tombstones,
+		 * older versions) is below the new version */
+		if (p.max_versions > 1) {
+			if ((rc = trim(cur, hk, hplen, 0, ts, &p, now, &gone)))
+				return rc;
+		} else {
+			k = mv(hk, hplen);
+			rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+			while (rc == 0 && k.mv_size == hplen + 8 && memcmp(k.mv_data, hk, hplen) == 0) {
+				gone = 1;
+				if ((rc = mdb_cursor_del(cur, 0)))
+					return rc;
+				rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
+			}
+			if (rc && rc != MDB_NOTFOUND)
+				return rc;
+		}
+		return put_versioned(cur, key, klen, ts, gone ? CELL_GONE : 0, value, CELL_HDR, 0);
+	}
+	if (p.max_versions == 1) {
+		if (!del)
+			return put_versioned(cur, key, klen, ts, CELL_GONE, value, CELL_HDR,
+			                     MDB_CURRENT);
+		if ((rc = mdb_cursor_del(cur, 0)))
+			return rc;
+		return hist_put(cur, hk, hplen, ts, CELL_DELETED | CELL_GONE, MRTX_BYTES(NULL, 0));
+	}
+	/* keeps history: the old version moves there */
+	if ((rc = copy_out(&v, &old)))
+		return rc;
+	v0 = MRTX_BYTES(old + CELL_HDR, v.mv_size - CELL_HDR);
+	if (del)
+		rc = mdb_cursor_del(cur, 0);
+	if (rc == 0)
+		rc = hist_put(cur, hk, hplen, ts0, flags0 & CELL_GONE, v0);
+	mrtx__free(old);
+	if (rc)
+		return rc;
+	if (del) {
+		if ((rc = hist_put(cur, hk, hplen, ts, CELL_DELETED, MRTX_BYTES(NULL, 0))))
+			return rc;
+		return trim(cur, hk, hplen, 1, ts, &p, now, &gone);
+	}
+	if ((rc = trim(cur, hk, hplen, 0, ts, &p, now, &gone)))
+		return rc;
+	return put_versioned(cur, key, klen, ts, gone ? CELL_GONE : 0, value, CELL_HDR, 0);
+}
+
+int lmdb_cell_del_range(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t plen,
+                        int fid, uint64_t ts)
+{
+	uint8_t pk[MRTX_MAX_KEY + 16];
+	size_t pl = plen + (fid >= 0);
+	MDB_val k, v;
+	int rc;
+
+	memcpy(pk, key, plen);
+	if (fid >= 0)
+		pk[plen] = (uint8_t)fid;
+	/* One current cell at a time, each found by a seek from the last one's
+	 * key (gone by then): a delete moves the cursor (history, tombstone). */
+	for (;;) {
+		const uint8_t *kd;
+		uint8_t cf;
+
+		k = mv(pk, pl);
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+		if (rc == MDB_NOTFOUND)
+			return 0;
+		if (rc)
+			return rc;
+		kd = k.mv_data;
+		if (k.mv_size <= plen || memcmp(kd, key, plen) != 0 || kd[plen] == LOCK_TAG ||
+		    (fid >= 0 && kd[plen] != (uint8_t)fid))
+			return 0; /* past the row's (or the family's) cells */
+		cf = kd[plen];
+		memcpy(pk, kd, k.mv_size);
+		pl = k.mv_size;
+		if ((rc = lmdb_cell_write(cur, t, key, plen, cf,
+		                          MRTX_BYTES(pk + plen + 1, pl - plen - 1), 1,
+		                          MRTX_BYTES(NULL, 0), ts)))
+			return rc;
+	}
+}
+
+/* ----------------------------------------------------------------- reads */
+
+typedef struct ver {
+	uint8_t fid, flags;
+	mrtx_bytes qual, value;
+	uint64_t ts;
+} ver;
+
+static int ver_cmp(const void *a, const void *b)
+{
+	const ver *x = a, *y = b;
+	int c;
+
+	if (x->fid != y->fid)
+		return x->fid < y->fid ? -1 : 1;
+	if ((c = cmp_bytes(x->qual.data, x->qual.size, y->qual.data, y->qual.size)))
+		return c;
+	return x->ts > y->ts ? -1 : x->ts < y->ts; /* newest first */
+}
+
+/* Does f ask for the cell (fid, qual)? */
+static int wanted(const store_filter *f, uint8_t fid, mrtx_bytes q)
+{
+	if (!f || f->family < 0)
+		return 1;
+	if (fid != (uint8_t)f->family)
+		return 0;
+	if (f->qual_exact)
+		return cmp_bytes(q.data, q.size, f->qs.data, f->qs.size) == 0;
+	if (f->qs.size && cmp_bytes(q.data, q.size, f->qs.data, f->qs.size) < 0)
+		return 0;
+	return !f->qe.size || cmp_bytes(q.data, q.size, f->qe.data, f->qe.size) < 0;
+}
+
+static int ver_add(mrtx_arena *a, ver **vs, size_t *n, size_t *cap, const ver *x)
+{
+	ver *e;
+
+	if (!(*vs = lmdb_arr_grow(a, *vs, *n, cap, sizeof(**vs))))
+		return MRTX_ENOMEM;
+	e = &(*vs)[(*n)++];
+	*e = *x;
+	if (!(e->qual.data = arena_dup(a, x->qual.data, x->qual.size)) ||
+	    !(e->value.data = arena_dup(a, x->value.data, x->value.size)))
+		return MRTX_ENOMEM;
+	return 0;
+}
+
+int lmdb_cell_read_versions(store *st, MDB_cursor *cur, const store_table *t, uint8_t *key,
+                            size_t plen, const store_filter *f, mrtx_arena *a, store_row *out)
+{
+	size_t n = 0, cap = 0, ocap = 0, want = f->versions > 1 ? f->versions : 1;
+	uint64_t now = mrtx__now_us();
+	ver *vs = NULL;
+	MDB_val k, v;
+	int rc;
+
+	out->cells = NULL;
+	out->ncells = 0;
+	if (f->lock_only)
+		return 0;
+	/* the current cells (the family's, when it is named) */
+	if (f->family >= 0)
+		key[plen] = (uint8_t)f->family;
+	k = mv(key, plen + (f->family >= 0));
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		const uint8_t *kd = k.mv_data;
+		ver x;
+
+		if (k.mv_size <= plen || memcmp(kd, key, plen) != 0 || kd[plen] == LOCK_TAG ||
+		    (f->family >= 0 && kd[plen] != (uint8_t)f->family))
+			break;
+		x.fid = kd[plen];
+		x.qual = MRTX_BYTES(kd + plen + 1, k.mv_size - plen - 1);
+		if (!wanted(f, x.fid, x.qual))
+			continue;
+		if (lmdb_cell_decode(&v, &x.ts, &x.flags, &x.value))
+			return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a cell value without its "
+			                    "version header", t->name);
+		x.flags &= CELL_GONE;
+		if ((rc = ver_add(a, &vs, &n, &cap, &x)))
+			return rc;
+	}
+	if (rc && rc != MDB_NOTFOUND)
+		return lmdb_err(st, rc, "read versions");
+	/* the history, after the lock key */
+	key[plen] = LOCK_TAG;
+	k = mv(key, plen + 1);
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		const uint8_t *kd = k.mv_data;
+		ver x;
+
+		if (k.mv_size <= plen || memcmp(kd, key, plen + 1) != 0)
+			break;
+		if (k.mv_size == plen + 1)
+			continue; /* the lock */
+		if (lmdb_hist_parse(kd, k.mv_size, plen, &x.fid, &x.qual, &x.ts) || v.mv_size < 1)
+			return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a malformed cell version",
+			                    t->name);
+		if (!wanted(f, x.fid, x.qual))
+			continue;
+		x.flags = ((const uint8_t *)v.mv_data)[0];
+		x.value = MRTX_BYTES((const uint8_t *)v.mv_data + 1, v.mv_size - 1);
+		if ((rc = ver_add(a, &vs, &n, &cap, &x)))
+			return rc;
+	}
+	if (rc && rc != MDB_NOTFOUND)
+		return lmdb_err(st, rc, "read versions");
+	if (n > 1)
+		qsort(vs, n, sizeof(*vs), ver_cmp);
+	/* each cell: its versions at or below f->at, by the family's policy */
+	for (size_t i = 0; i < n;) {
+		size_t j = i, shown = 0, seen = 0;
+		store_policy p = store_table_policy(t, vs[i].fid);
+		int stop = 0;
+
+		while (j < n && vs[j].fid == vs[i].fid &&
+		       cmp_bytes(vs[j].qual.data, vs[j].qual.size, vs[i].qual.data,
+		                 vs[i].qual.size) == 0)
+			j++;
+		for (size_t x = i; x < j && !stop; x++) {
+			store_cell *c;
+
+			if (f->at && vs[x].ts > f->at)
+				continue;
+			if (vs[x].flags & CELL_DELETED || !keeps(&p, seen, vs[x].ts, now)) {
+				stop = 1;
+				break;
+			}
+			seen++;
+			if (!(out->cells = lmdb_arr_grow(a, out->cells, out->ncells, &ocap,
+			                                 sizeof(*c))))
+				return MRTX_ENOMEM;
+			c = &out->cells[out->ncells++];
+			c->fid = vs[x].fid;
+			c->qual = vs[x].qual;
+			c->value = vs[x].value;
+			c->ts = vs[x].ts;
+			if (++shown == want)
+				stop = 1;
+		}
+		/* nothing at or below f->at, and older versions were collected:
+		 * what the cell held then is not known */
+		if (!stop && !seen && f->at && vs[j - 1].flags & CELL_GONE)
+			return mrtx__seterr(MRTX_ESNAPSHOT, "table '%s': a cell's versions at or "
+			                    "below timestamp %llu were collected (its family keeps "
+			                    "%u)", t->name, (unsigned long long)f->at,
+			                    p.max_versions);
+		i = j;
+	}
+	return 0;
+}
