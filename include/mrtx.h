@@ -267,6 +267,38 @@ int mrtx_flush(mrtx_db *db);
 int mrtx_create_table(mrtx_db *db, const char *table,
                       const char *const *families, size_t nfamilies);
 
+/**
+ * A family and how many versions of each of its cells the store keeps
+ * (Bigtable's garbage-collection rules, HBase's VERSIONS, MIN_VERSIONS and
+ * TTL).  A commit writes its cells at its commit timestamp
+ * (mrtx_commit_ts); a write that makes a cell keep more versions than
+ * max_versions drops the oldest, and versions older than ttl_ms are dropped
+ * except the newest min_versions -- by that write, by later writes of the
+ * cell and by `mrtx gc`.  Reads apply the same rule themselves, so they
+ * never show more versions, nor an older one, than the policy allows, even
+ * before anything is dropped.  A deleted cell keeps its older versions for
+ * reads at earlier snapshots (mrtx_begin_at), within the same rule.
+ */
+typedef struct mrtx_family_spec {
+	const char *name;
+	uint32_t max_versions;  /* 0 = 1 */
+	uint32_t min_versions;  /* at most max_versions */
+	uint64_t ttl_ms;        /* 0 = forever */
+} mrtx_family_spec;
+
+/**
+ * mrtx_create_table, with each family's version policy.  A family added
+ * later (mrtx_add_family) keeps one version.  Idempotent: creating an
+ * existing table with identical families and policies succeeds.  LMDB
+ * stores keep versions; a RADOS store keeps one (MRTX_ENOTSUP for any
+ * other policy).
+ * @return as mrtx_create_table; also MRTX_EINVAL (families NULL, n 0,
+ *   min_versions above max_versions, a TTL past 2^63 microseconds),
+ *   MRTX_EEXIST (the table exists with other policies), MRTX_ENOTSUP.
+ */
+int mrtx_create_table2(mrtx_db *db, const char *table, const mrtx_family_spec *families,
+                       size_t n);
+
 /** Most split rows mrtx_create_table_split takes. */
 #define MRTX_MAX_SPLITS 1024u
 
@@ -525,6 +557,46 @@ int mrtx_commit_ts(mrtx_txn *txn, uint64_t *commit_ts);
  * made (a read-only file system), or NULL.
  */
 uint64_t mrtx_txn_snapshot_ts(const mrtx_txn *txn);
+
+/** One version of a cell: its commit timestamp (0: this transaction's own
+ *  uncommitted write) and value (owned by the transaction). */
+typedef struct mrtx_version {
+	uint64_t ts;
+	mrtx_bytes value;
+} mrtx_version;
+
+/**
+ * The versions of one cell visible to the transaction, newest first, at
+ * most max: those written at or below its snapshot (mrtx_txn_snapshot_ts;
+ * mrtx_begin_at's timestamp), within the family's policy
+ * (mrtx_family_spec), stopping at a deletion.  A write of this
+ * transaction comes first (ts 0); one of its deletes leaves none.  Values
+ * are valid until the transaction ends.  The read is recorded for
+ * validation as mrtx_get's is.
+ * @param n  receives the number returned (0 on any error).
+ * @return MRTX_OK; MRTX_NOTFOUND (no version: *n = 0); MRTX_EINVAL (NULL
+ *   family, out or n, max 0); MRTX_ENOTSUP (RADOS: one version, read it
+ *   with mrtx_get); MRTX_ESNAPSHOT (mrtx_begin_at: the cell's versions at
+ *   its timestamp were collected); and mrtx_get's other codes.
+ */
+int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
+                      mrtx_bytes qualifier, mrtx_version *out, size_t max, size_t *n);
+
+/**
+ * Begin a read-only transaction at a past snapshot: every read (gets,
+ * mrtx_get_versions, scans, index lookups) sees the versions committed at
+ * or below ts and nothing above -- the store as it was when the commit
+ * stamped ts (mrtx_commit_ts) had just committed.  Its writes fail with
+ * MRTX_EINVAL; it never conflicts, waits or validates; end it with
+ * mrtx_commit or mrtx_abort.  What the store kept decides how far back it
+ * reaches: a cell whose versions at ts were dropped by its family's policy
+ * reads as MRTX_ESNAPSHOT, never as a newer or missing value.
+ * @return MRTX_OK; MRTX_EINVAL (NULL, ts 0 or past the store's newest
+ *   commit); MRTX_ESNAPSHOT (ts is below `mrtx gc`'s safe point, under which
+ *   deleted cells may be gone); MRTX_ENOTSUP (RADOS; an LMDB store without
+ *   its timestamp page); MRTX_ENOMEM; MRTX_ESTORE.
+ */
+int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out);
 
 /** Abort and free the transaction; nothing is written.  NULL is a no-op. */
 void mrtx_abort(mrtx_txn *txn);

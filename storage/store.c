@@ -79,18 +79,35 @@ static int refuse_write(const store *st, const char *what)
 	                    store_path(st), what);
 }
 
+/* Is every policy of pol[0..n) "one version" (or pol NULL)? */
+static int one_version_each(const store_policy *pol, size_t n)
+{
+	for (size_t i = 0; pol && i < n; i++)
+		if (pol[i].max_versions != 1 || pol[i].min_versions || pol[i].ttl_ms)
+			return 0;
+	return 1;
+}
+
 int store_create_table(store *st, const char *name, const char *const *families,
-                       size_t nfamilies, const mrtx_bytes *splits, size_t nsplits)
+                       size_t nfamilies, const store_policy *pol, const mrtx_bytes *splits,
+                       size_t nsplits)
 {
 	if (store_read_only(st))
 		return refuse_write(st, "creating a table");
+	if (one_version_each(pol, nfamilies))
+		pol = NULL;
 #ifdef MRTX_HAVE_RADOS
-	if (store_kind_of(st) == STORE_RADOS)
+	if (store_kind_of(st) == STORE_RADOS) {
+		if (pol)
+			return mrtx__seterr(MRTX_ENOTSUP, "%s: a RADOS store keeps one version of "
+			                    "each cell (families with more versions or a TTL are not "
+			                    "supported there yet)", store_path(st));
 		return rados_store_create_table(st, name, families, nfamilies, splits, nsplits);
+	}
 #endif
 	(void)splits; /* one B-tree: nothing to split */
 	(void)nsplits;
-	return lmdb_store_create_table(st, name, families, nfamilies);
+	return lmdb_store_create_table(st, name, families, nfamilies, pol);
 }
 
 int store_table_find(store *st, const char *name, const store_table **out)

@@ -118,8 +118,13 @@ const uint8_t *store_id(const store *st);
 /* splits: rows (strictly increasing, valid row keys, checked by the caller)
  * where tablets start beside the first one; backends without tablets
  * (LMDB) ignore them. */
+/* pol: each family's version policy (NULL: one version each; checked by
+ * the caller); a store without versions (RADOS) refuses any other with
+ * MRTX_ENOTSUP.  Creating a table that exists with the same families and
+ * policies succeeds; other families or policies: MRTX_EEXIST. */
 int store_create_table(store *st, const char *name, const char *const *families,
-                       size_t nfamilies, const mrtx_bytes *splits, size_t nsplits);
+                       size_t nfamilies, const store_policy *pol, const mrtx_bytes *splits,
+                       size_t nsplits);
 /* MRTX_ENOTABLE if missing (re-reads metadata: another process may have made it). */
 int store_table_find(store *st, const char *name, const store_table **out);
 /* MRTX_ENOFAMILY if t has no such family, also after one refresh (a family
@@ -534,6 +539,9 @@ unsigned long store__fail_from(unsigned long n, int lmdb_error);
  *   (STORE_GEN_CHANGED) if any record was added since the listing.
  */
 int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out);
+/* The record of the collector's safe point (u64 LE): `mrtx gc` may have
+ * collected what a snapshot below it would read (txn/gc.c). */
+#define STORE_GC_SAFE_KEY "g/safe"
 /* store_meta_get through a view (NULL: a fresh snapshot; RADOS: always). */
 int store_meta_get_in(store *st, store_view *v, const char *key, mrtx_arena *a,
                       mrtx_bytes *out);

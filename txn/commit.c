@@ -913,8 +913,8 @@ int txn_commit_run(mrtx_txn *txn)
 		 * what it read: in sync mode a commit is visible a moment before
 		 * it is durable (DESIGN §8), so make what it could see durable
 		 * first. */
-		if ((!txn->view || txn->must_validate) && (rc = txn_validate(txn)))
-			return rc;
+		if (!txn->at && (!txn->view || txn->must_validate) && (rc = txn_validate(txn)))
+			return rc; /* (a past snapshot's reads are of fixed versions) */
 		return store_sync_visible(txn->db->st);
 	}
 	if (store_read_only(txn->db->st)) /* mrtx_put & co. refuse first: defence */

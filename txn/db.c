@@ -123,6 +123,40 @@ int mrtx_create_table(mrtx_db *db, const char *table, const char *const *familie
 	return mrtx_create_table_split(db, table, families, nfamilies, NULL, 0);
 }
 
+int mrtx_create_table2(mrtx_db *db, const char *table, const mrtx_family_spec *families,
+                       size_t n)
+{
+	const char *names[MRTX_MAX_FAMILIES];
+	store_policy pol[MRTX_MAX_FAMILIES];
+
+	mrtx__clearerr();
+	if (!db || !families || n == 0)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_create_table2: db and families are required");
+	if (store_read_only(db->st))
+		return mrtx__seterr(MRTX_EREADONLY, "mrtx_create_table2: store %s is open "
+		                    "read-only", store_path(db->st));
+	if (n > MRTX_MAX_FAMILIES)
+		return mrtx__seterr(MRTX_ETOOBIG, "mrtx_create_table2: %zu families; the limit is "
+		                    "%u", n, MRTX_MAX_FAMILIES);
+	for (size_t i = 0; i < n; i++) {
+		const mrtx_family_spec *f = &families[i];
+
+		names[i] = f->name;
+		pol[i].max_versions = f->max_versions ? f->max_versions : 1;
+		pol[i].min_versions = f->min_versions;
+		pol[i].ttl_ms = f->ttl_ms;
+		if (pol[i].min_versions > pol[i].max_versions)
+			return mrtx__seterr(MRTX_EINVAL, "mrtx_create_table2: family %zu keeps at "
+			                    "least %u versions but at most %u", i,
+			                    pol[i].min_versions, pol[i].max_versions);
+		if (pol[i].ttl_ms > UINT64_MAX / 1000u / 2)
+			return mrtx__seterr(MRTX_EINVAL, "mrtx_create_table2: family %zu: a TTL of "
+			                    "%llu ms is out of range", i,
+			                    (unsigned long long)pol[i].ttl_ms);
+	}
+	return store_create_table(db->st, table, names, n, pol, NULL, 0);
+}
+
 int mrtx_create_table_split(mrtx_db *db, const char *table, const char *const *families,
                             size_t nfamilies, const mrtx_bytes *splits, size_t nsplits)
 {
@@ -149,7 +183,7 @@ int mrtx_create_table_split(mrtx_db *db, const char *table, const char *const *f
 			return mrtx__seterr(MRTX_EINVAL, "mrtx_create_table_split: split rows must "
 			                    "be strictly increasing (row %zu is not)", i);
 	}
-	return store_create_table(db->st, table, families, nfamilies, splits, nsplits);
+	return store_create_table(db->st, table, families, nfamilies, NULL, splits, nsplits);
 }
 
 int mrtx_table_families(const char *const **out, size_t *count, mrtx_db *db,

@@ -214,6 +214,7 @@ int mrtx_scan_open(mrtx_txn *txn, const mrtx_scan_spec *spec, mrtx_scanner **out
 	r->end = MRTX_BYTES(arena_dup(&txn->arena, spec->end.data, spec->end.size),
 	                    spec->end.size);
 	s->f.family = spec->family ? fid : -1;
+	s->f.at = txn->at; /* (mrtx_begin_at: the versions at its timestamp) */
 	s->f.qs = MRTX_BYTES(arena_dup(&txn->arena, spec->qual_start.data, spec->qual_start.size),
 	                     spec->qual_start.size);
 	s->f.qe = MRTX_BYTES(arena_dup(&txn->arena, spec->qual_end.data, spec->qual_end.size),
@@ -262,6 +263,9 @@ static int fetch_batch(mrtx_scanner *s)
 	rc = store_scan_rows_in(txn->db->st, s->current ? NULL : v, s->t, &s->next,
 	                        s->range->reverse, &s->f, SCAN_BATCH, &txn->arena, &s->batch,
 	                        &s->nbatch, &s->more);
+	if (rc == STORE_NOT_IN_VIEW && txn->at)
+		return mrtx__seterr(MRTX_ENOTABLE, "table '%s' did not exist at timestamp %llu",
+		                    s->t->name, (unsigned long long)txn->at);
 	if (rc == STORE_NOT_IN_VIEW) {
 		/* a table created after the view: read it as it is now, and
 		 * validate at commit (snapread.c) */

@@ -107,8 +107,10 @@ static int in_filter(const store_filter *f, uint8_t fid, mrtx_bytes q)
  * leave them, cut by the read's filter; cells stay in (family, qualifier)
  * order. */
 static int apply_redo(mrtx_txn *txn, const store_table *t, store_row *sr,
-                      const store_filter *f, const store_mut *redo, size_t nredo)
+                      const store_filter *f, const store_mut *redo, size_t nredo, uint64_t ts)
 {
+	int vers = f && f->versions > 1; /* a cell's versions are adjacent, newest first */
+
 	store_cell *c = arena_alloc(&txn->arena, (sr->ncells + nredo + 1) * sizeof(*c));
 	size_t n = sr->ncells;
 
@@ -134,9 +136,28 @@ static int apply_redo(mrtx_txn *txn, const store_table *t, store_row *sr,
 		case STORE_MUT_PUT:
 			while (i < n && cell_cmp(c[i].fid, c[i].qual, u->fid, u->qual) < 0)
 				i++;
+			if (vers) {
+				/* the group becomes the redo's version (a put) followed
+				 * by the newest of the old ones, up to f->versions; a
+				 * delete empties it */
+				size_t e = i, keep, put = u->kind == STORE_MUT_PUT &&
+				                          in_filter(f, u->fid, u->qual);
+
+				while (e < n && cell_cmp(c[e].fid, c[e].qual, u->fid, u->qual) == 0)
+					e++;
+				keep = put ? MRTX_MIN(e - i, (size_t)f->versions - 1) : 0;
+				memmove(&c[i + keep + put], &c[e], (n - e) * sizeof(*c));
+				if (put) {
+					memmove(&c[i + 1], &c[i], keep * sizeof(*c));
+					c[i] = (store_cell){ u->fid, u->qual, u->value, ts };
+				}
+				n = n - (e - i) + keep + put;
+				break;
+			}
 			if (i < n && cell_cmp(c[i].fid, c[i].qual, u->fid, u->qual) == 0) {
 				if (u->kind == STORE_MUT_PUT) {
 					c[i].value = u->value;
+					c[i].ts = ts;
 					break;
 				}
 				memmove(&c[i], &c[i + 1], (n - i - 1) * sizeof(*c));
@@ -145,7 +166,7 @@ static int apply_redo(mrtx_txn *txn, const store_table *t, store_row *sr,
 			}
 			if (u->kind == STORE_MUT_PUT && in_filter(f, u->fid, u->qual)) {
 				memmove(&c[i + 1], &c[i], (n - i) * sizeof(*c));
-				c[i] = (store_cell){ u->fid, u->qual, u->value, 0 };
+				c[i] = (store_cell){ u->fid, u->qual, u->value, ts };
 				n++;
 			}
 			break;
@@ -233,7 +254,12 @@ static int decide(mrtx_txn *txn, store_view *v, const store_table *t, const stor
 			return rc;
 		if (memcmp(pl.txn, l->txn, LOCK_TXNID_SIZE) == 0) {
 			if (pl.state == LOCK_COMMITTED) {
-				if ((rc = apply_redo(txn, t, sr, f, l->redo, l->nredo)))
+				/* (at a past snapshot: only a commit at or below it) */
+				if (txn->at && pl.commit_ts > txn->at) {
+					*pending = 1;
+					return as_pending(txn, sr, l);
+				}
+				if ((rc = apply_redo(txn, t, sr, f, l->redo, l->nredo, pl.commit_ts)))
 					return rc;
 				/* (the primary's commit_ts: the store stamps the
 				 * commit point, after the secondaries' prewrite) */
@@ -299,6 +325,7 @@ int txn_read_row_snap(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
 {
 	recover_opts ro = { txn->db->lock_wait_ms, 0, 0 };
 	store *st = txn->db->st;
+	store_filter atf;
 	int rc, i;
 
 	for (i = 0; i < 64; i++) {
@@ -312,7 +339,15 @@ int txn_read_row_snap(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
 			return rc;
 		if (!v)
 			return txn_read_row(txn, t, row, f, out);
+		if (txn->at) {
+			atf = *f;
+			atf.at = txn->at;
+			f = &atf;
+		}
 		rc = store_read_row_in(st, v, t, row, f, &txn->arena, out);
+		if (rc == STORE_NOT_IN_VIEW && txn->at)
+			return mrtx__seterr(MRTX_ENOTABLE, "table '%s' did not exist at timestamp "
+			                    "%llu", t->name, (unsigned long long)txn->at);
 		if (rc == STORE_NOT_IN_VIEW) {
 			/* a table created after the view: read it as it is now,
 			 * and validate at commit */

@@ -129,7 +129,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	/* Field by field: a memset of the head compiles to `rep stos`, whose
 	 * start-up cost was a visible part of a point read.  A new field must
 	 * be set here (the assertion below trips when the head changes). */
-	_Static_assert(offsetof(mrtx_txn, head_pad) == 188 && offsetof(mrtx_txn, arena0) == 192,
+	_Static_assert(offsetof(mrtx_txn, head_pad) == 196 && offsetof(mrtx_txn, arena0) == 208,
 	               "mrtx_begin sets every field before arena0: initialise the new one there");
 	txn->db = db;
 	arena_init_buf(&txn->arena, txn->arena0, sizeof(txn->arena0));
@@ -143,7 +143,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	txn->nranges = txn->cranges = 0;
 	txn->scanners = NULL;
 	txn->idx = NULL;
-	txn->snap_ts = txn->commit_ts = 0;
+	txn->snap_ts = txn->commit_ts = txn->at = 0;
 	/* The table and family the thread's last transaction named on this
 	 * handle stay named: a point read per transaction then finds them
 	 * without a lookup (resolve_args checks the name and that the table
@@ -400,6 +400,136 @@ int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *famil
 	return 0;
 }
 
+int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
+                      mrtx_bytes qualifier, mrtx_version *out, size_t max, size_t *n)
+{
+	store_filter f = STORE_FILTER_ALL;
+	const store_table *t;
+	store_row sr;
+	size_t k = 0;
+	uint8_t fid;
+	trow *r;
+	int rc;
+
+	mrtx__clearerr();
+	if (n)
+		*n = 0;
+	TXN_CHECK(txn);
+	if (!family || !n || (max && !out) || (qualifier.size && !qualifier.data))
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_get_versions: family, out and n are required");
+	if (max == 0)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_get_versions: max is 0");
+	if (store_kind_of(txn->db->st) != STORE_LMDB)
+		return mrtx__seterr(MRTX_ENOTSUP, "mrtx_get_versions: store %s keeps one version "
+		                    "of each cell (RADOS); read it with mrtx_get",
+		                    store_path(txn->db->st));
+	if ((rc = resolve_args(txn, table, row, family, qualifier.size, &t, &fid)))
+		return rc;
+	r = NULL;
+	if (!RB_EMPTY(&txn->rows) && (rc = txn_row(txn, t, row, 0, &r)))
+		return rc;
+	if (r) {
+		_Alignas(bcell) uint8_t kbuf[sizeof(bcell) + MRTX_MAX_KEY];
+		bcell *key = (bcell *)kbuf, *c;
+
+		key->fid = fid;
+		key->qlen = (uint32_t)qualifier.size;
+		if (qualifier.size)
+			memcpy(key->data, qualifier.data, qualifier.size);
+		if ((c = RB_FIND(bcell_tree, &r->cells, key))) {
+			if (c->kind != STORE_MUT_PUT)
+				return mrtx__seterr(MRTX_NOTFOUND, "deleted in this transaction");
+			/* this transaction's own write: not committed, no timestamp */
+			out[k].ts = 0;
+			out[k++].value = MRTX_BYTES(c->data + c->qlen, c->vlen);
+			if (k == max) {
+				*n = k;
+				return 0;
+			}
+		} else if (r->del_row) {
+			return mrtx__seterr(MRTX_NOTFOUND, "row deleted in this transaction");
+		}
+	}
+	f.family = fid;
+	f.qs = qualifier;
+	f.qual_exact = 1;
+	f.versions = max - k > UINT32_MAX ? UINT32_MAX : (uint32_t)(max - k);
+	if (f.versions < 2)
+		f.versions = 2; /* (the versions path, which says when they were written) */
+	if ((rc = txn_read_row_snap(txn, t, row, &f, &sr)))
+		return rc;
+	if ((rc = txn_observe_at(txn, r, t, row, sr.has_lock, sr.lock)))
+		return rc;
+	for (size_t i = 0; i < sr.ncells && k < max; i++) {
+		out[k].ts = sr.cells[i].ts;
+		out[k++].value = sr.cells[i].value;
+	}
+	*n = k;
+	if (k == 0)
+		return mrtx__seterr(MRTX_NOTFOUND, "no such cell");
+	return 0;
+}
+
+int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out)
+{
+	store_view *v;
+	mrtx_arena a;
+	mrtx_bytes g;
+	uint64_t vts, safe = 0;
+	mrtx_txn *txn;
+	int rc;
+
+	mrtx__clearerr();
+	if (out)
+		*out = NULL;
+	if (!db || !out || ts == 0)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_begin_at: db, out and a timestamp are "
+		                    "required");
+	if (store_kind_of(db->st) != STORE_LMDB)
+		return mrtx__seterr(MRTX_ENOTSUP, "mrtx_begin_at: store %s keeps one version of "
+		                    "each cell (RADOS)", store_path(db->st));
+	if ((rc = mrtx_begin(db, &txn)))
+		return rc;
+	if ((rc = txn_view_get(txn, &v)))
+		goto fail;
+	vts = store_view_ts(db->st, v);
+	if (!v || vts == 0) {
+		rc = mrtx__seterr(MRTX_ENOTSUP, "mrtx_begin_at: store %s has no snapshot "
+		                  "timestamps here (no timestamp page)", store_path(db->st));
+		goto fail;
+	}
+	if (ts > vts) {
+		rc = mrtx__seterr(MRTX_EINVAL, "mrtx_begin_at: timestamp %llu is past the store's "
+		                  "newest commit (%llu)", (unsigned long long)ts,
+		                  (unsigned long long)vts);
+		goto fail;
+	}
+	/* below the collector's safe point, deleted cells may be gone */
+	arena_init(&a);
+	rc = store_meta_get_in(db->st, v, STORE_GC_SAFE_KEY, &a, &g);
+	if (rc == 0 && g.size == 8)
+		for (unsigned i = 0; i < 8; i++)
+			safe |= (uint64_t)((const uint8_t *)g.data)[i] << (8 * i);
+	arena_free(&a);
+	if (rc && rc != MRTX_NOTFOUND)
+		goto fail;
+	if (ts < safe) {
+		rc = mrtx__seterr(MRTX_ESNAPSHOT, "mrtx_begin_at: timestamp %llu is below the "
+		                  "store's collection safe point %llu (`mrtx gc` collected what "
+		                  "it would read)", (unsigned long long)ts,
+		                  (unsigned long long)safe);
+		goto fail;
+	}
+	txn->at = ts;
+	txn->snap_ts = ts;
+	txn->view_used = 1; /* (its reads never wait: the snapshot is fixed) */
+	*out = txn;
+	return 0;
+fail:
+	mrtx_abort(txn);
+	return rc;
+}
+
 /*
  * First write to a row: note when, so that commit can tell whether another
  * transaction committed to the row after this one wrote it (write-write
@@ -475,6 +605,11 @@ int txn_buffer_cell(mrtx_txn *txn, const char *table, mrtx_bytes row, const char
  * (NULL and doomed transactions are left to the usual checks). */
 static int check_writable(mrtx_txn *txn, const char *what)
 {
+	if (txn && !txn->doom && txn->at) {
+		mrtx__clearerr();
+		return mrtx__seterr(MRTX_EINVAL, "%s: a transaction at a past snapshot "
+		                    "(mrtx_begin_at) only reads", what);
+	}
 	if (!txn || txn->doom || !store_read_only(txn->db->st))
 		return 0;
 	mrtx__clearerr();

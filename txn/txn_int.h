@@ -103,7 +103,7 @@ typedef struct scan_range {
 	mrtx_bytes last;       /* last row consumed */
 } scan_range;
 
-#define TXN_ARENA0 3920 /* the object is 4 KiB */
+#define TXN_ARENA0 3888 /* the object is 4 KiB */
 
 struct mrtx_txn {
 	mrtx_db *db;
@@ -132,6 +132,8 @@ struct mrtx_txn {
 	uint64_t ct_serial;    /* the serial of the handle ct belongs to */
 	uint64_t snap_ts;      /* the view's snapshot timestamp (store_view_ts; 0: none) */
 	uint64_t commit_ts;    /* the commit's timestamp, once committed with writes */
+	uint64_t at;           /* mrtx_begin_at's timestamp: every read is of the
+	                          versions at or below it (0: the view as it is) */
 	uint8_t cfid;
 	uint8_t no_view;       /* the store has no views (RADOS): reads go without */
 	uint8_t view_used;     /* a read has returned from view */

@@ -413,8 +413,18 @@ int lmdb_store_table_clear(store *st, const store_table *t, int drop, uint64_t t
 	mdb_cursor_close(cur);
 	if (rc && rc != MDB_NOTFOUND)
 		goto fail;
-	if (drop)
+	if (drop) {
+		/* the name's version policies go with it (lmdb_meta.c) */
+		char pkb[MRTX_MAX_NAME + 4];
+		size_t n = strlen(t->name);
+
+		memcpy(pkb, "\0p/", 3);
+		memcpy(pkb + 3, t->name, n);
+		k = mv(pkb, 3 + n);
+		if ((rc = mdb_del(txn, st->dbi, &k, NULL)) && rc != MDB_NOTFOUND)
+			goto fail;
 		return change_end(st, t, txn, NULL);
+	}
 	nrec = record_with(buf, &rec, 0, NULL);
 	return change_end(st, t, txn, &nrec);
 fail:

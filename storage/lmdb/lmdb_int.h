@@ -274,6 +274,8 @@ int lmdb_cell_del_range(MDB_cursor *cur, const store_table *t, uint8_t *key, siz
 MDB_val lmdb_table_key(char *buf, const char *name);
 /* Parse a table record into a new object (state LIVE or FROZEN). */
 int lmdb_table_parse(const char *name, const MDB_val *v, store_table **out);
+/* Give t its version policies, read in txn (lmdb_meta.c). */
+int lmdb_table_load_policy(store *st, MDB_txn *txn, store_table *t);
 /* Parse only the prefix and state of a record (MRTX_ECORRUPT if malformed). */
 int lmdb_table_peek(const MDB_val *v, unsigned *kp, int *frozen, size_t *nfam);
 /* Free a table object (and the families added to it after parsing). */

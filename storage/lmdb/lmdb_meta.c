@@ -124,6 +124,7 @@ void lmdb_table_free(store_table *t)
 		return;
 	for (size_t i = t->nfam0; i < t->nfamilies; i++)
 		mrtx__free((void *)(uintptr_t)t->families[i]);
+	mrtx__free((void *)(uintptr_t)t->pol);
 	mrtx__free(t);
 }
 
@@ -199,9 +200,80 @@ static int table_publish(store *st, store_table *t)
 	return 0;
 }
 
-int lmdb_store_create_table(store *st, const char *name, const char *const *families,
-                       size_t nfamilies)
+/* ---- version policies: 0x00 "p/" name -> per family (u32 max, u32 min,
+ * u64 ttl_ms), LE; absent: one version each (DESIGN §3.2) ---- */
+
+#define POL_SIZE 16u
+
+static MDB_val policy_key(char *buf, const char *name)
 {
+	size_t n = strlen(name);
+
+	memcpy(buf, "\0p/", 3);
+	memcpy(buf + 3, name, n);
+	return mv(buf, 3 + n);
+}
+
+static void policy_put(uint8_t *p, const store_policy *x)
+{
+	for (unsigned i = 0; i < 4; i++) {
+		p[i] = (uint8_t)(x->max_versions >> (8 * i));
+		p[4 + i] = (uint8_t)(x->min_versions >> (8 * i));
+	}
+	for (unsigned i = 0; i < 8; i++)
+		p[8 + i] = (uint8_t)(x->ttl_ms >> (8 * i));
+}
+
+static void policy_get(const uint8_t *p, store_policy *x)
+{
+	memset(x, 0, sizeof(*x));
+	for (unsigned i = 0; i < 4; i++) {
+		x->max_versions |= (uint32_t)p[i] << (8 * i);
+		x->min_versions |= (uint32_t)p[4 + i] << (8 * i);
+	}
+	for (unsigned i = 0; i < 8; i++)
+		x->ttl_ms |= (uint64_t)p[8 + i] << (8 * i);
+}
+
+/* Give t its policies, from the record in txn (none: one version each). */
+int lmdb_table_load_policy(store *st, MDB_txn *txn, store_table *t)
+{
+	char kb[MRTX_MAX_NAME + 4];
+	MDB_val k = policy_key(kb, t->name), v;
+	store_policy *pol;
+	size_t n;
+	int rc = mdb_get(txn, st->dbi, &k, &v);
+
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc)
+		return lmdb_err(st, rc, "read table policies");
+	n = v.mv_size / POL_SIZE;
+	if (v.mv_size % POL_SIZE || n == 0 || n > MRTX_MAX_FAMILIES)
+		return mrtx__seterr(MRTX_ECORRUPT, "%s: the version policies of table '%s' are "
+		                    "malformed", st->path, t->name);
+	if (!(pol = mrtx__calloc(n, sizeof(*pol))))
+		return mrtx__seterr(MRTX_ENOMEM, "out of memory loading table '%s'", t->name);
+	for (size_t i = 0; i < n; i++) {
+		policy_get((const uint8_t *)v.mv_data + i * POL_SIZE, &pol[i]);
+		if (pol[i].max_versions == 0 || pol[i].min_versions > pol[i].max_versions) {
+			mrtx__free(pol);
+			return mrtx__seterr(MRTX_ECORRUPT, "%s: the version policies of table '%s' "
+			                    "are malformed", st->path, t->name);
+		}
+	}
+	mrtx__free((void *)(uintptr_t)t->pol);
+	t->pol = pol;
+	t->npol = n;
+	return 0;
+}
+
+int lmdb_store_create_table(store *st, const char *name, const char *const *families,
+                            size_t nfamilies, const store_policy *pol)
+{
+	uint8_t pbuf[MRTX_MAX_FAMILIES * POL_SIZE];
+	char pkey[MRTX_MAX_NAME + 4];
+	MDB_val polk = policy_key(pkey, name), pv = mv(pbuf, pol ? nfamilies * POL_SIZE : 0), oldp;
 	uint8_t meta[TPFX + 1 + MRTX_MAX_FAMILIES * (MRTX_MAX_NAME + 1)];
 	char key[MRTX_MAX_NAME + 4], nkey[16];
 	size_t mlen = TPFX + 1;
@@ -228,11 +300,22 @@ int lmdb_store_create_table(store *st, const char *name, const char *const *fami
 	pthread_mutex_lock(&st->mu);
 	if ((rc = lmdb_txn_begin(st, 0, &txn)))
 		goto done;
+	for (size_t i = 0; pol && i < nfamilies; i++)
+		policy_put(pbuf + i * POL_SIZE, &pol[i]);
 	rc = mdb_get(txn, st->dbi, &k, &old);
 	if (rc == 0) {
-		/* the same families make create idempotent (the prefix is the store's) */
+		int prc = mdb_get(txn, st->dbi, &polk, &oldp);
+
+		if (prc == MDB_NOTFOUND)
+			oldp = mv(NULL, 0);
+		/* the same families and policies make create idempotent (the prefix
+		 * is the store's) */
 		rc = (old.mv_size == mlen &&
-		      memcmp((uint8_t *)old.mv_data + TPFX, meta + TPFX, mlen - TPFX) == 0) ? 0 :
+		      memcmp((uint8_t *)old.mv_data + TPFX, meta + TPFX, mlen - TPFX) == 0) ?
+		     ((prc == 0 || prc == MDB_NOTFOUND) && oldp.mv_size == pv.mv_size &&
+		      (!pv.mv_size || memcmp(oldp.mv_data, pbuf, pv.mv_size) == 0) ? 0 :
+		      mrtx__seterr(MRTX_EEXIST, "table '%s' exists with other version policies",
+		                   name)) :
 		     mrtx__seterr(MRTX_EEXIST, "table '%s' exists with different families", name);
 		lmdb_wabort(st, txn);
 		txn = NULL;
@@ -327,12 +410,17 @@ int lmdb_store_create_table(store *st, const char *name, const char *const *fami
 	next[0] = (uint8_t)((kp + 1) >> 8);
 	next[1] = (uint8_t)(kp + 1);
 	nv = mv(next, TPFX);
-	if ((rc = mdb_put(txn, st->dbi, &k, &v, 0)) || (rc = mdb_put(txn, st->dbi, &nk, &nv, 0))) {
+	if ((rc = mdb_put(txn, st->dbi, &k, &v, 0)) || (rc = mdb_put(txn, st->dbi, &nk, &nv, 0)) ||
+	    (pv.mv_size && (rc = mdb_put(txn, st->dbi, &polk, &pv, 0)))) {
 		rc = lmdb_err(st, rc, "write metadata");
 		goto done;
 	}
 	if ((rc = lmdb_table_parse(name, &v, &t)))
 		goto done;
+	if ((rc = lmdb_table_load_policy(st, txn, t))) {
+		lmdb_table_free(t);
+		goto done;
+	}
 	t->seen = mdb_txn_id(txn);
 	rc = lmdb_commit(st, txn, 1);
 	txn = NULL;
@@ -383,6 +471,10 @@ int lmdb_store_table_find(store *st, const char *name, const store_table **out)
 	}
 	if ((rc = lmdb_table_parse(name, &v, &t)))
 		goto done;
+	if ((rc = lmdb_table_load_policy(st, rt.txn, t))) {
+		lmdb_table_free(t);
+		goto done;
+	}
 	t->seen = mdb_txn_id(rt.txn);
 	rc = table_publish(st, t);
 done:
@@ -576,7 +668,13 @@ int lmdb_meta_init(store *st)
 			}
 			memcpy(name, (char *)k.mv_data + 3, k.mv_size - 3);
 			name[k.mv_size - 3] = '\0';
-			if ((rc = lmdb_table_parse(name, &v, &t)) || (rc = table_publish(st, t)))
+			if ((rc = lmdb_table_parse(name, &v, &t)))
+				goto fail;
+			if ((rc = lmdb_table_load_policy(st, txn, t))) {
+				lmdb_table_free(t);
+				goto fail;
+			}
+			if ((rc = table_publish(st, t)))
 				goto fail;
 		}
 		mdb_cursor_close(cur);

@@ -14,7 +14,7 @@ const char *lmdb_store_path(const store *st);
 int lmdb_store_is_unbatched(const store *st);
 const uint8_t *lmdb_store_id(const store *st);
 int lmdb_store_create_table(store *st, const char *name, const char *const *families,
-                            size_t nfamilies);
+                            size_t nfamilies, const store_policy *pol);
 int lmdb_store_table_find(store *st, const char *name, const store_table **out);
 int lmdb_store_add_family(store *st, const store_table *t, const char *family);
 int lmdb_store_table_freeze(store *st, const store_table *t, int on, uint64_t *token);

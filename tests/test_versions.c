@@ -1,0 +1,268 @@
+/*
+ * test_versions.c - cell versions (DESIGN §9, storage/lmdb/lmdb_cell.c):
+ * family policies (mrtx_create_table2), mrtx_get_versions, reads at a past
+ * snapshot (mrtx_begin_at), what a policy drops and how such reads say so
+ * (MRTX_ESNAPSHOT), TTLs, deletes and scans.  On RADOS (one version per
+ * cell) the calls say MRTX_ENOTSUP.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#define B(s) MRTX_BYTES((s), strlen(s))
+
+static const mrtx_family_spec FAMS[] = {
+	{ "h", 3, 0, 0 },      /* three versions */
+	{ "one", 0, 0, 0 },    /* one (0 = 1) */
+	{ "ttl", 5, 1, 300 },  /* five, older than 300 ms dropped but the newest */
+	{ "ttl0", 5, 0, 300 }, /* the same without a minimum: cells expire */
+};
+#define NFAMS (sizeof(FAMS) / sizeof(FAMS[0]))
+
+/* Put fam:q = val in row r of t in its own transaction; its commit ts. */
+static uint64_t put_ts(mrtx_db *db, const char *row, const char *fam, const char *val)
+{
+	mrtx_txn *txn;
+	uint64_t ts = 0;
+
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	if (val)
+		assert_int_equal(mrtx_put(txn, "t", B(row), fam, B("q"), B(val)), MRTX_OK);
+	else
+		assert_int_equal(mrtx_delete(txn, "t", B(row), fam, B("q")), MRTX_OK);
+	assert_int_equal(mrtx_commit_ts(txn, &ts), MRTX_OK);
+	assert_true(ts > 0);
+	return ts;
+}
+
+/* The versions of fam:q in row at ts (0: now) as "v@i,v@i" with i the
+ * index of each version's ts in tss (or '?'), or the error's name. */
+static void versions(mrtx_db *db, uint64_t at, const char *row, const char *fam,
+                     const uint64_t *tss, size_t nts, char *out, size_t cap)
+{
+	mrtx_txn *txn;
+	mrtx_version v[8];
+	size_t n = 99;
+	int rc;
+
+	assert_int_equal(at ? mrtx_begin_at(db, at, &txn) : mrtx_begin(db, &txn), MRTX_OK);
+	rc = mrtx_get_versions(txn, "t", B(row), fam, B("q"), v, 8, &n);
+	out[0] = 0;
+	if (rc) {
+		assert_int_equal(n, 0);
+		snprintf(out, cap, "%s", rc == MRTX_NOTFOUND ? "none" : rc == MRTX_ESNAPSHOT ?
+		                          "gone" : mrtx_strerror(rc));
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0, len = strlen(out);
+
+		while (k < nts && tss[k] != v[i].ts)
+			k++;
+		snprintf(out + len, cap - len, "%s%.*s@%c", i ? "," : "", (int)v[i].value.size,
+		         (const char *)v[i].value.data, k < nts ? (char)('0' + k) : '?');
+	}
+	mrtx_abort(txn);
+}
+
+#define EXPECT(db, at, row, fam, tss, want)                                   \
+	do {                                                                  \
+		char got_[256];                                               \
+		versions(db, at, row, fam, tss, sizeof(tss) / sizeof(tss[0]), \
+		         got_, sizeof(got_));                                 \
+		if (strcmp(got_, want) != 0)                                  \
+			fail_msg("%s at %d: got %s, want %s", fam, __LINE__,  \
+			         got_, want);                                 \
+	} while (0)
+
+static mrtx_db *fresh(char **path)
+{
+	mrtx_db *db = tu_open_fresh("versions", path, NULL);
+
+	assert_non_null(db);
+	return db;
+}
+
+static void test_policies_and_past_snapshots(void **state)
+{
+	char *path;
+	mrtx_db *db = fresh(&path);
+	uint64_t ts[6], o[2], late;
+	mrtx_txn *txn;
+	mrtx_bytes v;
+
+	(void)state;
+	if (tu_rados()) {
+		assert_int_equal(mrtx_create_table2(db, "t", FAMS, NFAMS), MRTX_ENOTSUP);
+		assert_int_equal(mrtx_begin_at(db, 1, &txn), MRTX_ENOTSUP);
+		assert_null(txn);
+		mrtx_close(db);
+		tu_rmrf(path);
+		free(path);
+		return;
+	}
+	assert_int_equal(mrtx_create_table2(db, "t", FAMS, NFAMS), MRTX_OK);
+	for (int i = 0; i < 4; i++) {
+		char val[8];
+
+		snprintf(val, sizeof(val), "v%d", i);
+		ts[i] = put_ts(db, "r", "h", val);
+		if (i)
+			assert_true(ts[i] > ts[i - 1]);
+	}
+	/* three versions kept, newest first, each at its commit's timestamp */
+	EXPECT(db, 0, "r", "h", ts, "v3@3,v2@2,v1@1");
+	EXPECT(db, ts[3], "r", "h", ts, "v3@3,v2@2,v1@1");
+	EXPECT(db, ts[2], "r", "h", ts, "v2@2,v1@1");
+	EXPECT(db, ts[1], "r", "h", ts, "v1@1");
+	/* v0 was dropped: the cell's state then is unknown, and said so */
+	EXPECT(db, ts[0], "r", "h", ts, "gone");
+	/* before the cell existed at all: nothing, not an error -- but here
+	 * the oldest kept version says older ones were dropped */
+	EXPECT(db, ts[0] - 1, "r", "h", ts, "gone");
+	/* mrtx_get at a snapshot reads that version */
+	assert_int_equal(mrtx_begin_at(db, ts[2], &txn), MRTX_OK);
+	assert_int_equal(mrtx_txn_snapshot_ts(txn), ts[2]);
+	assert_int_equal(mrtx_get(txn, "t", B("r"), "h", B("q"), &v), MRTX_OK);
+	assert_memory_equal(v.data, "v2", 2);
+	/* read-only */
+	assert_int_equal(mrtx_put(txn, "t", B("r"), "h", B("q"), B("x")), MRTX_EINVAL);
+	assert_int_equal(mrtx_delete_row(txn, "t", B("r")), MRTX_EINVAL);
+	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+
+	/* a delete: gone now, its older versions still there for earlier
+	 * snapshots (the tombstone counts as one of the three) */
+	ts[4] = put_ts(db, "r", "h", NULL);
+	EXPECT(db, 0, "r", "h", ts, "none");
+	EXPECT(db, ts[4], "r", "h", ts, "none");
+	EXPECT(db, ts[3], "r", "h", ts, "v3@3,v2@2");
+	EXPECT(db, ts[1], "r", "h", ts, "gone");
+	/* written again */
+	ts[5] = put_ts(db, "r", "h", "v5");
+	EXPECT(db, 0, "r", "h", ts, "v5@5");
+	EXPECT(db, ts[3], "r", "h", ts, "v3@3");
+
+	/* one version: an overwrite drops the old one */
+	o[0] = put_ts(db, "s", "one", "a");
+	o[1] = put_ts(db, "s", "one", "b");
+	EXPECT(db, 0, "s", "one", o, "b@1");
+	EXPECT(db, o[1], "s", "one", o, "b@1");
+	EXPECT(db, o[0], "s", "one", o, "gone");
+	/* a cell never overwritten reads at any snapshot since its write, and
+	 * as absent before it */
+	late = put_ts(db, "u", "one", "c");
+	EXPECT(db, 0, "u", "one", o, "c@?");
+	EXPECT(db, late - 1, "u", "one", o, "none");
+
+	/* a snapshot past the newest commit is refused, as is ts 0 */
+	assert_int_equal(mrtx_begin_at(db, late + 3600ull * 1000000u, &txn), MRTX_EINVAL);
+	assert_int_equal(mrtx_begin_at(db, 0, &txn), MRTX_EINVAL);
+
+	/* a scan at a snapshot: rows as they were */
+	{
+		mrtx_scan_spec sp = { "t", { NULL, 0 }, { NULL, 0 }, "one", { NULL, 0 },
+		                      { NULL, 0 }, 0, 0 };
+		mrtx_scanner *s;
+		mrtx_cell c;
+		int n = 0, rc;
+
+		assert_int_equal(mrtx_begin_at(db, late - 1, &txn), MRTX_OK);
+		assert_int_equal(mrtx_scan_open(txn, &sp, &s), MRTX_OK);
+		/* row s: only "b" at o[1] <= late - 1; row u did not exist */
+		while ((rc = mrtx_scan_next(s, &c)) == MRTX_OK) {
+			assert_memory_equal(c.row.data, "s", 1);
+			assert_memory_equal(c.value.data, "b", 1);
+			n++;
+		}
+		assert_int_equal(rc, MRTX_NOTFOUND);
+		assert_int_equal(n, 1);
+		mrtx_scan_close(s);
+		mrtx_abort(txn);
+	}
+
+	/* policies persist; creating again is idempotent only with the same */
+	mrtx_close(db);
+	db = tu_open(path, NULL);
+	assert_non_null(db);
+	EXPECT(db, ts[3], "r", "h", ts, "v3@3");
+	assert_int_equal(mrtx_create_table2(db, "t", FAMS, NFAMS), MRTX_OK);
+	{
+		mrtx_family_spec other[NFAMS];
+
+		memcpy(other, FAMS, sizeof(other));
+		other[0].max_versions = 4;
+		assert_int_equal(mrtx_create_table2(db, "t", other, NFAMS), MRTX_EEXIST);
+		other[0].max_versions = 1;
+		other[0].min_versions = 2;
+		assert_int_equal(mrtx_create_table2(db, "x", other, NFAMS), MRTX_EINVAL);
+	}
+	/* a table dropped and made again under the name has its own policies */
+	assert_int_equal(mrtx_drop_table(db, "t"), MRTX_OK);
+	{
+		const char *f[] = { "h" };
+
+		assert_int_equal(mrtx_create_table(db, "t", f, 1), MRTX_OK);
+		(void)put_ts(db, "r", "h", "x1");
+		o[0] = put_ts(db, "r", "h", "x2");
+		EXPECT(db, 0, "r", "h", o, "x2@0");
+	}
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
+static void test_ttl(void **state)
+{
+	char *path;
+	mrtx_db *db;
+	uint64_t ts[3];
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = fresh(&path);
+	assert_int_equal(mrtx_create_table2(db, "t", FAMS, NFAMS), MRTX_OK);
+	ts[0] = put_ts(db, "r", "ttl", "a");
+	ts[1] = put_ts(db, "r", "ttl", "b");
+	(void)put_ts(db, "r", "ttl0", "z");
+	EXPECT(db, 0, "r", "ttl", ts, "b@1,a@0");
+	usleep(400000);
+	/* older than the TTL: only the newest, kept by min_versions */
+	EXPECT(db, 0, "r", "ttl", ts, "b@1");
+	{
+		mrtx_txn *txn;
+		mrtx_bytes v;
+
+		assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+		assert_int_equal(mrtx_get(txn, "t", B("r"), "ttl", B("q"), &v), MRTX_OK);
+		/* no minimum: the cell expired */
+		assert_int_equal(mrtx_get(txn, "t", B("r"), "ttl0", B("q"), &v), MRTX_NOTFOUND);
+		mrtx_abort(txn);
+	}
+	/* a write drops what expired (b is past the TTL and no longer the
+	 * newest) */
+	ts[2] = put_ts(db, "r", "ttl", "c");
+	EXPECT(db, 0, "r", "ttl", ts, "c@2");
+	EXPECT(db, ts[1], "r", "ttl", ts, "gone");
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_policies_and_past_snapshots),
+		cmocka_unit_test(test_ttl),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
