@@ -598,6 +598,26 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
  */
 int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out);
 
+/**
+ * Convert the LMDB store in directory path from format 3 (mrtx before cell
+ * versions) to this mrtx's format 4, in place; mrtx_open refuses format 3
+ * and names this.  Every cell gets the version of the commit that wrote it
+ * (its row's lock says which) and reads at snapshots before the upgrade
+ * are refused (MRTX_ESNAPSHOT): format 3 kept no older versions.  Crash
+ * safe: the store is converted in batches, each one LMDB transaction that
+ * also records where the next starts, under a format number no mrtx opens;
+ * run it again after a crash and it resumes.  No other process may have
+ * the store open.  A store already at format 4 is left as it is.
+ * @param cells  receives the number of cells converted (may be NULL).
+ * @return MRTX_OK; MRTX_EINVAL (NULL or empty path); MRTX_ENOTSUP (a RADOS
+ *   address: nothing to upgrade); MRTX_ENOTSTORE (no store, or a format
+ *   this mrtx cannot upgrade); MRTX_ELOCKED (another process has it open);
+ *   MRTX_ETOOBIG (cells whose keys leave no room for versions: nothing is
+ *   changed, the message says how to proceed); MRTX_ECORRUPT; MRTX_EFULL;
+ *   MRTX_ESTORE; MRTX_ENOMEM.
+ */
+int mrtx_upgrade(const char *path, uint64_t *cells);
+
 /** Abort and free the transaction; nothing is written.  NULL is a no-op. */
 void mrtx_abort(mrtx_txn *txn);
 

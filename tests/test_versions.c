@@ -16,7 +16,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <lmdb.h>
+#include <signal.h>
+#include <sys/wait.h>
+
 #include "testutil.h"
+#include "storage/keyenc.h"
 
 #define B(s) MRTX_BYTES((s), strlen(s))
 
@@ -257,11 +262,234 @@ static void test_ttl(void **state)
 	free(path);
 }
 
+/* ---- mrtx upgrade ---- */
+
+/*
+ * Turn a format-4 store into the format-3 image the older mrtx wrote: cell
+ * values without their 9-byte version header, no history, format 3, no
+ * safe point.  With half set, the cells keep their
+ * headers before the middle and the store is left as an upgrade
+ * interrupted there leaves it (format "upgrading", the resume key at the
+ * first cell not converted).  extra:
+ * one more raw cell key (with an 8-byte value), for keys format 4 refuses.
+ */
+static void to_format3(const char *path, int half, const MDB_val *extra)
+{
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_dbi dbi;
+	MDB_val k = { 1, "\1" }, v;
+	uint32_t fmt = half ? 0x80000004u : 3;
+	size_t ncells = 0, i = 0;
+	int rc;
+
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_set_mapsize(env, 0), 0);
+	assert_int_equal(mdb_env_open(env, path, 0, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+	assert_int_equal(mdb_cursor_open(txn, dbi, &cur), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		k = (MDB_val){ 1, "\1" };
+		for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;) {
+			uint8_t row[600], key[600];
+			size_t used, klen = k.mv_size;
+			const uint8_t *kd = k.mv_data;
+
+			assert_true(keyenc_get(row, kd + 2, klen - 2, &used) != (size_t)-1);
+			used += 2;
+			if (kd[used] == 0xFF && klen == used + 1) { /* a lock */
+				rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+				continue;
+			}
+			if (kd[used] == 0xFF) { /* history: format 3 had none */
+				if (pass == 0)
+					assert_int_equal(mdb_cursor_del(cur, 0), 0);
+				rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
+				continue;
+			}
+			if (pass == 0) {
+				ncells++;
+				rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+				continue;
+			}
+			if (half && i < ncells / 2) {
+				i++; /* converted before the "crash": kept */
+				rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+				continue;
+			}
+			if (half && i++ == ncells / 2) {
+				MDB_val rk = { 8, "\0upgrade" };
+				uint8_t kc[600];
+
+				memcpy(kc, kd, klen);
+				rk.mv_data = "\0upgrade";
+				{
+					MDB_val kv = { klen, kc };
+
+					assert_int_equal(mdb_put(txn, dbi, &rk, &kv, 0), 0);
+				}
+				/* (the put moved the cursor: back to this cell) */
+				k = (MDB_val){ klen, kc };
+				assert_int_equal(mdb_cursor_get(cur, &k, &v, MDB_SET_KEY), 0);
+				kd = k.mv_data;
+			}
+			{
+				uint8_t val[256];
+				MDB_val nv = { v.mv_size - 9, val };
+
+				assert_true(v.mv_size >= 9 && v.mv_size - 9 <= sizeof(val));
+				memcpy(val, (uint8_t *)v.mv_data + 9, nv.mv_size);
+				memcpy(key, kd, klen);
+				k = (MDB_val){ klen, key };
+				assert_int_equal(mdb_cursor_put(cur, &k, &nv, 0), 0);
+			}
+			rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+		}
+		assert_true(rc == 0 || rc == MDB_NOTFOUND);
+	}
+	mdb_cursor_close(cur);
+	k = (MDB_val){ 7, "\0format" };
+	v = (MDB_val){ 4, &fmt };
+	assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
+	k = (MDB_val){ 7, "\0g/safe" };
+	(void)mdb_del(txn, dbi, &k, NULL);
+	if (extra) {
+		v = (MDB_val){ 8, "12345678" };
+		assert_int_equal(mdb_put(txn, dbi, (MDB_val *)extra, &v, 0), 0);
+	}
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+}
+
+static void test_upgrade(void **state)
+{
+	enum { ROWS = 300 };
+	char *path;
+	mrtx_db *db;
+	mrtx_txn *txn;
+	uint64_t ts[ROWS], cells, before;
+	int pipefd[2];
+	pid_t kid;
+	char c;
+
+	(void)state;
+	if (tu_rados()) {
+		assert_int_equal(mrtx_upgrade("rados://p/x", NULL), MRTX_ENOTSUP);
+		return;
+	}
+	for (int half = 0; half < 2; half++) {
+		db = fresh(&path);
+		assert_int_equal(mrtx_create_table2(db, "t", FAMS, NFAMS), MRTX_OK);
+		for (int i = 0; i < ROWS; i++) {
+			char row[16], val[16];
+
+			snprintf(row, sizeof(row), "r%04d", i);
+			snprintf(val, sizeof(val), "v%d", i);
+			(void)put_ts(db, row, "h", "old");
+			ts[i] = put_ts(db, row, "h", val);
+		}
+		before = put_ts(db, "gone", "h", "x");
+		(void)put_ts(db, "gone", "h", NULL);
+		mrtx_close(db);
+		to_format3(path, half, NULL);
+
+		/* refused, naming the upgrade */
+		db = NULL;
+		assert_int_equal(mrtx_open(&db, path, NULL), MRTX_ENOTSTORE);
+		assert_non_null(strstr(mrtx_errmsg(), "mrtx upgrade"));
+
+		/* not while another process has it open */
+		assert_int_equal(pipe(pipefd), 0);
+		if ((kid = fork()) == 0) {
+			mrtx_options o = MRTX_OPTIONS_INIT;
+
+			/* (a format-3 store does not open: hold LMDB's files as an
+			 * older mrtx would) */
+			MDB_env *env;
+
+			(void)o;
+			if (mdb_env_create(&env) || mdb_env_open(env, path, 0, 0600))
+				_exit(2);
+			(void)!write(pipefd[1], "x", 1);
+			pause();
+			_exit(0);
+		}
+		assert_int_equal(read(pipefd[0], &c, 1), 1);
+		assert_int_equal(mrtx_upgrade(path, &cells), MRTX_ELOCKED);
+		kill(kid, SIGKILL);
+		(void)tu_wait(kid);
+		close(pipefd[0]);
+		close(pipefd[1]);
+
+		assert_int_equal(mrtx_upgrade(path, &cells), MRTX_OK);
+		assert_true(half ? cells > 0 && cells < ROWS : cells == ROWS);
+		/* again: nothing to do */
+		assert_int_equal(mrtx_upgrade(path, &cells), MRTX_OK);
+		assert_int_equal(cells, 0);
+
+		db = tu_open(path, NULL);
+		assert_non_null(db);
+		for (int i = 0; i < ROWS; i += 37) {
+			char row[16], want[24];
+			uint64_t one[1] = { ts[i] };
+
+			snprintf(row, sizeof(row), "r%04d", i);
+			snprintf(want, sizeof(want), "v%d@0", i);
+			/* the version of the commit that wrote it */
+			EXPECT(db, 0, row, "h", one, want);
+			/* a snapshot from before the upgrade: refused */
+			assert_int_equal(mrtx_begin_at(db, ts[i], &txn), MRTX_ESNAPSHOT);
+		}
+		/* before the upgrade, deleted cells left no trace: refused */
+		assert_int_equal(mrtx_begin_at(db, before, &txn), MRTX_ESNAPSHOT);
+		/* versions from now on */
+		{
+			uint64_t n[2];
+
+			n[0] = ts[0];
+			n[1] = put_ts(db, "r0000", "h", "new");
+			EXPECT(db, 0, "r0000", "h", n, "new@1,v0@0");
+		}
+		mrtx_close(db);
+		tu_rmrf(path);
+		free(path);
+	}
+
+	/* a cell whose key leaves no room for versions: nothing is changed */
+	db = fresh(&path);
+	assert_int_equal(mrtx_create_table2(db, "t", FAMS, NFAMS), MRTX_OK);
+	(void)put_ts(db, "a", "h", "x");
+	mrtx_close(db);
+	{
+		uint8_t key[511];
+		MDB_val k = { 0, key };
+		size_t n = 2;
+
+		key[0] = 0x01; /* the first table's prefix */
+		key[1] = 0x00;
+		n += keyenc_put(key + 2, (const uint8_t *)"a", 1);
+		key[n++] = 0; /* family h */
+		memset(key + n, 'q', 505 - n);
+		k.mv_size = 505; /* fits format 3 (511), not format 4 (+11) */
+		to_format3(path, 0, &k);
+	}
+	assert_int_equal(mrtx_upgrade(path, &cells), MRTX_ETOOBIG);
+	assert_non_null(strstr(mrtx_errmsg(), "nothing was changed"));
+	db = NULL;
+	assert_int_equal(mrtx_open(&db, path, NULL), MRTX_ENOTSTORE);
+	assert_non_null(strstr(mrtx_errmsg(), "format 3"));
+	tu_rmrf(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_policies_and_past_snapshots),
 		cmocka_unit_test(test_ttl),
+		cmocka_unit_test(test_upgrade),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,7 @@
 # for `txn`'s script).
 
 _mrtx_subcommands="create-table put get del delrow scan txn shell locks lock recover check stats
-tables describe add-family drop-table truncate dump load backup chaos crashsim bench"
+tables describe add-family drop-table truncate dump load backup upgrade chaos crashsim bench"
 
 # COMPREPLY from compgen's lines (names with blanks stay whole)
 _mrtx_reply()

@@ -1,0 +1,386 @@
+/*
+ * lmdb_upgrade.c - convert a format-3 LMDB store to format 4 in place
+ * (`mrtx upgrade`, mrtx_upgrade; DESIGN §9).
+ *
+ * Format 4 adds a version header (u64 LE ts | u8 flags) before every
+ * cell's value (lmdb_cell.c).  A format-3 cell's version is the commit
+ * that wrote it, which its row's lock names: STABLE and COMMITTED records
+ * their commit_ts, PREWRITTEN and ABORTED ones the previous commit_ts
+ * (their redo is not applied yet, and carries no header: a roller forward
+ * writes it the format-4 way).  Every converted cell is flagged GONE --
+ * format 3 kept no older versions, so no read at an earlier snapshot may
+ * take the cell's absence for a fact -- and the collector's safe point
+ * (g/safe) is set above every converted version, so that cells deleted
+ * before the upgrade, which left no trace, are not read as never written.
+ *
+ *   check   one read pass: every cell key must leave room for a version's
+ *           11 bytes (else nothing is written, and the error says which)
+ *   batch   a write transaction converts up to BATCH cells from the resume
+ *           key on and stores the key after them ("\0upgrade"); the first
+ *           also sets the format to FORMAT_UPGRADING, which mrtx_open
+ *           refuses, so nothing reads a half-converted store
+ *   finish  one write: format 4, g/safe, the resume key removed
+ *
+ * The timestamp page (ts.shm) is removed at the end: it has no snapshot
+ * entry for the upgrade's transactions, and the next open makes it anew.
+ *
+ * Each step is one LMDB transaction, so a crash anywhere leaves either the
+ * state before it or after it, and running the upgrade again resumes.  No
+ * other process may have the store open: the upgrade takes LMDB's lock file
+ * exclusively first (a process with the environment open holds a shared
+ * lock on it).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "storage/lmdb/lmdb_int.h"
+#include "storage/lmdb/lmdb_store.h"
+
+#define BATCH 10000u
+#define RESUME_KEY "\0upgrade"
+#define RESUME_LEN 8u
+#define LOCK_TAG 0xFFu
+
+typedef struct up {
+	const char *path;
+	MDB_env *env;
+	MDB_dbi dbi;
+	lmdb_upgrade_ts_fn row_ts;
+	uint64_t max_ts, cells;
+} up;
+
+static int up_err(up *u, int rc, const char *step)
+{
+	if (rc == MDB_MAP_FULL)
+		return mrtx__seterr(MRTX_EFULL, "upgrade %s: the store's map is full during %s",
+		                    u->path, step);
+	return mrtx__seterr(MRTX_ESTORE, "upgrade %s: %s: %s", u->path, step, mdb_strerror(rc));
+}
+
+/* Is the environment open anywhere else?  LMDB holds a shared fcntl lock
+ * on byte 0 of lock.mdb in every process that has it open. */
+static int exclusive(up *u)
+{
+	char file[4096];
+	struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+	int fd, rc = 0;
+
+	if (mrtx__path_join(file, sizeof(file), u->path, "lock.mdb", "upgrade"))
+		return MRTX_EINVAL;
+	if ((fd = open(file, O_RDWR | O_CLOEXEC)) < 0)
+		return errno == ENOENT ? 0 : mrtx__sys_err("upgrade", "open", file, errno);
+	if (fcntl(fd, F_SETLK, &lk) != 0)
+		rc = mrtx__seterr(MRTX_ELOCKED, "upgrade %s: another process has the store open; "
+		                  "close every process using it and run the upgrade again",
+		                  u->path);
+	close(fd); /* (drops the lock: the environment is opened next) */
+	return rc;
+}
+
+static int get_format(up *u, MDB_txn *txn, uint32_t *fmt)
+{
+	MDB_val k = mv("\0format", 7), v;
+	int rc = mdb_get(txn, u->dbi, &k, &v);
+
+	if (rc == MDB_NOTFOUND)
+		return mrtx__seterr(MRTX_ENOTSTORE, "upgrade %s: not an mrtx store", u->path);
+	if (rc)
+		return up_err(u, rc, "read the format");
+	if (v.mv_size != 4)
+		return mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: the format record is malformed",
+		                    u->path);
+	memcpy(fmt, v.mv_data, 4);
+	return 0;
+}
+
+static int put_u32(up *u, MDB_txn *txn, const char *key, size_t klen, uint32_t x)
+{
+	MDB_val k = mv(key, klen), v = mv(&x, 4);
+	int rc = mdb_put(txn, u->dbi, &k, &v, 0);
+
+	return rc ? up_err(u, rc, "write metadata") : 0;
+}
+
+/* Where the row of data key k ends (the length of P . enc(row)); 0 if k is
+ * not a data key.  *lock: k is the row's lock key. */
+static size_t row_end(const MDB_val *k, int *lock)
+{
+	const uint8_t *kd = k->mv_data;
+	uint8_t rowbuf[MRTX_MAX_KEY];
+	size_t used;
+
+	*lock = 0;
+	if (k->mv_size <= TPFX || ((unsigned)kd[0] << 8 | kd[1]) < KP_FIRST)
+		return 0;
+	if (keyenc_get(rowbuf, kd + TPFX, k->mv_size - TPFX, &used) == (size_t)-1 ||
+	    TPFX + used >= k->mv_size)
+		return 0;
+	*lock = k->mv_size == TPFX + used + 1 && kd[TPFX + used] == LOCK_TAG;
+	return TPFX + used;
+}
+
+/* The check pass: every cell key leaves room for its versions' keys. */
+static int check_keys(up *u, MDB_txn *txn, MDB_cursor *cur)
+{
+	MDB_val k = mv("\1", 1), v; /* (data keys start at prefix 0x0100) */
+	size_t bad = 0, first = 0;
+	int rc;
+
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		int lock;
+		size_t re = row_end(&k, &lock);
+
+		if (!re)
+			return mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: an undecodable data key",
+			                    u->path);
+		if (!lock && k.mv_size + STORE_VERSION_KEY > MRTX_MAX_KEY && bad++ == 0)
+			first = k.mv_size;
+	}
+	(void)txn;
+	if (rc != MDB_NOTFOUND)
+		return up_err(u, rc, "read the data");
+	if (bad)
+		return mrtx__seterr(MRTX_ETOOBIG, "upgrade %s: %zu cell(s) have keys too long for "
+		                    "format 4, whose versions add %u bytes (the first: a %zu-byte "
+		                    "key; the rule is row + NULs in row + 16 + qualifier <= %u); "
+		                    "nothing was changed: shorten or delete them with the mrtx "
+		                    "that wrote them, then upgrade", u->path, bad,
+		                    STORE_VERSION_KEY, first, MRTX_MAX_KEY);
+	return 0;
+}
+
+/* The version of the cells of the row whose P . enc(row) is key[0..re):
+ * its lock's (row_ts), or 0 for a row without one. */
+static int row_version(up *u, MDB_txn *txn, const uint8_t *key, size_t re, uint64_t *ts)
+{
+	uint8_t lk[MRTX_MAX_KEY + 1];
+	MDB_val k, v;
+	int rc;
+
+	memcpy(lk, key, re);
+	lk[re] = LOCK_TAG;
+	k = mv(lk, re + 1);
+	*ts = 0;
+	if ((rc = mdb_get(txn, u->dbi, &k, &v)) == MDB_NOTFOUND)
+		return 0;
+	if (rc)
+		return up_err(u, rc, "read a lock");
+	if ((rc = u->row_ts(v.mv_data, v.mv_size, ts)))
+		return mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: a malformed lock record",
+		                    u->path);
+	return 0;
+}
+
+/* One batch from the resume key; *done when the data ended. */
+static int batch(up *u, int first, int *done)
+{
+	uint8_t from[MRTX_MAX_KEY + 1], rowk[MRTX_MAX_KEY + 1];
+	size_t n = 0, rowlen = 0;
+	uint64_t rts = 0;
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_val k, v;
+	int rc;
+
+	*done = 0;
+	if ((rc = mdb_txn_begin(u->env, NULL, 0, &txn)))
+		return up_err(u, rc, "begin");
+	if ((rc = mdb_cursor_open(txn, u->dbi, &cur))) {
+		mdb_txn_abort(txn);
+		return up_err(u, rc, "begin");
+	}
+	if (first && (rc = put_u32(u, txn, "\0format", 7, FORMAT_UPGRADING)))
+		goto fail;
+	k = mv(RESUME_KEY, RESUME_LEN);
+	rc = mdb_get(txn, u->dbi, &k, &v);
+	if (rc == 0 && v.mv_size <= MRTX_MAX_KEY) {
+		memcpy(from, v.mv_data, v.mv_size);
+		k = mv(from, v.mv_size);
+	} else if (rc == MDB_NOTFOUND) {
+		from[0] = 1;
+		k = mv(from, 1);
+	} else {
+		rc = rc ? up_err(u, rc, "read the resume key") :
+		     mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: the resume key is malformed", u->path);
+		goto fail;
+	}
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0 && n < BATCH;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		uint8_t key[MRTX_MAX_KEY];
+		size_t klen = k.mv_size, re;
+		uint8_t *nv;
+		MDB_val put;
+		int lock;
+
+		if (!(re = row_end(&k, &lock))) {
+			rc = mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: an undecodable data key",
+			                  u->path);
+			goto fail;
+		}
+		if (lock)
+			continue;
+		memcpy(key, k.mv_data, klen);
+		if (re != rowlen || memcmp(rowk, key, re) != 0) {
+			memcpy(rowk, key, re);
+			rowlen = re;
+			if ((rc = row_version(u, txn, key, re, &rts)))
+				goto fail;
+			u->max_ts = MRTX_MAX(u->max_ts, rts);
+		}
+		put = (MDB_val){ CELL_HDR + v.mv_size, NULL };
+		if (!(nv = mrtx__malloc(put.mv_size))) {
+			rc = mrtx__seterr(MRTX_ENOMEM, "upgrade %s: out of memory", u->path);
+			goto fail;
+		}
+		lmdb_cell_hdr(nv, rts, CELL_GONE);
+		memcpy(nv + CELL_HDR, v.mv_data, v.mv_size);
+		put.mv_data = nv;
+		k = mv(key, klen);
+		rc = mdb_cursor_put(cur, &k, &put, 0);
+		mrtx__free(nv);
+		if (rc) {
+			rc = up_err(u, rc, "convert a cell");
+			goto fail;
+		}
+		n++;
+	}
+	if (rc == MDB_NOTFOUND) {
+		*done = 1;
+	} else if (rc) {
+		rc = up_err(u, rc, "read the data");
+		goto fail;
+	} else {
+		/* the key the next batch starts at (the one the loop stopped on;
+		 * copied out of the page first) */
+		MDB_val rk = mv(RESUME_KEY, RESUME_LEN);
+
+		memcpy(from, k.mv_data, k.mv_size);
+		k = mv(from, k.mv_size);
+		if ((rc = mdb_put(txn, u->dbi, &rk, &k, 0))) {
+			rc = up_err(u, rc, "write the resume key");
+			goto fail;
+		}
+	}
+	mdb_cursor_close(cur);
+	u->cells += n;
+	if ((rc = mdb_txn_commit(txn)))
+		return up_err(u, rc, "commit a batch");
+	return 0;
+fail:
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	return rc;
+}
+
+static int finish(up *u)
+{
+	MDB_txn *txn;
+	MDB_val k = mv(RESUME_KEY, RESUME_LEN), sk = mv("\0g/safe", 7), sv;
+	uint64_t safe = MRTX_MAX(mrtx__now_us(), u->max_ts + 1), old = 0;
+	int rc;
+
+	if ((rc = mdb_txn_begin(u->env, NULL, 0, &txn)))
+		return up_err(u, rc, "begin");
+	if ((rc = mdb_del(txn, u->dbi, &k, NULL)) && rc != MDB_NOTFOUND) {
+		mdb_txn_abort(txn);
+		return up_err(u, rc, "remove the resume key");
+	}
+	if (mdb_get(txn, u->dbi, &sk, &sv) == 0 && sv.mv_size == 8)
+		memcpy(&old, sv.mv_data, 8);
+	safe = MRTX_MAX(safe, old);
+	sv = mv(&safe, 8);
+	if ((rc = mdb_put(txn, u->dbi, &sk, &sv, 0))) {
+		mdb_txn_abort(txn);
+		return up_err(u, rc, "write the safe point");
+	}
+	if ((rc = put_u32(u, txn, "\0format", 7, META_FORMAT))) {
+		mdb_txn_abort(txn);
+		return rc;
+	}
+	if ((rc = mdb_txn_commit(txn)))
+		return up_err(u, rc, "commit");
+	return 0;
+}
+
+int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, uint64_t *cells, int *was)
+{
+	up u = { path, NULL, 0, row_ts, 0, 0 };
+	char file[4096];
+	struct stat sb;
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	uint32_t fmt = 0;
+	int rc, done = 0;
+
+	*cells = 0;
+	*was = 0;
+	if ((rc = mrtx__path_join(file, sizeof(file), path, "data.mdb", "upgrade")))
+		return rc;
+	if (stat(file, &sb) != 0)
+		return mrtx__seterr(MRTX_ENOTSTORE, "upgrade %s: no store here (no data.mdb)", path);
+	if ((rc = exclusive(&u)))
+		return rc;
+	if ((rc = mdb_env_create(&u.env)) || (rc = mdb_env_set_mapsize(u.env, 0)) ||
+	    (rc = mdb_env_open(u.env, path, MDB_NOTLS, 0600))) {
+		rc = up_err(&u, rc, "open");
+		goto out;
+	}
+	if ((rc = mdb_txn_begin(u.env, NULL, MDB_RDONLY, &txn))) {
+		rc = up_err(&u, rc, "begin");
+		goto out;
+	}
+	if ((rc = mdb_dbi_open(txn, NULL, 0, &u.dbi)) ||
+	    (rc = mdb_set_compare(txn, u.dbi, lmdb_key_cmp))) {
+		mdb_txn_abort(txn);
+		rc = up_err(&u, rc, "open the database");
+		goto out;
+	}
+	if ((rc = get_format(&u, txn, &fmt))) {
+		mdb_txn_abort(txn);
+		goto out;
+	}
+	*was = (int)fmt;
+	if (fmt == META_FORMAT) {
+		mdb_txn_abort(txn);
+		goto out; /* nothing to do */
+	}
+	if (fmt != 3 && fmt != FORMAT_UPGRADING) {
+		mdb_txn_abort(txn);
+		rc = mrtx__seterr(MRTX_ENOTSTORE, "upgrade %s: format %u; this mrtx upgrades "
+		                  "format 3 to %u", path, fmt, META_FORMAT);
+		goto out;
+	}
+	if (fmt == 3) {
+		if ((rc = mdb_cursor_open(txn, u.dbi, &cur))) {
+			mdb_txn_abort(txn);
+			rc = up_err(&u, rc, "read");
+			goto out;
+		}
+		rc = check_keys(&u, txn, cur);
+		mdb_cursor_close(cur);
+	}
+	mdb_txn_abort(txn);
+	if (rc)
+		goto out;
+	for (int first = fmt == 3; !done; first = 0)
+		if ((rc = batch(&u, first, &done)))
+			goto out;
+	if ((rc = finish(&u)) == 0 && (rc = mdb_env_sync(u.env, 1)))
+		rc = up_err(&u, rc, "sync");
+	/* The timestamp page's ring (lmdb_ts.c) has no entry for the
+	 * upgrade's transactions: drop the page, so the next open makes it
+	 * anew from the stored ceiling, with the store as it is as its base. */
+	if (rc == 0 && mrtx__path_join(file, sizeof(file), path, "ts.shm", "upgrade") == 0 &&
+	    unlink(file) != 0 && errno != ENOENT)
+		rc = mrtx__sys_err("upgrade", "remove", file, errno);
+	*cells = u.cells;
+out:
+	if (u.env)
+		mdb_env_close(u.env);
+	return rc;
+}

@@ -1,0 +1,45 @@
+/*
+ * upgrade.c - mrtx_upgrade: convert an older store in place (the LMDB
+ * backend does the work, storage/lmdb/lmdb_upgrade.c; this layer knows the
+ * lock records that say which commit wrote a row's cells).
+ */
+#include "txn_int.h"
+#include "../storage/lmdb/lmdb_store.h"
+
+/* The version of a format-3 row's cells, from its lock: the commit that
+ * wrote them -- a STABLE or COMMITTED record's, else (PREWRITTEN, ABORTED:
+ * the redo is not applied yet) the one before it. */
+static int row_ts(const void *lock, size_t n, uint64_t *ts)
+{
+	_Alignas(16) uint8_t buf[1024];
+	mrtx_arena a;
+	lock_rec r;
+	int rc;
+
+	arena_init_buf(&a, buf, sizeof(buf));
+	rc = lock_decode(&r, MRTX_BYTES(lock, n), &a);
+	if (rc == 0)
+		*ts = r.state == LOCK_STABLE || r.state == LOCK_COMMITTED ? r.commit_ts :
+		      r.flags & LOCK_F_PREV_ABSENT ? 0 : r.prev_commit_ts;
+	arena_free(&a);
+	return rc ? MRTX_ECORRUPT : 0;
+}
+
+int mrtx_upgrade(const char *path, uint64_t *cells)
+{
+	uint64_t n = 0;
+	int rc, was;
+
+	mrtx__clearerr();
+	if (cells)
+		*cells = 0;
+	if (!path || !*path)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_upgrade: path is required");
+	if (strncmp(path, "rados://", 8) == 0)
+		return mrtx__seterr(MRTX_ENOTSUP, "mrtx_upgrade: %s is a RADOS store, whose format "
+		                    "needs no upgrade", path);
+	rc = lmdb_upgrade(path, row_ts, &n, &was);
+	if (cells)
+		*cells = n;
+	return rc;
+}
