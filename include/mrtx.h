@@ -599,6 +599,26 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
 int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out);
 
 /**
+ * Collect old versions (LMDB): walk every table and drop what the families'
+ * policies no longer keep (versions past max_versions; past ttl_ms except
+ * the newest min_versions) and deleted cells -- with their older versions
+ * -- deleted at or below the safe point: the store's newest commit
+ * timestamp less keep_ms.  From then on mrtx_begin_at refuses snapshots
+ * below the safe point (MRTX_ESNAPSHOT); running transactions are not
+ * disturbed (their snapshot keeps what they read).  Writes collect the
+ * cells they write as they go; this reaches the others.  Each step is one
+ * write of up to 256 rows that records where the next starts: a run cut
+ * short (a crash, an error) is resumed, with its safe point, by the next
+ * call.
+ * @param collected  receives the number of versions removed (may be NULL).
+ * @return MRTX_OK; MRTX_EINVAL (db NULL, keep_ms out of range);
+ *   MRTX_EREADONLY; MRTX_ENOTSUP (RADOS: one version per cell; an LMDB store
+ *   without its timestamp page); MRTX_ECORRUPT; MRTX_EFULL; MRTX_ESTORE;
+ *   MRTX_ENOMEM.
+ */
+int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected);
+
+/**
  * Convert the LMDB store in directory path from format 3 (mrtx before cell
  * versions) to this mrtx's format 4, in place; mrtx_open refuses format 3
  * and names this.  Every cell gets the version of the commit that wrote it

@@ -542,6 +542,26 @@ int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out);
 /* The record of the collector's safe point (u64 LE): `mrtx gc` may have
  * collected what a snapshot below it would read (txn/gc.c). */
 #define STORE_GC_SAFE_KEY "g/safe"
+
+/*
+ * Collection (`mrtx gc`, txn/gc.c; LMDB, RADOS: MRTX_ENOTSUP).  A run sets
+ * the safe point (store_gc_mark(safe, 0): g/safe only rises), then walks
+ * each table with store_gc_step: rows from (row, rowlen) on (rowlen 0: the
+ * first), at most max_rows, each in one write that drops the versions its
+ * family's policy no longer keeps, deleted cells no snapshot at or above
+ * safe reads, and everything older than such a deletion; (row, rowlen) is
+ * set to where the next step starts, *done when the table is done, and the
+ * same write records that place (table, row, safe) as the cursor, which
+ * store_gc_cursor reads back (MRTX_NOTFOUND: no run to resume;
+ * *table_done: the cursor's table was finished) so that a run cut short
+ * resumes; store_gc_mark(0, 1) removes it at the end.  row has room for
+ * MRTX_MAX_KEY bytes, table for MRTX_MAX_NAME + 1.
+ */
+int store_gc_mark(store *st, uint64_t safe, int end);
+int store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *rowlen, uint64_t safe,
+                  size_t max_rows, int *done, uint64_t *collected);
+int store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row, size_t *rowlen,
+                    int *table_done);
 /* store_meta_get through a view (NULL: a fresh snapshot; RADOS: always). */
 int store_meta_get_in(store *st, store_view *v, const char *key, mrtx_arena *a,
                       mrtx_bytes *out);

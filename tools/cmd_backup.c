@@ -5,6 +5,7 @@
 #include "cmds.h"
 
 #include "util.h"
+#include "valio.h"
 
 int cmd_backup(int argc, char **argv)
 {
@@ -65,4 +66,43 @@ int cmd_upgrade(int argc, char **argv)
 		return tool_fail(argv[0], NULL, rc);
 	printf("%s: format 4 (%llu cells converted)\n", pos[0], (unsigned long long)cells);
 	return EXIT_OK;
+}
+
+/* `mrtx gc STORE [--keep MS]`: mrtx_gc. */
+int cmd_gc(int argc, char **argv)
+{
+	static const char usage[] = "mrtx gc STORE [--keep MS]";
+	const char *keep = NULL;
+	const tool_opt opts[] = { { "keep", 1, &keep, NULL }, { NULL, 0, NULL, NULL } };
+	char **pos = argv + 1;
+	int npos, help, rc;
+	size_t keep_ms = 0;
+	uint64_t n = 0;
+	mrtx_db *db;
+
+	if ((rc = args_parse(argv[0], usage, argc, argv, opts, pos, &npos, &help)))
+		return rc;
+	if (help) {
+		printf("usage: %s\n\n"
+		       "Collect old versions in the LMDB store STORE: drop what the families'\n"
+		       "policies (create-table FAMILY:VERSIONS[:MIN[:TTL_MS]]) no longer keep,\n"
+		       "and deleted cells deleted before the safe point: the store's newest\n"
+		       "commit timestamp, less --keep MS milliseconds (default 0).  Reads at\n"
+		       "snapshots below the safe point (get/scan --at) are refused from then\n"
+		       "on.  Runs beside other processes; a run cut short resumes next time.\n"
+		       "Prints the number of versions removed.\n", usage);
+		return EXIT_OK;
+	}
+	if (npos != 1)
+		return tool_usage_err(argv[0], usage, "expected STORE");
+	if (keep && (rc = arg_size(argv[0], "--keep", keep, &keep_ms)))
+		return rc;
+	if ((rc = tool_open(argv[0], pos[0], 0, &db)))
+		return rc;
+	if ((rc = mrtx_gc(db, keep_ms, &n)))
+		rc = tool_fail(argv[0], NULL, rc);
+	else
+		printf("%llu\n", (unsigned long long)n);
+	mrtx_close(db);
+	return rc ? rc : stdout_finish(argv[0]);
 }

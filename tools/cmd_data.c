@@ -17,9 +17,45 @@
 
 /* ------------------------------------------------------------ create-table */
 
+/* FAMILY[:VERSIONS[:MIN[:TTL_MS]]] into f (the name cut at the ':'). */
+static int family_spec(const char *cmd, char *arg, mrtx_family_spec *f)
+{
+	char *c = strchr(arg, ':');
+	unsigned long long v[3] = { 1, 0, 0 };
+	int n = 0;
+
+	memset(f, 0, sizeof(*f));
+	f->name = arg;
+	if (c) {
+		char *p = c + 1, *end;
+
+		*c = '\0';
+		for (; n < 3; n++) {
+			if (*p < '0' || *p > '9')
+				break;
+			v[n] = strtoull(p, &end, 10);
+			p = end;
+			if (*p != ':')
+				break;
+			p++;
+		}
+		if (*p || n == 3 || v[0] > UINT32_MAX || v[1] > UINT32_MAX) {
+			tool_err(cmd, "family '%s': expected FAMILY:VERSIONS[:MIN[:TTL_MS]] with "
+			         "decimal numbers", arg);
+			return EXIT_USAGE;
+		}
+	}
+	f->max_versions = (uint32_t)v[0];
+	f->min_versions = (uint32_t)v[1];
+	f->ttl_ms = v[2];
+	return arg_name(cmd, "family", arg);
+}
+
 int cmd_create_table(int argc, char **argv)
 {
-	static const char usage[] = "mrtx create-table STORE TABLE FAMILY...";
+	static const char usage[] =
+		"mrtx create-table STORE TABLE FAMILY[:VERSIONS[:MIN[:TTL_MS]]]...";
+	mrtx_family_spec fams[MRTX_MAX_FAMILIES];
 	char **pos = argv + 1;
 	int npos, help, rc;
 	mrtx_db *db;
@@ -29,16 +65,21 @@ int cmd_create_table(int argc, char **argv)
 	if (help)
 		HELP(usage, "Create TABLE with the given column families in the store at STORE\n"
 		     "(the store directory is created if missing).  Creating an existing\n"
-		     "table with the same families succeeds.\n");
+		     "table with the same families succeeds.  FAMILY:VERSIONS keeps that\n"
+		     "many versions of each cell (default 1); :MIN and :TTL_MS drop versions\n"
+		     "older than TTL_MS milliseconds but the newest MIN (LMDB stores).\n");
 	if (npos < 3)
 		return tool_usage_err(argv[0], usage, "need STORE, TABLE and at least one FAMILY");
-	for (int i = 1; i < npos; i++)
-		if ((rc = arg_name(argv[0], i == 1 ? "table" : "family", pos[i])))
+	if (npos - 2 > (int)MRTX_MAX_FAMILIES)
+		return tool_usage_err(argv[0], usage, "at most %u families", MRTX_MAX_FAMILIES);
+	if ((rc = arg_name(argv[0], "table", pos[1])))
+		return rc;
+	for (int i = 2; i < npos; i++)
+		if ((rc = family_spec(argv[0], pos[i], &fams[i - 2])))
 			return rc;
 	if ((rc = tool_open(argv[0], pos[0], 1, &db)))
 		return rc;
-	if ((rc = mrtx_create_table(db, pos[1], (const char *const *)(pos + 2),
-	                            (size_t)(npos - 2))))
+	if ((rc = mrtx_create_table2(db, pos[1], fams, (size_t)(npos - 2))))
 		rc = tool_fail(argv[0], NULL, rc);
 	mrtx_close(db);
 	return rc ? EXIT_FAIL : EXIT_OK;
@@ -129,12 +170,78 @@ static void get_print(const cell_args *c, const keyfmt *kf, int raw, int json)
 	}
 }
 
+/* --at: a commit timestamp (decimal, above 0). */
+static int arg_ts(const char *cmd, const char *arg, uint64_t *out)
+{
+	size_t v;
+	int rc;
+
+	if ((rc = arg_size(cmd, "--at", arg, &v)))
+		return rc;
+	if (v == 0) {
+		tool_err(cmd, "--at: a timestamp is above 0");
+		return EXIT_USAGE;
+	}
+	*out = v;
+	return 0;
+}
+
+/* fn in one transaction at a past snapshot (mrtx_begin_at; no retries:
+ * it never conflicts). */
+static int run_at(mrtx_db *db, uint64_t ts, int (*fn)(mrtx_txn *, void *), void *p)
+{
+	mrtx_txn *txn;
+	int rc;
+
+	if ((rc = mrtx_begin_at(db, ts, &txn)))
+		return rc;
+	if ((rc = fn(txn, p))) {
+		mrtx_abort(txn);
+		return rc;
+	}
+	return mrtx_commit(txn);
+}
+
+/* get --versions N: each version "TS VALUE" (or a JSON object) a line. */
+static int get_versions_print(mrtx_db *db, const cell_args *c, uint64_t at, size_t max,
+                              int json)
+{
+	mrtx_version *v = calloc(max, sizeof(*v));
+	mrtx_txn *txn;
+	size_t n = 0;
+	int rc;
+
+	if (!v)
+		return MRTX_ENOMEM;
+	if ((rc = at ? mrtx_begin_at(db, at, &txn) : mrtx_begin(db, &txn))) {
+		free(v);
+		return rc;
+	}
+	rc = mrtx_get_versions(txn, c->table, c->row, c->family, c->qual, v, max, &n);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (json) {
+			printf("{\"ts\":%llu,\"value\":", (unsigned long long)v[i].ts);
+			json_data(stdout, v[i].value.data, v[i].value.size);
+			fputs("}\n", stdout);
+		} else {
+			printf("%llu ", (unsigned long long)v[i].ts);
+			print_escaped(stdout, v[i].value.data, v[i].value.size, 0);
+			putchar('\n');
+		}
+	}
+	mrtx_abort(txn);
+	free(v);
+	return rc;
+}
+
 static int run_cell(int argc, char **argv, enum cell_op op, const char *usage,
                     const char *text)
 {
-	const char *key = NULL, *file = NULL, *cmd = argv[0];
+	const char *key = NULL, *file = NULL, *cmd = argv[0], *at = NULL, *nver = NULL;
 	int raw = 0, json = 0, npos, help, rc, want;
-	tool_opt opts[4] = { { "key", 1, &key, NULL } };
+	uint64_t at_ts = 0;
+	size_t maxv = 0;
+	tool_opt opts[6] = { { "key", 1, &key, NULL } };
 	char **pos = argv + 1, *valbuf = NULL;
 	keyfmt kf;
 	cell_args c;
@@ -145,6 +252,8 @@ static int run_cell(int argc, char **argv, enum cell_op op, const char *usage,
 	} else if (op == OP_GET) {
 		opts[1] = (tool_opt){ "raw", 0, NULL, &raw };
 		opts[2] = (tool_opt){ "json", 0, NULL, &json };
+		opts[3] = (tool_opt){ "at", 1, &at, NULL };
+		opts[4] = (tool_opt){ "versions", 1, &nver, NULL };
 	}
 	if ((rc = args_parse(cmd, usage, argc, argv, opts, pos, &npos, &help)))
 		return rc;
@@ -156,6 +265,12 @@ static int run_cell(int argc, char **argv, enum cell_op op, const char *usage,
 		                      op == OP_PUT && file ? " (--file replaces VALUE)" : "");
 	if (raw && json)
 		return tool_usage_err(cmd, usage, "--raw and --json exclude each other");
+	if ((at && (rc = arg_ts(cmd, at, &at_ts))) ||
+	    (nver && (rc = arg_size(cmd, "--versions", nver, &maxv))))
+		return rc;
+	if (nver && (maxv == 0 || raw))
+		return tool_usage_err(cmd, usage, maxv ? "--versions and --raw exclude each other" :
+		                      "--versions: at least 1");
 	memset(&c, 0, sizeof(c));
 	c.op = op;
 	if ((key && (rc = keyfmt_parse(cmd, key, &kf))) ||
@@ -184,7 +299,10 @@ static int run_cell(int argc, char **argv, enum cell_op op, const char *usage,
 		free(valbuf);
 		return rc;
 	}
-	rc = mrtx_run(db, cell_fn, &c, 0);
+	if (maxv)
+		rc = get_versions_print(db, &c, at_ts, maxv, json);
+	else
+		rc = at ? run_at(db, at_ts, cell_fn, &c) : mrtx_run(db, cell_fn, &c, 0);
 	if (rc == MRTX_NOTFOUND) {
 		char *r = row_text(key ? &kf : NULL, c.row);
 		char *q = escape_dup(c.qual.data, c.qual.size, ESC_SPACE);
@@ -195,6 +313,8 @@ static int run_cell(int argc, char **argv, enum cell_op op, const char *usage,
 		rc = EXIT_FAIL;
 	} else if (rc) {
 		rc = tool_fail(cmd, NULL, rc);
+	} else if (op == OP_GET && maxv) {
+		rc = stdout_finish(cmd);
 	} else if (op == OP_GET) {
 		get_print(&c, key ? &kf : NULL, raw, json);
 		rc = stdout_finish(cmd);
@@ -227,14 +347,20 @@ int cmd_put(int argc, char **argv)
 int cmd_get(int argc, char **argv)
 {
 	return run_cell(argc, argv, OP_GET,
-	                "mrtx get STORE TABLE ROW FAMILY:QUALIFIER [--raw|--json] [--key FORMAT]",
+	                "mrtx get STORE TABLE ROW FAMILY:QUALIFIER [--raw|--json] [--key FORMAT] "
+	                "[--versions N] [--at TS]",
 	                "Print one cell's value (escaped: bytes outside printable ASCII and\n"
 	                "the backslash as \\xNN / \\\\) and a newline.  --raw writes the value's\n"
 	                "bytes as they are, without a newline.  --json prints one object:\n"
 	                "{\"row\", \"family\", \"qualifier\", \"value\"} (and \"key\", the parts,\n"
 	                "with --key), each byte string a JSON string when it is valid UTF-8,\n"
 	                "else {\"base64\": \"...\"}.  A missing cell is an error (message on\n"
-	                "stderr, nothing on stdout, exit 1).\n" KEY_HELP);
+	                "stderr, nothing on stdout, exit 1).  --versions N prints up to N\n"
+	                "versions, newest first, one a line as \"TS VALUE\" (TS: the commit\n"
+	                "timestamp it was written at; with --json {\"ts\", \"value\"}), as the\n"
+	                "table's family keeps them (create-table FAMILY:VERSIONS[:MIN[:TTL_MS]]).\n"
+	                "--at TS reads the store as it was at commit timestamp TS (LMDB).\n"
+	                KEY_HELP);
 }
 
 int cmd_del(int argc, char **argv)
@@ -363,12 +489,13 @@ int cmd_scan(int argc, char **argv)
 {
 	static const char usage[] = "mrtx scan STORE TABLE [--start ROW] [--end ROW] "
 	                            "[--family F] [--reverse] [--limit N] [--count] [--json] "
-	                            "[--key FORMAT]";
+	                            "[--key FORMAT] [--at TS]";
 	const char *start = NULL, *end = NULL, *limit = NULL, *family = NULL, *key = NULL;
-	const char *cmd = argv[0];
+	const char *cmd = argv[0], *at = NULL;
 	int reverse = 0, count = 0, json = 0, npos, help, rc;
+	uint64_t at_ts = 0;
 	const tool_opt opts[] = {
-		{ "start", 1, &start, NULL }, { "end", 1, &end, NULL },
+		{ "start", 1, &start, NULL }, { "end", 1, &end, NULL }, { "at", 1, &at, NULL },
 		{ "family", 1, &family, NULL }, { "limit", 1, &limit, NULL },
 		{ "reverse", 0, NULL, &reverse }, { "count", 0, NULL, &count },
 		{ "json", 0, NULL, &json }, { "key", 1, &key, NULL },
@@ -394,7 +521,9 @@ int cmd_scan(int argc, char **argv)
 		     "(42, \"alice\") (a row without that form is printed escaped, and a\n"
 		     "note on stderr counts such rows); --start and --end are then given as\n"
 		     "parts too, and may give only the leading ones.  FORMAT lists the part\n"
-		     "types: bytes or str, u32, u64, i32, i64, rts, salt, fixedN, hashN.\n");
+		     "types: bytes or str, u32, u64, i32, i64, rts, salt, fixedN, hashN.\n"
+		     "--at TS reads the table as it was at commit timestamp TS (LMDB; see\n"
+		     "get --versions for the timestamps cells were written at).\n");
 	if (npos != 2)
 		return tool_usage_err(cmd, usage, "expected STORE and TABLE");
 	if ((rc = arg_name(cmd, "table", pos[1])))
@@ -407,13 +536,14 @@ int cmd_scan(int argc, char **argv)
 	    (rc = scan_bound(cmd, "--start", start, key ? &kf : NULL, &kstart, &a.spec.start)) ||
 	    (rc = scan_bound(cmd, "--end", end, key ? &kf : NULL, &kend, &a.spec.end)) ||
 	    (family && (rc = arg_name(cmd, "--family", (char *)family))) ||
-	    (limit && (rc = arg_size(cmd, "--limit", limit, &a.spec.limit_rows))))
+	    (limit && (rc = arg_size(cmd, "--limit", limit, &a.spec.limit_rows))) ||
+	    (at && (rc = arg_ts(cmd, at, &at_ts))))
 		return rc;
 	a.out.key = key ? &kf : NULL;
 	a.spec.family = family;
 	if ((rc = tool_open(cmd, pos[0], 0, &db)))
 		return rc;
-	rc = mrtx_run(db, scan_fn, &a, 0);
+	rc = at ? run_at(db, at_ts, scan_fn, &a) : mrtx_run(db, scan_fn, &a, 0);
 	memout_finish(&a.mem, rc == 0 && !count, stdout);
 	if (rc) {
 		rc = tool_fail(cmd, NULL, rc);

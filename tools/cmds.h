@@ -54,5 +54,6 @@ int cmd_dump(int argc, char **argv);
 int cmd_load(int argc, char **argv);
 int cmd_backup(int argc, char **argv);
 int cmd_upgrade(int argc, char **argv);
+int cmd_gc(int argc, char **argv);
 
 #endif

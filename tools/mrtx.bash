@@ -5,7 +5,7 @@
 # for `txn`'s script).
 
 _mrtx_subcommands="create-table put get del delrow scan txn shell locks lock recover check stats
-tables describe add-family drop-table truncate dump load backup upgrade chaos crashsim bench"
+tables describe add-family drop-table truncate dump load backup upgrade gc chaos crashsim bench"
 
 # COMPREPLY from compgen's lines (names with blanks stay whole)
 _mrtx_reply()
@@ -16,13 +16,14 @@ _mrtx_reply()
 _mrtx_options()
 {
 	case $1 in
-	create-table | txn | shell | dump | backup | add-family | drop-table | truncate) echo "--help" ;;
+	create-table | txn | shell | dump | backup | upgrade | add-family | drop-table | truncate) echo "--help" ;;
+	gc) echo "--keep --help" ;;
 	tables | describe) echo "--json --help" ;;
 	load) echo "--batch --help" ;;
 	put) echo "--file --key --help" ;;
-	get) echo "--raw --json --key --help" ;;
+	get) echo "--raw --json --key --versions --at --help" ;;
 	del | delrow) echo "--key --help" ;;
-	scan) echo "--start --end --family --reverse --limit --count --json --key --help" ;;
+	scan) echo "--start --end --family --reverse --limit --count --json --key --at --help" ;;
 	locks) echo "--table --state --json --help" ;;
 	lock) echo "--json --help" ;;
 	recover) echo "--dry-run --force --json --help" ;;
@@ -98,7 +99,7 @@ _mrtx()
 		return
 		;;
 	--start | --end | --family | --limit | --table | --seconds | --writers | --seed | \
-		--states | --txns | --batch)
+		--states | --txns | --batch | --at | --versions | --keep)
 		return # free text
 		;;
 	esac
@@ -113,7 +114,7 @@ _mrtx()
 		case ${words[i]} in
 		--start | --end | --family | --limit | --table | --state | --workload | \
 			--seconds | --writers | --seed | --only | --durability | --states | --txns | \
-			--broken | --trace | --file | --key | --batch) ((i++)) ;;
+			--broken | --trace | --file | --key | --batch | --at | --versions | --keep) ((i++)) ;;
 		-*) ;;
 		*) ((npos++)) ;;
 		esac

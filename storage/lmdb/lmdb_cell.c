@@ -41,6 +41,8 @@
 #include "storage/lmdb/lmdb_int.h"
 
 #define LOCK_TAG 0xFFu
+#define GC_CURSOR_KEY "\0g/cursor"
+#define GC_CURSOR_LEN 9u
 
 static void put_be(uint8_t *p, uint64_t x, unsigned n)
 {
@@ -492,5 +494,327 @@ int lmdb_cell_read_versions(store *st, MDB_cursor *cur, const store_table *t, ui
 			                    p.max_versions);
 		i = j;
 	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ collection */
+
+typedef struct gent {
+	uint8_t key[MRTX_MAX_KEY];
+	size_t klen;
+	uint8_t fid, flags;
+	int current;
+	mrtx_bytes qual; /* into key */
+	uint64_t ts;
+} gent;
+
+static int gent_cmp(const void *a, const void *b)
+{
+	const gent *x = a, *y = b;
+	int c;
+
+	if (x->fid != y->fid)
+		return x->fid < y->fid ? -1 : 1;
+	if ((c = cmp_bytes(x->qual.data, x->qual.size, y->qual.data, y->qual.size)))
+		return c;
+	return x->ts > y->ts ? -1 : x->ts < y->ts;
+}
+
+/* Set GONE on the version stored at e. */
+static int mark_gone(MDB_txn *txn, MDB_dbi dbi, const gent *e)
+{
+	MDB_val k = mv(e->key, e->klen), v;
+	size_t at = e->current ? 8 : 0;
+	uint8_t *copy;
+	int rc;
+
+	if ((rc = mdb_get(txn, dbi, &k, &v)))
+		return rc;
+	if (v.mv_size <= at || ((const uint8_t *)v.mv_data)[at] & CELL_GONE)
+		return 0;
+	if (!(copy = mrtx__malloc(v.mv_size)))
+		return ENOMEM;
+	memcpy(copy, v.mv_data, v.mv_size);
+	copy[at] |= CELL_GONE;
+	v = mv(copy, v.mv_size);
+	rc = mdb_put(txn, dbi, &k, &v, 0);
+	mrtx__free(copy);
+	return rc;
+}
+
+/* Collect one cell's versions e[0..n) (newest first) in txn. */
+static int gc_cell(MDB_txn *txn, MDB_dbi dbi, const store_policy *p, gent *e, size_t n,
+                   uint64_t safe, uint64_t now, uint64_t *collected)
+{
+	size_t keep = n;
+	int rc;
+
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].flags & CELL_DELETED && e[i].ts <= safe) {
+			/* no snapshot from the safe point on reads past it; the newest
+			 * one is itself absence, which no key says as well */
+			keep = i == 0 ? 0 : i + 1;
+			break;
+		}
+		if (!keeps(p, i, e[i].ts, now)) {
+			keep = i;
+			break;
+		}
+	}
+	if (keep == n)
+		return 0;
+	for (size_t i = keep; i < n; i++) {
+		MDB_val k = mv(e[i].key, e[i].klen);
+
+		if ((rc = mdb_del(txn, dbi, &k, NULL)) && rc != MDB_NOTFOUND)
+			return rc;
+		++*collected;
+	}
+	return keep ? mark_gone(txn, dbi, &e[keep - 1]) : 0;
+}
+
+int lmdb_store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *rowlen,
+                       uint64_t safe, size_t max_rows, int *done, uint64_t *collected)
+{
+	uint8_t kb[MRTX_MAX_KEY + 16], rowbuf[MRTX_MAX_KEY];
+	gent *e = NULL;
+	size_t ne = 0, cap = 0, rows = 0;
+	uint64_t now = mrtx__now_us();
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_val k, v;
+	int rc;
+
+	*done = 0;
+	if ((rc = lmdb_txn_begin(st, 0, &txn)))
+		return rc;
+	if ((rc = mdb_cursor_open(txn, st->dbi, &cur))) {
+		lmdb_wabort(st, txn);
+		return lmdb_err(st, rc, "collect");
+	}
+	kb[0] = (uint8_t)(t->kp >> 8);
+	kb[1] = (uint8_t)t->kp;
+	k = mv(kb, TPFX);
+	if (*rowlen) {
+		size_t n = TPFX + keyenc_put(kb + TPFX, row, *rowlen);
+
+		k = mv(kb, MRTX_MIN(n, (size_t)MRTX_MAX_KEY));
+	}
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	while (rc == 0 && rows < max_rows) {
+		const uint8_t *kd = k.mv_data;
+		size_t used, rn, plen;
+
+		if (!tkey_is(t, kd, k.mv_size)) {
+			rc = MDB_NOTFOUND;
+			break;
+		}
+		if ((rn = keyenc_get(rowbuf, kd + TPFX, k.mv_size - TPFX, &used)) == (size_t)-1 ||
+		    TPFX + used >= k.mv_size) {
+			rc = MDB_CORRUPTED;
+			break;
+		}
+		plen = TPFX + used;
+		memcpy(kb, kd, plen); /* this row's P . enc(row) */
+		/* every key of the row: its cells, its lock, its history */
+		ne = 0;
+		while (rc == 0 && k.mv_size > plen && memcmp(k.mv_data, kb, plen) == 0) {
+			gent *x;
+
+			kd = k.mv_data;
+			if (!(k.mv_size == plen + 1 && kd[plen] == 0xFF)) {
+				if (ne == cap) {
+					gent *ng = mrtx__reallocarray(e, cap ? cap * 2 : 16, sizeof(*e));
+
+					if (!ng) {
+						rc = ENOMEM;
+						break;
+					}
+					e = ng;
+					cap = cap ? cap * 2 : 16;
+				}
+				x = &e[ne];
+				memcpy(x->key, kd, k.mv_size);
+				x->klen = k.mv_size;
+				x->current = kd[plen] != 0xFF;
+				if (x->current) {
+					mrtx_bytes val;
+
+					if (lmdb_cell_decode(&v, &x->ts, &x->flags, &val)) {
+						rc = MDB_CORRUPTED;
+						break;
+					}
+					x->fid = kd[plen];
+					x->qual = MRTX_BYTES(x->key + plen + 1, k.mv_size - plen - 1);
+				} else {
+					if (lmdb_hist_parse(x->key, x->klen, plen, &x->fid, &x->qual, &x->ts) ||
+					    v.mv_size < 1) {
+						rc = MDB_CORRUPTED;
+						break;
+					}
+					x->flags = ((const uint8_t *)v.mv_data)[0];
+				}
+				ne++;
+			}
+			rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+		}
+		if (rc && rc != MDB_NOTFOUND)
+			break;
+		{
+			int end = rc == MDB_NOTFOUND;
+
+			if (ne > 1)
+				qsort(e, ne, sizeof(*e), gent_cmp);
+			for (size_t i = 0, j; i < ne && rc != ENOMEM; i = j) {
+				store_policy p = store_table_policy(t, e[i].fid);
+
+				for (j = i + 1; j < ne && e[j].fid == e[i].fid &&
+				     cmp_bytes(e[j].qual.data, e[j].qual.size, e[i].qual.data,
+				               e[i].qual.size) == 0; j++)
+					;
+				if ((rc = gc_cell(txn, st->dbi, &p, e + i, j - i, safe, now, collected)))
+					break;
+				rc = 0;
+			}
+			if (rc)
+				break;
+			rows++;
+			/* the next row: past this one's keys (the deletes moved the cursor) */
+			kb[plen] = 0xFF;
+			if (plen + 2 <= MRTX_MAX_KEY) {
+				kb[plen + 1] = 0xFF;
+				k = mv(kb, plen + 2);
+			} else {
+				k = mv(kb, plen + 1);
+			}
+			rc = end ? MDB_NOTFOUND : mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+			if (rc == 0 && plen + 2 > MRTX_MAX_KEY && k.mv_size == plen + 1 &&
+			    memcmp(k.mv_data, kb, plen + 1) == 0)
+				rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+			*rowlen = 0;
+			if (rc == 0 && tkey_is(t, k.mv_data, k.mv_size)) {
+				size_t u2, n2 = keyenc_get(rowbuf, (const uint8_t *)k.mv_data + TPFX,
+				                           k.mv_size - TPFX, &u2);
+
+				if (n2 != (size_t)-1) {
+					memcpy(row, rowbuf, n2);
+					*rowlen = n2;
+				}
+			}
+		}
+	}
+	mrtx__free(e);
+	mdb_cursor_close(cur);
+	if (rc == MDB_NOTFOUND || (rc == 0 && *rowlen == 0)) {
+		*done = 1;
+		rc = 0;
+	}
+	if (rc) {
+		lmdb_wabort(st, txn);
+		return rc == ENOMEM ? mrtx__seterr(MRTX_ENOMEM, "out of memory collecting") :
+		       rc == MDB_CORRUPTED ? mrtx__seterr(MRTX_ECORRUPT, "table '%s': a malformed "
+		                                          "cell met while collecting", t->name) :
+		       lmdb_err(st, rc, "collect");
+	}
+	/* where the next step starts, in the same write: a crash resumes there */
+	{
+		uint8_t cv[8 + 1 + MRTX_MAX_NAME + MRTX_MAX_KEY];
+		size_t nl = strlen(t->name), n = 0;
+		MDB_val ck = mv(GC_CURSOR_KEY, GC_CURSOR_LEN), cval;
+
+		for (unsigned i = 0; i < 8; i++)
+			cv[n++] = (uint8_t)(safe >> (8 * i));
+		cv[n++] = (uint8_t)nl;
+		memcpy(cv + n, t->name, nl);
+		n += nl;
+		if (!*done) {
+			memcpy(cv + n, row, *rowlen);
+			n += *rowlen;
+		} else {
+			cv[n++] = 0xFF; /* (past every row: this table is done) */
+		}
+		cval = mv(cv, n);
+		if ((rc = mdb_put(txn, st->dbi, &ck, &cval, 0))) {
+			lmdb_wabort(st, txn);
+			return lmdb_err(st, rc, "collect");
+		}
+	}
+	st->w_dirty = 1;
+	if ((rc = lmdb_commit(st, txn, 1)))
+		return lmdb_err(st, rc, "collect");
+	return 0;
+}
+
+int lmdb_store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row,
+                         size_t *rowlen, int *table_done)
+{
+	lmdb_rtxn rt;
+	MDB_val k = mv(GC_CURSOR_KEY, GC_CURSOR_LEN), v;
+	const uint8_t *p;
+	size_t nl;
+	int rc;
+
+	if ((rc = lmdb_rtxn_begin(st, &rt)))
+		return rc;
+	rc = mdb_get(rt.txn, st->dbi, &k, &v);
+	if (rc) {
+		lmdb_rtxn_end(st, &rt);
+		return rc == MDB_NOTFOUND ? MRTX_NOTFOUND : lmdb_err(st, rc, "read the collector's "
+		                                                     "cursor");
+	}
+	p = v.mv_data;
+	if (v.mv_size < 9 || (nl = p[8]) == 0 || nl > MRTX_MAX_NAME || v.mv_size < 9 + nl ||
+	    v.mv_size - 9 - nl > MRTX_MAX_KEY) {
+		lmdb_rtxn_end(st, &rt);
+		return mrtx__seterr(MRTX_ECORRUPT, "%s: the collector's cursor is malformed",
+		                    st->path);
+	}
+	*safe = 0;
+	for (unsigned i = 0; i < 8; i++)
+		*safe |= (uint64_t)p[i] << (8 * i);
+	memcpy(table, p + 9, nl);
+	table[nl] = '\0';
+	*rowlen = v.mv_size - 9 - nl;
+	memcpy(row, p + 9 + nl, *rowlen);
+	*table_done = *rowlen == 1 && row[0] == 0xFF;
+	if (*table_done)
+		*rowlen = 0;
+	lmdb_rtxn_end(st, &rt);
+	return 0;
+}
+
+int lmdb_store_gc_mark(store *st, uint64_t safe, int end)
+{
+	MDB_val sk = mv("\0" STORE_GC_SAFE_KEY, 7), ck = mv(GC_CURSOR_KEY, GC_CURSOR_LEN), v;
+	uint64_t old = 0;
+	uint8_t b[8];
+	MDB_txn *txn;
+	int rc;
+
+	if ((rc = lmdb_txn_begin(st, 0, &txn)))
+		return rc;
+	if (end) {
+		rc = mdb_del(txn, st->dbi, &ck, NULL);
+		rc = rc == MDB_NOTFOUND ? 0 : rc;
+	} else {
+		rc = mdb_get(txn, st->dbi, &sk, &v);
+		if (rc == 0 && v.mv_size == 8)
+			for (unsigned i = 0; i < 8; i++)
+				old |= (uint64_t)((const uint8_t *)v.mv_data)[i] << (8 * i);
+		rc = rc == MDB_NOTFOUND ? 0 : rc;
+		if (rc == 0 && safe > old) {
+			for (unsigned i = 0; i < 8; i++)
+				b[i] = (uint8_t)(safe >> (8 * i));
+			v = mv(b, 8);
+			rc = mdb_put(txn, st->dbi, &sk, &v, 0);
+		}
+	}
+	if (rc) {
+		lmdb_wabort(st, txn);
+		return lmdb_err(st, rc, "collect");
+	}
+	st->w_dirty = 1;
+	if ((rc = lmdb_commit(st, txn, 1)))
+		return lmdb_err(st, rc, "collect");
 	return 0;
 }

@@ -58,4 +58,11 @@ int lmdb_store_ts_next(store *st, uint64_t floor, uint64_t *out);
 typedef int (*lmdb_upgrade_ts_fn)(const void *lock, size_t n, uint64_t *ts);
 int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, uint64_t *cells, int *was);
 
+/* Collection (lmdb_cell.c; store_gc_* in store.h). */
+int lmdb_store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *rowlen,
+                       uint64_t safe, size_t max_rows, int *done, uint64_t *collected);
+int lmdb_store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row,
+                         size_t *rowlen, int *table_done);
+int lmdb_store_gc_mark(store *st, uint64_t safe, int end);
+
 #endif
