@@ -22,6 +22,8 @@
 
 #include "testutil.h"
 #include "storage/keyenc.h"
+#include "storage/store.h"
+#include "txn/admin.h"
 
 #define B(s) MRTX_BYTES((s), strlen(s))
 
@@ -484,12 +486,154 @@ static void test_upgrade(void **state)
 	free(path);
 }
 
+/* ---- collection ---- */
+
+/* Keys of the store (data and metadata), counted by a child process with
+ * LMDB opened read-only and lockless: this process has the environment
+ * open, which LMDB allows once per process. */
+static long count_keys(const char *path, const char *prefix, size_t plen)
+{
+	int fd[2];
+	long n = -1;
+	pid_t kid;
+
+	assert_int_equal(pipe(fd), 0);
+	if ((kid = fork()) == 0) {
+		MDB_env *env;
+		MDB_txn *txn;
+		MDB_dbi dbi;
+		MDB_cursor *cur;
+		MDB_val k, v;
+		long c = 0;
+
+		if (mdb_env_create(&env) || mdb_env_set_mapsize(env, 0) ||
+		    mdb_env_open(env, path, MDB_RDONLY | MDB_NOLOCK, 0600) ||
+		    mdb_txn_begin(env, NULL, MDB_RDONLY, &txn) || mdb_dbi_open(txn, NULL, 0, &dbi) ||
+		    mdb_cursor_open(txn, dbi, &cur))
+			_exit(2);
+		while (mdb_cursor_get(cur, &k, &v, MDB_NEXT) == 0)
+			c += k.mv_size >= plen && memcmp(k.mv_data, prefix, plen) == 0;
+		(void)!write(fd[1], &c, sizeof(c));
+		_exit(0);
+	}
+	assert_int_equal(read(fd[0], &n, sizeof(n)), (ssize_t)sizeof(n));
+	assert_int_equal(tu_wait(kid), 0);
+	close(fd[0]);
+	close(fd[1]);
+	return n;
+}
+
+static void test_gc(void **state)
+{
+	char *path;
+	mrtx_db *db;
+	mrtx_txn *old;
+	uint64_t before, n = 0, at[1];
+	long keys0, keys1;
+	mrtx_bytes v;
+
+	(void)state;
+	if (tu_rados()) {
+		db = fresh(&path);
+		assert_int_equal(mrtx_gc(db, 0, &n), MRTX_ENOTSUP);
+		mrtx_close(db);
+		tu_rmrf(path);
+		free(path);
+		return;
+	}
+	db = fresh(&path);
+	assert_int_equal(mrtx_create_table2(db, "t", FAMS, NFAMS), MRTX_OK);
+	/* a hot cell: the store does not grow with its writes */
+	(void)put_ts(db, "hot", "h", "0");
+	(void)put_ts(db, "hot1", "one", "0");
+	keys0 = count_keys(path, "", 0);
+	for (int i = 0; i < 2000; i++) {
+		char val[16];
+
+		snprintf(val, sizeof(val), "%d", i);
+		(void)put_ts(db, "hot", "h", val);
+		(void)put_ts(db, "hot1", "one", val);
+	}
+	keys1 = count_keys(path, "", 0);
+	/* "hot": 1 current + 2 older versions; "hot1": 1; and the locks */
+	assert_int_equal(keys1 - keys0, 2);
+	/* deleted cells leave tombstones until collected */
+	for (int i = 0; i < 50; i++) {
+		char row[16];
+
+		snprintf(row, sizeof(row), "d%02d", i);
+		(void)put_ts(db, row, "one", "x");
+		(void)put_ts(db, row, "one", NULL);
+	}
+	before = put_ts(db, "keep", "one", "k");
+	at[0] = before;
+	/* a transaction at a snapshot before the collection keeps reading */
+	assert_int_equal(mrtx_begin_at(db, before, &old), MRTX_OK);
+	keys0 = count_keys(path, "\1", 1); /* (data keys: gc adds its safe point) */
+	assert_int_equal(mrtx_gc(db, 0, &n), MRTX_OK);
+	assert_int_equal(n, 50);
+	keys1 = count_keys(path, "\1", 1);
+	assert_int_equal(keys0 - keys1, 50);
+	assert_int_equal(mrtx_get(old, "t", B("keep"), "one", B("q"), &v), MRTX_OK);
+	assert_int_equal(mrtx_get(old, "t", B("d07"), "one", B("q"), &v), MRTX_NOTFOUND);
+	mrtx_abort(old);
+	/* below the safe point (the newest commit, "keep"'s): refused; at or
+	 * above: as before */
+	assert_int_equal(mrtx_begin_at(db, before - 1, &old), MRTX_ESNAPSHOT);
+	assert_int_equal(mrtx_begin_at(db, before, &old), MRTX_OK);
+	assert_int_equal(mrtx_get(old, "t", B("d07"), "one", B("q"), &v), MRTX_NOTFOUND);
+	mrtx_abort(old);
+	EXPECT(db, 0, "keep", "one", at, "k@0");
+	/* nothing left to collect */
+	assert_int_equal(mrtx_gc(db, 0, &n), MRTX_OK);
+	assert_int_equal(n, 0);
+
+	/* a run cut short after its first step resumes where it stopped */
+	for (int i = 0; i < 600; i++) {
+		char row[16];
+
+		snprintf(row, sizeof(row), "e%03d", i);
+		(void)put_ts(db, row, "one", "x");
+		(void)put_ts(db, row, "one", NULL);
+	}
+	{
+		store *st = mrtx__db_store(db);
+		const store_table *t;
+		uint8_t row[MRTX_MAX_KEY];
+		size_t rowlen = 0;
+		int done = 0;
+		uint64_t safe = put_ts(db, "z", "one", "z"), m = 0, got, s2;
+		char table[MRTX_MAX_NAME + 1];
+		int tdone;
+
+		assert_int_equal(store_table_find(st, "t", &t), 0);
+		assert_int_equal(store_gc_mark(st, safe, 0), 0);
+		assert_int_equal(store_gc_step(st, t, row, &rowlen, safe, 100, &done, &m), 0);
+		assert_false(done);
+		/* rows in order: d00..d49 (collected before), e000..e049 */
+		assert_int_equal(m, 50);
+		assert_int_equal(store_gc_cursor(st, &s2, table, row, &rowlen, &tdone), 0);
+		assert_int_equal(s2, safe);
+		assert_string_equal(table, "t");
+		assert_false(tdone);
+		/* the next run resumes with the same safe point */
+		assert_int_equal(mrtx_gc(db, 0, &got), MRTX_OK);
+		assert_int_equal(m + got, 600);
+		assert_int_equal(store_gc_cursor(st, &s2, table, row, &rowlen, &tdone),
+		                 MRTX_NOTFOUND);
+	}
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_policies_and_past_snapshots),
 		cmocka_unit_test(test_ttl),
 		cmocka_unit_test(test_upgrade),
+		cmocka_unit_test(test_gc),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
