@@ -627,6 +627,216 @@ static void test_gc(void **state)
 	free(path);
 }
 
+/* ---- a model of versions and collection ---- */
+
+#define MR 3 /* rows */
+#define MQ 2 /* qualifiers */
+#define MH 400 /* versions a cell may get in a run */
+
+typedef struct mver {
+	uint64_t ts;
+	int del;
+	char val[12];
+} mver;
+
+typedef struct mcell {
+	mver v[MH];
+	size_t n; /* oldest first */
+} mcell;
+
+/* The model's read of cell c at snapshot at: up to k values newest first,
+ * stopping at a deletion, at most the family's max versions. */
+static size_t model_read(const mcell *c, uint64_t at, uint32_t maxv, size_t k, const mver **out)
+{
+	size_t n = 0;
+
+	for (size_t i = c->n; i-- > 0 && n < k && n < maxv;) {
+		if (c->v[i].ts > at)
+			continue;
+		if (c->v[i].del)
+			break;
+		out[n++] = &c->v[i];
+	}
+	return n;
+}
+
+static const char *mfam(int f)
+{
+	return f ? "h" : "one";
+}
+
+/* Compare one read with the model: exact for a snapshot the store must
+ * still hold (exact = 1), else a prefix of the model's, present when the
+ * model's is (or MRTX_ESNAPSHOT); never a version the model does not show. */
+static void model_check(mrtx_txn *txn, mcell cells[2][MR][MQ], int f, int r, int q,
+                        uint64_t at, int exact, unsigned seed, int op)
+{
+	char row[4] = { 'r', (char)('0' + r), 0 }, qual[4] = { 'q', (char)('0' + q), 0 };
+	const mver *want[8];
+	mrtx_version got[8];
+	size_t n = 0, nw = model_read(&cells[f][r][q], at, f ? 3 : 1, 8, want);
+	int rc = mrtx_get_versions(txn, "t", B(row), mfam(f), B(qual), got, 8, &n);
+
+	if (rc == MRTX_ESNAPSHOT && !exact)
+		return;
+	if (rc != MRTX_OK && rc != MRTX_NOTFOUND)
+		fail_msg("seed %u op %d: %s %s:%s at %llu: %s", seed, op, row, mfam(f), qual,
+		         (unsigned long long)at, mrtx_errmsg());
+	if (exact ? n != nw : (n > nw || (nw && !n))) {
+		const mcell *c = &cells[f][r][q];
+
+		for (size_t i = 0; i < n; i++)
+			print_message("  got %.*s@%llu\n", (int)got[i].value.size,
+			              (const char *)got[i].value.data, (unsigned long long)got[i].ts);
+		for (size_t i = c->n; i-- > 0;)
+			print_message("  model %s%s@%llu\n", c->v[i].del ? "DEL " : "", c->v[i].val,
+			              (unsigned long long)c->v[i].ts);
+	}
+	if (exact ? n != nw : (n > nw || (nw && !n)))
+		fail_msg("seed %u op %d: %s %s:%s at %llu: %zu versions, the model has %zu", seed,
+		         op, row, mfam(f), qual, (unsigned long long)at, n, nw);
+	for (size_t i = 0; i < n; i++)
+		if (got[i].ts != want[i]->ts || got[i].value.size != strlen(want[i]->val) ||
+		    memcmp(got[i].value.data, want[i]->val, got[i].value.size) != 0)
+			fail_msg("seed %u op %d: %s %s:%s at %llu: version %zu is %.*s@%llu, the model "
+			         "says %s@%llu", seed, op, row, mfam(f), qual, (unsigned long long)at,
+			         i, (int)got[i].value.size, (const char *)got[i].value.data,
+			         (unsigned long long)got[i].ts, want[i]->val,
+			         (unsigned long long)want[i]->ts);
+}
+
+static void test_model_versions(void **state)
+{
+	static const mrtx_family_spec fams[] = { { "one", 1, 0, 0 }, { "h", 3, 0, 0 } };
+	static mcell cells[2][MR][MQ];
+	const char *env = getenv("MRTX_VERSION_SEEDS");
+	unsigned seeds = env ? (unsigned)atoi(env) : 4;
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	for (unsigned seed = 1; seed <= seeds; seed++) {
+		char *path;
+		mrtx_db *db = fresh(&path);
+		mrtx_txn *snap = NULL;
+		uint64_t snap_at = 0, safe = 0, last = 0;
+		uint64_t hist[1200];
+		size_t nhist = 0;
+
+		memset(cells, 0, sizeof(cells));
+		tu_rng_seed(seed);
+		assert_int_equal(mrtx_create_table2(db, "t", fams, 2), MRTX_OK);
+		for (int op = 0; op < 1000; op++) {
+			unsigned x = tu_rng() % 100;
+			int f = (int)(tu_rng() % 2), r = (int)(tu_rng() % MR), q = (int)(tu_rng() % MQ);
+
+			if (x < 60) { /* a commit of 1-2 cells */
+				mrtx_txn *txn;
+				uint64_t ts;
+				int n = 1 + (int)(tu_rng() % 2), del[2], cf[2], cr[2], cq[2];
+				char val[2][12];
+
+				assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+				for (int i = 0; i < n; i++) {
+					char row[4] = { 'r', 0, 0 }, qual[4] = { 'q', 0, 0 };
+
+					cf[i] = i ? (int)(tu_rng() % 2) : f;
+					cr[i] = i ? (int)(tu_rng() % MR) : r;
+					cq[i] = i ? (int)(tu_rng() % MQ) : q;
+					row[1] = (char)('0' + cr[i]);
+					qual[1] = (char)('0' + cq[i]);
+					del[i] = tu_rng() % 4 == 0;
+					snprintf(val[i], sizeof(val[i]), "%d.%d", op, i);
+					assert_int_equal(del[i] ? mrtx_delete(txn, "t", B(row), mfam(cf[i]),
+					                                      B(qual)) :
+					                 mrtx_put(txn, "t", B(row), mfam(cf[i]), B(qual),
+					                          B(val[i])), MRTX_OK);
+				}
+				assert_int_equal(mrtx_commit_ts(txn, &ts), MRTX_OK);
+				assert_true(ts > last);
+				last = ts;
+				for (int i = 0; i < n; i++) {
+					mcell *c = &cells[cf[i]][cr[i]][cq[i]];
+
+					/* (a cell written twice in one commit: the later wins) */
+					if (i == 1 && cf[1] == cf[0] && cr[1] == cr[0] && cq[1] == cq[0])
+						c->n--;
+					assert_true(c->n < MH);
+					c->v[c->n].ts = ts;
+					c->v[c->n].del = del[i];
+					snprintf(c->v[c->n].val, sizeof(c->v[c->n].val), "%s", val[i]);
+					c->n++;
+				}
+				hist[nhist++ % 1200] = ts;
+			} else if (x < 70 && !snap) { /* a snapshot, held across later writes */
+				assert_int_equal(mrtx_begin(db, &snap), MRTX_OK);
+				model_check(snap, cells, f, r, q, UINT64_MAX, 1, seed, op);
+				snap_at = mrtx_txn_snapshot_ts(snap);
+				assert_true(snap_at >= last);
+			} else if (x < 80 && snap) { /* it still reads what it read */
+				model_check(snap, cells, f, r, q, snap_at, 1, seed, op);
+				if (tu_rng() % 4 == 0) {
+					mrtx_abort(snap);
+					snap = NULL;
+				}
+			} else if (x < 95 && nhist) { /* a past snapshot */
+				uint64_t at = hist[tu_rng() % MRTX_MIN(nhist, (size_t)1200)] -
+				              (tu_rng() % 2);
+				mrtx_txn *past;
+				int rc = mrtx_begin_at(db, at, &past);
+
+				if (at < safe) {
+					assert_int_equal(rc, MRTX_ESNAPSHOT);
+					continue;
+				}
+				assert_int_equal(rc, MRTX_OK);
+				model_check(past, cells, f, r, q, at, 0, seed, op);
+				mrtx_abort(past);
+			} else if (x >= 95) { /* collection */
+				uint64_t n;
+				mrtx_txn *t0;
+
+				assert_int_equal(mrtx_gc(db, tu_rng() % 2 ? 0 : 1, &n), MRTX_OK);
+				(void)t0;
+				{
+					mrtx_txn *probe;
+					uint64_t lo = safe, hi = last;
+
+					/* the new safe point: the smallest ts begin_at takes */
+					while (lo < hi) {
+						uint64_t mid = lo + (hi - lo) / 2;
+
+						if (mrtx_begin_at(db, mid, &probe) == MRTX_OK) {
+							mrtx_abort(probe);
+							hi = mid;
+						} else {
+							lo = mid + 1;
+						}
+					}
+					safe = lo;
+				}
+				if (snap) /* the held snapshot is undisturbed */
+					model_check(snap, cells, f, r, q, snap_at, 1, seed, op);
+			}
+		}
+		/* at the end, every cell at the newest snapshot: exact */
+		{
+			mrtx_txn *txn;
+
+			assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+			for (int ff = 0; ff < 2; ff++)
+				for (int rr = 0; rr < MR; rr++)
+					for (int qq = 0; qq < MQ; qq++)
+						model_check(txn, cells, ff, rr, qq, UINT64_MAX, 1, seed, -1);
+			mrtx_abort(txn);
+		}
+		mrtx_abort(snap);
+		mrtx_close(db);
+		tu_rmrf(path);
+		free(path);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -634,6 +844,7 @@ int main(void)
 		cmocka_unit_test(test_ttl),
 		cmocka_unit_test(test_upgrade),
 		cmocka_unit_test(test_gc),
+		cmocka_unit_test(test_model_versions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

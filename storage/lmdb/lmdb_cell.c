@@ -504,7 +504,7 @@ typedef struct gent {
 	size_t klen;
 	uint8_t fid, flags;
 	int current;
-	mrtx_bytes qual; /* into key */
+	size_t qoff, qlen; /* the qualifier in key (an offset: qsort moves entries) */
 	uint64_t ts;
 } gent;
 
@@ -515,7 +515,7 @@ static int gent_cmp(const void *a, const void *b)
 
 	if (x->fid != y->fid)
 		return x->fid < y->fid ? -1 : 1;
-	if ((c = cmp_bytes(x->qual.data, x->qual.size, y->qual.data, y->qual.size)))
+	if ((c = cmp_bytes(x->key + x->qoff, x->qlen, y->key + y->qoff, y->qlen)))
 		return c;
 	return x->ts > y->ts ? -1 : x->ts < y->ts;
 }
@@ -645,13 +645,18 @@ int lmdb_store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *ro
 						break;
 					}
 					x->fid = kd[plen];
-					x->qual = MRTX_BYTES(x->key + plen + 1, k.mv_size - plen - 1);
+					x->qoff = plen + 1;
+					x->qlen = k.mv_size - plen - 1;
 				} else {
-					if (lmdb_hist_parse(x->key, x->klen, plen, &x->fid, &x->qual, &x->ts) ||
+					mrtx_bytes q;
+
+					if (lmdb_hist_parse(x->key, x->klen, plen, &x->fid, &q, &x->ts) ||
 					    v.mv_size < 1) {
 						rc = MDB_CORRUPTED;
 						break;
 					}
+					x->qoff = (size_t)((const uint8_t *)q.data - x->key);
+					x->qlen = q.size;
 					x->flags = ((const uint8_t *)v.mv_data)[0];
 				}
 				ne++;
@@ -669,8 +674,8 @@ int lmdb_store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *ro
 				store_policy p = store_table_policy(t, e[i].fid);
 
 				for (j = i + 1; j < ne && e[j].fid == e[i].fid &&
-				     cmp_bytes(e[j].qual.data, e[j].qual.size, e[i].qual.data,
-				               e[i].qual.size) == 0; j++)
+				     cmp_bytes(e[j].key + e[j].qoff, e[j].qlen, e[i].key + e[i].qoff,
+				               e[i].qlen) == 0; j++)
 					;
 				if ((rc = gc_cell(txn, st->dbi, &p, e + i, j - i, safe, now, collected)))
 					break;
