@@ -481,8 +481,9 @@ int store_sync_visible(store *st);
  * durable write transaction about once a second (storage/lmdb/lmdb_ts.c);
  * not callable inside a write transaction of the store.  RADOS: one
  * guarded write of the object NAME.ts per batch of concurrent callers
- * (storage/rados/rados_ts.c).  Not yet used by transactions: cell versions
- * and snapshot reads will be.  Returns 0 (*out set; 0 on any error);
+ * (storage/rados/rados_ts.c).  LMDB commits take theirs inside their write
+ * instead (store_op.stamp), from the same counter; a timestamp from here
+ * names no commit.  Returns 0 (*out set; 0 on any error);
  * MRTX_EINVAL (floor at or above 2^63; LMDB: the store's path too long for
  * the file's); MRTX_EREADONLY (LMDB: a read-only handle reached the
  * ceiling, a writer must raise it; RADOS: every read-only handle);

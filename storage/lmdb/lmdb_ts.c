@@ -205,7 +205,8 @@ static int attach(store *st)
 	if ((rc = mrtx__path_join(file, sizeof(file), st->ts_dir ? st->ts_dir : st->path, TS_FILE,
 	                          "timestamps")))
 		return rc;
-	fd = open(file, O_RDWR | O_CREAT | O_CLOEXEC, data_mode(st));
+	/* (a read-only handle creates nothing: without the file, no timestamps) */
+	fd = open(file, O_RDWR | O_CLOEXEC | (store_read_only(st) ? 0 : O_CREAT), data_mode(st));
 	if (fd < 0)
 		return mrtx__sys_err("timestamps", "open", file, errno);
 	while (fcntl(fd, F_SETLKW, &lk) != 0) {
