@@ -614,6 +614,12 @@ void op_commit(int i)
 		got_conflict(t, "mrtx_commit");
 	if (rc == MRTX_CONFLICT)
 		W.n_conflict++;
+	/* A two-phase commit (RADOS) that failed after its prewrite rolled its
+	 * rows back; a row it wrote blind (never read) cannot get its exact
+	 * old lock back, only STABLE(0, bound) (DESIGN §5.2), so a transaction
+	 * that read that row sees a change and conflicts: an event. */
+	if (rc == MRTX_CONFLICT && t->nops && tu_rados())
+		W.events++;
 	if (rc == 0)
 		committed(t, "committed");
 	drop_txn(i);
