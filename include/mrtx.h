@@ -226,9 +226,12 @@ typedef struct mrtx_options {
  * @return MRTX_OK; MRTX_EINVAL (NULL argument, bad option version or value,
  *   options that conflict with this process's open handle on the store, a
  *   malformed MRTX_FAILPOINTS); MRTX_ENOTSTORE (path is a file, another LMDB
- *   database, or another format version: a newer one, or format 2 and
- *   older; read-only: no store at path);
- *   MRTX_ECORRUPT (metadata unreadable); MRTX_ESTORE (I/O, permissions);
+ *   database, or another format version: a newer one, format 2 and older,
+ *   or format 3 -- the message then names `mrtx upgrade`, mrtx_upgrade;
+ *   read-only: no store at path);
+ *   MRTX_ECORRUPT (metadata unreadable; LMDB, for writing: the directory's
+ *   ts.shm belongs to another store -- remove it while no process has the
+ *   store open); MRTX_ESTORE (I/O, permissions; ts.shm cannot be made);
  *   MRTX_ENOMEM.
  */
 int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts);
@@ -458,7 +461,10 @@ int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms);
  *   observed it, by a read or by a scan that passed over it, absent: the
  *   transaction is doomed, see MRTX_EBADTXN); MRTX_EINVAL; MRTX_ETOOBIG; MRTX_ENOTABLE;
  *   MRTX_ENOFAMILY; MRTX_ECORRUPT; MRTX_ESTORE; MRTX_ENOMEM; MRTX_EBADTXN
- *   (the transaction is doomed).
+ *   (the transaction is doomed); MRTX_ESNAPSHOT (a transaction of
+ *   mrtx_begin_at: the cell's version at its timestamp was dropped by its
+ *   family's policy -- in a one-version family, by any later write of the
+ *   cell).
  *
  * Doomed transactions: once a call has returned MRTX_CONFLICT from a read
  * or a scan, or index maintenance failed after buffering a write (see
@@ -553,8 +559,10 @@ int mrtx_commit_ts(mrtx_txn *txn, uint64_t *commit_ts);
  * read (its snapshot is taken by its first read, DESIGN §9), every commit
  * whose timestamp (mrtx_commit_ts) is at or below it is in the snapshot
  * and none above it is.  0: nothing read yet, a store without snapshots
- * (RADOS), a store read where its timestamp page (DIR/ts.shm) cannot be
- * made (a read-only file system), or NULL.
+ * (RADOS), a read-only handle of a store without its timestamp page
+ * (DIR/ts.shm: a writer's open makes it; a read-only one creates nothing),
+ * or NULL.  What a family's TTL hides is judged when a read runs, so two
+ * reads of one snapshot may differ by a version that expired between them.
  */
 uint64_t mrtx_txn_snapshot_ts(const mrtx_txn *txn);
 
@@ -709,7 +717,7 @@ int mrtx_scan_open(mrtx_txn *txn, const mrtx_scan_spec *spec, mrtx_scanner **out
  *   transaction's snapshot, read as it is now); MRTX_CONFLICT (RADOS: a row
  *   changed since this transaction observed it: doomed); MRTX_ECORRUPT; MRTX_ESTORE;
  *   MRTX_ENOMEM; MRTX_EINVAL (NULL); MRTX_EBADTXN (the transaction ended or
- *   is doomed).
+ *   is doomed); MRTX_ESNAPSHOT (mrtx_begin_at: as mrtx_get).
  */
 int mrtx_scan_next(mrtx_scanner *s, mrtx_cell *cell);
 
@@ -1065,7 +1073,9 @@ typedef struct mrtx_index_hit {
  * index table through the transaction (merged with its own writes, phantom
  * protected at commit).
  * @return MRTX_OK; fn's value; MRTX_EINVAL (NULL, unknown index name);
- *   MRTX_ECORRUPT (a malformed index row); errors of mrtx_scan_open/next.
+ *   MRTX_ECORRUPT (a malformed index row); errors of mrtx_scan_open/next
+ *   (at a past snapshot, MRTX_ESNAPSHOT once an entry changed since: index
+ *   tables keep one version).
  */
 int mrtx_index_scan(mrtx_txn *txn, const char *index, mrtx_bytes value_start,
                     mrtx_bytes value_end, int reverse, size_t limit,

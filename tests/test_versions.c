@@ -195,6 +195,30 @@ static void test_policies_and_past_snapshots(void **state)
 		mrtx_abort(txn);
 	}
 
+	/* a row deleted and a cell of it put in one transaction: the put is the
+	 * version at that timestamp (no deletion beside it), the older ones
+	 * stay (the policy keeps three) */
+	{
+		uint64_t d[3];
+
+		d[0] = put_ts(db, "dr", "h", "d0");
+		d[1] = put_ts(db, "dr", "h", "d1");
+		assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+		assert_int_equal(mrtx_delete_row(txn, "t", B("dr")), MRTX_OK);
+		assert_int_equal(mrtx_put(txn, "t", B("dr"), "h", B("q"), B("d2")), MRTX_OK);
+		assert_int_equal(mrtx_commit_ts(txn, &d[2]), MRTX_OK);
+		EXPECT(db, 0, "dr", "h", d, "d2@2,d1@1,d0@0");
+		EXPECT(db, d[1], "dr", "h", d, "d1@1,d0@0");
+		/* and in a one-version family: the put, the old value gone */
+		d[0] = put_ts(db, "dr1", "one", "e0");
+		assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+		assert_int_equal(mrtx_delete_row(txn, "t", B("dr1")), MRTX_OK);
+		assert_int_equal(mrtx_put(txn, "t", B("dr1"), "one", B("q"), B("e1")), MRTX_OK);
+		assert_int_equal(mrtx_commit_ts(txn, &d[1]), MRTX_OK);
+		EXPECT(db, 0, "dr1", "one", d, "e1@1");
+		EXPECT(db, d[0], "dr1", "one", d, "gone");
+	}
+
 	/* policies persist; creating again is idempotent only with the same */
 	mrtx_close(db);
 	db = tu_open(path, NULL);
@@ -230,7 +254,7 @@ static void test_ttl(void **state)
 {
 	char *path;
 	mrtx_db *db;
-	uint64_t ts[3];
+	uint64_t ts[3], zt;
 
 	(void)state;
 	if (tu_rados())
@@ -239,7 +263,7 @@ static void test_ttl(void **state)
 	assert_int_equal(mrtx_create_table2(db, "t", FAMS, NFAMS), MRTX_OK);
 	ts[0] = put_ts(db, "r", "ttl", "a");
 	ts[1] = put_ts(db, "r", "ttl", "b");
-	(void)put_ts(db, "r", "ttl0", "z");
+	zt = put_ts(db, "r", "ttl0", "z");
 	EXPECT(db, 0, "r", "ttl", ts, "b@1,a@0");
 	usleep(400000);
 	/* older than the TTL: only the newest, kept by min_versions */
@@ -252,6 +276,11 @@ static void test_ttl(void **state)
 		assert_int_equal(mrtx_get(txn, "t", B("r"), "ttl", B("q"), &v), MRTX_OK);
 		/* no minimum: the cell expired */
 		assert_int_equal(mrtx_get(txn, "t", B("r"), "ttl0", B("q"), &v), MRTX_NOTFOUND);
+		mrtx_abort(txn);
+		/* and a read at a snapshot when it was alive cannot tell: not
+		 * "absent" */
+		assert_int_equal(mrtx_begin_at(db, zt, &txn), MRTX_OK);
+		assert_int_equal(mrtx_get(txn, "t", B("r"), "ttl0", B("q"), &v), MRTX_ESNAPSHOT);
 		mrtx_abort(txn);
 	}
 	/* a write drops what expired (b is past the TTL and no longer the
@@ -458,6 +487,37 @@ static void test_upgrade(void **state)
 		tu_rmrf(path);
 		free(path);
 	}
+
+	/* a transaction in flight (a writer died after its prewrite): refused,
+	 * nothing changed -- its redo was written under format 3's rules */
+	db = fresh(&path);
+	assert_int_equal(mrtx_create_table2(db, "t", FAMS, NFAMS), MRTX_OK);
+	mrtx_close(db);
+	if ((kid = fork()) == 0) {
+		mrtx_options o = MRTX_OPTIONS_INIT;
+		mrtx_db *w;
+		mrtx_txn *x;
+
+		o.durability = MRTX_NOSYNC;
+		o.two_phase = 1;
+		o.lock_ttl_ms = 3600000;
+		if (mrtx_open(&w, path, &o) || mrtx_failpoints_set("commit.after_prewrite=exit") ||
+		    mrtx_begin(w, &x) ||
+		    mrtx_put(x, "t", B("p1"), "h", B("q"), B("x")) ||
+		    mrtx_put(x, "t", B("p2"), "h", B("q"), B("x")))
+			_exit(2);
+		(void)mrtx_commit(x);
+		_exit(3); /* (the failpoint exits first) */
+	}
+	assert_int_equal(tu_wait(kid), 99);
+	to_format3(path, 0, NULL);
+	assert_int_equal(mrtx_upgrade(path, &cells), MRTX_ELOCKED);
+	assert_non_null(strstr(mrtx_errmsg(), "in flight"));
+	db = NULL;
+	assert_int_equal(mrtx_open(&db, path, NULL), MRTX_ENOTSTORE);
+	assert_non_null(strstr(mrtx_errmsg(), "format 3"));
+	tu_rmrf(path);
+	free(path);
 
 	/* a cell whose key leaves no room for versions: nothing is changed */
 	db = fresh(&path);

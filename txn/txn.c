@@ -439,10 +439,11 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
 		if ((c = RB_FIND(bcell_tree, &r->cells, key))) {
 			if (c->kind != STORE_MUT_PUT)
 				return mrtx__seterr(MRTX_NOTFOUND, "deleted in this transaction");
-			/* this transaction's own write: not committed, no timestamp */
+			/* this transaction's own write: not committed, no timestamp;
+			 * after its own delete of the row, nothing older shows */
 			out[k].ts = 0;
 			out[k++].value = MRTX_BYTES(c->data + c->qlen, c->vlen);
-			if (k == max) {
+			if (k == max || r->del_row) {
 				*n = k;
 				return 0;
 			}

@@ -7,8 +7,8 @@
 #include "../storage/lmdb/lmdb_store.h"
 
 /* The version of a format-3 row's cells, from its lock: the commit that
- * wrote them -- a STABLE or COMMITTED record's, else (PREWRITTEN, ABORTED:
- * the redo is not applied yet) the one before it. */
+ * wrote them, a STABLE record's (1: not STABLE, a transaction in flight:
+ * the upgrade refuses those; -1: malformed). */
 static int row_ts(const void *lock, size_t n, uint64_t *ts)
 {
 	_Alignas(16) uint8_t buf[1024];
@@ -19,10 +19,9 @@ static int row_ts(const void *lock, size_t n, uint64_t *ts)
 	arena_init_buf(&a, buf, sizeof(buf));
 	rc = lock_decode(&r, MRTX_BYTES(lock, n), &a);
 	if (rc == 0)
-		*ts = r.state == LOCK_STABLE || r.state == LOCK_COMMITTED ? r.commit_ts :
-		      r.flags & LOCK_F_PREV_ABSENT ? 0 : r.prev_commit_ts;
+		*ts = r.commit_ts;
 	arena_free(&a);
-	return rc ? MRTX_ECORRUPT : 0;
+	return rc ? -1 : r.state != LOCK_STABLE;
 }
 
 int mrtx_upgrade(const char *path, uint64_t *cells)

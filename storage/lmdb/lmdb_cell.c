@@ -258,10 +258,26 @@ int lmdb_cell_write(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t 
 	}
 	if (!have) {
 		/* a new cell, or one deleted before: its history (tombstones,
-		 * older versions) is below the new version */
-		if (p.max_versions > 1) {
-			if ((rc = trim(cur, hk, hplen, 0, ts, &p, now, &gone)))
+		 * older versions) is below the new version -- except a deletion
+		 * at this very version (a row deleted, then this cell put, in
+		 * one transaction), which the put replaces */
+		k = mv(hk, hplen);
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+		if (rc == 0 && k.mv_size == hplen + 8 && memcmp(k.mv_data, hk, hplen) == 0 &&
+		    ~get_be((const uint8_t *)k.mv_data + hplen, 8) == ts && v.mv_size >= 1 &&
+		    ((const uint8_t *)v.mv_data)[0] & CELL_DELETED) {
+			gone = ((const uint8_t *)v.mv_data)[0] & CELL_GONE; /* (what it dropped) */
+			if ((rc = mdb_cursor_del(cur, 0)))
 				return rc;
+		}
+		if (rc && rc != MDB_NOTFOUND)
+			return rc;
+		if (p.max_versions > 1) {
+			int g = 0;
+
+			if ((rc = trim(cur, hk, hplen, 0, ts, &p, now, &g)))
+				return rc;
+			gone |= g;
 		} else {
 			k = mv(hk, hplen);
 			rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
@@ -359,7 +375,10 @@ static int ver_cmp(const void *a, const void *b)
 		return x->fid < y->fid ? -1 : 1;
 	if ((c = cmp_bytes(x->qual.data, x->qual.size, y->qual.data, y->qual.size)))
 		return c;
-	return x->ts > y->ts ? -1 : x->ts < y->ts; /* newest first */
+	if (x->ts != y->ts)
+		return x->ts > y->ts ? -1 : 1; /* newest first */
+	/* (one version: a value before a deletion, whatever qsort does) */
+	return (x->flags & CELL_DELETED) - (y->flags & CELL_DELETED);
 }
 
 /* Does f ask for the cell (fid, qual)? */
@@ -469,6 +488,13 @@ int lmdb_cell_read_versions(store *st, MDB_cursor *cur, const store_table *t, ui
 
 			if (f->at && vs[x].ts > f->at)
 				continue;
+			if (!(vs[x].flags & CELL_DELETED) && !keeps(&p, seen, vs[x].ts, now) &&
+			    !seen && f->at)
+				/* its TTL passed since: dropped, or about to be */
+				return mrtx__seterr(MRTX_ESNAPSHOT, "table '%s': a cell's version at or "
+				                    "below timestamp %llu is past its family's TTL "
+				                    "(%llu ms)", t->name, (unsigned long long)f->at,
+				                    (unsigned long long)p.ttl_ms);
 			if (vs[x].flags & CELL_DELETED || !keeps(&p, seen, vs[x].ts, now)) {
 				stop = 1;
 				break;
@@ -517,7 +543,9 @@ static int gent_cmp(const void *a, const void *b)
 		return x->fid < y->fid ? -1 : 1;
 	if ((c = cmp_bytes(x->key + x->qoff, x->qlen, y->key + y->qoff, y->qlen)))
 		return c;
-	return x->ts > y->ts ? -1 : x->ts < y->ts;
+	if (x->ts != y->ts)
+		return x->ts > y->ts ? -1 : 1;
+	return y->current - x->current; /* (the current cell first, whatever qsort does) */
 }
 
 /* Set GONE on the version stored at e. */
@@ -732,11 +760,10 @@ int lmdb_store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *ro
 		cv[n++] = (uint8_t)nl;
 		memcpy(cv + n, t->name, nl);
 		n += nl;
+		cv[n++] = (uint8_t)!!*done; /* 1: this table is done */
 		if (!*done) {
 			memcpy(cv + n, row, *rowlen);
 			n += *rowlen;
-		} else {
-			cv[n++] = 0xFF; /* (past every row: this table is done) */
 		}
 		cval = mv(cv, n);
 		if ((rc = mdb_put(txn, st->dbi, &ck, &cval, 0))) {
@@ -768,8 +795,8 @@ int lmdb_store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row,
 		                                                     "cursor");
 	}
 	p = v.mv_data;
-	if (v.mv_size < 9 || (nl = p[8]) == 0 || nl > MRTX_MAX_NAME || v.mv_size < 9 + nl ||
-	    v.mv_size - 9 - nl > MRTX_MAX_KEY) {
+	if (v.mv_size < 10 || (nl = p[8]) == 0 || nl > MRTX_MAX_NAME || v.mv_size < 10 + nl ||
+	    v.mv_size - 10 - nl > MRTX_MAX_KEY || p[9 + nl] > 1) {
 		lmdb_rtxn_end(st, &rt);
 		return mrtx__seterr(MRTX_ECORRUPT, "%s: the collector's cursor is malformed",
 		                    st->path);
@@ -779,11 +806,9 @@ int lmdb_store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row,
 		*safe |= (uint64_t)p[i] << (8 * i);
 	memcpy(table, p + 9, nl);
 	table[nl] = '\0';
-	*rowlen = v.mv_size - 9 - nl;
-	memcpy(row, p + 9 + nl, *rowlen);
-	*table_done = *rowlen == 1 && row[0] == 0xFF;
-	if (*table_done)
-		*rowlen = 0;
+	*table_done = p[9 + nl];
+	*rowlen = v.mv_size - 10 - nl;
+	memcpy(row, p + 10 + nl, *rowlen);
 	lmdb_rtxn_end(st, &rt);
 	return 0;
 }

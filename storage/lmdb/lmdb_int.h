@@ -192,7 +192,7 @@ void lmdb_ts_detach(store *st);
  * write txn records its snapshot timestamp there). */
 int lmdb_ts_attach(store *st);
 /* A commit's timestamp, taken inside write txn txn (lmdb_ts.c). */
-int lmdb_ts_stamp(store *st, MDB_txn *txn, MDB_cursor *cur, uint64_t floor, uint64_t *out);
+int lmdb_ts_stamp(store *st, MDB_txn *txn, uint64_t floor, uint64_t *out);
 /* Record write txn txn's snapshot timestamp (just before its commit). */
 void lmdb_ts_record(store *st, MDB_txn *txn);
 /* The snapshot timestamp of read txn rtxn: 0 with *out set; 1 when the

@@ -821,9 +821,8 @@ static int op_write(wctx *w, store_op *op)
 	MDB_val k, v;
 	int rc, in_place;
 
-	if (op->stamp && !op->stamped &&
-	    (rc = lmdb_ts_stamp(w->st, mdb_cursor_txn(cur), cur, op->stamp_floor, &op->stamped)))
-		return rc;
+	if (op->stamp && !op->stamped) /* (apply_op and apply_atomic stamp first) */
+		return MDB_BAD_TXN;
 	memcpy(lk, key, plen);
 	lk[plen] = LOCK_TAG;
 	k = mv(lk, plen + 1);
@@ -860,6 +859,12 @@ static int apply_op(wctx *w, store_op *op)
 {
 	int rc, pass;
 
+	/* The stamp first: a raise of the ceiling writes, and op_check leaves
+	 * the cursor on the lock for op_write (a stamp whose op then fails its
+	 * condition is simply never used). */
+	if (op->stamp && (rc = lmdb_ts_stamp(w->st, mdb_cursor_txn(w->cur), op->stamp_floor,
+	                                     &op->stamped)))
+		return rc;
 	if ((rc = op_check(w, op, &pass)) || !pass)
 		return rc;
 	if ((rc = op_write(w, op)) == 0)
@@ -956,8 +961,7 @@ static int apply_atomic(wctx *w, wreq *q)
 				any = 1;
 				floor = MRTX_MAX(floor, q->ops[i].stamp_floor);
 			}
-		if (any && (rc = lmdb_ts_stamp(w->st, mdb_cursor_txn(w->cur), w->cur, floor,
-		                               &floor)))
+		if (any && (rc = lmdb_ts_stamp(w->st, mdb_cursor_txn(w->cur), floor, &floor)))
 			return rc;
 		for (size_t i = 0; i < q->n; i++)
 			if (q->ops[i].stamp && !q->ops[i].check_only)

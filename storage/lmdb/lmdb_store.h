@@ -53,8 +53,8 @@ int lmdb_store_ts_next(store *st, uint64_t floor, uint64_t *out);
 
 /* Convert the format-3 store in directory path to format 4
  * (lmdb_upgrade.c); row_ts gives the version of a row's cells from its lock
- * record (0 or MRTX_ECORRUPT).  *cells: cells converted; *was: the format
- * found (4: nothing to do). */
+ * record: 0 (STABLE), 1 (a transaction in flight) or -1 (malformed).
+ * *cells: cells converted; *was: the format found (4: nothing to do). */
 typedef int (*lmdb_upgrade_ts_fn)(const void *lock, size_t n, uint64_t *ts);
 int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, uint64_t *cells, int *was);
 

@@ -359,9 +359,10 @@ void lmdb_ts_detach(store *st)
  * a commit stamped under it is later, so durable only after it) and the
  * one txn raised (st->w_ceil_new, kept by lmdb_commit_nowait, dropped by
  * lmdb_wabort).  The page's is not raised: store_ts_next callers raise and
- * mirror it durably as before.
+ * mirror it durably as before.  No cursor of the caller's is moved: the
+ * ceiling is read and written through txn.
  */
-int lmdb_ts_stamp(store *st, MDB_txn *txn, MDB_cursor *cur, uint64_t floor, uint64_t *out)
+int lmdb_ts_stamp(store *st, MDB_txn *txn, uint64_t floor, uint64_t *out)
 {
 	struct lmdb_ts_page *p = atomic_load_explicit(&st->ts_page, memory_order_acquire);
 	MDB_val k = { TSCEIL_KEY_LEN, TSCEIL_KEY }, v;
@@ -380,8 +381,19 @@ int lmdb_ts_stamp(store *st, MDB_txn *txn, MDB_cursor *cur, uint64_t floor, uint
 		t = MRTX_MAX(MRTX_MAX(t, h + 1), floor);
 		lim = MRTX_MAX(atomic_load(&p->ceiling), MRTX_MAX(st->w_ceil, st->w_ceil_new));
 		if (t >= lim) {
-			if ((rc = ceiling_get(st, cur, &c)))
-				return rc;
+			MDB_val cv;
+
+			rc = mdb_get(txn, st->dbi, &k, &cv);
+			if (rc == MDB_NOTFOUND) {
+				c = 0;
+			} else if (rc) {
+				return lmdb_err(st, rc, "read the timestamp ceiling");
+			} else if (cv.mv_size != sizeof(c)) {
+				return mrtx__seterr(MRTX_ECORRUPT, "%s: the timestamp ceiling record is "
+				                    "malformed", st->path);
+			} else {
+				memcpy(&c, cv.mv_data, sizeof(c));
+			}
 			if (c <= t) {
 				uint64_t now = mrtx__now_us();
 

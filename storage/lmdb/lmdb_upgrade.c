@@ -4,10 +4,10 @@
  *
  * Format 4 adds a version header (u64 LE ts | u8 flags) before every
  * cell's value (lmdb_cell.c).  A format-3 cell's version is the commit
- * that wrote it, which its row's lock names: STABLE and COMMITTED records
- * their commit_ts, PREWRITTEN and ABORTED ones the previous commit_ts
- * (their redo is not applied yet, and carries no header: a roller forward
- * writes it the format-4 way).  Every converted cell is flagged GONE --
+ * that wrote it, which its row's STABLE lock names (a store with
+ * transactions in flight is refused: their redo was checked against the
+ * old key rule only; `mrtx recover` settles them).  Every converted cell
+ * is flagged GONE --
  * format 3 kept no older versions, so no read at an earlier snapshot may
  * take the cell's absence for a fact -- and the collector's safe point
  * (g/safe) is set above every converted version, so that cells deleted
@@ -21,14 +21,16 @@
  *           refuses, so nothing reads a half-converted store
  *   finish  one write: format 4, g/safe, the resume key removed
  *
- * The timestamp page (ts.shm) is removed at the end: it has no snapshot
- * entry for the upgrade's transactions, and the next open makes it anew.
+ * The timestamp page (ts.shm) is removed before the first write: it has no
+ * snapshot entry for the upgrade's transactions, and the next open makes it
+ * anew.  The map is grown first by what the headers need.
  *
  * Each step is one LMDB transaction, so a crash anywhere leaves either the
  * state before it or after it, and running the upgrade again resumes.  No
- * other process may have the store open: the upgrade takes LMDB's lock file
- * exclusively first (a process with the environment open holds a shared
- * lock on it).
+ * other process may have the store open: the upgrade holds LMDB's lock
+ * file exclusively from before its first read to after its last write (a
+ * process that has the environment open holds a shared lock on it; one that
+ * opens it waits), and refuses rows locked by transactions in flight.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -61,24 +63,29 @@ static int up_err(up *u, int rc, const char *step)
 	return mrtx__seterr(MRTX_ESTORE, "upgrade %s: %s: %s", u->path, step, mdb_strerror(rc));
 }
 
-/* Is the environment open anywhere else?  LMDB holds a shared fcntl lock
- * on byte 0 of lock.mdb in every process that has it open. */
-static int exclusive(up *u)
+/* Keep every other process out for the whole upgrade: LMDB holds a shared
+ * fcntl lock on byte 0 of lock.mdb in every process that has the
+ * environment open, and takes it (waiting) when it opens it; the upgrade
+ * holds that byte exclusively (*fd, kept open until the end) and opens the
+ * environment without LMDB's lock file (MDB_NOLOCK). */
+static int exclusive(up *u, int *fd)
 {
 	char file[4096];
 	struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
-	int fd, rc = 0;
 
+	*fd = -1;
 	if (mrtx__path_join(file, sizeof(file), u->path, "lock.mdb", "upgrade"))
 		return MRTX_EINVAL;
-	if ((fd = open(file, O_RDWR | O_CLOEXEC)) < 0)
-		return errno == ENOENT ? 0 : mrtx__sys_err("upgrade", "open", file, errno);
-	if (fcntl(fd, F_SETLK, &lk) != 0)
-		rc = mrtx__seterr(MRTX_ELOCKED, "upgrade %s: another process has the store open; "
-		                  "close every process using it and run the upgrade again",
-		                  u->path);
-	close(fd); /* (drops the lock: the environment is opened next) */
-	return rc;
+	if ((*fd = open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+		return mrtx__sys_err("upgrade", "open", file, errno);
+	if (fcntl(*fd, F_SETLK, &lk) != 0) {
+		close(*fd);
+		*fd = -1;
+		return mrtx__seterr(MRTX_ELOCKED, "upgrade %s: another process has the store open; "
+		                    "close every process using it and run the upgrade again",
+		                    u->path);
+	}
+	return 0;
 }
 
 static int get_format(up *u, MDB_txn *txn, uint32_t *fmt)
@@ -123,27 +130,47 @@ static size_t row_end(const MDB_val *k, int *lock)
 	return TPFX + used;
 }
 
-/* The check pass: every cell key leaves room for its versions' keys. */
-static int check_keys(up *u, MDB_txn *txn, MDB_cursor *cur)
+/* The check pass: every cell key leaves room for its versions' keys, and
+ * no transaction is in flight (a pending lock's redo would be written the
+ * format-4 way, and its keys were never checked against its rule);
+ * *grow: the bytes the headers add. */
+static int check_keys(up *u, MDB_txn *txn, MDB_cursor *cur, size_t *grow)
 {
 	MDB_val k = mv("\1", 1), v; /* (data keys start at prefix 0x0100) */
-	size_t bad = 0, first = 0;
+	size_t bad = 0, first = 0, pending = 0;
 	int rc;
 
+	*grow = 0;
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
 		int lock;
 		size_t re = row_end(&k, &lock);
+		uint64_t ts;
 
 		if (!re)
 			return mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: an undecodable data key",
 			                    u->path);
-		if (!lock && k.mv_size + STORE_VERSION_KEY > MRTX_MAX_KEY && bad++ == 0)
+		if (lock) {
+			int st = u->row_ts(v.mv_data, v.mv_size, &ts);
+
+			if (st < 0)
+				return mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: a malformed lock record",
+				                    u->path);
+			pending += st > 0;
+			continue;
+		}
+		*grow += CELL_HDR;
+		if (k.mv_size + STORE_VERSION_KEY > MRTX_MAX_KEY && bad++ == 0)
 			first = k.mv_size;
 	}
 	(void)txn;
 	if (rc != MDB_NOTFOUND)
 		return up_err(u, rc, "read the data");
+	if (pending)
+		return mrtx__seterr(MRTX_ELOCKED, "upgrade %s: %zu row(s) are locked by "
+		                    "transactions in flight; nothing was changed: settle them with "
+		                    "`mrtx recover` of the mrtx that wrote the store, then upgrade",
+		                    u->path, pending);
 	if (bad)
 		return mrtx__seterr(MRTX_ETOOBIG, "upgrade %s: %zu cell(s) have keys too long for "
 		                    "format 4, whose versions add %u bytes (the first: a %zu-byte "
@@ -170,7 +197,7 @@ static int row_version(up *u, MDB_txn *txn, const uint8_t *key, size_t re, uint6
 		return 0;
 	if (rc)
 		return up_err(u, rc, "read a lock");
-	if ((rc = u->row_ts(v.mv_data, v.mv_size, ts)))
+	if (u->row_ts(v.mv_data, v.mv_size, ts) < 0)
 		return mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: a malformed lock record",
 		                    u->path);
 	return 0;
@@ -315,7 +342,8 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, uint64_t *cells, i
 	MDB_txn *txn;
 	MDB_cursor *cur;
 	uint32_t fmt = 0;
-	int rc, done = 0;
+	size_t grow = 0;
+	int rc, done = 0, lockfd = -1;
 
 	*cells = 0;
 	*was = 0;
@@ -323,10 +351,10 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, uint64_t *cells, i
 		return rc;
 	if (stat(file, &sb) != 0)
 		return mrtx__seterr(MRTX_ENOTSTORE, "upgrade %s: no store here (no data.mdb)", path);
-	if ((rc = exclusive(&u)))
+	if ((rc = exclusive(&u, &lockfd)))
 		return rc;
 	if ((rc = mdb_env_create(&u.env)) || (rc = mdb_env_set_mapsize(u.env, 0)) ||
-	    (rc = mdb_env_open(u.env, path, MDB_NOTLS, 0600))) {
+	    (rc = mdb_env_open(u.env, path, MDB_NOTLS | MDB_NOLOCK, 0600))) {
 		rc = up_err(&u, rc, "open");
 		goto out;
 	}
@@ -361,26 +389,46 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, uint64_t *cells, i
 			rc = up_err(&u, rc, "read");
 			goto out;
 		}
-		rc = check_keys(&u, txn, cur);
+		rc = check_keys(&u, txn, cur, &grow);
 		mdb_cursor_close(cur);
 	}
 	mdb_txn_abort(txn);
 	if (rc)
+		goto out;
+	/* Room for the headers (and LMDB's copy-on-write of a batch): grow the
+	 * map first, so the upgrade cannot stop half-way on a full map. */
+	{
+		MDB_envinfo info;
+		MDB_stat ms;
+		size_t used, want;
+
+		if ((rc = mdb_env_info(u.env, &info)) || (rc = mdb_env_stat(u.env, &ms))) {
+			rc = up_err(&u, rc, "read the environment");
+			goto out;
+		}
+		used = (info.me_last_pgno + 1) * (size_t)ms.ms_psize;
+		want = used + 2 * grow + ((size_t)64 << 20);
+		if (want > info.me_mapsize && (rc = mdb_env_set_mapsize(u.env, want))) {
+			rc = up_err(&u, rc, "grow the map");
+			goto out;
+		}
+	}
+	/* The timestamp page's ring has no entry for the upgrade's writes: it
+	 * goes now (the next open makes it anew from the stored ceiling). */
+	if ((rc = mrtx__path_join(file, sizeof(file), path, "ts.shm", "upgrade")) ||
+	    (unlink(file) != 0 && errno != ENOENT &&
+	     (rc = mrtx__sys_err("upgrade", "remove", file, errno))))
 		goto out;
 	for (int first = fmt == 3; !done; first = 0)
 		if ((rc = batch(&u, first, &done)))
 			goto out;
 	if ((rc = finish(&u)) == 0 && (rc = mdb_env_sync(u.env, 1)))
 		rc = up_err(&u, rc, "sync");
-	/* The timestamp page's ring (lmdb_ts.c) has no entry for the
-	 * upgrade's transactions: drop the page, so the next open makes it
-	 * anew from the stored ceiling, with the store as it is as its base. */
-	if (rc == 0 && mrtx__path_join(file, sizeof(file), path, "ts.shm", "upgrade") == 0 &&
-	    unlink(file) != 0 && errno != ENOENT)
-		rc = mrtx__sys_err("upgrade", "remove", file, errno);
 	*cells = u.cells;
 out:
 	if (u.env)
 		mdb_env_close(u.env);
+	if (lockfd >= 0)
+		close(lockfd); /* (the lock goes with it: others may open now) */
 	return rc;
 }
