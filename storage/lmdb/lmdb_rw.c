@@ -710,14 +710,22 @@ static int put_cells_back(MDB_cursor *cur, const store_op *op, uint8_t *key, siz
 		    cv.mv_size >= CELL_HDR) {
 			/* overwrite the one version kept (lmdb_cell.c), where the cursor
 			 * stands */
-			uint64_t ts = op_ts(op);
+			_Alignas(8) uint8_t buf[512];
+			uint8_t *d = CELL_HDR + m->value.size <= sizeof(buf) ? buf :
+			             mrtx__malloc(CELL_HDR + m->value.size);
 
-			v = (MDB_val){ CELL_HDR + m->value.size, NULL };
-			if ((rc = mdb_cursor_put(cur, &k, &v, MDB_CURRENT | MDB_RESERVE)))
-				return rc;
-			lmdb_cell_hdr(v.mv_data, ts, CELL_GONE);
+			/* (a copy, not MDB_RESERVE: see put_lock) */
+			if (!d)
+				return ENOMEM;
+			lmdb_cell_hdr(d, op_ts(op), CELL_GONE);
 			if (m->value.size)
-				memcpy((uint8_t *)v.mv_data + CELL_HDR, m->value.data, m->value.size);
+				memcpy(d + CELL_HDR, m->value.data, m->value.size);
+			v = mv(d, CELL_HDR + m->value.size);
+			rc = mdb_cursor_put(cur, &k, &v, MDB_CURRENT);
+			if (d != buf)
+				mrtx__free(d);
+			if (rc)
+				return rc;
 			continue;
 		}
 		if ((rc = lmdb_cell_write(cur, op->table, key, plen, m->fid, m->qual, 0, m->value,
@@ -796,6 +804,7 @@ static int op_check(wctx *w, store_op *op, int *pass)
  * atomic request took it for all its ops). */
 static int put_lock(wctx *w, store_op *op, MDB_val *k, unsigned flags)
 {
+	_Alignas(8) uint8_t buf[256];
 	MDB_val v = mv(op->new_lock.data, op->new_lock.size);
 	uint8_t *d;
 	int rc;
@@ -804,13 +813,19 @@ static int put_lock(wctx *w, store_op *op, MDB_val *k, unsigned flags)
 		return mdb_cursor_put(w->cur, k, &v, flags);
 	if (op->stamp_off > op->new_lock.size || op->new_lock.size - op->stamp_off < 8)
 		return MDB_BAD_VALSIZE;
-	if ((rc = mdb_cursor_put(w->cur, k, &v, flags | MDB_RESERVE)))
-		return rc;
-	d = v.mv_data;
+	/* (patched in a copy, not with MDB_RESERVE: LMDB before 0.9.28 takes
+	 * MDB_CURRENT only alone, and would search the tree again) */
+	d = op->new_lock.size <= sizeof(buf) ? buf : mrtx__malloc(op->new_lock.size);
+	if (!d)
+		return ENOMEM;
 	memcpy(d, op->new_lock.data, op->new_lock.size);
 	for (unsigned i = 0; i < 8; i++)
 		d[op->stamp_off + i] = (uint8_t)(op->stamped >> (8 * i));
-	return 0;
+	v.mv_data = d;
+	rc = mdb_cursor_put(w->cur, k, &v, flags);
+	if (d != buf)
+		mrtx__free(d);
+	return rc;
 }
 
 static int op_write(wctx *w, store_op *op)
