@@ -173,6 +173,22 @@ int mrtx__fp_from_env(void);
 const char *mrtx__fp_env_error(void);
 const char *mrtx__fp_name(mrtx_fp fp);
 
+/* Big-endian integers of width bytes (keys: they sort as numbers). */
+static inline void mrtx__be_put(uint8_t *out, uint64_t v, size_t width)
+{
+	for (size_t i = 0; i < width; i++)
+		out[i] = (uint8_t)(v >> (8 * (width - 1 - i)));
+}
+
+static inline uint64_t mrtx__be_get(const uint8_t *in, size_t width)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < width; i++)
+		v = (v << 8) | in[i];
+	return v;
+}
+
 #define MRTX_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MRTX_MAX(a, b) ((a) > (b) ? (a) : (b))
 

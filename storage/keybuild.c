@@ -59,20 +59,8 @@ static int key_raw(mrtx_key *k, const void *p, size_t n, const char *what)
 	return 0;
 }
 
-static void be_put(uint8_t *out, uint64_t v, size_t width)
-{
-	for (size_t i = 0; i < width; i++)
-		out[i] = (uint8_t)(v >> (8 * (width - 1 - i)));
-}
-
-static uint64_t be_get(const uint8_t *in, size_t width)
-{
-	uint64_t v = 0;
-
-	for (size_t i = 0; i < width; i++)
-		v = (v << 8) | in[i];
-	return v;
-}
+#define be_put mrtx__be_put
+#define be_get mrtx__be_get
 
 int mrtx_key_bytes(mrtx_key *k, mrtx_bytes b)
 {

@@ -350,6 +350,19 @@ static int resolve_args(mrtx_txn *txn, const char *table, mrtx_bytes row,
 	return store_check_key(*t, row, qual_size);
 }
 
+/* The cell (fid, qualifier) buffered in row entry r, or NULL. */
+static const bcell *buffered_cell(trow *r, uint8_t fid, mrtx_bytes qualifier)
+{
+	_Alignas(bcell) uint8_t kbuf[sizeof(bcell) + MRTX_MAX_KEY];
+	bcell *key = (bcell *)kbuf;
+
+	key->fid = fid;
+	key->qlen = (uint32_t)qualifier.size;
+	if (qualifier.size)
+		memcpy(key->data, qualifier.data, qualifier.size);
+	return RB_FIND(bcell_tree, &r->cells, key);
+}
+
 int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
              mrtx_bytes qualifier, mrtx_bytes *value)
 {
@@ -370,14 +383,9 @@ int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *famil
 	if (!RB_EMPTY(&txn->rows) && (rc = txn_row(txn, t, row, 0, &r)))
 		return rc;
 	if (r) {
-		_Alignas(bcell) uint8_t kbuf[sizeof(bcell) + MRTX_MAX_KEY];
-		bcell *key = (bcell *)kbuf, *c;
+		const bcell *c = buffered_cell(r, fid, qualifier);
 
-		key->fid = fid;
-		key->qlen = (uint32_t)qualifier.size;
-		if (qualifier.size)
-			memcpy(key->data, qualifier.data, qualifier.size);
-		if ((c = RB_FIND(bcell_tree, &r->cells, key))) {
+		if (c) {
 			if (c->kind != STORE_MUT_PUT)
 				return mrtx__seterr(MRTX_NOTFOUND, "deleted in this transaction");
 			*value = MRTX_BYTES(c->data + c->qlen, c->vlen);
@@ -429,14 +437,9 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
 	if (!RB_EMPTY(&txn->rows) && (rc = txn_row(txn, t, row, 0, &r)))
 		return rc;
 	if (r) {
-		_Alignas(bcell) uint8_t kbuf[sizeof(bcell) + MRTX_MAX_KEY];
-		bcell *key = (bcell *)kbuf, *c;
+		const bcell *c = buffered_cell(r, fid, qualifier);
 
-		key->fid = fid;
-		key->qlen = (uint32_t)qualifier.size;
-		if (qualifier.size)
-			memcpy(key->data, qualifier.data, qualifier.size);
-		if ((c = RB_FIND(bcell_tree, &r->cells, key))) {
+		if (c) {
 			if (c->kind != STORE_MUT_PUT)
 				return mrtx__seterr(MRTX_NOTFOUND, "deleted in this transaction");
 			/* this transaction's own write: not committed, no timestamp;

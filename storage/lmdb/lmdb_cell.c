@@ -44,20 +44,8 @@
 #define GC_CURSOR_KEY "\0g/cursor"
 #define GC_CURSOR_LEN 9u
 
-static void put_be(uint8_t *p, uint64_t x, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		p[i] = (uint8_t)(x >> (8 * (n - 1 - i)));
-}
-
-static uint64_t get_be(const uint8_t *p, unsigned n)
-{
-	uint64_t x = 0;
-
-	for (unsigned i = 0; i < n; i++)
-		x = x << 8 | p[i];
-	return x;
-}
+#define put_be mrtx__be_put
+#define get_be mrtx__be_get
 
 void lmdb_cell_hdr(uint8_t *out, uint64_t ts, uint8_t flags)
 {
