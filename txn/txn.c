@@ -350,17 +350,42 @@ static int resolve_args(mrtx_txn *txn, const char *table, mrtx_bytes row,
 	return store_check_key(*t, row, qual_size);
 }
 
-/* The cell (fid, qualifier) buffered in row entry r, or NULL. */
-static const bcell *buffered_cell(trow *r, uint8_t fid, mrtx_bytes qualifier)
+/* The front of a one-cell read: the table, the family's id, and the row's
+ * entry (*r NULL when the transaction has none). */
+static int cell_front(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
+                      mrtx_bytes qualifier, const store_table **t, uint8_t *fid, trow **r)
+{
+	int rc;
+
+	*r = NULL;
+	if ((rc = resolve_args(txn, table, row, family, qualifier.size, t, fid)))
+		return rc;
+	if (!RB_EMPTY(&txn->rows) && (rc = txn_row(txn, *t, row, 0, r)))
+		return rc;
+	return 0;
+}
+
+/* What the transaction's buffer says of the cell (fid, qualifier) in row
+ * entry r (may be NULL): 1, its put (*value); MRTX_NOTFOUND (message set),
+ * the cell or its row deleted in it; 0, nothing. */
+static int buffered_cell(const trow *r, uint8_t fid, mrtx_bytes qualifier, mrtx_bytes *value)
 {
 	_Alignas(bcell) uint8_t kbuf[sizeof(bcell) + MRTX_MAX_KEY];
-	bcell *key = (bcell *)kbuf;
+	bcell *key = (bcell *)kbuf, *c;
 
+	if (!r)
+		return 0;
 	key->fid = fid;
 	key->qlen = (uint32_t)qualifier.size;
 	if (qualifier.size)
 		memcpy(key->data, qualifier.data, qualifier.size);
-	return RB_FIND(bcell_tree, &r->cells, key);
+	if ((c = RB_FIND(bcell_tree, (struct bcell_tree *)&r->cells, key))) {
+		if (c->kind != STORE_MUT_PUT)
+			return mrtx__seterr(MRTX_NOTFOUND, "deleted in this transaction");
+		*value = MRTX_BYTES(c->data + c->qlen, c->vlen);
+		return 1;
+	}
+	return r->del_row ? mrtx__seterr(MRTX_NOTFOUND, "row deleted in this transaction") : 0;
 }
 
 int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
@@ -377,23 +402,10 @@ int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *famil
 	TXN_CHECK(txn);
 	if (!family || !value || (qualifier.size && !qualifier.data))
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_get: family and value are required");
-	if ((rc = resolve_args(txn, table, row, family, qualifier.size, &t, &fid)))
+	if ((rc = cell_front(txn, table, row, family, qualifier, &t, &fid, &r)))
 		return rc;
-	r = NULL;
-	if (!RB_EMPTY(&txn->rows) && (rc = txn_row(txn, t, row, 0, &r)))
-		return rc;
-	if (r) {
-		const bcell *c = buffered_cell(r, fid, qualifier);
-
-		if (c) {
-			if (c->kind != STORE_MUT_PUT)
-				return mrtx__seterr(MRTX_NOTFOUND, "deleted in this transaction");
-			*value = MRTX_BYTES(c->data + c->qlen, c->vlen);
-			return 0;
-		}
-		if (r->del_row)
-			return mrtx__seterr(MRTX_NOTFOUND, "row deleted in this transaction");
-	}
+	if ((rc = buffered_cell(r, fid, qualifier, value)))
+		return rc == 1 ? 0 : rc;
 	f.family = fid;
 	f.qs = qualifier;
 	f.qual_exact = 1;
@@ -431,27 +443,17 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
 		return mrtx__seterr(MRTX_ENOTSUP, "mrtx_get_versions: store %s keeps one version "
 		                    "of each cell (RADOS); read it with mrtx_get",
 		                    store_path(txn->db->st));
-	if ((rc = resolve_args(txn, table, row, family, qualifier.size, &t, &fid)))
+	if ((rc = cell_front(txn, table, row, family, qualifier, &t, &fid, &r)))
 		return rc;
-	r = NULL;
-	if (!RB_EMPTY(&txn->rows) && (rc = txn_row(txn, t, row, 0, &r)))
+	if ((rc = buffered_cell(r, fid, qualifier, &out[0].value)) < 0)
 		return rc;
-	if (r) {
-		const bcell *c = buffered_cell(r, fid, qualifier);
-
-		if (c) {
-			if (c->kind != STORE_MUT_PUT)
-				return mrtx__seterr(MRTX_NOTFOUND, "deleted in this transaction");
-			/* this transaction's own write: not committed, no timestamp;
-			 * after its own delete of the row, nothing older shows */
-			out[k].ts = 0;
-			out[k++].value = MRTX_BYTES(c->data + c->qlen, c->vlen);
-			if (k == max || r->del_row) {
-				*n = k;
-				return 0;
-			}
-		} else if (r->del_row) {
-			return mrtx__seterr(MRTX_NOTFOUND, "row deleted in this transaction");
+	if (rc == 1) {
+		/* this transaction's own write: not committed, no timestamp;
+		 * after its own delete of the row, nothing older shows */
+		out[k++].ts = 0;
+		if (k == max || r->del_row) {
+			*n = k;
+			return 0;
 		}
 	}
 	f.family = fid;

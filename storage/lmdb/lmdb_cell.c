@@ -354,19 +354,29 @@ typedef struct ver {
 	uint64_t ts;
 } ver;
 
+/* The order of versions: by cell (family, qualifier), newest first; of
+ * two at one timestamp, the one with the lower rank (a value before a
+ * deletion: a row deleted and a cell put in one transaction). */
+static int version_order(uint8_t fa, const void *qa, size_t qan, uint64_t ta, int ra,
+                         uint8_t fb, const void *qb, size_t qbn, uint64_t tb, int rb)
+{
+	int c;
+
+	if (fa != fb)
+		return fa < fb ? -1 : 1;
+	if ((c = cmp_bytes(qa, qan, qb, qbn)))
+		return c;
+	if (ta != tb)
+		return ta > tb ? -1 : 1;
+	return ra - rb;
+}
+
 static int ver_cmp(const void *a, const void *b)
 {
 	const ver *x = a, *y = b;
-	int c;
 
-	if (x->fid != y->fid)
-		return x->fid < y->fid ? -1 : 1;
-	if ((c = cmp_bytes(x->qual.data, x->qual.size, y->qual.data, y->qual.size)))
-		return c;
-	if (x->ts != y->ts)
-		return x->ts > y->ts ? -1 : 1; /* newest first */
-	/* (one version: a value before a deletion, whatever qsort does) */
-	return (x->flags & CELL_DELETED) - (y->flags & CELL_DELETED);
+	return version_order(x->fid, x->qual.data, x->qual.size, x->ts, x->flags & CELL_DELETED,
+	                     y->fid, y->qual.data, y->qual.size, y->ts, y->flags & CELL_DELETED);
 }
 
 /* Does f ask for the cell (fid, qual)? */
@@ -525,15 +535,10 @@ typedef struct gent {
 static int gent_cmp(const void *a, const void *b)
 {
 	const gent *x = a, *y = b;
-	int c;
 
-	if (x->fid != y->fid)
-		return x->fid < y->fid ? -1 : 1;
-	if ((c = cmp_bytes(x->key + x->qoff, x->qlen, y->key + y->qoff, y->qlen)))
-		return c;
-	if (x->ts != y->ts)
-		return x->ts > y->ts ? -1 : 1;
-	return y->current - x->current; /* (the current cell first, whatever qsort does) */
+	/* (the current cell is a value: it ranks first) */
+	return version_order(x->fid, x->key + x->qoff, x->qlen, x->ts, !x->current,
+	                     y->fid, y->key + y->qoff, y->qlen, y->ts, !y->current);
 }
 
 /* Set GONE on the version stored at e. */
@@ -587,6 +592,20 @@ static int gc_cell(MDB_txn *txn, MDB_dbi dbi, const store_policy *p, gent *e, si
 		++*collected;
 	}
 	return keep ? mark_gone(txn, dbi, &e[keep - 1]) : 0;
+}
+
+/* End a collector's write transaction: commit it durably, or abort it on
+ * LMDB error rc. */
+static int gc_end_txn(store *st, MDB_txn *txn, int rc)
+{
+	if (rc) {
+		lmdb_wabort(st, txn);
+		return lmdb_err(st, rc, "collect");
+	}
+	st->w_dirty = 1;
+	if ((rc = lmdb_commit(st, txn, 1)))
+		return lmdb_err(st, rc, "collect");
+	return 0;
 }
 
 int lmdb_store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *rowlen,
@@ -754,15 +773,9 @@ int lmdb_store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *ro
 			n += *rowlen;
 		}
 		cval = mv(cv, n);
-		if ((rc = mdb_put(txn, st->dbi, &ck, &cval, 0))) {
-			lmdb_wabort(st, txn);
-			return lmdb_err(st, rc, "collect");
-		}
+		rc = mdb_put(txn, st->dbi, &ck, &cval, 0);
 	}
-	st->w_dirty = 1;
-	if ((rc = lmdb_commit(st, txn, 1)))
-		return lmdb_err(st, rc, "collect");
-	return 0;
+	return gc_end_txn(st, txn, rc);
 }
 
 int lmdb_store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row,
@@ -827,12 +840,5 @@ int lmdb_store_gc_mark(store *st, uint64_t safe, int end)
 			rc = mdb_put(txn, st->dbi, &sk, &v, 0);
 		}
 	}
-	if (rc) {
-		lmdb_wabort(st, txn);
-		return lmdb_err(st, rc, "collect");
-	}
-	st->w_dirty = 1;
-	if ((rc = lmdb_commit(st, txn, 1)))
-		return lmdb_err(st, rc, "collect");
-	return 0;
+	return gc_end_txn(st, txn, rc);
 }
