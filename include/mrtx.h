@@ -585,7 +585,8 @@ typedef struct mrtx_version {
  * @return MRTX_OK; MRTX_NOTFOUND (no version: *n = 0); MRTX_EINVAL (NULL
  *   family, out or n, max 0); MRTX_ENOTSUP (RADOS: one version, read it
  *   with mrtx_get); MRTX_ESNAPSHOT (mrtx_begin_at: the cell's versions at
- *   its timestamp were collected); and mrtx_get's other codes.
+ *   its timestamp were collected, or are past the family's TTL); and
+ *   mrtx_get's other codes.
  */
 int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
                       mrtx_bytes qualifier, mrtx_version *out, size_t max, size_t *n);
@@ -639,7 +640,9 @@ int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected);
  * @param cells  receives the number of cells converted (may be NULL).
  * @return MRTX_OK; MRTX_EINVAL (NULL or empty path); MRTX_ENOTSUP (a RADOS
  *   address: nothing to upgrade); MRTX_ENOTSTORE (no store, or a format
- *   this mrtx cannot upgrade); MRTX_ELOCKED (another process has it open);
+ *   this mrtx cannot upgrade); MRTX_ELOCKED (another process, or a handle of
+ *   this one, has it open; or rows are locked by transactions in flight:
+ *   settle them with `mrtx recover` of the mrtx that wrote the store);
  *   MRTX_ETOOBIG (cells whose keys leave no room for versions: nothing is
  *   changed, the message says how to proceed); MRTX_ECORRUPT; MRTX_EFULL;
  *   MRTX_ESTORE; MRTX_ENOMEM.

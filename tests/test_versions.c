@@ -282,6 +282,12 @@ static void test_ttl(void **state)
 		assert_int_equal(mrtx_begin_at(db, zt, &txn), MRTX_OK);
 		assert_int_equal(mrtx_get(txn, "t", B("r"), "ttl0", B("q"), &v), MRTX_ESNAPSHOT);
 		mrtx_abort(txn);
+		/* nor "a" at ts[0]: not the newest, past the TTL, dropped by the
+		 * policy (min_versions keeps only the newest), whether or not
+		 * anything removed it yet */
+		assert_int_equal(mrtx_begin_at(db, ts[0], &txn), MRTX_OK);
+		assert_int_equal(mrtx_get(txn, "t", B("r"), "ttl", B("q"), &v), MRTX_ESNAPSHOT);
+		mrtx_abort(txn);
 	}
 	/* a write drops what expired (b is past the TTL and no longer the
 	 * newest) */
@@ -696,7 +702,7 @@ static void test_gc(void **state)
 typedef struct mver {
 	uint64_t ts;
 	int del;
-	char val[12];
+	char val[24];
 } mver;
 
 typedef struct mcell {
@@ -705,15 +711,20 @@ typedef struct mcell {
 } mcell;
 
 /* The model's read of cell c at snapshot at: up to k values newest first,
- * stopping at a deletion, at most the family's max versions. */
-static size_t model_read(const mcell *c, uint64_t at, uint32_t maxv, size_t k, const mver **out)
+ * stopping at a deletion, each within the family's max versions by its
+ * rank among the cell's versions -- those above at counted too (past) or
+ * not (a held snapshot, whose view has none of them). */
+static size_t model_read(const mcell *c, uint64_t at, uint32_t maxv, size_t k, int past,
+                         const mver **out)
 {
-	size_t n = 0;
+	size_t n = 0, rank = 0;
 
-	for (size_t i = c->n; i-- > 0 && n < k && n < maxv;) {
-		if (c->v[i].ts > at)
+	for (size_t i = c->n; i-- > 0 && n < k; rank++) {
+		if (c->v[i].ts > at) {
+			rank -= !past;
 			continue;
-		if (c->v[i].del)
+		}
+		if (c->v[i].del || rank >= maxv)
 			break;
 		out[n++] = &c->v[i];
 	}
@@ -734,7 +745,7 @@ static void model_check(mrtx_txn *txn, mcell cells[2][MR][MQ], int f, int r, int
 	char row[4] = { 'r', (char)('0' + r), 0 }, qual[4] = { 'q', (char)('0' + q), 0 };
 	const mver *want[8];
 	mrtx_version got[8];
-	size_t n = 0, nw = model_read(&cells[f][r][q], at, f ? 3 : 1, 8, want);
+	size_t n = 0, nw = model_read(&cells[f][r][q], at, f ? 3 : 1, 8, !exact, want);
 	int rc = mrtx_get_versions(txn, "t", B(row), mfam(f), B(qual), got, 8, &n);
 
 	if (rc == MRTX_ESNAPSHOT && !exact)
@@ -794,7 +805,7 @@ static void test_model_versions(void **state)
 				mrtx_txn *txn;
 				uint64_t ts;
 				int n = 1 + (int)(tu_rng() % 2), del[2], cf[2], cr[2], cq[2];
-				char val[2][12];
+				char val[2][24];
 
 				assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
 				for (int i = 0; i < n; i++) {
@@ -815,17 +826,23 @@ static void test_model_versions(void **state)
 				assert_int_equal(mrtx_commit_ts(txn, &ts), MRTX_OK);
 				assert_true(ts > last);
 				last = ts;
-				for (int i = 0; i < n; i++) {
+				for (int i = 0, added = 0; i < n; i++) {
 					mcell *c = &cells[cf[i]][cr[i]][cq[i]];
 
 					/* (a cell written twice in one commit: the later wins) */
-					if (i == 1 && cf[1] == cf[0] && cr[1] == cr[0] && cq[1] == cq[0])
+					if (i == 1 && added && cf[1] == cf[0] && cr[1] == cr[0] &&
+					    cq[1] == cq[0])
 						c->n--;
+					added = 0;
+					/* (deleting an absent cell writes nothing) */
+					if (del[i] && (c->n == 0 || c->v[c->n - 1].del))
+						continue;
 					assert_true(c->n < MH);
 					c->v[c->n].ts = ts;
 					c->v[c->n].del = del[i];
-					snprintf(c->v[c->n].val, sizeof(c->v[c->n].val), "%s", val[i]);
+					memcpy(c->v[c->n].val, val[i], sizeof(c->v[c->n].val));
 					c->n++;
+					added = 1;
 				}
 				hist[nhist++ % 1200] = ts;
 			} else if (x < 70 && !snap) { /* a snapshot, held across later writes */

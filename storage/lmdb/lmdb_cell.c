@@ -486,14 +486,17 @@ int lmdb_cell_read_versions(store *st, MDB_cursor *cur, const store_table *t, ui
 
 			if (f->at && vs[x].ts > f->at)
 				continue;
-			if (!(vs[x].flags & CELL_DELETED) && !keeps(&p, seen, vs[x].ts, now) &&
+			/* (a version's rank counts every version of the cell the read
+			 * has, deletions and those above f->at included: as writes and
+			 * the collector count it) */
+			if (!(vs[x].flags & CELL_DELETED) && !keeps(&p, x - i, vs[x].ts, now) &&
 			    !seen && f->at)
 				/* its TTL passed since: dropped, or about to be */
 				return mrtx__seterr(MRTX_ESNAPSHOT, "table '%s': a cell's version at or "
 				                    "below timestamp %llu is past its family's TTL "
 				                    "(%llu ms)", t->name, (unsigned long long)f->at,
 				                    (unsigned long long)p.ttl_ms);
-			if (vs[x].flags & CELL_DELETED || !keeps(&p, seen, vs[x].ts, now)) {
+			if (vs[x].flags & CELL_DELETED || !keeps(&p, x - i, vs[x].ts, now)) {
 				stop = 1;
 				break;
 			}

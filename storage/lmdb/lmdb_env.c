@@ -736,6 +736,27 @@ done:
 	return rc;
 }
 
+int lmdb_registry_lock(const char *path)
+{
+	struct stat sb;
+
+	pthread_mutex_lock(&registry_mu);
+	if (stat(path, &sb) != 0)
+		return 0; /* (the upgrade says what is missing) */
+	for (store *st = registry; st; st = st->next)
+		if (st->dev == sb.st_dev && st->ino == sb.st_ino && st->pid == getpid()) {
+			pthread_mutex_unlock(&registry_mu);
+			return mrtx__seterr(MRTX_ELOCKED, "upgrade %s: this process has the store "
+			                    "open; close it first", path);
+		}
+	return 0;
+}
+
+void lmdb_registry_unlock(void)
+{
+	pthread_mutex_unlock(&registry_mu);
+}
+
 void lmdb_store_close(store *st)
 {
 	store **pp;

@@ -186,6 +186,10 @@ int lmdb_fault(store *st, const char *step, int write);
 	(MRTX_UNLIKELY(store__fault_armed) ? lmdb_fault(st, step, 1) : 0)
 
 int lmdb_key_cmp(const MDB_val *a, const MDB_val *b);
+/* Hold the process's registry of open stores (no open or close in this
+ * process meanwhile); MRTX_ELOCKED (released) if path is open here. */
+int lmdb_registry_lock(const char *path);
+void lmdb_registry_unlock(void);
 /* Unmap the timestamp page (store_destroy). */
 void lmdb_ts_detach(store *st);
 /* Map the timestamp page if not yet (writable handles do it at open: every

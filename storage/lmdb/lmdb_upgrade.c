@@ -351,8 +351,14 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, uint64_t *cells, i
 		return rc;
 	if (stat(file, &sb) != 0)
 		return mrtx__seterr(MRTX_ENOTSTORE, "upgrade %s: no store here (no data.mdb)", path);
-	if ((rc = exclusive(&u, &lockfd)))
+	/* (fcntl locks are the process's: no handle of this process may have
+	 * the store open, nor open it meanwhile) */
+	if ((rc = lmdb_registry_lock(path)))
 		return rc;
+	if ((rc = exclusive(&u, &lockfd))) {
+		lmdb_registry_unlock();
+		return rc;
+	}
 	if ((rc = mdb_env_create(&u.env)) || (rc = mdb_env_set_mapsize(u.env, 0)) ||
 	    (rc = mdb_env_open(u.env, path, MDB_NOTLS | MDB_NOLOCK, 0600))) {
 		rc = up_err(&u, rc, "open");
@@ -407,7 +413,8 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, uint64_t *cells, i
 			goto out;
 		}
 		used = (info.me_last_pgno + 1) * (size_t)ms.ms_psize;
-		want = used + 2 * grow + ((size_t)64 << 20);
+		/* (9 bytes more a cell can split most leaf pages of tiny cells) */
+		want = 2 * used + 2 * grow + ((size_t)64 << 20);
 		if (want > info.me_mapsize && (rc = mdb_env_set_mapsize(u.env, want))) {
 			rc = up_err(&u, rc, "grow the map");
 			goto out;
@@ -426,9 +433,23 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, uint64_t *cells, i
 		rc = up_err(&u, rc, "sync");
 	*cells = u.cells;
 out:
-	if (u.env)
+	if (u.env) {
 		mdb_env_close(u.env);
+		/* Without LMDB's lock file its shared region still holds the
+		 * last transaction id from before: open the environment once the
+		 * usual way, which (holding the lock alone) sets the region up
+		 * from the newest meta page, for the processes that wait to open
+		 * it.  (Its close drops this process's locks on the file.) */
+		if (mdb_env_create(&u.env) == 0) {
+			int r2 = mdb_env_open(u.env, path, MDB_NOTLS, 0600);
+
+			mdb_env_close(u.env);
+			if (r2 && rc == 0)
+				rc = up_err(&u, r2, "reopen");
+		}
+	}
 	if (lockfd >= 0)
 		close(lockfd); /* (the lock goes with it: others may open now) */
+	lmdb_registry_unlock();
 	return rc;
 }
