@@ -440,13 +440,10 @@ static void test_upgrade(void **state)
 		/* not while another process has it open */
 		assert_int_equal(pipe(pipefd), 0);
 		if ((kid = fork()) == 0) {
-			mrtx_options o = MRTX_OPTIONS_INIT;
-
 			/* (a format-3 store does not open: hold LMDB's files as an
 			 * older mrtx would) */
 			MDB_env *env;
 
-			(void)o;
 			if (mdb_env_create(&env) || mdb_env_open(env, path, 0, 0600))
 				_exit(2);
 			(void)!write(pipefd[1], "x", 1);
@@ -871,10 +868,8 @@ static void test_model_versions(void **state)
 				mrtx_abort(past);
 			} else if (x >= 95) { /* collection */
 				uint64_t n;
-				mrtx_txn *t0;
 
 				assert_int_equal(mrtx_gc(db, tu_rng() % 2 ? 0 : 1, &n), MRTX_OK);
-				(void)t0;
 				{
 					mrtx_txn *probe;
 					uint64_t lo = safe, hi = last;

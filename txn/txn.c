@@ -460,8 +460,6 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
 	f.qs = qualifier;
 	f.qual_exact = 1;
 	f.versions = max - k > UINT32_MAX ? UINT32_MAX : (uint32_t)(max - k);
-	if (f.versions < 2)
-		f.versions = 2; /* (the versions path, which says when they were written) */
 	if ((rc = txn_read_row_snap(txn, t, row, &f, &sr)))
 		return rc;
 	if ((rc = txn_observe_at(txn, r, t, row, sr.has_lock, sr.lock)))

@@ -215,7 +215,7 @@ int lmdb_cell_write(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t 
 	uint8_t flags0 = 0;
 	mrtx_bytes v0;
 	MDB_val k, v;
-	int rc, have, gone = 0;
+	int rc, have, gone = 0, g = 0;
 
 	if (klen > MRTX_MAX_KEY || plen + 4 + qual.size + 8 > MRTX_MAX_KEY)
 		return MDB_BAD_VALSIZE; /* (store_check_key refuses such keys first) */
@@ -260,25 +260,11 @@ int lmdb_cell_write(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t 
 		}
 		if (rc && rc != MDB_NOTFOUND)
 			return rc;
-		if (p.max_versions > 1) {
-			int g = 0;
-
-			if ((rc = trim(cur, hk, hplen, 0, ts, &p, now, &g)))
-				return rc;
-			gone |= g;
-		} else {
-			k = mv(hk, hplen);
-			rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-			while (rc == 0 && k.mv_size == hplen + 8 && memcmp(k.mv_data, hk, hplen) == 0) {
-				gone = 1;
-				if ((rc = mdb_cursor_del(cur, 0)))
-					return rc;
-				rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
-			}
-			if (rc && rc != MDB_NOTFOUND)
-				return rc;
-		}
-		return put_versioned(cur, key, klen, ts, gone ? CELL_GONE : 0, value, CELL_HDR, 0);
+		/* (one version kept: trim drops the whole history) */
+		if ((rc = trim(cur, hk, hplen, 0, ts, &p, now, &g)))
+			return rc;
+		return put_versioned(cur, key, klen, ts, gone || g ? CELL_GONE : 0, value, CELL_HDR,
+		                     0);
 	}
 	if (p.max_versions == 1) {
 		if (!del)
