@@ -124,8 +124,7 @@ static int hist_put(MDB_cursor *cur, uint8_t *hk, size_t hplen, uint64_t ts, uin
 	return put_versioned(cur, hk, hplen + 8, ts, flags, value, 1, 0);
 }
 
-/* Is the version at ts, the i-th newest (0: newest), kept by p? */
-static int keeps(const store_policy *p, size_t i, uint64_t ts, uint64_t now_us)
+int lmdb_version_kept(const store_policy *p, size_t i, uint64_t ts, uint64_t now_us)
 {
 	if (i >= p->max_versions)
 		return 0;
@@ -158,7 +157,7 @@ static int trim(MDB_cursor *cur, uint8_t *hk, size_t hplen, int hist0, uint64_t 
 		if (k.mv_size != hplen + 8 || memcmp(kd, hk, hplen) != 0)
 			break;
 		ts = ~get_be(kd + hplen, 8);
-		if (!dropped && ((hist0 && ts == ts0) || keeps(p, i, ts, now_us))) {
+		if (!dropped && ((hist0 && ts == ts0) || lmdb_version_kept(p, i, ts, now_us))) {
 			/* (the newest, a tombstone just written, is kept) */
 			i += !(hist0 && ts == ts0);
 			memcpy(last, kd, k.mv_size);
@@ -475,14 +474,14 @@ int lmdb_cell_read_versions(store *st, MDB_cursor *cur, const store_table *t, ui
 			/* (a version's rank counts every version of the cell the read
 			 * has, deletions and those above f->at included: as writes and
 			 * the collector count it) */
-			if (!(vs[x].flags & CELL_DELETED) && !keeps(&p, x - i, vs[x].ts, now) &&
-			    !seen && f->at)
+			if (!(vs[x].flags & CELL_DELETED) &&
+			    !lmdb_version_kept(&p, x - i, vs[x].ts, now) && !seen && f->at)
 				/* its TTL passed since: dropped, or about to be */
 				return mrtx__seterr(MRTX_ESNAPSHOT, "table '%s': a cell's version at or "
 				                    "below timestamp %llu is past its family's TTL "
 				                    "(%llu ms)", t->name, (unsigned long long)f->at,
 				                    (unsigned long long)p.ttl_ms);
-			if (vs[x].flags & CELL_DELETED || !keeps(&p, x - i, vs[x].ts, now)) {
+			if (vs[x].flags & CELL_DELETED || !lmdb_version_kept(&p, x - i, vs[x].ts, now)) {
 				stop = 1;
 				break;
 			}
@@ -566,7 +565,7 @@ static int gc_cell(MDB_txn *txn, MDB_dbi dbi, const store_policy *p, gent *e, si
 			keep = i == 0 ? 0 : i + 1;
 			break;
 		}
-		if (!keeps(p, i, e[i].ts, now)) {
+		if (!lmdb_version_kept(p, i, e[i].ts, now)) {
 			keep = i;
 			break;
 		}

@@ -250,6 +250,9 @@ int lmdb_u64_read(MDB_cursor *cur, const char *key, size_t klen, uint64_t *out);
 void lmdb_cell_hdr(uint8_t *out, uint64_t ts, uint8_t flags);
 /* A current cell's value: MRTX_ECORRUPT (no message) when too short. */
 int lmdb_cell_decode(const MDB_val *v, uint64_t *ts, uint8_t *flags, mrtx_bytes *value);
+/* Is the version at ts, the i-th newest of its cell (0: newest), kept by
+ * policy p at time now_us? */
+int lmdb_version_kept(const store_policy *p, size_t i, uint64_t ts, uint64_t now_us);
 /* key[0..plen) = P . enc(row): append 0xFF . fid . u16 len . qual (a
  * history key without its ~ts); returns the length. */
 size_t lmdb_hist_prefix(uint8_t *key, size_t plen, uint8_t fid, mrtx_bytes qual);

@@ -82,13 +82,9 @@ static int row_key_checked(uint8_t *key, const store_table *t, mrtx_bytes row, s
  * TTL (and not kept by min_versions)?  Then reads do not show it. */
 static int cell_expired(const store_table *t, unsigned fid, uint64_t ts)
 {
-	store_policy p;
-
-	if (MRTX_LIKELY(fid >= t->npol))
-		return 0;
-	p = t->pol[fid];
-	return p.ttl_ms && !p.min_versions && ts + p.ttl_ms * 1000u < mrtx__now_us() &&
-	       ts + p.ttl_ms * 1000u >= ts;
+	if (MRTX_LIKELY(fid >= t->npol) || !t->pol[fid].ttl_ms)
+		return 0; /* (no clock read for a family without a TTL) */
+	return !lmdb_version_kept(&t->pol[fid], 0, ts, mrtx__now_us());
 }
 
 /*
