@@ -293,8 +293,9 @@ typedef struct mrtx_family_spec {
  * mrtx_create_table, with each family's version policy.  A family added
  * later (mrtx_add_family) keeps one version.  Idempotent: creating an
  * existing table with identical families and policies succeeds.  LMDB
- * stores keep versions; a RADOS store keeps one (MRTX_ENOTSUP for any
- * other policy).
+ * stores and RADOS stores of format 4 (made since session 18) keep
+ * versions; a RADOS store of an older format keeps one (MRTX_ENOTSUP for
+ * any other policy).
  * @return as mrtx_create_table; also MRTX_EINVAL (families NULL, n 0,
  *   min_versions above max_versions, a TTL past 2^63 microseconds),
  *   MRTX_EEXIST (the table exists with other policies), MRTX_ENOTSUP.
@@ -464,7 +465,8 @@ int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms);
  *   (the transaction is doomed); MRTX_ESNAPSHOT (a transaction of
  *   mrtx_begin_at: the cell's version at its timestamp was dropped by its
  *   family's policy -- in a one-version family, by any later write of the
- *   cell).
+ *   cell; on RADOS by any later write of its row, or a row read twice
+ *   changed between the reads, see mrtx_begin_at).
  *
  * Doomed transactions: once a call has returned MRTX_CONFLICT from a read
  * or a scan, or index maintenance failed after buffering a write (see
@@ -547,8 +549,11 @@ int mrtx_commit(mrtx_txn *txn);
  * thread and process of the host, and a transaction's snapshot timestamp
  * (mrtx_txn_snapshot_ts) separates the commits it sees from those it does
  * not.  A transaction without writes gets its snapshot timestamp (0 if it
- * read nothing).  RADOS: the timestamp its lock records carry (wall clock,
- * above the rows' previous ones; not yet ordered with other rows'
+ * read nothing).  RADOS (format 4): the timestamp the store's oracle
+ * (the object NAME.ts) handed the commit point after every lock of the
+ * transaction was in place; a one-row commit takes it just before its one
+ * write.  Older RADOS formats: the timestamp its lock records carry (wall
+ * clock, above the rows' previous ones; not ordered with other rows'
  * commits).
  * @return as mrtx_commit.
  */
@@ -558,8 +563,9 @@ int mrtx_commit_ts(mrtx_txn *txn, uint64_t *commit_ts);
  * The transaction's snapshot timestamp: LMDB, once the transaction has
  * read (its snapshot is taken by its first read, DESIGN §9), every commit
  * whose timestamp (mrtx_commit_ts) is at or below it is in the snapshot
- * and none above it is.  0: nothing read yet, a store without snapshots
- * (RADOS), a read-only handle of a store without its timestamp page
+ * and none above it is.  mrtx_begin_at: its timestamp (either store).  0:
+ * nothing read yet, an ordinary transaction of a RADOS store (no snapshot
+ * spans its objects; its reads are validated at commit), a read-only handle of a store without its timestamp page
  * (DIR/ts.shm: a writer's open makes it; a read-only one creates nothing),
  * or NULL.  What a family's TTL hides is judged when a read runs, so two
  * reads of one snapshot may differ by a version that expired between them.
@@ -583,10 +589,11 @@ typedef struct mrtx_version {
  * validation as mrtx_get's is.
  * @param n  receives the number returned (0 on any error).
  * @return MRTX_OK; MRTX_NOTFOUND (no version: *n = 0); MRTX_EINVAL (NULL
- *   family, out or n, max 0); MRTX_ENOTSUP (RADOS: one version, read it
- *   with mrtx_get); MRTX_ESNAPSHOT (mrtx_begin_at: the cell's versions at
- *   its timestamp were collected, or are past the family's TTL); and
- *   mrtx_get's other codes.
+ *   family, out or n, max 0); MRTX_ENOTSUP (a RADOS store of format 3 or
+ *   older: one version, read it with mrtx_get); MRTX_ESNAPSHOT
+ *   (mrtx_begin_at: the cell's versions at its timestamp were collected,
+ *   are past the family's policy, or -- RADOS, a family keeping one version
+ *   -- its row was written since); and mrtx_get's other codes.
  */
 int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
                       mrtx_bytes qualifier, mrtx_version *out, size_t max, size_t *n);
@@ -596,14 +603,24 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
  * mrtx_get_versions, scans, index lookups) sees the versions committed at
  * or below ts and nothing above -- the store as it was when the commit
  * stamped ts (mrtx_commit_ts) had just committed.  Its writes fail with
- * MRTX_EINVAL; it never conflicts, waits or validates; end it with
- * mrtx_commit or mrtx_abort.  What the store kept decides how far back it
- * reaches: a cell whose versions at ts were dropped by its family's policy
- * reads as MRTX_ESNAPSHOT, never as a newer or missing value.
+ * MRTX_EINVAL; it never conflicts or validates; end it with mrtx_commit
+ * or mrtx_abort.  What the store kept decides how far back it reaches: a
+ * cell whose versions at ts were dropped by its family's policy reads as
+ * MRTX_ESNAPSHOT, never as a newer or missing value.
+ * LMDB: it never waits.  RADOS (format 4): each read goes to the store as
+ * it is and picks the versions at or below ts; a lock still pending there
+ * is resolved first, as any read does (a live writer's is waited for, up
+ * to the handle's lock wait: MRTX_ELOCKED after).  A family that keeps one
+ * version keeps nothing of its past on RADOS, so a read of it in a row
+ * written after ts (created, changed or deleted) is MRTX_ESNAPSHOT; so is
+ * a row read twice that a commit stamped at or below ts reached between
+ * the two reads (it was under way when ts was taken).
  * @return MRTX_OK; MRTX_EINVAL (NULL, ts 0 or past the store's newest
  *   commit); MRTX_ESNAPSHOT (ts is below `mrtx gc`'s safe point, under which
- *   deleted cells may be gone); MRTX_ENOTSUP (RADOS; an LMDB store without
- *   its timestamp page); MRTX_ENOMEM; MRTX_ESTORE.
+ *   deleted cells may be gone); MRTX_ENOTSUP (a RADOS store of format 3 or
+ *   older; an LMDB store without its timestamp page); MRTX_ENOMEM;
+ *   MRTX_ESTORE; MRTX_ECORRUPT (RADOS: the timestamp object is
+ *   malformed).
  */
 int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out);
 

@@ -97,13 +97,8 @@ int store_create_table(store *st, const char *name, const char *const *families,
 	if (one_version_each(pol, nfamilies))
 		pol = NULL;
 #ifdef MRTX_HAVE_RADOS
-	if (store_kind_of(st) == STORE_RADOS) {
-		if (pol)
-			return mrtx__seterr(MRTX_ENOTSUP, "%s: a RADOS store keeps one version of "
-			                    "each cell (families with more versions or a TTL are not "
-			                    "supported there yet)", store_path(st));
-		return rados_store_create_table(st, name, families, nfamilies, splits, nsplits);
-	}
+	if (store_kind_of(st) == STORE_RADOS)
+		return rados_store_create_table(st, name, families, nfamilies, pol, splits, nsplits);
 #endif
 	(void)splits; /* one B-tree: nothing to split */
 	(void)nsplits;
@@ -347,6 +342,27 @@ int store_sync_visible(store *st)
 int store_ts_next(store *st, uint64_t floor, uint64_t *out)
 {
 	return DISPATCH(st, ts_next, st, floor, out);
+}
+
+int store_keeps_versions(const store *st)
+{
+#ifdef MRTX_HAVE_RADOS
+	if (IS_RADOS(st))
+		return rados_store_keeps_versions(st);
+#endif
+	(void)st;
+	return 1;
+}
+
+int store_ts_now(store *st, uint64_t *out)
+{
+	*out = 0;
+#ifdef MRTX_HAVE_RADOS
+	if (IS_RADOS(st))
+		return rados_store_ts_now(st, out);
+#endif
+	return mrtx__seterr(MRTX_ENOTSUP, "%s: an LMDB store's snapshot timestamp is its "
+	                    "view's (store_view_ts)", store_path(st));
 }
 
 int store_meta_get_in(store *st, store_view *v, const char *key, mrtx_arena *a,

@@ -495,6 +495,22 @@ int store_sync_visible(store *st);
  */
 int store_ts_next(store *st, uint64_t floor, uint64_t *out);
 
+/*
+ * Does st keep cell versions and stamp its commits (DESIGN §9)?  LMDB: 1;
+ * RADOS: stores of layout format 4 (rados_int.h), 0 for older ones, which
+ * keep one unstamped version of each cell.  Without it, store_filter.at
+ * and .versions are ignored and policies other than one version refused.
+ */
+int store_keeps_versions(const store *st);
+/*
+ * RADOS: the timestamp the store's oracle last handed out (NAME.ts), read
+ * without writing: every commit stamped at or below it had its timestamp
+ * before this call began, and every commit that returned before the call
+ * began is stamped at or below it.  Returns 0, MRTX_ESTORE, MRTX_ECORRUPT;
+ * LMDB: MRTX_ENOTSUP (a view's timestamp is store_view_ts).
+ */
+int store_ts_now(store *st, uint64_t *out);
+
 /* ---- test hook: store-call fault injection ---- */
 
 /*

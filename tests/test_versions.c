@@ -107,15 +107,6 @@ static void test_policies_and_past_snapshots(void **state)
 	mrtx_bytes v;
 
 	(void)state;
-	if (tu_rados()) {
-		assert_int_equal(mrtx_create_table2(db, "t", FAMS, NFAMS), MRTX_ENOTSUP);
-		assert_int_equal(mrtx_begin_at(db, 1, &txn), MRTX_ENOTSUP);
-		assert_null(txn);
-		mrtx_close(db);
-		tu_rmrf(path);
-		free(path);
-		return;
-	}
 	assert_int_equal(mrtx_create_table2(db, "t", FAMS, NFAMS), MRTX_OK);
 	for (int i = 0; i < 4; i++) {
 		char val[8];
@@ -132,9 +123,10 @@ static void test_policies_and_past_snapshots(void **state)
 	EXPECT(db, ts[1], "r", "h", ts, "v1@1");
 	/* v0 was dropped: the cell's state then is unknown, and said so */
 	EXPECT(db, ts[0], "r", "h", ts, "gone");
-	/* before the cell existed at all: nothing, not an error -- but here
-	 * the oldest kept version says older ones were dropped */
-	EXPECT(db, ts[0] - 1, "r", "h", ts, "gone");
+	/* before the cell existed at all: nothing, not an error -- but on LMDB
+	 * the oldest kept version says older ones were dropped (RADOS drops
+	 * none of a family that keeps versions yet, and knows) */
+	EXPECT(db, ts[0] - 1, "r", "h", ts, tu_rados() ? "none" : "gone");
 	/* mrtx_get at a snapshot reads that version */
 	assert_int_equal(mrtx_begin_at(db, ts[2], &txn), MRTX_OK);
 	assert_int_equal(mrtx_txn_snapshot_ts(txn), ts[2]);
@@ -164,10 +156,11 @@ static void test_policies_and_past_snapshots(void **state)
 	EXPECT(db, o[1], "s", "one", o, "b@1");
 	EXPECT(db, o[0], "s", "one", o, "gone");
 	/* a cell never overwritten reads at any snapshot since its write, and
-	 * as absent before it */
+	 * as absent before it (LMDB; RADOS keeps nothing of a one-version
+	 * family's past, so any row written since the snapshot is unknown) */
 	late = put_ts(db, "u", "one", "c");
 	EXPECT(db, 0, "u", "one", o, "c@?");
-	EXPECT(db, late - 1, "u", "one", o, "none");
+	EXPECT(db, late - 1, "u", "one", o, tu_rados() ? "gone" : "none");
 
 	/* a snapshot past the newest commit is refused, as is ts 0 */
 	assert_int_equal(mrtx_begin_at(db, late + 3600ull * 1000000u, &txn), MRTX_EINVAL);
@@ -189,8 +182,10 @@ static void test_policies_and_past_snapshots(void **state)
 			assert_memory_equal(c.value.data, "b", 1);
 			n++;
 		}
-		assert_int_equal(rc, MRTX_NOTFOUND);
-		assert_int_equal(n, 1);
+		/* (RADOS: row u was written since: unknown, said so, perhaps
+		 * before row s, which the same batch read) */
+		assert_int_equal(rc, tu_rados() ? MRTX_ESNAPSHOT : MRTX_NOTFOUND);
+		assert_int_equal(n, tu_rados() ? n & 1 : 1);
 		mrtx_scan_close(s);
 		mrtx_abort(txn);
 	}
@@ -235,7 +230,14 @@ static void test_policies_and_past_snapshots(void **state)
 		other[0].min_versions = 2;
 		assert_int_equal(mrtx_create_table2(db, "x", other, NFAMS), MRTX_EINVAL);
 	}
-	/* a table dropped and made again under the name has its own policies */
+	/* a table dropped and made again under the name has its own policies
+	 * (RADOS drops no table) */
+	if (tu_rados()) {
+		mrtx_close(db);
+		tu_rmrf(path);
+		free(path);
+		return;
+	}
 	assert_int_equal(mrtx_drop_table(db, "t"), MRTX_OK);
 	{
 		const char *f[] = { "h" };
@@ -257,8 +259,6 @@ static void test_ttl(void **state)
 	uint64_t ts[3], zt;
 
 	(void)state;
-	if (tu_rados())
-		skip();
 	db = fresh(&path);
 	assert_int_equal(mrtx_create_table2(db, "t", FAMS, NFAMS), MRTX_OK);
 	ts[0] = put_ts(db, "r", "ttl", "a");
@@ -781,8 +781,6 @@ static void test_model_versions(void **state)
 	unsigned seeds = env ? (unsigned)atoi(env) : 4;
 
 	(void)state;
-	if (tu_rados())
-		skip();
 	for (unsigned seed = 1; seed <= seeds; seed++) {
 		char *path;
 		mrtx_db *db = fresh(&path);
@@ -797,6 +795,10 @@ static void test_model_versions(void **state)
 		for (int op = 0; op < 1000; op++) {
 			unsigned x = tu_rng() % 100;
 			int f = (int)(tu_rng() % 2), r = (int)(tu_rng() % MR), q = (int)(tu_rng() % MQ);
+
+			/* RADOS: no held snapshots, no collection yet: past ones instead */
+			if (tu_rados() && x >= 60 && (x < 80 || x >= 95))
+				x = 90;
 
 			if (x < 60) { /* a commit of 1-2 cells */
 				mrtx_txn *txn;

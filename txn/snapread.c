@@ -337,13 +337,13 @@ int txn_read_row_snap(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
 
 		if ((rc = txn_view_get(txn, &v)))
 			return rc;
-		if (!v)
-			return txn_read_row(txn, t, row, f, out);
-		if (txn->at) {
+		if (txn->at && f != &atf) {
 			atf = *f;
 			atf.at = txn->at;
 			f = &atf;
 		}
+		if (!v)
+			return txn_read_row(txn, t, row, f, out);
 		rc = store_read_row_in(st, v, t, row, f, &txn->arena, out);
 		if (rc == STORE_NOT_IN_VIEW && txn->at)
 			return mrtx__seterr(MRTX_ENOTABLE, "table '%s' did not exist at timestamp "

@@ -262,6 +262,12 @@ static int txn_observe_at(mrtx_txn *txn, trow *r, const store_table *t, mrtx_byt
 	if (r->lock_known) {
 		if (r->has_lock != (unsigned)!!has_lock ||
 		    (has_lock && bytes_cmp(r->lock, lock) != 0)) {
+			if (txn->at) /* (a store without views: a commit at or
+			              * below at landed between two reads) */
+				return mrtx__seterr(MRTX_ESNAPSHOT, "table '%s': a row read at "
+				                    "timestamp %llu changed between two reads (a "
+				                    "commit stamped at or below it landed)", t->name,
+				                    (unsigned long long)txn->at);
 			txn->doom = MRTX_CONFLICT;
 			return mrtx__seterr(MRTX_CONFLICT, "table '%s': a row read (or scanned over "
 			                    "as absent) earlier in this transaction has changed",
@@ -439,10 +445,10 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_get_versions: family, out and n are required");
 	if (max == 0)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_get_versions: max is 0");
-	if (store_kind_of(txn->db->st) != STORE_LMDB)
+	if (!store_keeps_versions(txn->db->st))
 		return mrtx__seterr(MRTX_ENOTSUP, "mrtx_get_versions: store %s keeps one version "
-		                    "of each cell (RADOS); read it with mrtx_get",
-		                    store_path(txn->db->st));
+		                    "of each cell (a RADOS store of format 3 or older); read it "
+		                    "with mrtx_get", store_path(txn->db->st));
 	if ((rc = cell_front(txn, table, row, family, qualifier, &t, &fid, &r)))
 		return rc;
 	if ((rc = buffered_cell(r, fid, qualifier, &out[0].value)) < 0)
@@ -489,15 +495,21 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out)
 	if (!db || !out || ts == 0)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_begin_at: db, out and a timestamp are "
 		                    "required");
-	if (store_kind_of(db->st) != STORE_LMDB)
+	if (!store_keeps_versions(db->st))
 		return mrtx__seterr(MRTX_ENOTSUP, "mrtx_begin_at: store %s keeps one version of "
-		                    "each cell (RADOS)", store_path(db->st));
+		                    "each cell (a RADOS store of format 3 or older)",
+		                    store_path(db->st));
 	if ((rc = mrtx_begin(db, &txn)))
 		return rc;
 	if ((rc = txn_view_get(txn, &v)))
 		goto fail;
+	/* the newest timestamp handed out: the view's (LMDB), or the oracle's
+	 * (RADOS: reads go to the store as it is, each at ts) */
 	vts = store_view_ts(db->st, v);
-	if (!v || vts == 0) {
+	if (!v) {
+		if ((rc = store_ts_now(db->st, &vts)))
+			goto fail;
+	} else if (vts == 0) {
 		rc = mrtx__seterr(MRTX_ENOTSUP, "mrtx_begin_at: store %s has no snapshot "
 		                  "timestamps here (no timestamp page)", store_path(db->st));
 		goto fail;

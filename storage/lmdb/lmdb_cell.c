@@ -124,15 +124,6 @@ static int hist_put(MDB_cursor *cur, uint8_t *hk, size_t hplen, uint64_t ts, uin
 	return put_versioned(cur, hk, hplen + 8, ts, flags, value, 1, 0);
 }
 
-int lmdb_version_kept(const store_policy *p, size_t i, uint64_t ts, uint64_t now_us)
-{
-	if (i >= p->max_versions)
-		return 0;
-	if (!p->ttl_ms || i < p->min_versions)
-		return 1;
-	return ts + p->ttl_ms * 1000u >= now_us || ts + p->ttl_ms * 1000u < ts;
-}
-
 /*
  * Trim the history of the cell whose prefix is hk[0..hplen): the newest
  * version (index 0) is the current cell when hist0 is 0, else the history
@@ -157,7 +148,7 @@ static int trim(MDB_cursor *cur, uint8_t *hk, size_t hplen, int hist0, uint64_t 
 		if (k.mv_size != hplen + 8 || memcmp(kd, hk, hplen) != 0)
 			break;
 		ts = ~get_be(kd + hplen, 8);
-		if (!dropped && ((hist0 && ts == ts0) || lmdb_version_kept(p, i, ts, now_us))) {
+		if (!dropped && ((hist0 && ts == ts0) || store_version_kept(p, i, ts, now_us))) {
 			/* (the newest, a tombstone just written, is kept) */
 			i += !(hist0 && ts == ts0);
 			memcpy(last, kd, k.mv_size);
@@ -333,34 +324,11 @@ int lmdb_cell_del_range(MDB_cursor *cur, const store_table *t, uint8_t *key, siz
 
 /* ----------------------------------------------------------------- reads */
 
-typedef struct ver {
-	uint8_t fid, flags;
-	mrtx_bytes qual, value;
-	uint64_t ts;
-} ver;
-
-/* The order of versions: by cell (family, qualifier), newest first; of
- * two at one timestamp, the one with the lower rank (a value before a
- * deletion: a row deleted and a cell put in one transaction). */
-static int version_order(uint8_t fa, const void *qa, size_t qan, uint64_t ta, int ra,
-                         uint8_t fb, const void *qb, size_t qbn, uint64_t tb, int rb)
-{
-	int c;
-
-	if (fa != fb)
-		return fa < fb ? -1 : 1;
-	if ((c = cmp_bytes(qa, qan, qb, qbn)))
-		return c;
-	if (ta != tb)
-		return ta > tb ? -1 : 1;
-	return ra - rb;
-}
-
 static int ver_cmp(const void *a, const void *b)
 {
-	const ver *x = a, *y = b;
+	const store_ver *x = a, *y = b;
 
-	return version_order(x->fid, x->qual.data, x->qual.size, x->ts, x->flags & CELL_DELETED,
+	return store_version_order(x->fid, x->qual.data, x->qual.size, x->ts, x->flags & CELL_DELETED,
 	                     y->fid, y->qual.data, y->qual.size, y->ts, y->flags & CELL_DELETED);
 }
 
@@ -378,26 +346,11 @@ static int wanted(const store_filter *f, uint8_t fid, mrtx_bytes q)
 	return !f->qe.size || cmp_bytes(q.data, q.size, f->qe.data, f->qe.size) < 0;
 }
 
-static int ver_add(mrtx_arena *a, ver **vs, size_t *n, size_t *cap, const ver *x)
-{
-	ver *e;
-
-	if (!(*vs = lmdb_arr_grow(a, *vs, *n, cap, sizeof(**vs))))
-		return MRTX_ENOMEM;
-	e = &(*vs)[(*n)++];
-	*e = *x;
-	if (!(e->qual.data = arena_dup(a, x->qual.data, x->qual.size)) ||
-	    !(e->value.data = arena_dup(a, x->value.data, x->value.size)))
-		return MRTX_ENOMEM;
-	return 0;
-}
-
 int lmdb_cell_read_versions(store *st, MDB_cursor *cur, const store_table *t, uint8_t *key,
                             size_t plen, const store_filter *f, mrtx_arena *a, store_row *out)
 {
-	size_t n = 0, cap = 0, ocap = 0, want = f->versions > 1 ? f->versions : 1;
-	uint64_t now = mrtx__now_us();
-	ver *vs = NULL;
+	size_t n = 0, cap = 0;
+	store_ver *vs = NULL;
 	MDB_val k, v;
 	int rc;
 
@@ -412,7 +365,7 @@ int lmdb_cell_read_versions(store *st, MDB_cursor *cur, const store_table *t, ui
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
 		const uint8_t *kd = k.mv_data;
-		ver x;
+		store_ver x;
 
 		if (k.mv_size <= plen || memcmp(kd, key, plen) != 0 || kd[plen] == LOCK_TAG ||
 		    (f->family >= 0 && kd[plen] != (uint8_t)f->family))
@@ -425,7 +378,7 @@ int lmdb_cell_read_versions(store *st, MDB_cursor *cur, const store_table *t, ui
 			return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a cell value without its "
 			                    "version header", t->name);
 		x.flags &= CELL_GONE;
-		if ((rc = ver_add(a, &vs, &n, &cap, &x)))
+		if ((rc = store_ver_add(a, &vs, &n, &cap, &x)))
 			return rc;
 	}
 	if (rc && rc != MDB_NOTFOUND)
@@ -436,7 +389,7 @@ int lmdb_cell_read_versions(store *st, MDB_cursor *cur, const store_table *t, ui
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
 		const uint8_t *kd = k.mv_data;
-		ver x;
+		store_ver x;
 
 		if (k.mv_size <= plen || memcmp(kd, key, plen + 1) != 0)
 			break;
@@ -449,64 +402,14 @@ int lmdb_cell_read_versions(store *st, MDB_cursor *cur, const store_table *t, ui
 			continue;
 		x.flags = ((const uint8_t *)v.mv_data)[0];
 		x.value = MRTX_BYTES((const uint8_t *)v.mv_data + 1, v.mv_size - 1);
-		if ((rc = ver_add(a, &vs, &n, &cap, &x)))
+		if ((rc = store_ver_add(a, &vs, &n, &cap, &x)))
 			return rc;
 	}
 	if (rc && rc != MDB_NOTFOUND)
 		return lmdb_err(st, rc, "read versions");
 	if (n > 1)
 		qsort(vs, n, sizeof(*vs), ver_cmp);
-	/* each cell: its versions at or below f->at, by the family's policy */
-	for (size_t i = 0; i < n;) {
-		size_t j = i, shown = 0, seen = 0;
-		store_policy p = store_table_policy(t, vs[i].fid);
-		int stop = 0;
-
-		while (j < n && vs[j].fid == vs[i].fid &&
-		       cmp_bytes(vs[j].qual.data, vs[j].qual.size, vs[i].qual.data,
-		                 vs[i].qual.size) == 0)
-			j++;
-		for (size_t x = i; x < j && !stop; x++) {
-			store_cell *c;
-
-			if (f->at && vs[x].ts > f->at)
-				continue;
-			/* (a version's rank counts every version of the cell the read
-			 * has, deletions and those above f->at included: as writes and
-			 * the collector count it) */
-			if (!(vs[x].flags & CELL_DELETED) &&
-			    !lmdb_version_kept(&p, x - i, vs[x].ts, now) && !seen && f->at)
-				/* its TTL passed since: dropped, or about to be */
-				return mrtx__seterr(MRTX_ESNAPSHOT, "table '%s': a cell's version at or "
-				                    "below timestamp %llu is past its family's TTL "
-				                    "(%llu ms)", t->name, (unsigned long long)f->at,
-				                    (unsigned long long)p.ttl_ms);
-			if (vs[x].flags & CELL_DELETED || !lmdb_version_kept(&p, x - i, vs[x].ts, now)) {
-				stop = 1;
-				break;
-			}
-			seen++;
-			if (!(out->cells = lmdb_arr_grow(a, out->cells, out->ncells, &ocap,
-			                                 sizeof(*c))))
-				return MRTX_ENOMEM;
-			c = &out->cells[out->ncells++];
-			c->fid = vs[x].fid;
-			c->qual = vs[x].qual;
-			c->value = vs[x].value;
-			c->ts = vs[x].ts;
-			if (++shown == want)
-				stop = 1;
-		}
-		/* nothing at or below f->at, and older versions were collected:
-		 * what the cell held then is not known */
-		if (!stop && !seen && f->at && vs[j - 1].flags & CELL_GONE)
-			return mrtx__seterr(MRTX_ESNAPSHOT, "table '%s': a cell's versions at or "
-			                    "below timestamp %llu were collected (its family keeps "
-			                    "%u)", t->name, (unsigned long long)f->at,
-			                    p.max_versions);
-		i = j;
-	}
-	return 0;
+	return store_versions_select(t, f, vs, n, a, out);
 }
 
 /* ------------------------------------------------------------ collection */
@@ -525,7 +428,7 @@ static int gent_cmp(const void *a, const void *b)
 	const gent *x = a, *y = b;
 
 	/* (the current cell is a value: it ranks first) */
-	return version_order(x->fid, x->key + x->qoff, x->qlen, x->ts, !x->current,
+	return store_version_order(x->fid, x->key + x->qoff, x->qlen, x->ts, !x->current,
 	                     y->fid, y->key + y->qoff, y->qlen, y->ts, !y->current);
 }
 
@@ -565,7 +468,7 @@ static int gc_cell(MDB_txn *txn, MDB_dbi dbi, const store_policy *p, gent *e, si
 			keep = i == 0 ? 0 : i + 1;
 			break;
 		}
-		if (!lmdb_version_kept(p, i, e[i].ts, now)) {
+		if (!store_version_kept(p, i, e[i].ts, now)) {
 			keep = i;
 			break;
 		}

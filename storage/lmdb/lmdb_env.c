@@ -448,21 +448,6 @@ void lmdb_wabort(store *st, MDB_txn *txn)
 	pthread_mutex_unlock(&st->wmu);
 }
 
-/* A growable array in an arena (old storage is left to the arena). */
-void *lmdb_arr_grow(mrtx_arena *a, void *arr, size_t n, size_t *cap, size_t elem)
-{
-	size_t ncap = *cap ? *cap * 2 : 8;
-	void *p;
-
-	if (n < *cap)
-		return arr;
-	if (ncap > SIZE_MAX / elem || !(p = arena_alloc(a, ncap * elem)))
-		return NULL;
-	if (n)
-		memcpy(p, arr, n * elem);
-	*cap = ncap;
-	return p;
-}
 /* ----------------------------------------------------------- open/close */
 
 static void store_destroy(store *st)

@@ -13,6 +13,7 @@
 
 #include "storage/keyenc.h"
 #include "storage/store.h"
+#include "storage/versions.h"
 #include "storage/lmdb/lmdb_store.h"
 
 /* Store format.  2: one DBI per table, lock records beside the cells.
@@ -172,8 +173,6 @@ int lmdb_rtxn_begin(store *st, lmdb_rtxn *out);
  * result, or MRTX_ESTORE (lmdb_env.c). */
 int lmdb_remap(store *st, const char *step, int (*again)(store *st, void *arg), void *arg);
 void lmdb_rtxn_end(store *st, lmdb_rtxn *r);
-/* A growable array in an arena (old storage is left to the arena). */
-void *lmdb_arr_grow(mrtx_arena *a, void *arr, size_t n, size_t *cap, size_t elem);
 /* Read or create the metadata; attach every table (lmdb_meta.c). */
 int lmdb_meta_init(store *st);
 
@@ -245,14 +244,9 @@ int lmdb_u64_read(MDB_cursor *cur, const char *key, size_t klen, uint64_t *out);
 /* ---- cells and versions (lmdb_cell.c; format 4) ---- */
 
 #define CELL_HDR 9u          /* a current cell's value: u64 LE ts | u8 flags | value */
-#define CELL_GONE 1u         /* versions older than this one were collected */
-#define CELL_DELETED 2u      /* (history) the cell was deleted at this ts */
 void lmdb_cell_hdr(uint8_t *out, uint64_t ts, uint8_t flags);
 /* A current cell's value: MRTX_ECORRUPT (no message) when too short. */
 int lmdb_cell_decode(const MDB_val *v, uint64_t *ts, uint8_t *flags, mrtx_bytes *value);
-/* Is the version at ts, the i-th newest of its cell (0: newest), kept by
- * policy p at time now_us? */
-int lmdb_version_kept(const store_policy *p, size_t i, uint64_t ts, uint64_t now_us);
 /* key[0..plen) = P . enc(row): append 0xFF . fid . u16 len . qual (a
  * history key without its ~ts); returns the length. */
 size_t lmdb_hist_prefix(uint8_t *key, size_t plen, uint8_t fid, mrtx_bytes qual);

@@ -203,7 +203,6 @@ static int table_publish(store *st, store_table *t)
 /* ---- version policies: 0x00 "p/" name -> per family (u32 max, u32 min,
  * u64 ttl_ms), LE; absent: one version each (DESIGN §3.2) ---- */
 
-#define POL_SIZE 16u
 
 static MDB_val policy_key(char *buf, const char *name)
 {
@@ -212,27 +211,6 @@ static MDB_val policy_key(char *buf, const char *name)
 	memcpy(buf, "\0p/", 3);
 	memcpy(buf + 3, name, n);
 	return mv(buf, 3 + n);
-}
-
-static void policy_put(uint8_t *p, const store_policy *x)
-{
-	for (unsigned i = 0; i < 4; i++) {
-		p[i] = (uint8_t)(x->max_versions >> (8 * i));
-		p[4 + i] = (uint8_t)(x->min_versions >> (8 * i));
-	}
-	for (unsigned i = 0; i < 8; i++)
-		p[8 + i] = (uint8_t)(x->ttl_ms >> (8 * i));
-}
-
-static void policy_get(const uint8_t *p, store_policy *x)
-{
-	memset(x, 0, sizeof(*x));
-	for (unsigned i = 0; i < 4; i++) {
-		x->max_versions |= (uint32_t)p[i] << (8 * i);
-		x->min_versions |= (uint32_t)p[4 + i] << (8 * i);
-	}
-	for (unsigned i = 0; i < 8; i++)
-		x->ttl_ms |= (uint64_t)p[8 + i] << (8 * i);
 }
 
 /* Give t its policies, from the record in txn (none: one version each). */
@@ -248,20 +226,11 @@ int lmdb_table_load_policy(store *st, MDB_txn *txn, store_table *t)
 		return 0;
 	if (rc)
 		return lmdb_err(st, rc, "read table policies");
-	n = v.mv_size / POL_SIZE;
-	if (v.mv_size % POL_SIZE || n == 0 || n > MRTX_MAX_FAMILIES)
+	if ((rc = store_policies_parse(MRTX_BYTES(v.mv_data, v.mv_size), &pol, &n)) == MRTX_ENOMEM)
+		return mrtx__seterr(MRTX_ENOMEM, "out of memory loading table '%s'", t->name);
+	if (rc)
 		return mrtx__seterr(MRTX_ECORRUPT, "%s: the version policies of table '%s' are "
 		                    "malformed", st->path, t->name);
-	if (!(pol = mrtx__calloc(n, sizeof(*pol))))
-		return mrtx__seterr(MRTX_ENOMEM, "out of memory loading table '%s'", t->name);
-	for (size_t i = 0; i < n; i++) {
-		policy_get((const uint8_t *)v.mv_data + i * POL_SIZE, &pol[i]);
-		if (pol[i].max_versions == 0 || pol[i].min_versions > pol[i].max_versions) {
-			mrtx__free(pol);
-			return mrtx__seterr(MRTX_ECORRUPT, "%s: the version policies of table '%s' "
-			                    "are malformed", st->path, t->name);
-		}
-	}
 	mrtx__free((void *)(uintptr_t)t->pol);
 	t->pol = pol;
 	t->npol = n;
@@ -271,9 +240,9 @@ int lmdb_table_load_policy(store *st, MDB_txn *txn, store_table *t)
 int lmdb_store_create_table(store *st, const char *name, const char *const *families,
                             size_t nfamilies, const store_policy *pol)
 {
-	uint8_t pbuf[MRTX_MAX_FAMILIES * POL_SIZE];
+	uint8_t pbuf[MRTX_MAX_FAMILIES * STORE_POL_SIZE];
 	char pkey[MRTX_MAX_NAME + 4];
-	MDB_val polk = policy_key(pkey, name), pv = mv(pbuf, pol ? nfamilies * POL_SIZE : 0), oldp;
+	MDB_val polk = policy_key(pkey, name), pv = mv(pbuf, pol ? nfamilies * STORE_POL_SIZE : 0), oldp;
 	uint8_t meta[TPFX + 1 + MRTX_MAX_FAMILIES * (MRTX_MAX_NAME + 1)];
 	char key[MRTX_MAX_NAME + 4], nkey[16];
 	size_t mlen = TPFX + 1;
@@ -301,7 +270,7 @@ int lmdb_store_create_table(store *st, const char *name, const char *const *fami
 	if ((rc = lmdb_txn_begin(st, 0, &txn)))
 		goto done;
 	for (size_t i = 0; pol && i < nfamilies; i++)
-		policy_put(pbuf + i * POL_SIZE, &pol[i]);
+		store_policy_put(pbuf + i * STORE_POL_SIZE, &pol[i]);
 	rc = mdb_get(txn, st->dbi, &k, &old);
 	if (rc == 0) {
 		int prc = mdb_get(txn, st->dbi, &polk, &oldp);

@@ -84,7 +84,7 @@ static int cell_expired(const store_table *t, unsigned fid, uint64_t ts)
 {
 	if (MRTX_LIKELY(fid >= t->npol) || !t->pol[fid].ttl_ms)
 		return 0; /* (no clock read for a family without a TTL) */
-	return !lmdb_version_kept(&t->pol[fid], 0, ts, mrtx__now_us());
+	return !store_version_kept(&t->pol[fid], 0, ts, mrtx__now_us());
 }
 
 /*
@@ -144,7 +144,7 @@ static int read_cells(store *st, MDB_cursor *cur, const store_table *t, uint8_t 
 		if (f && f->family >= 0 && f->qe.size &&
 		    cmp_bytes(kd + plen, k.mv_size - plen, f->qe.data, f->qe.size) >= 0)
 			break;
-		if (!(out->cells = lmdb_arr_grow(a, out->cells, out->ncells, &cap, sizeof(*c)))) {
+		if (!(out->cells = store_arr_grow(a, out->cells, out->ncells, &cap, sizeof(*c)))) {
 			rc = MRTX_ENOMEM;
 			break;
 		}
@@ -587,7 +587,7 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 			*more = 1;
 			break;
 		}
-		if (!(*rows = lmdb_arr_grow(a, *rows, *nrows, &cap, sizeof(**rows)))) {
+		if (!(*rows = store_arr_grow(a, *rows, *nrows, &cap, sizeof(**rows)))) {
 			rc = MRTX_ENOMEM;
 			goto done;
 		}

@@ -58,6 +58,7 @@
 #include "storage/rados/radoskey.h"
 #include "storage/rados/rados_store.h"
 
+#define RFORMAT_VERSIONS "4"
 #define RFORMAT_ORDERED "3"
 #define RFORMAT "2"
 #define RFORMAT_NOSPLIT "1"
@@ -70,7 +71,10 @@
 /* rkey of a row: at most 2 bytes per byte + terminator */
 #define RKEY_MAX (2u * MRTX_MAX_ROW + 2u)
 /* a cell key: tag, rkey(row), fid, rqual(qualifier) */
-#define RCELL_MAX (1u + RKEY_MAX + 1u + 2u * MRTX_MAX_KEY)
+/* a cell key: tag, rkey(row), fid, rkey(qualifier), vt(ts) (format 4;
+ * older formats: rqual(qualifier), no vt) */
+#define RVT_SIZE 9u
+#define RCELL_MAX (1u + RKEY_MAX + 1u + 2u * MRTX_MAX_KEY + 2u + RVT_SIZE)
 #define ROID_MAX (RADDR_MAX_NAME + 32u)
 
 typedef struct rtablet {
@@ -109,8 +113,10 @@ typedef struct rstore {
 	atomic_ulong write_calls, write_txns, read_txns;
 	uint32_t split_rows; /* a tablet is split past this many rows; 0: never */
 	atomic_int format2;  /* the store is known to be at format 2 or 3 */
-	int ordered;         /* format 3 (fixed at open): lock values carry
+	int ordered;         /* format 3 or 4 (fixed at open): lock values carry
 	                        their order key (rados_rw.c, lock_stored) */
+	int versions;        /* format 4 (fixed at open): cells keep versions
+	                        (rados_cell.c) and commits are stamped */
 	void (*lock_order)(const void *lock, size_t size, uint8_t *out);
 	atomic_ulong splits; /* splits this handle finished (tests, stats) */
 	/* timestamps (rados_ts.c): callers queued for the next batch, whether
@@ -254,5 +260,33 @@ static inline void rgen_put(uint8_t *p, uint64_t gen)
 	for (int i = 7; i >= 0; i--, gen >>= 7)
 		p[i] = (uint8_t)(gen & 0x7f);
 }
+
+/* ---- cell versions (rados_cell.c; format 4) ---- */
+
+struct store_ver;
+/* vt(ts): ~ts as nine 7-bit digits plus one (RVT_SIZE bytes, no 0x00). */
+void rados_vt_put(uint8_t *p, uint64_t ts);
+int rados_vt_get(const uint8_t *p, uint64_t *ts);
+/* cp[0..cpn) . fid+1 . rkey(q): a cell's key without its vt; returns the
+ * length (out needs RCELL_MAX bytes). */
+size_t rados_vcell_prefix(uint8_t *out, const uint8_t *cp, size_t cpn, uint8_t fid,
+                          mrtx_bytes q);
+/* Parse a version key of the row whose cell prefix is plen bytes: fid,
+ * qualifier (decoded into qbuf, room for the key's size) and ts; -1 when
+ * malformed. */
+int rados_vcell_parse(const uint8_t *k, size_t klen, size_t plen, size_t nfamilies,
+                      uint8_t *qbuf, struct store_ver *out);
+/* Does mutation m of table t need the row's live cells read first? */
+int rados_vmut_needs_pre(const store_table *t, const store_mut *m);
+/* Add m, written at ts, to compound write w (kb, ke: RCELL_MAX scratch;
+ * pre: the row's live cells when rados_vmut_needs_pre).  MRTX_ENOMEM. */
+int rados_vmut_add(const store_table *t, rados_write_op_t w, const uint8_t *cp, size_t cpn,
+                   const store_mut *m, uint64_t ts, const store_row *pre, uint8_t *kb,
+                   uint8_t *ke, mrtx_arena *a);
+/* A read at f->at of a row whose stored lock value is `stored`: 0, or
+ * MRTX_ESNAPSHOT when it reads a one-version family and the row's STABLE
+ * lock is newer than f->at (its older values are gone). */
+int rados_vrow_check(const rstore *rs, const store_table *t, const store_filter *f,
+                     int has_lock, mrtx_bytes stored);
 
 #endif

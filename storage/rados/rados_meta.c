@@ -9,6 +9,7 @@
  * overwrite each other: the loser re-reads and finds the winner's record.
  */
 #include "storage/rados/rados_int.h"
+#include "storage/versions.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -106,17 +107,19 @@ static int meta_init(rstore *rs)
 		if ((rc = meta_read(rs, keys, 2, &a, v, &exists)))
 			break;
 		if (v[0].data) {
-			if (v[0].size != 1 || (memcmp(v[0].data, RFORMAT_ORDERED, 1) != 0 &&
+			if (v[0].size != 1 || (memcmp(v[0].data, RFORMAT_VERSIONS, 1) != 0 &&
+			                       memcmp(v[0].data, RFORMAT_ORDERED, 1) != 0 &&
 			                       memcmp(v[0].data, RFORMAT, 1) != 0 &&
 			                       memcmp(v[0].data, RFORMAT_NOSPLIT, 1) != 0) ||
 			    v[1].size != 16) {
 				rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: not an mrtx RADOS store of format "
-				                  RFORMAT_NOSPLIT ", " RFORMAT " or " RFORMAT_ORDERED
-				                  " (object %s holds something else)", rs->addr,
-				                  rs->meta_oid);
+				                  RFORMAT_NOSPLIT ", " RFORMAT ", " RFORMAT_ORDERED " or "
+				                  RFORMAT_VERSIONS " (object %s holds something else)",
+				                  rs->addr, rs->meta_oid);
 				break;
 			}
-			rs->ordered = memcmp(v[0].data, RFORMAT_ORDERED, 1) == 0;
+			rs->versions = memcmp(v[0].data, RFORMAT_VERSIONS, 1) == 0;
+			rs->ordered = rs->versions || memcmp(v[0].data, RFORMAT_ORDERED, 1) == 0;
 			atomic_store(&rs->format2, rs->ordered || memcmp(v[0].data, RFORMAT, 1) == 0);
 			memcpy(rs->id, v[1].data, 16);
 			break;
@@ -152,7 +155,7 @@ static int meta_init(rstore *rs)
 		{
 			rguard g = guard_eq("format", MRTX_BYTES("", 0));
 			rkv sets[4] = {
-				{ MRTX_CSTR("format"), MRTX_CSTR(RFORMAT_ORDERED) },
+				{ MRTX_CSTR("format"), MRTX_CSTR(RFORMAT_VERSIONS) },
 				{ MRTX_CSTR("id"), MRTX_BYTES(id, 16) },
 				{ MRTX_CSTR("gen"), MRTX_BYTES(zero8, 8) },
 				{ MRTX_CSTR("next"), MRTX_BYTES(one4, 4) },
@@ -275,6 +278,7 @@ static void table_free(store_table *t)
 	if (t->be)
 		map_free(atomic_load(&((rtable *)t->be)->map));
 	mrtx__free(t->be);
+	mrtx__free((void *)(uintptr_t)t->pol);
 	mrtx__free(t);
 }
 
@@ -302,6 +306,11 @@ const char *rados_store_path(const store *st)
 int rados_store_is_unbatched(const store *st)
 {
 	return RSC(st)->unbatched;
+}
+
+int rados_store_keeps_versions(const store *st)
+{
+	return RSC(st)->versions;
 }
 
 int rados_store_supports_cond(const store *st)
@@ -547,19 +556,39 @@ static int table_publish(rstore *rs, store_table *t)
 /* Read table name's record into the cache (rs->mu held). */
 static int table_load(rstore *rs, const char *name, store_table **out)
 {
-	char key[MRTX_MAX_NAME + 3];
-	const char *keys[1] = { key };
-	mrtx_bytes v;
+	char key[MRTX_MAX_NAME + 3], pkey[MRTX_MAX_NAME + 3];
+	const char *keys[2] = { key, pkey };
+	mrtx_bytes v[2];
 	mrtx_arena a;
 	int rc, exists;
 
 	snprintf(key, sizeof(key), "t/%s", name);
+	snprintf(pkey, sizeof(pkey), "p/%s", name);
 	arena_init(&a);
-	rc = meta_read(rs, keys, 1, &a, &v, &exists);
-	if (rc == 0 && !v.data)
+	rc = meta_read(rs, keys, 2, &a, v, &exists);
+	if (rc == 0 && !v[0].data)
 		rc = mrtx__seterr(MRTX_ENOTABLE, "no table '%.64s' in %s", name, rs->addr);
-	if (rc == 0 && (rc = table_parse(rs, name, v, out)) == 0)
-		rc = table_publish(rs, *out);
+	if (rc == 0 && (rc = table_parse(rs, name, v[0], out)) == 0) {
+		if (v[1].data) {
+			store_policy *pol;
+			size_t n;
+
+			if ((rc = store_policies_parse(v[1], &pol, &n)) == MRTX_ENOMEM)
+				rc = mrtx__seterr(MRTX_ENOMEM, "out of memory loading table '%s'", name);
+			else if (rc)
+				rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the version policies of table '%s' "
+				                  "are malformed", rs->addr, name);
+			if (rc) {
+				table_free(*out);
+				*out = NULL;
+			} else {
+				(*out)->pol = pol;
+				(*out)->npol = n;
+			}
+		}
+		if (rc == 0)
+			rc = table_publish(rs, *out);
+	}
 	arena_free(&a);
 	return rc;
 }
@@ -669,36 +698,51 @@ static int record_build(mrtx_buf *b, const char *const *families, size_t nfamili
 }
 
 int rados_store_create_table(store *st, const char *name, const char *const *families,
-                             size_t nfamilies, const mrtx_bytes *splits, size_t nsplits)
+                             size_t nfamilies, const store_policy *pol, const mrtx_bytes *splits,
+                             size_t nsplits)
 {
 	static const char *const next_key[] = { "next", "gen" };
+	uint8_t pbuf[MRTX_MAX_FAMILIES * STORE_POL_SIZE];
+	size_t plen = pol ? nfamilies * STORE_POL_SIZE : 0;
 	rstore *rs = RS(st);
 	mrtx_buf rec = MRTX_BUF_INIT;
 	size_t fam_end;
-	char key[MRTX_MAX_NAME + 3];
+	char key[MRTX_MAX_NAME + 3], pkey[MRTX_MAX_NAME + 3];
 	mrtx_arena a;
 	int rc;
 
-	if ((rc = store_check_table_spec(name, families, nfamilies)) ||
-	    (rc = record_build(&rec, families, nfamilies, splits, nsplits, &fam_end)))
+	if ((rc = store_check_table_spec(name, families, nfamilies)))
 		return rc;
+	if (pol && !rs->versions)
+		return mrtx__seterr(MRTX_ENOTSUP, "%s: a RADOS store of format %s keeps one version "
+		                    "of each cell (families with more versions or a TTL need format "
+		                    RFORMAT_VERSIONS ")", rs->addr, rs->ordered ? RFORMAT_ORDERED :
+		                    "1 or 2");
+	if ((rc = record_build(&rec, families, nfamilies, splits, nsplits, &fam_end)))
+		return rc;
+	for (size_t i = 0; pol && i < nfamilies; i++)
+		store_policy_put(pbuf + i * STORE_POL_SIZE, &pol[i]);
 	snprintf(key, sizeof(key), "t/%s", name);
+	snprintf(pkey, sizeof(pkey), "p/%s", name);
 	arena_init(&a);
 	for (int attempt = 0; attempt < 20; attempt++) {
-		const char *keys[3] = { next_key[0], next_key[1], key };
-		mrtx_bytes v[3];
+		const char *keys[4] = { next_key[0], next_key[1], key, pkey };
+		mrtx_bytes v[4];
 		uint32_t id;
 		uint8_t nid[4];
 		int exists, applied;
 
-		if ((rc = meta_read(rs, keys, 3, &a, v, &exists)))
+		if ((rc = meta_read(rs, keys, 4, &a, v, &exists)))
 			break;
 		if (v[2].data) {
-			/* exists: the same families make create idempotent */
+			/* exists: the same families and policies make create idempotent */
 			rc = v[2].size >= fam_end &&
 			     memcmp((const uint8_t *)v[2].data + 4, rec.data + 4, fam_end - 4) == 0 ?
-			     0 : mrtx__seterr(MRTX_EEXIST, "table '%s' exists with different "
-			                      "families", name);
+			     (v[3].size == plen && (!plen || memcmp(v[3].data, pbuf, plen) == 0) ? 0 :
+			      mrtx__seterr(MRTX_EEXIST, "table '%s' exists with other version "
+			                   "policies", name)) :
+			     mrtx__seterr(MRTX_EEXIST, "table '%s' exists with different "
+			                  "families", name);
 			break;
 		}
 		if (v[0].size != 4) {
@@ -716,10 +760,12 @@ int rados_store_create_table(store *st, const char *name, const char *const *fam
 		rbe32_put(nid, id + 1);
 		{
 			rguard g[2] = { guard_eq("next", v[0]), guard_eq(key, MRTX_BYTES("", 0)) };
-			rkv sets[2] = { { MRTX_CSTR("next"), MRTX_BYTES(nid, 4) },
-			                { MRTX_CSTR(key), MRTX_BYTES(rec.data, rec.size) } };
+			rkv sets[3] = { { MRTX_CSTR("next"), MRTX_BYTES(nid, 4) },
+			                { MRTX_CSTR(key), MRTX_BYTES(rec.data, rec.size) },
+			                { MRTX_CSTR(pkey), MRTX_BYTES(pbuf, plen) } };
 
-			if ((rc = meta_write(rs, g, 2, sets, 2, &applied)))
+			/* (the policies, when any, in the same write as the record) */
+			if ((rc = meta_write(rs, g, 2, sets, plen ? 3 : 2, &applied)))
 				break;
 		}
 		if (applied)

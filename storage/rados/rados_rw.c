@@ -17,6 +17,7 @@
  * so ops stay independent as the seam promises.
  */
 #include "storage/rados/rados_int.h"
+#include "storage/versions.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -172,27 +173,53 @@ static int take_cells(rstore *rs, const store_table *t, const store_filter *f, s
  * A row's read for reading with rconn_read: the lock key, and the cells f
  * asks for.  The buffers (keys, gets) live in `a`.
  */
-typedef struct rowread {
+typedef struct rowread rowread;
+/* take_cells for a store of format 4: gather the versions into rr->vs
+ * (rados_cell.c); rowread_done chooses what the read shows. */
+static int take_vers(rstore *rs, const store_table *t, const store_filter *f, size_t plen,
+                     const rkv *kv, size_t n, mrtx_arena *a, rowread *rr);
+
+struct rowread {
 	uint8_t *lk, *cp, *first; /* lock key, cell prefix (+ family), first cell key */
 	size_t lkn, cpn, firstn;
 	mrtx_bytes keys[3]; /* the state key, the lock key, the first cell key */
 	rget get;
 	int want_cells;
-} rowread;
+	int vers;              /* format 4: the cells read are versions */
+	store_ver *vs;         /* ... gathered here, chosen at the end */
+	size_t nvs, vcap;
+	mrtx_bytes lockraw;    /* the lock value as stored (its order key) */
+	size_t rowp;           /* the row's cell prefix: 0x03 . rkey(row) */
+};
 
-static int rowread_init(rowread *rr, mrtx_bytes row, const store_filter *f, mrtx_arena *a)
+static int rowread_init(rowread *rr, const rstore *rs, mrtx_bytes row, const store_filter *f,
+                        mrtx_arena *a)
 {
 	memset(rr, 0, sizeof(*rr));
+	rr->vers = rs->versions;
 	if (!(rr->lk = arena_alloc(a, RCELL_MAX)) || !(rr->cp = arena_alloc(a, RCELL_MAX)))
 		return MRTX_ENOMEM;
 	rr->lkn = rados_lock_key(rr->lk, row);
-	rr->cpn = rados_cell_prefix(rr->cp, row);
+	rr->cpn = rr->rowp = rados_cell_prefix(rr->cp, row);
 	rr->keys[0] = MRTX_BYTES(rados_state_key, 2);
 	rr->keys[1] = MRTX_BYTES(rr->lk, rr->lkn);
 	rr->want_cells = !(f && f->lock_only);
 	if (!rr->want_cells)
 		return 0;
-	if (f && f->family >= 0) {
+	if (f && f->family >= 0 && rr->vers) {
+		/* a cell's versions share its prefix; a range starts after the
+		 * qualifier's rkey less its terminator, below all its versions */
+		rr->cp[rr->cpn++] = (uint8_t)(f->family + 1);
+		if (f->qual_exact) {
+			rr->cpn += rkey_put(rr->cp + rr->cpn, f->qs.data, f->qs.size);
+		} else if (f->qs.size) {
+			if (!(rr->first = arena_alloc(a, rr->cpn + 2 * f->qs.size + 2)))
+				return MRTX_ENOMEM;
+			memcpy(rr->first, rr->cp, rr->cpn);
+			rr->firstn = rr->cpn + rkey_put(rr->first + rr->cpn, f->qs.data, f->qs.size) - 2;
+			rr->get.start_after = MRTX_BYTES(rr->first, rr->firstn);
+		}
+	} else if (f && f->family >= 0) {
 		rr->cp[rr->cpn++] = (uint8_t)(f->family + 1);
 		if (f->qs.size || f->qual_exact) {
 			/* the cell at qs itself (start_after excludes it), then after it */
@@ -205,7 +232,7 @@ static int rowread_init(rowread *rr, mrtx_bytes row, const store_filter *f, mrtx
 		}
 	}
 	rr->get.prefix = MRTX_BYTES(rr->cp, rr->cpn);
-	rr->get.max = f && f->qual_exact ? 1 : RLIST_MAX;
+	rr->get.max = f && f->qual_exact && !rr->vers ? 1 : RLIST_MAX;
 	return 0;
 }
 
@@ -217,11 +244,11 @@ static void rowread_op(rowread *rr, const char *oid, const store_filter *f, rrea
 	r->nkeys = 2;
 	if (!rr->want_cells)
 		return;
-	if (f && f->qual_exact) {
+	if (f && f->qual_exact && !rr->vers) {
 		r->nkeys = 3; /* just the cell */
 		return;
 	}
-	if (rr->first)
+	if (rr->first && !rr->vers)
 		r->nkeys = 3;
 	r->gets = &rr->get;
 	r->ngets = 1;
@@ -262,6 +289,41 @@ static int lock_loaded(const rstore *rs, const char *oid, mrtx_bytes v, mrtx_byt
 	return 0;
 }
 
+static const store_filter all_cells = STORE_FILTER_ALL;
+
+/* Take kvs, cells of the row read by rr: into out->cells, or (format 4)
+ * into rr->vs. */
+static int take_any(rstore *rs, const store_table *t, rowread *rr, const store_filter *f,
+                    const rkv *kv, size_t n, mrtx_arena *a, store_row *out, size_t *cap)
+{
+	if (rr->vers)
+		return take_vers(rs, t, f, rr->rowp, kv, n, a, rr);
+	return take_cells(rs, t, f, rr->cpn - (f && f->family >= 0), kv, n, a, out, cap);
+}
+
+/* The qualifier of the last cell taken (its size 0 and data NULL: none). */
+static mrtx_bytes last_qual(const rowread *rr, const store_row *out)
+{
+	if (rr->vers)
+		return rr->nvs ? rr->vs[rr->nvs - 1].qual : MRTX_BYTES(NULL, 0);
+	return out->ncells ? out->cells[out->ncells - 1].qual : MRTX_BYTES(NULL, 0);
+}
+
+/* The read is complete: format 4 chooses what it shows from the versions. */
+static int rowread_done(rstore *rs, const store_table *t, rowread *rr, const store_filter *f,
+                        mrtx_arena *a, store_row *out)
+{
+	int rc;
+
+	if (!rr->vers || !rr->want_cells)
+		return 0;
+	if (!f)
+		f = &all_cells;
+	if ((rc = rados_vrow_check(rs, t, f, out->has_lock, rr->lockraw)))
+		return rc;
+	return store_versions_select(t, f, rr->vs, rr->nvs, a, out);
+}
+
 /* Fill out from a finished read (and read on while the row has more cells
  * than one listing returns, checking its lock stays the same). */
 static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
@@ -278,29 +340,33 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 		out->lock = MRTX_BYTES(NULL, 0);
 		out->cells = NULL;
 		out->ncells = 0;
+		rr->nvs = 0;
+		rr->lockraw = MRTX_BYTES(NULL, 0);
 		cap = 0;
 		for (size_t i = 0; i < r->nkvs; i++) {
 			const rkv *kv = &r->kvs[i];
 
 			if (kv->key.size == rr->lkn && memcmp(kv->key.data, rr->lk, rr->lkn) == 0) {
 				out->has_lock = 1;
+				rr->lockraw = kv->value;
 				if ((rc = lock_loaded(rs, r->oid, kv->value, &out->lock)))
 					return rc;
-			} else if ((rc = take_cells(rs, t, f, rr->cpn - (f && f->family >= 0), kv, 1, a,
-			                            out, &cap))) {
+			} else if ((rc = take_any(rs, t, rr, f, kv, 1, a, out, &cap))) {
 				return rc;
 			}
 		}
 		if (!r->ngets)
-			return 0;
-		if ((rc = take_cells(rs, t, f, rr->cpn - (f && f->family >= 0), rr->get.kvs,
-		                     rr->get.nkvs, a, out, &cap)))
+			return rowread_done(rs, t, rr, f, a, out);
+		if ((rc = take_any(rs, t, rr, f, rr->get.kvs, rr->get.nkvs, a, out, &cap)))
 			return rc;
-		if (!rr->get.more || !rr->get.nkvs ||
-		    (f && f->family >= 0 && f->qe.size && out->ncells &&
-		     cmp_bytes(out->cells[out->ncells - 1].qual.data, out->cells[out->ncells - 1].qual.size,
-		               f->qe.data, f->qe.size) >= 0))
-			return 0;
+		{
+			mrtx_bytes lq = last_qual(rr, out);
+
+			if (!rr->get.more || !rr->get.nkvs ||
+			    (f && f->family >= 0 && f->qe.size && lq.data &&
+			     cmp_bytes(lq.data, lq.size, f->qe.data, f->qe.size) >= 0))
+				return rowread_done(rs, t, rr, f, a, out);
+		}
 		/* More cells than one listing: read on, the lock read again beside. */
 		{
 			mrtx_bytes lock0 = out->lock;
@@ -328,23 +394,58 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 				if ((r2.nkvs == 1) != had ||
 				    (had && cmp_bytes(l2.data, l2.size, lock0.data, lock0.size) != 0))
 					break; /* the row changed meanwhile: read it again whole */
-				if ((rc = take_cells(rs, t, f, rr->cpn - (f && f->family >= 0), rr->get.kvs,
-				                     rr->get.nkvs, a, out, &cap)))
+				if ((rc = take_any(rs, t, rr, f, rr->get.kvs, rr->get.nkvs, a, out, &cap)))
 					return rc;
 				if (!rr->get.more || !rr->get.nkvs)
-					return 0;
+					return rowread_done(rs, t, rr, f, a, out);
 			}
 		}
 		if (attempt >= 16)
 			return mrtx__seterr(MRTX_ELOCKED, "%s: table '%s': a wide row keeps changing "
 			                    "while it is read", rs->addr, t->name);
 		/* start over */
-		rowread_init(rr, row, f, a);
+		rowread_init(rr, rs, row, f, a);
 		rowread_op(rr, r->oid, f, r);
 		atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
 		if ((rc = rconn_read(rs->conn, r, 1, a)))
 			return read_err(rs, rc);
 	}
+}
+
+static int take_vers(rstore *rs, const store_table *t, const store_filter *f, size_t plen,
+                     const rkv *kv, size_t n, mrtx_arena *a, rowread *rr)
+{
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *k = kv[i].key.data;
+		store_ver x;
+		uint8_t *q;
+
+		if (!(q = arena_alloc(a, kv[i].key.size)))
+			return MRTX_ENOMEM;
+		if (rados_vcell_parse(k, kv[i].key.size, plen, t->nfamilies, q, &x) ||
+		    kv[i].value.size < 1)
+			return mrtx__seterr(MRTX_ECORRUPT, "%s: table '%s': a malformed cell version "
+			                    "key or value", rs->addr, t->name);
+		if (f && f->family >= 0) {
+			if (x.fid != (uint8_t)f->family)
+				continue;
+			if (f->qual_exact && cmp_bytes(x.qual.data, x.qual.size, f->qs.data,
+			                               f->qs.size) != 0)
+				continue;
+			if (!f->qual_exact && f->qe.size &&
+			    cmp_bytes(x.qual.data, x.qual.size, f->qe.data, f->qe.size) >= 0)
+				break;
+			if (!f->qual_exact && f->qs.size &&
+			    cmp_bytes(x.qual.data, x.qual.size, f->qs.data, f->qs.size) < 0)
+				continue;
+		}
+		x.flags = ((const uint8_t *)kv[i].value.data)[0];
+		x.value = MRTX_BYTES((const uint8_t *)kv[i].value.data + 1, kv[i].value.size - 1);
+		if (!(rr->vs = store_arr_grow(a, rr->vs, rr->nvs, &rr->vcap, sizeof(*rr->vs))))
+			return MRTX_ENOMEM;
+		rr->vs[rr->nvs++] = x;
+	}
+	return 0;
 }
 
 /* After RMOVED on tablet oid of t: settle, or say the table keeps moving. */
@@ -367,7 +468,7 @@ int rados_store_read_row(store *st, const store_table *t, mrtx_bytes row,
 	if ((rc = STORE_FAULT_R(rs, "read row")))
 		return rc;
 	for (int attempt = 0;; attempt++) {
-		if ((rc = rowread_init(&rr, row, f, a)))
+		if ((rc = rowread_init(&rr, rs, row, f, a)))
 			return rc;
 		rowread_op(&rr, rados_tablet_of(t, row)->oid, f, &r);
 		atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
@@ -394,7 +495,7 @@ static int read_many(rstore *rs, const rtmap *map, const store_table *const *ts,
 	if (!(rr = arena_alloc(a, n * sizeof(*rr))) || !(r = arena_alloc(a, n * sizeof(*r))))
 		return MRTX_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		if ((rc = rowread_init(&rr[i], rows[i], f, a)))
+		if ((rc = rowread_init(&rr[i], rs, rows[i], f, a)))
 			return rc;
 		rowread_op(&rr[i], rados_tablet_in(map, rows[i])->oid, f, &r[i]);
 	}
@@ -753,6 +854,8 @@ typedef struct rgroup {
 	int gen_prval;
 	int state_prval; /* the tablet-state guard's */
 	int *prval; /* per op's lock guard */
+	const store_row *pre; /* format 4: per op (caller's index), the row's
+	                         live cells read first (rados_vmut_needs_pre) */
 	rados_write_op_t wop;
 	rados_completion_t comp;
 	int result;
@@ -837,8 +940,18 @@ static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a
 		const char *keys[2] = { (const char *)lk, (const char *)dk };
 		size_t kl[2] = { lkn, dkn };
 
-		for (size_t m = 0; m < op->nmuts; m++)
-			add_mut(g->wop, cp, cpn, &op->muts[m], kb, ke);
+		for (size_t m = 0; m < op->nmuts; m++) {
+			if (!rs->versions) {
+				add_mut(g->wop, cp, cpn, &op->muts[m], kb, ke);
+				continue;
+			}
+			int rc = rados_vmut_add(op->table, g->wop, cp, cpn, &op->muts[m],
+			                        op->stamp ? op->stamped : op->ts,
+			                        g->pre ? &g->pre[g->idx[j]] : NULL, kb, ke, a);
+
+			if (rc)
+				return rc;
+		}
 		if (op->delete_lock) {
 			rados_write_op_omap_rm_keys2(g->wop, keys, kl, 2);
 		} else {
@@ -930,8 +1043,8 @@ static int groups_run(rstore *rs, rgroup *g, size_t ng, store_op *ops, mrtx_aren
 }
 
 /* Write ops[idx[0..n)], grouped by tablet when `group` (else one each). */
-static int write_some(rstore *rs, store_op *ops, const size_t *idx, size_t n, int group,
-                      mrtx_arena *a, size_t *retry, size_t *nretry)
+static int write_some(rstore *rs, store_op *ops, const store_row *pre, const size_t *idx,
+                      size_t n, int group, mrtx_arena *a, size_t *retry, size_t *nretry)
 {
 	rgroup *g = arena_alloc(a, n * sizeof(*g));
 	size_t ng = 0;
@@ -959,6 +1072,7 @@ static int write_some(rstore *rs, store_op *ops, const size_t *idx, size_t n, in
 				return MRTX_ENOMEM;
 			gr->gen_guard = op->check_gen;
 			gr->gen_of = op->gen;
+			gr->pre = pre;
 			if (op->check_gen)
 				rgen_put(gr->gen, op->gen + 1); /* stored < gen + 1 */
 		}
@@ -988,7 +1102,8 @@ static void split_candidates(rstore *rs, store_op *ops, size_t n)
 }
 
 /* One pass over ops[idx[0..nidx)]: batched by tablet, or one row per call. */
-static int write_pass(rstore *rs, store_op *ops, size_t *idx, size_t nidx, mrtx_arena *a)
+static int write_pass(rstore *rs, store_op *ops, const store_row *pre, size_t *idx, size_t nidx,
+                      mrtx_arena *a)
 {
 	size_t *retry = arena_alloc(a, (nidx ? nidx : 1) * sizeof(*retry)), nretry = 0, none = 0;
 	int rc = 0;
@@ -996,14 +1111,14 @@ static int write_pass(rstore *rs, store_op *ops, size_t *idx, size_t nidx, mrtx_
 	if (!retry)
 		return MRTX_ENOMEM;
 	if (!rs->unbatched) {
-		rc = write_some(rs, ops, idx, nidx, 1, a, retry, &nretry);
+		rc = write_some(rs, ops, pre, idx, nidx, 1, a, retry, &nretry);
 		if (rc == 0 && nretry)
-			rc = write_some(rs, ops, retry, nretry, 0, a, idx, &none);
+			rc = write_some(rs, ops, pre, retry, nretry, 0, a, idx, &none);
 		return rc;
 	}
 	/* one row per store call, in order, as the crash tests want */
 	for (size_t k = 0; k < nidx; k++) {
-		int r = write_some(rs, ops, &idx[k], 1, 0, a, retry, &none), fp;
+		int r = write_some(rs, ops, pre, &idx[k], 1, 0, a, retry, &none), fp;
 
 		if (r == 0 && ops[idx[k]].result == 0 && (fp = FAILPOINT(FP_STORE_AFTER_ROW_WRITE))) {
 			ops[idx[k]].result = MRTX_EUNKNOWN; /* applied, reported failed */
@@ -1045,9 +1160,71 @@ static int write_settle(rstore *rs, store_op *ops, size_t n, size_t *idx, size_t
 	return rc;
 }
 
+/*
+ * Format 4, before a write is sent: each op asking for a stamp (a commit
+ * point, store_op.stamp) gets its timestamp from the oracle (rados_ts.c)
+ * now -- after every lock of its transaction is in place, so that a
+ * reader whose snapshot is at or above it meets those locks -- written
+ * into its new lock and used for its cells; the rows whose mutations
+ * delete a family that keeps versions are read first, for the cells to
+ * mark deleted (*pre, per op; NULL when none is).  Errors: nothing sent.
+ * The stamped lock lives in `a`: orig[] keeps each op's new_lock, which
+ * the caller puts back before `a` is freed.
+ */
+static int versions_prepare(rstore *rs, store *st, store_op *ops, size_t n, mrtx_arena *a,
+                            store_row **pre, mrtx_bytes *orig)
+{
+	int rc;
+
+	*pre = NULL;
+	for (size_t i = 0; i < n; i++)
+		orig[i] = ops[i].new_lock;
+	if (!rs->versions)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		store_op *op = &ops[i];
+		uint64_t ts;
+		uint8_t *nl;
+
+		op->stamped = 0;
+		if (!op->stamp)
+			continue;
+		if (op->delete_lock || op->new_lock.size < op->stamp_off + 8u)
+			return mrtx__seterr(MRTX_EINVAL, "%s: a stamped write without room for its "
+			                    "timestamp in its lock", rs->addr);
+		if ((rc = rados_store_ts_next(st, op->stamp_floor, &ts)))
+			return rc;
+		if (!(nl = arena_dup(a, op->new_lock.data, op->new_lock.size)))
+			return MRTX_ENOMEM;
+		for (unsigned b = 0; b < 8; b++) /* (u64 LE, as LMDB stamps it) */
+			nl[op->stamp_off + b] = (uint8_t)(ts >> (8 * b));
+		op->new_lock = MRTX_BYTES(nl, op->new_lock.size);
+		op->stamped = ts;
+	}
+	for (size_t i = 0; i < n; i++) {
+		store_filter f = STORE_FILTER_ALL;
+		int need = 0;
+
+		for (size_t m = 0; m < ops[i].nmuts && !need; m++)
+			need = rados_vmut_needs_pre(ops[i].table, &ops[i].muts[m]);
+		if (!need)
+			continue;
+		if (!*pre) {
+			if (!(*pre = arena_alloc(a, n * sizeof(**pre))))
+				return MRTX_ENOMEM;
+			memset(*pre, 0, n * sizeof(**pre));
+		}
+		if ((rc = rados_store_read_row(st, ops[i].table, ops[i].row, &f, a, &(*pre)[i])))
+			return rc;
+	}
+	return 0;
+}
+
 int rados_store_write_rows(store *st, store_op *ops, size_t n)
 {
 	rstore *rs = RS(st);
+	store_row *pre;
+	mrtx_bytes *orig = NULL;
 	size_t *idx;
 	mrtx_arena a;
 	int rc, fault;
@@ -1063,9 +1240,13 @@ int rados_store_write_rows(store *st, store_op *ops, size_t n)
 	atomic_fetch_add_explicit(&rs->write_calls, 1, memory_order_relaxed);
 	arena_init(&a);
 	rc = MRTX_ENOMEM;
-	if (!(idx = arena_alloc(&a, n * sizeof(*idx))))
+	if (!(idx = arena_alloc(&a, n * sizeof(*idx))) || !(orig = arena_alloc(&a, n * sizeof(*orig))))
 		goto done;
-	rc = 0;
+	if ((rc = versions_prepare(rs, st, ops, n, &a, &pre, orig))) {
+		for (size_t i = 0; i < n; i++)
+			ops[i].result = rc;
+		goto done;
+	}
 	{
 		size_t nidx = 0;
 
@@ -1078,7 +1259,7 @@ int rados_store_write_rows(store *st, store_op *ops, size_t n)
 				idx[nidx++] = i;
 		}
 		for (int attempt = 0; rc == 0 && nidx; attempt++) {
-			rc = write_pass(rs, ops, idx, nidx, &a);
+			rc = write_pass(rs, ops, pre, idx, nidx, &a);
 			if (rc == 0 && write_settle(rs, ops, n, idx, &nidx, attempt))
 				rc = ops[idx[0]].result;
 		}
@@ -1089,6 +1270,8 @@ int rados_store_write_rows(store *st, store_op *ops, size_t n)
 			split_candidates(rs, ops, n);
 	}
 done:
+	for (size_t i = 0; orig && i < n; i++)
+		ops[i].new_lock = orig[i];
 	arena_free(&a);
 	if (fault == STORE_FAULT_APPLIED) {
 		for (size_t i = 0; i < n; i++)

@@ -26,7 +26,8 @@ int rados_store_is_unbatched(const store *st);
 int rados_store_supports_cond(const store *st);
 const uint8_t *rados_store_id(const store *st);
 int rados_store_create_table(store *st, const char *name, const char *const *families,
-                             size_t nfamilies, const mrtx_bytes *splits, size_t nsplits);
+                             size_t nfamilies, const store_policy *pol, const mrtx_bytes *splits,
+                             size_t nsplits);
 int rados_store_table_find(store *st, const char *name, const store_table **out);
 int rados_store_tables_list(store *st, const store_table ***out, size_t *count);
 int rados_store_read_row(store *st, const store_table *t, mrtx_bytes row,
@@ -38,6 +39,8 @@ int rados_store_scan_rows(store *st, const store_table *t, const store_range *r,
                           store_row **rows, size_t *nrows, int *more);
 int rados_store_write_rows(store *st, store_op *ops, size_t n);
 int rados_store_ts_next(store *st, uint64_t floor, uint64_t *out);
+int rados_store_ts_now(store *st, uint64_t *out);
+int rados_store_keeps_versions(const store *st);
 /*
  * Split the tablet of t holding row `at` into two at `at`, online
  * (rados_split.c).  Writes past a tablet's bound (the address's

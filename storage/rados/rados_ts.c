@@ -78,14 +78,15 @@ struct rts_wait {
 	struct rts_wait *next;
 };
 
-/* The last value known to be stored (rs->ts_mu held by the leader only). */
-static int ts_read(rstore *rs)
+/* The value NAME.ts holds now (0 when absent), read without writing. */
+static int ts_fetch(rstore *rs, uint64_t *out)
 {
 	mrtx_bytes key = MRTX_CSTR(TS_KEY);
 	mrtx_arena a;
 	rread r;
 	int rc;
 
+	*out = 0;
 	memset(&r, 0, sizeof(r));
 	r.oid = rs->ts_oid;
 	r.keys = &key;
@@ -94,22 +95,35 @@ static int ts_read(rstore *rs)
 	atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
 	rc = rconn_read(rs->conn, &r, 1, &a);
 	if (rc == 0) {
-		rs->ts_known = 1;
-		rs->ts_last = 0;
 		for (size_t i = 0; i < r.nkvs; i++) {
-			if (r.kvs[i].value.size != TS_SIZE ||
-			    ts_get(r.kvs[i].value.data, &rs->ts_last)) {
+			if (r.kvs[i].value.size != TS_SIZE || ts_get(r.kvs[i].value.data, out)) {
 				rc = mrtx__seterr(MRTX_ECORRUPT, "%s: object %s holds a malformed "
 				                  "timestamp", rs->addr, rs->ts_oid);
-				rs->ts_known = 0;
+				*out = 0;
 				break;
 			}
 		}
 	} else if (rc == RCONN_TIMEDOUT) {
-		rc = MRTX_ESTORE;
+		rc = mrtx__seterr(MRTX_ESTORE, "%s: %s", rs->addr, mrtx_errmsg());
 	}
 	arena_free(&a);
 	return rc;
+}
+
+/* The last value known to be stored (rs->ts_mu held by the leader only). */
+static int ts_read(rstore *rs)
+{
+	int rc;
+
+	rs->ts_known = 0;
+	if ((rc = ts_fetch(rs, &rs->ts_last)) == 0)
+		rs->ts_known = 1;
+	return rc;
+}
+
+int rados_store_ts_now(store *st, uint64_t *out)
+{
+	return ts_fetch(RS(st), out);
 }
 
 /*

@@ -1,0 +1,161 @@
+/*
+ * versions.c - the policy rule and version choice every backend's reads
+ * share (versions.h).
+ */
+#include "storage/versions.h"
+
+#include <string.h>
+
+int store_version_kept(const store_policy *p, size_t i, uint64_t ts, uint64_t now_us)
+{
+	if (i >= p->max_versions)
+		return 0;
+	if (!p->ttl_ms || i < p->min_versions)
+		return 1;
+	return ts + p->ttl_ms * 1000u >= now_us || ts + p->ttl_ms * 1000u < ts;
+}
+
+int store_version_order(uint8_t fa, const void *qa, size_t qan, uint64_t ta, int ra,
+                        uint8_t fb, const void *qb, size_t qbn, uint64_t tb, int rb)
+{
+	int c;
+
+	if (fa != fb)
+		return fa < fb ? -1 : 1;
+	if ((c = cmp_bytes(qa, qan, qb, qbn)))
+		return c;
+	if (ta != tb)
+		return ta > tb ? -1 : 1;
+	return ra - rb;
+}
+
+void *store_arr_grow(mrtx_arena *a, void *arr, size_t n, size_t *cap, size_t elem)
+{
+	size_t ncap = *cap ? *cap * 2 : 8;
+	void *p;
+
+	if (n < *cap)
+		return arr;
+	if (ncap > SIZE_MAX / elem || !(p = arena_alloc(a, ncap * elem)))
+		return NULL;
+	if (n)
+		memcpy(p, arr, n * elem);
+	*cap = ncap;
+	return p;
+}
+
+int store_ver_add(mrtx_arena *a, store_ver **vs, size_t *n, size_t *cap, const store_ver *x)
+{
+	store_ver *e;
+
+	if (!(*vs = store_arr_grow(a, *vs, *n, cap, sizeof(**vs))))
+		return MRTX_ENOMEM;
+	e = &(*vs)[(*n)++];
+	*e = *x;
+	if (!(e->qual.data = arena_dup(a, x->qual.data, x->qual.size)) ||
+	    !(e->value.data = arena_dup(a, x->value.data, x->value.size)))
+		return MRTX_ENOMEM;
+	return 0;
+}
+
+int store_versions_select(const store_table *t, const store_filter *f, const store_ver *vs,
+                          size_t n, mrtx_arena *a, store_row *out)
+{
+	size_t want = f->versions > 1 ? f->versions : 1, ocap = out->ncells;
+	uint64_t now = mrtx__now_us();
+
+	for (size_t i = 0; i < n;) {
+		size_t j = i, shown = 0, seen = 0;
+		store_policy p = store_table_policy(t, vs[i].fid);
+		int stop = 0;
+
+		while (j < n && vs[j].fid == vs[i].fid &&
+		       cmp_bytes(vs[j].qual.data, vs[j].qual.size, vs[i].qual.data,
+		                 vs[i].qual.size) == 0)
+			j++;
+		for (size_t x = i; x < j && !stop; x++) {
+			store_cell *c;
+
+			if (f->at && vs[x].ts > f->at)
+				continue;
+			/* (a version's rank counts every version of the cell the read
+			 * has, deletions and those above f->at included: as writes and
+			 * the collector count it) */
+			if (!(vs[x].flags & CELL_DELETED) &&
+			    !store_version_kept(&p, x - i, vs[x].ts, now) && !seen && f->at)
+				/* newer versions or its TTL put it past what the family
+				 * keeps: dropped, or about to be */
+				return mrtx__seterr(MRTX_ESNAPSHOT, "table '%s': a cell's version at or "
+				                    "below timestamp %llu is no longer kept by its "
+				                    "family's policy (%u versions, TTL %llu ms)", t->name,
+				                    (unsigned long long)f->at, p.max_versions,
+				                    (unsigned long long)p.ttl_ms);
+			if (vs[x].flags & CELL_DELETED || !store_version_kept(&p, x - i, vs[x].ts, now)) {
+				stop = 1;
+				break;
+			}
+			seen++;
+			if (!(out->cells = store_arr_grow(a, out->cells, out->ncells, &ocap,
+			                                  sizeof(*c))))
+				return MRTX_ENOMEM;
+			c = &out->cells[out->ncells++];
+			c->fid = vs[x].fid;
+			c->qual = vs[x].qual;
+			c->value = vs[x].value;
+			c->ts = vs[x].ts;
+			if (++shown == want)
+				stop = 1;
+		}
+		/* nothing at or below f->at, and older versions were collected:
+		 * what the cell held then is not known */
+		if (!stop && !seen && f->at && vs[j - 1].flags & CELL_GONE)
+			return mrtx__seterr(MRTX_ESNAPSHOT, "table '%s': a cell's versions at or "
+			                    "below timestamp %llu were collected (its family keeps "
+			                    "%u)", t->name, (unsigned long long)f->at,
+			                    p.max_versions);
+		i = j;
+	}
+	return 0;
+}
+
+void store_policy_put(uint8_t *p, const store_policy *x)
+{
+	for (unsigned i = 0; i < 4; i++) {
+		p[i] = (uint8_t)(x->max_versions >> (8 * i));
+		p[4 + i] = (uint8_t)(x->min_versions >> (8 * i));
+	}
+	for (unsigned i = 0; i < 8; i++)
+		p[8 + i] = (uint8_t)(x->ttl_ms >> (8 * i));
+}
+
+void store_policy_get(const uint8_t *p, store_policy *x)
+{
+	memset(x, 0, sizeof(*x));
+	for (unsigned i = 0; i < 4; i++) {
+		x->max_versions |= (uint32_t)p[i] << (8 * i);
+		x->min_versions |= (uint32_t)p[4 + i] << (8 * i);
+	}
+	for (unsigned i = 0; i < 8; i++)
+		x->ttl_ms |= (uint64_t)p[8 + i] << (8 * i);
+}
+
+int store_policies_parse(mrtx_bytes v, store_policy **out, size_t *n)
+{
+	store_policy *pol;
+
+	*out = NULL;
+	*n = v.size / STORE_POL_SIZE;
+	if (v.size % STORE_POL_SIZE || *n == 0 || *n > MRTX_MAX_FAMILIES)
+		return MRTX_ECORRUPT;
+	if (!(pol = mrtx__calloc(*n, sizeof(*pol))))
+		return MRTX_ENOMEM;
+	for (size_t i = 0; i < *n; i++) {
+		store_policy_get((const uint8_t *)v.data + i * STORE_POL_SIZE, &pol[i]);
+		if (pol[i].max_versions == 0 || pol[i].min_versions > pol[i].max_versions) {
+			mrtx__free(pol);
+			return MRTX_ECORRUPT;
+		}
+	}
+	*out = pol;
+	return 0;
+}
