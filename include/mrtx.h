@@ -656,7 +656,9 @@ int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected);
  * the store open.  A store already at format 4 is left as it is.
  * @param cells  receives the number of cells converted (may be NULL).
  * @return MRTX_OK; MRTX_EINVAL (NULL or empty path); MRTX_ENOTSUP (a RADOS
- *   address: nothing to upgrade); MRTX_ENOTSTORE (no store, or a format
+ *   address: RADOS stores are not converted; one of layout format 3 or
+ *   older keeps one version of each cell, new ones are made at format 4
+ *   with versions); MRTX_ENOTSTORE (no store, or a format
  *   this mrtx cannot upgrade); MRTX_ELOCKED (another process, or a handle of
  *   this one, has it open; or rows are locked by transactions in flight:
  *   settle them with `mrtx recover` of the mrtx that wrote the store);

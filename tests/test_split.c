@@ -180,16 +180,17 @@ static void test_split_keeps_rows(void **state)
 	mrtx_db *a = open_at(addr), *b;
 
 	(void)state;
-	/* new stores are made at format 3 (lock values lead with their order
-	 * key); a store made before splits (format 1, plain lock values) is
-	 * raised to 2 by its first split, so that clients without the
-	 * tablet-state guard refuse it -- and never to 3.  Made here by
-	 * rewriting the format record of a store that holds nothing yet. */
-	assert_int_equal(format_of(a), '3');
+	/* new stores are made at format 4 (cell versions; lock values lead
+	 * with their order key); a store made before splits (format 1, plain
+	 * lock values) is raised to 2 by its first split, so that clients
+	 * without the tablet-state guard refuse it -- and never to 3 or 4.
+	 * Made here by rewriting the format record of a store that holds
+	 * nothing yet. */
+	assert_int_equal(format_of(a), '4');
 	{
 		int applied;
 
-		assert_int_equal(rados_meta_cas(RS(mrtx__db_store(a)), "format", MRTX_BYTES("3", 1),
+		assert_int_equal(rados_meta_cas(RS(mrtx__db_store(a)), "format", MRTX_BYTES("4", 1),
 		                                MRTX_BYTES("1", 1), &applied), MRTX_OK);
 		assert_true(applied);
 		mrtx_close(a);
@@ -276,6 +277,63 @@ static int write_rows(mrtx_db *db, int two, const char *val, mrtx_db *bump, unsi
  * the next one commits -- one row (the blind guarded write) and two rows
  * (prewrite), on two tablets.
  */
+/* A store of layout format 3 (made before versions) keeps working with one
+ * unstamped version of each cell, and says so to the calls that need more;
+ * a format-4 store reads what it wrote at each commit timestamp. */
+static void test_format3_keeps_one_version(void **state)
+{
+	static const mrtx_family_spec two[] = { { "f", 2, 0, 0 } };
+	char *addr = addr_new("fmt3", 0), buf[16];
+	mrtx_db *a = open_at(addr);
+	mrtx_version v[4];
+	mrtx_txn *txn;
+	uint64_t ts[2];
+	size_t n;
+	int applied;
+
+	(void)state;
+	assert_int_equal(format_of(a), '4');
+	assert_true(store_keeps_versions(mrtx__db_store(a)));
+	assert_int_equal(mrtx_create_table2(a, "v", two, 1), MRTX_OK);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(mrtx_begin(a, &txn), MRTX_OK);
+		assert_int_equal(mrtx_put(txn, "v", B("r"), "f", B("q"), B(i ? "b" : "a")), MRTX_OK);
+		assert_int_equal(mrtx_commit_ts(txn, &ts[i]), MRTX_OK);
+	}
+	assert_true(ts[1] > ts[0]);
+	assert_int_equal(mrtx_begin(a, &txn), MRTX_OK);
+	assert_int_equal(mrtx_get_versions(txn, "v", B("r"), "f", B("q"), v, 4, &n), MRTX_OK);
+	assert_int_equal(n, 2);
+	assert_true(v[0].ts == ts[1] && v[1].ts == ts[0]);
+	assert_memory_equal(v[1].value.data, "a", 1);
+	mrtx_abort(txn);
+	mrtx_close(a);
+	free(addr);
+
+	addr = addr_new("fmt3b", 0);
+	a = open_at(addr);
+	assert_int_equal(rados_meta_cas(RS(mrtx__db_store(a)), "format", MRTX_BYTES("4", 1),
+	                                MRTX_BYTES("3", 1), &applied), MRTX_OK);
+	assert_true(applied);
+	mrtx_close(a);
+	a = open_at(addr);
+	assert_int_equal(format_of(a), '3');
+	assert_false(store_keeps_versions(mrtx__db_store(a)));
+	assert_int_equal(mrtx_create_table2(a, "v", two, 1), MRTX_ENOTSUP);
+	assert_int_equal(tu_table(a, "t", "f", NULL), MRTX_OK);
+	assert_int_equal(tu_put_str(a, "t", "r", "f:v", "x"), MRTX_OK);
+	assert_int_equal(tu_put_str(a, "t", "r", "f:v", "y"), MRTX_OK);
+	assert_int_equal(tu_get_str(a, "t", "r", "f:v", buf, sizeof(buf)), MRTX_OK);
+	assert_string_equal(buf, "y");
+	assert_int_equal(mrtx_begin_at(a, 1, &txn), MRTX_ENOTSUP);
+	assert_int_equal(mrtx_begin(a, &txn), MRTX_OK);
+	assert_int_equal(mrtx_get_versions(txn, "t", B("r"), "f", B("v"), v, 4, &n),
+	                 MRTX_ENOTSUP);
+	mrtx_abort(txn);
+	mrtx_close(a);
+	free(addr);
+}
+
 static void test_generation_order(void **state)
 {
 	char *addr = addr_new("gen", 0);
@@ -424,7 +482,7 @@ static void test_split_under_commit(void **state)
 	}
 	/* locks moved with their rows; the writer is alive, at its gate */
 	assert_int_equal(split(a, "r100"), MRTX_OK);
-	assert_int_equal(format_of(a), '3'); /* a format-3 store stays at 3 */
+	assert_int_equal(format_of(a), '4'); /* a format-4 store stays at 4 */
 	assert_int_equal(split(a, "r150"), MRTX_OK);
 	assert_int_equal(open_locks(a), 3);
 	{
@@ -632,6 +690,7 @@ int main(void)
 		cmocka_unit_test(test_split_under_commit),
 		cmocka_unit_test(test_split_under_load),
 		cmocka_unit_test(test_generation_order),
+		cmocka_unit_test(test_format3_keeps_one_version),
 	};
 
 	conf = getenv("MRTX_TEST_RADOS_CONF");

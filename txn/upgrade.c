@@ -35,8 +35,10 @@ int mrtx_upgrade(const char *path, uint64_t *cells)
 	if (!path || !*path)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_upgrade: path is required");
 	if (strncmp(path, "rados://", 8) == 0)
-		return mrtx__seterr(MRTX_ENOTSUP, "mrtx_upgrade: %s is a RADOS store, whose format "
-		                    "needs no upgrade", path);
+		return mrtx__seterr(MRTX_ENOTSUP, "mrtx_upgrade: %s is a RADOS store: a store of "
+		                    "layout format 3 or older keeps working as it is, with one "
+		                    "version of each cell, and is not converted to format 4 "
+		                    "(stores made now are)", path);
 	rc = lmdb_upgrade(path, row_ts, &n, &was);
 	if (cells)
 		*cells = n;

@@ -1,7 +1,11 @@
 /*
  * rados_int.h - internals shared by the RADOS backend's files.
  *
- * Layout (RADOS layout format 3, what new stores are made at; format 2 is
+ * Layout (RADOS layout format 4, what new stores are made at, is format 3
+ * with cell versions: a cell key ends in vt(ts) and its value starts with
+ * a flags byte, rados_cell.c, and commit points are stamped by the oracle,
+ * rados_ts.c.  Format 3 stores keep working with one unstamped version of
+ * each cell and are not converted.  Format 2 is
  * the same with lock values of the record alone, and format 1 that without
  * splits: a format-1 store's first split raises it to 2, so that a client
  * built before splits, whose writes carry no tablet-state guard, refuses
@@ -10,9 +14,11 @@
  * commit).  A store NAME in pool POOL is a set of objects whose names
  * start with NAME:
  *
- *   NAME.meta       omap: "format" -> "3" (or "2", "1"), "id" -> 16 random bytes,
+ *   NAME.meta       omap: "format" -> "4" (or "3", "2", "1"), "id" -> 16 random bytes,
  *                   "gen" -> u64 BE (metadata generation), "next" -> u32 BE
  *                   (next table id), "t/<table>" -> table record (below),
+ *                   "p/<table>" -> its families' version policies (format
+ *                   4; storage/versions.h; absent: one version each),
  *                   and the opaque records of store_meta_* under their keys
  *   NAME.<id>.<seq> one tablet of table <id> (hex), a row range [start,
  *                   next tablet's start), holding in its omap:
@@ -29,7 +35,9 @@
  *                                     one-row commit's "no lock, or STABLE
  *                                     before ts" (store_op.below) is one
  *                                     omap_cmp LT guard
- *       0x03 . rkey(row) . fid+1 . rqual(qualifier)   a cell
+ *       0x03 . rkey(row) . fid+1 . rqual(qualifier)   a cell (format 4:
+ *                                     ... rkey(qualifier) . vt(ts), one key
+ *                                     a version, newest first)
  *       0x04 . rkey_desc(row)         "" : the row in descending order, for
  *                                     reverse scans (omap iterates forward only)
  *
