@@ -549,10 +549,13 @@ int mrtx_commit(mrtx_txn *txn);
  * thread and process of the host, and a transaction's snapshot timestamp
  * (mrtx_txn_snapshot_ts) separates the commits it sees from those it does
  * not.  A transaction without writes gets its snapshot timestamp (0 if it
- * read nothing).  RADOS (format 4): the timestamp the store's oracle
- * (the object NAME.ts) handed the commit point after every lock of the
- * transaction was in place; a one-row commit takes it just before its one
- * write.  Older RADOS formats: the timestamp its lock records carry (wall
+ * read nothing).  RADOS (format 4): a multi-row commit's timestamp comes
+ * from the store's oracle (the object NAME.ts) once every lock of the
+ * transaction is in place; a one-row commit that read no other row takes
+ * its host's clock (above the row's previous commit and this handle's last
+ * timestamp); either is above every row the transaction read or wrote, so
+ * timestamps follow every dependency, though one-row commits of different
+ * hosts need not follow real time (DESIGN §9).  Older RADOS formats: the timestamp its lock records carry (wall
  * clock, above the rows' previous ones; not ordered with other rows'
  * commits).
  * @return as mrtx_commit.
@@ -616,7 +619,9 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
  * a row read twice that a commit stamped at or below ts reached between
  * the two reads (it was under way when ts was taken).
  * @return MRTX_OK; MRTX_EINVAL (NULL, ts 0 or past the store's newest
- *   commit); MRTX_ESNAPSHOT (ts is below `mrtx gc`'s safe point, under which
+ *   commit -- RADOS: above both its timestamp object and this host's clock,
+ *   or above the object on a read-only handle, which cannot raise it);
+ *   MRTX_ESNAPSHOT (ts is below `mrtx gc`'s safe point, under which
  *   deleted cells may be gone); MRTX_ENOTSUP (a RADOS store of format 3 or
  *   older; an LMDB store without its timestamp page); MRTX_ENOMEM;
  *   MRTX_ESTORE; MRTX_ECORRUPT (RADOS: the timestamp object is
@@ -625,22 +630,28 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
 int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out);
 
 /**
- * Collect old versions (LMDB): walk every table and drop what the families'
+ * Collect old versions: walk every table and drop what the families'
  * policies no longer keep (versions past max_versions; past ttl_ms except
  * the newest min_versions) and deleted cells -- with their older versions
  * -- deleted at or below the safe point: the store's newest commit
  * timestamp less keep_ms.  From then on mrtx_begin_at refuses snapshots
- * below the safe point (MRTX_ESNAPSHOT); running transactions are not
- * disturbed (their snapshot keeps what they read).  Writes collect the
- * cells they write as they go; this reaches the others.  Each step is one
+ * below the safe point (MRTX_ESNAPSHOT).  LMDB: running transactions are
+ * not disturbed (their snapshot keeps what they read); writes collect the
+ * cells they write as they go, and this reaches the others.  RADOS (format
+ * 4): writes keep every version of a family of several, so this is what
+ * removes them (run it periodically); a mrtx_begin_at transaction that
+ * began before the safe point rose and reads below it where versions were
+ * removed gets MRTX_ESNAPSHOT (each tablet records the safe point it was
+ * collected at); the newest timestamp is the larger of the store's
+ * timestamp object and this host's clock.  Each step is one
  * write of up to 256 rows that records where the next starts: a run cut
  * short (a crash, an error) is resumed, with its safe point, by the next
  * call.
  * @param collected  receives the number of versions removed (may be NULL).
  * @return MRTX_OK; MRTX_EINVAL (db NULL, keep_ms out of range);
- *   MRTX_EREADONLY; MRTX_ENOTSUP (RADOS: one version per cell; an LMDB store
- *   without its timestamp page); MRTX_ECORRUPT; MRTX_EFULL; MRTX_ESTORE;
- *   MRTX_ENOMEM.
+ *   MRTX_EREADONLY; MRTX_ENOTSUP (a RADOS store of format 3 or older: one
+ *   version per cell; an LMDB store without its timestamp page);
+ *   MRTX_ECORRUPT; MRTX_EFULL; MRTX_ESTORE; MRTX_ENOMEM.
  */
 int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected);
 

@@ -182,30 +182,23 @@ int store_view_open(store *st, store_view **out)
 
 int store_gc_mark(store *st, uint64_t safe, int end)
 {
-	if (IS_RADOS(st))
-		return mrtx__seterr(MRTX_ENOTSUP, "%s: a RADOS store keeps one version of each "
-		                    "cell: nothing to collect", store_path(st));
 	if (store_read_only(st))
 		return refuse_write(st, "collecting versions");
-	return lmdb_store_gc_mark(st, safe, end);
+	return DISPATCH(st, gc_mark, st, safe, end);
 }
 
 int store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *rowlen, uint64_t safe,
                   size_t max_rows, int *done, uint64_t *collected)
 {
-	if (IS_RADOS(st))
-		return mrtx__seterr(MRTX_ENOTSUP, "RADOS: nothing to collect");
 	if (store_read_only(st))
 		return refuse_write(st, "collecting versions");
-	return lmdb_store_gc_step(st, t, row, rowlen, safe, max_rows, done, collected);
+	return DISPATCH(st, gc_step, st, t, row, rowlen, safe, max_rows, done, collected);
 }
 
 int store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row, size_t *rowlen,
                     int *table_done)
 {
-	if (IS_RADOS(st))
-		return mrtx__seterr(MRTX_ENOTSUP, "RADOS: nothing to collect");
-	return lmdb_store_gc_cursor(st, safe, table, row, rowlen, table_done);
+	return DISPATCH(st, gc_cursor, st, safe, table, row, rowlen, table_done);
 }
 
 uint64_t store_view_ts(const store *st, const store_view *v)
@@ -343,6 +336,8 @@ int store_ts_next(store *st, uint64_t floor, uint64_t *out)
 {
 	return DISPATCH(st, ts_next, st, floor, out);
 }
+
+_Atomic long long store__clock_skew_us;
 
 int store_keeps_versions(const store *st)
 {

@@ -354,7 +354,14 @@ typedef struct store_op {
 	 * store_write_atomic; written into new_lock's 8 bytes at stamp_off
 	 * (u64 LE) and returned in stamped.  So stamps follow commit order,
 	 * and a view's timestamp (store_view_ts) separates the commits it
-	 * holds from those it does not. */
+	 * holds from those it does not.  RADOS (format 4) takes the timestamp
+	 * from its oracle just before sending the write (after every other
+	 * write of the commit, so every lock of a two-phase commit is in place
+	 * before its timestamp exists); STORE_STAMP_ONE_ROW marks a one-row
+	 * commit that read no other row, which RADOS stamps from the host's
+	 * clock instead (at least stamp_floor, above the handle's last stamp;
+	 * no round trip: DESIGN §9, session 18).  stamped is set only when the
+	 * op applied. */
 	int stamp;
 	uint32_t stamp_off;
 	uint64_t stamp_floor;
@@ -366,6 +373,9 @@ typedef struct store_op {
 	                           failed LMDB commit; a lost reply), other
 	                           error: surely not applied */
 } store_op;
+
+/* store_op.stamp of a one-row commit that read no other row. */
+#define STORE_STAMP_ONE_ROW 2
 
 /* store_op.result when check_gen failed; never leaves the library. */
 #define STORE_GEN_CHANGED (-31990)
@@ -504,9 +514,11 @@ int store_ts_next(store *st, uint64_t floor, uint64_t *out);
 int store_keeps_versions(const store *st);
 /*
  * RADOS: the timestamp the store's oracle last handed out (NAME.ts), read
- * without writing: every commit stamped at or below it had its timestamp
- * before this call began, and every commit that returned before the call
- * began is stamped at or below it.  Returns 0, MRTX_ESTORE, MRTX_ECORRUPT;
+ * without writing: every two-phase commit stamped at or below it had its
+ * timestamp (and so all its locks) before this call began, and every one
+ * that returned before the call began is stamped at or below it.  One-row
+ * commits take their host's clock instead (store_op.stamp), above none of
+ * this necessarily.  Returns 0, MRTX_ESTORE, MRTX_ECORRUPT;
  * LMDB: MRTX_ENOTSUP (a view's timestamp is store_view_ts).
  */
 int store_ts_now(store *st, uint64_t *out);
@@ -527,6 +539,11 @@ unsigned long store__fail_at(unsigned long n, int lmdb_error);
  * errno code for the backend to map, or STORE_FAULT_APPLIED when write). */
 extern volatile int store__fault_armed;
 int store__fault_hit(int write);
+
+/* Test hook: microseconds added to this process's clock where a store
+ * stamps a commit from the clock without asking its oracle (RADOS's
+ * one-row commits), to play a host whose clock runs ahead. */
+extern _Atomic long long store__clock_skew_us;
 
 /* store__fail_at, but the n-th call and every later one fail. */
 unsigned long store__fail_from(unsigned long n, int lmdb_error);

@@ -108,6 +108,85 @@ static void test_serial_history_is_clean(void **state)
 }
 
 /* T1 and T2 both read x and y empty, then each appends to a different key. */
+/* The checker in mode m: the number of anomalies of each kind found. */
+static hc_report check_mode(int m)
+{
+	hc_report r;
+
+	assert_int_equal(hc_check_mode(H, m, &r), 0);
+	assert_int_equal(r.mode, m);
+	for (size_t i = 0; i < r.nanomalies; i++)
+		printf("    [mode %d] %s: %s\n", m, hc_anomaly_name(r.anomalies[i].type),
+		       r.anomalies[i].text);
+	return r;
+}
+
+/* Write skew: G2 between two writers.  Snapshot isolation allows it;
+ * mrtx's promise (writers serializable, readers a snapshot) does not. */
+static void test_si_modes_write_skew(void **state)
+{
+	long t1 = T(1, HC_OK), t2 = T(2, HC_OK);
+	hc_report r;
+
+	(void)state;
+	R(t1, 1, 0); R(t1, 2, 0); A(t1, 1, 1);
+	R(t2, 1, 0); R(t2, 2, 0); A(t2, 2, 2);
+	F(1, 1, 1);
+	F(2, 1, 2);
+	r = check_mode(HC_SNAPSHOT);
+	assert_int_equal(r.total, 0);
+	hc_report_free(&r);
+	r = check_mode(HC_SNAPSHOT_READONLY);
+	expect_only(&r, HC_G2);
+	assert_int_equal(hc_check_mode(H, 7, &r), -1);
+}
+
+/*
+ * The read-only anomaly (Fekete, O'Neil and O'Neil): T1 reads x and appends
+ * to y; T2 appends to x after T1 read it (T1 -rw-> T2); the read-only T3
+ * sees T2's x but not T1's y (T2 -wr-> T3, T3 -rw-> T1).  A G2 cycle that
+ * passes through a reader: not serializable, but a snapshot.
+ */
+static void test_si_modes_read_only_anomaly(void **state)
+{
+	long t1 = T(1, HC_OK), t2 = T(2, HC_OK), t3 = T(3, HC_OK);
+	hc_report r;
+
+	(void)state;
+	R(t1, 1, 0); A(t1, 2, 1);
+	A(t2, 1, 2);
+	R(t3, 1, 1, 2); R(t3, 2, 0);
+	F(1, 1, 2);
+	F(2, 1, 1);
+	r = check();
+	expect_only(&r, HC_G2);
+	r = check_mode(HC_SNAPSHOT_READONLY);
+	assert_int_equal(r.total, 0);
+	hc_report_free(&r);
+	r = check_mode(HC_SNAPSHOT);
+	assert_int_equal(r.total, 0);
+	hc_report_free(&r);
+}
+
+/* Read skew seen by a read-only transaction: T1 appends to x and y in one
+ * transaction; T2, read-only, sees y with it and x without (T1 -wr-> T2,
+ * T2 -rw-> T1: one rw edge).  Not a snapshot: an anomaly in every mode. */
+static void test_si_modes_torn_read_is_g_single(void **state)
+{
+	long t1 = T(1, HC_OK), t2 = T(2, HC_OK);
+	hc_report r;
+
+	(void)state;
+	A(t1, 1, 1); A(t1, 2, 1);
+	R(t2, 1, 0); R(t2, 2, 1, 1);
+	F(1, 1, 1);
+	F(2, 1, 1);
+	for (int m = HC_SERIALIZABLE; m <= HC_SNAPSHOT_READONLY; m++) {
+		r = check_mode(m);
+		expect_only(&r, HC_GSINGLE);
+	}
+}
+
 static void test_write_skew_is_g2(void **state)
 {
 	long t1 = T(1, HC_OK), t2 = T(2, HC_OK);
@@ -339,6 +418,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_serial_history_is_clean, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_skew_is_g2, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_si_modes_write_skew, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_si_modes_read_only_anomaly, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_si_modes_torn_read_is_g_single, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_update_is_g_single, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_update_in_final_list, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aborted_read_is_g1a, setup, teardown),

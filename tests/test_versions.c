@@ -13,6 +13,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -246,6 +247,52 @@ static void test_policies_and_past_snapshots(void **state)
 		(void)put_ts(db, "r", "h", "x1");
 		o[0] = put_ts(db, "r", "h", "x2");
 		EXPECT(db, 0, "r", "h", o, "x2@0");
+	}
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
+/* Stamps follow what a commit read: a two-phase commit that read a row
+ * stamps above that row's commit, whichever way the row's commit was
+ * stamped (on RADOS a one-row commit takes its host's clock without a
+ * round trip); a past snapshot between the two sees the first only. */
+static void test_stamps_follow_reads(void **state)
+{
+	static const mrtx_family_spec fams[] = { { "h", 4, 0, 0 } };
+	char *path;
+	mrtx_db *db = fresh(&path);
+	uint64_t a, b;
+	mrtx_txn *txn;
+	mrtx_bytes v;
+
+	(void)state;
+	assert_int_equal(mrtx_create_table2(db, "t", fams, 1), MRTX_OK);
+	for (int i = 0; i < 20; i++) {
+		char val[16];
+
+		snprintf(val, sizeof(val), "a%d", i);
+		/* x's writer runs on a host whose clock is a second ahead */
+		atomic_store(&store__clock_skew_us, 1000000);
+		a = put_ts(db, "x", "h", val);
+		atomic_store(&store__clock_skew_us, 0);
+		assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+		assert_int_equal(mrtx_get(txn, "t", B("x"), "h", B("q"), &v), MRTX_OK);
+		assert_int_equal(mrtx_put(txn, "t", B("y"), "h", B("q"), B(val)), MRTX_OK);
+		assert_int_equal(mrtx_put(txn, "t", B("z"), "h", B("q"), B(val)), MRTX_OK);
+		assert_int_equal(mrtx_commit_ts(txn, &b), MRTX_OK);
+		assert_true(b > a);
+		/* at a: x written, y and z not yet (at this value) */
+		assert_int_equal(mrtx_begin_at(db, a, &txn), MRTX_OK);
+		assert_int_equal(mrtx_get(txn, "t", B("x"), "h", B("q"), &v), MRTX_OK);
+		assert_true(v.size == strlen(val) && memcmp(v.data, val, v.size) == 0);
+		if (mrtx_get(txn, "t", B("y"), "h", B("q"), &v) == MRTX_OK)
+			assert_false(v.size == strlen(val) && memcmp(v.data, val, v.size) == 0);
+		mrtx_abort(txn);
+		assert_int_equal(mrtx_begin_at(db, b, &txn), MRTX_OK);
+		assert_int_equal(mrtx_get(txn, "t", B("z"), "h", B("q"), &v), MRTX_OK);
+		assert_true(v.size == strlen(val) && memcmp(v.data, val, v.size) == 0);
+		mrtx_abort(txn);
 	}
 	mrtx_close(db);
 	tu_rmrf(path);
@@ -586,6 +633,88 @@ static long count_keys(const char *path, const char *prefix, size_t plen)
 	return n;
 }
 
+/* RADOS: writes keep every version of a family of several (reads apply
+ * its policy); `mrtx gc` removes what the policy drops and deletions at or
+ * below its safe point, marks what it collected, and resumes. */
+static void test_gc_rados(void)
+{
+	static const mrtx_family_spec fams[] = { { "h", 2, 0, 0 }, { "one", 1, 0, 0 } };
+	char *path;
+	mrtx_db *db = fresh(&path);
+	uint64_t ts[8], n = 99, early;
+	mrtx_txn *old, *txn;
+	mrtx_bytes v;
+
+	assert_int_equal(mrtx_create_table2(db, "t", fams, 2), MRTX_OK);
+	for (int i = 0; i < 5; i++) {
+		char val[8];
+
+		snprintf(val, sizeof(val), "v%d", i);
+		ts[i] = put_ts(db, "r", "h", val);
+	}
+	(void)put_ts(db, "d", "h", "x");
+	ts[5] = put_ts(db, "d", "h", NULL); /* a deletion */
+	(void)put_ts(db, "o", "one", "a");
+	(void)put_ts(db, "o", "one", "b");  /* one version: nothing to collect */
+	EXPECT(db, 0, "r", "h", ts, "v4@4,v3@3");
+	early = ts[3];
+	/* a past snapshot from before the collection */
+	assert_int_equal(mrtx_begin_at(db, early, &old), MRTX_OK);
+	assert_int_equal(mrtx_get(old, "t", B("r"), "h", B("q"), &v), MRTX_OK);
+	assert_memory_equal(v.data, "v3", 2);
+	/* r keeps v4, v3 (v0..v2 go); d's deletion and its x go */
+	assert_int_equal(mrtx_gc(db, 0, &n), MRTX_OK);
+	assert_int_equal(n, 3 + 2);
+	assert_int_equal(mrtx_gc(db, 0, &n), MRTX_OK);
+	assert_int_equal(n, 0);
+	EXPECT(db, 0, "r", "h", ts, "v4@4,v3@3");
+	EXPECT(db, 0, "d", "h", ts, "none");
+	/* the snapshot begun before: below what was collected there, told so */
+	assert_int_equal(mrtx_get(old, "t", B("r"), "h", B("q"), &v), MRTX_ESNAPSHOT);
+	mrtx_abort(old);
+	/* and none can begin below the safe point any more */
+	assert_int_equal(mrtx_begin_at(db, early, &old), MRTX_ESNAPSHOT);
+	/* a run cut short after its first step resumes where it stopped */
+	for (int i = 0; i < 30; i++) {
+		char row[16];
+
+		snprintf(row, sizeof(row), "e%02d", i);
+		(void)put_ts(db, row, "h", "x");
+		(void)put_ts(db, row, "h", NULL);
+	}
+	{
+		store *st = mrtx__db_store(db);
+		const store_table *t;
+		uint8_t row[MRTX_MAX_KEY];
+		size_t rowlen = 0;
+		int done = 0, tdone;
+		uint64_t safe, m = 0, got, s2;
+		char table[MRTX_MAX_NAME + 1];
+
+		assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+		assert_int_equal(mrtx_put(txn, "t", B("z"), "h", B("q"), B("z")), MRTX_OK);
+		assert_int_equal(mrtx_commit_ts(txn, &safe), MRTX_OK);
+		assert_int_equal(store_table_find(st, "t", &t), 0);
+		assert_int_equal(store_gc_mark(st, safe, 0), 0);
+		assert_int_equal(store_gc_step(st, t, row, &rowlen, safe, 10, &done, &m), 0);
+		assert_false(done);
+		/* rows in order (d has no version left): e00..e09, 2 keys each */
+		assert_int_equal(m, 20);
+		assert_int_equal(store_gc_cursor(st, &s2, table, row, &rowlen, &tdone), 0);
+		assert_int_equal(s2, safe);
+		assert_string_equal(table, "t");
+		assert_false(tdone);
+		assert_memory_equal(row, "e10", 3);
+		assert_int_equal(mrtx_gc(db, 0, &got), MRTX_OK);
+		assert_int_equal(m + got, 60);
+		assert_int_equal(store_gc_cursor(st, &s2, table, row, &rowlen, &tdone),
+		                 MRTX_NOTFOUND);
+	}
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 static void test_gc(void **state)
 {
 	char *path;
@@ -597,11 +726,7 @@ static void test_gc(void **state)
 
 	(void)state;
 	if (tu_rados()) {
-		db = fresh(&path);
-		assert_int_equal(mrtx_gc(db, 0, &n), MRTX_ENOTSUP);
-		mrtx_close(db);
-		tu_rmrf(path);
-		free(path);
+		test_gc_rados();
 		return;
 	}
 	db = fresh(&path);
@@ -916,6 +1041,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_policies_and_past_snapshots),
 		cmocka_unit_test(test_ttl),
+		cmocka_unit_test(test_stamps_follow_reads),
 		cmocka_unit_test(test_upgrade),
 		cmocka_unit_test(test_gc),
 		cmocka_unit_test(test_model_versions),

@@ -342,9 +342,10 @@ static void print_json(const driver *d, const chaos_result *r, int ok)
 		       BANK_TOTAL);
 	else if (r->have_hc)
 		printf("\"history\": {\"ok\": %zu, \"failed\": %zu, \"unknown\": %zu, "
-		       "\"unknown_committed\": %zu, \"ww\": %zu, \"wr\": %zu, \"rw\": %zu}, ",
+		       "\"unknown_committed\": %zu, \"ww\": %zu, \"wr\": %zu, \"rw\": %zu, "
+		       "\"si_anomalies\": %zu}, ",
 		       r->hc.ok, r->hc.failed, r->hc.unknown, r->hc.unknown_visible, r->hc.edges[0],
-		       r->hc.edges[1], r->hc.edges[2]);
+		       r->hc.edges[1], r->hc.edges[2], r->si_total);
 	printf("\"recover\": {\"locks_seen\": %lu, \"forwarded\": %lu, \"rolled_back\": %lu, "
 	       "\"skipped_live\": %lu, \"errors\": %lu}, \"locks_left\": %lu, ",
 	       r->recover.locks_seen, r->recover.forwarded, r->recover.rolled_back,
@@ -379,8 +380,10 @@ static void print_human(const driver *d, const chaos_result *r, int ok)
 		       "their commit must fail", r->wrong_views);
 	else if (r->have_hc)
 		printf("  history: %zu ok, %zu failed, %zu unknown (%zu of them committed); "
-		       "edges ww %zu, wr %zu, rw %zu\n", r->hc.ok, r->hc.failed, r->hc.unknown,
-		       r->hc.unknown_visible, r->hc.edges[0], r->hc.edges[1], r->hc.edges[2]);
+		       "edges ww %zu, wr %zu, rw %zu\n  anomalies held to serializability: %zu; "
+		       "to snapshot readers and serializable writers: %zu\n", r->hc.ok,
+		       r->hc.failed, r->hc.unknown, r->hc.unknown_visible, r->hc.edges[0],
+		       r->hc.edges[1], r->hc.edges[2], r->hc.total, r->si_total);
 	printf("  kills: %lu\n    %-26s %lu\n", total_kills(d), "sigkill", d->sigkills);
 	for (int i = 0; i < NFP; i++) {
 		if (i == FP_ROW_WRITE && !c->unbatched)

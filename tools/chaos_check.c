@@ -509,6 +509,19 @@ int chaos_postrun(const chaos_cfg *cfg, chaos_result *r)
 			/* count what the report only summarised */
 			if (r->hc.total > r->hc.nanomalies)
 				r->nanomalies += r->hc.total - r->hc.nanomalies;
+			/* and the same history held to what snapshot readers
+			 * promise: readers snapshot isolation, writers
+			 * serializable (a subset; reported beside, not added) */
+			{
+				hc_report si;
+
+				if (hc_check_mode(h, HC_SNAPSHOT_READONLY, &si) == 0) {
+					r->si_total = si.total;
+					hc_report_free(&si);
+				} else {
+					chaos_anomaly(r, "history check ran out of memory");
+				}
+			}
 		}
 		hc_free(h);
 	}

@@ -27,6 +27,8 @@ typedef struct chaos_result {
 	int check_status;
 	hc_report hc;                /* append */
 	int have_hc;
+	size_t si_total;             /* append: anomalies of the same history held
+	                                to HC_SNAPSHOT_READONLY (a subset of hc's) */
 	char **anomalies;            /* the first few, one line each */
 	size_t nanomalies, nshown;
 } chaos_result;

@@ -247,6 +247,8 @@ typedef struct ctx {
 	const hc_history *h;
 	hc_report *r;
 	int oom;
+	int mode;        /* enum hc_mode */
+	const char *ro;  /* per txn: appends nothing (a read-only transaction) */
 } ctx;
 
 static void anomaly(ctx *c, int type, const char *fmt, ...)
@@ -394,8 +396,10 @@ done:
  * component.  Fills path[] with edge indexes in order; returns its length,
  * 0 when there is none, -1 on allocation failure.
  */
-static long bfs(const graph *g, size_t nv, long src, long dst, int mask, size_t *path,
-                size_t *via, long *queue, long *seen, long stamp)
+/* A shortest path src -> dst over edges of the types in mask, inside src's
+ * component, through no vertex skip marks (skip may be NULL). */
+static long bfs(const graph *g, size_t nv, long src, long dst, int mask, const char *skip,
+                size_t *path, size_t *via, long *queue, long *seen, long stamp)
 {
 	long qh = 0, qt = 0, len = 0;
 
@@ -408,7 +412,8 @@ static long bfs(const graph *g, size_t nv, long src, long dst, int mask, size_t 
 		for (size_t i = g->off[u]; i < g->off[u + 1]; i++) {
 			long v = g->e[i].to;
 
-			if (!(g->e[i].type & mask) || seen[v] == stamp || g->scc[v] != g->scc[src])
+			if (!(g->e[i].type & mask) || seen[v] == stamp || g->scc[v] != g->scc[src] ||
+			    (skip && skip[v]))
 				continue;
 			seen[v] = stamp;
 			via[v] = i;
@@ -467,23 +472,34 @@ static int find_cycles(ctx *c, graph *g, size_t nv)
 
 		if (g->scc[e->from] != g->scc[e->to] || g->scc_size[g->scc[e->from]] < 2)
 			continue;
-		if (found[HC_G0] && found[HC_G1C] && found[HC_GSINGLE] && found[HC_G2])
+		if (found[HC_G0] && found[HC_G1C] && found[HC_GSINGLE] &&
+		    (found[HC_G2] || c->mode == HC_SNAPSHOT))
 			break;
 		searches++;
 		if (e->type == E_WW && !found[HC_G0]) {
-			if ((len = bfs(g, nv, e->to, e->from, E_WW, path, via, queue, seen, ++stamp)) > 0)
+			len = bfs(g, nv, e->to, e->from, E_WW, NULL, path, via, queue, seen, ++stamp);
+			if (len > 0)
 				found[HC_G0] = 1, report_cycle(c, g, HC_G0, i, path, len);
 		} else if (e->type == E_WR && !found[HC_G1C]) {
-			len = bfs(g, nv, e->to, e->from, E_WW | E_WR, path, via, queue, seen, ++stamp);
+			len = bfs(g, nv, e->to, e->from, E_WW | E_WR, NULL, path, via, queue, seen,
+			          ++stamp);
 			if (len > 0)
 				found[HC_G1C] = 1, report_cycle(c, g, HC_G1C, i, path, len);
 		} else if (e->type == E_RW && (!found[HC_GSINGLE] || !found[HC_G2])) {
-			len = bfs(g, nv, e->to, e->from, E_WW | E_WR, path, via, queue, seen, ++stamp);
+			/* G2 is what snapshot isolation allows: not looked for at all
+			 * (HC_SNAPSHOT), or only among transactions that write
+			 * (HC_SNAPSHOT_READONLY: those stay serializable) */
+			const char *skip = c->mode == HC_SNAPSHOT_READONLY ? c->ro : NULL;
+			int g2 = c->mode == HC_SERIALIZABLE ||
+			         (c->mode == HC_SNAPSHOT_READONLY && !c->ro[e->from] && !c->ro[e->to]);
+
+			len = bfs(g, nv, e->to, e->from, E_WW | E_WR, NULL, path, via, queue, seen,
+			          ++stamp);
 			if (len > 0 && !found[HC_GSINGLE])
 				found[HC_GSINGLE] = 1, report_cycle(c, g, HC_GSINGLE, i, path, len);
-			if (len == 0 && !found[HC_G2] &&
-			    (len = bfs(g, nv, e->to, e->from, E_WW | E_WR | E_RW, path, via, queue, seen,
-			               ++stamp)) > 0)
+			if (len == 0 && g2 && !found[HC_G2] &&
+			    (len = bfs(g, nv, e->to, e->from, E_WW | E_WR | E_RW, skip, path, via, queue,
+			               seen, ++stamp)) > 0)
 				found[HC_G2] = 1, report_cycle(c, g, HC_G2, i, path, len);
 		}
 	}
@@ -638,20 +654,36 @@ static void check_appends(ctx *c, hstate *s, long t)
 
 int hc_check(const hc_history *h, hc_report *out)
 {
-	ctx c = { h, out, 0 };
+	return hc_check_mode(h, HC_SERIALIZABLE, out);
+}
+
+int hc_check_mode(const hc_history *h, int mode, hc_report *out)
+{
+	ctx c = { h, out, 0, mode, NULL };
 	hstate s;
 	graph g;
 	size_t nv = h->ntxns;
+	char *ro = NULL;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
 	memset(&s, 0, sizeof(s));
 	memset(&g, 0, sizeof(g));
+	out->mode = mode;
+	if (mode != HC_SERIALIZABLE && mode != HC_SNAPSHOT && mode != HC_SNAPSHOT_READONLY)
+		return -1;
 	if (hmap_init(&s.writers, h->nmops) || hmap_init(&s.finals, h->nfinals) ||
 	    !(s.pos = malloc((h->nmops + 1) * sizeof(long))) ||
 	    !(s.stamp = calloc(h->nmops + 1, sizeof(size_t))) ||
-	    !(s.seen = calloc(nv + 1, 1)) || !(s.in_graph = calloc(nv + 1, 1)))
+	    !(s.seen = calloc(nv + 1, 1)) || !(s.in_graph = calloc(nv + 1, 1)) ||
+	    !(ro = malloc(nv + 1)))
 		goto done;
+	for (size_t t = 0; t < nv; t++) {
+		ro[t] = 1;
+		for (long i = h->txns[t].head; i >= 0 && ro[t]; i = h->mops[i].next)
+			ro[t] = h->mops[i].kind != 1;
+	}
+	c.ro = ro;
 	for (size_t i = 0; i < h->nfinals; i++)
 		hmap_get(&s.finals, h->finals[i].key, 0, 1)->data = i;
 	/* 1: index appends */
@@ -729,7 +761,7 @@ int hc_check(const hc_history *h, hc_report *out)
 	rc = c.oom ? -1 : 0;
 done:
 	free(s.writers.s); free(s.finals.s); free(s.pos); free(s.stamp);
-	free(s.seen); free(s.in_graph);
+	free(s.seen); free(s.in_graph); free(ro);
 	free(g.e); free(g.off); free(g.scc); free(g.scc_size);
 	if (rc)
 		hc_report_free(out);

@@ -43,6 +43,22 @@
 
 enum hc_status { HC_OK = 0, HC_FAIL = 1, HC_UNKNOWN = 2 };
 
+/*
+ * What hc_check_mode holds the history to:
+ *   HC_SERIALIZABLE       every anomaly above (hc_check)
+ *   HC_SNAPSHOT           snapshot isolation (Adya's PL-SI, Elle's): G0, G1a,
+ *                         G1b, G1c and G-single are anomalies, G2 is not --
+ *                         write skew and the read-only anomaly are allowed
+ *   HC_SNAPSHOT_READONLY  what mrtx promises where read-only transactions
+ *                         read a snapshot and writers validate: read-only
+ *                         transactions (no appends) are held to snapshot
+ *                         isolation, and transactions that append to
+ *                         serializability among themselves (a G2 cycle is an
+ *                         anomaly when it passes through none that only reads)
+ * Every mode reports lost, duplicate, torn, garbage and incompatible-order.
+ */
+enum hc_mode { HC_SERIALIZABLE = 0, HC_SNAPSHOT = 1, HC_SNAPSHOT_READONLY = 2 };
+
 enum hc_anomaly_type {
 	HC_G0,
 	HC_G1A,
@@ -66,6 +82,7 @@ typedef struct hc_anomaly {
 } hc_anomaly;
 
 typedef struct hc_report {
+	int mode;                    /* enum hc_mode checked */
 	size_t ok, failed, unknown;  /* transactions by status */
 	size_t unknown_visible;      /* unknown ones that committed (appends seen) */
 	size_t edges[3];             /* ww, wr, rw edges built */
@@ -90,8 +107,10 @@ int hc_add_read(hc_history *h, long txn, uint32_t key, const uint64_t *list, siz
 /* The final list of a key (keys never set have an empty final list). */
 int hc_set_final(hc_history *h, uint32_t key, const uint64_t *list, size_t n);
 
-/* Check the history; fills *out (free it with hc_report_free).  0 or -1 (ENOMEM). */
+/* Check the history; fills *out (free it with hc_report_free).  0 or -1
+ * (ENOMEM; an unknown mode).  hc_check is hc_check_mode(HC_SERIALIZABLE). */
 int hc_check(const hc_history *h, hc_report *out);
+int hc_check_mode(const hc_history *h, int mode, hc_report *out);
 void hc_report_free(hc_report *r);
 
 /* "G0", "G1a", ... */

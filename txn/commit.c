@@ -211,6 +211,32 @@ static uint64_t ts_above(const wrow *w, size_t n)
 	return ts + 1;
 }
 
+/* A commit point's floor: ts_above, and above the commit timestamp of
+ * every row this transaction read (STABLE when read).  A store that stamps
+ * one-row commits from its host's clock (RADOS) may hold rows stamped above
+ * its oracle; a transaction that read such a row still stamps above it, so
+ * stamps follow every read dependency (DESIGN §9, session 18). */
+static uint64_t ts_floor(mrtx_txn *txn, const wrow *w, size_t n)
+{
+	uint64_t ts = ts_above(w, n);
+	trow *r;
+
+	RB_FOREACH(r, trow_tree, &txn->rows) {
+		uint8_t k[LOCK_ORDER_SIZE];
+		uint64_t cts = 0;
+
+		if (r->mutated || !r->read || !r->lock_known || !r->has_lock)
+			continue;
+		lock_order_key(r->lock.data, r->lock.size, k);
+		if (k[0] != 0)
+			continue; /* not STABLE */
+		for (unsigned i = 1; i < LOCK_ORDER_SIZE; i++)
+			cts = cts << 7 | (k[i] & 0x7f);
+		ts = MRTX_MAX(ts, cts + 1);
+	}
+	return ts;
+}
+
 /* The lock each mutated row's first write must expect.  Rows never read
  * are fetched now, all in one store call (foreign locks resolved); one
  * whose lock was committed after our first write to it is a write-write
@@ -456,6 +482,7 @@ static int commit_one_row(mrtx_txn *txn, wrow *w, uint64_t ts, struct stable_bef
 	op.nmuts = w->nredo;
 	op.durable = 1; /* the commit point */
 	op_stamp(&op, ts);
+	op.stamp = STORE_STAMP_ONE_ROW; /* (it read no other row) */
 	rc = lockio_write_rows(st, &op, 1);
 	if (op.result == MRTX_EUNKNOWN)
 		return point_unknown("single-row commit");
@@ -689,7 +716,7 @@ static int commit_multi_blind(mrtx_txn *txn, wrow *w, size_t n)
 		return 1; /* nothing to read: the reading path is this path */
 	if ((rc = decode_prev(txn, w, n)))
 		return rc;
-	if ((rc = commit_multi(txn, w, n, ts_above(w, n))) == 1)
+	if ((rc = commit_multi(txn, w, n, ts_floor(txn, w, n))) == 1)
 		for (size_t i = 0; i < n; i++)
 			w[i].blind = 0;
 	return rc;
@@ -958,6 +985,6 @@ int txn_commit_run(mrtx_txn *txn)
 		return rc;
 	if ((rc = expected_locks(txn, w, n)) || (rc = decode_prev(txn, w, n)))
 		return rc;
-	ts = ts_above(w, n);
+	ts = ts_floor(txn, w, n);
 	return commit_multi(txn, w, n, ts);
 }

@@ -47,10 +47,18 @@ int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected)
 	if (!resume) {
 		store_view *v;
 
-		if ((rc = store_view_open(db->st, &v)))
+		if ((rc = store_view_open(db->st, &v)) == MRTX_ENOTSUP) {
+			/* RADOS: the newest timestamp is the oracle's, or a one-row
+			 * commit's from a clock (not above this host's, but for skew) */
+			if ((rc = store_ts_now(db->st, &safe)))
+				return rc;
+			safe = MRTX_MAX(safe, mrtx__now_us());
+		} else if (rc) {
 			return rc;
-		safe = store_view_ts(db->st, v);
-		store_view_close(db->st, v);
+		} else {
+			safe = store_view_ts(db->st, v);
+			store_view_close(db->st, v);
+		}
 		if (safe == 0)
 			return mrtx__seterr(MRTX_ENOTSUP, "mrtx_gc: store %s has no commit timestamps "
 			                    "here (no timestamp page)", store_path(db->st));

@@ -507,8 +507,26 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out)
 	 * (RADOS: reads go to the store as it is, each at ts) */
 	vts = store_view_ts(db->st, v);
 	if (!v) {
+		/* RADOS: one-row commits are stamped from their host's clock
+		 * without a round trip, so the oracle may lag them: a ts above
+		 * it but not above this host's clock raises it first (a later
+		 * two-phase commit must stamp above ts: DESIGN §9, session 18) */
 		if ((rc = store_ts_now(db->st, &vts)))
 			goto fail;
+		if (ts > vts && ts <= mrtx__now_us()) {
+			uint64_t got;
+
+			if (store_read_only(db->st)) {
+				rc = mrtx__seterr(MRTX_EINVAL, "mrtx_begin_at: timestamp %llu is above "
+				                  "what store %s's timestamp object holds (%llu), and a "
+				                  "read-only handle cannot raise it", (unsigned long long)ts,
+				                  store_path(db->st), (unsigned long long)vts);
+				goto fail;
+			}
+			if ((rc = store_ts_next(db->st, ts, &got)))
+				goto fail;
+			vts = ts;
+		}
 	} else if (vts == 0) {
 		rc = mrtx__seterr(MRTX_ENOTSUP, "mrtx_begin_at: store %s has no snapshot "
 		                  "timestamps here (no timestamp page)", store_path(db->st));

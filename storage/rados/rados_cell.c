@@ -177,12 +177,17 @@ int rados_vmut_add(const store_table *t, rados_write_op_t w, const uint8_t *cp, 
 	size_t kn;
 	int rc;
 
+	if (ts == 0 || ts >= (uint64_t)1 << 63)
+		/* (every writer of cells passes its commit's timestamp: a version
+		 * at 0 would sort below the one it replaces) */
+		return mrtx__seterr(MRTX_EINVAL, "table '%s': a write of cells without a commit "
+		                    "timestamp", t->name);
 	switch (m->kind) {
 	case STORE_MUT_PUT:
 		kn = rados_vcell_prefix(kb, cp, cpn, m->fid, m->qual);
 		if ((rc = set_version(w, kb, kn, ts, 0, m->value, a)))
 			return rc;
-		if (one_version(t, m->fid) && ts > 0) {
+		if (one_version(t, m->fid)) {
 			uint8_t *lo = arena_alloc(a, kn + RVT_SIZE);
 
 			if (!lo)

@@ -135,6 +135,8 @@ typedef struct rstore {
 	rts_wait *ts_queue, **ts_tail;
 	int ts_busy, ts_known;
 	uint64_t ts_last;
+	_Atomic uint64_t ts_hint; /* the highest timestamp this handle handed
+	                             out or reserved (rados_ts_stamp_one) */
 } rstore;
 
 static inline rstore *RS(store *st)
@@ -251,6 +253,9 @@ int rados_fault(rstore *rs, const char *step, int write);
 	(MRTX_UNLIKELY(store__fault_armed) ? rados_fault(rs, step, 0) : 0)
 /* The index-declaration generation key. */
 extern const uint8_t rados_gen_key[2];
+/* A tablet's collection mark (format 4, rados_gc.c): the safe point of the
+ * last `mrtx gc` that removed versions there, as rgen digits. */
+extern const uint8_t rados_collect_key[2];
 
 /*
  * A tablet's generation value: gen as eight 7-bit digits, most significant
@@ -268,6 +273,13 @@ static inline void rgen_put(uint8_t *p, uint64_t gen)
 	for (int i = 7; i >= 0; i--, gen >>= 7)
 		p[i] = (uint8_t)(gen & 0x7f);
 }
+
+/*
+ * A one-row commit's stamp (store_op.stamp == STORE_STAMP_ONE_ROW): max(floor,
+ * now, the highest timestamp this handle knows + 1), without a round trip
+ * and without raising NAME.ts (why that is enough: DESIGN §9, session 18).
+ */
+uint64_t rados_ts_stamp_one(rstore *rs, uint64_t floor);
 
 /* ---- cell versions (rados_cell.c; format 4) ---- */
 

@@ -240,6 +240,7 @@ int rados_store_open(store **out, const char *addr, const store_opts *o)
 	pthread_mutex_init(&rs->mu, NULL);
 	pthread_mutex_init(&rs->ts_mu, NULL);
 	pthread_cond_init(&rs->ts_cv, NULL);
+
 	rs->ts_tail = &rs->ts_queue;
 	snprintf(rs->meta_oid, sizeof(rs->meta_oid), "%s.meta", ra.name);
 	snprintf(rs->ts_oid, sizeof(rs->ts_oid), "%s.ts", ra.name);
@@ -718,8 +719,10 @@ int rados_store_create_table(store *st, const char *name, const char *const *fam
 		                    "of each cell (families with more versions or a TTL need format "
 		                    RFORMAT_VERSIONS ")", rs->addr, rs->ordered ? RFORMAT_ORDERED :
 		                    "1 or 2");
-	if ((rc = record_build(&rec, families, nfamilies, splits, nsplits, &fam_end)))
+	if ((rc = record_build(&rec, families, nfamilies, splits, nsplits, &fam_end))) {
+		buf_free(&rec);
 		return rc;
+	}
 	for (size_t i = 0; pol && i < nfamilies; i++)
 		store_policy_put(pbuf + i * STORE_POL_SIZE, &pol[i]);
 	snprintf(key, sizeof(key), "t/%s", name);

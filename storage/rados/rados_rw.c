@@ -190,6 +190,7 @@ struct rowread {
 	size_t nvs, vcap;
 	mrtx_bytes lockraw;    /* the lock value as stored (its order key) */
 	size_t rowp;           /* the row's cell prefix: 0x03 . rkey(row) */
+	uint64_t collected;    /* the tablet's collection mark (rados_gc.c) */
 };
 
 static int rowread_init(rowread *rr, const rstore *rs, mrtx_bytes row, const store_filter *f,
@@ -204,6 +205,8 @@ static int rowread_init(rowread *rr, const rstore *rs, mrtx_bytes row, const sto
 	rr->keys[0] = MRTX_BYTES(rados_state_key, 2);
 	rr->keys[1] = MRTX_BYTES(rr->lk, rr->lkn);
 	rr->want_cells = !(f && f->lock_only);
+	if (rr->vers)
+		rr->keys[2] = MRTX_BYTES(rados_collect_key, 2); /* (read beside, rowread_op) */
 	if (!rr->want_cells)
 		return 0;
 	if (f && f->family >= 0 && rr->vers) {
@@ -242,6 +245,8 @@ static void rowread_op(rowread *rr, const char *oid, const store_filter *f, rrea
 	r->oid = oid;
 	r->keys = rr->keys;
 	r->nkeys = 2;
+	if (rr->vers && f && f->at)
+		r->nkeys = 3; /* the collection mark too */
 	if (!rr->want_cells)
 		return;
 	if (f && f->qual_exact && !rr->vers) {
@@ -319,6 +324,11 @@ static int rowread_done(rstore *rs, const store_table *t, rowread *rr, const sto
 		return 0;
 	if (!f)
 		f = &all_cells;
+	if (f->at && f->at < rr->collected)
+		return mrtx__seterr(MRTX_ESNAPSHOT, "%s: table '%s': `mrtx gc` collected versions "
+		                    "at or below %llu here, above the read's timestamp %llu",
+		                    rs->addr, t->name, (unsigned long long)rr->collected,
+		                    (unsigned long long)f->at);
 	if ((rc = rados_vrow_check(rs, t, f, out->has_lock, rr->lockraw)))
 		return rc;
 	return store_versions_select(t, f, rr->vs, rr->nvs, a, out);
@@ -342,11 +352,17 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 		out->ncells = 0;
 		rr->nvs = 0;
 		rr->lockraw = MRTX_BYTES(NULL, 0);
+		rr->collected = 0;
 		cap = 0;
 		for (size_t i = 0; i < r->nkvs; i++) {
 			const rkv *kv = &r->kvs[i];
 
-			if (kv->key.size == rr->lkn && memcmp(kv->key.data, rr->lk, rr->lkn) == 0) {
+			if (rr->vers && kv->key.size == 2 &&
+			    memcmp(kv->key.data, rados_collect_key, 2) == 0) {
+				for (size_t b = 0; b < kv->value.size && b < 8; b++)
+					rr->collected = rr->collected << 7 |
+					                (((const uint8_t *)kv->value.data)[b] & 0x7f);
+			} else if (kv->key.size == rr->lkn && memcmp(kv->key.data, rr->lk, rr->lkn) == 0) {
 				out->has_lock = 1;
 				rr->lockraw = kv->value;
 				if ((rc = lock_loaded(rs, r->oid, kv->value, &out->lock)))
@@ -1192,8 +1208,14 @@ static int versions_prepare(rstore *rs, store *st, store_op *ops, size_t n, mrtx
 		if (op->delete_lock || op->new_lock.size < op->stamp_off + 8u)
 			return mrtx__seterr(MRTX_EINVAL, "%s: a stamped write without room for its "
 			                    "timestamp in its lock", rs->addr);
-		if ((rc = rados_store_ts_next(st, op->stamp_floor, &ts)))
+		if (op->stamp == STORE_STAMP_ONE_ROW) {
+			if (op->stamp_floor >= (uint64_t)1 << 63)
+				return mrtx__seterr(MRTX_EINVAL, "timestamp floor %llu is out of range",
+				                    (unsigned long long)op->stamp_floor);
+			ts = rados_ts_stamp_one(rs, op->stamp_floor);
+		} else if ((rc = rados_store_ts_next(st, op->stamp_floor, &ts))) {
 			return rc;
+		}
 		if (!(nl = arena_dup(a, op->new_lock.data, op->new_lock.size)))
 			return MRTX_ENOMEM;
 		for (unsigned b = 0; b < 8; b++) /* (u64 LE, as LMDB stamps it) */
@@ -1240,7 +1262,8 @@ int rados_store_write_rows(store *st, store_op *ops, size_t n)
 	atomic_fetch_add_explicit(&rs->write_calls, 1, memory_order_relaxed);
 	arena_init(&a);
 	rc = MRTX_ENOMEM;
-	if (!(idx = arena_alloc(&a, n * sizeof(*idx))) || !(orig = arena_alloc(&a, n * sizeof(*orig))))
+	if (!(idx = arena_alloc(&a, n * sizeof(*idx))) ||
+	    !(orig = arena_alloc(&a, n * sizeof(*orig))))
 		goto done;
 	if ((rc = versions_prepare(rs, st, ops, n, &a, &pre, orig))) {
 		for (size_t i = 0; i < n; i++)
@@ -1270,8 +1293,11 @@ int rados_store_write_rows(store *st, store_op *ops, size_t n)
 			split_candidates(rs, ops, n);
 	}
 done:
-	for (size_t i = 0; orig && i < n; i++)
+	for (size_t i = 0; orig && i < n; i++) {
 		ops[i].new_lock = orig[i];
+		if (ops[i].result != 0)
+			ops[i].stamped = 0;
+	}
 	arena_free(&a);
 	if (fault == STORE_FAULT_APPLIED) {
 		for (size_t i = 0; i < n; i++)

@@ -41,6 +41,11 @@ int rados_store_write_rows(store *st, store_op *ops, size_t n);
 int rados_store_ts_next(store *st, uint64_t floor, uint64_t *out);
 int rados_store_ts_now(store *st, uint64_t *out);
 int rados_store_keeps_versions(const store *st);
+int rados_store_gc_mark(store *st, uint64_t safe, int end);
+int rados_store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *rowlen,
+                        uint64_t safe, size_t max_rows, int *done, uint64_t *collected);
+int rados_store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row, size_t *rowlen,
+                          int *table_done);
 /*
  * Split the tablet of t holding row `at` into two at `at`, online
  * (rados_split.c).  Writes past a tablet's bound (the address's

@@ -36,6 +36,7 @@
 #include <pthread.h>
 #include <rados/librados.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "storage/rados/rados_conn.h"
@@ -150,7 +151,9 @@ static int ts_reserve(rstore *rs, size_t k, uint64_t floor, uint64_t *first)
 		uint64_t t;
 		int rc;
 
-		if (!rs->ts_known && (rc = ts_read(rs)))
+		/* (a handle's first reservation proposes blind, near the clock,
+		 * and reads only when the guard says the stored value is above) */
+		if (!rs->ts_known && attempt > 0 && (rc = ts_read(rs)))
 			return rc;
 		t = MRTX_MAX(MRTX_MAX(rs->ts_last + 1, mrtx__now_us()), floor);
 		if (attempt >= 2)
@@ -169,8 +172,13 @@ static int ts_reserve(rstore *rs, size_t k, uint64_t floor, uint64_t *first)
 		atomic_fetch_add_explicit(&rs->write_txns, 1, memory_order_relaxed);
 		rc = rconn_write(rs->conn, &w, 1);
 		if (rc == 0 && w.result == 0) {
+			uint64_t h = atomic_load(&rs->ts_hint);
+
 			rs->ts_last = t + k - 1;
 			*first = t;
+			while (h < rs->ts_last &&
+			       !atomic_compare_exchange_weak(&rs->ts_hint, &h, rs->ts_last))
+				;
 			return 0;
 		}
 		rs->ts_known = 0; /* moved by another handle, or unknown: re-read */
@@ -242,4 +250,16 @@ int rados_store_ts_next(store *st, uint64_t floor, uint64_t *out)
 		return me.rc;
 	*out = me.ts;
 	return 0;
+}
+
+uint64_t rados_ts_stamp_one(rstore *rs, uint64_t floor)
+{
+	uint64_t h = atomic_load(&rs->ts_hint), t,
+	         now = mrtx__now_us() + (uint64_t)atomic_load(&store__clock_skew_us);
+
+	/* the handle's own stamps increase: claim t above every one known */
+	do {
+		t = MRTX_MAX(MRTX_MAX(h + 1, now), floor);
+	} while (!atomic_compare_exchange_weak(&rs->ts_hint, &h, t));
+	return t;
 }
