@@ -788,6 +788,7 @@ static void test_point_reads(void **state)
 		op.delete_lock = 1;
 		op.muts = m;
 		op.nmuts = 8;
+		op.ts = 1; /* (cells are versions: written at a timestamp) */
 		assert_int_equal(store_write_rows(st, &op, 1), MRTX_OK);
 		assert_int_equal(op.result, 0);
 	}
