@@ -730,7 +730,7 @@ static int commit_multi_blind(mrtx_txn *txn, wrow *w, size_t n)
  * vanished).  0 with *skip when there is nothing to check. */
 static int range_check_of(mrtx_txn *txn, const scan_range *sr, store_rcheck *c, int *skip)
 {
-	mrtx_bytes *rows, *locks;
+	mrtx_bytes *rows = NULL, *locks = NULL;
 	size_t n = 0, cap = 0;
 	trow key, *r;
 
