@@ -641,7 +641,7 @@ static void test_gc_rados(void)
 	static const mrtx_family_spec fams[] = { { "h", 2, 0, 0 }, { "one", 1, 0, 0 } };
 	char *path;
 	mrtx_db *db = fresh(&path);
-	uint64_t ts[8], n = 99, early;
+	uint64_t ts[8] = { 0 }, n = 99, early;
 	mrtx_txn *old, *txn;
 	mrtx_bytes v;
 
