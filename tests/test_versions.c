@@ -303,7 +303,7 @@ static void test_ttl(void **state)
 {
 	char *path;
 	mrtx_db *db;
-	uint64_t ts[3], zt;
+	uint64_t ts[3] = { 0 }, zt;
 
 	(void)state;
 	db = fresh(&path);
