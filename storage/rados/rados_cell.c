@@ -80,22 +80,11 @@ int rados_vcell_parse(const uint8_t *k, size_t klen, size_t plen, size_t nfamili
 	return 0;
 }
 
-/* The smallest key above every key that starts with p[0..n). */
-static size_t above(uint8_t *out, const uint8_t *p, size_t n)
-{
-	memcpy(out, p, n);
-	while (n && out[n - 1] == 0xFF)
-		n--;
-	if (n)
-		out[n - 1]++;
-	return n;
-}
-
-/* Drop the keys [lo, above(prefix)). */
+/* Drop the keys [lo, the end of prefix pfx). */
 static void drop_from(rados_write_op_t w, const uint8_t *lo, size_t lon, const uint8_t *pfx,
                       size_t pn, uint8_t *ke)
 {
-	size_t en = above(ke, pfx, pn);
+	size_t en = rados_prefix_end(ke, pfx, pn);
 
 	rados_write_op_omap_rm_range2(w, (const char *)lo, lon, (const char *)ke, en);
 }

@@ -72,7 +72,7 @@ size_t rados_cell_prefix(uint8_t *buf, mrtx_bytes row)
 /* The smallest key above every key that starts with p[0..n) (p never ends
  * in 0xFF here: rkey ends in 01 01, a family byte is at most 0xFF only for
  * the last family, handled by dropping it). */
-static size_t prefix_end(uint8_t *out, const uint8_t *p, size_t n)
+size_t rados_prefix_end(uint8_t *out, const uint8_t *p, size_t n)
 {
 	memcpy(out, p, n);
 	while (n && out[n - 1] == 0xFF)
@@ -904,11 +904,11 @@ static void add_mut(rados_write_op_t w, const uint8_t *cp, size_t cpn, const sto
 		memcpy(kb, cp, cpn);
 		kb[cpn] = (uint8_t)(m->fid + 1);
 		kn = cpn + 1;
-		en = prefix_end(ke, kb, kn);
+		en = rados_prefix_end(ke, kb, kn);
 		rados_write_op_omap_rm_range2(w, (const char *)kb, kn, (const char *)ke, en);
 		break;
 	case STORE_MUT_DEL_ROW:
-		en = prefix_end(ke, cp, cpn);
+		en = rados_prefix_end(ke, cp, cpn);
 		rados_write_op_omap_rm_range2(w, (const char *)cp, cpn, (const char *)ke, en);
 		break;
 	}
