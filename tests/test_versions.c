@@ -633,6 +633,35 @@ static long count_keys(const char *path, const char *prefix, size_t plen)
 	return n;
 }
 
+/* A collection cut short after one step of max_rows rows (which removes
+ * first versions and stops before row next) is resumed by the next mrtx_gc
+ * with the same safe point, which removes the rest (total in all). */
+static void gc_cut_short(mrtx_db *db, uint64_t safe, size_t max_rows, uint64_t first,
+                         const char *next, uint64_t total)
+{
+	store *st = mrtx__db_store(db);
+	const store_table *t;
+	uint8_t row[MRTX_MAX_KEY];
+	size_t rowlen = 0;
+	int done = 0, tdone;
+	uint64_t m = 0, got, s2;
+	char table[MRTX_MAX_NAME + 1];
+
+	assert_int_equal(store_table_find(st, "t", &t), 0);
+	assert_int_equal(store_gc_mark(st, safe, 0), 0);
+	assert_int_equal(store_gc_step(st, t, row, &rowlen, safe, max_rows, &done, &m), 0);
+	assert_false(done);
+	assert_int_equal(m, first);
+	assert_int_equal(store_gc_cursor(st, &s2, table, row, &rowlen, &tdone), 0);
+	assert_int_equal(s2, safe);
+	assert_string_equal(table, "t");
+	assert_false(tdone);
+	assert_true(rowlen == strlen(next) && memcmp(row, next, rowlen) == 0);
+	assert_int_equal(mrtx_gc(db, 0, &got), MRTX_OK);
+	assert_int_equal(m + got, total);
+	assert_int_equal(store_gc_cursor(st, &s2, table, row, &rowlen, &tdone), MRTX_NOTFOUND);
+}
+
 /* RADOS: writes keep every version of a family of several (reads apply
  * its policy); `mrtx gc` removes what the policy drops and deletions at or
  * below its safe point, marks what it collected, and resumes. */
@@ -683,32 +712,13 @@ static void test_gc_rados(void)
 		(void)put_ts(db, row, "h", NULL);
 	}
 	{
-		store *st = mrtx__db_store(db);
-		const store_table *t;
-		uint8_t row[MRTX_MAX_KEY];
-		size_t rowlen = 0;
-		int done = 0, tdone;
-		uint64_t safe, m = 0, got, s2;
-		char table[MRTX_MAX_NAME + 1];
+		uint64_t safe;
 
 		assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
 		assert_int_equal(mrtx_put(txn, "t", B("z"), "h", B("q"), B("z")), MRTX_OK);
 		assert_int_equal(mrtx_commit_ts(txn, &safe), MRTX_OK);
-		assert_int_equal(store_table_find(st, "t", &t), 0);
-		assert_int_equal(store_gc_mark(st, safe, 0), 0);
-		assert_int_equal(store_gc_step(st, t, row, &rowlen, safe, 10, &done, &m), 0);
-		assert_false(done);
 		/* rows in order (d has no version left): e00..e09, 2 keys each */
-		assert_int_equal(m, 20);
-		assert_int_equal(store_gc_cursor(st, &s2, table, row, &rowlen, &tdone), 0);
-		assert_int_equal(s2, safe);
-		assert_string_equal(table, "t");
-		assert_false(tdone);
-		assert_memory_equal(row, "e10", 3);
-		assert_int_equal(mrtx_gc(db, 0, &got), MRTX_OK);
-		assert_int_equal(m + got, 60);
-		assert_int_equal(store_gc_cursor(st, &s2, table, row, &rowlen, &tdone),
-		                 MRTX_NOTFOUND);
+		gc_cut_short(db, safe, 10, 20, "e10", 60);
 	}
 	mrtx_close(db);
 	tu_rmrf(path);
@@ -784,32 +794,8 @@ static void test_gc(void **state)
 		(void)put_ts(db, row, "one", "x");
 		(void)put_ts(db, row, "one", NULL);
 	}
-	{
-		store *st = mrtx__db_store(db);
-		const store_table *t;
-		uint8_t row[MRTX_MAX_KEY];
-		size_t rowlen = 0;
-		int done = 0;
-		uint64_t safe = put_ts(db, "z", "one", "z"), m = 0, got, s2;
-		char table[MRTX_MAX_NAME + 1];
-		int tdone;
-
-		assert_int_equal(store_table_find(st, "t", &t), 0);
-		assert_int_equal(store_gc_mark(st, safe, 0), 0);
-		assert_int_equal(store_gc_step(st, t, row, &rowlen, safe, 100, &done, &m), 0);
-		assert_false(done);
-		/* rows in order: d00..d49 (collected before), e000..e049 */
-		assert_int_equal(m, 50);
-		assert_int_equal(store_gc_cursor(st, &s2, table, row, &rowlen, &tdone), 0);
-		assert_int_equal(s2, safe);
-		assert_string_equal(table, "t");
-		assert_false(tdone);
-		/* the next run resumes with the same safe point */
-		assert_int_equal(mrtx_gc(db, 0, &got), MRTX_OK);
-		assert_int_equal(m + got, 600);
-		assert_int_equal(store_gc_cursor(st, &s2, table, row, &rowlen, &tdone),
-		                 MRTX_NOTFOUND);
-	}
+	/* rows in order: d00..d49 (collected before), e000..e049 */
+	gc_cut_short(db, put_ts(db, "z", "one", "z"), 100, 50, "e050", 600);
 	mrtx_close(db);
 	tu_rmrf(path);
 	free(path);
