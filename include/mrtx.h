@@ -625,7 +625,8 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
  *   deleted cells may be gone); MRTX_ENOTSUP (a RADOS store of format 3 or
  *   older; an LMDB store without its timestamp page); MRTX_ENOMEM;
  *   MRTX_ESTORE; MRTX_ECORRUPT (RADOS: the timestamp object is
- *   malformed).
+ *   malformed).  Its reads return mrtx_get's codes, MRTX_ELOCKED among
+ *   them on RADOS (above).
  */
 int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out);
 
@@ -643,10 +644,11 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out);
  * began before the safe point rose and reads below it where versions were
  * removed gets MRTX_ESNAPSHOT (each tablet records the safe point it was
  * collected at); the newest timestamp is the larger of the store's
- * timestamp object and this host's clock.  Each step is one
- * write of up to 256 rows that records where the next starts: a run cut
- * short (a crash, an error) is resumed, with its safe point, by the next
- * call.
+ * timestamp object and this host's clock.  Each step handles up to 256
+ * rows and records where the next starts (LMDB: in its one write; RADOS:
+ * a step stays in one tablet, and its cursor is a second write, so a crash
+ * between the two repeats the step): a run cut short (a crash, an error)
+ * is resumed, with its safe point, by the next call.
  * @param collected  receives the number of versions removed (may be NULL).
  * @return MRTX_OK; MRTX_EINVAL (db NULL, keep_ms out of range);
  *   MRTX_EREADONLY; MRTX_ENOTSUP (a RADOS store of format 3 or older: one

@@ -334,6 +334,41 @@ static void test_format3_keeps_one_version(void **state)
 	free(addr);
 }
 
+/* A tablet `mrtx gc` collected in (it carries a collection mark) splits
+ * like any other: the mark goes to both halves, the rows stay readable. */
+static void test_split_after_collection(void **state)
+{
+	static const mrtx_family_spec fams[] = { { "f", 2, 0, 0 } };
+	char *addr = addr_new("gcsplit", 0), row[16], buf[16];
+	mrtx_db *a = open_at(addr);
+	uint64_t n = 0;
+
+	(void)state;
+	assert_int_equal(mrtx_create_table2(a, "t", fams, 1), MRTX_OK);
+	for (int i = 0; i < 40; i++) {
+		snprintf(row, sizeof(row), "r%03d", i);
+		for (int k = 0; k < 3; k++) {
+			char v[8];
+
+			snprintf(v, sizeof(v), "v%d", k);
+			assert_int_equal(tu_put_str(a, "t", row, "f:v", v), MRTX_OK);
+		}
+	}
+	assert_int_equal(mrtx_gc(a, 0, &n), MRTX_OK);
+	assert_int_equal(n, 40); /* each row's oldest of three */
+	assert_int_equal(split(a, "r020"), MRTX_OK);
+	assert_int_equal(ntablets(a), 2);
+	for (int i = 0; i < 40; i += 7) {
+		snprintf(row, sizeof(row), "r%03d", i);
+		assert_int_equal(tu_get_str(a, "t", row, "f:v", buf, sizeof(buf)), MRTX_OK);
+		assert_string_equal(buf, "v2");
+	}
+	assert_int_equal(mrtx_gc(a, 0, &n), MRTX_OK);
+	assert_int_equal(n, 0);
+	mrtx_close(a);
+	free(addr);
+}
+
 static void test_generation_order(void **state)
 {
 	char *addr = addr_new("gen", 0);
@@ -691,6 +726,7 @@ int main(void)
 		cmocka_unit_test(test_split_under_load),
 		cmocka_unit_test(test_generation_order),
 		cmocka_unit_test(test_format3_keeps_one_version),
+		cmocka_unit_test(test_split_after_collection),
 	};
 
 	conf = getenv("MRTX_TEST_RADOS_CONF");

@@ -720,6 +720,30 @@ static void test_gc_rados(void)
 		/* rows in order (d has no version left): e00..e09, 2 keys each */
 		gc_cut_short(db, safe, 10, 20, "e10", 60);
 	}
+	/* a deletion that is not the newest version stays when collected (so
+	 * a snapshot between it and the next version reads absent), older
+	 * versions go and it says so (GONE) */
+	{
+		store *st = mrtx__db_store(db);
+		const store_table *t;
+		uint8_t row[MRTX_MAX_KEY];
+		size_t rowlen = 0;
+		int done = 0;
+		uint64_t k[3], m = 0;
+
+		k[0] = put_ts(db, "k", "h", "x0");
+		k[1] = put_ts(db, "k", "h", NULL);
+		k[2] = put_ts(db, "k", "h", "x2");
+		assert_int_equal(store_table_find(st, "t", &t), 0);
+		assert_int_equal(store_gc_mark(st, k[1], 0), 0);
+		while (!done)
+			assert_int_equal(store_gc_step(st, t, row, &rowlen, k[1], 256, &done, &m), 0);
+		assert_int_equal(store_gc_mark(st, 0, 1), 0);
+		assert_int_equal(m, 1); /* x0 */
+		EXPECT(db, k[1], "k", "h", k, "none");
+		EXPECT(db, k[2], "k", "h", k, "x2@2");
+		assert_int_equal(mrtx_begin_at(db, k[1] - 1, &old), MRTX_ESNAPSHOT);
+	}
 	mrtx_close(db);
 	tu_rmrf(path);
 	free(path);

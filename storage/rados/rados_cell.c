@@ -25,8 +25,8 @@
  * when the row's lock -- STABLE, whose order key carries its commit
  * timestamp -- is newer than the read's timestamp.  Families that keep
  * several versions are read by the policy rule every backend shares
- * (storage/versions.c); nothing drops their old versions yet (reads
- * apply the policy, so none of them shows).
+ * (storage/versions.c), so none past it shows before `mrtx gc` removes it
+ * (rados_gc.c).
  */
 #include "storage/rados/rados_int.h"
 #include "storage/versions.h"

@@ -7,7 +7,9 @@
  * as the LMDB collector does:
  *
  *   version i of a cell          decision
- *   a deletion at or below safe  drop it and every older one
+ *   a deletion at or below safe  i = 0: drop it and every older one (the
+ *                                cell is absent for every snapshot left);
+ *                                i > 0: keep it, drop every older one
  *   not kept by the policy       drop it and every older one
  *   (store_version_kept)
  *   otherwise                    keep; the last kept one of a cell that
@@ -16,8 +18,8 @@
  * Whole rows only: a step ends at a row boundary after max_rows rows, or
  * at the end of a tablet.  Its removals go out as one compound write on
  * the tablet, guarded by the tablet being open (a split: settle, retry)
- * and by the tablet's collection mark (0x01 'T', rgen digits) being at or
- * below safe (a run with a newer safe point was there: nothing to do).
+ * and by the tablet's collection mark (0x01 'T': safe and a step nonce,
+ * rgen digits) being at or below safe (a run with a newer safe point was there: nothing to do).
  * The same write sets the mark to safe.  Readers fetch the mark beside the
  * row: a read at a timestamp below it may miss what was collected, and
  * says MRTX_ESNAPSHOT (rados_rw.c) -- so a mrtx_begin_at transaction that
@@ -36,6 +38,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define GC_SAFE_KEY STORE_GC_SAFE_KEY
 #define GC_CURSOR_KEY "g/cursor"
@@ -202,6 +205,7 @@ typedef struct gcell {
 	mrtx_bytes qual;      /* in the arena */
 	size_t i;             /* versions met */
 	int dropping;
+	size_t dropped;
 	mrtx_bytes last_key, last_val; /* the last kept version */
 } gcell;
 
@@ -210,7 +214,7 @@ static int cell_end(gcell *c, gcw *w, mrtx_arena *a)
 {
 	int rc = 0;
 
-	if (c->any && c->dropping && c->last_key.size &&
+	if (c->any && c->dropped && c->last_key.size &&
 	    !(((const uint8_t *)c->last_val.data)[0] & CELL_GONE))
 		rc = gc_gone(w, a, c->last_key, c->last_val);
 	memset(c, 0, sizeof(*c));
@@ -221,7 +225,8 @@ static int cell_end(gcell *c, gcw *w, mrtx_arena *a)
  * *skipped when a run with a newer safe point had been there. */
 static int gc_send(rstore *rs, const char *oid, gcw *w, uint64_t safe, int *skipped)
 {
-	uint8_t mark[8], below[8];
+	uint8_t mark[16], below[8];
+	static _Atomic uint64_t steps;
 	rguard g[2];
 	rkv *sets;
 	rwrite wr;
@@ -234,9 +239,15 @@ static int gc_send(rstore *rs, const char *oid, gcw *w, uint64_t safe, int *skip
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory collecting versions");
 	if (w->nsets)
 		memcpy(sets, w->sets, w->nsets * sizeof(*sets));
+	/* the mark: safe, then a nonce that differs from step to step, so
+	 * that a reader paging through a wide row sees a step go by even
+	 * within one run (rados_rw.c compares it); as rgen digits, so that
+	 * "stored < rgen(safe + 1)" still compares the safe points */
 	rgen_put(mark, safe);
+	rgen_put(mark + 8, (mrtx__now_us() ^ ((uint64_t)getpid() << 40) ^
+	                    atomic_fetch_add(&steps, 1)) & RGEN_MAX);
 	rgen_put(below, safe + 1);
-	sets[w->nsets] = (rkv){ MRTX_BYTES(rados_collect_key, 2), MRTX_BYTES(mark, 8) };
+	sets[w->nsets] = (rkv){ MRTX_BYTES(rados_collect_key, 2), MRTX_BYTES(mark, 16) };
 	g[0] = (rguard){ MRTX_BYTES(rados_state_key, 2), MRTX_BYTES("", 0),
 	                 LIBRADOS_CMPXATTR_OP_EQ, 0 };
 	g[1] = (rguard){ MRTX_BYTES(rados_collect_key, 2), MRTX_BYTES(below, 8),
@@ -357,13 +368,28 @@ static int gc_tablet(rstore *rs, const store_table *t, const rtmap *map, uint8_t
 				c.qual = x.qual;
 			}
 			p = store_table_policy(t, x.fid);
-			if (!c.dropping &&
-			    ((x.flags & CELL_DELETED && x.ts <= safe) ||
-			     (!(x.flags & CELL_DELETED) && !store_version_kept(&p, c.i, x.ts, now))))
-				c.dropping = 1;
 			if (c.dropping) {
 				if ((rc = gc_rm(&w, a, g.kvs[i].key)))
 					return rc;
+				c.dropped++;
+			} else if (x.flags & CELL_DELETED && x.ts <= safe && c.i == 0) {
+				/* deleted for every snapshot from safe on: all of it */
+				if ((rc = gc_rm(&w, a, g.kvs[i].key)))
+					return rc;
+				c.dropping = 1;
+				c.dropped++;
+			} else if (x.flags & CELL_DELETED && x.ts <= safe) {
+				/* an older deletion stays, the oldest kept, so that a
+				 * snapshot between it and the next version reads absent */
+				c.last_key = g.kvs[i].key;
+				c.last_val = g.kvs[i].value;
+				c.dropping = 1;
+			} else if (!(x.flags & CELL_DELETED) &&
+			           !store_version_kept(&p, c.i, x.ts, now)) {
+				if ((rc = gc_rm(&w, a, g.kvs[i].key)))
+					return rc;
+				c.dropping = 1;
+				c.dropped++;
 			} else {
 				c.last_key = g.kvs[i].key;
 				c.last_val = g.kvs[i].value;

@@ -3,7 +3,8 @@
  *
  * Layout (RADOS layout format 4, what new stores are made at, is format 3
  * with cell versions: a cell key ends in vt(ts) and its value starts with
- * a flags byte, rados_cell.c, and commit points are stamped by the oracle,
+ * a flags byte, rados_cell.c, and commit points are stamped: a multi-row
+ * commit's by the oracle, a one-row commit's from the host clock,
  * rados_ts.c.  Format 3 stores keep working with one unstamped version of
  * each cell and are not converted.  Format 2 is
  * the same with lock values of the record alone, and format 1 that without
@@ -301,7 +302,8 @@ int rados_vcell_parse(const uint8_t *k, size_t klen, size_t plen, size_t nfamili
 /* Does mutation m of table t need the row's live cells read first? */
 int rados_vmut_needs_pre(const store_table *t, const store_mut *m);
 /* Add m, written at ts, to compound write w (kb, ke: RCELL_MAX scratch;
- * pre: the row's live cells when rados_vmut_needs_pre).  MRTX_ENOMEM. */
+ * pre: the row's live cells when rados_vmut_needs_pre).  MRTX_ENOMEM;
+ * MRTX_EINVAL (ts 0 or past 2^63: every writer of cells gives one). */
 int rados_vmut_add(const store_table *t, rados_write_op_t w, const uint8_t *cp, size_t cpn,
                    const store_mut *m, uint64_t ts, const store_row *pre, uint8_t *kb,
                    uint8_t *ke, mrtx_arena *a);

@@ -191,6 +191,7 @@ struct rowread {
 	mrtx_bytes lockraw;    /* the lock value as stored (its order key) */
 	size_t rowp;           /* the row's cell prefix: 0x03 . rkey(row) */
 	uint64_t collected;    /* the tablet's collection mark (rados_gc.c) */
+	mrtx_bytes markraw;    /* ... as stored: its safe point and step nonce */
 };
 
 static int rowread_init(rowread *rr, const rstore *rs, mrtx_bytes row, const store_filter *f,
@@ -353,12 +354,14 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 		rr->nvs = 0;
 		rr->lockraw = MRTX_BYTES(NULL, 0);
 		rr->collected = 0;
+		rr->markraw = MRTX_BYTES(NULL, 0);
 		cap = 0;
 		for (size_t i = 0; i < r->nkvs; i++) {
 			const rkv *kv = &r->kvs[i];
 
 			if (rr->vers && kv->key.size == 2 &&
 			    memcmp(kv->key.data, rados_collect_key, 2) == 0) {
+				rr->markraw = kv->value;
 				for (size_t b = 0; b < kv->value.size && b < 8; b++)
 					rr->collected = rr->collected << 7 |
 					                (((const uint8_t *)kv->value.data)[b] & 0x7f);
@@ -391,11 +394,14 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 			for (;;) {
 				rread r2;
 
+				mrtx_bytes l2 = MRTX_BYTES(NULL, 0), m2 = MRTX_BYTES(NULL, 0);
+				int had2 = 0;
+
 				memset(&r2, 0, sizeof(r2));
 				rr->get.start_after = rr->get.kvs[rr->get.nkvs - 1].key;
 				r2.oid = r->oid;
 				r2.keys = rr->keys;
-				r2.nkeys = 2;
+				r2.nkeys = rr->vers && f && f->at ? 3 : 2; /* (and the mark) */
 				r2.gets = &rr->get;
 				r2.ngets = 1;
 				atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
@@ -403,13 +409,22 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 					return read_err(rs, rc);
 				if ((rc = state_take(&r2)))
 					return rc;
-				mrtx_bytes l2 = MRTX_BYTES(NULL, 0);
-
-				if (r2.nkvs == 1 && (rc = lock_loaded(rs, r->oid, r2.kvs[0].value, &l2)))
-					return rc;
-				if ((r2.nkvs == 1) != had ||
-				    (had && cmp_bytes(l2.data, l2.size, lock0.data, lock0.size) != 0))
-					break; /* the row changed meanwhile: read it again whole */
+				for (size_t i = 0; i < r2.nkvs; i++) {
+					if (r2.kvs[i].key.size == 2 &&
+					    memcmp(r2.kvs[i].key.data, rados_collect_key, 2) == 0) {
+						m2 = r2.kvs[i].value;
+					} else {
+						had2 = 1;
+						if ((rc = lock_loaded(rs, r->oid, r2.kvs[i].value, &l2)))
+							return rc;
+					}
+				}
+				/* the row changed meanwhile (a commit moves its lock, a
+				 * collection step its tablet's mark): read it again whole */
+				if (had2 != had ||
+				    (had && cmp_bytes(l2.data, l2.size, lock0.data, lock0.size) != 0) ||
+				    cmp_bytes(m2.data, m2.size, rr->markraw.data, rr->markraw.size) != 0)
+					break;
 				if ((rc = take_any(rs, t, rr, f, rr->get.kvs, rr->get.nkvs, a, out, &cap)))
 					return rc;
 				if (!rr->get.more || !rr->get.nkvs)
@@ -1037,7 +1052,10 @@ static int groups_run(rstore *rs, rgroup *g, size_t ng, store_op *ops, mrtx_aren
 			if (gr == 0)
 				op->result = 0;
 			else if (gr != -ECANCELED)
-				op->result = g[i].result == -ENOMEM && !g[i].comp ? MRTX_ENOMEM :
+				/* (never sent: the reason it was not, MRTX_ENOMEM or a
+				 * refused write, MRTX_EINVAL) */
+				op->result = g[i].result == -ENOMEM && !g[i].comp ?
+				             (rc == MRTX_EINVAL ? MRTX_EINVAL : MRTX_ENOMEM) :
 				             op_result(gr);
 			else if (g[i].state_prval == -ECANCELED)
 				op->result = RMOVED; /* nothing applied: settle, send again */
