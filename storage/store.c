@@ -195,6 +195,30 @@ int store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *rowlen,
 	return DISPATCH(st, gc_step, st, t, row, rowlen, safe, max_rows, done, collected);
 }
 
+int store_trims_on_write(const store *st)
+{
+#ifdef MRTX_HAVE_RADOS
+	if (IS_RADOS(st))
+		return 0;
+#endif
+	(void)st;
+	return 1;
+}
+
+int store_trim_row(store *st, const store_table *t, mrtx_bytes row, uint64_t safe)
+{
+	if (store_read_only(st))
+		return refuse_write(st, "trimming versions");
+#ifdef MRTX_HAVE_RADOS
+	if (IS_RADOS(st))
+		return rados_store_trim_row(st, t, row, safe);
+#endif
+	(void)t;
+	(void)row;
+	(void)safe;
+	return 0;
+}
+
 int store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row, size_t *rowlen,
                     int *table_done)
 {
@@ -338,6 +362,7 @@ int store_ts_next(store *st, uint64_t floor, uint64_t *out)
 }
 
 _Atomic long long store__clock_skew_us;
+_Atomic long long store__trim_lag_us = STORE_TRIM_LAG_US;
 
 int store_keeps_versions(const store *st)
 {

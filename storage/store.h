@@ -205,9 +205,17 @@ typedef struct store_filter {
 	int qual_exact;      /* only the cell whose qualifier is qs (store_read_row
 	                        only; the cell's qual then points at qs's bytes) */
 	int lock_only;       /* no cells at all */
+	int live;            /* with at: a running transaction's snapshot
+	                        (DESIGN §9): a version's rank under its family's
+	                        policy counts the versions at or below at only,
+	                        as the store held them then, and a version the
+	                        TTL drops reads as absent.  Without it (a past
+	                        snapshot, mrtx_begin_at) the rank counts every
+	                        version the read finds, so a past read shows
+	                        nothing the policy drops now (MRTX_ESNAPSHOT) */
 } store_filter;
 
-#define STORE_FILTER_ALL { 0, 0, -1, { NULL, 0 }, { NULL, 0 }, 0, 0 }
+#define STORE_FILTER_ALL { 0, 0, -1, { NULL, 0 }, { NULL, 0 }, 0, 0, 0 }
 
 typedef struct store_cell {
 	uint8_t fid;
@@ -545,6 +553,13 @@ int store__fault_hit(int write);
  * one-row commits), to play a host whose clock runs ahead. */
 extern _Atomic long long store__clock_skew_us;
 
+/* How far below the clock a commit's trim puts its safe point (txn.c
+ * trim_written; RADOS): a version replaced longer ago than this may be
+ * collected, so a running snapshot older than it may meet MRTX_ESNAPSHOT.
+ * STORE_TRIM_LAG_US by default; tests set a shorter one. */
+#define STORE_TRIM_LAG_US 10000000LL
+extern _Atomic long long store__trim_lag_us;
+
 /* store__fail_at, but the n-th call and every later one fail. */
 unsigned long store__fail_from(unsigned long n, int lmdb_error);
 
@@ -596,6 +611,18 @@ int store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *rowlen,
                   size_t max_rows, int *done, uint64_t *collected);
 int store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row, size_t *rowlen,
                     int *table_done);
+/*
+ * Trimming while writing (DESIGN §9).  store_trims_on_write: does every
+ * write of a cell already drop what its family's policy no longer keeps
+ * (LMDB: 1), or must the writer ask (RADOS: 0, a write never reads)?
+ * store_trim_row: one collection step on the single row `row` of t with
+ * safe point safe, as store_gc_step does for a row but without a cursor and
+ * without moving g/safe (RADOS; LMDB: nothing to do, 0).  Best effort: a
+ * row moved by a split meanwhile is left for the next trim.  Returns 0,
+ * MRTX_EREADONLY, MRTX_ESTORE, MRTX_ECORRUPT, MRTX_ENOMEM.
+ */
+int store_trims_on_write(const store *st);
+int store_trim_row(store *st, const store_table *t, mrtx_bytes row, uint64_t safe);
 /* store_meta_get through a view (NULL: a fresh snapshot; RADOS: always). */
 int store_meta_get_in(store *st, store_view *v, const char *key, mrtx_arena *a,
                       mrtx_bytes *out);

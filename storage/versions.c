@@ -65,9 +65,9 @@ int store_versions_select(const store_table *t, const store_filter *f, const sto
 	uint64_t now = mrtx__now_us();
 
 	for (size_t i = 0; i < n;) {
-		size_t j = i, shown = 0, seen = 0;
+		size_t j = i, shown = 0, seen = 0, r0 = i;
 		store_policy p = store_table_policy(t, vs[i].fid);
-		int stop = 0;
+		int stop = 0, first = 1;
 
 		while (j < n && vs[j].fid == vs[i].fid &&
 		       cmp_bytes(vs[j].qual.data, vs[j].qual.size, vs[i].qual.data,
@@ -80,8 +80,12 @@ int store_versions_select(const store_table *t, const store_filter *f, const sto
 				continue;
 			/* (a version's rank counts every version of the cell the read
 			 * has, deletions and those above f->at included: as writes and
-			 * the collector count it) */
-			if (!(vs[x].flags & CELL_DELETED) &&
+			 * the collector count it; a running snapshot's (f->live) only
+			 * those at or below f->at, as the store held them then) */
+			if (first && f->live)
+				r0 = x;
+			first = 0;
+			if (!(vs[x].flags & CELL_DELETED) && !f->live &&
 			    !store_version_kept(&p, x - i, vs[x].ts, now) && !seen && f->at)
 				/* newer versions or its TTL put it past what the family
 				 * keeps: dropped, or about to be */
@@ -90,7 +94,7 @@ int store_versions_select(const store_table *t, const store_filter *f, const sto
 				                    "family's policy (%u versions, TTL %llu ms)", t->name,
 				                    (unsigned long long)f->at, p.max_versions,
 				                    (unsigned long long)p.ttl_ms);
-			if (vs[x].flags & CELL_DELETED || !store_version_kept(&p, x - i, vs[x].ts, now)) {
+			if (vs[x].flags & CELL_DELETED || !store_version_kept(&p, x - r0, vs[x].ts, now)) {
 				stop = 1;
 				break;
 			}

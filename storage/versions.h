@@ -42,9 +42,10 @@ void *store_arr_grow(mrtx_arena *a, void *arr, size_t n, size_t *cap, size_t ele
  * sorted by store_version_order: for each cell, the versions at or below
  * f->at (0: all), newest first, up to f->versions (0 or 1: one), stopping
  * at a deletion and at the first version the family's policy no longer
- * keeps (a version's rank counts every version of the cell in vs).
+ * keeps (a version's rank counts every version of the cell in vs; with
+ * f->live, those at or below f->at).
  * Appended to out->cells.  MRTX_ESNAPSHOT when a read at f->at cannot know
- * what a cell held then (its version there is past its TTL, or none is at
+ * what a cell held then (not live: its version there is past its TTL, or none is at
  * or below f->at and the oldest says GONE); MRTX_ENOMEM.
  */
 int store_versions_select(const store_table *t, const store_filter *f, const store_ver *vs,

@@ -422,11 +422,13 @@ static void index_on_long_nul_rows(void **state)
 
 /* ------------------------------------------------------------- doom */
 
-/* A reads r, B changes it, A reads it again.  Without views (RADOS):
- * MRTX_CONFLICT, A is doomed (returns 1).  With views (LMDB, DESIGN §9):
- * A reads what it read before, and is not doomed (returns 0); a commit of
- * A's writes then fails validation. */
-static int doom_by_conflict(mrtx_db *db, mrtx_txn *a)
+/* A reads r, B changes it, A reads it again: every transaction reads one
+ * snapshot (DESIGN §9: LMDB's view, a RADOS store's live snapshot), so A
+ * reads what it read before and is not doomed; a commit of A's writes then
+ * fails (validation on LMDB, the row committed above the snapshot on
+ * RADOS).  (A doom by a changed read needs a store without snapshots:
+ * doom_by_index_maintenance below covers calls after a doom.) */
+static void reread_after_change(mrtx_db *db, mrtx_txn *a)
 {
 	mrtx_bytes v, w;
 	char val[16];
@@ -435,47 +437,30 @@ static int doom_by_conflict(mrtx_db *db, mrtx_txn *a)
 	snprintf(val, sizeof(val), "v%d", ++k);
 	assert_int_equal(mrtx_get(a, "t", MRTX_CSTR("r"), "f", MRTX_CSTR("q"), &v), MRTX_OK);
 	assert_int_equal(tu_put_str(db, "t", "r", "f:q", val), MRTX_OK);
-	if (tu_rados()) {
-		assert_int_equal(mrtx_get(a, "t", MRTX_CSTR("r"), "f", MRTX_CSTR("q"), &w),
-		                 MRTX_CONFLICT);
-		return 1;
-	}
 	assert_int_equal(mrtx_get(a, "t", MRTX_CSTR("r"), "f", MRTX_CSTR("q"), &w), MRTX_OK);
 	assert_int_equal(w.size, v.size);
 	assert_memory_equal(w.data, v.data, v.size);
-	return 0;
 }
 
-static void after_doom_ebadtxn(void **state)
+static void after_change_conflict(void **state)
 {
 	char *path = tu_tmpdir("doom");
 	mrtx_db *db = open_with(path, MRTX_NOSYNC, 0, 0);
-	mrtx_scan_spec spec = { "t", { NULL, 0 }, { NULL, 0 }, NULL, { NULL, 0 }, { NULL, 0 }, 0, 0 };
-	mrtx_scanner *s = NULL;
-	mrtx_bytes v;
 	mrtx_txn *a;
 
 	(void)state;
 	assert_non_null(db);
 	assert_int_equal(mrtx_create_table(db, "t", FAMS, 1), MRTX_OK);
 	assert_int_equal(tu_put_str(db, "t", "r", "f:q", "v0"), MRTX_OK);
+	/* a read-only A commits: it saw one state */
 	assert_int_equal(mrtx_begin(db, &a), MRTX_OK);
-	if (!doom_by_conflict(db, a)) {
-		/* a snapshot: no doom; the write's commit fails validation */
-		assert_int_equal(mrtx_put(a, "t", MRTX_CSTR("r"), "f", MRTX_CSTR("q"),
-		                          MRTX_CSTR("x")), MRTX_OK);
-		assert_int_equal(mrtx_commit(a), MRTX_CONFLICT);
-		mrtx_close(db);
-		tu_rmrf(path);
-		free(path);
-		return;
-	}
+	reread_after_change(db, a);
+	assert_int_equal(mrtx_commit(a), MRTX_OK);
+	/* a writing A fails its commit */
+	assert_int_equal(mrtx_begin(db, &a), MRTX_OK);
+	reread_after_change(db, a);
 	assert_int_equal(mrtx_put(a, "t", MRTX_CSTR("r"), "f", MRTX_CSTR("q"), MRTX_CSTR("x")),
-	                 MRTX_EBADTXN);
-	assert_int_equal(mrtx_delete(a, "t", MRTX_CSTR("r"), "f", MRTX_CSTR("q")), MRTX_EBADTXN);
-	assert_int_equal(mrtx_delete_row(a, "t", MRTX_CSTR("r")), MRTX_EBADTXN);
-	assert_int_equal(mrtx_get(a, "t", MRTX_CSTR("r"), "f", MRTX_CSTR("q"), &v), MRTX_EBADTXN);
-	assert_int_equal(mrtx_scan_open(a, &spec, &s), MRTX_EBADTXN);
+	                 MRTX_OK);
 	assert_int_equal(mrtx_commit(a), MRTX_CONFLICT);
 	mrtx_close(db);
 	tu_rmrf(path);
@@ -489,7 +474,7 @@ static int careless_fn(mrtx_txn *txn, void *payload)
 	mrtx_db **db = (mrtx_db **)(attempts + 2);
 
 	if (++attempts[0] == 1)
-		(void)doom_by_conflict(*db, txn);
+		reread_after_change(*db, txn);
 	return mrtx_put(txn, "t", MRTX_CSTR("r"), "f", MRTX_CSTR("q"), MRTX_CSTR("fn"));
 }
 
@@ -584,7 +569,7 @@ int main(void)
 		cmocka_unit_test(scan_error_is_final),
 		cmocka_unit_test(scan_sees_later_writes),
 		cmocka_unit_test(index_on_long_nul_rows),
-		cmocka_unit_test(after_doom_ebadtxn),
+		cmocka_unit_test(after_change_conflict),
 		cmocka_unit_test(run_retries_doomed),
 		cmocka_unit_test(doom_by_index_maintenance),
 	};

@@ -138,14 +138,15 @@ static void note_snapshot(mt *t)
 }
 
 /* Do all of t's observations hold in its snapshot?  (A read-only
- * transaction on a store with views commits without validation.) */
+ * transaction reads one snapshot -- LMDB's view, a RADOS store's live
+ * snapshot -- and commits without validation.) */
 static int holds_at_snapshot(const mt *t)
 {
 	char why[1024];
 	cellv v = { 0 };
 	int ok = 1;
 
-	if (!t->shave || t->nops || tu_rados())
+	if (!t->shave || t->nops)
 		return 0;
 	cv_copy(&v, &t->sdata);
 	derive_indexes(&v, IDX, t->snidx);

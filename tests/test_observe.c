@@ -7,9 +7,10 @@
  * a delete), then makes A look again (a get of the row, a second scan, a
  * write, an index lookup).  Whatever A saw the second time, it must not
  * commit: the second look returns MRTX_CONFLICT and dooms A, or A's commit
- * does.  On a store with views (LMDB, DESIGN §9) A's second look sees
- * what its first did (one snapshot): then a read-only A commits, having
- * seen one state, and a writing A still fails its commit.  Each scenario also runs without B's change, and then A commits:
+ * does.  Every transaction reads one snapshot (DESIGN §9: LMDB's view, a
+ * RADOS store's live snapshot), so A's second look sees what its first
+ * did: a read-only A then commits, having seen one state, and a writing A
+ * still fails its commit.  Each scenario also runs without B's change, and then A commits:
  * the checks cannot pass by refusing everything.
  */
 #include <stdio.h>
@@ -99,13 +100,13 @@ static int scan_rows(mrtx_txn *txn, const char *start, const char *end, int reve
 }
 
 /* A's commit after its second look: OK exactly when nothing changed, or,
- * for a read-only A reading one snapshot (views), always. */
+ * for a read-only A reading one snapshot, always. */
 static void expect_outcome(mrtx_txn *a, int second_rc, enum change ch, const char *what,
                            int readonly)
 {
 	int rc;
 
-	if (readonly && !tu_rados()) {
+	if (readonly) {
 		if (second_rc != MRTX_OK && second_rc != MRTX_NOTFOUND)
 			fail_msg("%s: a snapshot read returned %s: %s", what,
 			         mrtx_strerror(second_rc), mrtx_errmsg());
@@ -159,8 +160,8 @@ static void scan_then_get(int reverse, size_t limit, int writer)
 		assert_string_equal(rows, limit ? (reverse ? "ec" : "ac") : (reverse ? "eca" : "ace"));
 		b_commits_row(&f, ch, ins);
 		rc = mrtx_get(a, "t", MRTX_CSTR(row), "f", MRTX_CSTR("q"), &v);
-		if (!tu_rados()) /* the snapshot: b absent, c present */
-			assert_int_equal(rc, ch == DELETE ? MRTX_OK : MRTX_NOTFOUND);
+		/* the snapshot: b absent, c present */
+		assert_int_equal(rc, ch == DELETE ? MRTX_OK : MRTX_NOTFOUND);
 		expect_outcome(a, rc, ch, what, !writer);
 		fx_done(&f);
 	}
@@ -195,7 +196,7 @@ static void scan_scan(void **state)
 			                 MRTX_OK);
 			b_commits(&f, ch);
 			rc = scan_rows(a, "", "", reverse, 0, rows2, sizeof(rows2));
-			if (rc == MRTX_OK && (ch == NONE || !tu_rados()))
+			if (rc == MRTX_OK)
 				assert_string_equal(rows1, rows2);
 			expect_outcome(a, rc, ch, reverse ? "scan then scan (reverse)" :
 			                                    "scan then scan", 1);
@@ -224,12 +225,11 @@ static void get_inside_scan(void **state)
 		assert_int_equal(mrtx_scan_next(s, &c), MRTX_OK); /* row a */
 		b_commits(&f, ch);
 		rc = mrtx_get(a, "t", MRTX_CSTR("b"), "f", MRTX_CSTR("q"), &v);
-		assert_int_equal(rc, ch == INSERT && tu_rados() ? MRTX_OK : MRTX_NOTFOUND);
+		assert_int_equal(rc, MRTX_NOTFOUND);
 		while ((rc = mrtx_scan_next(s, &c)) == MRTX_OK)
 			n++;
 		mrtx_scan_close(s);
-		if (ch == NONE || !tu_rados())
-			assert_int_equal(n, 3);
+		assert_int_equal(n, 3);
 		expect_outcome(a, rc == MRTX_NOTFOUND ? MRTX_OK : rc, ch, "get inside a scan", 1);
 		fx_done(&f);
 	}
@@ -292,10 +292,9 @@ static void index_scan_lookup(void **state)
 		rc = mrtx_index_lookup(a, "byval", MRTX_CSTR(val), count_hit, &m);
 		if (rc == MRTX_OK && ch == NONE)
 			assert_int_equal(m, 0);
-		if (!tu_rados()) { /* the snapshot: vb absent, vc present */
-			assert_int_equal(rc, MRTX_OK);
-			assert_int_equal(m, ch == DELETE ? 1 : 0);
-		}
+		/* the snapshot: vb absent, vc present */
+		assert_int_equal(rc, MRTX_OK);
+		assert_int_equal(m, ch == DELETE ? 1 : 0);
 		/* the index was backfilled before A's view: a read-only A reads it
 		 * from its snapshot, as any table (index.c backfilled_in_view) */
 		expect_outcome(a, rc, ch, "index scan then lookup", 1);
@@ -321,9 +320,9 @@ static void limited_scan_uncovered(void **state)
 	assert_int_equal(mrtx_put(b, "t", MRTX_CSTR("d"), "f", MRTX_CSTR("q"), MRTX_CSTR("vd")),
 	                 MRTX_OK);
 	assert_int_equal(mrtx_commit(b), MRTX_OK);
-	/* (with views, d is not in A's snapshot) */
+	/* (d is not in A's snapshot) */
 	assert_int_equal(mrtx_get(a, "t", MRTX_CSTR("d"), "f", MRTX_CSTR("q"), &v),
-	                 tu_rados() ? MRTX_OK : MRTX_NOTFOUND);
+	                 MRTX_NOTFOUND);
 	assert_int_equal(mrtx_commit(a), MRTX_OK);
 	fx_done(&f);
 }

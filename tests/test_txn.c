@@ -937,17 +937,15 @@ static void test_phantom(void **state)
 	expect_cell(f->db, "t2", "sum", "f", "", NULL);
 
 	/* Same with a read-only T1 and an insert at the range's very start:
-	 * with views (LMDB) T1 reads a snapshot and commits -- a second scan
-	 * still sees 5 rows; without (RADOS) it is validated and fails. */
+	 * T1 reads a snapshot and commits -- a second scan still sees 5 rows
+	 * (DESIGN §9: LMDB's view, a RADOS store's live snapshot). */
 	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
 	assert_int_equal(scan_count(t1, "t1", "a", "m", 0, &n), 0);
 	assert_int_equal(n, 5);
 	assert_int_equal(tu_put_str(f->db, "t1", "a\x01", "f:", "1"), MRTX_OK);
-	if (!tu_rados()) {
-		assert_int_equal(scan_count(t1, "t1", "a", "m", 0, &n), 0);
-		assert_int_equal(n, 5);
-	}
-	assert_int_equal(mrtx_commit(t1), tu_rados() ? MRTX_CONFLICT : MRTX_OK);
+	assert_int_equal(scan_count(t1, "t1", "a", "m", 0, &n), 0);
+	assert_int_equal(n, 5);
+	assert_int_equal(mrtx_commit(t1), MRTX_OK);
 
 	/* A deleted row inside the scanned range is a change too. */
 	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
@@ -1132,8 +1130,8 @@ static void test_readonly_validation(void **state)
 	assert_int_equal(tu_put_str(f->db, "t2", "y", "f:", "1"), MRTX_OK);
 
 	/* read, concurrent change, commit: a read-write transaction is
-	 * validated -> CONFLICT.  A read-only one reads from its view (LMDB:
-	 * a snapshot, DESIGN §9) and commits, or is validated (RADOS). */
+	 * validated -> CONFLICT.  A read-only one reads from its snapshot
+	 * (DESIGN §9) and commits. */
 	for (int ro = 0; ro < 2; ro++) {
 		char val[2] = { (char)('2' + ro), 0 };
 
@@ -1143,7 +1141,7 @@ static void test_readonly_validation(void **state)
 		assert_int_equal(tu_put_str(f->db, "t2", "y", "f:", val), MRTX_OK);
 		if (!ro)
 			assert_int_equal(mrtx_put(t1, "t1", B("x"), "f", B(""), B("w")), MRTX_OK);
-		assert_int_equal(mrtx_commit(t1), ro && !tu_rados() ? MRTX_OK : MRTX_CONFLICT);
+		assert_int_equal(mrtx_commit(t1), ro ? MRTX_OK : MRTX_CONFLICT);
 	}
 	expect_cell(f->db, "t1", "x", "f", "", "1");
 
@@ -1156,24 +1154,18 @@ static void test_readonly_validation(void **state)
 		                 MRTX_OK);
 		if (!ro)
 			assert_int_equal(mrtx_put(t1, "t1", B("x"), "f", B(""), B("w")), MRTX_OK);
-		assert_int_equal(mrtx_commit(t1), ro && !tu_rados() ? MRTX_OK : MRTX_CONFLICT);
+		assert_int_equal(mrtx_commit(t1), ro ? MRTX_OK : MRTX_CONFLICT);
 	}
 
-	/* re-reading a changed row: without views it fails at once and dooms
-	 * the txn; with views it reads the snapshot again, and the write's
-	 * commit fails validation */
+	/* re-reading a changed row reads the snapshot again, and the write's
+	 * commit fails */
 	assert_int_equal(mrtx_begin(f->db, &t1), MRTX_OK);
 	assert_int_equal(mrtx_get(t1, "t1", B("x"), "f", B(""), &v), MRTX_OK);
 	assert_int_equal(tu_put_str(f->db, "t1", "x", "f:", "3"), MRTX_OK);
-	if (tu_rados()) {
-		assert_int_equal(mrtx_get(t1, "t1", B("x"), "f", B(""), &v), MRTX_CONFLICT);
-		assert_int_not_equal(mrtx_put(t1, "t1", B("x"), "f", B(""), B("4")), MRTX_OK);
-	} else {
-		assert_int_equal(mrtx_get(t1, "t1", B("x"), "f", B(""), &v), MRTX_OK);
-		assert_int_equal(v.size, 1);
-		assert_memory_equal(v.data, "1", 1);
-		assert_int_equal(mrtx_put(t1, "t1", B("x"), "f", B(""), B("4")), MRTX_OK);
-	}
+	assert_int_equal(mrtx_get(t1, "t1", B("x"), "f", B(""), &v), MRTX_OK);
+	assert_int_equal(v.size, 1);
+	assert_memory_equal(v.data, "1", 1);
+	assert_int_equal(mrtx_put(t1, "t1", B("x"), "f", B(""), B("4")), MRTX_OK);
 	assert_int_equal(mrtx_commit(t1), MRTX_CONFLICT);
 	expect_cell(f->db, "t1", "x", "f", "", "3");
 

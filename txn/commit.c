@@ -940,9 +940,19 @@ int txn_commit_run(mrtx_txn *txn)
 		 * what it read: in sync mode a commit is visible a moment before
 		 * it is durable (DESIGN §8), so make what it could see durable
 		 * first. */
-		if (!txn->at && (!txn->view || txn->must_validate) && (rc = txn_validate(txn)))
-			return rc; /* (a past snapshot's reads are of fixed versions) */
+		if (!txn->at && ((!txn->view && !txn->snap_live) || txn->must_validate) &&
+		    (rc = txn_validate(txn)))
+			return rc; /* (a past snapshot's reads are of fixed versions;
+			            * a live one's on RADOS are a snapshot: DESIGN §9) */
 		return store_sync_visible(txn->db->st);
+	}
+	if (txn->snap_stale) {
+		/* a read at the snapshot showed a row as it was before a later
+		 * commit: writing on what it read would lose that commit */
+		txn->doom = MRTX_CONFLICT;
+		return mrtx__seterr(MRTX_CONFLICT, "a row this transaction read was committed by "
+		                    "another transaction after its snapshot (%llu)",
+		                    (unsigned long long)txn->snap_ts);
 	}
 	if (store_read_only(txn->db->st)) /* mrtx_put & co. refuse first: defence */
 		return mrtx__seterr(MRTX_EREADONLY, "commit: store %s is open read-only",

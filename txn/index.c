@@ -539,20 +539,32 @@ int index_apply(mrtx_txn *txn, index_plan *plan)
 /* ------------------------------------------------------------ scanning */
 
 /* Did index d's backfill end before the transaction's view opened (its
- * record "b/<name>", written after the backfill, is in the view)?  From
- * then on every commit maintains the index, so the view's index table
- * matches the view's source rows.  No view (RADOS), no record, or an error
- * reading it: no. */
+ * record "b/<name>", written after the backfill, is in the view; without
+ * views, its timestamp is at or below the live snapshot's)?  From then on
+ * every commit maintains the index, so the snapshot's index table matches
+ * its source rows.  No snapshot, no record, or an error reading it: no. */
 static int backfilled_in_view(mrtx_txn *txn, const idx_decl *d)
 {
 	char key[MRTX_MAX_NAME + 3];
 	store_view *v;
 	mrtx_bytes val;
+	uint64_t ts = 0;
 
-	if (txn_view_get(txn, &v) || !v)
+	if (txn_view_get(txn, &v) || (!v && !txn->snap_live))
 		return 0;
 	snprintf(key, sizeof(key), "b/%s", d->name);
-	return store_meta_get_in(txn->db->st, v, key, &txn->arena, &val) == 0;
+	if (store_meta_get_in(txn->db->st, v, key, &txn->arena, &val))
+		return 0;
+	if (v)
+		return 1;
+	/* a live snapshot without a view (RADOS): the record is read as it
+	 * is now; its timestamp, taken after the backfill's last commit,
+	 * must be at or below the snapshot's (index_create.c) */
+	if (val.size != 8)
+		return 0;
+	for (unsigned i = 0; i < 8; i++)
+		ts |= (uint64_t)((const uint8_t *)val.data)[i] << (8 * i);
+	return ts <= txn->snap_ts;
 }
 
 static int scan_keys(mrtx_txn *txn, const idx_decl *d, mrtx_bytes start, mrtx_bytes end,

@@ -284,8 +284,23 @@ int mrtx_create_index(mrtx_db *db, const mrtx_index_spec *spec)
 	if ((rc = backfill(db, &d)) == 0) {
 		/* The backfill ended: from here the index table matches its
 		 * source in every snapshot (index.c backfilled_in_view). */
+		mrtx_bytes have;
+		uint64_t ts = 0;
+		uint8_t le[8];
+
 		snprintf(key, sizeof(key), "b/%s", spec->name);
-		rc = store_meta_put_new(db->st, key, MRTX_BYTES("1", 1));
+		/* the record carries a timestamp taken after the backfill's last
+		 * commit: a snapshot at or above it holds every entry the
+		 * backfill wrote (a store without views reads it so); a record
+		 * there already (the index made before) stays as it is */
+		rc = store_meta_get(db->st, key, &a, &have);
+		if (rc == MRTX_NOTFOUND) {
+			if ((rc = store_ts_next(db->st, 0, &ts)))
+				goto done;
+			for (unsigned i = 0; i < 8; i++)
+				le[i] = (uint8_t)(ts >> (8 * i));
+			rc = store_meta_put_new(db->st, key, MRTX_BYTES(le, 8));
+		}
 	}
 done:
 	buf_free(&enc);

@@ -260,6 +260,10 @@ static int fetch_batch(mrtx_scanner *s)
 
 	if ((rc = txn_view_get(txn, &v)))
 		return rc;
+	if (txn->snap_live) { /* (fixed by the transaction's first read) */
+		s->f.at = txn->snap_ts;
+		s->f.live = 1;
+	}
 	rc = store_scan_rows_in(txn->db->st, s->current ? NULL : v, s->t, &s->next,
 	                        s->range->reverse, &s->f, SCAN_BATCH, &txn->arena, &s->batch,
 	                        &s->nbatch, &s->more);
@@ -338,7 +342,9 @@ static int check_gap(mrtx_scanner *s, mrtx_bytes lo, int lo_incl, mrtx_bytes hi,
 			continue;
 		if (hi.size && ((c = bytes_cmp(r->row, hi)) > 0 || (c == 0 && !hi_incl)))
 			break;
-		if (r->lock_known && r->has_lock) {
+		if (r->lock_known && r->has_lock && !r->stale) {
+			/* (a stale row, read at a live snapshot: it may well have
+			 * been absent then) */
 			txn->doom = MRTX_CONFLICT;
 			return mrtx__seterr(MRTX_CONFLICT, "table '%s': a scan found absent a row "
 			                    "this transaction read earlier (a concurrent commit "

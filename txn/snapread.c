@@ -58,13 +58,31 @@ int txn_view_get(mrtx_txn *txn, store_view **out)
 	int rc;
 
 	if (!txn->view && !txn->no_view) {
-		rc = store_view_open(txn->db->st, &txn->view);
-		if (rc == MRTX_ENOTSUP)
-			txn->no_view = 1;
-		else if (rc)
+		store *st = txn->db->st;
+
+		rc = store_view_open(st, &txn->view);
+		if (rc && rc != MRTX_ENOTSUP)
 			return rc;
-		else
-			txn->snap_ts = store_view_ts(txn->db->st, txn->view);
+		if (rc == 0) {
+			txn->snap_ts = store_view_ts(st, txn->view);
+		} else {
+			/* No view (RADOS): a store that keeps versions reads every
+			 * row at one timestamp from its oracle, taken now -- every
+			 * commit that returned before is at or below it, every
+			 * commit point not yet stamped lands above (DESIGN §9,
+			 * session 19).  Not for a past snapshot (its own), nor on
+			 * a read-only handle, which cannot raise the oracle: its
+			 * reads stay optimistic and validated. */
+			if (!txn->at && store_keeps_versions(st) && !store_read_only(st)) {
+				uint64_t ts;
+
+				if ((rc = store_ts_next(st, 0, &ts)))
+					return rc;
+				txn->snap_ts = ts;
+				txn->snap_live = 1;
+			}
+			txn->no_view = 1;
+		}
 	}
 	*out = txn->view;
 	return 0;
@@ -337,9 +355,10 @@ int txn_read_row_snap(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
 
 		if ((rc = txn_view_get(txn, &v)))
 			return rc;
-		if (txn->at && f != &atf) {
+		if ((txn->at || txn->snap_live) && f != &atf) {
 			atf = *f;
-			atf.at = txn->at;
+			atf.at = txn->at ? txn->at : txn->snap_ts;
+			atf.live = txn->snap_live;
 			f = &atf;
 		}
 		if (!v)

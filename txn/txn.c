@@ -129,7 +129,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	/* Field by field: a memset of the head compiles to `rep stos`, whose
 	 * start-up cost was a visible part of a point read.  A new field must
 	 * be set here (the assertion below trips when the head changes). */
-	_Static_assert(offsetof(mrtx_txn, head_pad) == 196 && offsetof(mrtx_txn, arena0) == 208,
+	_Static_assert(offsetof(mrtx_txn, head_pad) == 198 && offsetof(mrtx_txn, arena0) == 208,
 	               "mrtx_begin sets every field before arena0: initialise the new one there");
 	txn->db = db;
 	arena_init_buf(&txn->arena, txn->arena0, sizeof(txn->arena0));
@@ -159,6 +159,8 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	txn->no_view = 0;
 	txn->view_used = 0;
 	txn->must_validate = 0;
+	txn->snap_live = 0;
+	txn->snap_stale = 0;
 	*out = txn;
 	return 0;
 }
@@ -243,6 +245,21 @@ int txn_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int create, tro
 	return rc;
 }
 
+/* Was a row read at the transaction's live snapshot (snap_live) with this
+ * lock committed above it? */
+static int snap_above(const mrtx_txn *txn, int has_lock, mrtx_bytes lock)
+{
+	const uint8_t *p = lock.data;
+	uint64_t ts = 0;
+
+	if (!txn->snap_live || !has_lock || lock.size < LOCK_COMMIT_TS_OFF + 8 ||
+	    p[1] != LOCK_STABLE)
+		return 0;
+	for (unsigned i = 0; i < 8; i++)
+		ts |= (uint64_t)p[LOCK_COMMIT_TS_OFF + i] << (8 * i);
+	return ts > txn->snap_ts;
+}
+
 /* txn_observe for a row entry r, or NULL if the row has none yet. */
 static int txn_observe_at(mrtx_txn *txn, trow *r, const store_table *t, mrtx_bytes row,
                           int has_lock, mrtx_bytes lock)
@@ -251,6 +268,13 @@ static int txn_observe_at(mrtx_txn *txn, trow *r, const store_table *t, mrtx_byt
 
 	if (!r && (rc = txn_row_new(txn, t, row, &r)))
 		return rc;
+	/* A live snapshot (RADOS): a row committed above it was read as it
+	 * was, and can only be stale; a commit with writes fails
+	 * (txn->snap_stale), a read-only one stands on the snapshot. */
+	if (snap_above(txn, has_lock, lock)) {
+		txn->snap_stale = 1;
+		r->stale = 1;
+	}
 	/* A row first met here but inside a range this transaction scanned
 	 * was observed there: absent (a scan observes every row it passes
 	 * over, present or not).  That observation is the one to compare. */
@@ -262,6 +286,10 @@ static int txn_observe_at(mrtx_txn *txn, trow *r, const store_table *t, mrtx_byt
 	if (r->lock_known) {
 		if (r->has_lock != (unsigned)!!has_lock ||
 		    (has_lock && bytes_cmp(r->lock, lock) != 0)) {
+			if (r->stale) { /* (the first observation stands) */
+				r->read = 1;
+				return 0;
+			}
 			if (txn->at) /* (a store without views: a commit at or
 			              * below at landed between two reads) */
 				return mrtx__seterr(MRTX_ESNAPSHOT, "table '%s': a row read at "
@@ -501,6 +529,7 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out)
 		                    store_path(db->st));
 	if ((rc = mrtx_begin(db, &txn)))
 		return rc;
+	txn->at = ts; /* (before the view: a past snapshot takes no live one) */
 	if ((rc = txn_view_get(txn, &v)))
 		goto fail;
 	/* the newest timestamp handed out: the view's (LMDB), or the oracle's
@@ -739,6 +768,35 @@ int txn_row_redo(mrtx_txn *txn, const trow *r, store_mut **out, size_t *n)
 	return 0;
 }
 
+/* Commits trim the rows they wrote on a store whose writes do not (RADOS):
+ * one commit in TRIM_EVERY per handle, up to TRIM_ROWS of its rows, each
+ * one collection step (store_trim_row) at a safe point store__trim_lag_us
+ * below the clock.  So a hot row keeps about TRIM_EVERY versions more than
+ * that window's, and the store stays flat (DESIGN §9, session 19).  Best
+ * effort: the commit stands whatever a trim meets. */
+#define TRIM_EVERY 8u
+#define TRIM_ROWS 4u
+
+static void trim_written(mrtx_txn *txn)
+{
+	store *st = txn->db->st;
+	uint64_t now = mrtx__now_us(), lag = (uint64_t)atomic_load(&store__trim_lag_us);
+	unsigned k = 0;
+	trow *r;
+
+	if (store_trims_on_write(st) || !store_keeps_versions(st) || now <= lag ||
+	    atomic_fetch_add(&txn->db->trim_count, 1) % TRIM_EVERY)
+		return;
+	RB_FOREACH(r, trow_tree, &txn->rows) {
+		if (!r->mutated)
+			continue;
+		(void)store_trim_row(st, r->t, r->row, now - lag);
+		if (++k == TRIM_ROWS)
+			break;
+	}
+	mrtx__clearerr();
+}
+
 int mrtx_commit_ts(mrtx_txn *txn, uint64_t *commit_ts)
 {
 	int rc;
@@ -755,6 +813,8 @@ int mrtx_commit_ts(mrtx_txn *txn, uint64_t *commit_ts)
 		rc = txn_commit_run(txn);
 	if (rc == 0 && commit_ts)
 		*commit_ts = txn->commit_ts ? txn->commit_ts : txn->snap_ts;
+	if (rc == 0 && txn->nmutated)
+		trim_written(txn);
 	txn_free(txn);
 	return rc;
 }

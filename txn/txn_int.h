@@ -59,6 +59,7 @@ struct mrtx_db {
 	_Atomic size_t tail_pending;             /* queued + running: 0 skips the lock */
 	struct store_op *tail_buf;
 	size_t tail_room;
+	_Atomic unsigned trim_count; /* commits with writes (txn.c trim_written) */
 };
 
 /* One buffered cell mutation; qualifier and value stored inline. */
@@ -85,6 +86,11 @@ typedef struct trow {
 	unsigned has_lock : 1;
 	unsigned del_row : 1;    /* delete every stored cell first */
 	unsigned mutated : 1;
+	unsigned stale : 1;      /* a live snapshot's read found it committed
+	                            above the snapshot (txn->snap_stale): what
+	                            it held then was read, whether it was a row
+	                            then is not known, and no later look at it
+	                            contradicts the first */
 	mrtx_bytes lock;
 	uint64_t put_us;         /* wall clock of the first write, for ww conflicts */
 	/* commit scratch */
@@ -139,7 +145,13 @@ struct mrtx_txn {
 	uint8_t view_used;     /* a read has returned from view */
 	uint8_t must_validate; /* a read met a lock pending in view: a read-only
 	                          commit validates as without views */
-	uint8_t head_pad[4];   /* the padding before arena0, named: a new field moves
+	uint8_t snap_live;     /* a store without views that keeps versions
+	                          (RADOS, format 4): every read is at snap_ts,
+	                          taken from the store's oracle by the first
+	                          read (snapread.c) */
+	uint8_t snap_stale;    /* ... and one met a row committed above snap_ts:
+	                          a commit with writes fails (MRTX_CONFLICT) */
+	uint8_t head_pad[2];   /* the padding before arena0, named: a new field moves
 	                          head_pad or arena0, which trips mrtx_begin's assertion */
 	/* The arena's first chunk, so that a small transaction (a few rows,
 	 * its commit's lock records and redo lists included) allocates

@@ -10,23 +10,25 @@
  * takes listing bounds as C strings), so a cell's versions are adjacent
  * and sort newest first, and rkey's terminator keeps cells in qualifier
  * order.  ts is the commit timestamp (store_op.ts / .stamp).  A write adds
- * a key and never reads first, except where a family keeps several
- * versions and the whole row or family is deleted (below):
+ * keys and never reads first, except where a whole row or family is
+ * deleted (below), whatever the family's policy:
  *
- *   mutation      one-version family                several versions
- *   put v at ts   set vt(ts); drop every older one  set vt(ts)
- *   delete cell   drop every version                set vt(ts) = DELETED
- *   delete family drop the family's keys            DELETED for each live
- *   delete row    drop each such family's keys      cell, read before (pre)
+ *   mutation        what the write does
+ *   put v at ts     set vt(ts) = v
+ *   delete cell     set vt(ts) = DELETED (a tombstone)
+ *   delete family   DELETED for each live cell of the family,
+ *   delete row      read just before (pre, rados_vmut_needs_pre)
  *
- * A one-version family therefore keeps no tombstone and no older version:
- * a read at a past timestamp cannot tell what such a cell held once its
- * row was written since.  It says so (MRTX_ESNAPSHOT, rados_vrow_check)
- * when the row's lock -- STABLE, whose order key carries its commit
- * timestamp -- is newer than the read's timestamp.  Families that keep
- * several versions are read by the policy rule every backend shares
- * (storage/versions.c), so none past it shows before `mrtx gc` removes it
- * (rados_gc.c).
+ * Older versions stay until a collection step drops them (rados_gc.c): a
+ * commit's trim of the rows it wrote (txn/commit.c, store_trim_row) or
+ * `mrtx gc`.  A step keeps every version above its safe point and, at or
+ * below it, what the family's policy keeps -- so a running snapshot at or
+ * above the safe point reads its versions, one-version families included
+ * (DESIGN §9, session 19).  Reads choose by the policy rule every backend
+ * shares (storage/versions.c), so nothing past the policy shows before
+ * collection.  Session 18 dropped a one-version family's older keys in the
+ * write itself; a snapshot of a running transaction then had nothing to
+ * read below a newer write.
  */
 #include "storage/rados/rados_int.h"
 #include "storage/versions.h"
@@ -80,22 +82,6 @@ int rados_vcell_parse(const uint8_t *k, size_t klen, size_t plen, size_t nfamili
 	return 0;
 }
 
-/* Drop the keys [lo, the end of prefix pfx). */
-static void drop_from(rados_write_op_t w, const uint8_t *lo, size_t lon, const uint8_t *pfx,
-                      size_t pn, uint8_t *ke)
-{
-	size_t en = rados_prefix_end(ke, pfx, pn);
-
-	rados_write_op_omap_rm_range2(w, (const char *)lo, lon, (const char *)ke, en);
-}
-
-static int one_version(const store_table *t, uint8_t fid)
-{
-	store_policy p = store_table_policy(t, fid);
-
-	return p.max_versions <= 1;
-}
-
 /* Set the version at ts of the cell whose key prefix is kb[0..kn). */
 static int set_version(rados_write_op_t w, uint8_t *kb, size_t kn, uint64_t ts, uint8_t flags,
                        mrtx_bytes value, mrtx_arena *a)
@@ -116,30 +102,16 @@ static int set_version(rados_write_op_t w, uint8_t *kb, size_t kn, uint64_t ts, 
 	return 0;
 }
 
-/* Delete one cell at ts (its key prefix in kb[0..kn)). */
-static int del_cell(const store_table *t, rados_write_op_t w, uint8_t fid, uint8_t *kb,
-                    size_t kn, uint64_t ts, uint8_t *ke, mrtx_arena *a)
-{
-	if (!one_version(t, fid))
-		return set_version(w, kb, kn, ts, CELL_DELETED, MRTX_BYTES(NULL, 0), a);
-	drop_from(w, kb, kn, kb, kn, ke);
-	return 0;
-}
-
 /* Delete family fid of the row (cell prefix cp) at ts; pre: the row's live
- * cells, read before (needed only for a family that keeps versions). */
+ * cells, read just before. */
 static int del_family(const store_table *t, rados_write_op_t w, const uint8_t *cp,
                       size_t cpn, uint8_t fid, const store_row *pre, uint64_t ts,
                       uint8_t *kb, uint8_t *ke, mrtx_arena *a)
 {
 	int rc;
 
-	if (one_version(t, fid)) {
-		memcpy(kb, cp, cpn);
-		kb[cpn] = (uint8_t)(fid + 1);
-		drop_from(w, kb, cpn + 1, kb, cpn + 1, ke);
-		return 0;
-	}
+	(void)t;
+	(void)ke;
 	for (size_t i = 0; pre && i < pre->ncells; i++)
 		if (pre->cells[i].fid == fid &&
 		    (rc = set_version(w, kb, rados_vcell_prefix(kb, cp, cpn, fid, pre->cells[i].qual),
@@ -150,13 +122,8 @@ static int del_family(const store_table *t, rados_write_op_t w, const uint8_t *c
 
 int rados_vmut_needs_pre(const store_table *t, const store_mut *m)
 {
-	if (m->kind == STORE_MUT_DEL_FAMILY)
-		return !one_version(t, m->fid);
-	if (m->kind == STORE_MUT_DEL_ROW)
-		for (size_t f = 0; f < t->nfamilies; f++)
-			if (!one_version(t, (uint8_t)f))
-				return 1;
-	return 0;
+	(void)t;
+	return m->kind == STORE_MUT_DEL_FAMILY || m->kind == STORE_MUT_DEL_ROW;
 }
 
 int rados_vmut_add(const store_table *t, rados_write_op_t w, const uint8_t *cp, size_t cpn,
@@ -174,21 +141,10 @@ int rados_vmut_add(const store_table *t, rados_write_op_t w, const uint8_t *cp, 
 	switch (m->kind) {
 	case STORE_MUT_PUT:
 		kn = rados_vcell_prefix(kb, cp, cpn, m->fid, m->qual);
-		if ((rc = set_version(w, kb, kn, ts, 0, m->value, a)))
-			return rc;
-		if (one_version(t, m->fid)) {
-			uint8_t *lo = arena_alloc(a, kn + RVT_SIZE);
-
-			if (!lo)
-				return MRTX_ENOMEM;
-			memcpy(lo, kb, kn);
-			rados_vt_put(lo + kn, ts - 1); /* every version older than ts */
-			drop_from(w, lo, kn + RVT_SIZE, kb, kn, ke);
-		}
-		break;
+		return set_version(w, kb, kn, ts, 0, m->value, a);
 	case STORE_MUT_DEL_CELL:
 		kn = rados_vcell_prefix(kb, cp, cpn, m->fid, m->qual);
-		return del_cell(t, w, m->fid, kb, kn, ts, ke, a);
+		return set_version(w, kb, kn, ts, CELL_DELETED, MRTX_BYTES(NULL, 0), a);
 	case STORE_MUT_DEL_FAMILY:
 		return del_family(t, w, cp, cpn, m->fid, pre, ts, kb, ke, a);
 	case STORE_MUT_DEL_ROW:
@@ -198,35 +154,4 @@ int rados_vmut_add(const store_table *t, rados_write_op_t w, const uint8_t *cp, 
 		break;
 	}
 	return 0;
-}
-
-/* Does f read any family of t that keeps one version? */
-static int reads_one_version(const store_table *t, const store_filter *f)
-{
-	if (f->family >= 0)
-		return one_version(t, (uint8_t)f->family);
-	for (size_t fid = 0; fid < t->nfamilies; fid++)
-		if (one_version(t, (uint8_t)fid))
-			return 1;
-	return 0;
-}
-
-int rados_vrow_check(const rstore *rs, const store_table *t, const store_filter *f,
-                     int has_lock, mrtx_bytes stored)
-{
-	const uint8_t *p = stored.data;
-	uint64_t ts = 0;
-
-	if (!f->at || !has_lock || f->lock_only || !reads_one_version(t, f))
-		return 0;
-	if (stored.size < STORE_ORDER_SIZE || p[0] != 0)
-		return 0; /* not STABLE: the caller resolves it and reads again */
-	for (unsigned i = 1; i < STORE_ORDER_SIZE; i++)
-		ts = ts << 7 | (p[i] & 0x7f);
-	if (ts <= f->at)
-		return 0;
-	return mrtx__seterr(MRTX_ESNAPSHOT, "%s: table '%s': a row was written at %llu, after "
-	                    "timestamp %llu, and a family read keeps one version (what it held "
-	                    "then is gone)", rs->addr, t->name, (unsigned long long)ts,
-	                    (unsigned long long)f->at);
 }

@@ -6,14 +6,23 @@
  * one listing at a time, and decides each cell's versions newest first,
  * as the LMDB collector does:
  *
- *   version i of a cell          decision
- *   a deletion at or below safe  i = 0: drop it and every older one (the
+ *   version of a cell            decision
+ *   above safe                   keep (a running snapshot at or above safe
+ *                                may read it)
+ *   at or below safe, the i-th of the cell's versions at or below safe:
+ *   a deletion                   i = 0: drop it and every older one (the
  *                                cell is absent for every snapshot left);
  *                                i > 0: keep it, drop every older one
  *   not kept by the policy       drop it and every older one
- *   (store_version_kept)
+ *   (store_version_kept, rank i)
  *   otherwise                    keep; the last kept one of a cell that
  *                                lost older ones is rewritten with GONE
+ *                                (not when the drop began at a deletion:
+ *                                the cell was absent there)
+ *
+ * So every snapshot at or above safe reads what it read before the step
+ * (the newest version at or below it, within the policy counted among
+ * the versions at or below it: storage/versions.c's live rule).
  *
  * Whole rows only: a step ends at a row boundary after max_rows rows, or
  * at the end of a tablet.  Its removals go out as one compound write on
@@ -205,6 +214,7 @@ typedef struct gcell {
 	mrtx_bytes qual;      /* in the arena */
 	size_t i;             /* versions met */
 	int dropping;
+	int absent;           /* the drop began at a deletion */
 	size_t dropped;
 	mrtx_bytes last_key, last_val; /* the last kept version */
 } gcell;
@@ -214,7 +224,7 @@ static int cell_end(gcell *c, gcw *w, mrtx_arena *a)
 {
 	int rc = 0;
 
-	if (c->any && c->dropped && c->last_key.size &&
+	if (c->any && c->dropped && !c->absent && c->last_key.size &&
 	    !(((const uint8_t *)c->last_val.data)[0] & CELL_GONE))
 		rc = gc_gone(w, a, c->last_key, c->last_val);
 	memset(c, 0, sizeof(*c));
@@ -283,8 +293,8 @@ static int gc_send(rstore *rs, const char *oid, gcw *w, uint64_t safe, int *skip
  * and *tdone says the tablet is done (the next starts at the next tablet).
  */
 static int gc_tablet(rstore *rs, const store_table *t, const rtmap *map, uint8_t *row,
-                     size_t *rowlen, uint64_t safe, size_t max_rows, int *tdone,
-                     uint64_t *collected, mrtx_arena *a)
+                     size_t *rowlen, uint64_t safe, size_t max_rows, int one_row,
+                     int *tdone, uint64_t *collected, mrtx_arena *a)
 {
 	static const uint8_t pfx[1] = { RK_CELL };
 	const rtablet *tb = rados_tablet_in(map, MRTX_BYTES(row, *rowlen));
@@ -302,10 +312,14 @@ static int gc_tablet(rstore *rs, const store_table *t, const rtmap *map, uint8_t
 	memset(&w, 0, sizeof(w));
 	memset(&c, 0, sizeof(c));
 	*tdone = 0;
-	if (*rowlen) {
+	mrtx_bytes prefix = MRTX_BYTES(pfx, 1);
+
+	if (*rowlen || one_row) {
 		size_t k = rados_cell_prefix(start, MRTX_BYTES(row, *rowlen));
 
 		after = MRTX_BYTES(start, k - 1); /* below every key of the row */
+		if (one_row) /* (store_trim_row: that row's keys only) */
+			prefix = MRTX_BYTES(start, k);
 	}
 	for (;;) {
 		rget g;
@@ -313,7 +327,7 @@ static int gc_tablet(rstore *rs, const store_table *t, const rtmap *map, uint8_t
 
 		memset(&g, 0, sizeof(g));
 		memset(&rd, 0, sizeof(rd));
-		g.prefix = MRTX_BYTES(pfx, 1);
+		g.prefix = prefix;
 		g.start_after = after;
 		g.max = RLIST_MAX;
 		rd.oid = tb->oid;
@@ -372,13 +386,21 @@ static int gc_tablet(rstore *rs, const store_table *t, const rtmap *map, uint8_t
 				if ((rc = gc_rm(&w, a, g.kvs[i].key)))
 					return rc;
 				c.dropped++;
-			} else if (x.flags & CELL_DELETED && x.ts <= safe && c.i == 0) {
+			} else if (x.ts > safe) {
+				/* a running snapshot may read it: kept, and not
+				 * counted in the policy's rank (c.i) */
+				c.last_key = g.kvs[i].key;
+				c.last_val = g.kvs[i].value;
+				after = g.kvs[i].key;
+				continue;
+			} else if (x.flags & CELL_DELETED && c.i == 0) {
 				/* deleted for every snapshot from safe on: all of it */
 				if ((rc = gc_rm(&w, a, g.kvs[i].key)))
 					return rc;
 				c.dropping = 1;
+				c.absent = 1;
 				c.dropped++;
-			} else if (x.flags & CELL_DELETED && x.ts <= safe) {
+			} else if (x.flags & CELL_DELETED) {
 				/* an older deletion stays, the oldest kept, so that a
 				 * snapshot between it and the next version reads absent */
 				c.last_key = g.kvs[i].key;
@@ -432,7 +454,7 @@ int rados_store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *r
 
 		memcpy(r0, row, *rowlen);
 		arena_init(&a);
-		rc = gc_tablet(rs, t, map, row, rowlen, safe, max_rows ? max_rows : 1, &tdone,
+		rc = gc_tablet(rs, t, map, row, rowlen, safe, max_rows ? max_rows : 1, 0, &tdone,
 		               collected, &a);
 		arena_free(&a);
 		if (rc == RMOVED) {
@@ -460,4 +482,23 @@ int rados_store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *r
 		}
 		return cursor_put(rs, safe, t, *done, row, *done ? 0 : *rowlen);
 	}
+}
+
+int rados_store_trim_row(store *st, const store_table *t, mrtx_bytes row, uint64_t safe)
+{
+	rstore *rs = RS(st);
+	uint8_t r[MRTX_MAX_KEY];
+	size_t rowlen = row.size;
+	uint64_t collected = 0;
+	mrtx_arena a;
+	int rc, tdone;
+
+	if (!rs->versions || row.size > MRTX_MAX_KEY)
+		return 0;
+	if (row.size)
+		memcpy(r, row.data, row.size);
+	arena_init(&a);
+	rc = gc_tablet(rs, t, rados_map(t), r, &rowlen, safe, 1, 1, &tdone, &collected, &a);
+	arena_free(&a);
+	return rc == RMOVED ? 0 : rc; /* (split meanwhile: the next trim's) */
 }

@@ -307,10 +307,5 @@ int rados_vmut_needs_pre(const store_table *t, const store_mut *m);
 int rados_vmut_add(const store_table *t, rados_write_op_t w, const uint8_t *cp, size_t cpn,
                    const store_mut *m, uint64_t ts, const store_row *pre, uint8_t *kb,
                    uint8_t *ke, mrtx_arena *a);
-/* A read at f->at of a row whose stored lock value is `stored`: 0, or
- * MRTX_ESNAPSHOT when it reads a one-version family and the row's STABLE
- * lock is newer than f->at (its older values are gone). */
-int rados_vrow_check(const rstore *rs, const store_table *t, const store_filter *f,
-                     int has_lock, mrtx_bytes stored);
 
 #endif

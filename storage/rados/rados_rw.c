@@ -188,7 +188,6 @@ struct rowread {
 	int vers;              /* format 4: the cells read are versions */
 	store_ver *vs;         /* ... gathered here, chosen at the end */
 	size_t nvs, vcap;
-	mrtx_bytes lockraw;    /* the lock value as stored (its order key) */
 	size_t rowp;           /* the row's cell prefix: 0x03 . rkey(row) */
 	uint64_t collected;    /* the tablet's collection mark (rados_gc.c) */
 	mrtx_bytes markraw;    /* ... as stored: its safe point and step nonce */
@@ -319,19 +318,16 @@ static mrtx_bytes last_qual(const rowread *rr, const store_row *out)
 static int rowread_done(rstore *rs, const store_table *t, rowread *rr, const store_filter *f,
                         mrtx_arena *a, store_row *out)
 {
-	int rc;
-
 	if (!rr->vers || !rr->want_cells)
 		return 0;
 	if (!f)
 		f = &all_cells;
 	if (f->at && f->at < rr->collected)
-		return mrtx__seterr(MRTX_ESNAPSHOT, "%s: table '%s': `mrtx gc` collected versions "
-		                    "at or below %llu here, above the read's timestamp %llu",
+		return mrtx__seterr(MRTX_ESNAPSHOT, "%s: table '%s': versions at or below %llu "
+		                    "were collected here (`mrtx gc`, or a commit's trim), above "
+		                    "the read's timestamp %llu",
 		                    rs->addr, t->name, (unsigned long long)rr->collected,
 		                    (unsigned long long)f->at);
-	if ((rc = rados_vrow_check(rs, t, f, out->has_lock, rr->lockraw)))
-		return rc;
 	return store_versions_select(t, f, rr->vs, rr->nvs, a, out);
 }
 
@@ -352,7 +348,6 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 		out->cells = NULL;
 		out->ncells = 0;
 		rr->nvs = 0;
-		rr->lockraw = MRTX_BYTES(NULL, 0);
 		rr->collected = 0;
 		rr->markraw = MRTX_BYTES(NULL, 0);
 		cap = 0;
@@ -367,7 +362,6 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 					                (((const uint8_t *)kv->value.data)[b] & 0x7f);
 			} else if (kv->key.size == rr->lkn && memcmp(kv->key.data, rr->lk, rr->lkn) == 0) {
 				out->has_lock = 1;
-				rr->lockraw = kv->value;
 				if ((rc = lock_loaded(rs, r->oid, kv->value, &out->lock)))
 					return rc;
 			} else if ((rc = take_any(rs, t, rr, f, kv, 1, a, out, &cap))) {

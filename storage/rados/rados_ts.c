@@ -155,7 +155,10 @@ static int ts_reserve(rstore *rs, size_t k, uint64_t floor, uint64_t *first)
 		 * and reads only when the guard says the stored value is above) */
 		if (!rs->ts_known && attempt > 0 && (rc = ts_read(rs)))
 			return rc;
-		t = MRTX_MAX(MRTX_MAX(rs->ts_last + 1, mrtx__now_us()), floor);
+		/* (above this handle's own one-row stamps too, ts_hint: a
+		 * snapshot it takes then holds every commit it made) */
+		t = MRTX_MAX(MRTX_MAX(MRTX_MAX(rs->ts_last, atomic_load(&rs->ts_hint)) + 1,
+		                      mrtx__now_us()), floor);
 		if (attempt >= 2)
 			t += (uint64_t)1000u << (attempt < 12 ? attempt - 2 : 10);
 		ts_put(lt, t);
