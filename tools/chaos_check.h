@@ -17,7 +17,12 @@ typedef struct chaos_result {
 	                              * mirror before their commit (anomalies where
 	                              * reads come from a snapshot) */
 	int snapshots;               /* the store gives transactions snapshot reads
-	                              * (LMDB; DESIGN §9) */
+	                              * (DESIGN §9: every store chaos makes) */
+	int readers_si;              /* ... and read-only ones commit without
+	                              * validating even where multi-row commits are
+	                              * two-phase (RADOS): the history's anomalies are
+	                              * those of HC_SNAPSHOT_READONLY, and the count
+	                              * held to serializability is reported beside */
 	long final_total;            /* bank */
 	long final_min;              /* bank */
 	recover_stats recover;
@@ -28,7 +33,10 @@ typedef struct chaos_result {
 	hc_report hc;                /* append */
 	int have_hc;
 	size_t si_total;             /* append: anomalies of the same history held
-	                                to HC_SNAPSHOT_READONLY (a subset of hc's) */
+	                                to HC_SNAPSHOT_READONLY (a subset of hc's);
+	                                with readers_si, those held to
+	                                serializability (a superset: hc is then
+	                                HC_SNAPSHOT_READONLY's) */
 	char **anomalies;            /* the first few, one line each */
 	size_t nanomalies, nshown;
 } chaos_result;

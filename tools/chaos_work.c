@@ -338,10 +338,11 @@ static void bank_auditor_step(mrtx_db *db, sbuf *b, int by_scan)
 			log_error(b, rc, by_scan ? "audit scan" : "audit read");
 		return;
 	}
-	/* What the transaction saw before its commit.  Where reads come from
-	 * one snapshot (LMDB, DESIGN §9) a wrong view is an anomaly
-	 * (chaos_check.c); where they are optimistic (RADOS: checked at
-	 * commit) it is only counted, and its commit must fail. */
+	/* What the transaction saw before its commit.  Reads come from one
+	 * snapshot (DESIGN §9: LMDB's view, RADOS's live snapshot), so a
+	 * wrong view is an anomaly (chaos_check.c); on a store whose reads
+	 * were optimistic it would only be counted, its commit bound to
+	 * fail. */
 	if (total != BANK_TOTAL || min < 0 || n != BANK_ACCOUNTS || torn) {
 		sb_printf(b, "P %ld %ld %d %d", total, min, n, torn);
 		log_line(b);
