@@ -749,6 +749,70 @@ static void test_gc_rados(void)
 	free(path);
 }
 
+/*
+ * Commits trim what they wrote (RADOS; LMDB's writes drop it themselves):
+ * a hot cell overwritten many times keeps about a trim interval's versions
+ * plus those younger than the trim lag, so collecting afterwards finds
+ * little -- and with trimming held off (a lag longer than the run) it
+ * finds every overwrite, which is what makes this check able to fail.  A
+ * running snapshot younger than the lag reads its versions throughout.
+ */
+static void test_trim_on_commit(void **state)
+{
+	static const mrtx_family_spec one[] = { { "one", 1, 0, 0 } };
+	char *path;
+	mrtx_db *db = fresh(&path);
+	uint64_t n = 0;
+	mrtx_txn *snap;
+	mrtx_bytes v;
+
+	(void)state;
+	assert_int_equal(mrtx_create_table2(db, "t", one, 1), MRTX_OK);
+	(void)put_ts(db, "hot", "one", "v0");
+	/* a snapshot taken now reads v0 while the trims (default lag) run */
+	assert_int_equal(mrtx_begin(db, &snap), MRTX_OK);
+	assert_int_equal(mrtx_get(snap, "t", B("hot"), "one", B("q"), &v), MRTX_OK);
+	assert_true(v.size == 2 && memcmp(v.data, "v0", 2) == 0);
+	for (int i = 1; i <= 40; i++) {
+		char val[16];
+
+		snprintf(val, sizeof(val), "v%d", i);
+		(void)put_ts(db, "hot", "one", val);
+	}
+	assert_int_equal(mrtx_get(snap, "t", B("hot"), "one", B("q"), &v), MRTX_OK);
+	assert_true(v.size == 2 && memcmp(v.data, "v0", 2) == 0);
+	assert_int_equal(mrtx_commit(snap), MRTX_OK);
+
+	/* a short lag: the commits' trims keep the cell small */
+	atomic_store(&store__trim_lag_us, 1000);
+	mrtx__sleep_us(2000);
+	for (int i = 0; i < 200; i++)
+		(void)put_ts(db, "hot", "one", i & 1 ? "odd" : "even");
+	mrtx__sleep_us(2000);
+	assert_int_equal(mrtx_gc(db, 0, &n), MRTX_OK);
+	print_message("200 overwrites, trims on: collection found %llu versions\n",
+	              (unsigned long long)n);
+	if (tu_rados())
+		assert_true(n < 40);
+	else
+		assert_int_equal(n, 0); /* (LMDB: every write dropped its old version) */
+	/* trimming held off: collection finds every overwrite */
+	atomic_store(&store__trim_lag_us, 3600ll * 1000000);
+	for (int i = 0; i < 100; i++)
+		(void)put_ts(db, "hot", "one", i & 1 ? "odd" : "even");
+	assert_int_equal(mrtx_gc(db, 0, &n), MRTX_OK);
+	print_message("100 overwrites, trims held off: collection found %llu versions\n",
+	              (unsigned long long)n);
+	if (tu_rados())
+		assert_true(n >= 100);
+	else
+		assert_int_equal(n, 0);
+	atomic_store(&store__trim_lag_us, STORE_TRIM_LAG_US);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 static void test_gc(void **state)
 {
 	char *path;
@@ -1057,6 +1121,7 @@ int main(void)
 		cmocka_unit_test(test_stamps_follow_reads),
 		cmocka_unit_test(test_upgrade),
 		cmocka_unit_test(test_gc),
+		cmocka_unit_test(test_trim_on_commit),
 		cmocka_unit_test(test_model_versions),
 	};
 
