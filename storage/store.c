@@ -219,6 +219,30 @@ int store_trim_row(store *st, const store_table *t, mrtx_bytes row, uint64_t saf
 	return 0;
 }
 
+int store_snap_publish(store *st, uint64_t ts, uint64_t until_us)
+{
+#ifdef MRTX_HAVE_RADOS
+	if (IS_RADOS(st))
+		return rados_store_snap_publish(st, ts, until_us);
+#endif
+	(void)st;
+	(void)ts;
+	(void)until_us;
+	return 0;
+}
+
+int store_snap_oldest(store *st, uint64_t now_us, uint64_t *oldest)
+{
+	*oldest = UINT64_MAX;
+#ifdef MRTX_HAVE_RADOS
+	if (IS_RADOS(st))
+		return rados_store_snap_oldest(st, now_us, oldest);
+#endif
+	(void)st;
+	(void)now_us;
+	return 0;
+}
+
 int store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row, size_t *rowlen,
                     int *table_done)
 {

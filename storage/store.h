@@ -623,6 +623,19 @@ int store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row, size_t
  */
 int store_trims_on_write(const store *st);
 int store_trim_row(store *st, const store_table *t, mrtx_bytes row, uint64_t safe);
+/*
+ * The registry of running snapshots (RADOS; rados_snaps.c): collectors
+ * keep what they read.  store_snap_publish: this handle's oldest running
+ * snapshot is ts, protected until until_us (this host's clock); one record
+ * per handle, replaced by the next call.  store_snap_oldest: the oldest
+ * snapshot of every record whose protection has not ended at now_us
+ * (UINT64_MAX: none); expired records met are removed.  LMDB: its reader
+ * table already keeps a snapshot's pages (0, nothing published; oldest
+ * UINT64_MAX).  Both return 0, MRTX_ESTORE, MRTX_ENOMEM; oldest also
+ * MRTX_ECORRUPT (a malformed record).  A read-only handle publishes nothing.
+ */
+int store_snap_publish(store *st, uint64_t ts, uint64_t until_us);
+int store_snap_oldest(store *st, uint64_t now_us, uint64_t *oldest);
 /* store_meta_get through a view (NULL: a fresh snapshot; RADOS: always). */
 int store_meta_get_in(store *st, store_view *v, const char *key, mrtx_arena *a,
                       mrtx_bytes *out);

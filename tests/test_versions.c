@@ -813,6 +813,68 @@ static void test_trim_on_commit(void **state)
 	free(path);
 }
 
+/*
+ * Running snapshots older than the trim lag (RADOS): one that keeps
+ * reading publishes itself in the store's registry, and the commits'
+ * trims and mrtx_gc -- from another handle, which knows it only from
+ * there -- keep what it reads; one that stops reading for longer than the
+ * lag is not protected, and is told (MRTX_ESNAPSHOT), never shown a newer
+ * value -- which is what makes the first half able to fail.
+ */
+static void test_snapshot_registry(void **state)
+{
+	static const mrtx_family_spec one[] = { { "one", 1, 0, 0 } };
+	char *path;
+	mrtx_db *db = fresh(&path), *db2, *db3;
+	mrtx_txn *reader, *idle;
+	uint64_t n;
+	mrtx_bytes v;
+
+	(void)state;
+	if (!tu_rados())
+		skip(); /* (LMDB: a snapshot is a read transaction, its pages kept) */
+	assert_non_null(db2 = tu_open(path, NULL));
+	assert_non_null(db3 = tu_open(path, NULL)); /* (the idle one's own handle) */
+	assert_int_equal(mrtx_create_table2(db, "t", one, 1), MRTX_OK);
+	(void)put_ts(db, "hot", "one", "v0");
+	(void)put_ts(db, "cold", "one", "c0");
+	atomic_store(&store__trim_lag_us, 300000);
+	/* the idle snapshot first (the reader's, younger, would cover it) */
+	assert_int_equal(mrtx_begin(db3, &idle), MRTX_OK);
+	assert_int_equal(mrtx_get(idle, "t", B("cold"), "one", B("q"), &v), MRTX_OK);
+	(void)put_ts(db, "cold", "one", "c1");
+	assert_int_equal(mrtx_begin(db2, &reader), MRTX_OK);
+	assert_int_equal(mrtx_get(reader, "t", B("hot"), "one", B("q"), &v), MRTX_OK);
+	/* 1.2 s of overwrites of both rows, trimmed as they go (lag 0.3 s);
+	 * the reader reads every 0.1 s, the idle one not at all */
+	for (int i = 1; i <= 24; i++) {
+		char val[16];
+
+		snprintf(val, sizeof(val), "v%d", i);
+		(void)put_ts(db, "hot", "one", val);
+		(void)put_ts(db, "cold", "one", val);
+		mrtx__sleep_us(50000);
+		if (i % 2 == 0) {
+			assert_int_equal(mrtx_get(reader, "t", B("hot"), "one", B("q"), &v),
+			                 MRTX_OK);
+			assert_true(v.size == 2 && memcmp(v.data, "v0", 2) == 0);
+		}
+	}
+	assert_int_equal(mrtx_gc(db, 0, &n), MRTX_OK);
+	assert_int_equal(mrtx_get(reader, "t", B("hot"), "one", B("q"), &v), MRTX_OK);
+	assert_true(v.size == 2 && memcmp(v.data, "v0", 2) == 0);
+	assert_int_equal(mrtx_commit(reader), MRTX_OK);
+	/* the idle snapshot was not published: its row was trimmed past it */
+	assert_int_equal(mrtx_get(idle, "t", B("cold"), "one", B("q"), &v), MRTX_ESNAPSHOT);
+	mrtx_abort(idle);
+	atomic_store(&store__trim_lag_us, STORE_TRIM_LAG_US);
+	mrtx_close(db3);
+	mrtx_close(db2);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 static void test_gc(void **state)
 {
 	char *path;
@@ -1122,6 +1184,7 @@ int main(void)
 		cmocka_unit_test(test_upgrade),
 		cmocka_unit_test(test_gc),
 		cmocka_unit_test(test_trim_on_commit),
+		cmocka_unit_test(test_snapshot_registry),
 		cmocka_unit_test(test_model_versions),
 	};
 

@@ -113,6 +113,8 @@ double run_threads(fixture *f, int use_mrtx, double secs, mlog *lg);
 double bench_ts_rate(mrtx_db *db, int threads, double secs);
 /* `mrtx bench DIR --only longscan` (bench_scan.c): returns the exit status. */
 int bench_longscan(bcfg *c);
+/* ... on db, whose table t (family f) it fills (RADOS: bench_rados.c). */
+int bench_longscan_on(bcfg *c, mrtx_db *db);
 /* `mrtx bench rados://...`: returns the exit status. */
 int bench_rados(bcfg *c, const char *uri, const char *only);
 /* interactive sides */

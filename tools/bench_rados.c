@@ -376,15 +376,23 @@ int bench_rados(bcfg *c, const char *uri, const char *only)
 	rfix x;
 
 	if (only && strcmp(only, "single_row") && strcmp(only, "multi_row") &&
-	    strcmp(only, "latency") && strcmp(only, "ts")) {
+	    strcmp(only, "latency") && strcmp(only, "ts") && strcmp(only, "longscan")) {
 		fprintf(stderr, "mrtx: bench: workload '%s' is not run on a RADOS store "
-		        "(single_row, multi_row, latency, ts)\n", only);
+		        "(single_row, multi_row, latency, ts, longscan)\n", only);
 		return 2;
 	}
 	rfix_open(&x, uri);
 	memset(&f, 0, sizeof(f));
 	f.ext = &x;
 	f.db = rstore_open(&x);
+	if (only && strcmp(only, "longscan") == 0) {
+		int rc = bench_longscan_on(c, f.db);
+
+		mrtx_close(f.db);
+		cleanup_fix = NULL;
+		rfix_close(&x);
+		return rc;
+	}
 	if (!only || strcmp(only, "single_row") == 0) {
 		alternate(c, &f, op_single_mrtx, op_single_raw, &r[n]);
 		r[n] = (bres){ "single_row", "replicated", r[n].mrtx_ops, r[n].base_ops, 0.9, 1, 1, 0,

@@ -63,6 +63,10 @@ int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected)
 			return mrtx__seterr(MRTX_ENOTSUP, "mrtx_gc: store %s has no commit timestamps "
 			                    "here (no timestamp page)", store_path(db->st));
 		safe = safe > keep_ms * 1000u ? safe - keep_ms * 1000u : 0;
+		/* RADOS: not above a running snapshot (LMDB's reader table
+		 * keeps theirs: snapread.c) */
+		if (!store_trims_on_write(db->st))
+			safe = MRTX_MIN(safe, txn_safe_bound(db, mrtx__now_us()));
 		if ((rc = store_gc_mark(db->st, safe, 0)))
 			return rc;
 	}

@@ -51,6 +51,105 @@
 
 #include <string.h>
 
+/*
+ * Live snapshots and the collectors (RADOS, DESIGN §9 session 19).  A
+ * commit's trim and `mrtx gc` keep every version above their safe point,
+ * which stays at or below every running snapshot they know of: this
+ * handle's own (db->snaps), and those other handles published in the
+ * store's registry (store_snap_publish).  A transaction whose snapshot is
+ * older than a quarter of the trim lag publishes the handle's oldest on
+ * its reads, at most once per quarter lag per handle, protected for one
+ * lag: so a snapshot that reads at least every half lag keeps its
+ * versions however long it runs, and a crashed process pins nothing for
+ * longer than the lag.
+ */
+static uint64_t lag_us(void)
+{
+	long long l = atomic_load(&store__trim_lag_us);
+
+	return l > 0 ? (uint64_t)l : 1;
+}
+
+static int snap_begin(mrtx_txn *txn)
+{
+	mrtx_db *db = txn->db;
+	int rc = 0;
+
+	pthread_mutex_lock(&db->snap_mu);
+	if (db->nsnaps == db->csnaps) {
+		size_t nc = db->csnaps ? db->csnaps * 2 : 8;
+		uint64_t *n = mrtx__reallocarray(db->snaps, nc, sizeof(*n));
+
+		if (n) {
+			db->snaps = n;
+			db->csnaps = nc;
+		} else {
+			rc = mrtx__seterr(MRTX_ENOMEM, "out of memory taking a snapshot");
+		}
+	}
+	if (rc == 0)
+		db->snaps[db->nsnaps++] = txn->snap_ts;
+	pthread_mutex_unlock(&db->snap_mu);
+	return rc;
+}
+
+void txn_snap_end(mrtx_txn *txn)
+{
+	mrtx_db *db = txn->db;
+
+	pthread_mutex_lock(&db->snap_mu);
+	for (size_t i = 0; i < db->nsnaps; i++)
+		if (db->snaps[i] == txn->snap_ts) {
+			db->snaps[i] = db->snaps[--db->nsnaps];
+			break;
+		}
+	pthread_mutex_unlock(&db->snap_mu);
+}
+
+static uint64_t local_oldest(mrtx_db *db)
+{
+	uint64_t o = UINT64_MAX;
+
+	pthread_mutex_lock(&db->snap_mu);
+	for (size_t i = 0; i < db->nsnaps; i++)
+		o = MRTX_MIN(o, db->snaps[i]);
+	pthread_mutex_unlock(&db->snap_mu);
+	return o;
+}
+
+/* On a read of a live snapshot: publish the handle's oldest when due. */
+static void snap_keepalive(mrtx_txn *txn)
+{
+	mrtx_db *db = txn->db;
+	uint64_t now = mrtx__now_us(), q = lag_us() / 4, o;
+
+	if (now < atomic_load(&db->snap_pub_us) + q || now < txn->snap_ts + q)
+		return;
+	o = local_oldest(db);
+	if (o == UINT64_MAX)
+		return;
+	atomic_store(&db->snap_pub_us, now);
+	/* (best effort: a failed publication is tried again a quarter lag on) */
+	if (store_snap_publish(db->st, o, now + lag_us()))
+		mrtx__clearerr();
+}
+
+uint64_t txn_safe_bound(mrtx_db *db, uint64_t now_us)
+{
+	uint64_t reg = atomic_load(&db->reg_oldest);
+
+	if (now_us >= atomic_load(&db->reg_at_us) + lag_us() / 4) {
+		if (store_snap_oldest(db->st, now_us, &reg) == 0) {
+			atomic_store(&db->reg_oldest, reg);
+			atomic_store(&db->reg_at_us, now_us);
+		} else {
+			mrtx__clearerr();
+			reg = 0; /* unknown: collect nothing */
+		}
+	}
+	return MRTX_MIN(reg, local_oldest(db));
+}
+
 /* The transaction's view, opened by its first read.  *out is NULL on a
  * store without views. */
 int txn_view_get(mrtx_txn *txn, store_view **out)
@@ -79,11 +178,15 @@ int txn_view_get(mrtx_txn *txn, store_view **out)
 				if ((rc = store_ts_next(st, 0, &ts)))
 					return rc;
 				txn->snap_ts = ts;
+				if ((rc = snap_begin(txn)))
+					return rc;
 				txn->snap_live = 1;
 			}
 			txn->no_view = 1;
 		}
 	}
+	if (txn->snap_live)
+		snap_keepalive(txn);
 	*out = txn->view;
 	return 0;
 }

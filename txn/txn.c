@@ -179,6 +179,8 @@ void txn_free(mrtx_txn *txn)
 		txn_detach_scanners(txn);
 	if (txn->view)
 		txn_view_close(txn);
+	if (txn->snap_live)
+		txn_snap_end(txn);
 	if (txn->idx)
 		idx_snap_release(txn->idx);
 	if (txn->arena.head != txn->arena.borrowed || (txn->arena.head && txn->arena.head->next))
@@ -784,13 +786,23 @@ static void trim_written(mrtx_txn *txn)
 	unsigned k = 0;
 	trow *r;
 
+	uint64_t safe;
+
 	if (store_trims_on_write(st) || !store_keeps_versions(st) || now <= lag ||
 	    atomic_fetch_add(&txn->db->trim_count, 1) % TRIM_EVERY)
+		return;
+	/* at or below every running snapshot known (snapread.c) */
+	if (txn->snap_live) { /* (its own has ended) */
+		txn_snap_end(txn);
+		txn->snap_live = 0;
+	}
+	safe = MRTX_MIN(now - lag, txn_safe_bound(txn->db, now));
+	if (safe == 0)
 		return;
 	RB_FOREACH(r, trow_tree, &txn->rows) {
 		if (!r->mutated)
 			continue;
-		(void)store_trim_row(st, r->t, r->row, now - lag);
+		(void)store_trim_row(st, r->t, r->row, safe);
 		if (++k == TRIM_ROWS)
 			break;
 	}

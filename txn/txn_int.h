@@ -60,6 +60,13 @@ struct mrtx_db {
 	struct store_op *tail_buf;
 	size_t tail_room;
 	_Atomic unsigned trim_count; /* commits with writes (txn.c trim_written) */
+	/* snapread.c: the live snapshots of this handle's running transactions
+	 * (RADOS), when the oldest was last published in the store's registry,
+	 * and the registry's oldest as last read (and when) */
+	pthread_mutex_t snap_mu;
+	uint64_t *snaps;
+	size_t nsnaps, csnaps;
+	_Atomic uint64_t snap_pub_us, reg_oldest, reg_at_us;
 };
 
 /* One buffered cell mutation; qualifier and value stored inline. */
@@ -184,6 +191,12 @@ int txn_read_row_snap(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
  * not STABLE, as txn_read_row_snap does (never waits). */
 int txn_snap_decide(mrtx_txn *txn, const store_table *t, const store_filter *f,
                     store_row *sr);
+/* A live snapshot (snap_live) ends: the handle stops protecting it. */
+void txn_snap_end(mrtx_txn *txn);
+/* The highest safe point a collector of db's store may use now: at or below
+ * every running snapshot this handle has or the store's registry lists
+ * (read at most every store__trim_lag_us / 4); UINT64_MAX: none. */
+uint64_t txn_safe_bound(mrtx_db *db, uint64_t now_us);
 /* The transaction's view, opened if not yet (*out NULL: the store has none). */
 int txn_view_get(mrtx_txn *txn, store_view **out);
 /* Close the view (the transaction ends). */

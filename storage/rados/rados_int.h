@@ -138,6 +138,10 @@ typedef struct rstore {
 	uint64_t ts_last;
 	_Atomic uint64_t ts_hint; /* the highest timestamp this handle handed
 	                             out or reserved (rados_ts_stamp_one) */
+	/* the registry of running snapshots (rados_snaps.c): NAME.snaps, and
+	 * this handle's key there (made at its first publication) */
+	char snaps_oid[ROID_MAX];
+	char snap_key[64];
 } rstore;
 
 static inline rstore *RS(store *st)

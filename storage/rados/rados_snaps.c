@@ -1,0 +1,154 @@
+/*
+ * rados_snaps.c - the registry of running snapshots of a RADOS store
+ * (store_snap_publish, store_snap_oldest; DESIGN §9, session 19).
+ *
+ * A handle whose live snapshots grow old publishes the oldest of them in
+ * the object NAME.snaps, under a key of its own, with a lease:
+ *
+ *   key: boot id (32 hex digits) "-" pid "-" handle number
+ *   value: u64 LE snapshot ts | u64 LE lease end (µs of the publisher's clock)
+ *
+ * Collectors (a commit's trim, `mrtx gc`) take the oldest snapshot whose
+ * lease has not ended as an upper bound of their safe point, so the versions
+ * it reads stay.  A record outlives its handle by at most its lease (a
+ * crashed process cannot pin history for longer), and the first reader to
+ * find one expired removes it, guarded by its value (a handle that renewed
+ * it meanwhile keeps it).  A handle that ends its last old snapshot lets its
+ * record run out rather than write again.
+ */
+#include "storage/rados/rados_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SNAP_VAL 16
+
+static void le64_put(uint8_t *p, uint64_t v)
+{
+	for (unsigned i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t le64_get(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (unsigned i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static void snap_key(rstore *rs)
+{
+	static _Atomic unsigned handles;
+	uint8_t boot[16];
+	size_t n = 0;
+
+	if (rs->snap_key[0])
+		return;
+	mrtx__boot_id(boot);
+	for (unsigned i = 0; i < 16; i++)
+		n += (size_t)snprintf(rs->snap_key + n, sizeof(rs->snap_key) - n, "%02x", boot[i]);
+	snprintf(rs->snap_key + n, sizeof(rs->snap_key) - n, "-%ld-%u", (long)getpid(),
+	         atomic_fetch_add(&handles, 1));
+}
+
+int rados_store_snap_publish(store *st, uint64_t ts, uint64_t until_us)
+{
+	rstore *rs = RS(st);
+	uint8_t v[SNAP_VAL];
+	rkv set;
+	rwrite w;
+	int rc;
+
+	if (rs->head.read_only || !rs->versions)
+		return 0;
+	snap_key(rs);
+	le64_put(v, ts);
+	le64_put(v + 8, until_us);
+	set = (rkv){ MRTX_CSTR(rs->snap_key), MRTX_BYTES(v, SNAP_VAL) };
+	memset(&w, 0, sizeof(w));
+	w.oid = rs->snaps_oid;
+	w.create = 1;
+	w.sets = &set;
+	w.nsets = 1;
+	atomic_fetch_add_explicit(&rs->write_txns, 1, memory_order_relaxed);
+	rc = rconn_write(rs->conn, &w, 1);
+	if (rc == RCONN_TIMEDOUT)
+		return mrtx__seterr(MRTX_ESTORE, "%s: %s", rs->addr, mrtx_errmsg());
+	if (rc)
+		return rc;
+	return w.result ? mrtx__seterr(MRTX_ESTORE, "%s: publishing a snapshot in %s: %s",
+	                               rs->addr, rs->snaps_oid, strerror(-w.result)) : 0;
+}
+
+/* Remove an expired record, if it still holds what was read. */
+static void drop_expired(rstore *rs, const rkv *kv)
+{
+	rguard g = { kv->key, kv->value, LIBRADOS_CMPXATTR_OP_EQ, 0 };
+	rwrite w;
+
+	memset(&w, 0, sizeof(w));
+	w.oid = rs->snaps_oid;
+	w.guards = &g;
+	w.nguards = 1;
+	w.rms = &kv->key;
+	w.nrms = 1;
+	atomic_fetch_add_explicit(&rs->write_txns, 1, memory_order_relaxed);
+	(void)rconn_write(rs->conn, &w, 1); /* (best effort: the next reader tries again) */
+}
+
+int rados_store_snap_oldest(store *st, uint64_t now_us, uint64_t *oldest)
+{
+	rstore *rs = RS(st);
+	mrtx_bytes after = MRTX_BYTES(NULL, 0);
+	int dropped = 0, rc = 0;
+	mrtx_arena a;
+
+	*oldest = UINT64_MAX;
+	if (!rs->versions)
+		return 0;
+	arena_init(&a);
+	for (;;) {
+		rget g;
+		rread r;
+
+		memset(&g, 0, sizeof(g));
+		memset(&r, 0, sizeof(r));
+		g.start_after = after;
+		g.max = RLIST_MAX;
+		r.oid = rs->snaps_oid;
+		r.gets = &g;
+		r.ngets = 1;
+		atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
+		if ((rc = rconn_read(rs->conn, &r, 1, &a))) {
+			if (rc == RCONN_TIMEDOUT)
+				rc = mrtx__seterr(MRTX_ESTORE, "%s: %s", rs->addr, mrtx_errmsg());
+			break;
+		}
+		if (r.result == -ENOENT)
+			break;
+		for (size_t i = 0; i < g.nkvs; i++) {
+			const rkv *kv = &g.kvs[i];
+			const uint8_t *p = kv->value.data;
+
+			if (kv->value.size != SNAP_VAL) {
+				rc = mrtx__seterr(MRTX_ECORRUPT, "%s: a malformed snapshot record in %s",
+				                  rs->addr, rs->snaps_oid);
+				goto done;
+			}
+			if (le64_get(p + 8) > now_us)
+				*oldest = MRTX_MIN(*oldest, le64_get(p));
+			else if (!rs->head.read_only && dropped++ < 4)
+				drop_expired(rs, kv);
+		}
+		if (!g.more || !g.nkvs)
+			break;
+		after = g.kvs[g.nkvs - 1].key;
+	}
+done:
+	arena_free(&a);
+	return rc;
+}
