@@ -445,28 +445,53 @@ int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms);
  * process to settle it, then returns MRTX_ELOCKED (`mrtx recover` settles
  * it).
  *
- * RADOS stores have no view across objects: there reads are optimistic, not
- * a snapshot.  Two reads in one transaction may straddle another
- * transaction's commit and so see half of it; such a transaction can never
- * commit (commit validates every read, read-only ones included), so nothing
- * inconsistent is ever written, but code must not act outside the store on
- * values read before mrtx_commit has returned MRTX_OK.  A row locked by
- * another transaction is resolved first (rolled forward or back if its
- * writer is dead or expired), or waited for briefly, on every read.  Scans
- * (mrtx_scan_next) behave the same.
+ * Snapshot reads (RADOS stores of format 4, writable handles).  A
+ * transaction's first read takes a timestamp from the store's oracle (one
+ * round trip, batched with the handle's other threads: mrtx_txn_snapshot_ts)
+ * and every read of it -- gets, scans, index lookups -- returns the
+ * versions at or below it: every commit that returned before that read
+ * began is seen (for one-row commits of another host, as far as the
+ * hosts' clocks agree: DESIGN §9), none stamped after it, never half of
+ * one.  A lock of an unfinished commit met on the way is resolved first
+ * as before views (rolled forward or back if its writer is dead or
+ * expired, else waited for up to lock_wait_ms: MRTX_ELOCKED).  A
+ * read-only transaction commits without validation: it is held to
+ * snapshot isolation (it may see a state no serial order of the two-phase
+ * writers would show, Fekete's read-only anomaly); a read-write one is
+ * validated, and its commit also fails with MRTX_CONFLICT when a row it
+ * read had been committed again after its snapshot (what it read was
+ * older than the row).  Older versions stay for running snapshots:
+ * collection (a commit's trim of the rows it wrote, `mrtx gc`) keeps
+ * every version above the oldest snapshot it knows of -- this handle's,
+ * and those published in the store's registry (NAME.snaps) by
+ * transactions whose snapshot is older than a quarter of the trim lag
+ * (10 s), on their reads, with a lease of one lag.  A snapshot that goes
+ * without reading for more than half the lag may therefore find versions
+ * it needs collected: MRTX_ESNAPSHOT, never a newer value.  On a
+ * read-only handle (it cannot take a timestamp) and a store of format 3
+ * or older, reads are optimistic: two reads may straddle another
+ * transaction's commit and see half of it, such a transaction can never
+ * commit (commit validates every read, read-only ones included), and code
+ * must not act outside the store on values read before mrtx_commit has
+ * returned MRTX_OK; a row locked by another transaction is resolved
+ * first, or waited for briefly, on every read.
  *
  * @param value  receives the value; its memory is owned by txn and valid
  *   until the transaction ends (commit or abort).
  * @return MRTX_OK; MRTX_NOTFOUND; MRTX_ELOCKED (a live writer holds the row);
- *   MRTX_CONFLICT (RADOS: the row changed since this transaction first
- *   observed it, by a read or by a scan that passed over it, absent: the
- *   transaction is doomed, see MRTX_EBADTXN); MRTX_EINVAL; MRTX_ETOOBIG; MRTX_ENOTABLE;
+ *   MRTX_CONFLICT (RADOS, optimistic reads: the row changed since this
+ *   transaction first observed it, by a read or by a scan that passed over
+ *   it, absent; snapshot reads: a commit stamped at or below the snapshot
+ *   reached a row between two reads of it -- a one-row commit of a host
+ *   whose clock lags -- : the transaction is doomed, see MRTX_EBADTXN);
+ *   MRTX_EINVAL; MRTX_ETOOBIG; MRTX_ENOTABLE;
  *   MRTX_ENOFAMILY; MRTX_ECORRUPT; MRTX_ESTORE; MRTX_ENOMEM; MRTX_EBADTXN
  *   (the transaction is doomed); MRTX_ESNAPSHOT (a transaction of
  *   mrtx_begin_at: the cell's version at its timestamp was dropped by its
  *   family's policy -- in a one-version family, by any later write of the
- *   cell; on RADOS by any later write of its row, or a row read twice
- *   changed between the reads, see mrtx_begin_at).
+ *   cell -- or collected; on RADOS a row read twice changed between the
+ *   reads, see mrtx_begin_at; a RADOS snapshot read: versions it needs
+ *   were collected, above).
  *
  * Doomed transactions: once a call has returned MRTX_CONFLICT from a read
  * or a scan, or index maintenance failed after buffering a write (see
@@ -566,9 +591,12 @@ int mrtx_commit_ts(mrtx_txn *txn, uint64_t *commit_ts);
  * The transaction's snapshot timestamp: LMDB, once the transaction has
  * read (its snapshot is taken by its first read, DESIGN §9), every commit
  * whose timestamp (mrtx_commit_ts) is at or below it is in the snapshot
- * and none above it is.  mrtx_begin_at: its timestamp (either store).  0:
- * nothing read yet, an ordinary transaction of a RADOS store (no snapshot
- * spans its objects; its reads are validated at commit), a read-only handle of a store without its timestamp page
+ * and none above it is; RADOS (format 4, a writable handle): the
+ * timestamp its first read took from the store's oracle, which its reads
+ * are at (see mrtx_get).  mrtx_begin_at: its timestamp (either store).  0:
+ * nothing read yet, a transaction of a read-only RADOS handle or of a
+ * RADOS store of format 3 or older (its reads are optimistic and
+ * validated at commit), a read-only handle of a store without its timestamp page
  * (DIR/ts.shm: a writer's open makes it; a read-only one creates nothing),
  * or NULL.  What a family's TTL hides is judged when a read runs, so two
  * reads of one snapshot may differ by a version that expired between them.
@@ -595,8 +623,7 @@ typedef struct mrtx_version {
  *   family, out or n, max 0); MRTX_ENOTSUP (a RADOS store of format 3 or
  *   older: one version, read it with mrtx_get); MRTX_ESNAPSHOT
  *   (mrtx_begin_at: the cell's versions at its timestamp were collected,
- *   are past the family's policy, or -- RADOS, a family keeping one version
- *   -- its row was written since); and mrtx_get's other codes.
+ *   or are past the family's policy); and mrtx_get's other codes.
  */
 int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
                       mrtx_bytes qualifier, mrtx_version *out, size_t max, size_t *n);
@@ -613,11 +640,13 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
  * LMDB: it never waits.  RADOS (format 4): each read goes to the store as
  * it is and picks the versions at or below ts; a lock still pending there
  * is resolved first, as any read does (a live writer's is waited for, up
- * to the handle's lock wait: MRTX_ELOCKED after).  A family that keeps one
- * version keeps nothing of its past on RADOS, so a read of it in a row
- * written after ts (created, changed or deleted) is MRTX_ESNAPSHOT; so is
- * a row read twice that a commit stamped at or below ts reached between
- * the two reads (it was under way when ts was taken).
+ * to the handle's lock wait: MRTX_ELOCKED after).  A version at or below
+ * ts that a policy still keeps reads as long as collection has not passed
+ * ts (a commit's trim: about 10 s behind the clock; `mrtx gc`: its safe
+ * point), else MRTX_ESNAPSHOT; so is a row read twice that a commit
+ * stamped at or below ts reached between the two reads (it was under way
+ * when ts was taken).  A past snapshot is not published in the store's
+ * registry of running snapshots (see mrtx_get): it reads what is left.
  * @return MRTX_OK; MRTX_EINVAL (NULL, ts 0 or past the store's newest
  *   commit -- RADOS: above both its timestamp object and this host's clock,
  *   or above the object on a read-only handle, which cannot raise it);
@@ -639,8 +668,12 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out);
  * below the safe point (MRTX_ESNAPSHOT).  LMDB: running transactions are
  * not disturbed (their snapshot keeps what they read); writes collect the
  * cells they write as they go, and this reaches the others.  RADOS (format
- * 4): writes keep every version of a family of several, so this is what
- * removes them (run it periodically); a mrtx_begin_at transaction that
+ * 4): writes keep every version, and every eighth commit of a handle
+ * collects the rows it wrote up to about 10 s behind the clock; this
+ * reaches the rest (run it periodically).  Its safe point is also kept at
+ * or below every running snapshot it knows of (this handle's and the
+ * store's registry, see mrtx_get), so keep_ms 0 disturbs no running
+ * transaction that reads; a mrtx_begin_at transaction that
  * began before the safe point rose and reads below it where versions were
  * removed gets MRTX_ESNAPSHOT (each tablet records the safe point it was
  * collected at); the newest timestamp is the larger of the store's
