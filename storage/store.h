@@ -229,6 +229,11 @@ typedef struct store_row {
 	mrtx_bytes lock;
 	store_cell *cells;
 	size_t ncells;
+	uint64_t vmax;  /* a read at a timestamp of a store that lists versions
+	                   (RADOS): the newest version, deletions included, at
+	                   or below it among the cells the read covered (0:
+	                   none, or not known) -- a live snapshot tells a commit
+	                   at or below it that landed after its first read */
 } store_row;
 
 int store_read_row(store *st, const store_table *t, mrtx_bytes row,

@@ -64,6 +64,10 @@ int store_versions_select(const store_table *t, const store_filter *f, const sto
 	size_t want = f->versions > 1 ? f->versions : 1, ocap = out->ncells;
 	uint64_t now = mrtx__now_us();
 
+	for (size_t i = 0; f->at && i < n; i++) /* (store_row.vmax) */
+		if (vs[i].ts <= f->at && vs[i].ts > out->vmax)
+			out->vmax = vs[i].ts;
+
 	for (size_t i = 0; i < n;) {
 		size_t j = i, shown = 0, seen = 0, r0 = i;
 		store_policy p = store_table_policy(t, vs[i].fid);

@@ -875,6 +875,46 @@ static void test_snapshot_registry(void **state)
 	free(path);
 }
 
+/*
+ * A live snapshot (RADOS) and a one-row commit stamped at or below it that
+ * lands after the snapshot first read its row (a host whose clock lags the
+ * oracle: here the oracle is pushed 5 s ahead), then a commit above it: a
+ * second read of the row must not show the late commit's value (the
+ * snapshot would hold two values of one row) -- the transaction is doomed
+ * instead (MRTX_CONFLICT), and mrtx_run would retry it.
+ */
+static void test_snapshot_late_commit(void **state)
+{
+	static const mrtx_family_spec one[] = { { "one", 1, 0, 0 } };
+	char *path;
+	mrtx_db *db = fresh(&path), *db2;
+	uint64_t ahead, c2, t;
+	mrtx_txn *reader;
+	mrtx_bytes v;
+
+	(void)state;
+	if (!tu_rados())
+		skip(); /* (LMDB stamps inside the write, under its writer lock) */
+	assert_int_equal(mrtx_create_table2(db, "t", one, 1), MRTX_OK);
+	(void)put_ts(db, "x", "one", "a");
+	assert_non_null(db2 = tu_open(path, NULL)); /* (its own clock-stamped commits) */
+	assert_int_equal(store_ts_next(mrtx__db_store(db), mrtx__now_us() + 5000000, &ahead), 0);
+	assert_int_equal(mrtx_begin(db, &reader), MRTX_OK);
+	assert_int_equal(mrtx_get(reader, "t", B("x"), "one", B("q"), &v), MRTX_OK);
+	assert_true(v.size == 1 && memcmp(v.data, "a", 1) == 0);
+	t = mrtx_txn_snapshot_ts(reader);
+	assert_true(t > ahead);
+	c2 = put_ts(db2, "x", "one", "b");
+	assert_true(c2 <= t); /* (the late commit, below the snapshot) */
+	assert_true(put_ts(db, "x", "one", "c") > t);
+	assert_int_equal(mrtx_get(reader, "t", B("x"), "one", B("q"), &v), MRTX_CONFLICT);
+	assert_int_equal(mrtx_commit(reader), MRTX_CONFLICT);
+	mrtx_close(db2);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 static void test_gc(void **state)
 {
 	char *path;
@@ -1185,6 +1225,7 @@ int main(void)
 		cmocka_unit_test(test_gc),
 		cmocka_unit_test(test_trim_on_commit),
 		cmocka_unit_test(test_snapshot_registry),
+		cmocka_unit_test(test_snapshot_late_commit),
 		cmocka_unit_test(test_model_versions),
 	};
 

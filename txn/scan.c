@@ -313,7 +313,8 @@ static int consume_stored(mrtx_scanner *s, store_row *sr)
 	    (rc = txn->view && !s->current ? txn_snap_decide(txn, s->t, &s->f, sr) :
 	                                     txn_read_row(txn, s->t, sr->row, &s->f, sr)))
 		return rc;
-	if ((rc = txn_observe(txn, s->t, sr->row, sr->has_lock, sr->lock)))
+	if ((state == LOCK_STABLE && (rc = txn_snap_late(txn, s->t, sr))) ||
+	    (rc = txn_observe(txn, s->t, sr->row, sr->has_lock, sr->lock)))
 		return rc;
 	s->range->last = sr->row;
 	s->range->any = 1;

@@ -262,6 +262,41 @@ static int snap_above(const mrtx_txn *txn, int has_lock, mrtx_bytes lock)
 	return ts > txn->snap_ts;
 }
 
+int txn_snap_late(mrtx_txn *txn, const store_table *t, const store_row *sr)
+{
+	uint64_t ts1 = 0;
+	trow *r;
+	int rc;
+
+	if (!txn->snap_live || !sr->vmax)
+		return 0;
+	if ((rc = txn_row(txn, t, sr->row, 0, &r)))
+		return rc;
+	if (r && r->lock_known && r->has_lock) {
+		const uint8_t *p = r->lock.data;
+
+		if (r->lock.size < LOCK_COMMIT_TS_OFF + 8)
+			return 0;
+		for (unsigned i = 0; i < 8; i++)
+			ts1 |= (uint64_t)p[LOCK_COMMIT_TS_OFF + i] << (8 * i);
+	} else if (!(r && r->lock_known) &&
+	           !(txn->nranges && txn_in_scanned_range(txn, t, sr->row))) {
+		return 0; /* (first met here) */
+	}
+	/* every commit of the row stamps above the one before (the floors),
+	 * so a version at or below the snapshot but above the row's commit
+	 * when it was first observed landed since: a commit stamped at or
+	 * below the snapshot that arrived late (a one-row commit of a host
+	 * whose clock lags) -- what this transaction saw of the row before
+	 * did not hold it */
+	if (sr->vmax <= ts1)
+		return 0;
+	txn->doom = MRTX_CONFLICT;
+	return mrtx__seterr(MRTX_CONFLICT, "table '%s': a commit stamped at or below this "
+	                    "transaction's snapshot (%llu) reached a row after the transaction "
+	                    "first read it", t->name, (unsigned long long)txn->snap_ts);
+}
+
 /* txn_observe for a row entry r, or NULL if the row has none yet. */
 static int txn_observe_at(mrtx_txn *txn, trow *r, const store_table *t, mrtx_bytes row,
                           int has_lock, mrtx_bytes lock)
@@ -337,11 +372,11 @@ int txn_read_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
 		if ((rc = store_read_row(st, t, row, f, &txn->arena, out)))
 			return rc;
 		if (!out->has_lock)
-			return 0;
+			return txn_snap_late(txn, t, out);
 		if ((rc = lockio_peek(st, t, out->lock, &state, id)))
 			return rc;
 		if (state == LOCK_STABLE)
-			return 0;
+			return txn_snap_late(txn, t, out);
 		/* our own commit's tail, still running on this handle's worker:
 		 * wait for it rather than settle the lock beside it */
 		if (tail_wait(txn->db, id))

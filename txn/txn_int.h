@@ -179,6 +179,10 @@ int txn_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int create, tro
  * txn->arena (reads put it there); it is kept, not copied. */
 int txn_observe(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int has_lock,
                 mrtx_bytes lock);
+/* A live snapshot's read of a row (sr, read at snap_ts) found a version at
+ * or below the snapshot newer than the row was when first observed: doom
+ * the transaction (MRTX_CONFLICT); else 0. */
+int txn_snap_late(mrtx_txn *txn, const store_table *t, const store_row *sr);
 /* Read a row resolving foreign locks (wait, recover); the result's lock is STABLE or absent. */
 int txn_read_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
                  const store_filter *f, store_row *out);

@@ -356,6 +356,7 @@ int lmdb_cell_read_versions(store *st, MDB_cursor *cur, const store_table *t, ui
 
 	out->cells = NULL;
 	out->ncells = 0;
+	out->vmax = 0;
 	if (f->lock_only)
 		return 0;
 	/* the current cells (the family's, when it is named) */

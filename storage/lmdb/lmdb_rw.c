@@ -103,6 +103,7 @@ static int read_cells(store *st, MDB_cursor *cur, const store_table *t, uint8_t 
 
 	out->cells = NULL;
 	out->ncells = 0;
+	out->vmax = 0;
 	if (f && f->lock_only)
 		return 0;
 	if (f && f->family >= 0) {
@@ -244,6 +245,7 @@ static int read_cell_exact(store *st, MDB_cursor *cur, const store_table *t, uin
 	out->lock = MRTX_BYTES(NULL, 0);
 	out->cells = NULL;
 	out->ncells = 0;
+	out->vmax = 0;
 	if (klen > MRTX_MAX_KEY + 16)
 		return mrtx__seterr(MRTX_ETOOBIG, "qualifier too long");
 	key[plen] = (uint8_t)f->family;
@@ -421,6 +423,7 @@ int lmdb_store_read_locks(store *st, lmdb_rtxn *view, const store_rowref *refs, 
 		rc = read_lock(st, rt.cur, refs[i].table, refs[i].row, a, &out[i]);
 		out[i].cells = NULL;
 		out[i].ncells = 0;
+		out[i].vmax = 0;
 	}
 	rt_put(st, view, &rt);
 	return rc;

@@ -347,6 +347,7 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 		out->lock = MRTX_BYTES(NULL, 0);
 		out->cells = NULL;
 		out->ncells = 0;
+		out->vmax = 0;
 		rr->nvs = 0;
 		rr->collected = 0;
 		rr->markraw = MRTX_BYTES(NULL, 0);
@@ -586,7 +587,7 @@ static int read_locks_once(rstore *rs, const store_rowref *refs, size_t n, mrtx_
 		const rread *g = &r[grp[i]];
 		size_t lo = 0, hi = g->nkvs; /* the keys found, in key order */
 
-		out[i] = (store_row){ refs[i].row, 0, { NULL, 0 }, NULL, 0 };
+		out[i] = (store_row){ refs[i].row, 0, { NULL, 0 }, NULL, 0, 0 };
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
 			int c = cmp_bytes(g->kvs[mid].key.data, g->kvs[mid].key.size, kof[i].data,
@@ -714,6 +715,7 @@ static int list_rows(rstore *rs, const store_table *t, const rtablet *tb, int re
 			return rc;
 		rows[*n].cells = NULL;
 		rows[*n].ncells = 0;
+		rows[*n].vmax = 0;
 		(*n)++;
 		if (*n == limit) {
 			*tablet_more = 1;
@@ -879,6 +881,7 @@ typedef struct rgroup {
 	int gen_prval;
 	int state_prval; /* the tablet-state guard's */
 	int *prval; /* per op's lock guard */
+	int *prval2; /* per op's guard that its lock is still what pre read */
 	const store_row *pre; /* format 4: per op (caller's index), the row's
 	                         live cells read first (rados_vmut_needs_pre) */
 	rados_write_op_t wop;
@@ -957,6 +960,20 @@ static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a
 		rados_write_op_omap_cmp2(g->wop, (const char *)lk, cmp,
 		                         expect.data ? expect.data : "", lkn, expect.size,
 		                         &g->prval[j]);
+		if (g->pre && g->pre[g->idx[j]].row.data) {
+			/* the row's cells were read first (a deletion writes a
+			 * tombstone per live cell): its lock must still be the one
+			 * read beside them, or a commit that landed in between
+			 * (one a `below` guard lets through) could keep a cell */
+			const store_row *pr = &g->pre[g->idx[j]];
+			mrtx_bytes was = MRTX_BYTES("", 0);
+
+			if (pr->has_lock && lock_stored(rs, pr->lock, a, &was))
+				return MRTX_ENOMEM;
+			rados_write_op_omap_cmp2(g->wop, (const char *)lk, LIBRADOS_CMPXATTR_OP_EQ,
+			                         was.data ? was.data : "", lkn, was.size,
+			                         &g->prval2[j]);
+		}
 	}
 	for (size_t j = 0; j < g->n; j++) {
 		const store_op *op = &ops[g->idx[j]];
@@ -1055,7 +1072,7 @@ static int groups_run(rstore *rs, rgroup *g, size_t ng, store_op *ops, mrtx_aren
 				op->result = RMOVED; /* nothing applied: settle, send again */
 			else if (g[i].gen_guard && g[i].gen_prval == -ECANCELED)
 				op->result = STORE_GEN_CHANGED;
-			else if (g[i].prval[j] == -ECANCELED)
+			else if (g[i].prval[j] == -ECANCELED || g[i].prval2[j] == -ECANCELED)
 				op->result = MRTX_CONFLICT;
 			else if (g[i].n == 1)
 				op->result = MRTX_CONFLICT; /* its only guard */
@@ -1096,7 +1113,8 @@ static int write_some(rstore *rs, store_op *ops, const store_row *pre, const siz
 			memset(gr, 0, sizeof(*gr));
 			gr->oid = oid;
 			if (!(gr->idx = arena_alloc(a, n * sizeof(*gr->idx))) ||
-			    !(gr->prval = arena_alloc(a, n * sizeof(*gr->prval))))
+			    !(gr->prval = arena_alloc(a, n * sizeof(*gr->prval))) ||
+			    !(gr->prval2 = arena_alloc(a, n * sizeof(*gr->prval2))))
 				return MRTX_ENOMEM;
 			gr->gen_guard = op->check_gen;
 			gr->gen_of = op->gen;
@@ -1105,6 +1123,7 @@ static int write_some(rstore *rs, store_op *ops, const store_row *pre, const siz
 				rgen_put(gr->gen, op->gen + 1); /* stored < gen + 1 */
 		}
 		gr->prval[gr->n] = 0;
+		gr->prval2[gr->n] = 0;
 		gr->idx[gr->n++] = idx[k];
 	}
 	return groups_run(rs, g, ng, ops, a, retry, nretry);
