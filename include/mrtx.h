@@ -671,9 +671,11 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out);
  * 4): writes keep every version, and every eighth commit of a handle
  * collects the rows it wrote up to about 10 s behind the clock; this
  * reaches the rest (run it periodically).  Its safe point is also kept at
- * or below every running snapshot it knows of (this handle's and the
- * store's registry, see mrtx_get), so keep_ms 0 disturbs no running
- * transaction that reads; a mrtx_begin_at transaction that
+ * or below every running snapshot it knows of: this handle's, and those
+ * the store's registry lists (see mrtx_get: snapshots older than 2.5 s
+ * that keep reading).  A younger snapshot of another handle is covered
+ * only by keep_ms: with keep_ms under about 5 s it may meet
+ * MRTX_ESNAPSHOT (never a wrong value); a mrtx_begin_at transaction that
  * began before the safe point rose and reads below it where versions were
  * removed gets MRTX_ESNAPSHOT (each tablet records the safe point it was
  * collected at); the newest timestamp is the larger of the store's
@@ -783,9 +785,12 @@ int mrtx_scan_open(mrtx_txn *txn, const mrtx_scan_spec *spec, mrtx_scanner **out
  * @return MRTX_OK; MRTX_NOTFOUND at the end; MRTX_ELOCKED (a live writer
  *   holds the next row; retry: RADOS, or on LMDB a table created after the
  *   transaction's snapshot, read as it is now); MRTX_CONFLICT (RADOS: a row
- *   changed since this transaction observed it: doomed); MRTX_ECORRUPT; MRTX_ESTORE;
+ *   changed since this transaction observed it -- optimistic reads -- or a
+ *   commit at or below its snapshot reached it late, see mrtx_get:
+ *   doomed); MRTX_ECORRUPT; MRTX_ESTORE;
  *   MRTX_ENOMEM; MRTX_EINVAL (NULL); MRTX_EBADTXN (the transaction ended or
- *   is doomed); MRTX_ESNAPSHOT (mrtx_begin_at: as mrtx_get).
+ *   is doomed); MRTX_ESNAPSHOT (mrtx_begin_at, and RADOS snapshot reads:
+ *   as mrtx_get).
  */
 int mrtx_scan_next(mrtx_scanner *s, mrtx_cell *cell);
 
@@ -1106,7 +1111,10 @@ typedef struct mrtx_index_spec {
  * second metadata record says so (which, like the declaration, makes
  * writers holding older cached declarations conflict once): a transaction
  * whose snapshot (see mrtx_get) holds it reads the index from that
- * snapshot without needing validation.  Calling mrtx_create_index again
+ * snapshot without needing validation.  On LMDB one whose snapshot
+ * predates it reads the index and is validated at commit; on RADOS (a
+ * live snapshot) its lookup fails with MRTX_CONFLICT, dooming it, and
+ * mrtx_run retries it with a newer snapshot.  Calling mrtx_create_index again
  * with the identical spec is allowed and re-runs the backfill (it writes
  * only the missing or stale entries).
  *
@@ -1141,9 +1149,12 @@ typedef struct mrtx_index_hit {
  * index table through the transaction (merged with its own writes, phantom
  * protected at commit).
  * @return MRTX_OK; fn's value; MRTX_EINVAL (NULL, unknown index name);
- *   MRTX_ECORRUPT (a malformed index row); errors of mrtx_scan_open/next
- *   (at a past snapshot, MRTX_ESNAPSHOT once an entry changed since: index
- *   tables keep one version).
+ *   MRTX_ECORRUPT (a malformed index row); MRTX_CONFLICT (RADOS: the
+ *   index's backfill ended after the transaction's snapshot, see
+ *   mrtx_create_index); errors of mrtx_scan_open/next (at a past snapshot,
+ *   MRTX_ESNAPSHOT once the entries it needs were dropped: index tables
+ *   keep one version -- on LMDB from the next write, on RADOS from the
+ *   next collection).
  */
 int mrtx_index_scan(mrtx_txn *txn, const char *index, mrtx_bytes value_start,
                     mrtx_bytes value_end, int reverse, size_t limit,

@@ -84,12 +84,15 @@ int cmd_gc(int argc, char **argv)
 		return rc;
 	if (help) {
 		printf("usage: %s\n\n"
-		       "Collect old versions in the LMDB store STORE: drop what the families'\n"
+		       "Collect old versions in the store STORE: drop what the families'\n"
 		       "policies (create-table FAMILY:VERSIONS[:MIN[:TTL_MS]]) no longer keep,\n"
 		       "and deleted cells deleted before the safe point: the store's newest\n"
 		       "commit timestamp, less --keep MS milliseconds (default 0).  Reads at\n"
 		       "snapshots below the safe point (get/scan --at) are refused from then\n"
 		       "on.  Runs beside other processes; a run cut short resumes next time.\n"
+		       "RADOS: never above a running transaction's snapshot the store's\n"
+		       "registry lists (those older than 2.5 s that keep reading); give\n"
+		       "--keep 5000 or more to spare younger ones too.\n"
 		       "Prints the number of versions removed.\n", usage);
 		return EXIT_OK;
 	}

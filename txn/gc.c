@@ -64,9 +64,11 @@ int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected)
 			                    "here (no timestamp page)", store_path(db->st));
 		safe = safe > keep_ms * 1000u ? safe - keep_ms * 1000u : 0;
 		/* RADOS: not above a running snapshot (LMDB's reader table
-		 * keeps theirs: snapread.c) */
+		 * keeps theirs: snapread.c) that this handle has or the
+		 * registry lists; one of another handle younger than a quarter
+		 * of the trim lag is not listed yet: keep_ms covers those */
 		if (!store_trims_on_write(db->st))
-			safe = MRTX_MIN(safe, txn_safe_bound(db, mrtx__now_us()));
+			safe = MRTX_MIN(safe, txn_safe_bound(db, mrtx__now_us(), 1));
 		if ((rc = store_gc_mark(db->st, safe, 0)))
 			return rc;
 	}

@@ -300,6 +300,9 @@ int mrtx_create_index(mrtx_db *db, const mrtx_index_spec *spec)
 			for (unsigned i = 0; i < 8; i++)
 				le[i] = (uint8_t)(ts >> (8 * i));
 			rc = store_meta_put_new(db->st, key, MRTX_BYTES(le, 8));
+			if (rc == MRTX_EEXIST) /* (another creator of the same index
+			                        * wrote its record first) */
+				rc = store_meta_get(db->st, key, &a, &have);
 		}
 	}
 done:

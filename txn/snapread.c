@@ -134,11 +134,11 @@ static void snap_keepalive(mrtx_txn *txn)
 		mrtx__clearerr();
 }
 
-uint64_t txn_safe_bound(mrtx_db *db, uint64_t now_us)
+uint64_t txn_safe_bound(mrtx_db *db, uint64_t now_us, int fresh)
 {
 	uint64_t reg = atomic_load(&db->reg_oldest);
 
-	if (now_us >= atomic_load(&db->reg_at_us) + lag_us() / 4) {
+	if (fresh || now_us >= atomic_load(&db->reg_at_us) + lag_us() / 4) {
 		if (store_snap_oldest(db->st, now_us, &reg) == 0) {
 			atomic_store(&db->reg_oldest, reg);
 			atomic_store(&db->reg_at_us, now_us);

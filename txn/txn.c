@@ -818,9 +818,8 @@ static void trim_written(mrtx_txn *txn)
 {
 	store *st = txn->db->st;
 	uint64_t now = mrtx__now_us(), lag = (uint64_t)atomic_load(&store__trim_lag_us);
-	unsigned k = 0;
+	unsigned k = 0, skip;
 	trow *r;
-
 	uint64_t safe;
 
 	if (store_trims_on_write(st) || !store_keeps_versions(st) || now <= lag ||
@@ -831,15 +830,24 @@ static void trim_written(mrtx_txn *txn)
 		txn_snap_end(txn);
 		txn->snap_live = 0;
 	}
-	safe = MRTX_MIN(now - lag, txn_safe_bound(txn->db, now));
+	safe = MRTX_MIN(now - lag, txn_safe_bound(txn->db, now, 0));
 	if (safe == 0)
 		return;
-	RB_FOREACH(r, trow_tree, &txn->rows) {
-		if (!r->mutated)
-			continue;
-		(void)store_trim_row(st, r->t, r->row, safe);
-		if (++k == TRIM_ROWS)
-			break;
+	/* (up to TRIM_ROWS rows, starting at a place that moves on with every
+	 * trimming commit, so that no written row is always passed over) */
+	skip = (unsigned)(atomic_load(&txn->db->trim_count) / TRIM_EVERY % txn->nmutated);
+	for (int pass = 0; pass < 2 && k < TRIM_ROWS; pass++) {
+		unsigned i = 0;
+
+		RB_FOREACH(r, trow_tree, &txn->rows) {
+			if (!r->mutated)
+				continue;
+			if ((pass == 0) == (i++ >= skip)) {
+				(void)store_trim_row(st, r->t, r->row, safe);
+				if (++k == TRIM_ROWS)
+					break;
+			}
+		}
 	}
 	mrtx__clearerr();
 }

@@ -199,8 +199,9 @@ int txn_snap_decide(mrtx_txn *txn, const store_table *t, const store_filter *f,
 void txn_snap_end(mrtx_txn *txn);
 /* The highest safe point a collector of db's store may use now: at or below
  * every running snapshot this handle has or the store's registry lists
- * (read at most every store__trim_lag_us / 4); UINT64_MAX: none. */
-uint64_t txn_safe_bound(mrtx_db *db, uint64_t now_us);
+ * (read at most every store__trim_lag_us / 4, or now if fresh); UINT64_MAX:
+ * none. */
+uint64_t txn_safe_bound(mrtx_db *db, uint64_t now_us, int fresh);
 /* The transaction's view, opened if not yet (*out NULL: the store has none). */
 int txn_view_get(mrtx_txn *txn, store_view **out);
 /* Close the view (the transaction ends). */

@@ -411,6 +411,9 @@ static int gc_tablet(rstore *rs, const store_table *t, const rtmap *map, uint8_t
 				if ((rc = gc_rm(&w, a, g.kvs[i].key)))
 					return rc;
 				c.dropping = 1;
+				c.absent = c.i == 0; /* (past its TTL at rank 0: absent
+				                      * there for every read, as a read
+				                      * at a live snapshot has it) */
 				c.dropped++;
 			} else {
 				c.last_key = g.kvs[i].key;
