@@ -478,7 +478,7 @@ static int careless_fn(mrtx_txn *txn, void *payload)
 	return mrtx_put(txn, "t", MRTX_CSTR("r"), "f", MRTX_CSTR("q"), MRTX_CSTR("fn"));
 }
 
-static void run_retries_doomed(void **state)
+static void run_retries_conflict(void **state)
 {
 	char *path = tu_tmpdir("run-doom");
 	struct {
@@ -570,7 +570,7 @@ int main(void)
 		cmocka_unit_test(scan_sees_later_writes),
 		cmocka_unit_test(index_on_long_nul_rows),
 		cmocka_unit_test(after_change_conflict),
-		cmocka_unit_test(run_retries_doomed),
+		cmocka_unit_test(run_retries_conflict),
 		cmocka_unit_test(doom_by_index_maintenance),
 	};
 

@@ -54,21 +54,6 @@
 
 const uint8_t rados_collect_key[2] = { RK_GEN_0, 'T' };
 
-static void le_put(uint8_t *p, uint64_t v)
-{
-	for (unsigned i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t le_get(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (unsigned i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
 static int meta_one(rstore *rs, const char *key, mrtx_arena *a, mrtx_bytes *v)
 {
 	const char *keys[1] = { key };
@@ -99,9 +84,9 @@ int rados_store_gc_mark(store *st, uint64_t safe, int end)
 				break;
 			rc = rados_meta_cas(rs, key, v, MRTX_BYTES("", 0), &applied);
 		} else {
-			if (v.size == 8 && le_get(v.data) >= safe)
+			if (v.size == 8 && rle64_get(v.data) >= safe)
 				break; /* only rises */
-			le_put(nv, safe);
+			rle64_put(nv, safe);
 			rc = rados_meta_cas(rs, key, v.data ? v : MRTX_BYTES("", 0),
 			                    MRTX_BYTES(nv, 8), &applied);
 		}
@@ -140,7 +125,7 @@ int rados_store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row, 
 		rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the collector's cursor is malformed", rs->addr);
 		goto done;
 	}
-	*safe = le_get(p);
+	*safe = rle64_get(p);
 	memcpy(table, p + 9, nl);
 	table[nl] = 0;
 	*table_done = p[9 + nl] != 0;
@@ -163,7 +148,7 @@ static int cursor_put(rstore *rs, uint64_t safe, const store_table *t, int done,
 	mrtx_bytes old;
 	int rc, applied = 0;
 
-	le_put(buf, safe);
+	rle64_put(buf, safe);
 	buf[8] = (uint8_t)nl;
 	memcpy(buf + 9, t->name, nl);
 	buf[9 + nl] = (uint8_t)!!done;

@@ -154,6 +154,24 @@ static inline const rstore *RSC(const store *st)
 	return (const rstore *)(const void *)st;
 }
 
+/* Little-endian u64 of the metadata records (g/safe, g/cursor: as LMDB
+ * keeps them) and of the snapshot registry. */
+static inline void rle64_put(uint8_t *p, uint64_t v)
+{
+	for (unsigned i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint64_t rle64_get(const void *q)
+{
+	const uint8_t *p = q;
+	uint64_t v = 0;
+
+	for (unsigned i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
 /* Big-endian integers of the layout's records. */
 static inline void rbe32_put(uint8_t *p, uint32_t v)
 {

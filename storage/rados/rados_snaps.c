@@ -25,21 +25,6 @@
 
 #define SNAP_VAL 16
 
-static void le64_put(uint8_t *p, uint64_t v)
-{
-	for (unsigned i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t le64_get(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (unsigned i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
 static void snap_key(rstore *rs)
 {
 	static _Atomic unsigned handles;
@@ -66,8 +51,8 @@ int rados_store_snap_publish(store *st, uint64_t ts, uint64_t until_us)
 	if (rs->head.read_only || !rs->versions)
 		return 0;
 	snap_key(rs);
-	le64_put(v, ts);
-	le64_put(v + 8, until_us);
+	rle64_put(v, ts);
+	rle64_put(v + 8, until_us);
 	set = (rkv){ MRTX_CSTR(rs->snap_key), MRTX_BYTES(v, SNAP_VAL) };
 	memset(&w, 0, sizeof(w));
 	w.oid = rs->snaps_oid;
@@ -139,8 +124,8 @@ int rados_store_snap_oldest(store *st, uint64_t now_us, uint64_t *oldest)
 				                  rs->addr, rs->snaps_oid);
 				goto done;
 			}
-			if (le64_get(p + 8) > now_us)
-				*oldest = MRTX_MIN(*oldest, le64_get(p));
+			if (rle64_get(p + 8) > now_us)
+				*oldest = MRTX_MIN(*oldest, rle64_get(p));
 			else if (!rs->head.read_only && dropped++ < 4)
 				drop_expired(rs, kv);
 		}
