@@ -794,6 +794,26 @@ int mrtx_scan_open(mrtx_txn *txn, const mrtx_scan_spec *spec, mrtx_scanner **out
  */
 int mrtx_scan_next(mrtx_scanner *s, mrtx_cell *cell);
 
+/**
+ * Make the scan return up to max versions of each cell, newest first, as
+ * consecutive cells with the same row, family and qualifier: those its
+ * transaction's snapshot holds (mrtx_begin_at: at or below its timestamp),
+ * within the family's policy, stopping at a deletion -- mrtx_get_versions'
+ * rule, a write of this transaction first.  Call it after mrtx_scan_open
+ * and before the first mrtx_scan_next; max 1 is the default.
+ * @return MRTX_OK; MRTX_EINVAL (NULL, max 0, or the scan has started);
+ *   MRTX_EBADTXN (the transaction has ended); MRTX_ENOTSUP (max above 1 on
+ *   a RADOS store of format 3 or older, which keeps one version).
+ */
+int mrtx_scan_versions(mrtx_scanner *s, uint32_t max);
+
+/**
+ * The commit timestamp of the cell mrtx_scan_next returned last: 0 for a
+ * write of this transaction, before the first cell, on NULL, or on a RADOS
+ * store of format 3 or older.
+ */
+uint64_t mrtx_scan_ts(const mrtx_scanner *s);
+
 /** Close a scanner.  Every scanner must be closed, before or after its
  *  transaction ends; once the transaction has ended, mrtx_scan_next on it
  *  returns MRTX_EBADTXN.  NULL is a no-op. */

@@ -207,6 +207,26 @@ printf "${hdr}"'r1 f:a 1\nr1 f:b 2\nr2 f:a 3\nend 3\n' >"$TMP/rows.dump"
 expect_out "3 cells in 2 rows loaded into rows (2 transactions)" "batches cut at rows" \
 	"$MRTX" load "$T" rows "$TMP/rows.dump" --batch 1
 
+# ------------------------------------------------------- versions in the tool
+# get --versions, scan --versions (newest first, with their commit
+# timestamps), scan --at the first one, and a refused --versions 0.
+V=$(store v)
+expect_rc 0 "create-table with 3 versions" "$MRTX" create-table "$V" vt h:3
+expect_rc 0 "put v1" "$MRTX" put "$V" vt r h:q v1
+expect_rc 0 "put v2" "$MRTX" put "$V" vt r h:q v2
+ts1=$("$MRTX" get "$V" vt r h:q --versions 5 2>/dev/null | sed -n 2p | cut -d' ' -f1)
+ts2=$("$MRTX" get "$V" vt r h:q --versions 5 2>/dev/null | sed -n 1p | cut -d' ' -f1)
+if [ -n "$ts1" ] && [ -n "$ts2" ] && [ "$ts2" -gt "$ts1" ] 2>/dev/null; then ok; else
+	bad "get --versions: timestamps '$ts2' '$ts1'"
+fi
+expect_out "r h:q $ts2 v2
+r h:q $ts1 v1" "scan --versions 5" "$MRTX" scan "$V" vt --versions 5
+expect_out "r h:q $ts2 v2" "scan --versions 1" "$MRTX" scan "$V" vt --versions 1
+expect_out "r h:q v1" "scan --at the first" "$MRTX" scan "$V" vt --at "$ts1"
+expect_out '{"row":"r","family":"h","qualifier":"q","ts":'"$ts1"',"value":"v1"}' \
+	"scan --versions --json --at" "$MRTX" scan "$V" vt --versions 2 --json --at "$ts1"
+expect_err 2 'versions: 1 to' "scan --versions 0" "$MRTX" scan "$V" vt --versions 0
+
 # ------------------------------------------------------------------ backup
 if [ "$RADOS" = 1 ]; then
 	expect_err 1 'RADOS store: backup is not supported' "backup of a RADOS store" \

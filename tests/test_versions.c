@@ -915,6 +915,88 @@ static void test_snapshot_late_commit(void **state)
 	free(path);
 }
 
+/* Scan "h" of table t with up to max versions a cell in txn: "row:v@i,..."
+ * with i the index of each cell's ts in tss ('?' if none, '0' for the
+ * transaction's own write), rows separated by spaces. */
+static void scan_versions(mrtx_txn *txn, uint32_t max, const uint64_t *tss, size_t nts,
+                          char *out, size_t cap)
+{
+	mrtx_scan_spec sp = { "t", { NULL, 0 }, { NULL, 0 }, "h", { NULL, 0 }, { NULL, 0 }, 0, 0 };
+	mrtx_scanner *s;
+	mrtx_cell c;
+	size_t n = 0;
+	int rc;
+
+	out[0] = 0;
+	assert_int_equal(mrtx_scan_open(txn, &sp, &s), MRTX_OK);
+	assert_int_equal(mrtx_scan_versions(s, max), MRTX_OK);
+	while ((rc = mrtx_scan_next(s, &c)) == MRTX_OK) {
+		uint64_t ts = mrtx_scan_ts(s);
+		char ix = ts ? '?' : 'w';
+
+		for (size_t i = 0; i < nts; i++)
+			if (tss[i] == ts)
+				ix = (char)('0' + i);
+		n += (size_t)snprintf(out + n, cap - n, "%s%.*s:%.*s@%c", n ? " " : "",
+		                      (int)c.row.size, (const char *)c.row.data,
+		                      (int)c.value.size, (const char *)c.value.data, ix);
+	}
+	assert_int_equal(rc, MRTX_NOTFOUND);
+	/* once started, the number of versions is fixed */
+	assert_int_equal(mrtx_scan_versions(s, 2), MRTX_EINVAL);
+	mrtx_scan_close(s);
+}
+
+/* Scans return several versions of a cell (mrtx_scan_versions), newest
+ * first, with their timestamps (mrtx_scan_ts), within the policy, at the
+ * transaction's snapshot, a write of the transaction first. */
+static void test_scan_versions(void **state)
+{
+	char *path;
+	mrtx_db *db = fresh(&path);
+	uint64_t ts[4];
+	char got[256];
+	mrtx_scanner *s;
+	mrtx_txn *txn;
+	mrtx_scan_spec sp = { "t", { NULL, 0 }, { NULL, 0 }, "h", { NULL, 0 }, { NULL, 0 }, 0, 0 };
+
+	(void)state;
+	assert_int_equal(mrtx_create_table2(db, "t", FAMS, NFAMS), MRTX_OK);
+	ts[0] = put_ts(db, "a", "h", "a0");
+	ts[1] = put_ts(db, "a", "h", "a1");
+	ts[2] = put_ts(db, "b", "h", "b2");
+	ts[3] = put_ts(db, "a", "h", "a3");
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	scan_versions(txn, 1, ts, 4, got, sizeof(got));
+	assert_string_equal(got, "a:a3@3 b:b2@2");
+	scan_versions(txn, 5, ts, 4, got, sizeof(got)); /* (the family keeps 3) */
+	assert_string_equal(got, "a:a3@3 a:a1@1 a:a0@0 b:b2@2");
+	assert_int_equal(mrtx_put(txn, "t", B("a"), "h", B("q"), B("mine")), MRTX_OK);
+	scan_versions(txn, 2, ts, 4, got, sizeof(got));
+	assert_string_equal(got, "a:mine@w a:a3@3 b:b2@2");
+	assert_int_equal(mrtx_delete(txn, "t", B("b"), "h", B("q")), MRTX_OK);
+	scan_versions(txn, 3, ts, 4, got, sizeof(got));
+	assert_string_equal(got, "a:mine@w a:a3@3 a:a1@1");
+	mrtx_abort(txn);
+	/* at a past snapshot: the versions at or below it */
+	assert_int_equal(mrtx_begin_at(db, ts[2], &txn), MRTX_OK);
+	scan_versions(txn, 3, ts, 4, got, sizeof(got));
+	assert_string_equal(got, "a:a1@1 a:a0@0 b:b2@2");
+	mrtx_abort(txn);
+	/* bad calls */
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_scan_open(txn, &sp, &s), MRTX_OK);
+	assert_int_equal(mrtx_scan_versions(s, 0), MRTX_EINVAL);
+	assert_int_equal(mrtx_scan_versions(NULL, 1), MRTX_EINVAL);
+	assert_int_equal(mrtx_scan_ts(s), 0);
+	assert_int_equal(mrtx_scan_ts(NULL), 0);
+	mrtx_scan_close(s);
+	mrtx_abort(txn);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 static void test_gc(void **state)
 {
 	char *path;
@@ -1226,6 +1308,7 @@ int main(void)
 		cmocka_unit_test(test_trim_on_commit),
 		cmocka_unit_test(test_snapshot_registry),
 		cmocka_unit_test(test_snapshot_late_commit),
+		cmocka_unit_test(test_scan_versions),
 		cmocka_unit_test(test_model_versions),
 	};
 

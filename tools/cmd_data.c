@@ -384,10 +384,11 @@ typedef struct scan_out {
 	const keyfmt *key; /* print rows as these parts */
 	int json;          /* JSON lines */
 	int count;         /* count only */
+	size_t versions;   /* --versions N: 0 (one, no timestamps) or N */
 	size_t cells, rows, unsplit; /* unsplit: rows that are not --key keys */
 } scan_out;
 
-static void scan_cell(FILE *f, const mrtx_cell *cell, scan_out *o, int newrow)
+static void scan_cell(FILE *f, const mrtx_cell *cell, scan_out *o, int newrow, uint64_t ts)
 {
 	int bad = 0;
 
@@ -402,6 +403,8 @@ static void scan_cell(FILE *f, const mrtx_cell *cell, scan_out *o, int newrow)
 		json_str(f, cell->family, strlen(cell->family));
 		fputs(",\"qualifier\":", f);
 		json_data(f, cell->qualifier.data, cell->qualifier.size);
+		if (o->versions)
+			fprintf(f, ",\"ts\":%llu", (unsigned long long)ts);
 		fputs(",\"value\":", f);
 		json_data(f, cell->value.data, cell->value.size);
 		fputs("}\n", f);
@@ -412,6 +415,8 @@ static void scan_cell(FILE *f, const mrtx_cell *cell, scan_out *o, int newrow)
 			print_escaped(f, cell->row.data, cell->row.size, ESC_SPACE);
 		fprintf(f, " %s:", cell->family);
 		print_escaped(f, cell->qualifier.data, cell->qualifier.size, ESC_SPACE);
+		if (o->versions)
+			fprintf(f, " %llu", (unsigned long long)ts);
 		putc(' ', f);
 		print_escaped(f, cell->value.data, cell->value.size, 0);
 		putc('\n', f);
@@ -430,6 +435,10 @@ static int scan_cells(mrtx_txn *txn, const mrtx_scan_spec *spec, FILE *f, scan_o
 	o->cells = o->rows = o->unsplit = 0;
 	if ((rc = mrtx_scan_open(txn, spec, &s)))
 		return rc;
+	if (o->versions && (rc = mrtx_scan_versions(s, (uint32_t)o->versions))) {
+		mrtx_scan_close(s);
+		return rc;
+	}
 	while ((rc = mrtx_scan_next(s, &cell)) == 0) {
 		/* a row's cells come together; cell memory lives as long as txn */
 		int newrow = o->cells == 0 || prev.size != cell.row.size ||
@@ -441,7 +450,7 @@ static int scan_cells(mrtx_txn *txn, const mrtx_scan_spec *spec, FILE *f, scan_o
 		}
 		o->cells++;
 		if (!o->count)
-			scan_cell(f, &cell, o, newrow);
+			scan_cell(f, &cell, o, newrow, mrtx_scan_ts(s));
 	}
 	mrtx_scan_close(s);
 	return rc == MRTX_NOTFOUND ? 0 : rc;
@@ -489,9 +498,9 @@ int cmd_scan(int argc, char **argv)
 {
 	static const char usage[] = "mrtx scan STORE TABLE [--start ROW] [--end ROW] "
 	                            "[--family F] [--reverse] [--limit N] [--count] [--json] "
-	                            "[--key FORMAT] [--at TS]";
+	                            "[--key FORMAT] [--at TS] [--versions N]";
 	const char *start = NULL, *end = NULL, *limit = NULL, *family = NULL, *key = NULL;
-	const char *cmd = argv[0], *at = NULL;
+	const char *cmd = argv[0], *at = NULL, *nver = NULL;
 	int reverse = 0, count = 0, json = 0, npos, help, rc;
 	uint64_t at_ts = 0;
 	const tool_opt opts[] = {
@@ -499,7 +508,7 @@ int cmd_scan(int argc, char **argv)
 		{ "family", 1, &family, NULL }, { "limit", 1, &limit, NULL },
 		{ "reverse", 0, NULL, &reverse }, { "count", 0, NULL, &count },
 		{ "json", 0, NULL, &json }, { "key", 1, &key, NULL },
-		{ NULL, 0, NULL, NULL }
+		{ "versions", 1, &nver, NULL }, { NULL, 0, NULL, NULL }
 	};
 	char **pos = argv + 1;
 	mrtx_key kstart, kend;
@@ -522,8 +531,11 @@ int cmd_scan(int argc, char **argv)
 		     "note on stderr counts such rows); --start and --end are then given as\n"
 		     "parts too, and may give only the leading ones.  FORMAT lists the part\n"
 		     "types: bytes or str, u32, u64, i32, i64, rts, salt, fixedN, hashN.\n"
-		     "--at TS reads the table as it was at commit timestamp TS (LMDB; see\n"
-		     "get --versions for the timestamps cells were written at).\n");
+		     "--at TS reads the table as it was at commit timestamp TS (see\n"
+		     "get --versions for the timestamps cells were written at).\n"
+		     "--versions N prints up to N versions of each cell, newest first, each\n"
+		     "line with its commit timestamp: ROW FAMILY:QUALIFIER TS VALUE (JSON:\n"
+		     "\"ts\").\n");
 	if (npos != 2)
 		return tool_usage_err(cmd, usage, "expected STORE and TABLE");
 	if ((rc = arg_name(cmd, "table", pos[1])))
@@ -537,8 +549,11 @@ int cmd_scan(int argc, char **argv)
 	    (rc = scan_bound(cmd, "--end", end, key ? &kf : NULL, &kend, &a.spec.end)) ||
 	    (family && (rc = arg_name(cmd, "--family", (char *)family))) ||
 	    (limit && (rc = arg_size(cmd, "--limit", limit, &a.spec.limit_rows))) ||
-	    (at && (rc = arg_ts(cmd, at, &at_ts))))
+	    (at && (rc = arg_ts(cmd, at, &at_ts))) ||
+	    (nver && (rc = arg_size(cmd, "--versions", nver, &a.out.versions))))
 		return rc;
+	if (nver && (a.out.versions == 0 || a.out.versions > UINT32_MAX))
+		return tool_usage_err(cmd, usage, "--versions: 1 to 4294967295");
 	a.out.key = key ? &kf : NULL;
 	a.spec.family = family;
 	if ((rc = tool_open(cmd, pos[0], 0, &db)))

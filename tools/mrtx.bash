@@ -23,7 +23,7 @@ _mrtx_options()
 	put) echo "--file --key --help" ;;
 	get) echo "--raw --json --key --versions --at --help" ;;
 	del | delrow) echo "--key --help" ;;
-	scan) echo "--start --end --family --reverse --limit --count --json --key --at --help" ;;
+	scan) echo "--start --end --family --reverse --limit --count --json --key --at --versions --help" ;;
 	locks) echo "--table --state --json --help" ;;
 	lock) echo "--json --help" ;;
 	recover) echo "--dry-run --force --json --help" ;;

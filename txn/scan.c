@@ -46,9 +46,12 @@ struct mrtx_scanner {
 	size_t nbatch, bi;
 	int more;
 	store_range next;
-	/* current row's cells */
+	/* current row's cells, and each one's commit timestamp (0: this
+	 * transaction's own write) */
 	mrtx_cell *cells;
+	uint64_t *cts;
 	size_t ncells, ci;
+	int started;            /* mrtx_scan_next was called */
 	int done;
 	int err;                /* a failed step's error, returned from then on */
 };
@@ -390,9 +393,12 @@ static int build_row(mrtx_scanner *s, const store_row *sr, const trow *b)
 	bcell *c = b ? RB_MIN(bcell_tree, (struct bcell_tree *)&b->cells) : NULL;
 	mrtx_bytes row = sr ? sr->row : b->row;
 
+	size_t cap = MRTX_MAX(ns + (b ? b->ncells : 0), 1);
+	uint32_t vmax = s->f.versions > 1 ? s->f.versions : 1;
+
 	s->ncells = s->ci = 0;
-	if (!(s->cells = arena_alloc(&txn->arena,
-	                             MRTX_MAX(ns + (b ? b->ncells : 0), 1) * sizeof(mrtx_cell))))
+	if (!(s->cells = arena_alloc(&txn->arena, cap * sizeof(mrtx_cell))) ||
+	    !(s->cts = arena_alloc(&txn->arena, cap * sizeof(uint64_t))))
 		return MRTX_ENOMEM;
 	while (i < ns || c) {
 		const store_cell *sc = i < ns ? &sr->cells[i] : NULL;
@@ -405,17 +411,38 @@ static int build_row(mrtx_scanner *s, const store_row *sr, const trow *b)
 			cmp = sc ? -1 : 1;
 		}
 		if (cmp < 0) {
+			s->cts[k] = sc->ts;
 			s->cells[k++] = (mrtx_cell){ row, s->t->families[sc->fid], sc->qual,
 			                             sc->value };
 			i++;
 			continue;
 		}
-		if (cell_visible(s, c))
+		if (cell_visible(s, c)) {
+			s->cts[k] = 0;
 			s->cells[k++] = (mrtx_cell){ row, s->t->families[c->fid],
 			                             MRTX_BYTES(c->data, c->qlen),
 			                             MRTX_BYTES(c->data + c->qlen, c->vlen) };
-		if (cmp == 0)
-			i++;
+		}
+		if (cmp == 0) {
+			/* the stored versions of the cell this transaction wrote:
+			 * a put comes first and keeps the newest vmax - 1 of them
+			 * (mrtx_get_versions' rule), a delete none */
+			uint32_t kept = c->kind == STORE_MUT_PUT && cell_visible(s, c) ? 1 : 0;
+			uint8_t fid = sr->cells[i].fid;
+			mrtx_bytes q = sr->cells[i].qual;
+
+			while (i < ns && sr->cells[i].fid == fid &&
+			       bytes_cmp(sr->cells[i].qual, q) == 0) {
+				if (kept && kept < vmax) {
+					s->cts[k] = sr->cells[i].ts;
+					s->cells[k++] = (mrtx_cell){ row, s->t->families[fid],
+					                             sr->cells[i].qual,
+					                             sr->cells[i].value };
+					kept++;
+				}
+				i++;
+			}
+		}
 		c = RB_NEXT(bcell_tree, (struct bcell_tree *)&b->cells, c);
 	}
 	s->ncells = k;
@@ -468,6 +495,31 @@ static int next_row(mrtx_scanner *s)
 	}
 }
 
+int mrtx_scan_versions(mrtx_scanner *s, uint32_t max)
+{
+	mrtx__clearerr();
+	if (!s || max == 0)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_scan_versions: a scanner and at least one "
+		                    "version are required");
+	if (!s->txn)
+		return mrtx__seterr(MRTX_EBADTXN, "mrtx_scan_versions: the scanner's transaction "
+		                    "has ended");
+	if (s->started)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_scan_versions: the scan has started "
+		                    "(call it before the first mrtx_scan_next)");
+	if (max > 1 && !store_keeps_versions(s->txn->db->st))
+		return mrtx__seterr(MRTX_ENOTSUP, "mrtx_scan_versions: store %s keeps one version "
+		                    "of each cell (a RADOS store of format 3 or older)",
+		                    store_path(s->txn->db->st));
+	s->f.versions = max;
+	return 0;
+}
+
+uint64_t mrtx_scan_ts(const mrtx_scanner *s)
+{
+	return s && s->ci ? s->cts[s->ci - 1] : 0;
+}
+
 void txn_detach_scanners(mrtx_txn *txn)
 {
 	for (mrtx_scanner *s = txn->scanners; s; s = s->sibling)
@@ -486,6 +538,7 @@ int mrtx_scan_next(mrtx_scanner *s, mrtx_cell *cell)
 		return mrtx__seterr(MRTX_EBADTXN, "mrtx_scan_next: the scanner's transaction "
 		                    "has ended; only mrtx_scan_close is allowed");
 	TXN_CHECK(s->txn);
+	s->started = 1;
 	if (s->err)
 		return mrtx__seterr(s->err, "mrtx_scan_next: an earlier call failed (%s); the "
 		                    "scan cannot continue", mrtx_strerror(s->err));
