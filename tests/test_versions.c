@@ -825,7 +825,7 @@ static void test_snapshot_registry(void **state)
 {
 	static const mrtx_family_spec one[] = { { "one", 1, 0, 0 } };
 	char *path;
-	mrtx_db *db = fresh(&path), *db2, *db3;
+	mrtx_db *db, *db2, *db3;
 	mrtx_txn *reader, *idle;
 	uint64_t n;
 	mrtx_bytes v;
@@ -833,6 +833,7 @@ static void test_snapshot_registry(void **state)
 	(void)state;
 	if (!tu_rados())
 		skip(); /* (LMDB: a snapshot is a read transaction, its pages kept) */
+	db = fresh(&path);
 	assert_non_null(db2 = tu_open(path, NULL));
 	assert_non_null(db3 = tu_open(path, NULL)); /* (the idle one's own handle) */
 	assert_int_equal(mrtx_create_table2(db, "t", one, 1), MRTX_OK);
@@ -887,7 +888,7 @@ static void test_snapshot_late_commit(void **state)
 {
 	static const mrtx_family_spec one[] = { { "one", 1, 0, 0 } };
 	char *path;
-	mrtx_db *db = fresh(&path), *db2;
+	mrtx_db *db, *db2;
 	uint64_t ahead, c2, t;
 	mrtx_txn *reader;
 	mrtx_bytes v;
@@ -895,6 +896,7 @@ static void test_snapshot_late_commit(void **state)
 	(void)state;
 	if (!tu_rados())
 		skip(); /* (LMDB stamps inside the write, under its writer lock) */
+	db = fresh(&path);
 	assert_int_equal(mrtx_create_table2(db, "t", one, 1), MRTX_OK);
 	(void)put_ts(db, "x", "one", "a");
 	assert_non_null(db2 = tu_open(path, NULL)); /* (its own clock-stamped commits) */
