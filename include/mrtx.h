@@ -615,7 +615,9 @@ typedef struct mrtx_version {
  * most max: those written at or below its snapshot (mrtx_txn_snapshot_ts;
  * mrtx_begin_at's timestamp), within the family's policy
  * (mrtx_family_spec), stopping at a deletion.  A write of this
- * transaction comes first (ts 0); one of its deletes leaves none.  Values
+ * transaction comes first (ts 0), followed by up to max - 1 stored
+ * versions (so until it commits a cell it wrote can show one version more
+ * than the family keeps); one of its deletes leaves none.  Values
  * are valid until the transaction ends.  The read is recorded for
  * validation as mrtx_get's is.
  * @param n  receives the number returned (0 on any error).
@@ -799,7 +801,9 @@ int mrtx_scan_next(mrtx_scanner *s, mrtx_cell *cell);
  * consecutive cells with the same row, family and qualifier: those its
  * transaction's snapshot holds (mrtx_begin_at: at or below its timestamp),
  * within the family's policy, stopping at a deletion -- mrtx_get_versions'
- * rule, a write of this transaction first.  Call it after mrtx_scan_open
+ * rule: a write of this transaction comes first, followed by up to max - 1
+ * stored versions (so a cell it wrote can show one version more than the
+ * family keeps until it commits; a delete of it shows none).  Call it after mrtx_scan_open
  * and before the first mrtx_scan_next; max 1 is the default.
  * @return MRTX_OK; MRTX_EINVAL (NULL, max 0, or the scan has started);
  *   MRTX_EBADTXN (the transaction has ended); MRTX_ENOTSUP (max above 1 on
@@ -808,8 +812,9 @@ int mrtx_scan_next(mrtx_scanner *s, mrtx_cell *cell);
 int mrtx_scan_versions(mrtx_scanner *s, uint32_t max);
 
 /**
- * The commit timestamp of the cell mrtx_scan_next returned last: 0 for a
- * write of this transaction, before the first cell, on NULL, or on a RADOS
+ * The commit timestamp of the cell mrtx_scan_next returned last (valid
+ * until mrtx_scan_close, also after the transaction ended): 0 for a write
+ * of this transaction, before the first cell, on NULL, or on a RADOS
  * store of format 3 or older.
  */
 uint64_t mrtx_scan_ts(const mrtx_scanner *s);
@@ -1131,10 +1136,9 @@ typedef struct mrtx_index_spec {
  * second metadata record says so (which, like the declaration, makes
  * writers holding older cached declarations conflict once): a transaction
  * whose snapshot (see mrtx_get) holds it reads the index from that
- * snapshot without needing validation.  On LMDB one whose snapshot
- * predates it reads the index and is validated at commit; on RADOS (a
- * live snapshot) its lookup fails with MRTX_CONFLICT, dooming it, and
- * mrtx_run retries it with a newer snapshot.  Calling mrtx_create_index again
+ * snapshot without needing validation; one whose snapshot predates it
+ * (or that runs while the backfill has not ended) reads the index table as
+ * it is now and is validated at commit.  Calling mrtx_create_index again
  * with the identical spec is allowed and re-runs the backfill (it writes
  * only the missing or stale entries).
  *
@@ -1169,9 +1173,7 @@ typedef struct mrtx_index_hit {
  * index table through the transaction (merged with its own writes, phantom
  * protected at commit).
  * @return MRTX_OK; fn's value; MRTX_EINVAL (NULL, unknown index name);
- *   MRTX_ECORRUPT (a malformed index row); MRTX_CONFLICT (RADOS: the
- *   index's backfill ended after the transaction's snapshot, see
- *   mrtx_create_index); errors of mrtx_scan_open/next (at a past snapshot,
+ *   MRTX_ECORRUPT (a malformed index row); errors of mrtx_scan_open/next (at a past snapshot,
  *   MRTX_ESNAPSHOT once the entries it needs were dropped: index tables
  *   keep one version -- on LMDB from the next write, on RADOS from the
  *   next collection).

@@ -220,7 +220,8 @@ typedef struct store_filter {
 typedef struct store_cell {
 	uint8_t fid;
 	mrtx_bytes qual, value;
-	uint64_t ts;  /* LMDB: the version's commit timestamp (0 elsewhere) */
+	uint64_t ts;  /* the version's commit timestamp (LMDB; RADOS of format 4;
+	                 0 elsewhere) */
 } store_cell;
 
 typedef struct store_row {

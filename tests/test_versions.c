@@ -992,8 +992,16 @@ static void test_scan_versions(void **state)
 	assert_int_equal(mrtx_scan_versions(NULL, 1), MRTX_EINVAL);
 	assert_int_equal(mrtx_scan_ts(s), 0);
 	assert_int_equal(mrtx_scan_ts(NULL), 0);
-	mrtx_scan_close(s);
-	mrtx_abort(txn);
+	/* the last cell's timestamp outlives the transaction (not its arena) */
+	{
+		mrtx_cell c;
+
+		assert_int_equal(mrtx_scan_next(s, &c), MRTX_OK);
+		assert_int_equal(mrtx_scan_ts(s), ts[3]);
+		mrtx_abort(txn);
+		assert_int_equal(mrtx_scan_ts(s), ts[3]);
+		mrtx_scan_close(s);
+	}
 	mrtx_close(db);
 	tu_rmrf(path);
 	free(path);

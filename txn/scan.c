@@ -52,6 +52,7 @@ struct mrtx_scanner {
 	uint64_t *cts;
 	size_t ncells, ci;
 	int started;            /* mrtx_scan_next was called */
+	uint64_t last_ts;       /* the timestamp of the cell returned last */
 	int done;
 	int err;                /* a failed step's error, returned from then on */
 };
@@ -263,7 +264,7 @@ static int fetch_batch(mrtx_scanner *s)
 
 	if ((rc = txn_view_get(txn, &v)))
 		return rc;
-	if (txn->snap_live) { /* (fixed by the transaction's first read) */
+	if (txn->snap_live && !s->current) { /* (fixed by the transaction's first read) */
 		s->f.at = txn->snap_ts;
 		s->f.live = 1;
 	}
@@ -495,6 +496,11 @@ static int next_row(mrtx_scanner *s)
 	}
 }
 
+void txn_scan_current(mrtx_scanner *s)
+{
+	s->current = 1;
+}
+
 int mrtx_scan_versions(mrtx_scanner *s, uint32_t max)
 {
 	mrtx__clearerr();
@@ -517,7 +523,7 @@ int mrtx_scan_versions(mrtx_scanner *s, uint32_t max)
 
 uint64_t mrtx_scan_ts(const mrtx_scanner *s)
 {
-	return s && s->ci ? s->cts[s->ci - 1] : 0;
+	return s ? s->last_ts : 0;
 }
 
 void txn_detach_scanners(mrtx_txn *txn)
@@ -554,6 +560,7 @@ int mrtx_scan_next(mrtx_scanner *s, mrtx_cell *cell)
 			return rc;
 		s->nrows_out++;
 	}
+	s->last_ts = s->cts[s->ci];
 	*cell = s->cells[s->ci++];
 	return 0;
 }

@@ -195,6 +195,9 @@ int txn_read_row_snap(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
  * not STABLE, as txn_read_row_snap does (never waits). */
 int txn_snap_decide(mrtx_txn *txn, const store_table *t, const store_filter *f,
                     store_row *sr);
+/* Scanner s reads the store as it is now, not the transaction's snapshot
+ * (before its first mrtx_scan_next; the transaction must validate). */
+void txn_scan_current(mrtx_scanner *s);
 /* A live snapshot (snap_live) ends: the handle stops protecting it. */
 void txn_snap_end(mrtx_txn *txn);
 /* The highest safe point a collector of db's store may use now: at or below
