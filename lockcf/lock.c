@@ -470,6 +470,11 @@ static int stable_head(const uint8_t *p, size_t size, uint64_t *cts)
 	return 1;
 }
 
+int lock_stable_ts(mrtx_bytes in, uint64_t *cts)
+{
+	return stable_head(in.data, in.size, cts);
+}
+
 int lock_is_stable_before(mrtx_bytes in, const uint8_t tag[LOCK_TAG_SIZE], uint64_t ts)
 {
 	uint64_t cts;

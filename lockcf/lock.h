@@ -103,6 +103,8 @@ int lock_peek(mrtx_bytes in, uint8_t *state, uint8_t txn[LOCK_TXNID_SIZE]);
 /* 1 if in is a well-formed STABLE record (nothing follows the head) with
  * store tag `tag` and commit_ts < ts; else 0.  Sets no error message. */
 int lock_is_stable_before(mrtx_bytes in, const uint8_t tag[LOCK_TAG_SIZE], uint64_t ts);
+/* Is in a STABLE record?  Then its commit_ts in *cts.  Sets no error message. */
+int lock_stable_ts(mrtx_bytes in, uint64_t *cts);
 
 /*
  * Order keys (store_opts.lock_order, store_op.below), LOCK_ORDER_SIZE

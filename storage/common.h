@@ -173,6 +173,23 @@ int mrtx__fp_from_env(void);
 const char *mrtx__fp_env_error(void);
 const char *mrtx__fp_name(mrtx_fp fp);
 
+/* Little-endian u64 (records: lock commit_ts, metadata values). */
+static inline void mrtx__le64_put(uint8_t *out, uint64_t v)
+{
+	for (unsigned i = 0; i < 8; i++)
+		out[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint64_t mrtx__le64_get(const void *in)
+{
+	const uint8_t *p = in;
+	uint64_t v = 0;
+
+	for (unsigned i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
 /* Big-endian integers of width bytes (keys: they sort as numbers). */
 static inline void mrtx__be_put(uint8_t *out, uint64_t v, size_t width)
 {

@@ -548,7 +548,6 @@ static int backfilled_in_view(mrtx_txn *txn, const idx_decl *d)
 	char key[MRTX_MAX_NAME + 3];
 	store_view *v;
 	mrtx_bytes val;
-	uint64_t ts = 0;
 
 	if (txn_view_get(txn, &v) || (!v && !txn->snap_live))
 		return 0;
@@ -564,11 +563,7 @@ static int backfilled_in_view(mrtx_txn *txn, const idx_decl *d)
 	 * before any snapshot taken now. */
 	if (val.size == 1)
 		return 1;
-	if (val.size != 8)
-		return 0;
-	for (unsigned i = 0; i < 8; i++)
-		ts |= (uint64_t)((const uint8_t *)val.data)[i] << (8 * i);
-	return ts <= txn->snap_ts;
+	return val.size == 8 && mrtx__le64_get(val.data) <= txn->snap_ts;
 }
 
 static int scan_keys(mrtx_txn *txn, const idx_decl *d, mrtx_bytes start, mrtx_bytes end,

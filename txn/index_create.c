@@ -297,8 +297,7 @@ int mrtx_create_index(mrtx_db *db, const mrtx_index_spec *spec)
 		if (rc == MRTX_NOTFOUND) {
 			if ((rc = store_ts_next(db->st, 0, &ts)))
 				goto done;
-			for (unsigned i = 0; i < 8; i++)
-				le[i] = (uint8_t)(ts >> (8 * i));
+			mrtx__le64_put(le, ts);
 			rc = store_meta_put_new(db->st, key, MRTX_BYTES(le, 8));
 			if (rc == MRTX_EEXIST) /* (another creator of the same index
 			                        * wrote its record first) */

@@ -398,9 +398,10 @@ static int build_row(mrtx_scanner *s, const store_row *sr, const trow *b)
 	uint32_t vmax = s->f.versions > 1 ? s->f.versions : 1;
 
 	s->ncells = s->ci = 0;
-	if (!(s->cells = arena_alloc(&txn->arena, cap * sizeof(mrtx_cell))) ||
-	    !(s->cts = arena_alloc(&txn->arena, cap * sizeof(uint64_t))))
+	_Static_assert(sizeof(mrtx_cell) % sizeof(uint64_t) == 0, "cts follows cells aligned");
+	if (!(s->cells = arena_alloc(&txn->arena, cap * (sizeof(mrtx_cell) + sizeof(uint64_t)))))
 		return MRTX_ENOMEM;
+	s->cts = (uint64_t *)(void *)(s->cells + cap);
 	while (i < ns || c) {
 		const store_cell *sc = i < ns ? &sr->cells[i] : NULL;
 		int cmp;

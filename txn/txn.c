@@ -251,15 +251,9 @@ int txn_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int create, tro
  * lock committed above it? */
 static int snap_above(const mrtx_txn *txn, int has_lock, mrtx_bytes lock)
 {
-	const uint8_t *p = lock.data;
-	uint64_t ts = 0;
+	uint64_t ts;
 
-	if (!txn->snap_live || !has_lock || lock.size < LOCK_COMMIT_TS_OFF + 8 ||
-	    p[1] != LOCK_STABLE)
-		return 0;
-	for (unsigned i = 0; i < 8; i++)
-		ts |= (uint64_t)p[LOCK_COMMIT_TS_OFF + i] << (8 * i);
-	return ts > txn->snap_ts;
+	return txn->snap_live && has_lock && lock_stable_ts(lock, &ts) && ts > txn->snap_ts;
 }
 
 int txn_snap_late(mrtx_txn *txn, const store_table *t, const store_row *sr)
@@ -273,12 +267,8 @@ int txn_snap_late(mrtx_txn *txn, const store_table *t, const store_row *sr)
 	if ((rc = txn_row(txn, t, sr->row, 0, &r)))
 		return rc;
 	if (r && r->lock_known && r->has_lock) {
-		const uint8_t *p = r->lock.data;
-
-		if (r->lock.size < LOCK_COMMIT_TS_OFF + 8)
+		if (!lock_stable_ts(r->lock, &ts1))
 			return 0;
-		for (unsigned i = 0; i < 8; i++)
-			ts1 |= (uint64_t)p[LOCK_COMMIT_TS_OFF + i] << (8 * i);
 	} else if (!(r && r->lock_known) &&
 	           !(txn->nranges && txn_in_scanned_range(txn, t, sr->row))) {
 		return 0; /* (first met here) */
@@ -818,7 +808,7 @@ static void trim_written(mrtx_txn *txn)
 {
 	store *st = txn->db->st;
 	uint64_t now = mrtx__now_us(), lag = (uint64_t)atomic_load(&store__trim_lag_us);
-	unsigned k = 0, skip;
+	size_t n = txn->nmutated, i = 0, skip;
 	trow *r;
 	uint64_t safe;
 
@@ -833,22 +823,13 @@ static void trim_written(mrtx_txn *txn)
 	safe = MRTX_MIN(now - lag, txn_safe_bound(txn->db, now, 0));
 	if (safe == 0)
 		return;
-	/* (up to TRIM_ROWS rows, starting at a place that moves on with every
-	 * trimming commit, so that no written row is always passed over) */
-	skip = (unsigned)(atomic_load(&txn->db->trim_count) / TRIM_EVERY % txn->nmutated);
-	for (int pass = 0; pass < 2 && k < TRIM_ROWS; pass++) {
-		unsigned i = 0;
-
-		RB_FOREACH(r, trow_tree, &txn->rows) {
-			if (!r->mutated)
-				continue;
-			if ((pass == 0) == (i++ >= skip)) {
-				(void)store_trim_row(st, r->t, r->row, safe);
-				if (++k == TRIM_ROWS)
-					break;
-			}
-		}
-	}
+	/* (TRIM_ROWS of the written rows, in row order from a place that
+	 * moves on with every trimming commit, wrapping around: no written
+	 * row is always passed over) */
+	skip = (size_t)(atomic_load(&txn->db->trim_count) / TRIM_EVERY) % n;
+	RB_FOREACH(r, trow_tree, &txn->rows)
+		if (r->mutated && (i++ + n - skip) % n < TRIM_ROWS)
+			(void)store_trim_row(st, r->t, r->row, safe);
 	mrtx__clearerr();
 }
 

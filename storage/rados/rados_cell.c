@@ -20,7 +20,7 @@
  *   delete row      read just before (pre, rados_vmut_needs_pre)
  *
  * Older versions stay until a collection step drops them (rados_gc.c): a
- * commit's trim of the rows it wrote (txn/commit.c, store_trim_row) or
+ * commit's trim of the rows it wrote (txn/txn.c, store_trim_row) or
  * `mrtx gc`.  A step keeps every version above its safe point and, at or
  * below it, what the family's policy keeps -- so a running snapshot at or
  * above the safe point reads its versions, one-version families included
@@ -104,14 +104,11 @@ static int set_version(rados_write_op_t w, uint8_t *kb, size_t kn, uint64_t ts, 
 
 /* Delete family fid of the row (cell prefix cp) at ts; pre: the row's live
  * cells, read just before. */
-static int del_family(const store_table *t, rados_write_op_t w, const uint8_t *cp,
-                      size_t cpn, uint8_t fid, const store_row *pre, uint64_t ts,
-                      uint8_t *kb, uint8_t *ke, mrtx_arena *a)
+static int del_family(rados_write_op_t w, const uint8_t *cp, size_t cpn, uint8_t fid,
+                      const store_row *pre, uint64_t ts, uint8_t *kb, mrtx_arena *a)
 {
 	int rc;
 
-	(void)t;
-	(void)ke;
 	for (size_t i = 0; pre && i < pre->ncells; i++)
 		if (pre->cells[i].fid == fid &&
 		    (rc = set_version(w, kb, rados_vcell_prefix(kb, cp, cpn, fid, pre->cells[i].qual),
@@ -120,15 +117,14 @@ static int del_family(const store_table *t, rados_write_op_t w, const uint8_t *c
 	return 0;
 }
 
-int rados_vmut_needs_pre(const store_table *t, const store_mut *m)
+int rados_vmut_needs_pre(const store_mut *m)
 {
-	(void)t;
 	return m->kind == STORE_MUT_DEL_FAMILY || m->kind == STORE_MUT_DEL_ROW;
 }
 
 int rados_vmut_add(const store_table *t, rados_write_op_t w, const uint8_t *cp, size_t cpn,
                    const store_mut *m, uint64_t ts, const store_row *pre, uint8_t *kb,
-                   uint8_t *ke, mrtx_arena *a)
+                   mrtx_arena *a)
 {
 	size_t kn;
 	int rc;
@@ -146,10 +142,10 @@ int rados_vmut_add(const store_table *t, rados_write_op_t w, const uint8_t *cp, 
 		kn = rados_vcell_prefix(kb, cp, cpn, m->fid, m->qual);
 		return set_version(w, kb, kn, ts, CELL_DELETED, MRTX_BYTES(NULL, 0), a);
 	case STORE_MUT_DEL_FAMILY:
-		return del_family(t, w, cp, cpn, m->fid, pre, ts, kb, ke, a);
+		return del_family(w, cp, cpn, m->fid, pre, ts, kb, a);
 	case STORE_MUT_DEL_ROW:
 		for (size_t f = 0; f < t->nfamilies; f++)
-			if ((rc = del_family(t, w, cp, cpn, (uint8_t)f, pre, ts, kb, ke, a)))
+			if ((rc = del_family(w, cp, cpn, (uint8_t)f, pre, ts, kb, a)))
 				return rc;
 		break;
 	}

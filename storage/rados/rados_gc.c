@@ -84,9 +84,9 @@ int rados_store_gc_mark(store *st, uint64_t safe, int end)
 				break;
 			rc = rados_meta_cas(rs, key, v, MRTX_BYTES("", 0), &applied);
 		} else {
-			if (v.size == 8 && rle64_get(v.data) >= safe)
+			if (v.size == 8 && mrtx__le64_get(v.data) >= safe)
 				break; /* only rises */
-			rle64_put(nv, safe);
+			mrtx__le64_put(nv, safe);
 			rc = rados_meta_cas(rs, key, v.data ? v : MRTX_BYTES("", 0),
 			                    MRTX_BYTES(nv, 8), &applied);
 		}
@@ -125,7 +125,7 @@ int rados_store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row, 
 		rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the collector's cursor is malformed", rs->addr);
 		goto done;
 	}
-	*safe = rle64_get(p);
+	*safe = mrtx__le64_get(p);
 	memcpy(table, p + 9, nl);
 	table[nl] = 0;
 	*table_done = p[9 + nl] != 0;
@@ -148,7 +148,7 @@ static int cursor_put(rstore *rs, uint64_t safe, const store_table *t, int done,
 	mrtx_bytes old;
 	int rc, applied = 0;
 
-	rle64_put(buf, safe);
+	mrtx__le64_put(buf, safe);
 	buf[8] = (uint8_t)nl;
 	memcpy(buf + 9, t->name, nl);
 	buf[9 + nl] = (uint8_t)!!done;

@@ -154,24 +154,6 @@ static inline const rstore *RSC(const store *st)
 	return (const rstore *)(const void *)st;
 }
 
-/* Little-endian u64 of the metadata records (g/safe, g/cursor: as LMDB
- * keeps them) and of the snapshot registry. */
-static inline void rle64_put(uint8_t *p, uint64_t v)
-{
-	for (unsigned i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static inline uint64_t rle64_get(const void *q)
-{
-	const uint8_t *p = q;
-	uint64_t v = 0;
-
-	for (unsigned i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
 /* Big-endian integers of the layout's records. */
 static inline void rbe32_put(uint8_t *p, uint32_t v)
 {
@@ -321,13 +303,14 @@ size_t rados_vcell_prefix(uint8_t *out, const uint8_t *cp, size_t cpn, uint8_t f
  * malformed. */
 int rados_vcell_parse(const uint8_t *k, size_t klen, size_t plen, size_t nfamilies,
                       uint8_t *qbuf, struct store_ver *out);
-/* Does mutation m of table t need the row's live cells read first? */
-int rados_vmut_needs_pre(const store_table *t, const store_mut *m);
-/* Add m, written at ts, to compound write w (kb, ke: RCELL_MAX scratch;
+/* Does mutation m need the row's live cells read first (a deletion of a
+ * row or family: a tombstone per live cell)? */
+int rados_vmut_needs_pre(const store_mut *m);
+/* Add m, written at ts, to compound write w (kb: RCELL_MAX scratch;
  * pre: the row's live cells when rados_vmut_needs_pre).  MRTX_ENOMEM;
  * MRTX_EINVAL (ts 0 or past 2^63: every writer of cells gives one). */
 int rados_vmut_add(const store_table *t, rados_write_op_t w, const uint8_t *cp, size_t cpn,
                    const store_mut *m, uint64_t ts, const store_row *pre, uint8_t *kb,
-                   uint8_t *ke, mrtx_arena *a);
+                   mrtx_arena *a);
 
 #endif

@@ -989,7 +989,7 @@ static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a
 			}
 			int rc = rados_vmut_add(op->table, g->wop, cp, cpn, &op->muts[m],
 			                        op->stamp ? op->stamped : op->ts,
-			                        g->pre ? &g->pre[g->idx[j]] : NULL, kb, ke, a);
+			                        g->pre ? &g->pre[g->idx[j]] : NULL, kb, a);
 
 			if (rc)
 				return rc;
@@ -1259,7 +1259,7 @@ static int versions_prepare(rstore *rs, store *st, store_op *ops, size_t n, mrtx
 		int need = 0;
 
 		for (size_t m = 0; m < ops[i].nmuts && !need; m++)
-			need = rados_vmut_needs_pre(ops[i].table, &ops[i].muts[m]);
+			need = rados_vmut_needs_pre(&ops[i].muts[m]);
 		if (!need)
 			continue;
 		if (!*pre) {

@@ -51,8 +51,8 @@ int rados_store_snap_publish(store *st, uint64_t ts, uint64_t until_us)
 	if (rs->head.read_only || !rs->versions)
 		return 0;
 	snap_key(rs);
-	rle64_put(v, ts);
-	rle64_put(v + 8, until_us);
+	mrtx__le64_put(v, ts);
+	mrtx__le64_put(v + 8, until_us);
 	set = (rkv){ MRTX_CSTR(rs->snap_key), MRTX_BYTES(v, SNAP_VAL) };
 	memset(&w, 0, sizeof(w));
 	w.oid = rs->snaps_oid;
@@ -124,8 +124,8 @@ int rados_store_snap_oldest(store *st, uint64_t now_us, uint64_t *oldest)
 				                  rs->addr, rs->snaps_oid);
 				goto done;
 			}
-			if (rle64_get(p + 8) > now_us)
-				*oldest = MRTX_MIN(*oldest, rle64_get(p));
+			if (mrtx__le64_get(p + 8) > now_us)
+				*oldest = MRTX_MIN(*oldest, mrtx__le64_get(p));
 			else if (!rs->head.read_only && dropped++ < 4)
 				drop_expired(rs, kv);
 		}
