@@ -226,8 +226,10 @@ typedef struct mrtx_options {
  * @return MRTX_OK; MRTX_EINVAL (NULL argument, bad option version or value,
  *   options that conflict with this process's open handle on the store, a
  *   malformed MRTX_FAILPOINTS); MRTX_ENOTSTORE (path is a file, another LMDB
- *   database, or another format version: a newer one, format 2 and older,
- *   or format 3 -- the message then names `mrtx upgrade`, mrtx_upgrade;
+ *   database, or another format version: a newer one, LMDB format 2 and
+ *   older, or one made before versions (LMDB format 3, RADOS layout 1 to
+ *   3) or whose upgrade was cut short -- the message then names `mrtx
+ *   upgrade`, mrtx_upgrade;
  *   read-only: no store at path);
  *   MRTX_ECORRUPT (metadata unreadable; LMDB, for writing: the directory's
  *   ts.shm belongs to another store -- remove it while no process has the
@@ -468,8 +470,7 @@ int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms);
  * (10 s), on their reads, with a lease of one lag.  A snapshot that goes
  * without reading for more than half the lag may therefore find versions
  * it needs collected: MRTX_ESNAPSHOT, never a newer value.  On a
- * read-only handle (it cannot take a timestamp) and a store of format 3
- * or older, reads are optimistic: two reads may straddle another
+ * read-only handle (it cannot take a timestamp), reads are optimistic: two reads may straddle another
  * transaction's commit and see half of it, such a transaction can never
  * commit (commit validates every read, read-only ones included), and code
  * must not act outside the store on values read before mrtx_commit has
@@ -594,9 +595,8 @@ int mrtx_commit_ts(mrtx_txn *txn, uint64_t *commit_ts);
  * and none above it is; RADOS (format 4, a writable handle): the
  * timestamp its first read took from the store's oracle, which its reads
  * are at (see mrtx_get).  mrtx_begin_at: its timestamp (either store).  0:
- * nothing read yet, a transaction of a read-only RADOS handle or of a
- * RADOS store of format 3 or older (its reads are optimistic and
- * validated at commit), a read-only handle of a store without its timestamp page
+ * nothing read yet, a transaction of a read-only RADOS handle (its reads
+ * are optimistic and validated at commit), a read-only handle of a store without its timestamp page
  * (DIR/ts.shm: a writer's open makes it; a read-only one creates nothing),
  * or NULL.  What a family's TTL hides is judged when a read runs, so two
  * reads of one snapshot may differ by a version that expired between them.
@@ -622,8 +622,7 @@ typedef struct mrtx_version {
  * validation as mrtx_get's is.
  * @param n  receives the number returned (0 on any error).
  * @return MRTX_OK; MRTX_NOTFOUND (no version: *n = 0); MRTX_EINVAL (NULL
- *   family, out or n, max 0); MRTX_ENOTSUP (a RADOS store of format 3 or
- *   older: one version, read it with mrtx_get); MRTX_ESNAPSHOT
+ *   family, out or n, max 0); MRTX_ESNAPSHOT
  *   (mrtx_begin_at: the cell's versions at its timestamp were collected,
  *   or are past the family's policy); and mrtx_get's other codes.
  */
@@ -653,8 +652,8 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
  *   commit -- RADOS: above both its timestamp object and this host's clock,
  *   or above the object on a read-only handle, which cannot raise it);
  *   MRTX_ESNAPSHOT (ts is below `mrtx gc`'s safe point, under which
- *   deleted cells may be gone); MRTX_ENOTSUP (a RADOS store of format 3 or
- *   older; an LMDB store without its timestamp page); MRTX_ENOMEM;
+ *   deleted cells may be gone); MRTX_ENOTSUP (an LMDB store without its
+ *   timestamp page); MRTX_ENOMEM;
  *   MRTX_ESTORE; MRTX_ECORRUPT (RADOS: the timestamp object is
  *   malformed).  Its reads return mrtx_get's codes, MRTX_ELOCKED among
  *   them on RADOS (above).
@@ -688,33 +687,38 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out);
  * is resumed, with its safe point, by the next call.
  * @param collected  receives the number of versions removed (may be NULL).
  * @return MRTX_OK; MRTX_EINVAL (db NULL, keep_ms out of range);
- *   MRTX_EREADONLY; MRTX_ENOTSUP (a RADOS store of format 3 or older: one
- *   version per cell; an LMDB store without its timestamp page);
+ *   MRTX_EREADONLY; MRTX_ENOTSUP (an LMDB store without its timestamp
+ *   page);
  *   MRTX_ECORRUPT; MRTX_EFULL; MRTX_ESTORE; MRTX_ENOMEM.
  */
 int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected);
 
 /**
- * Convert the LMDB store in directory path from format 3 (mrtx before cell
- * versions) to this mrtx's format 4, in place; mrtx_open refuses format 3
- * and names this.  Every cell gets the version of the commit that wrote it
- * (its row's lock says which) and reads at snapshots before the upgrade
- * are refused (MRTX_ESNAPSHOT): format 3 kept no older versions.  Crash
- * safe: the store is converted in batches, each one LMDB transaction that
- * also records where the next starts, under a format number no mrtx opens;
- * run it again after a crash and it resumes.  No other process may have
- * the store open.  A store already at format 4 is left as it is.
- * @param cells  receives the number of cells converted (may be NULL).
- * @return MRTX_OK; MRTX_EINVAL (NULL or empty path); MRTX_ENOTSUP (a RADOS
- *   address: RADOS stores are not converted; one of layout format 3 or
- *   older keeps one version of each cell, new ones are made at format 4
- *   with versions); MRTX_ENOTSTORE (no store, or a format
- *   this mrtx cannot upgrade); MRTX_ELOCKED (another process, or a handle of
- *   this one, has it open; or rows are locked by transactions in flight:
- *   settle them with `mrtx recover` of the mrtx that wrote the store);
- *   MRTX_ETOOBIG (cells whose keys leave no room for versions: nothing is
- *   changed, the message says how to proceed); MRTX_ECORRUPT; MRTX_EFULL;
- *   MRTX_ESTORE; MRTX_ENOMEM.
+ * Convert a store made before cell versions to this mrtx's format 4, in
+ * place: an LMDB store of format 3 (directory path) or a RADOS store of
+ * layout format 1, 2 or 3 (rados://...); mrtx_open refuses those and names
+ * this.  Every cell gets the version of the commit that wrote it (its
+ * row's lock says which) and reads at snapshots before the upgrade are
+ * refused (MRTX_ESNAPSHOT): the old formats kept no older versions.  Crash
+ * safe: the store is converted in batches (LMDB: each one transaction;
+ * RADOS: each one guarded write on one tablet, up to 256 rows) that also
+ * record where the next starts, under a format no mrtx opens; run it again
+ * after a crash and it resumes.  No other process may use the store: on
+ * LMDB it refuses while one has it open; on RADOS it cannot tell, and a
+ * client of an earlier release that keeps writing makes it fail at the
+ * next lock it meets, or writes the old layout -- stop them first.  A store
+ * already at format 4 is left as it is.
+ * @param cells  receives the number of cells converted by this call (may
+ *   be NULL).
+ * @return MRTX_OK; MRTX_EINVAL (NULL or empty path; a RADOS address in an
+ *   mrtx built without RADOS); MRTX_ENOTSTORE (no store, or a format
+ *   this mrtx cannot upgrade); MRTX_ELOCKED (LMDB: another process, or a
+ *   handle of this one, has it open; rows are locked by transactions in
+ *   flight: settle them with `mrtx recover` of the mrtx that wrote the
+ *   store; RADOS: a tablet is in the middle of a split, or the format
+ *   changed under the upgrade); MRTX_ETOOBIG (cells whose keys leave no
+ *   room for versions: nothing is changed, the message says how to
+ *   proceed); MRTX_ECORRUPT; MRTX_EFULL; MRTX_ESTORE; MRTX_ENOMEM.
  */
 int mrtx_upgrade(const char *path, uint64_t *cells);
 
@@ -806,16 +810,14 @@ int mrtx_scan_next(mrtx_scanner *s, mrtx_cell *cell);
  * family keeps until it commits; a delete of it shows none).  Call it after mrtx_scan_open
  * and before the first mrtx_scan_next; max 1 is the default.
  * @return MRTX_OK; MRTX_EINVAL (NULL, max 0, or the scan has started);
- *   MRTX_EBADTXN (the transaction has ended); MRTX_ENOTSUP (max above 1 on
- *   a RADOS store of format 3 or older, which keeps one version).
+ *   MRTX_EBADTXN (the transaction has ended).
  */
 int mrtx_scan_versions(mrtx_scanner *s, uint32_t max);
 
 /**
  * The commit timestamp of the cell mrtx_scan_next returned last (valid
  * until mrtx_scan_close, also after the transaction ended): 0 for a write
- * of this transaction, before the first cell, on NULL, or on a RADOS
- * store of format 3 or older.
+ * of this transaction, before the first cell, or on NULL.
  */
 uint64_t mrtx_scan_ts(const mrtx_scanner *s);
 

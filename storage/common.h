@@ -160,6 +160,7 @@ typedef enum {
 	FP_SPLIT_AFTER_FREEZE, /* RADOS: a tablet split's steps (rados_split.c) */
 	FP_SPLIT_AFTER_COPY,
 	FP_SPLIT_AFTER_PUBLISH,
+	FP_UPGRADE_AFTER_BATCH, /* mrtx upgrade: after each batch it converted */
 	FP__COUNT
 } mrtx_fp;
 

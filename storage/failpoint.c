@@ -46,6 +46,7 @@ static const char *const fp_names[FP__COUNT] = {
 	[FP_SPLIT_AFTER_FREEZE] = "split.after_freeze",
 	[FP_SPLIT_AFTER_COPY] = "split.after_copy",
 	[FP_SPLIT_AFTER_PUBLISH] = "split.after_publish",
+	[FP_UPGRADE_AFTER_BATCH] = "upgrade.after_batch",
 };
 
 static struct fp_state fps[FP__COUNT];

@@ -42,6 +42,24 @@ int store_open(store **out, const char *path, const store_opts *opts)
 	return lmdb_store_open(out, path, opts);
 }
 
+int store_upgrade(const char *path, store_upgrade_ts_fn row_ts,
+                  void (*lock_order)(const void *lock, size_t size, uint8_t *out),
+                  uint64_t *cells, int *was)
+{
+	*cells = 0;
+	*was = 0;
+	if (strncmp(path, RADOS_SCHEME, strlen(RADOS_SCHEME)) == 0) {
+#ifdef MRTX_HAVE_RADOS
+		return rados_store_upgrade(path, row_ts, lock_order, cells, was);
+#else
+		(void)lock_order;
+		return mrtx__seterr(MRTX_EINVAL, "%s: this mrtx was built without RADOS support "
+		                    "(librados-dev was not found at build time)", path);
+#endif
+	}
+	return lmdb_upgrade(path, row_ts, cells, was);
+}
+
 void store_close(store *st)
 {
 	if (st)
@@ -387,6 +405,7 @@ int store_ts_next(store *st, uint64_t floor, uint64_t *out)
 
 _Atomic long long store__clock_skew_us;
 _Atomic long long store__trim_lag_us = STORE_TRIM_LAG_US;
+_Atomic int store__rados_old_formats;
 
 int store_keeps_versions(const store *st)
 {

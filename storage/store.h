@@ -102,6 +102,9 @@ typedef struct store_opts {
 	 * (store_op.below).  Required to open a RADOS store of format 3 for
 	 * writing (MRTX_EINVAL without); LMDB ignores it. */
 	void (*lock_order)(const void *lock, size_t size, uint8_t *out);
+	/* store_upgrade's own open (RADOS): a store of an older layout format,
+	 * or one whose upgrade was cut short, opens -- for the upgrade only. */
+	int upgrading;
 } store_opts;
 
 /* Size of a lock record's order key (store_opts.lock_order). */
@@ -565,6 +568,22 @@ extern _Atomic long long store__clock_skew_us;
  * STORE_TRIM_LAG_US by default; tests set a shorter one. */
 #define STORE_TRIM_LAG_US 10000000LL
 extern _Atomic long long store__trim_lag_us;
+
+/* Test hook: a RADOS store of layout format 1, 2 or 3 opens as such
+ * (mrtx_open refuses it otherwise, naming `mrtx upgrade`), so that tests
+ * can make one the way earlier releases wrote it and then upgrade it. */
+extern _Atomic int store__rados_old_formats;
+
+/*
+ * Convert an older store in place (mrtx_upgrade): path as store_open's.
+ * row_ts gives the version of a row's cells from its lock record (0; 1: a
+ * transaction in flight; -1: malformed); lock_order as store_opts'.  *was:
+ * the format found (RADOS: '1'..'4' as a number, LMDB its number).
+ */
+typedef int (*store_upgrade_ts_fn)(const void *lock, size_t n, uint64_t *ts);
+int store_upgrade(const char *path, store_upgrade_ts_fn row_ts,
+                  void (*lock_order)(const void *lock, size_t size, uint8_t *out),
+                  uint64_t *cells, int *was);
 
 /* store__fail_at, but the n-th call and every later one fail. */
 unsigned long store__fail_from(unsigned long n, int lmdb_error);

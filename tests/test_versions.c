@@ -457,7 +457,14 @@ static void test_upgrade(void **state)
 
 	(void)state;
 	if (tu_rados()) {
-		assert_int_equal(mrtx_upgrade("rados://p/x", NULL), MRTX_ENOTSUP);
+		/* (the RADOS upgrade of older layouts: test_radosupgrade) a new
+		 * store is at format 4 already: nothing to convert */
+		db = fresh(&path);
+		mrtx_close(db);
+		cells = 1;
+		assert_int_equal(mrtx_upgrade(path, &cells), MRTX_OK);
+		assert_int_equal(cells, 0);
+		free(path);
 		return;
 	}
 	for (int half = 0; half < 2; half++) {

@@ -38,8 +38,9 @@ int cmd_backup(int argc, char **argv)
 	return rc;
 }
 
-/* `mrtx upgrade STORE`: mrtx_upgrade, a format-3 LMDB store to format 4 in
- * place (crash safe: run it again to resume). */
+/* `mrtx upgrade STORE`: mrtx_upgrade, an LMDB store of format 3 or a RADOS
+ * store of layout format 1-3 to format 4 in place (crash safe: run it again
+ * to resume). */
 int cmd_upgrade(int argc, char **argv)
 {
 	static const char usage[] = "mrtx upgrade STORE";
@@ -51,13 +52,13 @@ int cmd_upgrade(int argc, char **argv)
 		return rc;
 	if (help) {
 		printf("usage: %s\n\n"
-		       "Convert the LMDB store STORE, written by an mrtx before cell versions\n"
-		       "(store format 3), to this mrtx's format 4, in place.  Every cell gets\n"
-		       "the version of the commit that wrote it.  No other process may have\n"
-		       "the store open.  Crash safe: it converts in batches, each recording\n"
-		       "where the next starts, under a format number nothing else opens; run\n"
-		       "it again after a crash and it resumes.  A format-4 store is left as\n"
-		       "it is.\n", usage);
+		       "Convert the store STORE, written by an mrtx before cell versions (LMDB\n"
+		       "store format 3, RADOS layout format 1 to 3), to this mrtx's format 4,\n"
+		       "in place.  Every cell gets the version of the commit that wrote it.\n"
+		       "No other process may have the store open.  Crash safe: it converts in\n"
+		       "batches, each recording where the next starts, under a format nothing\n"
+		       "else opens; run it again after a crash and it resumes.  A format-4\n"
+		       "store is left as it is.\n", usage);
 		return EXIT_OK;
 	}
 	if (npos != 1)

@@ -43,7 +43,7 @@ static const struct {
 	{ "dump", cmd_dump, "write a table as text, in one transaction" },
 	{ "load", cmd_load, "put the cells of a dump into a table" },
 	{ "backup", cmd_backup, "consistent copy of a live LMDB store, no lock left" },
-	{ "upgrade", cmd_upgrade, "convert an older LMDB store to this format, in place" },
+	{ "upgrade", cmd_upgrade, "convert an older store to this format, in place" },
 	{ "gc", cmd_gc, "collect old versions and deleted cells" },
 	{ "chaos", cmd_chaos, "crash-safety suite" },
 	{ "crashsim", cmd_crashsim, "power-loss simulation: crash states from an I/O trace" },

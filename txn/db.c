@@ -36,7 +36,7 @@ static int env_two_phase(int *on)
 int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
 {
 	mrtx_options o = MRTX_OPTIONS_INIT;
-	store_opts so;
+	store_opts so = { 0 };
 	mrtx_db *db;
 	int rc, env_2pc;
 

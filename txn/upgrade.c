@@ -1,10 +1,10 @@
 /*
- * upgrade.c - mrtx_upgrade: convert an older store in place (the LMDB
- * backend does the work, storage/lmdb/lmdb_upgrade.c; this layer knows the
- * lock records that say which commit wrote a row's cells).
+ * upgrade.c - mrtx_upgrade: convert an older store in place (the backend
+ * does the work, storage/lmdb/lmdb_upgrade.c and
+ * storage/rados/rados_upgrade.c; this layer knows the lock records that
+ * say which commit wrote a row's cells, and their order keys).
  */
 #include "txn_int.h"
-#include "../storage/lmdb/lmdb_store.h"
 
 /* The version of a format-3 row's cells, from its lock: the commit that
  * wrote them, a STABLE record's (1: not STABLE, a transaction in flight:
@@ -34,12 +34,7 @@ int mrtx_upgrade(const char *path, uint64_t *cells)
 		*cells = 0;
 	if (!path || !*path)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_upgrade: path is required");
-	if (strncmp(path, "rados://", 8) == 0)
-		return mrtx__seterr(MRTX_ENOTSUP, "mrtx_upgrade: %s is a RADOS store: a store of "
-		                    "layout format 3 or older keeps working as it is, with one "
-		                    "version of each cell, and is not converted to format 4 "
-		                    "(stores made now are)", path);
-	rc = lmdb_upgrade(path, row_ts, &n, &was);
+	rc = store_upgrade(path, row_ts, lock_order_key, &n, &was);
 	if (cells)
 		*cells = n;
 	return rc;

@@ -427,7 +427,7 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, uint64_t *cells, i
 	     (rc = mrtx__sys_err("upgrade", "remove", file, errno))))
 		goto out;
 	for (int first = fmt == 3; !done; first = 0)
-		if ((rc = batch(&u, first, &done)))
+		if ((rc = batch(&u, first, &done)) || (rc = FAILPOINT(FP_UPGRADE_AFTER_BATCH)))
 			goto out;
 	if ((rc = finish(&u)) == 0 && (rc = mdb_env_sync(u.env, 1)))
 		rc = up_err(&u, rc, "sync");

@@ -5,21 +5,23 @@
  * with cell versions: a cell key ends in vt(ts) and its value starts with
  * a flags byte, rados_cell.c, and commit points are stamped: a multi-row
  * commit's by the oracle, a one-row commit's from the host clock,
- * rados_ts.c.  Format 3 stores keep working with one unstamped version of
- * each cell and are not converted.  Format 2 is
- * the same with lock values of the record alone, and format 1 that without
- * splits: a format-1 store's first split raises it to 2, so that a client
+ * rados_ts.c.  Format 3 kept one unstamped version of each cell; format 2
+ * is 3 with lock values of the record alone, and format 1 that without
+ * splits (a format-1 store's first split raised it to 2, so that a client
  * built before splits, whose writes carry no tablet-state guard, refuses
- * to open it.  Formats 1 and 2 are never raised to 3, whose lock values
- * they do not hold; they keep reading the lock before a blind one-row
- * commit).  A store NAME in pool POOL is a set of objects whose names
- * start with NAME:
+ * to open it).  mrtx_open refuses formats 1 to 3 and "U" (an upgrade under
+ * way); `mrtx upgrade` converts them (rados_upgrade.c).  The code paths of
+ * the older formats remain, reached only by the upgrade and by the test
+ * hook store__rados_old_formats, with which tests write such stores the
+ * way earlier releases did).  A store NAME in pool POOL is a set of
+ * objects whose names start with NAME:
  *
- *   NAME.meta       omap: "format" -> "4" (or "3", "2", "1"), "id" -> 16 random bytes,
+ *   NAME.meta       omap: "format" -> "4" (or "3", "2", "1", "U"), "id" -> 16 random bytes,
  *                   "gen" -> u64 BE (metadata generation), "next" -> u32 BE
  *                   (next table id), "t/<table>" -> table record (below),
  *                   "p/<table>" -> its families' version policies (format
  *                   4; storage/versions.h; absent: one version each),
+ *                   "upgrade" -> the upgrade's record while format is "U",
  *                   and the opaque records of store_meta_* under their keys
  *   NAME.<id>.<seq> one tablet of table <id> (hex), a row range [start,
  *                   next tablet's start), holding in its omap:
@@ -30,6 +32,9 @@
  *                                     'U': filled by a split, not yet
  *                                     open; 'X' ...: retired by a split;
  *                                     see rados_split.c)
+ *       0x01 'T'                      the collection mark (rados_gc.c)
+ *       0x01 'V'                      an upgrade's progress (only while
+ *                                     the store is at "U")
  *       0x02 . rkey(row)              the row's lock record (never empty);
  *                                     format 3: after its 11-byte order key
  *                                     (store_opts.lock_order), so that a
@@ -68,6 +73,9 @@
 #include "storage/rados/rados_store.h"
 
 #define RFORMAT_VERSIONS "4"
+/* a store `mrtx upgrade` is converting (rados_upgrade.c): nothing else
+ * opens it, nor does a release from before it (they took one digit) */
+#define RFORMAT_UPGRADING "U"
 #define RFORMAT_ORDERED "3"
 #define RFORMAT "2"
 #define RFORMAT_NOSPLIT "1"
@@ -126,6 +134,8 @@ typedef struct rstore {
 	                        their order key (rados_rw.c, lock_stored) */
 	int versions;        /* format 4 (fixed at open): cells keep versions
 	                        (rados_cell.c) and commits are stamped */
+	int upgrading;       /* opened by the upgrade (store_opts.upgrading) */
+	char format;         /* the format record's digit at open ('U': upgrading) */
 	void (*lock_order)(const void *lock, size_t size, uint8_t *out);
 	atomic_ulong splits; /* splits this handle finished (tests, stats) */
 	/* timestamps (rados_ts.c): callers queued for the next batch, whether

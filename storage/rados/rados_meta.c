@@ -107,21 +107,42 @@ static int meta_init(rstore *rs)
 		if ((rc = meta_read(rs, keys, 2, &a, v, &exists)))
 			break;
 		if (v[0].data) {
-			if (v[0].size != 1 || (memcmp(v[0].data, RFORMAT_VERSIONS, 1) != 0 &&
-			                       memcmp(v[0].data, RFORMAT_ORDERED, 1) != 0 &&
-			                       memcmp(v[0].data, RFORMAT, 1) != 0 &&
-			                       memcmp(v[0].data, RFORMAT_NOSPLIT, 1) != 0) ||
-			    v[1].size != 16) {
+			char f = v[0].size == 1 ? *(const char *)v[0].data : 0;
+
+			if ((f < RFORMAT_NOSPLIT[0] || f > RFORMAT_VERSIONS[0]) &&
+			    f != RFORMAT_UPGRADING[0]) {
 				rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: not an mrtx RADOS store of format "
-				                  RFORMAT_NOSPLIT ", " RFORMAT ", " RFORMAT_ORDERED " or "
-				                  RFORMAT_VERSIONS " (object %s holds something else)",
-				                  rs->addr, rs->meta_oid);
+				                  RFORMAT_NOSPLIT " to " RFORMAT_VERSIONS " (object %s holds "
+				                  "something else)", rs->addr, rs->meta_oid);
 				break;
 			}
-			rs->versions = memcmp(v[0].data, RFORMAT_VERSIONS, 1) == 0;
-			rs->ordered = rs->versions || memcmp(v[0].data, RFORMAT_ORDERED, 1) == 0;
-			atomic_store(&rs->format2, rs->ordered || memcmp(v[0].data, RFORMAT, 1) == 0);
+			if (v[1].size != 16) {
+				rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: object %s holds no store id: not "
+				                  "an mrtx store", rs->addr, rs->meta_oid);
+				break;
+			}
+			/* older layouts are converted by `mrtx upgrade` (rados_upgrade.c),
+			 * which alone opens them; tests make them with the hook */
+			if (f != RFORMAT_VERSIONS[0] && !rs->upgrading &&
+			    (f == RFORMAT_UPGRADING[0] || !atomic_load(&store__rados_old_formats))) {
+				const char fs[2] = { f, 0 };
+
+				rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: layout format %s; this mrtx reads "
+				                  "format " RFORMAT_VERSIONS " (cells with versions): run "
+				                  "`mrtx upgrade %s`, which converts it in place",
+				                  rs->addr, f == RFORMAT_UPGRADING[0] ?
+				                  RFORMAT_VERSIONS ", upgrade interrupted" : fs, rs->addr);
+				break;
+			}
+			rs->format = f;
+			rs->versions = f == RFORMAT_VERSIONS[0];
+			rs->ordered = rs->versions || f == RFORMAT_ORDERED[0];
+			atomic_store(&rs->format2, rs->ordered || f == RFORMAT[0]);
 			memcpy(rs->id, v[1].data, 16);
+			break;
+		}
+		if (rs->upgrading) {
+			rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: no mrtx store here to upgrade", rs->addr);
 			break;
 		}
 		if (rs->head.read_only) {
@@ -237,6 +258,7 @@ int rados_store_open(store **out, const char *addr, const store_opts *o)
 	rs->head.read_only = o && o->read_only;
 	rs->unbatched = o && o->unbatched;
 	rs->lock_order = o ? o->lock_order : NULL;
+	rs->upgrading = o && o->upgrading;
 	pthread_mutex_init(&rs->mu, NULL);
 	pthread_mutex_init(&rs->ts_mu, NULL);
 	pthread_cond_init(&rs->ts_cv, NULL);

@@ -20,6 +20,10 @@
 #include "storage/store.h"
 
 int rados_store_open(store **out, const char *addr, const store_opts *opts);
+/* store_upgrade of a RADOS store (rados_upgrade.c). */
+int rados_store_upgrade(const char *addr, store_upgrade_ts_fn row_ts,
+                        void (*lock_order)(const void *lock, size_t size, uint8_t *out),
+                        uint64_t *cells, int *was);
 void rados_store_close(store *st);
 const char *rados_store_path(const store *st);
 int rados_store_is_unbatched(const store *st);
