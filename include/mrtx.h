@@ -454,9 +454,12 @@ int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms);
  * versions at or below it: every commit that returned before that read
  * began is seen (for one-row commits of another host, as far as the
  * hosts' clocks agree: DESIGN §9), none stamped after it, never half of
- * one.  A lock of an unfinished commit met on the way is resolved first
- * as before views (rolled forward or back if its writer is dead or
- * expired, else waited for up to lock_wait_ms: MRTX_ELOCKED).  A
+ * one.  A lock of a live two-phase commit met on the way is not waited
+ * for: the reader pushes that commit above its snapshot (a mark on the
+ * commit's primary row, which its commit point honours by taking a newer
+ * timestamp) and reads the row as it was before the lock; a lock whose
+ * commit is decided, or whose writer is dead or expired, is settled first
+ * (rolled forward or back).  A
  * read-only transaction commits without validation: it is held to
  * snapshot isolation (it may see a state no serial order of the two-phase
  * writers would show, Fekete's read-only anomaly); a read-write one is
@@ -639,9 +642,11 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
  * cell whose versions at ts were dropped by its family's policy reads as
  * MRTX_ESNAPSHOT, never as a newer or missing value.
  * LMDB: it never waits.  RADOS (format 4): each read goes to the store as
- * it is and picks the versions at or below ts; a lock still pending there
- * is resolved first, as any read does (a live writer's is waited for, up
- * to the handle's lock wait: MRTX_ELOCKED after).  A version at or below
+ * it is and picks the versions at or below ts; a live writer's lock met
+ * there is pushed above ts and read past, as at a live snapshot (see
+ * mrtx_get), and a decided or abandoned one is settled first (a read-only
+ * handle cannot push: it waits up to the handle's lock wait,
+ * MRTX_ELOCKED after).  A version at or below
  * ts that a policy still keeps reads as long as collection has not passed
  * ts (a commit's trim: about 10 s behind the clock; `mrtx gc`: its safe
  * point), else MRTX_ESNAPSHOT; so is a row read twice that a commit

@@ -161,6 +161,7 @@ typedef enum {
 	FP_SPLIT_AFTER_COPY,
 	FP_SPLIT_AFTER_PUBLISH,
 	FP_UPGRADE_AFTER_BATCH, /* mrtx upgrade: after each batch it converted */
+	FP_STORE_AFTER_STAMP,   /* RADOS: a commit point stamped, not yet sent */
 	FP__COUNT
 } mrtx_fp;
 

@@ -47,6 +47,7 @@ static const char *const fp_names[FP__COUNT] = {
 	[FP_SPLIT_AFTER_COPY] = "split.after_copy",
 	[FP_SPLIT_AFTER_PUBLISH] = "split.after_publish",
 	[FP_UPGRADE_AFTER_BATCH] = "upgrade.after_batch",
+	[FP_STORE_AFTER_STAMP] = "store.after_stamp",
 };
 
 static struct fp_state fps[FP__COUNT];

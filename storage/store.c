@@ -237,6 +237,22 @@ int store_trim_row(store *st, const store_table *t, mrtx_bytes row, uint64_t saf
 	return 0;
 }
 
+int store_push(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock, uint64_t ts)
+{
+	if (store_read_only(st))
+		return refuse_write(st, "pushing a lock's commit");
+#ifdef MRTX_HAVE_RADOS
+	if (IS_RADOS(st))
+		return rados_store_push(st, t, row, lock, ts);
+#endif
+	(void)t;
+	(void)row;
+	(void)lock;
+	(void)ts;
+	return mrtx__seterr(MRTX_ENOTSUP, "%s: pushing a lock's commit is for stores whose "
+	                    "readers would wait (RADOS)", store_path(st));
+}
+
 int store_snap_publish(store *st, uint64_t ts, uint64_t until_us)
 {
 #ifdef MRTX_HAVE_RADOS

@@ -649,6 +649,18 @@ int store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row, size_t
 int store_trims_on_write(const store *st);
 int store_trim_row(store *st, const store_table *t, mrtx_bytes row, uint64_t safe);
 /*
+ * A reader's push (RADOS; DESIGN §9, session 20): the row's lock is
+ * exactly `lock` (a PREWRITTEN primary, as read) -- then its transaction's
+ * commit point, whenever it comes, is stamped at or above ts (a stamped
+ * write of the row whose stamp is below the row's push mark is stamped
+ * again, store_op.stamp), so a reader at a snapshot below ts can read past
+ * the lock without waiting.  The mark only rises; the commit point removes
+ * it.  Returns 0 (the mark is at or above ts), MRTX_CONFLICT (the lock is
+ * not `lock` any more: read the row again), MRTX_ENOTSUP (LMDB: readers
+ * never wait there), MRTX_EREADONLY, MRTX_ESTORE, MRTX_ENOMEM.
+ */
+int store_push(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock, uint64_t ts);
+/*
  * The registry of running snapshots (RADOS; rados_snaps.c): collectors
  * keep what they read.  store_snap_publish: this handle's oldest running
  * snapshot is ts, protected until until_us (this host's clock); one record

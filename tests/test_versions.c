@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdatomic.h>
@@ -23,6 +24,7 @@
 
 #include "testutil.h"
 #include "storage/keyenc.h"
+#include "recovery/recovery.h"
 #include "storage/store.h"
 #include "txn/admin.h"
 
@@ -891,6 +893,156 @@ static void test_snapshot_registry(void **state)
  * snapshot would hold two values of one row) -- the transaction is doomed
  * instead (MRTX_CONFLICT), and mrtx_run would retry it.
  */
+/* The writer of test_read_past_writer: a two-row commit held at
+ * commit.after_validate (its locks in place, before its commit point). */
+struct held_writer {
+	const char *path;
+	int rc;
+	uint64_t ts;
+};
+
+static void *held_write(void *arg)
+{
+	struct held_writer *w = arg;
+	mrtx_db *db = tu_open(w->path, NULL);
+	mrtx_txn *txn;
+
+	w->rc = MRTX_ESTORE;
+	if (!db)
+		return NULL;
+	if (mrtx_begin(db, &txn) == MRTX_OK) {
+		mrtx_put(txn, "t", B("p"), "one", B("q"), B("1"));
+		mrtx_put(txn, "t", B("s"), "one", B("q"), B("1"));
+		w->rc = mrtx_commit_ts(txn, &w->ts);
+	}
+	mrtx_close(db);
+	return NULL;
+}
+
+static unsigned long locks_now(mrtx_db *db)
+{
+	recover_opts ro = { 0, 0, 1 };
+	recover_stats st;
+
+	assert_int_equal(recover_sweep(mrtx__db_store(db), &ro, &st, NULL, NULL), 0);
+	return st.locks_seen;
+}
+
+/*
+ * RADOS: a read at a live snapshot that meets a live two-phase commit's
+ * locks (held between its validation and its commit point) reads past
+ * them without waiting -- the primary and the secondary, by gets and by a
+ * scan -- and the writer then commits above the snapshot (its commit
+ * point, pushed, is stamped again).  The reader's handle waits 1.5 s for a
+ * live lock: a read that waited would fail with MRTX_ELOCKED, the writer
+ * being held until the reads are done.  A read-write transaction that read
+ * past the lock conflicts once the writer committed.  fp: where the
+ * writer is held.
+ */
+static void read_past_writer(const char *fp)
+{
+	static const mrtx_family_spec one[] = { { "one", 1, 0, 0 } };
+	struct held_writer w;
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	char *path, go[256], spec[320];
+	mrtx_db *db, *rd;
+	mrtx_txn *reader, *rw;
+	pthread_t th;
+	mrtx_bytes v;
+	uint64_t t;
+
+	db = fresh(&path);
+	assert_int_equal(mrtx_create_table2(db, "t", one, 1), MRTX_OK);
+	(void)put_ts(db, "p", "one", "0");
+	(void)put_ts(db, "s", "one", "0");
+	o.lock_wait_ms = 1500;
+	assert_non_null(rd = tu_open(path, &o));
+	snprintf(go, sizeof(go), "%s/mrtx-push-go.%d", getenv("TMPDIR") ? getenv("TMPDIR") :
+	         "/tmp", (int)getpid());
+	unlink(go);
+	snprintf(spec, sizeof(spec), "%s=wait:%s", fp, go);
+	assert_int_equal(mrtx_failpoints_set(spec), MRTX_OK);
+	w.path = path;
+	assert_int_equal(pthread_create(&th, NULL, held_write, &w), 0);
+	for (int i = 0; locks_now(db) < 2; i++) {
+		assert_true(i < 2000);
+		usleep(5000);
+	}
+	usleep(100000); /* (past its prewrite: at the failpoint, or soon) */
+	/* read-only: both rows as before, by gets and by a scan */
+	assert_int_equal(mrtx_begin(rd, &reader), MRTX_OK);
+	assert_int_equal(mrtx_get(reader, "t", B("p"), "one", B("q"), &v), MRTX_OK);
+	assert_true(v.size == 1 && memcmp(v.data, "0", 1) == 0);
+	assert_int_equal(mrtx_get(reader, "t", B("s"), "one", B("q"), &v), MRTX_OK);
+	assert_true(v.size == 1 && memcmp(v.data, "0", 1) == 0);
+	t = mrtx_txn_snapshot_ts(reader);
+	{
+		mrtx_scan_spec sp = { 0 };
+		mrtx_scanner *sc;
+		mrtx_cell c;
+		int n = 0, rc;
+
+		sp.table = "t";
+		assert_int_equal(mrtx_scan_open(reader, &sp, &sc), MRTX_OK);
+		while ((rc = mrtx_scan_next(sc, &c)) == MRTX_OK) {
+			assert_true(c.value.size == 1 && memcmp(c.value.data, "0", 1) == 0);
+			n++;
+		}
+		assert_int_equal(rc, MRTX_NOTFOUND);
+		assert_int_equal(n, 2);
+		mrtx_scan_close(sc);
+	}
+	assert_int_equal(mrtx_commit(reader), MRTX_OK);
+	/* a past snapshot reads past it too */
+	assert_int_equal(mrtx_begin_at(rd, t, &reader), MRTX_OK);
+	assert_int_equal(mrtx_get(reader, "t", B("p"), "one", B("q"), &v), MRTX_OK);
+	assert_true(v.size == 1 && memcmp(v.data, "0", 1) == 0);
+	assert_int_equal(mrtx_commit(reader), MRTX_OK);
+	/* read-write: reads past too, then conflicts with the commit */
+	assert_int_equal(mrtx_begin(rd, &rw), MRTX_OK);
+	assert_int_equal(mrtx_get(rw, "t", B("s"), "one", B("q"), &v), MRTX_OK);
+	assert_true(v.size == 1 && memcmp(v.data, "0", 1) == 0);
+	assert_int_equal(mrtx_put(rw, "t", B("r"), "one", B("q"), B("x")), MRTX_OK);
+	/* the writer goes on: pushed, it commits above the snapshot */
+	{
+		FILE *f = fopen(go, "w");
+
+		assert_non_null(f);
+		fclose(f);
+	}
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(mrtx_failpoints_set(NULL), MRTX_OK);
+	unlink(go);
+	if (w.rc != MRTX_OK)
+		fail_msg("the held writer: %s", mrtx_strerror(w.rc));
+	assert_true(w.ts > t);
+	assert_int_equal(mrtx_commit(rw), MRTX_CONFLICT);
+	{
+		char buf[8];
+
+		assert_int_equal(tu_get_str(rd, "t", "p", "one:q", buf, sizeof(buf)), MRTX_OK);
+		assert_string_equal(buf, "1");
+		assert_int_equal(tu_get_str(rd, "t", "s", "one:q", buf, sizeof(buf)), MRTX_OK);
+		assert_string_equal(buf, "1");
+	}
+	assert_int_equal(locks_now(db), 0);
+	mrtx_close(rd);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
+static void test_read_past_writer(void **state)
+{
+	(void)state;
+	if (!tu_rados())
+		skip(); /* (LMDB readers read their view: they never wait) */
+	/* held before its commit point is stamped, and after (the stamp is
+	 * then below the reader's snapshot: the push makes it stamp again) */
+	read_past_writer("commit.after_validate");
+	read_past_writer("store.after_stamp");
+}
+
 static void test_snapshot_late_commit(void **state)
 {
 	static const mrtx_family_spec one[] = { { "one", 1, 0, 0 } };
@@ -1325,6 +1477,7 @@ int main(void)
 		cmocka_unit_test(test_trim_on_commit),
 		cmocka_unit_test(test_snapshot_registry),
 		cmocka_unit_test(test_snapshot_late_commit),
+		cmocka_unit_test(test_read_past_writer),
 		cmocka_unit_test(test_scan_versions),
 		cmocka_unit_test(test_model_versions),
 	};

@@ -330,6 +330,65 @@ static int as_pending(mrtx_txn *txn, store_row *sr, const lock_rec *l)
 }
 
 /*
+ * Reading past a live writer (RADOS, DESIGN §9 session 20).  Without
+ * views, a read at a snapshot T (the live one, or mrtx_begin_at's) that
+ * meets a PREWRITTEN lock of a
+ * live two-phase commit X would wait for X (it might commit at or below
+ * T).  Instead the reader pushes X's primary: store_push sets the row's
+ * push mark to T + 1 if the primary is still exactly the PREWRITTEN lock
+ * read, and X's commit point, guarded by "no mark above my stamp", is then
+ * stamped again above T.  So X commits above T or not at all, and the read
+ * takes the row as X's abort would leave it (as_pending): its versions at
+ * T are what the store returned, since X's writes live in its locks until
+ * its commit point.
+ *
+ *   lock met                            what the reader does
+ *   PREWRITTEN primary, owner live      push it; read past
+ *   PREWRITTEN secondary, its primary   push the primary; read past
+ *     PREWRITTEN for the same txn, live
+ *   anything else (a decided primary,   settle it as before (recover_resolve:
+ *     a dead or expired owner, ...)       roll forward or back, no wait)
+ *   the lock changed meanwhile          read the row again
+ */
+int txn_push_past(mrtx_txn *txn, const store_table *t, uint64_t at, store_row *sr)
+{
+	store *st = txn->db->st;
+	const store_table *pt = t;
+	mrtx_bytes prow = sr->row, plock = sr->lock;
+	lock_rec l, pl;
+	int rc;
+
+	if (store_read_only(st) || !at)
+		return 1;
+	if ((rc = lockio_decode(st, t, sr->row, sr->lock, &txn->arena, &l)))
+		return rc;
+	if (l.state != LOCK_PREWRITTEN || lock_owner_dead(&l.owner) ||
+	    l.expiry_ms <= mrtx__now_ms())
+		return 1;
+	if (l.flags & LOCK_F_SECONDARY) {
+		store_row p;
+
+		if ((rc = lockio_ref_table(st, &l.primary, &pt)) == MRTX_ENOTABLE)
+			return 1;
+		if (rc || (rc = store_read_locks(st, &(store_rowref){ pt, l.primary.row }, 1,
+		                                 &txn->arena, &p)))
+			return rc;
+		if (!p.has_lock)
+			return 1;
+		if ((rc = lockio_decode(st, pt, l.primary.row, p.lock, &txn->arena, &pl)))
+			return rc;
+		if (pl.state != LOCK_PREWRITTEN || memcmp(pl.txn, l.txn, LOCK_TXNID_SIZE) != 0 ||
+		    lock_owner_dead(&pl.owner) || pl.expiry_ms <= mrtx__now_ms())
+			return 1;
+		prow = l.primary.row;
+		plock = p.lock;
+	}
+	if ((rc = store_push(st, pt, prow, plock, at + 1)))
+		return rc;
+	return as_pending(txn, sr, &l);
+}
+
+/*
  * Decide a row read from the view whose lock is not STABLE (the table at
  * the top).  *pending is set when its transaction is not committed in the
  * view; *raw then keeps the lock as stored (to resolve).

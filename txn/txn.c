@@ -371,6 +371,17 @@ int txn_read_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
 		 * wait for it rather than settle the lock beside it */
 		if (tail_wait(txn->db, id))
 			continue;
+		/* at a snapshot: a live writer's lock is pushed above it and
+		 * read past, never waited for (snapread.c) */
+		if (f && f->at && state == LOCK_PREWRITTEN) {
+			rc = txn_push_past(txn, t, f->at, out);
+			if (rc == 0)
+				return txn_snap_late(txn, t, out);
+			if (rc == MRTX_CONFLICT)
+				continue;
+			if (rc != 1)
+				return rc;
+		}
 		if ((rc = recover_resolve(st, t, row, out->lock, &ro, NULL)))
 			return rc;
 	}

@@ -183,6 +183,15 @@ int txn_observe(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int has_loc
  * or below the snapshot newer than the row was when first observed: doom
  * the transaction (MRTX_CONFLICT); else 0. */
 int txn_snap_late(mrtx_txn *txn, const store_table *t, const store_row *sr);
+/*
+ * A read at snapshot `at` (RADOS: the live one, or mrtx_begin_at's) met
+ * sr's PREWRITTEN lock: push its primary above at (store_push) and read
+ * past it (snapread.c).
+ * 0: sr now shows the row as before the lock; 1: not pushed (no live
+ * two-phase commit's PREWRITTEN lock, or its primary is decided: settle it
+ * as before); MRTX_CONFLICT: a lock changed, read again; or an error.
+ */
+int txn_push_past(mrtx_txn *txn, const store_table *t, uint64_t at, store_row *sr);
 /* Read a row resolving foreign locks (wait, recover); the result's lock is STABLE or absent. */
 int txn_read_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
                  const store_filter *f, store_row *out);

@@ -46,6 +46,11 @@
  *                                     a version, newest first)
  *       0x04 . rkey_desc(row)         "" : the row in descending order, for
  *                                     reverse scans (omap iterates forward only)
+ *       0x05 . rkey(row)              the row's push mark, rgen digits
+ *                                     (format 4; rados_rw.c, store_push):
+ *                                     a reader's snapshot + 1; a commit
+ *                                     point of the row is stamped at or
+ *                                     above it, and removes it
  *
  * rkey/rqual (radoskey.h) never emit 0x00, because librados takes the
  * start_after and filter_prefix of a listing as C strings.  A row's lock
@@ -83,6 +88,7 @@
 #define RK_LOCK 0x02u
 #define RK_CELL 0x03u
 #define RK_DESC 0x04u
+#define RK_PUSH 0x05u
 /* max pairs one listing returns (osd_max_omap_entries_per_request) */
 #define RLIST_MAX 1024u
 /* rkey of a row: at most 2 bytes per byte + terminator */
@@ -214,6 +220,9 @@ const rtablet *rados_tablet_of(const store_table *t, mrtx_bytes row);
  * (rados_table_settle) and tries again with the new map.
  */
 #define RMOVED (-31981)
+/* A commit point's guard found a reader's push mark above its stamp
+ * (store_push): internal, stamped again and sent again (rados_rw.c). */
+#define RPUSHED (-31982)
 /* How often a call tries again after RMOVED before giving up. */
 #define RMOVED_TRIES 16
 
@@ -260,6 +269,7 @@ void rados_split_maybe(rstore *rs, const store_table *t, const char *oid);
 size_t rados_group_by_oid(const char *const *oids, size_t n, size_t *grp, size_t *order,
                           size_t *start, size_t *count);
 size_t rados_lock_key(uint8_t *buf, mrtx_bytes row);
+size_t rados_push_key(uint8_t *buf, mrtx_bytes row);
 size_t rados_desc_key(uint8_t *buf, mrtx_bytes row);
 size_t rados_cell_prefix(uint8_t *buf, mrtx_bytes row); /* 0x03 . rkey(row) */
 /* The smallest key above every key that starts with p[0..n) (rados_rw.c). */

@@ -57,6 +57,12 @@ size_t rados_lock_key(uint8_t *buf, mrtx_bytes row)
 	return 1 + rkey_put(buf + 1, row.data, row.size);
 }
 
+size_t rados_push_key(uint8_t *buf, mrtx_bytes row)
+{
+	buf[0] = RK_PUSH;
+	return 1 + rkey_put(buf + 1, row.data, row.size);
+}
+
 size_t rados_desc_key(uint8_t *buf, mrtx_bytes row)
 {
 	buf[0] = RK_DESC;
@@ -882,6 +888,8 @@ typedef struct rgroup {
 	int state_prval; /* the tablet-state guard's */
 	int *prval; /* per op's lock guard */
 	int *prval2; /* per op's guard that its lock is still what pre read */
+	int *prval3; /* per op's guard that no reader pushed the row above its
+	                stamp (oracle-stamped ops: pushed()) */
 	const store_row *pre; /* format 4: per op (caller's index), the row's
 	                         live cells read first (rados_vmut_needs_pre) */
 	rados_write_op_t wop;
@@ -926,6 +934,13 @@ static void add_mut(rados_write_op_t w, const uint8_t *cp, size_t cpn, const sto
 	}
 }
 
+/* Is op a commit point stamped by the oracle, which readers may push
+ * (store_push)?  One-row commits are one write: no lock to meet. */
+static int pushed(const rstore *rs, const store_op *op)
+{
+	return rs->versions && op->stamp && op->stamp != STORE_STAMP_ONE_ROW && op->stamped;
+}
+
 /* Build g's compound op from ops[g->idx[...]]. */
 static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a)
 {
@@ -960,6 +975,18 @@ static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a
 		rados_write_op_omap_cmp2(g->wop, (const char *)lk, cmp,
 		                         expect.data ? expect.data : "", lkn, expect.size,
 		                         &g->prval[j]);
+		if (pushed(rs, op)) {
+			/* a commit point: no reader at a snapshot at or above its
+			 * stamp met the lock and read past it (store_push) */
+			uint8_t *pk = arena_alloc(a, RCELL_MAX), *lim = arena_alloc(a, 8);
+
+			if (!pk || !lim)
+				return MRTX_ENOMEM;
+			rgen_put(lim, op->stamped + 1);
+			rados_write_op_omap_cmp2(g->wop, (const char *)pk, LIBRADOS_CMPXATTR_OP_LT,
+			                         (const char *)lim, rados_push_key(pk, op->row), 8,
+			                         &g->prval3[j]);
+		}
 		if (g->pre && g->pre[g->idx[j]].row.data) {
 			/* the row's cells were read first (a deletion writes a
 			 * tombstone per live cell): its lock must still be the one
@@ -993,6 +1020,12 @@ static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a
 
 			if (rc)
 				return rc;
+		}
+		if (pushed(rs, op)) { /* (its reader's mark is spent) */
+			const char *pk[1] = { (const char *)kb };
+			size_t pkl[1] = { rados_push_key(kb, op->row) };
+
+			rados_write_op_omap_rm_keys2(g->wop, pk, pkl, 1);
 		}
 		if (op->delete_lock) {
 			rados_write_op_omap_rm_keys2(g->wop, keys, kl, 2);
@@ -1074,6 +1107,8 @@ static int groups_run(rstore *rs, rgroup *g, size_t ng, store_op *ops, mrtx_aren
 				op->result = STORE_GEN_CHANGED;
 			else if (g[i].prval[j] == -ECANCELED || g[i].prval2[j] == -ECANCELED)
 				op->result = MRTX_CONFLICT;
+			else if (g[i].prval3[j] == -ECANCELED)
+				op->result = RPUSHED; /* stamped again, sent again */
 			else if (g[i].n == 1)
 				op->result = MRTX_CONFLICT; /* its only guard */
 			else
@@ -1114,7 +1149,8 @@ static int write_some(rstore *rs, store_op *ops, const store_row *pre, const siz
 			gr->oid = oid;
 			if (!(gr->idx = arena_alloc(a, n * sizeof(*gr->idx))) ||
 			    !(gr->prval = arena_alloc(a, n * sizeof(*gr->prval))) ||
-			    !(gr->prval2 = arena_alloc(a, n * sizeof(*gr->prval2))))
+			    !(gr->prval2 = arena_alloc(a, n * sizeof(*gr->prval2))) ||
+			    !(gr->prval3 = arena_alloc(a, n * sizeof(*gr->prval3))))
 				return MRTX_ENOMEM;
 			gr->gen_guard = op->check_gen;
 			gr->gen_of = op->gen;
@@ -1124,6 +1160,7 @@ static int write_some(rstore *rs, store_op *ops, const store_row *pre, const siz
 		}
 		gr->prval[gr->n] = 0;
 		gr->prval2[gr->n] = 0;
+		gr->prval3[gr->n] = 0;
 		gr->idx[gr->n++] = idx[k];
 	}
 	return groups_run(rs, g, ng, ops, a, retry, nretry);
@@ -1253,6 +1290,8 @@ static int versions_prepare(rstore *rs, store *st, store_op *ops, size_t n, mrtx
 			nl[op->stamp_off + b] = (uint8_t)(ts >> (8 * b));
 		op->new_lock = MRTX_BYTES(nl, op->new_lock.size);
 		op->stamped = ts;
+		if (op->stamp != STORE_STAMP_ONE_ROW && (rc = FAILPOINT(FP_STORE_AFTER_STAMP)))
+			return rc;
 	}
 	for (size_t i = 0; i < n; i++) {
 		store_filter f = STORE_FILTER_ALL;
@@ -1273,7 +1312,7 @@ static int versions_prepare(rstore *rs, store *st, store_op *ops, size_t n, mrtx
 	return 0;
 }
 
-int rados_store_write_rows(store *st, store_op *ops, size_t n)
+static int write_rows_once(store *st, store_op *ops, size_t n)
 {
 	rstore *rs = RS(st);
 	store_row *pre;
@@ -1337,5 +1376,114 @@ done:
 		rc = mrtx__seterr(MRTX_ESTORE, "store %s: write rows: reply lost (injected fault)",
 		                  rs->addr);
 	}
+	return rc;
+}
+
+/*
+ * A commit point whose row a reader pushed above its stamp (RPUSHED: its
+ * guard failed, nothing applied) is stamped again from the oracle, which
+ * hands out above every snapshot it gave, and sent again: the reader read
+ * past the lock, so the commit must land above its snapshot.  Readers that
+ * keep pushing can starve it only for PUSH_TRIES rounds: then
+ * MRTX_CONFLICT, and the transaction rolls back as after a lost guard.
+ */
+#define PUSH_TRIES 16
+
+int rados_store_write_rows(store *st, store_op *ops, size_t n)
+{
+	int rc = write_rows_once(st, ops, n);
+
+	for (int tries = 0; rc == 0 && tries < PUSH_TRIES; tries++) {
+		store_op sub[16];
+		size_t idx[16], k = 0;
+
+		for (size_t i = 0; i < n && k < 16; i++)
+			if (ops[i].result == RPUSHED) {
+				idx[k] = i;
+				sub[k++] = ops[i]; /* (the oracle's next is above the
+				                      * pusher's snapshot) */
+			}
+		if (k == 0)
+			return 0;
+		rc = write_rows_once(st, sub, k);
+		for (size_t j = 0; j < k; j++) {
+			ops[idx[j]].result = sub[j].result;
+			ops[idx[j]].stamped = sub[j].stamped;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (ops[i].result == RPUSHED) {
+			/* (a per-op result, as a lost guard is) */
+			ops[i].result = MRTX_CONFLICT;
+			ops[i].stamped = 0;
+		}
+	return rc;
+}
+
+int rados_store_push(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
+                     uint64_t ts)
+{
+	rstore *rs = RS(st);
+	uint8_t pk[RCELL_MAX], lk[RCELL_MAX], val[8];
+	mrtx_bytes stored;
+	rguard g[3];
+	rkv set;
+	rwrite w;
+	mrtx_arena a;
+	int rc;
+
+	if (!rs->versions)
+		return mrtx__seterr(MRTX_ENOTSUP, "%s: a store of format %c has no push marks",
+		                    rs->addr, rs->format);
+	if (ts > RGEN_MAX)
+		return mrtx__seterr(MRTX_EINVAL, "push timestamp %llu is out of range",
+		                    (unsigned long long)ts);
+	arena_init(&a);
+	if ((rc = lock_stored(rs, lock, &a, &stored))) {
+		arena_free(&a);
+		return rc;
+	}
+	rgen_put(val, ts);
+	for (int attempt = 0;; attempt++) {
+		g[0] = (rguard){ MRTX_BYTES(rados_state_key, 2), MRTX_BYTES("", 0),
+		                 LIBRADOS_CMPXATTR_OP_EQ, 0 };
+		g[1] = (rguard){ MRTX_BYTES(lk, rados_lock_key(lk, row)), stored,
+		                 LIBRADOS_CMPXATTR_OP_EQ, 0 };
+		g[2] = (rguard){ MRTX_BYTES(pk, rados_push_key(pk, row)), MRTX_BYTES(val, 8),
+		                 LIBRADOS_CMPXATTR_OP_LT, 0 };
+		set = (rkv){ g[2].key, MRTX_BYTES(val, 8) };
+		memset(&w, 0, sizeof(w));
+		w.oid = rados_tablet_of(t, row)->oid;
+		w.guards = g;
+		w.nguards = 3;
+		w.sets = &set;
+		w.nsets = 1;
+		atomic_fetch_add_explicit(&rs->write_txns, 1, memory_order_relaxed);
+		if ((rc = rconn_write(rs->conn, &w, 1))) {
+			rc = rc == RCONN_TIMEDOUT ? mrtx__seterr(MRTX_ESTORE, "%s: %s", rs->addr,
+			                                         mrtx_errmsg()) : rc;
+			break;
+		}
+		if (w.result == -ECANCELED && g[0].result == -ECANCELED) {
+			/* a split moved the row: with the table's new map */
+			if (attempt + 1 >= RMOVED_TRIES) {
+				rc = mrtx__seterr(MRTX_ESTORE, "%s: table '%s': its tablets keep being "
+				                  "split", rs->addr, t->name);
+				break;
+			}
+			if ((rc = rados_table_settle(rs, t, w.oid)))
+				break;
+			continue;
+		}
+		if (w.result == -ECANCELED)
+			rc = g[1].result == -ECANCELED ?
+			     mrtx__seterr(MRTX_CONFLICT, "table '%s': the lock to push changed", t->name) :
+			     0; /* (only the mark: pushed as high already) */
+		else if (w.result)
+			rc = mrtx__seterr(MRTX_ESTORE, "%s: pushing a lock in %s: %s", rs->addr, w.oid,
+			                  strerror(-w.result));
+		break;
+	}
+	arena_free(&a);
 	return rc;
 }

@@ -47,6 +47,8 @@ int rados_store_ts_now(store *st, uint64_t *out);
 int rados_store_keeps_versions(const store *st);
 int rados_store_gc_mark(store *st, uint64_t safe, int end);
 int rados_store_trim_row(store *st, const store_table *t, mrtx_bytes row, uint64_t safe);
+int rados_store_push(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
+                     uint64_t ts);
 int rados_store_snap_publish(store *st, uint64_t ts, uint64_t until_us);
 int rados_store_snap_oldest(store *st, uint64_t now_us, uint64_t *oldest);
 int rados_store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *rowlen,

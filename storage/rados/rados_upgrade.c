@@ -228,7 +228,7 @@ static int check_tablet(up *u, const store_table *t, const rtablet *tb, upcheck 
 static int convert_batch(up *u, const store_table *t, const rtablet *tb, int *done,
                          mrtx_arena *a)
 {
-	uint8_t cstart[RCELL_MAX], cend[RCELL_MAX], *pv, mark[16];
+	uint8_t cstart[RCELL_MAX], cend[RCELL_MAX], tmp[RCELL_MAX], *pv, mark[16];
 	mrtx_bytes prog, after = MRTX_BYTES(NULL, 0), cafter = MRTX_BYTES(NULL, 0);
 	size_t cendn = 0, nsets = 0, csets = 0, nrms = 0, crms = 0, li = 0;
 	rkv *sets = NULL, *locks;
@@ -260,9 +260,10 @@ static int convert_batch(up *u, const store_table *t, const rtablet *tb, int *do
 			                    "progress key", u->rs->addr, tb->oid);
 		after = MRTX_BYTES((const uint8_t *)prog.data + 1, prog.size - 1);
 		/* the cells after the last row done: 0x03 . its rkey, ended */
-		memcpy(cstart, after.data, MRTX_MIN(after.size, sizeof(cstart)));
-		cstart[0] = RK_CELL;
-		cafter = MRTX_BYTES(cstart, rados_prefix_end(cstart, cstart, after.size));
+		memcpy(tmp, after.data, MRTX_MIN(after.size, sizeof(tmp)));
+		tmp[0] = RK_CELL;
+		cafter = MRTX_BYTES(cstart, rados_prefix_end(cstart, tmp,
+		                                             MRTX_MIN(after.size, sizeof(tmp))));
 	}
 	if ((rc = list_keys(u, tb->oid, RK_LOCK, after, UP_ROWS, &rd, &g, a)))
 		return rc;
@@ -273,9 +274,9 @@ static int convert_batch(up *u, const store_table *t, const rtablet *tb, int *do
 		/* this batch's cells end with its last row's */
 		mrtx_bytes lk = locks[nlocks - 1].key;
 
-		memcpy(cend, lk.data, MRTX_MIN(lk.size, sizeof(cend)));
-		cend[0] = RK_CELL;
-		cendn = rados_prefix_end(cend, cend, MRTX_MIN(lk.size, sizeof(cend)));
+		memcpy(tmp, lk.data, MRTX_MIN(lk.size, sizeof(tmp)));
+		tmp[0] = RK_CELL;
+		cendn = rados_prefix_end(cend, tmp, MRTX_MIN(lk.size, sizeof(tmp)));
 	}
 	/* the locks: STABLE (a transaction that began meanwhile is refused:
 	 * stop every client), formats 1 and 2 given their order key */
