@@ -378,7 +378,12 @@ static int write_image(const scratch *s, const trace *t, const char *dir)
 	size_t size = s->imgsz, end, oend;
 	int fd, rc = 0;
 
+	/* what the image holds is data.mdb alone: LMDB's lock file and the
+	 * timestamp page (rebuilt from the stored ceiling when missing) go,
+	 * also when a directory of an earlier run with this pid was left */
 	snprintf(path, sizeof(path), "%s/lock.mdb", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/ts.shm", dir);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/data.mdb", dir);
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0)
@@ -697,6 +702,8 @@ done:
 		snprintf(p, sizeof(p), "%s/data.mdb", dir);
 		unlink(p);
 		snprintf(p, sizeof(p), "%s/lock.mdb", dir);
+		unlink(p);
+		snprintf(p, sizeof(p), "%s/ts.shm", dir);
 		unlink(p);
 		rmdir(dir);
 	}
