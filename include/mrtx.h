@@ -718,12 +718,16 @@ int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected);
  * @return MRTX_OK; MRTX_EINVAL (NULL or empty path; a RADOS address in an
  *   mrtx built without RADOS); MRTX_ENOTSTORE (no store, or a format
  *   this mrtx cannot upgrade); MRTX_ELOCKED (LMDB: another process, or a
- *   handle of this one, has it open; rows are locked by transactions in
- *   flight: settle them with `mrtx recover` of the mrtx that wrote the
- *   store; RADOS: a tablet is in the middle of a split, or the format
- *   changed under the upgrade); MRTX_ETOOBIG (cells whose keys leave no
- *   room for versions: nothing is changed, the message says how to
- *   proceed); MRTX_ECORRUPT; MRTX_EFULL; MRTX_ESTORE; MRTX_ENOMEM.
+ *   handle of this one, has it open; both: rows are locked by
+ *   transactions in flight -- nothing is changed: settle them with `mrtx
+ *   recover` of the mrtx that wrote the store; RADOS: a tablet is in the
+ *   middle of a split, the format changed under the upgrade, or a client
+ *   of an earlier release locked a row after the upgrade began -- stop it
+ *   and run the upgrade again; a transaction it left in flight keeps the
+ *   upgrade from finishing); MRTX_ETOOBIG (cells whose keys leave no room
+ *   for versions: nothing is changed, the message says how to proceed);
+ *   MRTX_ECORRUPT; MRTX_EFULL; MRTX_ESTORE (RADOS: also a batch the OSD
+ *   refuses, such as a single row over its write limit); MRTX_ENOMEM.
  */
 int mrtx_upgrade(const char *path, uint64_t *cells);
 

@@ -904,8 +904,12 @@ struct held_writer {
 static void *held_write(void *arg)
 {
 	struct held_writer *w = arg;
-	mrtx_db *db = tu_open(w->path, NULL);
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	mrtx_db *db;
 	mrtx_txn *txn;
+
+	o.lock_ttl_ms = 600000; /* (held after its stamp, its heartbeat has stopped) */
+	db = tu_open(w->path, &o);
 
 	w->rc = MRTX_ESTORE;
 	if (!db)
@@ -964,11 +968,13 @@ static void read_past_writer(const char *fp)
 	assert_int_equal(mrtx_failpoints_set(spec), MRTX_OK);
 	w.path = path;
 	assert_int_equal(pthread_create(&th, NULL, held_write, &w), 0);
-	for (int i = 0; locks_now(db) < 2; i++) {
+	/* (at the failpoint: its locks in place, and after store.after_stamp
+	 * its commit point stamped, below the snapshot the reader takes next) */
+	for (int i = 0; mrtx_failpoint_hits(fp) < 1; i++) {
 		assert_true(i < 2000);
 		usleep(5000);
 	}
-	usleep(100000); /* (past its prewrite: at the failpoint, or soon) */
+	assert_int_equal(locks_now(db), 2);
 	/* read-only: both rows as before, by gets and by a scan */
 	assert_int_equal(mrtx_begin(rd, &reader), MRTX_OK);
 	assert_int_equal(mrtx_get(reader, "t", B("p"), "one", B("q"), &v), MRTX_OK);

@@ -638,11 +638,17 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 		return mrtx__seterr(saved, "commit point: %s; nothing was committed", msg);
 	}
 	if (ops[0].result == MRTX_CONFLICT) {
-		/* A resolver aborted us (our locks expired): nothing is committed. */
-		ops[0].result = MRTX_CONFLICT; /* the primary is not ours any more */
+		/* A resolver aborted us (our locks expired), or (RADOS) readers
+		 * pushed the commit above their snapshots round after round:
+		 * nothing is committed.  The primary is rolled back too, on the
+		 * condition that it still holds our prewrite (it does after
+		 * pushes; after an abort the condition fails, harmlessly). */
+		ops[0].result = 0;
 		(void)commit_rollback(txn, w, n, ops, pcur);
-		return mrtx__seterr(MRTX_CONFLICT, "commit point: the transaction's locks were "
-		                    "expired and rolled back by another process");
+		return mrtx__seterr(MRTX_CONFLICT, "commit point: the transaction's primary lock "
+		                    "was expired and rolled back by another process, or readers "
+		                    "kept pushing the commit above their snapshots; nothing was "
+		                    "committed");
 	}
 	/* The commit timestamp is the one the store stamped into the COMMITTED
 	 * record (LMDB), which every roller forward reads from there: the

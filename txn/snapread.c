@@ -343,9 +343,16 @@ static int as_pending(mrtx_txn *txn, store_row *sr, const lock_rec *l)
  * its commit point.
  *
  *   lock met                            what the reader does
- *   PREWRITTEN primary, owner live      push it; read past
+ *   PREWRITTEN primary, owner live,     push it; read past
+ *     unexpired
  *   PREWRITTEN secondary, its primary   push the primary; read past
  *     PREWRITTEN for the same txn, live
+ *     and unexpired (a secondary's own
+ *     expiry is never refreshed)
+ *   PREWRITTEN secondary, its primary   read past, no push: the commit is
+ *     without the txn's lock (prewrite    stamped after that prewrite lands,
+ *     under way), owner live, the         above a snapshot taken before
+ *     secondary unexpired                 this read
  *   anything else (a decided primary,   settle it as before (recover_resolve:
  *     a dead or expired owner, ...)       roll forward or back, no wait)
  *   the lock changed meanwhile          read the row again
@@ -362,8 +369,9 @@ int txn_push_past(mrtx_txn *txn, const store_table *t, uint64_t at, store_row *s
 		return 1;
 	if ((rc = lockio_decode(st, t, sr->row, sr->lock, &txn->arena, &l)))
 		return rc;
+	/* (a secondary's own expiry is never refreshed: the primary's is) */
 	if (l.state != LOCK_PREWRITTEN || lock_owner_dead(&l.owner) ||
-	    l.expiry_ms <= mrtx__now_ms())
+	    (!(l.flags & LOCK_F_SECONDARY) && l.expiry_ms <= mrtx__now_ms()))
 		return 1;
 	if (l.flags & LOCK_F_SECONDARY) {
 		store_row p;
@@ -373,13 +381,23 @@ int txn_push_past(mrtx_txn *txn, const store_table *t, uint64_t at, store_row *s
 		if (rc || (rc = store_read_locks(st, &(store_rowref){ pt, l.primary.row }, 1,
 		                                 &txn->arena, &p)))
 			return rc;
-		if (!p.has_lock)
-			return 1;
-		if ((rc = lockio_decode(st, pt, l.primary.row, p.lock, &txn->arena, &pl)))
+		if (p.has_lock &&
+		    (rc = lockio_decode(st, pt, l.primary.row, p.lock, &txn->arena, &pl)))
 			return rc;
-		if (pl.state != LOCK_PREWRITTEN || memcmp(pl.txn, l.txn, LOCK_TXNID_SIZE) != 0 ||
-		    lock_owner_dead(&pl.owner) || pl.expiry_ms <= mrtx__now_ms())
-			return 1;
+		if (!p.has_lock || memcmp(pl.txn, l.txn, LOCK_TXNID_SIZE) != 0) {
+			/* the primary does not hold the writer's lock yet (its
+			 * prewrite is under way; or the writer is rolling back): the
+			 * commit's timestamp, taken after that prewrite lands, is
+			 * above this snapshot, taken before this read -- read past.
+			 * An orphan past its own expiry is settled instead (recovery
+			 * judges an orphan by it). */
+			if (l.expiry_ms <= mrtx__now_ms())
+				return 1;
+			return as_pending(txn, sr, &l);
+		}
+		if (pl.state != LOCK_PREWRITTEN || lock_owner_dead(&pl.owner) ||
+		    pl.expiry_ms <= mrtx__now_ms())
+			return 1; /* decided, or abandoned: settle it */
 		prow = l.primary.row;
 		plock = p.lock;
 	}

@@ -34,6 +34,8 @@ int mrtx_upgrade(const char *path, uint64_t *cells)
 		*cells = 0;
 	if (!path || !*path)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_upgrade: path is required");
+	if ((rc = mrtx__fp_from_env())) /* (upgrade.after_batch, as mrtx_open arms) */
+		return mrtx__seterr(rc, "MRTX_FAILPOINTS: %s", mrtx__fp_env_error());
 	rc = store_upgrade(path, row_ts, lock_order_key, &n, &was);
 	if (cells)
 		*cells = n;

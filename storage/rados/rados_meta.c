@@ -131,7 +131,8 @@ static int meta_init(rstore *rs)
 				                  "format " RFORMAT_VERSIONS " (cells with versions): run "
 				                  "`mrtx upgrade %s`, which converts it in place",
 				                  rs->addr, f == RFORMAT_UPGRADING[0] ?
-				                  RFORMAT_VERSIONS ", upgrade interrupted" : fs, rs->addr);
+				                  "\"U\" (an upgrade to " RFORMAT_VERSIONS " was interrupted)" :
+				                  fs, rs->addr);
 				break;
 			}
 			rs->format = f;

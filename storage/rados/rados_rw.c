@@ -1385,7 +1385,8 @@ done:
  * hands out above every snapshot it gave, and sent again: the reader read
  * past the lock, so the commit must land above its snapshot.  Readers that
  * keep pushing can starve it only for PUSH_TRIES rounds: then
- * MRTX_CONFLICT, and the transaction rolls back as after a lost guard.
+ * MRTX_CONFLICT, and the transaction rolls back (txn/commit.c rolls the
+ * primary back too, on the condition that it still holds the prewrite).
  */
 #define PUSH_TRIES 16
 

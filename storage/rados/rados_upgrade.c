@@ -48,6 +48,14 @@
 #define UP_KEY "upgrade"
 #define UP_REC_SIZE 10u
 #define UP_ROWS 256u
+/* a batch ends at the first row boundary past these (a single row above
+ * them is one batch: the OSD's write limit, 90 MB by default, bounds it) */
+#define UP_CELLS 1024u
+#define UP_BYTES ((size_t)4 << 20)
+#define UP_TIMEOUTS 8
+/* an old row key's rkey: rows were at most MRTX_MAX_KEY bytes before
+ * format 4 (store_check_key tells which rows fit format 4) */
+#define OLD_RKEY_MAX (2u * MRTX_MAX_KEY + 2u)
 
 static const uint8_t progress_key[2] = { RK_GEN_0, 'V' };
 
@@ -58,6 +66,7 @@ typedef struct up {
 	char from;     /* '1', '2' or '3' */
 	uint64_t mark; /* M */
 	uint64_t cells;
+	int timeouts;  /* writes whose outcome was unknown */
 } up;
 
 static int io_err(up *u, int rc)
@@ -81,23 +90,26 @@ static int old_lock(const up *u, const char *oid, mrtx_bytes v, mrtx_bytes *rec)
 }
 
 /* An old cell key: its row's rkey is k[1 .. 1 + *rk), its family byte
- * (fid + 1) k[1 + *rk], its qualifier decoded into qb (*ql bytes; the row
- * into rb when rb).  -1 when malformed. */
+ * (fid + 1) k[1 + *rk], its qualifier decoded into qb (*ql bytes, at most
+ * MRTX_MAX_KEY; qb has room for the key's size; the row into rb when rb).
+ * -1 when malformed or over the limits. */
 static int old_cell(const store_table *t, mrtx_bytes key, size_t *rk, uint8_t *rb, size_t *rl,
                     uint8_t *qb, size_t *ql)
 {
 	const uint8_t *k = key.data;
-	uint8_t scratch[MRTX_MAX_KEY + 1];
+	uint8_t scratch[OLD_RKEY_MAX];
 	size_t used, n;
 
 	if (key.size < 4 || k[0] != RK_CELL)
 		return -1;
-	n = rkey_get(rb ? rb : scratch, k + 1, MRTX_MIN(key.size - 1, sizeof(scratch)), &used);
-	if (n == RKEY_BAD || n > MRTX_MAX_KEY || 1 + used >= key.size || k[1 + used] == 0 ||
-	    (size_t)(k[1 + used] - 1) >= t->nfamilies)
+	/* (rb, when given, has OLD_RKEY_MAX bytes: decoding never grows) */
+	n = rkey_get(rb ? rb : scratch, k + 1, MRTX_MIN(key.size - 1, (size_t)OLD_RKEY_MAX),
+	             &used);
+	if (n == RKEY_BAD || n == 0 || n > MRTX_MAX_KEY || 1 + used >= key.size ||
+	    k[1 + used] == 0 || (size_t)(k[1 + used] - 1) >= t->nfamilies)
 		return -1;
 	*ql = rqual_get(qb, k + 2 + used, key.size - 2 - used);
-	if (*ql == RKEY_BAD)
+	if (*ql == RKEY_BAD || *ql > MRTX_MAX_KEY)
 		return -1;
 	*rk = used;
 	if (rl)
@@ -106,11 +118,12 @@ static int old_cell(const store_table *t, mrtx_bytes key, size_t *rk, uint8_t *r
 }
 
 /* Read up to max keys of oid with prefix tag after `after` (one listing),
- * and the tablet's state and progress keys beside. */
+ * and the tablet's state, progress and collection-mark keys beside. */
 static int list_keys(up *u, const char *oid, uint8_t tag, mrtx_bytes after, uint64_t max,
                      rread *rd, rget *g, mrtx_arena *a)
 {
-	static const mrtx_bytes keys[2] = { { rados_state_key, 2 }, { progress_key, 2 } };
+	static const mrtx_bytes keys[3] = { { rados_state_key, 2 }, { progress_key, 2 },
+		                                    { rados_collect_key, 2 } };
 	static uint8_t tags[4] = { 0, 1, 2, 3 };
 	int rc;
 
@@ -123,7 +136,7 @@ static int list_keys(up *u, const char *oid, uint8_t tag, mrtx_bytes after, uint
 	rd->gets = g;
 	rd->ngets = max ? 1 : 0; /* (max 0: the two keys alone) */
 	rd->keys = keys;
-	rd->nkeys = 2;
+	rd->nkeys = 3;
 	atomic_fetch_add_explicit(&u->rs->read_txns, 1, memory_order_relaxed);
 	if ((rc = rconn_read(u->rs->conn, rd, 1, a)))
 		return io_err(u, rc);
@@ -183,7 +196,7 @@ static int check_tablet(up *u, const store_table *t, const rtablet *tb, upcheck 
 				                  "began", u->rs->addr, tb->oid);
 			}
 			for (size_t i = 0; rc == 0 && i < g.nkvs; i++) {
-				uint8_t qb[RCELL_MAX], rb[MRTX_MAX_KEY + 1];
+				uint8_t qb[RCELL_MAX], rb[OLD_RKEY_MAX];
 				mrtx_bytes rec;
 				size_t rk, rl, ql;
 				uint64_t ts = 0;
@@ -224,23 +237,69 @@ static int check_tablet(up *u, const store_table *t, const rtablet *tb, upcheck 
 
 /* ----------------------------------------------------------- convert */
 
-/* One batch of tablet tb: *done when the tablet is converted. */
+/* What one batch gathers for its write. */
+typedef struct upw {
+	rkv *sets;
+	size_t nsets, csets;
+	mrtx_bytes *rms;
+	size_t nrms, crms;
+	size_t bytes;
+} upw;
+
+static int upw_set(upw *w, mrtx_arena *a, mrtx_bytes k, mrtx_bytes v)
+{
+	if (!(w->sets = store_arr_grow(a, w->sets, w->nsets, &w->csets, sizeof(*w->sets))))
+		return MRTX_ENOMEM;
+	w->sets[w->nsets++] = (rkv){ k, v };
+	w->bytes += k.size + v.size;
+	return 0;
+}
+
+/* A lock of the batch: its record, which must be STABLE (a transaction
+ * that began meanwhile is refused: a client still uses the store), and
+ * its commit timestamp. */
+static int batch_lock(up *u, const rtablet *tb, mrtx_bytes v, mrtx_bytes *rec, uint64_t *ts)
+{
+	int rc, st;
+
+	if ((rc = old_lock(u, tb->oid, v, rec)))
+		return rc;
+	if ((st = u->row_ts(rec->data, rec->size, ts)) < 0)
+		return mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: a malformed lock record in %s",
+		                    u->rs->addr, tb->oid);
+	if (st > 0)
+		return mrtx__seterr(MRTX_ELOCKED, "upgrade %s: a row of tablet %s was locked by a "
+		                    "transaction after the upgrade began: a client of an earlier "
+		                    "release still uses the store.  Stop every client and run the "
+		                    "upgrade again; a transaction such a client left in flight "
+		                    "keeps the upgrade from finishing (DESIGN §9, session 20)",
+		                    u->rs->addr, tb->oid);
+	return 0;
+}
+
+/*
+ * One batch of tablet tb: the rows after the progress key, up to UP_ROWS
+ * locks and, after the first whole row, UP_CELLS cells or UP_BYTES bytes
+ * (whole rows only: the progress key names the last row done).  *done
+ * when the tablet is converted.
+ */
 static int convert_batch(up *u, const store_table *t, const rtablet *tb, int *done,
                          mrtx_arena *a)
 {
 	uint8_t cstart[RCELL_MAX], cend[RCELL_MAX], tmp[RCELL_MAX], *pv, mark[16];
-	mrtx_bytes prog, after = MRTX_BYTES(NULL, 0), cafter = MRTX_BYTES(NULL, 0);
-	size_t cendn = 0, nsets = 0, csets = 0, nrms = 0, crms = 0, li = 0;
-	rkv *sets = NULL, *locks;
-	mrtx_bytes *rms = NULL;
-	rguard gd[2];
+	mrtx_bytes prog, after = MRTX_BYTES(NULL, 0), cafter = MRTX_BYTES(NULL, 0),
+	           bound = MRTX_BYTES(NULL, 0), cur = MRTX_BYTES(NULL, 0);
+	size_t cendn = 0, li = 0, nlocks, nconv, ncells = 0, converted = 0;
+	rkv *locks;
+	rguard gd[3];
 	rwrite w;
 	rread rd;
 	rget g;
-	int rc, last;
-	size_t nlocks;
+	upw bw;
+	int rc, last, fresh;
 
 	*done = 0;
+	memset(&bw, 0, sizeof(bw));
 	if ((rc = list_keys(u, tb->oid, RK_LOCK, after, 0, &rd, &g, a)))
 		return rc;
 	if (rd.result == -ENOENT) {
@@ -250,7 +309,12 @@ static int convert_batch(up *u, const store_table *t, const rtablet *tb, int *do
 	if (found(&rd, rados_state_key).data)
 		return not_open(u, t, tb, found(&rd, rados_state_key));
 	prog = found(&rd, progress_key);
-	if (prog.data && prog.size == 1 && *(const uint8_t *)prog.data == 'd') {
+	fresh = !prog.data;
+	if ((prog.data && prog.size == 1 && *(const uint8_t *)prog.data == 'd') ||
+	    (fresh && found(&rd, rados_collect_key).data)) {
+		/* done (an old format has no collection mark: a tablet with one
+		 * and no progress key was converted and cleaned already, by an
+		 * upgrade run beside this one) */
 		*done = 1;
 		return 0;
 	}
@@ -278,36 +342,9 @@ static int convert_batch(up *u, const store_table *t, const rtablet *tb, int *do
 		tmp[0] = RK_CELL;
 		cendn = rados_prefix_end(cend, tmp, MRTX_MIN(lk.size, sizeof(tmp)));
 	}
-	/* the locks: STABLE (a transaction that began meanwhile is refused:
-	 * stop every client), formats 1 and 2 given their order key */
-	for (size_t i = 0; i < nlocks; i++) {
-		mrtx_bytes rec;
-		uint64_t ts;
-		int st;
-
-		if ((rc = old_lock(u, tb->oid, locks[i].value, &rec)))
-			return rc;
-		if ((st = u->row_ts(rec.data, rec.size, &ts)) < 0)
-			return mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: a malformed lock record in %s",
-			                    u->rs->addr, tb->oid);
-		if (st > 0)
-			return mrtx__seterr(MRTX_ELOCKED, "upgrade %s: a row of tablet %s was locked "
-			                    "by a transaction after the upgrade began: a client still "
-			                    "uses the store; stop it, settle its transactions with "
-			                    "`mrtx recover` of the mrtx that wrote the store if this "
-			                    "one cannot, and run the upgrade again", u->rs->addr, tb->oid);
-		if (u->from == RFORMAT_ORDERED[0])
-			continue;
-		if (!(pv = arena_alloc(a, STORE_ORDER_SIZE + rec.size)) ||
-		    !(sets = store_arr_grow(a, sets, nsets, &csets, sizeof(*sets))))
-			return MRTX_ENOMEM;
-		u->lock_order(rec.data, rec.size, pv);
-		if (rec.size)
-			memcpy(pv + STORE_ORDER_SIZE, rec.data, rec.size);
-		sets[nsets++] = (rkv){ locks[i].key, MRTX_BYTES(pv, STORE_ORDER_SIZE + rec.size) };
-	}
 	/* the cells of the batch's rows: from after the last row done, up to
-	 * the end of this batch's last row (the last batch: to the end) */
+	 * the end of this batch's last row (the last batch: to the end), or
+	 * to the end of the row at which the caps were reached */
 	for (int more = 1; more;) {
 		rread cr;
 		rget cg;
@@ -317,19 +354,32 @@ static int convert_batch(up *u, const store_table *t, const rtablet *tb, int *do
 		more = cg.more && cg.nkvs;
 		for (size_t i = 0; i < cg.nkvs; i++) {
 			mrtx_bytes k = cg.kvs[i].key, v = cg.kvs[i].value;
-			uint8_t *qb = arena_alloc(a, k.size + 1), *kb = arena_alloc(a, RCELL_MAX), *nv;
-			size_t rk, ql, kn;
+			uint8_t *qb, *kb, *nv, rb[OLD_RKEY_MAX];
+			size_t rk, rl, ql, kn;
 			uint64_t ts = 1;
 
 			if (cendn && cmp_bytes(k.data, k.size, cend, cendn) >= 0) {
 				more = 0;
 				break;
 			}
-			if (!qb || !kb || !(nv = arena_alloc(a, 1 + v.size)))
-				return MRTX_ENOMEM;
-			if (k.size > RCELL_MAX - RVT_SIZE || old_cell(t, k, &rk, NULL, NULL, qb, &ql))
-				return mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: table '%s': a malformed "
-				                    "cell key in %s", u->rs->addr, t->name, tb->oid);
+			if (k.size > RCELL_MAX - RVT_SIZE || !(qb = arena_alloc(a, k.size + 1)) ||
+			    old_cell(t, k, &rk, rb, &rl, qb, &ql) ||
+			    store_check_key(t, MRTX_BYTES(rb, rl), ql))
+				/* (the check pass refused keys over format 4's rule) */
+				return k.size <= RCELL_MAX - RVT_SIZE && !qb ? MRTX_ENOMEM :
+				       mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: table '%s': a "
+				                    "malformed cell key in %s", u->rs->addr, t->name,
+				                    tb->oid);
+			if (!cur.data || cur.size != rk || memcmp(cur.data, (const uint8_t *)k.data + 1,
+			                                          rk) != 0) {
+				/* a new row: stop before it once past the caps */
+				if (cur.data && (ncells >= UP_CELLS || bw.bytes >= UP_BYTES)) {
+					bound = cur;
+					more = 0;
+					break;
+				}
+				cur = MRTX_BYTES((const uint8_t *)k.data + 1, rk);
+			}
 			/* its row's lock: both lists are in row order (rkey's) */
 			while (li < nlocks && cmp_bytes((const uint8_t *)locks[li].key.data + 1,
 			                                locks[li].key.size - 1,
@@ -340,15 +390,16 @@ static int convert_batch(up *u, const store_table *t, const rtablet *tb, int *do
 			           (const uint8_t *)k.data + 1, rk) == 0) {
 				mrtx_bytes rec;
 
-				if ((rc = old_lock(u, tb->oid, locks[li].value, &rec)))
+				if ((rc = batch_lock(u, tb, locks[li].value, &rec, &ts)))
 					return rc;
-				u->row_ts(rec.data, rec.size, &ts);
 				ts = MRTX_MAX(ts, 1);
 			}
 			if (ts >= (uint64_t)1 << 63)
 				return mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: a lock in %s names commit "
 				                    "timestamp %llu, out of range", u->rs->addr, tb->oid,
 				                    (unsigned long long)ts);
+			if (!(kb = arena_alloc(a, RCELL_MAX)) || !(nv = arena_alloc(a, 1 + v.size)))
+				return MRTX_ENOMEM;
 			kn = rados_vcell_prefix(kb, k.data, 1 + rk,
 			                        (uint8_t)(((const uint8_t *)k.data)[1 + rk] - 1),
 			                        MRTX_BYTES(qb, ql));
@@ -356,51 +407,86 @@ static int convert_batch(up *u, const store_table *t, const rtablet *tb, int *do
 			nv[0] = CELL_GONE; /* nothing older was kept */
 			if (v.size)
 				memcpy(nv + 1, v.data, v.size);
-			if (!(sets = store_arr_grow(a, sets, nsets, &csets, sizeof(*sets))) ||
-			    !(rms = store_arr_grow(a, rms, nrms, &crms, sizeof(*rms))))
-				return MRTX_ENOMEM;
-			sets[nsets++] = (rkv){ MRTX_BYTES(kb, kn + RVT_SIZE), MRTX_BYTES(nv, 1 + v.size) };
-			rms[nrms++] = k;
+			if ((rc = upw_set(&bw, a, MRTX_BYTES(kb, kn + RVT_SIZE),
+			                  MRTX_BYTES(nv, 1 + v.size))) ||
+			    !(bw.rms = store_arr_grow(a, bw.rms, bw.nrms, &bw.crms, sizeof(*bw.rms))))
+				return rc ? rc : MRTX_ENOMEM;
+			bw.rms[bw.nrms++] = k;
+			ncells++;
 			cafter = k;
 		}
 	}
-	/* progress, and the mark with the last batch */
-	if (!(sets = store_arr_grow(a, sets, nsets, &csets, sizeof(*sets))))
-		return MRTX_ENOMEM;
-	if (last) {
-		sets[nsets++] = (rkv){ MRTX_BYTES(progress_key, 2), MRTX_BYTES("d", 1) };
-		if (!(sets = store_arr_grow(a, sets, nsets, &csets, sizeof(*sets))))
+	/* the locks of the rows done: checked STABLE, formats 1 and 2 given
+	 * their order key; capped: only up to the bound row */
+	nconv = nlocks;
+	if (bound.data) {
+		last = 0;
+		for (nconv = 0; nconv < nlocks &&
+		     cmp_bytes((const uint8_t *)locks[nconv].key.data + 1, locks[nconv].key.size - 1,
+		               bound.data, bound.size) <= 0; nconv++)
+			;
+	}
+	for (size_t i = 0; i < nconv; i++) {
+		mrtx_bytes rec;
+		uint64_t ts;
+
+		if ((rc = batch_lock(u, tb, locks[i].value, &rec, &ts)))
+			return rc;
+		if (u->from == RFORMAT_ORDERED[0])
+			continue;
+		if (!(pv = arena_alloc(a, STORE_ORDER_SIZE + rec.size)))
 			return MRTX_ENOMEM;
+		u->lock_order(rec.data, rec.size, pv);
+		if (rec.size)
+			memcpy(pv + STORE_ORDER_SIZE, rec.data, rec.size);
+		if ((rc = upw_set(&bw, a, locks[i].key, MRTX_BYTES(pv, STORE_ORDER_SIZE + rec.size))))
+			return rc;
+	}
+	/* progress, and the mark with the last batch */
+	if (last) {
 		rgen_put(mark, u->mark);
 		rgen_put(mark + 8, (mrtx__now_us() ^ ((uint64_t)getpid() << 40)) & RGEN_MAX);
-		sets[nsets++] = (rkv){ MRTX_BYTES(rados_collect_key, 2), MRTX_BYTES(mark, 16) };
+		if ((rc = upw_set(&bw, a, MRTX_BYTES(progress_key, 2), MRTX_BYTES("d", 1))) ||
+		    (rc = upw_set(&bw, a, MRTX_BYTES(rados_collect_key, 2), MRTX_BYTES(mark, 16))))
+			return rc;
 	} else {
-		mrtx_bytes lk = locks[nlocks - 1].key;
+		/* the last row done: the bound, or the batch's last lock's row */
+		mrtx_bytes rk = bound.data ? bound :
+		                MRTX_BYTES((const uint8_t *)locks[nlocks - 1].key.data + 1,
+		                           locks[nlocks - 1].key.size - 1);
 
-		if (!(pv = arena_alloc(a, 1 + lk.size)))
+		if (!(pv = arena_alloc(a, 2 + rk.size)))
 			return MRTX_ENOMEM;
 		pv[0] = 'r';
-		memcpy(pv + 1, lk.data, lk.size);
-		sets[nsets++] = (rkv){ MRTX_BYTES(progress_key, 2), MRTX_BYTES(pv, 1 + lk.size) };
+		pv[1] = RK_LOCK;
+		memcpy(pv + 2, rk.data, rk.size);
+		if ((rc = upw_set(&bw, a, MRTX_BYTES(progress_key, 2), MRTX_BYTES(pv, 2 + rk.size))))
+			return rc;
 	}
+	converted = bw.nrms;
 	gd[0] = (rguard){ MRTX_BYTES(progress_key, 2), prog.data ? prog : MRTX_BYTES("", 0),
 	                  LIBRADOS_CMPXATTR_OP_EQ, 0 };
 	gd[1] = (rguard){ MRTX_BYTES(rados_state_key, 2), MRTX_BYTES("", 0),
 	                  LIBRADOS_CMPXATTR_OP_EQ, 0 };
+	/* (a first batch: no collection mark either, as in every old tablet) */
+	gd[2] = (rguard){ MRTX_BYTES(rados_collect_key, 2), MRTX_BYTES("", 0),
+	                  LIBRADOS_CMPXATTR_OP_EQ, 0 };
 	memset(&w, 0, sizeof(w));
 	w.oid = tb->oid;
 	w.guards = gd;
-	w.nguards = 2;
-	w.sets = sets;
-	w.nsets = nsets;
-	w.rms = rms;
-	w.nrms = nrms;
+	w.nguards = fresh ? 3 : 2;
+	w.sets = bw.sets;
+	w.nsets = bw.nsets;
+	w.rms = bw.rms;
+	w.nrms = bw.nrms;
 	atomic_fetch_add_explicit(&u->rs->write_txns, 1, memory_order_relaxed);
 	rc = rconn_write(u->rs->conn, &w, 1);
-	if (rc == RCONN_TIMEDOUT)
+	if (rc == RCONN_TIMEDOUT && ++u->timeouts < UP_TIMEOUTS)
 		return 0; /* applied or not: the progress key says, read again */
 	if (rc)
-		return rc;
+		return rc == RCONN_TIMEDOUT ? mrtx__seterr(MRTX_ESTORE, "upgrade %s: writes to %s "
+		                                           "keep timing out; run the upgrade again",
+		                                           u->rs->addr, tb->oid) : rc;
 	if (w.result == -ECANCELED) {
 		if (gd[1].result == -ECANCELED)
 			return not_open(u, t, tb, MRTX_BYTES("?", 1));
@@ -409,7 +495,7 @@ static int convert_batch(up *u, const store_table *t, const rtablet *tb, int *do
 	if (w.result)
 		return mrtx__seterr(MRTX_ESTORE, "upgrade %s: converting in %s: %s", u->rs->addr,
 		                    tb->oid, strerror(-w.result));
-	u->cells += nrms;
+	u->cells += converted;
 	*done = last;
 	return FAILPOINT(FP_UPGRADE_AFTER_BATCH);
 }
@@ -547,7 +633,7 @@ int rados_store_upgrade(const char *addr, store_upgrade_ts_fn row_ts,
 	static const char *const keys[1] = { UP_KEY };
 	store_opts so = { .durability = MRTX_SYNC, .lock_order = lock_order, .upgrading = 1 };
 	store *st = NULL;
-	up u = { NULL, row_ts, lock_order, 0, 0, 0 };
+	up u = { NULL, row_ts, lock_order, 0, 0, 0, 0 };
 	char phase = 'c';
 	mrtx_arena a;
 	mrtx_bytes rec;
