@@ -197,7 +197,7 @@ static int check_tablet(up *u, const store_table *t, const rtablet *tb, upcheck 
 			}
 			for (size_t i = 0; rc == 0 && i < g.nkvs; i++) {
 				uint8_t qb[RCELL_MAX], rb[OLD_RKEY_MAX];
-				mrtx_bytes rec;
+				mrtx_bytes rec = MRTX_BYTES(NULL, 0);
 				size_t rk, rl, ql;
 				uint64_t ts = 0;
 				int st;
@@ -388,7 +388,7 @@ static int convert_batch(up *u, const store_table *t, const rtablet *tb, int *do
 			if (li < nlocks && locks[li].key.size - 1 == rk &&
 			    memcmp((const uint8_t *)locks[li].key.data + 1,
 			           (const uint8_t *)k.data + 1, rk) == 0) {
-				mrtx_bytes rec;
+				mrtx_bytes rec = MRTX_BYTES(NULL, 0);
 
 				if ((rc = batch_lock(u, tb, locks[li].value, &rec, &ts)))
 					return rc;
@@ -427,7 +427,7 @@ static int convert_batch(up *u, const store_table *t, const rtablet *tb, int *do
 			;
 	}
 	for (size_t i = 0; i < nconv; i++) {
-		mrtx_bytes rec;
+		mrtx_bytes rec = MRTX_BYTES(NULL, 0);
 		uint64_t ts;
 
 		if ((rc = batch_lock(u, tb, locks[i].value, &rec, &ts)))
@@ -636,7 +636,7 @@ int rados_store_upgrade(const char *addr, store_upgrade_ts_fn row_ts,
 	up u = { NULL, row_ts, lock_order, 0, 0, 0, 0 };
 	char phase = 'c';
 	mrtx_arena a;
-	mrtx_bytes rec;
+	mrtx_bytes rec = MRTX_BYTES(NULL, 0);
 	int rc;
 
 	arena_init(&a);
