@@ -223,15 +223,6 @@ static pid_t spawn_resolver(const char *path, const char *fp)
 	return pid;
 }
 
-/* Number of non-STABLE locks left in the store. */
-static unsigned long open_locks(mrtx_db *db)
-{
-	recover_opts ro = { 0, 0, 1 };
-	recover_stats st;
-
-	assert_int_equal(recover_sweep(mrtx__db_store(db), &ro, &st, NULL, NULL), 0);
-	return st.locks_seen;
-}
 
 /*
  * Read the three rows in one transaction; all must be `want`.  Must succeed
@@ -255,7 +246,7 @@ static void expect_all(mrtx_db *db, const char *want, const char *what)
 	}
 	assert_int_equal(mrtx_commit(txn), MRTX_OK);
 	/* Every lock was settled by the reads. */
-	assert_int_equal(open_locks(db), 0);
+	assert_int_equal(tu_open_locks(db), 0);
 }
 
 /* Run a writer child with fp; it must die as expected; then check. */
@@ -350,7 +341,7 @@ static void test_blind_write_over_crash(void **state)
 					         (const char *)v.data, want);
 			}
 			assert_int_equal(mrtx_commit(txn), MRTX_OK);
-			assert_int_equal(open_locks(f->db), 0);
+			assert_int_equal(tu_open_locks(f->db), 0);
 			assert_int_equal(write_all(f->db, "old"), MRTX_OK);
 		}
 }
@@ -468,7 +459,7 @@ static void test_live_owner(void **state)
 			assert_memory_equal(v.data, "old", 3);
 		else
 			fail_msg("read during live commit: %s", mrtx_strerror(rc));
-		if (tu_rados() && open_locks(f->db) == 3)
+		if (tu_rados() && tu_open_locks(f->db) == 3)
 			seen = 1;
 		if (!seen)
 			usleep(1000);
@@ -629,7 +620,7 @@ static void test_orphan_secondaries(void **state)
 	close(ready[0]);
 	close(go[1]);
 	assert_int_equal(tu_wait(pid), EXIT_FP);
-	assert_true(open_locks(f->db) > 0); /* the orphans are there */
+	assert_true(tu_open_locks(f->db) > 0); /* the orphans are there */
 	{
 		mrtx_txn *txn;
 		mrtx_bytes v;
@@ -645,7 +636,7 @@ static void test_orphan_secondaries(void **state)
 		assert_memory_equal(v.data, "intruder", 8);
 		assert_int_equal(mrtx_commit(txn), MRTX_OK);
 	}
-	assert_int_equal(open_locks(f->db), 0);
+	assert_int_equal(tu_open_locks(f->db), 0);
 	assert_int_equal(write_all(f->db, "after"), MRTX_OK);
 	expect_all(f->db, "after", "after orphan cleanup");
 }
@@ -687,7 +678,7 @@ static void test_scan_after_crash(void **state)
 
 	assert_int_equal(tu_wait(spawn_writer(f->path, "commit.after_point=kill", 0, -1)), KILLED);
 	expect_all_scan(f->db, "new");
-	assert_int_equal(open_locks(f->db), 0);
+	assert_int_equal(tu_open_locks(f->db), 0);
 	assert_int_equal(tu_wait(spawn_writer(f->path, "commit.after_prewrite=kill", 1, -1)),
 	                 KILLED);
 	expect_all_scan(f->db, "new"); /* the aborted txn wrote "new" over "new" */
@@ -695,7 +686,7 @@ static void test_scan_after_crash(void **state)
 	assert_int_equal(tu_wait(spawn_writer(f->path, "commit.after_validate=exit", 0, -1)),
 	                 EXIT_FP);
 	expect_all_scan(f->db, "old");
-	assert_int_equal(open_locks(f->db), 0);
+	assert_int_equal(tu_open_locks(f->db), 0);
 }
 
 /* Past the commit point a reader rolls a live writer forward at once; the
@@ -774,7 +765,7 @@ static void test_expired_owner_aborted(void **state)
 	gate_init(&g, "commit.after_prewrite=wait:%s");
 	pid = f->held = spawn_writer_armed(f->path, g.spec, EXPIRED_TTL_MS);
 	/* all three prewrites in place: the writer is at the gate */
-	while (open_locks(f->db) < 3) {
+	while (tu_open_locks(f->db) < 3) {
 		if (waitpid(pid, &st, WNOHANG) == pid)
 			fail_msg("writer finished (status %d) before its locks were observed",
 			         tu_status(st));

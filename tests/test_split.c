@@ -147,14 +147,6 @@ static void expect_rows(mrtx_db *db, int nrows, const char *what)
 	assert_int_equal(mrtx_commit(txn), MRTX_OK);
 }
 
-static unsigned long open_locks(mrtx_db *db)
-{
-	recover_opts ro = { 0, 0, 1 };
-	recover_stats st;
-
-	assert_int_equal(recover_sweep(mrtx__db_store(db), &ro, &st, NULL, NULL), 0);
-	return st.locks_seen;
-}
 
 /* The store's format record (NAME.meta "format"). */
 static char format_of(mrtx_db *db)
@@ -244,7 +236,7 @@ static void test_split_keeps_rows(void **state)
 	assert_int_equal(tu_put_str(b, "t", "r010", "f:v", "v10"), MRTX_OK);
 	assert_int_equal(tu_put_str(b, "t", "r190", "f:v", "v190"), MRTX_OK);
 	expect_rows(a, NROWS, "after the stale handle wrote");
-	assert_int_equal(open_locks(a), 0);
+	assert_int_equal(tu_open_locks(a), 0);
 	mrtx_close(b);
 	mrtx_close(a);
 	atomic_store(&store__rados_old_formats, 0);
@@ -439,7 +431,7 @@ static void test_split_crash(void **state)
 		assert_int_equal(tu_put_str(a, "t", "r150", "f:v", "v150"), MRTX_OK);
 		assert_int_equal(split(a, "r150"), MRTX_OK);
 		expect_rows(a, NROWS, "split again after the crash");
-		assert_int_equal(open_locks(a), 0);
+		assert_int_equal(tu_open_locks(a), 0);
 		mrtx_close(a);
 		free(addr);
 	}
@@ -486,7 +478,7 @@ static void test_split_under_commit(void **state)
 	close(pfd[1]);
 	assert_int_equal(read(pfd[0], &c, 1), 1);
 	close(pfd[0]);
-	while (open_locks(a) < 3) {
+	while (tu_open_locks(a) < 3) {
 		int st;
 
 		if (waitpid(pid, &st, WNOHANG) == pid)
@@ -498,7 +490,7 @@ static void test_split_under_commit(void **state)
 	assert_int_equal(split(a, "r100"), MRTX_OK);
 	assert_int_equal(format_of(a), '4'); /* a format-4 store stays at 4 */
 	assert_int_equal(split(a, "r150"), MRTX_OK);
-	assert_int_equal(open_locks(a), 3);
+	assert_int_equal(tu_open_locks(a), 3);
 	{
 		FILE *f = fopen(go, "w");
 
@@ -517,7 +509,7 @@ static void test_split_under_commit(void **state)
 		assert_int_equal(tu_get_str(a, "t", "r190", "f:v", buf, sizeof(buf)), MRTX_OK);
 		assert_string_equal(buf, "new");
 	}
-	assert_int_equal(open_locks(a), 0);
+	assert_int_equal(tu_open_locks(a), 0);
 	mrtx_close(a);
 	free(addr);
 }
@@ -682,7 +674,7 @@ static void test_split_under_load(void **state)
 	}
 	assert_int_equal(sum, 100L * ACCOUNTS);
 	assert_int_equal(scanned, inserted);
-	assert_int_equal(open_locks(a), 0);
+	assert_int_equal(tu_open_locks(a), 0);
 	{
 		const store_table *t;
 

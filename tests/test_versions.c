@@ -923,15 +923,6 @@ static void *held_write(void *arg)
 	return NULL;
 }
 
-static unsigned long locks_now(mrtx_db *db)
-{
-	recover_opts ro = { 0, 0, 1 };
-	recover_stats st;
-
-	assert_int_equal(recover_sweep(mrtx__db_store(db), &ro, &st, NULL, NULL), 0);
-	return st.locks_seen;
-}
-
 /*
  * RADOS: a read at a live snapshot that meets a live two-phase commit's
  * locks (held between its validation and its commit point) reads past
@@ -974,7 +965,7 @@ static void read_past_writer(const char *fp)
 		assert_true(i < 2000);
 		usleep(5000);
 	}
-	assert_int_equal(locks_now(db), 2);
+	assert_int_equal(tu_open_locks(db), 2);
 	/* read-only: both rows as before, by gets and by a scan */
 	assert_int_equal(mrtx_begin(rd, &reader), MRTX_OK);
 	assert_int_equal(mrtx_get(reader, "t", B("p"), "one", B("q"), &v), MRTX_OK);
@@ -1031,7 +1022,7 @@ static void read_past_writer(const char *fp)
 		assert_int_equal(tu_get_str(rd, "t", "s", "one:q", buf, sizeof(buf)), MRTX_OK);
 		assert_string_equal(buf, "1");
 	}
-	assert_int_equal(locks_now(db), 0);
+	assert_int_equal(tu_open_locks(db), 0);
 	mrtx_close(rd);
 	mrtx_close(db);
 	tu_rmrf(path);

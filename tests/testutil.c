@@ -1,5 +1,6 @@
 /* testutil.c - see testutil.h. */
 #include "testutil.h"
+#include "recovery/recovery.h"
 #include "txn/admin.h"
 
 #include <ftw.h>
@@ -287,4 +288,13 @@ size_t tu_expect_settled(mrtx_db *db, const store_table *t)
 	}
 	arena_free(&a);
 	return n;
+}
+
+unsigned long tu_open_locks(mrtx_db *db)
+{
+	recover_opts ro = { 0, 0, 1 };
+	recover_stats st;
+
+	assert_int_equal(recover_sweep(mrtx__db_store(db), &ro, &st, NULL, NULL), 0);
+	return st.locks_seen;
 }

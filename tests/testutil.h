@@ -20,6 +20,9 @@ size_t tu_expect_settled(mrtx_db *db, const struct store_table *t);
 char *tu_fsdir(const char *tag);
 /* 1 when the tests run against RADOS (MRTX_TEST_STORE=rados). */
 int tu_rados(void);
+/* The locks not STABLE in db's store (a dry-run `mrtx recover` sweep counts
+ * them; the sweep itself must succeed). */
+unsigned long tu_open_locks(mrtx_db *db);
 /* A fresh empty directory under $TMPDIR (with MRTX_TEST_STORE=rados: the
  * address of a new RADOS store); caller frees; removed by tu_rmrf. */
 char *tu_tmpdir(const char *tag);

@@ -978,7 +978,8 @@ static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a
 		if (pushed(rs, op)) {
 			/* a commit point: no reader at a snapshot at or above its
 			 * stamp met the lock and read past it (store_push) */
-			uint8_t *pk = arena_alloc(a, RCELL_MAX), *lim = arena_alloc(a, 8);
+			uint8_t *pk = arena_alloc(a, 1 + rkey_size(op->row.data, op->row.size)),
+			        *lim = arena_alloc(a, 8);
 
 			if (!pk || !lim)
 				return MRTX_ENOMEM;

@@ -59,6 +59,8 @@
 
 static const uint8_t progress_key[2] = { RK_GEN_0, 'V' };
 
+typedef struct upcheck upcheck;
+
 typedef struct up {
 	rstore *rs;
 	store_upgrade_ts_fn row_ts;
@@ -67,6 +69,7 @@ typedef struct up {
 	uint64_t mark; /* M */
 	uint64_t cells;
 	int timeouts;  /* writes whose outcome was unknown */
+	upcheck *check; /* what the check pass gathers */
 } up;
 
 static int io_err(up *u, int rc)
@@ -166,13 +169,15 @@ static int not_open(up *u, const store_table *t, const rtablet *tb, mrtx_bytes s
 
 /* ------------------------------------------------------------- check */
 
-typedef struct upcheck {
+struct upcheck {
 	uint64_t maxts;
 	size_t pending, toolong, cells;
-} upcheck;
+};
 
-static int check_tablet(up *u, const store_table *t, const rtablet *tb, upcheck *c)
+static int check_tablet(up *u, const store_table *t, const rtablet *tb)
 {
+	upcheck *c = u->check;
+
 	for (uint8_t tag = RK_LOCK; tag <= RK_CELL; tag++) {
 		mrtx_bytes after = MRTX_BYTES(NULL, 0);
 		uint8_t last[RCELL_MAX];
@@ -517,7 +522,7 @@ static int convert_tablet(up *u, const store_table *t, const rtablet *tb)
 }
 
 /* The clean step on one tablet: its progress key removed. */
-static int clean_tablet(up *u, const rtablet *tb)
+static int clean_tablet(up *u, const store_table *t, const rtablet *tb)
 {
 	const mrtx_bytes rm = MRTX_BYTES(progress_key, 2);
 	mrtx_arena a;
@@ -526,6 +531,7 @@ static int clean_tablet(up *u, const rtablet *tb)
 	rwrite w;
 	int rc;
 
+	(void)t;
 	arena_init(&a);
 	rc = list_keys(u, tb->oid, RK_LOCK, MRTX_BYTES(NULL, 0), 0, &rd, &g, &a);
 	if (rc == 0 && found(&rd, progress_key).data) {
@@ -545,8 +551,7 @@ static int clean_tablet(up *u, const rtablet *tb)
 }
 
 /* Run fn on every tablet of every table. */
-static int each_tablet(up *u, int (*fn)(up *, const store_table *, const rtablet *, void *),
-                       void *arg)
+static int each_tablet(up *u, int (*fn)(up *, const store_table *, const rtablet *))
 {
 	const store_table **ts;
 	size_t n;
@@ -558,28 +563,10 @@ static int each_tablet(up *u, int (*fn)(up *, const store_table *, const rtablet
 		const rtmap *m = rados_map(ts[i]);
 
 		for (size_t j = 0; rc == 0 && j < m->n; j++)
-			rc = fn(u, ts[i], &m->t[j], arg);
+			rc = fn(u, ts[i], &m->t[j]);
 	}
 	mrtx__free(ts);
 	return rc;
-}
-
-static int do_check(up *u, const store_table *t, const rtablet *tb, void *arg)
-{
-	return check_tablet(u, t, tb, arg);
-}
-
-static int do_convert(up *u, const store_table *t, const rtablet *tb, void *arg)
-{
-	(void)arg;
-	return convert_tablet(u, t, tb);
-}
-
-static int do_clean(up *u, const store_table *t, const rtablet *tb, void *arg)
-{
-	(void)t;
-	(void)arg;
-	return clean_tablet(u, tb);
 }
 
 /* ------------------------------------------------------------- meta */
@@ -633,7 +620,7 @@ int rados_store_upgrade(const char *addr, store_upgrade_ts_fn row_ts,
 	static const char *const keys[1] = { UP_KEY };
 	store_opts so = { .durability = MRTX_SYNC, .lock_order = lock_order, .upgrading = 1 };
 	store *st = NULL;
-	up u = { NULL, row_ts, lock_order, 0, 0, 0, 0 };
+	up u = { NULL, row_ts, lock_order, 0, 0, 0, 0, NULL };
 	char phase = 'c';
 	mrtx_arena a;
 	mrtx_bytes rec = MRTX_BYTES(NULL, 0);
@@ -669,7 +656,8 @@ int rados_store_upgrade(const char *addr, store_upgrade_ts_fn row_ts,
 		uint64_t now;
 
 		u.from = u.rs->format;
-		if ((rc = each_tablet(&u, do_check, &c)))
+		u.check = &c;
+		if ((rc = each_tablet(&u, check_tablet)))
 			goto out;
 		if (c.pending) {
 			rc = mrtx__seterr(MRTX_ELOCKED, "upgrade %s: %zu row(s) are locked by "
@@ -695,7 +683,7 @@ int rados_store_upgrade(const char *addr, store_upgrade_ts_fn row_ts,
 	}
 	*was = u.from - '0';
 	if (phase == 'c') {
-		if ((rc = each_tablet(&u, do_convert, NULL)) ||
+		if ((rc = each_tablet(&u, convert_tablet)) ||
 		    (rc = record_put(&u, RFORMAT_UPGRADING, 'x', NULL)))
 			goto out;
 	}
@@ -709,7 +697,7 @@ int rados_store_upgrade(const char *addr, store_upgrade_ts_fn row_ts,
 		};
 
 		mrtx__le64_put(safe, u.mark);
-		if ((rc = each_tablet(&u, do_clean, NULL)) ||
+		if ((rc = each_tablet(&u, clean_tablet)) ||
 		    (rc = rados_store_ts_next(st, u.mark + 1, &ts)) ||
 		    (rc = meta_step(&u, RFORMAT_UPGRADING, sets, 2, &rm, 1)))
 			goto out;
