@@ -350,6 +350,9 @@ int check_store_progress(store *st, check_stats *stats, check_issue_fn fn,
 	stats->tables = nt;
 	for (size_t i = 0; i < nt && rc == 0; i++)
 		rc = check_table(&c, tables[i]);
+	/* the store's count of unsettled records is exact (LMDB) */
+	if (rc == 0)
+		rc = store_unsettled_verify(st);
 	mrtx__free(tables);
 	keyset_free(&c.known);
 	return rc;

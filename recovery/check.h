@@ -33,6 +33,11 @@
  *   Orphans and stale locks whose owner is alive and unexpired are a
  *   transaction in flight and are only counted (live).
  *
+ * Last, on LMDB, the store's count of unsettled lock records (format 5,
+ * storage/lmdb/lmdb_unsettled.c) is recounted from one snapshot: a
+ * mismatch is not a finding but MRTX_ECORRUPT from check_store, since
+ * reads trust the count.
+ *
  * Cost: linear in the number of lock records, however many rows one
  * transaction holds (check.c says how).
  *

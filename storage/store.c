@@ -57,7 +57,7 @@ int store_upgrade(const char *path, store_upgrade_ts_fn row_ts,
 		                    "(librados-dev was not found at build time)", path);
 #endif
 	}
-	return lmdb_upgrade(path, row_ts, cells, was);
+	return lmdb_upgrade(path, row_ts, lock_order, cells, was);
 }
 
 void store_close(store *st)
@@ -298,6 +298,7 @@ void store_view_close(store *st, store_view *v)
 int store_read_row_in(store *st, store_view *v, const store_table *t, mrtx_bytes row,
                       const store_filter *f, mrtx_arena *a, store_row *out)
 {
+	out->lock_lazy = 0;
 #ifdef MRTX_HAVE_RADOS
 	if (IS_RADOS(st))
 		return rados_store_read_row(st, t, row, f, a, out);
@@ -412,6 +413,13 @@ int store_sync_visible(store *st)
 	if (store_kind_of(st) != STORE_LMDB)
 		return 0;
 	return lmdb_store_sync_visible(st);
+}
+
+int store_unsettled_verify(store *st)
+{
+	if (store_kind_of(st) != STORE_LMDB)
+		return 0;
+	return lmdb_store_unsettled_verify(st);
 }
 
 int store_ts_next(store *st, uint64_t floor, uint64_t *out)

@@ -216,9 +216,12 @@ typedef struct store_filter {
 	                        snapshot, mrtx_begin_at) the rank counts every
 	                        version the read finds, so a past read shows
 	                        nothing the policy drops now (MRTX_ESNAPSHOT) */
+	int lazy_lock;       /* with qual_exact, read through a view: the row's
+	                        lock record may be left unread when the view
+	                        holds no unsettled one (LMDB; store_row.lock_lazy) */
 } store_filter;
 
-#define STORE_FILTER_ALL { 0, 0, -1, { NULL, 0 }, { NULL, 0 }, 0, 0, 0 }
+#define STORE_FILTER_ALL { 0, 0, -1, { NULL, 0 }, { NULL, 0 }, 0, 0, 0, 0 }
 
 typedef struct store_cell {
 	uint8_t fid;
@@ -238,6 +241,10 @@ typedef struct store_row {
 	                   or below it among the cells the read covered (0:
 	                   none, or not known) -- a live snapshot tells a commit
 	                   at or below it that landed after its first read */
+	int lock_lazy;  /* the lock record was not read (store_filter.lazy_lock):
+	                   has_lock and lock say nothing; the view vouches that
+	                   the record, if any, is settled -- read it from the
+	                   same view (store_read_locks_in) when it matters */
 } store_row;
 
 int store_read_row(store *st, const store_table *t, mrtx_bytes row,
@@ -389,6 +396,8 @@ typedef struct store_op {
 	                           way that may or may not have applied it (a
 	                           failed LMDB commit; a lost reply), other
 	                           error: surely not applied */
+	int was_unsettled;      /* the store's own: the lock record the
+	                           condition met was unsettled (LMDB) */
 } store_op;
 
 /* store_op.stamp of a one-row commit that read no other row. */
@@ -494,6 +503,11 @@ int store_sync(store *st);
  * makes that flush.  Other modes, read-only stores and RADOS: nothing to
  * do).  Returns 0, or MRTX_ESTORE when the sync failed. */
 int store_sync_visible(store *st);
+/* The store's count of unsettled lock records (LMDB format 5:
+ * lmdb_unsettled.c) against a recount, from one snapshot: 0, or
+ * MRTX_ECORRUPT naming both (also when the count is missing), or
+ * MRTX_ESTORE.  Other stores keep no count: 0. */
+int store_unsettled_verify(store *st);
 
 /*
  * A timestamp (DESIGN §9): microseconds of the wall clock where the clock

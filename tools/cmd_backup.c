@@ -52,20 +52,23 @@ int cmd_upgrade(int argc, char **argv)
 		return rc;
 	if (help) {
 		printf("usage: %s\n\n"
-		       "Convert the store STORE, written by an mrtx before cell versions (LMDB\n"
-		       "store format 3, RADOS layout format 1 to 3), to this mrtx's format 4,\n"
-		       "in place.  Every cell gets the version of the commit that wrote it.\n"
-		       "No other process may have the store open.  Crash safe: it converts in\n"
-		       "batches, each recording where the next starts, under a format nothing\n"
-		       "else opens; run it again after a crash and it resumes.  A format-4\n"
-		       "store is left as it is.\n", usage);
+		       "Convert the store STORE, written by an older mrtx (LMDB store format 3\n"
+		       "or 4, RADOS layout format 1 to 3), to this mrtx's format (LMDB 5, RADOS\n"
+		       "4), in place.  From before cell versions, every cell gets the version of\n"
+		       "the commit that wrote it; an LMDB store of format 4 gets its count of\n"
+		       "unsettled locks.  No other process may have the store open.  Crash\n"
+		       "safe: it converts in batches, each recording where the next starts,\n"
+		       "under a format nothing else opens; run it again after a crash and it\n"
+		       "resumes.  A store of this format is left as it is.\n", usage);
 		return EXIT_OK;
 	}
 	if (npos != 1)
 		return tool_usage_err(argv[0], usage, "expected STORE");
 	if ((rc = mrtx_upgrade(pos[0], &cells)))
 		return tool_fail(argv[0], NULL, rc);
-	printf("%s: format 4 (%llu cells converted)\n", pos[0], (unsigned long long)cells);
+	/* (the formats this mrtx writes: RADOS layout 4, LMDB store 5) */
+	printf("%s: format %d (%llu cells converted)\n", pos[0],
+	       strncmp(pos[0], "rados://", 8) == 0 ? 4 : 5, (unsigned long long)cells);
 	return EXIT_OK;
 }
 

@@ -947,7 +947,7 @@ int txn_commit_run(mrtx_txn *txn)
 		 * it is durable (DESIGN §8), so make what it could see durable
 		 * first. */
 		if (!txn->at && ((!txn->view && !txn->snap_live) || txn->must_validate) &&
-		    (rc = txn_validate(txn)))
+		    ((rc = txn_fetch_lazy(txn)) || (rc = txn_validate(txn))))
 			return rc; /* (a past snapshot's reads are of fixed versions;
 			            * a live one's on RADOS are a snapshot: DESIGN §9) */
 		return store_sync_visible(txn->db->st);
@@ -966,7 +966,10 @@ int txn_commit_run(mrtx_txn *txn)
 	/* A writing commit reads and writes the store as it is now, never
 	 * through the view (everything read is copied into the arena): end it,
 	 * so that its read transaction does not stand in the way of a map
-	 * another process grew (lmdb_remap) or of pages writers could reuse. */
+	 * another process grew (lmdb_remap) or of pages writers could reuse.
+	 * The locks of rows read without them come from it first. */
+	if ((rc = txn_fetch_lazy(txn)))
+		return rc;
 	txn_view_close(txn);
 	if ((rc = lock_new_txnid(txn->id)))
 		return rc;

@@ -129,7 +129,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	/* Field by field: a memset of the head compiles to `rep stos`, whose
 	 * start-up cost was a visible part of a point read.  A new field must
 	 * be set here (the assertion below trips when the head changes). */
-	_Static_assert(offsetof(mrtx_txn, head_pad) == 198 && offsetof(mrtx_txn, arena0) == 208,
+	_Static_assert(offsetof(mrtx_txn, head_pad) == 199 && offsetof(mrtx_txn, arena0) == 208,
 	               "mrtx_begin sets every field before arena0: initialise the new one there");
 	txn->db = db;
 	arena_init_buf(&txn->arena, txn->arena0, sizeof(txn->arena0));
@@ -161,6 +161,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	txn->must_validate = 0;
 	txn->snap_live = 0;
 	txn->snap_stale = 0;
+	txn->lazy = 0;
 	*out = txn;
 	return 0;
 }
@@ -295,6 +296,9 @@ static int txn_observe_at(mrtx_txn *txn, trow *r, const store_table *t, mrtx_byt
 
 	if (!r && (rc = txn_row_new(txn, t, row, &r)))
 		return rc;
+	/* a row read before without its lock, from the same view (reads of
+	 * a table in the view all come from it): this is that lock */
+	r->lock_lazy = 0;
 	/* A live snapshot (RADOS): a row committed above it was read as it
 	 * was, and can only be stale; a commit with writes fails
 	 * (txn->snap_stale), a read-only one stands on the snapshot. */
@@ -335,6 +339,59 @@ static int txn_observe_at(mrtx_txn *txn, trow *r, const store_table *t, mrtx_byt
 	r->has_lock = !!has_lock;
 	r->lock_known = 1;
 	r->read = 1;
+	return 0;
+}
+
+int txn_observe_lazy(mrtx_txn *txn, trow *r, const store_table *t, mrtx_bytes row)
+{
+	int rc;
+
+	if (!r && (rc = txn_row_new(txn, t, row, &r)))
+		return rc;
+	/* (a lock seen before came from the same view: it stands) */
+	if (!r->lock_known) {
+		r->lock_lazy = 1;
+		txn->lazy = 1;
+	}
+	r->read = 1;
+	return 0;
+}
+
+int txn_fetch_lazy(mrtx_txn *txn)
+{
+	store_rowref refs[64];
+	store_row out[64];
+	trow *rs[64];
+	size_t n = 0;
+	trow *r;
+	int rc;
+
+	if (!txn->lazy)
+		return 0;
+	if (!txn->view) /* (never: the view ends only at commit, after this) */
+		return mrtx__seterr(MRTX_CONFLICT, "a row's lock was not read and the "
+		                    "transaction's snapshot has ended");
+	for (r = RB_MIN(trow_tree, &txn->rows);; r = RB_NEXT(trow_tree, &txn->rows, r)) {
+		if (r && r->lock_lazy) {
+			refs[n] = (store_rowref){ r->t, r->row };
+			rs[n++] = r;
+		}
+		if (n && (!r || n == 64)) {
+			if ((rc = store_read_locks_in(txn->db->st, txn->view, refs, n, &txn->arena,
+			                              out)))
+				return rc;
+			for (size_t i = 0; i < n; i++) {
+				rs[i]->lock_lazy = 0;
+				rs[i]->lock_known = 1;
+				rs[i]->has_lock = !!out[i].has_lock;
+				rs[i]->lock = out[i].has_lock ? out[i].lock : MRTX_BYTES(NULL, 0);
+			}
+			n = 0;
+		}
+		if (!r)
+			break;
+	}
+	txn->lazy = 0;
 	return 0;
 }
 
@@ -481,10 +538,12 @@ int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *famil
 	f.family = fid;
 	f.qs = qualifier;
 	f.qual_exact = 1;
+	f.lazy_lock = 1;
 	if ((rc = txn_read_row_snap(txn, t, row, &f, &sr)))
 		return rc;
 	/* r is still this row's entry or NULL: reading adds none */
-	if ((rc = txn_observe_at(txn, r, t, row, sr.has_lock, sr.lock)))
+	if ((rc = sr.lock_lazy ? txn_observe_lazy(txn, r, t, row) :
+	                         txn_observe_at(txn, r, t, row, sr.has_lock, sr.lock)))
 		return rc;
 	if (sr.ncells == 0)
 		return mrtx__seterr(MRTX_NOTFOUND, "no such cell");

@@ -93,6 +93,10 @@ typedef struct trow {
 	unsigned has_lock : 1;
 	unsigned del_row : 1;    /* delete every stored cell first */
 	unsigned mutated : 1;
+	unsigned lock_lazy : 1;  /* read through the view, which held no unsettled
+	                            lock record, without reading the row's lock
+	                            (store_row.lock_lazy): lock_known is 0, and
+	                            txn_fetch_lazy reads it from the view */
 	unsigned stale : 1;      /* a live snapshot's read found it committed
 	                            above the snapshot (txn->snap_stale): what
 	                            it held then was read, whether it was a row
@@ -158,7 +162,8 @@ struct mrtx_txn {
 	                          read (snapread.c) */
 	uint8_t snap_stale;    /* ... and one met a row committed above snap_ts:
 	                          a commit with writes fails (MRTX_CONFLICT) */
-	uint8_t head_pad[2];   /* the padding before arena0, named: a new field moves
+	uint8_t lazy;          /* some row's lock is not read yet (trow.lock_lazy) */
+	uint8_t head_pad[1];   /* the padding before arena0, named: a new field moves
 	                          head_pad or arena0, which trips mrtx_begin's assertion */
 	/* The arena's first chunk, so that a small transaction (a few rows,
 	 * its commit's lock records and redo lists included) allocates
@@ -179,6 +184,12 @@ int txn_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int create, tro
  * txn->arena (reads put it there); it is kept, not copied. */
 int txn_observe(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int has_lock,
                 mrtx_bytes lock);
+/* Observe a row read without its lock (store_row.lock_lazy): r is its
+ * entry or NULL. */
+int txn_observe_lazy(mrtx_txn *txn, trow *r, const store_table *t, mrtx_bytes row);
+/* Read, from the view, the lock of every row observed without it (before
+ * anything compares locks: validation, a commit). */
+int txn_fetch_lazy(mrtx_txn *txn);
 /* A live snapshot's read of a row (sr, read at snap_ts) found a version at
  * or below the snapshot newer than the row was when first observed: doom
  * the transaction (MRTX_CONFLICT); else 0. */

@@ -405,8 +405,11 @@ int lmdb_store_table_clear(store *st, const store_table *t, int drop, uint64_t t
 	k = mv(pk, TPFX);
 	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
 	while (rc == 0 && k.mv_size >= TPFX && memcmp(k.mv_data, pk, TPFX) == 0) {
+		int uns = lmdb_record_unsettled(st, &k, &v); /* (lmdb_unsettled.c) */
+
 		if ((rc = mdb_cursor_del(cur, 0)))
 			break;
+		st->w_udelta -= uns;
 		/* after a delete, NEXT gives the key that followed it */
 		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 	}

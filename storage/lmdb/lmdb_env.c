@@ -173,6 +173,7 @@ int lmdb_txn_begin(store *st, unsigned flags, MDB_txn **out)
 		st->w_tgen_ok = st->tgen_at && st->tgen_at + 1 == st->w_id;
 		st->w_tgen = st->tgen_val;
 		st->w_dirty = 0;
+		lmdb_unsettled_begin(st);
 	}
 	return 0;
 }
@@ -279,10 +280,15 @@ void lmdb_rtxn_end(store *st, lmdb_rtxn *rt)
 int lmdb_commit_nowait(store *st, MDB_txn *txn, int durable, uint64_t *need)
 {
 	uint64_t id = st->w_id;
-	int dirty = st->w_dirty, rc;
+	int dirty = st->w_dirty, rc, unsettled;
 
 	*need = 0;
-	lmdb_ts_record(st, txn); /* (before the commit: readers look it up by id) */
+	if ((rc = lmdb_unsettled_finish(st, txn, &unsettled))) {
+		lmdb_wabort(st, txn);
+		return rc;
+	}
+	/* (before the commit: readers look it up by id) */
+	lmdb_ts_record(st, txn, unsettled);
 	rc = mdb_txn_commit(txn);
 	if (rc == 0 && st->w_ceil_new > st->w_ceil)
 		st->w_ceil = st->w_ceil_new;
@@ -310,6 +316,7 @@ int lmdb_commit_nowait(store *st, MDB_txn *txn, int durable, uint64_t *need)
 			st->tgen_at = st->w_id;
 			st->tgen_val = st->w_tgen;
 		}
+		lmdb_unsettled_committed(st);
 		/* did other processes commit since our last write txn? */
 		unsigned f = atomic_load_explicit(&st->foreign, memory_order_relaxed);
 
@@ -696,6 +703,8 @@ int lmdb_store_open(store **out, const char *path, const store_opts *o)
 	st->pid = getpid();
 	st->refs = 1;
 	st->unbatched = o->unbatched;
+	st->lock_order = o->lock_order;
+	st->uns_val = -1;
 	if ((rc = env_open(st, o)) || (rc = lmdb_meta_init(st))) {
 		store_destroy(st);
 		goto done;

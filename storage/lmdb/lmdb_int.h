@@ -18,8 +18,10 @@
 
 /* Store format.  2: one DBI per table, lock records beside the cells.
  * 3: every table and the metadata in LMDB's one unnamed database, each
- * table under its own 2-byte key prefix (lmdb_meta.c). */
-#define META_FORMAT 4u
+ * table under its own 2-byte key prefix (lmdb_meta.c).  4: cell versions
+ * (lmdb_cell.c).  5: the count of unsettled lock records
+ * (lmdb_unsettled.c), which every writer keeps. */
+#define META_FORMAT 5u
 /* The format number of a store `mrtx upgrade` is converting (lmdb_upgrade.c):
  * no open but the upgrade's own accepts it. */
 #define FORMAT_UPGRADING 0x80000004u
@@ -36,6 +38,8 @@ typedef struct lmdb_rtxn {
 	struct lmdb_rtxn *slot;
 	unsigned forks;  /* a view's: lmdb_forks() when it opened */
 	uint64_t ts;     /* a view's snapshot timestamp (0: unknown) */
+	int settled;     /* a view's: it holds no unsettled lock record
+	                    (lmdb_unsettled.c; 0: some, or not known) */
 } lmdb_rtxn;
 
 /* Forks of this process so far (counted in the child): a view opened before
@@ -114,6 +118,15 @@ struct store {
 	 */
 	uint64_t gen_at, gen_val;
 	uint64_t tgen_at, tgen_val; /* the same for the table generation */
+	/* Unsettled lock records (lmdb_unsettled.c): the classifier (the
+	 * layer above's order key, store_opts.lock_order); the count after
+	 * committed LMDB txn uns_at (uns_val; -1: not known), as gen_at; the
+	 * write txn in progress's count at its start (w_uns, w_uns_ok) and
+	 * what its ops changed (w_udelta).  Guarded by wmu. */
+	void (*lock_order)(const void *lock, size_t size, uint8_t *out);
+	uint64_t uns_at;
+	int64_t uns_val, w_uns, w_udelta;
+	int w_uns_ok;
 	/* timestamps (lmdb_ts.c): the shared page, mapped on first use */
 	struct lmdb_ts_page *_Atomic ts_page;
 	pthread_mutex_t ts_mu;
@@ -196,12 +209,14 @@ void lmdb_ts_detach(store *st);
 int lmdb_ts_attach(store *st);
 /* A commit's timestamp, taken inside write txn txn (lmdb_ts.c). */
 int lmdb_ts_stamp(store *st, MDB_txn *txn, uint64_t floor, uint64_t *out);
-/* Record write txn txn's snapshot timestamp (just before its commit). */
-void lmdb_ts_record(store *st, MDB_txn *txn);
+/* Record write txn txn's snapshot timestamp (just before its commit), and
+ * whether the store holds an unsettled lock record after it (unsettled:
+ * 1, or not known). */
+void lmdb_ts_record(store *st, MDB_txn *txn, int unsettled);
 /* The snapshot timestamp of read txn rtxn: 0 with *out set; 1 when the
  * page does not have it (the view lagged too far behind: take a newer);
  * *out = 0 and 0 when the store has no page. */
-int lmdb_ts_of_view(store *st, MDB_txn *rtxn, uint64_t *out);
+int lmdb_ts_of_view(store *st, MDB_txn *rtxn, uint64_t *out, int *settled);
 
 /* a[0..n) == b[0..n), inline: the read path compares short keys often. */
 static inline int bytes_eq(const void *a, const void *b, size_t n)
@@ -284,6 +299,22 @@ void lmdb_table_free(store_table *t);
 /* Is the table usable by this op?  0, or the op's result: MRTX_ENOTABLE
  * (gone) or MRTX_CONFLICT (frozen and the op acquires a lock).  Inside
  * the write txn of cur. */
+/* Unsettled lock records (lmdb_unsettled.c).  Is this record unsettled
+ * (1 also when the store has no classifier)? */
+int lmdb_lock_unsettled(const store *st, const void *lock, size_t size);
+/* Is (k, v), a key of a table and its value, an unsettled lock record? */
+int lmdb_record_unsettled(const store *st, const MDB_val *k, const MDB_val *v);
+/* A write txn began (lmdb_txn_begin); its ops note their changes in
+ * st->w_udelta. */
+void lmdb_unsettled_begin(store *st);
+/* Before the commit: put the changed count; *unsettled: the count after
+ * this txn is not 0, or not known.  LMDB rc. */
+int lmdb_unsettled_finish(store *st, MDB_txn *txn, int *unsettled);
+/* The txn committed and took its id. */
+void lmdb_unsettled_committed(store *st);
+/* The stored count (-1: no key, or malformed); LMDB rc. */
+int lmdb_unsettled_read(MDB_txn *txn, MDB_dbi dbi, int64_t *out);
+int lmdb_unsettled_put(MDB_txn *txn, MDB_dbi dbi, uint64_t n);
 int lmdb_table_wcheck(store *st, MDB_cursor *cur, const store_op *op);
 /* A read at snapshot rt: refresh the table objects if the schema changed;
  * MRTX_ENOTABLE (with a message) if t is gone. */

@@ -11,6 +11,8 @@
  *   0x00 "store_id"    -> 16 random bytes
  *   0x00 "next_table"  -> u16 BE, the prefix the next new table gets
  *   0x00 "gen"         -> u64 LE, bumped by every new "x/" record (absent: 0)
+ *   0x00 "unsettled"   -> u64 LE, unsettled lock records (format 5;
+ *                         lmdb_unsettled.c)
  *   0x00 "t/<table>"   -> u16 BE prefix P, u8 nfamilies, (u8 len, name)...
  *   0x00 "x/<name>"    -> opaque records of upper layers (store_meta_*)
  *   P . ...            -> the table's cells and lock records (lmdb_rw.c),
@@ -410,7 +412,7 @@ int lmdb_store_table_find(store *st, const char *name, const store_table **out)
 {
 	char key[MRTX_MAX_NAME + 4];
 	store_table *t;
-	lmdb_rtxn rt = { NULL, NULL, NULL, 0, 0 };
+	lmdb_rtxn rt = { NULL, NULL, NULL, 0, 0, 0 };
 	MDB_val k, v;
 	int rc;
 
@@ -550,6 +552,11 @@ int lmdb_meta_init(store *st)
 	uint32_t fmt;
 	int rc, ro = st->head.read_only;
 
+	/* Every writer keeps the count of unsettled lock records, which needs
+	 * the layer above's classifier (lmdb_unsettled.c). */
+	if (!ro && !st->lock_order)
+		return mrtx__seterr(MRTX_EINVAL, "%s: a writable open needs store_opts.lock_order",
+		                    st->path);
 	/* Read-only: a read transaction, which creates nothing (LMDB keeps
 	 * the unnamed database's handle and comparator after it ends). */
 	if ((rc = lmdb_txn_begin(st, ro ? MDB_RDONLY : 0, &txn)))
@@ -588,6 +595,7 @@ int lmdb_meta_init(store *st)
 				goto fail;
 			}
 			if ((rc = meta_put(txn, st, "format", &fmt, sizeof(fmt))) ||
+			    (rc = lmdb_unsettled_put(txn, st->dbi, 0)) ||
 			    (rc = meta_put(txn, st, "store_id", st->id, sizeof(st->id))) ||
 			    (rc = meta_put(txn, st, "next_table", next, sizeof(next))))
 				goto lmdb_fail;
@@ -600,12 +608,12 @@ int lmdb_meta_init(store *st)
 			goto fail;
 		}
 		memcpy(&fmt, v.mv_data, 4);
-		if (fmt == 3 || fmt == FORMAT_UPGRADING) {
+		if (fmt == 3 || fmt == 4 || fmt == FORMAT_UPGRADING) {
 			rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: store format %s; this mrtx reads format "
-			                  "%u (cells with versions): run `mrtx upgrade %s`, which "
-			                  "converts it in place", st->path,
-			                  fmt == 3 ? "3" : "4, upgrade interrupted", META_FORMAT,
-			                  st->path);
+			                  "%u (cells with versions, a count of unsettled locks): run "
+			                  "`mrtx upgrade %s`, which converts it in place", st->path,
+			                  fmt == 3 ? "3" : fmt == 4 ? "4" : "4, upgrade interrupted",
+			                  META_FORMAT, st->path);
 			goto fail;
 		}
 		if (fmt != META_FORMAT) {

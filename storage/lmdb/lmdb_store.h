@@ -49,6 +49,7 @@ int lmdb_store_meta_list(store *st, const char *prefix, mrtx_arena *a,
 int lmdb_store_copy(store *st, const char *dir);
 int lmdb_store_sync(store *st);
 int lmdb_store_sync_visible(store *st);
+int lmdb_store_unsettled_verify(store *st);
 int lmdb_store_ts_next(store *st, uint64_t floor, uint64_t *out);
 
 /* Convert the format-3 store in directory path to format 4
@@ -56,7 +57,9 @@ int lmdb_store_ts_next(store *st, uint64_t floor, uint64_t *out);
  * record: 0 (STABLE), 1 (a transaction in flight) or -1 (malformed).
  * *cells: cells converted; *was: the format found (4: nothing to do). */
 typedef int (*lmdb_upgrade_ts_fn)(const void *lock, size_t n, uint64_t *ts);
-int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, uint64_t *cells, int *was);
+int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts,
+                 void (*lock_order)(const void *lock, size_t size, uint8_t *out),
+                 uint64_t *cells, int *was);
 
 /* Collection (lmdb_cell.c; store_gc_* in store.h). */
 int lmdb_store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *rowlen,

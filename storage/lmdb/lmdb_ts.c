@@ -54,10 +54,11 @@
  * transaction ids.  Every write transaction of the store, just before it
  * commits (still under the writer lock), records in a ring of the page
  *
- *      ring[id % TS_RING] = { id, handed }
+ *      ring[id % TS_RING] = { id, handed | TS_UNSETTLED if unsettled }
  *
  * handed being at least every stamp of this and earlier transactions, and
- * below every stamp a later one takes.  A view (an LMDB read transaction
+ * below every stamp a later one takes; TS_UNSETTLED when the store holds
+ * an unsettled lock record after it (lmdb_unsettled.c), or may.  A view (an LMDB read transaction
  * with id V) is then exactly the commits stamped at or below ring[V].ts:
  * its snapshot timestamp (lmdb_ts_of_view).  A ring slot is written
  * txnid = 0, ts, txnid = V, and read txnid, ts, txnid again (a torn read
@@ -80,7 +81,7 @@
 #include "storage/lmdb/lmdb_int.h"
 
 #define TS_FILE "ts.shm"
-#define TS_MAGIC "mrtxts01"
+#define TS_MAGIC "mrtxts02" /* 02: a ring entry says whether unsettled locks remain */
 #define TS_PAGE 4096u
 #define TS_RING 4096u /* snapshot timestamps of the last write txns */
 #define TS_AHEAD 1000000u /* µs a raise puts the ceiling above what it needs */
@@ -96,8 +97,12 @@ struct lmdb_ts_page {
 	_Atomic uint64_t base_txnid, base_ts; /* a snapshot before any ring entry */
 };
 struct lmdb_ts_slot {
-	_Atomic uint64_t txnid, ts;
+	_Atomic uint64_t txnid, ts; /* ts's top bit: TS_UNSETTLED */
 };
+/* In a ring entry's ts: the store held an unsettled lock record after the
+ * transaction, or the count was not known (lmdb_unsettled.c).  Stamps are
+ * microseconds, far below this bit. */
+#define TS_UNSETTLED ((uint64_t)1 << 63)
 #define TS_FILE_SIZE (TS_PAGE + TS_RING * sizeof(struct lmdb_ts_slot))
 _Static_assert(sizeof(struct lmdb_ts_page) <= TS_PAGE, "the page holds the header");
 /* processes share the page: its atomics must not be locks of one process */
@@ -413,7 +418,7 @@ int lmdb_ts_stamp(store *st, MDB_txn *txn, uint64_t floor, uint64_t *out)
 	}
 }
 
-void lmdb_ts_record(store *st, MDB_txn *txn)
+void lmdb_ts_record(store *st, MDB_txn *txn, int unsettled)
 {
 	struct lmdb_ts_page *p = atomic_load_explicit(&st->ts_page, memory_order_acquire);
 	struct lmdb_ts_slot *s;
@@ -423,17 +428,19 @@ void lmdb_ts_record(store *st, MDB_txn *txn)
 		return;
 	s = (struct lmdb_ts_slot *)(void *)((char *)p + TS_PAGE) + id % TS_RING;
 	atomic_store(&s->txnid, 0);
-	atomic_store(&s->ts, atomic_load(&p->handed));
+	atomic_store(&s->ts, (atomic_load(&p->handed) & ~TS_UNSETTLED) |
+	                     (unsettled ? TS_UNSETTLED : 0));
 	atomic_store(&s->txnid, id);
 }
 
-int lmdb_ts_of_view(store *st, MDB_txn *rtxn, uint64_t *out)
+int lmdb_ts_of_view(store *st, MDB_txn *rtxn, uint64_t *out, int *settled)
 {
 	struct lmdb_ts_page *p = atomic_load_explicit(&st->ts_page, memory_order_acquire);
 	struct lmdb_ts_slot *s;
 	uint64_t id = mdb_txn_id(rtxn), a, b, ts;
 
 	*out = 0;
+	*settled = 0;
 	if (!p)
 		return 0;
 	s = (struct lmdb_ts_slot *)(void *)((char *)p + TS_PAGE) + id % TS_RING;
@@ -442,6 +449,8 @@ int lmdb_ts_of_view(store *st, MDB_txn *rtxn, uint64_t *out)
 		ts = atomic_load(&s->ts);
 		b = atomic_load(&s->txnid);
 		if (a == id && b == id) {
+			*settled = !(ts & TS_UNSETTLED);
+			ts &= ~TS_UNSETTLED;
 			*out = MRTX_MAX(ts, 1); /* (0 says "unknown"; stamps are far above 1) */
 			return 0;
 		}
@@ -449,6 +458,7 @@ int lmdb_ts_of_view(store *st, MDB_txn *rtxn, uint64_t *out)
 			break; /* another transaction's: ours was overwritten or never written */
 	}
 	if (atomic_load(&p->base_txnid) == id) {
+		/* (the base's count is not known) */
 		*out = MRTX_MAX(atomic_load(&p->base_ts), 1);
 		return 0;
 	}

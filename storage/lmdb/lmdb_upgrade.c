@@ -52,6 +52,7 @@ typedef struct up {
 	MDB_env *env;
 	MDB_dbi dbi;
 	lmdb_upgrade_ts_fn row_ts;
+	void (*lock_order)(const void *lock, size_t size, uint8_t *out);
 	uint64_t max_ts, cells;
 } up;
 
@@ -304,7 +305,36 @@ fail:
 	return rc;
 }
 
-static int finish(up *u)
+/* Count the unsettled lock records (format 5, lmdb_unsettled.c) in txn
+ * and store the count. */
+static int count_unsettled(up *u, MDB_txn *txn)
+{
+	uint8_t first[TPFX] = { KP_FIRST >> 8, KP_FIRST & 0xFF }, key[STORE_ORDER_SIZE];
+	MDB_cursor *cur;
+	MDB_val k = mv(first, TPFX), v;
+	uint64_t n = 0;
+	int rc, lock;
+
+	if ((rc = mdb_cursor_open(txn, u->dbi, &cur)))
+		return up_err(u, rc, "read");
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (row_end(&k, &lock) && lock) {
+			u->lock_order(v.mv_data, v.mv_size, key);
+			n += key[0] != 0;
+		}
+	}
+	mdb_cursor_close(cur);
+	if (rc != MDB_NOTFOUND)
+		return up_err(u, rc, "read the lock records");
+	if ((rc = lmdb_unsettled_put(txn, u->dbi, n)))
+		return up_err(u, rc, "write the count of unsettled locks");
+	return 0;
+}
+
+/* The last write: the resume key removed, the count of unsettled locks,
+ * the format; converted cells (from format 3): g/safe above them. */
+static int finish(up *u, int converted)
 {
 	MDB_txn *txn;
 	MDB_val k = mv(RESUME_KEY, RESUME_LEN), sk = mv("\0g/safe", 7), sv;
@@ -317,6 +347,12 @@ static int finish(up *u)
 		mdb_txn_abort(txn);
 		return up_err(u, rc, "remove the resume key");
 	}
+	if ((rc = count_unsettled(u, txn))) {
+		mdb_txn_abort(txn);
+		return rc;
+	}
+	if (!converted)
+		goto format;
 	if (mdb_get(txn, u->dbi, &sk, &sv) == 0 && sv.mv_size == 8)
 		memcpy(&old, sv.mv_data, 8);
 	safe = MRTX_MAX(safe, old);
@@ -325,6 +361,7 @@ static int finish(up *u)
 		mdb_txn_abort(txn);
 		return up_err(u, rc, "write the safe point");
 	}
+format:
 	if ((rc = put_u32(u, txn, "\0format", 7, META_FORMAT))) {
 		mdb_txn_abort(txn);
 		return rc;
@@ -334,9 +371,11 @@ static int finish(up *u)
 	return 0;
 }
 
-int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, uint64_t *cells, int *was)
+int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts,
+                 void (*lock_order)(const void *lock, size_t size, uint8_t *out),
+                 uint64_t *cells, int *was)
 {
-	up u = { path, NULL, 0, row_ts, 0, 0 };
+	up u = { path, NULL, 0, row_ts, lock_order, 0, 0 };
 	char file[4096];
 	struct stat sb;
 	MDB_txn *txn;
@@ -383,10 +422,10 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, uint64_t *cells, i
 		mdb_txn_abort(txn);
 		goto out; /* nothing to do */
 	}
-	if (fmt != 3 && fmt != FORMAT_UPGRADING) {
+	if (fmt != 3 && fmt != 4 && fmt != FORMAT_UPGRADING) {
 		mdb_txn_abort(txn);
 		rc = mrtx__seterr(MRTX_ENOTSTORE, "upgrade %s: format %u; this mrtx upgrades "
-		                  "format 3 to %u", path, fmt, META_FORMAT);
+		                  "formats 3 and 4 to %u", path, fmt, META_FORMAT);
 		goto out;
 	}
 	if (fmt == 3) {
@@ -426,10 +465,11 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, uint64_t *cells, i
 	    (unlink(file) != 0 && errno != ENOENT &&
 	     (rc = mrtx__sys_err("upgrade", "remove", file, errno))))
 		goto out;
-	for (int first = fmt == 3; !done; first = 0)
+	/* (format 4 has its versions: only the count is new) */
+	for (int first = fmt == 3; !done && fmt != 4; first = 0)
 		if ((rc = batch(&u, first, &done)) || (rc = FAILPOINT(FP_UPGRADE_AFTER_BATCH)))
 			goto out;
-	if ((rc = finish(&u)) == 0 && (rc = mdb_env_sync(u.env, 1)))
+	if ((rc = finish(&u, fmt != 4)) == 0 && (rc = mdb_env_sync(u.env, 1)))
 		rc = up_err(&u, rc, "sync");
 	*cells = u.cells;
 out:

@@ -593,7 +593,7 @@ static int read_locks_once(rstore *rs, const store_rowref *refs, size_t n, mrtx_
 		const rread *g = &r[grp[i]];
 		size_t lo = 0, hi = g->nkvs; /* the keys found, in key order */
 
-		out[i] = (store_row){ refs[i].row, 0, { NULL, 0 }, NULL, 0, 0 };
+		out[i] = (store_row){ refs[i].row, 0, { NULL, 0 }, NULL, 0, 0, 0 };
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
 			int c = cmp_bytes(g->kvs[mid].key.data, g->kvs[mid].key.size, kof[i].data,

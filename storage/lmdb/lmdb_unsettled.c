@@ -1,0 +1,167 @@
+/*
+ * lmdb_unsettled.c - the count of unsettled lock records (format 5).
+ *
+ * A lock record is settled when the layer above's order key for it
+ * (store_opts.lock_order) starts with 0: a STABLE record with no flags.
+ * Any other record -- PREWRITTEN, or a STABLE one still flagged -- is
+ * unsettled: a reader that meets it must look at it (its transaction may
+ * have committed below the reader's snapshot, or be rolled back).  The
+ * store keeps how many it holds:
+ *
+ *      0x00 "unsettled" -> u64 LE
+ *
+ * and every write transaction keeps the count exact: each op notes whether
+ * the record it replaces was unsettled and whether the one it writes is
+ * (lmdb_rw.c op_check / op_write), a drop or truncate subtracts the
+ * unsettled records it deletes (lmdb_ddl.c), and just before the commit
+ * the change is put (lmdb_unsettled_finish).  One LMDB transaction holds
+ * both, so a crash cannot part them.  The count then rides into the
+ * timestamp ring (lmdb_ts_record): a view whose write transaction left
+ * the count at 0 holds no unsettled record at all (lmdb_rtxn.settled),
+ * and a point read in it need not read the row's lock record to know that
+ * no transaction is half-way through the row (lmdb_rw.c read_cell_exact,
+ * DESIGN §9).  The count not known (no key: a store upgraded by hand; an
+ * entry no longer in the ring) counts as unsettled: reads then read locks.
+ *
+ *   txn begin:  w_uns = uns_val if the last txn was ours (uns_at + 1),
+ *               else read from the store when first needed; w_udelta = 0
+ *   each op:    w_udelta += unsettled(new) - unsettled(old)
+ *   commit:     w_udelta != 0: put w_uns + w_udelta;  ring: count != 0
+ *   committed:  uns_at = the txn's id, uns_val = its count
+ *
+ * Every writer of a format-5 store keeps the count (older releases refuse
+ * the format), and `mrtx check` recounts the records and compares.
+ */
+#include "storage/lmdb/lmdb_int.h"
+
+#define UNS_KEY "\0unsettled"
+#define UNS_KEY_LEN 10u
+
+int lmdb_lock_unsettled(const store *st, const void *lock, size_t size)
+{
+	uint8_t key[STORE_ORDER_SIZE];
+
+	if (!st->lock_order)
+		return 1;
+	st->lock_order(lock, size, key);
+	return key[0] != 0;
+}
+
+int lmdb_record_unsettled(const store *st, const MDB_val *k, const MDB_val *v)
+{
+	uint8_t row[MRTX_MAX_KEY];
+	size_t used;
+
+	if (k->mv_size <= TPFX + 1 || k->mv_size - TPFX > sizeof(row) ||
+	    ((const uint8_t *)k->mv_data)[k->mv_size - 1] != 0xFFu ||
+	    keyenc_get(row, (const uint8_t *)k->mv_data + TPFX, k->mv_size - TPFX, &used) ==
+	            (size_t)-1 || TPFX + used + 1 != k->mv_size)
+		return 0; /* not a lock key: P . enc(row) . 0xFF */
+	return lmdb_lock_unsettled(st, v->mv_data, v->mv_size);
+}
+
+void lmdb_unsettled_begin(store *st)
+{
+	st->w_uns_ok = st->uns_at && st->uns_at + 1 == st->w_id && st->uns_val >= 0;
+	st->w_uns = st->uns_val;
+	st->w_udelta = 0;
+}
+
+int lmdb_unsettled_read(MDB_txn *txn, MDB_dbi dbi, int64_t *out)
+{
+	MDB_val k = mv(UNS_KEY, UNS_KEY_LEN), v;
+	uint64_t x = 0;
+	int rc;
+
+	*out = -1;
+	if ((rc = mdb_get(txn, dbi, &k, &v)) == MDB_NOTFOUND)
+		return 0;
+	if (rc)
+		return rc;
+	if (v.mv_size != 8)
+		return 0; /* (malformed: not known) */
+	for (unsigned i = 0; i < 8; i++)
+		x |= (uint64_t)((const uint8_t *)v.mv_data)[i] << (8 * i);
+	*out = x > (uint64_t)INT64_MAX ? -1 : (int64_t)x;
+	return 0;
+}
+
+int lmdb_unsettled_put(MDB_txn *txn, MDB_dbi dbi, uint64_t n)
+{
+	MDB_val k = mv(UNS_KEY, UNS_KEY_LEN), v;
+	uint8_t b[8];
+
+	for (unsigned i = 0; i < 8; i++)
+		b[i] = (uint8_t)(n >> (8 * i));
+	v = mv(b, 8);
+	return mdb_put(txn, dbi, &k, &v, 0);
+}
+
+int lmdb_unsettled_finish(store *st, MDB_txn *txn, int *unsettled)
+{
+	int rc;
+
+	*unsettled = 1;
+	if (!st->w_uns_ok) {
+		if ((rc = lmdb_unsettled_read(txn, st->dbi, &st->w_uns)))
+			return rc;
+		st->w_uns_ok = 1;
+	}
+	if (st->w_uns < 0)
+		return 0; /* not known: stays so (mrtx check says it) */
+	if (st->w_udelta) {
+		int64_t n = st->w_uns + st->w_udelta;
+
+		/* below 0 only if a writer missed a record: put nothing, and let
+		 * every reader read locks until `mrtx check` finds out why */
+		if (n < 0) {
+			st->w_uns = -1;
+			return 0;
+		}
+		if ((rc = lmdb_unsettled_put(txn, st->dbi, (uint64_t)n)))
+			return rc;
+		st->w_uns = n;
+		st->w_udelta = 0;
+	}
+	*unsettled = st->w_uns != 0;
+	return 0;
+}
+
+void lmdb_unsettled_committed(store *st)
+{
+	st->uns_at = st->w_id;
+	st->uns_val = st->w_uns_ok ? st->w_uns : -1;
+}
+
+int lmdb_store_unsettled_verify(store *st)
+{
+	uint8_t first[TPFX] = { KP_FIRST >> 8, KP_FIRST & 0xFF };
+	lmdb_rtxn rt;
+	MDB_val k = mv(first, TPFX), v;
+	int64_t stored;
+	uint64_t n = 0;
+	int rc;
+
+	if ((rc = lmdb_rtxn_begin(st, &rt)))
+		return rc;
+	if ((rc = lmdb_unsettled_read(rt.txn, st->dbi, &stored)))
+		goto lmdb_fail;
+	for (rc = mdb_cursor_get(rt.cur, &k, &v, MDB_SET_RANGE); rc == 0;
+	     rc = mdb_cursor_get(rt.cur, &k, &v, MDB_NEXT))
+		n += (uint64_t)lmdb_record_unsettled(st, &k, &v);
+	if (rc != MDB_NOTFOUND)
+		goto lmdb_fail;
+	lmdb_rtxn_end(st, &rt);
+	if (stored < 0)
+		return mrtx__seterr(MRTX_ECORRUPT, "store %s: the count of unsettled lock records "
+		                    "is missing or malformed (it holds %llu)", st->path,
+		                    (unsigned long long)n);
+	if ((uint64_t)stored != n)
+		return mrtx__seterr(MRTX_ECORRUPT, "store %s: the count of unsettled lock records "
+		                    "says %lld, the store holds %llu", st->path, (long long)stored,
+		                    (unsigned long long)n);
+	return 0;
+lmdb_fail:
+	lmdb_rtxn_end(st, &rt);
+	return lmdb_err(st, rc, "count unsettled lock records");
+}
