@@ -227,9 +227,9 @@ typedef struct mrtx_options {
  *   options that conflict with this process's open handle on the store, a
  *   malformed MRTX_FAILPOINTS); MRTX_ENOTSTORE (path is a file, another LMDB
  *   database, or another format version: a newer one, LMDB format 2 and
- *   older, or one made before versions (LMDB format 3, RADOS layout 1 to
- *   3) or whose upgrade was cut short -- the message then names `mrtx
- *   upgrade`, mrtx_upgrade;
+ *   older, or one of an older format this mrtx upgrades (LMDB formats 3
+ *   and 4, RADOS layout 1 to 3) or whose upgrade was cut short -- the
+ *   message then names `mrtx upgrade`, mrtx_upgrade;
  *   read-only: no store at path);
  *   MRTX_ECORRUPT (metadata unreadable; LMDB, for writing: the directory's
  *   ts.shm belongs to another store -- remove it while no process has the
@@ -699,12 +699,15 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out);
 int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected);
 
 /**
- * Convert a store made before cell versions to this mrtx's format 4, in
- * place: an LMDB store of format 3 (directory path) or a RADOS store of
- * layout format 1, 2 or 3 (rados://...); mrtx_open refuses those and names
- * this.  Every cell gets the version of the commit that wrote it (its
- * row's lock says which) and reads at snapshots before the upgrade are
- * refused (MRTX_ESNAPSHOT): the old formats kept no older versions.  Crash
+ * Convert a store of an older format to this mrtx's (LMDB 5, RADOS 4), in
+ * place: an LMDB store of format 3 or 4 (directory path) or a RADOS store
+ * of layout format 1, 2 or 3 (rados://...); mrtx_open refuses those and
+ * names this.  An LMDB store of format 4 only gets its count of unsettled
+ * lock records (one transaction; transactions in flight are counted, not
+ * refused).  From before cell versions, every cell gets the version of
+ * the commit that wrote it (its row's lock says which) and reads at
+ * snapshots before the upgrade are refused (MRTX_ESNAPSHOT): the old
+ * formats kept no older versions.  Crash
  * safe: the store is converted in batches (LMDB: each one transaction;
  * RADOS: each one guarded write on one tablet, up to 256 rows) that also
  * record where the next starts, under a format no mrtx opens; run it again
@@ -712,7 +715,7 @@ int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected);
  * LMDB it refuses while one has it open; on RADOS it cannot tell, and a
  * client of an earlier release that keeps writing makes it fail at the
  * next lock it meets, or writes the old layout -- stop them first.  A store
- * already at format 4 is left as it is.
+ * already at this mrtx's format is left as it is.
  * @param cells  receives the number of cells converted by this call (may
  *   be NULL).
  * @return MRTX_OK; MRTX_EINVAL (NULL or empty path; a RADOS address in an

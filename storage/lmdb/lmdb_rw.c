@@ -341,6 +341,25 @@ static void rt_put(store *st, lmdb_rtxn *view, lmdb_rtxn *rt)
 		lmdb_rtxn_end(st, rt);
 }
 
+/*
+ * Is read txn txn's snapshot the one its id names?  LMDB begins a read by
+ * taking the last committed id V from its lock region and then reading the
+ * meta page in slot V & 1; a reader held up between the two while two
+ * commits land reads the meta of V + 2 (the slot's next user) under id V
+ * -- a consistent snapshot, but a newer one than V, whose timestamp and
+ * count of unsettled locks (ring[V]) would then be wrong for it.  (Seen:
+ * views of id V holding unsettled records with ring[V] settled, under
+ * `mrtx chaos --unbatched`.)  The newest meta page still being V's, after
+ * the read began, proves the slot was not rewritten before it was read:
+ * V + 2 writes it only after V + 1's meta page is out.
+ */
+static int view_exact(store *st, MDB_txn *txn)
+{
+	MDB_envinfo info;
+
+	return mdb_env_info(st->env, &info) == 0 && info.me_last_txnid == mdb_txn_id(txn);
+}
+
 int lmdb_store_view_open(store *st, lmdb_rtxn **out)
 {
 	lmdb_rtxn rt;
@@ -351,13 +370,14 @@ int lmdb_store_view_open(store *st, lmdb_rtxn **out)
 
 	/* Its snapshot timestamp (lmdb_ts.c): a view whose write txn's entry
 	 * the ring no longer holds (it lagged thousands of commits behind
-	 * between its begin and here) is traded for a newer one.  Should the
-	 * newest have none either (written by an mrtx older than the ring),
-	 * the view's timestamp is unknown (0). */
+	 * between its begin and here) is traded for a newer one, and so is
+	 * one whose snapshot may be newer than its id (view_exact).  Should
+	 * the newest have none either (written by an mrtx older than the
+	 * ring), the view's timestamp is unknown (0). */
 	for (int tries = 0;; tries++) {
 		if ((rc = lmdb_rtxn_begin(st, &rt)))
 			return rc;
-		if (lmdb_ts_of_view(st, rt.txn, &ts, &settled) == 0)
+		if (view_exact(st, rt.txn) && lmdb_ts_of_view(st, rt.txn, &ts, &settled) == 0)
 			break;
 		if (tries == 100) {
 			ts = 0;

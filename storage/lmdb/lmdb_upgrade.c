@@ -1,8 +1,11 @@
 /*
- * lmdb_upgrade.c - convert a format-3 LMDB store to format 4 in place
- * (`mrtx upgrade`, mrtx_upgrade; DESIGN §9).
+ * lmdb_upgrade.c - convert a format-3 or format-4 LMDB store to format 5
+ * in place (`mrtx upgrade`, mrtx_upgrade; DESIGN §9).
  *
- * Format 4 adds a version header (u64 LE ts | u8 flags) before every
+ * Format 5 adds the count of unsettled lock records (lmdb_unsettled.c):
+ * the last write counts them (a format-4 store needs only that write;
+ * transactions in flight are counted, not refused).  From format 3, the
+ * cells are converted first.  Format 4 added a version header (u64 LE ts | u8 flags) before every
  * cell's value (lmdb_cell.c).  A format-3 cell's version is the commit
  * that wrote it, which its row's STABLE lock names (a store with
  * transactions in flight is refused: their redo was checked against the
@@ -19,7 +22,8 @@
  *           key on and stores the key after them ("\0upgrade"); the first
  *           also sets the format to FORMAT_UPGRADING, which mrtx_open
  *           refuses, so nothing reads a half-converted store
- *   finish  one write: format 4, g/safe, the resume key removed
+ *   finish  one write: the count of unsettled locks, format 5, the resume
+ *           key removed, and (from format 3) g/safe
  *
  * The timestamp page (ts.shm) is removed before the first write: it has no
  * snapshot entry for the upgrade's transactions, and the next open makes it
@@ -30,7 +34,8 @@
  * other process may have the store open: the upgrade holds LMDB's lock
  * file exclusively from before its first read to after its last write (a
  * process that has the environment open holds a shared lock on it; one that
- * opens it waits), and refuses rows locked by transactions in flight.
+ * opens it waits), and (from format 3) refuses rows locked by transactions
+ * in flight.
  */
 #include <errno.h>
 #include <fcntl.h>
