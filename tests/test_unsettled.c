@@ -306,8 +306,9 @@ static void test_drop_keeps_count(void **state)
 
 /*
  * A wrong or missing count is found by check (and reads stop trusting a
- * missing one); a format-4 store, which has none, is refused at open with
- * the upgrade named, and the upgrade counts what it holds.
+ * missing one), and `mrtx upgrade` counts anew; a format-4 store, which has
+ * none, is refused at open with the upgrade named, and the upgrade counts
+ * what it holds.
  */
 static void test_check_and_upgrade(void **state)
 {
@@ -332,6 +333,14 @@ static void test_check_and_upgrade(void **state)
 	assert_non_null(db = open_db(path, 0));
 	assert_int_equal(check(db), MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "says 5, the store holds 3"));
+	assert_non_null(strstr(mrtx_errmsg(), "mrtx upgrade"));
+	mrtx_close(db);
+	/* the upgrade of a store of this format counts anew (a repair) */
+	assert_int_equal(mrtx_upgrade(path, &cells), MRTX_OK);
+	assert_int_equal(cells, 0);
+	assert_int_equal(raw_count(path), 3);
+	assert_non_null(db = open_db(path, 0));
+	assert_int_equal(check(db), 0);
 	mrtx_close(db);
 
 	/* no count: reads read every lock (and see the commit), check says so */

@@ -371,14 +371,25 @@ int lmdb_store_view_open(store *st, lmdb_rtxn **out)
 	/* Its snapshot timestamp (lmdb_ts.c): a view whose write txn's entry
 	 * the ring no longer holds (it lagged thousands of commits behind
 	 * between its begin and here) is traded for a newer one, and so is
-	 * one whose snapshot may be newer than its id (view_exact).  Should
+	 * one whose snapshot may be newer than its id (view_exact), a few
+	 * times (the timestamp may then be low; the count is not trusted).  Should
 	 * the newest have none either (written by an mrtx older than the
 	 * ring), the view's timestamp is unknown (0). */
-	for (int tries = 0;; tries++) {
+	for (int tries = 0, inexact = 0;; tries++) {
 		if ((rc = lmdb_rtxn_begin(st, &rt)))
 			return rc;
-		if (view_exact(st, rt.txn) && lmdb_ts_of_view(st, rt.txn, &ts, &settled) == 0)
-			break;
+		if (lmdb_ts_of_view(st, rt.txn, &ts, &settled) == 0) {
+			if (view_exact(st, rt.txn))
+				break;
+			/* a writer held up between its meta page and the id it
+			 * publishes keeps every check failing: after a few, take
+			 * the view as views were taken before the check, but
+			 * with its locks read (settled = 0) */
+			if (++inexact == 8) {
+				settled = 0;
+				break;
+			}
+		}
 		if (tries == 100) {
 			ts = 0;
 			settled = 0;

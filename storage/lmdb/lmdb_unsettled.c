@@ -30,7 +30,8 @@
  *   committed:  uns_at = the txn's id, uns_val = its count
  *
  * Every writer of a format-5 store keeps the count (older releases refuse
- * the format), and `mrtx check` recounts the records and compares.
+ * the format), `mrtx check` recounts the records and compares, and `mrtx
+ * upgrade` of a format-5 store counts them anew (a repair).
  */
 #include "storage/lmdb/lmdb_int.h"
 
@@ -112,9 +113,14 @@ int lmdb_unsettled_finish(store *st, MDB_txn *txn, int *unsettled)
 	if (st->w_udelta) {
 		int64_t n = st->w_uns + st->w_udelta;
 
-		/* below 0 only if a writer missed a record: put nothing, and let
-		 * every reader read locks until `mrtx check` finds out why */
+		/* below 0 only if a writer missed a record: the count is not
+		 * known from now on (its key goes), every reader reads locks, and
+		 * `mrtx check` says so until `mrtx upgrade` counts anew */
 		if (n < 0) {
+			MDB_val k = mv(UNS_KEY, UNS_KEY_LEN);
+
+			if ((rc = mdb_del(txn, st->dbi, &k, NULL)) && rc != MDB_NOTFOUND)
+				return rc;
 			st->w_uns = -1;
 			return 0;
 		}
@@ -154,12 +160,13 @@ int lmdb_store_unsettled_verify(store *st)
 	lmdb_rtxn_end(st, &rt);
 	if (stored < 0)
 		return mrtx__seterr(MRTX_ECORRUPT, "store %s: the count of unsettled lock records "
-		                    "is missing or malformed (it holds %llu)", st->path,
-		                    (unsigned long long)n);
+		                    "is missing or malformed (it holds %llu); `mrtx upgrade %s` "
+		                    "counts them anew", st->path, (unsigned long long)n, st->path);
 	if ((uint64_t)stored != n)
 		return mrtx__seterr(MRTX_ECORRUPT, "store %s: the count of unsettled lock records "
-		                    "says %lld, the store holds %llu", st->path, (long long)stored,
-		                    (unsigned long long)n);
+		                    "says %lld, the store holds %llu; `mrtx upgrade %s` counts "
+		                    "them anew", st->path, (long long)stored,
+		                    (unsigned long long)n, st->path);
 	return 0;
 lmdb_fail:
 	lmdb_rtxn_end(st, &rt);

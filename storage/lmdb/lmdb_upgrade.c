@@ -310,28 +310,36 @@ fail:
 	return rc;
 }
 
-/* Count the unsettled lock records (format 5, lmdb_unsettled.c) in txn
- * and store the count. */
-static int count_unsettled(up *u, MDB_txn *txn)
+/* The unsettled lock records (format 5, lmdb_unsettled.c) in txn. */
+static int count_locks(up *u, MDB_txn *txn, uint64_t *n)
 {
 	uint8_t first[TPFX] = { KP_FIRST >> 8, KP_FIRST & 0xFF }, key[STORE_ORDER_SIZE];
 	MDB_cursor *cur;
 	MDB_val k = mv(first, TPFX), v;
-	uint64_t n = 0;
 	int rc, lock;
 
+	*n = 0;
 	if ((rc = mdb_cursor_open(txn, u->dbi, &cur)))
 		return up_err(u, rc, "read");
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
 		if (row_end(&k, &lock) && lock) {
 			u->lock_order(v.mv_data, v.mv_size, key);
-			n += key[0] != 0;
+			*n += key[0] != 0;
 		}
 	}
 	mdb_cursor_close(cur);
-	if (rc != MDB_NOTFOUND)
-		return up_err(u, rc, "read the lock records");
+	return rc == MDB_NOTFOUND ? 0 : up_err(u, rc, "read the lock records");
+}
+
+/* Count the unsettled lock records in txn and store the count. */
+static int count_unsettled(up *u, MDB_txn *txn)
+{
+	uint64_t n;
+	int rc;
+
+	if ((rc = count_locks(u, txn, &n)))
+		return rc;
 	if ((rc = lmdb_unsettled_put(txn, u->dbi, n)))
 		return up_err(u, rc, "write the count of unsettled locks");
 	return 0;
@@ -373,6 +381,20 @@ format:
 	}
 	if ((rc = mdb_txn_commit(txn)))
 		return up_err(u, rc, "commit");
+	return 0;
+}
+
+/* The timestamp page's ring has no entry for the upgrade's writes: it goes
+ * before the first (the next open makes it anew from the stored ceiling). */
+static int drop_ts_page(up *u)
+{
+	char file[4096];
+	int rc;
+
+	if ((rc = mrtx__path_join(file, sizeof(file), u->path, "ts.shm", "upgrade")))
+		return rc;
+	if (unlink(file) != 0 && errno != ENOENT)
+		return mrtx__sys_err("upgrade", "remove", file, errno);
 	return 0;
 }
 
@@ -424,8 +446,22 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts,
 	}
 	*was = (int)fmt;
 	if (fmt == META_FORMAT) {
+		/* nothing to convert; a count of unsettled locks that is wrong
+		 * or missing (`mrtx check` says so) is counted anew */
+		int64_t stored;
+		uint64_t n;
+
+		rc = count_locks(&u, txn, &n);
+		if (rc == 0 && (rc = lmdb_unsettled_read(txn, u.dbi, &stored)))
+			rc = up_err(&u, rc, "read the count of unsettled locks");
 		mdb_txn_abort(txn);
-		goto out; /* nothing to do */
+		if (rc || (stored >= 0 && (uint64_t)stored == n))
+			goto out;
+		if ((rc = drop_ts_page(&u)))
+			goto out;
+		if ((rc = finish(&u, 0)) == 0 && (rc = mdb_env_sync(u.env, 1)))
+			rc = up_err(&u, rc, "sync");
+		goto out;
 	}
 	if (fmt != 3 && fmt != 4 && fmt != FORMAT_UPGRADING) {
 		mdb_txn_abort(txn);
@@ -464,11 +500,7 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts,
 			goto out;
 		}
 	}
-	/* The timestamp page's ring has no entry for the upgrade's writes: it
-	 * goes now (the next open makes it anew from the stored ceiling). */
-	if ((rc = mrtx__path_join(file, sizeof(file), path, "ts.shm", "upgrade")) ||
-	    (unlink(file) != 0 && errno != ENOENT &&
-	     (rc = mrtx__sys_err("upgrade", "remove", file, errno))))
+	if ((rc = drop_ts_page(&u)))
 		goto out;
 	/* (format 4 has its versions: only the count is new) */
 	for (int first = fmt == 3; !done && fmt != 4; first = 0)
