@@ -202,6 +202,26 @@ static void test_count_follows_crashes(void **state)
 	free(path);
 }
 
+/* A transaction reads row `read` (getting read_rc); then, unless foreign
+ * is NULL, another commits row foreign; then the first writes row `write`
+ * and its commit must return want. */
+static void read_write(mrtx_db *db, const char *read, int read_rc, const char *foreign,
+                       const char *write, int want)
+{
+	mrtx_txn *r, *w;
+	mrtx_bytes v;
+
+	assert_int_equal(mrtx_begin(db, &r), MRTX_OK);
+	assert_int_equal(mrtx_get(r, "t", B(read), "f", B("q"), &v), read_rc);
+	if (foreign) {
+		assert_int_equal(mrtx_begin(db, &w), MRTX_OK);
+		assert_int_equal(mrtx_put(w, "t", B(foreign), "f", B("q"), B("w")), MRTX_OK);
+		assert_int_equal(mrtx_commit(w), MRTX_OK);
+	}
+	assert_int_equal(mrtx_put(r, "t", B(write), "f", B("q"), B("r")), MRTX_OK);
+	assert_int_equal(mrtx_commit(r), want);
+}
+
 /*
  * A get that did not read its row's lock still validates it: a commit of
  * the row by another transaction after the get makes the reader's writing
@@ -219,23 +239,9 @@ static void test_lazy_get_validates(void **state)
 	assert_int_equal(mrtx_create_table(db, "t", FAMS, 1), MRTX_OK);
 	assert_int_equal(write_all(db, "t", "old"), MRTX_OK);
 
-	assert_int_equal(mrtx_begin(db, &r), MRTX_OK);
-	assert_int_equal(mrtx_get(r, "t", B("a"), "f", B("q"), &v), MRTX_OK);
-	assert_int_equal(mrtx_get(r, "t", B("zz"), "f", B("q"), &v), MRTX_NOTFOUND);
-	assert_int_equal(mrtx_begin(db, &w), MRTX_OK);
-	assert_int_equal(mrtx_put(w, "t", B("a"), "f", B("q"), B("w")), MRTX_OK);
-	assert_int_equal(mrtx_commit(w), MRTX_OK);
-	assert_int_equal(mrtx_put(r, "t", B("b"), "f", B("q"), B("r")), MRTX_OK);
-	assert_int_equal(mrtx_commit(r), MRTX_CONFLICT);
-
-	/* the same for a row read as absent */
-	assert_int_equal(mrtx_begin(db, &r), MRTX_OK);
-	assert_int_equal(mrtx_get(r, "t", B("zz"), "f", B("q"), &v), MRTX_NOTFOUND);
-	assert_int_equal(mrtx_begin(db, &w), MRTX_OK);
-	assert_int_equal(mrtx_put(w, "t", B("zz"), "f", B("q"), B("w")), MRTX_OK);
-	assert_int_equal(mrtx_commit(w), MRTX_OK);
-	assert_int_equal(mrtx_put(r, "t", B("b"), "f", B("q"), B("r")), MRTX_OK);
-	assert_int_equal(mrtx_commit(r), MRTX_CONFLICT);
+	/* read a row (present, absent), another commits it, write another */
+	read_write(db, "a", MRTX_OK, "a", "b", MRTX_CONFLICT);
+	read_write(db, "zz", MRTX_NOTFOUND, "zz", "b", MRTX_CONFLICT);
 
 	/* read-only: its snapshot stands, and it commits */
 	assert_int_equal(mrtx_begin(db, &r), MRTX_OK);
@@ -249,20 +255,10 @@ static void test_lazy_get_validates(void **state)
 	assert_int_equal(mrtx_commit(r), MRTX_OK);
 
 	/* a row read and left alone, another written: the read validates */
-	assert_int_equal(mrtx_begin(db, &r), MRTX_OK);
-	assert_int_equal(mrtx_get(r, "t", B("a"), "f", B("q"), &v), MRTX_OK);
-	assert_int_equal(mrtx_put(r, "t", B("b"), "f", B("q"), B("b1")), MRTX_OK);
-	assert_int_equal(mrtx_commit(r), MRTX_OK);
-
+	read_write(db, "a", MRTX_OK, NULL, "b", MRTX_OK);
 	/* a row read, written by another, then by the reader: a lost update
 	 * unless its commit expects the lock it read */
-	assert_int_equal(mrtx_begin(db, &r), MRTX_OK);
-	assert_int_equal(mrtx_get(r, "t", B("c"), "f", B("q"), &v), MRTX_OK);
-	assert_int_equal(mrtx_begin(db, &w), MRTX_OK);
-	assert_int_equal(mrtx_put(w, "t", B("c"), "f", B("q"), B("w")), MRTX_OK);
-	assert_int_equal(mrtx_commit(w), MRTX_OK);
-	assert_int_equal(mrtx_put(r, "t", B("c"), "f", B("q"), B("lost")), MRTX_OK);
-	assert_int_equal(mrtx_commit(r), MRTX_CONFLICT);
+	read_write(db, "c", MRTX_OK, "c", "c", MRTX_CONFLICT);
 
 	/* a row read, then written by the reader itself: its commit expects
 	 * the lock it read (from the view) */
