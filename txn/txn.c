@@ -288,6 +288,8 @@ int txn_snap_late(mrtx_txn *txn, const store_table *t, const store_row *sr)
 	                    "first read it", t->name, (unsigned long long)txn->snap_ts);
 }
 
+static int fetch_lazy(mrtx_txn *txn, trow **rs, size_t n);
+
 /* txn_observe for a row entry r, or NULL if the row has none yet. */
 static int txn_observe_at(mrtx_txn *txn, trow *r, const store_table *t, mrtx_bytes row,
                           int has_lock, mrtx_bytes lock)
@@ -296,9 +298,11 @@ static int txn_observe_at(mrtx_txn *txn, trow *r, const store_table *t, mrtx_byt
 
 	if (!r && (rc = txn_row_new(txn, t, row, &r)))
 		return rc;
-	/* a row read before without its lock, from the same view (reads of
-	 * a table in the view all come from it): this is that lock */
-	r->lock_lazy = 0;
+	/* a row read before without its lock: what the view held is the
+	 * first observation (this one may come from the store as it is now:
+	 * a scan of the current store), compared below */
+	if (r->lock_lazy && (rc = fetch_lazy(txn, &r, 1)))
+		return rc;
 	/* A live snapshot (RADOS): a row committed above it was read as it
 	 * was, and can only be stale; a commit with writes fails
 	 * (txn->snap_stale), a read-only one stands on the snapshot. */
@@ -342,6 +346,30 @@ static int txn_observe_at(mrtx_txn *txn, trow *r, const store_table *t, mrtx_byt
 	return 0;
 }
 
+/* Read the locks of rows rs[0..n) (lazily observed, n <= 64) from the
+ * transaction's view: their first observation. */
+static int fetch_lazy(mrtx_txn *txn, trow **rs, size_t n)
+{
+	store_rowref refs[64];
+	store_row out[64];
+	int rc;
+
+	if (!txn->view) /* (never: the view ends only at commit, after this) */
+		return mrtx__seterr(MRTX_CONFLICT, "a row's lock was not read and the "
+		                    "transaction's snapshot has ended");
+	for (size_t i = 0; i < n; i++)
+		refs[i] = (store_rowref){ rs[i]->t, rs[i]->row };
+	if ((rc = store_read_locks_in(txn->db->st, txn->view, refs, n, &txn->arena, out)))
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		rs[i]->lock_lazy = 0;
+		rs[i]->lock_known = 1;
+		rs[i]->has_lock = !!out[i].has_lock;
+		rs[i]->lock = out[i].has_lock ? out[i].lock : MRTX_BYTES(NULL, 0);
+	}
+	return 0;
+}
+
 int txn_observe_lazy(mrtx_txn *txn, trow *r, const store_table *t, mrtx_bytes row)
 {
 	int rc;
@@ -359,33 +387,18 @@ int txn_observe_lazy(mrtx_txn *txn, trow *r, const store_table *t, mrtx_bytes ro
 
 int txn_fetch_lazy(mrtx_txn *txn)
 {
-	store_rowref refs[64];
-	store_row out[64];
-	trow *rs[64];
+	trow *rs[64], *r;
 	size_t n = 0;
-	trow *r;
 	int rc;
 
 	if (!txn->lazy)
 		return 0;
-	if (!txn->view) /* (never: the view ends only at commit, after this) */
-		return mrtx__seterr(MRTX_CONFLICT, "a row's lock was not read and the "
-		                    "transaction's snapshot has ended");
 	for (r = RB_MIN(trow_tree, &txn->rows);; r = RB_NEXT(trow_tree, &txn->rows, r)) {
-		if (r && r->lock_lazy) {
-			refs[n] = (store_rowref){ r->t, r->row };
+		if (r && r->lock_lazy)
 			rs[n++] = r;
-		}
 		if (n && (!r || n == 64)) {
-			if ((rc = store_read_locks_in(txn->db->st, txn->view, refs, n, &txn->arena,
-			                              out)))
+			if ((rc = fetch_lazy(txn, rs, n)))
 				return rc;
-			for (size_t i = 0; i < n; i++) {
-				rs[i]->lock_lazy = 0;
-				rs[i]->lock_known = 1;
-				rs[i]->has_lock = !!out[i].has_lock;
-				rs[i]->lock = out[i].has_lock ? out[i].lock : MRTX_BYTES(NULL, 0);
-			}
 			n = 0;
 		}
 		if (!r)
