@@ -288,7 +288,7 @@ int txn_snap_late(mrtx_txn *txn, const store_table *t, const store_row *sr)
 	                    "first read it", t->name, (unsigned long long)txn->snap_ts);
 }
 
-static int fetch_lazy(mrtx_txn *txn, trow **rs, size_t n);
+static int fetch_lazy(mrtx_txn *txn, trow *r);
 
 /* txn_observe for a row entry r, or NULL if the row has none yet. */
 static int txn_observe_at(mrtx_txn *txn, trow *r, const store_table *t, mrtx_bytes row,
@@ -301,7 +301,7 @@ static int txn_observe_at(mrtx_txn *txn, trow *r, const store_table *t, mrtx_byt
 	/* a row read before without its lock: what the view held is the
 	 * first observation (this one may come from the store as it is now:
 	 * a scan of the current store), compared below */
-	if (r->lock_lazy && (rc = fetch_lazy(txn, &r, 1)))
+	if (r->lock_lazy && (rc = fetch_lazy(txn, r)))
 		return rc;
 	/* A live snapshot (RADOS): a row committed above it was read as it
 	 * was, and can only be stale; a commit with writes fails
@@ -346,27 +346,23 @@ static int txn_observe_at(mrtx_txn *txn, trow *r, const store_table *t, mrtx_byt
 	return 0;
 }
 
-/* Read the locks of rows rs[0..n) (lazily observed, n <= 64) from the
- * transaction's view: their first observation. */
-static int fetch_lazy(mrtx_txn *txn, trow **rs, size_t n)
+/* Read the lock of row r (lazily observed) from the transaction's view:
+ * its first observation. */
+static int fetch_lazy(mrtx_txn *txn, trow *r)
 {
-	store_rowref refs[64];
-	store_row out[64];
+	store_rowref ref = { r->t, r->row };
+	store_row out;
 	int rc;
 
 	if (!txn->view) /* (never: the view ends only at commit, after this) */
 		return mrtx__seterr(MRTX_CONFLICT, "a row's lock was not read and the "
 		                    "transaction's snapshot has ended");
-	for (size_t i = 0; i < n; i++)
-		refs[i] = (store_rowref){ rs[i]->t, rs[i]->row };
-	if ((rc = store_read_locks_in(txn->db->st, txn->view, refs, n, &txn->arena, out)))
+	if ((rc = store_read_locks_in(txn->db->st, txn->view, &ref, 1, &txn->arena, &out)))
 		return rc;
-	for (size_t i = 0; i < n; i++) {
-		rs[i]->lock_lazy = 0;
-		rs[i]->lock_known = 1;
-		rs[i]->has_lock = !!out[i].has_lock;
-		rs[i]->lock = out[i].has_lock ? out[i].lock : MRTX_BYTES(NULL, 0);
-	}
+	r->lock_lazy = 0;
+	r->lock_known = 1;
+	r->has_lock = !!out.has_lock;
+	r->lock = out.has_lock ? out.lock : MRTX_BYTES(NULL, 0);
 	return 0;
 }
 
@@ -387,23 +383,14 @@ int txn_observe_lazy(mrtx_txn *txn, trow *r, const store_table *t, mrtx_bytes ro
 
 int txn_fetch_lazy(mrtx_txn *txn)
 {
-	trow *rs[64], *r;
-	size_t n = 0;
+	trow *r;
 	int rc;
 
 	if (!txn->lazy)
 		return 0;
-	for (r = RB_MIN(trow_tree, &txn->rows);; r = RB_NEXT(trow_tree, &txn->rows, r)) {
-		if (r && r->lock_lazy)
-			rs[n++] = r;
-		if (n && (!r || n == 64)) {
-			if ((rc = fetch_lazy(txn, rs, n)))
-				return rc;
-			n = 0;
-		}
-		if (!r)
-			break;
-	}
+	RB_FOREACH(r, trow_tree, &txn->rows)
+		if (r->lock_lazy && (rc = fetch_lazy(txn, r)))
+			return rc;
 	txn->lazy = 0;
 	return 0;
 }

@@ -144,7 +144,7 @@ int lmdb_store_unsettled_verify(store *st)
 	uint8_t first[TPFX] = { KP_FIRST >> 8, KP_FIRST & 0xFF };
 	lmdb_rtxn rt;
 	MDB_val k = mv(first, TPFX), v;
-	int64_t stored;
+	int64_t stored = -1;
 	uint64_t n = 0;
 	int rc;
 

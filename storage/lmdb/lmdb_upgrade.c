@@ -448,7 +448,7 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts,
 	if (fmt == META_FORMAT) {
 		/* nothing to convert; a count of unsettled locks that is wrong
 		 * or missing (`mrtx check` says so) is counted anew */
-		int64_t stored;
+		int64_t stored = -1;
 		uint64_t n;
 
 		rc = count_locks(&u, txn, &n);
