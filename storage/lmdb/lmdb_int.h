@@ -123,7 +123,7 @@ struct store {
 	 * committed LMDB txn uns_at (uns_val; -1: not known), as gen_at; the
 	 * write txn in progress's count at its start (w_uns, w_uns_ok) and
 	 * what its ops changed (w_udelta).  Guarded by wmu. */
-	void (*lock_order)(const void *lock, size_t size, uint8_t *out);
+	lmdb_lock_order_fn lock_order;
 	uint64_t uns_at;
 	int64_t uns_val, w_uns, w_udelta;
 	int w_uns_ok;
@@ -304,6 +304,9 @@ void lmdb_table_free(store_table *t);
 int lmdb_lock_unsettled(const store *st, const void *lock, size_t size);
 /* Is (k, v), a key of a table and its value, an unsettled lock record? */
 int lmdb_record_unsettled(const store *st, const MDB_val *k, const MDB_val *v);
+/* The unsettled lock records of every table, walked with cur (the
+ * upgrade's, without a store, classifies with order); LMDB rc. */
+int lmdb_unsettled_count(MDB_cursor *cur, lmdb_lock_order_fn order, uint64_t *n);
 /* A write txn began (lmdb_txn_begin); its ops note their changes in
  * st->w_udelta. */
 void lmdb_unsettled_begin(store *st);

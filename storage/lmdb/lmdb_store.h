@@ -57,8 +57,9 @@ int lmdb_store_ts_next(store *st, uint64_t floor, uint64_t *out);
  * record: 0 (STABLE), 1 (a transaction in flight) or -1 (malformed).
  * *cells: cells converted; *was: the format found (4: nothing to do). */
 typedef int (*lmdb_upgrade_ts_fn)(const void *lock, size_t n, uint64_t *ts);
-int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts,
-                 void (*lock_order)(const void *lock, size_t size, uint8_t *out),
+/* store_opts.lock_order's type: a lock record's order key. */
+typedef void (*lmdb_lock_order_fn)(const void *lock, size_t size, uint8_t *out);
+int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn lock_order,
                  uint64_t *cells, int *was);
 
 /* Collection (lmdb_cell.c; store_gc_* in store.h). */

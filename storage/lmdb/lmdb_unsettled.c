@@ -38,17 +38,24 @@
 #define UNS_KEY "\0unsettled"
 #define UNS_KEY_LEN 10u
 
-int lmdb_lock_unsettled(const store *st, const void *lock, size_t size)
+/* Is lock unsettled by classifier order (NULL: every record is)? */
+static int unsettled_by(lmdb_lock_order_fn order, const void *lock, size_t size)
 {
 	uint8_t key[STORE_ORDER_SIZE];
 
-	if (!st->lock_order)
+	if (!order)
 		return 1;
-	st->lock_order(lock, size, key);
+	order(lock, size, key);
 	return key[0] != 0;
 }
 
-int lmdb_record_unsettled(const store *st, const MDB_val *k, const MDB_val *v)
+int lmdb_lock_unsettled(const store *st, const void *lock, size_t size)
+{
+	return unsettled_by(st->lock_order, lock, size);
+}
+
+/* Is (k, v) a lock key (P . enc(row) . 0xFF) holding an unsettled record? */
+static int record_unsettled_by(lmdb_lock_order_fn order, const MDB_val *k, const MDB_val *v)
 {
 	uint8_t row[MRTX_MAX_KEY];
 	size_t used;
@@ -57,8 +64,26 @@ int lmdb_record_unsettled(const store *st, const MDB_val *k, const MDB_val *v)
 	    ((const uint8_t *)k->mv_data)[k->mv_size - 1] != 0xFFu ||
 	    keyenc_get(row, (const uint8_t *)k->mv_data + TPFX, k->mv_size - TPFX, &used) ==
 	            (size_t)-1 || TPFX + used + 1 != k->mv_size)
-		return 0; /* not a lock key: P . enc(row) . 0xFF */
-	return lmdb_lock_unsettled(st, v->mv_data, v->mv_size);
+		return 0;
+	return unsettled_by(order, v->mv_data, v->mv_size);
+}
+
+int lmdb_record_unsettled(const store *st, const MDB_val *k, const MDB_val *v)
+{
+	return record_unsettled_by(st->lock_order, k, v);
+}
+
+int lmdb_unsettled_count(MDB_cursor *cur, lmdb_lock_order_fn order, uint64_t *n)
+{
+	uint8_t first[TPFX] = { KP_FIRST >> 8, KP_FIRST & 0xFF };
+	MDB_val k = mv(first, TPFX), v;
+	int rc;
+
+	*n = 0;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+		*n += (uint64_t)record_unsettled_by(order, &k, &v);
+	return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
 void lmdb_unsettled_begin(store *st)
@@ -71,7 +96,7 @@ void lmdb_unsettled_begin(store *st)
 int lmdb_unsettled_read(MDB_txn *txn, MDB_dbi dbi, int64_t *out)
 {
 	MDB_val k = mv(UNS_KEY, UNS_KEY_LEN), v;
-	uint64_t x = 0;
+	uint64_t x;
 	int rc;
 
 	*out = -1;
@@ -81,8 +106,7 @@ int lmdb_unsettled_read(MDB_txn *txn, MDB_dbi dbi, int64_t *out)
 		return rc;
 	if (v.mv_size != 8)
 		return 0; /* (malformed: not known) */
-	for (unsigned i = 0; i < 8; i++)
-		x |= (uint64_t)((const uint8_t *)v.mv_data)[i] << (8 * i);
+	x = mrtx__le64_get(v.mv_data);
 	*out = x > (uint64_t)INT64_MAX ? -1 : (int64_t)x;
 	return 0;
 }
@@ -92,8 +116,7 @@ int lmdb_unsettled_put(MDB_txn *txn, MDB_dbi dbi, uint64_t n)
 	MDB_val k = mv(UNS_KEY, UNS_KEY_LEN), v;
 	uint8_t b[8];
 
-	for (unsigned i = 0; i < 8; i++)
-		b[i] = (uint8_t)(n >> (8 * i));
+	mrtx__le64_put(b, n);
 	v = mv(b, 8);
 	return mdb_put(txn, dbi, &k, &v, 0);
 }
@@ -141,23 +164,19 @@ void lmdb_unsettled_committed(store *st)
 
 int lmdb_store_unsettled_verify(store *st)
 {
-	uint8_t first[TPFX] = { KP_FIRST >> 8, KP_FIRST & 0xFF };
 	lmdb_rtxn rt;
-	MDB_val k = mv(first, TPFX), v;
 	int64_t stored = -1;
 	uint64_t n = 0;
 	int rc;
 
 	if ((rc = lmdb_rtxn_begin(st, &rt)))
 		return rc;
-	if ((rc = lmdb_unsettled_read(rt.txn, st->dbi, &stored)))
-		goto lmdb_fail;
-	for (rc = mdb_cursor_get(rt.cur, &k, &v, MDB_SET_RANGE); rc == 0;
-	     rc = mdb_cursor_get(rt.cur, &k, &v, MDB_NEXT))
-		n += (uint64_t)lmdb_record_unsettled(st, &k, &v);
-	if (rc != MDB_NOTFOUND)
-		goto lmdb_fail;
+	rc = lmdb_unsettled_read(rt.txn, st->dbi, &stored);
+	if (rc == 0)
+		rc = lmdb_unsettled_count(rt.cur, st->lock_order, &n);
 	lmdb_rtxn_end(st, &rt);
+	if (rc)
+		return lmdb_err(st, rc, "count unsettled lock records");
 	if (stored < 0)
 		return mrtx__seterr(MRTX_ECORRUPT, "store %s: the count of unsettled lock records "
 		                    "is missing or malformed (it holds %llu); `mrtx upgrade %s` "
@@ -168,7 +187,4 @@ int lmdb_store_unsettled_verify(store *st)
 		                    "them anew", st->path, (long long)stored,
 		                    (unsigned long long)n, st->path);
 	return 0;
-lmdb_fail:
-	lmdb_rtxn_end(st, &rt);
-	return lmdb_err(st, rc, "count unsettled lock records");
 }

@@ -57,7 +57,7 @@ typedef struct up {
 	MDB_env *env;
 	MDB_dbi dbi;
 	lmdb_upgrade_ts_fn row_ts;
-	void (*lock_order)(const void *lock, size_t size, uint8_t *out);
+	lmdb_lock_order_fn lock_order;
 	uint64_t max_ts, cells;
 } up;
 
@@ -313,23 +313,15 @@ fail:
 /* The unsettled lock records (format 5, lmdb_unsettled.c) in txn. */
 static int count_locks(up *u, MDB_txn *txn, uint64_t *n)
 {
-	uint8_t first[TPFX] = { KP_FIRST >> 8, KP_FIRST & 0xFF }, key[STORE_ORDER_SIZE];
 	MDB_cursor *cur;
-	MDB_val k = mv(first, TPFX), v;
-	int rc, lock;
+	int rc;
 
 	*n = 0;
 	if ((rc = mdb_cursor_open(txn, u->dbi, &cur)))
 		return up_err(u, rc, "read");
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		if (row_end(&k, &lock) && lock) {
-			u->lock_order(v.mv_data, v.mv_size, key);
-			*n += key[0] != 0;
-		}
-	}
+	rc = lmdb_unsettled_count(cur, u->lock_order, n);
 	mdb_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : up_err(u, rc, "read the lock records");
+	return rc ? up_err(u, rc, "read the lock records") : 0;
 }
 
 /* Count the unsettled lock records in txn and store the count. */
@@ -398,8 +390,7 @@ static int drop_ts_page(up *u)
 	return 0;
 }
 
-int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts,
-                 void (*lock_order)(const void *lock, size_t size, uint8_t *out),
+int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn lock_order,
                  uint64_t *cells, int *was)
 {
 	up u = { path, NULL, 0, row_ts, lock_order, 0, 0 };
