@@ -258,11 +258,16 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 	 * prewrite of t in the same way -- t's expected lock is older than its
 	 * commit_ts -- so it is left as it is: fencing it again would change
 	 * its bytes under every reader of P for nothing. */
+	/* The fence is stamped by the store like a commit (at or above that
+	 * floor), so its commit_ts is a timestamp of the store's own source
+	 * and later blind writers, whose window starts at a value of that
+	 * source, order themselves after it (DESIGN "Time", T3). */
+	op.stamp = STORE_STAMP_ONE_ROW; /* (a one-row write: no lock to push) */
+	op.stamp_off = LOCK_COMMIT_TS_OFF;
+	op.stamp_floor = MRTX_MAX(pcur->has_lock ? pl->commit_ts : 0, l->commit_ts);
 	if (!(pcur->has_lock && pl->commit_ts >= l->commit_ts) &&
 	    ((rc = lock_new_txnid(fence_id)) ||
-	     (rc = lockio_stable(c->st, fence_id,
-	                         MRTX_MAX(pcur->has_lock ? pl->commit_ts : 0, l->commit_ts), c->a,
-	                         &op.new_lock)) ||
+	     (rc = lockio_stable(c->st, fence_id, op.stamp_floor, c->a, &op.new_lock)) ||
 	     (rc = cas1(c->st, &op))))
 		return rc;
 	memset(&op, 0, sizeof(op));

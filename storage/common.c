@@ -274,12 +274,23 @@ void buf_free(mrtx_buf *b)
 
 /* ---------------------------------------------------------------- clocks */
 
+/* Test hooks (common.h): a frozen wall clock, and a step added to it. */
+_Atomic unsigned long long mrtx__clock_frozen_us;
+_Atomic long long mrtx__clock_step_us;
+
 uint64_t mrtx__now_us(void)
 {
-	struct timespec ts;
+	unsigned long long f = atomic_load_explicit(&mrtx__clock_frozen_us, memory_order_relaxed);
+	long long step = atomic_load_explicit(&mrtx__clock_step_us, memory_order_relaxed);
+	uint64_t t = f;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	if (!f) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		t = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	}
+	return step >= 0 || (uint64_t)-step < t ? t + (uint64_t)step : 1;
 }
 
 uint64_t mrtx__now_ms(void)

@@ -408,11 +408,12 @@ int store_sync(store *st)
 	return lmdb_store_sync(st);
 }
 
-int store_sync_visible(store *st)
+int store_sync_visible(store *st, const store_view *v)
 {
 	if (store_kind_of(st) != STORE_LMDB)
 		return 0;
-	return lmdb_store_sync_visible(st);
+	return lmdb_store_sync_visible(st, v ? lmdb_view_txnid((const struct lmdb_rtxn *)
+	                                                        (const void *)v) : 0);
 }
 
 int store_unsettled_verify(store *st)
@@ -427,7 +428,22 @@ int store_ts_next(store *st, uint64_t floor, uint64_t *out)
 	return DISPATCH(st, ts_next, st, floor, out);
 }
 
-_Atomic long long store__clock_skew_us;
+int store_ts_known(store *st, uint64_t *out)
+{
+	return DISPATCH(st, ts_known, st, out);
+}
+
+void store_ts_learn(store *st, uint64_t ts)
+{
+	DISPATCH(st, ts_learn, st, ts);
+}
+
+void store__clock_offset(store *st, long long us)
+{
+	((store_head *)(void *)st)->clock_offset_us = us;
+}
+
+_Atomic unsigned long store__syncs;
 _Atomic long long store__trim_lag_us = STORE_TRIM_LAG_US;
 _Atomic int store__rados_old_formats;
 

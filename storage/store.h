@@ -30,11 +30,24 @@ typedef enum store_kind { STORE_LMDB = 1, STORE_RADOS = 2 } store_kind;
 typedef struct store_head {
 	store_kind kind;
 	int read_only;  /* opened with store_opts.read_only (set by the backend) */
+	long long clock_offset_us; /* test hook (store__clock_offset): added to
+	                            * this handle's wall clock */
 } store_head;
 
 static inline store_kind store_kind_of(const store *st)
 {
 	return ((const store_head *)(const void *)st)->kind;
+}
+
+/* This handle's wall clock, µs (mrtx__now_us plus its test offset).  It
+ * seeds the timestamp source and measures durations (lock expiry, leases);
+ * it decides no order (DESIGN "Time"). */
+static inline uint64_t store_now_us(const store *st)
+{
+	long long off = ((const store_head *)(const void *)st)->clock_offset_us;
+	uint64_t t = mrtx__now_us();
+
+	return off >= 0 || (uint64_t)-off < t ? t + (uint64_t)off : 1;
 }
 
 /* Was st opened read-only?  Then store_write_rows, store_create_table and
@@ -382,10 +395,9 @@ typedef struct store_op {
 	 * from its oracle just before sending the write (after every other
 	 * write of the commit, so every lock of a two-phase commit is in place
 	 * before its timestamp exists); STORE_STAMP_ONE_ROW marks a one-row
-	 * commit that read no other row, which RADOS stamps from the host's
-	 * clock instead (at least stamp_floor, above the handle's last stamp;
-	 * no round trip: DESIGN §9, session 18).  stamped is set only when the
-	 * op applied. */
+	 * commit that read no other row: stamped from the oracle the same way,
+	 * but it writes no lock a reader could push (store_push).  stamped is
+	 * set only when the op applied. */
 	int stamp;
 	uint32_t stamp_off;
 	uint64_t stamp_floor;
@@ -497,12 +509,17 @@ int store_copy(store *st, const char *dir);
 /* Make every write so far durable (LMDB: a forced sync of the environment;
  * RADOS: nothing to do, a write is durable once acknowledged). */
 int store_sync(store *st);
-/* Make every committed write a reader of st can see durable per the
- * store's durability (LMDB, MRTX_SYNC: a commit is visible from its meta
- * page's write, and made durable just after, DESIGN §8; this waits for or
- * makes that flush.  Other modes, read-only stores and RADOS: nothing to
- * do).  Returns 0, or MRTX_ESTORE when the sync failed. */
-int store_sync_visible(store *st);
+/* Make every committed write view v holds (NULL: every one a reader of st
+ * can see) durable per the store's durability (LMDB, MRTX_SYNC: a commit
+ * is visible from its meta page's write, and made durable just after,
+ * DESIGN §8; this waits for or makes that flush, and remembers what it
+ * made durable, so a later call for the same state syncs nothing.  Other
+ * modes, read-only stores and RADOS: nothing to do).  Returns 0, or
+ * MRTX_ESTORE when the sync failed. */
+int store_sync_visible(store *st, const store_view *v);
+/* Test hook: the fdatasyncs the LMDB backend's commits and
+ * store_sync_visible made in this process. */
+extern _Atomic unsigned long store__syncs;
 /* The store's count of unsettled lock records (LMDB format 5:
  * lmdb_unsettled.c) against a recount, from one snapshot: 0, or
  * MRTX_ECORRUPT naming both (also when the count is missing), or
@@ -535,6 +552,25 @@ int store_unsettled_verify(store *st);
  * is malformed; LMDB: DIR/ts.shm belongs to another store).
  */
 int store_ts_next(store *st, uint64_t floor, uint64_t *out);
+
+/*
+ * A timestamp of the store's own source, without taking one (DESIGN "Time",
+ * T3): at or below the newest the source has handed out when the call
+ * returns, and at or above every timestamp this handle took from it, was
+ * stamped with, or learnt (store_ts_learn).  LMDB: the shared page's last
+ * handed out (exact); RADOS: the highest value of the oracle this handle
+ * knows (no round trip).  A blind write's conflict window starts here:
+ * every commit stamped at or below it is ordered before the write.
+ * Returns 0, or (LMDB) an error of the page's attach as store_ts_next;
+ * *out is 0 on error.
+ */
+int store_ts_known(store *st, uint64_t *out);
+/* A committed timestamp this handle has seen (a lock's commit_ts): the
+ * next store_ts_known is at least ts.  RADOS: the handle's knowledge of the
+ * oracle rises to it (every stamp is the oracle's, so at or below it).
+ * LMDB: the page's counter is raised to it when below (a fence written
+ * from a prewrite's floor may be above it); best effort, never fails. */
+void store_ts_learn(store *st, uint64_t ts);
 
 /*
  * Does st keep cell versions and stamp its commits (DESIGN §9)?  LMDB: 1;
@@ -571,10 +607,10 @@ unsigned long store__fail_at(unsigned long n, int lmdb_error);
 extern volatile int store__fault_armed;
 int store__fault_hit(int write);
 
-/* Test hook: microseconds added to this process's clock where a store
- * stamps a commit from the clock without asking its oracle (RADOS's
- * one-row commits), to play a host whose clock runs ahead. */
-extern _Atomic long long store__clock_skew_us;
+/* Test hook: offset this handle's wall clock (store_now_us) by us, to
+ * play a host whose clock is skewed against the others'.  Set it before
+ * the handle is shared between threads. */
+void store__clock_offset(store *st, long long us);
 
 /* How far below the clock a commit's trim puts its safe point (txn.c
  * trim_written; RADOS): a version replaced longer ago than this may be

@@ -49,7 +49,7 @@ typedef struct wrow {
 	int has_prev;
 	int fetched;      /* prev read at commit (a blind write), not remembered */
 	int blind;        /* prewritten without reading prev: guarded by "no lock,
-	                   * or STABLE before put_us" (commit_multi_blind) */
+	                   * or STABLE at or below start_ts" (commit_multi_blind) */
 	mrtx_bytes prev;  /* the lock the prewrite expects */
 	uint8_t prev_txn[LOCK_TXNID_SIZE]; /* prev decoded (it is STABLE) */
 	uint64_t prev_ts;
@@ -200,10 +200,17 @@ static int prev_known(const mrtx_txn *txn, wrow *x)
 	return 0;
 }
 
-/* commit_ts: strictly above every expected lock's commit_ts and now. */
-static uint64_t ts_above(const wrow *w, size_t n)
+/* A commit_ts floor: strictly above every expected lock's commit_ts, and
+ * above the store's source as this handle knows it (store_ts_known; the
+ * store stamps the commit point itself, at or above this: DESIGN "Time").
+ * A blind row's expected commit_ts is its start_ts, so the floor is above
+ * every blind row's start (recovery.c: an orphan's fence relies on it). */
+static uint64_t ts_above(mrtx_txn *txn, const wrow *w, size_t n)
 {
-	uint64_t ts = mrtx__now_us();
+	uint64_t ts = 0;
+
+	if (store_ts_known(txn->db->st, &ts))
+		mrtx__clearerr(); /* (0: the expected locks alone) */
 
 	for (size_t i = 0; i < n; i++)
 		if (w[i].has_prev)
@@ -218,7 +225,7 @@ static uint64_t ts_above(const wrow *w, size_t n)
  * stamps follow every read dependency (DESIGN §9, session 18). */
 static uint64_t ts_floor(mrtx_txn *txn, const wrow *w, size_t n)
 {
-	uint64_t ts = ts_above(w, n);
+	uint64_t ts = ts_above(txn, w, n);
 	trow *r;
 
 	RB_FOREACH(r, trow_tree, &txn->rows) {
@@ -284,10 +291,15 @@ static int expected_locks(mrtx_txn *txn, wrow *w, size_t n)
 
 /* Decode every expected lock once (commit_ts, txn id for the prewrite's
  * "restore on abort" fields) and apply the write-write check to rows
- * written blindly. */
+ * written blindly: a lock fetched at commit whose commit is stamped above
+ * the row's start_ts was committed after our first write to it (both are
+ * timestamps of the store's own source: DESIGN "Time", T3).  The first
+ * committer wins, as with rows this transaction read.  A RADOS handle
+ * whose knowledge of the oracle lagged may take an earlier commit for a
+ * later one (a conflict that was not, never one missed); it learns the
+ * stamp, so the retry does not. */
 static int decode_prev(mrtx_txn *txn, wrow *w, size_t n)
 {
-	uint64_t now = mrtx__now_us();
 	int rc;
 
 	for (size_t i = 0; i < n; i++) {
@@ -301,12 +313,9 @@ static int decode_prev(mrtx_txn *txn, wrow *w, size_t n)
 			return rc;
 		memcpy(x->prev_txn, rec.txn, LOCK_TXNID_SIZE);
 		x->prev_ts = rec.commit_ts;
-		/* Committed after our first write to it: the first committer wins,
-		 * as with rows this transaction read.  The window's top keeps a
-		 * wall clock that stepped back from turning every blind write to a
-		 * recently committed row into a conflict (a missed blind-write
-		 * conflict is still serializable). */
-		if (x->fetched && rec.commit_ts >= x->r->put_us && rec.commit_ts <= now + 1000)
+		if (rec.state == LOCK_STABLE)
+			store_ts_learn(txn->db->st, rec.commit_ts);
+		if (x->fetched && rec.commit_ts > x->r->start_ts)
 			return mrtx__seterr(MRTX_CONFLICT, "table '%s': a row this transaction "
 			                    "wrote was committed by another transaction "
 			                    "meanwhile", x->r->t->name);
@@ -510,27 +519,27 @@ static int commit_one_row(mrtx_txn *txn, wrow *w, uint64_t ts, struct stable_bef
 static int commit_blind_row(mrtx_txn *txn, wrow *w)
 {
 	trow *r = w->r;
-	struct stable_before sb = { store_id(txn->db->st), r->put_us };
+	struct stable_before sb = { store_id(txn->db->st), r->start_ts + 1 };
 
 	if (r->lock_known || txn_in_scanned_range(txn, r->t, r->row) ||
 	    !store_supports_cond(txn->db->st) || tail_holds(txn->db, r->t, r->row))
 		return 1; /* the lock to expect is known without a read, or must be read
 		           * (one of this handle's tails holds it: the read waits) */
-	return commit_one_row(txn, w, MRTX_MAX(mrtx__now_us(), r->put_us) + 1, &sb);
+	return commit_one_row(txn, w, r->start_ts + 1, &sb);
 }
 
-/* Guard op as a blind row written first at put_us: no lock, or a STABLE
- * one committed before put_us (cond for a store that reads, below for one
- * that compares bytes; store_supports_cond). */
-static int blind_guard(mrtx_txn *txn, store_op *op, uint64_t put_us)
+/* Guard op as a blind row first written at start_ts: no lock, or a STABLE
+ * one committed at or below start_ts (cond for a store that reads, below
+ * for one that compares bytes; store_supports_cond). */
+static int blind_guard(mrtx_txn *txn, store_op *op, uint64_t start_ts)
 {
 	struct stable_before *sb = arena_alloc(&txn->arena, sizeof(*sb));
 	uint8_t *below = arena_alloc(&txn->arena, LOCK_ORDER_SIZE);
 
 	if (!sb || !below)
 		return MRTX_ENOMEM;
-	*sb = (struct stable_before){ store_id(txn->db->st), put_us };
-	lock_order_below(put_us, below);
+	*sb = (struct stable_before){ store_id(txn->db->st), start_ts + 1 };
+	lock_order_below(start_ts + 1, below);
 	op->cond = cond_stable_before;
 	op->cond_arg = sb;
 	op->below = MRTX_BYTES(below, LOCK_ORDER_SIZE);
@@ -565,7 +574,7 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 		/* (a blind row: "absent", or blind_guard's condition, as in
 		 * commit_one_row -- and a row the tablet may not have held) */
 		op_init(&ops[i], w[i].r, w[i].has_prev && !w[i].blind, w[i].prev);
-		if (w[i].blind && (rc = blind_guard(txn, &ops[i], w[i].r->put_us)))
+		if (w[i].blind && (rc = blind_guard(txn, &ops[i], w[i].r->start_ts)))
 			return rc;
 		op_check_gen(txn, &ops[i]);
 		ops[i].new_lock = w[i].pw;
@@ -686,7 +695,7 @@ static int commit_multi(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
  * committed before my first write to the row" -- the write-write check of
  * decode_prev, evaluated by the store, so that such a commit sends no read
  * before its prewrite.  The prewrite then cannot carry the exact lock to
- * restore on abort: it carries the all-zero txn id and put_us - 1, an upper
+ * restore on abort: it carries the all-zero txn id and start_ts, an upper
  * bound of the replaced lock's commit_ts (lock.h), and a rollback leaves
  * STABLE(0, bound).  That keeps every commit_ts above the row's last and
  * every later write-write check conservative; a reader that remembered the
@@ -711,11 +720,11 @@ static int commit_multi_blind(mrtx_txn *txn, wrow *w, size_t n)
 				w[j].blind = 0;        /* the row, which waits for it */
 			return 1;
 		}
-		/* (so commit_ts >= put_us: an orphan's fence, at the orphan's
+		/* (so commit_ts > start_ts: an orphan's fence, at the orphan's
 		 * commit_ts, fails this row's condition -- recovery.c) */
 		w[i].blind = 1;
 		w[i].has_prev = 1;
-		w[i].prev_ts = MRTX_MAX(r->put_us, 1) - 1;
+		w[i].prev_ts = r->start_ts;
 		nblind++;
 	}
 	if (nblind == 0)
@@ -828,7 +837,7 @@ static int commit_atomic(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
 		return rc;
 	for (size_t i = 0; i < n; i++) {
 		op_init(&ops[i], w[i].r, w[i].has_prev && !w[i].blind, w[i].prev);
-		if (w[i].blind && (rc = blind_guard(txn, &ops[i], w[i].r->put_us)))
+		if (w[i].blind && (rc = blind_guard(txn, &ops[i], w[i].r->start_ts)))
 			return rc;
 		op_check_gen(txn, &ops[i]);
 		ops[i].new_lock = stable;
@@ -921,11 +930,11 @@ static int commit_atomic_blind(mrtx_txn *txn, wrow *w, size_t n)
 		}
 		w[i].blind = 1;
 		w[i].has_prev = 1;
-		w[i].prev_ts = MRTX_MAX(r->put_us, 1) - 1;
+		w[i].prev_ts = r->start_ts;
 	}
 	if ((rc = decode_prev(txn, w, n)))
 		return rc;
-	if ((rc = commit_atomic(txn, w, n, ts_above(w, n))) == 1)
+	if ((rc = commit_atomic(txn, w, n, ts_above(txn, w, n))) == 1)
 		for (size_t i = 0; i < n; i++)
 			w[i].blind = 0;
 	return rc;
@@ -950,7 +959,10 @@ int txn_commit_run(mrtx_txn *txn)
 		    ((rc = txn_fetch_lazy(txn)) || (rc = txn_validate(txn))))
 			return rc; /* (a past snapshot's reads are of fixed versions;
 			            * a live one's on RADOS are a snapshot: DESIGN §9) */
-		return store_sync_visible(txn->db->st);
+		/* (what the view holds, when every read came from it; else
+		 * everything visible now: validation read the store as it is) */
+		return store_sync_visible(txn->db->st,
+		                          txn->must_validate ? NULL : txn->view);
 	}
 	if (txn->snap_stale) {
 		/* a read at the snapshot showed a row as it was before a later
@@ -991,14 +1003,14 @@ int txn_commit_run(mrtx_txn *txn)
 	if (n == 1 && !others_read) {
 		if ((rc = expected_locks(txn, w, n)) || (rc = decode_prev(txn, w, n)))
 			return rc;
-		return commit_one_row(txn, &w[0], ts_above(w, n), NULL);
+		return commit_one_row(txn, &w[0], ts_above(txn, w, n), NULL);
 	}
 	if (one_phase(txn)) {
 		if ((rc = commit_atomic_blind(txn, w, n)) <= 0)
 			return rc;
 		if ((rc = expected_locks(txn, w, n)) || (rc = decode_prev(txn, w, n)))
 			return rc;
-		return commit_atomic(txn, w, n, ts_above(w, n));
+		return commit_atomic(txn, w, n, ts_above(txn, w, n));
 	}
 	if (n > 1 && (rc = commit_multi_blind(txn, w, n)) <= 0)
 		return rc;

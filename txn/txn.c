@@ -691,16 +691,26 @@ fail:
 }
 
 /*
- * First write to a row: note when, so that commit can tell whether another
- * transaction committed to the row after this one wrote it (write-write
- * conflict, first committer wins; see expected_locks in commit.c).  Blind
- * writes read nothing, so a put is pure buffering and a commit fetches the
- * locks of all blindly written rows in one store call.
+ * First write to a row: note a timestamp of the store's own source, taken
+ * now without a round trip (store_ts_known), so that commit can tell
+ * whether another transaction committed to the row after this one wrote
+ * it: a commit stamped above it (write-write conflict, first committer
+ * wins; decode_prev in commit.c).  No wall clock takes part (DESIGN
+ * "Time", T3).  Blind writes read nothing, so a put is pure buffering and
+ * a commit fetches the locks of all blindly written rows in one store call.
  */
-static void note_first_write(trow *r)
+static int note_first_write(mrtx_txn *txn, trow *r)
 {
-	if (!r->put_us)
-		r->put_us = mrtx__now_us();
+	uint64_t ts;
+	int rc;
+
+	if (r->started)
+		return 0;
+	if ((rc = store_ts_known(txn->db->st, &ts)))
+		return rc;
+	r->start_ts = MRTX_MAX(ts, txn->snap_ts);
+	r->started = 1;
+	return 0;
 }
 
 int txn_buffer_cell(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
@@ -724,9 +734,8 @@ int txn_buffer_cell(mrtx_txn *txn, const char *table, mrtx_bytes row, const char
 		                    table, vlen, MRTX_MAX_VALUE);
 	if (!(c = arena_alloc(&txn->arena, sizeof(*c) + qualifier.size + vlen)))
 		return MRTX_ENOMEM;
-	if ((rc = txn_row(txn, t, row, 1, &r)))
+	if ((rc = txn_row(txn, t, row, 1, &r)) || (rc = note_first_write(txn, r)))
 		return rc;
-	note_first_write(r);
 	c->fid = fid;
 	c->kind = value ? STORE_MUT_PUT : STORE_MUT_DEL_CELL;
 	c->qlen = (uint32_t)qualifier.size;
@@ -827,9 +836,8 @@ int txn_buffer_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row)
 	TXN_CHECK(txn);
 	if ((rc = resolve_args(txn, table, row, NULL, 0, &t, NULL)))
 		return rc;
-	if ((rc = txn_row(txn, t, row, 1, &r)))
+	if ((rc = txn_row(txn, t, row, 1, &r)) || (rc = note_first_write(txn, r)))
 		return rc;
-	note_first_write(r);
 	RB_INIT(&r->cells); /* dropped nodes stay in the arena until the txn ends */
 	r->cmax = NULL;
 	r->ncells = 0;

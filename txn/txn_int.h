@@ -103,7 +103,10 @@ typedef struct trow {
 	                            then is not known, and no later look at it
 	                            contradicts the first */
 	mrtx_bytes lock;
-	uint64_t put_us;         /* wall clock of the first write, for ww conflicts */
+	uint64_t start_ts;       /* store_ts_known at the first write (set when
+	                            started): a blind write conflicts with a
+	                            commit stamped above it (DESIGN "Time", T3) */
+	unsigned started : 1;
 	/* commit scratch */
 	mrtx_bytes prewrite;     /* our PREWRITTEN bytes once written */
 } trow;

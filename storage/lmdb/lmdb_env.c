@@ -369,6 +369,14 @@ static int io_state(store *st)
 	return atomic_load(&st->io_failed);
 }
 
+/* Every commit up to `upto` is known durable (st->synced only rises). */
+static void raise_synced(store *st, uint64_t upto)
+{
+	for (uint64_t cur = atomic_load(&st->synced);
+	     cur < upto && !atomic_compare_exchange_weak(&st->synced, &cur, upto);)
+		;
+}
+
 static int durable_now(store *st, uint64_t need)
 {
 	return last_txnid(st) > need || atomic_load(&st->synced) >= need;
@@ -416,9 +424,8 @@ int lmdb_durable(store *st, uint64_t need, int busy)
 		return rc;
 	}
 	atomic_fetch_add_explicit(&st->own_syncs, 1, memory_order_relaxed);
-	for (uint64_t cur = atomic_load(&st->synced);
-	     cur < upto && !atomic_compare_exchange_weak(&st->synced, &cur, upto);)
-		;
+	atomic_fetch_add_explicit(&store__syncs, 1, memory_order_relaxed);
+	raise_synced(st, upto);
 	lmdb_durable_kick(st);
 	return io_state(st);
 }
@@ -437,15 +444,47 @@ int lmdb_commit(store *st, MDB_txn *txn, int durable)
 	return rc ? rc : lmdb_durable(st, need, 0);
 }
 
-int lmdb_store_sync_visible(store *st)
+/*
+ * Make commit `need` (0: the newest visible) durable in MRTX_SYNC, for a
+ * transaction that read it (DESIGN §8): a commit is visible from its meta
+ * page's write, a moment before it is made durable.  Nothing to do when
+ * this process knows it durable already (st->synced), or a later commit
+ * exists (its data sync ran after need's meta page was written).  Else
+ * need is the newest commit, and its writer may still be inside the write
+ * of its meta page, which an fdatasync begun now might not carry: taking
+ * LMDB's writer lock for a moment waits that write out (a writer releases
+ * the lock after its meta page), so the sync that follows makes every
+ * commit up to the newest seen under the lock durable, and st->synced says
+ * so: the next reader of the same state syncs nothing.
+ */
+int lmdb_store_sync_visible(store *st, uint64_t need)
 {
+	MDB_txn *w;
+	uint64_t upto;
 	int rc;
 
 	if (st->durability != MRTX_SYNC || st->head.read_only)
 		return 0;
-	if ((rc = lmdb_durable(st, last_txnid(st), 0)))
+	if (need == 0 && (need = last_txnid(st)) == 0)
+		return 0;
+	if (atomic_load(&st->synced) >= need || last_txnid(st) > need) {
+		raise_synced(st, need);
+		return io_state(st) ? lmdb_err(st, io_state(st), "sync") : 0;
+	}
+	if ((rc = lmdb_txn_begin(st, 0, &w)))
+		return rc;
+	upto = last_txnid(st);
+	lmdb_wabort(st, w);
+	if ((rc = mdb_env_sync(st->env, 1))) {
+		if (rc > 0 && rc != ENOMEM && rc != EINVAL)
+			atomic_store(&st->io_failed, rc);
 		return lmdb_err(st, rc, "sync");
-	return 0;
+	}
+	atomic_fetch_add_explicit(&st->own_syncs, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&store__syncs, 1, memory_order_relaxed);
+	raise_synced(st, upto);
+	lmdb_durable_kick(st);
+	return io_state(st) ? lmdb_err(st, io_state(st), "sync") : 0;
 }
 
 void lmdb_wabort(store *st, MDB_txn *txn)

@@ -404,6 +404,11 @@ int lmdb_store_view_open(store *st, lmdb_rtxn **out)
 	return 0;
 }
 
+uint64_t lmdb_view_txnid(const lmdb_rtxn *v)
+{
+	return mdb_txn_id(v->txn);
+}
+
 uint64_t lmdb_store_view_ts(const lmdb_rtxn *v)
 {
 	return v->ts;

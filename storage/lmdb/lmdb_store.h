@@ -27,6 +27,8 @@ struct lmdb_rtxn;
 int lmdb_store_view_open(store *st, struct lmdb_rtxn **out);
 void lmdb_store_view_close(store *st, struct lmdb_rtxn *v);
 uint64_t lmdb_store_view_ts(const struct lmdb_rtxn *v);
+/* The LMDB transaction id of view v (the newest commit it holds). */
+uint64_t lmdb_view_txnid(const struct lmdb_rtxn *v);
 int lmdb_store_read_row(store *st, struct lmdb_rtxn *view, const store_table *t,
                         mrtx_bytes row, const store_filter *f, mrtx_arena *a, store_row *out);
 int lmdb_store_read_locks(store *st, struct lmdb_rtxn *view, const store_rowref *refs,
@@ -48,9 +50,11 @@ int lmdb_store_meta_list(store *st, const char *prefix, mrtx_arena *a,
                          void *payload, uint64_t *gen);
 int lmdb_store_copy(store *st, const char *dir);
 int lmdb_store_sync(store *st);
-int lmdb_store_sync_visible(store *st);
+int lmdb_store_sync_visible(store *st, uint64_t need);
 int lmdb_store_unsettled_verify(store *st);
 int lmdb_store_ts_next(store *st, uint64_t floor, uint64_t *out);
+int lmdb_store_ts_known(store *st, uint64_t *out);
+void lmdb_store_ts_learn(store *st, uint64_t ts);
 
 /* Convert the format-3 store in directory path to format 4
  * (lmdb_upgrade.c); row_ts gives the version of a row's cells from its lock

@@ -252,7 +252,7 @@ static int attach(store *st)
 static int ceiling_durable(store *st)
 {
 	if (st->durability == MRTX_SYNC)
-		return lmdb_store_sync_visible(st);
+		return lmdb_store_sync_visible(st, 0);
 	if (st->durability == MRTX_NOMETASYNC)
 		return lmdb_store_sync(st);
 	return 0;
@@ -346,6 +346,29 @@ int lmdb_store_ts_next(store *st, uint64_t floor, uint64_t *out)
 			return 0;
 		}
 	}
+}
+
+/* The last timestamp handed out (store_ts_known): every stamp taken before
+ * is at or below it, every one taken after is above it. */
+int lmdb_store_ts_known(store *st, uint64_t *out)
+{
+	int rc;
+
+	*out = 0;
+	if ((rc = lmdb_ts_attach(st)))
+		return rc;
+	*out = atomic_load(&atomic_load(&st->ts_page)->handed);
+	return 0;
+}
+
+void lmdb_store_ts_learn(store *st, uint64_t ts)
+{
+	struct lmdb_ts_page *p = atomic_load(&st->ts_page);
+	uint64_t got;
+
+	if (p && atomic_load(&p->handed) < ts && !st->head.read_only &&
+	    lmdb_store_ts_next(st, ts, &got))
+		mrtx__clearerr();
 }
 
 void lmdb_ts_detach(store *st)

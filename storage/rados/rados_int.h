@@ -152,8 +152,9 @@ typedef struct rstore {
 	rts_wait *ts_queue, **ts_tail;
 	int ts_busy, ts_known;
 	uint64_t ts_last;
-	_Atomic uint64_t ts_hint; /* the highest timestamp this handle handed
-	                             out or reserved (rados_ts_stamp_one) */
+	_Atomic uint64_t ts_hint; /* the highest value of the oracle this
+	                             handle knows: reserved, or learnt from a
+	                             commit it saw (store_ts_known) */
 	/* the registry of running snapshots (rados_snaps.c): NAME.snaps, and
 	 * this handle's key there (made at its first publication) */
 	char snaps_oid[ROID_MAX];
@@ -300,13 +301,6 @@ static inline void rgen_put(uint8_t *p, uint64_t gen)
 	for (int i = 7; i >= 0; i--, gen >>= 7)
 		p[i] = (uint8_t)(gen & 0x7f);
 }
-
-/*
- * A one-row commit's stamp (store_op.stamp == STORE_STAMP_ONE_ROW): max(floor,
- * now, the highest timestamp this handle knows + 1), without a round trip
- * and without raising NAME.ts (why that is enough: DESIGN §9, session 18).
- */
-uint64_t rados_ts_stamp_one(rstore *rs, uint64_t floor);
 
 /* ---- cell versions (rados_cell.c; format 4) ---- */
 

@@ -1277,21 +1277,18 @@ static int versions_prepare(rstore *rs, store *st, store_op *ops, size_t n, mrtx
 		if (op->delete_lock || op->new_lock.size < op->stamp_off + 8u)
 			return mrtx__seterr(MRTX_EINVAL, "%s: a stamped write without room for its "
 			                    "timestamp in its lock", rs->addr);
-		if (op->stamp == STORE_STAMP_ONE_ROW) {
-			if (op->stamp_floor >= (uint64_t)1 << 63)
-				return mrtx__seterr(MRTX_EINVAL, "timestamp floor %llu is out of range",
-				                    (unsigned long long)op->stamp_floor);
-			ts = rados_ts_stamp_one(rs, op->stamp_floor);
-		} else if ((rc = rados_store_ts_next(st, op->stamp_floor, &ts))) {
+		/* (every stamp, a one-row commit's too, is the oracle's: a
+		 * snapshot taken after the commit returns is above it -- DESIGN
+		 * "Time", T4) */
+		if ((rc = rados_store_ts_next(st, op->stamp_floor, &ts)))
 			return rc;
-		}
 		if (!(nl = arena_dup(a, op->new_lock.data, op->new_lock.size)))
 			return MRTX_ENOMEM;
 		for (unsigned b = 0; b < 8; b++) /* (u64 LE, as LMDB stamps it) */
 			nl[op->stamp_off + b] = (uint8_t)(ts >> (8 * b));
 		op->new_lock = MRTX_BYTES(nl, op->new_lock.size);
 		op->stamped = ts;
-		if (op->stamp != STORE_STAMP_ONE_ROW && (rc = FAILPOINT(FP_STORE_AFTER_STAMP)))
+		if ((rc = FAILPOINT(FP_STORE_AFTER_STAMP)))
 			return rc;
 	}
 	for (size_t i = 0; i < n; i++) {

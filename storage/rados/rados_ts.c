@@ -139,8 +139,9 @@ int rados_store_ts_now(store *st, uint64_t *out)
  * merely taking turns need no margin (the re-read suffices), so the
  * counter stays near the clock.
  */
-static int ts_reserve(rstore *rs, size_t k, uint64_t floor, uint64_t *first)
+static int ts_reserve(store *st, size_t k, uint64_t floor, uint64_t *first)
 {
+	rstore *rs = RS(st);
 	int timeouts = 0;
 
 	for (int attempt = 0; attempt < TS_ATTEMPTS; attempt++) {
@@ -155,10 +156,10 @@ static int ts_reserve(rstore *rs, size_t k, uint64_t floor, uint64_t *first)
 		 * and reads only when the guard says the stored value is above) */
 		if (!rs->ts_known && attempt > 0 && (rc = ts_read(rs)))
 			return rc;
-		/* (above this handle's own one-row stamps too, ts_hint: a
-		 * snapshot it takes then holds every commit it made) */
+		/* (above every value this handle knows, ts_hint; the clock
+		 * only seeds the proposal: the guard decides the order) */
 		t = MRTX_MAX(MRTX_MAX(MRTX_MAX(rs->ts_last, atomic_load(&rs->ts_hint)) + 1,
-		                      mrtx__now_us()), floor);
+		                      store_now_us(st)), floor);
 		if (attempt >= 2)
 			t += (uint64_t)1000u << (attempt < 12 ? attempt - 2 : 10);
 		ts_put(lt, t);
@@ -234,7 +235,7 @@ int rados_store_ts_next(store *st, uint64_t floor, uint64_t *out)
 		}
 		pthread_mutex_unlock(&rs->ts_mu);
 		/* (the leader alone touches ts_last / ts_known: ts_busy) */
-		rc = ts_reserve(rs, k, fl, &first);
+		rc = ts_reserve(st, k, fl, &first);
 		pthread_mutex_lock(&rs->ts_mu);
 		for (w = batch; w; w = w->next) {
 			w->rc = rc;
@@ -255,14 +256,17 @@ int rados_store_ts_next(store *st, uint64_t floor, uint64_t *out)
 	return 0;
 }
 
-uint64_t rados_ts_stamp_one(rstore *rs, uint64_t floor)
+int rados_store_ts_known(store *st, uint64_t *out)
 {
-	uint64_t h = atomic_load(&rs->ts_hint), t,
-	         now = mrtx__now_us() + (uint64_t)atomic_load(&store__clock_skew_us);
+	*out = atomic_load(&RS(st)->ts_hint);
+	return 0;
+}
 
-	/* the handle's own stamps increase: claim t above every one known */
-	do {
-		t = MRTX_MAX(MRTX_MAX(h + 1, now), floor);
-	} while (!atomic_compare_exchange_weak(&rs->ts_hint, &h, t));
-	return t;
+void rados_store_ts_learn(store *st, uint64_t ts)
+{
+	rstore *rs = RS(st);
+	uint64_t h = atomic_load(&rs->ts_hint);
+
+	while (h < ts && !atomic_compare_exchange_weak(&rs->ts_hint, &h, ts))
+		;
 }
