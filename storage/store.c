@@ -428,6 +428,17 @@ int store_ts_next(store *st, uint64_t floor, uint64_t *out)
 	return DISPATCH(st, ts_next, st, floor, out);
 }
 
+int store_ts_snapshot(store *st, uint64_t oldest_live, uint64_t until_us, uint64_t *out)
+{
+#ifdef MRTX_HAVE_RADOS
+	if (IS_RADOS(st))
+		return rados_store_ts_snapshot(st, oldest_live, until_us, out);
+#endif
+	(void)oldest_live;
+	(void)until_us;
+	return lmdb_store_ts_next(st, 0, out);
+}
+
 int store_ts_known(store *st, uint64_t *out)
 {
 	return DISPATCH(st, ts_known, st, out);

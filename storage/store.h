@@ -552,6 +552,12 @@ int store_unsettled_verify(store *st);
  * is malformed; LMDB: DIR/ts.shm belongs to another store).
  */
 int store_ts_next(store *st, uint64_t floor, uint64_t *out);
+/* A snapshot's timestamp, as store_ts_next(st, 0, out); on RADOS the write
+ * that reserves it also records this handle's running snapshots in the
+ * registry (store_snap_publish) as min(oldest_live, *out), protected until
+ * until_us, so no collector passes the snapshot from its first instant.
+ * LMDB: store_ts_next (its snapshots are views).  Errors as store_ts_next. */
+int store_ts_snapshot(store *st, uint64_t oldest_live, uint64_t until_us, uint64_t *out);
 
 /*
  * A timestamp of the store's own source, without taking one (DESIGN "Time",
@@ -712,14 +718,21 @@ int store_trim_row(store *st, const store_table *t, mrtx_bytes row, uint64_t saf
 int store_push(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock, uint64_t ts);
 /*
  * The registry of running snapshots (RADOS; rados_snaps.c): collectors
- * keep what they read.  store_snap_publish: this handle's oldest running
- * snapshot is ts, protected until until_us (this host's clock); one record
- * per handle, replaced by the next call.  store_snap_oldest: the oldest
- * snapshot of every record whose protection has not ended at now_us
- * (UINT64_MAX: none); expired records met are removed.  LMDB: its reader
- * table already keeps a snapshot's pages (0, nothing published; oldest
- * UINT64_MAX).  Both return 0, MRTX_ESTORE, MRTX_ENOMEM; oldest also
- * MRTX_ECORRUPT (a malformed record).  A read-only handle publishes nothing.
+ * keep what they read.  Records live in the oracle's own object, beside
+ * its value, so a snapshot is registered by the very write that hands out
+ * its timestamp (store_ts_snapshot) and a collector reads the records and
+ * the oracle in one read: a snapshot not among the records then is above
+ * the oracle's value then (DESIGN "Time", T5).  store_snap_publish: this
+ * handle's oldest running snapshot is ts, protected until until_us (this
+ * handle's clock, store_now_us: a duration, the lease); one record per
+ * handle, replaced by the next write of it.  store_snap_oldest: the
+ * oldest snapshot of every other handle's record whose protection has not
+ * ended at now_us, and at most the oracle's value read with them
+ * (UINT64_MAX: no oracle yet and no record); expired records met are
+ * removed.  LMDB: its reader table already keeps a snapshot's pages (0,
+ * nothing published; oldest UINT64_MAX).  Both return 0, MRTX_ESTORE,
+ * MRTX_ENOMEM; oldest also MRTX_ECORRUPT (a malformed record).  A
+ * read-only handle publishes nothing.
  */
 int store_snap_publish(store *st, uint64_t ts, uint64_t until_us);
 int store_snap_oldest(store *st, uint64_t now_us, uint64_t *oldest);

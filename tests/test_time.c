@@ -306,8 +306,8 @@ static void test_snapshot_under_contention(void **state)
 }
 
 /* RADOS: collection keeps what a running snapshot reads, whatever the
- * oracle's lead.  A snapshot begins and reads; a handle whose clock runs
- * a minute ahead pushes the oracle a minute on; the row is overwritten and
+ * oracle's lead.  A snapshot begins and reads; the row is overwritten; a
+ * handle whose clock runs a minute ahead pushes the oracle a minute on, and
  * `mrtx_gc` (keep 5 s, from a third handle) runs: the snapshot, a moment
  * old, still reads its version.  Publication that waited for the wall clock
  * to pass the snapshot's (oracle) timestamp left it unlisted, and the safe
@@ -333,10 +333,10 @@ static void test_gc_keeps_young_snapshot(void **state)
 	assert_int_equal(tu_put(w, "v", B("k"), "h", B("q"), B("old")), MRTX_OK);
 	assert_int_equal(mrtx_begin(r, &snap), MRTX_OK);
 	assert_int_equal(mrtx_get(snap, "v", B("k"), "h", B("q"), &got), MRTX_OK);
-	store__clock_offset(ahead->st, 60000000);
-	assert_int_equal(store_ts_next(ahead->st, 0, &ts), MRTX_OK);
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(tu_put(w, "v", B("k"), "h", B("q"), B("new")), MRTX_OK);
+	store__clock_offset(ahead->st, 60000000);
+	assert_int_equal(store_ts_next(ahead->st, 0, &ts), MRTX_OK);
 	assert_int_equal(mrtx_gc(g, 5000, &n), MRTX_OK);
 	assert_int_equal(mrtx_get(snap, "v", B("k"), "h", B("q"), &got), MRTX_OK);
 	assert_int_equal(got.size, 3);

@@ -48,11 +48,10 @@ int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected)
 		store_view *v;
 
 		if ((rc = store_view_open(db->st, &v)) == MRTX_ENOTSUP) {
-			/* RADOS: the newest timestamp is the oracle's, or a one-row
-			 * commit's from a clock (not above this host's, but for skew) */
+			/* RADOS: the newest timestamp is the oracle's (every commit
+			 * is stamped by it) */
 			if ((rc = store_ts_now(db->st, &safe)))
 				return rc;
-			safe = MRTX_MAX(safe, mrtx__now_us());
 		} else if (rc) {
 			return rc;
 		} else {
@@ -65,10 +64,9 @@ int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected)
 		safe = safe > keep_ms * 1000u ? safe - keep_ms * 1000u : 0;
 		/* RADOS: not above a running snapshot (LMDB's reader table
 		 * keeps theirs: snapread.c) that this handle has or the
-		 * registry lists; one of another handle younger than a quarter
-		 * of the trim lag is not listed yet: keep_ms covers those */
+		 * registry lists (every one, from its reservation on) */
 		if (!store_trims_on_write(db->st))
-			safe = MRTX_MIN(safe, txn_safe_bound(db, mrtx__now_us(), 1));
+			safe = MRTX_MIN(safe, txn_safe_bound(db, 1));
 		if ((rc = store_gc_mark(db->st, safe, 0)))
 			return rc;
 	}

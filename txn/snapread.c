@@ -52,22 +52,38 @@
 #include <string.h>
 
 /*
- * Live snapshots and the collectors (RADOS, DESIGN §9 session 19).  A
+ * Live snapshots and the collectors (RADOS, DESIGN "Time", T5).  A
  * commit's trim and `mrtx gc` keep every version above their safe point,
- * which stays at or below every running snapshot they know of: this
- * handle's own (db->snaps), and those other handles published in the
- * store's registry (store_snap_publish).  A transaction whose snapshot is
- * older than a quarter of the trim lag publishes the handle's oldest on
- * its reads, at most once per quarter lag per handle, protected for one
- * lag: so a snapshot that reads at least every half lag keeps its
- * versions however long it runs, and a crashed process pins nothing for
- * longer than the lag.
+ * which stays at or below every running snapshot: this handle's own
+ * (db->snaps), and every other handle's, registered in the store's
+ * registry by the very write that reserved its timestamp
+ * (store_ts_snapshot) with a lease of one lag, renewed by its reads every
+ * quarter lag (a duration on this handle's monotonic clock: no clock is
+ * compared with a timestamp).  So a snapshot that reads at least every
+ * three quarters of the lag keeps its versions however long it runs and
+ * however far the oracle runs ahead of any clock, and a crashed process
+ * pins nothing for longer than the lag.
  */
 static uint64_t lag_us(void)
 {
 	long long l = atomic_load(&store__trim_lag_us);
 
 	return l > 0 ? (uint64_t)l : 1;
+}
+
+static uint64_t local_oldest(mrtx_db *db);
+
+/* A live snapshot's timestamp, registered by the write that reserves it. */
+static int snap_take(mrtx_txn *txn, uint64_t *ts)
+{
+	mrtx_db *db = txn->db;
+	store *st = db->st;
+	int rc;
+
+	if ((rc = store_ts_snapshot(st, local_oldest(db), store_now_us(st) + lag_us(), ts)))
+		return rc;
+	atomic_store(&db->snap_pub_us, mrtx__mono_us());
+	return 0;
 }
 
 static int snap_begin(mrtx_txn *txn)
@@ -117,31 +133,35 @@ static uint64_t local_oldest(mrtx_db *db)
 	return o;
 }
 
-/* On a read of a live snapshot: publish the handle's oldest when due. */
+/* On a read of a live snapshot: renew the handle's record when a quarter
+ * of its lease has passed (monotonic: a duration). */
 static void snap_keepalive(mrtx_txn *txn)
 {
 	mrtx_db *db = txn->db;
-	uint64_t now = mrtx__now_us(), q = lag_us() / 4, o;
+	uint64_t mono = mrtx__mono_us(), o;
 
-	if (now < atomic_load(&db->snap_pub_us) + q || now < txn->snap_ts + q)
+	if (mono < atomic_load(&db->snap_pub_us) + lag_us() / 4)
 		return;
 	o = local_oldest(db);
 	if (o == UINT64_MAX)
 		return;
-	atomic_store(&db->snap_pub_us, now);
-	/* (best effort: a failed publication is tried again a quarter lag on) */
-	if (store_snap_publish(db->st, o, now + lag_us()))
+	atomic_store(&db->snap_pub_us, mono);
+	/* (best effort: a failed renewal is tried again a quarter lag on) */
+	if (store_snap_publish(db->st, o, store_now_us(db->st) + lag_us()))
 		mrtx__clearerr();
 }
 
-uint64_t txn_safe_bound(mrtx_db *db, uint64_t now_us, int fresh)
+uint64_t txn_safe_bound(mrtx_db *db, int fresh)
 {
-	uint64_t reg = atomic_load(&db->reg_oldest);
+	uint64_t reg = atomic_load(&db->reg_oldest), mono = mrtx__mono_us();
 
-	if (fresh || now_us >= atomic_load(&db->reg_at_us) + lag_us() / 4) {
-		if (store_snap_oldest(db->st, now_us, &reg) == 0) {
+	if (fresh || mono >= atomic_load(&db->reg_at_us) + lag_us() / 4) {
+		/* (the registry and the oracle, read together: a snapshot
+		 * reserved after this read is above the bound it gives, so the
+		 * bound stays good while it is cached) */
+		if (store_snap_oldest(db->st, store_now_us(db->st), &reg) == 0) {
 			atomic_store(&db->reg_oldest, reg);
-			atomic_store(&db->reg_at_us, now_us);
+			atomic_store(&db->reg_at_us, mono);
 		} else {
 			mrtx__clearerr();
 			reg = 0; /* unknown: collect nothing */
@@ -175,7 +195,7 @@ int txn_view_get(mrtx_txn *txn, store_view **out)
 			if (!txn->at && store_keeps_versions(st) && !store_read_only(st)) {
 				uint64_t ts;
 
-				if ((rc = store_ts_next(st, 0, &ts)))
+				if ((rc = snap_take(txn, &ts)))
 					return rc;
 				txn->snap_ts = ts;
 				if ((rc = snap_begin(txn)))

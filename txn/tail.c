@@ -37,18 +37,25 @@ static void run_call(mrtx_db *db, tail_job *const *jobs, size_t k, tail_job *con
 {
 	store_op *ops = buf;
 	size_t n = 0;
+	int copy = 1;
 
-	if (k == 1 && nr == 0)
+	if (k == 1 && nr == 0) {
 		ops = jobs[0]->ops;
-	else if (k == 0 && nr == 1)
+		copy = 0;
+	} else if (k == 0 && nr == 1) {
 		ops = &rel[0]->ops[rel[0]->nsec];
+		copy = 0;
+	}
+	/* A tail of one row has no secondaries (nsec 0): nothing of it is
+	 * copied, and when no tail of the batch has any and nothing is
+	 * released, buf may be NULL (tail_pass asked room for 0 ops). */
 	for (size_t i = 0; i < k; i++) {
-		if (ops == buf)
-			memcpy(ops + n, jobs[i]->ops, jobs[i]->nsec * sizeof(*ops));
+		if (copy && jobs[i]->nsec)
+			memcpy(&ops[n], jobs[i]->ops, jobs[i]->nsec * sizeof(*ops));
 		n += jobs[i]->nsec;
 	}
 	for (size_t i = 0; i < nr; i++, n++)
-		if (ops == buf)
+		if (copy)
 			ops[n] = rel[i]->ops[rel[i]->nsec];
 	for (size_t i = 0; i < n; i++)
 		ops[i].result = MRTX_ESTORE;

@@ -633,26 +633,11 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out)
 	 * (RADOS: reads go to the store as it is, each at ts) */
 	vts = store_view_ts(db->st, v);
 	if (!v) {
-		/* RADOS: one-row commits are stamped from their host's clock
-		 * without a round trip, so the oracle may lag them: a ts above
-		 * it but not above this host's clock raises it first (a later
-		 * two-phase commit must stamp above ts: DESIGN §9, session 18) */
+		/* RADOS: every commit is stamped by the oracle, so one at or
+		 * below ts had its stamp before this read, and every later
+		 * commit point stamps above ts (DESIGN "Time") */
 		if ((rc = store_ts_now(db->st, &vts)))
 			goto fail;
-		if (ts > vts && ts <= mrtx__now_us()) {
-			uint64_t got;
-
-			if (store_read_only(db->st)) {
-				rc = mrtx__seterr(MRTX_EINVAL, "mrtx_begin_at: timestamp %llu is above "
-				                  "what store %s's timestamp object holds (%llu), and a "
-				                  "read-only handle cannot raise it", (unsigned long long)ts,
-				                  store_path(db->st), (unsigned long long)vts);
-				goto fail;
-			}
-			if ((rc = store_ts_next(db->st, ts, &got)))
-				goto fail;
-			vts = ts;
-		}
 	} else if (vts == 0) {
 		rc = mrtx__seterr(MRTX_ENOTSUP, "mrtx_begin_at: store %s has no snapshot "
 		                  "timestamps here (no timestamp page)", store_path(db->st));
@@ -885,20 +870,26 @@ int txn_row_redo(mrtx_txn *txn, const trow *r, store_mut **out, size_t *n)
 static void trim_written(mrtx_txn *txn)
 {
 	store *st = txn->db->st;
-	uint64_t now = mrtx__now_us(), lag = (uint64_t)atomic_load(&store__trim_lag_us);
+	uint64_t known = 0, lag = (uint64_t)atomic_load(&store__trim_lag_us);
 	size_t n = txn->nmutated, i = 0, skip;
 	trow *r;
 	uint64_t safe;
 
-	if (store_trims_on_write(st) || !store_keeps_versions(st) || now <= lag ||
+	if (store_trims_on_write(st) || !store_keeps_versions(st) ||
 	    atomic_fetch_add(&txn->db->trim_count, 1) % TRIM_EVERY)
 		return;
+	/* (the safe point in the store's own time: the oracle as this handle
+	 * knows it, less the lag -- DESIGN "Time") */
+	if (store_ts_known(st, &known) || known <= lag) {
+		mrtx__clearerr();
+		return;
+	}
 	/* at or below every running snapshot known (snapread.c) */
 	if (txn->snap_live) { /* (its own has ended) */
 		txn_snap_end(txn);
 		txn->snap_live = 0;
 	}
-	safe = MRTX_MIN(now - lag, txn_safe_bound(txn->db, now, 0));
+	safe = MRTX_MIN(known - lag, txn_safe_bound(txn->db, 0));
 	if (safe == 0)
 		return;
 	/* (TRIM_ROWS of the written rows, in row order from a place that

@@ -227,7 +227,7 @@ void txn_snap_end(mrtx_txn *txn);
  * every running snapshot this handle has or the store's registry lists
  * (read at most every store__trim_lag_us / 4, or now if fresh); UINT64_MAX:
  * none. */
-uint64_t txn_safe_bound(mrtx_db *db, uint64_t now_us, int fresh);
+uint64_t txn_safe_bound(mrtx_db *db, int fresh);
 /* The transaction's view, opened if not yet (*out NULL: the store has none). */
 int txn_view_get(mrtx_txn *txn, store_view **out);
 /* Close the view (the transaction ends). */

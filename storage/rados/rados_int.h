@@ -302,6 +302,13 @@ static inline void rgen_put(uint8_t *p, uint64_t gen)
 		p[i] = (uint8_t)(gen & 0x7f);
 }
 
+/* A registry record (rados_snaps.c): key "s/" + this handle's id, value
+ * u64 LE oldest snapshot | u64 LE lease end; buf holds RSNAP_VAL bytes. */
+#define RSNAP_VAL 16
+rkv rados_snap_record(rstore *rs, uint64_t oldest, uint64_t until_us, uint8_t *buf);
+/* The oracle's stored value "ts" (rados_ts.c): 0, or -1 when malformed. */
+int rados_ts_decode(mrtx_bytes v, uint64_t *out);
+
 /* ---- cell versions (rados_cell.c; format 4) ---- */
 
 struct store_ver;

@@ -267,7 +267,8 @@ int rados_store_open(store **out, const char *addr, const store_opts *o)
 	rs->ts_tail = &rs->ts_queue;
 	snprintf(rs->meta_oid, sizeof(rs->meta_oid), "%s.meta", ra.name);
 	snprintf(rs->ts_oid, sizeof(rs->ts_oid), "%s.ts", ra.name);
-	snprintf(rs->snaps_oid, sizeof(rs->snaps_oid), "%s.snaps", ra.name);
+	/* (the registry shares the oracle's object: rados_snaps.c) */
+	snprintf(rs->snaps_oid, sizeof(rs->snaps_oid), "%s.ts", ra.name);
 	rs->split_rows = ra.has_split_rows ? ra.split_rows : RADDR_DEFAULT_SPLIT_ROWS;
 	rc = connect_fresh(&ra, &rs->conn);
 	raddr_free(&ra);

@@ -1,20 +1,27 @@
 /*
  * rados_snaps.c - the registry of running snapshots of a RADOS store
- * (store_snap_publish, store_snap_oldest; DESIGN §9, session 19).
+ * (store_snap_publish, store_snap_oldest; DESIGN "Time", T5).
  *
- * A handle whose live snapshots grow old publishes the oldest of them in
- * the object NAME.snaps, under a key of its own, with a lease:
+ * Records live in the oracle's object NAME.ts (rados_ts.c), beside its
+ * value "ts", one per handle:
  *
- *   key: boot id (32 hex digits) "-" pid "-" handle number
- *   value: u64 LE snapshot ts | u64 LE lease end (µs of the publisher's clock)
+ *   key: "s/" boot id (32 hex digits) "-" pid "-" handle number
+ *   value: u64 LE oldest snapshot | u64 LE lease end (µs of the publisher's
+ *          clock: a duration from its write, not an order)
  *
- * Collectors (a commit's trim, `mrtx gc`) take the oldest snapshot whose
- * lease has not ended as an upper bound of their safe point, so the versions
- * it reads stay.  A record outlives its handle by at most its lease (a
- * crashed process cannot pin history for longer), and the first reader to
- * find one expired removes it, guarded by its value (a handle that renewed
- * it meanwhile keeps it).  A handle that ends its last old snapshot lets its
- * record run out rather than write again.
+ * A snapshot's timestamp is reserved by a guarded write of NAME.ts
+ * (store_ts_snapshot) that also sets the handle's record to at most that
+ * timestamp: registered from its first instant.  A snapshot that keeps
+ * reading renews the record every quarter lease (txn/snapread.c).  A
+ * collector (a commit's trim, `mrtx gc`) reads the records and "ts" in one
+ * read: every running snapshot is either listed (its lease not ended) or
+ * was reserved after that read, so above the value "ts" held -- the safe
+ * point is at most both.  That holds whatever the oracle's lead over any
+ * clock.  A record outlives its handle by at most its lease (a crashed
+ * process cannot pin history for longer), and the first reader to find one
+ * expired removes it, guarded by its value (a handle that renewed it
+ * meanwhile keeps it).  A handle whose snapshots ended leaves its record to
+ * run out, or to be replaced by its next snapshot's reservation.
  */
 #include "storage/rados/rados_int.h"
 
@@ -23,7 +30,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SNAP_VAL 16
+#define SNAP_VAL RSNAP_VAL
+#define TS_KEY "ts"
 
 static void snap_key(rstore *rs)
 {
@@ -33,11 +41,20 @@ static void snap_key(rstore *rs)
 
 	if (rs->snap_key[0])
 		return;
+	n = (size_t)snprintf(rs->snap_key, sizeof(rs->snap_key), "s/");
 	mrtx__boot_id(boot);
 	for (unsigned i = 0; i < 16; i++)
 		n += (size_t)snprintf(rs->snap_key + n, sizeof(rs->snap_key) - n, "%02x", boot[i]);
 	snprintf(rs->snap_key + n, sizeof(rs->snap_key) - n, "-%ld-%u", (long)getpid(),
 	         atomic_fetch_add(&handles, 1));
+}
+
+rkv rados_snap_record(rstore *rs, uint64_t oldest, uint64_t until_us, uint8_t *buf)
+{
+	snap_key(rs);
+	mrtx__le64_put(buf, oldest);
+	mrtx__le64_put(buf + 8, until_us);
+	return (rkv){ MRTX_CSTR(rs->snap_key), MRTX_BYTES(buf, SNAP_VAL) };
 }
 
 int rados_store_snap_publish(store *st, uint64_t ts, uint64_t until_us)
@@ -50,10 +67,7 @@ int rados_store_snap_publish(store *st, uint64_t ts, uint64_t until_us)
 
 	if (rs->head.read_only || !rs->versions)
 		return 0;
-	snap_key(rs);
-	mrtx__le64_put(v, ts);
-	mrtx__le64_put(v + 8, until_us);
-	set = (rkv){ MRTX_CSTR(rs->snap_key), MRTX_BYTES(v, SNAP_VAL) };
+	set = rados_snap_record(rs, ts, until_us, v);
 	memset(&w, 0, sizeof(w));
 	w.oid = rs->snaps_oid;
 	w.create = 1;
@@ -118,7 +132,23 @@ int rados_store_snap_oldest(store *st, uint64_t now_us, uint64_t *oldest)
 		for (size_t i = 0; i < g.nkvs; i++) {
 			const rkv *kv = &g.kvs[i];
 			const uint8_t *p = kv->value.data;
+			uint64_t o;
 
+			if (kv->key.size == 2 && memcmp(kv->key.data, TS_KEY, 2) == 0) {
+				/* the oracle, read with the records: a snapshot not
+				 * listed here is reserved above it */
+				if (rados_ts_decode(kv->value, &o)) {
+					rc = mrtx__seterr(MRTX_ECORRUPT, "%s: object %s holds a "
+					                  "malformed timestamp", rs->addr, rs->snaps_oid);
+					goto done;
+				}
+				*oldest = MRTX_MIN(*oldest, o);
+				continue;
+			}
+			if (kv->key.size < 2 || memcmp(kv->key.data, "s/", 2) != 0 ||
+			    (rs->snap_key[0] && kv->key.size == strlen(rs->snap_key) &&
+			     memcmp(kv->key.data, rs->snap_key, kv->key.size) == 0))
+				continue; /* (this handle's own: its live set is exact) */
 			if (kv->value.size != SNAP_VAL) {
 				rc = mrtx__seterr(MRTX_ECORRUPT, "%s: a malformed snapshot record in %s",
 				                  rs->addr, rs->snaps_oid);

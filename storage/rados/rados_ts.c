@@ -69,9 +69,17 @@ static int ts_get(const uint8_t *p, uint64_t *v)
 	return 0;
 }
 
+int rados_ts_decode(mrtx_bytes v, uint64_t *out)
+{
+	return v.size != TS_SIZE || ts_get(v.data, out) ? -1 : 0;
+}
+
 /* A caller waiting in a batch (on its own stack). */
 struct rts_wait {
 	uint64_t floor;
+	int snap;            /* a snapshot's: register it (store_ts_snapshot) */
+	uint64_t oldest;     /* ... with the handle's oldest running one */
+	uint64_t until;      /* ... protected until (this handle's clock) */
 	uint64_t ts;
 	int rc;
 	int done;
@@ -139,15 +147,16 @@ int rados_store_ts_now(store *st, uint64_t *out)
  * merely taking turns need no margin (the re-read suffices), so the
  * counter stays near the clock.
  */
-static int ts_reserve(store *st, size_t k, uint64_t floor, uint64_t *first)
+static int ts_reserve(store *st, size_t k, uint64_t floor, const struct rts_wait *rec,
+                      uint64_t *first)
 {
 	rstore *rs = RS(st);
 	int timeouts = 0;
 
 	for (int attempt = 0; attempt < TS_ATTEMPTS; attempt++) {
-		uint8_t lt[TS_SIZE], want[TS_SIZE];
+		uint8_t lt[TS_SIZE], want[TS_SIZE], rv[RSNAP_VAL];
 		rguard g;
-		rkv set;
+		rkv set[2];
 		rwrite w;
 		uint64_t t;
 		int rc;
@@ -165,14 +174,16 @@ static int ts_reserve(store *st, size_t k, uint64_t floor, uint64_t *first)
 		ts_put(lt, t);
 		ts_put(want, t + k - 1);
 		g = (rguard){ MRTX_CSTR(TS_KEY), MRTX_BYTES(lt, TS_SIZE), LIBRADOS_CMPXATTR_OP_LT, 0 };
-		set = (rkv){ MRTX_CSTR(TS_KEY), MRTX_BYTES(want, TS_SIZE) };
+		set[0] = (rkv){ MRTX_CSTR(TS_KEY), MRTX_BYTES(want, TS_SIZE) };
+		if (rec) /* (registered by the write that hands it out) */
+			set[1] = rados_snap_record(rs, MRTX_MIN(rec->oldest, t), rec->until, rv);
 		memset(&w, 0, sizeof(w));
 		w.oid = rs->ts_oid;
 		w.create = 1;
 		w.guards = &g;
 		w.nguards = 1;
-		w.sets = &set;
-		w.nsets = 1;
+		w.sets = set;
+		w.nsets = rec ? 2 : 1;
 		atomic_fetch_add_explicit(&rs->write_txns, 1, memory_order_relaxed);
 		rc = rconn_write(rs->conn, &w, 1);
 		if (rc == 0 && w.result == 0) {
@@ -197,24 +208,45 @@ static int ts_reserve(store *st, size_t k, uint64_t floor, uint64_t *first)
 	                    rs->ts_oid, TS_ATTEMPTS);
 }
 
+static int ts_take(store *st, rts_wait *me, uint64_t *out);
+
 int rados_store_ts_next(store *st, uint64_t floor, uint64_t *out)
 {
+	rts_wait me;
+
+	memset(&me, 0, sizeof(me));
+	me.floor = floor;
+	return ts_take(st, &me, out);
+}
+
+int rados_store_ts_snapshot(store *st, uint64_t oldest_live, uint64_t until_us, uint64_t *out)
+{
+	rts_wait me;
+
+	memset(&me, 0, sizeof(me));
+	me.snap = !RS(st)->head.read_only && RS(st)->versions;
+	me.oldest = oldest_live;
+	me.until = until_us;
+	return ts_take(st, &me, out);
+}
+
+static int ts_take(store *st, rts_wait *mep, uint64_t *out)
+{
 	rstore *rs = RS(st);
-	rts_wait me = { floor, 0, 0, 0, "", NULL };
 	int led = 0;
 
 	*out = 0;
-	if (floor >= (uint64_t)1 << 63)
+	if (mep->floor >= (uint64_t)1 << 63)
 		return mrtx__seterr(MRTX_EINVAL, "timestamp floor %llu is out of range",
-		                    (unsigned long long)floor);
+		                    (unsigned long long)mep->floor);
 	if (rs->head.read_only)
 		return mrtx__seterr(MRTX_EREADONLY, "%s: a timestamp is a write to the store, and "
 		                    "this handle is read-only", rs->addr);
 	pthread_mutex_lock(&rs->ts_mu);
-	*rs->ts_tail = &me;
-	rs->ts_tail = &me.next;
-	while (!me.done) {
-		rts_wait *batch, *w;
+	*rs->ts_tail = mep;
+	rs->ts_tail = &mep->next;
+	while (!mep->done) {
+		rts_wait *batch, *w, rec;
 		uint64_t first = 0, fl = 0;
 		size_t k = 0;
 		int rc;
@@ -229,13 +261,20 @@ int rados_store_ts_next(store *st, uint64_t floor, uint64_t *out)
 		rs->ts_tail = &rs->ts_queue;
 		rs->ts_busy = 1;
 		led = 1;
+		memset(&rec, 0, sizeof(rec));
+		rec.oldest = UINT64_MAX;
 		for (w = batch; w; w = w->next) {
 			k++;
 			fl = MRTX_MAX(fl, w->floor);
+			if (w->snap) {
+				rec.snap = 1;
+				rec.oldest = MRTX_MIN(rec.oldest, w->oldest);
+				rec.until = MRTX_MAX(rec.until, w->until);
+			}
 		}
 		pthread_mutex_unlock(&rs->ts_mu);
 		/* (the leader alone touches ts_last / ts_known: ts_busy) */
-		rc = ts_reserve(st, k, fl, &first);
+		rc = ts_reserve(st, k, fl, rec.snap ? &rec : NULL, &first);
 		pthread_mutex_lock(&rs->ts_mu);
 		for (w = batch; w; w = w->next) {
 			w->rc = rc;
@@ -248,11 +287,11 @@ int rados_store_ts_next(store *st, uint64_t floor, uint64_t *out)
 		pthread_cond_broadcast(&rs->ts_cv);
 	}
 	pthread_mutex_unlock(&rs->ts_mu);
-	if (me.rc && !led) /* (the message was the leader thread's) */
-		return mrtx__seterr(me.rc, "%s", me.msg);
-	if (me.rc)
-		return me.rc;
-	*out = me.ts;
+	if (mep->rc && !led) /* (the message was the leader thread's) */
+		return mrtx__seterr(mep->rc, "%s", mep->msg);
+	if (mep->rc)
+		return mep->rc;
+	*out = mep->ts;
 	return 0;
 }
 
