@@ -452,9 +452,8 @@ int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms);
  * round trip, batched with the handle's other threads: mrtx_txn_snapshot_ts)
  * and every read of it -- gets, scans, index lookups -- returns the
  * versions at or below it: every commit that returned before that read
- * began is seen (for one-row commits of another host, as far as the
- * hosts' clocks agree: DESIGN §9), none stamped after it, never half of
- * one.  A lock of a live two-phase commit met on the way is not waited
+ * began is seen (of any handle, process or host: every commit is stamped
+ * by the oracle; DESIGN §10), none stamped after it, never half of one.  A lock of a live two-phase commit met on the way is not waited
  * for: the reader pushes that commit above its snapshot (a mark on the
  * commit's primary row, which its commit point honours by taking a newer
  * timestamp) and reads the row as it was before the lock; a lock whose
@@ -486,8 +485,9 @@ int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms);
  *   MRTX_CONFLICT (RADOS, optimistic reads: the row changed since this
  *   transaction first observed it, by a read or by a scan that passed over
  *   it, absent; snapshot reads: a commit stamped at or below the snapshot
- *   reached a row between two reads of it -- a one-row commit of a host
- *   whose clock lags -- : the transaction is doomed, see MRTX_EBADTXN);
+ *   reached a row between two reads of it -- a one-row commit that was
+ *   under way when the snapshot began -- : the transaction is doomed, see
+ *   MRTX_EBADTXN);
  *   MRTX_EINVAL; MRTX_ETOOBIG; MRTX_ENOTABLE;
  *   MRTX_ENOFAMILY; MRTX_ECORRUPT; MRTX_ESTORE; MRTX_ENOMEM; MRTX_EBADTXN
  *   (the transaction is doomed); MRTX_ESNAPSHOT (a transaction of
@@ -555,18 +555,21 @@ int mrtx_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row);
  *   MRTX_SYNC mode on LMDB a commit is visible to readers a moment before
  *   it is durable (its meta page is flushed just after; DESIGN §8), so the
  *   commit of a transaction without writes first makes everything it could
- *   have read durable (at most one fdatasync; MRTX_ESTORE if it fails).  A
+ *   have read durable: the newest commit its snapshot holds, unless this
+ *   process knows it durable already, so reads of a synced store make no
+ *   fdatasync (at most one otherwise; MRTX_ESTORE if it fails).  A
  *   transaction ended with mrtx_abort vouches for nothing it read.
  *
  * Write-write conflicts: a row this transaction read and then wrote fails
  * the commit if anyone committed to it after the read (first committer
  * wins).  A row written blindly (never read) fails if another transaction
- * committed to it after this one's first write to it, judged by commit
- * timestamps, which come from this host's wall clock: if the clock steps
- * back, such a blind-write conflict can go unnoticed and both commits
- * succeed, the later one's cells winning.  That is still serializable (two
- * blind writes commute into an order), only "first committer wins" is not
- * promised for blind writes then.
+ * committed to it after this one's first write to it: at a commit
+ * timestamp above the store's timestamp source as it stood at that first
+ * write (LMDB: exactly; RADOS: as this handle knew the oracle then, so a
+ * commit of another handle it had not heard of yet may count as later,
+ * once -- a conflict that was not, never one missed).  No wall clock takes
+ * part: a clock that steps or is skewed between hosts changes nothing
+ * (DESIGN §10).
  */
 int mrtx_commit(mrtx_txn *txn);
 
@@ -580,11 +583,9 @@ int mrtx_commit(mrtx_txn *txn);
  * not.  A transaction without writes gets its snapshot timestamp (0 if it
  * read nothing).  RADOS (format 4): a multi-row commit's timestamp comes
  * from the store's oracle (the object NAME.ts) once every lock of the
- * transaction is in place; a one-row commit that read no other row takes
- * its host's clock (above the row's previous commit and this handle's last
- * timestamp); either is above every row the transaction read or wrote, so
- * timestamps follow every dependency, though one-row commits of different
- * hosts need not follow real time (DESIGN §9).  Older RADOS formats: the timestamp its lock records carry (wall
+ * transaction is in place, a one-row commit's just before its write;
+ * either is above every row the transaction read or wrote, so timestamps
+ * follow every dependency and real time (DESIGN §10).  Older RADOS formats: the timestamp its lock records carry (wall
  * clock, above the rows' previous ones; not ordered with other rows'
  * commits).
  * @return as mrtx_commit.
@@ -648,14 +649,13 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
  * handle cannot push: it waits up to the handle's lock wait,
  * MRTX_ELOCKED after).  A version at or below
  * ts that a policy still keeps reads as long as collection has not passed
- * ts (a commit's trim: about 10 s behind the clock; `mrtx gc`: its safe
+ * ts (a commit's trim: about 10 s behind the newest; `mrtx gc`: its safe
  * point), else MRTX_ESNAPSHOT; so is a row read twice that a commit
  * stamped at or below ts reached between the two reads (it was under way
  * when ts was taken).  A past snapshot is not published in the store's
  * registry of running snapshots (see mrtx_get): it reads what is left.
  * @return MRTX_OK; MRTX_EINVAL (NULL, ts 0 or past the store's newest
- *   commit -- RADOS: above both its timestamp object and this host's clock,
- *   or above the object on a read-only handle, which cannot raise it);
+ *   commit -- RADOS: above its timestamp object);
  *   MRTX_ESNAPSHOT (ts is below `mrtx gc`'s safe point, under which
  *   deleted cells may be gone); MRTX_ENOTSUP (an LMDB store without its
  *   timestamp page); MRTX_ENOMEM;
@@ -675,17 +675,16 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out);
  * not disturbed (their snapshot keeps what they read); writes collect the
  * cells they write as they go, and this reaches the others.  RADOS (format
  * 4): writes keep every version, and every eighth commit of a handle
- * collects the rows it wrote up to about 10 s behind the clock; this
- * reaches the rest (run it periodically).  Its safe point is also kept at
- * or below every running snapshot it knows of: this handle's, and those
- * the store's registry lists (see mrtx_get: snapshots older than 2.5 s
- * that keep reading).  A younger snapshot of another handle is covered
- * only by keep_ms: with keep_ms under about 5 s it may meet
- * MRTX_ESNAPSHOT (never a wrong value); a mrtx_begin_at transaction that
+ * collects the rows it wrote up to about 10 s of timestamps behind the
+ * newest; this reaches the rest (run it periodically).  Its safe point is
+ * also kept at or below every running snapshot: this handle's, and every
+ * one the store's registry lists (each is registered by the write that
+ * takes its timestamp, and stays listed while it reads at least every
+ * 7.5 s); a snapshot idle for longer may meet MRTX_ESNAPSHOT (never a
+ * wrong value); a mrtx_begin_at transaction that
  * began before the safe point rose and reads below it where versions were
  * removed gets MRTX_ESNAPSHOT (each tablet records the safe point it was
- * collected at); the newest timestamp is the larger of the store's
- * timestamp object and this host's clock.  Each step handles up to 256
+ * collected at); the newest timestamp is the store's timestamp object's.  Each step handles up to 256
  * rows and records where the next starts (LMDB: in its one write; RADOS:
  * a step stays in one tablet, and its cursor is a second write, so a crash
  * between the two repeats the step): a run cut short (a crash, an error)
