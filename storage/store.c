@@ -439,6 +439,15 @@ int store_ts_snapshot(store *st, uint64_t oldest_live, uint64_t until_us, uint64
 	return lmdb_store_ts_next(st, 0, out);
 }
 
+int store_ts_start(store *st, uint64_t *out)
+{
+#ifdef MRTX_HAVE_RADOS
+	if (IS_RADOS(st))
+		return rados_store_ts_start(st, out);
+#endif
+	return lmdb_store_ts_known(st, out);
+}
+
 int store_ts_known(store *st, uint64_t *out)
 {
 	return DISPATCH(st, ts_known, st, out);

@@ -571,6 +571,14 @@ int store_ts_snapshot(store *st, uint64_t oldest_live, uint64_t until_us, uint64
  * *out is 0 on error.
  */
 int store_ts_known(store *st, uint64_t *out);
+/* A transaction's start timestamp (DESIGN §10, T3): a value of the store's
+ * source at or above the stamp of every commit that returned before the
+ * call began, and at or below the source's newest when it returns.  LMDB:
+ * store_ts_known (the page is exact; no I/O).  RADOS: one read of the
+ * oracle (a round trip; a read-only handle can make it).  A RADOS store of
+ * an older format keeps no oracle and stamps nothing: the host's clock, as
+ * its lock records carry.  Returns 0, or as store_ts_known / store_ts_now. */
+int store_ts_start(store *st, uint64_t *out);
 /* A committed timestamp this handle has seen (a lock's commit_ts): the
  * next store_ts_known is at least ts.  RADOS: the handle's knowledge of the
  * oracle rises to it (every stamp is the oracle's, so at or below it).

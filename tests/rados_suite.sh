@@ -22,7 +22,10 @@
 # Env: MON_PORT/PORT_MIN/PORT_MAX (default: the first of 41789, 41689, ...
 # whose mon port is free, with the 200 ports above it), OBJECTSTORE,
 # RADOS_SUITE_CEPHX (1), RADOS_SUITE_BENCH (1), RADOS_SUITE_CHAOS (1), RADOS_SUITE_TIMEOUT (600 s for the inner ctest; with start
-# and stop this stays under the CTest TIMEOUT of 900 s, so the trap always runs).
+# and stop this stays under the CTest TIMEOUT of 900 s, so the trap always runs),
+# RADOS_SUITE_TESTS (a ctest -R regex: only those of the labelled tests, e.g.
+# '^test_(ts|heartbeat)$' for a TSan build), RADOS_SUITE_CHAOS_SECONDS (25, at
+# least 15: each chaos run's length; the OSD is killed at 7 s, restarted at 10 s).
 # Exit 77 (skipped) when ceph-mon/ceph-osd are missing.
 set -uo pipefail
 
@@ -36,6 +39,11 @@ for t in ceph-mon ceph-osd ceph rados ceph-authtool monmaptool; do
 done
 if [ -n "${MRTX_IN_RADOS_SUITE:-}" ]; then
 	echo "rados_suite: already inside a RADOS suite: skipped"; exit 77
+fi
+
+csecs=${RADOS_SUITE_CHAOS_SECONDS:-25}
+if ! [[ $csecs =~ ^[0-9]+$ ]] || [ "$csecs" -lt 15 ]; then
+	echo "rados_suite: RADOS_SUITE_CHAOS_SECONDS must be a number of seconds >= 15: $csecs"; exit 2
 fi
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -69,9 +77,12 @@ t0=$(date +%s%3N)
 bash "$CLUSTER" start "$DIR" "${cephx[@]}" || { echo "rados_suite: cluster start failed"; exit 1; }
 echo "rados_suite: cluster up in $(( $(date +%s%3N) - t0 )) ms (mon 127.0.0.1:$MON_PORT)"
 
+only=()
+[ -n "${RADOS_SUITE_TESTS:-}" ] && only=(-R "$RADOS_SUITE_TESTS")
 MRTX_IN_RADOS_SUITE=1 MRTX_TEST_RADOS_CONF=$DIR/ceph.conf MRTX_TEST_RADOS_KILL=1 MRTX_SRC=$SRC \
 	MRTX_TEST_STORE=${MRTX_TEST_STORE:-rados} timeout "${RADOS_SUITE_TIMEOUT:-600}" \
-	ctest --test-dir "$BUILD" -L "${RADOS_SUITE_LABELS:-^(rados|store)\$}" --output-on-failure
+	ctest --test-dir "$BUILD" -L "${RADOS_SUITE_LABELS:-^(rados|store)\$}" "${only[@]}" \
+	--output-on-failure --no-tests=error
 rc=$?
 
 # mrtx bench on RADOS, short: both workloads and the six latency sizes are
@@ -106,7 +117,7 @@ if [ "$rc" = 0 ] && [ -x "$MRTX" ] && [ "${RADOS_SUITE_CHAOS:-1}" = 1 ]; then
 		w=${spec%%:*}; u=${spec#*:}; bound=${u%%:*}; u=${u#*:}
 		store="rados://mrtx/chaos-$w-$$?conf=$DIR/ceph.conf&split_rows=$bound"
 		log=$DIR/chaos-$w.out
-		TMPDIR=$DIR timeout 300 "$MRTX" chaos "$store" --workload "$w" --seconds 25 --writers 3 $u \
+		TMPDIR=$DIR timeout 300 "$MRTX" chaos "$store" --workload "$w" --seconds "$csecs" --writers 3 $u \
 			>"$log" 2>&1 &
 		cpid=$!
 		sleep 7

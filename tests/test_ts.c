@@ -590,7 +590,7 @@ static void test_commit_stamps(void **state)
 
 	(void)state;
 	if (tu_rados())
-		skip(); /* (returns from here: nothing may be allocated above) */
+		skip(); /* (longjmps out: nothing may be allocated above) */
 	db = fresh(&path);
 	o = calloc(SREADS, sizeof(*o));
 	assert_non_null(o);

@@ -129,7 +129,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	/* Field by field: a memset of the head compiles to `rep stos`, whose
 	 * start-up cost was a visible part of a point read.  A new field must
 	 * be set here (the assertion below trips when the head changes). */
-	_Static_assert(offsetof(mrtx_txn, head_pad) == 199 && offsetof(mrtx_txn, arena0) == 208,
+	_Static_assert(offsetof(mrtx_txn, head_pad) == 208 && offsetof(mrtx_txn, arena0) == 224,
 	               "mrtx_begin sets every field before arena0: initialise the new one there");
 	txn->db = db;
 	arena_init_buf(&txn->arena, txn->arena0, sizeof(txn->arena0));
@@ -143,7 +143,8 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	txn->nranges = txn->cranges = 0;
 	txn->scanners = NULL;
 	txn->idx = NULL;
-	txn->snap_ts = txn->commit_ts = txn->at = 0;
+	txn->snap_ts = txn->commit_ts = txn->at = txn->start_ts = 0;
+	txn->started = 0;
 	/* The table and family the thread's last transaction named on this
 	 * handle stay named: a point read per transaction then finds them
 	 * without a lookup (resolve_args checks the name and that the table
@@ -676,24 +677,36 @@ fail:
 }
 
 /*
- * First write to a row: note a timestamp of the store's own source, taken
- * now without a round trip (store_ts_known), so that commit can tell
- * whether another transaction committed to the row after this one wrote
- * it: a commit stamped above it (write-write conflict, first committer
- * wins; decode_prev in commit.c).  No wall clock takes part (DESIGN
- * "Time", T3).  Blind writes read nothing, so a put is pure buffering and
- * a commit fetches the locks of all blindly written rows in one store call.
+ * First write to a row: note the transaction's start timestamp, so that
+ * commit can tell whether another transaction committed to the row after
+ * this one wrote it: a commit stamped above it (write-write conflict,
+ * first committer wins; decode_prev in commit.c).  It is taken at the
+ * transaction's first write, Percolator's start_ts: its snapshot's when it
+ * read before (a value of the source taken earlier, above every commit
+ * that had returned), else store_ts_start (LMDB: the page's counter;
+ * RADOS: one read of the oracle).  No wall clock takes part (DESIGN §10,
+ * T3).  Blind writes read no row, so a put is pure buffering and a commit
+ * fetches the locks of all blindly written rows in one store call.
  */
 static int note_first_write(mrtx_txn *txn, trow *r)
 {
-	uint64_t ts;
 	int rc;
 
 	if (r->started)
 		return 0;
-	if ((rc = store_ts_known(txn->db->st, &ts)))
-		return rc;
-	r->start_ts = MRTX_MAX(ts, txn->snap_ts);
+	if (!txn->started) {
+		uint64_t ts = 0;
+
+		if (txn->snap_ts && !txn->at)
+			rc = store_ts_known(txn->db->st, &ts);
+		else
+			rc = store_ts_start(txn->db->st, &ts);
+		if (rc)
+			return rc;
+		txn->start_ts = MRTX_MAX(ts, txn->at ? 0 : txn->snap_ts);
+		txn->started = 1;
+	}
+	r->start_ts = txn->start_ts;
 	r->started = 1;
 	return 0;
 }
@@ -916,6 +929,8 @@ int mrtx_commit_ts(mrtx_txn *txn, uint64_t *commit_ts)
 		                  "transaction already failed: %s", mrtx_strerror(txn->doom));
 	else
 		rc = txn_commit_run(txn);
+	if (rc == 0 && txn->commit_ts) /* (this handle's next start is above it) */
+		store_ts_learn(txn->db->st, txn->commit_ts);
 	if (rc == 0 && commit_ts)
 		*commit_ts = txn->commit_ts ? txn->commit_ts : txn->snap_ts;
 	if (rc == 0 && txn->nmutated)

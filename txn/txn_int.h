@@ -103,9 +103,9 @@ typedef struct trow {
 	                            then is not known, and no later look at it
 	                            contradicts the first */
 	mrtx_bytes lock;
-	uint64_t start_ts;       /* store_ts_known at the first write (set when
-	                            started): a blind write conflicts with a
-	                            commit stamped above it (DESIGN "Time", T3) */
+	uint64_t start_ts;       /* the transaction's start_ts at this row's first
+	                            write: a blind write conflicts with a commit
+	                            stamped above it (DESIGN §10, T3) */
 	unsigned started : 1;
 	/* commit scratch */
 	mrtx_bytes prewrite;     /* our PREWRITTEN bytes once written */
@@ -152,6 +152,8 @@ struct mrtx_txn {
 	uint64_t ct_serial;    /* the serial of the handle ct belongs to */
 	uint64_t snap_ts;      /* the view's snapshot timestamp (store_view_ts; 0: none) */
 	uint64_t commit_ts;    /* the commit's timestamp, once committed with writes */
+	uint64_t start_ts;     /* the source's value at the first write (started):
+	                          every row's write-write window starts here */
 	uint64_t at;           /* mrtx_begin_at's timestamp: every read is of the
 	                          versions at or below it (0: the view as it is) */
 	uint8_t cfid;
@@ -166,7 +168,8 @@ struct mrtx_txn {
 	uint8_t snap_stale;    /* ... and one met a row committed above snap_ts:
 	                          a commit with writes fails (MRTX_CONFLICT) */
 	uint8_t lazy;          /* some row's lock is not read yet (trow.lock_lazy) */
-	uint8_t head_pad[1];   /* the padding before arena0, named: a new field moves
+	uint8_t started;       /* start_ts is taken (txn.c note_first_write) */
+	uint8_t head_pad[16];   /* the padding before arena0, named: a new field moves
 	                          head_pad or arena0, which trips mrtx_begin's assertion */
 	/* The arena's first chunk, so that a small transaction (a few rows,
 	 * its commit's lock records and redo lists included) allocates

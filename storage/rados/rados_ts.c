@@ -297,7 +297,29 @@ static int ts_take(store *st, rts_wait *mep, uint64_t *out)
 
 int rados_store_ts_known(store *st, uint64_t *out)
 {
-	*out = atomic_load(&RS(st)->ts_hint);
+	rstore *rs = RS(st);
+
+	*out = atomic_load(&rs->ts_hint);
+	if (!rs->versions) /* (an older format: the clock is its only source) */
+		*out = MRTX_MAX(*out, mrtx__now_us());
+	return 0;
+}
+
+int rados_store_ts_start(store *st, uint64_t *out)
+{
+	rstore *rs = RS(st);
+	uint64_t v;
+	int rc;
+
+	*out = 0;
+	if (!rs->versions) { /* (an older format: the clock is its only source) */
+		*out = MRTX_MAX(atomic_load(&rs->ts_hint), mrtx__now_us());
+		return 0;
+	}
+	if ((rc = ts_fetch(rs, &v)))
+		return rc;
+	rados_store_ts_learn(st, v);
+	*out = atomic_load(&rs->ts_hint);
 	return 0;
 }
 
