@@ -27,11 +27,18 @@ enum fp_action { FPA_OFF, FPA_EXIT, FPA_KILL, FPA_ERROR, FPA_SLEEP, FPA_WAIT };
 
 #define FP_PATH_MAX 256
 
-struct fp_state {
+/* What a failpoint does: written by mrtx_failpoints_set, read by the
+ * thread that hits it, both under fp_mu (a handle's heartbeat and tail
+ * threads hit failpoints while a test arms the next ones). */
+struct fp_conf {
 	enum fp_action action;
 	unsigned long nth;    /* 0 = every hit */
 	unsigned long arg_ms; /* sleep */
 	char path[FP_PATH_MAX]; /* wait */
+};
+
+struct fp_state {
+	struct fp_conf conf; /* fp_mu */
 	atomic_ulong hits;
 };
 
@@ -51,7 +58,8 @@ static const char *const fp_names[FP__COUNT] = {
 };
 
 static struct fp_state fps[FP__COUNT];
-volatile int mrtx__fp_armed;
+static pthread_mutex_t fp_mu = PTHREAD_MUTEX_INITIALIZER;
+atomic_int mrtx__fp_armed;
 /* MRTX_FAILPOINTS is read by the first mrtx_open of each process: env_pid
  * is the process that read it, so a forked child (whose copy says its
  * parent read it) reads it again at its own first open. */
@@ -89,7 +97,7 @@ static int parse_ulong(const char *s, size_t len, unsigned long *out)
 }
 
 /* Parse one "name=action[@N]" item into st; -1 on a syntax error. */
-static int parse_item(const char *s, size_t len, int *idx, struct fp_state *st)
+static int parse_item(const char *s, size_t len, int *idx, struct fp_conf *st)
 {
 	const char *eq = memchr(s, '=', len), *act, *at;
 	size_t alen;
@@ -128,37 +136,32 @@ static int parse_item(const char *s, size_t len, int *idx, struct fp_state *st)
 
 int mrtx_failpoints_set(const char *spec)
 {
-	struct fp_state next[FP__COUNT];
+	struct fp_conf next[FP__COUNT];
 	int armed = 0;
 
 	memset(next, 0, sizeof(next));
 	for (const char *p = spec ? spec : ""; *p;) {
 		const char *comma = strchr(p, ',');
 		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-		struct fp_state st = { 0 };
+		struct fp_conf st = { 0 };
 		int idx;
 
 		if (len && parse_item(p, len, &idx, &st))
 			return mrtx__seterr(MRTX_EINVAL, "failpoints: bad item '%.*s' "
 			                    "(want name=exit|kill|error|sleep:MS|wait:PATH[@N])", (int)len, p);
 		if (len) {
-			next[idx].action = st.action;
-			next[idx].nth = st.nth;
-			next[idx].arg_ms = st.arg_ms;
-			memcpy(next[idx].path, st.path, sizeof(st.path));
+			next[idx] = st;
 			armed = 1;
 		}
 		p += len + (comma ? 1 : 0);
 	}
-	mrtx__fp_armed = 0;
+	pthread_mutex_lock(&fp_mu);
 	for (int i = 0; i < FP__COUNT; i++) {
-		fps[i].action = next[i].action;
-		fps[i].nth = next[i].nth;
-		fps[i].arg_ms = next[i].arg_ms;
-		memcpy(fps[i].path, next[i].path, sizeof(next[i].path));
+		fps[i].conf = next[i];
 		atomic_store(&fps[i].hits, 0);
 	}
-	mrtx__fp_armed = armed;
+	atomic_store(&mrtx__fp_armed, armed);
+	pthread_mutex_unlock(&fp_mu);
 	return 0;
 }
 
@@ -171,12 +174,17 @@ long mrtx_failpoint_hits(const char *name)
 
 int mrtx__fp_fire(mrtx_fp fp)
 {
-	struct fp_state *st = &fps[fp];
-	unsigned long n = atomic_fetch_add(&st->hits, 1) + 1;
+	struct fp_conf c;
+	unsigned long n;
 
-	if (st->action == FPA_OFF || (st->nth && st->nth != n))
+	/* a hit counts against the failpoints it finds armed */
+	pthread_mutex_lock(&fp_mu);
+	n = atomic_fetch_add(&fps[fp].hits, 1) + 1;
+	c = fps[fp].conf;
+	pthread_mutex_unlock(&fp_mu);
+	if (c.action == FPA_OFF || (c.nth && c.nth != n))
 		return 0;
-	switch (st->action) {
+	switch (c.action) {
 	case FPA_EXIT:
 		_exit(99);
 	case FPA_KILL:
@@ -186,10 +194,10 @@ int mrtx__fp_fire(mrtx_fp fp)
 		return mrtx__seterr(MRTX_ESTORE, "failpoint %s: injected store error",
 		                    fp_names[fp]);
 	case FPA_SLEEP:
-		mrtx__sleep_us((uint64_t)st->arg_ms * 1000u);
+		mrtx__sleep_us((uint64_t)c.arg_ms * 1000u);
 		return 0;
 	case FPA_WAIT:
-		while (access(st->path, F_OK) != 0)
+		while (access(c.path, F_OK) != 0)
 			mrtx__sleep_us(2000);
 		return 0;
 	default:

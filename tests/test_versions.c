@@ -885,14 +885,6 @@ static void test_snapshot_registry(void **state)
 	free(path);
 }
 
-/*
- * A live snapshot (RADOS) and a one-row commit stamped at or below it that
- * lands after the snapshot first read its row (a host whose clock lags the
- * oracle: here the oracle is pushed 5 s ahead), then a commit above it: a
- * second read of the row must not show the late commit's value (the
- * snapshot would hold two values of one row) -- the transaction is doomed
- * instead (MRTX_CONFLICT), and mrtx_run would retry it.
- */
 /* The writer of test_read_past_writer: a two-row commit held at
  * commit.after_validate (its locks in place, before its commit point). */
 struct held_writer {
@@ -1040,14 +1032,43 @@ static void test_read_past_writer(void **state)
 	read_past_writer("store.after_stamp");
 }
 
+/* The late writer of test_snapshot_late_commit: one row, one write. */
+static void *late_write(void *arg)
+{
+	struct held_writer *w = arg;
+	mrtx_db *db = tu_open(w->path, NULL);
+	mrtx_txn *txn;
+
+	w->rc = MRTX_ESTORE;
+	if (!db)
+		return NULL;
+	if (mrtx_begin(db, &txn) == MRTX_OK) {
+		mrtx_put(txn, "t", B("x"), "one", B("q"), B("b"));
+		w->rc = mrtx_commit_ts(txn, &w->ts);
+	}
+	mrtx_close(db);
+	return NULL;
+}
+
+/*
+ * A live snapshot (RADOS) and a one-row commit stamped below it that lands
+ * after the snapshot first read its row (the commit was held between the
+ * oracle's stamp and its write, failpoint store.after_stamp, while the
+ * snapshot was taken), then a commit above it: a second read of the row
+ * must not show the late commit's value (the snapshot would hold two
+ * values of one row) -- the transaction is doomed instead (MRTX_CONFLICT),
+ * and mrtx_run would retry it.
+ */
 static void test_snapshot_late_commit(void **state)
 {
 	static const mrtx_family_spec one[] = { { "one", 1, 0, 0 } };
-	char *path;
-	mrtx_db *db, *db2;
-	uint64_t ahead, c2, t;
+	struct held_writer w;
+	char *path, go[256], spec[320];
+	mrtx_db *db;
+	uint64_t t;
 	mrtx_txn *reader;
 	mrtx_bytes v;
+	pthread_t th;
 
 	(void)state;
 	if (!tu_rados())
@@ -1055,19 +1076,35 @@ static void test_snapshot_late_commit(void **state)
 	db = fresh(&path);
 	assert_int_equal(mrtx_create_table2(db, "t", one, 1), MRTX_OK);
 	(void)put_ts(db, "x", "one", "a");
-	assert_non_null(db2 = tu_open(path, NULL)); /* (its own clock-stamped commits) */
-	assert_int_equal(store_ts_next(mrtx__db_store(db), mrtx__now_us() + 5000000, &ahead), 0);
+	snprintf(go, sizeof(go), "%s/mrtx-late-go.%d", getenv("TMPDIR") ? getenv("TMPDIR") :
+	         "/tmp", (int)getpid());
+	unlink(go);
+	snprintf(spec, sizeof(spec), "store.after_stamp=wait:%s", go);
+	assert_int_equal(mrtx_failpoints_set(spec), MRTX_OK);
+	w.path = path;
+	assert_int_equal(pthread_create(&th, NULL, late_write, &w), 0);
+	for (int i = 0; mrtx_failpoint_hits("store.after_stamp") < 1; i++) {
+		assert_true(i < 2000);
+		usleep(5000);
+	}
 	assert_int_equal(mrtx_begin(db, &reader), MRTX_OK);
 	assert_int_equal(mrtx_get(reader, "t", B("x"), "one", B("q"), &v), MRTX_OK);
 	assert_true(v.size == 1 && memcmp(v.data, "a", 1) == 0);
 	t = mrtx_txn_snapshot_ts(reader);
-	assert_true(t > ahead);
-	c2 = put_ts(db2, "x", "one", "b");
-	assert_true(c2 <= t); /* (the late commit, below the snapshot) */
+	{
+		FILE *f = fopen(go, "w");
+
+		assert_non_null(f);
+		fclose(f);
+	}
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(mrtx_failpoints_set(NULL), MRTX_OK);
+	unlink(go);
+	assert_int_equal(w.rc, MRTX_OK);
+	assert_true(w.ts <= t); /* (the late commit, below the snapshot) */
 	assert_true(put_ts(db, "x", "one", "c") > t);
 	assert_int_equal(mrtx_get(reader, "t", B("x"), "one", B("q"), &v), MRTX_CONFLICT);
 	assert_int_equal(mrtx_commit(reader), MRTX_CONFLICT);
-	mrtx_close(db2);
 	mrtx_close(db);
 	tu_rmrf(path);
 	free(path);
@@ -1424,9 +1461,13 @@ static void test_model_versions(void **state)
 				{
 					mrtx_txn *probe;
 					/* (RADOS's newest timestamp for the safe point is
-					 * the host clock's when that is above) */
-					uint64_t lo = safe,
-					         hi = tu_rados() ? MRTX_MAX(last, mrtx__now_us()) : last;
+					 * the oracle's, which may be above the last commit) */
+					uint64_t lo = safe, hi = last, o = 0;
+
+					if (tu_rados()) {
+						assert_int_equal(store_ts_now(mrtx__db_store(db), &o), 0);
+						hi = MRTX_MAX(hi, o);
+					}
 
 					/* the new safe point: the smallest ts begin_at takes */
 					while (lo < hi) {

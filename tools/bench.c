@@ -240,6 +240,26 @@ int op_get_mrtx(fixture *f, unsigned *seed, long i)
 	return rc;
 }
 
+/* A read-only transaction of one get, committed: in sync mode its commit
+ * makes what it read durable (DESIGN §10, T6), nothing when it already is. */
+int op_rocommit_mrtx(fixture *f, unsigned *seed, long i)
+{
+	char row[32];
+	mrtx_txn *txn;
+	mrtx_bytes v;
+	int rc;
+
+	(void)i;
+	snprintf(row, sizeof(row), "r%08d", rand_r(seed) % 1000);
+	if ((rc = mrtx_begin(f->db, &txn)))
+		return rc;
+	if ((rc = mrtx_get(txn, "t", MRTX_CSTR(row), "f", MRTX_CSTR("q0"), &v))) {
+		mrtx_abort(txn);
+		return rc;
+	}
+	return mrtx_commit(txn);
+}
+
 int op_get_lmdb(fixture *f, unsigned *seed, long i)
 {
 	char key[32];
@@ -751,6 +771,27 @@ static void *ts_loop(void *arg)
 				die("ts", mrtx_errmsg());
 	} while (now_s() - t0 < a->secs);
 	return NULL;
+}
+
+/* Read-only transactions of one get of a row that exists, committed, one
+ * after another for secs: on RADOS each takes its snapshot from the
+ * oracle at its first read (DESIGN §10, T4).  Transactions a second. */
+double bench_snapshot_rate(mrtx_db *db, const char *row, double secs)
+{
+	double t0 = now_s(), t;
+	long n = 0;
+
+	do {
+		mrtx_txn *txn;
+		mrtx_bytes v;
+
+		if (mrtx_begin(db, &txn) ||
+		    mrtx_get(txn, "t", MRTX_CSTR(row), "f", MRTX_CSTR("q0"), &v) ||
+		    mrtx_commit(txn))
+			die("snapshot", mrtx_errmsg());
+		n++;
+	} while ((t = now_s() - t0) < secs);
+	return (double)n / t;
 }
 
 double bench_ts_rate(mrtx_db *db, int threads, double secs)

@@ -104,6 +104,7 @@ void alternate(bcfg *c, fixture *f, op_fn m, op_fn b, bres *r);
 int op_single_mrtx(fixture *f, unsigned *seed, long i);
 int op_single_lmdb(fixture *f, unsigned *seed, long i);
 int op_get_mrtx(fixture *f, unsigned *seed, long i);
+int op_rocommit_mrtx(fixture *f, unsigned *seed, long i);
 int op_get_lmdb(fixture *f, unsigned *seed, long i);
 /* multi_row's threads on mrtx or LMDB for secs; returns the phase's
  * seconds; lg counts the txns */
@@ -111,6 +112,7 @@ double run_threads(fixture *f, int use_mrtx, double secs, mlog *lg);
 /* store_ts_next calls a second by `threads` threads (1..MULTI_THREADS) of
  * db's store, over secs (the `ts` workload). */
 double bench_ts_rate(mrtx_db *db, int threads, double secs);
+double bench_snapshot_rate(mrtx_db *db, const char *row, double secs);
 /* `mrtx bench DIR --only longscan` (bench_scan.c): returns the exit status. */
 int bench_longscan(bcfg *c);
 /* ... on db, whose table t (family f) it fills (RADOS: bench_rados.c). */

@@ -49,6 +49,23 @@ static void wl_get(bcfg *c, bres *r)
 	*r = (bres){ "get", "nosync", r->mrtx_ops, r->base_ops, 0.8, 1, 1, 0, "get/s" };
 }
 
+/* readonly: committed one-get read-only transactions in sync mode against
+ * raw LMDB reads; a synced store's reads make no fdatasync (DESIGN §10). */
+static void wl_readonly(bcfg *c, bres *r)
+{
+	fixture f;
+
+	fixture_open(c, &f, MRTX_SYNC);
+	for (long i = 0; i < 1000; i++) {
+		unsigned s = 0;
+		op_single_mrtx(&f, &s, i);
+		op_single_lmdb(&f, &s, i);
+	}
+	alternate(c, &f, op_rocommit_mrtx, op_get_lmdb, r);
+	fixture_close(&f);
+	*r = (bres){ "readonly", "sync", r->mrtx_ops, r->base_ops, 0.5, 1, 1, 0, "txn/s" };
+}
+
 /*
  * multi_row: 8 threads of 4-row transactions, sync; mrtx, LMDB and SQLite
  * alternate in slices of about half a second (rounds x phase seconds per
@@ -492,10 +509,12 @@ static int usage(FILE *f, int rc)
 	           "  every side's store afterwards (interactive: transfers whose balances\n"
 	           "  must keep their sum; multi_row: 4-row groups that must stay whole).  With a\n"
 	           "  rados:// address: single_row, multi_row and latency (commit latency by\n"
-	           "  rows) against raw guarded RADOS writes, on stores NAME-b<pid>-<n> whose\n"
-	           "  objects are removed at the end.\n"
+	           "  rows) against raw guarded RADOS writes, ts and snapshot (read-only\n"
+	           "  transactions whose first read takes the snapshot) reported alone, on\n"
+	           "  stores NAME-b<pid>-<n> whose objects are removed at the end.\n"
 	           "  --quick  short phases (about 20 s in all)\n"
 	           "  --only W run one workload: single_row, multi_row, interactive, get,\n"
+	           "           readonly (committed one-get read-only transactions, sync),\n"
 	           "           recover, calls (store calls per commit, memory per mutation),\n"
 	           "           ts (timestamps a second, 1 and 8 threads),\n"
 	           "           longscan (a read-only scan of 100,000 rows retried under 8\n"
@@ -508,7 +527,7 @@ static int usage(FILE *f, int rc)
 static int known_workload(const char *w)
 {
 	static const char *const names[] = { "single_row", "multi_row", "interactive", "get",
-	                                     "recover", "calls", "ts", "longscan" };
+	                                     "readonly", "recover", "calls", "ts", "longscan" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (strcmp(w, names[i]) == 0)
@@ -527,8 +546,8 @@ int cmd_bench(int argc, char **argv)
 	                { 64, 0, 0, 0 } };
 	bcfg c = { NULL, 0, 0, 2.0, 3, 0 };
 	recover_stats rs;
-	bres r[10];
-	bsql q[10];
+	bres r[12];
+	bsql q[12];
 	size_t n = 0;
 	double mem = 0;
 	const char *only = NULL;
@@ -559,7 +578,7 @@ int cmd_bench(int argc, char **argv)
 		return bench_rados(&c, c.dir, only);
 	if (only && !known_workload(only)) {
 		fprintf(stderr, "mrtx: bench: unknown workload '%s' (single_row, multi_row, "
-		        "interactive, get, recover, calls, ts, longscan)\n", only);
+		        "interactive, get, readonly, recover, calls, ts, longscan)\n", only);
 		return 2;
 	}
 	if (mkdir(c.dir, 0700) && errno != EEXIST) {
@@ -592,6 +611,8 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (WANT("get"))
 		wl_get(&c, &r[n++]);
+	if (WANT("readonly"))
+		wl_readonly(&c, &r[n++]);
 	if (WANT("recover"))
 		wl_recover(&c, &r[n++], &rs);
 	if (WANT("ts")) {
@@ -605,7 +626,7 @@ int cmd_bench(int argc, char **argv)
 #undef WANT
 	if (n == 0 && only && strcmp(only, "calls") != 0) {
 		fprintf(stderr, "mrtx: bench: unknown workload '%s' (single_row, multi_row, "
-		        "interactive, get, recover, calls, ts, longscan)\n", only);
+		        "interactive, get, readonly, recover, calls, ts, longscan)\n", only);
 		return 2;
 	}
 	report(&c, r, q, n, cl, (!only || strcmp(only, "calls") == 0) ? 5 : 0, mem, &rs);

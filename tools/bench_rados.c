@@ -368,7 +368,7 @@ static void report(const bcfg *c, const bres *r, size_t n, const lat *l, size_t 
 int bench_rados(bcfg *c, const char *uri, const char *only)
 {
 	static const int sizes[] = { 2, 4, 8, 16, 32, 64 };
-	bres r[4];
+	bres r[6];
 	lat l[sizeof(sizes) / sizeof(sizes[0])];
 	size_t n = 0, nl = 0;
 	objs o = { 0, 0, 0 }, *op = NULL;
@@ -376,9 +376,10 @@ int bench_rados(bcfg *c, const char *uri, const char *only)
 	rfix x;
 
 	if (only && strcmp(only, "single_row") && strcmp(only, "multi_row") &&
-	    strcmp(only, "latency") && strcmp(only, "ts") && strcmp(only, "longscan")) {
+	    strcmp(only, "latency") && strcmp(only, "ts") && strcmp(only, "snapshot") &&
+	    strcmp(only, "longscan")) {
 		fprintf(stderr, "mrtx: bench: workload '%s' is not run on a RADOS store "
-		        "(single_row, multi_row, latency, ts, longscan)\n", only);
+		        "(single_row, multi_row, latency, ts, snapshot, longscan)\n", only);
 		return 2;
 	}
 	rfix_open(&x, uri);
@@ -422,6 +423,14 @@ int bench_rados(bcfg *c, const char *uri, const char *only)
 		                 "ts/s" };
 		r[n++] = (bres){ "ts", "replicated", bench_ts_rate(f.db, MULTI_THREADS, secs), 0, 0,
 		                 0, MULTI_THREADS, 0, "ts/s" };
+	}
+	if (!only || strcmp(only, "snapshot") == 0) {
+		/* (a read-only transaction's first read takes its snapshot) */
+		if (mrtx_put_row(f.db, "snaprow", 1))
+			die("snapshot", mrtx_errmsg());
+		r[n++] = (bres){ "snapshot", "replicated",
+		                 bench_snapshot_rate(f.db, "snaprow", c->rounds * c->phase_s / 2),
+		                 0, 0, 0, 1, 0, "txn/s" };
 	}
 	if (!only || strcmp(only, "latency") == 0)
 		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)

@@ -40,6 +40,8 @@ typedef struct lmdb_rtxn {
 	uint64_t ts;     /* a view's snapshot timestamp (0: unknown) */
 	int settled;     /* a view's: it holds no unsettled lock record
 	                    (lmdb_unsettled.c; 0: some, or not known) */
+	int inexact;     /* a view's: it may hold commits newer than its id
+	                    (view_exact failed every try, lmdb_rw.c) */
 } lmdb_rtxn;
 
 /* Forks of this process so far (counted in the child): a view opened before

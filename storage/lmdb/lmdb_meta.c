@@ -412,7 +412,7 @@ int lmdb_store_table_find(store *st, const char *name, const store_table **out)
 {
 	char key[MRTX_MAX_NAME + 4];
 	store_table *t;
-	lmdb_rtxn rt = { NULL, NULL, NULL, 0, 0, 0 };
+	lmdb_rtxn rt = { NULL, NULL, NULL, 0, 0, 0, 0 };
 	MDB_val k, v;
 	int rc;
 

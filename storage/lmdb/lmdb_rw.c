@@ -366,7 +366,7 @@ int lmdb_store_view_open(store *st, lmdb_rtxn **out)
 	int rc;
 
 	uint64_t ts = 0;
-	int settled = 0;
+	int settled = 0, loose = 0;
 
 	/* Its snapshot timestamp (lmdb_ts.c): a view whose write txn's entry
 	 * the ring no longer holds (it lagged thousands of commits behind
@@ -387,12 +387,14 @@ int lmdb_store_view_open(store *st, lmdb_rtxn **out)
 			 * with its locks read (settled = 0) */
 			if (++inexact == 8) {
 				settled = 0;
+				loose = 1;
 				break;
 			}
 		}
 		if (tries == 100) {
 			ts = 0;
 			settled = 0;
+			loose = 1;
 			break;
 		}
 		lmdb_rtxn_end(st, &rt);
@@ -400,13 +402,14 @@ int lmdb_store_view_open(store *st, lmdb_rtxn **out)
 	rt.slot->forks = lmdb_forks();
 	rt.slot->ts = ts;
 	rt.slot->settled = settled;
+	rt.slot->inexact = loose;
 	*out = rt.slot; /* the pool's allocation carries txn and cursor */
 	return 0;
 }
 
 uint64_t lmdb_view_txnid(const lmdb_rtxn *v)
 {
-	return mdb_txn_id(v->txn);
+	return v->inexact ? 0 : mdb_txn_id(v->txn);
 }
 
 uint64_t lmdb_store_view_ts(const lmdb_rtxn *v)

@@ -27,7 +27,8 @@ struct lmdb_rtxn;
 int lmdb_store_view_open(store *st, struct lmdb_rtxn **out);
 void lmdb_store_view_close(store *st, struct lmdb_rtxn *v);
 uint64_t lmdb_store_view_ts(const struct lmdb_rtxn *v);
-/* The LMDB transaction id of view v (the newest commit it holds). */
+/* The LMDB transaction id of view v (the newest commit it holds); 0 when
+ * the view may hold newer ones than its id says. */
 uint64_t lmdb_view_txnid(const struct lmdb_rtxn *v);
 int lmdb_store_read_row(store *st, struct lmdb_rtxn *view, const store_table *t,
                         mrtx_bytes row, const store_filter *f, mrtx_arena *a, store_row *out);
