@@ -176,10 +176,8 @@ typedef enum {
 extern atomic_int mrtx__fp_armed; /* any failpoint armed: the one branch */
 int mrtx__fp_fire(mrtx_fp fp);      /* slow path; returns 0 or MRTX_ESTORE */
 /* 0, or MRTX_ESTORE when the failpoint's action is "error"; exit/kill never return. */
-#define FAILPOINT(fp)                                                                  \
-	(MRTX_UNLIKELY(atomic_load_explicit(&mrtx__fp_armed, memory_order_relaxed))    \
-	         ? mrtx__fp_fire(fp)                                                   \
-	         : 0)
+#define FAILPOINT(fp) \
+	(MRTX_UNLIKELY(atomic_load_explicit(&mrtx__fp_armed, memory_order_relaxed)) ? mrtx__fp_fire(fp) : 0)
 /* Arm from MRTX_FAILPOINTS once per process (called by mrtx_open). */
 int mrtx__fp_from_env(void);
 /* Why MRTX_FAILPOINTS was refused ("" if it was not). */
