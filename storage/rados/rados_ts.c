@@ -31,6 +31,15 @@
  * cluster here: `mrtx bench rados://... --only ts`), shared by every
  * caller of the batch.  A read-only handle never
  * writes: MRTX_EREADONLY.
+ *
+ * The oracle is the store's only order (DESIGN §10): every commit point,
+ * one-row commits and recovery's fences included, is stamped from here
+ * (rados_rw.c); a transaction's start timestamp is one read of "ts"
+ * (rados_store_ts_start); this host's clock only seeds a proposal.  A
+ * batch with a snapshot's caller in it also sets the handle's record in
+ * the registry of running snapshots, which shares this object
+ * (rados_snaps.c), in the same guarded write: the snapshot is registered
+ * by the write that hands out its timestamp.
  */
 #include <errno.h>
 #include <pthread.h>
