@@ -150,11 +150,11 @@ char *mrtx__strdup(const char *s)
 
 #define ARENA_FIRST 4096u
 
-volatile int mrtx__arena_exact_on; /* test hook: one chunk per allocation */
+atomic_int mrtx__arena_exact_on; /* test hook: one chunk per allocation */
 
 void mrtx__arena_exact(int on)
 {
-	mrtx__arena_exact_on = on;
+	atomic_store(&mrtx__arena_exact_on, on);
 }
 
 void arena_init(mrtx_arena *a)

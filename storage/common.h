@@ -82,7 +82,7 @@ void arena_init_buf(mrtx_arena *a, void *buf, size_t size);
 /* Test hook: nonzero makes every arena_alloc take a chunk of its own from
  * mrtx__malloc, so mrtx__alloc_fail_at reaches every arena allocation site. */
 void mrtx__arena_exact(int on);
-extern volatile int mrtx__arena_exact_on;
+extern atomic_int mrtx__arena_exact_on;
 /* arena_alloc's path that takes a new chunk. */
 void *arena_alloc_slow(mrtx_arena *a, size_t n);
 
@@ -93,7 +93,7 @@ static inline void *arena_alloc(mrtx_arena *a, size_t n)
 	size_t need = (n + 7u) & ~(size_t)7u;
 
 	if (a->head && need >= n && a->cap - a->used >= need &&
-	    !MRTX_UNLIKELY(mrtx__arena_exact_on)) {
+	    !MRTX_UNLIKELY(atomic_load_explicit(&mrtx__arena_exact_on, memory_order_relaxed))) {
 		void *p = a->head->mem + a->used;
 
 		a->used += need;

@@ -624,7 +624,7 @@ int store_check_key(const store_table *t, mrtx_bytes row, size_t qual_size)
  * counted and the n-th fails with the armed error before touching the
  * store.  Off, it costs one load and a predicted branch.
  */
-volatile int store__fault_armed;
+atomic_int store__fault_armed;
 static atomic_ulong fault_calls, fault_at;
 static atomic_int fault_err, fault_from;
 
@@ -635,7 +635,7 @@ static unsigned long fail_arm(unsigned long n, int err, int from)
 	atomic_store(&fault_err, err ? err : EIO);
 	atomic_store(&fault_at, n);
 	atomic_store(&fault_from, from);
-	store__fault_armed = n != 0;
+	atomic_store(&store__fault_armed, n != 0);
 	return before;
 }
 

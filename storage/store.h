@@ -612,13 +612,15 @@ int store_ts_now(store *st, uint64_t *out);
  * process) fail as if LMDB had returned lmdb_error (e.g. MDB_MAP_FULL, EIO;
  * 0 means EIO), without touching LMDB.  n = 0 disarms; calls are counted
  * only while armed, so arm with ULONG_MAX to count.  Returns the number of
- * calls counted since the previous call.  Not thread-safe against a
- * concurrent re-arm; meant for single-threaded tests.
+ * calls counted since the previous call.  Safe to re-arm while other
+ * threads call the store, but their calls are counted too: a RADOS
+ * handle's tail thread writes after a commit returns, so mrtx_flush before
+ * arming to count the test's own calls only.
  */
 unsigned long store__fail_at(unsigned long n, int lmdb_error);
 /* For backends: count a store call; 0, or the error to inject (an LMDB or
  * errno code for the backend to map, or STORE_FAULT_APPLIED when write). */
-extern volatile int store__fault_armed;
+extern atomic_int store__fault_armed;
 int store__fault_hit(int write);
 
 /* Test hook: offset this handle's wall clock (store_now_us) by us, to
