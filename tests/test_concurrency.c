@@ -436,6 +436,109 @@ static void test_bank_with_kills(void **state)
 	free(path);
 }
 
+/* --------------------------------------- tails without a secondary */
+
+/*
+ * Two-phase commits that each read one row and write another: the tail of
+ * each (tail.c) has no secondary, only its primary's release.  Over RADOS
+ * the handle's tail thread runs such tails in batches.  With
+ * commit.after_secondaries=error no tail ever reaches the release list,
+ * so a batch of them has not one op to send, and the worker never sized
+ * its buffer for a batch: the batch must still run (UBSan found a copy of
+ * zero ops into that missing buffer).  Every write stays visible: the
+ * next transaction on the row rolls forward the primary a tail left
+ * COMMITTED, and the last ones are read at the end.
+ */
+#define TAIL_THREADS 4
+#define TAIL_N 40
+
+typedef struct tail_writer {
+	mrtx_db *db;
+	int id, i;
+} tail_writer;
+
+static int read_one_write_one(mrtx_txn *txn, void *payload)
+{
+	const tail_writer *t = payload;
+	char row[16], val[16];
+	mrtx_bytes v;
+	int rc = mrtx_get(txn, "c1", B("shared"), "f", B("n"), &v);
+
+	if (rc != 0 && rc != MRTX_NOTFOUND)
+		return rc;
+	snprintf(row, sizeof(row), "w%d", t->id);
+	snprintf(val, sizeof(val), "%d", t->i);
+	return mrtx_put(txn, "c2", B(row), "f", B("n"), B(val));
+}
+
+static void *tail_writer_main(void *arg)
+{
+	tail_writer *t = arg;
+
+	for (t->i = 0; t->i < TAIL_N; t->i++) {
+		int rc = mrtx_run(t->db, read_one_write_one, t, 1000);
+
+		if (rc) {
+			fprintf(stderr, "writer %d, commit %d: %s (%s)\n", t->id, t->i,
+			        mrtx_strerror(rc), mrtx_errmsg());
+			return (void *)(intptr_t)1;
+		}
+	}
+	return NULL;
+}
+
+static void test_tails_without_secondaries(void **state)
+{
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	char *path;
+	mrtx_db *db;
+	mrtx_txn *txn;
+	pthread_t th[TAIL_THREADS];
+	tail_writer tw[TAIL_THREADS];
+	intptr_t bad = 0;
+	long hits;
+
+	(void)state;
+	o.durability = MRTX_NOSYNC;
+	o.two_phase = 1;
+	assert_non_null(db = tu_open_fresh("conc-tails", &path, &o));
+	assert_int_equal(tu_table(db, "c1", "f", NULL), 0);
+	assert_int_equal(tu_table(db, "c2", "f", NULL), 0);
+	assert_int_equal(mrtx_failpoints_set("commit.after_secondaries=error"), MRTX_OK);
+	for (int w = 0; w < TAIL_THREADS; w++) {
+		tw[w].db = db;
+		tw[w].id = w;
+		assert_int_equal(pthread_create(&th[w], NULL, tail_writer_main, &tw[w]), 0);
+	}
+	for (int w = 0; w < TAIL_THREADS; w++) {
+		void *ret = NULL;
+
+		pthread_join(th[w], &ret);
+		bad |= (intptr_t)ret;
+	}
+	assert_int_equal(mrtx_flush(db), MRTX_OK); /* every tail ran */
+	hits = mrtx_failpoint_hits("commit.after_secondaries");
+	assert_int_equal(mrtx_failpoints_set(NULL), MRTX_OK);
+	assert_int_equal(bad, 0);
+	/* once per tail */
+	assert_int_equal(hits, TAIL_THREADS * TAIL_N);
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	for (int w = 0; w < TAIL_THREADS; w++) {
+		char row[16], last[16];
+		mrtx_bytes v;
+
+		snprintf(row, sizeof(row), "w%d", w);
+		snprintf(last, sizeof(last), "%d", TAIL_N - 1);
+		assert_int_equal(mrtx_get(txn, "c2", B(row), "f", B("n"), &v), MRTX_OK);
+		assert_int_equal(v.size, strlen(last));
+		assert_memory_equal(v.data, last, v.size);
+	}
+	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -444,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_sync_mode),
 		cmocka_unit_test(test_mixed),
 		cmocka_unit_test(test_bank_with_kills),
+		cmocka_unit_test(test_tails_without_secondaries),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
