@@ -864,7 +864,9 @@ const char *mrtx_errmsg(void);
  * "name=action[@N],..." where action is exit | kill | error | sleep:MS |
  * wait:PATH (the thread that hits it polls until the file PATH exists; PATH
  * has no ',' or '@' and is under 256 bytes) and @N fires on the N-th hit
- * only.  NULL or "" disarms all.
+ * only.  NULL or "" disarms all.  Safe while other threads run mrtx calls
+ * (a handle's heartbeat and tail threads included): each hit counts
+ * against the failpoints armed when it happens.
  * @return MRTX_OK; MRTX_EINVAL (unknown name or bad syntax; nothing armed).
  */
 int mrtx_failpoints_set(const char *spec);
