@@ -557,19 +557,27 @@ int mrtx_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row);
  *   commit of a transaction without writes first makes everything it could
  *   have read durable: the newest commit its snapshot holds, unless this
  *   process knows it durable already, so reads of a synced store make no
- *   fdatasync (at most one otherwise; MRTX_ESTORE if it fails).  A
- *   transaction ended with mrtx_abort vouches for nothing it read.
+ *   fdatasync (at most one otherwise, shared by the readers that wait for
+ *   the same state; MRTX_ESTORE if it fails, MRTX_EFULL if taking the
+ *   store's writer lock for it had to grow a full map).  One that read
+ *   nothing syncs nothing.  On a read-only handle nothing is synced (it
+ *   cannot take the writer lock): what it read is durable unless its
+ *   writer's mrtx_commit had not returned yet.  A transaction ended with
+ *   mrtx_abort vouches for nothing it read.
  *
  * Write-write conflicts: a row this transaction read and then wrote fails
  * the commit if anyone committed to it after the read (first committer
  * wins).  A row written blindly (never read) fails if another transaction
  * committed to it after this one's first write to it: at a commit
  * timestamp above the store's timestamp source as it stood at that first
- * write (LMDB: exactly; RADOS: as this handle knew the oracle then, so a
- * commit of another handle it had not heard of yet may count as later,
- * once -- a conflict that was not, never one missed).  No wall clock takes
- * part: a clock that steps or is skewed between hosts changes nothing
- * (DESIGN §10).
+ * write (RADOS: its oracle, read once by the transaction's first write).
+ * Errors only ever go the safe way, a conflict that was not, never one
+ * missed: a multi-row commit that wrote a row blindly and was rolled back
+ * (another of its rows failed, or its writer died before its commit point)
+ * leaves that row stamped with the rolled-back transaction's start, which
+ * a writer of the row that started before it counts as a later commit.  No
+ * wall clock takes part: a clock that steps or is skewed between hosts
+ * changes nothing (DESIGN §10).
  */
 int mrtx_commit(mrtx_txn *txn);
 
@@ -581,7 +589,7 @@ int mrtx_commit(mrtx_txn *txn);
  * thread and process of the host, and a transaction's snapshot timestamp
  * (mrtx_txn_snapshot_ts) separates the commits it sees from those it does
  * not.  A transaction without writes gets its snapshot timestamp (0 if it
- * read nothing).  RADOS (format 4): a multi-row commit's timestamp comes
+ * read nothing, or when mrtx_txn_snapshot_ts is 0).  RADOS (format 4): a multi-row commit's timestamp comes
  * from the store's oracle (the object NAME.ts) once every lock of the
  * transaction is in place, a one-row commit's just before its write;
  * either is above every row the transaction read or wrote, so timestamps
@@ -600,9 +608,12 @@ int mrtx_commit_ts(mrtx_txn *txn, uint64_t *commit_ts);
  * timestamp its first read took from the store's oracle, which its reads
  * are at (see mrtx_get).  mrtx_begin_at: its timestamp (either store).  0:
  * nothing read yet, a transaction of a read-only RADOS handle (its reads
- * are optimistic and validated at commit), a read-only handle of a store without its timestamp page
- * (DIR/ts.shm: a writer's open makes it; a read-only one creates nothing),
- * or NULL.  What a family's TTL hides is judged when a read runs, so two
+ * are optimistic and validated at commit), a read-only handle of a store
+ * without its timestamp page (DIR/ts.shm: a writer's open makes it; a
+ * read-only one creates nothing), an LMDB snapshot taken while writers
+ * kept landing commits between its start and the check that pins it to
+ * one commit (rare: it is retried several times first; its reads are as
+ * consistent as any other's, only its timestamp is unknown), or NULL.  What a family's TTL hides is judged when a read runs, so two
  * reads of one snapshot may differ by a version that expired between them.
  */
 uint64_t mrtx_txn_snapshot_ts(const mrtx_txn *txn);

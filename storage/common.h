@@ -170,6 +170,8 @@ typedef enum {
 	FP_SPLIT_AFTER_PUBLISH,
 	FP_UPGRADE_AFTER_BATCH, /* mrtx upgrade: after each batch it converted */
 	FP_STORE_AFTER_STAMP,   /* RADOS: a commit point stamped, not yet sent */
+	FP_SNAP_AFTER_RESERVE,  /* RADOS: a snapshot's timestamp reserved, its
+	                           first read not yet sent */
 	FP__COUNT
 } mrtx_fp;
 

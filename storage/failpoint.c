@@ -55,6 +55,7 @@ static const char *const fp_names[FP__COUNT] = {
 	[FP_SPLIT_AFTER_PUBLISH] = "split.after_publish",
 	[FP_UPGRADE_AFTER_BATCH] = "upgrade.after_batch",
 	[FP_STORE_AFTER_STAMP] = "store.after_stamp",
+	[FP_SNAP_AFTER_RESERVE] = "snap.after_reserve",
 };
 
 static struct fp_state fps[FP__COUNT];

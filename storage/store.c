@@ -408,12 +408,18 @@ int store_sync(store *st)
 	return lmdb_store_sync(st);
 }
 
-int store_sync_visible(store *st, const store_view *v)
+uint64_t store_view_point(store *st, const store_view *v)
+{
+	if (store_kind_of(st) != STORE_LMDB || !v)
+		return 0;
+	return lmdb_view_txnid((const struct lmdb_rtxn *)(const void *)v);
+}
+
+int store_sync_visible(store *st, uint64_t point)
 {
 	if (store_kind_of(st) != STORE_LMDB)
 		return 0;
-	return lmdb_store_sync_visible(st, v ? lmdb_view_txnid((const struct lmdb_rtxn *)
-	                                                        (const void *)v) : 0);
+	return lmdb_store_sync_visible(st, point);
 }
 
 int store_unsettled_verify(store *st)
@@ -428,15 +434,19 @@ int store_ts_next(store *st, uint64_t floor, uint64_t *out)
 	return DISPATCH(st, ts_next, st, floor, out);
 }
 
-int store_ts_snapshot(store *st, uint64_t oldest_live, uint64_t until_us, uint64_t *out)
+int store_ts_snapshot(store *st, const store_snap_set *set, uint64_t until_us,
+                      uint64_t *out)
 {
 #ifdef MRTX_HAVE_RADOS
 	if (IS_RADOS(st))
-		return rados_store_ts_snapshot(st, oldest_live, until_us, out);
+		return rados_store_ts_snapshot(st, set, until_us, out);
 #endif
-	(void)oldest_live;
+	int rc;
+
 	(void)until_us;
-	return lmdb_store_ts_next(st, 0, out);
+	if ((rc = lmdb_store_ts_next(st, 0, out)) == 0)
+		set->enter(set->arg, *out);
+	return rc;
 }
 
 int store_ts_start(store *st, uint64_t *out)
@@ -460,7 +470,7 @@ void store_ts_learn(store *st, uint64_t ts)
 
 void store__clock_offset(store *st, long long us)
 {
-	((store_head *)(void *)st)->clock_offset_us = us;
+	atomic_store(&((store_head *)(void *)st)->clock_offset_us, us);
 }
 
 _Atomic unsigned long store__syncs;

@@ -30,8 +30,8 @@ typedef enum store_kind { STORE_LMDB = 1, STORE_RADOS = 2 } store_kind;
 typedef struct store_head {
 	store_kind kind;
 	int read_only;  /* opened with store_opts.read_only (set by the backend) */
-	long long clock_offset_us; /* test hook (store__clock_offset): added to
-	                            * this handle's wall clock */
+	_Atomic long long clock_offset_us; /* test hook (store__clock_offset):
+	                                    * added to this handle's wall clock */
 } store_head;
 
 static inline store_kind store_kind_of(const store *st)
@@ -44,7 +44,8 @@ static inline store_kind store_kind_of(const store *st)
  * it decides no order (DESIGN "Time"). */
 static inline uint64_t store_now_us(const store *st)
 {
-	long long off = ((const store_head *)(const void *)st)->clock_offset_us;
+	long long off = atomic_load_explicit(&((store_head *)(void *)(uintptr_t)st)->clock_offset_us,
+	                                     memory_order_relaxed);
 	uint64_t t = mrtx__now_us();
 
 	return off >= 0 || (uint64_t)-off < t ? t + (uint64_t)off : 1;
@@ -509,14 +510,21 @@ int store_copy(store *st, const char *dir);
 /* Make every write so far durable (LMDB: a forced sync of the environment;
  * RADOS: nothing to do, a write is durable once acknowledged). */
 int store_sync(store *st);
-/* Make every committed write view v holds (NULL: every one a reader of st
- * can see) durable per the store's durability (LMDB, MRTX_SYNC: a commit
- * is visible from its meta page's write, and made durable just after,
- * DESIGN §8; this waits for or makes that flush, and remembers what it
- * made durable, so a later call for the same state syncs nothing.  Other
- * modes, read-only stores and RADOS: nothing to do).  Returns 0, or
- * MRTX_ESTORE when the sync failed. */
-int store_sync_visible(store *st, const store_view *v);
+/* The state view v holds, as store_sync_visible takes it (LMDB: its
+ * transaction id, 0 when the view may hold more than that id's commits;
+ * RADOS: 0).  v NULL: 0. */
+uint64_t store_view_point(store *st, const store_view *v);
+/* Make every committed write of state `point` (store_view_point; 0: every
+ * one a reader of st can see now) durable per the store's durability
+ * (LMDB, MRTX_SYNC: a commit is visible from its meta page's write, and
+ * made durable just after, DESIGN §8; this waits for or makes that flush,
+ * and remembers what it made durable, so a later call for the same state
+ * syncs nothing.  Other modes, read-only handles and RADOS: nothing to
+ * do).  It may take the store's writer lock for a moment: not inside a
+ * write of this thread, nor with a view of st open in this thread.
+ * Returns 0, or MRTX_ESTORE (the sync failed, or the lock could not be
+ * taken), MRTX_EFULL (the map could not grow), MRTX_ENOMEM. */
+int store_sync_visible(store *st, uint64_t point);
 /* Test hook: the fdatasyncs the LMDB backend's commits and
  * store_sync_visible made in this process. */
 extern _Atomic unsigned long store__syncs;
@@ -552,12 +560,26 @@ int store_unsettled_verify(store *st);
  * is malformed; LMDB: DIR/ts.shm belongs to another store).
  */
 int store_ts_next(store *st, uint64_t floor, uint64_t *out);
-/* A snapshot's timestamp, as store_ts_next(st, 0, out); on RADOS the write
- * that reserves it also records this handle's running snapshots in the
- * registry (store_snap_publish) as min(oldest_live, *out), protected until
- * until_us, so no collector passes the snapshot from its first instant.
- * LMDB: store_ts_next (its snapshots are views).  Errors as store_ts_next. */
-int store_ts_snapshot(store *st, uint64_t oldest_live, uint64_t until_us, uint64_t *out);
+/* The caller's set of running snapshots, kept by the layer above and
+ * called by store_ts_snapshot with no store lock held: oldest, its minimum
+ * (UINT64_MAX if empty); enter, add ts to it (it cannot fail: the caller
+ * keeps room). */
+typedef struct store_snap_set {
+	uint64_t (*oldest)(void *arg);
+	void (*enter)(void *arg, uint64_t ts);
+	void *arg;
+} store_snap_set;
+/* A snapshot's timestamp, as store_ts_next(st, 0, out), entered in set.
+ * On RADOS the write that reserves it also records this handle's running
+ * snapshots in the registry as min(set's oldest, *out), protected until
+ * until_us, so no collector passes the snapshot from its first instant;
+ * the set is asked just before that write, and the snapshot entered into
+ * it before any later reservation of the handle asks, so every record the
+ * handle writes afterwards covers it too.  LMDB: store_ts_next, entered
+ * likewise (its snapshots are views).  On error nothing is entered.
+ * Errors as store_ts_next. */
+int store_ts_snapshot(store *st, const store_snap_set *set, uint64_t until_us,
+                      uint64_t *out);
 
 /*
  * A timestamp of the store's own source, without taking one (DESIGN "Time",

@@ -511,21 +511,25 @@ static int commit_one_row(mrtx_txn *txn, wrow *w, uint64_t ts, struct stable_bef
 /*
  * A row written blindly and alone: commit without reading its lock when it
  * has none or a STABLE one committed before our first write to it (then
- * there is no write-write conflict, and commit_ts = max(now, first write)
- * + 1 is above the old one).  Anything else -- a lock of another
- * transaction, a commit after our first write -- fails the condition and
- * takes the reading path, which resolves or reports it.
+ * there is no write-write conflict, and a commit_ts above both the first
+ * write and the source as this handle knows it is above the old one).
+ * Anything else -- a lock of another transaction, a commit after our first
+ * write -- fails the condition and takes the reading path, which resolves
+ * or reports it.
  */
 static int commit_blind_row(mrtx_txn *txn, wrow *w)
 {
 	trow *r = w->r;
 	struct stable_before sb = { store_id(txn->db->st), r->start_ts + 1 };
+	uint64_t known = 0;
 
 	if (r->lock_known || txn_in_scanned_range(txn, r->t, r->row) ||
 	    !store_supports_cond(txn->db->st) || tail_holds(txn->db, r->t, r->row))
 		return 1; /* the lock to expect is known without a read, or must be read
 		           * (one of this handle's tails holds it: the read waits) */
-	return commit_one_row(txn, w, r->start_ts + 1, &sb);
+	if (store_ts_known(txn->db->st, &known))
+		mrtx__clearerr(); /* (the start alone: the store stamps above it) */
+	return commit_one_row(txn, w, MRTX_MAX(r->start_ts, known) + 1, &sb);
 }
 
 /* Guard op as a blind row first written at start_ts: no lock, or a STABLE
@@ -955,14 +959,21 @@ int txn_commit_run(mrtx_txn *txn)
 		 * what it read: in sync mode a commit is visible a moment before
 		 * it is durable (DESIGN §8), so make what it could see durable
 		 * first. */
+		uint64_t point;
+
 		if (!txn->at && ((!txn->view && !txn->snap_live) || txn->must_validate) &&
 		    ((rc = txn_fetch_lazy(txn)) || (rc = txn_validate(txn))))
 			return rc; /* (a past snapshot's reads are of fixed versions;
 			            * a live one's on RADOS are a snapshot: DESIGN §9) */
+		if (!txn->view && RB_EMPTY(&txn->rows) && txn->nranges == 0)
+			return 0; /* (read nothing: vouches for nothing) */
 		/* (what the view holds, when every read came from it; else
-		 * everything visible now: validation read the store as it is) */
-		return store_sync_visible(txn->db->st,
-		                          txn->must_validate ? NULL : txn->view);
+		 * everything visible now: validation read the store as it is;
+		 * the view is closed first, as the sync may take the writer
+		 * lock, and growing the map then waits for this thread's view) */
+		point = txn->must_validate ? 0 : store_view_point(txn->db->st, txn->view);
+		txn_view_close(txn);
+		return store_sync_visible(txn->db->st, point);
 	}
 	if (txn->snap_stale) {
 		/* a read at the snapshot showed a row as it was before a later

@@ -73,26 +73,26 @@ static uint64_t lag_us(void)
 
 static uint64_t local_oldest(mrtx_db *db);
 
-/* A live snapshot's timestamp, registered by the write that reserves it. */
-static int snap_take(mrtx_txn *txn, uint64_t *ts)
+/* Remove one entry ts from this handle's live set. */
+static void snap_remove(mrtx_db *db, uint64_t ts)
 {
-	mrtx_db *db = txn->db;
-	store *st = db->st;
-	int rc;
-
-	if ((rc = store_ts_snapshot(st, local_oldest(db), store_now_us(st) + lag_us(), ts)))
-		return rc;
-	atomic_store(&db->snap_pub_us, mrtx__mono_us());
-	return 0;
+	pthread_mutex_lock(&db->snap_mu);
+	for (size_t i = 0; i < db->nsnaps; i++)
+		if (db->snaps[i] == ts) {
+			db->snaps[i] = db->snaps[--db->nsnaps];
+			break;
+		}
+	pthread_mutex_unlock(&db->snap_mu);
 }
 
-static int snap_begin(mrtx_txn *txn)
+/* Keep room in this handle's live set (db->snaps) for one more snapshot,
+ * whose reservation is under way (db->npending). */
+static int snap_room(mrtx_db *db)
 {
-	mrtx_db *db = txn->db;
 	int rc = 0;
 
 	pthread_mutex_lock(&db->snap_mu);
-	if (db->nsnaps == db->csnaps) {
+	if (db->nsnaps + db->npending == db->csnaps) {
 		size_t nc = db->csnaps ? db->csnaps * 2 : 8;
 		uint64_t *n = mrtx__reallocarray(db->snaps, nc, sizeof(*n));
 
@@ -104,22 +104,62 @@ static int snap_begin(mrtx_txn *txn)
 		}
 	}
 	if (rc == 0)
-		db->snaps[db->nsnaps++] = txn->snap_ts;
+		db->npending++;
 	pthread_mutex_unlock(&db->snap_mu);
 	return rc;
 }
 
-void txn_snap_end(mrtx_txn *txn)
+/* A pending reservation ends: its snapshot ts enters the set (ts 0: it
+ * failed, and its room is given back). */
+static void snap_enter(void *arg, uint64_t ts)
 {
-	mrtx_db *db = txn->db;
+	mrtx_db *db = arg;
 
 	pthread_mutex_lock(&db->snap_mu);
-	for (size_t i = 0; i < db->nsnaps; i++)
-		if (db->snaps[i] == txn->snap_ts) {
-			db->snaps[i] = db->snaps[--db->nsnaps];
-			break;
-		}
+	db->npending--;
+	if (ts)
+		db->snaps[db->nsnaps++] = ts;
 	pthread_mutex_unlock(&db->snap_mu);
+}
+
+static uint64_t oldest_of(void *db)
+{
+	return local_oldest(db);
+}
+
+/*
+ * A live snapshot's timestamp, registered by the write that reserves it,
+ * and entered in the handle's live set by that write's batch, before any
+ * later reservation of the handle reads the set: every reservation writes
+ * the handle's one record as the set's minimum, and a snapshot entered
+ * only once its thread ran again could be left above a record another
+ * thread's reservation wrote meanwhile.
+ */
+static int snap_take(mrtx_txn *txn, uint64_t *ts)
+{
+	mrtx_db *db = txn->db;
+	store *st = db->st;
+	store_snap_set set = { oldest_of, snap_enter, db };
+	int rc;
+
+	if ((rc = snap_room(db)))
+		return rc;
+	if ((rc = store_ts_snapshot(st, &set, store_now_us(st) + lag_us(), ts))) {
+		snap_enter(db, 0);
+		return rc;
+	}
+	if ((rc = FAILPOINT(FP_SNAP_AFTER_RESERVE))) {
+		snap_remove(db, *ts);
+		*ts = 0;
+		return rc;
+	}
+	atomic_store(&db->snap_pub_us, mrtx__mono_us());
+	return 0;
+}
+
+void txn_snap_end(mrtx_txn *txn)
+{
+	snap_remove(txn->db, txn->snap_ts);
 }
 
 static uint64_t local_oldest(mrtx_db *db)
@@ -188,8 +228,8 @@ int txn_view_get(mrtx_txn *txn, store_view **out)
 			/* No view (RADOS): a store that keeps versions reads every
 			 * row at one timestamp from its oracle, taken now -- every
 			 * commit that returned before is at or below it, every
-			 * commit point not yet stamped lands above (DESIGN §9,
-			 * session 19).  Not for a past snapshot (its own), nor on
+			 * commit point not yet stamped lands above (DESIGN
+			 * "Time", T4).  Not for a past snapshot (its own), nor on
 			 * a read-only handle, which cannot raise the oracle: its
 			 * reads stay optimistic and validated. */
 			if (!txn->at && store_keeps_versions(st) && !store_read_only(st)) {
@@ -198,8 +238,6 @@ int txn_view_get(mrtx_txn *txn, store_view **out)
 				if ((rc = snap_take(txn, &ts)))
 					return rc;
 				txn->snap_ts = ts;
-				if ((rc = snap_begin(txn)))
-					return rc;
 				txn->snap_live = 1;
 			}
 			txn->no_view = 1;

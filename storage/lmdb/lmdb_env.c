@@ -411,13 +411,14 @@ int lmdb_durable(store *st, uint64_t need, int busy)
 			return io_state(st);
 		}
 	}
-	/* What our sync surely covers beyond our own meta page: every one
-	 * before the newest visible commit, whose data sync ran after them.
-	 * (Not the newest one itself: its meta page may show through the map
-	 * before the kernel marked its page dirty.  Not `need` either: it may
-	 * be an id no commit took yet -- a commit that wrote nothing.) */
+	/* What our sync surely covers: every commit before the newest
+	 * visible one, whose data sync ran after them, and our own, need,
+	 * whose meta page this thread wrote before.  (Not the newest one
+	 * itself when it is another's: its meta page may show through the
+	 * map before the kernel marked its page dirty.  Nor `need` while no
+	 * commit took its id -- a commit that wrote nothing.) */
 	upto = last_txnid(st);
-	upto = upto ? upto - 1 : 0;
+	upto = upto >= need ? MRTX_MAX(upto - 1, need) : upto ? upto - 1 : 0;
 	if ((rc = mdb_env_sync(st->env, 1))) {
 		if (rc > 0 && rc != ENOMEM && rc != EINVAL)
 			atomic_store(&st->io_failed, rc);
@@ -455,7 +456,14 @@ int lmdb_commit(store *st, MDB_txn *txn, int durable)
  * LMDB's writer lock for a moment waits that write out (a writer releases
  * the lock after its meta page), so the sync that follows makes every
  * commit up to the newest seen under the lock durable, and st->synced says
- * so: the next reader of the same state syncs nothing.
+ * so: the next reader of the same state syncs nothing.  Readers that queue
+ * on the lock behind one that syncs find it done when their turn comes
+ * (the checks are made again under the lock): one sync serves them all.
+ * Not inside a write transaction of this thread (the lock is not
+ * recursive), nor with a read transaction of this handle open in this
+ * thread (taking the lock may have to grow the map, which waits for them).
+ * A read-only handle cannot take the lock: it syncs nothing (the writer's
+ * own commit makes its commit durable before it returns).
  */
 int lmdb_store_sync_visible(store *st, uint64_t need)
 {
@@ -475,6 +483,12 @@ int lmdb_store_sync_visible(store *st, uint64_t need)
 		return rc;
 	upto = last_txnid(st);
 	lmdb_wabort(st, w);
+	if (atomic_load(&st->synced) >= need || upto > need) {
+		/* (synced by the reader before us, or a later commit's data
+		 * sync, under the lock we waited for, carried need) */
+		raise_synced(st, need);
+		return io_state(st) ? lmdb_err(st, io_state(st), "sync") : 0;
+	}
 	if ((rc = mdb_env_sync(st->env, 1))) {
 		if (rc > 0 && rc != ENOMEM && rc != EINVAL)
 			atomic_store(&st->io_failed, rc);

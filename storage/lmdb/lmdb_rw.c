@@ -349,15 +349,17 @@ static void rt_put(store *st, lmdb_rtxn *view, lmdb_rtxn *rt)
  * -- a consistent snapshot, but a newer one than V, whose timestamp and
  * count of unsettled locks (ring[V]) would then be wrong for it.  (Seen:
  * views of id V holding unsettled records with ring[V] settled, under
- * `mrtx chaos --unbatched`.)  The newest meta page still being V's, after
- * the read began, proves the slot was not rewritten before it was read:
- * V + 2 writes it only after V + 1's meta page is out.
+ * `mrtx chaos --unbatched`.)  The newest meta page being at most V + 1's,
+ * after the read began, proves the slot was not rewritten before it was
+ * read: only V + 2 writes it, and a meta page's id only rises.  (A writer
+ * of V + 1 between its meta page and the id it publishes leaves the
+ * newest meta at V + 1: the view is still V's.)
  */
 static int view_exact(store *st, MDB_txn *txn)
 {
 	MDB_envinfo info;
 
-	return mdb_env_info(st->env, &info) == 0 && info.me_last_txnid == mdb_txn_id(txn);
+	return mdb_env_info(st->env, &info) == 0 && info.me_last_txnid <= mdb_txn_id(txn) + 1;
 }
 
 int lmdb_store_view_open(store *st, lmdb_rtxn **out)
@@ -372,20 +374,21 @@ int lmdb_store_view_open(store *st, lmdb_rtxn **out)
 	 * the ring no longer holds (it lagged thousands of commits behind
 	 * between its begin and here) is traded for a newer one, and so is
 	 * one whose snapshot may be newer than its id (view_exact), a few
-	 * times (the timestamp may then be low; the count is not trusted).  Should
-	 * the newest have none either (written by an mrtx older than the
-	 * ring), the view's timestamp is unknown (0). */
+	 * times; after that the view is taken with its timestamp unknown (0:
+	 * ring[V] could be below commits it holds) and its count of unsettled
+	 * locks not trusted.  So is one whose newest has no entry either
+	 * (written by an mrtx older than the ring). */
 	for (int tries = 0, inexact = 0;; tries++) {
 		if ((rc = lmdb_rtxn_begin(st, &rt)))
 			return rc;
 		if (lmdb_ts_of_view(st, rt.txn, &ts, &settled) == 0) {
 			if (view_exact(st, rt.txn))
 				break;
-			/* a writer held up between its meta page and the id it
-			 * publishes keeps every check failing: after a few, take
-			 * the view as views were taken before the check, but
-			 * with its locks read (settled = 0) */
+			/* two commits landed during each of a few tries: take
+			 * the view with its timestamp unknown and its locks
+			 * read (settled = 0) */
 			if (++inexact == 8) {
+				ts = 0;
 				settled = 0;
 				loose = 1;
 				break;

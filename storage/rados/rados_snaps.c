@@ -13,10 +13,11 @@
  * (store_ts_snapshot) that also sets the handle's record to at most that
  * timestamp: registered from its first instant.  A snapshot that keeps
  * reading renews the record every quarter lease (txn/snapread.c).  A
- * collector (a commit's trim, `mrtx gc`) reads the records and "ts" in one
- * read: every running snapshot is either listed (its lease not ended) or
- * was reserved after that read, so above the value "ts" held -- the safe
- * point is at most both.  That holds whatever the oracle's lead over any
+ * collector (a commit's trim, `mrtx gc`) reads "ts" in the same read as
+ * the first page of records, before any later page: every running
+ * snapshot is either listed (its lease not ended) or was reserved after
+ * that first read, so above the value "ts" held -- the safe point is at
+ * most both.  That holds whatever the oracle's lead over any
  * clock.  A record outlives its handle by at most its lease (a crashed
  * process cannot pin history for longer), and the first reader to find one
  * expired removes it, guarded by its value (a handle that renewed it
@@ -102,8 +103,8 @@ static void drop_expired(rstore *rs, const rkv *kv)
 int rados_store_snap_oldest(store *st, uint64_t now_us, uint64_t *oldest)
 {
 	rstore *rs = RS(st);
-	mrtx_bytes after = MRTX_BYTES(NULL, 0);
-	int dropped = 0, rc = 0;
+	mrtx_bytes after = MRTX_BYTES(NULL, 0), ts_key = MRTX_CSTR(TS_KEY);
+	int dropped = 0, first = 1, rc = 0;
 	mrtx_arena a;
 
 	*oldest = UINT64_MAX;
@@ -121,6 +122,10 @@ int rados_store_snap_oldest(store *st, uint64_t now_us, uint64_t *oldest)
 		r.oid = rs->snaps_oid;
 		r.gets = &g;
 		r.ngets = 1;
+		if (first) { /* the oracle, in the read of the first page */
+			r.keys = &ts_key;
+			r.nkeys = 1;
+		}
 		atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
 		if ((rc = rconn_read(rs->conn, &r, 1, &a))) {
 			if (rc == RCONN_TIMEDOUT)
@@ -129,22 +134,22 @@ int rados_store_snap_oldest(store *st, uint64_t now_us, uint64_t *oldest)
 		}
 		if (r.result == -ENOENT)
 			break;
+		for (size_t i = 0; first && i < r.nkvs; i++) {
+			uint64_t o;
+
+			/* a snapshot not listed below is reserved above it */
+			if (rados_ts_decode(r.kvs[i].value, &o)) {
+				rc = mrtx__seterr(MRTX_ECORRUPT, "%s: object %s holds a malformed "
+				                  "timestamp", rs->addr, rs->snaps_oid);
+				goto done;
+			}
+			*oldest = MRTX_MIN(*oldest, o);
+		}
+		first = 0;
 		for (size_t i = 0; i < g.nkvs; i++) {
 			const rkv *kv = &g.kvs[i];
 			const uint8_t *p = kv->value.data;
-			uint64_t o;
 
-			if (kv->key.size == 2 && memcmp(kv->key.data, TS_KEY, 2) == 0) {
-				/* the oracle, read with the records: a snapshot not
-				 * listed here is reserved above it */
-				if (rados_ts_decode(kv->value, &o)) {
-					rc = mrtx__seterr(MRTX_ECORRUPT, "%s: object %s holds a "
-					                  "malformed timestamp", rs->addr, rs->snaps_oid);
-					goto done;
-				}
-				*oldest = MRTX_MIN(*oldest, o);
-				continue;
-			}
 			if (kv->key.size < 2 || memcmp(kv->key.data, "s/", 2) != 0 ||
 			    (rs->snap_key[0] && kv->key.size == strlen(rs->snap_key) &&
 			     memcmp(kv->key.data, rs->snap_key, kv->key.size) == 0))

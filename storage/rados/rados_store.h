@@ -45,7 +45,8 @@ int rados_store_write_rows(store *st, store_op *ops, size_t n);
 int rados_store_ts_next(store *st, uint64_t floor, uint64_t *out);
 int rados_store_ts_known(store *st, uint64_t *out);
 int rados_store_ts_start(store *st, uint64_t *out);
-int rados_store_ts_snapshot(store *st, uint64_t oldest_live, uint64_t until_us, uint64_t *out);
+int rados_store_ts_snapshot(store *st, const store_snap_set *set, uint64_t until_us,
+                            uint64_t *out);
 void rados_store_ts_learn(store *st, uint64_t ts);
 int rados_store_ts_now(store *st, uint64_t *out);
 int rados_store_keeps_versions(const store *st);

@@ -87,7 +87,10 @@ int rados_ts_decode(mrtx_bytes v, uint64_t *out)
 struct rts_wait {
 	uint64_t floor;
 	int snap;            /* a snapshot's: register it (store_ts_snapshot) */
-	uint64_t oldest;     /* ... with the handle's oldest running one */
+	const store_snap_set *set; /* ... with its handle's oldest running one,
+	                      * asked by the leader just before its write; the
+	                      * leader enters the snapshot after the write */
+	uint64_t oldest;
 	uint64_t until;      /* ... protected until (this handle's clock) */
 	uint64_t ts;
 	int rc;
@@ -228,13 +231,14 @@ int rados_store_ts_next(store *st, uint64_t floor, uint64_t *out)
 	return ts_take(st, &me, out);
 }
 
-int rados_store_ts_snapshot(store *st, uint64_t oldest_live, uint64_t until_us, uint64_t *out)
+int rados_store_ts_snapshot(store *st, const store_snap_set *set, uint64_t until_us,
+                            uint64_t *out)
 {
 	rts_wait me;
 
 	memset(&me, 0, sizeof(me));
 	me.snap = !RS(st)->head.read_only && RS(st)->versions;
-	me.oldest = oldest_live;
+	me.set = set;
 	me.until = until_us;
 	return ts_take(st, &me, out);
 }
@@ -277,17 +281,26 @@ static int ts_take(store *st, rts_wait *mep, uint64_t *out)
 			fl = MRTX_MAX(fl, w->floor);
 			if (w->snap) {
 				rec.snap = 1;
-				rec.oldest = MRTX_MIN(rec.oldest, w->oldest);
 				rec.until = MRTX_MAX(rec.until, w->until);
 			}
 		}
 		pthread_mutex_unlock(&rs->ts_mu);
+		/* (the set is asked now, after the previous batch entered its
+		 * snapshots: each one reserved before is in it) */
+		for (w = batch; w; w = w->next)
+			if (w->snap)
+				rec.oldest = MRTX_MIN(rec.oldest, w->set->oldest(w->set->arg));
 		/* (the leader alone touches ts_last / ts_known: ts_busy) */
 		rc = ts_reserve(st, k, fl, rec.snap ? &rec : NULL, &first);
+		/* (snapshots entered in their sets before the next batch) */
+		for (w = batch; w; w = w->next) {
+			w->ts = rc ? 0 : first++;
+			if (rc == 0 && w->set)
+				w->set->enter(w->set->arg, w->ts);
+		}
 		pthread_mutex_lock(&rs->ts_mu);
 		for (w = batch; w; w = w->next) {
 			w->rc = rc;
-			w->ts = rc ? 0 : first++;
 			if (rc)
 				snprintf(w->msg, sizeof(w->msg), "%s", mrtx_errmsg());
 			w->done = 1;
@@ -310,7 +323,7 @@ int rados_store_ts_known(store *st, uint64_t *out)
 
 	*out = atomic_load(&rs->ts_hint);
 	if (!rs->versions) /* (an older format: the clock is its only source) */
-		*out = MRTX_MAX(*out, mrtx__now_us());
+		*out = MRTX_MAX(*out, store_now_us(st));
 	return 0;
 }
 
@@ -322,7 +335,7 @@ int rados_store_ts_start(store *st, uint64_t *out)
 
 	*out = 0;
 	if (!rs->versions) { /* (an older format: the clock is its only source) */
-		*out = MRTX_MAX(atomic_load(&rs->ts_hint), mrtx__now_us());
+		*out = MRTX_MAX(atomic_load(&rs->ts_hint), store_now_us(st));
 		return 0;
 	}
 	if ((rc = ts_fetch(rs, &v)))
