@@ -737,7 +737,7 @@ int store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row, size_t
 int store_trims_on_write(const store *st);
 int store_trim_row(store *st, const store_table *t, mrtx_bytes row, uint64_t safe);
 /*
- * A reader's push (RADOS; DESIGN §9, session 20): the row's lock is
+ * A reader's push (RADOS; DESIGN §9): the row's lock is
  * exactly `lock` (a PREWRITTEN primary, as read) -- then its transaction's
  * commit point, whenever it comes, is stamped at or above ts (a stamped
  * write of the row whose stamp is below the row's push mark is stamped

@@ -1,5 +1,5 @@
 /*
- * test_crashfault.c - I/O faults below LMDB (issue 16, item 5).
+ * test_crashfault.c - I/O faults below LMDB.
  *
  * This test links the crash recorder (tools/crashrec/) ahead of libc, so
  * LMDB's own pwrite/writev/fdatasync calls on the store's data.mdb pass

@@ -1,6 +1,6 @@
 /*
  * test_model.c - model-based randomized test of the whole public API
- * against the in-memory reference model of tests/model_ref.c (issue 12).
+ * against the in-memory reference model of tests/model_ref.c.
  *
  * Up to three transactions are open at once, driven interleaved from one
  * thread: gets, puts, deletes, row deletes, forward / reverse / limited /

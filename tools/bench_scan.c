@@ -1,6 +1,6 @@
 /*
  * bench_scan.c - `mrtx bench DIR --only longscan`: a read-only scan of a
- * 100,000-row table while 8 threads write to it (issue 17's measurement).
+ * 100,000-row table while 8 threads write to it.
  *
  * The scan runs in a read-only transaction and commits; a commit that
  * fails validation (a writer changed the range since the scan read it)

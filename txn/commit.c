@@ -222,7 +222,7 @@ static uint64_t ts_above(mrtx_txn *txn, const wrow *w, size_t n)
  * every row this transaction read (STABLE when read).  A store that stamps
  * one-row commits from its host's clock (RADOS) may hold rows stamped above
  * its oracle; a transaction that read such a row still stamps above it, so
- * stamps follow every read dependency (DESIGN §9, session 18). */
+ * stamps follow every read dependency (DESIGN §9). */
 static uint64_t ts_floor(mrtx_txn *txn, const wrow *w, size_t n)
 {
 	uint64_t ts = ts_above(txn, w, n);

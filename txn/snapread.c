@@ -388,7 +388,7 @@ static int as_pending(mrtx_txn *txn, store_row *sr, const lock_rec *l)
 }
 
 /*
- * Reading past a live writer (RADOS, DESIGN §9 session 20).  Without
+ * Reading past a live writer (RADOS, DESIGN §9).  Without
  * views, a read at a snapshot T (the live one, or mrtx_begin_at's) that
  * meets a PREWRITTEN lock of a
  * live two-phase commit X would wait for X (it might commit at or below

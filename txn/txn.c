@@ -875,7 +875,7 @@ int txn_row_redo(mrtx_txn *txn, const trow *r, store_mut **out, size_t *n)
  * one commit in TRIM_EVERY per handle, up to TRIM_ROWS of its rows, each
  * one collection step (store_trim_row) at a safe point store__trim_lag_us
  * below the clock.  So a hot row keeps about TRIM_EVERY versions more than
- * that window's, and the store stays flat (DESIGN §9, session 19).  Best
+ * that window's, and the store stays flat (DESIGN §9).  Best
  * effort: the commit stands whatever a trim meets. */
 #define TRIM_EVERY 8u
 #define TRIM_ROWS 4u

@@ -24,10 +24,10 @@
  * `mrtx gc`.  A step keeps every version above its safe point and, at or
  * below it, what the family's policy keeps -- so a running snapshot at or
  * above the safe point reads its versions, one-version families included
- * (DESIGN §9, session 19).  Reads choose by the policy rule every backend
- * shares (storage/versions.c), so nothing past the policy shows before
- * collection.  Session 18 dropped a one-version family's older keys in the
- * write itself; a snapshot of a running transaction then had nothing to
+ * (DESIGN §9).  Reads choose by the policy rule every backend shares
+ * (storage/versions.c), so nothing past the policy shows before
+ * collection.  A write does not drop a one-version family's older keys
+ * itself: a snapshot of a running transaction would then have nothing to
  * read below a newer write.
  */
 #include "storage/rados/rados_int.h"

@@ -1,5 +1,5 @@
 /*
- * rados_conn.h - the connection layer of the RADOS backend (issue 13).
+ * rados_conn.h - the connection layer of the RADOS backend.
  *
  * Three things, none of which knows about mrtx locks or rows:
  *

@@ -277,7 +277,7 @@ static int batch_lock(up *u, const rtablet *tb, mrtx_bytes v, mrtx_bytes *rec, u
 		                    "transaction after the upgrade began: a client of an earlier "
 		                    "release still uses the store.  Stop every client and run the "
 		                    "upgrade again; a transaction such a client left in flight "
-		                    "keeps the upgrade from finishing (DESIGN §9, session 20)",
+		                    "keeps the upgrade from finishing (DESIGN §9)",
 		                    u->rs->addr, tb->oid);
 	return 0;
 }
