@@ -476,6 +476,7 @@ void store__clock_offset(store *st, long long us)
 _Atomic unsigned long store__syncs;
 _Atomic long long store__trim_lag_us = STORE_TRIM_LAG_US;
 _Atomic int store__rados_old_formats;
+_Atomic int store__lmdb_inexact_views;
 
 int store_keeps_versions(const store *st)
 {

@@ -619,9 +619,9 @@ int store_keeps_versions(const store *st);
  * RADOS: the timestamp the store's oracle last handed out (NAME.ts), read
  * without writing: every two-phase commit stamped at or below it had its
  * timestamp (and so all its locks) before this call began, and every one
- * that returned before the call began is stamped at or below it.  One-row
- * commits take their host's clock instead (store_op.stamp), above none of
- * this necessarily.  Returns 0, MRTX_ESTORE, MRTX_ECORRUPT;
+ * that returned before the call began is stamped at or below it (one-row
+ * commits included: theirs is the oracle's too, store_op.stamp).  Returns
+ * 0, MRTX_ESTORE, MRTX_ECORRUPT;
  * LMDB: MRTX_ENOTSUP (a view's timestamp is store_view_ts).
  */
 int store_ts_now(store *st, uint64_t *out);
@@ -661,6 +661,11 @@ extern _Atomic long long store__trim_lag_us;
  * (mrtx_open refuses it otherwise, naming `mrtx upgrade`), so that tests
  * can make one the way earlier releases wrote it and then upgrade it. */
 extern _Atomic int store__rados_old_formats;
+
+/* Test hook: the next N checks that pin an LMDB view to its transaction
+ * id fail, as when two commits land during each (lmdb_rw.c view_exact):
+ * eight in a row make a view whose timestamp is unknown. */
+extern _Atomic int store__lmdb_inexact_views;
 
 /*
  * Convert an older store in place (mrtx_upgrade): path as store_open's.
@@ -759,8 +764,8 @@ int store_push(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
  * handle's clock, store_now_us: a duration, the lease); one record per
  * handle, replaced by the next write of it.  store_snap_oldest: the
  * oldest snapshot of every other handle's record whose protection has not
- * ended at now_us, and at most the oracle's value read with them
- * (UINT64_MAX: no oracle yet and no record); expired records met are
+ * ended at now_us, and at most the oracle's value read with the first
+ * page of them (UINT64_MAX: no oracle yet and no record); expired records met are
  * removed.  LMDB: its reader table already keeps a snapshot's pages (0,
  * nothing published; oldest UINT64_MAX).  Both return 0, MRTX_ESTORE,
  * MRTX_ENOMEM; oldest also MRTX_ECORRUPT (a malformed record).  A

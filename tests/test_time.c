@@ -53,6 +53,7 @@ static int unhook(void **state)
 	(void)state;
 	atomic_store(&mrtx__clock_frozen_us, 0);
 	atomic_store(&mrtx__clock_step_us, 0);
+	atomic_store(&store__lmdb_inexact_views, 0);
 	return 0;
 }
 
@@ -521,6 +522,51 @@ static void test_readonly_commit_syncs(void **state)
 	done(db, path);
 }
 
+/* An LMDB view that cannot be pinned to its transaction id (commits kept
+ * landing while it was taken: store__lmdb_inexact_views plays them) has
+ * timestamp 0, not one that may be below commits it holds; mrtx_gc and
+ * mrtx_begin_at, which need the timestamp, take a view again, and fail
+ * with MRTX_ENOTSUP only after 16 such views. */
+static void test_unpinned_view(void **state)
+{
+	char *path;
+	mrtx_db *db;
+	mrtx_txn *txn;
+	mrtx_bytes v;
+	uint64_t a = 0;
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = fresh(&path, MRTX_NOSYNC);
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t", B("r"), "f", B("q"), B("v")), MRTX_OK);
+	assert_int_equal(mrtx_commit_ts(txn, &a), MRTX_OK);
+	assert_true(a > 0);
+
+	atomic_store(&store__lmdb_inexact_views, 8);
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_get(txn, "t", B("r"), "f", B("q"), &v), MRTX_OK);
+	assert_int_equal(mrtx_txn_snapshot_ts(txn), 0);
+	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+	assert_int_equal(atomic_load(&store__lmdb_inexact_views), 0);
+
+	atomic_store(&store__lmdb_inexact_views, 16 * 8);
+	assert_int_equal(mrtx_begin_at(db, a, &txn), MRTX_ENOTSUP);
+	atomic_store(&store__lmdb_inexact_views, 16 * 8);
+	assert_int_equal(mrtx_gc(db, 0, NULL), MRTX_ENOTSUP);
+
+	atomic_store(&store__lmdb_inexact_views, 15 * 8);
+	assert_int_equal(mrtx_begin_at(db, a, &txn), MRTX_OK);
+	assert_int_equal(mrtx_get(txn, "t", B("r"), "f", B("q"), &v), MRTX_OK);
+	assert_true(v.size == 1 && memcmp(v.data, "v", 1) == 0);
+	mrtx_abort(txn);
+	atomic_store(&store__lmdb_inexact_views, 15 * 8);
+	assert_int_equal(mrtx_gc(db, 0, NULL), MRTX_OK);
+	assert_int_equal(atomic_load(&store__lmdb_inexact_views), 0);
+	done(db, path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -533,6 +579,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_gc_keeps_young_snapshot, unhook),
 		cmocka_unit_test_teardown(test_registry_covers_reserving_snapshot, unhook),
 		cmocka_unit_test_teardown(test_readonly_commit_syncs, unhook),
+		cmocka_unit_test_teardown(test_unpinned_view, unhook),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -47,20 +47,25 @@ int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected)
 	if (!resume) {
 		store_view *v;
 
-		if ((rc = store_view_open(db->st, &v)) == MRTX_ENOTSUP) {
-			/* RADOS: the newest timestamp is the oracle's (every commit
-			 * is stamped by it) */
-			if ((rc = store_ts_now(db->st, &safe)))
+		/* (a view whose timestamp is unknown because writers kept
+		 * landing commits while it was pinned is taken again) */
+		for (int tries = 0; safe == 0 && tries < 16; tries++) {
+			if ((rc = store_view_open(db->st, &v)) == MRTX_ENOTSUP) {
+				/* RADOS: the newest timestamp is the oracle's
+				 * (every commit is stamped by it) */
+				if ((rc = store_ts_now(db->st, &safe)))
+					return rc;
+				break;
+			} else if (rc) {
 				return rc;
-		} else if (rc) {
-			return rc;
-		} else {
+			}
 			safe = store_view_ts(db->st, v);
 			store_view_close(db->st, v);
 		}
 		if (safe == 0)
 			return mrtx__seterr(MRTX_ENOTSUP, "mrtx_gc: store %s has no commit timestamps "
-			                    "here (no timestamp page)", store_path(db->st));
+			                    "here (no timestamp page, or writers kept every view "
+			                    "from pinning one)", store_path(db->st));
 		safe = safe > keep_ms * 1000u ? safe - keep_ms * 1000u : 0;
 		/* RADOS: not above a running snapshot (LMDB's reader table
 		 * keeps theirs: snapread.c) that this handle has or the

@@ -611,7 +611,7 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out)
 	store_view *v;
 	mrtx_arena a;
 	mrtx_bytes g;
-	uint64_t vts, safe = 0;
+	uint64_t vts = 0, safe = 0;
 	mrtx_txn *txn;
 	int rc;
 
@@ -628,11 +628,17 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out)
 	if ((rc = mrtx_begin(db, &txn)))
 		return rc;
 	txn->at = ts; /* (before the view: a past snapshot takes no live one) */
-	if ((rc = txn_view_get(txn, &v)))
-		goto fail;
-	/* the newest timestamp handed out: the view's (LMDB), or the oracle's
-	 * (RADOS: reads go to the store as it is, each at ts) */
-	vts = store_view_ts(db->st, v);
+	/* the newest timestamp handed out: the view's (LMDB; one whose
+	 * timestamp is unknown, as writers kept landing commits while it was
+	 * pinned, is taken again), or the oracle's (RADOS: reads go to the
+	 * store as it is, each at ts) */
+	for (int tries = 0;; tries++) {
+		if ((rc = txn_view_get(txn, &v)))
+			goto fail;
+		if (!v || (vts = store_view_ts(db->st, v)) || tries == 15)
+			break;
+		txn_view_close(txn);
+	}
 	if (!v) {
 		/* RADOS: every commit is stamped by the oracle, so one at or
 		 * below ts had its stamp before this read, and every later
@@ -641,7 +647,8 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out)
 			goto fail;
 	} else if (vts == 0) {
 		rc = mrtx__seterr(MRTX_ENOTSUP, "mrtx_begin_at: store %s has no snapshot "
-		                  "timestamps here (no timestamp page)", store_path(db->st));
+		                  "timestamps here (no timestamp page, or writers kept every "
+		                  "view from pinning one)", store_path(db->st));
 		goto fail;
 	}
 	if (ts > vts) {
