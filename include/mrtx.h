@@ -295,7 +295,7 @@ typedef struct mrtx_family_spec {
  * mrtx_create_table, with each family's version policy.  A family added
  * later (mrtx_add_family) keeps one version.  Idempotent: creating an
  * existing table with identical families and policies succeeds.  LMDB
- * stores and RADOS stores of format 4 (made since session 18) keep
+ * stores and RADOS stores of layout format 4 (what mrtx_open creates) keep
  * versions; a RADOS store of an older format keeps one (MRTX_ENOTSUP for
  * any other policy).
  * @return as mrtx_create_table; also MRTX_EINVAL (families NULL, n 0,
@@ -467,11 +467,12 @@ int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms);
  * older than the row).  Older versions stay for running snapshots:
  * collection (a commit's trim of the rows it wrote, `mrtx gc`) keeps
  * every version above the oldest snapshot it knows of -- this handle's,
- * and those published in the store's registry (NAME.snaps) by
- * transactions whose snapshot is older than a quarter of the trim lag
- * (10 s), on their reads, with a lease of one lag.  A snapshot that goes
- * without reading for more than half the lag may therefore find versions
- * it needs collected: MRTX_ESNAPSHOT, never a newer value.  On a
+ * and those listed in the store's registry (held in NAME.ts beside the
+ * oracle): each snapshot is registered by the very write that reserves
+ * its timestamp, with a lease of one trim lag (10 s) that its reads renew
+ * every quarter lag.  A snapshot that goes without reading for more than
+ * three quarters of the lag may therefore find versions it needs
+ * collected: MRTX_ESNAPSHOT, never a newer value.  On a
  * read-only handle (it cannot take a timestamp), reads are optimistic: two reads may straddle another
  * transaction's commit and see half of it, such a transaction can never
  * commit (commit validates every read, read-only ones included), and code
@@ -510,9 +511,16 @@ int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *famil
              mrtx_bytes qualifier, mrtx_bytes *value);
 
 /**
- * Buffer a put.  Copies its inputs.  Nothing reaches the store before commit.
+ * Buffer a put.  Copies its inputs.  Nothing reaches the store before
+ * commit.  A transaction's first write takes its start timestamp (the
+ * window of blind-write conflicts, see mrtx_commit) from the store's
+ * source unless a read took its snapshot before: on LMDB the timestamp
+ * page (DIR/ts.shm, no I/O once attached), on RADOS one read of the
+ * oracle (NAME.ts, a round trip).
  * @return MRTX_OK; MRTX_EINVAL; MRTX_ETOOBIG; MRTX_ENOTABLE; MRTX_ENOFAMILY;
- *   MRTX_ENOMEM; MRTX_EBADTXN (doomed, see mrtx_get); MRTX_EREADONLY (the
+ *   MRTX_ENOMEM; MRTX_ESTORE, MRTX_ECORRUPT (the first write: the
+ *   timestamp source could not be read, or holds a malformed value);
+ *   MRTX_EBADTXN (doomed, see mrtx_get); MRTX_EREADONLY (the
  *   store was opened read-only: nothing buffered, the transaction is left
  *   as it was, and can still read and commit); on a table with
  *   indexes also the errors of the reads index maintenance makes (as
@@ -669,7 +677,8 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
  *   commit -- RADOS: above its timestamp object);
  *   MRTX_ESNAPSHOT (ts is below `mrtx gc`'s safe point, under which
  *   deleted cells may be gone); MRTX_ENOTSUP (an LMDB store without its
- *   timestamp page); MRTX_ENOMEM;
+ *   timestamp page, or, very rarely, writers landing commits so fast that
+ *   16 views in a row could not be pinned to one: retry); MRTX_ENOMEM;
  *   MRTX_ESTORE; MRTX_ECORRUPT (RADOS: the timestamp object is
  *   malformed).  Its reads return mrtx_get's codes, MRTX_ELOCKED among
  *   them on RADOS (above).
@@ -703,7 +712,7 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out);
  * @param collected  receives the number of versions removed (may be NULL).
  * @return MRTX_OK; MRTX_EINVAL (db NULL, keep_ms out of range);
  *   MRTX_EREADONLY; MRTX_ENOTSUP (an LMDB store without its timestamp
- *   page);
+ *   page, or, very rarely, 16 views in a row unpinned, as mrtx_begin_at);
  *   MRTX_ECORRUPT; MRTX_EFULL; MRTX_ESTORE; MRTX_ENOMEM.
  */
 int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected);
