@@ -230,8 +230,13 @@ typedef struct mrtx_options {
  *   older, or one of an older format this mrtx upgrades (LMDB formats 3
  *   and 4, RADOS layout 1 to 3) or whose upgrade was cut short -- the
  *   message then names `mrtx upgrade`, mrtx_upgrade;
- *   read-only: no store at path);
- *   MRTX_ECORRUPT (metadata unreadable; LMDB, for writing: the directory's
+ *   read-only: no store at path; LMDB: an empty data.mdb, or one that is
+ *   no LMDB file);
+ *   MRTX_ECORRUPT (metadata unreadable; LMDB: data.mdb shorter than its
+ *   newest commit's pages, or a meta page damaged -- its header, magic,
+ *   page size, transaction id or a root past the file's pages -- found
+ *   before anything is mapped or created, so a refused open leaves the
+ *   directory as it was; for writing: the directory's
  *   ts.shm belongs to another store -- remove it while no process has the
  *   store open); MRTX_ESTORE (I/O, permissions; ts.shm cannot be made);
  *   MRTX_ENOMEM.

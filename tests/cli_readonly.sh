@@ -229,7 +229,7 @@ if [ ${#as[@]} -eq 0 ]; then
 	skip "perm: root without setpriv (or nobody cannot reach $TMP or $MRTX): unwritable store not tested"
 else
 	before=$(sums "$P")
-	expect_err 1 "cannot be written here: --read-only" "perm: a read-write open suggests --read-only" \
+	expect_err 1 "only read can open it with --read-only" "perm: a read-write open suggests --read-only" \
 		"${as[@]}" "$MRTX" get "$P" t r1 f:q
 	expect_out v1 "perm: --read-only get" "${as[@]}" "$MRTX" --read-only get "$P" t r1 f:q
 	expect_out "r1 f:q v1" "perm: --read-only scan" "${as[@]}" "$MRTX" --read-only scan "$P" t

@@ -303,13 +303,19 @@ int arg_size(const char *cmd, const char *what, const char *arg, size_t *out)
 
 /* --------------------------------------------------------------- store */
 
+/* Does the LMDB store directory path hold data.mdb?  1 yes, 0 no, -1 it
+ * cannot be told (errno: EACCES, ...). */
 static int store_dir_has_data(const char *path)
 {
 	char file[4096];
 	struct stat sb;
 	int n = snprintf(file, sizeof(file), "%s/data.mdb", path);
 
-	return n > 0 && (size_t)n < sizeof(file) && stat(file, &sb) == 0 && S_ISREG(sb.st_mode);
+	if (n <= 0 || (size_t)n >= sizeof(file))
+		return 0;
+	if (stat(file, &sb) != 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+	return S_ISREG(sb.st_mode);
 }
 
 /* Can this process write the store's files (an LMDB store directory)? */
@@ -354,17 +360,26 @@ int tool_open(const char *cmd, const char *path, int create, mrtx_db **out)
 	}
 	/* mrtx_open makes a store in any directory; only create-table may.
 	 * data.mdb is the LMDB backend's data file, present in every store. */
-	if (!create && strncmp(path, "rados://", 8) != 0 && !store_dir_has_data(path)) {
-		tool_err(cmd, "%s is not an mrtx store (no data.mdb; `mrtx create-table` "
-		         "makes one)", path);
-		return EXIT_FAIL;
+	if (!create && strncmp(path, "rados://", 8) != 0) {
+		int has = store_dir_has_data(path);
+
+		if (has < 0) {
+			tool_err(cmd, "%s: cannot look into the store directory: %s", path,
+			         strerror(errno));
+			return EXIT_FAIL;
+		}
+		if (!has) {
+			tool_err(cmd, "%s is not an mrtx store (no data.mdb; `mrtx create-table` "
+			         "makes one)", path);
+			return EXIT_FAIL;
+		}
 	}
 	if ((rc = mrtx_open(out, path, &open_opts))) {
 		rc = tool_fail(cmd, "open", rc);
 		if (!open_opts.read_only && strncmp(path, "rados://", 8) != 0 &&
 		    !store_dir_writable(path))
-			tool_err(cmd, "%s cannot be written here: --read-only (or MRTX_READ_ONLY=1) "
-			         "opens it for reading", path);
+			tool_err(cmd, "%s cannot be written by this user; commands that only read "
+			         "can open it with --read-only (or MRTX_READ_ONLY=1)", path);
 		return rc;
 	}
 	return 0;

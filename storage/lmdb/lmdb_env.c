@@ -602,6 +602,9 @@ static int env_open(store *st, const store_opts *o)
 		                            (lmdb_durable) */
 	else if (o->durability == MRTX_NOSYNC)
 		flags |= MDB_NOSYNC;
+	/* (a damaged file is refused before LMDB maps it, or creates lock.mdb) */
+	if ((rc = lmdb_file_check(st->path)))
+		return rc;
 	rc = o->read_only ? env_open_ro(st, o, flags) : env_try_open(st, o, flags);
 	if (rc == ENOENT && o->read_only)
 		return mrtx__seterr(MRTX_ENOTSTORE, "%s: no mrtx store here (no data.mdb; a "

@@ -184,6 +184,11 @@ void lmdb_wabort(store *st, MDB_txn *txn);
  * or new; give both back with lmdb_rtxn_end, never mdb_txn_abort or
  * mdb_cursor_close. */
 int lmdb_rtxn_begin(store *st, lmdb_rtxn *out);
+/* Check DIR/data.mdb's meta pages and length before LMDB maps it
+ * (lmdb_file.c): 0 (sound, or no file yet); MRTX_ENOTSTORE (empty, or not
+ * LMDB's); MRTX_ECORRUPT (damaged or truncated); MRTX_ESTORE (unreadable);
+ * MRTX_EINVAL (path too long). */
+int lmdb_file_check(const char *dir);
 /* Adopt a map another process grew, then again(st, arg) once more: its
  * result, or MRTX_ESTORE (lmdb_env.c). */
 int lmdb_remap(store *st, const char *step, int (*again)(store *st, void *arg), void *arg);
