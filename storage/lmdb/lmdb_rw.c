@@ -99,7 +99,7 @@ static int read_cells(store *st, MDB_cursor *cur, const store_table *t, uint8_t 
 {
 	size_t cap = 0, klen = plen;
 	MDB_val k, v;
-	int rc, op = MDB_SET_RANGE, qs_cut = 0;
+	int rc, op = MDB_SET_RANGE, qs_cut = 0, at_lock = 0;
 
 	out->cells = NULL;
 	out->ncells = 0;
@@ -149,8 +149,10 @@ static int read_cells(store *st, MDB_cursor *cur, const store_table *t, uint8_t 
 			rc = MRTX_ENOMEM;
 			break;
 		}
-		if (kd[encsize] == LOCK_TAG)
+		if (kd[encsize] == LOCK_TAG) {
+			at_lock = 1;
 			break; /* the row's lock key: its last key */
+		}
 		if (kd[encsize] >= t->nfamilies &&
 		    /* a family added since we loaded t?  (store_add_family) */
 		    ((rc = lmdb_store_table_refresh(st)) || kd[encsize] >= t->nfamilies)) {
@@ -185,12 +187,46 @@ static int read_cells(store *st, MDB_cursor *cur, const store_table *t, uint8_t 
 			break;
 		}
 	}
+	/* every family read, of a row with a lock: the walk ends on that lock
+	 * key, its last; ending elsewhere means a damaged key ended it early */
+	if (rc == 0 && out->has_lock && !(f && f->family >= 0) && !at_lock)
+		rc = mrtx__seterr(MRTX_ECORRUPT, "table '%s': a row's keys out of order in the "
+		                  "data file: the store is damaged (restore it from a backup)",
+		                  t->name);
 	return rc;
 }
 
+static int damaged_keys(const store_table *t)
+{
+	return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a lookup in the data file met keys out "
+	                    "of order: the store is damaged (restore it from a backup)", t->name);
+}
+
+/*
+ * A key looked up was not there: is the tree around it sound?  The first
+ * key at or above it and the last key below it must lie on either side
+ * (a damaged branch key sends a lookup to the wrong leaf, where the key
+ * is missing although the store holds it).  Costs two steps, on misses
+ * only; the cursor is left anywhere.
+ */
+static int miss_check(MDB_cursor *cur, const store_table *t, const uint8_t *key, size_t n)
+{
+	MDB_val target = mv(key, n), k = target, v;
+	int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+
+	if (rc == 0 && lmdb_key_cmp(&k, &target) < 0)
+		return damaged_keys(t);
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return 0; /* (an error of the walk itself: the caller's read stands) */
+	rc = mdb_cursor_get(cur, &k, &v, rc == 0 ? MDB_PREV : MDB_LAST);
+	if (rc == 0 && lmdb_key_cmp(&k, &target) >= 0)
+		return damaged_keys(t);
+	return 0;
+}
+
 /* key[0..plen) = P . enc(row); key[plen] is overwritten. */
-static int read_lock_at(store *st, MDB_cursor *cur, uint8_t *key, size_t plen,
-                        mrtx_bytes row, mrtx_arena *a, store_row *out)
+static int read_lock_at(store *st, MDB_cursor *cur, const store_table *t, uint8_t *key,
+                        size_t plen, mrtx_bytes row, mrtx_arena *a, store_row *out)
 {
 	MDB_val k = mv(key, plen + 1), v;
 	int rc;
@@ -201,7 +237,7 @@ static int read_lock_at(store *st, MDB_cursor *cur, uint8_t *key, size_t plen,
 	out->has_lock = 0;
 	out->lock = MRTX_BYTES(NULL, 0);
 	if (rc == MDB_NOTFOUND)
-		return 0;
+		return miss_check(cur, t, key, plen + 1);
 	if (rc)
 		return lmdb_err(st, rc, "read lock");
 	if (!(out->lock.data = arena_dup(a, v.mv_data, v.mv_size)))
@@ -220,7 +256,7 @@ static int read_lock(store *st, MDB_cursor *cur, const store_table *t, mrtx_byte
 
 	if ((rc = row_key_checked(key, t, row, &plen)))
 		return rc;
-	return read_lock_at(st, cur, key, plen, row, a, out);
+	return read_lock_at(st, cur, t, key, plen, row, a, out);
 }
 
 /*
@@ -257,6 +293,8 @@ static int read_cell_exact(store *st, MDB_cursor *cur, const store_table *t, uin
 		memcpy(key + plen + 1, f->qs.data, f->qs.size);
 	k = mv(key, klen);
 	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	if (rc == 0 && lmdb_key_cmp(&k, &(MDB_val){ .mv_size = klen, .mv_data = key }) < 0)
+		return damaged_keys(t);
 	if (rc == 0 && k.mv_size == klen && bytes_eq(k.mv_data, key, klen)) {
 		store_cell *c;
 		uint64_t ts;
@@ -304,7 +342,8 @@ static int read_cell_exact(store *st, MDB_cursor *cur, const store_table *t, uin
 			break;
 		}
 		if (first && (k.mv_size <= plen || !bytes_eq(kd, key, plen)))
-			return 0; /* no such row (a found cell proved the row) */
+			return miss_check(cur, t, key, klen); /* no such row (a found
+			                                       * cell proved the row) */
 		if (++steps > EXACT_WALK) {
 			key[plen] = LOCK_TAG;
 			k = mv(key, plen + 1);
@@ -451,14 +490,14 @@ int lmdb_store_read_row(store *st, lmdb_rtxn *view, const store_table *t, mrtx_b
 		return rc;
 	}
 	if (f && (f->at || f->versions > 1)) {
-		if ((rc = read_lock_at(st, rt.cur, key, plen, row, a, out)) == 0)
+		if ((rc = read_lock_at(st, rt.cur, t, key, plen, row, a, out)) == 0)
 			rc = lmdb_cell_read_versions(st, rt.cur, t, key, plen, f, a, out);
 	} else if (f && f->qual_exact && f->family >= 0) {
 		rc = read_cell_exact(st, rt.cur, t, key, plen, row, f,
 		                     f->lazy_lock && view && view->settled, a, out);
 	} else {
 		/* the lock first: the cells are then found from its page */
-		if ((rc = read_lock_at(st, rt.cur, key, plen, row, a, out)) == 0)
+		if ((rc = read_lock_at(st, rt.cur, t, key, plen, row, a, out)) == 0)
 			rc = read_cells(st, rt.cur, t, key, plen, f, a, out);
 	}
 	rt_put(st, view, &rt);
@@ -534,6 +573,12 @@ static int step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int r
 	if (reverse) {
 		*k = mv(key, n);
 		rc = mdb_cursor_get(cur, k, v, MDB_SET_RANGE);
+		/* (the row is there: the seek lands on its first key, unless a
+		 * damaged key sits out of order before it) */
+		if (rc == 0 && !(k->mv_size >= n && memcmp(k->mv_data, key, n) == 0))
+			return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a key out of order in the "
+			                    "data file: the store is damaged (restore it from a "
+			                    "backup)", t->name);
 		return rc ? rc : mdb_cursor_get(cur, k, v, MDB_PREV);
 	}
 	/* past the lock key and the history after it (lmdb_cell.c: history
@@ -552,12 +597,39 @@ static int step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int r
 	return rc;
 }
 
+/*
+ * A scan leaves the table: is the key k that ended it (forward: after the
+ * table's keys; reverse: before them) really past it, and the key beyond
+ * it no key of the table?  A damaged key (a flipped prefix byte) sits out
+ * of order in LMDB's tree, where it would end the scan early with a short
+ * result; one step more tells.
+ */
+static int scan_end_check(MDB_cursor *cur, const store_table *t, int reverse, MDB_val *k,
+                          MDB_val *v)
+{
+	const uint8_t *p = k->mv_data;
+	unsigned kp = k->mv_size >= TPFX ? (unsigned)p[0] << 8 | p[1] : 0;
+	int rc;
+
+	if (reverse ? kp >= t->kp : kp <= t->kp)
+		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a key out of order in the data "
+		                    "file: the store is damaged (restore it from a backup)",
+		                    t->name);
+	rc = mdb_cursor_get(cur, k, v, reverse ? MDB_PREV : MDB_NEXT);
+	if (rc == 0 && tkey_is(t, k->mv_data, k->mv_size))
+		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a key of another table among its "
+		                    "keys in the data file: the store is damaged (restore it "
+		                    "from a backup)", t->name);
+	return rc == 0 || rc == MDB_NOTFOUND ? 0 : rc;
+}
+
 int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
                          const store_range *r, int reverse, const store_filter *f,
                          size_t max_rows, mrtx_arena *a, store_row **rows, size_t *nrows,
                          int *more)
 {
-	uint8_t kb[MRTX_MAX_KEY + 1], rowbuf[MRTX_MAX_KEY + 1];
+	uint8_t kb[MRTX_MAX_KEY + 1], rowbuf[MRTX_MAX_KEY + 1], prevbuf[MRTX_MAX_KEY + 1];
+	mrtx_bytes prev = MRTX_BYTES(NULL, 0);
 	lmdb_rtxn rt;
 	MDB_cursor *cur;
 	MDB_val k, v;
@@ -604,13 +676,26 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 		store_row *out;
 		int is_lock;
 
-		if (!tkey_is(t, k.mv_data, k.mv_size))
+		if (!tkey_is(t, k.mv_data, k.mv_size)) {
+			if ((rc = scan_end_check(cur, t, reverse, &k, &v)) == MRTX_ECORRUPT)
+				goto done;
 			break;
+		}
 		if (key_row(&k, rowbuf, &row, &is_lock)) {
 			rc = mrtx__seterr(MRTX_ECORRUPT, "table '%s': undecodable key in the data "
 			                  "database", t->name);
 			goto done;
 		}
+		/* each step lands on a row past the last one: a damaged tree
+		 * that sends a seek back would make the scan go round for ever */
+		if (prev.data && (reverse ? row_cmp(row, prev) >= 0 : row_cmp(row, prev) <= 0)) {
+			rc = mrtx__seterr(MRTX_ECORRUPT, "table '%s': keys out of order in the data "
+			                  "file: the store is damaged (restore it from a backup)",
+			                  t->name);
+			goto done;
+		}
+		memcpy(prevbuf, row.data, row.size);
+		prev = MRTX_BYTES(prevbuf, row.size);
 		if (reverse ? below_lo(r, row) : at_or_above_hi(r, row))
 			break;
 		if (reverse && key_is_hist(&k, row)) {
@@ -675,7 +760,7 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 		/* read_cells moved the cursor: step from the row itself */
 		rc = step_row(cur, t, out->row, reverse, &k, &v);
 	}
-	rc = (rc == MDB_NOTFOUND || rc == 0) ? 0 : lmdb_err(st, rc, "scan");
+	rc = rc == MDB_NOTFOUND || rc == 0 ? 0 : rc == MRTX_ECORRUPT ? rc : lmdb_err(st, rc, "scan");
 done:
 	rt_put(st, view, &rt);
 	if (rc) {
