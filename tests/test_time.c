@@ -403,7 +403,7 @@ static void *held_snapshot(void *arg)
 static void test_registry_covers_reserving_snapshot(void **state)
 {
 	static const mrtx_family_spec fams[] = { { "h", 1, 0, 0 } };
-	char *path, go[256], spec[320];
+	char *path, go[256];
 	mrtx_db *w, *r, *g, *ahead;
 	struct held_snap a = { 0 };
 	mrtx_txn *b;
@@ -421,17 +421,10 @@ static void test_registry_covers_reserving_snapshot(void **state)
 	ahead = tu_open(path, NULL);
 	assert_true(r && g && ahead);
 	assert_int_equal(tu_put(w, "v", B("k"), "h", B("q"), B("old")), MRTX_OK);
-	snprintf(go, sizeof(go), "%s/mrtx-time-go.%d", getenv("TMPDIR") ? getenv("TMPDIR") :
-	         "/tmp", (int)getpid());
-	unlink(go);
-	snprintf(spec, sizeof(spec), "snap.after_reserve=wait:%s@1", go);
-	assert_int_equal(mrtx_failpoints_set(spec), MRTX_OK);
+	tu_fp_hold("snap.after_reserve", 1, "time", go, sizeof(go));
 	a.db = r;
 	assert_int_equal(pthread_create(&th, NULL, held_snapshot, &a), 0);
-	for (int i = 0; mrtx_failpoint_hits("snap.after_reserve") < 1; i++) {
-		assert_true(i < 2000);
-		usleep(5000);
-	}
+	tu_fp_wait("snap.after_reserve", 1);
 	assert_int_equal(tu_put(w, "v", B("k"), "h", B("q"), B("new")), MRTX_OK);
 	assert_int_equal(mrtx_begin(r, &b), MRTX_OK);
 	assert_int_equal(mrtx_get(b, "v", B("k"), "h", B("q"), &got), MRTX_OK);

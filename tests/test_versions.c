@@ -931,7 +931,7 @@ static void read_past_writer(const char *fp)
 	static const mrtx_family_spec one[] = { { "one", 1, 0, 0 } };
 	struct held_writer w;
 	mrtx_options o = MRTX_OPTIONS_INIT;
-	char *path, go[256], spec[320];
+	char *path, go[256];
 	mrtx_db *db, *rd;
 	mrtx_txn *reader, *rw;
 	pthread_t th;
@@ -944,19 +944,12 @@ static void read_past_writer(const char *fp)
 	(void)put_ts(db, "s", "one", "0");
 	o.lock_wait_ms = 1500;
 	assert_non_null(rd = tu_open(path, &o));
-	snprintf(go, sizeof(go), "%s/mrtx-push-go.%d", getenv("TMPDIR") ? getenv("TMPDIR") :
-	         "/tmp", (int)getpid());
-	unlink(go);
-	snprintf(spec, sizeof(spec), "%s=wait:%s", fp, go);
-	assert_int_equal(mrtx_failpoints_set(spec), MRTX_OK);
+	tu_fp_hold(fp, 0, "push", go, sizeof(go));
 	w.path = path;
 	assert_int_equal(pthread_create(&th, NULL, held_write, &w), 0);
 	/* (at the failpoint: its locks in place, and after store.after_stamp
 	 * its commit point stamped, below the snapshot the reader takes next) */
-	for (int i = 0; mrtx_failpoint_hits(fp) < 1; i++) {
-		assert_true(i < 2000);
-		usleep(5000);
-	}
+	tu_fp_wait(fp, 1);
 	assert_int_equal(tu_open_locks(db), 2);
 	/* read-only: both rows as before, by gets and by a scan */
 	assert_int_equal(mrtx_begin(rd, &reader), MRTX_OK);
@@ -1063,7 +1056,7 @@ static void test_snapshot_late_commit(void **state)
 {
 	static const mrtx_family_spec one[] = { { "one", 1, 0, 0 } };
 	struct held_writer w;
-	char *path, go[256], spec[320];
+	char *path, go[256];
 	mrtx_db *db;
 	uint64_t t;
 	mrtx_txn *reader;
@@ -1076,17 +1069,10 @@ static void test_snapshot_late_commit(void **state)
 	db = fresh(&path);
 	assert_int_equal(mrtx_create_table2(db, "t", one, 1), MRTX_OK);
 	(void)put_ts(db, "x", "one", "a");
-	snprintf(go, sizeof(go), "%s/mrtx-late-go.%d", getenv("TMPDIR") ? getenv("TMPDIR") :
-	         "/tmp", (int)getpid());
-	unlink(go);
-	snprintf(spec, sizeof(spec), "store.after_stamp=wait:%s", go);
-	assert_int_equal(mrtx_failpoints_set(spec), MRTX_OK);
+	tu_fp_hold("store.after_stamp", 0, "late", go, sizeof(go));
 	w.path = path;
 	assert_int_equal(pthread_create(&th, NULL, late_write, &w), 0);
-	for (int i = 0; mrtx_failpoint_hits("store.after_stamp") < 1; i++) {
-		assert_true(i < 2000);
-		usleep(5000);
-	}
+	tu_fp_wait("store.after_stamp", 1);
 	assert_int_equal(mrtx_begin(db, &reader), MRTX_OK);
 	assert_int_equal(mrtx_get(reader, "t", B("x"), "one", B("q"), &v), MRTX_OK);
 	assert_true(v.size == 1 && memcmp(v.data, "a", 1) == 0);

@@ -298,3 +298,25 @@ unsigned long tu_open_locks(mrtx_db *db)
 	assert_int_equal(recover_sweep(mrtx__db_store(db), &ro, &st, NULL, NULL), 0);
 	return st.locks_seen;
 }
+
+void tu_fp_hold(const char *fp, unsigned at, const char *tag, char *go, size_t n)
+{
+	char spec[512];
+	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+
+	snprintf(go, n, "%s/mrtx-%s-go.%d", dir, tag, (int)getpid());
+	unlink(go);
+	if (at)
+		snprintf(spec, sizeof(spec), "%s=wait:%s@%u", fp, go, at);
+	else
+		snprintf(spec, sizeof(spec), "%s=wait:%s", fp, go);
+	assert_int_equal(mrtx_failpoints_set(spec), MRTX_OK);
+}
+
+void tu_fp_wait(const char *fp, int hits)
+{
+	for (int i = 0; mrtx_failpoint_hits(fp) < hits; i++) {
+		assert_true(i < 120000);
+		usleep(5000);
+	}
+}

@@ -57,6 +57,15 @@ int tu_put(mrtx_db *db, const char *table, mrtx_bytes row, const char *family,
 int tu_cell_is(mrtx_db *db, const char *table, mrtx_bytes row, const char *family,
                mrtx_bytes qual, mrtx_bytes want, int *rc_out);
 
+/* Arm failpoint fp to stop its hit number `at` (0: the first) until the
+ * file go exists: go (size n) receives a fresh path under $TMPDIR or /tmp
+ * named after tag; create it to release the stopped caller. */
+void tu_fp_hold(const char *fp, unsigned at, const char *tag, char *go, size_t n);
+/* Wait until failpoint fp has been hit `hits` times (by another thread or
+ * a child): a coordination wait, not a timing one -- it gives up (failing
+ * the test) only after ten minutes. */
+void tu_fp_wait(const char *fp, int hits);
+
 /* A reproducible generator (xorshift64*, same on every libc).  Seeded from
  * MRTX_SEED when set, else from dflt; tu_seed_used says which, for messages. */
 extern unsigned long tu_seed_used;
