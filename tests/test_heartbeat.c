@@ -104,6 +104,7 @@ static void slow_commit_keeps_its_locks(void **state)
 	(void)state;
 	set_sleep();
 	assert_int_equal(pthread_create(&th, NULL, write_two, &w), 0);
+	tu_fp_wait("commit.after_validate", 1); /* (its locks in place) */
 	t0 = now_s();
 	/* Read the primary for the whole sleep, many lock TTLs.  (RADOS: a
 	 * read pushes the live writer above its snapshot and reads past the
@@ -150,14 +151,24 @@ static void forced_recovery_still_wins(void **state)
 	recover_opts ro = { 0, 1, 0 }; /* --force */
 	recover_stats st;
 	pthread_t th;
+	char go[256];
+	FILE *f;
 
 	(void)state;
-	set_sleep();
+	/* the writer held after its validation, its locks in place, until
+	 * the sweep is done: whatever the machine's speed, the sweep comes
+	 * first */
+	tu_fp_hold("commit.after_validate", 1, "heartbeat", go, sizeof(go));
 	assert_int_equal(pthread_create(&th, NULL, write_two, &w), 0);
-	usleep((useconds_t)SLEEP_MS * 500u); /* past the TTL: refreshed by now */
+	tu_fp_wait("commit.after_validate", 1);
+	usleep((useconds_t)SLEEP_MS * 500u); /* past the TTL (a duration on the
+	                                        clock): refreshed by now */
 	memset(&st, 0, sizeof(st));
 	assert_int_equal(recover_sweep(mrtx__db_store(db), &ro, &st, NULL, NULL), 0);
+	assert_non_null(f = fopen(go, "w"));
+	fclose(f);
 	pthread_join(th, NULL);
+	unlink(go);
 	assert_int_equal(mrtx_failpoints_set(NULL), 0);
 	print_message("forced sweep: %lu locks, %lu rolled back; commit: %s\n", st.locks_seen,
 	              st.rolled_back, mrtx_strerror(w.rc));
