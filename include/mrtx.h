@@ -82,7 +82,8 @@ enum {
 	MRTX_EINVAL,            /* bad argument (NULL handle, empty row, bad name, ...) */
 	MRTX_ETOOBIG,           /* key or value over the documented limits */
 	MRTX_ENOTABLE,          /* no such table */
-	MRTX_ECORRUPT,          /* malformed lock record or store metadata */
+	MRTX_ECORRUPT,          /* malformed lock record or store metadata, or a
+	                           damaged data file (DESIGN §3.5) */
 	MRTX_ENOMEM,            /* allocation failed */
 	MRTX_ESTORE,            /* the store (LMDB, file system) failed */
 	/* additions beside the fixed codes */
