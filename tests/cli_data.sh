@@ -196,7 +196,7 @@ expect_out 0 "nothing loaded into only_f" "$MRTX" scan "$T" only_f --count
 # first two committed (the third row's batch was not known to be complete)
 # and says so; --batch 0 (one transaction) leaves nothing
 printf "${hdr}"'r1 f:q 1\nr2 f:q 2\nr3 f:q 3\nr4 f:q \\x4\nend 4\n' >"$TMP/late.dump"
-expect_err 1 'line 8: .*2 earlier transactions \(2 cells, lines up to 6\) were committed' \
+expect_err 1 'line 8: .*; batches 1-2 \(rows 1-2, lines 5-6\) committed; batch 3 \(row 3, line 7\) not written$' \
 	"a late bad line, --batch 1" "$MRTX" load "$T" late1 "$TMP/late.dump" --batch 1
 expect_out 2 "--batch 1: the rows of the earlier batches are in" "$MRTX" scan "$T" late1 --count
 expect_err 1 'line 8: .*nothing was written' "a late bad line, --batch 0" \

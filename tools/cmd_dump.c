@@ -280,8 +280,9 @@ typedef struct load_state {
 	batch b;
 	size_t nfams, batch_rows;
 	unsigned long long cells, rows;
-	unsigned long txns, committed_to; /* committed transactions; their last line */
-	unsigned long long committed_cells;
+	unsigned long txns;   /* committed transactions (batches) */
+	unsigned long first_line, committed_to; /* their first and last cell lines */
+	unsigned long long committed_rows;
 } load_state;
 
 static int load_fn(mrtx_txn *txn, void *p)
@@ -303,39 +304,97 @@ static int load_fn(mrtx_txn *txn, void *p)
 	return 0;
 }
 
-/* ", N transactions (lines ..) were committed before it" for messages. */
-static void committed_note(const load_state *s, char *buf, size_t n)
+/* "one N" or "many N-M" into buf (a range of batches, rows, lines). */
+static void span(char *buf, size_t n, const char *one, const char *many,
+                 unsigned long long a, unsigned long long b)
 {
-	if (s->txns == 0)
-		snprintf(buf, n, "nothing was written");
+	if (a == b)
+		snprintf(buf, n, "%s %llu", one, a);
 	else
-		snprintf(buf, n, "nothing of this batch was written; %lu earlier transactions "
-		         "(%llu cells, lines up to %lu) were committed", s->txns,
-		         s->committed_cells, s->committed_to);
+		snprintf(buf, n, "%s %llu-%llu", many, a, b);
 }
 
+/* "batches 1-7 (rows 1-7000, lines 5-7004) committed", or "no batch was
+ * committed". */
+static void committed_batches(const load_state *s, char *buf, size_t n)
+{
+	char b[64], r[64], l[64];
+
+	if (s->txns == 0) {
+		snprintf(buf, n, "no batch was committed");
+		return;
+	}
+	span(b, sizeof(b), "batch", "batches", 1, s->txns);
+	span(r, sizeof(r), "row", "rows", 1, s->committed_rows);
+	span(l, sizeof(l), "line", "lines", s->first_line, s->committed_to);
+	snprintf(buf, n, "%s (%s, %s) committed", b, r, l);
+}
+
+/* "batch 8 (rows 7001-8000, lines 7005-8004)": the batch being read or
+ * written (it holds a cell). */
+static void this_batch(const load_state *s, char *buf, size_t n)
+{
+	char r[64], l[64];
+
+	span(r, sizeof(r), "row", "rows", s->committed_rows + 1,
+	     s->committed_rows + s->b.rows);
+	span(l, sizeof(l), "line", "lines", s->b.c[0].line, s->b.c[s->b.n - 1].line);
+	snprintf(buf, n, "batch %lu (%s, %s)", s->txns + 1, r, l);
+}
+
+/* After a bad line: which batches were committed, and that the one being
+ * read was not written ("nothing was written" when none was). */
+static void committed_note(const load_state *s, char *buf, size_t n)
+{
+	char done[200], cur[160];
+
+	if (s->txns == 0) {
+		snprintf(buf, n, "nothing was written");
+		return;
+	}
+	committed_batches(s, done, sizeof(done));
+	if (s->b.n == 0) {
+		snprintf(buf, n, "%s", done);
+		return;
+	}
+	this_batch(s, cur, sizeof(cur));
+	snprintf(buf, n, "%s; %s not written", done, cur);
+}
+
+/*
+ * Commit the batch.  When that fails, say exactly which batches are in:
+ * those committed before it, and it not at all (mrtx_run failed before
+ * or at the commit, which then wrote nothing) -- or, with MRTX_EUNKNOWN,
+ * maybe (the commit's store write failed in a way that may have applied
+ * it).
+ */
 static int load_flush(load_state *s)
 {
 	batch *b = &s->b;
-	char note[160];
+	char done[200], cur[160];
+	const char *msg;
 	int rc;
 
 	if (b->n == 0)
 		return 0;
 	if ((rc = mrtx_run(s->db, load_fn, b, 0))) {
-		committed_note(s, note, sizeof(note));
+		msg = *mrtx_errmsg() ? mrtx_errmsg() : mrtx_strerror(rc);
+		committed_batches(s, done, sizeof(done));
+		this_batch(s, cur, sizeof(cur));
 		if (b->failed != SIZE_MAX)
-			tool_err(s->cmd, "line %lu: %s (%s)", b->c[b->failed].line,
-			         *mrtx_errmsg() ? mrtx_errmsg() : mrtx_strerror(rc), note);
+			tool_err(s->cmd, "line %lu: %s; %s; %s not written", b->c[b->failed].line, msg,
+			         done, cur);
+		else if (rc == MRTX_EUNKNOWN)
+			tool_err(s->cmd, "%s; %s may or may not have committed: %s (loading the dump "
+			         "again is safe)", done, cur, msg);
 		else
-			tool_err(s->cmd, "committing lines %lu-%lu: %s (%s)", b->c[0].line,
-			         b->c[b->n - 1].line,
-			         *mrtx_errmsg() ? mrtx_errmsg() : mrtx_strerror(rc), note);
+			tool_err(s->cmd, "%s; %s not written: %s", done, cur, msg);
 		return EXIT_FAIL;
 	}
-	s->txns++;
+	if (s->txns++ == 0)
+		s->first_line = b->c[0].line;
 	s->committed_to = b->c[b->n - 1].line;
-	s->committed_cells += b->n;
+	s->committed_rows += b->rows;
 	b->n = 0;
 	b->used = 0;
 	b->rows = 0;
@@ -461,7 +520,7 @@ typedef enum { L_MAGIC, L_TABLE, L_FAMILIES, L_CELLS, L_DONE } lphase;
 /* Read and load the dump from in; EXIT_* (messages printed). */
 static int load_stream(load_state *s, FILE *in)
 {
-	char *line = NULL, err[160], note[160], *dump_table = NULL;
+	char *line = NULL, err[160], note[400], *dump_table = NULL;
 	size_t cap = 0;
 	unsigned long lineno = 0;
 	lphase ph = L_MAGIC;
@@ -625,8 +684,11 @@ int cmd_load(int argc, char **argv)
 		     "held in memory until it commits).  A batch is parsed in full before it\n"
 		     "is written (the last one once nothing follows the end line): a bad\n"
 		     "line (the message names it) leaves nothing of its batch written, and\n"
-		     "earlier batches committed (running the load again after a fix is\n"
-		     "safe).\n");
+		     "earlier batches committed.  When a batch fails to commit (a full disk:\n"
+		     "No space left on device), the message names the batches committed and\n"
+		     "the one not written, by batch, row and line numbers (or says it may or\n"
+		     "may not have committed, when the store cannot tell).  Running the load\n"
+		     "again after a fix is safe.\n");
 	if (npos < 2 || npos > 3)
 		return tool_usage_err(argv[0], usage, "expected STORE, TABLE and maybe FILE");
 	memset(&s, 0, sizeof(s));
