@@ -89,7 +89,10 @@ enum {
 	/* additions beside the fixed codes */
 	MRTX_ENOFAMILY,         /* no such family in the table */
 	MRTX_ENOTSTORE,         /* not an mrtx store, or another format version */
-	MRTX_EFULL,             /* the store's map is full: reopen with a larger map_size */
+	MRTX_EFULL,             /* the store is full: its map (reopen with a larger
+	                           map_size), its file system or quota (free space,
+	                           then retry), or the RADOS cluster; mrtx_errmsg
+	                           says which.  Nothing was written */
 	MRTX_EBADTXN,           /* the transaction already failed; only abort is allowed */
 	MRTX_EEXIST,            /* table exists with different families (or a
 	                           family exists: mrtx_add_family; a backup's
@@ -216,6 +219,31 @@ typedef struct mrtx_options {
  * use the read-write handle for reading).  Two read-only opens share it
  * whatever their durability, batching and map_size, which do not matter
  * to a reader.  (RADOS handles share nothing, so both kinds may coexist.)
+ *
+ * Full disks and I/O errors on LMDB.  A commit that fails writing its
+ * pages -- a full file system or quota: MRTX_EFULL, the message saying "No
+ * space left on device" (or "Disk quota exceeded") and naming the store;
+ * another write error (permissions, a read-only file system): MRTX_ESTORE
+ * in the error's own words -- committed nothing and leaves the handle as it
+ * was: reads go on, and once space is freed the next commit succeeds.  A
+ * failed fdatasync of data.mdb is different: the kernel may have dropped
+ * pages it could not write, the last commits' among them, and a later
+ * fdatasync that succeeds does not mean they reached the disk.  So from
+ * then on the handle reports nothing durable that it did not know durable
+ * before -- the commit that waited for that sync returns MRTX_EUNKNOWN, the
+ * commit of a transaction without writes whose snapshot holds such a
+ * commit returns MRTX_ESTORE -- and refuses every write with MRTX_ESTORE
+ * (the message says to reopen) until every handle of the store in this
+ * process is closed and the store is opened again.  Reads go on.  The
+ * handle does the same after EIO from a commit on a file system that is
+ * not full (a device error, which it cannot tell from a failed sync), and
+ * after LMDB stopped on a failed write of its meta page (MDB_PANIC: then
+ * reads fail too).  Reopening starts over from the file as the kernel
+ * shows it, which does not make durable what failed to reach the disk:
+ * after a failed sync treat the device as suspect (README, "Full disks
+ * and I/O errors").  Telling a failed write from a failed sync needs Linux
+ * 4.13 or later, which reports a write-back error to every open descriptor
+ * of a file.
  *
  * Stale LMDB reader slots left by killed processes are cleared.
  * MRTX_FAILPOINTS is read by the first mrtx_open of each process, a forked
@@ -554,12 +582,15 @@ int mrtx_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row);
  *   or an earlier call returned MRTX_CONFLICT; nothing was written);
  *   MRTX_ELOCKED (a row to write is held by a live transaction; nothing was
  *   written); MRTX_EUNKNOWN (the store's write of the commit point failed in
- *   a way that may have applied it -- a failed LMDB commit, a lost reply --
- *   so the transaction may or may not have committed; the next reader or
- *   `mrtx recover` settles it; the same for one-row and multi-row commits);
- *   MRTX_ESTORE / MRTX_EFULL (the store failed and surely applied nothing
- *   at the commit point, or failed before it: nothing was committed, and
- *   what was prewritten is rolled back or left to recovery); MRTX_ECORRUPT;
+ *   a way that may have applied it -- a failed LMDB commit or sync, a lost
+ *   reply -- so the transaction may or may not have committed, or is not
+ *   known durable; the next reader or `mrtx recover` settles it; the same
+ *   for one-row and multi-row commits); MRTX_ESTORE / MRTX_EFULL (the store
+ *   failed and surely applied nothing at the commit point, or failed before
+ *   it: nothing was committed, and what was prewritten is rolled back or
+ *   left to recovery; a full disk is MRTX_EFULL, after which the handle
+ *   commits again once space is freed; MRTX_ESTORE also once a sync of the
+ *   store failed: see mrtx_open, "Full disks and I/O errors"); MRTX_ECORRUPT;
  *   MRTX_ENOMEM; MRTX_EBADTXN (doomed by a failure that is no conflict, see
  *   mrtx_get; nothing written); MRTX_EINVAL (NULL); MRTX_EREADONLY (a
  *   transaction holding writes on a read-only handle; nothing written);

@@ -128,9 +128,13 @@ void tool_err(const char *cmd, const char *fmt, ...)
 	putc('\n', stderr);
 }
 
+/* (MRTX_EFULL is also a full disk, quota or cluster: the map's messages
+ * are the ones that name it) */
 const char *tool_hint(int rc)
 {
-	if (rc == MRTX_EFULL)
+	const char *m = mrtx_errmsg();
+
+	if (rc == MRTX_EFULL && (strstr(m, "map size") || strstr(m, "map is full")))
 		return " (mrtx: --map-size SIZE or MRTX_MAP_SIZE)";
 	if (rc == MRTX_EREADONLY)
 		return " (mrtx: opened with --read-only or MRTX_READ_ONLY)";

@@ -76,8 +76,9 @@ void tool_err(const char *cmd, const char *fmt, ...) __attribute__((format(print
 /* "mrtx: CMD: [STEP: ]<mrtx_errmsg() or mrtx_strerror(rc)>"; returns EXIT_FAIL. */
 int tool_fail(const char *cmd, const char *step, int rc);
 /* What the tool adds to the message of mrtx error rc ("" or " (...)"): how
-   to grow a full store (MRTX_EFULL), why a handle is read-only
-   (MRTX_EREADONLY).  A static string. */
+   to grow a full map (MRTX_EFULL whose message, mrtx_errmsg(), names the
+   map; not a full disk), why a handle is read-only (MRTX_EREADONLY).  A
+   static string. */
 const char *tool_hint(int rc);
 /* Print a usage error and the command's usage line; returns EXIT_USAGE. */
 int tool_usage_err(const char *cmd, const char *usage, const char *fmt, ...)

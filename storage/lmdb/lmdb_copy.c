@@ -96,9 +96,13 @@ int lmdb_store_copy(store *st, const char *dir)
 	return mrtx__sync_dir(dir, "backup");
 }
 
+/* A full sync proves nothing once one has failed (the latch, lmdb_io.c). */
 int lmdb_store_sync(store *st)
 {
-	int rc = mdb_env_sync(st->env, 1);
+	int rc = lmdb_io_failed(st);
 
-	return rc ? lmdb_err(st, rc, "sync") : 0;
+	if (rc == 0 && (rc = mdb_env_sync(st->env, 1)) == 0)
+		return 0;
+	lmdb_io_latch(st, rc);
+	return lmdb_err(st, rc, "sync");
 }

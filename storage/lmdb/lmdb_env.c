@@ -1,8 +1,8 @@
 /*
  * lmdb_env.c - the LMDB environment behind a store: opening (one
  * environment per directory per process, never shared across fork()),
- * closing, the pool of read transactions, error mapping, accounting, and
- * the store-call fault hook used by tests.
+ * closing, the pool of read transactions, error mapping, commit
+ * durability, accounting, and the store-call fault hook used by tests.
  */
 #include "storage/lmdb/lmdb_int.h"
 
@@ -19,19 +19,35 @@ static store *registry;
 
 /* ---------------------------------------------------------------- errors */
 
+/*
+ * A full disk or quota is MRTX_EFULL, as a full map is: the caller frees
+ * space (or grows the map) and retries.  Every other errno is MRTX_ESTORE
+ * in its own words (permissions, a read-only file system, I/O).
+ */
 int lmdb_err(store *st, int rc, const char *step)
 {
+	int failed = lmdb_io_failed(st), full = rc == ENOSPC || rc == EDQUOT;
+
 	if (rc == MDB_MAP_FULL)
 		return mrtx__seterr(MRTX_EFULL, "store %s is full (map size %zu bytes) during %s; "
 		                    "reopen with a larger mrtx_options.map_size",
 		                    st->path, st->map_size, step);
-	if (rc == ENOSPC)
-		return mrtx__seterr(MRTX_EFULL, "store %s: disk full during %s", st->path, step);
 	if (rc == ENOMEM)
 		return mrtx__seterr(MRTX_ENOMEM, "store %s: out of memory during %s", st->path, step);
 	if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND)
 		return mrtx__seterr(MRTX_ECORRUPT, "store %s: %s during %s", st->path,
 		                    mdb_strerror(rc), step);
+	if (rc == MDB_PANIC)
+		return mrtx__seterr(MRTX_ESTORE, "store %s: %s: LMDB stopped after a failed write "
+		                    "of the store's meta page (MDB_PANIC): nothing more can be read "
+		                    "or written through this handle; close every handle of the "
+		                    "store in this process and reopen it", st->path, step);
+	if (failed && lmdb_is_io_errno(rc))
+		return lmdb_latched_err(st, full ? MRTX_EFULL : MRTX_ESTORE, rc, step);
+	if (full)
+		return mrtx__seterr(MRTX_EFULL, "store %s: %s: %s (writing %s/data.mdb: nothing "
+		                    "of it was committed; free space, then retry)", st->path, step,
+		                    strerror(rc), st->path);
 	return mrtx__seterr(MRTX_ESTORE, "store %s: %s: %s", st->path, step, mdb_strerror(rc));
 }
 
@@ -139,13 +155,14 @@ int lmdb_txn_begin(store *st, unsigned flags, MDB_txn **out)
 {
 	int rc, wr = !(flags & MDB_RDONLY);
 
-	if (wr && (rc = atomic_load(&st->io_failed)))
-		return mrtx__seterr(MRTX_ESTORE, "store %s: an earlier commit failed to write "
-		                    "or sync the file (%s); what it wrote may not be on disk, so "
-		                    "no write is accepted until the store is closed and reopened",
-		                    st->path, strerror(rc));
-	if (wr)
+	if (wr && (rc = lmdb_io_failed(st)))
+		return mrtx__seterr(MRTX_ESTORE, "store %s: a write or sync of data.mdb failed "
+		                    "(%s): %s", st->path, strerror(rc), lmdb_latch_why);
+	if (wr) {
 		pthread_mutex_lock(&st->wmu); /* see lmdb_commit */
+		if (!st->wb_opened)
+			lmdb_wb_open(st);
+	}
 	rc = mdb_txn_begin(st->env, NULL, flags, out);
 
 	if (rc == MDB_MAP_RESIZED) {
@@ -293,18 +310,10 @@ int lmdb_commit_nowait(store *st, MDB_txn *txn, int durable, uint64_t *need)
 	if (rc == 0 && st->w_ceil_new > st->w_ceil)
 		st->w_ceil = st->w_ceil_new;
 	st->w_ceil_new = 0;
-	/*
-	 * An I/O error (a system errno; LMDB's own codes are negative) from a
-	 * write or sync of the file: LMDB aborts this txn but keeps the
-	 * environment usable, and a later commit would build on pages whose
-	 * write-back failed (after a failed fsync Linux may drop those dirty
-	 * pages and report success to the next fsync).  Such a commit would be
-	 * acknowledged without being durable, so the store refuses writes until
-	 * it is reopened (lmdb_txn_begin), which starts over from the file as it
-	 * then reads.
-	 */
-	if (rc > 0 && rc != ENOMEM && rc != EINVAL)
-		atomic_store(&st->io_failed, rc);
+	/* (an I/O error: a failed write leaves the handle as it was, a failed
+	 * sync sets the latch) */
+	if (lmdb_is_io_errno(rc))
+		rc = lmdb_commit_io_failed(st, rc);
 	/* Only a txn that changed something takes its id (an empty one leaves
 	 * it to the next writer, maybe another process's). */
 	if (rc == 0 && dirty) {
@@ -361,20 +370,28 @@ void lmdb_durable_kick(store *st)
 	pthread_mutex_unlock(&st->gmu);
 }
 
-/* A sync of the file failed in this process (maybe the one that carried
- * our meta page: Linux reports a write-back error once per open file, and
- * every thread shares LMDB's descriptor): nothing since is surely durable. */
-static int io_state(store *st)
-{
-	return atomic_load(&st->io_failed);
-}
-
-/* Every commit up to `upto` is known durable (st->synced only rises). */
+/* Every commit up to `upto` is known durable (st->synced only rises).
+ * Not once the latch is set: a sync that returned after a failed one may
+ * have been told of no error only because the failed one was (the kernel
+ * reports a write-back error once per open file, and every thread shares
+ * LMDB's descriptor). */
 static void raise_synced(store *st, uint64_t upto)
 {
+	if (lmdb_io_failed(st))
+		return;
 	for (uint64_t cur = atomic_load(&st->synced);
 	     cur < upto && !atomic_compare_exchange_weak(&st->synced, &cur, upto);)
 		;
+}
+
+/* What lmdb_durable reports for commit need: 0 when it is known durable,
+ * or while no sync failed; else the errno of the failure that set the
+ * latch (it will never be known durable through this handle). */
+static int durable_result(store *st, uint64_t need)
+{
+	int failed = lmdb_io_failed(st);
+
+	return failed && atomic_load(&st->synced) < need ? failed : 0;
 }
 
 static int durable_now(store *st, uint64_t need)
@@ -390,7 +407,7 @@ int lmdb_durable(store *st, uint64_t need, int busy)
 	if (need == 0)
 		return 0;
 	if (atomic_load(&st->synced) >= need)
-		return io_state(st);
+		return 0;
 	if (busy || atomic_load_explicit(&st->foreign, memory_order_relaxed) >= 512) {
 		uint64_t until = mrtx__mono_us() + LMDB_DURABLE_WAIT_US;
 		int done = 0;
@@ -408,7 +425,8 @@ int lmdb_durable(store *st, uint64_t need, int busy)
 		pthread_mutex_unlock(&st->gmu);
 		if (done) {
 			atomic_fetch_add_explicit(&st->piggybacked, 1, memory_order_relaxed);
-			return io_state(st);
+			raise_synced(st, need);
+			return durable_result(st, need);
 		}
 	}
 	/* What our sync surely covers: every commit before the newest
@@ -420,15 +438,14 @@ int lmdb_durable(store *st, uint64_t need, int busy)
 	upto = last_txnid(st);
 	upto = upto >= need ? MRTX_MAX(upto - 1, need) : upto ? upto - 1 : 0;
 	if ((rc = mdb_env_sync(st->env, 1))) {
-		if (rc > 0 && rc != ENOMEM && rc != EINVAL)
-			atomic_store(&st->io_failed, rc);
+		lmdb_io_latch(st, rc);
 		return rc;
 	}
 	atomic_fetch_add_explicit(&st->own_syncs, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&store__syncs, 1, memory_order_relaxed);
 	raise_synced(st, upto);
 	lmdb_durable_kick(st);
-	return io_state(st);
+	return durable_result(st, need);
 }
 
 int lmdb_commit(store *st, MDB_txn *txn, int durable)
@@ -443,6 +460,19 @@ int lmdb_commit(store *st, MDB_txn *txn, int durable)
 	    last_txnid(st) >= id)
 		need = id;
 	return rc ? rc : lmdb_durable(st, need, 0);
+}
+
+/* A read's durability (lmdb_store_sync_visible): what it read, up to
+ * commit need, is durable -- or, once the latch is set, is not known so. */
+static int visible_result(store *st, uint64_t need)
+{
+	int failed = durable_result(st, need);
+
+	if (!failed)
+		return 0;
+	return mrtx__seterr(MRTX_ESTORE, "store %s: sync: this transaction read commits not "
+	                    "known to be on disk, as a write or sync of data.mdb failed (%s): "
+	                    "%s", st->path, strerror(failed), lmdb_latch_why);
 }
 
 /*
@@ -475,9 +505,11 @@ int lmdb_store_sync_visible(store *st, uint64_t need)
 		return 0;
 	if (need == 0 && (need = last_txnid(st)) == 0)
 		return 0;
-	if (atomic_load(&st->synced) >= need || last_txnid(st) > need) {
+	/* (latched: what is not known durable now never will be, and no
+	 * write txn starts) */
+	if (atomic_load(&st->synced) >= need || last_txnid(st) > need || lmdb_io_failed(st)) {
 		raise_synced(st, need);
-		return io_state(st) ? lmdb_err(st, io_state(st), "sync") : 0;
+		return visible_result(st, need);
 	}
 	if ((rc = lmdb_txn_begin(st, 0, &w)))
 		return rc;
@@ -487,18 +519,17 @@ int lmdb_store_sync_visible(store *st, uint64_t need)
 		/* (synced by the reader before us, or a later commit's data
 		 * sync, under the lock we waited for, carried need) */
 		raise_synced(st, need);
-		return io_state(st) ? lmdb_err(st, io_state(st), "sync") : 0;
+		return visible_result(st, need);
 	}
 	if ((rc = mdb_env_sync(st->env, 1))) {
-		if (rc > 0 && rc != ENOMEM && rc != EINVAL)
-			atomic_store(&st->io_failed, rc);
+		lmdb_io_latch(st, rc);
 		return lmdb_err(st, rc, "sync");
 	}
 	atomic_fetch_add_explicit(&st->own_syncs, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&store__syncs, 1, memory_order_relaxed);
 	raise_synced(st, upto);
 	lmdb_durable_kick(st);
-	return io_state(st) ? lmdb_err(st, io_state(st), "sync") : 0;
+	return visible_result(st, need);
 }
 
 void lmdb_wabort(store *st, MDB_txn *txn)
@@ -524,6 +555,8 @@ static void store_destroy(store *st)
 		}
 	}
 	lmdb_ts_detach(st);
+	if (st->wb_opened && st->wb_fd >= 0)
+		close(st->wb_fd);
 	if (st->env)
 		mdb_env_close(st->env);
 	for (size_t i = 0; i < n; i++)

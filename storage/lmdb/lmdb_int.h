@@ -108,9 +108,18 @@ struct store {
 	lmdb_rtxn *_Atomic pool[READ_POOL];
 	pthread_mutex_t wmu;      /* held by this process's write txn (lmdb_commit) */
 	pthread_mutex_t remap_mu; /* one thread at a time adopts a grown map (lmdb_remap) */
-	/* errno of a commit that failed writing or syncing the file: later
-	 * write txns fail until the store is reopened (lmdb_commit) */
+	/* The latch (lmdb_io_latch): errno of a failed sync of data.mdb, or
+	 * of a commit LMDB stopped at its meta page.  From then on no commit
+	 * past `synced` is known durable, and write txns fail until the store
+	 * is reopened.  A commit that failed writing its pages, before any
+	 * sync, does not set it (lmdb_commit_io_failed). */
 	atomic_int io_failed;
+	/* A descriptor of data.mdb of our own, opened before this process's
+	 * first write txn (lmdb_txn_begin; -1: could not), whose fdatasync
+	 * tells a failed write from a failed sync after a commit fails
+	 * (lmdb_commit_io_failed).  Under wmu. */
+	int wb_fd;
+	int wb_opened;
 	/*
 	 * The metadata generation without reading it: gen_val was the
 	 * generation after committed LMDB txn gen_at.  A write txn whose id is
@@ -163,8 +172,29 @@ struct store {
 	store *next;        /* process registry */
 };
 
-/* Map LMDB's rc to an MRTX code with a message naming the store and step. */
+/* Map LMDB's rc to an MRTX code with a message naming the store and step
+ * (an errno in its own words; when the latch is set, saying so). */
 int lmdb_err(store *st, int rc, const char *step);
+
+/* Failed writes and syncs of data.mdb (lmdb_io.c).  Has a sync failed
+ * (the latch, st->io_failed)?  Its errno, else 0. */
+int lmdb_io_failed(store *st);
+/* A sync of data.mdb failed with err: set the latch (if err is an I/O
+ * error, lmdb_is_io_errno). */
+void lmdb_io_latch(store *st, int err);
+/* An errno of a write or sync (not ENOMEM or EINVAL, which LMDB also
+ * returns)? */
+int lmdb_is_io_errno(int rc);
+/* rc (an I/O errno) of `step` once the latch is set, as lmdb_err. */
+int lmdb_latched_err(store *st, int code, int rc, const char *step);
+/* What the latch means for the handle, for messages. */
+extern const char lmdb_latch_why[];
+/* Open st->wb_fd: before the process's first write txn (under st->wmu). */
+void lmdb_wb_open(store *st);
+/* mdb_txn_commit failed with I/O error rc (under st->wmu): the latch
+ * unless its pages' write failed; returns the errno to report (ENOSPC for
+ * a short write on a full file system). */
+int lmdb_commit_io_failed(store *st, int rc);
 /* Begin an LMDB transaction (adopting a map grown by another process). */
 int lmdb_txn_begin(store *st, unsigned flags, MDB_txn **out);
 /* Write transactions: lmdb_txn_begin(st, 0, ...) takes st->wmu, which

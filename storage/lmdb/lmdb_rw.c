@@ -1190,10 +1190,16 @@ static void req_unknown(wreq *q, int rc)
 
 /* An mdb_txn_commit error that surely wrote no meta page: the map or the
  * transaction's page list filled while LMDB was still allocating pages
- * (its free list), before any page reached the file. */
-static int commit_surely_failed(int lmdb_rc)
+ * (its free list), before any page reached the file; or a system error
+ * that did not set the latch -- a failed write of its pages, such as a
+ * full disk's, which LMDB reports before it syncs them or writes the
+ * meta page (lmdb_commit_nowait).  Any other may have written the meta
+ * page.  (The latch may also come from another thread's failed sync
+ * meanwhile: then this says "maybe", which is never wrong.) */
+static int commit_surely_failed(store *st, int lmdb_rc)
 {
-	return lmdb_rc == MDB_MAP_FULL || lmdb_rc == MDB_TXN_FULL;
+	return lmdb_rc == MDB_MAP_FULL || lmdb_rc == MDB_TXN_FULL ||
+	       (lmdb_rc > 0 && !lmdb_io_failed(st));
 }
 
 /* Run one request in its own write transaction; *need: as
@@ -1227,7 +1233,7 @@ static int write_txn(store *st, wreq *q, uint64_t *need)
 		int raw = rc;
 
 		rc = lmdb_err(st, rc, "commit");
-		if (commit_surely_failed(raw))
+		if (commit_surely_failed(st, raw))
 			req_results(q, rc);
 		else
 			req_unknown(q, rc);
@@ -1346,7 +1352,7 @@ static void write_group(store *st, wreq *head, int roll, uint64_t *need)
 
 		rc = lmdb_err(st, rc, "commit");
 		for (wreq *r = head; r; r = r->next) {
-			if (commit_surely_failed(raw)) {
+			if (commit_surely_failed(st, raw)) {
 				r->rc = rc;
 				req_results(r, rc);
 			} else {

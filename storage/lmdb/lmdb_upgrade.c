@@ -66,7 +66,9 @@ static int up_err(up *u, int rc, const char *step)
 	if (rc == MDB_MAP_FULL)
 		return mrtx__seterr(MRTX_EFULL, "upgrade %s: the store's map is full during %s",
 		                    u->path, step);
-	return mrtx__seterr(MRTX_ESTORE, "upgrade %s: %s: %s", u->path, step, mdb_strerror(rc));
+	/* (a full disk or quota: MRTX_EFULL too, in the errno's words) */
+	return mrtx__seterr(rc == ENOSPC || rc == EDQUOT ? MRTX_EFULL : MRTX_ESTORE,
+	                    "upgrade %s: %s: %s", u->path, step, mdb_strerror(rc));
 }
 
 /* Keep every other process out for the whole upgrade: LMDB holds a shared

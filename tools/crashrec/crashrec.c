@@ -2,8 +2,10 @@
  * crashrec.c - the crash recorder: a shared library loaded into a workload
  * (LD_PRELOAD, or linked before libc) that logs every write and sync of one
  * file, the store's data.mdb, to a trace (crashrec.h has the format), and
- * can make the N-th write or sync of that file fail.  `mrtx crashsim` builds
- * the disk images a power loss could leave from that trace.
+ * can make the N-th write or sync of that file fail (a failed sync, as the
+ * kernel's write-back error, then fails the next sync through every other
+ * descriptor of the file too).  `mrtx crashsim` builds the disk images a
+ * power loss could leave from that trace.
  *
  * Interposed: open/open64/openat/openat64/creat (which descriptors are the
  * followed file, and which of them are O_DSYNC), close, write, pwrite,
@@ -32,6 +34,10 @@
 
 /* fd_state[fd]: 0 not followed, else 1 | (2 if O_DSYNC) */
 static unsigned char fd_state[MAXFD];
+/* A failed sync is a write-back error, which Linux (4.13 on) reports once
+ * to every descriptor of the file open when it happened: fd_wberr[fd] is
+ * the errno its next sync returns (do_sync). */
+static int fd_wberr[MAXFD];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int trace_fd = -1, inited;
 static char follow[4096];
@@ -187,6 +193,7 @@ static void opened(int fd, int flags, int existed)
 	if (fd < 0 || fd >= MAXFD || !follow[0])
 		return;
 	fd_state[fd] = 0;
+	fd_wberr[fd] = 0;
 	if (fstat(fd, &a) || stat(follow, &b) || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
 		return;
 	fd_state[fd] = (unsigned char)(1 | ((flags & (O_DSYNC | O_SYNC)) ? 2 : 0));
@@ -249,7 +256,20 @@ static int do_sync(int fd, int (*call)(int))
 
 	if (!followed(fd))
 		return call(fd);
+	pthread_mutex_lock(&mu);
+	f = fd_wberr[fd];
+	fd_wberr[fd] = 0;
+	pthread_mutex_unlock(&mu);
+	if (f) { /* (another descriptor's sync failed since this one's) */
+		errno = f;
+		return -1;
+	}
 	if ((f = fault_hit(1)) > 0) {
+		pthread_mutex_lock(&mu);
+		for (int i = 0; i < MAXFD; i++)
+			if (fd_state[i] && i != fd)
+				fd_wberr[i] = f;
+		pthread_mutex_unlock(&mu);
 		errno = f;
 		return -1;
 	}
@@ -455,7 +475,9 @@ int creat(const char *path, mode_t mode)
 int close(int fd)
 {
 	init();
-	if (fd >= 0 && fd < MAXFD)
+	if (fd >= 0 && fd < MAXFD) {
 		fd_state[fd] = 0;
+		fd_wberr[fd] = 0;
+	}
 	return real_close(fd);
 }
