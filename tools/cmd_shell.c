@@ -234,6 +234,13 @@ static void do_commit(shell *sh)
 	else if (rc == MRTX_EUNKNOWN)
 		shell_err(sh, "commit: %s; the outcome is unknown: the next reader of its rows "
 		          "or `mrtx recover` settles it (check before redoing it)", api_msg(rc));
+	else if (rc == MRTX_EFULL)
+		shell_err(sh, "commit: %s; the transaction was rolled back, nothing was "
+		          "written: make room, then redo it", api_msg(rc));
+	else if (rc == MRTX_ESTORE)
+		shell_err(sh, "commit: %s; the transaction was rolled back, nothing was "
+		          "written by it (the message says what the store needs first)",
+		          api_msg(rc));
 	else
 		shell_err(sh, "commit: %s; the transaction was rolled back, nothing was "
 		          "written: redo it", api_msg(rc));
