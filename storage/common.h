@@ -172,6 +172,8 @@ typedef enum {
 	FP_STORE_AFTER_STAMP,   /* RADOS: a commit point stamped, not yet sent */
 	FP_SNAP_AFTER_RESERVE,  /* RADOS: a snapshot's timestamp reserved, its
 	                           first read not yet sent */
+	FP_TS_BEFORE_ENTER,     /* RADOS: a batch with snapshots reserved, not
+	                           yet entered in their handles' sets */
 	FP__COUNT
 } mrtx_fp;
 

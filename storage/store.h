@@ -562,8 +562,8 @@ int store_unsettled_verify(store *st);
 int store_ts_next(store *st, uint64_t floor, uint64_t *out);
 /* The caller's set of running snapshots, kept by the layer above and
  * called by store_ts_snapshot with no store lock held: oldest, its minimum
- * (UINT64_MAX if empty); enter, add ts to it (it cannot fail: the caller
- * keeps room). */
+ * (UINT64_MAX if empty); enter, ts takes the place the caller kept for
+ * this reservation (it cannot fail). */
 typedef struct store_snap_set {
 	uint64_t (*oldest)(void *arg);
 	void (*enter)(void *arg, uint64_t ts);

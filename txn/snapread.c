@@ -71,30 +71,42 @@ static uint64_t lag_us(void)
 	return l > 0 ? (uint64_t)l : 1;
 }
 
-static uint64_t local_oldest(mrtx_db *db);
+static uint64_t local_oldest(mrtx_db *db, int pending);
 
 /* Remove one entry ts from this handle's live set. */
 static void snap_remove(mrtx_db *db, uint64_t ts)
 {
 	pthread_mutex_lock(&db->snap_mu);
 	for (size_t i = 0; i < db->nsnaps; i++)
-		if (db->snaps[i] == ts) {
+		if (db->snaps[i].ts == ts && !db->snaps[i].pending) {
 			db->snaps[i] = db->snaps[--db->nsnaps];
 			break;
 		}
 	pthread_mutex_unlock(&db->snap_mu);
 }
 
-/* Keep room in this handle's live set (db->snaps) for one more snapshot,
- * whose reservation is under way (db->npending). */
-static int snap_room(mrtx_db *db)
+/*
+ * A reservation under way stands in the handle's live set (db->snaps) as
+ * its floor: a value of the oracle the handle knew before the reservation
+ * began, below the timestamp it will get.  So a collector of this handle,
+ * which takes the set's minimum instead of the handle's own registry
+ * record, never passes a snapshot between the write that reserves it and
+ * its entry below -- the window in which only the registry knew it.
+ */
+typedef struct snap_pending {
+	mrtx_db *db;
+	uint64_t floor;
+} snap_pending;
+
+static int snap_room(snap_pending *p)
 {
+	mrtx_db *db = p->db;
 	int rc = 0;
 
 	pthread_mutex_lock(&db->snap_mu);
-	if (db->nsnaps + db->npending == db->csnaps) {
+	if (db->nsnaps == db->csnaps) {
 		size_t nc = db->csnaps ? db->csnaps * 2 : 8;
-		uint64_t *n = mrtx__reallocarray(db->snaps, nc, sizeof(*n));
+		struct txn_snap *n = mrtx__reallocarray(db->snaps, nc, sizeof(*n));
 
 		if (n) {
 			db->snaps = n;
@@ -104,27 +116,36 @@ static int snap_room(mrtx_db *db)
 		}
 	}
 	if (rc == 0)
-		db->npending++;
+		db->snaps[db->nsnaps++] = (struct txn_snap){ p->floor, 1 };
 	pthread_mutex_unlock(&db->snap_mu);
 	return rc;
 }
 
-/* A pending reservation ends: its snapshot ts enters the set (ts 0: it
- * failed, and its room is given back). */
+/* A pending reservation ends: its floor is replaced by its snapshot ts
+ * (ts 0: it failed, and the floor is removed). */
 static void snap_enter(void *arg, uint64_t ts)
 {
-	mrtx_db *db = arg;
+	snap_pending *p = arg;
+	mrtx_db *db = p->db;
 
 	pthread_mutex_lock(&db->snap_mu);
-	db->npending--;
-	if (ts)
-		db->snaps[db->nsnaps++] = ts;
+	for (size_t i = 0; i < db->nsnaps; i++)
+		if (db->snaps[i].pending && db->snaps[i].ts == p->floor) {
+			if (ts)
+				db->snaps[i] = (struct txn_snap){ ts, 0 };
+			else
+				db->snaps[i] = db->snaps[--db->nsnaps];
+			break;
+		}
 	pthread_mutex_unlock(&db->snap_mu);
 }
 
-static uint64_t oldest_of(void *db)
+/* (the registry record a reservation writes: the handle's entered
+ * snapshots; those under way are in that reservation's batch, whose
+ * timestamps the record also covers, or reserved after it, above it) */
+static uint64_t oldest_of(void *arg)
 {
-	return local_oldest(db);
+	return local_oldest(((snap_pending *)arg)->db, 0);
 }
 
 /*
@@ -139,13 +160,16 @@ static int snap_take(mrtx_txn *txn, uint64_t *ts)
 {
 	mrtx_db *db = txn->db;
 	store *st = db->st;
-	store_snap_set set = { oldest_of, snap_enter, db };
+	snap_pending p = { db, 0 };
+	store_snap_set set = { oldest_of, snap_enter, &p };
 	int rc;
 
-	if ((rc = snap_room(db)))
+	if (store_ts_known(st, &p.floor))
+		mrtx__clearerr(); /* (floor 0: this handle collects nothing meanwhile) */
+	if ((rc = snap_room(&p)))
 		return rc;
 	if ((rc = store_ts_snapshot(st, &set, store_now_us(st) + lag_us(), ts))) {
-		snap_enter(db, 0);
+		snap_enter(&p, 0);
 		return rc;
 	}
 	if ((rc = FAILPOINT(FP_SNAP_AFTER_RESERVE))) {
@@ -162,13 +186,16 @@ void txn_snap_end(mrtx_txn *txn)
 	snap_remove(txn->db, txn->snap_ts);
 }
 
-static uint64_t local_oldest(mrtx_db *db)
+/* The oldest of this handle's live snapshots; pending: with the floors of
+ * reservations under way (a collector of this handle). */
+static uint64_t local_oldest(mrtx_db *db, int pending)
 {
 	uint64_t o = UINT64_MAX;
 
 	pthread_mutex_lock(&db->snap_mu);
 	for (size_t i = 0; i < db->nsnaps; i++)
-		o = MRTX_MIN(o, db->snaps[i]);
+		if (pending || !db->snaps[i].pending)
+			o = MRTX_MIN(o, db->snaps[i].ts);
 	pthread_mutex_unlock(&db->snap_mu);
 	return o;
 }
@@ -182,7 +209,7 @@ static void snap_keepalive(mrtx_txn *txn)
 
 	if (mono < atomic_load(&db->snap_pub_us) + lag_us() / 4)
 		return;
-	o = local_oldest(db);
+	o = local_oldest(db, 0);
 	if (o == UINT64_MAX)
 		return;
 	atomic_store(&db->snap_pub_us, mono);
@@ -207,7 +234,7 @@ uint64_t txn_safe_bound(mrtx_db *db, int fresh)
 			reg = 0; /* unknown: collect nothing */
 		}
 	}
-	return MRTX_MIN(reg, local_oldest(db));
+	return MRTX_MIN(reg, local_oldest(db, 1));
 }
 
 /* The transaction's view, opened by its first read.  *out is NULL on a

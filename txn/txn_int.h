@@ -62,11 +62,11 @@ struct mrtx_db {
 	_Atomic unsigned trim_count; /* commits with writes (txn.c trim_written) */
 	/* snapread.c: the live snapshots of this handle's running transactions
 	 * (RADOS), when the oldest was last published in the store's registry,
-	 * and the registry's oldest as last read (and when); npending:
-	 * reservations under way, each with room in snaps kept for it */
+	 * and the registry's oldest as last read (and when); a reservation
+	 * under way stands in snaps as its floor, pending (snapread.c) */
 	pthread_mutex_t snap_mu;
-	uint64_t *snaps;
-	size_t nsnaps, csnaps, npending;
+	struct txn_snap { uint64_t ts; int pending; } *snaps;
+	size_t nsnaps, csnaps;
 	_Atomic uint64_t snap_pub_us, reg_oldest, reg_at_us;
 };
 

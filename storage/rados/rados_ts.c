@@ -292,6 +292,8 @@ static int ts_take(store *st, rts_wait *mep, uint64_t *out)
 				rec.oldest = MRTX_MIN(rec.oldest, w->set->oldest(w->set->arg));
 		/* (the leader alone touches ts_last / ts_known: ts_busy) */
 		rc = ts_reserve(st, k, fl, rec.snap ? &rec : NULL, &first);
+		if (rc == 0 && rec.snap) /* (its result is ignored: wait, sleep) */
+			(void)FAILPOINT(FP_TS_BEFORE_ENTER);
 		/* (snapshots entered in their sets before the next batch) */
 		for (w = batch; w; w = w->next) {
 			w->ts = rc ? 0 : first++;
