@@ -515,6 +515,21 @@ static unsigned long ro_read(mrtx_db *db, int read)
 	return atomic_load(&store__syncs) - before;
 }
 
+/* A thread's read-only transaction of r7 (no cmocka assertion off the
+ * test's thread): its rc. */
+static void *ro_reader(void *db)
+{
+	mrtx_txn *txn;
+	mrtx_bytes got;
+	intptr_t rc;
+
+	if ((rc = mrtx_begin(db, &txn)) == 0 &&
+	    (rc = mrtx_get(txn, "t", B("r7"), "f", B("q"), &got)) == 0)
+		return (void *)(intptr_t)mrtx_commit(txn);
+	mrtx_abort(txn);
+	return (void *)rc;
+}
+
 /* LMDB, MRTX_SYNC: a read-only commit makes durable only what it could
  * have read unsynced, and once.  Commits of this handle are durable when
  * they return: reading them syncs nothing.  A commit of another handle
@@ -561,6 +576,37 @@ static void test_readonly_commit_syncs(void **state)
 		for (int i = 0; i < 100; i++)
 			n += ro_read(db, 1);
 		assert_int_equal(n, 0);
+	}
+	/* eight readers at once of another process's commit: one sync
+	 * between them, however they interleave (those that queue behind the
+	 * syncing one find it made) */
+	for (int round = 0; round < 3; round++) {
+		pid_t pid = fork();
+		pthread_t th[8];
+		unsigned long before;
+		int status;
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			mrtx_options o = MRTX_OPTIONS_INIT;
+			mrtx_db *cdb;
+
+			o.durability = MRTX_SYNC;
+			cdb = tu_open(path, &o);
+			_exit(!cdb || blind_put(cdb, "r7", round & 1 ? "y" : "z") ? 2 : 0);
+		}
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		before = atomic_load(&store__syncs);
+		for (int i = 0; i < 8; i++)
+			assert_int_equal(pthread_create(&th[i], NULL, ro_reader, db), 0);
+		for (int i = 0; i < 8; i++) {
+			void *rc;
+
+			assert_int_equal(pthread_join(th[i], &rc), 0);
+			assert_int_equal((intptr_t)rc, MRTX_OK);
+		}
+		assert_int_equal(atomic_load(&store__syncs) - before, 1);
 	}
 	done(db, path);
 }

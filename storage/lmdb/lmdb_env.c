@@ -515,19 +515,25 @@ int lmdb_store_sync_visible(store *st, uint64_t need)
 		return rc;
 	upto = last_txnid(st);
 	lmdb_wabort(st, w);
+	/* (one sync at a time: a reader queued here finds need synced by the
+	 * one before it, which held vsync_mu until it had raised synced) */
+	pthread_mutex_lock(&st->vsync_mu);
 	if (atomic_load(&st->synced) >= need || upto > need) {
 		/* (synced by the reader before us, or a later commit's data
 		 * sync, under the lock we waited for, carried need) */
+		pthread_mutex_unlock(&st->vsync_mu);
 		raise_synced(st, need);
 		return visible_result(st, need);
 	}
 	if ((rc = mdb_env_sync(st->env, 1))) {
 		lmdb_io_latch(st, rc);
+		pthread_mutex_unlock(&st->vsync_mu);
 		return lmdb_err(st, rc, "sync");
 	}
 	atomic_fetch_add_explicit(&st->own_syncs, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&store__syncs, 1, memory_order_relaxed);
 	raise_synced(st, upto);
+	pthread_mutex_unlock(&st->vsync_mu);
 	lmdb_durable_kick(st);
 	return visible_result(st, need);
 }
@@ -566,6 +572,7 @@ static void store_destroy(store *st)
 	pthread_mutex_destroy(&st->wmu);
 	pthread_mutex_destroy(&st->remap_mu);
 	pthread_mutex_destroy(&st->gmu);
+	pthread_mutex_destroy(&st->vsync_mu);
 	pthread_cond_destroy(&st->gcv);
 	pthread_cond_destroy(&st->dcv);
 	pthread_cond_destroy(&st->lcv);
@@ -772,6 +779,7 @@ int lmdb_store_open(store **out, const char *path, const store_opts *o)
 	pthread_mutex_init(&st->wmu, NULL);
 	pthread_mutex_init(&st->remap_mu, NULL);
 	pthread_mutex_init(&st->gmu, NULL);
+	pthread_mutex_init(&st->vsync_mu, NULL);
 	pthread_cond_init(&st->gcv, NULL);
 	{
 		pthread_condattr_t ca;

@@ -158,6 +158,8 @@ struct store {
 	uint64_t w_ceil, w_ceil_new;
 	/* group commit: queued writers, one leader at a time (lmdb_rw.c) */
 	pthread_mutex_t gmu;
+	pthread_mutex_t vsync_mu; /* lmdb_store_sync_visible: one sync at a time, so
+	                            * readers queued behind it find it made */
 	pthread_cond_t gcv;
 	wreq *gq_head, **gq_tail;
 	int leader;
