@@ -399,7 +399,9 @@ static int durable_now(store *st, uint64_t need)
 	return last_txnid(st) > need || atomic_load(&st->synced) >= need;
 }
 
-int lmdb_durable(store *st, uint64_t need, int busy)
+/* lmdb_durable; own: need is this thread's commit (its meta page written
+ * before this call), else only an id some commit took. */
+static int durable(store *st, uint64_t need, int busy, int own)
 {
 	uint64_t upto;
 	int rc;
@@ -433,10 +435,10 @@ int lmdb_durable(store *st, uint64_t need, int busy)
 	 * visible one, whose data sync ran after them, and our own, need,
 	 * whose meta page this thread wrote before.  (Not the newest one
 	 * itself when it is another's: its meta page may show through the
-	 * map before the kernel marked its page dirty.  Nor `need` while no
-	 * commit took its id -- a commit that wrote nothing.) */
+	 * map before the kernel marked its page dirty.  Nor `need` when it is
+	 * only an id, which another process's commit may have taken.) */
 	upto = last_txnid(st);
-	upto = upto >= need ? MRTX_MAX(upto - 1, need) : upto ? upto - 1 : 0;
+	upto = own && upto >= need ? MRTX_MAX(upto - 1, need) : upto ? upto - 1 : 0;
 	if ((rc = mdb_env_sync(st->env, 1))) {
 		lmdb_io_latch(st, rc);
 		return rc;
@@ -448,18 +450,25 @@ int lmdb_durable(store *st, uint64_t need, int busy)
 	return durable_result(st, need);
 }
 
-int lmdb_commit(store *st, MDB_txn *txn, int durable)
+int lmdb_durable(store *st, uint64_t need, int busy)
+{
+	return durable(st, need, busy, 1);
+}
+
+int lmdb_commit(store *st, MDB_txn *txn, int durable_req)
 {
 	uint64_t id = st->w_id, need;
-	int rc = lmdb_commit_nowait(st, txn, durable, &need);
+	int rc = lmdb_commit_nowait(st, txn, durable_req, &need), own = 1;
 
 	/* (schema and metadata writes do not set w_dirty: a durable one is
 	 * waited for by its id when it took it -- an LMDB txn that wrote
-	 * nothing leaves its id to the next writer) */
-	if (rc == 0 && durable && st->durability == MRTX_SYNC && need == 0 &&
-	    last_txnid(st) >= id)
+	 * nothing leaves its id to the next writer, maybe another process) */
+	if (rc == 0 && durable_req && st->durability == MRTX_SYNC && need == 0 &&
+	    last_txnid(st) >= id) {
 		need = id;
-	return rc ? rc : lmdb_durable(st, need, 0);
+		own = 0;
+	}
+	return rc ? rc : durable(st, need, 0, own);
 }
 
 /* A read's durability (lmdb_store_sync_visible): what it read, up to
