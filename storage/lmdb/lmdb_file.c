@@ -217,6 +217,10 @@ static int check_fd(const char *dir, const char *file, int fd)
 	newest = m0.txnid > m1.txnid ? &m0 : &m1;
 	if ((rc = newest_check(file, newest, newest == &m0 ? 0 : 1)))
 		return rc;
+	/* (the length after the meta pages were read: a commit of another
+	 * process that grew the file in between wrote its pages first) */
+	if (fstat(fd, &sb) != 0)
+		return mrtx__seterr(MRTX_ESTORE, "%s: %s", file, strerror(errno));
 	if ((uint64_t)sb.st_size < (newest->last_pg + 1) * newest->psize)
 		return mrtx__seterr(MRTX_ECORRUPT, "%s is truncated: %lld bytes, but its newest "
 		                    "commit (LMDB transaction %llu) uses %llu pages of %u bytes "
@@ -241,11 +245,15 @@ int lmdb_file_check(const char *dir)
 		return mrtx__seterr(MRTX_ESTORE, "cannot read %s: %s", file, strerror(errno));
 	}
 	/* (a meta page a writer of another process rewrites while it is
-	 * read may read torn: a failed check is made again, and reported
-	 * only when it fails three times) */
-	for (int tries = 0; tries < 3; tries++)
+	 * read may read torn, and two commits between the reads of the two
+	 * pages leave them two ids apart: a failed check is made again, a
+	 * moment later, and reported only when it fails three times) */
+	for (int tries = 0; tries < 3; tries++) {
+		if (tries)
+			mrtx__sleep_us(1000u << tries);
 		if ((rc = check_fd(dir, file, fd)) == 0 || rc == MRTX_ESTORE)
 			break;
+	}
 	close(fd);
 	return rc;
 }
