@@ -388,11 +388,13 @@ static void rt_put(store *st, lmdb_rtxn *view, lmdb_rtxn *rt)
  * -- a consistent snapshot, but a newer one than V, whose timestamp and
  * count of unsettled locks (ring[V]) would then be wrong for it.  (Seen:
  * views of id V holding unsettled records with ring[V] settled, under
- * `mrtx chaos --unbatched`.)  The newest meta page being at most V + 1's,
- * after the read began, proves the slot was not rewritten before it was
- * read: only V + 2 writes it, and a meta page's id only rises.  (A writer
- * of V + 1 between its meta page and the id it publishes leaves the
- * newest meta at V + 1: the view is still V's.)
+ * `mrtx chaos --unbatched`.)  The newest meta page still being V's, after
+ * the read began, proves the slot was not rewritten before it was read:
+ * V + 2 writes it only after V + 1's meta page is out.  (A newest meta page
+ * of V + 1 proves nothing: V + 2 may be writing V's slot, whose id LMDB
+ * writes last, so it still reads V.)  A writer of V + 1 held between its
+ * meta page and the id it publishes fails the check for as long as it is
+ * held: after a few tries the view is taken with its timestamp unknown.
  */
 static int view_exact(store *st, MDB_txn *txn)
 {
@@ -401,7 +403,7 @@ static int view_exact(store *st, MDB_txn *txn)
 
 	if (n > 0 && atomic_compare_exchange_strong(&store__lmdb_inexact_views, &n, n - 1))
 		return 0; /* (test hook: as if two commits landed meanwhile) */
-	return mdb_env_info(st->env, &info) == 0 && info.me_last_txnid <= mdb_txn_id(txn) + 1;
+	return mdb_env_info(st->env, &info) == 0 && info.me_last_txnid == mdb_txn_id(txn);
 }
 
 int lmdb_store_view_open(store *st, lmdb_rtxn **out)
