@@ -253,6 +253,7 @@ typedef struct mrtx_options {
  * @param path  store directory.
  * @param opts  options, or NULL for the defaults.
  * @return MRTX_OK; MRTX_EINVAL (NULL argument, bad option version or value,
+ *   a path too long for the store's files,
  *   options that conflict with this process's open handle on the store, a
  *   malformed MRTX_FAILPOINTS); MRTX_ENOTSTORE (path is a file, another LMDB
  *   database, or another format version: a newer one, LMDB format 2 and
@@ -603,8 +604,8 @@ int mrtx_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row);
  *   have read durable: the newest commit its snapshot holds, unless this
  *   process knows it durable already, so reads of a synced store make no
  *   fdatasync (at most one otherwise, shared by the readers that wait for
- *   the same state; MRTX_ESTORE if it fails, MRTX_EFULL if taking the
- *   store's writer lock for it had to grow a full map).  One that read
+ *   the same state; MRTX_EFULL if it failed for want of space, MRTX_ESTORE
+ *   if it failed otherwise).  One that read
  *   nothing syncs nothing.  On a read-only handle nothing is synced (it
  *   cannot take the writer lock): what it read is durable unless its
  *   writer's mrtx_commit had not returned yet.  A transaction ended with

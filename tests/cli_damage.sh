@@ -25,6 +25,10 @@ for i in $(seq -w 1 2000); do echo "put t row$i f:q value-$i"; done >"$TMP/in"
 "$MRTX" txn "$SRC" <"$TMP/in" >/dev/null || bad "load 2,000 rows"
 expect_out 2000 "sound store counts" "$MRTX" scan "$SRC" t --count
 SIZE=$(stat -c %s "$SRC/data.mdb")
+# LMDB's page size (the system's), from meta page 0's free-database record
+PS=$(od -An -t u4 -j 40 -N 4 "$SRC/data.mdb" | tr -d ' ')
+SHORT=$((SIZE * 2 / 3 + 1)) # (not a page multiple)
+METAS=$((PS + PS / 4))      # inside meta page 1
 
 # poke FILE OFFSET BYTE-IN-HEX: overwrite one byte
 poke() { printf "\\x$3" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none; }
@@ -38,14 +42,14 @@ damaged() {
 	empty) : >"$d/data.mdb" ;;
 	random) head -c 20000 /dev/urandom >"$d/data.mdb" ;;
 	text) echo "not a store" >"$d/data.mdb" ;;
-	short) cp "$SRC/data.mdb" "$d/" && truncate -s 160000 "$d/data.mdb" ;;
-	metas) cp "$SRC/data.mdb" "$d/" && truncate -s 5000 "$d/data.mdb" ;;
+	short) cp "$SRC/data.mdb" "$d/" && truncate -s "$SHORT" "$d/data.mdb" ;;
+	metas) cp "$SRC/data.mdb" "$d/" && truncate -s "$METAS" "$d/data.mdb" ;;
 	magic0) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" 16 00 ;;
-	magic1) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" $((4096 + 16)) 00 ;;
-	txnid) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" $((4096 + 16 + 128 + 5)) 01 ;;
-	lastpg) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" $((4096 + 16 + 120 + 4)) 01 &&
+	magic1) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" $((PS + 16)) 00 ;;
+	txnid) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" $((PS + 16 + 128 + 5)) 01 ;;
+	lastpg) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" $((PS + 16 + 120 + 4)) 01 &&
 		poke "$d/data.mdb" $((16 + 120 + 4)) 01 ;;
-	root) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" $((4096 + 16 + 24 + 48 + 40 + 3)) 7f &&
+	root) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" $((PS + 16 + 24 + 48 + 40 + 3)) 7f &&
 		poke "$d/data.mdb" $((16 + 24 + 48 + 40 + 3)) 7f ;;
 	esac
 	echo "$d"
@@ -56,8 +60,8 @@ declare -A WORDS=(
 	[empty]='is empty \(0 bytes\): not an mrtx store'
 	[random]='not an mrtx store'
 	[text]='not an mrtx store'
-	[short]='is truncated: 160000 bytes'
-	[metas]='is truncated: 5000 bytes'
+	[short]="is truncated: $SHORT bytes"
+	[metas]="is truncated: $METAS bytes"
 	[magic0]='meta page 0 is damaged'
 	[magic1]='meta page 1 is damaged'
 	[txnid]='meta page [01] is damaged'
@@ -115,9 +119,10 @@ done
 # tree KIND DIR: copy the sound store into DIR with KIND's damage
 tree() {
 	mkdir -p "$2"
-	python3 - "$SRC/data.mdb" "$2/data.mdb" "$1" <<'EOF'
+	python3 - "$SRC/data.mdb" "$2/data.mdb" "$1" "$PS" <<'EOF'
 import sys
-src, dst, kind = sys.argv[1:]
+src, dst, kind, ps = sys.argv[1:]
+ps = int(ps)
 d = open(src, 'rb').read()
 b = bytearray(d)
 pat = b'\x01\x00row0399\x00\x01\xff'
@@ -126,7 +131,7 @@ if kind == 'branch':
 else:
     j = d.find(pat)
     while j >= 0:
-        if d[j // 4096 * 4096 + 10] & 2:  # a leaf page's copy
+        if d[j // ps * ps + 10] & 2:  # a leaf page's copy
             b[j + 1] ^= 0x40
         j = d.find(pat, j + 1)
 open(dst, 'wb').write(b)

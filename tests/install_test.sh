@@ -211,8 +211,8 @@ if [ $HAVE_A = 1 ] && [ $HAVE_SO = 1 ]; then
 		cat "$TMP/link.err"
 		bad "pkgconfig-static: link failed"
 	fi
-	# what item 1 of issue 15 was about: plain -lmrtx without the private libs
-	# fails, the .pc's --static list links
+	# plain -lmrtx without the private libs fails, the .pc's --static list
+	# links
 	if $CC -o "$TMP/app/naive" "$TMP/app/app.c" -I"$PREFIX/include" "$LIBDIR/libmrtx.a" \
 		2>/dev/null; then
 		bad "the archive linked without its dependencies (is it really static?)"

@@ -11,13 +11,10 @@
 # the CTest test `rados_suite`, so the plain `ctest` runs the RADOS tests with
 # a cluster; `ctest -L '^rados$'` alone runs them without one (they skip).
 #
-# Switch for later (issue 13): MRTX_TEST_STORE=rados is passed through to the
-# tests, and RADOS_SUITE_LABELS (default '^rados$') picks what runs.  Once
-# the protocol tests open their stores through a helper that honours
-# MRTX_TEST_STORE=rados (a rados://mrtx/<unique>?conf=$MRTX_TEST_RADOS_CONF
-# address instead of a temp directory) and carry a label such as `store`,
-#   MRTX_TEST_STORE=rados RADOS_SUITE_LABELS='^(rados|store)$' tests/rados_suite.sh build
-# runs the whole protocol suite against RADOS on one cluster.
+# MRTX_TEST_STORE (default rados) is passed through to the tests, whose
+# stores tests/testutil.c then makes as rados://mrtx/<unique>?conf=... ;
+# RADOS_SUITE_LABELS (default '^(rados|store)$') picks what runs: the RADOS
+# tests and the backend-neutral protocol suite, on one cluster.
 #
 # Env: MON_PORT/PORT_MIN/PORT_MAX (default: the first of 41789, 41689, ...
 # whose mon port is free, with the 200 ports above it), OBJECTSTORE,
