@@ -390,20 +390,34 @@ static void rt_put(store *st, lmdb_rtxn *view, lmdb_rtxn *rt)
  * views of id V holding unsettled records with ring[V] settled, under
  * `mrtx chaos --unbatched`.)  The newest meta page still being V's, after
  * the read began, proves the slot was not rewritten before it was read:
- * V + 2 writes it only after V + 1's meta page is out.  (A newest meta page
- * of V + 1 proves nothing: V + 2 may be writing V's slot, whose id LMDB
- * writes last, so it still reads V.)  A writer of V + 1 held between its
- * meta page and the id it publishes fails the check for as long as it is
- * held: after a few tries the view is taken with its timestamp unknown.
+ * V + 2 writes it only after V + 1's meta page is out.  A newest meta page
+ * of V + 1 alone proves nothing -- V + 2 may be writing V's slot, whose id
+ * LMDB writes last, so it still reads V -- but the id LMDB publishes to
+ * readers still being V then does: V + 2 begins only after V + 1 has
+ * published its id.  (That is read by renewing a second read transaction,
+ * only in that case: a writer between its meta page and the id it
+ * publishes, which a busy store meets often.)
  */
 static int view_exact(store *st, MDB_txn *txn)
 {
 	MDB_envinfo info;
-	int n = atomic_load_explicit(&store__lmdb_inexact_views, memory_order_relaxed);
+	lmdb_rtxn probe;
+	uint64_t v = mdb_txn_id(txn);
+	int n = atomic_load_explicit(&store__lmdb_inexact_views, memory_order_relaxed), ok;
 
 	if (n > 0 && atomic_compare_exchange_strong(&store__lmdb_inexact_views, &n, n - 1))
 		return 0; /* (test hook: as if two commits landed meanwhile) */
-	return mdb_env_info(st->env, &info) == 0 && info.me_last_txnid == mdb_txn_id(txn);
+	if (mdb_env_info(st->env, &info) != 0 || info.me_last_txnid > v + 1)
+		return 0;
+	if (info.me_last_txnid == v)
+		return 1;
+	if (lmdb_rtxn_begin(st, &probe)) {
+		mrtx__clearerr();
+		return 0;
+	}
+	ok = mdb_txn_id(probe.txn) == v; /* (the id published now) */
+	lmdb_rtxn_end(st, &probe);
+	return ok;
 }
 
 int lmdb_store_view_open(store *st, lmdb_rtxn **out)
