@@ -27,10 +27,11 @@
  * with a message naming it.  The pages the meta pages lead to are LMDB's
  * to read; `mrtx check` reads them through it.
  *
- * The layout is LMDB 0.9's on a 64-bit host (mdb.c: MDB_page, MDB_meta,
- * MDB_db), whose fields this reads by offset.
+ * The layout is LMDB 0.9's on a 64-bit host (lmdb_layout.h), whose fields
+ * this reads by offset.
  */
 #include "storage/lmdb/lmdb_int.h"
+#include "storage/lmdb/lmdb_layout.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,96 +39,93 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define PAGE_HDR 16           /* MDB_page: pgno 8, pad 2, flags 2, lower/upper 4 */
-#define P_META 0x08
-#define META_MAGIC 0xBEEFC0DEu
-#define META_VERSION 1u
-#define M_PSIZE 24            /* mm_dbs[FREE_DBI].md_pad: the page size */
-#define M_DBS 24              /* mm_dbs[2], 48 bytes each */
-#define DB_SIZE 48
-#define DB_ROOT 40
-#define M_LAST_PG 120
-#define M_TXNID 128
-#define META_BYTES (PAGE_HDR + 136)
-#define NO_PAGE UINT64_MAX    /* P_INVALID: an empty database */
-
-typedef struct meta_view {
-	uint64_t txnid, last_pg, root[2];
-	uint32_t psize;
-} meta_view;
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 static int corrupt(const char *file, const char *what, unsigned page)
 {
 	return mrtx__seterr(MRTX_ECORRUPT, "%s: meta page %u is damaged (%s): the store "
 	                    "cannot be opened; restore it from a backup", file, page, what);
 }
 
-/* Meta page `page` of the file, at p (META_BYTES). */
-static int meta_read(const char *file, const uint8_t *p, unsigned page, meta_view *m)
+int lf_meta_parse(const uint8_t *p, unsigned page, lf_meta *m, const char **why, int *other)
 {
-	const uint8_t *mm = p + PAGE_HDR;
+	const uint8_t *mm = p + LF_PAGE_HDR;
 
-	if (get64(p) != page || !(get16(p + 10) & P_META) || get32(mm) != META_MAGIC)
-		return corrupt(file, "no LMDB meta page header and magic", page);
-	if (get32(mm + 4) != META_VERSION)
-		return mrtx__seterr(MRTX_ENOTSTORE, "%s: LMDB data version %u, not %u: written by "
-		                    "another LMDB", file, get32(mm + 4), META_VERSION);
-	m->psize = get32(mm + M_PSIZE);
-	m->last_pg = get64(mm + M_LAST_PG);
-	m->txnid = get64(mm + M_TXNID);
-	if (m->psize < 512 || m->psize > 65536 || (m->psize & (m->psize - 1)))
-		return corrupt(file, "impossible page size", page);
-	if (m->txnid != 0 && (m->txnid & 1) != page)
-		return corrupt(file, "transaction id of the other page's parity", page);
-	for (int d = 0; d < 2; d++)
-		m->root[d] = get64(mm + M_DBS + d * DB_SIZE + DB_ROOT);
+	*other = 0;
+	if (lf_get64(p) != page || !(lf_get16(p + 10) & LF_P_META) ||
+	    lf_get32(mm) != LF_MAGIC) {
+		*why = "no LMDB meta page header and magic";
+		return 1;
+	}
+	m->version = lf_get32(mm + 4);
+	if (m->version != LF_DATA_VERSION) {
+		*why = "another LMDB data version";
+		*other = 1;
+		return 1;
+	}
+	m->address = lf_get64(mm + 8);
+	m->map_size = lf_get64(mm + 16);
+	for (int d = 0; d < 2; d++) {
+		const uint8_t *db = mm + 24 + 48 * d;
+
+		m->db[d].pad = lf_get32(db);
+		m->db[d].flags = lf_get16(db + 4);
+		m->db[d].depth = lf_get16(db + 6);
+		m->db[d].branch = lf_get64(db + 8);
+		m->db[d].leaf = lf_get64(db + 16);
+		m->db[d].overflow = lf_get64(db + 24);
+		m->db[d].entries = lf_get64(db + 32);
+		m->db[d].root = lf_get64(db + 40);
+	}
+	m->psize = m->db[0].pad;
+	m->last_pg = lf_get64(mm + 120);
+	m->txnid = lf_get64(mm + 128);
+	if (m->psize < LF_MIN_PSIZE || m->psize > LF_MAX_PSIZE || (m->psize & (m->psize - 1))) {
+		*why = "impossible page size";
+		return 1;
+	}
+	/* transaction N writes meta page N % 2; id 0 is the empty store's, on both */
+	if (m->txnid != 0 && (m->txnid & 1) != page) {
+		*why = "transaction id of the other page's parity";
+		return 1;
+	}
 	return 0;
 }
 
 /* The newest meta page's pages: the older one's are not read by LMDB, and
  * may be torn (a meta page's write cut short leaves its old transaction
  * id, written last, under new roots). */
-static int newest_check(const char *file, const meta_view *m, unsigned page)
+const char *lf_meta_bounds(const lf_meta *m)
 {
 	if (m->last_pg < 1 || m->last_pg > (UINT64_MAX >> 17))
-		return corrupt(file, "impossible last page", page);
+		return "impossible last page";
 	for (int d = 0; d < 2; d++)
-		if (m->root[d] != NO_PAGE && (m->root[d] < 2 || m->root[d] > m->last_pg))
-			return corrupt(file, "a database root outside the file's pages", page);
-	return 0;
+		if (m->db[d].root != LF_NO_PAGE && (m->db[d].root < 2 || m->db[d].root > m->last_pg))
+			return "a database root outside the file's pages";
+	return NULL;
 }
 
-/* Read n bytes at off; a short read is a short file (0 bytes returned). */
-static ssize_t read_at(int fd, uint8_t *buf, size_t n, off_t off)
+/* Meta page `page` of the file, at p (LF_META_BYTES). */
+static int meta_read(const char *file, const uint8_t *p, unsigned page, lf_meta *m)
 {
+	const char *why;
+	int other;
+
+	if (lf_meta_parse(p, page, m, &why, &other) == 0)
+		return 0;
+	if (other)
+		return mrtx__seterr(MRTX_ENOTSTORE, "%s: LMDB data version %u, not %u: written by "
+		                    "another LMDB", file, m->version, LF_DATA_VERSION);
+	return corrupt(file, why, page);
+}
+
+ssize_t lf_read_at(int fd, void *buf, size_t n, uint64_t off)
+{
+	uint8_t *b = buf;
 	size_t got = 0;
 
+	if (off > (uint64_t)INT64_MAX - n)
+		return 0; /* (past any file) */
 	while (got < n) {
-		ssize_t r = pread(fd, buf + got, n - got, off + (off_t)got);
+		ssize_t r = pread(fd, b + got, n - got, (off_t)(off + got));
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -167,9 +165,10 @@ static int lock_held(const char *dir)
 
 static int check_fd(const char *dir, const char *file, int fd)
 {
-	uint8_t p0[META_BYTES], p1[META_BYTES];
-	meta_view m0, m1;
-	const meta_view *newest;
+	uint8_t p0[LF_META_BYTES], p1[LF_META_BYTES];
+	lf_meta m0, m1;
+	const lf_meta *newest;
+	const char *why;
 	struct stat sb;
 	int rc;
 	ssize_t n;
@@ -184,21 +183,21 @@ static int check_fd(const char *dir, const char *file, int fd)
 	if (sb.st_size == 0)
 		return mrtx__seterr(MRTX_ENOTSTORE, "%s is empty (0 bytes): not an mrtx store "
 		                    "(remove it, and lock.mdb, to make a new store here)", file);
-	if ((n = read_at(fd, p0, sizeof(p0), 0)) < 0)
+	if ((n = lf_read_at(fd, p0, sizeof(p0), 0)) < 0)
 		return mrtx__seterr(MRTX_ESTORE, "%s: %s", file, strerror(errno));
-	if ((size_t)n < sizeof(p0) || get32(p0 + PAGE_HDR) != META_MAGIC) {
+	if ((size_t)n < sizeof(p0) || lf_get32(p0 + LF_PAGE_HDR) != LF_MAGIC) {
 		/* the first meta page is not LMDB's: is the second, at any
 		 * page size?  Then the file is a damaged store. */
 		for (uint32_t ps = 512; ps <= 65536; ps *= 2)
-			if (read_at(fd, p1, sizeof(p1), ps) == (ssize_t)sizeof(p1) &&
-			    get32(p1 + PAGE_HDR) == META_MAGIC && get64(p1) == 1)
+			if (lf_read_at(fd, p1, sizeof(p1), ps) == (ssize_t)sizeof(p1) &&
+			    lf_get32(p1 + LF_PAGE_HDR) == LF_MAGIC && lf_get64(p1) == 1)
 				return corrupt(file, "no LMDB magic", 0);
 		return mrtx__seterr(MRTX_ENOTSTORE, "%s: not an mrtx store (no LMDB meta page "
 		                    "at its start)", file);
 	}
 	if ((rc = meta_read(file, p0, 0, &m0)))
 		return rc;
-	if ((n = read_at(fd, p1, sizeof(p1), m0.psize)) < 0)
+	if ((n = lf_read_at(fd, p1, sizeof(p1), m0.psize)) < 0)
 		return mrtx__seterr(MRTX_ESTORE, "%s: %s", file, strerror(errno));
 	if ((size_t)n < sizeof(p1) && lock_held(dir))
 		return 0;
@@ -215,8 +214,8 @@ static int check_fd(const char *dir, const char *file, int fd)
 		return corrupt(file, "transaction ids of the two meta pages not one apart",
 		               m0.txnid > m1.txnid ? 0 : 1);
 	newest = m0.txnid > m1.txnid ? &m0 : &m1;
-	if ((rc = newest_check(file, newest, newest == &m0 ? 0 : 1)))
-		return rc;
+	if ((why = lf_meta_bounds(newest)))
+		return corrupt(file, why, newest == &m0 ? 0 : 1);
 	/* (the length after the meta pages were read: a commit of another
 	 * process that grew the file in between wrote its pages first) */
 	if (fstat(fd, &sb) != 0)
