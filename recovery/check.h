@@ -91,4 +91,15 @@ typedef void (*check_progress_fn)(const check_stats *stats, void *payload);
 int check_store_progress(store *st, check_stats *stats, check_issue_fn fn,
                          check_progress_fn progress, void *payload);
 
+/*
+ * The deep check (`mrtx check --deep`): the LMDB store at path verified
+ * page by page without opening it (store_check_file says what, and its
+ * errors), its lock records decoded with lock_decode and their store tag
+ * compared, the count of unsettled ones recounted with lock_order_key.
+ * damage and table (either may be NULL) get payload.
+ */
+int check_file(const char *path, int (*damage)(const store_damage *d, void *payload),
+               void (*table)(const char *name, int damaged, void *payload), void *payload,
+               store_file_stats *stats);
+
 #endif

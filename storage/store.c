@@ -60,6 +60,17 @@ int store_upgrade(const char *path, store_upgrade_ts_fn row_ts,
 	return lmdb_upgrade(path, row_ts, lock_order, cells, was);
 }
 
+int store_check_file(const char *path, const store_file_opts *o, store_file_stats *stats)
+{
+	if (strncmp(path, RADOS_SCHEME, strlen(RADOS_SCHEME)) == 0) {
+		memset(stats, 0, sizeof(*stats));
+		stats->meta = -1;
+		return mrtx__seterr(MRTX_ENOTSUP, "%s: a RADOS store has no file to check page by "
+		                    "page (the deep check is LMDB's)", path);
+	}
+	return lmdb_store_check_file(path, o, stats);
+}
+
 void store_close(store *st)
 {
 	if (st)

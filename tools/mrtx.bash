@@ -27,7 +27,7 @@ _mrtx_options()
 	locks) echo "--table --state --json --help" ;;
 	lock) echo "--json --help" ;;
 	recover) echo "--dry-run --force --json --help" ;;
-	check) echo "--strict --json --help" ;;
+	check) echo "--strict --deep --json --help" ;;
 	stats) echo "--json --help" ;;
 	chaos) echo "--workload --seconds --writers --unbatched --two-phase --seed --json --help" ;;
 	bench) echo "--quick --only --json --help" ;;

@@ -100,6 +100,18 @@ typedef struct lf_meta {
 int lf_meta_parse(const uint8_t *p, unsigned page, lf_meta *m, const char **why, int *other);
 /* The last page and the roots of meta page m: NULL, or what is wrong. */
 const char *lf_meta_bounds(const lf_meta *m);
+/*
+ * The file may end before the meta page's last page: LMDB counts a page as
+ * taken once a write transaction takes it, but writes it only if it still
+ * holds data at the commit, so the highest pages taken and freed again in
+ * one transaction never reach the file (they are on the free list).  Each
+ * page past the end is then listed there, in 8 bytes of the file: a last
+ * page further out than that allows is truncation or damage.
+ */
+static inline int lf_pages_plausible(uint64_t fsize, uint32_t psize, uint64_t last_pg)
+{
+	return last_pg < fsize / psize + fsize / 8;
+}
 /* Read n bytes at off; fewer at the end of the file; -1 with errno. */
 ssize_t lf_read_at(int fd, void *buf, size_t n, uint64_t off);
 

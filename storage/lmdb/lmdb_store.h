@@ -67,6 +67,9 @@ typedef void (*lmdb_lock_order_fn)(const void *lock, size_t size, uint8_t *out);
 int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn lock_order,
                  uint64_t *cells, int *was);
 
+/* store_check_file for an LMDB store (lmdb_deep.c). */
+int lmdb_store_check_file(const char *path, const store_file_opts *o, store_file_stats *st);
+
 /* Collection (lmdb_cell.c; store_gc_* in store.h). */
 int lmdb_store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *rowlen,
                        uint64_t safe, size_t max_rows, int *done, uint64_t *collected);

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# cli_deep.sh - `mrtx check --deep`: a sound store passes; every kind of
+# damage tests/cli_damage.sh makes is found and named (exit 1), with the
+# directory left as it was; what the advice says can be read is read (a
+# dump of a table the damage does not reach, from a store that fails the
+# check); a store whose file ends before its last page, where LMDB left
+# free pages unwritten, is sound and opens; RADOS and --strict are usage
+# errors.  LMDB only (skipped with MRTX_TEST_STORE=rados).
+#
+# usage: cli_deep.sh PATH-TO-mrtx      (run by ctest; prints "N passed, M failed")
+set -u
+NAME=deep
+. "$(dirname "$0")/clilib.sh"
+
+if [ "$RADOS" = 1 ]; then
+	echo "skipped: LMDB files only"
+	finish
+fi
+
+# a sound store: tables t (2,000 rows) and u (1,000 rows, a few values over
+# a page: overflow runs)
+SRC=$(store src)
+"$MRTX" create-table "$SRC" t f >/dev/null || bad "create-table t"
+"$MRTX" create-table "$SRC" u f >/dev/null || bad "create-table u"
+for i in $(seq -w 1 2000); do echo "put t row$i f:q value-$i"; done >"$TMP/in-t"
+for i in $(seq -w 1 1000); do echo "put u row$i f:q value-$i"; done >"$TMP/in-u"
+cat "$TMP/in-t" "$TMP/in-u" | "$MRTX" txn "$SRC" >/dev/null || bad "load the rows"
+for i in 1 2 3; do
+	"$MRTX" put "$SRC" u "big$i" f:q "$(head -c $((i * 9000)) /dev/zero | tr '\0' b)" >/dev/null ||
+		bad "put a big value"
+done
+"$MRTX" dump "$SRC" u "$TMP/u.sound" || bad "dump u"
+
+expect_out ok "sound store: --deep" sh -c "'$MRTX' check '$SRC' --deep | tail -1"
+"$MRTX" check "$SRC" --deep --json >"$TMP/j" 2>"$TMP/err" && ok || bad "sound --json: exit $?"
+pyjson "sound --json: ok, no damage, 2 tables, 3003 lock records, both readable" \
+	'd["ok"] and d["damage"] == [] and d["damage_count"] == 0 and d["tables"] == 2 and
+	 d["lock_records"] == 3003 and sorted(d["readable_tables"]) == ["t", "u"] and
+	 d["newest"] and d["opens"] and d["walked"] + d["free_pages"] + d["leaked"] + 2 == d["pages"]' \
+	<"$TMP/j"
+
+# usage
+expect_rc 0 "check --help" "$MRTX" check --help
+grep -q -- "--deep verifies an LMDB store's file" "$TMP/out" && ok || bad "--help says nothing of --deep"
+expect_err 2 "RADOS store has none" "--deep on RADOS is a usage error" \
+	"$MRTX" check "rados://pool/name" --deep
+expect_err 2 "not --deep" "--deep --strict is a usage error" "$MRTX" check "$SRC" --deep --strict
+expect_err 1 "no data.mdb" "--deep on a directory without a store" "$MRTX" check "$TMP" --deep
+
+# poke FILE OFFSET BYTE-IN-HEX: overwrite one byte
+poke() { printf "\\x$3" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none; }
+
+# damaged KIND: a fresh directory holding only data.mdb, damaged as KIND
+# (cli_damage.sh's kinds; branch and lockprefix as its python makes them)
+damaged() {
+	local d=$TMP/d-$1
+	rm -rf "$d"
+	mkdir "$d"
+	case $1 in
+	empty) : >"$d/data.mdb" ;;
+	random) head -c 20000 /dev/urandom >"$d/data.mdb" ;;
+	text) echo "not a store" >"$d/data.mdb" ;;
+	short) cp "$SRC/data.mdb" "$d/" && truncate -s 160000 "$d/data.mdb" ;;
+	metas) cp "$SRC/data.mdb" "$d/" && truncate -s 5000 "$d/data.mdb" ;;
+	magic0) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" 16 00 ;;
+	magic1) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" $((4096 + 16)) 00 ;;
+	txnid) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" $((4096 + 16 + 128 + 5)) 01 ;;
+	lastpg) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" $((4096 + 16 + 120 + 4)) 01 &&
+		poke "$d/data.mdb" $((16 + 120 + 4)) 01 ;;
+	root) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" $((4096 + 16 + 24 + 48 + 40 + 3)) 7f &&
+		poke "$d/data.mdb" $((16 + 24 + 48 + 40 + 3)) 7f ;;
+	branch | lockprefix) python3 - "$SRC/data.mdb" "$d/data.mdb" "$1" <<'EOF' ;;
+import sys
+src, dst, kind = sys.argv[1:]
+d = open(src, 'rb').read()
+b = bytearray(d)
+pat = b'\x01\x00row0399\x00\x01\xff'
+j = d.find(pat)
+while j >= 0:
+    page = d[j // 4096 * 4096:j // 4096 * 4096 + 16]
+    if kind == 'branch' and page[10] == 1:
+        b[j] = 0xfe                # a separator key's first byte
+    if kind == 'lockprefix' and page[10] == 2:
+        b[j + 1] ^= 0x40           # the table prefix of row0399's lock key
+    j = d.find(pat, j + 1)
+open(dst, 'wb').write(b)
+EOF
+	esac
+	echo "$d"
+}
+
+# what each kind's report must say
+declare -A WORDS=(
+	[empty]='data.mdb is empty'
+	[random]='no LMDB meta page at page 0 or 1'
+	[text]='no LMDB meta page at page 0 or 1'
+	[short]='DAMAGE page [0-9]+: past the end of the file'
+	[metas]='data.mdb is truncated: 5000 bytes'
+	[magic0]='DAMAGE page 0: meta page 0: no LMDB meta page header and magic'
+	[magic1]='DAMAGE page 1: meta page 1: no LMDB meta page header and magic'
+	[txnid]='not one apart'
+	[lastpg]='data.mdb is truncated: [0-9]+ bytes, but meta page 1'
+	[root]='DAMAGE page 1: meta page 1 .*a database root outside'
+	[branch]='DAMAGE page [0-9]+ key \\xfe\\x00row0399\\x00\\x01\\xff: a key out of order'
+	[lockprefix]='DAMAGE page [0-9]+ key \\x01@row0399\\x00\\x01\\xff: a key outside the range'
+)
+
+for kind in empty random text short metas magic0 magic1 txnid lastpg root branch lockprefix; do
+	d=$(damaged "$kind")
+	before=$(ls -A "$d"; md5sum <"$d/data.mdb")
+	timeout 30 "$MRTX" check "$d" --deep >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if [ "$rc" -ne 1 ]; then
+		bad "$kind: exit $rc, want 1 ($(head -c 300 "$TMP/err"))"
+	elif ! grep -qE -- "${WORDS[$kind]}" "$TMP/out"; then
+		bad "$kind: the report does not say /${WORDS[$kind]}/: $(head -c 400 "$TMP/out")"
+	elif ! grep -qE "^FAILED$" "$TMP/out" || ! grep -q "damage in $d/data.mdb" "$TMP/err"; then
+		bad "$kind: no FAILED line or no error message"
+	else
+		ok
+	fi
+	timeout 30 "$MRTX" check "$d" --deep --json >"$TMP/j" 2>/dev/null
+	[ $? -eq 1 ] && ok || bad "$kind --json: exit not 1"
+	pyjson "$kind --json: one document, not ok, its damage listed" \
+		'not d["ok"] and d["damage_count"] >= 1 and len(d["damage"]) == d["damage_count"] and
+		 all(set(x) == {"page", "key", "what"} for x in d["damage"]) and d["advice"]' <"$TMP/j"
+	[ "$before" == "$(ls -A "$d"; md5sum <"$d/data.mdb")" ] && ok ||
+		bad "$kind: the directory changed: $(ls -A "$d")"
+done
+# where the open refuses the store, the advice is a backup
+grep -q "restore the store from a backup" "$TMP/err" && ok || bad "lockprefix: no advice"
+expect_rc 1 "magic0: --deep" "$MRTX" check "$TMP/d-magic0" --deep
+grep -q "mrtx cannot open this store" "$TMP/err" && ok || bad "magic0: the advice is not a backup"
+
+# A leaf of table t made unreadable (its node bounds): --deep names t
+# damaged and u readable, and a read-only dump of u, as its advice says,
+# gives every cell of u, which loads into a new store
+D=$TMP/leaf
+mkdir "$D"
+python3 - "$SRC/data.mdb" "$D/data.mdb" <<'EOF'
+import sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+j = d.find(b'\x01\x00row0399\x00\x01\x00q')    # a cell key of t, in a leaf
+pg = j // 4096 * 4096
+assert d[pg + 10] == 2
+d[pg + 12:pg + 14] = b'\xff\xff'             # lower
+open(sys.argv[2], 'wb').write(d)
+EOF
+expect_rc 1 "leaf: --deep" "$MRTX" check "$D" --deep
+grep -qE "DAMAGE page [0-9]+: its node bounds lower 65535" "$TMP/out" && ok ||
+	bad "leaf: not named: $(head -c 300 "$TMP/out")"
+grep -q "^readable tables (the damage does not reach them): u$" "$TMP/out" && ok ||
+	bad "leaf: u not listed readable: $(cat "$TMP/out")"
+grep -q "^damaged tables: t$" "$TMP/out" && ok || bad "leaf: t not listed damaged"
+grep -q "mrtx --read-only dump STORE TABLE FILE" "$TMP/err" && ok || bad "leaf: no dump advice"
+expect_rc 0 "leaf: read-only dump of u" "$MRTX" --read-only dump "$D" u "$TMP/u.dump"
+same_file "leaf: the dump of u is whole" "$TMP/u.sound" "$TMP/u.dump"
+NEW=$TMP/new
+expect_rc 0 "leaf: load u into a new store" "$MRTX" load "$NEW" u "$TMP/u.dump"
+expect_out 1003 "leaf: the new store holds u" "$MRTX" scan "$NEW" u --count
+expect_rc 0 "leaf: the new store passes --deep" "$MRTX" check "$NEW" --deep
+
+# The free list names a page in use: reads still work (every table
+# readable), the check says the free list is damaged
+D=$TMP/free
+mkdir "$D"
+python3 - "$SRC/data.mdb" "$D/data.mdb" <<'EOF'
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+metas = [struct.unpack_from('<QQ', d, p * 4096 + 16 + 120) for p in (0, 1)]  # last, txn
+m = (1 if metas[1][1] > metas[0][1] else 0) * 4096 + 16
+free_root, main_root = (struct.unpack_from('<Q', d, m + 24 + 40 + 48 * i)[0] for i in (0, 1))
+p = free_root * 4096
+assert d[p + 10] == 2                          # a leaf: its first entry's first page
+o = struct.unpack_from('<H', d, p + 16)[0]
+assert struct.unpack_from('<Q', d, p + o + 16)[0] >= 1
+struct.pack_into('<Q', d, p + o + 24, main_root)
+open(sys.argv[2], 'wb').write(d)
+EOF
+expect_rc 1 "free: --deep" "$MRTX" check "$D" --deep --json
+pyjson "free: the page in use named, the free list damaged, both tables readable" \
+	'd["free_list_damaged"] and any("on the free list too" in x["what"] for x in d["damage"]) and
+	 sorted(d["readable_tables"]) == ["t", "u"] and "do not write" in d["advice"]' <"$TMP/out"
+expect_out 2000 "free: read-only scan of t" "$MRTX" --read-only scan "$D" t --count
+
+finish
