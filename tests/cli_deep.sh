@@ -183,4 +183,62 @@ pyjson "free: the page in use named, the free list damaged, both tables readable
 	 sorted(d["readable_tables"]) == ["t", "u"] and "do not write" in d["advice"]' <"$TMP/out"
 expect_out 2000 "free: read-only scan of t" "$MRTX" --read-only scan "$D" t --count
 
+# A file that ends before its last page, the pages past its end free (as
+# LMDB leaves a file whose highest pages a transaction took and freed
+# again): the open accepts it, --deep too, and writes go on.  Made by
+# freeing a big value's overflow run at the end of the file, then writing
+# until the pages after it are free too; then the free pages at the end
+# are cut off.
+# free_tail FILE: cut the free pages at the end of FILE (exit 1: none)
+free_tail() {
+	python3 - "$1" <<'EOF'
+import os, struct, sys
+f = sys.argv[1]
+d = open(f, 'rb').read()
+metas = [struct.unpack_from('<QQ', d, p * 4096 + 16 + 120) for p in (0, 1)]  # last, txn
+m = (1 if metas[1][1] > metas[0][1] else 0) * 4096 + 16
+last = struct.unpack_from('<Q', d, m + 120)[0]
+free = set()
+def walk(pg):                                  # the free list (a sound file)
+    p = pg * 4096
+    for i in range((struct.unpack_from('<H', d, p + 12)[0] - 16) // 2):
+        o = p + struct.unpack_from('<H', d, p + 16 + 2 * i)[0]
+        lo, hi, fl, ks = struct.unpack_from('<HHHH', d, o)
+        if d[p + 10] == 1:
+            walk(lo | hi << 16 | fl << 32)
+            continue
+        v = o + 8 + ks
+        if fl & 1:
+            v = struct.unpack_from('<Q', d, v)[0] * 4096 + 16
+        n = struct.unpack_from('<Q', d, v)[0]
+        free.update(struct.unpack_from('<%dQ' % n, d, v + 8))
+walk(struct.unpack_from('<Q', d, m + 24 + 40)[0])
+end = last + 1
+while end - 1 in free:
+    end -= 1
+if end > last:
+    sys.exit(1)
+os.truncate(f, end * 4096)
+EOF
+}
+D=$TMP/tail
+"$MRTX" create-table "$D" t f >/dev/null || bad "tail: create-table"
+"$MRTX" txn "$D" <"$TMP/in-t" >/dev/null || bad "tail: load"
+for i in 1 2 3 4 5 6; do "$MRTX" put "$D" t "small$i" f:q x >/dev/null; done
+"$MRTX" put "$D" t big f:q "$(head -c 90000 /dev/zero | tr '\0' b)" >/dev/null || bad "tail: put"
+"$MRTX" del "$D" t big f:q >/dev/null || bad "tail: del"
+SIZE=$(stat -c %s "$D/data.mdb")
+for i in $(seq 1 20); do
+	"$MRTX" put "$D" t "tiny$i" f:q y >/dev/null || bad "tail: put tiny$i"
+	cp "$D/data.mdb" "$TMP/tail.mdb"
+	free_tail "$TMP/tail.mdb" && break
+done
+mv "$TMP/tail.mdb" "$D/data.mdb"
+rm -f "$D/lock.mdb" "$D/ts.shm"
+[ "$(stat -c %s "$D/data.mdb")" -lt "$SIZE" ] && ok || bad "tail: no free pages at the end to cut"
+expect_rc 0 "tail: --deep passes a file ending before its free pages" "$MRTX" check "$D" --deep
+expect_out $((2006 + i)) "tail: it opens and reads" "$MRTX" scan "$D" t --count
+expect_rc 0 "tail: and takes writes" "$MRTX" put "$D" t more f:q "$(head -c 90000 /dev/zero | tr '\0' c)"
+expect_rc 0 "tail: --deep after the writes" "$MRTX" check "$D" --deep
+
 finish

@@ -403,6 +403,37 @@ static int attempt(deep *d, const metas *ms)
 	return 0;
 }
 
+int lf_free_holds(int fd, uint64_t fsize, const lf_meta *m, int *holds)
+{
+	store_file_stats st;
+	store_file_opts o;
+	deep d;
+	int rc;
+
+	*holds = 0;
+	if (!lf_pages_plausible(fsize, m->psize, m->last_pg))
+		return 0;
+	memset(&d, 0, sizeof(d));
+	memset(&st, 0, sizeof(st));
+	memset(&o, 0, sizeof(o));
+	d.fd = fd;
+	d.fsize = fsize;
+	d.psize = m->psize;
+	d.last_pg = m->last_pg;
+	d.txnid = m->txnid;
+	d.st = &st;
+	d.o = &o;
+	if ((rc = deep_alloc(&d)) == 0 && (rc = deep_walk_tree(&d, 0, m->db[0].root)) == 0 &&
+	    !st.damage) {
+		*holds = 1;
+		for (uint64_t pg = fsize / m->psize; pg <= m->last_pg && *holds; pg++)
+			*holds = pg >= 2 && deep_bit(d.freed, pg) && !deep_bit(d.seen, pg);
+	}
+	deep_free(&d);
+	return rc == MRTX_ENOMEM ? mrtx__seterr(rc, "out of memory reading the free list of "
+	                                        "data.mdb") : rc;
+}
+
 /* Is the snapshot walked still intact, now that the meta pages read
  * `now`? */
 static int still(const deep *d, const metas *before, const metas *now)

@@ -19,7 +19,11 @@
  *                     below its last page, or none (the older page may be
  *                     torn by a write cut short, and LMDB does not read it)
  *   the file          at least as long as the newest meta page's last page
- *                     ends
+ *                     ends -- or, where it ends before (LMDB writes no page
+ *                     it took and freed again in one transaction: see
+ *                     lf_pages_plausible), holding both roots, with every
+ *                     page past its end on a sound free list (read as
+ *                     `mrtx check --deep` reads it, lmdb_deep_tree.c)
  *
  * What fails is refused before LMDB opens anything, so a refused open
  * leaves nothing behind (no lock.mdb, no ts.shm, no growth): a file of
@@ -28,7 +32,8 @@
  * to read; `mrtx check` reads them through it.
  *
  * The layout is LMDB 0.9's on a 64-bit host (lmdb_layout.h), whose fields
- * this reads by offset.
+ * this reads by offset; `mrtx check --deep` (lmdb_deep.c) parses the meta
+ * pages with the same functions.
  */
 #include "storage/lmdb/lmdb_int.h"
 #include "storage/lmdb/lmdb_layout.h"
@@ -170,7 +175,7 @@ static int check_fd(const char *dir, const char *file, int fd)
 	const lf_meta *newest;
 	const char *why;
 	struct stat sb;
-	int rc;
+	int rc, holds;
 	ssize_t n;
 
 	if (fstat(fd, &sb) != 0)
@@ -220,14 +225,22 @@ static int check_fd(const char *dir, const char *file, int fd)
 	 * process that grew the file in between wrote its pages first) */
 	if (fstat(fd, &sb) != 0)
 		return mrtx__seterr(MRTX_ESTORE, "%s: %s", file, strerror(errno));
-	if ((uint64_t)sb.st_size < (newest->last_pg + 1) * newest->psize)
-		return mrtx__seterr(MRTX_ECORRUPT, "%s is truncated: %lld bytes, but its newest "
-		                    "commit (LMDB transaction %llu) uses %llu pages of %u bytes "
-		                    "(%llu bytes); the store cannot be opened: restore it from a "
+	if ((uint64_t)sb.st_size >= (newest->last_pg + 1) * newest->psize)
+		return 0;
+	/* (a file may end before its last page: lf_pages_plausible) */
+	holds = lf_pages_plausible((uint64_t)sb.st_size, newest->psize, newest->last_pg);
+	for (int d = 0; d < 2 && holds; d++)
+		holds = newest->db[d].root == LF_NO_PAGE ||
+		        newest->db[d].root < (uint64_t)sb.st_size / newest->psize;
+	if (holds && (rc = lf_free_holds(fd, (uint64_t)sb.st_size, newest, &holds)))
+		return rc;
+	if (!holds)
+		return mrtx__seterr(MRTX_ECORRUPT, "%s is truncated: %lld bytes, ending before "
+		                    "pages its newest commit (LMDB transaction %llu, %llu pages of %u "
+		                    "bytes) uses; the store cannot be opened: restore it from a "
 		                    "backup", file, (long long)sb.st_size,
 		                    (unsigned long long)newest->txnid,
-		                    (unsigned long long)newest->last_pg + 1, newest->psize,
-		                    (unsigned long long)((newest->last_pg + 1) * newest->psize));
+		                    (unsigned long long)newest->last_pg + 1, newest->psize);
 	return 0;
 }
 

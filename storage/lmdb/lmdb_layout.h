@@ -112,6 +112,10 @@ static inline int lf_pages_plausible(uint64_t fsize, uint32_t psize, uint64_t la
 {
 	return last_pg < fsize / psize + fsize / 8;
 }
+/* Are pages fsize / psize .. m's last page (past the end of the file) all
+ * on m's free list, which is itself sound?  *holds says; returns 0,
+ * MRTX_ENOMEM or MRTX_ESTORE (lmdb_deep.c). */
+int lf_free_holds(int fd, uint64_t fsize, const lf_meta *m, int *holds);
 /* Read n bytes at off; fewer at the end of the file; -1 with errno. */
 ssize_t lf_read_at(int fd, void *buf, size_t n, uint64_t off);
 
