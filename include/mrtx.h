@@ -262,8 +262,9 @@ typedef struct mrtx_options {
  *   message then names `mrtx upgrade`, mrtx_upgrade;
  *   read-only: no store at path; LMDB: an empty data.mdb, or one that is
  *   no LMDB file);
- *   MRTX_ECORRUPT (metadata unreadable; LMDB: data.mdb shorter than its
- *   newest commit's pages, or a meta page damaged -- its header, magic,
+ *   MRTX_ECORRUPT (metadata unreadable; LMDB: data.mdb ending before pages
+ *   its newest commit uses (pages LMDB left free past the end are fine),
+ *   or a meta page damaged -- its header, magic,
  *   page size, transaction id or a root past the file's pages -- found
  *   before anything is mapped or created, so a refused open leaves the
  *   directory as it was; for writing: the directory's
