@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cli_corrupt.sh - the reading commands on hundreds of damaged copies of
+# cli_corrupt.sh - the reading commands, and check --deep, on hundreds of damaged copies of
 # one store: each copy has one byte flipped at a random offset (seeded:
 # MRTX_CORRUPT_SEED, printed) or is cut short at a random length.  Each of
 # scan, scan --reverse, dump, get and check runs on each copy under a
@@ -72,6 +72,7 @@ f.write(bytes([c ^ $b])); f.close()"
 	else
 		truncate -s "$a" "$C/data.mdb"
 	fi
+	wrong_here=0
 	for i in "${!CMDS[@]}"; do
 		timeout 60 ${CMDS[$i]/@/$C} >"$TMP/out" 2>"$TMP/err" </dev/null
 		rc=$?
@@ -95,14 +96,33 @@ f.write(bytes([c ^ $b])); f.close()"
 		else
 			N[wrong]=$((${N[wrong]:-0} + 1))
 			wrong_list+=" $kind:$a"
+			wrong_here=1
 			ok
 		fi
 	done
+	# check --deep, which reads the file without LMDB: never a hang or a
+	# signal; it should flag every copy some command read wrongly
+	timeout 60 "$MRTX" check "$C" --deep >"$TMP/out" 2>"$TMP/err" </dev/null
+	rc=$?
+	if [ "$rc" -eq 124 ] || [ "$rc" -gt 128 ]; then
+		bad "check --deep: exit $rc: $kind $a $b"
+	elif [ "$rc" -eq 0 ]; then
+		N[deep_pass]=$((${N[deep_pass]:-0} + 1))
+		[ "$wrong_here" = 1 ] && N[deep_missed]=$((${N[deep_missed]:-0} + 1))
+		ok
+	else
+		N[deep_flag]=$((${N[deep_flag]:-0} + 1))
+		ok
+	fi
+	wrong_here=0
 done <"$TMP/recipes"
 
 echo "outcomes of $(( (FLIPS + CUTS) * ${#CMDS[@]} )) runs: refused ${N[refused]:-0}," \
 	"same output ${N[same]:-0}, wrong output with exit 0 ${N[wrong]:-0}," \
 	"hangs ${N[hang]:-0}, signals ${N[signal]:-0}"
+echo "check --deep on $((FLIPS + CUTS)) copies: flagged ${N[deep_flag]:-0}, passed" \
+	"${N[deep_pass]:-0}, of which read wrongly by some command ${N[deep_missed]:-0}" \
+	"(a byte inside a value: no checksums)"
 [ -n "$fault_list" ] && echo "faults inside LMDB:$(echo "$fault_list" | tr ' ' '\n' | sort -u | head -20 | tr '\n' ' ')"
 [ -n "$wrong_list" ] && echo "wrong answers (no checksums on values):$(echo "$wrong_list" | tr ' ' '\n' | sort -u | head -20 | tr '\n' ' ')"
 # every truncation is refused by every command: the open checks the length
