@@ -24,36 +24,8 @@ for i in $(seq -w 1 2000); do echo "put t row$i f:q value-$i"; done >"$TMP/in"
 "$MRTX" create-table "$SRC" t f >/dev/null || bad "create-table"
 "$MRTX" txn "$SRC" <"$TMP/in" >/dev/null || bad "load 2,000 rows"
 expect_out 2000 "sound store counts" "$MRTX" scan "$SRC" t --count
-SIZE=$(stat -c %s "$SRC/data.mdb")
-# LMDB's page size (the system's), from meta page 0's free-database record
-PS=$(od -An -t u4 -j 40 -N 4 "$SRC/data.mdb" | tr -d ' ')
-SHORT=$((SIZE * 2 / 3 + 1)) # (not a page multiple)
-METAS=$((PS + PS / 4))      # inside meta page 1
-
-# poke FILE OFFSET BYTE-IN-HEX: overwrite one byte
-poke() { printf "\\x$3" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none; }
-
-# damaged KIND: a fresh directory holding only data.mdb, damaged as KIND
-damaged() {
-	local d=$TMP/d-$1
-	rm -rf "$d"
-	mkdir "$d"
-	case $1 in
-	empty) : >"$d/data.mdb" ;;
-	random) head -c 20000 /dev/urandom >"$d/data.mdb" ;;
-	text) echo "not a store" >"$d/data.mdb" ;;
-	short) cp "$SRC/data.mdb" "$d/" && truncate -s "$SHORT" "$d/data.mdb" ;;
-	metas) cp "$SRC/data.mdb" "$d/" && truncate -s "$METAS" "$d/data.mdb" ;;
-	magic0) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" 16 00 ;;
-	magic1) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" $((PS + 16)) 00 ;;
-	txnid) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" $((PS + 16 + 128 + 5)) 01 ;;
-	lastpg) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" $((PS + 16 + 120 + 4)) 01 &&
-		poke "$d/data.mdb" $((16 + 120 + 4)) 01 ;;
-	root) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" $((PS + 16 + 24 + 48 + 40 + 3)) 7f &&
-		poke "$d/data.mdb" $((16 + 24 + 48 + 40 + 3)) 7f ;;
-	esac
-	echo "$d"
-}
+. "$(dirname "$0")/damagelib.sh"
+damage_setup "$SRC"
 
 # the words each kind's refusal must carry
 declare -A WORDS=(
@@ -116,31 +88,9 @@ done
 # "another table" amid the table's: scans stopped short with exit 0).
 # Every command that meets the damage must say so (exit 1), never hang,
 # never print a short result with exit 0.
-# tree KIND DIR: copy the sound store into DIR with KIND's damage
-tree() {
-	mkdir -p "$2"
-	python3 - "$SRC/data.mdb" "$2/data.mdb" "$1" "$PS" <<'EOF'
-import sys
-src, dst, kind, ps = sys.argv[1:]
-ps = int(ps)
-d = open(src, 'rb').read()
-b = bytearray(d)
-pat = b'\x01\x00row0399\x00\x01\xff'
-if kind == 'branch':
-    b[d.find(pat)] = 0xfe
-else:
-    j = d.find(pat)
-    while j >= 0:
-        if d[j // ps * ps + 10] & 2:  # a leaf page's copy
-            b[j + 1] ^= 0x40
-        j = d.find(pat, j + 1)
-open(dst, 'wb').write(b)
-EOF
-}
 RE='the store is damaged'
 for kind in branch lockprefix; do
-	d=$TMP/t-$kind
-	tree "$kind" "$d"
+	d=$(damaged "$kind")
 	for args in "t --count" "t --count --reverse" "t" "t --reverse"; do
 		timeout 30 "$MRTX" scan "$d" $args >"$TMP/out" 2>"$TMP/err"
 		rc=$?
@@ -152,7 +102,7 @@ for kind in branch lockprefix; do
 	refused "$kind check --strict" "$d" "$MRTX" check "$d" --strict
 done
 # a lookup sent to the wrong leaf says so, where it used to say "not found"
-d=$TMP/t-branch
+d=$TMP/d-branch
 refused "branch: get of a row past the damaged key" "$d" "$MRTX" get "$d" t row0400 f:q
 expect_out value-0398 "branch: get of a row the damage does not reach" "$MRTX" get "$d" t row0398 f:q
 

@@ -47,47 +47,8 @@ expect_err 2 "RADOS store has none" "--deep on RADOS is a usage error" \
 expect_err 2 "not --deep" "--deep --strict is a usage error" "$MRTX" check "$SRC" --deep --strict
 expect_err 1 "no data.mdb" "--deep on a directory without a store" "$MRTX" check "$TMP" --deep
 
-# poke FILE OFFSET BYTE-IN-HEX: overwrite one byte
-poke() { printf "\\x$3" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none; }
-
-# damaged KIND: a fresh directory holding only data.mdb, damaged as KIND
-# (cli_damage.sh's kinds; branch and lockprefix as its python makes them)
-damaged() {
-	local d=$TMP/d-$1
-	rm -rf "$d"
-	mkdir "$d"
-	case $1 in
-	empty) : >"$d/data.mdb" ;;
-	random) head -c 20000 /dev/urandom >"$d/data.mdb" ;;
-	text) echo "not a store" >"$d/data.mdb" ;;
-	short) cp "$SRC/data.mdb" "$d/" && truncate -s 160000 "$d/data.mdb" ;;
-	metas) cp "$SRC/data.mdb" "$d/" && truncate -s 5000 "$d/data.mdb" ;;
-	magic0) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" 16 00 ;;
-	magic1) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" $((4096 + 16)) 00 ;;
-	txnid) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" $((4096 + 16 + 128 + 5)) 01 ;;
-	lastpg) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" $((4096 + 16 + 120 + 4)) 01 &&
-		poke "$d/data.mdb" $((16 + 120 + 4)) 01 ;;
-	root) cp "$SRC/data.mdb" "$d/" && poke "$d/data.mdb" $((4096 + 16 + 24 + 48 + 40 + 3)) 7f &&
-		poke "$d/data.mdb" $((16 + 24 + 48 + 40 + 3)) 7f ;;
-	branch | lockprefix) python3 - "$SRC/data.mdb" "$d/data.mdb" "$1" <<'EOF' ;;
-import sys
-src, dst, kind = sys.argv[1:]
-d = open(src, 'rb').read()
-b = bytearray(d)
-pat = b'\x01\x00row0399\x00\x01\xff'
-j = d.find(pat)
-while j >= 0:
-    page = d[j // 4096 * 4096:j // 4096 * 4096 + 16]
-    if kind == 'branch' and page[10] == 1:
-        b[j] = 0xfe                # a separator key's first byte
-    if kind == 'lockprefix' and page[10] == 2:
-        b[j + 1] ^= 0x40           # the table prefix of row0399's lock key
-    j = d.find(pat, j + 1)
-open(dst, 'wb').write(b)
-EOF
-	esac
-	echo "$d"
-}
+. "$(dirname "$0")/damagelib.sh"
+damage_setup "$SRC"
 
 # what each kind's report must say
 declare -A WORDS=(
@@ -95,7 +56,7 @@ declare -A WORDS=(
 	[random]='no LMDB meta page at page 0 or 1'
 	[text]='no LMDB meta page at page 0 or 1'
 	[short]='DAMAGE page [0-9]+: past the end of the file'
-	[metas]='data.mdb is truncated: 5000 bytes'
+	[metas]="data.mdb is truncated: $METAS bytes"
 	[magic0]='DAMAGE page 0: meta page 0: no LMDB meta page header and magic'
 	[magic1]='DAMAGE page 1: meta page 1: no LMDB meta page header and magic'
 	[txnid]='not one apart'
@@ -105,7 +66,7 @@ declare -A WORDS=(
 	[lockprefix]='DAMAGE page [0-9]+ key \\x01@row0399\\x00\\x01\\xff: a key outside the range'
 )
 
-for kind in empty random text short metas magic0 magic1 txnid lastpg root branch lockprefix; do
+for kind in $DAMAGE_KINDS; do
 	d=$(damaged "$kind")
 	before=$(ls -A "$d"; md5sum <"$d/data.mdb")
 	timeout 30 "$MRTX" check "$d" --deep >"$TMP/out" 2>"$TMP/err"
@@ -140,8 +101,9 @@ mkdir "$D"
 python3 - "$SRC/data.mdb" "$D/data.mdb" <<'EOF'
 import sys
 d = bytearray(open(sys.argv[1], 'rb').read())
+ps = int.from_bytes(d[40:44], 'little')           # the page size
 j = d.find(b'\x01\x00row0399\x00\x01\x00q')    # a cell key of t, in a leaf
-pg = j // 4096 * 4096
+pg = j // ps * ps
 assert d[pg + 10] == 2
 d[pg + 12:pg + 14] = b'\xff\xff'             # lower
 open(sys.argv[2], 'wb').write(d)
@@ -167,10 +129,11 @@ mkdir "$D"
 python3 - "$SRC/data.mdb" "$D/data.mdb" <<'EOF'
 import struct, sys
 d = bytearray(open(sys.argv[1], 'rb').read())
-metas = [struct.unpack_from('<QQ', d, p * 4096 + 16 + 120) for p in (0, 1)]  # last, txn
-m = (1 if metas[1][1] > metas[0][1] else 0) * 4096 + 16
+ps = int.from_bytes(d[40:44], 'little')           # the page size
+metas = [struct.unpack_from('<QQ', d, p * ps + 16 + 120) for p in (0, 1)]  # last, txn
+m = (1 if metas[1][1] > metas[0][1] else 0) * ps + 16
 free_root, main_root = (struct.unpack_from('<Q', d, m + 24 + 40 + 48 * i)[0] for i in (0, 1))
-p = free_root * 4096
+p = free_root * ps
 assert d[p + 10] == 2                          # a leaf: its first entry's first page
 o = struct.unpack_from('<H', d, p + 16)[0]
 assert struct.unpack_from('<Q', d, p + o + 16)[0] >= 1
@@ -195,12 +158,13 @@ free_tail() {
 import os, struct, sys
 f = sys.argv[1]
 d = open(f, 'rb').read()
-metas = [struct.unpack_from('<QQ', d, p * 4096 + 16 + 120) for p in (0, 1)]  # last, txn
-m = (1 if metas[1][1] > metas[0][1] else 0) * 4096 + 16
+ps = int.from_bytes(d[40:44], 'little')           # the page size
+metas = [struct.unpack_from('<QQ', d, p * ps + 16 + 120) for p in (0, 1)]  # last, txn
+m = (1 if metas[1][1] > metas[0][1] else 0) * ps + 16
 last = struct.unpack_from('<Q', d, m + 120)[0]
 free = set()
 def walk(pg):                                  # the free list (a sound file)
-    p = pg * 4096
+    p = pg * ps
     for i in range((struct.unpack_from('<H', d, p + 12)[0] - 16) // 2):
         o = p + struct.unpack_from('<H', d, p + 16 + 2 * i)[0]
         lo, hi, fl, ks = struct.unpack_from('<HHHH', d, o)
@@ -209,7 +173,7 @@ def walk(pg):                                  # the free list (a sound file)
             continue
         v = o + 8 + ks
         if fl & 1:
-            v = struct.unpack_from('<Q', d, v)[0] * 4096 + 16
+            v = struct.unpack_from('<Q', d, v)[0] * ps + 16
         n = struct.unpack_from('<Q', d, v)[0]
         free.update(struct.unpack_from('<%dQ' % n, d, v + 8))
 walk(struct.unpack_from('<Q', d, m + 24 + 40)[0])
@@ -218,7 +182,7 @@ while end - 1 in free:
     end -= 1
 if end > last:
     sys.exit(1)
-os.truncate(f, end * 4096)
+os.truncate(f, end * ps)
 EOF
 }
 D=$TMP/tail
