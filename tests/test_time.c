@@ -432,15 +432,7 @@ static void test_registry_covers_reserving_snapshot(void **state)
 	store__clock_offset(ahead->st, 60000000);
 	assert_int_equal(store_ts_next(ahead->st, 0, &ts), MRTX_OK);
 	assert_int_equal(mrtx_gc(g, 5000, &n), MRTX_OK);
-	{
-		FILE *f = fopen(go, "w");
-
-		assert_non_null(f);
-		fclose(f);
-	}
-	assert_int_equal(pthread_join(th, NULL), 0);
-	assert_int_equal(mrtx_failpoints_set(NULL), MRTX_OK);
-	unlink(go);
+	tu_fp_release(go, th);
 	assert_int_equal(a.rc, MRTX_OK);
 	assert_string_equal(a.val, "old");
 	assert_int_equal(mrtx_commit(b), MRTX_OK);
@@ -484,15 +476,7 @@ static void test_own_collector_covers_reserving_snapshot(void **state)
 	store__clock_offset(ahead->st, 60000000);
 	assert_int_equal(store_ts_next(ahead->st, 0, &ts), MRTX_OK);
 	assert_int_equal(mrtx_gc(r, 0, &n), MRTX_OK);
-	{
-		FILE *f = fopen(go, "w");
-
-		assert_non_null(f);
-		fclose(f);
-	}
-	assert_int_equal(pthread_join(th, NULL), 0);
-	assert_int_equal(mrtx_failpoints_set(NULL), MRTX_OK);
-	unlink(go);
+	tu_fp_release(go, th);
 	assert_int_equal(a.rc, MRTX_OK);
 	assert_string_equal(a.val, "old");
 	mrtx_close(ahead);

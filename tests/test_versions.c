@@ -986,15 +986,7 @@ static void read_past_writer(const char *fp)
 	assert_true(v.size == 1 && memcmp(v.data, "0", 1) == 0);
 	assert_int_equal(mrtx_put(rw, "t", B("r"), "one", B("q"), B("x")), MRTX_OK);
 	/* the writer goes on: pushed, it commits above the snapshot */
-	{
-		FILE *f = fopen(go, "w");
-
-		assert_non_null(f);
-		fclose(f);
-	}
-	assert_int_equal(pthread_join(th, NULL), 0);
-	assert_int_equal(mrtx_failpoints_set(NULL), MRTX_OK);
-	unlink(go);
+	tu_fp_release(go, th);
 	if (w.rc != MRTX_OK)
 		fail_msg("the held writer: %s", mrtx_strerror(w.rc));
 	assert_true(w.ts > t);
@@ -1077,15 +1069,7 @@ static void test_snapshot_late_commit(void **state)
 	assert_int_equal(mrtx_get(reader, "t", B("x"), "one", B("q"), &v), MRTX_OK);
 	assert_true(v.size == 1 && memcmp(v.data, "a", 1) == 0);
 	t = mrtx_txn_snapshot_ts(reader);
-	{
-		FILE *f = fopen(go, "w");
-
-		assert_non_null(f);
-		fclose(f);
-	}
-	assert_int_equal(pthread_join(th, NULL), 0);
-	assert_int_equal(mrtx_failpoints_set(NULL), MRTX_OK);
-	unlink(go);
+	tu_fp_release(go, th);
 	assert_int_equal(w.rc, MRTX_OK);
 	assert_true(w.ts <= t); /* (the late commit, below the snapshot) */
 	assert_true(put_ts(db, "x", "one", "c") > t);

@@ -4,6 +4,7 @@
 #include "txn/admin.h"
 
 #include <ftw.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,4 +320,15 @@ void tu_fp_wait(const char *fp, int hits)
 		assert_true(i < 120000);
 		usleep(5000);
 	}
+}
+
+void tu_fp_release(const char *go, pthread_t th)
+{
+	FILE *f = fopen(go, "w");
+
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(mrtx_failpoints_set(NULL), MRTX_OK);
+	unlink(go);
 }

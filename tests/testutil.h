@@ -2,6 +2,7 @@
 #ifndef MRTX_TESTUTIL_H
 #define MRTX_TESTUTIL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -65,6 +66,9 @@ void tu_fp_hold(const char *fp, unsigned at, const char *tag, char *go, size_t n
  * a child): a coordination wait, not a timing one -- it gives up (failing
  * the test) only after ten minutes. */
 void tu_fp_wait(const char *fp, int hits);
+/* Let the thread th held by tu_fp_hold go (create go), join it, disarm
+ * every failpoint and remove go. */
+void tu_fp_release(const char *go, pthread_t th);
 
 /* A reproducible generator (xorshift64*, same on every libc).  Seeded from
  * MRTX_SEED when set, else from dflt; tu_seed_used says which, for messages. */
