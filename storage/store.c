@@ -209,6 +209,21 @@ int store_view_open(store *st, store_view **out)
 	return 0;
 }
 
+int store_view_open_ts(store *st, store_view **out)
+{
+	int rc = 0;
+
+	/* (a view whose timestamp is unknown because writers kept landing
+	 * commits while it was pinned is taken again) */
+	for (int tries = 0; tries < 16; tries++) {
+		if (tries)
+			store_view_close(st, *out);
+		if ((rc = store_view_open(st, out)) || store_view_ts(st, *out))
+			break;
+	}
+	return rc;
+}
+
 int store_gc_mark(store *st, uint64_t safe, int end)
 {
 	if (store_read_only(st))

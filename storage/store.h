@@ -323,9 +323,16 @@ typedef struct store_view store_view;
 #define STORE_NOT_IN_VIEW (-31989)
 int store_view_open(store *st, store_view **out);
 void store_view_close(store *st, store_view *v); /* v may be NULL */
+/* store_view_open for a caller that needs the view's timestamp: a view
+ * whose timestamp is unknown (writers kept landing commits while it was
+ * pinned) is taken again, up to 16 times.  The view returned may still
+ * have timestamp 0 (no timestamp page, or every try unpinned).  Returns
+ * as store_view_open. */
+int store_view_open_ts(store *st, store_view **out);
 /* The view's snapshot timestamp: every commit stamped at or below it is in
  * the view, none above (store_op.stamp).  0: unknown (v NULL; an LMDB
- * store read without its timestamp page, on a read-only file system). */
+ * store read without its timestamp page, on a read-only file system; a
+ * view writers kept from being pinned to its id). */
 uint64_t store_view_ts(const store *st, const store_view *v);
 int store_read_row_in(store *st, store_view *v, const store_table *t, mrtx_bytes row,
                       const store_filter *f, mrtx_arena *a, store_row *out);

@@ -47,18 +47,14 @@ int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected)
 	if (!resume) {
 		store_view *v;
 
-		/* (a view whose timestamp is unknown because writers kept
-		 * landing commits while it was pinned is taken again) */
-		for (int tries = 0; safe == 0 && tries < 16; tries++) {
-			if ((rc = store_view_open(db->st, &v)) == MRTX_ENOTSUP) {
-				/* RADOS: the newest timestamp is the oracle's
-				 * (every commit is stamped by it) */
-				if ((rc = store_ts_now(db->st, &safe)))
-					return rc;
-				break;
-			} else if (rc) {
+		if ((rc = store_view_open_ts(db->st, &v)) == MRTX_ENOTSUP) {
+			/* RADOS: the newest timestamp is the oracle's (every commit
+			 * is stamped by it) */
+			if ((rc = store_ts_now(db->st, &safe)))
 				return rc;
-			}
+		} else if (rc) {
+			return rc;
+		} else {
 			safe = store_view_ts(db->st, v);
 			store_view_close(db->st, v);
 		}

@@ -73,15 +73,22 @@ static uint64_t lag_us(void)
 
 static uint64_t local_oldest(mrtx_db *db, int pending);
 
+/* In this handle's live set (snap_mu held): an entry (ts, pending), put
+ * to `to` -- or removed, when to.ts is 0. */
+static void snap_replace(mrtx_db *db, uint64_t ts, int pending, struct txn_snap to)
+{
+	for (size_t i = 0; i < db->nsnaps; i++)
+		if (db->snaps[i].ts == ts && db->snaps[i].pending == pending) {
+			db->snaps[i] = to.ts ? to : db->snaps[--db->nsnaps];
+			return;
+		}
+}
+
 /* Remove one entry ts from this handle's live set. */
 static void snap_remove(mrtx_db *db, uint64_t ts)
 {
 	pthread_mutex_lock(&db->snap_mu);
-	for (size_t i = 0; i < db->nsnaps; i++)
-		if (db->snaps[i].ts == ts && !db->snaps[i].pending) {
-			db->snaps[i] = db->snaps[--db->nsnaps];
-			break;
-		}
+	snap_replace(db, ts, 0, (struct txn_snap){ 0, 0 });
 	pthread_mutex_unlock(&db->snap_mu);
 }
 
@@ -129,14 +136,7 @@ static void snap_enter(void *arg, uint64_t ts)
 	mrtx_db *db = p->db;
 
 	pthread_mutex_lock(&db->snap_mu);
-	for (size_t i = 0; i < db->nsnaps; i++)
-		if (db->snaps[i].pending && db->snaps[i].ts == p->floor) {
-			if (ts)
-				db->snaps[i] = (struct txn_snap){ ts, 0 };
-			else
-				db->snaps[i] = db->snaps[--db->nsnaps];
-			break;
-		}
+	snap_replace(db, p->floor, 1, (struct txn_snap){ ts, 0 });
 	pthread_mutex_unlock(&db->snap_mu);
 }
 
@@ -246,7 +246,8 @@ int txn_view_get(mrtx_txn *txn, store_view **out)
 	if (!txn->view && !txn->no_view) {
 		store *st = txn->db->st;
 
-		rc = store_view_open(st, &txn->view);
+		/* (a past snapshot needs its view's timestamp) */
+		rc = txn->at ? store_view_open_ts(st, &txn->view) : store_view_open(st, &txn->view);
 		if (rc && rc != MRTX_ENOTSUP)
 			return rc;
 		if (rc == 0) {

@@ -628,17 +628,12 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out)
 	if ((rc = mrtx_begin(db, &txn)))
 		return rc;
 	txn->at = ts; /* (before the view: a past snapshot takes no live one) */
-	/* the newest timestamp handed out: the view's (LMDB; one whose
-	 * timestamp is unknown, as writers kept landing commits while it was
-	 * pinned, is taken again), or the oracle's (RADOS: reads go to the
-	 * store as it is, each at ts) */
-	for (int tries = 0;; tries++) {
-		if ((rc = txn_view_get(txn, &v)))
-			goto fail;
-		if (!v || (vts = store_view_ts(db->st, v)) || tries == 15)
-			break;
-		txn_view_close(txn);
-	}
+	if ((rc = txn_view_get(txn, &v)))
+		goto fail;
+	/* the newest timestamp handed out: the view's (LMDB; txn_view_get
+	 * retakes one whose timestamp is unknown), or the oracle's (RADOS:
+	 * reads go to the store as it is, each at ts) */
+	vts = store_view_ts(db->st, v);
 	if (!v) {
 		/* RADOS: every commit is stamped by the oracle, so one at or
 		 * below ts had its stamp before this read, and every later

@@ -90,7 +90,7 @@ struct rts_wait {
 	const store_snap_set *set; /* ... with its handle's oldest running one,
 	                      * asked by the leader just before its write; the
 	                      * leader enters the snapshot after the write */
-	uint64_t oldest;
+	uint64_t oldest;     /* the record a batch writes (rec): its minimum */
 	uint64_t until;      /* ... protected until (this handle's clock) */
 	uint64_t ts;
 	int rc;
