@@ -316,6 +316,45 @@ static void test_snapshot_under_contention(void **state)
 	done(w, path);
 }
 
+/* RADOS collection tests: a store with table v (family h, one version)
+ * holding k = "old", written through w; r reads, g collects, ahead pushes
+ * the oracle. */
+struct gc_world {
+	char *path;
+	mrtx_db *w, *r, *g, *ahead;
+};
+
+static void gc_world_open(struct gc_world *x)
+{
+	static const mrtx_family_spec fams[] = { { "h", 1, 0, 0 } };
+
+	x->w = fresh(&x->path, MRTX_NOSYNC);
+	assert_int_equal(mrtx_create_table2(x->w, "v", fams, 1), MRTX_OK);
+	x->r = tu_open(x->path, NULL);
+	x->g = tu_open(x->path, NULL);
+	x->ahead = tu_open(x->path, NULL);
+	assert_true(x->r && x->g && x->ahead);
+	assert_int_equal(tu_put(x->w, "v", B("k"), "h", B("q"), B("old")), MRTX_OK);
+}
+
+/* The oracle pushed a minute ahead of every clock, by a handle whose clock
+ * runs that far ahead. */
+static void gc_world_oracle_ahead(struct gc_world *x)
+{
+	uint64_t ts;
+
+	store__clock_offset(x->ahead->st, 60000000);
+	assert_int_equal(store_ts_next(x->ahead->st, 0, &ts), MRTX_OK);
+}
+
+static void gc_world_close(struct gc_world *x)
+{
+	mrtx_close(x->ahead);
+	mrtx_close(x->g);
+	mrtx_close(x->r);
+	done(x->w, x->path);
+}
+
 /* RADOS: collection keeps what a running snapshot reads, whatever the
  * oracle's lead.  A control row is overwritten; a snapshot begins and
  * reads; the row is overwritten; a handle whose clock runs a minute ahead
@@ -327,41 +366,33 @@ static void test_snapshot_under_contention(void **state)
  * and the safe point, oracle time less 5 s, was above it. */
 static void test_gc_keeps_young_snapshot(void **state)
 {
-	static const mrtx_family_spec fams[] = { { "h", 1, 0, 0 } };
-	char *path;
-	mrtx_db *w, *r, *g, *ahead;
+	struct gc_world x;
+	mrtx_db *w, *r, *g;
 	mrtx_txn *snap;
 	mrtx_bytes got;
-	uint64_t ts, n;
+	uint64_t n;
 
 	(void)state;
 	if (!tu_rados())
 		skip(); /* (LMDB: a snapshot is a read transaction, which LMDB keeps) */
-	w = fresh(&path, MRTX_NOSYNC);
-	assert_int_equal(mrtx_create_table2(w, "v", fams, 1), MRTX_OK);
-	r = tu_open(path, NULL);
-	g = tu_open(path, NULL);
-	ahead = tu_open(path, NULL);
-	assert_true(r && g && ahead);
-	assert_int_equal(tu_put(w, "v", B("k"), "h", B("q"), B("old")), MRTX_OK);
+	gc_world_open(&x);
+	w = x.w;
+	r = x.r;
+	g = x.g;
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(tu_put(w, "v", B("c"), "h", B("q"), B("control")), MRTX_OK);
 	assert_int_equal(mrtx_begin(r, &snap), MRTX_OK);
 	assert_int_equal(mrtx_get(snap, "v", B("k"), "h", B("q"), &got), MRTX_OK);
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(tu_put(w, "v", B("k"), "h", B("q"), B("new")), MRTX_OK);
-	store__clock_offset(ahead->st, 60000000);
-	assert_int_equal(store_ts_next(ahead->st, 0, &ts), MRTX_OK);
+	gc_world_oracle_ahead(&x);
 	assert_int_equal(mrtx_gc(g, 5000, &n), MRTX_OK);
 	assert_int_equal(n, 2);
 	assert_int_equal(mrtx_get(snap, "v", B("k"), "h", B("q"), &got), MRTX_OK);
 	assert_int_equal(got.size, 3);
 	assert_memory_equal(got.data, "old", 3);
 	assert_int_equal(mrtx_commit(snap), MRTX_OK);
-	mrtx_close(ahead);
-	mrtx_close(g);
-	mrtx_close(r);
-	done(w, path);
+	gc_world_close(&x);
 }
 
 struct held_snap {
@@ -402,25 +433,22 @@ static void *held_snapshot(void *arg)
  * MRTX_ESNAPSHOT.) */
 static void test_registry_covers_reserving_snapshot(void **state)
 {
-	static const mrtx_family_spec fams[] = { { "h", 1, 0, 0 } };
-	char *path, go[256];
-	mrtx_db *w, *r, *g, *ahead;
+	char go[256];
+	struct gc_world x;
+	mrtx_db *w, *r, *g;
 	struct held_snap a = { 0 };
 	mrtx_txn *b;
 	mrtx_bytes got;
 	pthread_t th;
-	uint64_t ts, n;
+	uint64_t n;
 
 	(void)state;
 	if (!tu_rados())
 		skip(); /* (LMDB: a snapshot is a read transaction, which LMDB keeps) */
-	w = fresh(&path, MRTX_NOSYNC);
-	assert_int_equal(mrtx_create_table2(w, "v", fams, 1), MRTX_OK);
-	r = tu_open(path, NULL);
-	g = tu_open(path, NULL);
-	ahead = tu_open(path, NULL);
-	assert_true(r && g && ahead);
-	assert_int_equal(tu_put(w, "v", B("k"), "h", B("q"), B("old")), MRTX_OK);
+	gc_world_open(&x);
+	w = x.w;
+	r = x.r;
+	g = x.g;
 	tu_fp_hold("snap.after_reserve", 1, "time", go, sizeof(go));
 	a.db = r;
 	assert_int_equal(pthread_create(&th, NULL, held_snapshot, &a), 0);
@@ -429,17 +457,13 @@ static void test_registry_covers_reserving_snapshot(void **state)
 	assert_int_equal(mrtx_begin(r, &b), MRTX_OK);
 	assert_int_equal(mrtx_get(b, "v", B("k"), "h", B("q"), &got), MRTX_OK);
 	assert_true(got.size == 3 && memcmp(got.data, "new", 3) == 0);
-	store__clock_offset(ahead->st, 60000000);
-	assert_int_equal(store_ts_next(ahead->st, 0, &ts), MRTX_OK);
+	gc_world_oracle_ahead(&x);
 	assert_int_equal(mrtx_gc(g, 5000, &n), MRTX_OK);
 	tu_fp_release(go, th);
 	assert_int_equal(a.rc, MRTX_OK);
 	assert_string_equal(a.val, "old");
 	assert_int_equal(mrtx_commit(b), MRTX_OK);
-	mrtx_close(ahead);
-	mrtx_close(g);
-	mrtx_close(r);
-	done(w, path);
+	gc_world_close(&x);
 }
 
 /* RADOS: a collector of the very handle whose snapshot is being reserved
@@ -452,36 +476,30 @@ static void test_registry_covers_reserving_snapshot(void **state)
  * failed with MRTX_ESNAPSHOT.) */
 static void test_own_collector_covers_reserving_snapshot(void **state)
 {
-	static const mrtx_family_spec fams[] = { { "h", 1, 0, 0 } };
-	char *path, go[256];
-	mrtx_db *w, *r, *ahead;
+	char go[256];
+	struct gc_world x;
+	mrtx_db *w, *r;
 	struct held_snap a = { 0 };
 	pthread_t th;
-	uint64_t ts, n;
+	uint64_t n;
 
 	(void)state;
 	if (!tu_rados())
 		skip(); /* (LMDB: a snapshot is a read transaction, which LMDB keeps) */
-	w = fresh(&path, MRTX_NOSYNC);
-	assert_int_equal(mrtx_create_table2(w, "v", fams, 1), MRTX_OK);
-	r = tu_open(path, NULL);
-	ahead = tu_open(path, NULL);
-	assert_true(r && ahead);
-	assert_int_equal(tu_put(w, "v", B("k"), "h", B("q"), B("old")), MRTX_OK);
+	gc_world_open(&x);
+	w = x.w;
+	r = x.r;
 	tu_fp_hold("ts.before_enter", 0, "enter", go, sizeof(go));
 	a.db = r;
 	assert_int_equal(pthread_create(&th, NULL, held_snapshot, &a), 0);
 	tu_fp_wait("ts.before_enter", 1);
 	assert_int_equal(tu_put(w, "v", B("k"), "h", B("q"), B("new")), MRTX_OK);
-	store__clock_offset(ahead->st, 60000000);
-	assert_int_equal(store_ts_next(ahead->st, 0, &ts), MRTX_OK);
+	gc_world_oracle_ahead(&x);
 	assert_int_equal(mrtx_gc(r, 0, &n), MRTX_OK);
 	tu_fp_release(go, th);
 	assert_int_equal(a.rc, MRTX_OK);
 	assert_string_equal(a.val, "old");
-	mrtx_close(ahead);
-	mrtx_close(r);
-	done(w, path);
+	gc_world_close(&x);
 }
 
 /* One read-only transaction of db: read r7, commit.  Returns the
