@@ -182,6 +182,8 @@ static int check_deep(const char *cmd, const char *path, int json)
 	if (json)
 		fputs("{\"damage\":[", stdout);
 	rc = check_file(path, on_damage, on_table, &o, &s);
+	if (rc == 0 && o.oom) /* (a table's name lost: its lists would be short) */
+		rc = mrtx__seterr(MRTX_ENOMEM, "out of memory listing the tables");
 	if (rc) {
 		if (json)
 			puts("]}");

@@ -148,15 +148,6 @@ static int fixed(const char *name, size_t nlen, const char *want)
 	return nlen == strlen(want) && memcmp(name, want, nlen) == 0;
 }
 
-static uint64_t le64(const uint8_t *v)
-{
-	uint64_t x = 0;
-
-	for (unsigned i = 0; i < 8; i++)
-		x |= (uint64_t)v[i] << (8 * i);
-	return x;
-}
-
 /* A metadata record 0x00 . name -> v. */
 static void meta_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, const uint8_t *v,
                      size_t vn)
@@ -201,11 +192,11 @@ static void meta_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, const 
 			if (vn != 8) {
 				DMG(d, page, k, kn, "a record of %zu bytes where a u64 is", vn);
 			} else if (i == 3) {
-				r->uns_stored = le64(v);
+				r->uns_stored = mrtx__le64_get(v);
 				r->uns_page = page;
 				r->have_uns = 1;
 			} else if (i == 2) {
-				r->ceil = le64(v);
+				r->ceil = mrtx__le64_get(v);
 				r->have_ceil = 1;
 			}
 			return;
@@ -317,9 +308,9 @@ static void data_rec(deep *d, uint64_t page, const rtable *t, const uint8_t *k, 
 		         (vn < CELL_HDR || v[8] & ~(CELL_GONE | CELL_DELETED)))
 			DMG(d, page, k, kn, "a cell value without its %u-byte version header, or with "
 			    "flags mrtx never sets", CELL_HDR);
-		else if (r->format >= 4 && r->format != FORMAT_UPGRADING && above_ceiling(r, le64(v)))
+		else if (r->format >= 4 && r->format != FORMAT_UPGRADING && above_ceiling(r, mrtx__le64_get(v)))
 			DMG(d, page, k, kn, "a version at timestamp %llu, above the store's "
-			    "timestamp ceiling %llu", (unsigned long long)le64(v),
+			    "timestamp ceiling %llu", (unsigned long long)mrtx__le64_get(v),
 			    (unsigned long long)r->ceil);
 	}
 }

@@ -193,7 +193,7 @@ static int check_fd(const char *dir, const char *file, int fd)
 	if ((size_t)n < sizeof(p0) || lf_get32(p0 + LF_PAGE_HDR) != LF_MAGIC) {
 		/* the first meta page is not LMDB's: is the second, at any
 		 * page size?  Then the file is a damaged store. */
-		for (uint32_t ps = 512; ps <= 65536; ps *= 2)
+		for (uint32_t ps = LF_MIN_PSIZE; ps <= LF_MAX_PSIZE; ps *= 2)
 			if (lf_read_at(fd, p1, sizeof(p1), ps) == (ssize_t)sizeof(p1) &&
 			    lf_get32(p1 + LF_PAGE_HDR) == LF_MAGIC && lf_get64(p1) == 1)
 				return corrupt(file, "no LMDB magic", 0);
