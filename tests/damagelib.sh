@@ -42,23 +42,38 @@ damaged() {
 	root) poke "$f" $((PS + 16 + 24 + 48 + 40 + 3)) 7f &&
 		poke "$f" $((16 + 24 + 48 + 40 + 3)) 7f ;;
 	branch | lockprefix)
-		# branch: row0399's separator key starts 0xfe in the branch pages;
+		# branch: the first separator key of a branch page from row0399's
+		# lock key on (its row in $TMP/branch-row) starts 0xfe;
 		# lockprefix: the table prefix of row0399's lock key flipped in
 		# every leaf page that holds it
-		python3 - "$f" "$1" "$PS" <<'PYEOF' ;;
-import sys
-path, kind, ps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+		python3 - "$f" "$1" "$PS" "$TMP/branch-row" <<'PYEOF' ;;
+import struct, sys
+path, kind, ps, rowfile = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 d = open(path, 'rb').read()
 b = bytearray(d)
-pat = b'\x01\x00row0399\x00\x01\xff'
-j = d.find(pat)
-while j >= 0:
-    flags = d[j // ps * ps + 10]
-    if kind == 'branch' and flags == 1:
-        b[j] = 0xfe
-    if kind == 'lockprefix' and flags & 2:
-        b[j + 1] ^= 0x40
-    j = d.find(pat, j + 1)
+if kind == 'branch':
+    seps = []  # (key, offset) of every branch node key
+    for pg in range(len(d) // ps):
+        p = d[pg * ps:(pg + 1) * ps]
+        if p[10] != 1:
+            continue
+        lower = struct.unpack('<H', p[12:14])[0]
+        for i in range(1, (lower - 16) // 2):
+            o = struct.unpack('<H', p[16 + 2 * i:18 + 2 * i])[0]
+            ks = struct.unpack('<H', p[o + 6:o + 8])[0]
+            seps.append((p[o + 8:o + 8 + ks], pg * ps + o + 8))
+    key = min(k for k, _ in seps if k >= b'\x01\x00row0399\x00\x01\xff')
+    for k, off in seps:
+        if k == key:
+            b[off] = 0xfe
+    open(rowfile, 'w').write(key[2:9].decode())
+else:
+    pat = b'\x01\x00row0399\x00\x01\xff'
+    j = d.find(pat)
+    while j >= 0:
+        if d[j // ps * ps + 10] & 2:
+            b[j + 1] ^= 0x40
+        j = d.find(pat, j + 1)
 open(path, 'wb').write(b)
 PYEOF
 	esac

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "recovery/check.h"
+#include "storage/lmdb/lmdb_seal.h"
 #include "tests/testutil.h"
 
 #define PSZ_MAX 65536u
@@ -258,6 +259,20 @@ static uint64_t t_leaf(void)
 	return 0;
 }
 
+/* Seal the value of the leaf node at node anew (as a writer that wrote
+ * bad bytes would have): its last LMDB_SEAL bytes. */
+static void reseal(uint8_t *node)
+{
+	size_t ks = rd16(node + 6), ds = rd16(node);
+	MDB_val k = { ks, node + 8 };
+	uint32_t c;
+
+	assert_true(ds >= LMDB_SEAL);
+	c = lmdb_seal_of(&k, node + 8 + ks, ds - LMDB_SEAL);
+	for (unsigned i = 0; i < LMDB_SEAL; i++)
+		node[8 + ks + ds - LMDB_SEAL + i] = (uint8_t)(c >> (8 * i));
+}
+
 static void t_kinds(void **state)
 {
 	uint8_t *b = malloc(sound_len);
@@ -335,9 +350,15 @@ static void t_kinds(void **state)
 				break;
 		}
 		assert_true(i < n);
-		memcpy(b + leaf * psize + o, &(uint16_t){ 3 }, 2);
+		/* (3 bytes and their seal, so the seal holds: the header is judged) */
+		memcpy(b + leaf * psize + o, &(uint16_t){ 3 + LMDB_SEAL }, 2);
+		reseal(b + leaf * psize + o);
 	}
 	expect_damage(b, "version header");
+	/* a byte of that cell's value: its seal does not match */
+	memcpy(b, sound, sound_len);
+	b[leaf * psize + o + 8 + rd16(sound + leaf * psize + o + 6) + 1] ^= 0x10;
+	expect_damage(b, "checksum does not match");
 	/* a row's lock record that does not decode: its version byte */
 	memcpy(b, sound, sound_len);
 	{
@@ -351,6 +372,7 @@ static void t_kinds(void **state)
 		}
 		assert_true(i < n);
 		b[leaf * psize + o + 8 + rd16(p + o + 6)] ^= 0x7f;
+		reseal(b + leaf * psize + o); /* (damage a writer sealed) */
 	}
 	expect_damage(b, "its lock record");
 	free(b);

@@ -12,6 +12,7 @@
 #include "testutil.h"
 #include "lockcf/lockio.h"
 #include "txn/admin.h"
+#include "storage/lmdb/lmdb_seal.h"
 
 static const char *const FAMS[] = { "f" };
 
@@ -95,7 +96,7 @@ static void bad_keys(void **state)
 	assert_int_equal(mdb_env_open(env, dir, 0, 0600), 0);
 	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
 	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
-	assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
+	assert_int_equal(lmdb_put(txn, dbi, &k, &v, 0), 0);
 	assert_int_equal(mdb_txn_commit(txn), 0);
 	mdb_env_close(env);
 

@@ -375,7 +375,7 @@ static void refuse(const char *path, const char *file, const char *what, const c
 static void not_a_store(void **state)
 {
 	char *base = tu_tmpdir("notstore"), p[4096], f[4096];
-	uint32_t fmt = 6;
+	uint32_t fmt = 7;
 	FILE *fp;
 	mrtx_db *db;
 
@@ -413,7 +413,7 @@ static void not_a_store(void **state)
 	join(f, sizeof(f), p, "data.mdb");
 	refuse(p, f, "format-2 store", "format 2 or older");
 
-	/* An mrtx store of a newer format.  (Formats 3 to 5 keep the metadata under
+	/* An mrtx store of a newer format.  (Formats 3 to 6 keep the metadata under
 	 * key prefix 0x00 of LMDB's unnamed database: storage/lmdb/lmdb_meta.c.) */
 	join(p, sizeof(p), base, "newer");
 	db = open_opts(p, 0, 0, NULL);
@@ -422,7 +422,7 @@ static void not_a_store(void **state)
 	mrtx_close(db);
 	raw_put(p, NULL, "\0format", 7, &fmt, sizeof(fmt));
 	join(f, sizeof(f), p, "data.mdb");
-	refuse(p, f, "newer format", "format 6");
+	refuse(p, f, "newer format", "format 7");
 	/* An older one names the upgrade. */
 	fmt = 3;
 	raw_put(p, NULL, "\0format", 7, &fmt, sizeof(fmt));
@@ -430,8 +430,11 @@ static void not_a_store(void **state)
 	fmt = 4; /* (no count of unsettled locks: lmdb_unsettled.c) */
 	raw_put(p, NULL, "\0format", 7, &fmt, sizeof(fmt));
 	refuse(p, f, "format 4", "mrtx upgrade");
+	fmt = 5; /* (no checksums: lmdb_seal.h) */
+	raw_put(p, NULL, "\0format", 7, &fmt, sizeof(fmt));
+	refuse(p, f, "format 5", "mrtx upgrade");
 	/* Put the format back: the store opens and its data is intact. */
-	fmt = 5;
+	fmt = 6;
 	raw_put(p, NULL, "\0format", 7, &fmt, sizeof(fmt));
 	{
 		char buf[8];

@@ -6,6 +6,7 @@
 #include "testutil.h"
 #include "storage/keyenc.h"
 #include "txn/admin.h"
+#include "storage/lmdb/lmdb_seal.h"
 
 #include <fcntl.h>
 #include <lmdb.h>
@@ -1837,7 +1838,7 @@ static void raw_lock_put(const char *path, const char *table, mrtx_bytes row,
 	kl = 2 + keyenc_put(key + 2, row.data, row.size);
 	key[kl++] = 0xFF;
 	k = (MDB_val){ kl, key };
-	assert_int_equal(mdb_put(t, dbi, &k, &v, 0), 0);
+	assert_int_equal(lmdb_put(t, dbi, &k, &v, 0), 0);
 	assert_int_equal(mdb_txn_commit(t), 0);
 	mdb_env_close(env);
 }

@@ -346,7 +346,8 @@ static void test_check_and_upgrade(void **state)
 	assert_non_null(strstr(mrtx_errmsg(), "missing"));
 	mrtx_close(db);
 
-	/* format 4 (before the count): refused, then upgraded */
+	/* format 4 (before the count and the seals): refused, then upgraded */
+	tu_lmdb_unseal(path);
 	raw_put(path, "\0format", 7, &fmt, 4);
 	{
 		mrtx_options o = MRTX_OPTIONS_INIT;
@@ -357,7 +358,7 @@ static void test_check_and_upgrade(void **state)
 		assert_null(x);
 	}
 	assert_int_equal(mrtx_upgrade(path, &cells), MRTX_OK);
-	assert_int_equal(cells, 0);
+	assert_true(cells > 3); /* every data record got its seal */
 	assert_int_equal(raw_count(path), 3);
 	assert_non_null(db = open_db(path, 0));
 	assert_int_equal(check(db), 0);

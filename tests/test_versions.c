@@ -367,6 +367,7 @@ static void to_format3(const char *path, int half, const MDB_val *extra)
 	size_t ncells = 0, i = 0;
 	int rc;
 
+	tu_lmdb_unseal(path); /* (format 5: no seals) */
 	assert_int_equal(mdb_env_create(&env), 0);
 	assert_int_equal(mdb_env_set_mapsize(env, 0), 0);
 	assert_int_equal(mdb_env_open(env, path, 0, 0600), 0);
@@ -511,7 +512,7 @@ static void test_upgrade(void **state)
 		close(pipefd[1]);
 
 		assert_int_equal(mrtx_upgrade(path, &cells), MRTX_OK);
-		assert_true(half ? cells > 0 && cells < ROWS : cells == ROWS);
+		assert_true(cells >= 2 * ROWS); /* every cell and lock record sealed */
 		/* again: nothing to do */
 		assert_int_equal(mrtx_upgrade(path, &cells), MRTX_OK);
 		assert_int_equal(cells, 0);

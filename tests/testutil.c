@@ -332,3 +332,49 @@ void tu_fp_release(const char *go, pthread_t th)
 	assert_int_equal(mrtx_failpoints_set(NULL), MRTX_OK);
 	unlink(go);
 }
+
+/* ---- an LMDB store as an older mrtx wrote it ---- */
+
+#include <lmdb.h>
+
+#include "storage/lmdb/lmdb_seal.h"
+
+void tu_lmdb_unseal(const char *path)
+{
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_dbi dbi;
+	MDB_val k = { 1, (void *)"\1" }, v;
+	uint32_t five = 5;
+	MDB_val fk = { 7, (void *)"\0format" }, fv = { 4, &five };
+	int rc;
+
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_set_mapsize(env, (size_t)1 << 30), 0);
+	assert_int_equal(mdb_env_open(env, path, MDB_NOTLS, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+	assert_int_equal(mdb_cursor_open(txn, dbi, &cur), 0);
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		uint8_t key[512], *val;
+		MDB_val kc, vc;
+
+		assert_int_equal(lmdb_unseal(&k, &v), 0);
+		assert_true(k.mv_size <= sizeof(key));
+		memcpy(key, k.mv_data, k.mv_size);
+		assert_non_null(val = malloc(v.mv_size + 1));
+		memcpy(val, v.mv_data, v.mv_size);
+		kc = (MDB_val){ k.mv_size, key };
+		vc = (MDB_val){ v.mv_size, val };
+		assert_int_equal(mdb_cursor_put(cur, &kc, &vc, MDB_CURRENT), 0);
+		free(val);
+		k = kc;
+	}
+	assert_int_equal(rc, MDB_NOTFOUND);
+	mdb_cursor_close(cur);
+	assert_int_equal(mdb_put(txn, dbi, &fk, &fv, 0), 0);
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+}

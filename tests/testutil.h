@@ -28,6 +28,9 @@ unsigned long tu_open_locks(mrtx_db *db);
  * address of a new RADOS store); caller frees; removed by tu_rmrf. */
 char *tu_tmpdir(const char *tag);
 void tu_rmrf(const char *path);
+/* The LMDB store at path (closed everywhere) as format 5 wrote it: every
+ * data record's seal stripped (storage/lmdb/lmdb_seal.h), format 5. */
+void tu_lmdb_unseal(const char *path);
 /* Open a fresh store with the given options (NULL = defaults + nosync). */
 mrtx_db *tu_open_fresh(const char *tag, char **path_out, const mrtx_options *opts);
 /* Get a cell in a fresh transaction; returns rc, copies value to buf (NUL-terminated). */

@@ -100,11 +100,11 @@ int lmdb_hist_parse(const uint8_t *k, size_t klen, size_t plen, uint8_t *fid,
 static int put_versioned(MDB_cursor *cur, const uint8_t *k, size_t klen, uint64_t ts,
                          uint8_t flags, mrtx_bytes value, unsigned extra, unsigned mdb_flags)
 {
-	MDB_val kv = mv(k, klen), v = { extra + value.size, NULL };
+	MDB_val kv = mv(k, klen), v;
 	uint8_t *d;
 	int rc;
 
-	if ((rc = mdb_cursor_put(cur, &kv, &v, mdb_flags | MDB_RESERVE)))
+	if ((rc = lmdb_cput_reserve(cur, &kv, &v, extra + value.size, mdb_flags)))
 		return rc;
 	d = v.mv_data;
 	if (extra == CELL_HDR)
@@ -113,6 +113,7 @@ static int put_versioned(MDB_cursor *cur, const uint8_t *k, size_t klen, uint64_
 		d[0] = flags;
 	if (value.size)
 		memcpy(d + extra, value.data, value.size);
+	lmdb_seal_reserved(&kv, &v);
 	return 0;
 }
 
@@ -140,7 +141,7 @@ static int trim(MDB_cursor *cur, uint8_t *hk, size_t hplen, int hist0, uint64_t 
 	int rc, dropped = 0;
 
 	*gone0 = 0;
-	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
 	while (rc == 0) {
 		const uint8_t *kd = k.mv_data;
 		uint64_t ts;
@@ -153,13 +154,13 @@ static int trim(MDB_cursor *cur, uint8_t *hk, size_t hplen, int hist0, uint64_t 
 			i += !(hist0 && ts == ts0);
 			memcpy(last, kd, k.mv_size);
 			lastlen = k.mv_size;
-			rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+			rc = lmdb_cget(cur, &k, &v, MDB_NEXT);
 			continue;
 		}
 		dropped = 1;
 		if ((rc = mdb_cursor_del(cur, 0)))
 			return rc;
-		rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
+		rc = lmdb_cget(cur, &k, &v, MDB_GET_CURRENT);
 	}
 	if (rc && rc != MDB_NOTFOUND)
 		return rc;
@@ -170,17 +171,16 @@ static int trim(MDB_cursor *cur, uint8_t *hk, size_t hplen, int hist0, uint64_t 
 		return 0;
 	}
 	k = mv(last, lastlen);
-	if ((rc = mdb_cursor_get(cur, &k, &v, MDB_SET)))
+	if ((rc = lmdb_cget(cur, &k, &v, MDB_SET)))
 		return rc;
 	if (v.mv_size >= 1 && !(((const uint8_t *)v.mv_data)[0] & CELL_GONE)) {
-		uint8_t *copy = mrtx__malloc(v.mv_size);
+		uint8_t *copy = mrtx__malloc(v.mv_size + LMDB_SEAL);
 
 		if (!copy)
 			return ENOMEM;
 		memcpy(copy, v.mv_data, v.mv_size);
 		copy[0] |= CELL_GONE;
-		v = mv(copy, v.mv_size);
-		rc = mdb_cursor_put(cur, &k, &v, MDB_CURRENT);
+		rc = lmdb_cput_sealed(cur, &k, copy, v.mv_size, MDB_CURRENT);
 		mrtx__free(copy);
 	}
 	return rc;
@@ -215,7 +215,7 @@ int lmdb_cell_write(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t 
 	memcpy(hk, key, plen);
 	hplen = lmdb_hist_prefix(hk, plen, fid, qual);
 	k = mv(key, klen);
-	rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
+	rc = lmdb_cget(cur, &k, &v, MDB_SET);
 	if (rc && rc != MDB_NOTFOUND)
 		return rc;
 	have = rc == 0;
@@ -240,7 +240,7 @@ int lmdb_cell_write(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t 
 		 * at this very version (a row deleted, then this cell put, in
 		 * one transaction), which the put replaces */
 		k = mv(hk, hplen);
-		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+		rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
 		if (rc == 0 && k.mv_size == hplen + 8 && memcmp(k.mv_data, hk, hplen) == 0 &&
 		    ~get_be((const uint8_t *)k.mv_data + hplen, 8) == ts && v.mv_size >= 1 &&
 		    ((const uint8_t *)v.mv_data)[0] & CELL_DELETED) {
@@ -303,7 +303,7 @@ int lmdb_cell_del_range(MDB_cursor *cur, const store_table *t, uint8_t *key, siz
 		uint8_t cf;
 
 		k = mv(pk, pl);
-		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+		rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
 		if (rc == MDB_NOTFOUND)
 			return 0;
 		if (rc)
@@ -363,8 +363,8 @@ int lmdb_cell_read_versions(store *st, MDB_cursor *cur, const store_table *t, ui
 	if (f->family >= 0)
 		key[plen] = (uint8_t)f->family;
 	k = mv(key, plen + (f->family >= 0));
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+	for (rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+	     rc = lmdb_cget(cur, &k, &v, MDB_NEXT)) {
 		const uint8_t *kd = k.mv_data;
 		store_ver x;
 
@@ -387,8 +387,8 @@ int lmdb_cell_read_versions(store *st, MDB_cursor *cur, const store_table *t, ui
 	/* the history, after the lock key */
 	key[plen] = LOCK_TAG;
 	k = mv(key, plen + 1);
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+	for (rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+	     rc = lmdb_cget(cur, &k, &v, MDB_NEXT)) {
 		const uint8_t *kd = k.mv_data;
 		store_ver x;
 
@@ -441,7 +441,7 @@ static int mark_gone(MDB_txn *txn, MDB_dbi dbi, const gent *e)
 	uint8_t *copy;
 	int rc;
 
-	if ((rc = mdb_get(txn, dbi, &k, &v)))
+	if ((rc = lmdb_get(txn, dbi, &k, &v)))
 		return rc;
 	if (v.mv_size <= at || ((const uint8_t *)v.mv_data)[at] & CELL_GONE)
 		return 0;
@@ -450,7 +450,7 @@ static int mark_gone(MDB_txn *txn, MDB_dbi dbi, const gent *e)
 	memcpy(copy, v.mv_data, v.mv_size);
 	copy[at] |= CELL_GONE;
 	v = mv(copy, v.mv_size);
-	rc = mdb_put(txn, dbi, &k, &v, 0);
+	rc = lmdb_put(txn, dbi, &k, &v, 0);
 	mrtx__free(copy);
 	return rc;
 }
@@ -527,7 +527,7 @@ int lmdb_store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *ro
 
 		k = mv(kb, MRTX_MIN(n, (size_t)MRTX_MAX_KEY));
 	}
-	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
 	while (rc == 0 && rows < max_rows) {
 		const uint8_t *kd = k.mv_data;
 		size_t used, rn, plen;
@@ -588,7 +588,7 @@ int lmdb_store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *ro
 				}
 				ne++;
 			}
-			rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+			rc = lmdb_cget(cur, &k, &v, MDB_NEXT);
 		}
 		if (rc && rc != MDB_NOTFOUND)
 			break;
@@ -619,10 +619,10 @@ int lmdb_store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *ro
 			} else {
 				k = mv(kb, plen + 1);
 			}
-			rc = end ? MDB_NOTFOUND : mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+			rc = end ? MDB_NOTFOUND : lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
 			if (rc == 0 && plen + 2 > MRTX_MAX_KEY && k.mv_size == plen + 1 &&
 			    memcmp(k.mv_data, kb, plen + 1) == 0)
-				rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+				rc = lmdb_cget(cur, &k, &v, MDB_NEXT);
 			*rowlen = 0;
 			if (rc == 0 && tkey_is(t, k.mv_data, k.mv_size)) {
 				size_t u2, n2 = keyenc_get(rowbuf, (const uint8_t *)k.mv_data + TPFX,
@@ -665,7 +665,7 @@ int lmdb_store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *ro
 			n += *rowlen;
 		}
 		cval = mv(cv, n);
-		rc = mdb_put(txn, st->dbi, &ck, &cval, 0);
+		rc = lmdb_put(txn, st->dbi, &ck, &cval, 0);
 	}
 	return gc_end_txn(st, txn, rc);
 }
@@ -681,7 +681,7 @@ int lmdb_store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row,
 
 	if ((rc = lmdb_rtxn_begin(st, &rt)))
 		return rc;
-	rc = mdb_get(rt.txn, st->dbi, &k, &v);
+	rc = lmdb_get(rt.txn, st->dbi, &k, &v);
 	if (rc) {
 		lmdb_rtxn_end(st, &rt);
 		return rc == MDB_NOTFOUND ? MRTX_NOTFOUND : lmdb_err(st, rc, "read the collector's "
@@ -720,7 +720,7 @@ int lmdb_store_gc_mark(store *st, uint64_t safe, int end)
 		rc = mdb_del(txn, st->dbi, &ck, NULL);
 		rc = rc == MDB_NOTFOUND ? 0 : rc;
 	} else {
-		rc = mdb_get(txn, st->dbi, &sk, &v);
+		rc = lmdb_get(txn, st->dbi, &sk, &v);
 		if (rc == 0 && v.mv_size == 8)
 			for (unsigned i = 0; i < 8; i++)
 				old |= (uint64_t)((const uint8_t *)v.mv_data)[i] << (8 * i);
@@ -729,7 +729,7 @@ int lmdb_store_gc_mark(store *st, uint64_t safe, int end)
 			for (unsigned i = 0; i < 8; i++)
 				b[i] = (uint8_t)(safe >> (8 * i));
 			v = mv(b, 8);
-			rc = mdb_put(txn, st->dbi, &sk, &v, 0);
+			rc = lmdb_put(txn, st->dbi, &sk, &v, 0);
 		}
 	}
 	return gc_end_txn(st, txn, rc);

@@ -88,7 +88,7 @@ int lmdb_store_table_refresh(store *st)
 		if (atomic_load(&t->state) == STORE_T_GONE)
 			continue;
 		k = lmdb_table_key(kb, t->name);
-		rc = mdb_get(rt.txn, st->dbi, &k, &v);
+		rc = lmdb_get(rt.txn, st->dbi, &k, &v);
 		if (rc == MDB_NOTFOUND) {
 			atomic_store(&t->state, STORE_T_GONE);
 			rc = 0;
@@ -117,7 +117,7 @@ static int table_in_snapshot(store *st, lmdb_rtxn *rt, const store_table *t)
 	int frozen, rc;
 	size_t nfam;
 
-	rc = mdb_get(rt->txn, st->dbi, &k, &v);
+	rc = lmdb_get(rt->txn, st->dbi, &k, &v);
 	if (rc == MDB_NOTFOUND || (rc == 0 && !lmdb_table_peek(&v, &kp, &frozen, &nfam) &&
 	                           kp != t->kp))
 		return STORE_NOT_IN_VIEW;
@@ -179,7 +179,7 @@ int lmdb_table_wcheck(store *st, MDB_cursor *cur, const store_op *op)
 		size_t nfam;
 
 		atomic_store(&st->trefresh, 1);
-		rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
+		rc = lmdb_cget(cur, &k, &v, MDB_SET);
 		if (rc && rc != MDB_NOTFOUND)
 			return rc;
 		if (rc == MDB_NOTFOUND)
@@ -214,7 +214,7 @@ static int change_begin(store *st, const store_table *t, MDB_txn **txn, MDB_val 
 		pthread_mutex_unlock(&st->mu);
 		return rc;
 	}
-	rc = mdb_get(*txn, st->dbi, &k, rec);
+	rc = lmdb_get(*txn, st->dbi, &k, rec);
 	if (rc == 0 && lmdb_table_peek(rec, &kp, &frozen, &nfam))
 		rc = mrtx__seterr(MRTX_ECORRUPT, "store %s: metadata of table '%s' is malformed",
 		                  st->path, t->name);
@@ -240,7 +240,7 @@ static int change_end(store *st, const store_table *t, MDB_txn *txn, const MDB_v
 	uint64_t tg = 0;
 	int rc;
 
-	if ((rc = rec ? mdb_put(txn, st->dbi, &k, (MDB_val *)(uintptr_t)rec, 0) :
+	if ((rc = rec ? lmdb_put(txn, st->dbi, &k, (MDB_val *)(uintptr_t)rec, 0) :
 	                mdb_del(txn, st->dbi, &k, NULL)))
 		goto fail;
 	if ((rc = mdb_cursor_open(txn, st->dbi, &cur)))
@@ -255,7 +255,7 @@ static int change_end(store *st, const store_table *t, MDB_txn *txn, const MDB_v
 	tg++;
 	gv = mv(&tg, sizeof(tg));
 	st->w_tgen_ok = 0; /* what this txn inherited (lmdb_txn_begin) is stale */
-	if (rc || (rc = mdb_put(txn, st->dbi, &gk, &gv, 0)))
+	if (rc || (rc = lmdb_put(txn, st->dbi, &gk, &gv, 0)))
 		goto fail;
 	rc = lmdb_commit(st, txn, 1);
 	pthread_mutex_unlock(&st->mu);
@@ -403,7 +403,7 @@ int lmdb_store_table_clear(store *st, const store_table *t, int drop, uint64_t t
 	if ((rc = mdb_cursor_open(txn, st->dbi, &cur)))
 		goto fail;
 	k = mv(pk, TPFX);
-	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
 	while (rc == 0 && k.mv_size >= TPFX && memcmp(k.mv_data, pk, TPFX) == 0) {
 		int uns = lmdb_record_unsettled(st, &k, &v); /* (lmdb_unsettled.c) */
 
@@ -411,7 +411,7 @@ int lmdb_store_table_clear(store *st, const store_table *t, int drop, uint64_t t
 			break;
 		st->w_udelta -= uns;
 		/* after a delete, NEXT gives the key that followed it */
-		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+		rc = lmdb_cget(cur, &k, &v, MDB_NEXT);
 	}
 	mdb_cursor_close(cur);
 	if (rc && rc != MDB_NOTFOUND)

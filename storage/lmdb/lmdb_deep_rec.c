@@ -3,7 +3,7 @@
  * the deep check meets them in key order (lmdb_deep.h; the layout in
  * DESIGN §3.2 and lmdb_meta.c, lmdb_cell.c).
  *
- *   metadata (0x00 ...)  a key mrtx writes: "format" (u32: 3, 4, 5, or an
+ *   metadata (0x00 ...)  a key mrtx writes: "format" (u32: 3 to 6, or an
  *                        upgrade's mark), "store_id" (16 bytes),
  *                        "next_table" (u16 BE, a table prefix), "gen",
  *                        "tgen", "tsceil", "unsettled", "g/safe" (u64
@@ -12,7 +12,8 @@
  *                        below next_table), its policies "p/NAME" (16
  *                        bytes per family), or an upper layer's "x/NAME"
  *                        (any lowercase letter but t)
- *   data (P ...)         P the prefix of a table; then a row encoding
+ *   data (P ...)         (format 6: the value's seal matches, lmdb_seal.h)
+ *                        P the prefix of a table; then a row encoding
  *                        that decodes (keyenc_get); then a family id of
  *                        the table's and a qualifier (a cell: a value with
  *                        its 9-byte version header, flags GONE or
@@ -164,8 +165,9 @@ static void meta_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, const 
 			return;
 		}
 		r->format = v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16 | (uint32_t)v[3] << 24;
-		if (r->format != META_FORMAT && r->format != 4 && r->format != FORMAT_PLAIN &&
-		    r->format != FORMAT_UPGRADING)
+		if (r->format != META_FORMAT && r->format != 5 && r->format != 4 &&
+		    r->format != FORMAT_PLAIN && r->format != FORMAT_UPGRADING &&
+		    r->format != FORMAT_SEALING)
 			DMG(d, page, k, kn, "format %u, which no mrtx writes", (unsigned)r->format);
 		return;
 	}
@@ -351,6 +353,24 @@ void deep_rec_entry(deep *d, uint64_t page, const uint8_t *k, size_t kn, const u
 		row_end(d);
 		DMG(d, page, k, kn, "a row that does not decode (its escapes or its end mark)");
 		return;
+	}
+	if (r->format != META_FORMAT && r->format != FORMAT_SEALING && r->format != 0) {
+		data_rec(d, page, &r->tables[r->slot[kp] - 1], k, kn, TPFX + used, v, vn);
+		return;
+	}
+	{
+		/* format 6: every data record's seal (lmdb_seal.h); an upgrade
+		 * sealing the store, or a lost format record: where there is one */
+		MDB_val key = { kn, (void *)(uintptr_t)k }, val = { vn, (void *)(uintptr_t)v };
+
+		if (lmdb_unseal(&key, &val) == 0) {
+			vn = val.mv_size;
+		} else if (r->format == META_FORMAT) {
+			row_end(d);
+			DMG(d, page, k, kn, "its checksum does not match its bytes (a damaged key or "
+			    "value)");
+			return;
+		}
 	}
 	data_rec(d, page, &r->tables[r->slot[kp] - 1], k, kn, TPFX + used, v, vn);
 }

@@ -34,6 +34,11 @@ int lmdb_err(store *st, int rc, const char *step)
 		                    st->path, st->map_size, step);
 	if (rc == ENOMEM)
 		return mrtx__seterr(MRTX_ENOMEM, "store %s: out of memory during %s", st->path, step);
+	if (rc == LMDB_BADSUM)
+		return mrtx__seterr(MRTX_ECORRUPT, "store %s: a record's checksum does not match "
+		                    "its bytes during %s: the store is damaged (`mrtx check --deep "
+		                    "%s` says where; restore it from a backup)", st->path, step,
+		                    st->path);
 	if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND)
 		return mrtx__seterr(MRTX_ECORRUPT, "store %s: %s during %s", st->path,
 		                    mdb_strerror(rc), step);

@@ -14,17 +14,21 @@
 #include "storage/keyenc.h"
 #include "storage/store.h"
 #include "storage/versions.h"
+#include "storage/lmdb/lmdb_seal.h"
 #include "storage/lmdb/lmdb_store.h"
 
 /* Store format.  2: one DBI per table, lock records beside the cells.
  * 3: every table and the metadata in LMDB's one unnamed database, each
  * table under its own 2-byte key prefix (lmdb_meta.c).  4: cell versions
  * (lmdb_cell.c).  5: the count of unsettled lock records
- * (lmdb_unsettled.c), which every writer keeps. */
-#define META_FORMAT 5u
+ * (lmdb_unsettled.c), which every writer keeps.  6: a checksum on every
+ * data record (lmdb_seal.h). */
+#define META_FORMAT 6u
 /* The format number of a store `mrtx upgrade` is converting (lmdb_upgrade.c):
- * no open but the upgrade's own accepts it. */
+ * no open but the upgrade's own accepts them.  UPGRADING: cells get their
+ * version headers (from format 3); SEALING: data records get their seals. */
 #define FORMAT_UPGRADING 0x80000004u
+#define FORMAT_SEALING 0x80000006u
 #define TPFX STORE_KEY_PREFIX /* bytes of a table's key prefix */
 #define KP_FIRST 0x0100u /* first table prefix; keys below it are metadata */
 #define DEFAULT_MAP ((size_t)1 << 30)

@@ -222,7 +222,7 @@ int lmdb_table_load_policy(store *st, MDB_txn *txn, store_table *t)
 	MDB_val k = policy_key(kb, t->name), v;
 	store_policy *pol;
 	size_t n;
-	int rc = mdb_get(txn, st->dbi, &k, &v);
+	int rc = lmdb_get(txn, st->dbi, &k, &v);
 
 	if (rc == MDB_NOTFOUND)
 		return 0;
@@ -273,9 +273,9 @@ int lmdb_store_create_table(store *st, const char *name, const char *const *fami
 		goto done;
 	for (size_t i = 0; pol && i < nfamilies; i++)
 		store_policy_put(pbuf + i * STORE_POL_SIZE, &pol[i]);
-	rc = mdb_get(txn, st->dbi, &k, &old);
+	rc = lmdb_get(txn, st->dbi, &k, &old);
 	if (rc == 0) {
-		int prc = mdb_get(txn, st->dbi, &polk, &oldp);
+		int prc = lmdb_get(txn, st->dbi, &polk, &oldp);
 
 		if (prc == MDB_NOTFOUND)
 			oldp = mv(NULL, 0);
@@ -302,7 +302,7 @@ int lmdb_store_create_table(store *st, const char *name, const char *const *fami
 	}
 	/* The new table's key prefix: the store's next one. */
 	nk = meta_key(nkey, "next_table");
-	if ((rc = mdb_get(txn, st->dbi, &nk, &nv)) || nv.mv_size != TPFX) {
+	if ((rc = lmdb_get(txn, st->dbi, &nk, &nv)) || nv.mv_size != TPFX) {
 		rc = rc && rc != MDB_NOTFOUND ? lmdb_err(st, rc, "read metadata") :
 		     mrtx__seterr(MRTX_ECORRUPT, "%s: the next-table record is missing or "
 		                  "malformed", st->path);
@@ -331,9 +331,9 @@ int lmdb_store_create_table(store *st, const char *name, const char *const *fami
 			rc = lmdb_err(st, rc, "read metadata");
 			goto done;
 		}
-		for (rc = mdb_cursor_get(cur, &ck, &cv, MDB_SET_RANGE);
+		for (rc = lmdb_cget(cur, &ck, &cv, MDB_SET_RANGE);
 		     rc == 0 && ck.mv_size > 3 && memcmp(ck.mv_data, "\0t/", 3) == 0;
-		     rc = mdb_cursor_get(cur, &ck, &cv, MDB_NEXT))
+		     rc = lmdb_cget(cur, &ck, &cv, MDB_NEXT))
 			live++;
 		mdb_cursor_close(cur);
 		if (rc && rc != MDB_NOTFOUND) {
@@ -357,7 +357,7 @@ int lmdb_store_create_table(store *st, const char *name, const char *const *fami
 			rc = lmdb_err(st, rc, "read metadata");
 			goto done;
 		}
-		rc = mdb_cursor_get(cur, &ck, &cv, MDB_SET_RANGE);
+		rc = lmdb_cget(cur, &ck, &cv, MDB_SET_RANGE);
 		mdb_cursor_close(cur);
 		if (rc == 0 && ck.mv_size >= TPFX && memcmp(ck.mv_data, pk, TPFX) == 0) {
 			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the next-table record names key prefix "
@@ -381,8 +381,8 @@ int lmdb_store_create_table(store *st, const char *name, const char *const *fami
 	next[0] = (uint8_t)((kp + 1) >> 8);
 	next[1] = (uint8_t)(kp + 1);
 	nv = mv(next, TPFX);
-	if ((rc = mdb_put(txn, st->dbi, &k, &v, 0)) || (rc = mdb_put(txn, st->dbi, &nk, &nv, 0)) ||
-	    (pv.mv_size && (rc = mdb_put(txn, st->dbi, &polk, &pv, 0)))) {
+	if ((rc = lmdb_put(txn, st->dbi, &k, &v, 0)) || (rc = lmdb_put(txn, st->dbi, &nk, &nv, 0)) ||
+	    (pv.mv_size && (rc = lmdb_put(txn, st->dbi, &polk, &pv, 0)))) {
 		rc = lmdb_err(st, rc, "write metadata");
 		goto done;
 	}
@@ -431,7 +431,7 @@ int lmdb_store_table_find(store *st, const char *name, const store_table **out)
 	if ((rc = lmdb_rtxn_begin(st, &rt)))
 		goto done;
 	k = lmdb_table_key(key, name);
-	rc = mdb_get(rt.txn, st->dbi, &k, &v);
+	rc = lmdb_get(rt.txn, st->dbi, &k, &v);
 	if (rc == MDB_NOTFOUND) {
 		rc = mrtx__seterr(MRTX_ENOTABLE, "no table '%s' in store %s", name, st->path);
 		goto done;
@@ -486,7 +486,7 @@ int lmdb_store_tables_list(store *st, const store_table ***out, size_t *count)
 		char name[MRTX_MAX_NAME + 1], tk[MRTX_MAX_NAME + 4];
 		const store_table *t;
 
-		rc = mdb_cursor_get(cur, &k, &v, op);
+		rc = lmdb_cget(cur, &k, &v, op);
 		op = MDB_NEXT;
 		if (rc || k.mv_size < 4 || memcmp(k.mv_data, "\0t/", 3) != 0)
 			break;
@@ -508,7 +508,7 @@ int lmdb_store_tables_list(store *st, const store_table ***out, size_t *count)
 			}
 			/* resume at the table just attached; the loop steps past it */
 			k = lmdb_table_key(tk, name);
-			if ((rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE)))
+			if ((rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE)))
 				break;
 		}
 	}
@@ -539,7 +539,7 @@ static int meta_put(MDB_txn *txn, store *st, const char *key, const void *p, siz
 	char kb[MRTX_MAX_NAME + 4];
 	MDB_val k = meta_key(kb, key), v = mv(p, n);
 
-	return mdb_put(txn, st->dbi, &k, &v, 0);
+	return lmdb_put(txn, st->dbi, &k, &v, 0);
 }
 
 int lmdb_meta_init(store *st)
@@ -565,7 +565,7 @@ int lmdb_meta_init(store *st)
 	    (rc = mdb_set_compare(txn, st->dbi, lmdb_key_cmp)))
 		goto lmdb_fail;
 	k = meta_key(kb, "format");
-	rc = mdb_get(txn, st->dbi, &k, &v);
+	rc = lmdb_get(txn, st->dbi, &k, &v);
 	if (rc == MDB_NOTFOUND) {
 		/* A brand-new environment, an older store, or someone else's LMDB. */
 		if ((rc = mdb_stat(txn, st->dbi, &ms)))
@@ -608,12 +608,14 @@ int lmdb_meta_init(store *st)
 			goto fail;
 		}
 		memcpy(&fmt, v.mv_data, 4);
-		if (fmt == 3 || fmt == 4 || fmt == FORMAT_UPGRADING) {
+		if (fmt == 3 || fmt == 4 || fmt == 5 || fmt == FORMAT_UPGRADING ||
+		    fmt == FORMAT_SEALING) {
 			rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: store format %s; this mrtx reads format "
-			                  "%u (cells with versions, a count of unsettled locks): run "
-			                  "`mrtx upgrade %s`, which converts it in place", st->path,
-			                  fmt == 3 ? "3" : fmt == 4 ? "4" : "4, upgrade interrupted",
-			                  META_FORMAT, st->path);
+			                  "%u (cells with versions, a count of unsettled locks, a "
+			                  "checksum on every record): run `mrtx upgrade %s`, which "
+			                  "converts it in place", st->path,
+			                  fmt == 3 ? "3" : fmt == 4 ? "4" : fmt == 5 ? "5" :
+			                  "being upgraded (interrupted)", META_FORMAT, st->path);
 			goto fail;
 		}
 		if (fmt != META_FORMAT) {
@@ -622,7 +624,7 @@ int lmdb_meta_init(store *st)
 			goto fail;
 		}
 		k = meta_key(kb, "store_id");
-		if ((rc = mdb_get(txn, st->dbi, &k, &v)) || v.mv_size != sizeof(st->id)) {
+		if ((rc = lmdb_get(txn, st->dbi, &k, &v)) || v.mv_size != sizeof(st->id)) {
 			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: store id record missing", st->path);
 			goto fail;
 		}
@@ -631,8 +633,8 @@ int lmdb_meta_init(store *st)
 		if ((rc = mdb_cursor_open(txn, st->dbi, &cur)))
 			goto lmdb_fail;
 		k = mv("\0t/", 3);
-		for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-		     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		for (rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+		     rc = lmdb_cget(cur, &k, &v, MDB_NEXT)) {
 			char name[MRTX_MAX_NAME + 1];
 			store_table *t;
 
@@ -701,7 +703,7 @@ int lmdb_gen_read(MDB_cursor *cur, uint64_t *gen)
 int lmdb_u64_read(MDB_cursor *cur, const char *key, size_t klen, uint64_t *gen)
 {
 	MDB_val k = mv(key, klen), v;
-	int rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
+	int rc = lmdb_cget(cur, &k, &v, MDB_SET);
 
 	*gen = 0;
 	if (rc == MDB_NOTFOUND)
@@ -741,7 +743,7 @@ int lmdb_store_meta_get(store *st, lmdb_rtxn *view, const char *key, mrtx_arena 
 	else if ((rc = lmdb_rtxn_begin(st, &rt)))
 		return rc;
 	k = meta_key(kb, key);
-	rc = mdb_get(rt.txn, st->dbi, &k, &v);
+	rc = lmdb_get(rt.txn, st->dbi, &k, &v);
 	if (rc == 0) {
 		if ((out->data = arena_dup(a, v.mv_data, v.mv_size)))
 			out->size = v.mv_size;
@@ -771,7 +773,7 @@ int lmdb_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 	pthread_mutex_lock(&st->mu);
 	if ((rc = lmdb_txn_begin(st, 0, &txn)))
 		goto done;
-	rc = mdb_get(txn, st->dbi, &k, &old);
+	rc = lmdb_get(txn, st->dbi, &k, &old);
 	if (rc == 0) {
 		rc = (old.mv_size == value.size && memcmp(old.mv_data, value.data, value.size) == 0)
 		     ? 0 : mrtx__seterr(MRTX_EEXIST, "store %s: metadata record '%s' exists with "
@@ -782,7 +784,7 @@ int lmdb_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 		rc = lmdb_err(st, rc, "read metadata");
 		goto done;
 	}
-	if ((rc = mdb_put(txn, st->dbi, &k, &v, 0))) {
+	if ((rc = lmdb_put(txn, st->dbi, &k, &v, 0))) {
 		rc = lmdb_err(st, rc, "write metadata");
 		goto done;
 	}
@@ -804,7 +806,7 @@ int lmdb_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 		}
 		gen++;
 		gv = mv(&gen, sizeof(gen));
-		if (rc || (rc = mdb_put(txn, st->dbi, &gk, &gv, 0))) {
+		if (rc || (rc = lmdb_put(txn, st->dbi, &gk, &gv, 0))) {
 gen_fail:
 			rc = lmdb_err(st, rc, "write metadata");
 			goto done;
@@ -852,7 +854,7 @@ int lmdb_store_meta_list(store *st, const char *prefix, mrtx_arena *a,
 		char key[MRTX_MAX_NAME + 3];
 		mrtx_bytes val;
 
-		rc = mdb_cursor_get(rt.cur, &k, &v, op);
+		rc = lmdb_cget(rt.cur, &k, &v, op);
 		op = MDB_NEXT;
 		if (rc == MDB_NOTFOUND || (rc == 0 && (k.mv_size < plen ||
 		                                       memcmp(k.mv_data, pk, plen) != 0))) {

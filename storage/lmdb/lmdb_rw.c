@@ -128,7 +128,7 @@ static int read_cells(store *st, MDB_cursor *cur, const store_table *t, uint8_t 
 		const uint8_t *kd;
 		size_t encsize = plen - ((f && f->family >= 0) ? 1 : 0);
 
-		rc = mdb_cursor_get(cur, &k, &v, op);
+		rc = lmdb_cget(cur, &k, &v, op);
 		op = MDB_NEXT;
 		if (rc == MDB_NOTFOUND) {
 			rc = 0;
@@ -212,13 +212,13 @@ static int damaged_keys(const store_table *t)
 static int miss_check(MDB_cursor *cur, const store_table *t, const uint8_t *key, size_t n)
 {
 	MDB_val target = mv(key, n), k = target, v;
-	int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	int rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
 
 	if (rc == 0 && lmdb_key_cmp(&k, &target) < 0)
 		return damaged_keys(t);
 	if (rc != 0 && rc != MDB_NOTFOUND)
 		return 0; /* (an error of the walk itself: the caller's read stands) */
-	rc = mdb_cursor_get(cur, &k, &v, rc == 0 ? MDB_PREV : MDB_LAST);
+	rc = lmdb_cget(cur, &k, &v, rc == 0 ? MDB_PREV : MDB_LAST);
 	if (rc == 0 && lmdb_key_cmp(&k, &target) >= 0)
 		return damaged_keys(t);
 	return 0;
@@ -232,7 +232,7 @@ static int read_lock_at(store *st, MDB_cursor *cur, const store_table *t, uint8_
 	int rc;
 
 	key[plen] = LOCK_TAG;
-	rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
+	rc = lmdb_cget(cur, &k, &v, MDB_SET);
 	out->row = row;
 	out->has_lock = 0;
 	out->lock = MRTX_BYTES(NULL, 0);
@@ -292,7 +292,7 @@ static int read_cell_exact(store *st, MDB_cursor *cur, const store_table *t, uin
 	if (f->qs.size)
 		memcpy(key + plen + 1, f->qs.data, f->qs.size);
 	k = mv(key, klen);
-	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
 	if (rc == 0 && lmdb_key_cmp(&k, &(MDB_val){ .mv_size = klen, .mv_data = key }) < 0)
 		return damaged_keys(t);
 	if (rc == 0 && k.mv_size == klen && bytes_eq(k.mv_data, key, klen)) {
@@ -314,7 +314,7 @@ static int read_cell_exact(store *st, MDB_cursor *cur, const store_table *t, uin
 			out->ncells = 1;
 		}
 		if (!lazy)
-			rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+			rc = lmdb_cget(cur, &k, &v, MDB_NEXT);
 	}
 	if (lazy) {
 		if (rc && rc != MDB_NOTFOUND)
@@ -347,14 +347,14 @@ static int read_cell_exact(store *st, MDB_cursor *cur, const store_table *t, uin
 		if (++steps > EXACT_WALK) {
 			key[plen] = LOCK_TAG;
 			k = mv(key, plen + 1);
-			rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
+			rc = lmdb_cget(cur, &k, &v, MDB_SET);
 			if (rc == MDB_NOTFOUND)
 				return 0;
 			if (rc)
 				return lmdb_err(st, rc, "read lock");
 			break;
 		}
-		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+		rc = lmdb_cget(cur, &k, &v, MDB_NEXT);
 	}
 	if (!(out->lock.data = arena_dup(a, v.mv_data, v.mv_size)))
 		return MRTX_ENOMEM;
@@ -588,14 +588,14 @@ static int step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int r
 
 	if (reverse) {
 		*k = mv(key, n);
-		rc = mdb_cursor_get(cur, k, v, MDB_SET_RANGE);
+		rc = lmdb_cget(cur, k, v, MDB_SET_RANGE);
 		/* (the row is there: the seek lands on its first key, unless a
 		 * damaged key sits out of order before it) */
 		if (rc == 0 && !(k->mv_size >= n && memcmp(k->mv_data, key, n) == 0))
 			return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a key out of order in the "
 			                    "data file: the store is damaged (restore it from a "
 			                    "backup)", t->name);
-		return rc ? rc : mdb_cursor_get(cur, k, v, MDB_PREV);
+		return rc ? rc : lmdb_cget(cur, k, v, MDB_PREV);
 	}
 	/* past the lock key and the history after it (lmdb_cell.c: history
 	 * keys continue with a family id, at most 254) */
@@ -603,13 +603,13 @@ static int step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int r
 	if (n + 2 <= MRTX_MAX_KEY) {
 		key[n + 1] = 0xFF;
 		*k = mv(key, n + 2);
-		return mdb_cursor_get(cur, k, v, MDB_SET_RANGE);
+		return lmdb_cget(cur, k, v, MDB_SET_RANGE);
 	}
 	/* (a row this long has no room for history keys) */
 	*k = mv(key, n + 1);
-	rc = mdb_cursor_get(cur, k, v, MDB_SET_RANGE);
+	rc = lmdb_cget(cur, k, v, MDB_SET_RANGE);
 	if (rc == 0 && k->mv_size == n + 1 && memcmp(k->mv_data, key, n + 1) == 0)
-		rc = mdb_cursor_get(cur, k, v, MDB_NEXT);
+		rc = lmdb_cget(cur, k, v, MDB_NEXT);
 	return rc;
 }
 
@@ -631,7 +631,7 @@ static int scan_end_check(MDB_cursor *cur, const store_table *t, int reverse, MD
 		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a key out of order in the data "
 		                    "file: the store is damaged (restore it from a backup)",
 		                    t->name);
-	rc = mdb_cursor_get(cur, k, v, reverse ? MDB_PREV : MDB_NEXT);
+	rc = lmdb_cget(cur, k, v, reverse ? MDB_PREV : MDB_NEXT);
 	if (rc == 0 && tkey_is(t, k->mv_data, k->mv_size))
 		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a key of another table among its "
 		                    "keys in the data file: the store is damaged (restore it "
@@ -671,7 +671,7 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 			kb[1] = (uint8_t)t->kp;
 			k = mv(kb, TPFX);
 		}
-		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+		rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
 	} else {
 		if (r->hi.size) {
 			k = bound_key(kb, t, r->hi);
@@ -680,9 +680,9 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 			kb[1] = (uint8_t)(t->kp + 1);
 			k = mv(kb, TPFX);
 		}
-		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-		rc = rc == 0 ? mdb_cursor_get(cur, &k, &v, MDB_PREV) :
-		     rc == MDB_NOTFOUND ? mdb_cursor_get(cur, &k, &v, MDB_LAST) : rc;
+		rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
+		rc = rc == 0 ? lmdb_cget(cur, &k, &v, MDB_PREV) :
+		     rc == MDB_NOTFOUND ? lmdb_cget(cur, &k, &v, MDB_LAST) : rc;
 	}
 	/* Forward, the cursor stands on a row's first key; reverse, on its last
 	 * (its lock key when it has one).  A key of another table (or of the
@@ -721,7 +721,7 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 			memcpy(kb, k.mv_data, n);
 			kb[n] = LOCK_TAG;
 			k = mv(kb, n + 1);
-			if ((rc = mdb_cursor_get(cur, &k, &v, MDB_SET)))
+			if ((rc = lmdb_cget(cur, &k, &v, MDB_SET)))
 				break;
 			is_lock = 1;
 		}
@@ -736,7 +736,7 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 			memcpy(kb, k.mv_data, n);
 			kb[n] = LOCK_TAG;
 			k = mv(kb, n + 1);
-			rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+			rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
 			if (rc == 0 && !(k.mv_size == n + 1 && memcmp(k.mv_data, kb, n + 1) == 0))
 				continue; /* no lock: not a row; k is the next row's first key */
 			if (rc)
@@ -853,7 +853,7 @@ static int put_cells_back(MDB_cursor *cur, const store_op *op, uint8_t *key, siz
 	for (size_t i = op->nmuts; i-- > 0;) {
 		const store_mut *m = &op->muts[i];
 		size_t klen = plen + 1 + m->qual.size;
-		MDB_val k, v, ck, cv;
+		MDB_val k, ck, cv;
 		int rc, here;
 
 		if (m->fid >= op->table->nfamilies || klen > MRTX_MAX_KEY)
@@ -862,7 +862,7 @@ static int put_cells_back(MDB_cursor *cur, const store_op *op, uint8_t *key, siz
 		if (m->qual.size)
 			memcpy(key + plen + 1, m->qual.data, m->qual.size);
 		k = mv(key, klen);
-		rc = mdb_cursor_get(cur, &ck, &cv, MDB_PREV);
+		rc = lmdb_cget(cur, &ck, &cv, MDB_PREV);
 		if (rc && rc != MDB_NOTFOUND)
 			return rc;
 		here = rc == 0 && ck.mv_size == klen && memcmp(ck.mv_data, key, klen) == 0;
@@ -871,8 +871,8 @@ static int put_cells_back(MDB_cursor *cur, const store_op *op, uint8_t *key, siz
 			/* overwrite the one version kept (lmdb_cell.c), where the cursor
 			 * stands */
 			_Alignas(8) uint8_t buf[512];
-			uint8_t *d = CELL_HDR + m->value.size <= sizeof(buf) ? buf :
-			             mrtx__malloc(CELL_HDR + m->value.size);
+			uint8_t *d = CELL_HDR + m->value.size + LMDB_SEAL <= sizeof(buf) ? buf :
+			             mrtx__malloc(CELL_HDR + m->value.size + LMDB_SEAL);
 
 			/* (a copy, not MDB_RESERVE: see put_lock) */
 			if (!d)
@@ -880,8 +880,7 @@ static int put_cells_back(MDB_cursor *cur, const store_op *op, uint8_t *key, siz
 			lmdb_cell_hdr(d, op_ts(op), CELL_GONE);
 			if (m->value.size)
 				memcpy(d + CELL_HDR, m->value.data, m->value.size);
-			v = mv(d, CELL_HDR + m->value.size);
-			rc = mdb_cursor_put(cur, &k, &v, MDB_CURRENT);
+			rc = lmdb_cput_sealed(cur, &k, d, CELL_HDR + m->value.size, MDB_CURRENT);
 			if (d != buf)
 				mrtx__free(d);
 			if (rc)
@@ -942,7 +941,7 @@ static int op_check(wctx *w, store_op *op, int *pass)
 	plen = tkey_put(lk, op->table, op->row);
 	lk[plen] = LOCK_TAG;
 	k = mv(lk, plen + 1);
-	rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
+	rc = lmdb_cget(cur, &k, &v, MDB_SET);
 	if (rc && rc != MDB_NOTFOUND)
 		return rc;
 	if (op->cond)
@@ -972,19 +971,19 @@ static int put_lock(wctx *w, store_op *op, MDB_val *k, unsigned flags)
 	int rc;
 
 	if (!op->stamp)
-		return mdb_cursor_put(w->cur, k, &v, flags);
+		return lmdb_cput(w->cur, k, &v, flags);
 	if (op->stamp_off > op->new_lock.size || op->new_lock.size - op->stamp_off < 8)
 		return MDB_BAD_VALSIZE;
 	/* (patched in a copy, not with MDB_RESERVE: LMDB before 0.9.28 takes
 	 * MDB_CURRENT only alone, and would search the tree again) */
-	d = op->new_lock.size <= sizeof(buf) ? buf : mrtx__malloc(op->new_lock.size);
+	d = op->new_lock.size + LMDB_SEAL <= sizeof(buf) ? buf :
+	    mrtx__malloc(op->new_lock.size + LMDB_SEAL);
 	if (!d)
 		return ENOMEM;
 	memcpy(d, op->new_lock.data, op->new_lock.size);
 	for (unsigned i = 0; i < 8; i++)
 		d[op->stamp_off + i] = (uint8_t)(op->stamped >> (8 * i));
-	v.mv_data = d;
-	rc = mdb_cursor_put(w->cur, k, &v, flags);
+	rc = lmdb_cput_sealed(w->cur, k, d, op->new_lock.size, flags);
 	if (d != buf)
 		mrtx__free(d);
 	return rc;
@@ -1030,7 +1029,7 @@ static int op_write(wctx *w, store_op *op)
 	if (in_place)
 		return 0;
 	if (op->delete_lock) {
-		rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
+		rc = lmdb_cget(cur, &k, &v, MDB_SET);
 		if (rc == 0) {
 			int was = lmdb_lock_unsettled(w->st, v.mv_data, v.mv_size);
 
@@ -1088,7 +1087,7 @@ static int check_range(wctx *w, store_rcheck *c)
 		kb[1] = (uint8_t)t->kp;
 		k = mv(kb, TPFX);
 	}
-	rc = mdb_cursor_get(w->cur, &k, &v, MDB_SET_RANGE);
+	rc = lmdb_cget(w->cur, &k, &v, MDB_SET_RANGE);
 	while (rc == 0) {
 		mrtx_bytes row;
 		int is_lock;
@@ -1109,7 +1108,7 @@ static int check_range(wctx *w, store_rcheck *c)
 			memcpy(kb, k.mv_data, n);
 			kb[n] = LOCK_TAG;
 			k = mv(kb, n + 1);
-			rc = mdb_cursor_get(w->cur, &k, &v, MDB_SET_RANGE);
+			rc = lmdb_cget(w->cur, &k, &v, MDB_SET_RANGE);
 			if (rc || !(k.mv_size == n + 1 && memcmp(k.mv_data, kb, n + 1) == 0))
 				continue; /* no lock: not a row; k is the next row's first key */
 		}

@@ -293,7 +293,7 @@ static int raise_ceiling(store *st, struct lmdb_ts_page *p, uint64_t t)
 			return rc;
 	} else {
 		c = t + TS_AHEAD + lead;
-		if ((rc = mdb_put(txn, st->dbi, &k, &v, 0))) {
+		if ((rc = lmdb_put(txn, st->dbi, &k, &v, 0))) {
 			lmdb_wabort(st, txn);
 			return lmdb_err(st, rc, "raise the timestamp ceiling");
 		}
@@ -411,7 +411,7 @@ int lmdb_ts_stamp(store *st, MDB_txn *txn, uint64_t floor, uint64_t *out)
 		if (t >= lim) {
 			MDB_val cv;
 
-			rc = mdb_get(txn, st->dbi, &k, &cv);
+			rc = lmdb_get(txn, st->dbi, &k, &cv);
 			if (rc == MDB_NOTFOUND) {
 				c = 0;
 			} else if (rc) {
@@ -427,7 +427,7 @@ int lmdb_ts_stamp(store *st, MDB_txn *txn, uint64_t floor, uint64_t *out)
 
 				c = t + TS_AHEAD + (t > now ? t - now : 0);
 				v = (MDB_val){ sizeof(c), &c };
-				if ((rc = mdb_put(txn, st->dbi, &k, &v, 0)))
+				if ((rc = lmdb_put(txn, st->dbi, &k, &v, 0)))
 					return lmdb_err(st, rc, "raise the timestamp ceiling");
 				st->w_dirty = 1;
 			}

@@ -80,8 +80,8 @@ int lmdb_unsettled_count(MDB_cursor *cur, lmdb_lock_order_fn order, uint64_t *n)
 	int rc;
 
 	*n = 0;
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+	for (rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+	     rc = lmdb_cget(cur, &k, &v, MDB_NEXT))
 		*n += (uint64_t)record_unsettled_by(order, &k, &v);
 	return rc == MDB_NOTFOUND ? 0 : rc;
 }
@@ -100,7 +100,7 @@ int lmdb_unsettled_read(MDB_txn *txn, MDB_dbi dbi, int64_t *out)
 	int rc;
 
 	*out = -1;
-	if ((rc = mdb_get(txn, dbi, &k, &v)) == MDB_NOTFOUND)
+	if ((rc = lmdb_get(txn, dbi, &k, &v)) == MDB_NOTFOUND)
 		return 0;
 	if (rc)
 		return rc;
@@ -118,7 +118,7 @@ int lmdb_unsettled_put(MDB_txn *txn, MDB_dbi dbi, uint64_t n)
 
 	mrtx__le64_put(b, n);
 	v = mv(b, 8);
-	return mdb_put(txn, dbi, &k, &v, 0);
+	return lmdb_put(txn, dbi, &k, &v, 0);
 }
 
 int lmdb_unsettled_finish(store *st, MDB_txn *txn, int *unsettled)

@@ -1,41 +1,42 @@
 /*
- * lmdb_upgrade.c - convert a format-3 or format-4 LMDB store to format 5
- * in place (`mrtx upgrade`, mrtx_upgrade; DESIGN §9).
+ * lmdb_upgrade.c - convert a store of format 3, 4 or 5 to format 6 in
+ * place (`mrtx upgrade`, mrtx_upgrade; DESIGN §9).
  *
- * Format 5 adds the count of unsettled lock records (lmdb_unsettled.c):
- * the last write counts them (a format-4 store needs only that write;
- * transactions in flight are counted, not refused).  From format 3, the
- * cells are converted first.  Format 4 added a version header (u64 LE ts | u8 flags) before every
- * cell's value (lmdb_cell.c).  A format-3 cell's version is the commit
- * that wrote it, which its row's STABLE lock names (a store with
- * transactions in flight is refused: their redo was checked against the
- * old key rule only; `mrtx recover` settles them).  Every converted cell
- * is flagged GONE --
- * format 3 kept no older versions, so no read at an earlier snapshot may
- * take the cell's absence for a fact -- and the collector's safe point
- * (g/safe) is set above every converted version, so that cells deleted
- * before the upgrade, which left no trace, are not read as never written.
+ * Format 6 seals every data record with a checksum (lmdb_seal.h); format 5
+ * added the count of unsettled lock records (lmdb_unsettled.c); format 4 a
+ * version header (u64 LE ts | u8 flags) before every cell's value
+ * (lmdb_cell.c).  A format-3 cell's version is the commit that wrote it,
+ * which its row's STABLE lock names (a store with transactions in flight
+ * is refused: their redo was checked against the old key rule only; `mrtx
+ * recover` settles them).  Every converted cell is flagged GONE -- format 3
+ * kept no older versions, so no read at an earlier snapshot may take the
+ * cell's absence for a fact -- and the collector's safe point (g/safe) is
+ * set above every converted version, so that cells deleted before the
+ * upgrade, which left no trace, are not read as never written.
  *
- *   check   one read pass: every cell key must leave room for a version's
- *           11 bytes (else nothing is written, and the error says which)
- *   batch   a write transaction converts up to BATCH cells from the resume
- *           key on and stores the key after them ("\0upgrade"); the first
- *           also sets the format to FORMAT_UPGRADING, which mrtx_open
- *           refuses, so nothing reads a half-converted store
- *   finish  one write: the count of unsettled locks, format 5, the resume
- *           key removed, and (from format 3) g/safe
+ *   check   (format 3) one read pass: every cell key must leave room for a
+ *           version's 11 bytes (else nothing is written, and the error
+ *           says which)
+ *   header  (format 3) batches of write transactions give up to BATCH
+ *           cells their header from the resume key on and store the key
+ *           after them ("\0upgrade"), under the format FORMAT_UPGRADING,
+ *           which mrtx_open refuses; the last also sets g/safe, removes
+ *           the resume key and sets FORMAT_SEALING
+ *   seal    (every format) the same for every data record's seal, under
+ *           FORMAT_SEALING; the last batch also counts the unsettled lock
+ *           records, removes the resume key and sets format 6
  *
- * The timestamp page (ts.shm) is removed before the first write: it has no
- * snapshot entry for the upgrade's transactions, and the next open makes it
- * anew.  The map is grown first by what the headers need.
- *
- * Each step is one LMDB transaction, so a crash anywhere leaves either the
- * state before it or after it, and running the upgrade again resumes.  No
- * other process may have the store open: the upgrade holds LMDB's lock
- * file exclusively from before its first read to after its last write (a
- * process that has the environment open holds a shared lock on it; one that
- * opens it waits), and (from format 3) refuses rows locked by transactions
- * in flight.
+ * Each batch is one LMDB transaction that also records where the next one
+ * starts (or moves to the next pass), so a crash anywhere leaves either the
+ * state before it or after it, every record converted exactly once, and
+ * running the upgrade again resumes.  The timestamp page (ts.shm) is
+ * removed before the first write: it has no snapshot entry for the
+ * upgrade's transactions, and the next open makes it anew.  The map is
+ * grown first by what the headers and seals need.  No other process may
+ * have the store open: the upgrade holds LMDB's lock file exclusively from
+ * before its first read to after its last write (a process that has the
+ * environment open holds a shared lock on it; one that opens it waits), and
+ * (from format 3) refuses rows locked by transactions in flight.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +52,8 @@
 #define RESUME_KEY "\0upgrade"
 #define RESUME_LEN 8u
 #define LOCK_TAG 0xFFu
+
+enum { PASS_HEADER, PASS_SEAL };
 
 typedef struct up {
 	const char *path;
@@ -141,7 +144,7 @@ static size_t row_end(const MDB_val *k, int *lock)
 /* The check pass: every cell key leaves room for its versions' keys, and
  * no transaction is in flight (a pending lock's redo would be written the
  * format-4 way, and its keys were never checked against its rule);
- * *grow: the bytes the headers add. */
+ * *grow: the bytes the headers and seals add. */
 static int check_keys(up *u, MDB_txn *txn, MDB_cursor *cur, size_t *grow)
 {
 	MDB_val k = mv("\1", 1), v; /* (data keys start at prefix 0x0100) */
@@ -165,9 +168,10 @@ static int check_keys(up *u, MDB_txn *txn, MDB_cursor *cur, size_t *grow)
 				return mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: a malformed lock record",
 				                    u->path);
 			pending += st > 0;
+			*grow += LMDB_SEAL;
 			continue;
 		}
-		*grow += CELL_HDR;
+		*grow += CELL_HDR + LMDB_SEAL;
 		if (k.mv_size + STORE_VERSION_KEY > MRTX_MAX_KEY && bad++ == 0)
 			first = k.mv_size;
 	}
@@ -187,6 +191,19 @@ static int check_keys(up *u, MDB_txn *txn, MDB_cursor *cur, size_t *grow)
 		                    "that wrote them, then upgrade", u->path, bad,
 		                    STORE_VERSION_KEY, first, MRTX_MAX_KEY);
 	return 0;
+}
+
+/* The bytes the seals add (every data record's, from format 4 on). */
+static int count_data(up *u, MDB_cursor *cur, size_t *grow)
+{
+	MDB_val k = mv("\1", 1), v;
+	int rc;
+
+	*grow = 0;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+		*grow += LMDB_SEAL;
+	return rc == MDB_NOTFOUND ? 0 : up_err(u, rc, "read the data");
 }
 
 /* The version of the cells of the row whose P . enc(row) is key[0..re):
@@ -209,107 +226,6 @@ static int row_version(up *u, MDB_txn *txn, const uint8_t *key, size_t re, uint6
 		return mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: a malformed lock record",
 		                    u->path);
 	return 0;
-}
-
-/* One batch from the resume key; *done when the data ended. */
-static int batch(up *u, int first, int *done)
-{
-	uint8_t from[MRTX_MAX_KEY + 1], rowk[MRTX_MAX_KEY + 1];
-	size_t n = 0, rowlen = 0;
-	uint64_t rts = 0;
-	MDB_txn *txn;
-	MDB_cursor *cur;
-	MDB_val k, v;
-	int rc;
-
-	*done = 0;
-	if ((rc = mdb_txn_begin(u->env, NULL, 0, &txn)))
-		return up_err(u, rc, "begin");
-	if ((rc = mdb_cursor_open(txn, u->dbi, &cur))) {
-		mdb_txn_abort(txn);
-		return up_err(u, rc, "begin");
-	}
-	if (first && (rc = put_u32(u, txn, "\0format", 7, FORMAT_UPGRADING)))
-		goto fail;
-	k = mv(RESUME_KEY, RESUME_LEN);
-	rc = mdb_get(txn, u->dbi, &k, &v);
-	if (rc == 0 && v.mv_size <= MRTX_MAX_KEY) {
-		memcpy(from, v.mv_data, v.mv_size);
-		k = mv(from, v.mv_size);
-	} else if (rc == MDB_NOTFOUND) {
-		from[0] = 1;
-		k = mv(from, 1);
-	} else {
-		rc = rc ? up_err(u, rc, "read the resume key") :
-		     mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: the resume key is malformed", u->path);
-		goto fail;
-	}
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0 && n < BATCH;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		uint8_t key[MRTX_MAX_KEY];
-		size_t klen = k.mv_size, re;
-		uint8_t *nv;
-		MDB_val put;
-		int lock;
-
-		if (!(re = row_end(&k, &lock))) {
-			rc = mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: an undecodable data key",
-			                  u->path);
-			goto fail;
-		}
-		if (lock)
-			continue;
-		memcpy(key, k.mv_data, klen);
-		if (re != rowlen || memcmp(rowk, key, re) != 0) {
-			memcpy(rowk, key, re);
-			rowlen = re;
-			if ((rc = row_version(u, txn, key, re, &rts)))
-				goto fail;
-			u->max_ts = MRTX_MAX(u->max_ts, rts);
-		}
-		put = (MDB_val){ CELL_HDR + v.mv_size, NULL };
-		if (!(nv = mrtx__malloc(put.mv_size))) {
-			rc = mrtx__seterr(MRTX_ENOMEM, "upgrade %s: out of memory", u->path);
-			goto fail;
-		}
-		lmdb_cell_hdr(nv, rts, CELL_GONE);
-		memcpy(nv + CELL_HDR, v.mv_data, v.mv_size);
-		put.mv_data = nv;
-		k = mv(key, klen);
-		rc = mdb_cursor_put(cur, &k, &put, 0);
-		mrtx__free(nv);
-		if (rc) {
-			rc = up_err(u, rc, "convert a cell");
-			goto fail;
-		}
-		n++;
-	}
-	if (rc == MDB_NOTFOUND) {
-		*done = 1;
-	} else if (rc) {
-		rc = up_err(u, rc, "read the data");
-		goto fail;
-	} else {
-		/* the key the next batch starts at (the one the loop stopped on;
-		 * copied out of the page first) */
-		MDB_val rk = mv(RESUME_KEY, RESUME_LEN);
-
-		memcpy(from, k.mv_data, k.mv_size);
-		k = mv(from, k.mv_size);
-		if ((rc = mdb_put(txn, u->dbi, &rk, &k, 0))) {
-			rc = up_err(u, rc, "write the resume key");
-			goto fail;
-		}
-	}
-	mdb_cursor_close(cur);
-	u->cells += n;
-	if ((rc = mdb_txn_commit(txn)))
-		return up_err(u, rc, "commit a batch");
-	return 0;
-fail:
-	mdb_cursor_close(cur);
-	mdb_txn_abort(txn);
-	return rc;
 }
 
 /* The unsettled lock records (format 5, lmdb_unsettled.c) in txn. */
@@ -339,37 +255,195 @@ static int count_unsettled(up *u, MDB_txn *txn)
 	return 0;
 }
 
-/* The last write: the resume key removed, the count of unsettled locks,
- * the format; converted cells (from format 3): g/safe above them. */
-static int finish(up *u, int converted)
+/* Where the pass in progress resumes: the key stored by its last batch,
+ * copied into from (else the first data key). */
+static int resume_at(up *u, MDB_txn *txn, uint8_t *from, MDB_val *k)
+{
+	MDB_val rk = mv(RESUME_KEY, RESUME_LEN), v;
+	int rc = mdb_get(txn, u->dbi, &rk, &v);
+
+	if (rc == 0 && v.mv_size >= 1 && v.mv_size <= MRTX_MAX_KEY) {
+		memcpy(from, v.mv_data, v.mv_size);
+		*k = mv(from, v.mv_size);
+		return 0;
+	}
+	if (rc == MDB_NOTFOUND) {
+		from[0] = 1; /* (data keys start at prefix 0x0100) */
+		*k = mv(from, 1);
+		return 0;
+	}
+	return rc ? up_err(u, rc, "read the resume key") :
+	       mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: the resume key is malformed", u->path);
+}
+
+/* The header pass's last write, in its last batch: the safe point above
+ * every converted version, and on to the seal pass from the start. */
+static int header_done(up *u, MDB_txn *txn)
+{
+	MDB_val rk = mv(RESUME_KEY, RESUME_LEN), sk = mv("\0g/safe", 7), sv;
+	uint64_t safe = MRTX_MAX(mrtx__now_us(), u->max_ts + 1), old = 0;
+	int rc;
+
+	if ((rc = mdb_get(txn, u->dbi, &sk, &sv)) == 0 && sv.mv_size == 8)
+		memcpy(&old, sv.mv_data, 8);
+	else if (rc && rc != MDB_NOTFOUND)
+		return up_err(u, rc, "read the safe point");
+	safe = MRTX_MAX(safe, old);
+	sv = mv(&safe, 8);
+	if ((rc = mdb_put(txn, u->dbi, &sk, &sv, 0)))
+		return up_err(u, rc, "write the safe point");
+	if ((rc = mdb_del(txn, u->dbi, &rk, NULL)) && rc != MDB_NOTFOUND)
+		return up_err(u, rc, "remove the resume key");
+	return put_u32(u, txn, "\0format", 7, FORMAT_SEALING);
+}
+
+/* The seal pass's last write, in its last batch: the count of unsettled
+ * lock records (read through the seals just written) and format 6. */
+static int seal_done(up *u, MDB_txn *txn)
+{
+	MDB_val rk = mv(RESUME_KEY, RESUME_LEN);
+	int rc;
+
+	if ((rc = mdb_del(txn, u->dbi, &rk, NULL)) && rc != MDB_NOTFOUND)
+		return up_err(u, rc, "remove the resume key");
+	if ((rc = count_unsettled(u, txn)))
+		return rc;
+	return put_u32(u, txn, "\0format", 7, META_FORMAT);
+}
+
+/* The header pass's conversion of the record at k (locks stay as they
+ * are): into *nv (allocated), or *nv = NULL to leave it. */
+static int give_header(up *u, MDB_txn *txn, const MDB_val *k, const MDB_val *v, size_t re,
+                       int lock, uint8_t *rowk, size_t *rowlen, uint64_t *rts, MDB_val *nv)
+{
+	int rc;
+
+	nv->mv_data = NULL;
+	if (lock)
+		return 0;
+	if (re != *rowlen || memcmp(rowk, k->mv_data, re) != 0) {
+		memcpy(rowk, k->mv_data, re);
+		*rowlen = re;
+		if ((rc = row_version(u, txn, rowk, re, rts)))
+			return rc;
+		u->max_ts = MRTX_MAX(u->max_ts, *rts);
+	}
+	nv->mv_size = CELL_HDR + v->mv_size;
+	if (!(nv->mv_data = mrtx__malloc(nv->mv_size)))
+		return mrtx__seterr(MRTX_ENOMEM, "upgrade %s: out of memory", u->path);
+	lmdb_cell_hdr(nv->mv_data, *rts, CELL_GONE);
+	memcpy((uint8_t *)nv->mv_data + CELL_HDR, v->mv_data, v->mv_size);
+	return 0;
+}
+
+/* The seal pass's conversion: every data record gets its seal. */
+static int give_seal(up *u, const MDB_val *k, const MDB_val *v, MDB_val *nv)
+{
+	uint32_t c = lmdb_seal_of(k, v->mv_data, v->mv_size);
+	uint8_t *d;
+
+	nv->mv_size = v->mv_size + LMDB_SEAL;
+	if (!(d = nv->mv_data = mrtx__malloc(nv->mv_size)))
+		return mrtx__seterr(MRTX_ENOMEM, "upgrade %s: out of memory", u->path);
+	memcpy(d, v->mv_data, v->mv_size);
+	for (unsigned i = 0; i < LMDB_SEAL; i++)
+		d[v->mv_size + i] = (uint8_t)(c >> (8 * i));
+	return 0;
+}
+
+/* One batch of pass (PASS_HEADER, PASS_SEAL) from its resume key; *done
+ * when the data ended (the pass's last write made in the same txn). */
+static int batch(up *u, int pass, int *done)
+{
+	uint8_t from[MRTX_MAX_KEY + 1], rowk[MRTX_MAX_KEY + 1];
+	size_t n = 0, rowlen = 0;
+	uint64_t rts = 0;
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_val k, v;
+	int rc;
+
+	*done = 0;
+	if ((rc = mdb_txn_begin(u->env, NULL, 0, &txn)))
+		return up_err(u, rc, "begin");
+	if ((rc = mdb_cursor_open(txn, u->dbi, &cur))) {
+		mdb_txn_abort(txn);
+		return up_err(u, rc, "begin");
+	}
+	if ((rc = put_u32(u, txn, "\0format", 7,
+	                  pass == PASS_HEADER ? FORMAT_UPGRADING : FORMAT_SEALING)) ||
+	    (rc = resume_at(u, txn, from, &k)))
+		goto fail;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0 && n < BATCH;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		uint8_t key[MRTX_MAX_KEY];
+		size_t klen = k.mv_size, re;
+		MDB_val put;
+		int lock;
+
+		if (!(re = row_end(&k, &lock))) {
+			rc = mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: an undecodable data key",
+			                  u->path);
+			goto fail;
+		}
+		memcpy(key, k.mv_data, klen);
+		k = mv(key, klen);
+		rc = pass == PASS_HEADER ?
+		     give_header(u, txn, &k, &v, re, lock, rowk, &rowlen, &rts, &put) :
+		     give_seal(u, &k, &v, &put);
+		if (rc)
+			goto fail;
+		if (!put.mv_data)
+			continue;
+		rc = mdb_cursor_put(cur, &k, &put, 0);
+		mrtx__free(put.mv_data);
+		if (rc) {
+			rc = up_err(u, rc, "convert a record");
+			goto fail;
+		}
+		n++;
+	}
+	if (rc == MDB_NOTFOUND) {
+		*done = 1;
+		if ((rc = pass == PASS_HEADER ? header_done(u, txn) : seal_done(u, txn)))
+			goto fail;
+	} else if (rc) {
+		rc = up_err(u, rc, "read the data");
+		goto fail;
+	} else {
+		/* the key the next batch starts at (the one the loop stopped on;
+		 * copied out of the page first) */
+		MDB_val rk = mv(RESUME_KEY, RESUME_LEN);
+
+		memcpy(from, k.mv_data, k.mv_size);
+		k = mv(from, k.mv_size);
+		if ((rc = mdb_put(txn, u->dbi, &rk, &k, 0))) {
+			rc = up_err(u, rc, "write the resume key");
+			goto fail;
+		}
+	}
+	mdb_cursor_close(cur);
+	if ((rc = mdb_txn_commit(txn)))
+		return up_err(u, rc, "commit a batch");
+	if (pass == PASS_SEAL)
+		u->cells += n;
+	return 0;
+fail:
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	return rc;
+}
+
+/* A store of this format whose count of unsettled lock records is wrong
+ * or missing: count them anew, in one write. */
+static int recount(up *u)
 {
 	MDB_txn *txn;
-	MDB_val k = mv(RESUME_KEY, RESUME_LEN), sk = mv("\0g/safe", 7), sv;
-	uint64_t safe = MRTX_MAX(mrtx__now_us(), u->max_ts + 1), old = 0;
 	int rc;
 
 	if ((rc = mdb_txn_begin(u->env, NULL, 0, &txn)))
 		return up_err(u, rc, "begin");
-	if ((rc = mdb_del(txn, u->dbi, &k, NULL)) && rc != MDB_NOTFOUND) {
-		mdb_txn_abort(txn);
-		return up_err(u, rc, "remove the resume key");
-	}
 	if ((rc = count_unsettled(u, txn))) {
-		mdb_txn_abort(txn);
-		return rc;
-	}
-	if (!converted)
-		goto format;
-	if (mdb_get(txn, u->dbi, &sk, &sv) == 0 && sv.mv_size == 8)
-		memcpy(&old, sv.mv_data, 8);
-	safe = MRTX_MAX(safe, old);
-	sv = mv(&safe, 8);
-	if ((rc = mdb_put(txn, u->dbi, &sk, &sv, 0))) {
-		mdb_txn_abort(txn);
-		return up_err(u, rc, "write the safe point");
-	}
-format:
-	if ((rc = put_u32(u, txn, "\0format", 7, META_FORMAT))) {
 		mdb_txn_abort(txn);
 		return rc;
 	}
@@ -452,25 +526,24 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn
 			goto out;
 		if ((rc = drop_ts_page(&u)))
 			goto out;
-		if ((rc = finish(&u, 0)) == 0 && (rc = mdb_env_sync(u.env, 1)))
+		if ((rc = recount(&u)) == 0 && (rc = mdb_env_sync(u.env, 1)))
 			rc = up_err(&u, rc, "sync");
 		goto out;
 	}
-	if (fmt != 3 && fmt != 4 && fmt != FORMAT_UPGRADING) {
+	if (fmt != 3 && fmt != 4 && fmt != 5 && fmt != FORMAT_UPGRADING &&
+	    fmt != FORMAT_SEALING) {
 		mdb_txn_abort(txn);
 		rc = mrtx__seterr(MRTX_ENOTSTORE, "upgrade %s: format %u; this mrtx upgrades "
-		                  "formats 3 and 4 to %u", path, fmt, META_FORMAT);
+		                  "formats 3 to 5 to %u", path, fmt, META_FORMAT);
 		goto out;
 	}
-	if (fmt == 3) {
-		if ((rc = mdb_cursor_open(txn, u.dbi, &cur))) {
-			mdb_txn_abort(txn);
-			rc = up_err(&u, rc, "read");
-			goto out;
-		}
-		rc = check_keys(&u, txn, cur, &grow);
-		mdb_cursor_close(cur);
+	if ((rc = mdb_cursor_open(txn, u.dbi, &cur))) {
+		mdb_txn_abort(txn);
+		rc = up_err(&u, rc, "read");
+		goto out;
 	}
+	rc = fmt == 3 ? check_keys(&u, txn, cur, &grow) : count_data(&u, cur, &grow);
+	mdb_cursor_close(cur);
 	mdb_txn_abort(txn);
 	if (rc)
 		goto out;
@@ -495,11 +568,17 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn
 	}
 	if ((rc = drop_ts_page(&u)))
 		goto out;
-	/* (format 4 has its versions: only the count is new) */
-	for (int first = fmt == 3; !done && fmt != 4; first = 0)
-		if ((rc = batch(&u, first, &done)) || (rc = FAILPOINT(FP_UPGRADE_AFTER_BATCH)))
+	/* (formats 4 and 5 have their versions: only the seals, and the count
+	 * the seal pass's last write makes, are new) */
+	while (!done && (fmt == 3 || fmt == FORMAT_UPGRADING))
+		if ((rc = batch(&u, PASS_HEADER, &done)) ||
+		    (rc = FAILPOINT(FP_UPGRADE_AFTER_BATCH)))
 			goto out;
-	if ((rc = finish(&u, fmt != 4)) == 0 && (rc = mdb_env_sync(u.env, 1)))
+	done = 0;
+	while (!done)
+		if ((rc = batch(&u, PASS_SEAL, &done)) || (rc = FAILPOINT(FP_UPGRADE_AFTER_BATCH)))
+			goto out;
+	if ((rc = mdb_env_sync(u.env, 1)))
 		rc = up_err(&u, rc, "sync");
 	*cells = u.cells;
 out:

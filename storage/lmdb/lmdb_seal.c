@@ -1,0 +1,138 @@
+/*
+ * lmdb_seal.c - seal data records on the way in, check them on the way out
+ * (lmdb_seal.h; format 6).
+ *
+ * Why a checksum above LMDB: LMDB keeps no checksum of its pages, so a
+ * flipped byte inside a value, a version header or a lock record reads as
+ * data.  The seal covers the key too, so a damaged key in a leaf (a record
+ * that moved to another row, another table, another version) is caught
+ * where it is read, not only when it breaks the key order.  CRC32C catches
+ * every burst of up to 32 bits and every odd number of flipped bits.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "storage/common.h"
+#include "storage/crc32c.h"
+#include "storage/lmdb/lmdb_seal.h"
+
+#define BOUNCE 512u /* payloads up to this size are sealed on the stack */
+
+uint32_t lmdb_seal_of(const MDB_val *k, const void *p, size_t n)
+{
+	return mrtx__crc32c(mrtx__crc32c(0, k->mv_data, k->mv_size), p, n);
+}
+
+static void seal_put(uint8_t *at, uint32_t c)
+{
+	for (unsigned i = 0; i < LMDB_SEAL; i++)
+		at[i] = (uint8_t)(c >> (8 * i));
+}
+
+int lmdb_unseal(const MDB_val *k, MDB_val *v)
+{
+	const uint8_t *p = v->mv_data;
+	size_t n;
+	uint32_t c = 0;
+
+	if (v->mv_size < LMDB_SEAL)
+		return LMDB_BADSUM;
+	n = v->mv_size - LMDB_SEAL;
+	for (unsigned i = 0; i < LMDB_SEAL; i++)
+		c |= (uint32_t)p[n + i] << (8 * i);
+	if (c != lmdb_seal_of(k, p, n))
+		return LMDB_BADSUM;
+	v->mv_size = n;
+	return 0;
+}
+
+int lmdb_cget(MDB_cursor *cur, MDB_val *k, MDB_val *v, MDB_cursor_op op)
+{
+	int rc = mdb_cursor_get(cur, k, v, op);
+
+	if (rc == 0 && v && lmdb_sealed_key(k))
+		rc = lmdb_unseal(k, v);
+	return rc;
+}
+
+int lmdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v)
+{
+	int rc = mdb_get(txn, dbi, k, v);
+
+	if (rc == 0 && lmdb_sealed_key(k))
+		rc = lmdb_unseal(k, v);
+	return rc;
+}
+
+int lmdb_cput_sealed(MDB_cursor *cur, MDB_val *k, uint8_t *buf, size_t n, unsigned flags)
+{
+	MDB_val v = { n + LMDB_SEAL, buf };
+
+	seal_put(buf + n, lmdb_seal_of(k, buf, n));
+	return mdb_cursor_put(cur, k, &v, flags);
+}
+
+/* A copy of payload v with room for its seal: buf when it fits, else
+ * allocated (*heap).  NULL: out of memory. */
+static uint8_t *bounce(const MDB_val *v, uint8_t *buf, uint8_t **heap)
+{
+	uint8_t *d = buf;
+
+	*heap = NULL;
+	if (v->mv_size > BOUNCE - LMDB_SEAL && !(d = *heap = mrtx__malloc(v->mv_size + LMDB_SEAL)))
+		return NULL;
+	if (v->mv_size)
+		memcpy(d, v->mv_data, v->mv_size);
+	return d;
+}
+
+int lmdb_cput(MDB_cursor *cur, MDB_val *k, MDB_val *v, unsigned flags)
+{
+	_Alignas(8) uint8_t buf[BOUNCE];
+	uint8_t *d, *heap;
+	int rc;
+
+	if (!lmdb_sealed_key(k))
+		return mdb_cursor_put(cur, k, v, flags);
+	if (!(d = bounce(v, buf, &heap)))
+		return ENOMEM;
+	rc = lmdb_cput_sealed(cur, k, d, v->mv_size, flags);
+	mrtx__free(heap);
+	return rc;
+}
+
+int lmdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags)
+{
+	_Alignas(8) uint8_t buf[BOUNCE];
+	uint8_t *d, *heap;
+	MDB_val sv;
+	int rc;
+
+	if (!lmdb_sealed_key(k))
+		return mdb_put(txn, dbi, k, v, flags);
+	if (!(d = bounce(v, buf, &heap)))
+		return ENOMEM;
+	seal_put(d + v->mv_size, lmdb_seal_of(k, d, v->mv_size));
+	sv = (MDB_val){ v->mv_size + LMDB_SEAL, d };
+	rc = mdb_put(txn, dbi, k, &sv, flags);
+	mrtx__free(heap);
+	return rc;
+}
+
+int lmdb_cput_reserve(MDB_cursor *cur, MDB_val *k, MDB_val *v, size_t n, unsigned flags)
+{
+	v->mv_size = n + (lmdb_sealed_key(k) ? LMDB_SEAL : 0);
+	v->mv_data = NULL;
+	return mdb_cursor_put(cur, k, v, flags | MDB_RESERVE);
+}
+
+void lmdb_seal_reserved(const MDB_val *k, const MDB_val *v)
+{
+	size_t n;
+
+	if (!lmdb_sealed_key(k))
+		return;
+	n = v->mv_size - LMDB_SEAL;
+	seal_put((uint8_t *)v->mv_data + n, lmdb_seal_of(k, v->mv_data, n));
+}
