@@ -363,8 +363,7 @@ int lmdb_cell_read_versions(store *st, MDB_cursor *cur, const store_table *t, ui
 	if (f->family >= 0)
 		key[plen] = (uint8_t)f->family;
 	k = mv(key, plen + (f->family >= 0));
-	for (rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-	     rc = lmdb_cget(cur, &k, &v, MDB_NEXT)) {
+	for (rc = lmdb_seek(cur, &k, &v); rc == 0; rc = lmdb_step(cur, &k, &v, MDB_NEXT)) {
 		const uint8_t *kd = k.mv_data;
 		store_ver x;
 
@@ -387,8 +386,7 @@ int lmdb_cell_read_versions(store *st, MDB_cursor *cur, const store_table *t, ui
 	/* the history, after the lock key */
 	key[plen] = LOCK_TAG;
 	k = mv(key, plen + 1);
-	for (rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-	     rc = lmdb_cget(cur, &k, &v, MDB_NEXT)) {
+	for (rc = lmdb_seek(cur, &k, &v); rc == 0; rc = lmdb_step(cur, &k, &v, MDB_NEXT)) {
 		const uint8_t *kd = k.mv_data;
 		store_ver x;
 

@@ -39,6 +39,10 @@ int lmdb_err(store *st, int rc, const char *step)
 		                    "its bytes during %s: the store is damaged (`mrtx check --deep "
 		                    "%s` says where; restore it from a backup)", st->path, step,
 		                    st->path);
+	if (rc == LMDB_DISORDER)
+		return mrtx__seterr(MRTX_ECORRUPT, "store %s: keys out of order in the data file "
+		                    "during %s: the store is damaged (`mrtx check --deep %s` says "
+		                    "where; restore it from a backup)", st->path, step, st->path);
 	if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND)
 		return mrtx__seterr(MRTX_ECORRUPT, "store %s: %s during %s", st->path,
 		                    mdb_strerror(rc), step);

@@ -241,6 +241,23 @@ int lmdb_fault(store *st, const char *step, int write);
 	(MRTX_UNLIKELY(store__fault_armed) ? lmdb_fault(st, step, 1) : 0)
 
 int lmdb_key_cmp(const MDB_val *a, const MDB_val *b);
+
+/* The order of the keys a read walks (lmdb_walk.c).  LMDB_DISORDER: keys
+ * out of order around where a read went (a damaged page). */
+#define LMDB_DISORDER (-30601)
+/* Is k strictly after prev (a walk's step)? */
+int lmdb_key_after(const MDB_val *prev, const MDB_val *k);
+/* cur landed on the first key at or above target (found; else past the
+ * last key): are its neighbours in order around it?  0 (the cursor back
+ * where it landed), LMDB_DISORDER, or LMDB's rc. */
+int lmdb_landing_check(MDB_cursor *cur, const MDB_val *target, int found);
+/* MDB_SET_RANGE to *k (lmdb_cget), the landing checked: LMDB's rc,
+ * LMDB_BADSUM or LMDB_DISORDER. */
+int lmdb_seek(MDB_cursor *cur, MDB_val *k, MDB_val *v);
+/* MDB_NEXT or MDB_PREV (lmdb_cget) from the key in *k, which the cursor
+ * stands on: LMDB's rc, LMDB_BADSUM, or LMDB_DISORDER when the key met is
+ * not strictly beyond it. */
+int lmdb_step(MDB_cursor *cur, MDB_val *k, MDB_val *v, MDB_cursor_op op);
 /* Hold the process's registry of open stores (no open or close in this
  * process meanwhile); MRTX_ELOCKED (released) if path is open here. */
 int lmdb_registry_lock(const char *path);

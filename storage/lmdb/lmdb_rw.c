@@ -11,7 +11,7 @@
  * so a commit dirties one B-tree and no named-database record, and a row's
  * lock and cells share pages.
  * Rows are found through their lock keys: every row a transaction ever
- * wrote has one, and cells without a lock key are not a row to scans.
+ * wrote has one, and cells without a lock key are damage to scans.
  *
  * Reads run in pooled read transactions (lmdb_env.c).  Batched writes run
  * every op of a call in one LMDB write transaction, so a protocol phase
@@ -87,6 +87,12 @@ static int cell_expired(const store_table *t, unsigned fid, uint64_t ts)
 	return !store_version_kept(&t->pol[fid], 0, ts, mrtx__now_us());
 }
 
+static int damaged_keys(const store_table *t)
+{
+	return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a lookup in the data file met keys out "
+	                    "of order: the store is damaged (restore it from a backup)", t->name);
+}
+
 /*
  * Read row's cells (filtered) into out, moving cursor cur.  A cursor that
  * stands near the row (on its lock key, say) finds the cells without a
@@ -95,10 +101,11 @@ static int cell_expired(const store_table *t, unsigned fid, uint64_t ts)
  * MRTX_MAX_KEY + 16 bytes and is scratch for this call.
  */
 static int read_cells(store *st, MDB_cursor *cur, const store_table *t, uint8_t *key,
-                      size_t plen, const store_filter *f, mrtx_arena *a, store_row *out)
+                      size_t plen, const store_filter *f, const MDB_val *first,
+                      mrtx_arena *a, store_row *out)
 {
 	size_t cap = 0, klen = plen;
-	MDB_val k, v;
+	MDB_val k, v, target, prev = { 0, NULL };
 	int rc, op = MDB_SET_RANGE, qs_cut = 0, at_lock = 0;
 
 	out->cells = NULL;
@@ -122,14 +129,33 @@ static int read_cells(store *st, MDB_cursor *cur, const store_table *t, uint8_t 
 			klen += n;
 		}
 	}
-	k = mv(key, klen);
+	k = target = mv(key, klen);
+	if (f && f->family >= 0)
+		first = NULL; /* (the seek lands on the family's first key) */
 	for (;;) {
 		store_cell *c;
 		const uint8_t *kd;
 		size_t encsize = plen - ((f && f->family >= 0) ? 1 : 0);
+		int order = 0;
 
 		rc = lmdb_cget(cur, &k, &v, op);
+		/* the keys in order where the walk goes (lmdb_walk.c): the seek
+		 * lands where a walk to the row went before (first), or where its
+		 * neighbours say it should; each step goes on past the last key */
+		if (op == MDB_SET_RANGE && first)
+			order = rc == 0 && k.mv_data != first->mv_data &&
+			        !(k.mv_size == first->mv_size && bytes_eq(k.mv_data, first->mv_data,
+			                                                  k.mv_size)) ? LMDB_DISORDER : 0;
+		else if (op == MDB_SET_RANGE && (rc == 0 || rc == MDB_NOTFOUND))
+			order = lmdb_landing_check(cur, &target, rc == 0);
+		else if (rc == 0 && !lmdb_key_after(&prev, &k))
+			order = LMDB_DISORDER;
+		if (order) {
+			rc = order == LMDB_DISORDER ? damaged_keys(t) : lmdb_err(st, order, "read row");
+			break;
+		}
 		op = MDB_NEXT;
+		prev = k;
 		if (rc == MDB_NOTFOUND) {
 			rc = 0;
 			break;
@@ -196,32 +222,25 @@ static int read_cells(store *st, MDB_cursor *cur, const store_table *t, uint8_t 
 	return rc;
 }
 
-static int damaged_keys(const store_table *t)
-{
-	return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a lookup in the data file met keys out "
-	                    "of order: the store is damaged (restore it from a backup)", t->name);
-}
-
 /*
  * A key looked up was not there: is the tree around it sound?  The first
- * key at or above it and the last key below it must lie on either side
- * (a damaged branch key sends a lookup to the wrong leaf, where the key
- * is missing although the store holds it).  Costs two steps, on misses
- * only; the cursor is left anywhere.
+ * key at or above it must be above it, and its neighbours in order around
+ * it (lmdb_walk.c): a damaged branch key sends a lookup to the wrong leaf,
+ * and a damaged node offset the search past the key, where it is missing
+ * although the store holds it.  Costs a few steps, on misses only; the
+ * cursor is left anywhere.
  */
 static int miss_check(MDB_cursor *cur, const store_table *t, const uint8_t *key, size_t n)
 {
 	MDB_val target = mv(key, n), k = target, v;
-	int rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
+	int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
 
 	if (rc == 0 && lmdb_key_cmp(&k, &target) < 0)
 		return damaged_keys(t);
 	if (rc != 0 && rc != MDB_NOTFOUND)
 		return 0; /* (an error of the walk itself: the caller's read stands) */
-	rc = lmdb_cget(cur, &k, &v, rc == 0 ? MDB_PREV : MDB_LAST);
-	if (rc == 0 && lmdb_key_cmp(&k, &target) >= 0)
-		return damaged_keys(t);
-	return 0;
+	rc = lmdb_landing_check(cur, &target, rc == 0);
+	return rc == LMDB_DISORDER ? damaged_keys(t) : 0;
 }
 
 /* key[0..plen) = P . enc(row); key[plen] is overwritten. */
@@ -277,8 +296,8 @@ static int read_cell_exact(store *st, MDB_cursor *cur, const store_table *t, uin
                            mrtx_arena *a, store_row *out)
 {
 	size_t klen = plen + 1 + f->qs.size;
-	MDB_val k, v;
-	int rc, steps = 0;
+	MDB_val k, v, prev;
+	int rc, steps = 0, hit;
 
 	out->row = row;
 	out->has_lock = 0;
@@ -295,7 +314,16 @@ static int read_cell_exact(store *st, MDB_cursor *cur, const store_table *t, uin
 	rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
 	if (rc == 0 && lmdb_key_cmp(&k, &(MDB_val){ .mv_size = klen, .mv_data = key }) < 0)
 		return damaged_keys(t);
-	if (rc == 0 && k.mv_size == klen && bytes_eq(k.mv_data, key, klen)) {
+	hit = rc == 0 && k.mv_size == klen && bytes_eq(k.mv_data, key, klen);
+	if (!hit && (rc == 0 || rc == MDB_NOTFOUND)) {
+		/* a miss: the cell's neighbours say whether it is truly absent */
+		int order = lmdb_landing_check(cur, &(MDB_val){ .mv_size = klen, .mv_data = key },
+		                               rc == 0);
+
+		if (order)
+			return order == LMDB_DISORDER ? damaged_keys(t) : lmdb_err(st, order, "read row");
+	}
+	if (hit) {
 		store_cell *c;
 		uint64_t ts;
 		uint8_t flags;
@@ -313,8 +341,12 @@ static int read_cell_exact(store *st, MDB_cursor *cur, const store_table *t, uin
 			                      val.size);
 			out->ncells = 1;
 		}
-		if (!lazy)
+		if (!lazy) {
+			prev = k;
 			rc = lmdb_cget(cur, &k, &v, MDB_NEXT);
+			if (rc == 0 && !lmdb_key_after(&prev, &k))
+				return damaged_keys(t);
+		}
 	}
 	if (lazy) {
 		if (rc && rc != MDB_NOTFOUND)
@@ -349,12 +381,15 @@ static int read_cell_exact(store *st, MDB_cursor *cur, const store_table *t, uin
 			k = mv(key, plen + 1);
 			rc = lmdb_cget(cur, &k, &v, MDB_SET);
 			if (rc == MDB_NOTFOUND)
-				return 0;
+				return miss_check(cur, t, key, plen + 1);
 			if (rc)
 				return lmdb_err(st, rc, "read lock");
 			break;
 		}
+		prev = k;
 		rc = lmdb_cget(cur, &k, &v, MDB_NEXT);
+		if (rc == 0 && !lmdb_key_after(&prev, &k))
+			return damaged_keys(t);
 	}
 	if (!(out->lock.data = arena_dup(a, v.mv_data, v.mv_size)))
 		return MRTX_ENOMEM;
@@ -514,7 +549,7 @@ int lmdb_store_read_row(store *st, lmdb_rtxn *view, const store_table *t, mrtx_b
 	} else {
 		/* the lock first: the cells are then found from its page */
 		if ((rc = read_lock_at(st, rt.cur, t, key, plen, row, a, out)) == 0)
-			rc = read_cells(st, rt.cur, t, key, plen, f, a, out);
+			rc = read_cells(st, rt.cur, t, key, plen, f, NULL, a, out);
 	}
 	rt_put(st, view, &rt);
 	return rc;
@@ -577,17 +612,77 @@ static MDB_val bound_key(uint8_t *buf, const store_table *t, mrtx_bytes b)
 	return mv(buf, n);
 }
 
-/* Move cur from row R (rowbuf) to the next row (forward: past R's lock key;
- * reverse: before R's first key). */
+#define ROW_WALK 16 /* keys a scan walks in a row before it seeks */
+
+/* Cells without the lock record every row a transaction wrote has (its
+ * key damaged, or the record lost with its page): a scan would skip the
+ * row.  (check --deep reports the same.) */
+static int lockless(const store_table *t)
+{
+	return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a row's cells without its lock record "
+	                    "in the data file: the store is damaged (restore it from a backup)",
+	                    t->name);
+}
+
+/* From the first key of the row whose P . enc(row) is kb[0..n) (the cursor
+ * on it, in *k) to its lock key (kb[n] = LOCK_TAG), walking so that every
+ * key on the way is seen in order (lmdb_walk.c), or seeking when the row
+ * has more cells than ROW_WALK. */
+static int walk_to_lock(MDB_cursor *cur, const store_table *t, const uint8_t *kb, size_t n,
+                        MDB_val *k, MDB_val *v)
+{
+	int rc;
+
+	for (int i = 0; i < ROW_WALK; i++) {
+		MDB_val prev = *k;
+
+		if ((rc = mdb_cursor_get(cur, k, v, MDB_NEXT)) == MDB_NOTFOUND)
+			return lockless(t);
+		if (rc)
+			return rc;
+		if (!lmdb_key_after(&prev, k))
+			return damaged_keys(t);
+		if (k->mv_size == n + 1 && bytes_eq(k->mv_data, kb, n + 1))
+			return lmdb_unseal(k, v);
+		if (k->mv_size <= n || !bytes_eq(k->mv_data, kb, n) ||
+		    ((const uint8_t *)k->mv_data)[n] == LOCK_TAG)
+			return lockless(t); /* the row ended, or its history began */
+	}
+	*k = mv(kb, n + 1);
+	rc = lmdb_cget(cur, k, v, MDB_SET_RANGE);
+	if (rc == MDB_NOTFOUND || (rc == 0 && !(k->mv_size == n + 1 && bytes_eq(k->mv_data, kb,
+	                                                                         n + 1))))
+		return lockless(t);
+	return rc;
+}
+
+/* A seek of a scan landed on k (rc: the seek's): its neighbours in order
+ * (lmdb_walk.c)?  rc, or MRTX_ECORRUPT. */
+static int landed(MDB_cursor *cur, const store_table *t, const MDB_val *target, int rc)
+{
+	int order;
+
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return rc;
+	if ((order = lmdb_landing_check(cur, target, rc == 0)))
+		return order == LMDB_DISORDER ? damaged_keys(t) : order;
+	return rc;
+}
+
+/* Move cur from row R (rowbuf) to the next row (forward: past R's lock key
+ * and history, walking from where the cursor stands in R, so that every
+ * key on the way is seen in order (lmdb_walk.c), or seeking when R has
+ * more keys left than ROW_WALK; reverse: before R's first key). */
 static int step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int reverse,
                     MDB_val *k, MDB_val *v)
 {
 	uint8_t key[MRTX_MAX_KEY + 1];
 	size_t n = tkey_put(key, t, row);
+	MDB_val target, prev;
 	int rc;
 
 	if (reverse) {
-		*k = mv(key, n);
+		*k = target = mv(key, n);
 		rc = lmdb_cget(cur, k, v, MDB_SET_RANGE);
 		/* (the row is there: the seek lands on its first key, unless a
 		 * damaged key sits out of order before it) */
@@ -595,21 +690,39 @@ static int step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int r
 			return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a key out of order in the "
 			                    "data file: the store is damaged (restore it from a "
 			                    "backup)", t->name);
-		return rc ? rc : lmdb_cget(cur, k, v, MDB_PREV);
+		if ((rc = landed(cur, t, &target, rc)))
+			return rc;
+		return lmdb_cget(cur, k, v, MDB_PREV);
+	}
+	if (mdb_cursor_get(cur, &prev, v, MDB_GET_CURRENT) == 0 && prev.mv_size >= n &&
+	    bytes_eq(prev.mv_data, key, n)) {
+		for (int i = 0; i < ROW_WALK; i++) {
+			if ((rc = mdb_cursor_get(cur, k, v, MDB_NEXT)))
+				return rc;
+			if (!lmdb_key_after(&prev, k))
+				return damaged_keys(t);
+			if (!(k->mv_size > n && bytes_eq(k->mv_data, key, n)))
+				return lmdb_sealed_key(k) ? lmdb_unseal(k, v) : 0; /* the next row */
+			prev = *k;
+		}
 	}
 	/* past the lock key and the history after it (lmdb_cell.c: history
 	 * keys continue with a family id, at most 254) */
 	key[n] = LOCK_TAG;
 	if (n + 2 <= MRTX_MAX_KEY) {
 		key[n + 1] = 0xFF;
-		*k = mv(key, n + 2);
-		return lmdb_cget(cur, k, v, MDB_SET_RANGE);
+		*k = target = mv(key, n + 2);
+		return landed(cur, t, &target, lmdb_cget(cur, k, v, MDB_SET_RANGE));
 	}
 	/* (a row this long has no room for history keys) */
-	*k = mv(key, n + 1);
-	rc = lmdb_cget(cur, k, v, MDB_SET_RANGE);
-	if (rc == 0 && k->mv_size == n + 1 && memcmp(k->mv_data, key, n + 1) == 0)
+	*k = target = mv(key, n + 1);
+	rc = landed(cur, t, &target, lmdb_cget(cur, k, v, MDB_SET_RANGE));
+	if (rc == 0 && k->mv_size == n + 1 && memcmp(k->mv_data, key, n + 1) == 0) {
+		prev = *k;
 		rc = lmdb_cget(cur, k, v, MDB_NEXT);
+		if (rc == 0 && !lmdb_key_after(&prev, k))
+			return damaged_keys(t);
+	}
 	return rc;
 }
 
@@ -648,7 +761,7 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 	mrtx_bytes prev = MRTX_BYTES(NULL, 0);
 	lmdb_rtxn rt;
 	MDB_cursor *cur;
-	MDB_val k, v;
+	MDB_val k, v, target, first;
 	size_t cap = 0;
 	int rc;
 
@@ -671,7 +784,8 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 			kb[1] = (uint8_t)t->kp;
 			k = mv(kb, TPFX);
 		}
-		rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
+		target = k;
+		rc = landed(cur, t, &target, lmdb_cget(cur, &k, &v, MDB_SET_RANGE));
 	} else {
 		if (r->hi.size) {
 			k = bound_key(kb, t, r->hi);
@@ -680,7 +794,8 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 			kb[1] = (uint8_t)(t->kp + 1);
 			k = mv(kb, TPFX);
 		}
-		rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
+		target = k;
+		rc = landed(cur, t, &target, lmdb_cget(cur, &k, &v, MDB_SET_RANGE));
 		rc = rc == 0 ? lmdb_cget(cur, &k, &v, MDB_PREV) :
 		     rc == MDB_NOTFOUND ? lmdb_cget(cur, &k, &v, MDB_LAST) : rc;
 	}
@@ -729,23 +844,21 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 			rc = step_row(cur, t, row, reverse, &k, &v);
 			continue;
 		}
+		/* (forward, the row's first key, which the walk reached in order) */
+		first = k;
 		if (!is_lock && !reverse) {
 			/* cells first: jump to the row's lock key, if it has one */
 			size_t n = TPFX + keyenc_size(row.data, row.size);
 
 			memcpy(kb, k.mv_data, n);
 			kb[n] = LOCK_TAG;
-			k = mv(kb, n + 1);
-			rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
-			if (rc == 0 && !(k.mv_size == n + 1 && memcmp(k.mv_data, kb, n + 1) == 0))
-				continue; /* no lock: not a row; k is the next row's first key */
-			if (rc)
+			if ((rc = walk_to_lock(cur, t, kb, n, &k, &v)))
 				break;
 			is_lock = 1;
 		}
-		if (!is_lock) {
-			rc = step_row(cur, t, row, reverse, &k, &v); /* reverse, lockless row */
-			continue;
+		if (!is_lock) { /* (reverse: the row's last key is a cell) */
+			rc = lockless(t);
+			goto done;
 		}
 		if (max_rows && *nrows == max_rows) {
 			*more = 1;
@@ -770,7 +883,8 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 			if ((rc = row_key_checked(ck, t, out->row, &plen)) ||
 			    (rc = f && (f->at || f->versions > 1) ?
 			          lmdb_cell_read_versions(st, cur, t, ck, plen, f, a, out) :
-			          read_cells(st, cur, t, ck, plen, f, a, out)))
+			          read_cells(st, cur, t, ck, plen, f, reverse ? NULL : &first, a,
+			                     out)))
 				goto done;
 		}
 		/* read_cells moved the cursor: step from the row itself */
