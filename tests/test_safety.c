@@ -862,6 +862,103 @@ static void threads_share_one_store(void **state)
 	free(path);
 }
 
+/* Flip one payload byte of the first data record of row (a one-letter
+ * row of the store's first table) that is a cell (lock: its lock record),
+ * writing it back without its seal matching: damage below LMDB. */
+static void raw_flip(const char *path, char row, int lock)
+{
+	MDB_env *env = raw_open(path, 0);
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_dbi dbi;
+	MDB_val k = { 1, "\1" }, v;
+	int rc, done = 0;
+
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+	assert_int_equal(mdb_cursor_open(txn, dbi, &cur), 0);
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0 && !done;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		const uint8_t *kd = k.mv_data;
+		uint8_t key[64], val[256];
+
+		/* P . row . 0x00 0x01 . (0xFF | fid . qualifier) */
+		if (k.mv_size < 6 || kd[2] != (uint8_t)row || kd[3] != 0 || kd[4] != 1 ||
+		    (kd[5] == 0xFF) != lock || k.mv_size > sizeof(key) || v.mv_size > sizeof(val))
+			continue;
+		memcpy(key, kd, k.mv_size);
+		memcpy(val, v.mv_data, v.mv_size);
+		val[lock ? 1 : 9] ^= 0x20; /* (a cell: its value's first byte) */
+		k = (MDB_val){ k.mv_size, key };
+		v = (MDB_val){ v.mv_size, val };
+		assert_int_equal(mdb_cursor_put(cur, &k, &v, MDB_CURRENT), 0);
+		done = 1;
+	}
+	assert_true(done);
+	mdb_cursor_close(cur);
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+}
+
+/* Every data record carries a checksum (storage/lmdb/lmdb_seal.h): a byte
+ * changed in a value or in a lock record is MRTX_ECORRUPT, never data, and
+ * the rest of the store still reads. */
+static void sealed_records(void **state)
+{
+	char *path;
+	mrtx_db *db = tu_open_fresh("sealed", &path, NULL);
+	mrtx_txn *txn;
+	mrtx_bytes v;
+	char buf[16];
+
+	(void)state;
+	assert_non_null(db);
+	if (tu_rados()) {
+		mrtx_close(db);
+		tu_rmrf(path);
+		free(path);
+		skip();
+	}
+	assert_int_equal(mrtx_create_table(db, "t", FAMS, 1), MRTX_OK);
+	assert_int_equal(tu_put_str(db, "t", "a", "f:q", "va"), MRTX_OK);
+	assert_int_equal(tu_put_str(db, "t", "b", "f:q", "vb"), MRTX_OK);
+	assert_int_equal(tu_put_str(db, "t", "c", "f:q", "vc"), MRTX_OK);
+	mrtx_close(db);
+	raw_flip(path, 'b', 0);
+	raw_flip(path, 'c', 1);
+	db = open_opts(path, 0, 0, NULL);
+	assert_int_equal(tu_get_str(db, "t", "a", "f:q", buf, sizeof(buf)), MRTX_OK);
+	assert_string_equal(buf, "va");
+	for (const char *row = "b"; *row; row = *row == 'b' ? "c" : "") {
+		assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+		assert_int_equal(mrtx_get(txn, "t", MRTX_CSTR(row), "f", MRTX_CSTR("q"), &v),
+		                 MRTX_ECORRUPT);
+		assert_non_null(strstr(mrtx_errmsg(), "checksum does not match"));
+		assert_non_null(strstr(mrtx_errmsg(), "check --deep"));
+		mrtx_abort(txn);
+	}
+	{
+		/* a scan meets the damage: an error, not a short result */
+		mrtx_scan_spec sp;
+		mrtx_scanner *sc;
+		mrtx_cell c;
+		int rc;
+
+		memset(&sp, 0, sizeof(sp));
+		sp.table = "t";
+		assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+		rc = mrtx_scan_open(txn, &sp, &sc);
+		while (rc == MRTX_OK && (rc = mrtx_scan_next(sc, &c)) == MRTX_OK)
+			;
+		assert_int_equal(rc, MRTX_ECORRUPT);
+		mrtx_scan_close(sc);
+		mrtx_abort(txn);
+	}
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -869,6 +966,7 @@ int main(void)
 		cmocka_unit_test(file_modes),
 		cmocka_unit_test(not_a_store),
 		cmocka_unit_test(damaged_metadata),
+		cmocka_unit_test(sealed_records),
 		cmocka_unit_test(lock_bound_to_store),
 		cmocka_unit_test(stale_readers),
 		cmocka_unit_test(threads_share_one_store),

@@ -27,6 +27,7 @@
 #include "recovery/recovery.h"
 #include "storage/store.h"
 #include "txn/admin.h"
+#include "storage/lmdb/lmdb_seal.h"
 
 #define B(s) MRTX_BYTES((s), strlen(s))
 
@@ -445,6 +446,95 @@ static void to_format3(const char *path, int half, const MDB_val *extra)
 	}
 	assert_int_equal(mdb_txn_commit(txn), 0);
 	mdb_env_close(env);
+}
+
+/*
+ * The seal pass of `mrtx upgrade` (format 6: storage/lmdb/lmdb_seal.h),
+ * cut short: the records before the middle sealed, the resume key on the
+ * first one not, the format "sealing" -- as a crash after a batch leaves
+ * it.  The store is refused, the upgrade seals the rest only, and every
+ * row reads back (each read checks the seals of what it reads).
+ */
+static void test_upgrade_seal_resume(void **state)
+{
+	enum { ROWS = 40 };
+	char *path, row[8], want[16], got[16];
+	mrtx_db *db;
+	uint64_t cells = 0;
+	size_t n = 0, i = 0;
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_dbi dbi;
+	MDB_val k = { 1, "\1" }, v;
+	uint32_t fmt = 0x80000006u;
+	int rc;
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = fresh(&path);
+	assert_int_equal(mrtx_create_table2(db, "t", &FAMS[1], 1), MRTX_OK);
+	for (int r = 0; r < ROWS; r++) {
+		snprintf(row, sizeof(row), "r%02d", r);
+		snprintf(want, sizeof(want), "v%02d", r);
+		assert_int_equal(tu_put_str(db, "t", row, "one:q", want), MRTX_OK);
+	}
+	mrtx_close(db);
+	tu_lmdb_unseal(path); /* (format 5) */
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_open(env, path, MDB_NOTLS, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+	assert_int_equal(mdb_cursor_open(txn, dbi, &cur), 0);
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+		n++;
+	assert_int_equal(n, 2 * ROWS); /* a cell and a lock record per row */
+	k = (MDB_val){ 1, "\1" };
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0 && i < n / 2;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT), i++) {
+		uint8_t key[64], val[256];
+		MDB_val kc = { k.mv_size, key }, vc = { v.mv_size, val };
+
+		memcpy(key, k.mv_data, k.mv_size);
+		memcpy(val, v.mv_data, v.mv_size);
+		assert_int_equal(lmdb_cput(cur, &kc, &vc, MDB_CURRENT), 0); /* sealed */
+		k = kc;
+	}
+	assert_int_equal(rc, 0);
+	{
+		uint8_t key[64];
+		MDB_val rk = { 8, "\0upgrade" }, kc = { k.mv_size, key }, fk = { 7, "\0format" },
+		        fv = { 4, &fmt };
+
+		memcpy(key, k.mv_data, k.mv_size); /* the first record not sealed */
+		mdb_cursor_close(cur);
+		assert_int_equal(mdb_put(txn, dbi, &rk, &kc, 0), 0);
+		assert_int_equal(mdb_put(txn, dbi, &fk, &fv, 0), 0);
+	}
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+
+	{
+		mrtx_options o = MRTX_OPTIONS_INIT;
+		mrtx_db *x = NULL;
+
+		assert_int_equal(mrtx_open(&x, path, &o), MRTX_ENOTSTORE);
+		assert_non_null(strstr(mrtx_errmsg(), "mrtx upgrade"));
+	}
+	assert_int_equal(mrtx_upgrade(path, &cells), MRTX_OK);
+	assert_int_equal(cells, n - n / 2); /* the rest only */
+	assert_non_null(db = tu_open(path, NULL));
+	for (int r = 0; r < ROWS; r++) {
+		snprintf(row, sizeof(row), "r%02d", r);
+		snprintf(want, sizeof(want), "v%02d", r);
+		assert_int_equal(tu_get_str(db, "t", row, "one:q", got, sizeof(got)), MRTX_OK);
+		assert_string_equal(got, want);
+	}
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
 }
 
 static void test_upgrade(void **state)
@@ -1482,6 +1572,7 @@ int main(void)
 		cmocka_unit_test(test_ttl),
 		cmocka_unit_test(test_stamps_follow_reads),
 		cmocka_unit_test(test_upgrade),
+		cmocka_unit_test(test_upgrade_seal_resume),
 		cmocka_unit_test(test_gc),
 		cmocka_unit_test(test_trim_on_commit),
 		cmocka_unit_test(test_snapshot_registry),
