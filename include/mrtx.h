@@ -83,7 +83,8 @@ enum {
 	MRTX_ETOOBIG,           /* key or value over the documented limits */
 	MRTX_ENOTABLE,          /* no such table */
 	MRTX_ECORRUPT,          /* malformed lock record or store metadata, or a
-	                           damaged data file (DESIGN §3.5) */
+	                           damaged data file: a record whose checksum does
+	                           not match, keys out of order (DESIGN §3.5) */
 	MRTX_ENOMEM,            /* allocation failed */
 	MRTX_ESTORE,            /* the store (LMDB, file system) failed */
 	/* additions beside the fixed codes */
@@ -258,7 +259,7 @@ typedef struct mrtx_options {
  *   malformed MRTX_FAILPOINTS); MRTX_ENOTSTORE (path is a file, another LMDB
  *   database, or another format version: a newer one, LMDB format 2 and
  *   older, or one of an older format this mrtx upgrades (LMDB formats 3
- *   and 4, RADOS layout 1 to 3) or whose upgrade was cut short -- the
+ *   to 5, RADOS layout 1 to 3) or whose upgrade was cut short -- the
  *   message then names `mrtx upgrade`, mrtx_upgrade;
  *   read-only: no store at path; LMDB: an empty data.mdb, or one that is
  *   no LMDB file);
@@ -757,11 +758,12 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out);
 int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected);
 
 /**
- * Convert a store of an older format to this mrtx's (LMDB 5, RADOS 4), in
- * place: an LMDB store of format 3 or 4 (directory path) or a RADOS store
- * of layout format 1, 2 or 3 (rados://...); mrtx_open refuses those and
- * names this.  An LMDB store of format 4 only gets its count of unsettled
- * lock records (one transaction; transactions in flight are counted, not
+ * Convert a store of an older format to this mrtx's (LMDB 6, RADOS 4), in
+ * place: an LMDB store of format 3, 4 or 5 (directory path) or a RADOS
+ * store of layout format 1, 2 or 3 (rados://...); mrtx_open refuses those
+ * and names this.  Every LMDB data record (cell, older version, lock
+ * record) gets its checksum; a store of format 4 also its count of
+ * unsettled lock records (transactions in flight are counted, not
  * refused).  From before cell versions, every cell gets the version of
  * the commit that wrote it (its row's lock says which) and reads at
  * snapshots before the upgrade are refused (MRTX_ESNAPSHOT): the old
@@ -774,8 +776,9 @@ int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected);
  * client of an earlier release that keeps writing makes it fail at the
  * next lock it meets, or writes the old layout -- stop them first.  A store
  * already at this mrtx's format is left as it is.
- * @param cells  receives the number of cells converted by this call (may
- *   be NULL).
+ * @param cells  receives the number of records converted by this call
+ *   (LMDB: data records given their checksum; RADOS: cells given their
+ *   version; 0 for a store already at this format; may be NULL).
  * @return MRTX_OK; MRTX_EINVAL (NULL or empty path; a RADOS address in an
  *   mrtx built without RADOS); MRTX_ENOTSTORE (no store, or a format
  *   this mrtx cannot upgrade); MRTX_ELOCKED (LMDB: another process, or a

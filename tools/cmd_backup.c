@@ -38,9 +38,9 @@ int cmd_backup(int argc, char **argv)
 	return rc;
 }
 
-/* `mrtx upgrade STORE`: mrtx_upgrade, an LMDB store of format 3 or a RADOS
- * store of layout format 1-3 to format 4 in place (crash safe: run it again
- * to resume). */
+/* `mrtx upgrade STORE`: mrtx_upgrade, an LMDB store of format 3 to 5 or a
+ * RADOS store of layout format 1-3 to this mrtx's format in place (crash
+ * safe: run it again to resume). */
 int cmd_upgrade(int argc, char **argv)
 {
 	static const char usage[] = "mrtx upgrade STORE";
@@ -53,10 +53,11 @@ int cmd_upgrade(int argc, char **argv)
 	if (help) {
 		printf("usage: %s\n\n"
 		       "Convert the store STORE, written by an older mrtx (LMDB store format 3\n"
-		       "or 4, RADOS layout format 1 to 3), to this mrtx's format (LMDB 5, RADOS\n"
+		       "to 5, RADOS layout format 1 to 3), to this mrtx's format (LMDB 6, RADOS\n"
 		       "4), in place.  From before cell versions, every cell gets the version of\n"
-		       "the commit that wrote it; an LMDB store of format 4 gets its count of\n"
-		       "unsettled locks.  No other process may have the store open.  Crash\n"
+		       "the commit that wrote it; every LMDB record gets its checksum, and a\n"
+		       "store of format 4 its count of unsettled locks.  No other process may\n"
+		       "have the store open.  Crash\n"
 		       "safe: it converts in batches, each recording where the next starts,\n"
 		       "under a format nothing else opens; run it again after a crash and it\n"
 		       "resumes.  A store of this format is left as it is.\n", usage);
@@ -66,9 +67,10 @@ int cmd_upgrade(int argc, char **argv)
 		return tool_usage_err(argv[0], usage, "expected STORE");
 	if ((rc = mrtx_upgrade(pos[0], &cells)))
 		return tool_fail(argv[0], NULL, rc);
-	/* (the formats this mrtx writes: RADOS layout 4, LMDB store 5) */
-	printf("%s: format %d (%llu cells converted)\n", pos[0],
-	       strncmp(pos[0], "rados://", 8) == 0 ? 4 : 5, (unsigned long long)cells);
+	/* (the formats this mrtx writes: RADOS layout 4, LMDB store 6) */
+	printf("%s: format %d (%llu %s converted)\n", pos[0],
+	       strncmp(pos[0], "rados://", 8) == 0 ? 4 : 6, (unsigned long long)cells,
+	       strncmp(pos[0], "rados://", 8) == 0 ? "cells" : "records");
 	return EXIT_OK;
 }
 
