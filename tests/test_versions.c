@@ -26,6 +26,7 @@
 #include "storage/keyenc.h"
 #include "recovery/recovery.h"
 #include "storage/store.h"
+#include "storage/versions.h"
 #include "txn/admin.h"
 #include "storage/lmdb/lmdb_seal.h"
 
@@ -354,7 +355,10 @@ static void test_ttl(void **state)
  * safe point.  With half set, the cells keep their
  * headers before the middle and the store is left as an upgrade
  * interrupted there leaves it (format "upgrading", the resume key at the
- * first cell not converted).  extra:
+ * first cell not converted); half 2: as an earlier release's upgrade left
+ * it when it stopped after its last batch, before its last write -- every
+ * cell converted (version and GONE), the resume key still at the middle
+ * cell, where that batch began.  extra:
  * one more raw cell key (with an 8-byte value), for keys format 4 refuses.
  */
 static void to_format3(const char *path, int half, const MDB_val *extra)
@@ -399,8 +403,21 @@ static void to_format3(const char *path, int half, const MDB_val *extra)
 				rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 				continue;
 			}
-			if (half && i < ncells / 2) {
-				i++; /* converted before the "crash": kept */
+			if (half && (i < ncells / 2 || (half == 2 && i > ncells / 2))) {
+				/* converted before the "crash": kept (half 2: as the
+				 * earlier release's last batch wrote it) */
+				if (half == 2) {
+					uint8_t val[256];
+					MDB_val nv = { v.mv_size, val };
+
+					assert_true(v.mv_size >= 9 && v.mv_size <= sizeof(val));
+					memcpy(val, v.mv_data, v.mv_size);
+					val[8] = CELL_GONE;
+					memcpy(key, kd, klen);
+					k = (MDB_val){ klen, key };
+					assert_int_equal(mdb_cursor_put(cur, &k, &nv, MDB_CURRENT), 0);
+				}
+				i++;
 				rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 				continue;
 			}
@@ -420,7 +437,17 @@ static void to_format3(const char *path, int half, const MDB_val *extra)
 				assert_int_equal(mdb_cursor_get(cur, &k, &v, MDB_SET_KEY), 0);
 				kd = k.mv_data;
 			}
-			{
+			if (half == 2) { /* (the middle cell: converted too) */
+				uint8_t val[256];
+				MDB_val nv = { v.mv_size, val };
+
+				assert_true(v.mv_size >= 9 && v.mv_size <= sizeof(val));
+				memcpy(val, v.mv_data, v.mv_size);
+				val[8] = CELL_GONE;
+				memcpy(key, kd, klen);
+				k = (MDB_val){ klen, key };
+				assert_int_equal(mdb_cursor_put(cur, &k, &nv, 0), 0);
+			} else {
 				uint8_t val[256];
 				MDB_val nv = { v.mv_size - 9, val };
 
@@ -560,7 +587,7 @@ static void test_upgrade(void **state)
 		free(path);
 		return;
 	}
-	for (int half = 0; half < 2; half++) {
+	for (int half = 0; half < 3; half++) {
 		db = fresh(&path);
 		assert_int_equal(mrtx_create_table2(db, "t", FAMS, NFAMS), MRTX_OK);
 		for (int i = 0; i < ROWS; i++) {

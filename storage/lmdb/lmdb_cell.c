@@ -141,7 +141,8 @@ static int trim(MDB_cursor *cur, uint8_t *hk, size_t hplen, int hist0, uint64_t 
 	int rc, dropped = 0;
 
 	*gone0 = 0;
-	rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
+	/* (the walk reads keys only: no seal checked on what it passes) */
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
 	while (rc == 0) {
 		const uint8_t *kd = k.mv_data;
 		uint64_t ts;
@@ -154,13 +155,13 @@ static int trim(MDB_cursor *cur, uint8_t *hk, size_t hplen, int hist0, uint64_t 
 			i += !(hist0 && ts == ts0);
 			memcpy(last, kd, k.mv_size);
 			lastlen = k.mv_size;
-			rc = lmdb_cget(cur, &k, &v, MDB_NEXT);
+			rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 			continue;
 		}
 		dropped = 1;
 		if ((rc = mdb_cursor_del(cur, 0)))
 			return rc;
-		rc = lmdb_cget(cur, &k, &v, MDB_GET_CURRENT);
+		rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
 	}
 	if (rc && rc != MDB_NOTFOUND)
 		return rc;
@@ -240,9 +241,10 @@ int lmdb_cell_write(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t 
 		 * at this very version (a row deleted, then this cell put, in
 		 * one transaction), which the put replaces */
 		k = mv(hk, hplen);
-		rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
 		if (rc == 0 && k.mv_size == hplen + 8 && memcmp(k.mv_data, hk, hplen) == 0 &&
-		    ~get_be((const uint8_t *)k.mv_data + hplen, 8) == ts && v.mv_size >= 1 &&
+		    ~get_be((const uint8_t *)k.mv_data + hplen, 8) == ts &&
+		    (rc = lmdb_unseal(&k, &v)) == 0 && v.mv_size >= 1 &&
 		    ((const uint8_t *)v.mv_data)[0] & CELL_DELETED) {
 			gone = ((const uint8_t *)v.mv_data)[0] & CELL_GONE; /* (what it dropped) */
 			if ((rc = mdb_cursor_del(cur, 0)))
@@ -303,7 +305,7 @@ int lmdb_cell_del_range(MDB_cursor *cur, const store_table *t, uint8_t *key, siz
 		uint8_t cf;
 
 		k = mv(pk, pl);
-		rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); /* (keys only) */
 		if (rc == MDB_NOTFOUND)
 			return 0;
 		if (rc)

@@ -403,15 +403,19 @@ int lmdb_store_table_clear(store *st, const store_table *t, int drop, uint64_t t
 	if ((rc = mdb_cursor_open(txn, st->dbi, &cur)))
 		goto fail;
 	k = mv(pk, TPFX);
-	rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
+	/* (read raw: only lock records' values are used, for the count of
+	 * unsettled records; one whose seal does not match goes too, counted
+	 * as settled) */
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
 	while (rc == 0 && k.mv_size >= TPFX && memcmp(k.mv_data, pk, TPFX) == 0) {
-		int uns = lmdb_record_unsettled(st, &k, &v); /* (lmdb_unsettled.c) */
+		int uns = lmdb_unseal(&k, &v) == 0 &&
+		          lmdb_record_unsettled(st, &k, &v); /* (lmdb_unsettled.c) */
 
 		if ((rc = mdb_cursor_del(cur, 0)))
 			break;
 		st->w_udelta -= uns;
 		/* after a delete, NEXT gives the key that followed it */
-		rc = lmdb_cget(cur, &k, &v, MDB_NEXT);
+		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 	}
 	mdb_cursor_close(cur);
 	if (rc && rc != MDB_NOTFOUND)

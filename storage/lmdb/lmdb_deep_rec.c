@@ -166,7 +166,7 @@ static void meta_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, const 
 		}
 		r->format = v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16 | (uint32_t)v[3] << 24;
 		if (r->format != META_FORMAT && r->format != 5 && r->format != 4 &&
-		    r->format != FORMAT_PLAIN && r->format != FORMAT_UPGRADING &&
+		    r->format != FORMAT_PLAIN && !FORMAT_IN_HEADER_PASS(r->format) &&
 		    r->format != FORMAT_SEALING)
 			DMG(d, page, k, kn, "format %u, which no mrtx writes", (unsigned)r->format);
 		return;
@@ -306,11 +306,11 @@ static void data_rec(deep *d, uint64_t page, const rtable *t, const uint8_t *k, 
 		if (rest[0] >= t->nfam)
 			DMG(d, page, k, kn, "family id %u, but table '%s' has %u families", rest[0],
 			    t->name, t->nfam);
-		else if (r->format >= 4 && r->format != FORMAT_UPGRADING &&
+		else if (r->format >= 4 && !FORMAT_IN_HEADER_PASS(r->format) &&
 		         (vn < CELL_HDR || v[8] & ~(CELL_GONE | CELL_DELETED)))
 			DMG(d, page, k, kn, "a cell value without its %u-byte version header, or with "
 			    "flags mrtx never sets", CELL_HDR);
-		else if (r->format >= 4 && r->format != FORMAT_UPGRADING && above_ceiling(r, mrtx__le64_get(v)))
+		else if (r->format >= 4 && !FORMAT_IN_HEADER_PASS(r->format) && above_ceiling(r, mrtx__le64_get(v)))
 			DMG(d, page, k, kn, "a version at timestamp %llu, above the store's "
 			    "timestamp ceiling %llu", (unsigned long long)mrtx__le64_get(v),
 			    (unsigned long long)r->ceil);

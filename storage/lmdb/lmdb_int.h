@@ -26,9 +26,13 @@
 #define META_FORMAT 6u
 /* The format number of a store `mrtx upgrade` is converting (lmdb_upgrade.c):
  * no open but the upgrade's own accepts them.  UPGRADING: cells get their
- * version headers (from format 3); SEALING: data records get their seals. */
+ * version headers (from format 3), a pass an earlier release began;
+ * HEADERS: the same pass begun by this one; SEALING: data records get
+ * their seals. */
 #define FORMAT_UPGRADING 0x80000004u
+#define FORMAT_HEADERS 0x80000005u
 #define FORMAT_SEALING 0x80000006u
+#define FORMAT_IN_HEADER_PASS(f) ((f) == FORMAT_UPGRADING || (f) == FORMAT_HEADERS)
 #define TPFX STORE_KEY_PREFIX /* bytes of a table's key prefix */
 #define KP_FIRST 0x0100u /* first table prefix; keys below it are metadata */
 #define DEFAULT_MAP ((size_t)1 << 30)
@@ -248,8 +252,9 @@ int lmdb_key_cmp(const MDB_val *a, const MDB_val *b);
 /* Is k strictly after prev (a walk's step)? */
 int lmdb_key_after(const MDB_val *prev, const MDB_val *k);
 /* cur landed on the first key at or above target (found; else past the
- * last key): are its neighbours in order around it?  0 (the cursor back
- * where it landed), LMDB_DISORDER, or LMDB's rc. */
+ * last key): are its neighbours in order around it?  0, LMDB_DISORDER, or
+ * LMDB's rc.  Found: the cursor is back where it landed; not found: it is
+ * left near the last key (seek again before stepping). */
 int lmdb_landing_check(MDB_cursor *cur, const MDB_val *target, int found);
 /* MDB_SET_RANGE to *k (lmdb_cget), the landing checked: LMDB's rc,
  * LMDB_BADSUM or LMDB_DISORDER. */

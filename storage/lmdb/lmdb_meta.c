@@ -608,7 +608,7 @@ int lmdb_meta_init(store *st)
 			goto fail;
 		}
 		memcpy(&fmt, v.mv_data, 4);
-		if (fmt == 3 || fmt == 4 || fmt == 5 || fmt == FORMAT_UPGRADING ||
+		if (fmt == 3 || fmt == 4 || fmt == 5 || FORMAT_IN_HEADER_PASS(fmt) ||
 		    fmt == FORMAT_SEALING) {
 			rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: store format %s; this mrtx reads format "
 			                  "%u (cells with versions, a count of unsettled locks, a "

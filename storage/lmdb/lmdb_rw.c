@@ -311,10 +311,14 @@ static int read_cell_exact(store *st, MDB_cursor *cur, const store_table *t, uin
 	if (f->qs.size)
 		memcpy(key + plen + 1, f->qs.data, f->qs.size);
 	k = mv(key, klen);
-	rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE);
+	/* (raw: a value is unsealed only where it is used, the cell's on a hit
+	 * and the lock's at the end of the walk) */
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
 	if (rc == 0 && lmdb_key_cmp(&k, &(MDB_val){ .mv_size = klen, .mv_data = key }) < 0)
 		return damaged_keys(t);
 	hit = rc == 0 && k.mv_size == klen && bytes_eq(k.mv_data, key, klen);
+	if (hit && (rc = lmdb_unseal(&k, &v)))
+		return lmdb_err(st, rc, "read row");
 	if (!hit && (rc == 0 || rc == MDB_NOTFOUND)) {
 		/* a miss: the cell's neighbours say whether it is truly absent */
 		int order = lmdb_landing_check(cur, &(MDB_val){ .mv_size = klen, .mv_data = key },
@@ -343,7 +347,7 @@ static int read_cell_exact(store *st, MDB_cursor *cur, const store_table *t, uin
 		}
 		if (!lazy) {
 			prev = k;
-			rc = lmdb_cget(cur, &k, &v, MDB_NEXT);
+			rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT); /* (raw: the walk below) */
 			if (rc == 0 && !lmdb_key_after(&prev, &k))
 				return damaged_keys(t);
 		}
@@ -379,7 +383,7 @@ static int read_cell_exact(store *st, MDB_cursor *cur, const store_table *t, uin
 		if (++steps > EXACT_WALK) {
 			key[plen] = LOCK_TAG;
 			k = mv(key, plen + 1);
-			rc = lmdb_cget(cur, &k, &v, MDB_SET);
+			rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
 			if (rc == MDB_NOTFOUND)
 				return miss_check(cur, t, key, plen + 1);
 			if (rc)
@@ -387,10 +391,12 @@ static int read_cell_exact(store *st, MDB_cursor *cur, const store_table *t, uin
 			break;
 		}
 		prev = k;
-		rc = lmdb_cget(cur, &k, &v, MDB_NEXT);
+		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 		if (rc == 0 && !lmdb_key_after(&prev, &k))
 			return damaged_keys(t);
 	}
+	if ((rc = lmdb_unseal(&k, &v)))
+		return lmdb_err(st, rc, "read lock");
 	if (!(out->lock.data = arena_dup(a, v.mv_data, v.mv_size)))
 		return MRTX_ENOMEM;
 	out->lock.size = v.mv_size;
@@ -702,7 +708,10 @@ static int step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int r
 			if (!lmdb_key_after(&prev, k))
 				return damaged_keys(t);
 			if (!(k->mv_size > n && bytes_eq(k->mv_data, key, n)))
-				return lmdb_sealed_key(k) ? lmdb_unseal(k, v) : 0; /* the next row */
+				/* the next row: its value is used when it is a lock (a
+				 * lock key ends in LOCK_TAG; so may a cell's) */
+				return lmdb_sealed_key(k) && ((const uint8_t *)k->mv_data)[k->mv_size - 1] ==
+				       LOCK_TAG ? lmdb_unseal(k, v) : 0;
 			prev = *k;
 		}
 	}
@@ -976,7 +985,7 @@ static int put_cells_back(MDB_cursor *cur, const store_op *op, uint8_t *key, siz
 		if (m->qual.size)
 			memcpy(key + plen + 1, m->qual.data, m->qual.size);
 		k = mv(key, klen);
-		rc = lmdb_cget(cur, &ck, &cv, MDB_PREV);
+		rc = mdb_cursor_get(cur, &ck, &cv, MDB_PREV); /* (its key and size only) */
 		if (rc && rc != MDB_NOTFOUND)
 			return rc;
 		here = rc == 0 && ck.mv_size == klen && memcmp(ck.mv_data, key, klen) == 0;

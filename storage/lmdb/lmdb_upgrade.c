@@ -19,9 +19,13 @@
  *           says which)
  *   header  (format 3) batches of write transactions give up to BATCH
  *           cells their header from the resume key on and store the key
- *           after them ("\0upgrade"), under the format FORMAT_UPGRADING,
+ *           after them ("\0upgrade"), under the format FORMAT_HEADERS,
  *           which mrtx_open refuses; the last also sets g/safe, removes
- *           the resume key and sets FORMAT_SEALING
+ *           the resume key and sets FORMAT_SEALING.  An earlier release's
+ *           header pass (FORMAT_UPGRADING) committed its last batch apart
+ *           from its last write, leaving the resume key on cells it had
+ *           converted: resuming one, a cell whose value already starts
+ *           with its row's version and GONE is taken as converted
  *   seal    (every format) the same for every data record's seal, under
  *           FORMAT_SEALING; the last batch also counts the unsettled lock
  *           records, removes the resume key and sets format 6
@@ -62,10 +66,16 @@ typedef struct up {
 	lmdb_upgrade_ts_fn row_ts;
 	lmdb_lock_order_fn lock_order;
 	uint64_t max_ts, cells;
+	int legacy; /* resuming an earlier release's header pass */
 } up;
 
 static int up_err(up *u, int rc, const char *step)
 {
+	if (rc == LMDB_BADSUM || rc == LMDB_DISORDER)
+		return mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: %s: %s: the store is damaged "
+		                    "(`mrtx check --deep %s` says where)", u->path, step,
+		                    rc == LMDB_BADSUM ? "a record's checksum does not match its "
+		                    "bytes" : "keys out of order", u->path);
 	if (rc == MDB_MAP_FULL)
 		return mrtx__seterr(MRTX_EFULL, "upgrade %s: the store's map is full during %s",
 		                    u->path, step);
@@ -328,6 +338,13 @@ static int give_header(up *u, MDB_txn *txn, const MDB_val *k, const MDB_val *v, 
 			return rc;
 		u->max_ts = MRTX_MAX(u->max_ts, *rts);
 	}
+	if (u->legacy && v->mv_size >= CELL_HDR) {
+		uint8_t hdr[CELL_HDR];
+
+		lmdb_cell_hdr(hdr, *rts, CELL_GONE);
+		if (memcmp(v->mv_data, hdr, CELL_HDR) == 0)
+			return 0; /* converted by the earlier release's last batch */
+	}
 	nv->mv_size = CELL_HDR + v->mv_size;
 	if (!(nv->mv_data = mrtx__malloc(nv->mv_size)))
 		return mrtx__seterr(MRTX_ENOMEM, "upgrade %s: out of memory", u->path);
@@ -371,7 +388,8 @@ static int batch(up *u, int pass, int *done)
 		return up_err(u, rc, "begin");
 	}
 	if ((rc = put_u32(u, txn, "\0format", 7,
-	                  pass == PASS_HEADER ? FORMAT_UPGRADING : FORMAT_SEALING)) ||
+	                  pass == PASS_SEAL ? FORMAT_SEALING :
+	                  u->legacy ? FORMAT_UPGRADING : FORMAT_HEADERS)) ||
 	    (rc = resume_at(u, txn, from, &k)))
 		goto fail;
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0 && n < BATCH;
@@ -469,7 +487,7 @@ static int drop_ts_page(up *u)
 int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn lock_order,
                  uint64_t *cells, int *was)
 {
-	up u = { path, NULL, 0, row_ts, lock_order, 0, 0 };
+	up u = { path, NULL, 0, row_ts, lock_order, 0, 0, 0 };
 	char file[4096];
 	struct stat sb;
 	MDB_txn *txn;
@@ -530,7 +548,7 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn
 			rc = up_err(&u, rc, "sync");
 		goto out;
 	}
-	if (fmt != 3 && fmt != 4 && fmt != 5 && fmt != FORMAT_UPGRADING &&
+	if (fmt != 3 && fmt != 4 && fmt != 5 && !FORMAT_IN_HEADER_PASS(fmt) &&
 	    fmt != FORMAT_SEALING) {
 		mdb_txn_abort(txn);
 		rc = mrtx__seterr(MRTX_ENOTSTORE, "upgrade %s: format %u; this mrtx upgrades "
@@ -570,7 +588,8 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn
 		goto out;
 	/* (formats 4 and 5 have their versions: only the seals, and the count
 	 * the seal pass's last write makes, are new) */
-	while (!done && (fmt == 3 || fmt == FORMAT_UPGRADING))
+	u.legacy = fmt == FORMAT_UPGRADING;
+	while (!done && (fmt == 3 || FORMAT_IN_HEADER_PASS(fmt)))
 		if ((rc = batch(&u, PASS_HEADER, &done)) ||
 		    (rc = FAILPOINT(FP_UPGRADE_AFTER_BATCH)))
 			goto out;
