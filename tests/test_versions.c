@@ -361,6 +361,25 @@ static void test_ttl(void **state)
  * cell, where that batch began.  extra:
  * one more raw cell key (with an 8-byte value), for keys format 4 refuses.
  */
+/* Put the cell the cursor stands on (key kd[0..klen), value *v) back as
+ * format 3 wrote it (without its version header) or, converted, as the
+ * upgrade's header pass writes it (the header flagged GONE). */
+static void rewrite_cell(MDB_cursor *cur, const uint8_t *kd, size_t klen, const MDB_val *v,
+                         int converted)
+{
+	uint8_t key[600], val[256];
+	size_t skip = converted ? 0 : 9;
+	MDB_val k = { klen, key }, nv;
+
+	assert_true(v->mv_size >= 9 && v->mv_size - skip <= sizeof(val) && klen <= sizeof(key));
+	nv = (MDB_val){ v->mv_size - skip, val };
+	memcpy(val, (const uint8_t *)v->mv_data + skip, nv.mv_size);
+	if (converted)
+		val[8] = CELL_GONE;
+	memcpy(key, kd, klen);
+	assert_int_equal(mdb_cursor_put(cur, &k, &nv, MDB_CURRENT), 0);
+}
+
 static void to_format3(const char *path, int half, const MDB_val *extra)
 {
 	MDB_env *env;
@@ -382,7 +401,7 @@ static void to_format3(const char *path, int half, const MDB_val *extra)
 	for (int pass = 0; pass < 2; pass++) {
 		k = (MDB_val){ 1, "\1" };
 		for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;) {
-			uint8_t row[600], key[600];
+			uint8_t row[600];
 			size_t used, klen = k.mv_size;
 			const uint8_t *kd = k.mv_data;
 
@@ -406,17 +425,8 @@ static void to_format3(const char *path, int half, const MDB_val *extra)
 			if (half && (i < ncells / 2 || (half == 2 && i > ncells / 2))) {
 				/* converted before the "crash": kept (half 2: as the
 				 * earlier release's last batch wrote it) */
-				if (half == 2) {
-					uint8_t val[256];
-					MDB_val nv = { v.mv_size, val };
-
-					assert_true(v.mv_size >= 9 && v.mv_size <= sizeof(val));
-					memcpy(val, v.mv_data, v.mv_size);
-					val[8] = CELL_GONE;
-					memcpy(key, kd, klen);
-					k = (MDB_val){ klen, key };
-					assert_int_equal(mdb_cursor_put(cur, &k, &nv, MDB_CURRENT), 0);
-				}
+				if (half == 2)
+					rewrite_cell(cur, kd, klen, &v, 1);
 				i++;
 				rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 				continue;
@@ -437,26 +447,8 @@ static void to_format3(const char *path, int half, const MDB_val *extra)
 				assert_int_equal(mdb_cursor_get(cur, &k, &v, MDB_SET_KEY), 0);
 				kd = k.mv_data;
 			}
-			if (half == 2) { /* (the middle cell: converted too) */
-				uint8_t val[256];
-				MDB_val nv = { v.mv_size, val };
-
-				assert_true(v.mv_size >= 9 && v.mv_size <= sizeof(val));
-				memcpy(val, v.mv_data, v.mv_size);
-				val[8] = CELL_GONE;
-				memcpy(key, kd, klen);
-				k = (MDB_val){ klen, key };
-				assert_int_equal(mdb_cursor_put(cur, &k, &nv, 0), 0);
-			} else {
-				uint8_t val[256];
-				MDB_val nv = { v.mv_size - 9, val };
-
-				assert_true(v.mv_size >= 9 && v.mv_size - 9 <= sizeof(val));
-				memcpy(val, (uint8_t *)v.mv_data + 9, nv.mv_size);
-				memcpy(key, kd, klen);
-				k = (MDB_val){ klen, key };
-				assert_int_equal(mdb_cursor_put(cur, &k, &nv, 0), 0);
-			}
+			/* (half 2: the middle cell was converted too) */
+			rewrite_cell(cur, kd, klen, &v, half == 2);
 			rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 		}
 		assert_true(rc == 0 || rc == MDB_NOTFOUND);

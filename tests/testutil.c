@@ -378,3 +378,20 @@ void tu_lmdb_unseal(const char *path)
 	assert_int_equal(mdb_txn_commit(txn), 0);
 	mdb_env_close(env);
 }
+
+int tu_scan_all(mrtx_txn *txn, const char *table)
+{
+	mrtx_scan_spec sp;
+	mrtx_scanner *sc;
+	mrtx_cell c;
+	int rc;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.table = table;
+	if ((rc = mrtx_scan_open(txn, &sp, &sc)))
+		return rc;
+	while ((rc = mrtx_scan_next(sc, &c)) == MRTX_OK)
+		;
+	mrtx_scan_close(sc);
+	return rc == MRTX_NOTFOUND ? MRTX_OK : rc;
+}

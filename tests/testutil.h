@@ -21,6 +21,9 @@ size_t tu_expect_settled(mrtx_db *db, const struct store_table *t);
 char *tu_fsdir(const char *tag);
 /* 1 when the tests run against RADOS (MRTX_TEST_STORE=rados). */
 int tu_rados(void);
+/* Scan the whole of table in txn to its end: MRTX_OK when it got there,
+ * else the error that stopped it (of mrtx_scan_open or mrtx_scan_next). */
+int tu_scan_all(mrtx_txn *txn, const char *table);
 /* The locks not STABLE in db's store (a dry-run `mrtx recover` sweep counts
  * them; the sweep itself must succeed). */
 unsigned long tu_open_locks(mrtx_db *db);
