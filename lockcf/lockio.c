@@ -84,7 +84,7 @@ int lockio_ref_table(store *st, const lock_ref *ref, const store_table **out)
 	/* Missing means dropped only where tables can be dropped (LMDB, DESIGN
 	 * §3.4): recovery then treats the lock as settled or orphaned.  On a
 	 * store without drop the record is damaged, and stays for inspection. */
-	if (rc == MRTX_ENOTABLE && store_kind_of(st) != STORE_LMDB)
+	if (rc == MRTX_ENOTABLE && !store_has(st, STORE_CAP_SCHEMA))
 		return mrtx__seterr(MRTX_ECORRUPT, "lock record names missing table '%s' "
 		                    "(tables of this store cannot be dropped)", name);
 	if (rc == MRTX_ENOTABLE)

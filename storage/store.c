@@ -1,104 +1,109 @@
 /*
- * store.c - the storage seam's front: dispatch to the backend that holds a
- * store (store_head.kind), the parts of the seam that are the same for
- * every backend (family lookup, key limits), and the store-call fault hook
- * that tests arm.
- *
- * The LMDB branch is a direct call, so link-time optimisation still
- * inlines the embedded store's hot paths; RADOS is compiled in when
- * librados is found (MRTX_HAVE_RADOS).
+ * store.c - the storage seam's front: find the backend of an address, make
+ * the checks every backend shares (a read-only store writes nothing; an
+ * operation outside the store's capabilities is MRTX_ENOTSUP or its
+ * documented default), then call the store's table of operations
+ * (storage/backend.h); the parts of the seam that are the same for every
+ * backend (family lookup, key limits); and the store-call fault hook that
+ * tests arm.
  */
-#include "store.h"
+#include "backend.h"
+#include "store_test.h"
 #include "keyenc.h"
-#include "lmdb/lmdb_store.h"
-#ifdef MRTX_HAVE_RADOS
-#include "rados/rados_store.h"
-#endif
 
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
 
+/* The backends this mrtx was built with: the first whose scheme starts an
+ * address opens it; the one without a scheme opens every other address. */
+static const store_backend *const backends[] = {
 #ifdef MRTX_HAVE_RADOS
-#define DISPATCH(st, fn, ...)                                                  \
-	(store_kind_of(st) == STORE_RADOS ? rados_store_##fn(__VA_ARGS__) :    \
-	                                    lmdb_store_##fn(__VA_ARGS__))
-#else
-#define DISPATCH(st, fn, ...) lmdb_store_##fn(__VA_ARGS__)
+	&rados_backend,
 #endif
+	&lmdb_backend,
+};
 
-#define RADOS_SCHEME "rados://"
+#define BE(st) (((const store_head *)(const void *)(st))->be)
+
+static const store_backend *backend_of(const char *path)
+{
+	const store_backend *dir = NULL;
+
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
+		const char *s = backends[i]->scheme;
+
+		if (!s)
+			dir = backends[i];
+		else if (strncmp(path, s, strlen(s)) == 0)
+			return backends[i];
+	}
+	return dir;
+}
+
+/* An address of a backend this mrtx was built without (RADOS). */
+static int unbuilt(const char *path)
+{
+	if (strncmp(path, "rados://", 8) != 0)
+		return 0;
+	return mrtx__seterr(MRTX_EINVAL, "%s: this mrtx was built without RADOS support "
+	                    "(librados-dev was not found at build time)", path);
+}
 
 int store_open(store **out, const char *path, const store_opts *opts)
 {
-	if (strncmp(path, RADOS_SCHEME, strlen(RADOS_SCHEME)) == 0) {
-#ifdef MRTX_HAVE_RADOS
-		return rados_store_open(out, path, opts);
-#else
-		return mrtx__seterr(MRTX_EINVAL, "%s: this mrtx was built without RADOS support "
-		                    "(librados-dev was not found at build time)", path);
-#endif
-	}
-	return lmdb_store_open(out, path, opts);
+	const store_backend *be = backend_of(path);
+	int rc;
+
+	*out = NULL;
+	if ((rc = unbuilt(path)) || !be)
+		return rc ? rc : mrtx__seterr(MRTX_EINVAL, "%s: no backend opens it", path);
+	/* (the backend sets the store's head: its table and caps) */
+	return be->open(out, path, opts);
 }
 
 int store_upgrade(const char *path, store_upgrade_ts_fn row_ts,
                   void (*lock_order)(const void *lock, size_t size, uint8_t *out),
                   uint64_t *cells, int *was)
 {
+	const store_backend *be = backend_of(path);
+	int rc;
+
 	*cells = 0;
 	*was = 0;
-	if (strncmp(path, RADOS_SCHEME, strlen(RADOS_SCHEME)) == 0) {
-#ifdef MRTX_HAVE_RADOS
-		return rados_store_upgrade(path, row_ts, lock_order, cells, was);
-#else
-		(void)lock_order;
-		return mrtx__seterr(MRTX_EINVAL, "%s: this mrtx was built without RADOS support "
-		                    "(librados-dev was not found at build time)", path);
-#endif
-	}
-	return lmdb_upgrade(path, row_ts, lock_order, cells, was);
+	if ((rc = unbuilt(path)) || !be)
+		return rc ? rc : mrtx__seterr(MRTX_EINVAL, "%s: no backend opens it", path);
+	return be->upgrade(path, row_ts, lock_order, cells, was);
 }
 
 int store_check_file(const char *path, const store_file_opts *o, store_file_stats *stats)
 {
-	if (strncmp(path, RADOS_SCHEME, strlen(RADOS_SCHEME)) == 0) {
+	const store_backend *be = backend_of(path);
+
+	if (unbuilt(path) || !be || !be->check_file) {
 		memset(stats, 0, sizeof(*stats));
 		stats->meta = -1;
-		return mrtx__seterr(MRTX_ENOTSUP, "%s: a RADOS store has no file to check page by "
-		                    "page (the deep check is LMDB's)", path);
+		return mrtx__seterr(MRTX_ENOTSUP, "%s: a %s store has no file to check page by "
+		                    "page (the deep check is LMDB's)", path,
+		                    be && be->name ? be->name : "RADOS");
 	}
-	return lmdb_store_check_file(path, o, stats);
+	return be->check_file(path, o, stats);
 }
 
 void store_close(store *st)
 {
 	if (st)
-		DISPATCH(st, close, st);
+		BE(st)->close(st);
 }
 
 const char *store_path(const store *st)
 {
-	return DISPATCH(st, path, st);
-}
-
-int store_is_unbatched(const store *st)
-{
-	return DISPATCH(st, is_unbatched, st);
+	return BE(st)->path(st);
 }
 
 const uint8_t *store_id(const store *st)
 {
-	return DISPATCH(st, id, st);
-}
-
-int store_supports_cond(const store *st)
-{
-#ifdef MRTX_HAVE_RADOS
-	if (store_kind_of(st) == STORE_RADOS)
-		return rados_store_supports_cond(st);
-#endif
-	return store_kind_of(st) == STORE_LMDB;
+	return BE(st)->id(st);
 }
 
 /* The guard of every write entry point: a read-only store writes nothing. */
@@ -106,6 +111,13 @@ static int refuse_write(const store *st, const char *what)
 {
 	return mrtx__seterr(MRTX_EREADONLY, "store %s is open read-only: %s is a write",
 	                    store_path(st), what);
+}
+
+/* What a store without cap cannot do. */
+static int lacks(const store *st, const char *what)
+{
+	return mrtx__seterr(MRTX_ENOTSUP, "%s: %s is not supported on a %s store", store_path(st),
+	                    what, BE(st)->name);
 }
 
 /* Is every policy of pol[0..n) "one version" (or pol NULL)? */
@@ -125,88 +137,58 @@ int store_create_table(store *st, const char *name, const char *const *families,
 		return refuse_write(st, "creating a table");
 	if (one_version_each(pol, nfamilies))
 		pol = NULL;
-#ifdef MRTX_HAVE_RADOS
-	if (store_kind_of(st) == STORE_RADOS)
-		return rados_store_create_table(st, name, families, nfamilies, pol, splits, nsplits);
-#endif
-	(void)splits; /* one B-tree: nothing to split */
-	(void)nsplits;
-	return lmdb_store_create_table(st, name, families, nfamilies, pol);
+	return BE(st)->create_table(st, name, families, nfamilies, pol, splits, nsplits);
 }
 
 int store_table_find(store *st, const char *name, const store_table **out)
 {
-	return DISPATCH(st, table_find, st, name, out);
+	return BE(st)->table_find(st, name, out);
 }
-
-#ifdef MRTX_HAVE_RADOS
-#define LMDB_ONLY(st, what)                                                    \
-	do {                                                                   \
-		if (store_kind_of(st) == STORE_RADOS)                          \
-			return mrtx__seterr(MRTX_ENOTSUP, "%s: %s is not supported " \
-			                    "on a RADOS store (LMDB only)",    \
-			                    store_path(st), what);             \
-	} while (0)
-#else
-#define LMDB_ONLY(st, what) ((void)0)
-#endif
 
 int store_add_family(store *st, const store_table *t, const char *family)
 {
 	if (store_read_only(st))
 		return refuse_write(st, "adding a family");
-	LMDB_ONLY(st, "adding a family");
-	return lmdb_store_add_family(st, t, family);
+	if (!store_has(st, STORE_CAP_SCHEMA))
+		return lacks(st, "adding a family");
+	return BE(st)->add_family(st, t, family);
 }
 
 int store_table_freeze(store *st, const store_table *t, int on, uint64_t *token)
 {
 	if (store_read_only(st))
 		return refuse_write(st, "dropping or truncating a table");
-	LMDB_ONLY(st, "dropping or truncating a table");
-	return lmdb_store_table_freeze(st, t, on, token);
+	if (!store_has(st, STORE_CAP_SCHEMA))
+		return lacks(st, "dropping or truncating a table");
+	return BE(st)->table_freeze(st, t, on, token);
 }
 
 int store_table_clear(store *st, const store_table *t, int drop, uint64_t token)
 {
 	if (store_read_only(st))
 		return refuse_write(st, "dropping or truncating a table");
-	LMDB_ONLY(st, "dropping or truncating a table");
-	return lmdb_store_table_clear(st, t, drop, token);
+	if (!store_has(st, STORE_CAP_SCHEMA))
+		return lacks(st, "dropping or truncating a table");
+	return BE(st)->table_clear(st, t, drop, token);
 }
 
 int store_table_refresh(store *st)
 {
-#ifdef MRTX_HAVE_RADOS
-	if (store_kind_of(st) == STORE_RADOS)
-		return 0; /* no schema changes on RADOS */
-#endif
-	return lmdb_store_table_refresh(st);
+	/* (without schema changes, nothing to refresh) */
+	return store_has(st, STORE_CAP_SCHEMA) ? BE(st)->table_refresh(st) : 0;
 }
 
 int store_tables_list(store *st, const store_table ***out, size_t *count)
 {
-	return DISPATCH(st, tables_list, st, out, count);
+	return BE(st)->tables_list(st, out, count);
 }
-
-#ifdef MRTX_HAVE_RADOS
-#define IS_RADOS(st) (store_kind_of(st) == STORE_RADOS)
-#else
-#define IS_RADOS(st) 0
-#endif
 
 int store_view_open(store *st, store_view **out)
 {
-	struct lmdb_rtxn *v;
-	int rc;
-
 	*out = NULL;
-	if (IS_RADOS(st))
+	if (!store_has(st, STORE_CAP_VIEWS))
 		return MRTX_ENOTSUP; /* no snapshot spans objects (DESIGN §9) */
-	if ((rc = lmdb_store_view_open(st, &v)))
-		return rc;
-	*out = (store_view *)(void *)v;
-	return 0;
+	return BE(st)->view_open(st, out);
 }
 
 int store_view_open_ts(store *st, store_view **out)
@@ -224,11 +206,32 @@ int store_view_open_ts(store *st, store_view **out)
 	return rc;
 }
 
+uint64_t store_view_ts(const store *st, const store_view *v)
+{
+	return v ? BE(st)->view_ts(v) : 0;
+}
+
+void store_view_close(store *st, store_view *v)
+{
+	if (v)
+		BE(st)->view_close(st, v);
+}
+
+uint64_t store_view_point(store *st, const store_view *v)
+{
+	return v ? BE(st)->view_point(v) : 0;
+}
+
+int store_sync_visible(store *st, uint64_t point)
+{
+	return store_has(st, STORE_CAP_VIEWS) ? BE(st)->sync_visible(st, point) : 0;
+}
+
 int store_gc_mark(store *st, uint64_t safe, int end)
 {
 	if (store_read_only(st))
 		return refuse_write(st, "collecting versions");
-	return DISPATCH(st, gc_mark, st, safe, end);
+	return BE(st)->gc_mark(st, safe, end);
 }
 
 int store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *rowlen, uint64_t safe,
@@ -236,100 +239,49 @@ int store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *rowlen,
 {
 	if (store_read_only(st))
 		return refuse_write(st, "collecting versions");
-	return DISPATCH(st, gc_step, st, t, row, rowlen, safe, max_rows, done, collected);
+	return BE(st)->gc_step(st, t, row, rowlen, safe, max_rows, done, collected);
 }
 
-int store_trims_on_write(const store *st)
+int store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row, size_t *rowlen,
+                    int *table_done)
 {
-#ifdef MRTX_HAVE_RADOS
-	if (IS_RADOS(st))
-		return 0;
-#endif
-	(void)st;
-	return 1;
+	return BE(st)->gc_cursor(st, safe, table, row, rowlen, table_done);
 }
 
 int store_trim_row(store *st, const store_table *t, mrtx_bytes row, uint64_t safe)
 {
 	if (store_read_only(st))
 		return refuse_write(st, "trimming versions");
-#ifdef MRTX_HAVE_RADOS
-	if (IS_RADOS(st))
-		return rados_store_trim_row(st, t, row, safe);
-#endif
-	(void)t;
-	(void)row;
-	(void)safe;
-	return 0;
+	/* (a store that trims on every write has nothing left to trim) */
+	return store_has(st, STORE_CAP_TRIMS_ON_WRITE) ? 0 : BE(st)->trim_row(st, t, row, safe);
 }
 
 int store_push(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock, uint64_t ts)
 {
 	if (store_read_only(st))
 		return refuse_write(st, "pushing a lock's commit");
-#ifdef MRTX_HAVE_RADOS
-	if (IS_RADOS(st))
-		return rados_store_push(st, t, row, lock, ts);
-#endif
-	(void)t;
-	(void)row;
-	(void)lock;
-	(void)ts;
-	return mrtx__seterr(MRTX_ENOTSUP, "%s: pushing a lock's commit is for stores whose "
-	                    "readers would wait (RADOS)", store_path(st));
+	if (!store_has(st, STORE_CAP_ORACLE))
+		return mrtx__seterr(MRTX_ENOTSUP, "%s: pushing a lock's commit is for stores whose "
+		                    "readers would wait (RADOS)", store_path(st));
+	return BE(st)->push(st, t, row, lock, ts);
 }
 
 int store_snap_publish(store *st, uint64_t ts, uint64_t until_us)
 {
-#ifdef MRTX_HAVE_RADOS
-	if (IS_RADOS(st))
-		return rados_store_snap_publish(st, ts, until_us);
-#endif
-	(void)st;
-	(void)ts;
-	(void)until_us;
-	return 0;
+	return store_has(st, STORE_CAP_ORACLE) ? BE(st)->snap_publish(st, ts, until_us) : 0;
 }
 
 int store_snap_oldest(store *st, uint64_t now_us, uint64_t *oldest)
 {
 	*oldest = UINT64_MAX;
-#ifdef MRTX_HAVE_RADOS
-	if (IS_RADOS(st))
-		return rados_store_snap_oldest(st, now_us, oldest);
-#endif
-	(void)st;
-	(void)now_us;
-	return 0;
-}
-
-int store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row, size_t *rowlen,
-                    int *table_done)
-{
-	return DISPATCH(st, gc_cursor, st, safe, table, row, rowlen, table_done);
-}
-
-uint64_t store_view_ts(const store *st, const store_view *v)
-{
-	(void)st;
-	return v ? lmdb_store_view_ts((const struct lmdb_rtxn *)(const void *)v) : 0;
-}
-
-void store_view_close(store *st, store_view *v)
-{
-	if (v)
-		lmdb_store_view_close(st, (struct lmdb_rtxn *)(void *)v);
+	return store_has(st, STORE_CAP_ORACLE) ? BE(st)->snap_oldest(st, now_us, oldest) : 0;
 }
 
 int store_read_row_in(store *st, store_view *v, const store_table *t, mrtx_bytes row,
                       const store_filter *f, mrtx_arena *a, store_row *out)
 {
 	out->lock_lazy = 0;
-#ifdef MRTX_HAVE_RADOS
-	if (IS_RADOS(st))
-		return rados_store_read_row(st, t, row, f, a, out);
-#endif
-	return lmdb_store_read_row(st, (struct lmdb_rtxn *)(void *)v, t, row, f, a, out);
+	return BE(st)->read_row(st, v, t, row, f, a, out);
 }
 
 int store_read_row(store *st, const store_table *t, mrtx_bytes row, const store_filter *f,
@@ -341,11 +293,7 @@ int store_read_row(store *st, const store_table *t, mrtx_bytes row, const store_
 int store_read_locks_in(store *st, store_view *v, const store_rowref *refs, size_t n,
                         mrtx_arena *a, store_row *out)
 {
-#ifdef MRTX_HAVE_RADOS
-	if (IS_RADOS(st))
-		return rados_store_read_locks(st, refs, n, a, out);
-#endif
-	return lmdb_store_read_locks(st, (struct lmdb_rtxn *)(void *)v, refs, n, a, out);
+	return BE(st)->read_locks(st, v, refs, n, a, out);
 }
 
 int store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_arena *a,
@@ -358,12 +306,7 @@ int store_scan_rows_in(store *st, store_view *v, const store_table *t, const sto
                        int reverse, const store_filter *f, size_t max_rows, mrtx_arena *a,
                        store_row **rows, size_t *nrows, int *more)
 {
-#ifdef MRTX_HAVE_RADOS
-	if (IS_RADOS(st))
-		return rados_store_scan_rows(st, t, r, reverse, f, max_rows, a, rows, nrows, more);
-#endif
-	return lmdb_store_scan_rows(st, (struct lmdb_rtxn *)(void *)v, t, r, reverse, f,
-	                            max_rows, a, rows, nrows, more);
+	return BE(st)->scan_rows(st, v, t, r, reverse, f, max_rows, a, rows, nrows, more);
 }
 
 int store_scan_rows(store *st, const store_table *t, const store_range *r, int reverse,
@@ -380,12 +323,7 @@ int store_write_rows(store *st, store_op *ops, size_t n)
 			ops[i].result = MRTX_EREADONLY; /* surely not applied */
 		return refuse_write(st, "writing rows");
 	}
-	return DISPATCH(st, write_rows, st, ops, n);
-}
-
-int store_supports_atomic(const store *st)
-{
-	return store_kind_of(st) == STORE_LMDB && !store_is_unbatched(st);
+	return BE(st)->write_rows(st, ops, n);
 }
 
 int store_write_atomic(store *st, store_op *ops, size_t n, store_rcheck *checks,
@@ -397,23 +335,23 @@ int store_write_atomic(store *st, store_op *ops, size_t n, store_rcheck *checks,
 			ops[i].result = MRTX_EREADONLY; /* surely not applied */
 		return refuse_write(st, "writing rows");
 	}
-	if (!store_supports_atomic(st))
+	if (!store_has(st, STORE_CAP_ATOMIC))
 		return mrtx__seterr(MRTX_ENOTSUP, "store %s cannot write several rows "
 		                    "atomically", store_path(st));
-	return lmdb_store_write_atomic(st, ops, n, checks, nchecks, applied);
+	return BE(st)->write_atomic(st, ops, n, checks, nchecks, applied);
 }
 
 void store_counters_get(store *st, store_counters *out)
 {
-	DISPATCH(st, counters_get, st, out);
+	BE(st)->counters_get(st, out);
 }
 
 int store_get_info(store *st, store_info *out)
 {
-	int rc = DISPATCH(st, get_info, st, out);
+	int rc = BE(st)->get_info(st, out);
 
 	if (rc == 0) {
-		out->kind = ((const store_head *)st)->kind == STORE_RADOS ? "rados" : "lmdb";
+		out->kind = BE(st)->name;
 		out->read_only = store_read_only(st);
 	}
 	return rc;
@@ -421,77 +359,54 @@ int store_get_info(store *st, store_info *out)
 
 int store_copy(store *st, const char *dir)
 {
-	if (store_kind_of(st) != STORE_LMDB)
-		return mrtx__seterr(MRTX_EINVAL, "%s: a RADOS store has no files to copy",
-		                    store_path(st));
-	return lmdb_store_copy(st, dir);
+	if (!store_has(st, STORE_CAP_FILES))
+		return mrtx__seterr(MRTX_EINVAL, "%s: a %s store has no files to copy",
+		                    store_path(st), BE(st)->name);
+	return BE(st)->copy(st, dir);
 }
 
 int store_sync(store *st)
 {
-	if (store_kind_of(st) != STORE_LMDB)
-		return 0;
-	return lmdb_store_sync(st);
-}
-
-uint64_t store_view_point(store *st, const store_view *v)
-{
-	if (store_kind_of(st) != STORE_LMDB || !v)
-		return 0;
-	return lmdb_view_txnid((const struct lmdb_rtxn *)(const void *)v);
-}
-
-int store_sync_visible(store *st, uint64_t point)
-{
-	if (store_kind_of(st) != STORE_LMDB)
-		return 0;
-	return lmdb_store_sync_visible(st, point);
+	return store_has(st, STORE_CAP_FILES) ? BE(st)->sync(st) : 0;
 }
 
 int store_unsettled_verify(store *st)
 {
-	if (store_kind_of(st) != STORE_LMDB)
-		return 0;
-	return lmdb_store_unsettled_verify(st);
+	return BE(st)->unsettled_verify ? BE(st)->unsettled_verify(st) : 0;
 }
 
 int store_ts_next(store *st, uint64_t floor, uint64_t *out)
 {
-	return DISPATCH(st, ts_next, st, floor, out);
+	return BE(st)->ts_next(st, floor, out);
 }
 
 int store_ts_snapshot(store *st, const store_snap_set *set, uint64_t until_us,
                       uint64_t *out)
 {
-#ifdef MRTX_HAVE_RADOS
-	if (IS_RADOS(st))
-		return rados_store_ts_snapshot(st, set, until_us, out);
-#endif
 	int rc;
 
-	(void)until_us;
-	if ((rc = lmdb_store_ts_next(st, 0, out)) == 0)
+	if (store_has(st, STORE_CAP_ORACLE))
+		return BE(st)->ts_snapshot(st, set, until_us, out);
+	/* (one host: the store's own source, entered in the set as taken) */
+	if ((rc = BE(st)->ts_next(st, 0, out)) == 0)
 		set->enter(set->arg, *out);
 	return rc;
 }
 
 int store_ts_start(store *st, uint64_t *out)
 {
-#ifdef MRTX_HAVE_RADOS
-	if (IS_RADOS(st))
-		return rados_store_ts_start(st, out);
-#endif
-	return lmdb_store_ts_known(st, out);
+	return store_has(st, STORE_CAP_ORACLE) ? BE(st)->ts_start(st, out) :
+	       BE(st)->ts_known(st, out);
 }
 
 int store_ts_known(store *st, uint64_t *out)
 {
-	return DISPATCH(st, ts_known, st, out);
+	return BE(st)->ts_known(st, out);
 }
 
 void store_ts_learn(store *st, uint64_t ts)
 {
-	DISPATCH(st, ts_learn, st, ts);
+	BE(st)->ts_learn(st, ts);
 }
 
 void store__clock_offset(store *st, long long us)
@@ -504,23 +419,11 @@ _Atomic long long store__trim_lag_us = STORE_TRIM_LAG_US;
 _Atomic int store__rados_old_formats;
 _Atomic int store__lmdb_inexact_views;
 
-int store_keeps_versions(const store *st)
-{
-#ifdef MRTX_HAVE_RADOS
-	if (IS_RADOS(st))
-		return rados_store_keeps_versions(st);
-#endif
-	(void)st;
-	return 1;
-}
-
 int store_ts_now(store *st, uint64_t *out)
 {
 	*out = 0;
-#ifdef MRTX_HAVE_RADOS
-	if (IS_RADOS(st))
-		return rados_store_ts_now(st, out);
-#endif
+	if (store_has(st, STORE_CAP_ORACLE))
+		return BE(st)->ts_now(st, out);
 	return mrtx__seterr(MRTX_ENOTSUP, "%s: an LMDB store's snapshot timestamp is its "
 	                    "view's (store_view_ts)", store_path(st));
 }
@@ -528,11 +431,7 @@ int store_ts_now(store *st, uint64_t *out)
 int store_meta_get_in(store *st, store_view *v, const char *key, mrtx_arena *a,
                       mrtx_bytes *out)
 {
-#ifdef MRTX_HAVE_RADOS
-	if (IS_RADOS(st))
-		return rados_store_meta_get(st, key, a, out);
-#endif
-	return lmdb_store_meta_get(st, (struct lmdb_rtxn *)(void *)v, key, a, out);
+	return BE(st)->meta_get(st, v, key, a, out);
 }
 
 int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)
@@ -544,14 +443,14 @@ int store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 {
 	if (store_read_only(st))
 		return refuse_write(st, "adding a metadata record");
-	return DISPATCH(st, meta_put_new, st, key, value);
+	return BE(st)->meta_put_new(st, key, value);
 }
 
 int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
                     int (*fn)(const char *key, mrtx_bytes value, void *payload), void *payload,
                     uint64_t *gen)
 {
-	return DISPATCH(st, meta_list, st, prefix, a, fn, payload, gen);
+	return BE(st)->meta_list(st, prefix, a, fn, payload, gen);
 }
 
 /* ------------------------------------------------ the same for every backend */

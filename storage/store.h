@@ -24,19 +24,66 @@ typedef struct store store;
 /*
  * Backends: a store address that starts with "rados://" is a RADOS store
  * (storage/rados/), anything else an LMDB directory (storage/lmdb/).  Each
- * backend's store begins with a store_head; store.c dispatches on it.
+ * backend's store begins with a store_head, which names the backend's table
+ * of operations (storage/backend.h) and what the store can do; store.c
+ * calls the table.  Code above the seam asks for capabilities, never for a
+ * backend.
  */
-typedef enum store_kind { STORE_LMDB = 1, STORE_RADOS = 2 } store_kind;
+typedef struct store_backend store_backend;
+
+/* What a store can do (store_caps): set by its backend at open. */
+enum {
+	/* store_view_open: one snapshot of the whole store, for many reads
+	 * (LMDB: a read transaction); without it, each read is its own */
+	STORE_CAP_VIEWS = 1u << 0,
+	/* store_write_atomic: writes to many rows applied atomically, so that
+	 * a transaction can commit in one phase (DESIGN §5.3; LMDB, batched) */
+	STORE_CAP_ATOMIC = 1u << 1,
+	/* store_write_rows evaluates store_op.cond and .below itself (LMDB;
+	 * RADOS stores of layout format 3 and later, whose lock values carry
+	 * their order key); without it the caller reads the lock instead */
+	STORE_CAP_COND = 1u << 2,
+	/* cell versions kept and commits stamped (DESIGN §9: LMDB; RADOS
+	 * layout format 4); without it store_filter.at and .versions are
+	 * ignored and policies other than one version refused */
+	STORE_CAP_VERSIONS = 1u << 3,
+	/* every write of a cell drops what its family's policy no longer keeps
+	 * (LMDB); without it the writer asks, store_trim_row (RADOS: a write
+	 * never reads) */
+	STORE_CAP_TRIMS_ON_WRITE = 1u << 4,
+	/* schema changes: store_add_family, store_table_freeze and _clear */
+	STORE_CAP_SCHEMA = 1u << 5,
+	/* a local file: store_copy, store_sync, store_check_file */
+	STORE_CAP_FILES = 1u << 6,
+	/* timestamps from an oracle shared by hosts, whose readers push a
+	 * live writer's commit (store_push) and publish their snapshots
+	 * (store_snap_publish) instead of waiting (RADOS) */
+	STORE_CAP_ORACLE = 1u << 7,
+	/* one write transaction per op, as a distributed engine writes
+	 * (store_opts.unbatched) */
+	STORE_CAP_UNBATCHED = 1u << 8,
+	/* every call is a network round trip (RADOS): a commit's tail goes to
+	 * the handle's worker instead of running inline (txn/tail.c) */
+	STORE_CAP_REMOTE = 1u << 9,
+};
+
 typedef struct store_head {
-	store_kind kind;
+	const store_backend *be;
+	unsigned caps;  /* STORE_CAP_* (set by the backend at open) */
 	int read_only;  /* opened with store_opts.read_only (set by the backend) */
 	_Atomic long long clock_offset_us; /* test hook (store__clock_offset):
 	                                    * added to this handle's wall clock */
 } store_head;
 
-static inline store_kind store_kind_of(const store *st)
+static inline unsigned store_caps(const store *st)
 {
-	return ((const store_head *)(const void *)st)->kind;
+	return ((const store_head *)(const void *)st)->caps;
+}
+
+/* Can st do every one of caps? */
+static inline int store_has(const store *st, unsigned caps)
+{
+	return (store_caps(st) & caps) == caps;
 }
 
 /* This handle's wall clock, µs (mrtx__now_us plus its test offset).  It
@@ -128,7 +175,6 @@ typedef struct store_opts {
 int store_open(store **out, const char *path, const store_opts *opts);
 void store_close(store *st);
 const char *store_path(const store *st);
-int store_is_unbatched(const store *st);
 /* Random id of the store, fixed at creation. */
 const uint8_t *store_id(const store *st);
 
@@ -185,11 +231,6 @@ int store_table_refresh(store *st);
 /* What a cell's older version adds to its key (LMDB, format 4: 0xFF, u16
  * qualifier length, u64 ~ts; storage/lmdb/lmdb_cell.c): part of the limit. */
 #define STORE_VERSION_KEY 11u
-
-/* Can store_write_rows evaluate store_op.cond (below)?  LMDB: yes; RADOS:
- * stores of format 3 (rados_int.h), whose lock values carry their order
- * key; older ones no, and the caller reads the lock instead. */
-int store_supports_cond(const store *st);
 
 /* memcmp order, a prefix first. */
 static inline int cmp_bytes(const void *a, size_t an, const void *b, size_t bn)
@@ -436,11 +477,10 @@ int store_write_rows(store *st, store_op *ops, size_t n);
 
 /*
  * One-phase writes (DESIGN §5.3).  A store that can apply writes to many
- * rows atomically (LMDB, batched: one write transaction) offers
- * store_write_atomic; others (unbatched LMDB, RADOS) do not, and callers
- * use per-row writes (store_write_rows) and the two-phase protocol.
+ * rows atomically (STORE_CAP_ATOMIC: LMDB, batched: one write transaction)
+ * offers store_write_atomic; others (unbatched LMDB, RADOS) do not, and
+ * callers use per-row writes (store_write_rows) and the two-phase protocol.
  */
-int store_supports_atomic(const store *st);
 
 /* A range check of store_write_atomic: the rows of table that have a lock
  * record in range (forward, lo_excl honoured) are exactly rows[0..n), in
@@ -466,7 +506,7 @@ typedef struct store_rcheck {
  * any op has durable set.  Several callers' atomic writes may share one
  * store transaction (group commit); each is still all or nothing, and the
  * conditions of one see the writes of those before it.
- * Returns 0, MRTX_ENOTSUP (store_supports_atomic is 0), MRTX_EREADONLY,
+ * Returns 0, MRTX_ENOTSUP (no STORE_CAP_ATOMIC), MRTX_EREADONLY,
  * MRTX_ENOTABLE (an op's table was dropped: nothing applied), or a store
  * error: nothing applied, unless the ops' results are MRTX_EUNKNOWN (the
  * store failed at its commit: applied or not, nobody knows yet).
@@ -532,9 +572,6 @@ uint64_t store_view_point(store *st, const store_view *v);
  * Returns 0, or MRTX_ESTORE (the sync failed, or the lock could not be
  * taken), MRTX_EFULL (the map could not grow), MRTX_ENOMEM. */
 int store_sync_visible(store *st, uint64_t point);
-/* Test hook: the fdatasyncs the LMDB backend's commits and
- * store_sync_visible made in this process. */
-extern _Atomic unsigned long store__syncs;
 /* The store's count of unsettled lock records (LMDB format 5:
  * lmdb_unsettled.c) against a recount, from one snapshot: 0, or
  * MRTX_ECORRUPT naming both (also when the count is missing), or
@@ -616,13 +653,6 @@ int store_ts_start(store *st, uint64_t *out);
 void store_ts_learn(store *st, uint64_t ts);
 
 /*
- * Does st keep cell versions and stamp its commits (DESIGN §9)?  LMDB: 1;
- * RADOS: stores of layout format 4 (rados_int.h), 0 for older ones, which
- * keep one unstamped version of each cell.  Without it, store_filter.at
- * and .versions are ignored and policies other than one version refused.
- */
-int store_keeps_versions(const store *st);
-/*
  * RADOS: the timestamp the store's oracle last handed out (NAME.ts), read
  * without writing: every two-phase commit stamped at or below it had its
  * timestamp (and so all its locks) before this call began, and every one
@@ -635,44 +665,10 @@ int store_ts_now(store *st, uint64_t *out);
 
 /* ---- test hook: store-call fault injection ---- */
 
-/*
- * Make the n-th store call from now (store_read_row, store_read_locks,
- * store_scan_rows, store_write_rows; counted across every store of the
- * process) fail as if LMDB had returned lmdb_error (e.g. MDB_MAP_FULL, EIO;
- * 0 means EIO), without touching LMDB.  n = 0 disarms; calls are counted
- * only while armed, so arm with ULONG_MAX to count.  Returns the number of
- * calls counted since the previous call.  Safe to re-arm while other
- * threads call the store, but their calls are counted too: a RADOS
- * handle's tail thread writes after a commit returns, so mrtx_flush before
- * arming to count the test's own calls only.
- */
-unsigned long store__fail_at(unsigned long n, int lmdb_error);
-/* For backends: count a store call; 0, or the error to inject (an LMDB or
- * errno code for the backend to map, or STORE_FAULT_APPLIED when write). */
-extern atomic_int store__fault_armed;
-int store__fault_hit(int write);
 
-/* Test hook: offset this handle's wall clock (store_now_us) by us, to
- * play a host whose clock is skewed against the others'.  Set it before
- * the handle is shared between threads. */
-void store__clock_offset(store *st, long long us);
 
-/* How far below the clock a commit's trim puts its safe point (txn.c
- * trim_written; RADOS): a version replaced longer ago than this may be
- * collected, so a running snapshot older than it may meet MRTX_ESNAPSHOT.
- * STORE_TRIM_LAG_US by default; tests set a shorter one. */
-#define STORE_TRIM_LAG_US 10000000LL
-extern _Atomic long long store__trim_lag_us;
 
-/* Test hook: a RADOS store of layout format 1, 2 or 3 opens as such
- * (mrtx_open refuses it otherwise, naming `mrtx upgrade`), so that tests
- * can make one the way earlier releases wrote it and then upgrade it. */
-extern _Atomic int store__rados_old_formats;
 
-/* Test hook: the next N checks that pin an LMDB view to its transaction
- * id fail, as when two commits land during each (lmdb_rw.c view_exact):
- * eight in a row make a view whose timestamp is unknown. */
-extern _Atomic int store__lmdb_inexact_views;
 
 /*
  * Convert an older store in place (mrtx_upgrade): path as store_open's.
@@ -750,14 +746,7 @@ typedef struct store_file_opts {
  */
 int store_check_file(const char *path, const store_file_opts *o, store_file_stats *stats);
 
-/* store__fail_at, but the n-th call and every later one fail. */
-unsigned long store__fail_from(unsigned long n, int lmdb_error);
 
-/* store__fail_at's lmdb_error for a fault after the fact: if the n-th call
- * is a store_write_rows, it runs normally, then reports each op it applied
- * as MRTX_EUNKNOWN and returns MRTX_ESTORE (a store that failed after
- * applying, as a lost reply does); any other call fails with EIO. */
-#define STORE_FAULT_APPLIED (-31991)
 
 
 /* ---- opaque metadata records (index declarations, txn/index.c) ---- */
@@ -802,16 +791,13 @@ int store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *rowlen,
 int store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row, size_t *rowlen,
                     int *table_done);
 /*
- * Trimming while writing (DESIGN §9).  store_trims_on_write: does every
- * write of a cell already drop what its family's policy no longer keeps
- * (LMDB: 1), or must the writer ask (RADOS: 0, a write never reads)?
- * store_trim_row: one collection step on the single row `row` of t with
+ * Trimming while writing (DESIGN §9), for stores without
+ * STORE_CAP_TRIMS_ON_WRITE.  store_trim_row: one collection step on the single row `row` of t with
  * safe point safe, as store_gc_step does for a row but without a cursor and
  * without moving g/safe (RADOS; LMDB: nothing to do, 0).  Best effort: a
  * row moved by a split meanwhile is left for the next trim.  Returns 0,
  * MRTX_EREADONLY, MRTX_ESTORE, MRTX_ECORRUPT, MRTX_ENOMEM.
  */
-int store_trims_on_write(const store *st);
 int store_trim_row(store *st, const store_table *t, mrtx_bytes row, uint64_t safe);
 /*
  * A reader's push (RADOS; DESIGN §9): the row's lock is

@@ -19,6 +19,7 @@
 #include <lmdb.h>
 
 #include "testutil.h"
+#include "storage/store_test.h"
 #include "storage/store.h"
 #include "storage/common.h"
 #include "txn/admin.h"

@@ -31,6 +31,7 @@
 #include <lmdb.h>
 
 #include "testutil.h"
+#include "storage/store_test.h"
 #include "txn/admin.h"
 
 #define NROWS 4

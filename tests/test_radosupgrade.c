@@ -21,6 +21,7 @@
  *     runs, and a second upgrade has nothing to do.
  */
 #include "testutil.h"
+#include "storage/store_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,7 +246,7 @@ static void upgrade_from(const char *fmt)
 	atomic_store(&store__rados_old_formats, 1);
 	db = open_at(addr);
 	assert_int_equal(format_of(db), fmt[0]);
-	assert_false(store_keeps_versions(mrtx__db_store(db)));
+	assert_false(store_has(mrtx__db_store(db), STORE_CAP_VERSIONS));
 	fill(db);
 	expect_rows(db, "old format");
 	mrtx_close(db);
@@ -279,7 +280,7 @@ static void upgrade_from(const char *fmt)
 
 	db = open_at(addr);
 	assert_int_equal(format_of(db), '4');
-	assert_true(store_keeps_versions(mrtx__db_store(db)));
+	assert_true(store_has(mrtx__db_store(db), STORE_CAP_VERSIONS));
 	expect_rows(db, "upgraded");
 	expect_wide(db);
 	/* one version at its commit; below the upgrade: not known */

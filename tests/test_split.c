@@ -19,6 +19,7 @@
  *     127 (signed-char omap_cmp): stale commits fail, fresh ones commit.
  */
 #include "testutil.h"
+#include "storage/store_test.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -191,7 +192,7 @@ static void test_split_keeps_rows(void **state)
 		atomic_store(&store__rados_old_formats, 1);
 		a = open_at(addr);
 		assert_int_equal(format_of(a), '1');
-		assert_false(store_supports_cond(mrtx__db_store(a))); /* reads the lock first */
+		assert_false(store_has(mrtx__db_store(a), STORE_CAP_COND)); /* reads the lock first */
 	}
 	fill(a);
 	b = open_at(addr);
@@ -287,7 +288,7 @@ static void test_format4_keeps_versions(void **state)
 
 	(void)state;
 	assert_int_equal(format_of(a), '4');
-	assert_true(store_keeps_versions(mrtx__db_store(a)));
+	assert_true(store_has(mrtx__db_store(a), STORE_CAP_VERSIONS));
 	assert_int_equal(mrtx_create_table2(a, "v", two, 1), MRTX_OK);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(mrtx_begin(a, &txn), MRTX_OK);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "storage/store_test.h"
 #include "storage/store.h"
 #include "txn/txn_int.h"
 

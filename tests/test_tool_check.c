@@ -19,6 +19,7 @@
 #include "recovery/check.h"
 #include "recovery/recovery.h"
 #include "tests/testutil.h"
+#include "storage/store_test.h"
 #include "txn/admin.h"
 
 typedef struct finding {
@@ -147,7 +148,7 @@ static void test_each_kind_of_finding(void **state)
 	char *path;
 	mrtx_db *db = tu_open_fresh("check-kinds", &path, NULL);
 	store *st = mrtx__db_store(db);
-	int droppable = store_kind_of(st) == STORE_LMDB;
+	int droppable = store_has(st, STORE_CAP_SCHEMA);
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)

@@ -396,7 +396,7 @@ static void test_one_row_one_write(void **state)
 
 	/* LMDB checks the predicate in the write; RADOS (format 3) in an
 	 * omap_cmp LT guard on the lock value's order key */
-	assert_true(store_supports_cond(mrtx__db_store(f->db)));
+	assert_true(store_has(mrtx__db_store(f->db), STORE_CAP_COND));
 	store *st = mrtx__db_store(f->db);
 	store_counters c0, c1;
 	mrtx_txn *txn;
@@ -528,10 +528,10 @@ static void test_one_phase(void **state)
 	int n;
 
 	if (tu_rados()) {
-		assert_false(store_supports_atomic(mrtx__db_store(f->db)));
+		assert_false(store_has(mrtx__db_store(f->db), STORE_CAP_ATOMIC));
 		skip();
 	}
-	assert_true(store_supports_atomic(mrtx__db_store(f->db)));
+	assert_true(store_has(mrtx__db_store(f->db), STORE_CAP_ATOMIC));
 	assert_int_equal(tu_put_str(f->db, "t1", "a", "f:q", "0"), MRTX_OK);
 	/* blind: one write, no read */
 	assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 
 #include "testutil.h"
+#include "storage/store_test.h"
 #include "storage/keyenc.h"
 #include "recovery/recovery.h"
 #include "storage/store.h"

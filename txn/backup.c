@@ -144,7 +144,7 @@ int mrtx_backup(mrtx_db *db, const char *dest)
 	mrtx__clearerr();
 	if (!db || !dest || !*dest)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_backup: db and dest_dir are required");
-	if (store_kind_of(db->st) != STORE_LMDB)
+	if (!store_has(db->st, STORE_CAP_FILES))
 		return mrtx__seterr(MRTX_ENOTSUP, "mrtx_backup: %s is a RADOS store: backup is not "
 		                    "supported there (copy its tables with `mrtx dump` and "
 		                    "`mrtx load`)", store_path(db->st));

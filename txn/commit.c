@@ -524,7 +524,7 @@ static int commit_blind_row(mrtx_txn *txn, wrow *w)
 	uint64_t known = 0;
 
 	if (r->lock_known || txn_in_scanned_range(txn, r->t, r->row) ||
-	    !store_supports_cond(txn->db->st) || tail_holds(txn->db, r->t, r->row))
+	    !store_has(txn->db->st, STORE_CAP_COND) || tail_holds(txn->db, r->t, r->row))
 		return 1; /* the lock to expect is known without a read, or must be read
 		           * (one of this handle's tails holds it: the read waits) */
 	if (store_ts_known(txn->db->st, &known))
@@ -534,7 +534,7 @@ static int commit_blind_row(mrtx_txn *txn, wrow *w)
 
 /* Guard op as a blind row first written at start_ts: no lock, or a STABLE
  * one committed at or below start_ts (cond for a store that reads, below
- * for one that compares bytes; store_supports_cond). */
+ * for one that compares bytes; STORE_CAP_COND). */
 static int blind_guard(mrtx_txn *txn, store_op *op, uint64_t start_ts)
 {
 	struct stable_before *sb = arena_alloc(&txn->arena, sizeof(*sb));
@@ -712,7 +712,7 @@ static int commit_multi_blind(mrtx_txn *txn, wrow *w, size_t n)
 	size_t nblind = 0;
 	int rc;
 
-	if (!store_supports_cond(txn->db->st))
+	if (!store_has(txn->db->st, STORE_CAP_COND))
 		return 1;
 	for (size_t i = 0; i < n; i++) {
 		trow *r = w[i].r;
@@ -802,7 +802,7 @@ static int range_check_of(mrtx_txn *txn, const scan_range *sr, store_rcheck *c, 
 
 /*
  * One-phase commit, on a store that writes many rows atomically
- * (store_supports_atomic: LMDB).  TiKV commits in one phase when all of a
+ * (STORE_CAP_ATOMIC: LMDB).  TiKV commits in one phase when all of a
  * transaction's keys live in one region; here all of them live in one
  * environment, so the whole commit is one conditional write, and that
  * write is the commit point:
@@ -912,7 +912,7 @@ static int commit_atomic(mrtx_txn *txn, wrow *w, size_t n, uint64_t ts)
  * the handle asked for the two-phase protocol (mrtx_options.two_phase). */
 static int one_phase(const mrtx_txn *txn)
 {
-	return !txn->db->two_phase && store_supports_atomic(txn->db->st);
+	return !txn->db->two_phase && store_has(txn->db->st, STORE_CAP_ATOMIC);
 }
 
 /* The blind variant of commit_atomic: rows neither read nor in a scanned

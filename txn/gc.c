@@ -66,7 +66,7 @@ int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected)
 		/* RADOS: not above a running snapshot (LMDB's reader table
 		 * keeps theirs: snapread.c) that this handle has or the
 		 * registry lists (every one, from its reservation on) */
-		if (!store_trims_on_write(db->st))
+		if (!store_has(db->st, STORE_CAP_TRIMS_ON_WRITE))
 			safe = MRTX_MIN(safe, txn_safe_bound(db, 1));
 		if ((rc = store_gc_mark(db->st, safe, 0)))
 			return rc;

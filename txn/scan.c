@@ -514,7 +514,7 @@ int mrtx_scan_versions(mrtx_scanner *s, uint32_t max)
 	if (s->started)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_scan_versions: the scan has started "
 		                    "(call it before the first mrtx_scan_next)");
-	if (max > 1 && !store_keeps_versions(s->txn->db->st))
+	if (max > 1 && !store_has(s->txn->db->st, STORE_CAP_VERSIONS))
 		return mrtx__seterr(MRTX_ENOTSUP, "mrtx_scan_versions: store %s keeps one version "
 		                    "of each cell (a RADOS store of format 3 or older)",
 		                    store_path(s->txn->db->st));

@@ -47,6 +47,7 @@
  * Stores without views (RADOS) read each row fresh, as txn_read_row does.
  */
 #include "txn_int.h"
+#include "../storage/store_test.h"
 #include "tail.h"
 
 #include <string.h>
@@ -260,7 +261,7 @@ int txn_view_get(mrtx_txn *txn, store_view **out)
 			 * "Time", T4).  Not for a past snapshot (its own), nor on
 			 * a read-only handle, which cannot raise the oracle: its
 			 * reads stay optimistic and validated. */
-			if (!txn->at && store_keeps_versions(st) && !store_read_only(st)) {
+			if (!txn->at && store_has(st, STORE_CAP_VERSIONS) && !store_read_only(st)) {
 				uint64_t ts;
 
 				if ((rc = snap_take(txn, &ts)))

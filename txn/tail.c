@@ -159,7 +159,7 @@ void tail_submit(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE], store_op *ops, 
 	int queue;
 
 	pthread_mutex_lock(&db->hb_mu);
-	queue = store_kind_of(db->st) != STORE_LMDB && db->tail_running && !db->hb_quit &&
+	queue = store_has(db->st, STORE_CAP_REMOTE) && db->tail_running && !db->hb_quit &&
 	        db->tail_len < TAIL_QUEUE_MAX;
 	pthread_mutex_unlock(&db->hb_mu);
 	if (queue && (j = job_copy(id, ops, nsec))) {

@@ -7,6 +7,7 @@
  * commit validation would fail anyway.  Nothing is written before commit.
  */
 #include "txn_int.h"
+#include "../storage/store_test.h"
 #include "index.h"
 #include "tail.h"
 
@@ -571,7 +572,7 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_get_versions: family, out and n are required");
 	if (max == 0)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_get_versions: max is 0");
-	if (!store_keeps_versions(txn->db->st))
+	if (!store_has(txn->db->st, STORE_CAP_VERSIONS))
 		return mrtx__seterr(MRTX_ENOTSUP, "mrtx_get_versions: store %s keeps one version "
 		                    "of each cell (a RADOS store of format 3 or older); read it "
 		                    "with mrtx_get", store_path(txn->db->st));
@@ -621,7 +622,7 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out)
 	if (!db || !out || ts == 0)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_begin_at: db, out and a timestamp are "
 		                    "required");
-	if (!store_keeps_versions(db->st))
+	if (!store_has(db->st, STORE_CAP_VERSIONS))
 		return mrtx__seterr(MRTX_ENOTSUP, "mrtx_begin_at: store %s keeps one version of "
 		                    "each cell (a RADOS store of format 3 or older)",
 		                    store_path(db->st));
@@ -890,7 +891,7 @@ static void trim_written(mrtx_txn *txn)
 	trow *r;
 	uint64_t safe;
 
-	if (store_trims_on_write(st) || !store_keeps_versions(st) ||
+	if (store_has(st, STORE_CAP_TRIMS_ON_WRITE) || !store_has(st, STORE_CAP_VERSIONS) ||
 	    atomic_fetch_add(&txn->db->trim_count, 1) % TRIM_EVERY)
 		return;
 	/* (the safe point in the store's own time: the oracle as this handle

@@ -5,6 +5,7 @@
  * durability, accounting, and the store-call fault hook used by tests.
  */
 #include "storage/lmdb/lmdb_int.h"
+#include "storage/backend.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -810,7 +811,10 @@ int lmdb_store_open(store **out, const char *path, const store_opts *o)
 	}
 	st->gq_tail = &st->gq_head;
 	st->ret_us = 10000; /* (no writer has come back yet) */
-	st->head.kind = STORE_LMDB;
+	st->head.be = &lmdb_backend;
+	st->head.caps = STORE_CAP_VIEWS | STORE_CAP_COND | STORE_CAP_VERSIONS |
+	                STORE_CAP_TRIMS_ON_WRITE | STORE_CAP_SCHEMA | STORE_CAP_FILES |
+	                (o->unbatched ? STORE_CAP_UNBATCHED : STORE_CAP_ATOMIC);
 	st->head.read_only = !!o->read_only;
 	st->durability = o->durability;
 	st->dev = sb.st_dev;
@@ -895,10 +899,6 @@ const char *lmdb_store_path(const store *st)
 	return st->path;
 }
 
-int lmdb_store_is_unbatched(const store *st)
-{
-	return st->unbatched;
-}
 
 const uint8_t *lmdb_store_id(const store *st)
 {

@@ -13,6 +13,7 @@
 
 #include "storage/keyenc.h"
 #include "storage/store.h"
+#include "storage/store_test.h"
 #include "storage/versions.h"
 #include "storage/lmdb/lmdb_seal.h"
 #include "storage/lmdb/lmdb_store.h"
@@ -80,7 +81,7 @@ _Static_assert(TABLE_SLOTS >= 2 * TABLES_CAP && (TABLE_SLOTS & (TABLE_SLOTS - 1)
                "TABLE_SLOTS must be a power of two above twice TABLES_CAP");
 
 struct store {
-	store_head head;    /* kind STORE_LMDB (store.c dispatches on it) */
+	store_head head;    /* the backend's table (lmdb_backend.c) and caps */
 	MDB_env *env;
 	char *path;
 	dev_t dev;

@@ -1,6 +1,7 @@
 /*
  * lmdb_store.h - the LMDB backend's implementation of the storage seam
- * (store.h): each lmdb_store_X is store_X for a store of kind STORE_LMDB,
+ * (store.h): each lmdb_store_X is store_X for an LMDB store (the table in
+ * lmdb_backend.c),
  * called by the dispatch in storage/store.c.  Same contracts as store.h.
  */
 #ifndef MRTX_LMDB_STORE_H
@@ -11,7 +12,6 @@
 int lmdb_store_open(store **out, const char *path, const store_opts *opts);
 void lmdb_store_close(store *st);
 const char *lmdb_store_path(const store *st);
-int lmdb_store_is_unbatched(const store *st);
 const uint8_t *lmdb_store_id(const store *st);
 int lmdb_store_create_table(store *st, const char *name, const char *const *families,
                             size_t nfamilies, const store_policy *pol);

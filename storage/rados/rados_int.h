@@ -73,6 +73,7 @@
 #include <stdatomic.h>
 
 #include "storage/store.h"
+#include "storage/store_test.h"
 #include "storage/rados/rados_conn.h"
 #include "storage/rados/radoskey.h"
 #include "storage/rados/rados_store.h"
@@ -123,7 +124,7 @@ typedef struct rtable {
 typedef struct rts_wait rts_wait;
 
 typedef struct rstore {
-	store_head head; /* kind STORE_RADOS */
+	store_head head; /* the backend's table (rados_backend.c) and caps */
 	rconn *conn;
 	int unbatched;   /* every op of store_write_rows its own call */
 	char *addr;      /* the address it was opened with */

@@ -9,6 +9,7 @@
  * overwrite each other: the loser re-reads and finds the winner's record.
  */
 #include "storage/rados/rados_int.h"
+#include "storage/backend.h"
 #include "storage/versions.h"
 
 #include <errno.h>
@@ -255,7 +256,7 @@ int rados_store_open(store **out, const char *addr, const store_opts *o)
 		raddr_free(&ra);
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory opening %s", addr);
 	}
-	rs->head.kind = STORE_RADOS;
+	rs->head.be = &rados_backend;
 	rs->head.read_only = o && o->read_only;
 	rs->unbatched = o && o->unbatched;
 	rs->lock_order = o ? o->lock_order : NULL;
@@ -274,6 +275,9 @@ int rados_store_open(store **out, const char *addr, const store_opts *o)
 	raddr_free(&ra);
 	if (rc == 0)
 		rc = meta_init(rs);
+	rs->head.caps = STORE_CAP_ORACLE | STORE_CAP_REMOTE |
+	                (rs->unbatched ? STORE_CAP_UNBATCHED : 0) |
+	                (rs->ordered ? STORE_CAP_COND : 0) | (rs->versions ? STORE_CAP_VERSIONS : 0);
 	/* every writer of a format-3 store must derive the same order keys, or
 	 * its exact-value guards would never match another client's values */
 	if (rc == 0 && rs->ordered && !rs->lock_order && !rs->head.read_only)
@@ -329,20 +333,6 @@ const char *rados_store_path(const store *st)
 	return RSC(st)->addr;
 }
 
-int rados_store_is_unbatched(const store *st)
-{
-	return RSC(st)->unbatched;
-}
-
-int rados_store_keeps_versions(const store *st)
-{
-	return RSC(st)->versions;
-}
-
-int rados_store_supports_cond(const store *st)
-{
-	return RSC(st)->ordered;
-}
 
 size_t rados_store_tablets(store *st, const store_table *t)
 {

@@ -1,13 +1,14 @@
 /*
  * rados_store.h - the RADOS backend's implementation of the storage seam
- * (store.h): rados_store_X is store_X for a store of kind STORE_RADOS,
+ * (store.h): rados_store_X is store_X for a RADOS store (the table in
+ * rados_backend.c),
  * called by the dispatch in storage/store.c.  Same contracts as store.h,
  * with these differences:
  *   - store_read_locks and store_scan_rows read each row consistently
  *     (lock and cells from one state of its tablet object) but different
  *     rows at different moments; nothing above the seam relies on more.
  *   - store_op.cond is not evaluated: a store of format 3 evaluates
- *     store_op.below on the OSD (rados_store_supports_cond is 1); older
+ *     store_op.below on the OSD (STORE_CAP_COND); older
  *     ones neither (0), and callers read the lock instead.
  *   - store_op.check_gen is checked against the generation kept in the
  *     row's tablet object (see store.h), in the same compound op.
@@ -26,8 +27,6 @@ int rados_store_upgrade(const char *addr, store_upgrade_ts_fn row_ts,
                         uint64_t *cells, int *was);
 void rados_store_close(store *st);
 const char *rados_store_path(const store *st);
-int rados_store_is_unbatched(const store *st);
-int rados_store_supports_cond(const store *st);
 const uint8_t *rados_store_id(const store *st);
 int rados_store_create_table(store *st, const char *name, const char *const *families,
                              size_t nfamilies, const store_policy *pol, const mrtx_bytes *splits,
@@ -49,7 +48,6 @@ int rados_store_ts_snapshot(store *st, const store_snap_set *set, uint64_t until
                             uint64_t *out);
 void rados_store_ts_learn(store *st, uint64_t ts);
 int rados_store_ts_now(store *st, uint64_t *out);
-int rados_store_keeps_versions(const store *st);
 int rados_store_gc_mark(store *st, uint64_t safe, int end);
 int rados_store_trim_row(store *st, const store_table *t, mrtx_bytes row, uint64_t safe);
 int rados_store_push(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
