@@ -130,14 +130,9 @@ typedef struct store_table {
 	_Atomic size_t nfamilies;
 	const char *const *families;
 	unsigned id;   /* index in the store, stable while open */
-	unsigned kp;   /* LMDB: the table's 2-byte key prefix (lmdb_rw.c) */
-	void *be;      /* other backends' per-table state (RADOS: its tablets) */
+	void *be;      /* a backend's per-table state where it keeps it apart
+	                  (RADOS: its tablets; LMDB extends the struct) */
 	_Atomic int state;  /* STORE_T_*; kept by LMDB (RADOS: always LIVE) */
-	size_t nfam0;  /* LMDB: families below nfam0 live in the table's own
-	                  allocation; later ones are allocated one by one */
-	size_t seen;   /* LMDB: the transaction id of the snapshot in which this
-	                  process first saw the table (0: at open); a view older
-	                  than it checks that the table is in it */
 	const store_policy *pol; /* families 0..npol-1's policies (fixed at
 	                            creation); later families keep one version */
 	size_t npol;

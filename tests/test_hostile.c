@@ -12,7 +12,7 @@
 #include "testutil.h"
 #include "lockcf/lockio.h"
 #include "txn/admin.h"
-#include "storage/lmdb/lmdb_seal.h"
+#include "storage/lmdb/lmdb_int.h"
 
 static const char *const FAMS[] = { "f" };
 
@@ -77,8 +77,8 @@ static void bad_keys(void **state)
 	store *st = mrtx__db_store(db);
 
 	(void)state;
-	garbage[0] = (uint8_t)(t->kp >> 8);
-	garbage[1] = (uint8_t)t->kp;
+	garbage[0] = (uint8_t)(LT(t)->kp >> 8);
+	garbage[1] = (uint8_t)LT(t)->kp;
 	arena_init(&a);
 	memset(&op, 0, sizeof(op));
 	op.table = t;

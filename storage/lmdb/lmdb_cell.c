@@ -519,8 +519,8 @@ int lmdb_store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *ro
 		lmdb_wabort(st, txn);
 		return lmdb_err(st, rc, "collect");
 	}
-	kb[0] = (uint8_t)(t->kp >> 8);
-	kb[1] = (uint8_t)t->kp;
+	kb[0] = (uint8_t)(LT(t)->kp >> 8);
+	kb[1] = (uint8_t)LT(t)->kp;
 	k = mv(kb, TPFX);
 	if (*rowlen) {
 		size_t n = TPFX + keyenc_put(kb + TPFX, row, *rowlen);

@@ -34,7 +34,7 @@ static int table_update(store *st, store_table *t, const MDB_val *v)
 	if (lmdb_table_peek(v, &kp, &frozen, &nfam))
 		return mrtx__seterr(MRTX_ECORRUPT, "store %s: metadata of table '%s' is "
 		                    "malformed", st->path, t->name);
-	if (kp != t->kp) { /* dropped, and the name is another table's now */
+	if (kp != LT(t)->kp) { /* dropped, and the name is another table's now */
 		atomic_store(&t->state, STORE_T_GONE);
 		return 0;
 	}
@@ -119,7 +119,7 @@ static int table_in_snapshot(store *st, lmdb_rtxn *rt, const store_table *t)
 
 	rc = lmdb_get(rt->txn, st->dbi, &k, &v);
 	if (rc == MDB_NOTFOUND || (rc == 0 && !lmdb_table_peek(&v, &kp, &frozen, &nfam) &&
-	                           kp != t->kp))
+	                           kp != LT(t)->kp))
 		return STORE_NOT_IN_VIEW;
 	if (rc)
 		return lmdb_err(st, rc, "read metadata");
@@ -153,7 +153,7 @@ int lmdb_table_rcheck(store *st, lmdb_rtxn *rt, const store_table *t)
 	}
 	if (atomic_load_explicit(&t->state, memory_order_acquire) == STORE_T_GONE)
 		return mrtx__seterr(MRTX_ENOTABLE, "table '%s' was dropped", t->name);
-	if (id < t->seen) /* a view older than our first sight of t */
+	if (id < LT(t)->seen) /* a view older than our first sight of t */
 		return table_in_snapshot(st, rt, t);
 	return 0;
 }
@@ -187,7 +187,7 @@ int lmdb_table_wcheck(store *st, MDB_cursor *cur, const store_op *op)
 		else if (lmdb_table_peek(&v, &kp, &frozen, &nfam))
 			return MRTX_ECORRUPT;
 		else
-			state = kp != t->kp ? STORE_T_GONE :
+			state = kp != LT(t)->kp ? STORE_T_GONE :
 			        frozen ? STORE_T_FROZEN : STORE_T_LIVE;
 	}
 	if (state == STORE_T_GONE)
@@ -218,7 +218,7 @@ static int change_begin(store *st, const store_table *t, MDB_txn **txn, MDB_val 
 	if (rc == 0 && lmdb_table_peek(rec, &kp, &frozen, &nfam))
 		rc = mrtx__seterr(MRTX_ECORRUPT, "store %s: metadata of table '%s' is malformed",
 		                  st->path, t->name);
-	else if (rc == MDB_NOTFOUND || (rc == 0 && kp != t->kp))
+	else if (rc == MDB_NOTFOUND || (rc == 0 && kp != LT(t)->kp))
 		rc = mrtx__seterr(MRTX_ENOTABLE, "no table '%s' in store %s (dropped)", t->name,
 		                  st->path);
 	else if (rc)
@@ -382,7 +382,7 @@ int lmdb_store_table_freeze(store *st, const store_table *t, int on, uint64_t *t
 
 int lmdb_store_table_clear(store *st, const store_table *t, int drop, uint64_t token)
 {
-	uint8_t buf[REC_MAX], pk[TPFX] = { (uint8_t)(t->kp >> 8), (uint8_t)t->kp };
+	uint8_t buf[REC_MAX], pk[TPFX] = { (uint8_t)(LT(t)->kp >> 8), (uint8_t)LT(t)->kp };
 	MDB_txn *txn;
 	MDB_cursor *cur;
 	MDB_val rec, nrec, k, v;

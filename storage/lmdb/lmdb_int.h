@@ -72,6 +72,19 @@ typedef struct wreq {
 	struct wreq *next;
 } wreq;
 
+/* A table of an LMDB store: the seam's store_table first (a store_table
+ * of this backend is one of these: LT), then what only LMDB keeps. */
+typedef struct lmdb_table {
+	store_table pub;
+	unsigned kp;   /* the table's 2-byte key prefix (lmdb_rw.c) */
+	size_t nfam0;  /* families below nfam0 live in the table's own
+	                  allocation; later ones are allocated one by one */
+	size_t seen;   /* the transaction id of the snapshot in which this
+	                  process first saw the table (0: at open); a view older
+	                  than it checks that the table is in it */
+} lmdb_table;
+#define LT(t) ((lmdb_table *)(void *)(uintptr_t)(t))
+
 /* Table objects one open store can attach: the store's live tables
  * (MRTX_MAX_TABLES) and the dropped ones this process had attached. */
 #define TABLES_CAP (2 * MRTX_MAX_TABLES)
@@ -395,8 +408,8 @@ int lmdb_wgen(store *st, MDB_cursor *cur, uint64_t *gen);
 /* out = the table's key prefix . enc(row); returns the length. */
 static inline size_t tkey_put(uint8_t *out, const store_table *t, mrtx_bytes row)
 {
-	out[0] = (uint8_t)(t->kp >> 8);
-	out[1] = (uint8_t)t->kp;
+	out[0] = (uint8_t)(LT(t)->kp >> 8);
+	out[1] = (uint8_t)LT(t)->kp;
 	return TPFX + keyenc_put(out + TPFX, row.data, row.size);
 }
 
@@ -404,7 +417,7 @@ static inline int tkey_is(const store_table *t, const void *key, size_t n)
 {
 	const uint8_t *k = key;
 
-	return n >= TPFX && k[0] == (uint8_t)(t->kp >> 8) && k[1] == (uint8_t)t->kp;
+	return n >= TPFX && k[0] == (uint8_t)(LT(t)->kp >> 8) && k[1] == (uint8_t)LT(t)->kp;
 }
 
 static inline MDB_val mv(const void *p, size_t n)

@@ -94,10 +94,11 @@ int lmdb_table_parse(const char *name, const MDB_val *v, store_table **out)
 		return mrtx__seterr(MRTX_ECORRUPT, "metadata of table '%s' is malformed", name);
 	p += TPFX + 1;
 	/* room for every family a table may get (store_add_family) */
-	total = sizeof(*t) + MRTX_MAX_FAMILIES * sizeof(char *) + namelen + 1 + v->mv_size;
+	total = sizeof(lmdb_table) + MRTX_MAX_FAMILIES * sizeof(char *) + namelen + 1 +
+	        v->mv_size;
 	if (!(t = mrtx__calloc(1, total)))
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory loading table '%s'", name);
-	fams = (char **)(t + 1);
+	fams = (char **)(LT(t) + 1);
 	s = (char *)(fams + MRTX_MAX_FAMILIES);
 	memcpy(s, name, namelen + 1);
 	t->name = s;
@@ -113,8 +114,8 @@ int lmdb_table_parse(const char *name, const MDB_val *v, store_table **out)
 	}
 	t->families = (const char *const *)fams;
 	atomic_init(&t->nfamilies, nfam);
-	t->nfam0 = nfam;
-	t->kp = kp;
+	LT(t)->nfam0 = nfam;
+	LT(t)->kp = kp;
 	atomic_init(&t->state, frozen ? STORE_T_FROZEN : STORE_T_LIVE);
 	*out = t;
 	return 0;
@@ -124,7 +125,7 @@ void lmdb_table_free(store_table *t)
 {
 	if (!t)
 		return;
-	for (size_t i = t->nfam0; i < t->nfamilies; i++)
+	for (size_t i = LT(t)->nfam0; i < t->nfamilies; i++)
 		mrtx__free((void *)(uintptr_t)t->families[i]);
 	mrtx__free((void *)(uintptr_t)t->pol);
 	mrtx__free(t);
@@ -177,11 +178,11 @@ static int table_publish(store *st, store_table *t)
 		                    "and open it again", st->path, TABLES_CAP);
 	}
 	for (size_t i = 0; i < n; i++)
-		if (st->tables[i]->kp == t->kp &&
+		if (LT(st->tables[i])->kp == LT(t)->kp &&
 		    atomic_load(&st->tables[i]->state) != STORE_T_GONE) {
 			int rc = mrtx__seterr(MRTX_ECORRUPT, "store %s: tables '%s' and '%s' share "
 			                      "key prefix %#x", st->path, st->tables[i]->name,
-			                      t->name, t->kp);
+			                      t->name, LT(t)->kp);
 			lmdb_table_free(t);
 			return rc;
 		}
@@ -369,7 +370,7 @@ int lmdb_store_create_table(store *st, const char *name, const char *const *fami
 			goto done;
 		}
 		for (size_t i = 0; i < atomic_load(&st->ntables); i++)
-			if (st->tables[i]->kp == kp) {
+			if (LT(st->tables[i])->kp == kp) {
 				rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the next-table record names the "
 				                  "key prefix of table '%s'", st->path,
 				                  st->tables[i]->name);
@@ -392,7 +393,7 @@ int lmdb_store_create_table(store *st, const char *name, const char *const *fami
 		lmdb_table_free(t);
 		goto done;
 	}
-	t->seen = mdb_txn_id(txn);
+	LT(t)->seen = mdb_txn_id(txn);
 	rc = lmdb_commit(st, txn, 1);
 	txn = NULL;
 	if (rc) {
@@ -446,7 +447,7 @@ int lmdb_store_table_find(store *st, const char *name, const store_table **out)
 		lmdb_table_free(t);
 		goto done;
 	}
-	t->seen = mdb_txn_id(rt.txn);
+	LT(t)->seen = mdb_txn_id(rt.txn);
 	rc = table_publish(st, t);
 done:
 	if (rt.txn)

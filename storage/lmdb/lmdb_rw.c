@@ -749,7 +749,7 @@ static int scan_end_check(MDB_cursor *cur, const store_table *t, int reverse, MD
 	unsigned kp = k->mv_size >= TPFX ? (unsigned)p[0] << 8 | p[1] : 0;
 	int rc;
 
-	if (reverse ? kp >= t->kp : kp <= t->kp)
+	if (reverse ? kp >= LT(t)->kp : kp <= LT(t)->kp)
 		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a key out of order in the data "
 		                    "file: the store is damaged (restore it from a backup)",
 		                    t->name);
@@ -789,8 +789,8 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 		if (r->lo.size) {
 			k = bound_key(kb, t, r->lo);
 		} else {
-			kb[0] = (uint8_t)(t->kp >> 8); /* the table's first key */
-			kb[1] = (uint8_t)t->kp;
+			kb[0] = (uint8_t)(LT(t)->kp >> 8); /* the table's first key */
+			kb[1] = (uint8_t)LT(t)->kp;
 			k = mv(kb, TPFX);
 		}
 		target = k;
@@ -799,8 +799,8 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 		if (r->hi.size) {
 			k = bound_key(kb, t, r->hi);
 		} else {
-			kb[0] = (uint8_t)((t->kp + 1) >> 8); /* just past the table */
-			kb[1] = (uint8_t)(t->kp + 1);
+			kb[0] = (uint8_t)((LT(t)->kp + 1) >> 8); /* just past the table */
+			kb[1] = (uint8_t)(LT(t)->kp + 1);
 			k = mv(kb, TPFX);
 		}
 		target = k;
@@ -1206,8 +1206,8 @@ static int check_range(wctx *w, store_rcheck *c)
 	if (r->lo.size) {
 		k = bound_key(kb, t, r->lo);
 	} else {
-		kb[0] = (uint8_t)(t->kp >> 8);
-		kb[1] = (uint8_t)t->kp;
+		kb[0] = (uint8_t)(LT(t)->kp >> 8);
+		kb[1] = (uint8_t)LT(t)->kp;
 		k = mv(kb, TPFX);
 	}
 	rc = lmdb_cget(w->cur, &k, &v, MDB_SET_RANGE);
