@@ -3,7 +3,7 @@
  * owner (format and arrows in lock.h; DESIGN §4).
  *
  * Why the format is hand-written and strict: the encoded bytes are the
- * condition of every conditional write (expect_lock), so one record must
+ * condition of every conditional write (store_cond.lock), so one record must
  * have exactly one encoding - decode(b) succeeds only when encode(decode(b))
  * == b.  And the bytes come from a shared store that a crashed, older or
  * buggy process may have written, so the decoder trusts no length and

@@ -110,8 +110,8 @@ static int acquires(const store_op *op)
 {
 	uint8_t from, to, txn[LOCK_TXNID_SIZE];
 
-	if (!op->expect_absent && !op->cond &&
-	    (lock_peek(op->expect_lock, &from, txn) || from != LOCK_STABLE))
+	if (!op->cond.absent && op->cond.kind != STORE_IF_BELOW &&
+	    (lock_peek(op->cond.lock, &from, txn) || from != LOCK_STABLE))
 		return 0;
 	if (op->delete_lock || lock_peek(op->new_lock, &to, txn))
 		return 0;
@@ -124,15 +124,15 @@ static void check_arrows(const store_op *ops, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (ops[i].check_only)
 			continue;
-		int from = ops[i].expect_absent || ops[i].cond ? LOCK_STABLE :
-		           image_state(ops[i].expect_lock);
+		int below = ops[i].cond.kind == STORE_IF_BELOW;
+		int from = ops[i].cond.absent || below ? LOCK_STABLE :
+		           image_state(ops[i].cond.lock);
 		int to = ops[i].delete_lock ? 255 : image_state(ops[i].new_lock);
 
 		assert(from >= 0 && to >= 0);
 		/* a cond op (one-row commit) expects STABLE or no record */
-		assert(lock_transition_ok(ops[i].expect_absent || ops[i].cond, (uint8_t)from,
-		                          (uint8_t)to));
-		assert(!ops[i].cond || lock_transition_ok(0, (uint8_t)from, (uint8_t)to));
+		assert(lock_transition_ok(ops[i].cond.absent || below, (uint8_t)from, (uint8_t)to));
+		assert(!below || lock_transition_ok(0, (uint8_t)from, (uint8_t)to));
 	}
 #else
 	(void)ops;

@@ -118,7 +118,7 @@ static int settle_secondaries(rctx *c, const lock_rec *pr, int fwd)
 			memset(op, 0, sizeof(*op));
 			op->table = refs[i].table;
 			op->row = refs[i].row;
-			op->expect_lock = cur[i].lock;
+			op->cond.lock = cur[i].lock;
 			if (fwd) {
 				/* (the primary's commit_ts: the store stamps the commit
 				 * point, after the secondaries' prewrite) */
@@ -155,7 +155,7 @@ static int finish(rctx *c, const store_table *pt, mrtx_bytes prow, mrtx_bytes pl
 	memset(&op, 0, sizeof(op));
 	op.table = pt;
 	op.row = prow;
-	op.expect_lock = plock;
+	op.cond.lock = plock;
 	if (fwd)
 		rc = lockio_stable(c->st, pr->txn, pr->commit_ts, c->a, &op.new_lock);
 	else
@@ -176,7 +176,7 @@ static int abort_primary(rctx *c, const store_table *pt, mrtx_bytes prow, mrtx_b
 	memset(&op, 0, sizeof(op));
 	op.table = pt;
 	op.row = prow;
-	op.expect_lock = plock;
+	op.cond.lock = plock;
 	if ((rc = lock_encode(pr, c->a, &op.new_lock)))
 		return rc;
 	if ((rc = cas1(c->st, &op)))
@@ -246,9 +246,9 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 	op.table = pt;
 	op.row = prow;
 	if (pcur->has_lock)
-		op.expect_lock = pcur->lock;
+		op.cond.lock = pcur->lock;
 	else
-		op.expect_absent = 1;
+		op.cond.absent = 1;
 	/* The fence's commit_ts is at least t's: a late prewrite of P by t
 	 * that names no exact lock but "no lock, or STABLE committed before my
 	 * first write" (a blind prewrite, commit.c commit_multi_blind, none of
@@ -273,7 +273,7 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 	memset(&op, 0, sizeof(op));
 	op.table = t;
 	op.row = row;
-	op.expect_lock = lock;
+	op.cond.lock = lock;
 	if ((rc = lockio_restore_prev(c->st, l, c->a, &op)))
 		return rc;
 	return cas1(c->st, &op);
@@ -300,7 +300,7 @@ static int resolve_gone(rctx *c, const store_table *t, mrtx_bytes row, mrtx_byte
 	memset(&op, 0, sizeof(op));
 	op.table = t;
 	op.row = row;
-	op.expect_lock = lock;
+	op.cond.lock = lock;
 	if ((rc = lockio_restore_prev(c->st, l, c->a, &op)))
 		return rc;
 	return cas1(c->st, &op);

@@ -97,7 +97,7 @@ static int batch_abort(sweep *w, prim *p, size_t n)
 		memset(&ops[k], 0, sizeof(ops[k]));
 		ops[k].table = p[i].t;
 		ops[k].row = p[i].row;
-		ops[k].expect_lock = p[i].lock;
+		ops[k].cond.lock = p[i].lock;
 		if ((rc = lock_encode(&ab, w->a, &ops[k].new_lock)))
 			return rc;
 		idx[k++] = i;
@@ -184,7 +184,7 @@ static int batch_settle(sweep *w, prim *p, size_t n)
 			memset(op, 0, sizeof(*op));
 			op->table = refs[j].table;
 			op->row = refs[j].row;
-			op->expect_lock = cur[j].lock;
+			op->cond.lock = cur[j].lock;
 			if (x->fwd) {
 				/* (the primary's commit_ts, as recovery.c) */
 				rc = lockio_stable(w->st, sr.txn, x->rec.commit_ts, w->a,
@@ -223,7 +223,7 @@ static int batch_release(sweep *w, prim *p, size_t n)
 		memset(&ops[k], 0, sizeof(ops[k]));
 		ops[k].table = p[i].t;
 		ops[k].row = p[i].row;
-		ops[k].expect_lock = p[i].lock;
+		ops[k].cond.lock = p[i].lock;
 		rc = p[i].fwd ? lockio_stable(w->st, p[i].rec.txn, p[i].rec.commit_ts, w->a,
 		                              &ops[k].new_lock) :
 		                lockio_restore_prev(w->st, &p[i].rec, w->a, &ops[k]);

@@ -39,7 +39,7 @@ enum {
 	/* store_write_atomic: writes to many rows applied atomically, so that
 	 * a transaction can commit in one phase (DESIGN §5.3; LMDB, batched) */
 	STORE_CAP_ATOMIC = 1u << 1,
-	/* store_write_rows evaluates store_op.cond and .below itself (LMDB;
+	/* store_write_rows evaluates a STORE_IF_BELOW condition itself (LMDB;
 	 * RADOS stores of layout format 3 and later, whose lock values carry
 	 * their order key); without it the caller reads the lock instead */
 	STORE_CAP_COND = 1u << 2,
@@ -155,7 +155,7 @@ typedef struct store_opts {
 	                       if there is no store); map_size is ignored */
 	/* The lock record's order key (STORE_ORDER_SIZE bytes into out): the
 	 * layer above knows the record, the store only compares keys
-	 * (store_op.below).  Required to open a RADOS store of format 3 for
+	 * (store_cond.below).  Required to open a RADOS store of format 3 for
 	 * writing (MRTX_EINVAL without); LMDB ignores it. */
 	void (*lock_order)(const void *lock, size_t size, uint8_t *out);
 	/* store_upgrade's own open (RADOS): a store of an older layout format,
@@ -393,23 +393,33 @@ typedef struct store_mut {
 	mrtx_bytes qual, value;
 } store_mut;
 
+/*
+ * What a conditional write requires of its row's lock record.  Exact (the
+ * default of a zeroed op): no lock record (absent), or exactly the bytes
+ * lock.  Below (kind STORE_IF_BELOW): no lock record, or one whose order
+ * key (store_opts.lock_order) sorts below the STORE_ORDER_SIZE bytes
+ * below; pred(current lock or NULL, its size, arg) != 0 states the same as
+ * a predicate the store evaluates next to the data, inside the write
+ * (LMDB: in the write transaction; a distributed engine: an object class
+ * method; it must be pure and quick), and a store that compares bytes
+ * guards on below (RADOS of format 3 and 4: an omap_cmp LT on the OSD).  A
+ * store without STORE_CAP_COND fails a below op with MRTX_CONFLICT before
+ * writing, and the caller reads the lock and writes an exact one.
+ */
+enum store_cond_kind { STORE_IF_EXACT = 0, STORE_IF_BELOW = 1 };
+typedef struct store_cond {
+	enum store_cond_kind kind;
+	int absent;        /* exact: no lock record ... */
+	mrtx_bytes lock;   /* ... or exactly these bytes */
+	mrtx_bytes below;  /* below: the order key's bound */
+	int (*pred)(const void *lock, size_t size, void *arg);
+	void *arg;
+} store_cond;
+
 typedef struct store_op {
 	const store_table *table;
 	mrtx_bytes row;
-	int expect_absent;      /* condition: no lock record ... */
-	mrtx_bytes expect_lock; /* ... or exactly these bytes ... */
-	/* ... or, when set, cond(current lock or NULL, its size, arg) != 0: a
-	 * predicate the store evaluates next to the data, inside the write
-	 * (LMDB: in the write transaction; a distributed engine: an object
-	 * class method).  It must be pure and quick. */
-	int (*cond)(const void *lock, size_t size, void *arg);
-	void *cond_arg;
-	/* ... the same condition, as a store that compares bytes sees it: no
-	 * lock record, or one whose order key (store_opts.lock_order) sorts
-	 * below these STORE_ORDER_SIZE bytes.  A caller that sets cond sets
-	 * below too; a store evaluates the one it can (LMDB: cond; RADOS of
-	 * format 3: below, as an omap_cmp LT guard on the OSD). */
-	mrtx_bytes below;
+	store_cond cond;        /* the condition on the row's lock record */
 	int delete_lock;        /* result: lock record removed ... */
 	mrtx_bytes new_lock;    /* ... or set to these bytes */
 	const store_mut *muts;  /* applied in order */
@@ -491,7 +501,7 @@ typedef struct store_rcheck {
 
 /*
  * All or nothing, in one store write: every op's condition (as in
- * store_write_rows: cond, expect_absent or expect_lock; check_gen; the
+ * store_write_rows: the op's cond; check_gen; the
  * table's state) and every range check is evaluated first, against the
  * store as it is inside this write; if all hold, every op is applied (ops
  * with check_only write nothing) and *applied = 1; else nothing is written,

@@ -83,7 +83,7 @@ static void bad_keys(void **state)
 	memset(&op, 0, sizeof(op));
 	op.table = t;
 	op.row = MRTX_BYTES(row, sizeof(row));
-	op.expect_absent = 1;
+	op.cond.absent = 1;
 	assert_int_equal(lockio_stable(st, id, 5, &a, &op.new_lock), MRTX_OK);
 	assert_int_not_equal(store_write_rows(st, &op, 1), MRTX_OK);
 	assert_int_not_equal(op.result, 0);
@@ -136,7 +136,7 @@ static void redo_bad_family(void **state)
 	memset(&op, 0, sizeof(op));
 	op.table = t;
 	op.row = MRTX_CSTR("row");
-	op.expect_absent = 1;
+	op.cond.absent = 1;
 	assert_int_equal(lock_encode(&r, &a, &op.new_lock), MRTX_OK);
 	assert_int_equal(lockio_decode(st, t, op.row, op.new_lock, &a, &d), MRTX_ECORRUPT);
 	/* the seam refuses to apply it, too */

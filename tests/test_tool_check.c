@@ -82,7 +82,7 @@ static void put_raw(store *st, const char *table, const char *row, mrtx_bytes by
 	memset(&op, 0, sizeof(op));
 	op.table = t;
 	op.row = MRTX_CSTR(row);
-	op.expect_absent = 1;
+	op.cond.absent = 1;
 	op.new_lock = bytes;
 	assert_int_equal(store_write_rows(st, &op, 1), 0);
 	assert_int_equal(op.result, 0);
@@ -435,7 +435,7 @@ static void put_big_txn(store *st, size_t n, const char *prow)
 		secondary_of(&sec, "t", prow);
 		ops[i].table = t;
 		ops[i].row = refs[i].row;
-		ops[i].expect_absent = 1;
+		ops[i].cond.absent = 1;
 		assert_int_equal(lock_encode(&sec, &a, &ops[i].new_lock), 0);
 	}
 	base_rec(st, &p, LOCK_PREWRITTEN, 7);
@@ -443,7 +443,7 @@ static void put_big_txn(store *st, size_t n, const char *prow)
 	p.nsecondaries = n;
 	ops[n].table = t;
 	ops[n].row = MRTX_CSTR(prow);
-	ops[n].expect_absent = 1;
+	ops[n].cond.absent = 1;
 	assert_int_equal(lock_encode(&p, &a, &ops[n].new_lock), 0);
 	assert_int_equal(store_write_rows(st, ops, n + 1), 0);
 	for (size_t i = 0; i <= n; i++)

@@ -791,7 +791,7 @@ static void test_point_reads(void **state)
 		memset(&op, 0, sizeof(op));
 		op.table = t;
 		op.row = B("bare");
-		op.expect_absent = 1;
+		op.cond.absent = 1;
 		op.delete_lock = 1;
 		op.muts = m;
 		op.nmuts = 8;

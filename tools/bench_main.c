@@ -249,7 +249,7 @@ static void make_stale(store *st, const store_table *t, long ntxn)
 			for (int k = 0; k < 2; k++) {
 				ops[n + k].table = t;
 				ops[n + k].row = MRTX_BYTES(rows[n + k], 8);
-				ops[n + k].expect_absent = 1;
+				ops[n + k].cond.absent = 1;
 				if (lock_encode(k ? &sr : &pr, &a, &ops[n + k].new_lock))
 					die("encode", mrtx_errmsg());
 			}

@@ -366,8 +366,8 @@ static void op_init(store_op *op, const trow *r, int has_expect, mrtx_bytes expe
 	memset(op, 0, sizeof(*op));
 	op->table = r->t;
 	op->row = r->row;
-	op->expect_absent = !has_expect;
-	op->expect_lock = expect;
+	op->cond.absent = !has_expect;
+	op->cond.lock = expect;
 }
 
 /* Ask the store to stamp op, a commit point whose timestamp must be at
@@ -479,10 +479,11 @@ static int commit_one_row(mrtx_txn *txn, wrow *w, uint64_t ts, struct stable_bef
 
 	op_init(&op, w->r, w->has_prev, w->prev);
 	if (sb) {
-		op.cond = cond_stable_before;
-		op.cond_arg = sb;
+		op.cond.kind = STORE_IF_BELOW;
+		op.cond.pred = cond_stable_before;
+		op.cond.arg = sb;
 		lock_order_below(sb->ts, below);
-		op.below = MRTX_BYTES(below, sizeof(below));
+		op.cond.below = MRTX_BYTES(below, sizeof(below));
 	}
 	op_check_gen(txn, &op);
 	if ((rc = lockio_stable(st, txn->id, ts, &txn->arena, &op.new_lock)))
@@ -544,9 +545,10 @@ static int blind_guard(mrtx_txn *txn, store_op *op, uint64_t start_ts)
 		return MRTX_ENOMEM;
 	*sb = (struct stable_before){ store_id(txn->db->st), start_ts + 1 };
 	lock_order_below(start_ts + 1, below);
-	op->cond = cond_stable_before;
-	op->cond_arg = sb;
-	op->below = MRTX_BYTES(below, LOCK_ORDER_SIZE);
+	op->cond.kind = STORE_IF_BELOW;
+	op->cond.pred = cond_stable_before;
+	op->cond.arg = sb;
+	op->cond.below = MRTX_BYTES(below, LOCK_ORDER_SIZE);
 	return 0;
 }
 

@@ -46,7 +46,7 @@ static void refresh(mrtx_db *db, hb_entry **es, size_t n, uint8_t **nb, uint64_t
 		memset(&ops[k], 0, sizeof(ops[k]));
 		ops[k].table = e->t;
 		ops[k].row = e->row;
-		ops[k].expect_lock = MRTX_BYTES(e->cur, e->ncur);
+		ops[k].cond.lock = MRTX_BYTES(e->cur, e->ncur);
 		ops[k].new_lock = MRTX_BYTES(nb[i], e->ncur);
 		idx[k++] = i;
 	}

@@ -89,7 +89,7 @@ static void run_one(mrtx_db *db, tail_job *j)
 
 static size_t op_size(const store_op *o)
 {
-	size_t s = o->row.size + o->expect_lock.size + o->new_lock.size +
+	size_t s = o->row.size + o->cond.lock.size + o->new_lock.size +
 	           o->nmuts * sizeof(store_mut);
 
 	for (size_t i = 0; i < o->nmuts; i++)
@@ -134,11 +134,10 @@ static tail_job *job_copy(const uint8_t id[LOCK_TXNID_SIZE], const store_op *ops
 		store_op *o = &j->ops[i];
 
 		*o = *from;
-		o->cond = NULL; /* tail ops carry exact guards only */
-		o->cond_arg = NULL;
-		o->below = MRTX_BYTES(NULL, 0);
+		/* (tail ops carry exact guards only) */
+		o->cond = (store_cond){ .absent = from->cond.absent };
 		o->row = put(&bytes, from->row);
-		o->expect_lock = put(&bytes, from->expect_lock);
+		o->cond.lock = put(&bytes, from->cond.lock);
 		o->new_lock = put(&bytes, from->new_lock);
 		o->muts = from->nmuts ? muts : NULL;
 		for (size_t m = 0; m < from->nmuts; m++) {

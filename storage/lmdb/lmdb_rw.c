@@ -1067,13 +1067,14 @@ static int op_check(wctx *w, store_op *op, int *pass)
 	rc = lmdb_cget(cur, &k, &v, MDB_SET);
 	if (rc && rc != MDB_NOTFOUND)
 		return rc;
-	if (op->cond)
-		match = op->cond(rc == 0 ? v.mv_data : NULL, rc == 0 ? v.mv_size : 0, op->cond_arg);
-	else if (op->expect_absent)
+	if (op->cond.kind == STORE_IF_BELOW)
+		match = op->cond.pred(rc == 0 ? v.mv_data : NULL, rc == 0 ? v.mv_size : 0,
+		                      op->cond.arg);
+	else if (op->cond.absent)
 		match = rc == MDB_NOTFOUND;
 	else
-		match = rc == 0 && v.mv_size == op->expect_lock.size &&
-		        memcmp(v.mv_data, op->expect_lock.data, v.mv_size) == 0;
+		match = rc == 0 && v.mv_size == op->cond.lock.size &&
+		        memcmp(v.mv_data, op->cond.lock.data, v.mv_size) == 0;
 	if (!match)
 		op->result = MRTX_CONFLICT;
 	else /* (for op_write's count of unsettled records) */

@@ -39,7 +39,7 @@
  *                                     format 3: after its 11-byte order key
  *                                     (store_opts.lock_order), so that a
  *                                     one-row commit's "no lock, or STABLE
- *                                     before ts" (store_op.below) is one
+ *                                     before ts" (store_cond.below) is one
  *                                     omap_cmp LT guard
  *       0x03 . rkey(row) . fid+1 . rqual(qualifier)   a cell (format 4:
  *                                     ... rkey(qualifier) . vt(ts), one key

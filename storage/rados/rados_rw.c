@@ -266,7 +266,7 @@ static void rowread_op(rowread *rr, const char *oid, const store_filter *f, rrea
 }
 
 /* A lock value as stored: in a store of format 3 its order key comes
- * first (store_opts.lock_order), so that store_op.below is one omap_cmp
+ * first (store_opts.lock_order), so that store_cond.below is one omap_cmp
  * LT guard; older formats store the record alone. */
 static int lock_stored(const rstore *rs, mrtx_bytes rec, mrtx_arena *a, mrtx_bytes *out)
 {
@@ -965,11 +965,11 @@ static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a
 		mrtx_bytes expect = MRTX_BYTES("", 0);
 		int cmp = LIBRADOS_CMPXATTR_OP_EQ;
 
-		if (op->below.size && rs->ordered) {
+		if (op->cond.kind == STORE_IF_BELOW && rs->ordered) {
 			/* no lock (the empty value), or one whose order key is below */
-			expect = op->below;
+			expect = op->cond.below;
 			cmp = LIBRADOS_CMPXATTR_OP_LT;
-		} else if (!op->expect_absent && lock_stored(rs, op->expect_lock, a, &expect)) {
+		} else if (!op->cond.absent && lock_stored(rs, op->cond.lock, a, &expect)) {
 			return MRTX_ENOMEM;
 		}
 		rados_write_op_omap_cmp2(g->wop, (const char *)lk, cmp,
@@ -1175,11 +1175,11 @@ static void split_candidates(rstore *rs, store_op *ops, size_t n)
 		const char *oid;
 		int seen = 0;
 
-		if (ops[i].result != 0 || !ops[i].expect_absent || ops[i].delete_lock)
+		if (ops[i].result != 0 || !ops[i].cond.absent || ops[i].delete_lock)
 			continue;
 		oid = rados_tablet_of(ops[i].table, ops[i].row)->oid;
 		for (size_t j = 0; j < i && !seen; j++)
-			seen = ops[j].result == 0 && ops[j].expect_absent && !ops[j].delete_lock &&
+			seen = ops[j].result == 0 && ops[j].cond.absent && !ops[j].delete_lock &&
 			       strcmp(rados_tablet_of(ops[j].table, ops[j].row)->oid, oid) == 0;
 		if (!seen)
 			rados_split_maybe(rs, ops[i].table, oid);
@@ -1343,7 +1343,7 @@ static int write_rows_once(store *st, store_op *ops, size_t n)
 
 		for (size_t i = 0; i < n; i++) {
 			ops[i].result = MRTX_ESTORE;
-			if (ops[i].cond && !(rs->ordered && ops[i].below.size))
+			if (ops[i].cond.kind == STORE_IF_BELOW && !rs->ordered)
 				ops[i].result = MRTX_CONFLICT; /* no predicate on the OSD:
 				                                  the caller reads instead */
 			else

@@ -8,7 +8,7 @@
  *     (lock and cells from one state of its tablet object) but different
  *     rows at different moments; nothing above the seam relies on more.
  *   - store_op.cond is not evaluated: a store of format 3 evaluates
- *     store_op.below on the OSD (STORE_CAP_COND); older
+ *     store_cond.below on the OSD (STORE_CAP_COND); older
  *     ones neither (0), and callers read the lock instead.
  *   - store_op.check_gen is checked against the generation kept in the
  *     row's tablet object (see store.h), in the same compound op.
