@@ -25,7 +25,8 @@
 
 struct store_backend {
 	unsigned version; /* STORE_BACKEND_VERSION */
-	const char *name; /* "lmdb", "rados": store_info.kind */
+	const char *name;  /* "lmdb", "rados": store_info.kind */
+	const char *title; /* "LMDB", "RADOS": in messages */
 	/* the addresses it opens: those starting with scheme (NULL: any other,
 	 * a directory) */
 	const char *scheme;

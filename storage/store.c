@@ -33,6 +33,8 @@ static const store_backend *backend_of(const char *path)
 	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
 		const char *s = backends[i]->scheme;
 
+		if (backends[i]->version != STORE_BACKEND_VERSION)
+			continue; /* (a table of another shape: not called) */
 		if (!s)
 			dir = backends[i];
 		else if (strncmp(path, s, strlen(s)) == 0)
@@ -41,13 +43,19 @@ static const store_backend *backend_of(const char *path)
 	return dir;
 }
 
-/* An address of a backend this mrtx was built without (RADOS). */
+/* An address of a backend this mrtx was built without (RADOS): the error,
+ * else 0. */
 static int unbuilt(const char *path)
 {
+#ifdef MRTX_HAVE_RADOS
+	(void)path;
+	return 0;
+#else
 	if (strncmp(path, "rados://", 8) != 0)
 		return 0;
 	return mrtx__seterr(MRTX_EINVAL, "%s: this mrtx was built without RADOS support "
 	                    "(librados-dev was not found at build time)", path);
+#endif
 }
 
 int store_open(store **out, const char *path, const store_opts *opts)
@@ -80,12 +88,11 @@ int store_check_file(const char *path, const store_file_opts *o, store_file_stat
 {
 	const store_backend *be = backend_of(path);
 
-	if (unbuilt(path) || !be || !be->check_file) {
+	if (strncmp(path, "rados://", 8) == 0 || !be || !be->check_file) {
 		memset(stats, 0, sizeof(*stats));
 		stats->meta = -1;
-		return mrtx__seterr(MRTX_ENOTSUP, "%s: a %s store has no file to check page by "
-		                    "page (the deep check is LMDB's)", path,
-		                    be && be->name ? be->name : "RADOS");
+		return mrtx__seterr(MRTX_ENOTSUP, "%s: a RADOS store has no file to check page by "
+		                    "page (the deep check is LMDB's)", path);
 	}
 	return be->check_file(path, o, stats);
 }
@@ -113,11 +120,12 @@ static int refuse_write(const store *st, const char *what)
 	                    store_path(st), what);
 }
 
-/* What a store without cap cannot do. */
+/* What a store without the capability cannot do (the schema changes:
+ * LMDB's alone). */
 static int lacks(const store *st, const char *what)
 {
-	return mrtx__seterr(MRTX_ENOTSUP, "%s: %s is not supported on a %s store", store_path(st),
-	                    what, BE(st)->name);
+	return mrtx__seterr(MRTX_ENOTSUP, "%s: %s is not supported on a %s store (LMDB only)",
+	                    store_path(st), what, BE(st)->title);
 }
 
 /* Is every policy of pol[0..n) "one version" (or pol NULL)? */
@@ -361,7 +369,7 @@ int store_copy(store *st, const char *dir)
 {
 	if (!store_has(st, STORE_CAP_FILES))
 		return mrtx__seterr(MRTX_EINVAL, "%s: a %s store has no files to copy",
-		                    store_path(st), BE(st)->name);
+		                    store_path(st), BE(st)->title);
 	return BE(st)->copy(st, dir);
 }
 

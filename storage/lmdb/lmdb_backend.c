@@ -69,6 +69,7 @@ static int meta_get(store *st, store_view *v, const char *key, mrtx_arena *a, mr
 const store_backend lmdb_backend = {
 	.version = STORE_BACKEND_VERSION,
 	.name = "lmdb",
+	.title = "LMDB",
 	.scheme = NULL,
 	.open = lmdb_store_open,
 	.upgrade = lmdb_upgrade,

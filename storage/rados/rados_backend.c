@@ -38,6 +38,7 @@ static int meta_get(store *st, store_view *v, const char *key, mrtx_arena *a, mr
 const store_backend rados_backend = {
 	.version = STORE_BACKEND_VERSION,
 	.name = "rados",
+	.title = "RADOS",
 	.scheme = "rados://",
 	.open = rados_store_open,
 	.upgrade = rados_store_upgrade,
