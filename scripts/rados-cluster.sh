@@ -14,6 +14,11 @@
 #                                          writable (restart all the OSDs you killed in one
 #                                          call: with two of three down, one back alone may
 #                                          not make every PG writable)
+#   rados-cluster.sh settled DIR [SECONDS] wait until no PG is remapped (the osdmap holds no
+#                                          pg_temp: a restarted memstore OSD is backfilled,
+#                                          and the remap's end makes its PGs peer again, a
+#                                          pause writes would otherwise meet later), then
+#                                          until every PG is writable
 #
 # Everything (conf, keyrings, mon store, OSD data, logs, pid files, sockets) lives under DIR;
 # nothing listens outside 127.0.0.1; no ceph-mgr.  Daemons are found only through the pid
@@ -37,7 +42,8 @@ set -euo pipefail
 
 usage() {
 	echo "usage: $0 start DIR [--cephx] | stop DIR | status DIR | ready DIR [SECONDS]" \
-	     "| kill-osd N[,M..] DIR | restart-osd N[,M..] DIR | min-size N DIR" >&2
+	     "| settled DIR [SECONDS] | kill-osd N[,M..] DIR | restart-osd N[,M..] DIR" \
+	     "| min-size N DIR" >&2
 	exit 2
 }
 
@@ -49,7 +55,7 @@ min-size) OSD_ARG=${1:-}; [ -n "$OSD_ARG" ] || usage; shift
 kill-osd|restart-osd) OSD_ARG=${1:-}; [ -n "$OSD_ARG" ] || usage; shift
 	[[ $OSD_ARG =~ ^[0-9]+(,[0-9]+)*$ ]] ||
 		{ echo "$0: osd ids must be numbers separated by commas: $OSD_ARG" >&2; exit 2; } ;;
-start|stop|status|ready) ;;
+start|stop|status|ready|settled) ;;
 *) usage ;;
 esac
 DIR=${1:-}; [ -n "$DIR" ] || usage; shift
@@ -58,7 +64,7 @@ READY_ARG=
 for a in "$@"; do
 	case $a in
 	--cephx) [ "$CMD" = start ] || usage; CEPHX=1 ;;
-	*) [ "$CMD" = ready ] && [[ $a =~ ^[0-9]+$ ]] || usage; READY_ARG=$a ;;
+	*) { [ "$CMD" = ready ] || [ "$CMD" = settled ]; } && [[ $a =~ ^[0-9]+$ ]] || usage; READY_ARG=$a ;;
 	esac
 done
 
@@ -214,6 +220,14 @@ bluestore_cache_size = 67108864
 osd_memory_target = 536870912
 osd_op_num_shards = 2
 osd_op_num_threads_per_shard = 1
+# a killed memstore OSD comes back empty and is backfilled: without the
+# pauses meant for disks (0.1 s an op on an hdd), in seconds, not minutes
+osd_recovery_sleep = 0
+osd_recovery_sleep_hdd = 0
+osd_recovery_sleep_ssd = 0
+osd_recovery_sleep_hybrid = 0
+osd_max_backfills = 8
+osd_recovery_max_active = 8
 # the lua object class (blind-write predicates) is not in the default lists
 osd_class_load_list = *
 osd_class_default_list = *
@@ -428,6 +442,19 @@ do_restart_osd() {
 	log "osd.$OSD_ARG back, every PG writable after $(( $(now_ms) - t0 )) ms"
 }
 
+# Wait (up to $1 s) until the osdmap holds no pg_temp, then until every PG is writable.
+wait_settled() {
+	local limit=$1 t0 deadline
+	t0=$(now_ms); deadline=$(( $(date +%s) + limit ))
+	while ceph_ osd dump 2>/dev/null | grep -q '^pg_temp'; do
+		[ "$(date +%s)" -lt "$deadline" ] ||
+			{ log "PGs still remapped after ${limit}s"; return 1; }
+		sleep 1
+	done
+	log "no PG remapped (waited $(( $(now_ms) - t0 )) ms)"
+	wait_ready "$limit"
+}
+
 do_min_size() {
 	[ -f "$CONF" ] || die "no cluster in $DIR"
 	ceph_ osd pool set "$POOL" min_size "$OSD_ARG" >/dev/null 2>"$DIR/log/min-size.err" ||
@@ -441,6 +468,7 @@ start) do_start ;;
 stop) stop_all ;;
 status) do_status ;;
 ready) wait_ready "${READY_ARG:-$READY_TIMEOUT}" ;;
+settled) [ -f "$CONF" ] || die "no cluster in $DIR"; wait_settled "${READY_ARG:-$READY_TIMEOUT}" ;;
 kill-osd) do_kill_osd ;;
 restart-osd) do_restart_osd ;;
 esac
