@@ -59,12 +59,9 @@ enum {
 	 * live writer's commit (store_push) and publish their snapshots
 	 * (store_snap_publish) instead of waiting (RADOS) */
 	STORE_CAP_ORACLE = 1u << 7,
-	/* one write transaction per op, as a distributed engine writes
-	 * (store_opts.unbatched) */
-	STORE_CAP_UNBATCHED = 1u << 8,
 	/* every call is a network round trip (RADOS): a commit's tail goes to
 	 * the handle's worker instead of running inline (txn/tail.c) */
-	STORE_CAP_REMOTE = 1u << 9,
+	STORE_CAP_REMOTE = 1u << 8,
 };
 
 typedef struct store_head {

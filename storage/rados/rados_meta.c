@@ -275,9 +275,8 @@ int rados_store_open(store **out, const char *addr, const store_opts *o)
 	raddr_free(&ra);
 	if (rc == 0)
 		rc = meta_init(rs);
-	rs->head.caps = STORE_CAP_ORACLE | STORE_CAP_REMOTE |
-	                (rs->unbatched ? STORE_CAP_UNBATCHED : 0) |
-	                (rs->ordered ? STORE_CAP_COND : 0) | (rs->versions ? STORE_CAP_VERSIONS : 0);
+	rs->head.caps = STORE_CAP_ORACLE | STORE_CAP_REMOTE | (rs->ordered ? STORE_CAP_COND : 0) |
+	                (rs->versions ? STORE_CAP_VERSIONS : 0);
 	/* every writer of a format-3 store must derive the same order keys, or
 	 * its exact-value guards would never match another client's values */
 	if (rc == 0 && rs->ordered && !rs->lock_order && !rs->head.read_only)
