@@ -82,7 +82,7 @@ int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
 		return rc;
 	}
 	pthread_mutex_init(&db->idx_mu, NULL);
-	pthread_mutex_init(&db->snap_mu, NULL);
+	pthread_mutex_init(&db->snaps.mu, NULL);
 	hb_init(db);
 	{
 		static _Atomic uint64_t serials;
@@ -104,10 +104,10 @@ void mrtx_close(mrtx_db *db)
 	store_close(db->st);
 	idx_snap_release(db->idx);
 	pthread_mutex_destroy(&db->idx_mu);
-	pthread_mutex_destroy(&db->snap_mu);
-	mrtx__free(db->snaps);
-	pthread_mutex_destroy(&db->hb_mu);
-	pthread_cond_destroy(&db->hb_cv);
+	pthread_mutex_destroy(&db->snaps.mu);
+	mrtx__free(db->snaps.list);
+	pthread_mutex_destroy(&db->hb.mu);
+	pthread_cond_destroy(&db->hb.cv);
 	mrtx__free(db);
 }
 
