@@ -114,19 +114,22 @@ enum {
 	                        reused before they reach the disk) */
 };
 
-#define MRTX_OPTIONS_VERSION 3
+#define MRTX_OPTIONS_VERSION 4
 
 /**
  * Options for mrtx_open.  Initialise with MRTX_OPTIONS_INIT, then change
  * fields; a zero field means "the default" where noted.
  *
- * Versions: 2 added read_only, 3 two_phase, each at the end.  An older
+ * Versions: 2 added read_only, 3 two_phase.  Version 4 drops the test
+ * settings unbatched and two_phase (they move to the test interface; the
+ * environment variable MRTX_TWO_PHASE remains, see mrtx_open).  An older
  * struct (compiled against an older mrtx.h: version 1 ends at unbatched,
- * version 2 at read_only) is still accepted and read as far as it goes;
- * the fields it lacks are taken as 0.
+ * version 2 at read_only, version 3 at two_phase) is still accepted and
+ * read in its own layout, its unbatched and two_phase honoured; the fields
+ * it lacks are taken as 0.
  */
 typedef struct mrtx_options {
-	int version;           /* MRTX_OPTIONS_VERSION (1, 2 or 3) */
+	int version;           /* MRTX_OPTIONS_VERSION (1 to 4) */
 	int durability;        /* MRTX_SYNC (default), MRTX_NOMETASYNC, MRTX_NOSYNC */
 	size_t map_size;       /* bytes the store may grow to; 0 = 1 GiB.  A larger
 	                          value than the file's grows it; never shrinks
@@ -136,25 +139,11 @@ typedef struct mrtx_options {
 	uint32_t lock_ttl_ms;  /* lock expiry for this process's txns; 0 = 5000 */
 	uint32_t lock_wait_ms; /* how long a reader waits for a live lock before
 	                          MRTX_ELOCKED; 0 = 50 */
-	int unbatched;         /* nonzero: every row write is its own store call
-	                          (as on a distributed engine); for tests */
-	/* version 2 */
 	int read_only;         /* nonzero: open without write access and refuse
 	                          every write with MRTX_EREADONLY (see mrtx_open) */
-	/* version 3 */
-	int two_phase;         /* nonzero: commit every multi-row transaction
-	                          with the two-phase protocol (prewrite, commit
-	                          point, apply, release; DESIGN §5), also on a
-	                          store that could commit it in one write (LMDB,
-	                          batched: DESIGN §5.3).  For crash tests of the
-	                          protocol a distributed store runs; slower.  The
-	                          environment variable MRTX_TWO_PHASE=1 (yes,
-	                          true, on) sets it for every mrtx_open; any value
-	                          but those and 0/no/false/off/empty makes
-	                          mrtx_open fail with MRTX_EINVAL */
 } mrtx_options;
 
-#define MRTX_OPTIONS_INIT { MRTX_OPTIONS_VERSION, MRTX_SYNC, 0, 0, 0, 0, 0, 0, 0 }
+#define MRTX_OPTIONS_INIT { MRTX_OPTIONS_VERSION, MRTX_SYNC, 0, 0, 0, 0, 0 }
 
 /**
  * Open (creating if needed) the store in directory `path`.
@@ -162,10 +151,19 @@ typedef struct mrtx_options {
  * The directory is created (mode 0700) if missing.  Opening the same store
  * twice in one process shares one environment (LMDB forbids two), whose
  * durability, batching and map size are the first open's: a later open must
- * ask for the same durability and unbatched setting and a map_size of 0 or
- * no larger than the shared map, else it fails with MRTX_EINVAL naming both
- * settings (nothing is silently weakened; close every handle to change
- * them).  After fork() the child must open the store anew.
+ * ask for the same durability (and batching, a test setting) and a
+ * map_size of 0 or no larger than the shared map, else it fails with
+ * MRTX_EINVAL naming both settings (nothing is silently weakened; close
+ * every handle to change them).  After fork() the child must open the store
+ * anew.
+ *
+ * The environment variable MRTX_TWO_PHASE=1 (yes, true, on) makes every
+ * handle commit each multi-row transaction with the two-phase protocol
+ * (prewrite, commit point, apply, release; DESIGN §5), also on a store that
+ * could commit it in one write: for crash tests of the protocol a
+ * distributed store runs, in programs whose code is fixed; slower.  Any
+ * value but those and 0/no/false/off/empty makes mrtx_open fail with
+ * MRTX_EINVAL.
  *
  * Processes: any number may open one store, each with its own durability.
  * A commit is then as durable as its own process's mode, but the store as a

@@ -25,7 +25,7 @@
 #define NROWS 4
 static const char *const FAMS[] = { "f", "g" };
 
-/* Open with mrtx_options.two_phase: the prewrite/commit-point protocol,
+/* Open with the two_phase knob (txn_test.h): the prewrite/commit-point protocol,
  * whose steps after the commit point allocate too (one-phase commits end
  * at their single write). */
 static int two_phase;
@@ -36,8 +36,7 @@ static mrtx_db *open_at(const char *path)
 	mrtx_db *db = NULL;
 
 	o.durability = MRTX_NOSYNC;
-	o.two_phase = two_phase;
-	if (mrtx_open(&db, path, &o) != MRTX_OK)
+	if (mrtx__open_knobs(&db, path, &o, &(mrtx__knobs){ 0, two_phase }) != MRTX_OK)
 		fail_msg("mrtx_open(%s): %s", path, mrtx_errmsg());
 	return db;
 }

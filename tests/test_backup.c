@@ -619,7 +619,7 @@ int main(void)
 	tu_rng_seed(12345);
 	/* These tests stop writers between the steps of the two-phase protocol
 	 * (DESIGN §5.2) and look at the locks they leave: every handle opened
-	 * here uses it (mrtx_options.two_phase).  One-phase commits on LMDB
+	 * here uses it (the two_phase knob, txn_test.h).  One-phase commits on LMDB
 	 * (§5.3) have their own crash tests in test_txn. */
 	setenv("MRTX_TWO_PHASE", "1", 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);

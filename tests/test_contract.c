@@ -32,9 +32,8 @@ static mrtx_db *open_with(const char *path, int durability, int unbatched, size_
 	mrtx_db *db = NULL;
 
 	o.durability = durability;
-	o.unbatched = unbatched;
 	o.map_size = map;
-	if (mrtx_open(&db, path, &o) != MRTX_OK)
+	if (mrtx__open_knobs(&db, path, &o, &(mrtx__knobs){ unbatched, 0 }) != MRTX_OK)
 		return NULL;
 	return db;
 }
@@ -61,11 +60,9 @@ static void second_open_options(void **state)
 	assert_int_equal(mrtx_open(&b, path, NULL), MRTX_EINVAL);
 	/* another batching */
 	o.durability = MRTX_NOSYNC;
-	o.unbatched = 1;
-	assert_int_equal(mrtx_open(&b, path, &o), MRTX_EINVAL);
+	assert_int_equal(mrtx__open_knobs(&b, path, &o, &(mrtx__knobs){ 1, 0 }), MRTX_EINVAL);
 	assert_non_null(strstr(mrtx_errmsg(), "unbatched"));
 	/* a larger map than the shared one */
-	o.unbatched = 0;
 	o.map_size = 128u << 20;
 	assert_int_equal(mrtx_open(&b, path, &o), MRTX_EINVAL);
 	assert_non_null(strstr(mrtx_errmsg(), "map"));

@@ -45,8 +45,7 @@ static mrtx_db *open_reader(const char *path, int unbatched)
 	o.durability = MRTX_NOSYNC;
 	o.lock_ttl_ms = HUGE_TTL;
 	o.lock_wait_ms = 50;
-	o.unbatched = unbatched;
-	return tu_open(path, &o);
+	return tu_open_k(path, &o, &(mrtx__knobs){ unbatched, 0 });
 }
 
 /* Write val to the three rows in one transaction, then wait for the
@@ -122,8 +121,7 @@ static pid_t spawn_writer_ttl(const char *path, const char *fp, int unbatched, i
 
 		o.durability = MRTX_NOSYNC;
 		o.lock_ttl_ms = ttl_ms;
-		o.unbatched = unbatched;
-		if (mrtx_open(&db, path, &o)) {
+		if (mrtx__open_knobs(&db, path, &o, &(mrtx__knobs){ unbatched, 0 })) {
 			fprintf(stderr, "writer: open: %s\n", mrtx_errmsg());
 			_exit(2);
 		}
@@ -590,8 +588,7 @@ static void test_orphan_secondaries(void **state)
 		close(go[1]);
 		o.durability = MRTX_NOSYNC;
 		o.lock_ttl_ms = HUGE_TTL;
-		o.unbatched = 1;
-		if (mrtx_open(&db, f->path, &o) || mrtx_begin(db, &txn))
+		if (mrtx__open_knobs(&db, f->path, &o, &(mrtx__knobs){ 1, 0 }) || mrtx_begin(db, &txn))
 			_exit(2);
 		/* read the primary first, so the intruder's commit is met by the
 		 * primary's prewrite condition (blind rows would be caught earlier,
@@ -831,7 +828,7 @@ int main(void)
 
 	/* These tests stop writers between the steps of the two-phase protocol
 	 * (DESIGN §5.2) and look at the locks they leave: every handle opened
-	 * here uses it (mrtx_options.two_phase).  One-phase commits on LMDB
+	 * here uses it (the two_phase knob, txn_test.h).  One-phase commits on LMDB
 	 * (§5.3) have their own crash tests in test_txn. */
 	setenv("MRTX_TWO_PHASE", "1", 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);

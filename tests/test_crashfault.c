@@ -46,7 +46,7 @@ static crashrec_fault_fn fault;
 static crashrec_fault_fired_fn fired;
 static crashrec_follow_fn follow;
 static int durability = MRTX_SYNC;
-static int two_phase; /* mrtx_options.two_phase: a multi-row commit's first
+static int two_phase; /* the two_phase knob: a multi-row commit's first
                        * sync is a prewrite's, not its commit point's */
 
 static mrtx_db *open_sync(const char *path)
@@ -55,9 +55,8 @@ static mrtx_db *open_sync(const char *path)
 	mrtx_db *db = NULL;
 
 	o.durability = durability;
-	o.two_phase = two_phase;
 	o.lock_wait_ms = 1;
-	if (mrtx_open(&db, path, &o) != MRTX_OK)
+	if (mrtx__open_knobs(&db, path, &o, &(mrtx__knobs){ 0, two_phase }) != MRTX_OK)
 		fail_msg("open %s: %s", path, mrtx_errmsg());
 	return db;
 }

@@ -50,9 +50,8 @@ static mrtx_db *fx_open(fx *f)
 	int rc;
 
 	o.durability = MRTX_NOSYNC;
-	o.unbatched = f->unbatched;
 	o.lock_wait_ms = 1;
-	rc = mrtx_open(&db, f->path, &o);
+	rc = mrtx__open_knobs(&db, f->path, &o, &(mrtx__knobs){ f->unbatched, 0 });
 	if (rc != MRTX_OK)
 		fail_msg("mrtx_open(%s): %s", f->path, mrtx_errmsg());
 	return db;
@@ -460,7 +459,7 @@ int main(void)
 	};
 
 	/* These tests fail the N-th store call of every step of the two-phase protocol (DESIGN §5.2): every handle
-	 * opened here uses it (mrtx_options.two_phase).  One-phase commits on
+	 * opened here uses it (the two_phase knob, txn_test.h).  One-phase commits on
 	 * LMDB (§5.3) are covered by test_txn. */
 	setenv("MRTX_TWO_PHASE", "1", 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -204,10 +204,9 @@ static void lost_refresh_reply(void **state)
 
 	(void)state;
 	o.lock_ttl_ms = TTL_MS;
-	o.unbatched = 1;
 	o.durability = MRTX_NOSYNC;
 	path = tu_tmpdir("heartbeat-lost");
-	w.db = tu_open(path, &o);
+	w.db = tu_open_k(path, &o, &(mrtx__knobs){ 1, 0 });
 	assert_non_null(w.db);
 	assert_int_equal(tu_table(w.db, "t", "f", NULL), 0);
 	/* hits 1 and 2: the two prewrites; hit 3: the first refresh */
@@ -238,7 +237,7 @@ int main(void)
 
 	/* These tests hold commits between the prewrite and the commit point of the two-phase
 	 * protocol (DESIGN §5.2): every handle
-	 * opened here uses it (mrtx_options.two_phase).  One-phase commits on
+	 * opened here uses it (the two_phase knob, txn_test.h).  One-phase commits on
 	 * LMDB (§5.3) are covered by test_txn. */
 	setenv("MRTX_TWO_PHASE", "1", 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);

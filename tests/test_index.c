@@ -490,8 +490,7 @@ static void writer(const char *path, unsigned seed, int unbatched, const char *f
 
 	o.durability = MRTX_NOSYNC;
 	o.lock_ttl_ms = 500;
-	o.unbatched = unbatched;
-	if (!(db = tu_open(path, &o)))
+	if (!(db = tu_open_k(path, &o, &(mrtx__knobs){ unbatched, 0 })))
 		_exit(3);
 	if (fp) {
 		if (mrtx_failpoints_set(fp))
@@ -708,7 +707,7 @@ int main(void)
 	};
 
 	/* These tests kill writers between the steps of the two-phase protocol (DESIGN §5.2): every handle
-	 * opened here uses it (mrtx_options.two_phase).  One-phase commits on
+	 * opened here uses it (the two_phase knob, txn_test.h).  One-phase commits on
 	 * LMDB (§5.3) are covered by test_txn. */
 	setenv("MRTX_TWO_PHASE", "1", 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -322,8 +322,7 @@ static void test_shared_open(void **state)
 	o.read_only = 1;
 	o.durability = MRTX_SYNC;
 	o.map_size = (size_t)64 << 30;
-	o.unbatched = 1;
-	assert_int_equal(mrtx_open(&ro2, f->path, &o), 0);
+	assert_int_equal(mrtx__open_knobs(&ro2, f->path, &o, &(mrtx__knobs){ 1, 0 }), 0);
 	expect_all(ro2, "old");
 	mrtx_close(ro2);
 	expect_all(ro, "old");
@@ -333,32 +332,38 @@ static void test_shared_open(void **state)
 	mrtx_close(rw);
 }
 
-/* Older option structs (version 1: no read_only; 2: no two_phase) are read
- * as far as they go. */
+/* Older option structs (version 1: no read_only; 2: no two_phase; 3: the
+ * test settings inside) are read in their own layout, as far as they go. */
 static void test_options_versions(void **state)
 {
 	fx *f = *state;
+	tu_options_v3 v = { 1, MRTX_NOSYNC, 0, 0, 0, 0, 0, 0, 0 };
 	mrtx_options o = MRTX_OPTIONS_INIT;
 	mrtx_db *db = NULL;
 
-	assert_int_equal(MRTX_OPTIONS_VERSION, 3);
-	assert_int_equal(offsetof(mrtx_options, two_phase), offsetof(mrtx_options, read_only) +
-	                                                    sizeof(int));
-	assert_int_equal(offsetof(mrtx_options, read_only), offsetof(mrtx_options, unbatched) +
-	                                                    sizeof(int));
-	o.version = 1;
-	o.durability = MRTX_NOSYNC;
-	o.read_only = 12345; /* beyond a version-1 struct: never read */
-	assert_int_equal(mrtx_open(&db, f->path, &o), 0);
+	assert_int_equal(MRTX_OPTIONS_VERSION, 4);
+	v.read_only = 12345; /* beyond a version-1 struct: never read */
+	assert_int_equal(mrtx_open(&db, f->path, TU_OPTIONS_V3(&v)), 0);
 	assert_int_equal(tu_put(db, "ta", B("r1"), "f", B("v"), B("v1")), 0);
 	mrtx_close(db);
 	/* version 2: read_only is read (two_phase, beyond it: test_txn) */
-	o.version = 2;
+	v.version = 2;
+	v.read_only = 1;
+	assert_int_equal(mrtx_open(&db, f->path, TU_OPTIONS_V3(&v)), 0);
+	assert_int_equal(tu_put(db, "ta", B("r2"), "f", B("v"), B("v1")), MRTX_EREADONLY);
+	mrtx_close(db);
+	/* version 3 ends after read_only too */
+	v.version = 3;
+	assert_int_equal(mrtx_open(&db, f->path, TU_OPTIONS_V3(&v)), 0);
+	assert_int_equal(tu_put(db, "ta", B("r2"), "f", B("v"), B("v1")), MRTX_EREADONLY);
+	mrtx_close(db);
+	/* version 4: the current layout */
+	o.durability = MRTX_NOSYNC;
 	o.read_only = 1;
 	assert_int_equal(mrtx_open(&db, f->path, &o), 0);
 	assert_int_equal(tu_put(db, "ta", B("r2"), "f", B("v"), B("v1")), MRTX_EREADONLY);
 	mrtx_close(db);
-	o.version = 4;
+	o.version = 5;
 	assert_int_equal(mrtx_open(&db, f->path, &o), MRTX_EINVAL);
 	o.version = 0;
 	assert_int_equal(mrtx_open(&db, f->path, &o), MRTX_EINVAL);
@@ -487,7 +492,7 @@ int main(void)
 
 	/* These tests leave the locks of writers killed between the steps of the two-phase
 	 * protocol (DESIGN §5.2) for read-only handles to meet: every handle
-	 * opened here uses it (mrtx_options.two_phase).  One-phase commits on
+	 * opened here uses it (the two_phase knob, txn_test.h).  One-phase commits on
 	 * LMDB (§5.3) are covered by test_txn. */
 	setenv("MRTX_TWO_PHASE", "1", 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);

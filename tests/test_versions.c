@@ -666,9 +666,8 @@ static void test_upgrade(void **state)
 		mrtx_txn *x;
 
 		o.durability = MRTX_NOSYNC;
-		o.two_phase = 1;
 		o.lock_ttl_ms = 3600000;
-		if (mrtx_open(&w, path, &o) || mrtx_failpoints_set("commit.after_prewrite=exit") ||
+		if (mrtx__open_knobs(&w, path, &o, &(mrtx__knobs){ 0, 1 }) || mrtx_failpoints_set("commit.after_prewrite=exit") ||
 		    mrtx_begin(w, &x) ||
 		    mrtx_put(x, "t", B("p1"), "h", B("q"), B("x")) ||
 		    mrtx_put(x, "t", B("p2"), "h", B("q"), B("x")))

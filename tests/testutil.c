@@ -77,6 +77,12 @@ void tu_rmrf(const char *path)
 
 mrtx_db *tu_open_fresh(const char *tag, char **path_out, const mrtx_options *opts)
 {
+	return tu_open_fresh_k(tag, path_out, opts, NULL);
+}
+
+mrtx_db *tu_open_fresh_k(const char *tag, char **path_out, const mrtx_options *opts,
+                         const mrtx__knobs *k)
+{
 	mrtx_options o = MRTX_OPTIONS_INIT;
 	mrtx_db *db = NULL;
 	char *path = tu_tmpdir(tag);
@@ -87,7 +93,7 @@ mrtx_db *tu_open_fresh(const char *tag, char **path_out, const mrtx_options *opt
 		o.durability = MRTX_NOSYNC;
 		opts = &o;
 	}
-	if (mrtx_open(&db, path, opts) != MRTX_OK) {
+	if (mrtx__open_knobs(&db, path, opts, k) != MRTX_OK) {
 		fprintf(stderr, "mrtx_open(%s): %s\n", path, mrtx_errmsg());
 		free(path);
 		return NULL;
@@ -156,6 +162,11 @@ int tu_put_str(mrtx_db *db, const char *table, const char *row, const char *fq,
 
 mrtx_db *tu_open(const char *path, const mrtx_options *opts)
 {
+	return tu_open_k(path, opts, NULL);
+}
+
+mrtx_db *tu_open_k(const char *path, const mrtx_options *opts, const mrtx__knobs *k)
+{
 	mrtx_options o = MRTX_OPTIONS_INIT;
 	mrtx_db *db = NULL;
 
@@ -163,7 +174,7 @@ mrtx_db *tu_open(const char *path, const mrtx_options *opts)
 		o.durability = MRTX_NOSYNC;
 		opts = &o;
 	}
-	if (mrtx_open(&db, path, opts) != MRTX_OK) {
+	if (mrtx__open_knobs(&db, path, opts, k) != MRTX_OK) {
 		fprintf(stderr, "mrtx_open(%s): %s\n", path, mrtx_errmsg());
 		return NULL;
 	}

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "mrtx.h"
+#include "txn/txn_test.h"
 
 /* Every lock record of table t (a store_table of db's store) decodes and
  * is STABLE -- `mrtx check` in miniature; fails the test otherwise.
@@ -36,6 +37,21 @@ void tu_rmrf(const char *path);
 void tu_lmdb_unseal(const char *path);
 /* Open a fresh store with the given options (NULL = defaults + nosync). */
 mrtx_db *tu_open_fresh(const char *tag, char **path_out, const mrtx_options *opts);
+/* mrtx_options as versions 1 to 3 laid it out (each version ends at the
+ * field its comment names), for the tests of older callers. */
+typedef struct tu_options_v3 {
+	int version, durability;
+	size_t map_size;
+	unsigned file_mode;
+	uint32_t lock_ttl_ms, lock_wait_ms;
+	int unbatched;  /* version 1 */
+	int read_only;  /* version 2 */
+	int two_phase;  /* version 3 */
+} tu_options_v3;
+#define TU_OPTIONS_V3(v) ((const mrtx_options *)(const void *)(v))
+/* The same with the test knobs (txn_test.h; NULL: none). */
+mrtx_db *tu_open_fresh_k(const char *tag, char **path_out, const mrtx_options *opts,
+                         const mrtx__knobs *k);
 /* Get a cell in a fresh transaction; returns rc, copies value to buf (NUL-terminated). */
 int tu_get_str(mrtx_db *db, const char *table, const char *row, const char *fq,
                char *buf, size_t bufsz);
@@ -50,6 +66,7 @@ int tu_put_str(mrtx_db *db, const char *table, const char *row, const char *fq,
 /* Open an existing (or new) store at path; opts NULL = defaults + nosync.
  * Returns NULL (and prints the error) on failure. */
 mrtx_db *tu_open(const char *path, const mrtx_options *opts);
+mrtx_db *tu_open_k(const char *path, const mrtx_options *opts, const mrtx__knobs *k);
 /* Create a table from a NULL-terminated list of family names; returns rc. */
 int tu_table(mrtx_db *db, const char *table, ...);
 /* waitpid(pid): the exit status, 128+signal when killed, -1 on error. */

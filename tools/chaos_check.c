@@ -55,21 +55,14 @@ void chaos_result_free(chaos_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static void open_opts(const chaos_cfg *cfg, mrtx_options *o)
-{
-	chaos_open_options(cfg, o);
-}
-
 int chaos_setup_store(const chaos_cfg *cfg)
 {
 	const char *fam[] = { CHAOS_FAMILY };
-	mrtx_options o;
 	mrtx_db *db;
 	mrtx_txn *txn = NULL;
 	int rc;
 
-	open_opts(cfg, &o);
-	if ((rc = mrtx_open(&db, cfg->store, &o)))
+	if ((rc = chaos_open(cfg, &db)))
 		return rc;
 	for (int i = 0; i < 2 && rc == 0; i++)
 		rc = mrtx_create_table(db, cfg->workload == CHAOS_BANK ? chaos_bank_tables[i] :
@@ -464,12 +457,10 @@ int chaos_postrun(const chaos_cfg *cfg, chaos_result *r)
 {
 	recover_opts ro = { 0, 0, 0 };
 	hc_history *h = NULL;
-	mrtx_options o;
 	mrtx_db *db;
 	int rc;
 
-	open_opts(cfg, &o);
-	if ((rc = mrtx_open(&db, cfg->store, &o))) {
+	if ((rc = chaos_open(cfg, &db))) {
 		chaos_anomaly(r, "reopening the store failed: %s", mrtx_errmsg());
 		return 1;
 	}

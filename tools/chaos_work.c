@@ -8,6 +8,7 @@
  * random; failpoints make them exit (status 99) or SIGKILL themselves.
  */
 #include "chaos_work.h"
+#include "txn/txn_test.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -58,16 +59,15 @@ void append_key(uint32_t k, const char **table, char *row, size_t rowsz)
 	snprintf(row, rowsz, "k%08" PRIu32, k);
 }
 
-void chaos_open_options(const chaos_cfg *cfg, mrtx_options *o)
+int chaos_open(const chaos_cfg *cfg, mrtx_db **db)
 {
-	mrtx_options d = MRTX_OPTIONS_INIT;
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	mrtx__knobs k = { cfg->unbatched, cfg->two_phase };
 
-	*o = d;
-	o->durability = MRTX_NOSYNC; /* a killed process loses nothing with nosync */
-	o->lock_ttl_ms = 2000;
-	o->lock_wait_ms = 20;
-	o->unbatched = cfg->unbatched;
-	o->two_phase = cfg->two_phase;
+	o.durability = MRTX_NOSYNC; /* a killed process loses nothing with nosync */
+	o.lock_ttl_ms = 2000;
+	o.lock_wait_ms = 20;
+	return mrtx__open_knobs(db, cfg->store, &o, &k);
 }
 
 /* ------------------------------------------------------------ the log */
@@ -473,7 +473,6 @@ int chaos_child(const chaos_cfg *cfg, int role, uint32_t incarnation, const char
 {
 	char path[4200];
 	sbuf b = { NULL, 0, 0 }, reads = { NULL, 0, 0 };
-	mrtx_options o;
 	mrtx_db *db;
 	struct sigaction sa;
 	sigset_t term;
@@ -492,10 +491,9 @@ int chaos_child(const chaos_cfg *cfg, int role, uint32_t incarnation, const char
 	snprintf(path, sizeof(path), "%s/h-%" PRIu32 ".log", cfg->logdir, incarnation);
 	if ((log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_TRUNC | O_CLOEXEC, 0644)) < 0)
 		return 3;
-	chaos_open_options(cfg, &o);
 	/* a store that is briefly unreachable (an OSD restarting under a RADOS
 	 * store) is opened again, as a client would */
-	for (int tries = 0; (rc = mrtx_open(&db, cfg->store, &o)) == MRTX_ESTORE && tries < 5;
+	for (int tries = 0; (rc = chaos_open(cfg, &db)) == MRTX_ESTORE && tries < 5;
 	     tries++)
 		sleep(1);
 	if (rc) {

@@ -43,7 +43,7 @@ typedef struct chaos_cfg {
 	int writers;
 	int auditors;
 	int unbatched;
-	int two_phase;      /* writers open with mrtx_options.two_phase */
+	int two_phase;      /* writers commit in two phases (txn_test.h) */
 	int json;
 	unsigned seed;
 	volatile uint64_t *shared_counter; /* MAP_SHARED: append invocations so far */
@@ -71,7 +71,7 @@ extern const char *const chaos_append_tables[2];
 #define CHAOS_FAMILY "f"
 
 /* Options every chaos process opens the store with. */
-void chaos_open_options(const chaos_cfg *cfg, mrtx_options *o);
+int chaos_open(const chaos_cfg *cfg, mrtx_db **db);
 
 /*
  * Body of a forked child: open the store, arm `armspec` (may be NULL), run

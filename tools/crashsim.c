@@ -50,6 +50,7 @@
 #include "crashrec/crashrec.h"
 #include "crashsim_int.h"
 #include "util.h"
+#include "txn/txn_test.h"
 
 const char *const cs_writer_table = "crashsim_w";
 const char *const cs_kind_names[CSV_NKINDS] = {
@@ -186,8 +187,7 @@ static int writer_main(const cs_cfg *c, const char *store, int w, crashrec_mark_
 	int rc;
 
 	o.durability = c->durability;
-	o.unbatched = c->unbatched;
-	if ((rc = mrtx_open(&db, store, &o)))
+	if ((rc = mrtx__open_knobs(&db, store, &o, &(mrtx__knobs){ c->unbatched, 0 })))
 		return tool_fail("crashsim", "writer open", rc);
 	for (uint32_t k = 1; k <= (uint32_t)c->txns; k++) {
 		step s = { c->seed, w, k };

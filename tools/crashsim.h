@@ -43,7 +43,7 @@ typedef struct cs_cfg {
 	unsigned long states;
 	uint64_t seed;
 	int writers, txns;
-	int unbatched;      /* writers open the store with mrtx_options.unbatched */
+	int unbatched;      /* writers open the store unbatched (txn_test.h) */
 	long only;          /* >= 0: check this state only and keep its image */
 	int json;
 	const char *trace;  /* an existing trace (no recording), or NULL */

@@ -147,7 +147,6 @@ int globals_for(const char *cmd, int own_stores)
 		return rc;
 	o.map_size = g.map_size;
 	o.read_only = g.read_only;
-	o.two_phase = g.two_phase;
-	tool_open_options(&o);
+	tool_open_options(&o, g.two_phase);
 	return 0;
 }

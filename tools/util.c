@@ -2,6 +2,7 @@
  * util.c - see util.h.
  */
 #include "util.h"
+#include "txn/txn_test.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -337,10 +338,12 @@ static int store_dir_writable(const char *path)
 
 /* The options of every tool_open: the global ones (globals.c) */
 static mrtx_options open_opts = MRTX_OPTIONS_INIT;
+static mrtx__knobs open_knobs;
 
-void tool_open_options(const mrtx_options *o)
+void tool_open_options(const mrtx_options *o, int two_phase)
 {
 	open_opts = *o;
+	open_knobs.two_phase = two_phase;
 }
 
 int tool_open(const char *cmd, const char *path, int create, mrtx_db **out)
@@ -378,7 +381,7 @@ int tool_open(const char *cmd, const char *path, int create, mrtx_db **out)
 			return EXIT_FAIL;
 		}
 	}
-	if ((rc = mrtx_open(out, path, &open_opts))) {
+	if ((rc = mrtx__open_knobs(out, path, &open_opts, &open_knobs))) {
 		rc = tool_fail(cmd, "open", rc);
 		if (!open_opts.read_only && strncmp(path, "rados://", 8) != 0 &&
 		    !store_dir_writable(path))

@@ -127,10 +127,11 @@ int arg_size(const char *cmd, const char *what, const char *arg, size_t *out);
 
 /*
  * The options every later tool_open passes to mrtx_open (copied; initially
- * MRTX_OPTIONS_INIT).  main sets them from the global options (globals.h:
- * map size, read-only).
+ * MRTX_OPTIONS_INIT), and whether it commits in two phases (txn_test.h).
+ * main sets them from the global options (globals.h: map size, read-only,
+ * --two-phase).
  */
-void tool_open_options(const mrtx_options *o);
+void tool_open_options(const mrtx_options *o, int two_phase);
 
 /*
  * Open the store at path, with the options of tool_open_options.  A path that is not a directory is refused ("is not a

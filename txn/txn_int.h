@@ -72,7 +72,7 @@ struct mrtx_db {
 	uint64_t serial;       /* unique among the process's handles, ever (mrtx_open):
 	                          a reused transaction object keeps the table it
 	                          named last only for the handle of that serial */
-	int two_phase;         /* mrtx_options.two_phase: never commit in one phase */
+	int two_phase;         /* the two_phase knob (txn_test.h): never commit in one phase */
 	uint32_t lock_ttl_ms;
 	uint32_t lock_wait_ms;
 	pthread_mutex_t idx_mu;
