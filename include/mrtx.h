@@ -10,9 +10,13 @@
  *  - int returns: 0 (MRTX_OK) is success, errors are the negative MRTX_*
  *    codes below.  mrtx_strerror() names a code, mrtx_errmsg() gives this
  *    thread's detail of the last failure (which table, row, step, limit).
- *  - Output parameters come first and are named out; the caller owns what
- *    *out returns and frees it with the matching _close/_free/_abort, each of
- *    which accepts NULL.
+ *  - The handle a call acts on comes first and output parameters come
+ *    last, as in LMDB and SQLite (mrtx_begin(db, &txn)).  Two kinds take
+ *    their output first: mrtx_open, which has no handle yet, and the key
+ *    functions that fill a caller's buffer (mrtx_key_prefix_end,
+ *    mrtx_key_parse, mrtx_key_format), in the order of memcpy and
+ *    snprintf.  The caller owns what an out parameter returns and frees it
+ *    with the matching _close/_free/_abort, each of which accepts NULL.
  *  - Inputs of type mrtx_bytes are borrowed for the duration of the call
  *    only; mrtx copies what it keeps.
  *
@@ -368,11 +372,12 @@ int mrtx_create_table_split(mrtx_db *db, const char *table, const char *const *f
 
 /**
  * List a table's families.  *out receives a pointer to an array of *count
- * names owned by db, valid until mrtx_close.
+ * names owned by db, valid until mrtx_close.  (Before options version 4
+ * the outputs came first.)
  * @return MRTX_OK; MRTX_EINVAL; MRTX_ENOTABLE; MRTX_ESTORE.
  */
-int mrtx_table_families(const char *const **out, size_t *count, mrtx_db *db,
-                        const char *table);
+int mrtx_table_families(mrtx_db *db, const char *table, const char *const **out,
+                        size_t *count);
 
 /**
  * Add a family to an existing table.  Families are numbered by position,

@@ -135,8 +135,8 @@ void model_probe(mrtx_db *db, const char *path, mrtx_txn *h, int nidx, int p)
 		P(F_CTABLE, mrtx_create_table(db, "ta", TABS[0].fams, 2), 0);
 		break;
 	case 34:
-		P(F_FAMS, mrtx_table_families(NULL, &n, db, "ta"), MRTX_EINVAL);
-		P(F_FAMS, mrtx_table_families(&fl, &n, db, "nope"), MRTX_ENOTABLE);
+		P(F_FAMS, mrtx_table_families(db, "ta", NULL, &n), MRTX_EINVAL);
+		P(F_FAMS, mrtx_table_families(db, "nope", &fl, &n), MRTX_ENOTABLE);
 		P(F_TABLES, mrtx_tables(NULL, stop_cb, NULL), MRTX_EINVAL);
 		if (mrtx_tables(db, stop_cb, NULL) != 5)
 			viol("wrong-code", "mrtx_tables does not return fn's nonzero value");

@@ -375,7 +375,7 @@ void verify_all(const char *why)
 		const char *const *f;
 		size_t n;
 
-		rc = mrtx_table_families(&f, &n, W.db, TABS[i].name);
+		rc = mrtx_table_families(W.db, TABS[i].name, &f, &n);
 		if (check_rc(F_FAMS, rc, W.exists[i] ? C(0) : C(MRTX_ENOTABLE), "families") && rc == 0 &&
 		    (n != (size_t)TABS[i].nfam || strcmp(f[n - 1], TABS[i].fams[n - 1]) != 0))
 			viol("store-content", "families of %s", TABS[i].name);

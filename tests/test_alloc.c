@@ -280,7 +280,7 @@ static void open_every_allocation(void **state)
 			const char *const *fams;
 			size_t nf;
 
-			rc = mrtx_table_families(&fams, &nf, db, "t");
+			rc = mrtx_table_families(db, "t", &fams, &nf);
 		}
 		count = mrtx__alloc_fail_at(0);
 		if (rc != MRTX_OK && rc != MRTX_ENOMEM)

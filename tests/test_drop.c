@@ -162,7 +162,7 @@ static void test_drop_truncate(void **state)
 	assert_int_equal(mrtx_drop_table(db, "a"), MRTX_ENOTABLE);
 	/* name reuse: a new, empty table */
 	assert_int_equal(tu_table(db, "a", "x", "f", NULL), 0);
-	assert_int_equal(mrtx_table_families(&fams, &n, db, "a"), 0);
+	assert_int_equal(mrtx_table_families(db, "a", &fams, &n), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(fams[0], "x");
 	/* non-empty: truncate keeps the table and the neighbours' rows */

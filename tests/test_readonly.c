@@ -196,7 +196,7 @@ static void test_reads_work_writes_refused(void **state)
 	expect_all(db, "old");
 	assert_int_equal(mrtx_tables(db, count_fn, &n), 0);
 	assert_int_equal(n, 3); /* ta, tb, ix */
-	assert_int_equal(mrtx_table_families(&fl, &nf, db, "ta"), 0);
+	assert_int_equal(mrtx_table_families(db, "ta", &fl, &nf), 0);
 	assert_int_equal(nf, 1);
 	n = 0;
 	assert_int_equal(mrtx_indexes(db, spec_fn, &n), 0);

@@ -855,7 +855,7 @@ static void threads_share_one_store(void **state)
 		char t[16];
 
 		snprintf(t, sizeof(t), "t%d", i);
-		assert_int_equal(mrtx_table_families(&fams, &nf, db, t), MRTX_OK);
+		assert_int_equal(mrtx_table_families(db, t, &fams, &nf), MRTX_OK);
 	}
 	mrtx_close(db);
 	tu_rmrf(path);

@@ -1664,11 +1664,11 @@ static void test_create_table(void **state)
 	assert_int_equal(mrtx_create_table(f->db, "t3", fams, 0), MRTX_EINVAL);
 	assert_int_equal(mrtx_create_table(f->db, "", fams, 1), MRTX_EINVAL);
 	assert_int_equal(mrtx_create_table(f->db, "a/b", fams, 1), MRTX_EINVAL);
-	assert_int_equal(mrtx_table_families(&got, &n, f->db, "t1"), MRTX_OK);
+	assert_int_equal(mrtx_table_families(f->db, "t1", &got, &n), MRTX_OK);
 	assert_int_equal(n, 2);
 	assert_string_equal(got[0], "f");
 	assert_string_equal(got[1], "g");
-	assert_int_equal(mrtx_table_families(&got, &n, f->db, "t3"), MRTX_ENOTABLE);
+	assert_int_equal(mrtx_table_families(f->db, "t3", &got, &n), MRTX_ENOTABLE);
 
 	/* a table survives reopening, and reopening shares the environment */
 	{

@@ -216,7 +216,7 @@ int cmd_dump(int argc, char **argv)
 	c.table = pos[1];
 	if ((rc = tool_open(argv[0], pos[0], 0, &db)))
 		return rc;
-	if ((rc = mrtx_table_families(&c.fams, &c.nf, db, c.table))) {
+	if ((rc = mrtx_table_families(db, c.table, &c.fams, &c.nf))) {
 		rc = tool_fail(argv[0], NULL, rc);
 		goto out;
 	}
@@ -481,7 +481,7 @@ static int load_table(load_state *s, const char *dump_table)
 
 	if ((rc = tool_open(s->cmd, s->store, 1, &s->db)))
 		return rc;
-	rc = mrtx_table_families(&tf, &ntf, s->db, s->b.table);
+	rc = mrtx_table_families(s->db, s->b.table, &tf, &ntf);
 
 	if (rc == MRTX_ENOTABLE) {
 		if ((rc = mrtx_create_table(s->db, s->b.table, (const char *const *)s->b.fams,

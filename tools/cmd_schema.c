@@ -45,7 +45,7 @@ static int tables_one(const char *table, void *payload)
 		c->n++;
 		return 0;
 	}
-	if ((rc = mrtx_table_families(&fams, &nf, c->db, table)))
+	if ((rc = mrtx_table_families(c->db, table, &fams, &nf)))
 		return rc;
 	fputs(c->n++ ? ",\n{\"name\":" : "\n{\"name\":", stdout);
 	json_bytes(stdout, table, strlen(table));
@@ -203,7 +203,7 @@ int cmd_describe(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	c.table = pos[1];
 	c.json = json;
-	if ((rc = mrtx_table_families(&fams, &nf, db, c.table))) {
+	if ((rc = mrtx_table_families(db, c.table, &fams, &nf))) {
 		rc = tool_fail(argv[0], NULL, rc);
 		goto out;
 	}

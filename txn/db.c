@@ -222,8 +222,8 @@ int mrtx_create_table_split(mrtx_db *db, const char *table, const char *const *f
 	return store_create_table(db->st, table, families, nfamilies, NULL, splits, nsplits);
 }
 
-int mrtx_table_families(const char *const **out, size_t *count, mrtx_db *db,
-                        const char *table)
+int mrtx_table_families(mrtx_db *db, const char *table, const char *const **out,
+                        size_t *count)
 {
 	const store_table *t;
 	int rc;
