@@ -493,7 +493,7 @@ int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms);
  * and every read of it -- gets, scans, index lookups -- returns the
  * versions at or below it: every commit that returned before that read
  * began is seen (of any handle, process or host: every commit is stamped
- * by the oracle; DESIGN §10), none stamped after it, never half of one.  A lock of a live two-phase commit met on the way is not waited
+ * by the oracle; DESIGN §9.1), none stamped after it, never half of one.  A lock of a live two-phase commit met on the way is not waited
  * for: the reader pushes that commit above its snapshot (a mark on the
  * commit's primary row, which its commit point honours by taking a newer
  * timestamp) and reads the row as it was before the lock; a lock whose
@@ -628,7 +628,7 @@ int mrtx_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row);
  * leaves that row stamped with the rolled-back transaction's start, which
  * a writer of the row that started before it counts as a later commit.  No
  * wall clock takes part: a clock that steps or is skewed between hosts
- * changes nothing (DESIGN §10).
+ * changes nothing (DESIGN §9.1).
  */
 int mrtx_commit(mrtx_txn *txn);
 
@@ -644,7 +644,7 @@ int mrtx_commit(mrtx_txn *txn);
  * from the store's oracle (the object NAME.ts) once every lock of the
  * transaction is in place, a one-row commit's just before its write;
  * either is above every row the transaction read or wrote, so timestamps
- * follow every dependency and real time (DESIGN §10).  Older RADOS formats: the timestamp its lock records carry (wall
+ * follow every dependency and real time (DESIGN §9.1).  Older RADOS formats: the timestamp its lock records carry (wall
  * clock, above the rows' previous ones; not ordered with other rows'
  * commits).
  * @return as mrtx_commit.

@@ -290,8 +290,8 @@ static void test_commit_failpoints_kill(void **state)
  * write's in-store condition (no lock, or STABLE and older than our write)
  * fails, and the commit falls back to reading the lock, which resolves the
  * dead writer's transaction first.  One row (the one-row commit) and two
- * rows (a multi-row commit prewritten on that condition, commit.c
- * commit_multi_blind: what applied is rolled back before the fallback),
+ * rows (a multi-row commit prewritten on that condition, commit_plan.c
+ * plan_blind: what applied is rolled back before the fallback),
  * each of the dead writer's rows in turn: the blind value lands on the
  * rows written and the others show the dead transaction all-or-nothing.
  */

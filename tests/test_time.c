@@ -1,5 +1,5 @@
 /*
- * test_time.c - one timestamp discipline (DESIGN "Time"): every order of
+ * test_time.c - one timestamp discipline (DESIGN §9.1): every order of
  * commits, snapshots, write-write windows and collection comes from the
  * store's own source, never from a host's wall clock.  The clock is frozen,
  * stepped back, or offset per handle through test hooks (common.h,

@@ -387,7 +387,7 @@ static void test_write_write_conflict(void **state)
 /* A one-row transaction is one conditional write: a blind write reads no
  * row first (the row's lock is checked inside the write), a row it read
  * reads nothing more at commit.  On RADOS the timestamps come from the
- * oracle object (DESIGN §10): a blind transaction reads it at its first
+ * oracle object (DESIGN §9.1): a blind transaction reads it at its first
  * write (its start), and every commit reserves its stamp there; nothing
  * else is sent. */
 static void test_one_row_one_write(void **state)
@@ -439,8 +439,8 @@ static void expect_all_stable(mrtx_db *db, const char *name, size_t want_rows)
 
 /*
  * A multi-row transaction of rows written blindly reads no lock: each row
- * is prewritten on "no lock, or STABLE before my first write" (commit.c
- * commit_multi_blind).  When that fails on one row -- here a commit after
+ * is prewritten on "no lock, or STABLE before my first write" (commit_plan.c
+ * plan_blind).  When that fails on one row -- here a commit after
  * our first write to it, a write-write conflict -- the rows that did apply
  * are rolled back, the commit reads the locks and reports the conflict,
  * and nothing of it shows; either row (primary or secondary) in turn.

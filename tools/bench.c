@@ -241,7 +241,7 @@ int op_get_mrtx(fixture *f, unsigned *seed, long i)
 }
 
 /* A read-only transaction of one get, committed: in sync mode its commit
- * makes what it read durable (DESIGN §10, T6), nothing when it already is. */
+ * makes what it read durable (DESIGN §8, I23), nothing when it already is. */
 int op_rocommit_mrtx(fixture *f, unsigned *seed, long i)
 {
 	char row[32];
@@ -775,7 +775,7 @@ static void *ts_loop(void *arg)
 
 /* Read-only transactions of one get of a row that exists, committed, one
  * after another for secs: on RADOS each takes its snapshot from the
- * oracle at its first read (DESIGN §10, T4).  Transactions a second. */
+ * oracle at its first read (DESIGN §9.1, I17).  Transactions a second. */
 double bench_snapshot_rate(mrtx_db *db, const char *row, double secs)
 {
 	double t0 = now_s(), t;

@@ -50,7 +50,7 @@ static void wl_get(bcfg *c, bres *r)
 }
 
 /* readonly: committed one-get read-only transactions in sync mode against
- * raw LMDB reads; a synced store's reads make no fdatasync (DESIGN §10). */
+ * raw LMDB reads; a synced store's reads make no fdatasync (DESIGN §9.1). */
 static void wl_readonly(bcfg *c, bres *r)
 {
 	fixture f;

@@ -224,7 +224,7 @@ int chaos_mirror_read(mrtx_txn *txn, int k, int *torn)
 }
 
 /* A blind one-row write: no read, so the commit is one conditional write
- * checked inside the store (txn/commit.c: commit_blind_row). */
+ * checked inside the store (txn/commit_plan.c: plan_blind). */
 static int mirror_write(mrtx_db *db, uint32_t inc, uint32_t seq)
 {
 	char row[16], tok[32];

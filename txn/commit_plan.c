@@ -71,7 +71,7 @@ static int prev_known(const mrtx_txn *txn, wrow *x)
 
 /* A commit_ts floor: strictly above every expected lock's commit_ts, and
  * above the store's source as this handle knows it (store_ts_known; the
- * store stamps the commit point itself, at or above this: DESIGN "Time").
+ * store stamps the commit point itself, at or above this: DESIGN §9.1).
  * A blind row's expected commit_ts is its start_ts, so the floor is above
  * every blind row's start (recovery.c: an orphan's fence relies on it). */
 static uint64_t ts_above(mrtx_txn *txn, const wrow *w, size_t n)
@@ -162,7 +162,7 @@ static int expected_locks(mrtx_txn *txn, wrow *w, size_t n)
  * "restore on abort" fields) and apply the write-write check to rows
  * written blindly: a lock fetched at commit whose commit is stamped above
  * the row's start_ts was committed after our first write to it (both are
- * timestamps of the store's own source: DESIGN "Time", T3).  The first
+ * timestamps of the store's own source: DESIGN §9.1, I15).  The first
  * committer wins, as with rows this transaction read.  A RADOS handle
  * whose knowledge of the oracle lagged may take an earlier commit for a
  * later one (a conflict that was not, never one missed); it learns the

@@ -53,7 +53,7 @@
 #include <string.h>
 
 /*
- * Live snapshots and the collectors (RADOS, DESIGN "Time", T5).  A
+ * Live snapshots and the collectors (RADOS, DESIGN §9.6, I19).  A
  * commit's trim and `mrtx gc` keep every version above their safe point,
  * which stays at or below every running snapshot: this handle's own
  * (db->snaps.list), and every other handle's, registered in the store's
@@ -258,7 +258,7 @@ int txn_view_get(mrtx_txn *txn, store_view **out)
 			 * row at one timestamp from its oracle, taken now -- every
 			 * commit that returned before is at or below it, every
 			 * commit point not yet stamped lands above (DESIGN
-			 * "Time", T4).  Not for a past snapshot (its own), nor on
+			 * §9.1, I17).  Not for a past snapshot (its own), nor on
 			 * a read-only handle, which cannot raise the oracle: its
 			 * reads stay optimistic and validated. */
 			if (!txn->at && store_has(st, STORE_CAP_VERSIONS) && !store_read_only(st)) {

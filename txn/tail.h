@@ -2,7 +2,7 @@
  * tail.h - the end of a multi-row commit, after its commit point: apply
  * the secondaries (PREWRITTEN -> STABLE with their data), then, when every
  * one applied, release the primary (COMMITTED -> STABLE).  Steps 4 and 5
- * of commit.c.
+ * of commit_two_phase.c.
  *
  * These two phases decide nothing: the transaction is committed at its
  * point, and whoever meets a lock it left PREWRITTEN or COMMITTED rolls it
@@ -81,7 +81,7 @@ void tail_submit(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE], store_op *ops, 
 int tail_wait(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE]);
 
 /* Does a queued, running or releasing tail of db hold a lock on (t, row)?
- * (A blind prewrite of that row would fail its condition: commit.c reads
+ * (A blind prewrite of that row would fail its condition: the commit reads
  * it instead, which waits for the tail.)  0 at once when none is pending. */
 int tail_holds(mrtx_db *db, const store_table *t, mrtx_bytes row);
 

@@ -119,7 +119,7 @@ typedef struct trow {
 	mrtx_bytes lock;
 	uint64_t start_ts;       /* the transaction's start_ts at this row's first
 	                            write: a blind write conflicts with a commit
-	                            stamped above it (DESIGN §10, T3) */
+	                            stamped above it (DESIGN §9.1, I15) */
 	unsigned started : 1;
 	/* commit scratch */
 	mrtx_bytes prewrite;     /* our PREWRITTEN bytes once written */
