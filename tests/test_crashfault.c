@@ -37,7 +37,7 @@
 #include "recovery/check.h"
 #include "recovery/recovery.h"
 #include "testutil.h"
-#include "tools/crashrec/crashrec.h"
+#include "tools/harness/crashrec/crashrec.h"
 #include "txn/admin.h"
 
 #define NROWS 3

@@ -49,7 +49,7 @@
 #include "chaos_work.h"
 #include "crashrec/crashrec.h"
 #include "crashsim_int.h"
-#include "util.h"
+#include "tools/cli/util.h"
 
 const char *const cs_writer_table = "crashsim_w";
 const char *const cs_kind_names[CSV_NKINDS] = {
