@@ -38,7 +38,7 @@
 #include "recovery/recovery.h"
 #include "testutil.h"
 #include "tools/harness/crashrec/crashrec.h"
-#include "txn/admin.h"
+#include "txn/admin_test.h"
 
 #define NROWS 3
 
