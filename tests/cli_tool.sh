@@ -270,8 +270,8 @@ expect_rc 2 "bench unknown workload" "$MRTX" bench "$TMP/benchdir" --only nosuch
 
 # ------------------------------------------------------------ bash completion
 # completion: every subcommand of `mrtx --help` and every option of each
-# subcommand's usage line is offered (tools/mrtx.bash)
-COMP=$(dirname "$0")/../tools/mrtx.bash
+# subcommand's usage line is offered (tools/cli/mrtx.bash)
+COMP=$(dirname "$0")/../tools/cli/mrtx.bash
 complete_words() { # words... (the last one is being completed)
 	bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
 		_mrtx; printf "%s\n" "${COMPREPLY[@]}"' _ "$COMP" "$@" 2>/dev/null

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "txn/admin.h"
+#include "txn/admin_test.h"
 
 #define NROWS 4
 static const char *const FAMS[] = { "f", "g" };

@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "recovery/check.h"
-#include "txn/admin.h"
+#include "txn/admin_test.h"
 
 #define B(s) MRTX_CSTR(s)
 #define HUGE_TTL 600000u

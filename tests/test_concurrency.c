@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "txn/admin.h"
+#include "txn/admin_test.h"
 
 #define B(s) MRTX_CSTR(s)
 #define WRITERS 4

@@ -37,8 +37,8 @@
 #include "recovery/check.h"
 #include "recovery/recovery.h"
 #include "testutil.h"
-#include "tools/crashrec/crashrec.h"
-#include "txn/admin.h"
+#include "tools/harness/crashrec/crashrec.h"
+#include "txn/admin_test.h"
 
 #define NROWS 3
 

@@ -32,7 +32,7 @@
 
 #include "testutil.h"
 #include "storage/store_test.h"
-#include "txn/admin.h"
+#include "txn/admin_test.h"
 
 #define NROWS 4
 static const char *const FAMS[] = { "f", "g" };

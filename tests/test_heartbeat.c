@@ -23,7 +23,7 @@
 
 #include "testutil.h"
 #include "recovery/recovery.h"
-#include "txn/admin.h"
+#include "txn/admin_test.h"
 
 /* On RADOS a refresh is a network round trip on a loaded machine: longer. */
 #define TTL_MS (tu_rados() ? 1000u : 300u)

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../tools/histcheck.c"
+#include "../tools/harness/histcheck.c"
 
 static hc_history *H;
 

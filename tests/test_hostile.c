@@ -11,7 +11,7 @@
 
 #include "testutil.h"
 #include "lockcf/lockio.h"
-#include "txn/admin.h"
+#include "txn/admin_test.h"
 #include "storage/lmdb/lmdb_int.h"
 
 static const char *const FAMS[] = { "f" };

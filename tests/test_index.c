@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "mrtx.h"
-#include "txn/admin.h"
+#include "txn/admin_test.h"
 #include "testutil.h"
 
 #define NROWS 20

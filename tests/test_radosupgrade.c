@@ -33,7 +33,7 @@
 #include "storage/rados/rados_int.h"
 #include "storage/rados/rados_store.h"
 #include "storage/store.h"
-#include "txn/admin.h"
+#include "txn/admin_test.h"
 
 #define B(s) MRTX_BYTES(s, strlen(s))
 #define NROWS 300

@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "txn/admin.h"
+#include "txn/admin_test.h"
 
 #define B(s) MRTX_CSTR(s)
 #define HUGE_TTL 600000u

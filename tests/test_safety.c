@@ -34,7 +34,7 @@
 #include <lmdb.h>
 
 #include "testutil.h"
-#include "txn/admin.h"
+#include "txn/admin_test.h"
 
 static const char *const FAMS[] = { "f" };
 

@@ -1,6 +1,6 @@
 /*
  * test_script.c - the line language of `mrtx txn` and `mrtx shell`
- * (tools/script.c): words, quoting, escapes, and the errors for bad
+ * (tools/cli/script.c): words, quoting, escapes, and the errors for bad
  * syntax.  Pure parsing: no store.
  */
 #include <setjmp.h>
@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "tools/script.h"
+#include "tools/cli/script.h"
 
 /* Parse s, which must succeed. */
 static script_cmd parse_ok(const char *s)

@@ -20,7 +20,7 @@
 #include "recovery/recovery.h"
 #include "tests/testutil.h"
 #include "storage/store_test.h"
-#include "txn/admin.h"
+#include "txn/admin_test.h"
 
 typedef struct finding {
 	char table[32];

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "txn/admin.h"
+#include "txn/admin_test.h"
 #include "lockcf/lock.h"
 
 #define PER 20000

@@ -5,7 +5,7 @@
  */
 #include "testutil.h"
 #include "storage/keyenc.h"
-#include "txn/admin.h"
+#include "txn/admin_test.h"
 #include "storage/lmdb/lmdb_seal.h"
 
 #include <fcntl.h>

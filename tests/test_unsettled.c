@@ -26,7 +26,7 @@
 
 #include "testutil.h"
 #include "recovery/check.h"
-#include "txn/admin.h"
+#include "txn/admin_test.h"
 
 #define B(s) MRTX_CSTR(s)
 #define EXIT_FP 99 /* mrtx's failpoint exit status */

@@ -28,7 +28,7 @@
 #include "recovery/recovery.h"
 #include "storage/store.h"
 #include "storage/versions.h"
-#include "txn/admin.h"
+#include "txn/admin_test.h"
 #include "storage/lmdb/lmdb_seal.h"
 
 #define B(s) MRTX_BYTES((s), strlen(s))

@@ -1,7 +1,7 @@
 /* testutil.c - see testutil.h. */
 #include "testutil.h"
 #include "recovery/recovery.h"
-#include "txn/admin.h"
+#include "txn/admin_test.h"
 
 #include <ftw.h>
 #include <pthread.h>

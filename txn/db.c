@@ -2,7 +2,7 @@
  * db.c - opening stores and managing tables through the public API.
  */
 #include "txn_int.h"
-#include "admin.h"
+#include "admin_test.h"
 #include "heartbeat.h"
 #include "tail.h"
 #include "txn_test.h"
@@ -258,9 +258,4 @@ int mrtx_tables(mrtx_db *db, int (*fn)(const char *table, void *payload), void *
 store *mrtx__db_store(mrtx_db *db)
 {
 	return db->st;
-}
-
-size_t mrtx__txn_mem(const mrtx_txn *txn)
-{
-	return txn->arena.total - (txn->arena.cap - txn->arena.used);
 }

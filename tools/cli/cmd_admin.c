@@ -1,8 +1,8 @@
 /*
  * cmd_admin.c - lock inspection and recovery: locks, lock, recover, stats.
  *
- * These read the lock family below the transaction API (txn/admin.h gives
- * the store; lockcf/ decodes; recovery/ resolves), always in batches of
+ * These read the lock family below the transaction API (txn/admin.h: its
+ * records decoded by lockcf/, settled by recovery/), always in batches of
  * rows from one snapshot each, so they work on stores of any size and never
  * hold an LMDB read transaction for long.
  */
@@ -15,37 +15,52 @@
 #include "txn/admin.h"
 #include "util.h"
 
-/* ------------------------------------------------------------- walking */
+/* ------------------------------------------------------------- tables */
 
-typedef int (*row_fn)(const store_table *t, const store_row *r, mrtx_arena *a,
-                      void *payload);
+typedef struct name_list {
+	char **v;
+	size_t n, cap;
+} name_list;
 
-struct row_walk {
-	row_fn fn;
-	void *payload;
-};
-
-static int row_visit(const store_table *t, store_row *rows, size_t n, mrtx_arena *a,
-                     void *payload)
+static int names_add(const char *table, void *payload)
 {
-	struct row_walk *w = payload;
-	int rc = 0;
+	name_list *l = payload;
 
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		rc = w->fn(t, &rows[i], a, w->payload);
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		char **g = realloc(l->v, cap * sizeof(*g));
+
+		if (!g)
+			return MRTX_ENOMEM;
+		l->v = g;
+		l->cap = cap;
+	}
+	if (!(l->v[l->n] = strdup(table)))
+		return MRTX_ENOMEM;
+	l->n++;
+	return 0;
+}
+
+static void names_free(name_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Every table's name, in name order. */
+static int names_list(mrtx_db *db, name_list *out)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = mrtx_tables(db, names_add, out)))
+		names_free(out);
 	return rc;
 }
 
-/* Every row with a lock record of t, in batches (lock_only: no cells). */
-static int walk_table(store *st, const store_table *t, int lock_only, row_fn fn,
-                      void *payload)
-{
-	store_filter f = STORE_FILTER_ALL;
-	struct row_walk w = { fn, payload };
-
-	f.lock_only = lock_only;
-	return store_walk(st, t, &f, lock_only ? 1024 : 256, row_visit, &w);
-}
+/* ------------------------------------------------------------- locks */
 
 static long long ms_since_commit(const lock_rec *r, uint64_t now_ms)
 {
@@ -75,7 +90,7 @@ static mrtx_bytes name_bytes(const char *s)
 }
 
 /* The fields `locks` and `lock` share, as JSON members (no braces). */
-static void json_lock_common(FILE *f, const store_table *t, mrtx_bytes row,
+static void json_lock_common(FILE *f, const char *table, mrtx_bytes row,
                              const lock_rec *r, uint64_t now)
 {
 	char hex[33];
@@ -84,7 +99,7 @@ static void json_lock_common(FILE *f, const store_table *t, mrtx_bytes row,
 
 	lock_txnid_hex(r->txn, hex);
 	fputs("\"table\":", f);
-	json_str(f, t->name, strlen(t->name));
+	json_str(f, table, strlen(table));
 	fputs(",\"row\":", f);
 	json_bytes(f, row.data, row.size);
 	fprintf(f, ",\"state\":\"%s\",\"txn\":\"%s\",\"commit_ts\":%llu", lock_state_name(r->state),
@@ -95,7 +110,7 @@ static void json_lock_common(FILE *f, const store_table *t, mrtx_bytes row,
 	if (secondary)
 		json_ref(f, r->primary.table, r->primary.row);
 	else
-		json_ref(f, name_bytes(t->name), row);
+		json_ref(f, name_bytes(table), row);
 	fprintf(f, ",\"secondaries\":%zu,\"age_ms\":%lld,\"expires_in_ms\":%lld,"
 	        "\"expired\":%s,\"owner_pid\":%u,\"owner_alive\":%s,\"stale\":%s",
 	        secondary ? (size_t)0 : r->nsecondaries, ms_since_commit(r, now),
@@ -107,32 +122,31 @@ static void json_lock_common(FILE *f, const store_table *t, mrtx_bytes row,
 /* ---------------------------------------------------------------- locks */
 
 typedef struct locks_ctx {
-	store *st;
 	int json, state; /* state -1: any non-STABLE */
 	unsigned long shown, bad;
 	uint64_t now;
 } locks_ctx;
 
-static int locks_row(const store_table *t, const store_row *row, mrtx_arena *a, void *p)
+static int locks_row(const admin_lock *l, void *p)
 {
 	locks_ctx *c = p;
 	char *tname, *rname, *pname = NULL;
 	char hex[33], age[24], expires[24];
-	lock_rec r;
+	const lock_rec *rec = l->rec;
 
-	if (lockio_decode(c->st, t, row->row, row->lock, a, &r)) {
-		char *e = escape_dup(row->row.data, row->row.size, 0);
+	if (!rec) { /* (admin_locks reports every record, even one that does not decode) */
+		char *e = escape_dup(l->row.data, l->row.size, 0);
 
-		tool_err("locks", "table '%s' row '%s': %s", t->name, e ? e : "?", mrtx_errmsg());
+		tool_err("locks", "table '%s' row '%s': %s", l->table, e ? e : "?", mrtx_errmsg());
 		free(e);
 		c->bad++;
 		return 0;
 	}
-	if (r.state == LOCK_STABLE || (c->state >= 0 && r.state != c->state))
+	if (rec->state == LOCK_STABLE || (c->state >= 0 && rec->state != c->state))
 		return 0;
 	if (c->json) {
 		fputs(c->shown ? ",\n{" : "\n{", stdout);
-		json_lock_common(stdout, t, row->row, &r, c->now);
+		json_lock_common(stdout, l->table, l->row, rec, c->now);
 		putchar('}');
 		c->shown++;
 		return 0;
@@ -141,32 +155,33 @@ static int locks_row(const store_table *t, const store_row *row, mrtx_arena *a, 
 		printf("%-10s %-16s %-10s %-32s %-9s %-20s %4s %8s %8s %7s %s\n", "TABLE", "ROW",
 		       "STATE", "TXN", "ROLE", "PRIMARY", "SECS", "AGE", "EXPIRES", "PID",
 		       "ALIVE");
-	lock_txnid_hex(r.txn, hex);
-	tname = escape_dup(t->name, strlen(t->name), ESC_SPACE);
-	rname = escape_dup(row->row.data, row->row.size, ESC_SPACE);
-	if (r.flags & LOCK_F_SECONDARY) {
-		char *pt = escape_dup(r.primary.table.data, r.primary.table.size, ESC_SPACE);
-		char *pr = escape_dup(r.primary.row.data, r.primary.row.size, ESC_SPACE);
+	lock_txnid_hex(rec->txn, hex);
+	tname = escape_dup(l->table, strlen(l->table), ESC_SPACE);
+	rname = escape_dup(l->row.data, l->row.size, ESC_SPACE);
+	if (rec->flags & LOCK_F_SECONDARY) {
+		char *pt = escape_dup(rec->primary.table.data, rec->primary.table.size, ESC_SPACE);
+		char *pr = escape_dup(rec->primary.row.data, rec->primary.row.size, ESC_SPACE);
 
 		if (pt && pr && (pname = malloc(strlen(pt) + strlen(pr) + 2)))
 			sprintf(pname, "%s/%s", pt, pr);
 		free(pt);
 		free(pr);
 	}
-	snprintf(age, sizeof(age), "%.1fs", (double)ms_since_commit(&r, c->now) / 1000.0);
+	snprintf(age, sizeof(age), "%.1fs", (double)ms_since_commit(rec, c->now) / 1000.0);
 	snprintf(expires, sizeof(expires), "%.1fs",
-	         ((double)r.expiry_ms - (double)c->now) / 1000.0);
-	if (!tname || !rname || ((r.flags & LOCK_F_SECONDARY) && !pname)) {
+	         ((double)rec->expiry_ms - (double)c->now) / 1000.0);
+	if (!tname || !rname || ((rec->flags & LOCK_F_SECONDARY) && !pname)) {
 		free(tname);
 		free(rname);
 		free(pname);
 		return MRTX_ENOMEM;
 	}
 	printf("%-10s %-16s %-10s %-32s %-9s %-20s %4zu %8s %8s %7u %s\n", tname, rname,
-	       lock_state_name(r.state), hex, r.flags & LOCK_F_SECONDARY ? "secondary" : "primary",
-	       pname ? pname : "-", r.flags & LOCK_F_SECONDARY ? (size_t)0 : r.nsecondaries,
-	       age, expires, (unsigned)r.owner.pid,
-	       lock_owner_dead(&r.owner) ? "dead" : "alive");
+	       lock_state_name(rec->state), hex,
+	       rec->flags & LOCK_F_SECONDARY ? "secondary" : "primary", pname ? pname : "-",
+	       rec->flags & LOCK_F_SECONDARY ? (size_t)0 : rec->nsecondaries,
+	       age, expires, (unsigned)rec->owner.pid,
+	       lock_owner_dead(&rec->owner) ? "dead" : "alive");
 	free(tname);
 	free(rname);
 	free(pname);
@@ -190,10 +205,9 @@ int cmd_locks(int argc, char **argv)
 	int json = 0, npos, help, rc;
 	const tool_opt opts[] = { { "table", 1, &table, NULL }, { "state", 1, &state, NULL },
 	                          { "json", 0, NULL, &json }, { NULL, 0, NULL, NULL } };
-	const store_table **tables = NULL;
 	char **pos = argv + 1;
+	name_list tables = { NULL, 0, 0 };
 	locks_ctx c;
-	size_t nt = 0;
 	mrtx_db *db;
 
 	if ((rc = args_parse(argv[0], usage, argc, argv, opts, pos, &npos, &help)))
@@ -216,25 +230,25 @@ int cmd_locks(int argc, char **argv)
 		                      "ABORTED");
 	if ((rc = tool_open(argv[0], pos[0], 0, &db)))
 		return rc;
-	c.st = mrtx__db_store(db);
-	c.now = mrtx__now_ms();
-	if (table) {
-		const store_table *t;
+	c.now = admin_now_ms();
+	if (table) { /* (a table that is not there is an error before any output) */
+		const char *const *fams;
+		size_t nf;
 
-		if ((rc = store_table_find(c.st, table, &t))) {
+		if ((rc = mrtx_table_families(db, table, &fams, &nf))) {
 			rc = tool_fail(argv[0], NULL, rc);
 			goto out;
 		}
 	}
-	if ((rc = store_tables_list(c.st, &tables, &nt))) {
+	if ((rc = names_list(db, &tables))) {
 		rc = tool_fail(argv[0], NULL, rc);
 		goto out;
 	}
 	if (json)
 		putchar('[');
-	for (size_t i = 0; i < nt && rc == 0; i++)
-		if (!table || strcmp(table, tables[i]->name) == 0)
-			rc = walk_table(c.st, tables[i], 1, locks_row, &c);
+	for (size_t i = 0; i < tables.n && rc == 0; i++)
+		if (!table || strcmp(table, tables.v[i]) == 0)
+			rc = admin_locks(db, tables.v[i], locks_row, &c);
 	if (json)
 		puts(c.shown ? "\n]" : "]");
 	if (rc)
@@ -242,7 +256,7 @@ int cmd_locks(int argc, char **argv)
 	if (rc == 0 && c.bad)
 		rc = EXIT_FAIL;
 out:
-	mrtx__free(tables);
+	names_free(&tables);
 	mrtx_close(db);
 	return rc;
 }
@@ -252,28 +266,29 @@ out:
 static const char *mut_kind(uint8_t k)
 {
 	switch (k) {
-	case STORE_MUT_PUT: return "put";
-	case STORE_MUT_DEL_CELL: return "del";
-	case STORE_MUT_DEL_FAMILY: return "delfamily";
-	case STORE_MUT_DEL_ROW: return "delrow";
+	case ADMIN_MUT_PUT: return "put";
+	case ADMIN_MUT_DEL_CELL: return "del";
+	case ADMIN_MUT_DEL_FAMILY: return "delfamily";
+	case ADMIN_MUT_DEL_ROW: return "delrow";
 	default: return "?";
 	}
 }
 
-static const char *fam_name(const store_table *t, uint8_t fid, char buf[8])
+static const char *fam_name(const admin_lock *l, uint8_t fid, char buf[8])
 {
-	if (fid < t->nfamilies)
-		return t->families[fid];
+	if (fid < l->nfamilies)
+		return l->families[fid];
 	snprintf(buf, 8, "#%u", (unsigned)fid);
 	return buf;
 }
 
-static void lock_json(const store_table *t, mrtx_bytes row, const lock_rec *r, uint64_t now)
+static void lock_json(const admin_lock *l, uint64_t now)
 {
+	const lock_rec *r = l->rec;
 	char hex[33], fb[8];
 
 	putchar('{');
-	json_lock_common(stdout, t, row, r, now);
+	json_lock_common(stdout, l->table, l->row, r, now);
 	if (r->state != LOCK_STABLE) {
 		lock_txnid_hex(r->prev_txn, hex);
 		printf(",\"expiry_ms\":%llu,\"owner_start_time\":%llu,\"prev\":",
@@ -292,19 +307,19 @@ static void lock_json(const store_table *t, mrtx_bytes row, const lock_rec *r, u
 		}
 		fputs("],\"redo\":[", stdout);
 		for (size_t i = 0; i < r->nredo; i++) {
-			const store_mut *m = &r->redo[i];
-			const char *fam = fam_name(t, m->fid, fb);
+			const admin_mut *m = &r->redo[i];
+			const char *fam = fam_name(l, m->fid, fb);
 
 			printf("%s{\"kind\":\"%s\"", i ? "," : "", mut_kind(m->kind));
-			if (m->kind != STORE_MUT_DEL_ROW) {
+			if (m->kind != ADMIN_MUT_DEL_ROW) {
 				fputs(",\"family\":", stdout);
 				json_str(stdout, fam, strlen(fam));
 			}
-			if (m->kind == STORE_MUT_PUT || m->kind == STORE_MUT_DEL_CELL) {
+			if (m->kind == ADMIN_MUT_PUT || m->kind == ADMIN_MUT_DEL_CELL) {
 				fputs(",\"qualifier\":", stdout);
 				json_bytes(stdout, m->qual.data, m->qual.size);
 			}
-			if (m->kind == STORE_MUT_PUT) {
+			if (m->kind == ADMIN_MUT_PUT) {
 				fputs(",\"value\":", stdout);
 				json_bytes(stdout, m->value.data, m->value.size);
 			}
@@ -315,13 +330,14 @@ static void lock_json(const store_table *t, mrtx_bytes row, const lock_rec *r, u
 	puts("}");
 }
 
-static void lock_text(const store_table *t, mrtx_bytes row, const lock_rec *r, uint64_t now)
+static void lock_text(const admin_lock *l, uint64_t now)
 {
+	const lock_rec *r = l->rec;
 	char hex[33], fb[8];
 
 	lock_txnid_hex(r->txn, hex);
-	printf("table:       %s\nrow:         ", t->name);
-	print_escaped(stdout, row.data, row.size, 0);
+	printf("table:       %s\nrow:         ", l->table);
+	print_escaped(stdout, l->row.data, l->row.size, 0);
 	printf("\nstate:       %s\ntxn:         %s\ncommit_ts:   %llu\n",
 	       lock_state_name(r->state), hex, (unsigned long long)r->commit_ts);
 	if (r->state == LOCK_STABLE)
@@ -357,21 +373,39 @@ static void lock_text(const store_table *t, mrtx_bytes row, const lock_rec *r, u
 	}
 	printf("redo:        %zu\n", r->nredo);
 	for (size_t i = 0; i < r->nredo; i++) {
-		const store_mut *m = &r->redo[i];
+		const admin_mut *m = &r->redo[i];
 
 		printf("  %s", mut_kind(m->kind));
-		if (m->kind != STORE_MUT_DEL_ROW)
-			printf(" %s", fam_name(t, m->fid, fb));
-		if (m->kind == STORE_MUT_PUT || m->kind == STORE_MUT_DEL_CELL) {
+		if (m->kind != ADMIN_MUT_DEL_ROW)
+			printf(" %s", fam_name(l, m->fid, fb));
+		if (m->kind == ADMIN_MUT_PUT || m->kind == ADMIN_MUT_DEL_CELL) {
 			putchar(':');
 			print_escaped(stdout, m->qual.data, m->qual.size, ESC_SPACE);
 		}
-		if (m->kind == STORE_MUT_PUT) {
+		if (m->kind == ADMIN_MUT_PUT) {
 			putchar(' ');
 			print_escaped(stdout, m->value.data, m->value.size, 0);
 		}
 		putchar('\n');
 	}
+}
+
+typedef struct lock_shown {
+	int json;
+	int none; /* the row has no lock record */
+} lock_shown;
+
+static int lock_show(const admin_lock *l, void *payload)
+{
+	lock_shown *s = payload;
+
+	if (!l->rec)
+		s->none = 1;
+	else if (s->json)
+		lock_json(l, admin_now_ms());
+	else
+		lock_text(l, admin_now_ms());
+	return 0;
 }
 
 int cmd_lock(int argc, char **argv)
@@ -380,13 +414,9 @@ int cmd_lock(int argc, char **argv)
 	int json = 0, npos, help, rc;
 	const tool_opt opts[] = { { "json", 0, NULL, &json }, { NULL, 0, NULL, NULL } };
 	char **pos = argv + 1;
-	const store_table *t;
-	store_rowref ref;
-	store_row cur;
-	mrtx_arena a;
-	lock_rec r;
+	lock_shown shown = { 0, 0 };
+	mrtx_bytes row;
 	mrtx_db *db;
-	store *st;
 
 	if ((rc = args_parse(argv[0], usage, argc, argv, opts, pos, &npos, &help)))
 		return rc;
@@ -398,33 +428,17 @@ int cmd_lock(int argc, char **argv)
 	if (npos != 3)
 		return tool_usage_err(argv[0], usage, "expected STORE, TABLE and ROW");
 	if ((rc = arg_name(argv[0], "table", pos[1])) ||
-	    (rc = arg_bytes(argv[0], "row", pos[2], &ref.row)))
+	    (rc = arg_bytes(argv[0], "row", pos[2], &row)))
 		return rc;
 	if ((rc = tool_open(argv[0], pos[0], 0, &db)))
 		return rc;
-	st = mrtx__db_store(db);
-	arena_init(&a);
-	if ((rc = store_table_find(st, pos[1], &t))) {
+	shown.json = json;
+	if ((rc = admin_row_lock(db, pos[1], row, lock_show, &shown))) {
 		rc = tool_fail(argv[0], NULL, rc);
-		goto out;
-	}
-	ref.table = t;
-	if ((rc = store_read_locks(st, &ref, 1, &a, &cur)) ||
-	    (cur.has_lock && (rc = lockio_decode(st, t, ref.row, cur.lock, &a, &r)))) {
-		rc = tool_fail(argv[0], NULL, rc);
-		goto out;
-	}
-	if (!cur.has_lock) {
+	} else if (shown.none) {
 		tool_err(argv[0], "row has no lock record (never written by a transaction)");
 		rc = EXIT_FAIL;
-		goto out;
 	}
-	if (json)
-		lock_json(t, ref.row, &r, mrtx__now_ms());
-	else
-		lock_text(t, ref.row, &r, mrtx__now_ms());
-out:
-	arena_free(&a);
 	mrtx_close(db);
 	return rc;
 }
@@ -472,8 +486,7 @@ int cmd_recover(int argc, char **argv)
 	ro.wait_ms = 0; /* never wait for a live writer: report it */
 	ro.force = force;
 	ro.dry_run = dry;
-	rc = recover_sweep(mrtx__db_store(db), &ro, &s,
-	                   tool_stderr_tty() ? recover_progress : NULL, &shown);
+	rc = admin_recover(db, &ro, &s, tool_stderr_tty() ? recover_progress : NULL, &shown);
 	if (shown)
 		fputc('\n', stderr);
 	if (rc) {
@@ -503,33 +516,21 @@ out:
 
 /* ---------------------------------------------------------------- stats */
 
+/* One table's counts and families. */
 typedef struct tstats {
-	unsigned long lockrecs, rows, cells, by_state[5]; /* [4]: undecodable */
+	admin_row_counts n;
+	const char *const *fams;
+	size_t nfams;
 } tstats;
 
-static int stats_row(const store_table *t, const store_row *row, mrtx_arena *a, void *p)
-{
-	tstats *s = p;
-	uint8_t state, txn[LOCK_TXNID_SIZE];
-
-	(void)t;
-	(void)a;
-	s->lockrecs += row->has_lock;
-	s->rows += row->ncells > 0;
-	s->cells += row->ncells;
-	if (row->has_lock)
-		s->by_state[lock_peek(row->lock, &state, txn) || state > 3 ? 4 : state]++;
-	return 0;
-}
-
-static void stats_locks_json(const tstats *s)
+static void stats_locks_json(const admin_row_counts *s)
 {
 	printf("{\"STABLE\":%lu,\"PREWRITTEN\":%lu,\"COMMITTED\":%lu,\"ABORTED\":%lu,"
 	       "\"undecodable\":%lu}", s->by_state[0], s->by_state[1], s->by_state[2],
 	       s->by_state[3], s->by_state[4]);
 }
 
-static void stats_locks_text(const tstats *s)
+static void stats_locks_text(const admin_row_counts *s)
 {
 	printf("STABLE %lu, PREWRITTEN %lu, COMMITTED %lu, ABORTED %lu, undecodable %lu",
 	       s->by_state[0], s->by_state[1], s->by_state[2], s->by_state[3], s->by_state[4]);
@@ -540,13 +541,13 @@ int cmd_stats(int argc, char **argv)
 	static const char usage[] = "mrtx stats STORE [--json]";
 	int json = 0, npos, help, rc;
 	const tool_opt opts[] = { { "json", 0, NULL, &json }, { NULL, 0, NULL, NULL } };
-	const store_table **tables = NULL;
 	char **pos = argv + 1;
-	tstats all, *ts = NULL;
-	store_info info;
+	name_list tables = { NULL, 0, 0 };
+	admin_row_counts all;
+	tstats *ts = NULL;
+	admin_store_info info;
 	size_t nt = 0;
 	mrtx_db *db;
-	store *st;
 
 	if ((rc = args_parse(argv[0], usage, argc, argv, opts, pos, &npos, &help)))
 		return rc;
@@ -559,41 +560,42 @@ int cmd_stats(int argc, char **argv)
 		return tool_usage_err(argv[0], usage, "expected STORE");
 	if ((rc = tool_open(argv[0], pos[0], 0, &db)))
 		return rc;
-	st = mrtx__db_store(db);
 	memset(&all, 0, sizeof(all));
-	if ((rc = store_tables_list(st, &tables, &nt)) || (rc = store_get_info(st, &info)))
+	if ((rc = names_list(db, &tables)) || (rc = admin_info(db, &info)))
 		goto fail;
+	nt = tables.n;
 	if (!(ts = calloc(nt ? nt : 1, sizeof(*ts)))) {
 		rc = MRTX_ENOMEM;
 		goto fail;
 	}
 	for (size_t i = 0; i < nt; i++) {
-		if ((rc = walk_table(st, tables[i], 0, stats_row, &ts[i])))
+		if ((rc = mrtx_table_families(db, tables.v[i], &ts[i].fams, &ts[i].nfams)) ||
+		    (rc = admin_count_rows(db, tables.v[i], &ts[i].n)))
 			goto fail;
-		all.lockrecs += ts[i].lockrecs;
-		all.rows += ts[i].rows;
-		all.cells += ts[i].cells;
+		all.lock_records += ts[i].n.lock_records;
+		all.rows += ts[i].n.rows;
+		all.cells += ts[i].n.cells;
 		for (int k = 0; k < 5; k++)
-			all.by_state[k] += ts[i].by_state[k];
+			all.by_state[k] += ts[i].n.by_state[k];
 	}
 	if (json) {
 		fputs("{\"tables\":[", stdout);
 		for (size_t i = 0; i < nt; i++) {
 			printf("%s{\"name\":", i ? "," : "");
-			json_str(stdout, tables[i]->name, strlen(tables[i]->name));
+			json_str(stdout, tables.v[i], strlen(tables.v[i]));
 			fputs(",\"families\":[", stdout);
-			for (size_t f = 0; f < tables[i]->nfamilies; f++) {
+			for (size_t f = 0; f < ts[i].nfams; f++) {
 				if (f)
 					putchar(',');
-				json_str(stdout, tables[i]->families[f], strlen(tables[i]->families[f]));
+				json_str(stdout, ts[i].fams[f], strlen(ts[i].fams[f]));
 			}
 			printf("],\"rows\":%lu,\"cells\":%lu,\"lock_records\":%lu,\"locks\":",
-			       ts[i].rows, ts[i].cells, ts[i].lockrecs);
-			stats_locks_json(&ts[i]);
+			       ts[i].n.rows, ts[i].n.cells, ts[i].n.lock_records);
+			stats_locks_json(&ts[i].n);
 			putchar('}');
 		}
 		printf("],\"rows\":%lu,\"cells\":%lu,\"lock_records\":%lu,\"locks\":", all.rows,
-		       all.cells, all.lockrecs);
+		       all.cells, all.lock_records);
 		stats_locks_json(&all);
 		printf(",\"store\":\"%s\",\"read_only\":%s", info.kind,
 		       info.read_only ? "true" : "false");
@@ -608,16 +610,16 @@ int cmd_stats(int argc, char **argv)
 	} else {
 		printf("tables:  %zu\n", nt);
 		for (size_t i = 0; i < nt; i++) {
-			printf("  %s (", tables[i]->name);
-			for (size_t f = 0; f < tables[i]->nfamilies; f++)
-				printf("%s%s", f ? " " : "", tables[i]->families[f]);
-			printf("): %lu rows, %lu cells, %lu lock records: ", ts[i].rows, ts[i].cells,
-			       ts[i].lockrecs);
-			stats_locks_text(&ts[i]);
+			printf("  %s (", tables.v[i]);
+			for (size_t f = 0; f < ts[i].nfams; f++)
+				printf("%s%s", f ? " " : "", ts[i].fams[f]);
+			printf("): %lu rows, %lu cells, %lu lock records: ", ts[i].n.rows,
+			       ts[i].n.cells, ts[i].n.lock_records);
+			stats_locks_text(&ts[i].n);
 			putchar('\n');
 		}
 		printf("rows:    %lu\ncells:   %lu\nlocks:   %lu records: ", all.rows, all.cells,
-		       all.lockrecs);
+		       all.lock_records);
 		stats_locks_text(&all);
 		printf("\nstore:   %s%s\n", info.kind,
 		       !info.read_only ? "" : info.lockless ?
@@ -638,7 +640,7 @@ fail:
 	rc = tool_fail(argv[0], NULL, rc);
 out:
 	free(ts);
-	mrtx__free(tables);
+	names_free(&tables);
 	mrtx_close(db);
 	return rc;
 }

@@ -123,7 +123,7 @@ static void wl_multi(bcfg *c, bres *r, bsql *q)
 }
 
 /*
- * ts: the store's timestamp source (store_ts_next, DESIGN §9), alone, by
+ * ts: the store's timestamp source (admin_ts_next, DESIGN §9), alone, by
  * one thread and by 8 at once (one shared counter: the 8 contend on it).
  * Reported, not compared: a snapshot read or a commit will take one each,
  * so its cost is to be read against `get` and `single_row` nosync.
@@ -203,61 +203,28 @@ static void dead_owner(lock_owner *out)
 	close(fds[1]);
 }
 
-/* Write ntxn abandoned 2-row transactions (PREWRITTEN, dead owner). */
-static void make_stale(store *st, const store_table *t, long ntxn)
+/* Write ntxn abandoned 2-row transactions into table t (PREWRITTEN, dead
+ * owner): rows p0000000, s0000000, p0000001, ... */
+static void make_stale(mrtx_db *db, long ntxn)
 {
 	static char val[16] = "stale-value";
+	char (*names)[32] = calloc((size_t)ntxn * 2, sizeof(*names));
+	mrtx_bytes *rows = calloc((size_t)ntxn * 2, sizeof(*rows));
 	lock_owner owner;
-	mrtx_arena a;
-	long i = 0;
 
-	dead_owner(&owner);
-	while (i < ntxn) {
-		store_op ops[2000];
-		char rows[2000][32];
-		int n = 0;
-
-		arena_init(&a);
-		for (; i < ntxn && n < 2000; i++, n += 2) {
-			lock_rec pr, sr;
-			lock_ref sec, pri;
-			store_mut *m = arena_alloc(&a, sizeof(*m));
-
-			if (!m)
-				die("alloc", "out of memory");
-			snprintf(rows[n], 32, "p%07ld", i);
-			snprintf(rows[n + 1], 32, "s%07ld", i);
-			*m = (store_mut){ STORE_MUT_PUT, 0, MRTX_CSTR("q0"), MRTX_CSTR(val) };
-			memset(&pr, 0, sizeof(pr));
-			pr.state = LOCK_PREWRITTEN;
-			pr.flags = LOCK_F_PREV_ABSENT;
-			memcpy(pr.tag, store_id(st), LOCK_TAG_SIZE);
-			lock_new_txnid(pr.txn);
-			pr.commit_ts = 1;
-			pr.expiry_ms = UINT64_MAX / 2;
-			pr.owner = owner;
-			pr.redo = m;
-			pr.nredo = 1;
-			sr = pr;
-			sec = (lock_ref){ MRTX_CSTR("t"), MRTX_BYTES(rows[n + 1], 8) };
-			pri = (lock_ref){ MRTX_CSTR("t"), MRTX_BYTES(rows[n], 8) };
-			pr.secondaries = &sec;
-			pr.nsecondaries = 1;
-			sr.flags |= LOCK_F_SECONDARY;
-			sr.primary = pri;
-			memset(&ops[n], 0, 2 * sizeof(ops[0]));
-			for (int k = 0; k < 2; k++) {
-				ops[n + k].table = t;
-				ops[n + k].row = MRTX_BYTES(rows[n + k], 8);
-				ops[n + k].cond.absent = 1;
-				if (lock_encode(k ? &sr : &pr, &a, &ops[n + k].new_lock))
-					die("encode", mrtx_errmsg());
-			}
-		}
-		if (store_write_rows(st, ops, (size_t)n))
-			die("stale locks", mrtx_errmsg());
-		arena_free(&a);
+	if (!names || !rows)
+		die("alloc", "out of memory");
+	for (long i = 0; i < ntxn; i++) {
+		snprintf(names[2 * i], 32, "p%07ld", i);
+		snprintf(names[2 * i + 1], 32, "s%07ld", i);
+		rows[2 * i] = MRTX_BYTES(names[2 * i], 8);
+		rows[2 * i + 1] = MRTX_BYTES(names[2 * i + 1], 8);
 	}
+	dead_owner(&owner);
+	if (admin_plant_abandoned(db, "t", rows, (size_t)ntxn, &owner, MRTX_CSTR(val)))
+		die("stale locks", mrtx_errmsg());
+	free(rows);
+	free(names);
 }
 
 static void wl_recover(bcfg *c, bres *r, recover_stats *rs)
@@ -265,23 +232,18 @@ static void wl_recover(bcfg *c, bres *r, recover_stats *rs)
 	recover_opts ro = { 0, 0, 0 };
 	recover_stats again;
 	long ntxn = c->quick ? 10000 : 50000;
-	const store_table *t;
 	double t0, secs;
 	fixture f;
-	store *st;
 
 	fixture_open(c, &f, MRTX_NOSYNC);
-	st = mrtx__db_store(f.db);
-	if (store_table_find(st, "t", &t))
-		die("recover", mrtx_errmsg());
-	make_stale(st, t, ntxn);
+	make_stale(f.db, ntxn);
 	t0 = now_s();
-	if (recover_sweep(st, &ro, rs, NULL, NULL))
+	if (admin_recover(f.db, &ro, rs, NULL, NULL))
 		die("recover", mrtx_errmsg());
 	secs = now_s() - t0;
 	/* every lock resolved: a second sweep must meet none */
-	if (rs->rolled_back != (unsigned long)ntxn || recover_sweep(st, &ro, &again, NULL, NULL) ||
-	    again.locks_seen != 0)
+	if (rs->rolled_back != (unsigned long)ntxn ||
+	    admin_recover(f.db, &ro, &again, NULL, NULL) || again.locks_seen != 0)
 		die("recover", "the sweep did not resolve every stale lock");
 	fixture_close(&f);
 	*r = (bres){ "recover", "nosync", (double)(2 * ntxn) / secs, 0, 50000, 0, 1, 0,
@@ -298,19 +260,17 @@ typedef struct calls {
 static void count_calls(bcfg *c, calls *out, size_t n)
 {
 	fixture f;
-	store *st;
 
 	fixture_open(c, &f, MRTX_NOSYNC);
-	st = mrtx__db_store(f.db);
 	/* a first transaction loads the handle's index declarations (once) */
 	if (mrtx_put_row(f.db, "warm-up", 1))
 		die("calls", mrtx_errmsg());
 	for (size_t i = 0; i < n; i++) {
-		store_counters a, b;
+		admin_counters a, b;
 		mrtx_txn *txn;
 		char row[32];
 
-		store_counters_get(st, &a);
+		admin_counters_get(f.db, &a);
 		if (mrtx_begin(f.db, &txn))
 			die("calls", mrtx_errmsg());
 		for (int k = 0; k < out[i].rows; k++) {
@@ -320,7 +280,7 @@ static void count_calls(bcfg *c, calls *out, size_t n)
 		}
 		if (mrtx_commit(txn))
 			die("calls", mrtx_errmsg());
-		store_counters_get(st, &b);
+		admin_counters_get(f.db, &b);
 		out[i].write_calls = b.write_calls - a.write_calls;
 		out[i].write_txns = b.write_txns - a.write_txns;
 		out[i].read_txns = b.read_txns - a.read_txns;
@@ -349,7 +309,7 @@ static double mem_per_mutation(bcfg *c)
 				die("mem", mrtx_errmsg());
 			payload += 8 + 8 + 8; /* row + qualifier + value */
 		}
-	mem = mrtx__txn_mem(txn);
+	mem = admin_txn_mem(txn);
 	mrtx_abort(txn);
 	fixture_close(&f);
 	return ((double)mem - (double)payload) / 10000.0;

@@ -7,7 +7,7 @@
  *   multi_row    a 4-row transaction on a table pre-split into 8 tablets
  *                against 4 guarded writes of the same rows, one per row on
  *                its tablet's object, sent at once (aio)
- *   ts           the store's timestamp source (store_ts_next), by one thread
+ *   ts           the store's timestamp source (admin_ts_next), by one thread
  *                and by 8: one guarded write of NAME.ts per batch (reported)
  *   latency      the median commit latency of an N-row transaction, N = 2
  *                .. 64, beside raw guarded writes of the same N rows (one op
@@ -34,8 +34,6 @@
 
 #ifdef MRTX_HAVE_RADOS
 
-#include "storage/rados/rados_raw.h"
-#include "storage/store.h"
 #include "txn/admin.h"
 
 #define MULTI_TABLETS 8
@@ -234,7 +232,7 @@ static int op_multi_raw(fixture *f, unsigned *seed, long i)
 	return rc;
 }
 
-/* Objects per transaction of the multi_row phase (store_counters). */
+/* Objects per transaction of the multi_row phase (admin_counters). */
 typedef struct objs {
 	double mrtx_w, mrtx_r, raw_w;
 } objs;
@@ -401,11 +399,11 @@ int bench_rados(bcfg *c, const char *uri, const char *only)
 		n++;
 	}
 	if (!only || strcmp(only, "multi_row") == 0) {
-		store_counters a, b;
+		admin_counters a, b;
 
-		store_counters_get(mrtx__db_store(f.db), &a);
+		admin_counters_get(f.db, &a);
 		alternate(c, &f, op_multi_mrtx, op_multi_raw, &r[n]);
-		store_counters_get(mrtx__db_store(f.db), &b);
+		admin_counters_get(f.db, &b);
 		if (multi_txns && multi_raws) {
 			o.mrtx_w = (double)(b.write_txns - a.write_txns) / (double)multi_txns;
 			o.mrtx_r = (double)(b.read_txns - a.read_txns) / (double)multi_txns;

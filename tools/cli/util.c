@@ -310,7 +310,7 @@ int arg_size(const char *cmd, const char *what, const char *arg, size_t *out)
 
 /* Does the LMDB store directory path hold data.mdb?  1 yes, 0 no, -1 it
  * cannot be told (errno: EACCES, ...). */
-static int store_dir_has_data(const char *path)
+static int dir_has_data(const char *path)
 {
 	char file[4096];
 	struct stat sb;
@@ -324,7 +324,7 @@ static int store_dir_has_data(const char *path)
 }
 
 /* Can this process write the store's files (an LMDB store directory)? */
-static int store_dir_writable(const char *path)
+static int dir_writable(const char *path)
 {
 	char file[4096];
 	int n = snprintf(file, sizeof(file), "%s/data.mdb", path);
@@ -368,7 +368,7 @@ int tool_open(const char *cmd, const char *path, int create, mrtx_db **out)
 	/* mrtx_open makes a store in any directory; only create-table may.
 	 * data.mdb is the LMDB backend's data file, present in every store. */
 	if (!create && strncmp(path, "rados://", 8) != 0) {
-		int has = store_dir_has_data(path);
+		int has = dir_has_data(path);
 
 		if (has < 0) {
 			tool_err(cmd, "%s: cannot look into the store directory: %s", path,
@@ -384,7 +384,7 @@ int tool_open(const char *cmd, const char *path, int create, mrtx_db **out)
 	if ((rc = mrtx__open_knobs(out, path, &open_opts, &open_knobs))) {
 		rc = tool_fail(cmd, "open", rc);
 		if (!open_opts.read_only && strncmp(path, "rados://", 8) != 0 &&
-		    !store_dir_writable(path))
+		    !dir_writable(path))
 			tool_err(cmd, "%s cannot be written by this user; commands that only read "
 			         "can open it with --read-only (or MRTX_READ_ONLY=1)", path);
 		return rc;

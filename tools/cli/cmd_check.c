@@ -2,7 +2,7 @@
  * cmd_check.c - `mrtx check STORE [--strict] [--json]`: verify the lock
  * family (recovery/check.h says what is checked and why); `mrtx check
  * STORE --deep [--json]`: verify an LMDB store's file page by page without
- * opening it (check_file; storage/lmdb/lmdb_deep.c says what).
+ * opening it (admin_check_file; storage/lmdb/lmdb_deep.c says what).
  *
  * Exit 1 when a finding is CORRUPT (a state the protocol cannot produce),
  * and with --strict also when one is RESOLVABLE (stale locks and orphans a
@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recovery/check.h"
 #include "txn/admin.h"
 #include "util.h"
 
@@ -37,7 +36,7 @@ static void on_progress(const check_stats *s, void *payload)
 	o->shown = 1;
 }
 
-static int on_issue(const check_issue *is, void *payload)
+static int on_issue(const admin_issue *is, void *payload)
 {
 	check_out *o = payload;
 	const char *sev = is->severity == CHECK_CORRUPT ? "corrupt" : "resolvable";
@@ -51,7 +50,7 @@ static int on_issue(const check_issue *is, void *payload)
 	if (o->json) {
 		printf("%s\n{\"severity\":\"%s\",\"kind\":\"%s\",\"table\":", o->n ? "," : "",
 		       sev, is->kind);
-		json_str(stdout, is->table->name, strlen(is->table->name));
+		json_str(stdout, is->table, strlen(is->table));
 		fputs(",\"row\":", stdout);
 		json_bytes(stdout, is->row.data, is->row.size);
 		printf(",\"txn\":\"%s\",\"detail\":", hex);
@@ -60,7 +59,7 @@ static int on_issue(const check_issue *is, void *payload)
 	} else {
 		printf("%s %s: ", is->severity == CHECK_CORRUPT ? "CORRUPT" : "RESOLVABLE",
 		       is->kind);
-		print_escaped(stdout, is->table->name, strlen(is->table->name), ESC_SPACE);
+		print_escaped(stdout, is->table, strlen(is->table), ESC_SPACE);
 		putchar('/');
 		print_escaped(stdout, is->row.data, is->row.size, ESC_SPACE);
 		printf(" txn %s: %s\n", hex, is->detail);
@@ -79,13 +78,13 @@ typedef struct deep_out {
 	int oom;
 } deep_out;
 
-static int on_damage(const store_damage *d, void *payload)
+static int on_damage(const admin_damage *d, void *payload)
 {
 	deep_out *o = payload;
 
 	if (o->json) {
 		printf("%s\n{\"page\":", o->n ? "," : "");
-		if (d->page == STORE_NO_PAGE)
+		if (d->page == ADMIN_NO_PAGE)
 			fputs("null", stdout);
 		else
 			printf("%llu", (unsigned long long)d->page);
@@ -99,7 +98,7 @@ static int on_damage(const store_damage *d, void *payload)
 		putchar('}');
 	} else {
 		fputs("DAMAGE ", stdout);
-		if (d->page == STORE_NO_PAGE)
+		if (d->page == ADMIN_NO_PAGE)
 			fputs("data.mdb", stdout);
 		else
 			printf("page %llu", (unsigned long long)d->page);
@@ -154,7 +153,7 @@ static void names_print(FILE *f, char **names, size_t n, int json)
 /* What to do about the damage: only what works on a store so damaged
  * (a dump reads only the pages of its table's keys; a write could reuse a
  * page the damaged free list hands out). */
-static const char *deep_advice(const store_file_stats *s, const deep_out *o)
+static const char *deep_advice(const admin_file_stats *s, const deep_out *o)
 {
 	if (!s->damage)
 		return "";
@@ -172,7 +171,7 @@ static const char *deep_advice(const store_file_stats *s, const deep_out *o)
 
 static int check_deep(const char *cmd, const char *path, int json)
 {
-	store_file_stats s;
+	admin_file_stats s;
 	deep_out o;
 	const char *advice;
 	int rc;
@@ -181,13 +180,15 @@ static int check_deep(const char *cmd, const char *path, int json)
 	o.json = json;
 	if (json)
 		fputs("{\"damage\":[", stdout);
-	rc = check_file(path, on_damage, on_table, &o, &s);
-	if (rc == 0 && o.oom) /* (a table's name lost: its lists would be short) */
-		rc = mrtx__seterr(MRTX_ENOMEM, "out of memory listing the tables");
-	if (rc) {
+	rc = admin_check_file(path, on_damage, on_table, &o, &s);
+	if (rc || o.oom) { /* (o.oom: a table's name lost, its lists would be short) */
 		if (json)
 			puts("]}");
-		rc = tool_fail(cmd, "deep", rc);
+		if (rc)
+			rc = tool_fail(cmd, "deep", rc);
+		else
+			tool_err(cmd, "deep: out of memory listing the tables");
+		rc = EXIT_FAIL;
 		goto out;
 	}
 	advice = deep_advice(&s, &o);
@@ -327,8 +328,7 @@ int cmd_check(int argc, char **argv)
 	o.json = json;
 	if (json)
 		fputs("{\"issues\":[", stdout);
-	rc = check_store_progress(mrtx__db_store(db), &s, on_issue,
-	                          tool_stderr_tty() ? on_progress : NULL, &o);
+	rc = admin_check(db, &s, on_issue, tool_stderr_tty() ? on_progress : NULL, &o);
 	if (o.shown)
 		fputc('\n', stderr);
 	if (rc) {

@@ -3,7 +3,7 @@
  *
  * crashsim.c records a workload (writer processes making multi-row bank
  * transfers and one-row writes, every commit that returned MRTX_OK marked
- * in the trace) under the crash recorder (tools/crashrec/); crashsim_state.c
+ * in the trace) under the crash recorder (tools/harness/crashrec/); crashsim_state.c
  * builds from the trace the disk images a power loss could leave and checks
  * each one in a child process.
  */

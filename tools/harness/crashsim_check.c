@@ -6,9 +6,9 @@
  * on a damaged B-tree) is killed and counted as a hang.  In order:
  *   open        mrtx_open succeeds, and data.mdb is byte-for-byte unchanged
  *               right after it (the open itself must not write);
- *   recover     recover_sweep with force (every writer died in the crash)
+ *   recover     admin_recover with force (every writer died in the crash)
  *               resolves every lock;
- *   check       check_store finds nothing, CORRUPT or RESOLVABLE (--strict);
+ *   check       admin_check finds nothing, CORRUPT or RESOLVABLE (--strict);
  *   bank        every account and writer row reads; the total is exact; the
  *               balances are exactly those of the first `seq` transactions of
  *               each writer (seq from the writer's row: no partial
@@ -33,8 +33,6 @@
 
 #include "chaos_work.h"
 #include "crashsim.h"
-#include "recovery/check.h"
-#include "recovery/recovery.h"
 #include "txn/admin.h"
 
 /* A healthy check takes milliseconds; allow for a loaded machine. */
@@ -184,9 +182,9 @@ static void check_state(const char *dir, const cs_expect *t, verdict *v)
 	free(before);
 	free(after);
 	memset(&rs, 0, sizeof(rs));
-	if ((rc = recover_sweep(mrtx__db_store(db), &ro, &rs, NULL, NULL)) || rs.errors)
+	if ((rc = admin_recover(db, &ro, &rs, NULL, NULL)) || rs.errors)
 		flag(v, CSV_RECOVER, "recover: %s", rc ? mrtx_errmsg() : "some locks unresolved");
-	if ((rc = check_store(mrtx__db_store(db), &cs, NULL, NULL)))
+	if ((rc = admin_check(db, &cs, NULL, NULL, NULL)))
 		flag(v, CSV_CHECK, "check: %s", mrtx_errmsg());
 	else if (cs.corrupt || cs.resolvable)
 		flag(v, CSV_CHECK, "check --strict: %lu corrupt, %lu resolvable", cs.corrupt,

@@ -2,7 +2,7 @@
  * chaos_check.c - store setup before, and verification after, a chaos run.
  *
  * After the run (every child stopped):
- *   1 recovery: recover_sweep over every table (what `mrtx recover` runs);
+ *   1 recovery: admin_recover over every table (what `mrtx recover` runs);
  *     a lock still owned by a live process is an anomaly (none is alive)
  *   2 our own scan of every lock family: any non-STABLE lock is an anomaly
  *   3 the final state, read in one read-only transaction
@@ -90,47 +90,43 @@ int chaos_setup_store(const chaos_cfg *cfg)
 
 /* ------------------------------------------------------------ store checks */
 
-static void scan_locks(store *st, chaos_result *r)
+struct lock_scan {
+	mrtx_db *db;
+	chaos_result *r;
+};
+
+static int scan_lock(const admin_lock *l, void *payload)
 {
-	const store_table **tables = NULL;
-	size_t nt = 0;
-	int rc;
+	chaos_result *r = payload;
 
-	if ((rc = store_tables_list(st, &tables, &nt))) {
+	if (!l->rec) {
+		chaos_anomaly(r, "table '%s' row '%.*s': malformed lock", l->table,
+		              (int)l->row.size, (const char *)l->row.data);
+	} else if (l->rec->state != LOCK_STABLE) {
+		r->locks_left++;
+		chaos_anomaly(r, "table '%s' row '%.*s': %s lock remains after recovery", l->table,
+		              (int)l->row.size, (const char *)l->row.data,
+		              lock_state_name(l->rec->state));
+	}
+	return 0;
+}
+
+static int scan_table(const char *table, void *payload)
+{
+	struct lock_scan *s = payload;
+
+	if (admin_locks(s->db, table, scan_lock, s->r))
+		chaos_anomaly(s->r, "lock scan of '%s' failed: %s", table, mrtx_errmsg());
+	return 0; /* on to the next table */
+}
+
+/* Every lock record of every table: any not STABLE is an anomaly. */
+static void scan_locks(mrtx_db *db, chaos_result *r)
+{
+	struct lock_scan s = { db, r };
+
+	if (mrtx_tables(db, scan_table, &s))
 		chaos_anomaly(r, "lock scan: listing tables failed: %s", mrtx_errmsg());
-		return;
-	}
-	for (size_t i = 0; i < nt; i++) {
-		store_filter f = STORE_FILTER_ALL;
-		store_range rg = { { NULL, 0 }, 0, { NULL, 0 } };
-		store_row *rows;
-		size_t n;
-		mrtx_arena a;
-		int more;
-
-		f.lock_only = 1;
-		arena_init(&a);
-		if ((rc = store_scan_rows(st, tables[i], &rg, 0, &f, 0, &a, &rows, &n, &more)))
-			chaos_anomaly(r, "lock scan of '%s' failed: %s", tables[i]->name,
-			              mrtx_errmsg());
-		for (size_t j = 0; rc == 0 && j < n; j++) {
-			uint8_t state, txn[LOCK_TXNID_SIZE];
-
-			if (lock_peek(rows[j].lock, &state, txn)) {
-				chaos_anomaly(r, "table '%s' row '%.*s': malformed lock", tables[i]->name,
-				              (int)rows[j].row.size, (const char *)rows[j].row.data);
-				continue;
-			}
-			if (state != LOCK_STABLE) {
-				r->locks_left++;
-				chaos_anomaly(r, "table '%s' row '%.*s': %s lock remains after recovery",
-				              tables[i]->name, (int)rows[j].row.size,
-				              (const char *)rows[j].row.data, lock_state_name(state));
-			}
-		}
-		arena_free(&a);
-	}
-	mrtx__free(tables);
 }
 
 /* Run `mrtx check STORE` (this binary); output goes to LOGDIR/check.out. */
@@ -465,7 +461,7 @@ int chaos_postrun(const chaos_cfg *cfg, chaos_result *r)
 		return 1;
 	}
 	/* 1: recovery */
-	r->recover_rc = recover_sweep(mrtx__db_store(db), &ro, &r->recover, NULL, NULL);
+	r->recover_rc = admin_recover(db, &ro, &r->recover, NULL, NULL);
 	if (r->recover_rc)
 		chaos_anomaly(r, "recovery failed: %s", mrtx_errmsg());
 	if (r->recover.errors)
@@ -474,7 +470,7 @@ int chaos_postrun(const chaos_cfg *cfg, chaos_result *r)
 		chaos_anomaly(r, "recovery: %lu transactions still owned by a live process",
 		              r->recover.skipped_live);
 	/* 2: no lock left */
-	scan_locks(mrtx__db_store(db), r);
+	scan_locks(db, r);
 	/* 3: final state */
 	if (cfg->workload == CHAOS_BANK) {
 		if ((rc = bank_final(db, r)))

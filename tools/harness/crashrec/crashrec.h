@@ -1,6 +1,6 @@
 /*
  * crashrec.h - the I/O trace written by the crash recorder (crashrec.c, an
- * LD_PRELOAD interposer) and read by `mrtx crashsim` (tools/crashsim*.c).
+ * LD_PRELOAD interposer) and read by `mrtx crashsim` (tools/harness/crashsim*.c).
  *
  * The recorder follows one file, the store's data.mdb, through every
  * descriptor any process opens on it.  Each event is appended to the trace

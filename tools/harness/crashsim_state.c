@@ -59,7 +59,7 @@
 #include <unistd.h>
 
 #include "crashrec/crashrec.h"
-#include "util.h"
+#include "tools/cli/util.h"
 
 #define PAGE 4096u
 #define SECTOR 512u

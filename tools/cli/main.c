@@ -12,12 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench.h"
-#include "chaos.h"
 #include "cmds.h"
-#include "crashsim.h"
 #include "globals.h"
 #include "util.h"
+#include "tools/bench/bench.h"
+#include "tools/harness/chaos.h"
+#include "tools/harness/crashsim.h"
 
 static const struct {
 	const char *name;

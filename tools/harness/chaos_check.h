@@ -6,7 +6,7 @@
 #ifndef MRTX_TOOL_CHAOS_CHECK_H
 #define MRTX_TOOL_CHAOS_CHECK_H
 
-#include "../txn/admin.h"
+#include "txn/admin.h"
 #include "chaos_work.h"
 #include "histcheck.h"
 

@@ -109,8 +109,8 @@ int op_get_lmdb(fixture *f, unsigned *seed, long i);
 /* multi_row's threads on mrtx or LMDB for secs; returns the phase's
  * seconds; lg counts the txns */
 double run_threads(fixture *f, int use_mrtx, double secs, mlog *lg);
-/* store_ts_next calls a second by `threads` threads (1..MULTI_THREADS) of
- * db's store, over secs (the `ts` workload). */
+/* Timestamps a second (admin_ts_next) taken by `threads` threads
+ * (1..MULTI_THREADS) of db's store, over secs (the `ts` workload). */
 double bench_ts_rate(mrtx_db *db, int threads, double secs);
 double bench_snapshot_rate(mrtx_db *db, const char *row, double secs);
 /* `mrtx bench DIR --only longscan` (bench_scan.c): returns the exit status. */

@@ -13,7 +13,7 @@
  * '#' anywhere else is an ordinary byte).  A trailing '\r' is ignored.
  * Command words are case-sensitive.
  *
- * Quoting, as in a POSIX shell (tools/script.c, tokenize):
+ * Quoting, as in a POSIX shell (tools/cli/script.c, tokenize):
  *   - Words are separated by runs of spaces and tabs.
  *   - '...': every byte up to the next ' is taken as it is; no escapes.
  *   - "...": bytes up to the next unescaped "; inside, \xNN (one byte, two

@@ -23,7 +23,7 @@ int scan_print_cells(mrtx_txn *txn, const mrtx_scan_spec *spec, FILE *f);
 /* cmd_txn.c: a scripted transaction */
 int cmd_txn(int argc, char **argv);
 struct script_cmd;
-/* Run one parsed script command (tools/script.h) in txn, printing what a
+/* Run one parsed script command (tools/cli/script.h) in txn, printing what a
    read returns to out (a missing cell as "(not found)"); *step names the
    call.  Returns 0 or the mrtx error (not printed). */
 int script_run(mrtx_txn *txn, const struct script_cmd *c, FILE *out, const char **step);

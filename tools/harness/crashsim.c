@@ -49,7 +49,7 @@
 #include "chaos_work.h"
 #include "crashrec/crashrec.h"
 #include "crashsim_int.h"
-#include "util.h"
+#include "tools/cli/util.h"
 #include "txn/txn_test.h"
 
 const char *const cs_writer_table = "crashsim_w";

@@ -21,7 +21,6 @@
 #include <stdio.h>
 
 #include "mrtx.h"
-#include "storage/common.h"
 
 /* Exit codes. */
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
@@ -31,7 +30,13 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 /* The value of one hex digit (either case), or -1. */
 static inline int tool_hexval(int c)
 {
-	return mrtx__hexval(c);
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
 }
 
 #define ESC_SPACE 0x1 /* also escape ' ' (the field separator) */
