@@ -1,6 +1,6 @@
 /*
  * test_contract.c - the header's promises about options, errors and
- * failures, each tested where it used to be broken:
+ * failures, each at the point where it is easiest to break:
  *   - a second open in one process never silently weakens durability;
  *   - a one-row commit's write that may have applied is MRTX_EUNKNOWN, one
  *     that surely did not is the store's error (as on the multi-row path);

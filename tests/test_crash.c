@@ -731,8 +731,8 @@ static void test_live_owner_committed(void **state)
 }
 
 /* commit.after_secondaries fires on every multi-row commit that reaches its
- * step 4, also when a reader had rolled its secondaries forward first (it
- * used to be skipped then, and a writer meant to die there lived on). */
+ * step 4, also when a reader had rolled its secondaries forward first (a
+ * skipped failpoint would let a writer meant to die there live on). */
 static void test_after_secondaries_always_fires(void **state)
 {
 	live_committed_case(*state, "commit.after_point=wait:%s,commit.after_secondaries=exit",

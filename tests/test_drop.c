@@ -74,8 +74,8 @@ static void *y_commit(void *arg)
 /* Two truncates of one table overlap: B froze it (steps 1-2 done), A ran a
  * whole truncate (the table LIVE again), Y prewrote into it.  B's step 3
  * must not clear: its freeze no longer holds, Y's lock is newer than its
- * settle.  (Before the freeze carried a token, B removed Y's secondary
- * and Y, committed, was half applied.)  Then: a drop whose process died
+ * settle.  (The freeze carries a token for this: without it B would remove
+ * Y's secondary and Y, committed, would be half applied.)  Then: a drop whose process died
  * after freezing is taken over by the next drop. */
 static void test_overlapping(void **state)
 {
