@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tools/harness/histcheck.c"
+#include "histcheck.h"
 
 static hc_history *H;
 
