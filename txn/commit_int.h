@@ -18,8 +18,9 @@
  *                       point, then the tail (tail.c)
  *
  * Every strategy returns 0 (committed), an MRTX_* error as mrtx_commit
- * does, or 1: only blind guards failed and nothing of the transaction is
- * left in the store, so the pipeline reads the expected locks and runs the
+ * does, or 1: only blind guards failed and no lock of the transaction is
+ * left in the store (a rolled-back blind prewrite leaves STABLE(0, bound):
+ * plan_blind), so the pipeline reads the expected locks and runs the
  * strategy once more (never returns 1 then: no row is blind).
  */
 #ifndef MRTX_COMMIT_INT_H
