@@ -3,6 +3,7 @@
 # unbatched (about 60 s in all, several hundred kills): each must exit 0 and
 # report "ok": true, and together they must kill at least 300 processes.
 # Usage: bash tests/cli/cli_chaos.sh path/to/mrtx [seconds-per-run]
+# Checks I11, I18 (DESIGN §10).
 set -u
 MRTX=${1:?usage: cli_chaos.sh path/to/mrtx [seconds-per-run]}
 SECS=${2:-15}

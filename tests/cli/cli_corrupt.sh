@@ -19,6 +19,7 @@
 # usage: cli_corrupt.sh PATH-TO-mrtx      (run by ctest; prints "N passed, M failed")
 # env: MRTX_CORRUPT_SEED (default 1), MRTX_CORRUPT_FLIPS (200),
 #      MRTX_CORRUPT_CUTS (20)
+# Checks I20 (DESIGN §10).
 set -u
 NAME=corrupt
 . "$(dirname "$0")/../support/clilib.sh"

@@ -9,6 +9,7 @@
 #   - the printed reproduction command reproduces the first violation;
 #   - usage errors exit 2, a file that is not a trace exits 1.
 # Usage: bash tests/cli/cli_crashsim.sh path/to/mrtx
+# Checks I23 (DESIGN §10).
 set -u
 MRTX=${1:?usage: cli_crashsim.sh path/to/mrtx}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/mrtx-cli-crashsim-XXXXXX")

@@ -9,6 +9,7 @@
 # create nothing.  LMDB only (skipped with MRTX_TEST_STORE=rados).
 #
 # usage: cli_damage.sh PATH-TO-mrtx      (run by ctest; prints "N passed, M failed")
+# Checks I20 (DESIGN §10).
 set -u
 NAME=damage
 . "$(dirname "$0")/../support/clilib.sh"

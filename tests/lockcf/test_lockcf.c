@@ -329,6 +329,7 @@ static void test_prev_stable(void **state)
 	assert_memory_equal(&r, &s, sizeof(r));
 }
 
+/* Checks I1 (DESIGN §10). */
 static void test_every_truncation(void **state)
 {
 	mrtx_arena a;
@@ -355,6 +356,7 @@ static void test_every_truncation(void **state)
 	arena_free(&a);
 }
 
+/* Checks I1 (DESIGN §10). */
 static void test_random_mutations(void **state)
 {
 	mrtx_arena a, scratch;
@@ -424,6 +426,7 @@ static void put32(uint8_t *p, uint32_t v)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* Checks I1 (DESIGN §10). */
 static void test_huge_counts(void **state)
 {
 	uint8_t buf[256];
@@ -455,6 +458,7 @@ static void test_huge_counts(void **state)
 	arena_free(&a);
 }
 
+/* Checks I1 (DESIGN §10). */
 static void test_unknown_fields(void **state)
 {
 	uint8_t buf[512];
@@ -501,6 +505,7 @@ static void test_unknown_fields(void **state)
 	arena_free(&a);
 }
 
+/* Checks I1 (DESIGN §10). */
 static void test_stable_with_flags_or_body(void **state)
 {
 	uint8_t buf[64];
@@ -602,6 +607,7 @@ static void test_encode_limits(void **state)
 
 /* ------------------------------------------------------------ states */
 
+/* Checks I3 (DESIGN §10). */
 static void test_transitions(void **state)
 {
 	enum { ABSENT = 255 };

@@ -818,6 +818,7 @@ static void run_seed(unsigned long seed, long nops)
 			fprintf(stderr, "  seed %lu: %ld x [%s]\n", seed, W.cat_seen[i], CATS[i]);
 }
 
+/* Checks I11, I18 (DESIGN §10). */
 static void test_model(void **state)
 {
 	const char *env = getenv("MRTX_MODEL_SEEDS"), *ops = getenv("MRTX_MODEL_OPS");

@@ -264,6 +264,7 @@ static void crash_case(fx *f, const char *fp, int unbatched, int want_status,
 	expect_all(f->db, "old", "rewrite");
 }
 
+/* Checks I6 (DESIGN §10). */
 static void test_commit_failpoints_exit(void **state)
 {
 	fx *f = *state;
@@ -275,6 +276,7 @@ static void test_commit_failpoints_exit(void **state)
 	crash_case(f, "commit.after_secondaries=exit", 0, EXIT_FP, "new");
 }
 
+/* Checks I5, I6 (DESIGN §10). */
 static void test_commit_failpoints_kill(void **state)
 {
 	fx *f = *state;
@@ -357,6 +359,7 @@ static void test_commit_failpoints_unbatched(void **state)
  * Unbatched: each row write is its own store call.  A 3-row commit writes
  * 3 prewrites, the commit point (4th), 2 secondaries, and the release (7th).
  * Dying after any of them is all-or-nothing, decided by the commit point.
+ * Checks I5, I6, I8 (DESIGN §10).
  */
 static void test_every_row_write(void **state)
 {
@@ -390,6 +393,7 @@ static void recovery_crash_case(fx *f, const char *writer_fp, const char *resolv
 	assert_int_equal(write_all(f->db, "old"), MRTX_OK);
 }
 
+/* Checks I7 (DESIGN §10). */
 static void test_recovery_failpoints(void **state)
 {
 	fx *f = *state;
@@ -428,7 +432,8 @@ static void test_recovery_failpoints(void **state)
 
 /* A live writer holds its locks: readers get ELOCKED (LMDB: a first read,
  * whose view is not fixed yet) or read past them (RADOS: they push the
- * writer above their snapshot), writers get ELOCKED; then the new value. */
+ * writer above their snapshot), writers get ELOCKED; then the new value.
+ * Checks I9 (DESIGN §10). */
 static void test_live_owner(void **state)
 {
 	fx *f = *state;
@@ -567,6 +572,7 @@ static void test_error_action(void **state)
  * An orphan: the writer's primary prewrite loses a conflict while its
  * secondaries' prewrites succeed, and the writer dies before rolling them
  * back.  Readers must fence the primary and roll the secondaries back.
+ * Checks I7, I10 (DESIGN §10).
  */
 static void test_orphan_secondaries(void **state)
 {
@@ -668,7 +674,7 @@ static void expect_all_scan(mrtx_db *db, const char *want)
 	assert_int_equal(mrtx_commit(txn), MRTX_OK);
 }
 
-/* Scanners resolve a dead writer's locks as gets do. */
+/* Scanners resolve a dead writer's locks as gets do.  Checks I7 (DESIGN §10). */
 static void test_scan_after_crash(void **state)
 {
 	fx *f = *state;
@@ -725,6 +731,7 @@ static void live_committed_case(fx *f, const char *fp, int want)
 	expect_all(f->db, "new", "after the writer woke");
 }
 
+/* Checks I9 (DESIGN §10). */
 static void test_live_owner_committed(void **state)
 {
 	live_committed_case(*state, "commit.after_point=wait:%s", 0);
@@ -732,7 +739,8 @@ static void test_live_owner_committed(void **state)
 
 /* commit.after_secondaries fires on every multi-row commit that reaches its
  * step 4, also when a reader had rolled its secondaries forward first (a
- * skipped failpoint would let a writer meant to die there live on). */
+ * skipped failpoint would let a writer meant to die there live on).
+ * Checks I8 (DESIGN §10). */
 static void test_after_secondaries_always_fires(void **state)
 {
 	live_committed_case(*state, "commit.after_point=wait:%s,commit.after_secondaries=exit",
@@ -752,6 +760,7 @@ static void test_after_secondaries_always_fires(void **state)
  */
 #define EXPIRED_TTL_MS 200
 
+/* Checks I9 (DESIGN §10). */
 static void test_expired_owner_aborted(void **state)
 {
 	fx *f = *state;

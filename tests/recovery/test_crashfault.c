@@ -22,6 +22,7 @@
  *   - after reopening, recovery and check --strict pass, the transaction is
  *     all-or-nothing (all new if it returned MRTX_OK, all old if it
  *     returned a definite error), and new commits succeed.
+ * Checks I23 (DESIGN §10).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -249,6 +250,7 @@ static void every_call(const char *kind, int nrows)
 	}
 }
 
+/* Checks I24 (DESIGN §10). */
 static void test_sync_eio(void **state)
 {
 	(void)state;
@@ -256,7 +258,8 @@ static void test_sync_eio(void **state)
 	every_call("sync:#:EIO", 1);
 }
 
-/* (a failed sync in ENOSPC's words, as NFS gives: no less a failed sync) */
+/* (a failed sync in ENOSPC's words, as NFS gives: no less a failed sync)
+ * Checks I24 (DESIGN §10). */
 static void test_sync_enospc(void **state)
 {
 	(void)state;

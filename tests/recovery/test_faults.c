@@ -381,6 +381,7 @@ static void recovery_loop(int unbatched, int scen, int lmdb_error)
 	              unbatched ? "unbatched" : "batched", total);
 }
 
+/* Checks I5, I7 (DESIGN §10). */
 static void recovery_forward(void **state)
 {
 	(void)state;
@@ -388,6 +389,7 @@ static void recovery_forward(void **state)
 	recovery_loop(1, SCEN_FORWARD, MDB_MAP_FULL);
 }
 
+/* Checks I5, I7 (DESIGN §10). */
 static void recovery_back(void **state)
 {
 	(void)state;
@@ -396,7 +398,8 @@ static void recovery_back(void **state)
 }
 
 /* A reader meeting the half-done transaction resolves it through the same
- * code; a fault there is a clean error and a retry finishes the job. */
+ * code; a fault there is a clean error and a retry finishes the job.
+ * Checks I7 (DESIGN §10). */
 static void reader_resolves_under_faults(void **state)
 {
 	(void)state;

@@ -134,6 +134,7 @@ static void test_healthy_store_has_no_findings(void **state)
 	free(path);
 }
 
+/* Checks I2, I4, I8 (DESIGN §10). */
 static void test_each_kind_of_finding(void **state)
 {
 	static const char *const tables[] = { "dangling", "notlisted", "orphan", "garbage",
@@ -332,6 +333,7 @@ static void live_rec(store *st, lock_rec *r, uint8_t txn_byte)
  * the primary's prewrite lands, above their snapshot); fencing the
  * primary would abort the live writer.  Only --force (or the owner's
  * death, or the expiry: test_each_kind_of_finding) takes it.
+ * Checks I9 (DESIGN §10).
  */
 static void test_live_orphan_is_left_alone(void **state)
 {
@@ -377,6 +379,7 @@ static void test_live_orphan_is_left_alone(void **state)
  * MRTX_ELOCKED after its lock_wait_ms, having made a few dozen store calls
  * (not a spin of hundreds of thousands), and the sweep counts it live.
  * Counted in store calls, not timed.
+ * Checks I9 (DESIGN §10).
  */
 static void test_orphan_behind_live_primary_waits(void **state)
 {
@@ -522,6 +525,7 @@ static void test_cost_is_linear_in_txn_size(void **state)
  * condition is "no lock, or STABLE committed before my first write" (all
  * of which precede the transaction's commit_ts): the fence carries a
  * commit_ts no lower than the orphan's.
+ * Checks I10 (DESIGN §10).
  */
 static void test_orphan_fence_stops_blind_prewrite(void **state)
 {

@@ -437,6 +437,7 @@ static int child_check(void)
 	}
 }
 
+/* Checks I20 (DESIGN §10). */
 static void t_flips(void **state)
 {
 	const char *env = getenv("MRTX_DEEP_FLIPS");

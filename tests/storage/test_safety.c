@@ -513,6 +513,7 @@ static void damaged_metadata(void **state)
 
 /* ------------------------------------------------- store-bound locks */
 
+/* Checks I2 (DESIGN §10). */
 static void lock_bound_to_store(void **state)
 {
 	char *a = tu_tmpdir("boundA"), *b = tu_tmpdir("boundB");
@@ -902,7 +903,8 @@ static void raw_flip(const char *path, char row, int lock)
 
 /* Every data record carries a checksum (storage/lmdb/lmdb_seal.h): a byte
  * changed in a value or in a lock record is MRTX_ECORRUPT, never data, and
- * the rest of the store still reads. */
+ * the rest of the store still reads.
+ * Checks I20 (DESIGN §10). */
 static void sealed_records(void **state)
 {
 	char *path;

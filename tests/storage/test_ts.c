@@ -175,7 +175,8 @@ static void test_threads_and_processes(void **state)
 }
 
 /* A call that begins after another returned, in another process, gets
- * more: parent a, then child b (told a), then parent c. */
+ * more: parent a, then child b (told a), then parent c.
+ * Checks I13 (DESIGN §10). */
 static void test_real_time_order(void **state)
 {
 	int down[2], up[2];
@@ -575,6 +576,7 @@ static uint64_t newest_at(const wlog *w, size_t n, const char *row, uint64_t sna
  * increase with each row's history.  Fails with timestamps taken before
  * the commit's write (the wall clock at commit): a commit stamped lower
  * can then land after a snapshot that a higher one is already in.
+ * Checks I13, I16 (DESIGN §10).
  */
 static void test_commit_stamps(void **state)
 {

@@ -168,6 +168,7 @@ static int skip_rados(void)
  * trusted a stale "no unsettled records" would see the old values), and
  * the count is back at 0.  One dead before its commit point: the rows read
  * as before, and rolling them back brings the count back to 0.
+ * Checks I22 (DESIGN §10).
  */
 static void test_count_follows_crashes(void **state)
 {
@@ -224,6 +225,7 @@ static void read_write(mrtx_db *db, const char *read, int read_rc, const char *f
  * A get that did not read its row's lock still validates it: a commit of
  * the row by another transaction after the get makes the reader's writing
  * commit fail, and a read-only one stands on its snapshot.
+ * Checks I22 (DESIGN §10).
  */
 static void test_lazy_get_validates(void **state)
 {
@@ -272,7 +274,8 @@ static void test_lazy_get_validates(void **state)
 	free(path);
 }
 
-/* Dropping a table that holds unsettled records keeps the count exact. */
+/* Dropping a table that holds unsettled records keeps the count exact.
+ * Checks I22 (DESIGN §10). */
 static void test_drop_keeps_count(void **state)
 {
 	char *path;
@@ -303,6 +306,7 @@ static void test_drop_keeps_count(void **state)
  * missing one), and `mrtx upgrade` counts anew; a format-4 store, which has
  * none, is refused at open with the upgrade named, and the upgrade counts
  * what it holds.
+ * Checks I22 (DESIGN §10).
  */
 static void test_check_and_upgrade(void **state)
 {

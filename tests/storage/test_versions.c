@@ -104,6 +104,7 @@ static mrtx_db *fresh(char **path)
 	return db;
 }
 
+/* Checks I19 (DESIGN §10). */
 static void test_policies_and_past_snapshots(void **state)
 {
 	char *path;
@@ -258,7 +259,8 @@ static void test_policies_and_past_snapshots(void **state)
 /* Stamps follow what a commit read: a two-phase commit that read a row
  * stamps above that row's commit, even when the row's writer ran with a
  * clock a second ahead; a past snapshot between the two sees the first
- * only. */
+ * only.
+ * Checks I14 (DESIGN §10). */
 static void test_stamps_follow_reads(void **state)
 {
 	static const mrtx_family_spec fams[] = { { "h", 4, 0, 0 } };
@@ -939,6 +941,7 @@ static void test_trim_on_commit(void **state)
  * there -- keep what it reads; one that stops reading for longer than the
  * lag is not protected, and is told (MRTX_ESNAPSHOT), never shown a newer
  * value -- which is what makes the first half able to fail.
+ * Checks I19 (DESIGN §10).
  */
 static void test_snapshot_registry(void **state)
 {
@@ -1116,6 +1119,7 @@ static void read_past_writer(const char *fp)
 	free(path);
 }
 
+/* Checks I21 (DESIGN §10). */
 static void test_read_past_writer(void **state)
 {
 	(void)state;
@@ -1153,6 +1157,7 @@ static void *late_write(void *arg)
  * must not show the late commit's value (the snapshot would hold two
  * values of one row) -- the transaction is doomed instead (MRTX_CONFLICT),
  * and mrtx_run would retry it.
+ * Checks I18 (DESIGN §10).
  */
 static void test_snapshot_late_commit(void **state)
 {
@@ -1280,6 +1285,7 @@ static void test_scan_versions(void **state)
 	free(path);
 }
 
+/* Checks I19 (DESIGN §10). */
 static void test_gc(void **state)
 {
 	char *path;
@@ -1439,6 +1445,7 @@ static void model_check(mrtx_txn *txn, mcell cells[2][MR][MQ], int f, int r, int
 			         (unsigned long long)want[i]->ts);
 }
 
+/* Checks I19 (DESIGN §10). */
 static void test_model_versions(void **state)
 {
 	static const mrtx_family_spec fams[] = { { "one", 1, 0, 0 }, { "h", 3, 0, 0 } };

@@ -113,6 +113,7 @@ static mrtx_db *fresh(char **path, const char *tag)
 	return db;
 }
 
+/* Checks I3 (DESIGN §10). */
 static void test_processes(void **state)
 {
 	char *path;
@@ -143,6 +144,7 @@ static void *thread_main(void *arg)
 	return (void *)(intptr_t)incr_n(arg, N);
 }
 
+/* Checks I3 (DESIGN §10). */
 static void test_threads(void **state)
 {
 	char *path;
@@ -486,6 +488,7 @@ static void *tail_writer_main(void *arg)
 	return NULL;
 }
 
+/* Checks I8 (DESIGN §10). */
 static void test_tails_without_secondaries(void **state)
 {
 	mrtx_options o = MRTX_OPTIONS_INIT;

@@ -76,7 +76,8 @@ static void *y_commit(void *arg)
  * must not clear: its freeze no longer holds, Y's lock is newer than its
  * settle.  (The freeze carries a token for this: without it B would remove
  * Y's secondary and Y, committed, would be half applied.)  Then: a drop whose process died
- * after freezing is taken over by the next drop. */
+ * after freezing is taken over by the next drop.
+ * Checks I25 (DESIGN §10). */
 static void test_overlapping(void **state)
 {
 	char *path, go[300];
@@ -144,6 +145,7 @@ static void test_rados_enotsup(void **state)
 	done(db, path);
 }
 
+/* Checks I25 (DESIGN §10). */
 static void test_drop_truncate(void **state)
 {
 	const char *const *fams;
@@ -277,6 +279,7 @@ static void crashed(const char *fp, const char *victim, int committed)
 	done(db, path);
 }
 
+/* Checks I25 (DESIGN §10). */
 static void test_crashed_writers(void **state)
 {
 	(void)state;
@@ -293,6 +296,7 @@ static void test_crashed_writers(void **state)
  * says when it is there), while the parent drops table b.  Whatever the
  * interleaving, the writer either committed entirely (its a row is new)
  * or failed (MRTX_CONFLICT, a is old): never its a row without its b row.
+ * Checks I25 (DESIGN §10).
  */
 static void test_live_writer(void **state)
 {
@@ -408,6 +412,7 @@ static int s3_family(mrtx_db *db)
 	return rc == MRTX_NOTFOUND && seen == 2 ? 0 : 8;
 }
 
+/* Checks I25 (DESIGN §10). */
 static void test_stale_process(void **state)
 {
 	int down[2], up[2];

@@ -92,6 +92,7 @@ static int read_row(mrtx_db *db, const char *r, char *buf, size_t n)
 	return tu_get_str(db, "t", r, "f:v", buf, n);
 }
 
+/* Checks I9 (DESIGN §10). */
 static void slow_commit_keeps_its_locks(void **state)
 {
 	char *path, buf[32];
@@ -143,6 +144,7 @@ static void slow_commit_keeps_its_locks(void **state)
 	free(path);
 }
 
+/* Checks I9 (DESIGN §10). */
 static void forced_recovery_still_wins(void **state)
 {
 	char *path, buf[32];
@@ -193,6 +195,7 @@ static void forced_recovery_still_wins(void **state)
  * write) leaves the heartbeat unsure which bytes the primary holds; the
  * commit re-reads it and commits, instead of failing its commit point on
  * stale bytes with a false MRTX_CONFLICT and leaving the primary locked.
+ * Checks I9 (DESIGN §10).
  */
 static void lost_refresh_reply(void **state)
 {

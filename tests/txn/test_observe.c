@@ -12,6 +12,7 @@
  * did: a read-only A then commits, having seen one state, and a writing A
  * still fails its commit.  Each scenario also runs without B's change, and then A commits:
  * the checks cannot pass by refusing everything.
+ * Checks I11 (DESIGN §10).
  */
 #include <stdio.h>
 #include <stdlib.h>

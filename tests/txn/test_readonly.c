@@ -469,11 +469,13 @@ static void crashed_writer_case(fx *f, const char *fp, const char *after, const 
 	mrtx_close(db);
 }
 
+/* Checks I6 (DESIGN §10). */
 static void test_crash_after_point(void **state)
 {
 	crashed_writer_case(*state, "commit.after_point=exit", "new", "rolled forward");
 }
 
+/* Checks I6 (DESIGN §10). */
 static void test_crash_after_prewrite(void **state)
 {
 	crashed_writer_case(*state, "commit.after_prewrite=exit", "old", "rolled back");

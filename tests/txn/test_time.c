@@ -91,7 +91,8 @@ static int blind_put2(mrtx_db *db, const char *r1, const char *r2, const char *v
  * frozen (every first write and every commit in "the same microsecond"),
  * then stepped back ten seconds: never a conflict.  A write-write window
  * that began at the wall clock of the first write failed the second commit
- * of every frozen microsecond. */
+ * of every frozen microsecond.
+ * Checks I15 (DESIGN §10). */
 static void test_sequential_blind_writes(void **state)
 {
 	int n = tu_rados() ? 60 : 3000, conflicts = 0;
@@ -138,6 +139,7 @@ static void overlapping_writers(mrtx_db *db, int step_between)
 	assert_int_equal(blind_put(db, "w", "c"), MRTX_OK);
 }
 
+/* Checks I15 (DESIGN §10). */
 static void test_overlapping_blind_writers(void **state)
 {
 	char *path;
@@ -156,7 +158,8 @@ static void test_overlapping_blind_writers(void **state)
  * is rebuilt from the stored ceiling, a second ahead of the clock.  The
  * stamps that follow are ahead of the clock too; a write-write window
  * bounded by the clock read them as a clock stepped back and missed the
- * conflict for that second. */
+ * conflict for that second.
+ * Checks I15 (DESIGN §10). */
 static void test_rebuilt_page(void **state)
 {
 	char *path, *ts;
@@ -182,7 +185,8 @@ static void test_rebuilt_page(void **state)
 
 /* Clock skew between handles changes nothing: a handle whose clock runs
  * five seconds ahead and one five seconds behind write the same rows
- * blind, in turn and overlapping, with the same outcomes as without. */
+ * blind, in turn and overlapping, with the same outcomes as without.
+ * Checks I15 (DESIGN §10). */
 static void test_skewed_handles(void **state)
 {
 	char *path;
@@ -220,7 +224,8 @@ static void test_skewed_handles(void **state)
 
 /* A snapshot begun after a commit returned sees it, whichever handle made
  * the commit and whatever the handles' clocks say: the writer's clock
- * five seconds behind, the reader's five ahead, and the other way. */
+ * five seconds behind, the reader's five ahead, and the other way.
+ * Checks I13, I17 (DESIGN §10). */
 static void test_snapshot_after_commit(void **state)
 {
 	char *path;
@@ -275,6 +280,7 @@ static void *contender(void *arg)
 	return NULL;
 }
 
+/* Checks I17 (DESIGN §10). */
 static void test_snapshot_under_contention(void **state)
 {
 	struct contend c[CONTENDERS];
@@ -364,7 +370,8 @@ static void gc_world_close(struct gc_world *x)
  * snapshot (so it ran, with a safe point past them), and the snapshot, a
  * moment old, still reads its version.  Publication that waited for the
  * wall clock to pass the snapshot's (oracle) timestamp left it unlisted,
- * and the safe point, oracle time less 5 s, was above it. */
+ * and the safe point, oracle time less 5 s, was above it.
+ * Checks I19 (DESIGN §10). */
 static void test_gc_keeps_young_snapshot(void **state)
 {
 	struct gc_world x;
@@ -431,7 +438,8 @@ static void *held_snapshot(void *arg)
  * of its timestamp.  (A snapshot entered in the handle's set only once its
  * own thread ran again left B's record, the minimum of a set without A,
  * above A: gc took the version, and A's read failed with
- * MRTX_ESNAPSHOT.) */
+ * MRTX_ESNAPSHOT.)
+ * Checks I19 (DESIGN §10). */
 static void test_registry_covers_reserving_snapshot(void **state)
 {
 	char go[256];
@@ -474,7 +482,8 @@ static void test_registry_covers_reserving_snapshot(void **state)
  * A's own handle, which reads its live set instead of its own registry
  * record.  A, let go, reads the value of its timestamp.  (A set that did
  * not hold a reservation under way let gc take the version: A's read
- * failed with MRTX_ESNAPSHOT.) */
+ * failed with MRTX_ESNAPSHOT.)
+ * Checks I19 (DESIGN §10). */
 static void test_own_collector_covers_reserving_snapshot(void **state)
 {
 	char go[256];
@@ -538,7 +547,8 @@ static void *ro_reader(void *db)
  * they return: reading them syncs nothing.  A commit of another handle
  * (another process, as far as this one knows) is read, and synced by the
  * first read-only commit that read it, and by no later one; a transaction
- * that read nothing syncs nothing. */
+ * that read nothing syncs nothing.
+ * Checks I23 (DESIGN §10). */
 static void test_readonly_commit_syncs(void **state)
 {
 	char *path;
@@ -618,7 +628,8 @@ static void test_readonly_commit_syncs(void **state)
  * landing while it was taken: store__lmdb_inexact_views plays them) has
  * timestamp 0, not one that may be below commits it holds; mrtx_gc and
  * mrtx_begin_at, which need the timestamp, take a view again, and fail
- * with MRTX_ENOTSUP only after 16 such views. */
+ * with MRTX_ENOTSUP only after 16 such views.
+ * Checks I16 (DESIGN §10). */
 static void test_unpinned_view(void **state)
 {
 	char *path;

@@ -284,6 +284,7 @@ static void test_rewrite_committed_row(void **state)
 
 /* ------------------------------------------------------------ conflicts */
 
+/* Checks I15 (DESIGN §10). */
 static void test_write_write_conflict(void **state)
 {
 	fx *f = *state;
@@ -350,6 +351,7 @@ static int write_int(mrtx_txn *txn, const char *t, const char *row, long v)
 	return mrtx_put(txn, t, B(row), "f", B("n"), B(buf));
 }
 
+/* Checks I11 (DESIGN §10). */
 static void test_lost_update(void **state)
 {
 	fx *f = *state;
@@ -381,6 +383,7 @@ static void test_lost_update(void **state)
 	expect_cell(f->db, "t1", "ctr", "f", "n", "16");
 }
 
+/* Checks I11 (DESIGN §10). */
 static void test_write_skew(void **state)
 {
 	fx *f = *state;
@@ -408,6 +411,7 @@ static void test_write_skew(void **state)
 	expect_cell(f->db, "t2", "y", "f", "n", "1");
 }
 
+/* Checks I11 (DESIGN §10). */
 static void test_phantom(void **state)
 {
 	fx *f = *state;
@@ -503,6 +507,7 @@ static void test_phantom(void **state)
 	assert_int_equal(mrtx_commit(t1), MRTX_CONFLICT);
 }
 
+/* Checks I11 (DESIGN §10). */
 static void test_phantom_empty_range(void **state)
 {
 	fx *f = *state;
@@ -541,6 +546,7 @@ static void test_phantom_empty_range(void **state)
  * A scan that stops on one of its own buffered rows has still covered the
  * store up to that row: a concurrent insert before it is a phantom
  * (write skew through a range: each saw the other's row missing).
+ * Checks I11 (DESIGN §10).
  */
 static void test_phantom_buffered_rows(void **state)
 {
@@ -612,6 +618,7 @@ static void test_scanner_outlives_txn(void **state)
 	mrtx_scan_close(s1);
 }
 
+/* Checks I18 (DESIGN §10). */
 static void test_readonly_validation(void **state)
 {
 	fx *f = *state;
@@ -695,6 +702,7 @@ static const char *get_in(mrtx_txn *txn, const char *t, const char *row)
  * reads is seen by neither (never half of it), by gets and scans alike; a
  * read-only transaction then commits; a read-write one fails validation.
  * The view opens at the first read, not at begin.
+ * Checks I18 (DESIGN §10).
  */
 static void test_snapshot_reads(void **state)
 {

@@ -66,6 +66,7 @@ static void expect_all_stable(mrtx_db *db, const char *name, size_t want_rows)
  * our first write to it, a write-write conflict -- the rows that did apply
  * are rolled back, the commit reads the locks and reports the conflict,
  * and nothing of it shows; either row (primary or secondary) in turn.
+ * Checks I15 (DESIGN §10).
  */
 static void test_multi_row_blind(void **state)
 {
@@ -135,6 +136,7 @@ static void commit_cost(mrtx_db *db, mrtx_txn *txn, int want_rc, unsigned long *
  * rows were written blind, and a read row or scanned range that changed
  * fails it whole.  A handle opened with the two_phase knob runs the two-phase
  * protocol on the same store.
+ * Checks I12 (DESIGN §10).
  */
 static void test_one_phase(void **state)
 {
@@ -255,6 +257,7 @@ static void test_one_phase(void **state)
  * commit.after_prewrite or after_validate leaves nothing, one that dies at
  * after_point or after_secondaries has committed every row; either way no
  * lock is left to settle, and each failpoint fires.
+ * Checks I12 (DESIGN §10).
  */
 static void test_one_phase_failpoints(void **state)
 {
