@@ -224,16 +224,6 @@ int store_table_refresh(store *st);
  * qualifier length, u64 ~ts; storage/lmdb/lmdb_cell.c): part of the limit. */
 #define STORE_VERSION_KEY 11u
 
-/* memcmp order, a prefix first. */
-static inline int cmp_bytes(const void *a, size_t an, const void *b, size_t bn)
-{
-	int c = memcmp(a, b, MRTX_MIN(an, bn));
-
-	if (c)
-		return c;
-	return an < bn ? -1 : an > bn;
-}
-
 /* Validate one table or family name; what is "table" or "family" for the
  * message (MRTX_EINVAL, MRTX_ETOOBIG). */
 int store_check_name(const char *what, const char *s);
@@ -311,6 +301,23 @@ typedef struct store_range {
 	int lo_excl;    /* lo itself excluded */
 	mrtx_bytes hi;  /* exclusive; size 0 = unbounded */
 } store_range;
+
+/* Does row sort before r begins (below lo, or lo itself when lo_excl)? */
+static inline int store_range_before(const store_range *r, mrtx_bytes row)
+{
+	int c;
+
+	if (!r->lo.size)
+		return 0;
+	c = cmp_bytes(row.data, row.size, r->lo.data, r->lo.size);
+	return r->lo_excl ? c <= 0 : c < 0;
+}
+
+/* Does row sort at or past r's end (hi is exclusive)? */
+static inline int store_range_past(const store_range *r, mrtx_bytes row)
+{
+	return r->hi.size && cmp_bytes(row.data, row.size, r->hi.data, r->hi.size) >= 0;
+}
 
 /*
  * Rows that have a lock record in range, in order (descending if reverse),

@@ -585,26 +585,6 @@ int lmdb_store_read_locks(store *st, lmdb_rtxn *view, const store_rowref *refs, 
 	return rc;
 }
 
-static int row_cmp(mrtx_bytes a, mrtx_bytes b)
-{
-	return cmp_bytes(a.data, a.size, b.data, b.size);
-}
-
-static int below_lo(const store_range *r, mrtx_bytes row)
-{
-	int c;
-
-	if (!r->lo.size)
-		return 0;
-	c = row_cmp(row, r->lo);
-	return r->lo_excl ? c <= 0 : c < 0;
-}
-
-static int at_or_above_hi(const store_range *r, mrtx_bytes row)
-{
-	return r->hi.size && row_cmp(row, r->hi) >= 0;
-}
-
 /* Seek key for a bound: P . enc(bound), cut to LMDB's key size.  A cut key
  * sorts no later than the whole one, and the scan loop checks every row
  * against the bounds, so positioning only has to be early enough. */
@@ -772,7 +752,7 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 	MDB_cursor *cur;
 	MDB_val k, v, target, first;
 	size_t cap = 0;
-	int rc;
+	int rc, c;
 
 	*rows = NULL;
 	*nrows = 0;
@@ -828,7 +808,8 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 		}
 		/* each step lands on a row past the last one: a damaged tree
 		 * that sends a seek back would make the scan go round for ever */
-		if (prev.data && (reverse ? row_cmp(row, prev) >= 0 : row_cmp(row, prev) <= 0)) {
+		if (prev.data && (c = cmp_bytes(row.data, row.size, prev.data, prev.size),
+		                  reverse ? c >= 0 : c <= 0)) {
 			rc = mrtx__seterr(MRTX_ECORRUPT, "table '%s': keys out of order in the data "
 			                  "file: the store is damaged (restore it from a backup)",
 			                  t->name);
@@ -836,7 +817,7 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 		}
 		memcpy(prevbuf, row.data, row.size);
 		prev = MRTX_BYTES(prevbuf, row.size);
-		if (reverse ? below_lo(r, row) : at_or_above_hi(r, row))
+		if (reverse ? store_range_before(r, row) : store_range_past(r, row))
 			break;
 		if (reverse && key_is_hist(&k, row)) {
 			/* the row's history, after its lock key: go to the lock */
@@ -849,7 +830,7 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 				break;
 			is_lock = 1;
 		}
-		if (reverse ? at_or_above_hi(r, row) : below_lo(r, row)) {
+		if (reverse ? store_range_past(r, row) : store_range_before(r, row)) {
 			rc = step_row(cur, t, row, reverse, &k, &v);
 			continue;
 		}
@@ -1220,9 +1201,9 @@ static int check_range(wctx *w, store_rcheck *c)
 			break;
 		if (key_row(&k, rowbuf, &row, &is_lock))
 			return MRTX_ECORRUPT;
-		if (at_or_above_hi(r, row))
+		if (store_range_past(r, row))
 			break;
-		if (below_lo(r, row)) {
+		if (store_range_before(r, row)) {
 			rc = step_row(w->cur, t, row, 0, &k, &v);
 			continue;
 		}
@@ -1236,7 +1217,8 @@ static int check_range(wctx *w, store_rcheck *c)
 			if (rc || !(k.mv_size == n + 1 && memcmp(k.mv_data, kb, n + 1) == 0))
 				continue; /* no lock: not a row; k is the next row's first key */
 		}
-		if (j == c->n || row_cmp(row, c->rows[j]) != 0 ||
+		if (j == c->n ||
+		    cmp_bytes(row.data, row.size, c->rows[j].data, c->rows[j].size) != 0 ||
 		    v.mv_size != c->locks[j].size ||
 		    memcmp(v.mv_data, c->locks[j].data, v.mv_size) != 0)
 			return 0; /* a row not expected, or another lock */

@@ -274,8 +274,6 @@ size_t rados_lock_key(uint8_t *buf, mrtx_bytes row);
 size_t rados_push_key(uint8_t *buf, mrtx_bytes row);
 size_t rados_desc_key(uint8_t *buf, mrtx_bytes row);
 size_t rados_cell_prefix(uint8_t *buf, mrtx_bytes row); /* 0x03 . rkey(row) */
-/* The smallest key above every key that starts with p[0..n) (rados_rw.c). */
-size_t rados_prefix_end(uint8_t *out, const uint8_t *p, size_t n);
 /* The store-call fault hook (store.c) with this backend's error mapping. */
 int rados_fault(rstore *rs, const char *step, int write);
 #define STORE_FAULT_R(rs, step) \

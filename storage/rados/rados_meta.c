@@ -824,24 +824,13 @@ const rtablet *rados_tablet_of(const store_table *t, mrtx_bytes row)
 
 /* ----------------------------------------------------- metadata records */
 
-static int meta_key_check(rstore *rs, const char *key, size_t minlen)
-{
-	size_t n = key ? strlen(key) : 0;
-
-	if (n < minlen || n > MRTX_MAX_NAME + 2 || key[1] != '/' || key[0] == 't' ||
-	    key[0] < 'a' || key[0] > 'z')
-		return mrtx__seterr(MRTX_EINVAL, "store %s: '%s' is not a metadata record key",
-		                    rs->addr, key ? key : "(null)");
-	return 0;
-}
-
 int rados_store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)
 {
 	rstore *rs = RS(st);
 	const char *keys[1] = { key };
 	int rc, exists;
 
-	if ((rc = meta_key_check(rs, key, 3)) || (rc = meta_read(rs, keys, 1, a, out, &exists)))
+	if ((rc = meta_read(rs, keys, 1, a, out, &exists)))
 		return rc;
 	if (!out->data)
 		return MRTX_NOTFOUND;
@@ -934,8 +923,6 @@ int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 	mrtx_arena a;
 	int rc;
 
-	if ((rc = meta_key_check(rs, key, 3)))
-		return rc;
 	arena_init(&a);
 	for (int attempt = 0; attempt < 20; attempt++) {
 		const char *keys[2] = { gk, key };
@@ -990,8 +977,6 @@ int rados_store_meta_list(store *st, const char *prefix, mrtx_arena *a,
 	static const uint8_t gk[] = "gen";
 	int rc = 0, more = 1, first = 1;
 
-	if (strcmp(prefix, "t/") != 0 && (rc = meta_key_check(rs, prefix, 2)))
-		return rc;
 	while (more && rc == 0) {
 		rget g;
 		rread r;

@@ -16,6 +16,7 @@
  * compound op; the rows whose own guard held are then sent again alone,
  * so ops stay independent as the seam promises.
  */
+#include "storage/keyenc.h"
 #include "storage/rados/rados_int.h"
 #include "storage/versions.h"
 
@@ -73,19 +74,6 @@ size_t rados_cell_prefix(uint8_t *buf, mrtx_bytes row)
 {
 	buf[0] = RK_CELL;
 	return 1 + rkey_put(buf + 1, row.data, row.size);
-}
-
-/* The smallest key above every key that starts with p[0..n) (p never ends
- * in 0xFF here: rkey ends in 01 01, a family byte is at most 0xFF only for
- * the last family, handled by dropping it). */
-size_t rados_prefix_end(uint8_t *out, const uint8_t *p, size_t n)
-{
-	memcpy(out, p, n);
-	while (n && out[n - 1] == 0xFF)
-		n--;
-	if (n)
-		out[n - 1]++;
-	return n;
 }
 
 /* A librados result as an op result: EUNKNOWN when it may have applied. */
@@ -645,17 +633,8 @@ int rados_store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_a
 
 static int row_in(const store_range *r, mrtx_bytes row, int *past)
 {
-	int c;
-
-	*past = 0;
-	if (r->hi.size && cmp_bytes(row.data, row.size, r->hi.data, r->hi.size) >= 0) {
-		*past = 1;
-		return 0;
-	}
-	if (r->lo.size && ((c = cmp_bytes(row.data, row.size, r->lo.data, r->lo.size)) < 0 ||
-	                   (c == 0 && r->lo_excl)))
-		return 0;
-	return 1;
+	*past = store_range_past(r, row);
+	return !*past && !store_range_before(r, row);
 }
 
 /*
@@ -924,11 +903,11 @@ static void add_mut(rados_write_op_t w, const uint8_t *cp, size_t cpn, const sto
 		memcpy(kb, cp, cpn);
 		kb[cpn] = (uint8_t)(m->fid + 1);
 		kn = cpn + 1;
-		en = rados_prefix_end(ke, kb, kn);
+		en = keyenc_prefix_end(ke, kb, kn);
 		rados_write_op_omap_rm_range2(w, (const char *)kb, kn, (const char *)ke, en);
 		break;
 	case STORE_MUT_DEL_ROW:
-		en = rados_prefix_end(ke, cp, cpn);
+		en = keyenc_prefix_end(ke, cp, cpn);
 		rados_write_op_omap_rm_range2(w, (const char *)cp, cpn, (const char *)ke, en);
 		break;
 	}

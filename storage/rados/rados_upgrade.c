@@ -38,6 +38,7 @@
  * in flight, but a client of an earlier release that has it open writes
  * the old layout.  Stop them first, as for any upgrade.
  */
+#include "storage/keyenc.h"
 #include "storage/rados/rados_int.h"
 #include "storage/versions.h"
 
@@ -331,7 +332,7 @@ static int convert_batch(up *u, const store_table *t, const rtablet *tb, int *do
 		/* the cells after the last row done: 0x03 . its rkey, ended */
 		memcpy(tmp, after.data, MRTX_MIN(after.size, sizeof(tmp)));
 		tmp[0] = RK_CELL;
-		cafter = MRTX_BYTES(cstart, rados_prefix_end(cstart, tmp,
+		cafter = MRTX_BYTES(cstart, keyenc_prefix_end(cstart, tmp,
 		                                             MRTX_MIN(after.size, sizeof(tmp))));
 	}
 	if ((rc = list_keys(u, tb->oid, RK_LOCK, after, UP_ROWS, &rd, &g, a)))
@@ -345,7 +346,7 @@ static int convert_batch(up *u, const store_table *t, const rtablet *tb, int *do
 
 		memcpy(tmp, lk.data, MRTX_MIN(lk.size, sizeof(tmp)));
 		tmp[0] = RK_CELL;
-		cendn = rados_prefix_end(cend, tmp, MRTX_MIN(lk.size, sizeof(tmp)));
+		cendn = keyenc_prefix_end(cend, tmp, MRTX_MIN(lk.size, sizeof(tmp)));
 	}
 	/* the cells of the batch's rows: from after the last row done, up to
 	 * the end of this batch's last row (the last batch: to the end), or
