@@ -145,6 +145,10 @@ int store_create_table(store *st, const char *name, const char *const *families,
 		return refuse_write(st, "creating a table");
 	if (one_version_each(pol, nfamilies))
 		pol = NULL;
+	if (pol && !store_has(st, STORE_CAP_VERSIONS))
+		return mrtx__seterr(MRTX_ENOTSUP, "%s: a %s store keeps one version of each cell: "
+		                    "table '%s' cannot keep more", store_path(st), BE(st)->title,
+		                    name);
 	return BE(st)->create_table(st, name, families, nfamilies, pol, splits, nsplits);
 }
 
@@ -424,7 +428,6 @@ void store__clock_offset(store *st, long long us)
 
 _Atomic unsigned long store__syncs;
 _Atomic long long store__trim_lag_us = STORE_TRIM_LAG_US;
-_Atomic int store__rados_old_formats;
 _Atomic int store__lmdb_inexact_views;
 
 int store_ts_now(store *st, uint64_t *out)

@@ -40,12 +40,12 @@ enum {
 	 * a transaction can commit in one phase (DESIGN §5.3; LMDB, batched) */
 	STORE_CAP_ATOMIC = 1u << 1,
 	/* store_write_rows evaluates a STORE_IF_BELOW condition itself (LMDB;
-	 * RADOS stores of layout format 3 and later, whose lock values carry
-	 * their order key); without it the caller reads the lock instead */
+	 * RADOS, whose lock values carry their order key); without it the
+	 * caller reads the lock instead */
 	STORE_CAP_COND = 1u << 2,
-	/* cell versions kept and commits stamped (DESIGN §9: LMDB; RADOS
-	 * layout format 4); without it store_filter.at and .versions are
-	 * ignored and policies other than one version refused */
+	/* cell versions kept and commits stamped (DESIGN §9: LMDB; RADOS);
+	 * without it store_filter.at and .versions are ignored and policies
+	 * other than one version refused */
 	STORE_CAP_VERSIONS = 1u << 3,
 	/* every write of a cell drops what its family's policy no longer keeps
 	 * (LMDB); without it the writer asks, store_trim_row (RADOS: a write
@@ -152,12 +152,9 @@ typedef struct store_opts {
 	                       if there is no store); map_size is ignored */
 	/* The lock record's order key (STORE_ORDER_SIZE bytes into out): the
 	 * layer above knows the record, the store only compares keys
-	 * (store_cond.below).  Required to open a RADOS store of format 3 for
-	 * writing (MRTX_EINVAL without); LMDB ignores it. */
+	 * (store_cond.below).  Required to open a RADOS store for writing
+	 * (MRTX_EINVAL without); LMDB ignores it. */
 	void (*lock_order)(const void *lock, size_t size, uint8_t *out);
-	/* store_upgrade's own open (RADOS): a store of an older layout format,
-	 * or one whose upgrade was cut short, opens -- for the upgrade only. */
-	int upgrading;
 } store_opts;
 
 /* Size of a lock record's order key (store_opts.lock_order). */
@@ -174,7 +171,7 @@ const uint8_t *store_id(const store *st);
  * where tablets start beside the first one; backends without tablets
  * (LMDB) ignore them. */
 /* pol: each family's version policy (NULL: one version each; checked by
- * the caller); a store without versions (RADOS) refuses any other with
+ * the caller); a store without STORE_CAP_VERSIONS refuses any other with
  * MRTX_ENOTSUP.  Creating a table that exists with the same families and
  * policies succeeds; other families or policies: MRTX_EEXIST. */
 int store_create_table(store *st, const char *name, const char *const *families,
@@ -263,7 +260,7 @@ typedef struct store_filter {
 typedef struct store_cell {
 	uint8_t fid;
 	mrtx_bytes qual, value;
-	uint64_t ts;  /* the version's commit timestamp (LMDB; RADOS of format 4;
+	uint64_t ts;  /* the version's commit timestamp (STORE_CAP_VERSIONS;
 	                 0 elsewhere) */
 } store_cell;
 
@@ -406,7 +403,7 @@ typedef struct store_mut {
  * a predicate the store evaluates next to the data, inside the write
  * (LMDB: in the write transaction; a distributed engine: an object class
  * method; it must be pure and quick), and a store that compares bytes
- * guards on below (RADOS of format 3 and 4: an omap_cmp LT on the OSD).  A
+ * guards on below (RADOS: an omap_cmp LT on the OSD).  A
  * store without STORE_CAP_COND fails a below op with MRTX_CONFLICT before
  * writing, and the caller reads the lock and writes an exact one.
  */
@@ -449,7 +446,7 @@ typedef struct store_op {
 	 * store_write_atomic; written into new_lock's 8 bytes at stamp_off
 	 * (u64 LE) and returned in stamped.  So stamps follow commit order,
 	 * and a view's timestamp (store_view_ts) separates the commits it
-	 * holds from those it does not.  RADOS (format 4) takes the timestamp
+	 * holds from those it does not.  RADOS takes the timestamp
 	 * from its oracle just before sending the write (after every other
 	 * write of the commit, so every lock of a two-phase commit is in place
 	 * before its timestamp exists); STORE_STAMP_ONE_ROW marks a one-row
@@ -650,9 +647,8 @@ int store_ts_known(store *st, uint64_t *out);
  * source at or above the stamp of every commit that returned before the
  * call began, and at or below the source's newest when it returns.  LMDB:
  * store_ts_known (the page is exact; no I/O).  RADOS: one read of the
- * oracle (a round trip; a read-only handle can make it).  A RADOS store of
- * an older format keeps no oracle and stamps nothing: the host's clock, as
- * its lock records carry.  Returns 0, or as store_ts_known / store_ts_now. */
+ * oracle (a round trip; a read-only handle can make it).  Returns 0, or as
+ * store_ts_known / store_ts_now. */
 int store_ts_start(store *st, uint64_t *out);
 /* A committed timestamp this handle has seen (a lock's commit_ts): the
  * next store_ts_known is at least ts.  RADOS: the handle's knowledge of the

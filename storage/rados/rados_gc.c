@@ -67,9 +67,6 @@ int rados_store_gc_mark(store *st, uint64_t safe, int end)
 	mrtx_arena a;
 	int rc = 0;
 
-	if (!rs->versions)
-		return mrtx__seterr(MRTX_ENOTSUP, "%s: a RADOS store of format 3 or older keeps "
-		                    "one version of each cell: nothing to collect", rs->addr);
 	arena_init(&a);
 	for (int attempt = 0; attempt < 32; attempt++) {
 		const char *key = end ? GC_CURSOR_KEY : GC_SAFE_KEY;
@@ -109,9 +106,6 @@ int rados_store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row, 
 	size_t nl;
 	int rc;
 
-	if (!rs->versions)
-		return mrtx__seterr(MRTX_ENOTSUP, "%s: a RADOS store of format 3 or older keeps "
-		                    "one version of each cell: nothing to collect", rs->addr);
 	arena_init(&a);
 	if ((rc = meta_one(rs, GC_CURSOR_KEY, &a, &v)))
 		goto done;
@@ -429,9 +423,6 @@ int rados_store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *r
 	int rc;
 
 	*done = 0;
-	if (!rs->versions)
-		return mrtx__seterr(MRTX_ENOTSUP, "%s: a RADOS store of format 3 or older keeps "
-		                    "one version of each cell: nothing to collect", rs->addr);
 	for (int attempt = 0;; attempt++) {
 		const rtmap *map = rados_map(t);
 		const rtablet *tb = rados_tablet_in(map, MRTX_BYTES(row, *rowlen));
@@ -481,7 +472,7 @@ int rados_store_trim_row(store *st, const store_table *t, mrtx_bytes row, uint64
 	mrtx_arena a;
 	int rc, tdone;
 
-	if (!rs->versions || row.size > MRTX_MAX_KEY)
+	if (row.size > MRTX_MAX_KEY)
 		return 0;
 	if (row.size)
 		memcpy(r, row.data, row.size);

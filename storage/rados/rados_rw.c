@@ -16,7 +16,6 @@
  * compound op; the rows whose own guard held are then sent again alone,
  * so ops stay independent as the seam promises.
  */
-#include "storage/keyenc.h"
 #include "storage/rados/rados_int.h"
 #include "storage/versions.h"
 
@@ -120,56 +119,13 @@ static int state_take(rread *r)
 
 /* ---------------------------------------------------------------- cells */
 
-/* Decode the cell kvs of row (cell prefix cp, plen bytes) into out->cells,
- * applying the qualifier end of f. */
-static int take_cells(rstore *rs, const store_table *t, const store_filter *f, size_t plen,
-                      const rkv *kv, size_t n, mrtx_arena *a, store_row *out, size_t *cap)
-{
-	for (size_t i = 0; i < n; i++) {
-		const uint8_t *k = kv[i].key.data;
-		size_t ql, klen = kv[i].key.size;
-		store_cell *c;
-		uint8_t *q;
-
-		if (klen <= plen || k[plen] == 0 || (size_t)(k[plen] - 1) >= t->nfamilies)
-			return mrtx__seterr(MRTX_ECORRUPT, "%s: table '%s': a cell key with an unknown "
-			                    "family", rs->addr, t->name);
-		if (!(q = arena_alloc(a, klen - plen)))
-			return MRTX_ENOMEM;
-		if ((ql = rqual_get(q, k + plen + 1, klen - plen - 1)) == RKEY_BAD)
-			return mrtx__seterr(MRTX_ECORRUPT, "%s: table '%s': a malformed cell key",
-			                    rs->addr, t->name);
-		if (f && f->family >= 0 && f->qe.size && cmp_bytes(q, ql, f->qe.data, f->qe.size) >= 0)
-			break;
-		if (f && f->family >= 0 && f->qs.size && cmp_bytes(q, ql, f->qs.data, f->qs.size) < 0)
-			continue;
-		if (out->ncells == *cap) {
-			size_t nc = *cap ? *cap * 2 : 8;
-			store_cell *nce = arena_alloc(a, nc * sizeof(*nce));
-
-			if (!nce)
-				return MRTX_ENOMEM;
-			if (out->ncells)
-				memcpy(nce, out->cells, out->ncells * sizeof(*nce));
-			out->cells = nce;
-			*cap = nc;
-		}
-		c = &out->cells[out->ncells++];
-		c->fid = (uint8_t)(k[plen] - 1);
-		c->qual = MRTX_BYTES(q, ql);
-		c->value = kv[i].value;
-		c->ts = 0; /* (RADOS keeps one unstamped version) */
-	}
-	return 0;
-}
-
 /*
  * A row's read for reading with rconn_read: the lock key, and the cells f
  * asks for.  The buffers (keys, gets) live in `a`.
  */
 typedef struct rowread rowread;
-/* take_cells for a store of format 4: gather the versions into rr->vs
- * (rados_cell.c); rowread_done chooses what the read shows. */
+/* Gather a row's cell versions into rr->vs (rados_cell.c); rowread_done
+ * chooses what the read shows. */
 static int take_vers(rstore *rs, const store_table *t, const store_filter *f, size_t plen,
                      const rkv *kv, size_t n, mrtx_arena *a, rowread *rr);
 
@@ -179,19 +135,16 @@ struct rowread {
 	mrtx_bytes keys[3]; /* the state key, the lock key, the first cell key */
 	rget get;
 	int want_cells;
-	int vers;              /* format 4: the cells read are versions */
-	store_ver *vs;         /* ... gathered here, chosen at the end */
+	store_ver *vs;         /* the versions read, chosen at the end */
 	size_t nvs, vcap;
 	size_t rowp;           /* the row's cell prefix: 0x03 . rkey(row) */
 	uint64_t collected;    /* the tablet's collection mark (rados_gc.c) */
 	mrtx_bytes markraw;    /* ... as stored: its safe point and step nonce */
 };
 
-static int rowread_init(rowread *rr, const rstore *rs, mrtx_bytes row, const store_filter *f,
-                        mrtx_arena *a)
+static int rowread_init(rowread *rr, mrtx_bytes row, const store_filter *f, mrtx_arena *a)
 {
 	memset(rr, 0, sizeof(*rr));
-	rr->vers = rs->versions;
 	if (!(rr->lk = arena_alloc(a, RCELL_MAX)) || !(rr->cp = arena_alloc(a, RCELL_MAX)))
 		return MRTX_ENOMEM;
 	rr->lkn = rados_lock_key(rr->lk, row);
@@ -199,11 +152,10 @@ static int rowread_init(rowread *rr, const rstore *rs, mrtx_bytes row, const sto
 	rr->keys[0] = MRTX_BYTES(rados_state_key, 2);
 	rr->keys[1] = MRTX_BYTES(rr->lk, rr->lkn);
 	rr->want_cells = !(f && f->lock_only);
-	if (rr->vers)
-		rr->keys[2] = MRTX_BYTES(rados_collect_key, 2); /* (read beside, rowread_op) */
+	rr->keys[2] = MRTX_BYTES(rados_collect_key, 2); /* (read beside, rowread_op) */
 	if (!rr->want_cells)
 		return 0;
-	if (f && f->family >= 0 && rr->vers) {
+	if (f && f->family >= 0) {
 		/* a cell's versions share its prefix; a range starts after the
 		 * qualifier's rkey less its terminator, below all its versions */
 		rr->cp[rr->cpn++] = (uint8_t)(f->family + 1);
@@ -216,20 +168,9 @@ static int rowread_init(rowread *rr, const rstore *rs, mrtx_bytes row, const sto
 			rr->firstn = rr->cpn + rkey_put(rr->first + rr->cpn, f->qs.data, f->qs.size) - 2;
 			rr->get.start_after = MRTX_BYTES(rr->first, rr->firstn);
 		}
-	} else if (f && f->family >= 0) {
-		rr->cp[rr->cpn++] = (uint8_t)(f->family + 1);
-		if (f->qs.size || f->qual_exact) {
-			/* the cell at qs itself (start_after excludes it), then after it */
-			if (!(rr->first = arena_alloc(a, rr->cpn + 2 * f->qs.size)))
-				return MRTX_ENOMEM;
-			memcpy(rr->first, rr->cp, rr->cpn);
-			rr->firstn = rr->cpn + rqual_put(rr->first + rr->cpn, f->qs.data, f->qs.size);
-			rr->keys[2] = MRTX_BYTES(rr->first, rr->firstn);
-			rr->get.start_after = rr->keys[2];
-		}
 	}
 	rr->get.prefix = MRTX_BYTES(rr->cp, rr->cpn);
-	rr->get.max = f && f->qual_exact && !rr->vers ? 1 : RLIST_MAX;
+	rr->get.max = RLIST_MAX;
 	return 0;
 }
 
@@ -239,31 +180,20 @@ static void rowread_op(rowread *rr, const char *oid, const store_filter *f, rrea
 	r->oid = oid;
 	r->keys = rr->keys;
 	r->nkeys = 2;
-	if (rr->vers && f && f->at)
+	if (f && f->at)
 		r->nkeys = 3; /* the collection mark too */
 	if (!rr->want_cells)
 		return;
-	if (f && f->qual_exact && !rr->vers) {
-		r->nkeys = 3; /* just the cell */
-		return;
-	}
-	if (rr->first && !rr->vers)
-		r->nkeys = 3;
 	r->gets = &rr->get;
 	r->ngets = 1;
 }
 
-/* A lock value as stored: in a store of format 3 its order key comes
- * first (store_opts.lock_order), so that store_cond.below is one omap_cmp
- * LT guard; older formats store the record alone. */
+/* A lock value as stored: its order key comes first (store_opts.lock_order),
+ * so that store_cond.below is one omap_cmp LT guard. */
 static int lock_stored(const rstore *rs, mrtx_bytes rec, mrtx_arena *a, mrtx_bytes *out)
 {
 	uint8_t *p;
 
-	if (!rs->ordered) {
-		*out = rec;
-		return 0;
-	}
 	if (!(p = arena_alloc(a, STORE_ORDER_SIZE + rec.size)))
 		return MRTX_ENOMEM;
 	rs->lock_order(rec.data, rec.size, p); /* set for writing (rados_store_open) */
@@ -276,12 +206,8 @@ static int lock_stored(const rstore *rs, mrtx_bytes rec, mrtx_arena *a, mrtx_byt
 /* The lock record in a stored value (lock_stored's inverse). */
 static int lock_loaded(const rstore *rs, const char *oid, mrtx_bytes v, mrtx_bytes *out)
 {
-	if (!rs->ordered) {
-		*out = v;
-		return 0;
-	}
 	if (v.size < STORE_ORDER_SIZE)
-		return mrtx__seterr(MRTX_ECORRUPT, "%s: a lock value of %zu bytes in %s (format 3 "
+		return mrtx__seterr(MRTX_ECORRUPT, "%s: a lock value of %zu bytes in %s (lock "
 		                    "values start with a %u-byte order key)", rs->addr, v.size, oid,
 		                    STORE_ORDER_SIZE);
 	*out = MRTX_BYTES((const uint8_t *)v.data + STORE_ORDER_SIZE, v.size - STORE_ORDER_SIZE);
@@ -290,29 +216,17 @@ static int lock_loaded(const rstore *rs, const char *oid, mrtx_bytes v, mrtx_byt
 
 static const store_filter all_cells = STORE_FILTER_ALL;
 
-/* Take kvs, cells of the row read by rr: into out->cells, or (format 4)
- * into rr->vs. */
-static int take_any(rstore *rs, const store_table *t, rowread *rr, const store_filter *f,
-                    const rkv *kv, size_t n, mrtx_arena *a, store_row *out, size_t *cap)
+/* The qualifier of the last version taken (its size 0 and data NULL: none). */
+static mrtx_bytes last_qual(const rowread *rr)
 {
-	if (rr->vers)
-		return take_vers(rs, t, f, rr->rowp, kv, n, a, rr);
-	return take_cells(rs, t, f, rr->cpn - (f && f->family >= 0), kv, n, a, out, cap);
+	return rr->nvs ? rr->vs[rr->nvs - 1].qual : MRTX_BYTES(NULL, 0);
 }
 
-/* The qualifier of the last cell taken (its size 0 and data NULL: none). */
-static mrtx_bytes last_qual(const rowread *rr, const store_row *out)
-{
-	if (rr->vers)
-		return rr->nvs ? rr->vs[rr->nvs - 1].qual : MRTX_BYTES(NULL, 0);
-	return out->ncells ? out->cells[out->ncells - 1].qual : MRTX_BYTES(NULL, 0);
-}
-
-/* The read is complete: format 4 chooses what it shows from the versions. */
+/* The read is complete: choose what it shows from the versions. */
 static int rowread_done(rstore *rs, const store_table *t, rowread *rr, const store_filter *f,
                         mrtx_arena *a, store_row *out)
 {
-	if (!rr->vers || !rr->want_cells)
+	if (!rr->want_cells)
 		return 0;
 	if (!f)
 		f = &all_cells;
@@ -330,7 +244,6 @@ static int rowread_done(rstore *rs, const store_table *t, rowread *rr, const sto
 static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
                         mrtx_bytes row, const store_filter *f, mrtx_arena *a, store_row *out)
 {
-	size_t cap = 0;
 	int rc;
 
 	for (int attempt = 0;; attempt++) {
@@ -345,12 +258,10 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 		rr->nvs = 0;
 		rr->collected = 0;
 		rr->markraw = MRTX_BYTES(NULL, 0);
-		cap = 0;
 		for (size_t i = 0; i < r->nkvs; i++) {
 			const rkv *kv = &r->kvs[i];
 
-			if (rr->vers && kv->key.size == 2 &&
-			    memcmp(kv->key.data, rados_collect_key, 2) == 0) {
+			if (kv->key.size == 2 && memcmp(kv->key.data, rados_collect_key, 2) == 0) {
 				rr->markraw = kv->value;
 				for (size_t b = 0; b < kv->value.size && b < 8; b++)
 					rr->collected = rr->collected << 7 |
@@ -359,16 +270,16 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 				out->has_lock = 1;
 				if ((rc = lock_loaded(rs, r->oid, kv->value, &out->lock)))
 					return rc;
-			} else if ((rc = take_any(rs, t, rr, f, kv, 1, a, out, &cap))) {
+			} else if ((rc = take_vers(rs, t, f, rr->rowp, kv, 1, a, rr))) {
 				return rc;
 			}
 		}
 		if (!r->ngets)
 			return rowread_done(rs, t, rr, f, a, out);
-		if ((rc = take_any(rs, t, rr, f, rr->get.kvs, rr->get.nkvs, a, out, &cap)))
+		if ((rc = take_vers(rs, t, f, rr->rowp, rr->get.kvs, rr->get.nkvs, a, rr)))
 			return rc;
 		{
-			mrtx_bytes lq = last_qual(rr, out);
+			mrtx_bytes lq = last_qual(rr);
 
 			if (!rr->get.more || !rr->get.nkvs ||
 			    (f && f->family >= 0 && f->qe.size && lq.data &&
@@ -390,7 +301,7 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 				rr->get.start_after = rr->get.kvs[rr->get.nkvs - 1].key;
 				r2.oid = r->oid;
 				r2.keys = rr->keys;
-				r2.nkeys = rr->vers && f && f->at ? 3 : 2; /* (and the mark) */
+				r2.nkeys = f && f->at ? 3 : 2; /* (and the mark) */
 				r2.gets = &rr->get;
 				r2.ngets = 1;
 				atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
@@ -414,7 +325,8 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 				    (had && cmp_bytes(l2.data, l2.size, lock0.data, lock0.size) != 0) ||
 				    cmp_bytes(m2.data, m2.size, rr->markraw.data, rr->markraw.size) != 0)
 					break;
-				if ((rc = take_any(rs, t, rr, f, rr->get.kvs, rr->get.nkvs, a, out, &cap)))
+				if ((rc = take_vers(rs, t, f, rr->rowp, rr->get.kvs, rr->get.nkvs, a,
+				                    rr)))
 					return rc;
 				if (!rr->get.more || !rr->get.nkvs)
 					return rowread_done(rs, t, rr, f, a, out);
@@ -424,7 +336,7 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 			return mrtx__seterr(MRTX_ELOCKED, "%s: table '%s': a wide row keeps changing "
 			                    "while it is read", rs->addr, t->name);
 		/* start over */
-		rowread_init(rr, rs, row, f, a);
+		rowread_init(rr, row, f, a);
 		rowread_op(rr, r->oid, f, r);
 		atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
 		if ((rc = rconn_read(rs->conn, r, 1, a)))
@@ -488,7 +400,7 @@ int rados_store_read_row(store *st, const store_table *t, mrtx_bytes row,
 	if ((rc = STORE_FAULT_R(rs, "read row")))
 		return rc;
 	for (int attempt = 0;; attempt++) {
-		if ((rc = rowread_init(&rr, rs, row, f, a)))
+		if ((rc = rowread_init(&rr, row, f, a)))
 			return rc;
 		rowread_op(&rr, rados_tablet_of(t, row)->oid, f, &r);
 		atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
@@ -515,7 +427,7 @@ static int read_many(rstore *rs, const rtmap *map, const store_table *const *ts,
 	if (!(rr = arena_alloc(a, n * sizeof(*rr))) || !(r = arena_alloc(a, n * sizeof(*r))))
 		return MRTX_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		if ((rc = rowread_init(&rr[i], rs, rows[i], f, a)))
+		if ((rc = rowread_init(&rr[i], rows[i], f, a)))
 			return rc;
 		rowread_op(&rr[i], rados_tablet_in(map, rows[i])->oid, f, &r[i]);
 	}
@@ -869,65 +781,27 @@ typedef struct rgroup {
 	int *prval2; /* per op's guard that its lock is still what pre read */
 	int *prval3; /* per op's guard that no reader pushed the row above its
 	                stamp (oracle-stamped ops: pushed()) */
-	const store_row *pre; /* format 4: per op (caller's index), the row's
+	const store_row *pre; /* per op (caller's index), the row's
 	                         live cells read first (rados_vmut_needs_pre) */
 	rados_write_op_t wop;
 	rados_completion_t comp;
 	int result;
 } rgroup;
 
-static void add_mut(rados_write_op_t w, const uint8_t *cp, size_t cpn, const store_mut *m,
-                    uint8_t *kb, uint8_t *ke)
-{
-	size_t kn, en;
-
-	switch (m->kind) {
-	case STORE_MUT_PUT:
-	case STORE_MUT_DEL_CELL: {
-		const char *k = (const char *)kb;
-
-		memcpy(kb, cp, cpn);
-		kb[cpn] = (uint8_t)(m->fid + 1);
-		kn = cpn + 1 + rqual_put(kb + cpn + 1, m->qual.data, m->qual.size);
-		if (m->kind == STORE_MUT_PUT) {
-			const char *v = m->value.data ? m->value.data : "";
-			size_t vl = m->value.size;
-
-			rados_write_op_omap_set2(w, &k, &v, &kn, &vl, 1);
-		} else {
-			rados_write_op_omap_rm_keys2(w, &k, &kn, 1);
-		}
-		break;
-	}
-	case STORE_MUT_DEL_FAMILY:
-		memcpy(kb, cp, cpn);
-		kb[cpn] = (uint8_t)(m->fid + 1);
-		kn = cpn + 1;
-		en = keyenc_prefix_end(ke, kb, kn);
-		rados_write_op_omap_rm_range2(w, (const char *)kb, kn, (const char *)ke, en);
-		break;
-	case STORE_MUT_DEL_ROW:
-		en = keyenc_prefix_end(ke, cp, cpn);
-		rados_write_op_omap_rm_range2(w, (const char *)cp, cpn, (const char *)ke, en);
-		break;
-	}
-}
-
 /* Is op a commit point stamped by the oracle, which readers may push
  * (store_push)?  One-row commits are one write: no lock to meet. */
-static int pushed(const rstore *rs, const store_op *op)
+static int pushed(const store_op *op)
 {
-	return rs->versions && op->stamp && op->stamp != STORE_STAMP_ONE_ROW && op->stamped;
+	return op->stamp && op->stamp != STORE_STAMP_ONE_ROW && op->stamped;
 }
 
 /* Build g's compound op from ops[g->idx[...]]. */
 static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a)
 {
 	uint8_t *lk = arena_alloc(a, RCELL_MAX), *dk = arena_alloc(a, RCELL_MAX),
-	        *cp = arena_alloc(a, RCELL_MAX), *kb = arena_alloc(a, RCELL_MAX),
-	        *ke = arena_alloc(a, RCELL_MAX);
+	        *cp = arena_alloc(a, RCELL_MAX), *kb = arena_alloc(a, RCELL_MAX);
 
-	if (!lk || !dk || !cp || !kb || !ke || !(g->wop = rados_create_write_op()))
+	if (!lk || !dk || !cp || !kb || !(g->wop = rados_create_write_op()))
 		return MRTX_ENOMEM;
 	rados_write_op_create(g->wop, LIBRADOS_CREATE_IDEMPOTENT, NULL);
 	/* first: the tablet is open (not retired by a split, nor still being
@@ -944,7 +818,7 @@ static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a
 		mrtx_bytes expect = MRTX_BYTES("", 0);
 		int cmp = LIBRADOS_CMPXATTR_OP_EQ;
 
-		if (op->cond.kind == STORE_IF_BELOW && rs->ordered) {
+		if (op->cond.kind == STORE_IF_BELOW) {
 			/* no lock (the empty value), or one whose order key is below */
 			expect = op->cond.below;
 			cmp = LIBRADOS_CMPXATTR_OP_LT;
@@ -954,7 +828,7 @@ static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a
 		rados_write_op_omap_cmp2(g->wop, (const char *)lk, cmp,
 		                         expect.data ? expect.data : "", lkn, expect.size,
 		                         &g->prval[j]);
-		if (pushed(rs, op)) {
+		if (pushed(op)) {
 			/* a commit point: no reader at a snapshot at or above its
 			 * stamp met the lock and read past it (store_push) */
 			uint8_t *pk = arena_alloc(a, 1 + rkey_size(op->row.data, op->row.size)),
@@ -990,10 +864,6 @@ static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a
 		size_t kl[2] = { lkn, dkn };
 
 		for (size_t m = 0; m < op->nmuts; m++) {
-			if (!rs->versions) {
-				add_mut(g->wop, cp, cpn, &op->muts[m], kb, ke);
-				continue;
-			}
 			int rc = rados_vmut_add(op->table, g->wop, cp, cpn, &op->muts[m],
 			                        op->stamp ? op->stamped : op->ts,
 			                        g->pre ? &g->pre[g->idx[j]] : NULL, kb, a);
@@ -1001,7 +871,7 @@ static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a
 			if (rc)
 				return rc;
 		}
-		if (pushed(rs, op)) { /* (its reader's mark is spent) */
+		if (pushed(op)) { /* (its reader's mark is spent) */
 			const char *pk[1] = { (const char *)kb };
 			size_t pkl[1] = { rados_push_key(kb, op->row) };
 
@@ -1225,7 +1095,7 @@ static int write_settle(rstore *rs, store_op *ops, size_t n, size_t *idx, size_t
 }
 
 /*
- * Format 4, before a write is sent: each op asking for a stamp (a commit
+ * Before a write is sent: each op asking for a stamp (a commit
  * point, store_op.stamp) gets its timestamp from the oracle (rados_ts.c)
  * now -- after every lock of its transaction is in place, so that a
  * reader whose snapshot is at or above it meets those locks -- written
@@ -1243,8 +1113,6 @@ static int versions_prepare(rstore *rs, store *st, store_op *ops, size_t n, mrtx
 	*pre = NULL;
 	for (size_t i = 0; i < n; i++)
 		orig[i] = ops[i].new_lock;
-	if (!rs->versions)
-		return 0;
 	for (size_t i = 0; i < n; i++) {
 		store_op *op = &ops[i];
 		uint64_t ts;
@@ -1322,11 +1190,7 @@ static int write_rows_once(store *st, store_op *ops, size_t n)
 
 		for (size_t i = 0; i < n; i++) {
 			ops[i].result = MRTX_ESTORE;
-			if (ops[i].cond.kind == STORE_IF_BELOW && !rs->ordered)
-				ops[i].result = MRTX_CONFLICT; /* no predicate on the OSD:
-				                                  the caller reads instead */
-			else
-				idx[nidx++] = i;
+			idx[nidx++] = i;
 		}
 		for (int attempt = 0; rc == 0 && nidx; attempt++) {
 			rc = write_pass(rs, ops, pre, idx, nidx, &a);
@@ -1410,9 +1274,6 @@ int rados_store_push(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes
 	mrtx_arena a;
 	int rc;
 
-	if (!rs->versions)
-		return mrtx__seterr(MRTX_ENOTSUP, "%s: a store of format %c has no push marks",
-		                    rs->addr, rs->format);
 	if (ts > RGEN_MAX)
 		return mrtx__seterr(MRTX_EINVAL, "push timestamp %llu is out of range",
 		                    (unsigned long long)ts);

@@ -46,6 +46,11 @@
 #include <string.h>
 #include <unistd.h>
 
+/* the formats converted: 1 (before splits), 2 (lock values of the record
+ * alone), 3 (lock values after their order key; cells of one version) */
+#define RFORMAT_NOSPLIT "1"
+#define RFORMAT_ORDERED "3"
+
 #define UP_KEY "upgrade"
 #define UP_REC_SIZE 10u
 #define UP_ROWS 256u
@@ -619,23 +624,23 @@ int rados_store_upgrade(const char *addr, store_upgrade_ts_fn row_ts,
                         uint64_t *cells, int *was)
 {
 	static const char *const keys[1] = { UP_KEY };
-	store_opts so = { .durability = MRTX_SYNC, .lock_order = lock_order, .upgrading = 1 };
+	store_opts so = { .durability = MRTX_SYNC, .lock_order = lock_order };
 	store *st = NULL;
 	up u = { NULL, row_ts, lock_order, 0, 0, 0, 0, NULL };
-	char phase = 'c';
+	char phase = 'c', format;
 	mrtx_arena a;
 	mrtx_bytes rec = MRTX_BYTES(NULL, 0);
 	int rc;
 
 	arena_init(&a);
-	if ((rc = rados_store_open(&st, addr, &so)))
+	if ((rc = rados_store_open_any(&st, addr, &so, 1, &format)))
 		goto out;
 	u.rs = RS(st);
-	if (u.rs->format == RFORMAT_VERSIONS[0]) {
+	if (format == RFORMAT_VERSIONS[0]) {
 		*was = 4;
 		goto out; /* nothing to do */
 	}
-	if (u.rs->format == RFORMAT_UPGRADING[0]) {
+	if (format == RFORMAT_UPGRADING[0]) {
 		/* resume */
 		if ((rc = rados_meta_read(u.rs, keys, 1, &a, &rec)))
 			goto out;
@@ -653,10 +658,10 @@ int rados_store_upgrade(const char *addr, store_upgrade_ts_fn row_ts,
 		u.mark = mrtx__le64_get((const uint8_t *)rec.data + 2);
 	} else {
 		upcheck c = { 0, 0, 0, 0 };
-		char from[2] = { u.rs->format, 0 };
+		char from[2] = { format, 0 };
 		uint64_t now;
 
-		u.from = u.rs->format;
+		u.from = format;
 		u.check = &c;
 		if ((rc = each_tablet(&u, check_tablet)))
 			goto out;
