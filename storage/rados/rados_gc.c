@@ -31,7 +31,7 @@
  * rgen digits) being at or below safe (a run with a newer safe point was there: nothing to do).
  * The same write sets the mark to safe.  Readers fetch the mark beside the
  * row: a read at a timestamp below it may miss what was collected, and
- * says MRTX_ESNAPSHOT (rados_rw.c) -- so a mrtx_begin_at transaction that
+ * says MRTX_ESNAPSHOT (rados_read.c) -- so a mrtx_begin_at transaction that
  * began before the safe point rose is told, never shown a wrong value.
  * Nothing else guards the removals: versions never change once written
  * (GONE aside), and a commit meanwhile only adds newer ones, which can make
@@ -230,7 +230,7 @@ static int gc_send(rstore *rs, const char *oid, gcw *w, uint64_t safe, int *skip
 		memcpy(sets, w->sets, w->nsets * sizeof(*sets));
 	/* the mark: safe, then a nonce that differs from step to step, so
 	 * that a reader paging through a wide row sees a step go by even
-	 * within one run (rados_rw.c compares it); as rgen digits, so that
+	 * within one run (rados_read.c compares it); as rgen digits, so that
 	 * "stored < rgen(safe + 1)" still compares the safe points */
 	rgen_put(mark, safe);
 	rgen_put(mark + 8, (mrtx__now_us() ^ ((uint64_t)getpid() << 40) ^

@@ -40,7 +40,7 @@
  *       0x04 . rkey_desc(row)         "" : the row in descending order, for
  *                                     reverse scans (omap iterates forward only)
  *       0x05 . rkey(row)              the row's push mark, rgen digits
- *                                     (rados_rw.c, store_push):
+ *                                     (rados_write.c, store_push):
  *                                     a reader's snapshot + 1; a commit
  *                                     point of the row is stamped at or
  *                                     above it, and removes it
@@ -219,7 +219,7 @@ const rtablet *rados_tablet_of(const store_table *t, mrtx_bytes row);
  */
 #define RMOVED (-31981)
 /* A commit point's guard found a reader's push mark above its stamp
- * (store_push): internal, stamped again and sent again (rados_rw.c). */
+ * (store_push): internal, stamped again and sent again (rados_write.c). */
 #define RPUSHED (-31982)
 /* How often a call tries again after RMOVED before giving up. */
 #define RMOVED_TRIES 16
@@ -266,10 +266,22 @@ void rados_split_maybe(rstore *rs, const store_table *t, const char *oid);
  */
 size_t rados_group_by_oid(const char *const *oids, size_t n, size_t *grp, size_t *order,
                           size_t *start, size_t *count);
+/* rados_read.c */
 size_t rados_lock_key(uint8_t *buf, mrtx_bytes row);
 size_t rados_push_key(uint8_t *buf, mrtx_bytes row);
 size_t rados_desc_key(uint8_t *buf, mrtx_bytes row);
 size_t rados_cell_prefix(uint8_t *buf, mrtx_bytes row); /* 0x03 . rkey(row) */
+/* A lock value as stored: the record after its order key
+ * (store_opts.lock_order, set for writing), so that store_cond.below is
+ * one omap_cmp LT guard.  Into a; MRTX_ENOMEM. */
+int rados_lock_value(const rstore *rs, mrtx_bytes rec, mrtx_arena *a, mrtx_bytes *out);
+/* The lock record in a stored value of tablet oid (rados_lock_value's
+ * inverse; it points into v); MRTX_ECORRUPT when v is too short. */
+int rados_lock_record(const rstore *rs, const char *oid, mrtx_bytes v, mrtx_bytes *out);
+/* After RMOVED on tablet oid of t, at a call's attempt-th try: settle the
+ * table (rados_table_settle), or MRTX_ESTORE once it kept moving for
+ * RMOVED_TRIES tries. */
+int rados_moved(rstore *rs, const store_table *t, const char *oid, int attempt);
 /* The store-call fault hook (store.c) with this backend's error mapping. */
 int rados_fault(rstore *rs, const char *step, int write);
 #define STORE_FAULT_R(rs, step) \

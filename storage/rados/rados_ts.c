@@ -34,7 +34,7 @@
  *
  * The oracle is the store's only order (DESIGN §10): every commit point,
  * one-row commits and recovery's fences included, is stamped from here
- * (rados_rw.c); a transaction's start timestamp is one read of "ts"
+ * (rados_write.c); a transaction's start timestamp is one read of "ts"
  * (rados_store_ts_start); this host's clock only seeds a proposal.  A
  * batch with a snapshot's caller in it also sets the handle's record in
  * the registry of running snapshots, which shares this object

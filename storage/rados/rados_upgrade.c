@@ -70,7 +70,6 @@ typedef struct upcheck upcheck;
 typedef struct up {
 	rstore *rs;
 	store_upgrade_ts_fn row_ts;
-	void (*lock_order)(const void *lock, size_t size, uint8_t *out);
 	char from;     /* '1', '2' or '3' */
 	uint64_t mark; /* M */
 	uint64_t cells;
@@ -438,19 +437,16 @@ static int convert_batch(up *u, const store_table *t, const rtablet *tb, int *do
 			;
 	}
 	for (size_t i = 0; i < nconv; i++) {
-		mrtx_bytes rec = MRTX_BYTES(NULL, 0);
+		mrtx_bytes rec = MRTX_BYTES(NULL, 0), v;
 		uint64_t ts;
 
 		if ((rc = batch_lock(u, tb, locks[i].value, &rec, &ts)))
 			return rc;
 		if (u->from == RFORMAT_ORDERED[0])
 			continue;
-		if (!(pv = arena_alloc(a, STORE_ORDER_SIZE + rec.size)))
-			return MRTX_ENOMEM;
-		u->lock_order(rec.data, rec.size, pv);
-		if (rec.size)
-			memcpy(pv + STORE_ORDER_SIZE, rec.data, rec.size);
-		if ((rc = upw_set(&bw, a, locks[i].key, MRTX_BYTES(pv, STORE_ORDER_SIZE + rec.size))))
+		/* (the order key: lock_order, given to the open) */
+		if ((rc = rados_lock_value(u->rs, rec, a, &v)) ||
+		    (rc = upw_set(&bw, a, locks[i].key, v)))
 			return rc;
 	}
 	/* progress, and the mark with the last batch */
@@ -626,7 +622,7 @@ int rados_store_upgrade(const char *addr, store_upgrade_ts_fn row_ts,
 	static const char *const keys[1] = { UP_KEY };
 	store_opts so = { .durability = MRTX_SYNC, .lock_order = lock_order };
 	store *st = NULL;
-	up u = { NULL, row_ts, lock_order, 0, 0, 0, 0, NULL };
+	up u = { NULL, row_ts, 0, 0, 0, 0, NULL };
 	char phase = 'c', format;
 	mrtx_arena a;
 	mrtx_bytes rec = MRTX_BYTES(NULL, 0);
