@@ -15,7 +15,7 @@
  *                         lmdb_unsettled.c)
  *   0x00 "t/<table>"   -> u16 BE prefix P, u8 nfamilies, (u8 len, name)...
  *   0x00 "x/<name>"    -> opaque records of upper layers (store_meta_*)
- *   P . ...            -> the table's cells and lock records (lmdb_rw.c),
+ *   P . ...            -> the table's cells and lock records (lmdb_read.c),
  *                         P >= 0x0100, so metadata sorts first
  */
 #include "storage/lmdb/lmdb_int.h"
