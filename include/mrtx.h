@@ -10,9 +10,13 @@
  *  - int returns: 0 (MRTX_OK) is success, errors are the negative MRTX_*
  *    codes below.  mrtx_strerror() names a code, mrtx_errmsg() gives this
  *    thread's detail of the last failure (which table, row, step, limit).
- *  - Output parameters come first and are named out; the caller owns what
- *    *out returns and frees it with the matching _close/_free/_abort, each of
- *    which accepts NULL.
+ *  - The handle a call acts on comes first and output parameters come
+ *    last, as in LMDB and SQLite (mrtx_begin(db, &txn)).  Two kinds take
+ *    their output first: mrtx_open, which has no handle yet, and the key
+ *    functions that fill a caller's buffer (mrtx_key_prefix_end,
+ *    mrtx_key_parse, mrtx_key_format), in the order of memcpy and
+ *    snprintf.  The caller owns what an out parameter returns and frees it
+ *    with the matching _close/_free/_abort, each of which accepts NULL.
  *  - Inputs of type mrtx_bytes are borrowed for the duration of the call
  *    only; mrtx copies what it keeps.
  *
@@ -114,19 +118,22 @@ enum {
 	                        reused before they reach the disk) */
 };
 
-#define MRTX_OPTIONS_VERSION 3
+#define MRTX_OPTIONS_VERSION 4
 
 /**
  * Options for mrtx_open.  Initialise with MRTX_OPTIONS_INIT, then change
  * fields; a zero field means "the default" where noted.
  *
- * Versions: 2 added read_only, 3 two_phase, each at the end.  An older
+ * Versions: 2 added read_only, 3 two_phase.  Version 4 drops the test
+ * settings unbatched and two_phase (they move to the test interface; the
+ * environment variable MRTX_TWO_PHASE remains, see mrtx_open).  An older
  * struct (compiled against an older mrtx.h: version 1 ends at unbatched,
- * version 2 at read_only) is still accepted and read as far as it goes;
- * the fields it lacks are taken as 0.
+ * version 2 at read_only, version 3 at two_phase) is still accepted and
+ * read in its own layout, its unbatched and two_phase honoured; the fields
+ * it lacks are taken as 0.
  */
 typedef struct mrtx_options {
-	int version;           /* MRTX_OPTIONS_VERSION (1, 2 or 3) */
+	int version;           /* MRTX_OPTIONS_VERSION (1 to 4) */
 	int durability;        /* MRTX_SYNC (default), MRTX_NOMETASYNC, MRTX_NOSYNC */
 	size_t map_size;       /* bytes the store may grow to; 0 = 1 GiB.  A larger
 	                          value than the file's grows it; never shrinks
@@ -136,25 +143,11 @@ typedef struct mrtx_options {
 	uint32_t lock_ttl_ms;  /* lock expiry for this process's txns; 0 = 5000 */
 	uint32_t lock_wait_ms; /* how long a reader waits for a live lock before
 	                          MRTX_ELOCKED; 0 = 50 */
-	int unbatched;         /* nonzero: every row write is its own store call
-	                          (as on a distributed engine); for tests */
-	/* version 2 */
 	int read_only;         /* nonzero: open without write access and refuse
 	                          every write with MRTX_EREADONLY (see mrtx_open) */
-	/* version 3 */
-	int two_phase;         /* nonzero: commit every multi-row transaction
-	                          with the two-phase protocol (prewrite, commit
-	                          point, apply, release; DESIGN §5), also on a
-	                          store that could commit it in one write (LMDB,
-	                          batched: DESIGN §5.3).  For crash tests of the
-	                          protocol a distributed store runs; slower.  The
-	                          environment variable MRTX_TWO_PHASE=1 (yes,
-	                          true, on) sets it for every mrtx_open; any value
-	                          but those and 0/no/false/off/empty makes
-	                          mrtx_open fail with MRTX_EINVAL */
 } mrtx_options;
 
-#define MRTX_OPTIONS_INIT { MRTX_OPTIONS_VERSION, MRTX_SYNC, 0, 0, 0, 0, 0, 0, 0 }
+#define MRTX_OPTIONS_INIT { MRTX_OPTIONS_VERSION, MRTX_SYNC, 0, 0, 0, 0, 0 }
 
 /**
  * Open (creating if needed) the store in directory `path`.
@@ -162,10 +155,19 @@ typedef struct mrtx_options {
  * The directory is created (mode 0700) if missing.  Opening the same store
  * twice in one process shares one environment (LMDB forbids two), whose
  * durability, batching and map size are the first open's: a later open must
- * ask for the same durability and unbatched setting and a map_size of 0 or
- * no larger than the shared map, else it fails with MRTX_EINVAL naming both
- * settings (nothing is silently weakened; close every handle to change
- * them).  After fork() the child must open the store anew.
+ * ask for the same durability (and batching, a test setting) and a
+ * map_size of 0 or no larger than the shared map, else it fails with
+ * MRTX_EINVAL naming both settings (nothing is silently weakened; close
+ * every handle to change them).  After fork() the child must open the store
+ * anew.
+ *
+ * The environment variable MRTX_TWO_PHASE=1 (yes, true, on) makes every
+ * handle commit each multi-row transaction with the two-phase protocol
+ * (prewrite, commit point, apply, release; DESIGN §5), also on a store that
+ * could commit it in one write: for crash tests of the protocol a
+ * distributed store runs, in programs whose code is fixed; slower.  Any
+ * value but those and 0/no/false/off/empty makes mrtx_open fail with
+ * MRTX_EINVAL.
  *
  * Processes: any number may open one store, each with its own durability.
  * A commit is then as durable as its own process's mode, but the store as a
@@ -369,11 +371,12 @@ int mrtx_create_table_split(mrtx_db *db, const char *table, const char *const *f
 
 /**
  * List a table's families.  *out receives a pointer to an array of *count
- * names owned by db, valid until mrtx_close.
+ * names owned by db, valid until mrtx_close.  (Before options version 4
+ * the outputs came first.)
  * @return MRTX_OK; MRTX_EINVAL; MRTX_ENOTABLE; MRTX_ESTORE.
  */
-int mrtx_table_families(const char *const **out, size_t *count, mrtx_db *db,
-                        const char *table);
+int mrtx_table_families(mrtx_db *db, const char *table, const char *const **out,
+                        size_t *count);
 
 /**
  * Add a family to an existing table.  Families are numbered by position,
@@ -489,7 +492,7 @@ int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms);
  * and every read of it -- gets, scans, index lookups -- returns the
  * versions at or below it: every commit that returned before that read
  * began is seen (of any handle, process or host: every commit is stamped
- * by the oracle; DESIGN §10), none stamped after it, never half of one.  A lock of a live two-phase commit met on the way is not waited
+ * by the oracle; DESIGN §9.1), none stamped after it, never half of one.  A lock of a live two-phase commit met on the way is not waited
  * for: the reader pushes that commit above its snapshot (a mark on the
  * commit's primary row, which its commit point honours by taking a newer
  * timestamp) and reads the row as it was before the lock; a lock whose
@@ -624,7 +627,7 @@ int mrtx_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row);
  * leaves that row stamped with the rolled-back transaction's start, which
  * a writer of the row that started before it counts as a later commit.  No
  * wall clock takes part: a clock that steps or is skewed between hosts
- * changes nothing (DESIGN §10).
+ * changes nothing (DESIGN §9.1).
  */
 int mrtx_commit(mrtx_txn *txn);
 
@@ -640,7 +643,7 @@ int mrtx_commit(mrtx_txn *txn);
  * from the store's oracle (the object NAME.ts) once every lock of the
  * transaction is in place, a one-row commit's just before its write;
  * either is above every row the transaction read or wrote, so timestamps
- * follow every dependency and real time (DESIGN §10).  Older RADOS formats: the timestamp its lock records carry (wall
+ * follow every dependency and real time (DESIGN §9.1).  Older RADOS formats: the timestamp its lock records carry (wall
  * clock, above the rows' previous ones; not ordered with other rows'
  * commits).
  * @return as mrtx_commit.

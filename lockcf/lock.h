@@ -5,18 +5,19 @@
  * State machine (each arrow is one conditional single-row write whose
  * condition is the exact bytes last read; where it is performed):
  *
- *     (absent)/STABLE --prewrite--> PREWRITTEN           txn/commit.c  commit_multi, step 1
+ *     (absent)/STABLE --prewrite--> PREWRITTEN           txn/commit_two_phase.c  step 1
  *     PREWRITTEN --heartbeat----> PREWRITTEN (primary;   txn/heartbeat.c  refresh
  *                                 a later expiry only)
- *     PREWRITTEN --commit point--> COMMITTED  (primary)  txn/commit.c  commit_multi, step 3
+ *     PREWRITTEN --commit point--> COMMITTED  (primary)  txn/commit_two_phase.c  step 3
  *     PREWRITTEN --abort--------> ABORTED    (primary)   recovery/recovery.c  abort_primary,
  *                                                        recovery/sweep.c  batch_abort
- *     PREWRITTEN --apply/drop---> STABLE     (secondary) txn/commit.c (step 4), recovery/
- *     PREWRITTEN --rollback-----> previous STABLE/absent txn/commit.c  commit_rollback
- *     COMMITTED  --release------> STABLE     (primary)   txn/commit.c (step 5), recovery/
+ *     PREWRITTEN --apply/drop---> STABLE     (secondary) txn/tail.c (step 4), recovery/
+ *     PREWRITTEN --rollback-----> previous STABLE/absent txn/commit_two_phase.c  commit_rollback
+ *     COMMITTED  --release------> STABLE     (primary)   txn/tail.c (step 5), recovery/
  *     ABORTED    --release------> STABLE     (primary)   recovery/
  *     STABLE     --fence--------> STABLE'                recovery/recovery.c  resolve_orphan
- *     (absent)/STABLE --one-row commit--> STABLE         txn/commit.c  commit_one_row
+ *     (absent)/STABLE --one-row commit--> STABLE         txn/commit_one_row.c
+ *     (absent)/STABLE --one-phase commit-> STABLE        txn/commit_atomic.c
  *
  * lock_transition_ok() encodes the arrows; debug builds assert it.
  *
@@ -27,8 +28,8 @@
  *   u8[16] prev txn id | u64 prev commit_ts        (the STABLE lock to restore on abort;
  *                                                   flag LOCK_F_PREV_ABSENT: there was none;
  *                                                   an all-zero id: it was not read -- a
- *                                                   blind prewrite, txn/commit.c
- *                                                   commit_multi_blind -- and prev
+ *                                                   blind prewrite, txn/commit_plan.c
+ *                                                   plan_blind -- and prev
  *                                                   commit_ts bounds its commit_ts from
  *                                                   above; restored as STABLE(zero id, it))
  *   if flag LOCK_F_SECONDARY: u16 table len, table, u16 row len, row   (primary pointer)

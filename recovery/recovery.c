@@ -246,7 +246,7 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 		op.cond.absent = 1;
 	/* The fence's commit_ts is at least t's: a late prewrite of P by t
 	 * that names no exact lock but "no lock, or STABLE committed before my
-	 * first write" (a blind prewrite, commit.c commit_multi_blind, none of
+	 * first write" (a blind prewrite, commit_plan.c plan_blind, none of
 	 * whose first writes comes after t's commit_ts) fails on it as an exact one
 	 * fails on the fresh id.  A P already STABLE at or above t's commit_ts
 	 * (an earlier orphan of t fenced it, or a later commit) defeats every
@@ -256,7 +256,7 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 	/* The fence is stamped by the store like a commit (at or above that
 	 * floor), so its commit_ts is a timestamp of the store's own source
 	 * and later blind writers, whose window starts at a value of that
-	 * source, order themselves after it (DESIGN "Time", T3). */
+	 * source, order themselves after it (DESIGN §9.1, I15). */
 	op.stamp = STORE_STAMP_ONE_ROW; /* (a one-row write: no lock to push) */
 	op.stamp_off = LOCK_COMMIT_TS_OFF;
 	op.stamp_floor = MRTX_MAX(pcur->has_lock ? pl->commit_ts : 0, l->commit_ts);

@@ -129,7 +129,7 @@ uint64_t mrtx__now_us(void);   /* wall clock, microseconds */
  * mrtx__clock_frozen_us is nonzero mrtx__now_us returns it; the step is
  * added (negative: the clock stepped back).  The wall clock seeds the
  * stores' timestamp sources and measures durations; no order is decided
- * by it (DESIGN "Time"), which the tests check with these. */
+ * by it (DESIGN §9.1), which the tests check with these. */
 extern _Atomic unsigned long long mrtx__clock_frozen_us;
 extern _Atomic long long mrtx__clock_step_us;
 uint64_t mrtx__now_ms(void);   /* wall clock, milliseconds */

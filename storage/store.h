@@ -85,7 +85,7 @@ static inline int store_has(const store *st, unsigned caps)
 
 /* This handle's wall clock, µs (mrtx__now_us plus its test offset).  It
  * seeds the timestamp source and measures durations (lock expiry, leases);
- * it decides no order (DESIGN "Time"). */
+ * it decides no order (DESIGN §9.1). */
 static inline uint64_t store_now_us(const store *st)
 {
 	long long off = atomic_load_explicit(&((store_head *)(void *)(uintptr_t)st)->clock_offset_us,
@@ -632,8 +632,8 @@ int store_ts_snapshot(store *st, const store_snap_set *set, uint64_t until_us,
                       uint64_t *out);
 
 /*
- * A timestamp of the store's own source, without taking one (DESIGN "Time",
- * T3): at or below the newest the source has handed out when the call
+ * A timestamp of the store's own source, without taking one (DESIGN §9.1,
+ * I15): at or below the newest the source has handed out when the call
  * returns, and at or above every timestamp this handle took from it, was
  * stamped with, or learnt (store_ts_learn).  LMDB: the shared page's last
  * handed out (exact); RADOS: the highest value of the oracle this handle
@@ -643,7 +643,7 @@ int store_ts_snapshot(store *st, const store_snap_set *set, uint64_t until_us,
  * *out is 0 on error.
  */
 int store_ts_known(store *st, uint64_t *out);
-/* A transaction's start timestamp (DESIGN §10, T3): a value of the store's
+/* A transaction's start timestamp (DESIGN §9.1, I15): a value of the store's
  * source at or above the stamp of every commit that returned before the
  * call began, and at or below the source's newest when it returns.  LMDB:
  * store_ts_known (the page is exact; no I/O).  RADOS: one read of the
@@ -759,7 +759,7 @@ int store_push(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
  * its value, so a snapshot is registered by the very write that hands out
  * its timestamp (store_ts_snapshot) and a collector reads the records and
  * the oracle in one read: a snapshot not among the records then is above
- * the oracle's value then (DESIGN "Time", T5).  store_snap_publish: this
+ * the oracle's value then (DESIGN §9.6, I19).  store_snap_publish: this
  * handle's oldest running snapshot is ts, protected until until_us (this
  * handle's clock, store_now_us: a duration, the lease); one record per
  * handle, replaced by the next write of it.  store_snap_oldest: the

@@ -2,18 +2,18 @@
  * db.c - opening stores and managing tables through the public API.
  */
 #include "txn_int.h"
-#include "admin.h"
+#include "admin_test.h"
 #include "heartbeat.h"
 #include "tail.h"
+#include "txn_test.h"
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-/* MRTX_TWO_PHASE=1 (or yes/true/on) in the environment: as
- * mrtx_options.two_phase, for crash tests of programs whose options are
- * fixed (mrtx.h). */
+/* MRTX_TWO_PHASE=1 (or yes/true/on) in the environment: as the two_phase
+ * knob, for crash tests of programs whose code is fixed (mrtx.h). */
 static int env_two_phase(int *on)
 {
 	static const char *const yes[] = { "1", "yes", "true", "on" };
@@ -33,9 +33,55 @@ static int env_two_phase(int *on)
 	                    "0/no/false/off", v);
 }
 
+/* The layout of options versions 1 to 3 (mrtx.h): each ends earlier. */
+typedef struct options_v3 {
+	int version, durability;
+	size_t map_size;
+	unsigned file_mode;
+	uint32_t lock_ttl_ms, lock_wait_ms;
+	int unbatched;  /* version 1 ends here */
+	int read_only;  /* version 2 ends here */
+	int two_phase;
+} options_v3;
+
+/* opts read in its version's layout into o and k. */
+static int options_read(const mrtx_options *opts, mrtx_options *o, mrtx__knobs *k)
+{
+	options_v3 v = { 0 };
+
+	if (!opts)
+		return 0;
+	if (opts->version == MRTX_OPTIONS_VERSION) {
+		*o = *opts;
+		return 0;
+	}
+	if (opts->version < 1 || opts->version > 3)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_open: options version %d; this mrtx "
+		                    "knows 1 to %d (use MRTX_OPTIONS_INIT)", opts->version,
+		                    MRTX_OPTIONS_VERSION);
+	memcpy(&v, opts, opts->version == 1 ? offsetof(options_v3, read_only) :
+	                 opts->version == 2 ? offsetof(options_v3, two_phase) : sizeof(v));
+	o->durability = v.durability;
+	o->map_size = v.map_size;
+	o->file_mode = v.file_mode;
+	o->lock_ttl_ms = v.lock_ttl_ms;
+	o->lock_wait_ms = v.lock_wait_ms;
+	o->read_only = v.read_only;
+	k->unbatched |= v.unbatched;
+	k->two_phase |= v.two_phase;
+	return 0;
+}
+
 int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
 {
+	return mrtx__open_knobs(out, path, opts, NULL);
+}
+
+int mrtx__open_knobs(mrtx_db **out, const char *path, const mrtx_options *opts,
+                     const mrtx__knobs *knobs)
+{
 	mrtx_options o = MRTX_OPTIONS_INIT;
+	mrtx__knobs k = knobs ? *knobs : (mrtx__knobs){ 0, 0 };
 	store_opts so = { 0 };
 	mrtx_db *db;
 	int rc, env_2pc;
@@ -44,21 +90,8 @@ int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
 	if (!out || !path || !*path)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_open: out and path are required");
 	*out = NULL;
-	if (opts) {
-		if (opts->version == 1 || opts->version == 2) {
-			/* An older struct ends before read_only (1) or two_phase (2)
-			 * (mrtx.h): read only as far as it goes. */
-			memcpy(&o, opts, opts->version == 1 ? offsetof(mrtx_options, read_only) :
-			                                      offsetof(mrtx_options, two_phase));
-			o.version = MRTX_OPTIONS_VERSION;
-		} else if (opts->version == MRTX_OPTIONS_VERSION) {
-			o = *opts;
-		} else {
-			return mrtx__seterr(MRTX_EINVAL, "mrtx_open: options version %d; this mrtx "
-			                    "knows 1 to %d (use MRTX_OPTIONS_INIT)", opts->version,
-			                    MRTX_OPTIONS_VERSION);
-		}
-	}
+	if ((rc = options_read(opts, &o, &k)))
+		return rc;
 	if (o.durability < MRTX_SYNC || o.durability > MRTX_NOSYNC)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_open: durability %d is not one of "
 		                    "MRTX_SYNC, MRTX_NOMETASYNC, MRTX_NOSYNC", o.durability);
@@ -74,7 +107,7 @@ int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
 	so.durability = o.durability;
 	so.map_size = o.map_size;
 	so.file_mode = o.file_mode;
-	so.unbatched = o.unbatched;
+	so.unbatched = k.unbatched;
 	so.read_only = o.read_only != 0;
 	so.lock_order = lock_order_key;
 	if ((rc = store_open(&db->st, path, &so))) {
@@ -82,14 +115,14 @@ int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts)
 		return rc;
 	}
 	pthread_mutex_init(&db->idx_mu, NULL);
-	pthread_mutex_init(&db->snap_mu, NULL);
+	pthread_mutex_init(&db->snaps.mu, NULL);
 	hb_init(db);
 	{
 		static _Atomic uint64_t serials;
 
 		db->serial = atomic_fetch_add(&serials, 1) + 1;
 	}
-	db->two_phase = o.two_phase != 0 || env_2pc;
+	db->two_phase = k.two_phase != 0 || env_2pc;
 	db->lock_ttl_ms = o.lock_ttl_ms ? o.lock_ttl_ms : 5000;
 	db->lock_wait_ms = o.lock_wait_ms ? o.lock_wait_ms : 50;
 	*out = db;
@@ -104,10 +137,10 @@ void mrtx_close(mrtx_db *db)
 	store_close(db->st);
 	idx_snap_release(db->idx);
 	pthread_mutex_destroy(&db->idx_mu);
-	pthread_mutex_destroy(&db->snap_mu);
-	mrtx__free(db->snaps);
-	pthread_mutex_destroy(&db->hb_mu);
-	pthread_cond_destroy(&db->hb_cv);
+	pthread_mutex_destroy(&db->snaps.mu);
+	mrtx__free(db->snaps.list);
+	pthread_mutex_destroy(&db->hb.mu);
+	pthread_cond_destroy(&db->hb.cv);
 	mrtx__free(db);
 }
 
@@ -189,8 +222,8 @@ int mrtx_create_table_split(mrtx_db *db, const char *table, const char *const *f
 	return store_create_table(db->st, table, families, nfamilies, NULL, splits, nsplits);
 }
 
-int mrtx_table_families(const char *const **out, size_t *count, mrtx_db *db,
-                        const char *table)
+int mrtx_table_families(mrtx_db *db, const char *table, const char *const **out,
+                        size_t *count)
 {
 	const store_table *t;
 	int rc;
@@ -225,9 +258,4 @@ int mrtx_tables(mrtx_db *db, int (*fn)(const char *table, void *payload), void *
 store *mrtx__db_store(mrtx_db *db)
 {
 	return db->st;
-}
-
-size_t mrtx__txn_mem(const mrtx_txn *txn)
-{
-	return txn->arena.total - (txn->arena.cap - txn->arena.used);
 }

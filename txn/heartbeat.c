@@ -75,29 +75,29 @@ static void wait_until(mrtx_db *db, uint64_t next_ms)
 	uint64_t now = mrtx__now_ms(), ns;
 
 	if (next_ms == UINT64_MAX) {
-		pthread_cond_wait(&db->hb_cv, &db->hb_mu);
+		pthread_cond_wait(&db->hb.cv, &db->hb.mu);
 		return;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	ns = (uint64_t)ts.tv_nsec + (next_ms > now ? next_ms - now : 0) * 1000000u;
 	ts.tv_sec += (time_t)(ns / 1000000000u);
 	ts.tv_nsec = (long)(ns % 1000000000u);
-	pthread_cond_timedwait(&db->hb_cv, &db->hb_mu, &ts);
+	pthread_cond_timedwait(&db->hb.cv, &db->hb.mu, &ts);
 }
 
 static void *hb_main(void *arg)
 {
 	mrtx_db *db = arg;
 
-	pthread_mutex_lock(&db->hb_mu);
-	while (!db->hb_quit) {
+	pthread_mutex_lock(&db->hb.mu);
+	while (!db->hb.quit) {
 		uint64_t now = mrtx__now_ms(), next = UINT64_MAX, exp[HB_BATCH];
 		hb_entry *pick[HB_BATCH];
 		uint8_t *nb[HB_BATCH];
 		int unknown[HB_BATCH];
 		size_t n = 0;
 
-		for (hb_entry *e = db->hb_head; e; e = e->next) {
+		for (hb_entry *e = db->hb.head; e; e = e->next) {
 			if (e->busy)
 				continue;
 			if (due_ms(e) <= now && n < HB_BATCH) {
@@ -108,13 +108,13 @@ static void *hb_main(void *arg)
 			}
 		}
 		if (n == 0) {
-			db->hb_wake_ms = next;
+			db->hb.wake_ms = next;
 			wait_until(db, next);
 			continue;
 		}
-		pthread_mutex_unlock(&db->hb_mu);
+		pthread_mutex_unlock(&db->hb.mu);
 		refresh(db, pick, n, nb, exp, unknown);
-		pthread_mutex_lock(&db->hb_mu);
+		pthread_mutex_lock(&db->hb.mu);
 		for (size_t i = 0; i < n; i++) {
 			hb_entry *e = pick[i];
 
@@ -130,9 +130,9 @@ static void *hb_main(void *arg)
 			}
 			e->busy = 0;
 		}
-		pthread_cond_broadcast(&db->hb_cv);
+		pthread_cond_broadcast(&db->hb.cv);
 	}
-	pthread_mutex_unlock(&db->hb_mu);
+	pthread_mutex_unlock(&db->hb.mu);
 	return NULL;
 }
 
@@ -143,18 +143,18 @@ static void *tail_main(void *arg)
 {
 	mrtx_db *db = arg;
 
-	pthread_mutex_lock(&db->hb_mu);
-	while (!db->hb_quit || db->tail_head || db->tail_rel) {
+	pthread_mutex_lock(&db->hb.mu);
+	while (!db->hb.quit || db->tail.head || db->tail.rel) {
 		uint64_t due;
 
-		if (!db->tail_head && !db->tail_rel)
-			pthread_cond_wait(&db->hb_cv, &db->hb_mu);
+		if (!db->tail.head && !db->tail.rel)
+			pthread_cond_wait(&db->hb.cv, &db->hb.mu);
 		else if ((due = tail_due_ms(db)) != 0)
 			wait_until(db, due); /* more tails may join the batch */
 		else
 			tail_pass(db);
 	}
-	pthread_mutex_unlock(&db->hb_mu);
+	pthread_mutex_unlock(&db->hb.mu);
 	return NULL;
 }
 
@@ -168,53 +168,53 @@ static pthread_mutex_t all_mu = PTHREAD_MUTEX_INITIALIZER;
 static mrtx_db *all_head;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
-/* Start db's thread (db->hb_mu held).  0 or an errno. */
+/* Start db's thread (db->hb.mu held).  0 or an errno. */
 static int thread_start(mrtx_db *db)
 {
 	int e;
 
-	db->hb_wake_ms = UINT64_MAX;
-	db->hb_quit = 0;
-	if ((e = pthread_create(&db->hb_thread, NULL, hb_main, db)) != 0)
+	db->hb.wake_ms = UINT64_MAX;
+	db->hb.quit = 0;
+	if ((e = pthread_create(&db->hb.thread, NULL, hb_main, db)) != 0)
 		return e;
-	db->hb_running = 1;
+	db->hb.running = 1;
 	/* without it, commits run their own tails (tail_submit) */
-	db->tail_running = pthread_create(&db->tail_thread, NULL, tail_main, db) == 0;
-	db->hb_pid = getpid();
+	db->tail.running = pthread_create(&db->tail.thread, NULL, tail_main, db) == 0;
+	db->hb.pid = getpid();
 	return 0;
 }
 
-/* Stop and join db's thread (db->hb_mu not held). */
+/* Stop and join db's thread (db->hb.mu not held). */
 static void thread_stop(mrtx_db *db)
 {
-	pthread_mutex_lock(&db->hb_mu);
-	db->hb_quit = 1;
-	pthread_cond_broadcast(&db->hb_cv);
-	pthread_mutex_unlock(&db->hb_mu);
-	pthread_join(db->hb_thread, NULL);
-	if (db->tail_running)
-		pthread_join(db->tail_thread, NULL); /* after the queued tails */
-	pthread_mutex_lock(&db->hb_mu);
-	db->hb_running = 0;
-	db->tail_running = 0;
-	pthread_mutex_unlock(&db->hb_mu);
+	pthread_mutex_lock(&db->hb.mu);
+	db->hb.quit = 1;
+	pthread_cond_broadcast(&db->hb.cv);
+	pthread_mutex_unlock(&db->hb.mu);
+	pthread_join(db->hb.thread, NULL);
+	if (db->tail.running)
+		pthread_join(db->tail.thread, NULL); /* after the queued tails */
+	pthread_mutex_lock(&db->hb.mu);
+	db->hb.running = 0;
+	db->tail.running = 0;
+	pthread_mutex_unlock(&db->hb.mu);
 }
 
 static void before_fork(void)
 {
 	pthread_mutex_lock(&all_mu);
-	for (mrtx_db *db = all_head; db; db = db->hb_next_db)
-		if (db->hb_running)
+	for (mrtx_db *db = all_head; db; db = db->hb.next_db)
+		if (db->hb.running)
 			thread_stop(db);
 }
 
 static void after_fork_parent(void)
 {
-	for (mrtx_db *db = all_head; db; db = db->hb_next_db) {
-		pthread_mutex_lock(&db->hb_mu);
-		if (db->hb_head && !db->hb_running)
+	for (mrtx_db *db = all_head; db; db = db->hb.next_db) {
+		pthread_mutex_lock(&db->hb.mu);
+		if (db->hb.head && !db->hb.running)
 			(void)thread_start(db); /* on failure: the next hb_start tries again */
-		pthread_mutex_unlock(&db->hb_mu);
+		pthread_mutex_unlock(&db->hb.mu);
 	}
 	pthread_mutex_unlock(&all_mu);
 }
@@ -224,7 +224,7 @@ static void after_fork_child(void)
 	/* The child must open stores anew; should it use an inherited handle
 	 * all the same, that handle starts with no thread and no entries (the
 	 * entries live on the parent's threads' stacks). */
-	for (mrtx_db *db = all_head; db; db = db->hb_next_db)
+	for (mrtx_db *db = all_head; db; db = db->hb.next_db)
 		hb_init(db);
 	pthread_mutex_unlock(&all_mu);
 }
@@ -238,16 +238,16 @@ void hb_init(mrtx_db *db)
 {
 	pthread_condattr_t ca;
 
-	pthread_mutex_init(&db->hb_mu, NULL);
+	pthread_mutex_init(&db->hb.mu, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&db->hb_cv, &ca);
+	pthread_cond_init(&db->hb.cv, &ca);
 	pthread_condattr_destroy(&ca);
-	db->hb_running = 0;
-	db->tail_running = 0;
-	db->hb_quit = 0;
-	db->hb_head = NULL;
-	db->hb_wake_ms = UINT64_MAX;
+	db->hb.running = 0;
+	db->tail.running = 0;
+	db->hb.quit = 0;
+	db->hb.head = NULL;
+	db->hb.wake_ms = UINT64_MAX;
 	tail_init(db);
 }
 
@@ -263,31 +263,31 @@ int hb_start(mrtx_db *db, hb_entry *e, const store_table *t, mrtx_bytes row, mrt
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory starting the lock heartbeat");
 	memcpy(e->cur, bytes.data, bytes.size);
 	e->ncur = bytes.size;
-	pthread_mutex_lock(&db->hb_mu);
-	if (!db->hb_running) {
+	pthread_mutex_lock(&db->hb.mu);
+	if (!db->hb.running) {
 		/* the first commit, or the first after a fork: the slow path, in
 		 * the lock order all_mu, hb_mu */
-		pthread_mutex_unlock(&db->hb_mu);
+		pthread_mutex_unlock(&db->hb.mu);
 		pthread_once(&atfork_once, register_atfork);
 		pthread_mutex_lock(&all_mu);
-		if (!db->hb_listed) {
-			db->hb_next_db = all_head;
+		if (!db->hb.listed) {
+			db->hb.next_db = all_head;
 			all_head = db;
-			db->hb_listed = 1;
+			db->hb.listed = 1;
 		}
-		pthread_mutex_lock(&db->hb_mu);
-		if (!db->hb_running)
+		pthread_mutex_lock(&db->hb.mu);
+		if (!db->hb.running)
 			(void)thread_start(db); /* failed: this commit goes without */
 		pthread_mutex_unlock(&all_mu);
 	}
-	if (db->hb_running) {
+	if (db->hb.running) {
 		e->registered = 1;
-		e->next = db->hb_head;
-		db->hb_head = e;
-		if (due_ms(e) < db->hb_wake_ms)
-			pthread_cond_broadcast(&db->hb_cv);
+		e->next = db->hb.head;
+		db->hb.head = e;
+		if (due_ms(e) < db->hb.wake_ms)
+			pthread_cond_broadcast(&db->hb.cv);
 	}
-	pthread_mutex_unlock(&db->hb_mu);
+	pthread_mutex_unlock(&db->hb.mu);
 	return MRTX_OK;
 }
 
@@ -296,15 +296,15 @@ int hb_stop(mrtx_db *db, hb_entry *e, mrtx_arena *a, mrtx_bytes *cur)
 	uint8_t *copy;
 
 	if (e->registered) {
-		pthread_mutex_lock(&db->hb_mu);
+		pthread_mutex_lock(&db->hb.mu);
 		while (e->busy)
-			pthread_cond_wait(&db->hb_cv, &db->hb_mu);
-		for (hb_entry **p = &db->hb_head; *p; p = &(*p)->next)
+			pthread_cond_wait(&db->hb.cv, &db->hb.mu);
+		for (hb_entry **p = &db->hb.head; *p; p = &(*p)->next)
 			if (*p == e) {
 				*p = e->next;
 				break;
 			}
-		pthread_mutex_unlock(&db->hb_mu);
+		pthread_mutex_unlock(&db->hb.mu);
 	}
 	*cur = MRTX_BYTES(NULL, 0);
 	if (e->uncertain) {
@@ -335,17 +335,17 @@ void hb_shutdown(mrtx_db *db)
 {
 	/* A forked child closing its parent's handle: the thread stayed in the
 	 * parent; there is nothing to stop (after_fork_child). */
-	if (db->hb_running && db->hb_pid != getpid())
+	if (db->hb.running && db->hb.pid != getpid())
 		return;
 	pthread_mutex_lock(&all_mu);
-	if (db->hb_listed)
-		for (mrtx_db **p = &all_head; *p; p = &(*p)->hb_next_db)
+	if (db->hb.listed)
+		for (mrtx_db **p = &all_head; *p; p = &(*p)->hb.next_db)
 			if (*p == db) {
-				*p = db->hb_next_db;
+				*p = db->hb.next_db;
 				break;
 			}
-	db->hb_listed = 0;
-	if (db->hb_running)
+	db->hb.listed = 0;
+	if (db->hb.running)
 		thread_stop(db); /* runs the queued commit tails first */
 	pthread_mutex_unlock(&all_mu);
 	tail_fini(db);

@@ -14,7 +14,7 @@
  *     "r"          -> source row
  *     "c" . u8 n   -> copy of clustered column n of the source row
  *
- * Invariant kept by every committed transaction (checked by tests/test_index):
+ * Invariant kept by every committed transaction (checked by tests/txn/test_index):
  *
  *     source (row, column) holds v  <=>  index row key(v, row) exists,
  *     and its copies equal the source row's clustered columns.

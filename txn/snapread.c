@@ -53,10 +53,10 @@
 #include <string.h>
 
 /*
- * Live snapshots and the collectors (RADOS, DESIGN "Time", T5).  A
+ * Live snapshots and the collectors (RADOS, DESIGN §9.6, I19).  A
  * commit's trim and `mrtx gc` keep every version above their safe point,
  * which stays at or below every running snapshot: this handle's own
- * (db->snaps), and every other handle's, registered in the store's
+ * (db->snaps.list), and every other handle's, registered in the store's
  * registry by the very write that reserved its timestamp
  * (store_ts_snapshot) with a lease of one lag, renewed by its reads every
  * quarter lag (a duration on this handle's monotonic clock: no clock is
@@ -78,9 +78,9 @@ static uint64_t local_oldest(mrtx_db *db, int pending);
  * to `to` -- or removed, when to.ts is 0. */
 static void snap_replace(mrtx_db *db, uint64_t ts, int pending, struct txn_snap to)
 {
-	for (size_t i = 0; i < db->nsnaps; i++)
-		if (db->snaps[i].ts == ts && db->snaps[i].pending == pending) {
-			db->snaps[i] = to.ts ? to : db->snaps[--db->nsnaps];
+	for (size_t i = 0; i < db->snaps.n; i++)
+		if (db->snaps.list[i].ts == ts && db->snaps.list[i].pending == pending) {
+			db->snaps.list[i] = to.ts ? to : db->snaps.list[--db->snaps.n];
 			return;
 		}
 }
@@ -88,13 +88,13 @@ static void snap_replace(mrtx_db *db, uint64_t ts, int pending, struct txn_snap 
 /* Remove one entry ts from this handle's live set. */
 static void snap_remove(mrtx_db *db, uint64_t ts)
 {
-	pthread_mutex_lock(&db->snap_mu);
+	pthread_mutex_lock(&db->snaps.mu);
 	snap_replace(db, ts, 0, (struct txn_snap){ 0, 0 });
-	pthread_mutex_unlock(&db->snap_mu);
+	pthread_mutex_unlock(&db->snaps.mu);
 }
 
 /*
- * A reservation under way stands in the handle's live set (db->snaps) as
+ * A reservation under way stands in the handle's live set (db->snaps.list) as
  * its floor: a value of the oracle the handle knew before the reservation
  * began, below the timestamp it will get.  So a collector of this handle,
  * which takes the set's minimum instead of the handle's own registry
@@ -111,21 +111,21 @@ static int snap_room(snap_pending *p)
 	mrtx_db *db = p->db;
 	int rc = 0;
 
-	pthread_mutex_lock(&db->snap_mu);
-	if (db->nsnaps == db->csnaps) {
-		size_t nc = db->csnaps ? db->csnaps * 2 : 8;
-		struct txn_snap *n = mrtx__reallocarray(db->snaps, nc, sizeof(*n));
+	pthread_mutex_lock(&db->snaps.mu);
+	if (db->snaps.n == db->snaps.cap) {
+		size_t nc = db->snaps.cap ? db->snaps.cap * 2 : 8;
+		struct txn_snap *n = mrtx__reallocarray(db->snaps.list, nc, sizeof(*n));
 
 		if (n) {
-			db->snaps = n;
-			db->csnaps = nc;
+			db->snaps.list = n;
+			db->snaps.cap = nc;
 		} else {
 			rc = mrtx__seterr(MRTX_ENOMEM, "out of memory taking a snapshot");
 		}
 	}
 	if (rc == 0)
-		db->snaps[db->nsnaps++] = (struct txn_snap){ p->floor, 1 };
-	pthread_mutex_unlock(&db->snap_mu);
+		db->snaps.list[db->snaps.n++] = (struct txn_snap){ p->floor, 1 };
+	pthread_mutex_unlock(&db->snaps.mu);
 	return rc;
 }
 
@@ -136,9 +136,9 @@ static void snap_enter(void *arg, uint64_t ts)
 	snap_pending *p = arg;
 	mrtx_db *db = p->db;
 
-	pthread_mutex_lock(&db->snap_mu);
+	pthread_mutex_lock(&db->snaps.mu);
 	snap_replace(db, p->floor, 1, (struct txn_snap){ ts, 0 });
-	pthread_mutex_unlock(&db->snap_mu);
+	pthread_mutex_unlock(&db->snaps.mu);
 }
 
 /* (the registry record a reservation writes: the handle's entered
@@ -178,7 +178,7 @@ static int snap_take(mrtx_txn *txn, uint64_t *ts)
 		*ts = 0;
 		return rc;
 	}
-	atomic_store(&db->snap_pub_us, mrtx__mono_us());
+	atomic_store(&db->snaps.pub_us, mrtx__mono_us());
 	return 0;
 }
 
@@ -193,11 +193,11 @@ static uint64_t local_oldest(mrtx_db *db, int pending)
 {
 	uint64_t o = UINT64_MAX;
 
-	pthread_mutex_lock(&db->snap_mu);
-	for (size_t i = 0; i < db->nsnaps; i++)
-		if (pending || !db->snaps[i].pending)
-			o = MRTX_MIN(o, db->snaps[i].ts);
-	pthread_mutex_unlock(&db->snap_mu);
+	pthread_mutex_lock(&db->snaps.mu);
+	for (size_t i = 0; i < db->snaps.n; i++)
+		if (pending || !db->snaps.list[i].pending)
+			o = MRTX_MIN(o, db->snaps.list[i].ts);
+	pthread_mutex_unlock(&db->snaps.mu);
 	return o;
 }
 
@@ -208,12 +208,12 @@ static void snap_keepalive(mrtx_txn *txn)
 	mrtx_db *db = txn->db;
 	uint64_t mono = mrtx__mono_us(), o;
 
-	if (mono < atomic_load(&db->snap_pub_us) + lag_us() / 4)
+	if (mono < atomic_load(&db->snaps.pub_us) + lag_us() / 4)
 		return;
 	o = local_oldest(db, 0);
 	if (o == UINT64_MAX)
 		return;
-	atomic_store(&db->snap_pub_us, mono);
+	atomic_store(&db->snaps.pub_us, mono);
 	/* (best effort: a failed renewal is tried again a quarter lag on) */
 	if (store_snap_publish(db->st, o, store_now_us(db->st) + lag_us()))
 		mrtx__clearerr();
@@ -221,15 +221,15 @@ static void snap_keepalive(mrtx_txn *txn)
 
 uint64_t txn_safe_bound(mrtx_db *db, int fresh)
 {
-	uint64_t reg = atomic_load(&db->reg_oldest), mono = mrtx__mono_us();
+	uint64_t reg = atomic_load(&db->snaps.reg_oldest), mono = mrtx__mono_us();
 
-	if (fresh || mono >= atomic_load(&db->reg_at_us) + lag_us() / 4) {
+	if (fresh || mono >= atomic_load(&db->snaps.reg_at_us) + lag_us() / 4) {
 		/* (the registry and the oracle, read together: a snapshot
 		 * reserved after this read is above the bound it gives, so the
 		 * bound stays good while it is cached) */
 		if (store_snap_oldest(db->st, store_now_us(db->st), &reg) == 0) {
-			atomic_store(&db->reg_oldest, reg);
-			atomic_store(&db->reg_at_us, mono);
+			atomic_store(&db->snaps.reg_oldest, reg);
+			atomic_store(&db->snaps.reg_at_us, mono);
 		} else {
 			mrtx__clearerr();
 			reg = 0; /* unknown: collect nothing */
@@ -258,7 +258,7 @@ int txn_view_get(mrtx_txn *txn, store_view **out)
 			 * row at one timestamp from its oracle, taken now -- every
 			 * commit that returned before is at or below it, every
 			 * commit point not yet stamped lands above (DESIGN
-			 * "Time", T4).  Not for a past snapshot (its own), nor on
+			 * §9.1, I17).  Not for a past snapshot (its own), nor on
 			 * a read-only handle, which cannot raise the oracle: its
 			 * reads stay optimistic and validated. */
 			if (!txn->at && store_has(st, STORE_CAP_VERSIONS) && !store_read_only(st)) {

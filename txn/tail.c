@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Static_assert(2 * TAIL_BATCH == sizeof(((mrtx_db *)0)->tail_busy) / sizeof(tail_job *),
+_Static_assert(2 * TAIL_BATCH == sizeof(((mrtx_db *)0)->tail.busy) / sizeof(tail_job *),
                "tail_busy holds one pass: a batch and the releases it carries");
 
 struct tail_job {
@@ -157,30 +157,30 @@ void tail_submit(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE], store_op *ops, 
 	tail_job local = { NULL, 0, { 0 }, nsec, ops }, *j = NULL, *one = &local;
 	int queue;
 
-	pthread_mutex_lock(&db->hb_mu);
-	queue = store_has(db->st, STORE_CAP_REMOTE) && db->tail_running && !db->hb_quit &&
-	        db->tail_len < TAIL_QUEUE_MAX;
-	pthread_mutex_unlock(&db->hb_mu);
+	pthread_mutex_lock(&db->hb.mu);
+	queue = store_has(db->st, STORE_CAP_REMOTE) && db->tail.running && !db->hb.quit &&
+	        db->tail.len < TAIL_QUEUE_MAX;
+	pthread_mutex_unlock(&db->hb.mu);
 	if (queue && (j = job_copy(id, ops, nsec))) {
-		pthread_mutex_lock(&db->hb_mu);
-		if (db->tail_running && !db->hb_quit && db->tail_len < TAIL_QUEUE_MAX) {
-			uint64_t now = mrtx__now_ms(), gap = now - db->tail_last_ms;
+		pthread_mutex_lock(&db->hb.mu);
+		if (db->tail.running && !db->hb.quit && db->tail.len < TAIL_QUEUE_MAX) {
+			uint64_t now = mrtx__now_ms(), gap = now - db->tail.last_ms;
 
 			/* (a clock that stepped back reads as a long gap) */
-			if (now < db->tail_last_ms || gap > 1000)
+			if (now < db->tail.last_ms || gap > 1000)
 				gap = 1000;
-			db->tail_gap_ms = (3 * db->tail_gap_ms + gap) / 4;
-			db->tail_last_ms = now;
+			db->tail.gap_ms = (3 * db->tail.gap_ms + gap) / 4;
+			db->tail.last_ms = now;
 			j->queued_ms = now;
-			*db->tail_last = j;
-			db->tail_last = &j->next;
-			db->tail_len++;
-			atomic_fetch_add(&db->tail_pending, 1);
-			pthread_cond_broadcast(&db->hb_cv);
-			pthread_mutex_unlock(&db->hb_mu);
+			*db->tail.last = j;
+			db->tail.last = &j->next;
+			db->tail.len++;
+			atomic_fetch_add(&db->tail.pending, 1);
+			pthread_cond_broadcast(&db->hb.cv);
+			pthread_mutex_unlock(&db->hb.mu);
 			return;
 		}
-		pthread_mutex_unlock(&db->hb_mu); /* stopped meanwhile: run it here */
+		pthread_mutex_unlock(&db->hb.mu); /* stopped meanwhile: run it here */
 		one = j;
 	}
 	run_one(db, one);
@@ -193,12 +193,12 @@ uint64_t tail_due_ms(const mrtx_db *db)
 
 	/* tails further apart than half the linger would not share a
 	 * batch: the worker runs at once */
-	if (db->hb_quit || db->tail_hurry || db->tail_len >= TAIL_BATCH ||
-	    db->tail_gap_ms > TAIL_LINGER_MS / 2)
+	if (db->hb.quit || db->tail.hurry || db->tail.len >= TAIL_BATCH ||
+	    db->tail.gap_ms > TAIL_LINGER_MS / 2)
 		return 0;
-	since = db->tail_head ? db->tail_head->queued_ms : db->tail_rel_ms;
-	if (db->tail_head && db->tail_rel && db->tail_rel_ms < since)
-		since = db->tail_rel_ms;
+	since = db->tail.head ? db->tail.head->queued_ms : db->tail.rel_ms;
+	if (db->tail.head && db->tail.rel && db->tail.rel_ms < since)
+		since = db->tail.rel_ms;
 	/* (a wall clock that stepped back waits at most TAIL_LINGER_MS more) */
 	if (since > now || since + TAIL_LINGER_MS <= now)
 		return 0;
@@ -210,13 +210,13 @@ static int room(mrtx_db *db, size_t n)
 {
 	store_op *nb;
 
-	if (n <= db->tail_room)
+	if (n <= db->tail.room)
 		return 1;
 	if (!(nb = mrtx__malloc(n * sizeof(*nb))))
 		return 0;
-	mrtx__free(db->tail_buf);
-	db->tail_buf = nb;
-	db->tail_room = n;
+	mrtx__free(db->tail.buf);
+	db->tail.buf = nb;
+	db->tail.room = n;
 	return 1;
 }
 
@@ -226,24 +226,24 @@ void tail_pass(mrtx_db *db)
 	unsigned char ok[TAIL_BATCH];
 	size_t k = 0, nr = 0, nd = 0, n = 0;
 
-	while (db->tail_head && k < TAIL_BATCH) {
-		tail_job *j = db->tail_head;
+	while (db->tail.head && k < TAIL_BATCH) {
+		tail_job *j = db->tail.head;
 
-		if (!(db->tail_head = j->next))
-			db->tail_last = &db->tail_head;
-		db->tail_len--;
+		if (!(db->tail.head = j->next))
+			db->tail.last = &db->tail.head;
+		db->tail.len--;
 		jobs[k++] = j;
 		n += j->nsec;
 	}
-	for (tail_job *j = db->tail_rel; j; j = j->next)
+	for (tail_job *j = db->tail.rel; j; j = j->next)
 		rel[nr++] = j; /* at most one batch: each pass empties the list */
-	db->tail_rel = NULL;
-	memcpy(db->tail_busy, jobs, k * sizeof(*jobs));
-	memcpy(db->tail_busy + k, rel, nr * sizeof(*rel));
-	db->tail_nbusy = k + nr;
-	pthread_mutex_unlock(&db->hb_mu);
+	db->tail.rel = NULL;
+	memcpy(db->tail.busy, jobs, k * sizeof(*jobs));
+	memcpy(db->tail.busy + k, rel, nr * sizeof(*rel));
+	db->tail.nbusy = k + nr;
+	pthread_mutex_unlock(&db->hb.mu);
 	if (k + nr == 1 || room(db, n + nr)) {
-		run_call(db, jobs, k, rel, nr, db->tail_buf, ok);
+		run_call(db, jobs, k, rel, nr, db->tail.buf, ok);
 	} else { /* no memory for a batch: one by one */
 		for (size_t i = 0; i < nr; i++)
 			run_call(db, NULL, 0, &rel[i], 1, NULL, ok);
@@ -256,35 +256,35 @@ void tail_pass(mrtx_db *db)
 	 * pass, the others are done (what failed is left to recovery) */
 	memcpy(done, rel, nr * sizeof(*rel));
 	nd = nr;
-	pthread_mutex_lock(&db->hb_mu);
+	pthread_mutex_lock(&db->hb.mu);
 	for (size_t i = k; i-- > 0;) {
 		if (ok[i]) {
-			if (!db->tail_rel)
-				db->tail_rel_ms = mrtx__now_ms();
-			jobs[i]->next = db->tail_rel;
-			db->tail_rel = jobs[i];
+			if (!db->tail.rel)
+				db->tail.rel_ms = mrtx__now_ms();
+			jobs[i]->next = db->tail.rel;
+			db->tail.rel = jobs[i];
 		} else {
 			done[nd++] = jobs[i];
 		}
 	}
-	db->tail_nbusy = 0;
-	atomic_fetch_sub(&db->tail_pending, nd);
-	pthread_cond_broadcast(&db->hb_cv);
-	pthread_mutex_unlock(&db->hb_mu);
+	db->tail.nbusy = 0;
+	atomic_fetch_sub(&db->tail.pending, nd);
+	pthread_cond_broadcast(&db->hb.cv);
+	pthread_mutex_unlock(&db->hb.mu);
 	for (size_t i = 0; i < nd; i++)
 		mrtx__free(done[i]);
-	pthread_mutex_lock(&db->hb_mu);
+	pthread_mutex_lock(&db->hb.mu);
 }
 
 static int known(const mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE])
 {
-	for (size_t i = 0; i < db->tail_nbusy; i++)
-		if (memcmp(db->tail_busy[i]->id, id, LOCK_TXNID_SIZE) == 0)
+	for (size_t i = 0; i < db->tail.nbusy; i++)
+		if (memcmp(db->tail.busy[i]->id, id, LOCK_TXNID_SIZE) == 0)
 			return 1;
-	for (const tail_job *j = db->tail_head; j; j = j->next)
+	for (const tail_job *j = db->tail.head; j; j = j->next)
 		if (memcmp(j->id, id, LOCK_TXNID_SIZE) == 0)
 			return 1;
-	for (const tail_job *j = db->tail_rel; j; j = j->next)
+	for (const tail_job *j = db->tail.rel; j; j = j->next)
 		if (memcmp(j->id, id, LOCK_TXNID_SIZE) == 0)
 			return 1;
 	return 0;
@@ -302,69 +302,69 @@ int tail_holds(mrtx_db *db, const store_table *t, mrtx_bytes row)
 {
 	int held = 0;
 
-	if (atomic_load(&db->tail_pending) == 0)
+	if (atomic_load(&db->tail.pending) == 0)
 		return 0;
-	pthread_mutex_lock(&db->hb_mu);
-	for (size_t i = 0; i < db->tail_nbusy && !held; i++)
-		held = job_holds(db->tail_busy[i], t, row);
-	for (const tail_job *j = db->tail_head; j && !held; j = j->next)
+	pthread_mutex_lock(&db->hb.mu);
+	for (size_t i = 0; i < db->tail.nbusy && !held; i++)
+		held = job_holds(db->tail.busy[i], t, row);
+	for (const tail_job *j = db->tail.head; j && !held; j = j->next)
 		held = job_holds(j, t, row);
-	for (const tail_job *j = db->tail_rel; j && !held; j = j->next)
+	for (const tail_job *j = db->tail.rel; j && !held; j = j->next)
 		held = job_holds(j, t, row);
-	pthread_mutex_unlock(&db->hb_mu);
+	pthread_mutex_unlock(&db->hb.mu);
 	return held;
 }
 
 void tail_flush(mrtx_db *db)
 {
-	if (atomic_load(&db->tail_pending) == 0)
+	if (atomic_load(&db->tail.pending) == 0)
 		return;
-	pthread_mutex_lock(&db->hb_mu);
-	db->tail_hurry++;
-	pthread_cond_broadcast(&db->hb_cv);
-	while ((db->tail_head || db->tail_rel || db->tail_nbusy) && db->tail_running)
-		pthread_cond_wait(&db->hb_cv, &db->hb_mu);
-	db->tail_hurry--;
-	pthread_mutex_unlock(&db->hb_mu);
+	pthread_mutex_lock(&db->hb.mu);
+	db->tail.hurry++;
+	pthread_cond_broadcast(&db->hb.cv);
+	while ((db->tail.head || db->tail.rel || db->tail.nbusy) && db->tail.running)
+		pthread_cond_wait(&db->hb.cv, &db->hb.mu);
+	db->tail.hurry--;
+	pthread_mutex_unlock(&db->hb.mu);
 }
 
 int tail_wait(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE])
 {
 	int waited = 0;
 
-	if (atomic_load(&db->tail_pending) == 0)
+	if (atomic_load(&db->tail.pending) == 0)
 		return 0;
-	pthread_mutex_lock(&db->hb_mu);
-	db->tail_hurry++;
-	pthread_cond_broadcast(&db->hb_cv);
+	pthread_mutex_lock(&db->hb.mu);
+	db->tail.hurry++;
+	pthread_cond_broadcast(&db->hb.cv);
 	while (known(db, id)) {
 		waited = 1;
-		pthread_cond_wait(&db->hb_cv, &db->hb_mu);
+		pthread_cond_wait(&db->hb.cv, &db->hb.mu);
 	}
-	db->tail_hurry--;
-	pthread_mutex_unlock(&db->hb_mu);
+	db->tail.hurry--;
+	pthread_mutex_unlock(&db->hb.mu);
 	return waited;
 }
 
 void tail_init(mrtx_db *db)
 {
-	db->tail_head = NULL;
-	db->tail_last = &db->tail_head;
-	db->tail_len = 0;
-	db->tail_rel = NULL;
-	db->tail_rel_ms = 0;
-	db->tail_last_ms = 0;
-	db->tail_gap_ms = 1000;
-	db->tail_nbusy = 0;
-	db->tail_hurry = 0;
-	db->tail_buf = NULL;
-	db->tail_room = 0;
-	atomic_store(&db->tail_pending, 0);
+	db->tail.head = NULL;
+	db->tail.last = &db->tail.head;
+	db->tail.len = 0;
+	db->tail.rel = NULL;
+	db->tail.rel_ms = 0;
+	db->tail.last_ms = 0;
+	db->tail.gap_ms = 1000;
+	db->tail.nbusy = 0;
+	db->tail.hurry = 0;
+	db->tail.buf = NULL;
+	db->tail.room = 0;
+	atomic_store(&db->tail.pending, 0);
 }
 
 void tail_fini(mrtx_db *db)
 {
-	mrtx__free(db->tail_buf);
-	db->tail_buf = NULL;
-	db->tail_room = 0;
+	mrtx__free(db->tail.buf);
+	db->tail.buf = NULL;
+	db->tail.room = 0;
 }

@@ -2,7 +2,7 @@
  * tail.h - the end of a multi-row commit, after its commit point: apply
  * the secondaries (PREWRITTEN -> STABLE with their data), then, when every
  * one applied, release the primary (COMMITTED -> STABLE).  Steps 4 and 5
- * of commit.c.
+ * of commit_two_phase.c.
  *
  * These two phases decide nothing: the transaction is committed at its
  * point, and whoever meets a lock it left PREWRITTEN or COMMITTED rolls it
@@ -18,24 +18,24 @@
  *      |---- LMDB; no worker thread; queue full (TAIL_QUEUE_MAX);
  *      |     out of memory for the copy ------------> run by the caller
  *      v
- *   queued: a copy of its ops, in one allocation; db->tail_pending + 1
+ *   queued: a copy of its ops, in one allocation; db->tail.pending + 1
  *      |  the worker lingers up to TAIL_LINGER_MS after the oldest queued
  *      |  tail for more to join its batch -- not when TAIL_BATCH are
  *      |  queued, tails come further apart than half that on average
- *      |  (db->tail_gap_ms: a sparse stream runs at once), the handle
+ *      |  (db->tail.gap_ms: a sparse stream runs at once), the handle
  *      |  closes or forks, or a caller waits (mrtx_flush, tail_wait:
- *      |  db->tail_hurry) -- then takes up to TAIL_BATCH queued tails
+ *      |  db->tail.hurry) -- then takes up to TAIL_BATCH queued tails
  *      v
  *   running: one store call applies every secondary of the batch (and
  *      |     releases the previous pass's primaries, below);
  *      |     commit.after_secondaries fires once per tail
  *      |---- a secondary not surely applied --------> done (recovery's)
  *      v
- *   releasing (db->tail_rel): the primary's release rides the next
+ *   releasing (db->tail.rel): the primary's release rides the next
  *      |     pass's store call -- with the next batch's secondaries, or
  *      |     alone once TAIL_LINGER_MS pass with no batch
  *      v
- *   done: freed; db->tail_pending - 1; tail_wait callers woken
+ *   done: freed; db->tail.pending - 1; tail_wait callers woken
  *
  * A tail run by its committer (or by a worker short of memory) applies
  * and releases in two calls of its own.
@@ -81,18 +81,18 @@ void tail_submit(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE], store_op *ops, 
 int tail_wait(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE]);
 
 /* Does a queued, running or releasing tail of db hold a lock on (t, row)?
- * (A blind prewrite of that row would fail its condition: commit.c reads
+ * (A blind prewrite of that row would fail its condition: the commit reads
  * it instead, which waits for the tail.)  0 at once when none is pending. */
 int tail_holds(mrtx_db *db, const store_table *t, mrtx_bytes row);
 
 /* Wait until nothing is queued or running on db (mrtx_flush). */
 void tail_flush(mrtx_db *db);
 
-/* When the worker should run its next pass (db->hb_mu held, a tail
+/* When the worker should run its next pass (db->hb.mu held, a tail
  * queued): 0 at once, else the wall-clock millisecond to wait until. */
 uint64_t tail_due_ms(const mrtx_db *db);
 
-/* The tail thread's pass (heartbeat.c), db->hb_mu held on entry and on return
+/* The tail thread's pass (heartbeat.c), db->hb.mu held on entry and on return
  * (released while the store works): apply up to TAIL_BATCH queued tails'
  * secondaries and release the previous pass's primaries, in one call. */
 void tail_pass(mrtx_db *db);

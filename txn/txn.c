@@ -638,7 +638,7 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out)
 	if (!v) {
 		/* RADOS: every commit is stamped by the oracle, so one at or
 		 * below ts had its stamp before this read, and every later
-		 * commit point stamps above ts (DESIGN "Time") */
+		 * commit point stamps above ts (DESIGN §9.1) */
 		if ((rc = store_ts_now(db->st, &vts)))
 			goto fail;
 	} else if (vts == 0) {
@@ -683,12 +683,12 @@ fail:
  * First write to a row: note the transaction's start timestamp, so that
  * commit can tell whether another transaction committed to the row after
  * this one wrote it: a commit stamped above it (write-write conflict,
- * first committer wins; decode_prev in commit.c).  It is taken at the
+ * first committer wins; decode_prev in commit_plan.c).  It is taken at the
  * transaction's first write, Percolator's start_ts: its snapshot's when it
  * read before (a value of the source taken earlier, above every commit
  * that had returned), else store_ts_start (LMDB: the page's counter;
- * RADOS: one read of the oracle).  No wall clock takes part (DESIGN §10,
- * T3).  Blind writes read no row, so a put is pure buffering and a commit
+ * RADOS: one read of the oracle).  No wall clock takes part (DESIGN §9.1,
+ * I15).  Blind writes read no row, so a put is pure buffering and a commit
  * fetches the locks of all blindly written rows in one store call.
  */
 static int note_first_write(mrtx_txn *txn, trow *r)
@@ -895,7 +895,7 @@ static void trim_written(mrtx_txn *txn)
 	    atomic_fetch_add(&txn->db->trim_count, 1) % TRIM_EVERY)
 		return;
 	/* (the safe point in the store's own time: the oracle as this handle
-	 * knows it, less the lag -- DESIGN "Time") */
+	 * knows it, less the lag -- DESIGN §9.1) */
 	if (store_ts_known(st, &known) || known <= lag) {
 		mrtx__clearerr();
 		return;

@@ -21,53 +21,66 @@
  * gen (store_meta_list); immutable, shared by reference (index.c). */
 typedef struct idx_snap idx_snap;
 
+/* heartbeat.c: the commits whose primary lock the handle's thread keeps
+ * unexpired (heartbeat.h), and the thread itself, which runs the tails too */
+typedef struct hb_state {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;     /* the thread's wake-up; a refresh finished */
+	pthread_t thread;
+	int running, quit;
+	pid_t pid;             /* the process the thread runs in */
+	int listed;            /* on heartbeat.c's list of handles (for fork) */
+	struct mrtx_db *next_db;
+	uint64_t wake_ms;      /* when the thread next wakes (UINT64_MAX: idle) */
+	struct hb_entry *head;
+} hb_state;
+
+/* tail.c: commits past their point whose last two phases a second thread
+ * runs (tail.h), started and stopped with the heartbeat's (under hb.mu but
+ * buf/room, the thread's own) */
+typedef struct tail_state {
+	pthread_t thread;
+	int running;
+	struct tail_job *head, **last; /* queued, oldest first */
+	size_t len;
+	struct tail_job *rel;          /* secondaries applied; the primary's
+	                                * release rides the next pass */
+	uint64_t rel_ms;               /* when rel was last empty */
+	uint64_t last_ms, gap_ms;      /* the last tail queued; the mean gap
+	                                * between tails (tail_due_ms) */
+	struct tail_job *busy[128];    /* the pass running (2 TAIL_BATCH) */
+	size_t nbusy;
+	int hurry;                     /* callers waiting on the queue: no lingering */
+	_Atomic size_t pending;        /* queued + running: 0 skips the lock */
+	struct store_op *buf;
+	size_t room;
+} tail_state;
+
+/* snapread.c: the live snapshots of this handle's running transactions
+ * (RADOS), when the oldest was last published in the store's registry,
+ * and the registry's oldest as last read (and when); a reservation under
+ * way stands in list as its floor, pending */
+typedef struct snap_registry {
+	pthread_mutex_t mu;
+	struct txn_snap { uint64_t ts; int pending; } *list;
+	size_t n, cap;
+	_Atomic uint64_t pub_us, reg_oldest, reg_at_us;
+} snap_registry;
+
 struct mrtx_db {
 	store *st;
 	uint64_t serial;       /* unique among the process's handles, ever (mrtx_open):
 	                          a reused transaction object keeps the table it
 	                          named last only for the handle of that serial */
-	int two_phase;         /* mrtx_options.two_phase: never commit in one phase */
+	int two_phase;         /* the two_phase knob (txn_test.h): never commit in one phase */
 	uint32_t lock_ttl_ms;
 	uint32_t lock_wait_ms;
 	pthread_mutex_t idx_mu;
 	idx_snap *idx;         /* cached declarations, or NULL (index.c) */
-	/* heartbeat.c: the commits whose primary lock it keeps unexpired */
-	pthread_mutex_t hb_mu;
-	pthread_cond_t hb_cv;  /* the thread's wake-up; a refresh finished */
-	pthread_t hb_thread;
-	int hb_running, hb_quit;
-	pid_t hb_pid;          /* the process the thread runs in */
-	int hb_listed;         /* on heartbeat.c's list of handles (for fork) */
-	struct mrtx_db *hb_next_db;
-	uint64_t hb_wake_ms;   /* when the thread next wakes (UINT64_MAX: idle) */
-	struct hb_entry *hb_head;
-	/* tail.c: commits past their point whose last two phases a second
-	 * thread runs, started and stopped with the heartbeat's (under hb_mu
-	 * but tail_buf/tail_room, the thread's own) */
-	pthread_t tail_thread;
-	int tail_running;
-	struct tail_job *tail_head, **tail_last; /* queued, oldest first */
-	size_t tail_len;
-	struct tail_job *tail_rel;               /* secondaries applied; the primary's
-	                                          * release rides the next pass */
-	uint64_t tail_rel_ms;                    /* when tail_rel was last empty */
-	uint64_t tail_last_ms, tail_gap_ms;      /* the last tail queued; the mean
-	                                          * gap between tails (tail_due_ms) */
-	struct tail_job *tail_busy[128];         /* the pass running (2 TAIL_BATCH) */
-	size_t tail_nbusy;
-	int tail_hurry; /* callers waiting on the queue: no lingering */
-	_Atomic size_t tail_pending;             /* queued + running: 0 skips the lock */
-	struct store_op *tail_buf;
-	size_t tail_room;
+	hb_state hb;
+	tail_state tail;
+	snap_registry snaps;
 	_Atomic unsigned trim_count; /* commits with writes (txn.c trim_written) */
-	/* snapread.c: the live snapshots of this handle's running transactions
-	 * (RADOS), when the oldest was last published in the store's registry,
-	 * and the registry's oldest as last read (and when); a reservation
-	 * under way stands in snaps as its floor, pending (snapread.c) */
-	pthread_mutex_t snap_mu;
-	struct txn_snap { uint64_t ts; int pending; } *snaps;
-	size_t nsnaps, csnaps;
-	_Atomic uint64_t snap_pub_us, reg_oldest, reg_at_us;
 };
 
 /* One buffered cell mutation; qualifier and value stored inline. */
@@ -106,7 +119,7 @@ typedef struct trow {
 	mrtx_bytes lock;
 	uint64_t start_ts;       /* the transaction's start_ts at this row's first
 	                            write: a blind write conflicts with a commit
-	                            stamped above it (DESIGN §10, T3) */
+	                            stamped above it (DESIGN §9.1, I15) */
 	unsigned started : 1;
 	/* commit scratch */
 	mrtx_bytes prewrite;     /* our PREWRITTEN bytes once written */

@@ -1,6 +1,6 @@
 /*
  * rados_snaps.c - the registry of running snapshots of a RADOS store
- * (store_snap_publish, store_snap_oldest; DESIGN "Time", T5).
+ * (store_snap_publish, store_snap_oldest; DESIGN §9.6, I19).
  *
  * Records live in the oracle's object NAME.ts (rados_ts.c), beside its
  * value "ts", one per handle:

@@ -32,7 +32,7 @@
  * caller of the batch.  A read-only handle never
  * writes: MRTX_EREADONLY.
  *
- * The oracle is the store's only order (DESIGN §10): every commit point,
+ * The oracle is the store's only order (DESIGN §9.1): every commit point,
  * one-row commits and recovery's fences included, is stamped from here
  * (rados_write.c); a transaction's start timestamp is one read of "ts"
  * (rados_store_ts_start); this host's clock only seeds a proposal.  A

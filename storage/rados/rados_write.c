@@ -391,7 +391,7 @@ static int versions_prepare(rstore *rs, store *st, store_op *ops, size_t n, mrtx
 			                    "timestamp in its lock", rs->addr);
 		/* (every stamp, a one-row commit's too, is the oracle's: a
 		 * snapshot taken after the commit returns is above it -- DESIGN
-		 * "Time", T4) */
+		 * §9.1, I17) */
 		if ((rc = rados_store_ts_next(st, op->stamp_floor, &ts)))
 			return rc;
 		if (!(nl = arena_dup(a, op->new_lock.data, op->new_lock.size)))
@@ -491,7 +491,7 @@ done:
  * hands out above every snapshot it gave, and sent again: the reader read
  * past the lock, so the commit must land above its snapshot.  Readers that
  * keep pushing can starve it only for PUSH_TRIES rounds: then
- * MRTX_CONFLICT, and the transaction rolls back (txn/commit.c rolls the
+ * MRTX_CONFLICT, and the transaction rolls back (txn/commit_two_phase.c rolls the
  * primary back too, on the condition that it still holds the prewrite).
  */
 #define PUSH_TRIES 16

@@ -1,5 +1,5 @@
 /*
- * fuzz_script.c - the line parser of `mrtx txn` and `mrtx shell` (tools/script.c) on arbitrary
+ * fuzz_script.c - the line parser of `mrtx txn` and `mrtx shell` (tools/cli/script.c) on arbitrary
  * lines (not NUL-terminated, may hold NUL bytes).
  *
  * Properties: no crash or out-of-bounds access; 0, -1 or -2 only; on -1 the
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/script.h"
+#include "tools/cli/script.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# cli_damage.sh - the read commands on files that are not a sound store: an
+# empty data.mdb, random bytes, a store cut short, damaged meta pages.
+# Each command, plain and --read-only, must fail with exit 1 and a message
+# naming what is wrong -- never exit 0, never die of a signal, never hang
+# -- and leave the directory as it found it: data.mdb the same bytes, no
+# lock.mdb, no ts.shm.  Then a sound store in a directory its user may not
+# write: read commands work with --read-only, say so without it, and
+# create nothing.  LMDB only (skipped with MRTX_TEST_STORE=rados).
+#
+# usage: cli_damage.sh PATH-TO-mrtx      (run by ctest; prints "N passed, M failed")
+set -u
+NAME=damage
+. "$(dirname "$0")/../support/clilib.sh"
+
+if [ "$RADOS" = 1 ]; then
+	echo "skipped: LMDB files only"
+	finish
+fi
+
+# a sound store of 2,000 rows (about 58 pages)
+SRC=$(store src)
+for i in $(seq -w 1 2000); do echo "put t row$i f:q value-$i"; done >"$TMP/in"
+"$MRTX" create-table "$SRC" t f >/dev/null || bad "create-table"
+"$MRTX" txn "$SRC" <"$TMP/in" >/dev/null || bad "load 2,000 rows"
+expect_out 2000 "sound store counts" "$MRTX" scan "$SRC" t --count
+. "$(dirname "$0")/../support/damagelib.sh"
+damage_setup "$SRC"
+
+# the words each kind's refusal must carry
+declare -A WORDS=(
+	[empty]='is empty \(0 bytes\): not an mrtx store'
+	[random]='not an mrtx store'
+	[text]='not an mrtx store'
+	[short]="is truncated: $SHORT bytes"
+	[metas]="is truncated: $METAS bytes"
+	[magic0]='meta page 0 is damaged'
+	[magic1]='meta page 1 is damaged'
+	[txnid]='meta page [01] is damaged'
+	[lastpg]='is truncated|meta page [01] is damaged'
+	[root]='meta page [01] is damaged'
+)
+
+# refused DESC DIR CMD...: exit 1 within 30 s, the kind's words, the
+# directory unchanged
+refused() {
+	local desc=$1 d=$2 before rc
+	shift 2
+	before=$(ls -A "$d"; md5sum <"$d/data.mdb")
+	timeout 30 "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+	rc=$?
+	if [ "$rc" -ne 1 ]; then
+		bad "$desc: exit $rc, want 1 ($(head -c 300 "$TMP/err"))"
+	elif ! grep -qE -- "$RE" "$TMP/err"; then
+		bad "$desc: stderr '$(head -c 300 "$TMP/err")' does not say /$RE/"
+	else
+		ok
+	fi
+	[ "$before" == "$(ls -A "$d"; md5sum <"$d/data.mdb")" ] && ok ||
+		bad "$desc: the directory changed: $(ls -A "$d")"
+}
+
+for kind in empty random text short metas magic0 magic1 txnid lastpg root; do
+	RE=${WORDS[$kind]}
+	for ro in "" --read-only; do
+		d=$(damaged "$kind")
+		refused "$kind $ro scan" "$d" "$MRTX" $ro scan "$d" t
+		refused "$kind $ro scan --count" "$d" "$MRTX" $ro scan "$d" t --count
+		refused "$kind $ro scan --reverse" "$d" "$MRTX" $ro scan "$d" t --reverse --count
+		refused "$kind $ro get" "$d" "$MRTX" $ro get "$d" t row0399 f:q
+		refused "$kind $ro dump" "$d" "$MRTX" $ro dump "$d" t
+		refused "$kind $ro check" "$d" "$MRTX" $ro check "$d"
+		refused "$kind $ro check --strict" "$d" "$MRTX" $ro check "$d" --strict
+		refused "$kind $ro locks" "$d" "$MRTX" $ro locks "$d"
+		refused "$kind $ro lock" "$d" "$MRTX" $ro lock "$d" t row0399
+		refused "$kind $ro stats" "$d" "$MRTX" $ro stats "$d"
+		refused "$kind $ro tables" "$d" "$MRTX" $ro tables "$d"
+		refused "$kind $ro describe" "$d" "$MRTX" $ro describe "$d" t
+		refused "$kind $ro backup" "$d" "$MRTX" $ro backup "$d" "$TMP/bk-$kind"
+		[ ! -e "$TMP/bk-$kind" ] && ok || bad "$kind $ro backup: made $TMP/bk-$kind"
+	done
+done
+
+# Damage past the meta pages, in the tree LMDB trusts: a branch page's key
+# for row0399 or the first row after it that separates two leaves starts
+# 0xfe (a lookup of a later row goes to the wrong leaf,
+# and a forward scan's seek went back for ever), and the table prefix of
+# row0399's lock key flipped in every leaf page that holds it (a key of
+# "another table" amid the table's: scans stopped short with exit 0).
+# Every command that meets the damage must say so (exit 1), never hang,
+# never print a short result with exit 0.
+RE='the store is damaged'
+for kind in branch lockprefix; do
+	d=$(damaged "$kind")
+	for args in "t --count" "t --count --reverse" "t" "t --reverse"; do
+		timeout 30 "$MRTX" scan "$d" $args >"$TMP/out" 2>"$TMP/err"
+		rc=$?
+		[ "$rc" -eq 1 ] && grep -qE "$RE" "$TMP/err" && ok ||
+			bad "$kind: scan $args: exit $rc, $(wc -l <"$TMP/out") lines, $(head -c 200 "$TMP/err")"
+	done
+	refused "$kind dump" "$d" "$MRTX" dump "$d" t
+	if [ "$kind" = branch ]; then
+		# check reads the lock records in one walk, which moves from leaf
+		# to leaf without the damaged separator: the sound count, or a
+		# refusal, never a short one
+		for args in "" "--strict"; do
+			timeout 30 "$MRTX" check "$d" $args >"$TMP/out" 2>"$TMP/err"
+			rc=$?
+			{ [ "$rc" -eq 1 ] && grep -qE "$RE" "$TMP/err"; } ||
+				{ [ "$rc" -eq 0 ] && grep -q "2000 lock records" "$TMP/out"; } && ok ||
+				bad "$kind: check $args: exit $rc, $(head -c 200 "$TMP/out" "$TMP/err")"
+		done
+		continue
+	fi
+	refused "$kind check" "$d" "$MRTX" check "$d"
+	refused "$kind check --strict" "$d" "$MRTX" check "$d" --strict
+done
+# a lookup sent to the wrong leaf says so, where it used to say "not found"
+d=$TMP/d-branch
+n=$((10#$(sed 's/row//' "$TMP/branch-row")))
+refused "branch: get of a row past the damaged key" "$d" "$MRTX" get "$d" t \
+	"$(printf 'row%04d' $((n + 1)))" f:q
+expect_out "$(printf 'value-%04d' $((n - 1)))" "branch: get of a row the damage does not reach" \
+	"$MRTX" get "$d" t "$(printf 'row%04d' $((n - 1)))" f:q
+
+# a sound store whose directory the user may read but not write (as
+# nobody: root writes anywhere)
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	RO=$TMP/rodir
+	cp -r "$SRC" "$RO"
+	rm -f "$RO/lock.mdb" "$RO/ts.shm"
+	chmod 755 "$TMP" "$RO"
+	chmod 644 "$RO/data.mdb"
+	as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+	before=$(ls -A "$RO"; md5sum <"$RO/data.mdb")
+	expect_out 2000 "unwritable dir: --read-only scan" as_nobody "$MRTX" --read-only scan "$RO" t --count
+	expect_out value-0399 "unwritable dir: --read-only get" as_nobody "$MRTX" --read-only get "$RO" t row0399 f:q
+	expect_rc 0 "unwritable dir: --read-only check" as_nobody "$MRTX" --read-only check "$RO"
+	expect_err 1 "Permission denied" "unwritable dir: scan says why" \
+		as_nobody "$MRTX" scan "$RO" t --count
+	grep -q -- "only read can open it with --read-only" "$TMP/err" && ok ||
+		bad "unwritable dir: scan does not point to --read-only"
+	expect_err 1 "Permission denied" "unwritable dir: put says why" \
+		as_nobody "$MRTX" put "$RO" t r f:q v
+	[ "$before" == "$(ls -A "$RO"; md5sum <"$RO/data.mdb")" ] && ok ||
+		bad "unwritable dir: changed: $(ls -A "$RO")"
+	# a directory the user may not read at all
+	chmod 700 "$RO"
+	expect_err 1 "cannot look into the store directory: Permission denied" \
+		"unreadable dir: scan says so" \
+		as_nobody "$MRTX" --read-only scan "$RO" t --count
+	chmod 755 "$RO"
+else
+	echo "skipped: the unwritable-directory checks need root and setpriv"
+fi
+
+finish

@@ -1,0 +1,308 @@
+/*
+ * test_script.c - the line language of `mrtx txn` and `mrtx shell`
+ * (tools/cli/script.c): words, quoting, escapes, and the errors for bad
+ * syntax.  Pure parsing: no store.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "tools/cli/script.h"
+
+/* Parse s, which must succeed. */
+static script_cmd parse_ok(const char *s)
+{
+	char err[160];
+	script_cmd c;
+	int rc = script_parse_line(s, strlen(s), &c, err, sizeof(err));
+
+	if (rc != 0)
+		fail_msg("'%s': rc %d: %s", s, rc, err);
+	return c;
+}
+
+/* Parse s, which must fail with a message containing want. */
+static void parse_bad(const char *s, const char *want)
+{
+	char err[160];
+	script_cmd c;
+	int rc = script_parse_line(s, strlen(s), &c, err, sizeof(err));
+
+	if (rc != -1)
+		fail_msg("'%s': rc %d, want -1", s, rc);
+	if (!strstr(err, want))
+		fail_msg("'%s': message '%s' lacks '%s'", s, err, want);
+}
+
+static void bytes_eq(mrtx_bytes b, const char *want, size_t n)
+{
+	assert_int_equal(b.size, n);
+	assert_memory_equal(b.data, want, n);
+}
+
+#define BYTES_EQ(b, lit) bytes_eq((b), (lit), sizeof(lit) - 1)
+
+static void test_plain(void **state)
+{
+	script_cmd c = parse_ok("put acct alice bal:v 90");
+
+	(void)state;
+	assert_int_equal(c.op, SCRIPT_PUT);
+	assert_string_equal(c.table, "acct");
+	BYTES_EQ(c.row, "alice");
+	assert_string_equal(c.family, "bal");
+	BYTES_EQ(c.qualifier, "v");
+	BYTES_EQ(c.value, "90");
+	script_cmd_free(&c);
+	c = parse_ok(" \tget  acct\talice   bal:v \r");
+	assert_int_equal(c.op, SCRIPT_GET);
+	BYTES_EQ(c.row, "alice");
+	BYTES_EQ(c.qualifier, "v");
+	script_cmd_free(&c);
+	c = parse_ok("scan acct");
+	assert_int_equal(c.op, SCRIPT_SCAN);
+	assert_int_equal(c.start.size, 0);
+	assert_int_equal(c.end.size, 0);
+	script_cmd_free(&c);
+	c = parse_ok("abort");
+	assert_int_equal(c.op, SCRIPT_ABORT);
+	script_cmd_free(&c);
+}
+
+static void test_blank_and_comment(void **state)
+{
+	const char *lines[] = { "", "   ", "\t", "# put x", "  # 'unterminated", "\r" };
+	script_cmd c;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		c = parse_ok(lines[i]);
+		assert_int_equal(c.op, SCRIPT_NONE);
+		script_cmd_free(&c);
+	}
+	/* a '#' that does not start the line is an ordinary byte */
+	c = parse_ok("put t r f:q #x");
+	BYTES_EQ(c.value, "#x");
+	script_cmd_free(&c);
+}
+
+static void test_double_quotes(void **state)
+{
+	script_cmd c = parse_ok("put t \"two words\" f:q \"a \\\"b\\\" \\\\ \\x41\"");
+
+	(void)state;
+	BYTES_EQ(c.row, "two words");
+	BYTES_EQ(c.value, "a \"b\" \\ A");
+	script_cmd_free(&c);
+	/* a single quote inside double quotes is an ordinary byte */
+	c = parse_ok("put t r f:q \"it's\"");
+	BYTES_EQ(c.value, "it's");
+	script_cmd_free(&c);
+	/* \x22 decodes to a quote that does not end the quoted part */
+	c = parse_ok("put t r f:q \"a\\x22 b\"");
+	BYTES_EQ(c.value, "a\" b");
+	script_cmd_free(&c);
+}
+
+static void test_single_quotes(void **state)
+{
+	/* no escapes at all inside single quotes */
+	script_cmd c = parse_ok("put t 'a b' f:q '\\x41\\n\\\"'");
+
+	(void)state;
+	BYTES_EQ(c.row, "a b");
+	BYTES_EQ(c.value, "\\x41\\n\\\"");
+	script_cmd_free(&c);
+	c = parse_ok("put t r f:q 'say \"hi\"'");
+	BYTES_EQ(c.value, "say \"hi\"");
+	script_cmd_free(&c);
+}
+
+static void test_adjacent_parts(void **state)
+{
+	script_cmd c = parse_ok("put t r cf:\"a b\" 'it'\\''s'");
+
+	(void)state;
+	assert_string_equal(c.family, "cf");
+	BYTES_EQ(c.qualifier, "a b");
+	BYTES_EQ(c.value, "it's");
+	script_cmd_free(&c);
+	c = parse_ok("put t r f:q 'it''s'");
+	BYTES_EQ(c.value, "its");
+	script_cmd_free(&c);
+	c = parse_ok("put t x\"y\"'z'w f:'' a\"\"b");
+	BYTES_EQ(c.row, "xyzw");
+	BYTES_EQ(c.qualifier, "");
+	BYTES_EQ(c.value, "ab");
+	script_cmd_free(&c);
+	/* quoted parts may hold the ':' of a column: split after decoding */
+	c = parse_ok("get t r 'f:q:r'");
+	assert_string_equal(c.family, "f");
+	BYTES_EQ(c.qualifier, "q:r");
+	script_cmd_free(&c);
+}
+
+static void test_empty_words(void **state)
+{
+	script_cmd c = parse_ok("put t r f:q \"\"");
+
+	(void)state;
+	BYTES_EQ(c.value, "");
+	script_cmd_free(&c);
+	c = parse_ok("put t r f:q ''");
+	BYTES_EQ(c.value, "");
+	script_cmd_free(&c);
+	c = parse_ok("scan t '' b");
+	BYTES_EQ(c.start, "");
+	BYTES_EQ(c.end, "b");
+	script_cmd_free(&c);
+	parse_bad("get t '' f:q", "row must not be empty");
+	parse_bad("get \"\" r f:q", "table must be a non-empty name");
+	parse_bad("get t r '':q", "family must be a non-empty name");
+}
+
+static void test_unquoted_escapes(void **state)
+{
+	script_cmd c = parse_ok("put t a\\ b f:q \\\"x\\'\\\\\\x00\\\ty");
+
+	(void)state;
+	BYTES_EQ(c.row, "a b");
+	BYTES_EQ(c.value, "\"x'\\\0\ty");
+	script_cmd_free(&c);
+	parse_bad("put t r f:q a\\nb", "bad escape at column 14");
+	parse_bad("put t r f:q a\\x4", "bad escape");
+	parse_bad("put t r f:q a\\", "bad escape");
+	/* in double quotes \' and backslash-space are not escapes */
+	parse_bad("put t r f:q \"\\'\"", "bad escape at column 14 (in double quotes");
+	parse_bad("put t r f:q \"a\\ b\"", "in double quotes");
+}
+
+static void test_unterminated(void **state)
+{
+	(void)state;
+	parse_bad("put t r f:q \"abc", "unterminated double quote (opened at column 13)");
+	parse_bad("put t r f:q 'abc", "unterminated single quote (opened at column 13)");
+	parse_bad("put t r f:q it's", "unterminated single quote (opened at column 15)");
+	parse_bad("put t r f:q \"a\\\"", "unterminated double quote");
+	parse_bad("put t r f:q ab\"c", "unterminated double quote");
+	/* a quote hides the blanks and '#' that follow it */
+	parse_bad("get t 'r f:q", "unterminated single quote");
+}
+
+static void test_command_words(void **state)
+{
+	script_cmd c = parse_ok("\"get\" t r f:q");
+
+	(void)state;
+	assert_int_equal(c.op, SCRIPT_GET);
+	script_cmd_free(&c);
+	parse_bad("GET t r f:q", "unknown command");
+	parse_bad("frob", "unknown command");
+	parse_bad("get t r", "usage: get TABLE ROW FAMILY:QUALIFIER");
+	parse_bad("get t r fq", "column must be FAMILY:QUALIFIER");
+	parse_bad("put t r f:q a b", "too many arguments");
+	parse_bad("abort now", "usage: abort");
+}
+
+/* NUL bytes may sit inside a line; names refuse them. */
+static void test_nul_bytes(void **state)
+{
+	static const char line[] = "put t 'a\0b' f:q \"\0\"";
+	static const char badname[] = "get t\0x r f:q";
+	char err[160];
+	script_cmd c;
+
+	(void)state;
+	assert_int_equal(script_parse_line(line, sizeof(line) - 1, &c, err, sizeof(err)), 0);
+	bytes_eq(c.row, "a\0b", 3);
+	bytes_eq(c.value, "\0", 1);
+	script_cmd_free(&c);
+	assert_int_equal(script_parse_line(badname, sizeof(badname) - 1, &c, err, sizeof(err)),
+	                 -1);
+	assert_non_null(strstr(err, "without NUL"));
+}
+
+/* Lines of the first version of the language keep their meaning. */
+static void test_compatible(void **state)
+{
+	script_cmd c = parse_ok("put acct \"t\\x202\" bal:x \"q\\x22\"");
+
+	(void)state;
+	BYTES_EQ(c.row, "t 2");
+	BYTES_EQ(c.value, "q\"");
+	script_cmd_free(&c);
+	c = parse_ok("put acct r bal:x \"two words\"");
+	BYTES_EQ(c.value, "two words");
+	script_cmd_free(&c);
+	c = parse_ok("put acct r\\\\s bal:\\x01 a\\\\b");
+	BYTES_EQ(c.row, "r\\s");
+	BYTES_EQ(c.qualifier, "\x01");
+	BYTES_EQ(c.value, "a\\b");
+	script_cmd_free(&c);
+}
+
+static void test_split(void **state)
+{
+	char err[160];
+	script_words w;
+
+	(void)state;
+	assert_int_equal(script_split("  begin  ", 9, &w, err, sizeof(err)), 0);
+	assert_int_equal(w.n, 1);
+	BYTES_EQ(w.w[0], "begin");
+	script_words_free(&w);
+	assert_int_equal(script_split("'com'mit x\\ y", 13, &w, err, sizeof(err)), 0);
+	assert_int_equal(w.n, 2);
+	BYTES_EQ(w.w[0], "commit");
+	BYTES_EQ(w.w[1], "x y");
+	assert_int_equal(((const char *)w.w[1].data)[3], '\0');
+	script_words_free(&w);
+	assert_int_equal(script_split("# c", 3, &w, err, sizeof(err)), 0);
+	assert_int_equal(w.n, 0);
+	script_words_free(&w);
+	assert_int_equal(script_split("a 'b", 4, &w, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "unterminated single quote"));
+	assert_int_equal(script_split("a b c d e f", 11, &w, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "too many"));
+	script_words_free(NULL);
+	assert_string_equal(script_usage(0), "get TABLE ROW FAMILY:QUALIFIER");
+	assert_null(script_usage(6));
+}
+
+/* A tiny error buffer truncates but stays NUL-terminated. */
+static void test_small_err(void **state)
+{
+	char err[8];
+	script_cmd c;
+
+	(void)state;
+	memset(err, 'X', sizeof(err));
+	assert_int_equal(script_parse_line("put 'x", 6, &c, err, sizeof(err)), -1);
+	assert_non_null(memchr(err, '\0', sizeof(err)));
+	assert_string_equal(err, "untermi");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plain),
+		cmocka_unit_test(test_blank_and_comment),
+		cmocka_unit_test(test_double_quotes),
+		cmocka_unit_test(test_single_quotes),
+		cmocka_unit_test(test_adjacent_parts),
+		cmocka_unit_test(test_empty_words),
+		cmocka_unit_test(test_unquoted_escapes),
+		cmocka_unit_test(test_unterminated),
+		cmocka_unit_test(test_command_words),
+		cmocka_unit_test(test_nul_bytes),
+		cmocka_unit_test(test_compatible),
+		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_small_err),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

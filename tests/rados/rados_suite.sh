@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# rados_suite.sh BUILD_DIR - run the RADOS tests against a throw-away cluster.
+#
+# Starts a cluster (scripts/rados-cluster.sh, cephx on, memstore) in a temp
+# directory, runs the tests labelled `rados` with
+#   MRTX_TEST_RADOS_CONF=<dir>/ceph.conf   the cluster (tests skip without it)
+#   MRTX_TEST_RADOS_KILL=1                 tests may kill and restart OSDs
+#   MRTX_SRC=<source tree>                 where scripts/rados-cluster.sh is
+# and stops the cluster by its pid files however the run ends (trap).  The temp
+# directory (logs) is removed on success and kept on failure.  Registered as
+# the CTest test `rados_suite`, so the plain `ctest` runs the RADOS tests with
+# a cluster; `ctest -L '^rados$'` alone runs them without one (they skip).
+#
+# MRTX_TEST_STORE (default rados) is passed through to the tests, whose
+# stores tests/support/testutil.c then makes as rados://mrtx/<unique>?conf=... ;
+# RADOS_SUITE_LABELS (default '^(rados|store)$') picks what runs: the RADOS
+# tests and the backend-neutral protocol suite, on one cluster.
+#
+# Env: MON_PORT/PORT_MIN/PORT_MAX (default: the first of 41789, 41689, ...
+# whose mon port is free, with the 200 ports above it), OBJECTSTORE,
+# RADOS_SUITE_CEPHX (1), RADOS_SUITE_BENCH (1), RADOS_SUITE_CHAOS (1), RADOS_SUITE_TIMEOUT (600 s for the inner ctest; with start
+# and stop this stays under the CTest TIMEOUT of 900 s, so the trap always runs),
+# RADOS_SUITE_TESTS (a ctest -R regex: only those of the labelled tests, e.g.
+# '^test_(ts|heartbeat)$' for a TSan build), RADOS_SUITE_CHAOS_SECONDS (25, at
+# least 15: each chaos run's length; the OSD is killed at 7 s, restarted at 10 s).
+# Exit 77 (skipped) when ceph-mon/ceph-osd are missing.
+set -uo pipefail
+
+BUILD=${1:?usage: rados_suite.sh BUILD_DIR}
+BUILD=$(cd "$BUILD" && pwd)
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+CLUSTER=$SRC/scripts/rados-cluster.sh
+
+for t in ceph-mon ceph-osd ceph rados ceph-authtool monmaptool; do
+	command -v "$t" >/dev/null || { echo "rados_suite: $t not installed: skipped"; exit 77; }
+done
+if [ -n "${MRTX_IN_RADOS_SUITE:-}" ]; then
+	echo "rados_suite: already inside a RADOS suite: skipped"; exit 77
+fi
+
+csecs=${RADOS_SUITE_CHAOS_SECONDS:-25}
+if ! [[ $csecs =~ ^[0-9]+$ ]] || [ "$csecs" -lt 15 ]; then
+	echo "rados_suite: RADOS_SUITE_CHAOS_SECONDS must be a number of seconds >= 15: $csecs"; exit 2
+fi
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+if [ -z "${MON_PORT:-}" ]; then
+	for p in 41789 41689 41589 41489 41389 41289; do
+		if port_free "$p"; then MON_PORT=$p; break; fi
+	done
+	[ -n "${MON_PORT:-}" ] || { echo "rados_suite: no free monitor port"; exit 1; }
+	PORT_MIN=${PORT_MIN:-$((MON_PORT + 11))}
+	PORT_MAX=${PORT_MAX:-$((MON_PORT + 210))}
+fi
+export MON_PORT PORT_MIN=${PORT_MIN:-41800} PORT_MAX=${PORT_MAX:-41999}
+
+DIR=$(mktemp -d "${TMPDIR:-/tmp}/mrtx-rados-suite.XXXXXX")
+ok=0
+finish() {
+	bash "$CLUSTER" stop "$DIR" || true
+	if [ "$ok" = 1 ]; then
+		rm -rf "$DIR" 2>/dev/null || { sleep 1; rm -rf "$DIR"; } ||
+			echo "rados_suite: could not remove $DIR"
+	else
+		echo "rados_suite: cluster state and logs kept in $DIR"
+	fi
+}
+trap finish EXIT
+trap 'exit 1' INT TERM HUP
+
+cephx=()
+[ "${RADOS_SUITE_CEPHX:-1}" = 1 ] && cephx=(--cephx)
+t0=$(date +%s%3N)
+bash "$CLUSTER" start "$DIR" "${cephx[@]}" || { echo "rados_suite: cluster start failed"; exit 1; }
+echo "rados_suite: cluster up in $(( $(date +%s%3N) - t0 )) ms (mon 127.0.0.1:$MON_PORT)"
+
+only=()
+[ -n "${RADOS_SUITE_TESTS:-}" ] && only=(-R "$RADOS_SUITE_TESTS")
+MRTX_IN_RADOS_SUITE=1 MRTX_TEST_RADOS_CONF=$DIR/ceph.conf MRTX_TEST_RADOS_KILL=1 MRTX_SRC=$SRC \
+	MRTX_TEST_STORE=${MRTX_TEST_STORE:-rados} timeout "${RADOS_SUITE_TIMEOUT:-600}" \
+	ctest --test-dir "$BUILD" -L "${RADOS_SUITE_LABELS:-^(rados|store)\$}" "${only[@]}" \
+	--output-on-failure --no-tests=error
+rc=$?
+
+# mrtx bench on RADOS, short: both workloads and the six latency sizes are
+# reported, and every object the run created is removed at the end.
+MRTX=$BUILD/mrtx
+if [ "$rc" = 0 ] && [ -x "$MRTX" ] && [ "${RADOS_SUITE_BENCH:-1}" = 1 ]; then
+	out=$DIR/bench.json
+	bstore="rados://mrtx/bench-$$?conf=$DIR/ceph.conf"
+	if ! timeout 300 "$MRTX" bench "$bstore" --quick --json >"$out" 2>"$DIR/bench.err"; then
+		echo "rados_suite: mrtx bench FAILED:"; cat "$DIR/bench.err"; rc=1
+	elif [ "$(grep -c '"name": "single_row"\|"name": "multi_row"' "$out")" != 2 ] ||
+	     [ "$(grep -o '"rows": [0-9]*' "$out" | tr -d '\n')" != \
+	       '"rows": 2"rows": 4"rows": 8"rows": 16"rows": 32"rows": 64' ]; then
+		echo "rados_suite: mrtx bench printed an incomplete report:"; cat "$out"; rc=1
+	elif ! objs=$(timeout 60 rados -c "$DIR/ceph.conf" -p mrtx ls); then
+		echo "rados_suite: cannot list pool mrtx after mrtx bench"; rc=1
+	elif left=$(grep -c "^bench-$$-b" <<<"$objs"); then
+		echo "rados_suite: mrtx bench left $left objects behind"; rc=1
+	else
+		echo "rados_suite: mrtx bench --quick on RADOS:"; sed 's/^/  /' "$out"
+	fi
+fi
+
+# mrtx chaos on RADOS while an OSD is SIGKILLed and restarted mid-run: bank
+# (batched) and append (unbatched), each with 0 anomalies and every lock
+# settled by recovery.  The store's tablet bound is tiny (split_rows=2 for
+# bank's few rows, 8 for append), so tablets split online during the run;
+# the objects left in the pool show it (a split makes two tablet objects
+# with new seqs).
+if [ "$rc" = 0 ] && [ -x "$MRTX" ] && [ "${RADOS_SUITE_CHAOS:-1}" = 1 ]; then
+	for spec in "bank:2:" "append:8:--unbatched"; do
+		w=${spec%%:*}; u=${spec#*:}; bound=${u%%:*}; u=${u#*:}
+		store="rados://mrtx/chaos-$w-$$?conf=$DIR/ceph.conf&split_rows=$bound"
+		log=$DIR/chaos-$w.out
+		TMPDIR=$DIR timeout 300 "$MRTX" chaos "$store" --workload "$w" --seconds "$csecs" --writers 3 $u \
+			>"$log" 2>&1 &
+		cpid=$!
+		sleep 7
+		bash "$CLUSTER" kill-osd 1 "$DIR" || rc=1
+		sleep 3
+		bash "$CLUSTER" restart-osd 1 "$DIR" || rc=1
+		if ! wait "$cpid"; then
+			echo "rados_suite: chaos $w $u FAILED:"; cat "$log"; rc=1
+		elif ! objs=$(timeout 60 rados -c "$DIR/ceph.conf" -p mrtx ls); then
+			echo "rados_suite: cannot list pool mrtx after chaos $w"; rc=1
+		else
+			tab=$(grep -E "^chaos-$w-$$\.[0-9a-f]+\.[0-9a-f]+\$" <<<"$objs" | sort)
+			ntab=$(grep -c . <<<"$tab")
+			nids=$(sed -E 's/^.*\.([0-9a-f]+)\.[0-9a-f]+$/\1/' <<<"$tab" | sort -u | grep -c .)
+			echo "rados_suite: chaos $w $u with osd.1 killed and restarted:"
+			grep -E 'transactions:|kills:|anomalies:|recovery:' "$log" | sed 's/^/  /'
+			echo "  tablets: $ntab tablet objects for $nids tables ($((ntab - nids)) made by splits)"
+			if [ "$ntab" -le "$nids" ]; then
+				echo "rados_suite: chaos $w: no tablet split during the run"; rc=1
+			fi
+		fi
+	done
+fi
+bash "$CLUSTER" status "$DIR" || true
+[ "$rc" = 0 ] && ok=1
+exit "$rc"

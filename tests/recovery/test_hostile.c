@@ -1,0 +1,169 @@
+/*
+ * test_hostile.c - a damaged store must give MRTX_ECORRUPT, never a crash:
+ * lock-family keys too long to encode as cell keys, and lock records whose
+ * redo names a family the table does not have (both beyond what the API
+ * can write, so written here through the storage seam).
+ */
+#include <lmdb.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "lockcf/lockio.h"
+#include "txn/admin_test.h"
+#include "storage/lmdb/lmdb_int.h"
+
+static const char *const FAMS[] = { "f" };
+
+/* Reopen an existing store with the test defaults. */
+static mrtx_db *reopen(const char *dir)
+{
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	mrtx_db *db = NULL;
+
+	o.durability = MRTX_NOSYNC;
+	return mrtx_open(&db, dir, &o) == MRTX_OK ? db : NULL;
+}
+
+static mrtx_db *fresh(char **dir, const store_table **t)
+{
+	mrtx_db *db = tu_open_fresh("hostile", dir, NULL);
+
+	assert_non_null(db);
+	assert_int_equal(mrtx_create_table(db, "t", FAMS, 1), MRTX_OK);
+	assert_int_equal(store_table_find(mrtx__db_store(db), "t", t), MRTX_OK);
+	return db;
+}
+
+static int scan_first(mrtx_db *db)
+{
+	mrtx_scan_spec sp;
+	mrtx_scanner *s;
+	mrtx_cell c;
+	mrtx_txn *txn;
+	int rc;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.table = "t";
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_scan_open(txn, &sp, &s), MRTX_OK);
+	rc = mrtx_scan_next(s, &c);
+	mrtx_scan_close(s);
+	mrtx_abort(txn);
+	return rc;
+}
+
+/*
+ * A row too long to encode as a key (400 NUL bytes: enc() is 802 bytes)
+ * cannot be written, and a key that does not decode (written behind
+ * mrtx's back) makes scans fail with ECORRUPT.
+ */
+static void bad_keys(void **state)
+{
+	static uint8_t row[400];
+	/* table prefix, then a bad escape (storage/lmdb/lmdb_rw.c: P . enc(row) ...) */
+	uint8_t garbage[] = { 0, 0, 'r', 0x00, 0x07, 'x' };
+	const store_table *t;
+	uint8_t id[16] = { 1 };
+	mrtx_arena a;
+	store_op op;
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_val k = { sizeof(garbage), (void *)(uintptr_t)garbage }, v = { 1, "v" };
+	char *dir;
+	mrtx_db *db = fresh(&dir, &t);
+	store *st = mrtx__db_store(db);
+
+	(void)state;
+	garbage[0] = (uint8_t)(LT(t)->kp >> 8);
+	garbage[1] = (uint8_t)LT(t)->kp;
+	arena_init(&a);
+	memset(&op, 0, sizeof(op));
+	op.table = t;
+	op.row = MRTX_BYTES(row, sizeof(row));
+	op.cond.absent = 1;
+	assert_int_equal(lockio_stable(st, id, 5, &a, &op.new_lock), MRTX_OK);
+	assert_int_not_equal(store_write_rows(st, &op, 1), MRTX_OK);
+	assert_int_not_equal(op.result, 0);
+	assert_int_equal(scan_first(db), MRTX_NOTFOUND);
+	arena_free(&a);
+	mrtx_close(db);
+
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_set_mapsize(env, (size_t)1 << 30), 0);
+	assert_int_equal(mdb_env_open(env, dir, 0, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+	assert_int_equal(lmdb_put(txn, dbi, &k, &v, 0), 0);
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+
+	assert_non_null(db = reopen(dir));
+	assert_int_equal(scan_first(db), MRTX_ECORRUPT);
+	mrtx_close(db);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/* A redo naming family id 200 of a one-family table. */
+static void redo_bad_family(void **state)
+{
+	store_mut m = { STORE_MUT_PUT, 200, { "q", 1 }, { "v", 1 } };
+	const store_table *t;
+	uint8_t id[16] = { 2 };
+	mrtx_arena a;
+	lock_rec r, d;
+	store_op op;
+	mrtx_txn *txn;
+	mrtx_bytes v;
+	char *dir;
+	mrtx_db *db = fresh(&dir, &t);
+	store *st = mrtx__db_store(db);
+
+	(void)state;
+	arena_init(&a);
+	memset(&r, 0, sizeof(r));
+	r.state = LOCK_PREWRITTEN;
+	r.flags = LOCK_F_PREV_ABSENT;
+	memcpy(r.tag, store_id(st), LOCK_TAG_SIZE);
+	memcpy(r.txn, id, sizeof(id));
+	r.commit_ts = 5;
+	r.expiry_ms = 1; /* long expired */
+	r.redo = &m;
+	r.nredo = 1;
+	memset(&op, 0, sizeof(op));
+	op.table = t;
+	op.row = MRTX_CSTR("row");
+	op.cond.absent = 1;
+	assert_int_equal(lock_encode(&r, &a, &op.new_lock), MRTX_OK);
+	assert_int_equal(lockio_decode(st, t, op.row, op.new_lock, &a, &d), MRTX_ECORRUPT);
+	/* the seam refuses to apply it, too */
+	op.muts = &m;
+	op.nmuts = 1;
+	assert_int_not_equal(store_write_rows(st, &op, 1), MRTX_OK);
+	/* written as a lock only: a reader must not roll it forward */
+	op.muts = NULL;
+	op.nmuts = 0;
+	assert_int_equal(store_write_rows(st, &op, 1), MRTX_OK);
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_get(txn, "t", MRTX_CSTR("row"), "f", MRTX_CSTR("q"), &v),
+	                 MRTX_ECORRUPT);
+	mrtx_abort(txn);
+	assert_int_equal(scan_first(db), MRTX_ECORRUPT);
+	arena_free(&a);
+	mrtx_close(db);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(bad_keys),
+		cmocka_unit_test(redo_bad_family),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

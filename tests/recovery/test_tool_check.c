@@ -1,0 +1,566 @@
+/*
+ * test_tool_check.c - recovery/check.c, the logic behind `mrtx check`:
+ * hand-made lock records for each kind of finding, their severity, and
+ * that `recover` clears exactly the resolvable ones.
+ *
+ * One table per scenario, so every finding can be attributed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recovery/check.h"
+#include "recovery/recovery.h"
+#include "testutil.h"
+#include "storage/store_test.h"
+#include "txn/admin_test.h"
+
+typedef struct finding {
+	char table[32];
+	char kind[32];
+	check_severity sev;
+} finding;
+
+typedef struct findings {
+	finding f[64];
+	size_t n;
+} findings;
+
+static int collect(const check_issue *is, void *payload)
+{
+	findings *fs = payload;
+
+	if (fs->n < 64) {
+		snprintf(fs->f[fs->n].table, sizeof(fs->f[0].table), "%s", is->table->name);
+		snprintf(fs->f[fs->n].kind, sizeof(fs->f[0].kind), "%s", is->kind);
+		fs->f[fs->n].sev = is->severity;
+		fs->n++;
+	}
+	return 0;
+}
+
+/* Number of findings in table of this kind and severity. */
+static size_t count(const findings *fs, const char *table, const char *kind,
+                    check_severity sev)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < fs->n; i++)
+		n += strcmp(fs->f[i].table, table) == 0 && strcmp(fs->f[i].kind, kind) == 0 &&
+		     fs->f[i].sev == sev;
+	return n;
+}
+
+static void base_rec(store *st, lock_rec *r, uint8_t state, uint8_t txn_byte)
+{
+	memset(r, 0, sizeof(*r));
+	r->state = state;
+	memcpy(r->tag, store_id(st), LOCK_TAG_SIZE);
+	memset(r->txn, txn_byte, LOCK_TXNID_SIZE);
+	r->commit_ts = 1000;
+	if (state != LOCK_STABLE) {
+		r->owner = *lock_self_owner(); /* alive ... */
+		r->expiry_ms = 1;               /* ... but long expired: stale */
+		r->flags |= LOCK_F_PREV_ABSENT;
+	}
+}
+
+/* Write raw lock bytes to (table, row), which must have no lock yet. */
+static void put_raw(store *st, const char *table, const char *row, mrtx_bytes bytes)
+{
+	const store_table *t;
+	store_op op;
+
+	assert_int_equal(store_table_find(st, table, &t), 0);
+	memset(&op, 0, sizeof(op));
+	op.table = t;
+	op.row = MRTX_CSTR(row);
+	op.cond.absent = 1;
+	op.new_lock = bytes;
+	assert_int_equal(store_write_rows(st, &op, 1), 0);
+	assert_int_equal(op.result, 0);
+}
+
+static void put_rec(store *st, const char *table, const char *row, const lock_rec *r)
+{
+	mrtx_arena a;
+	mrtx_bytes b;
+
+	arena_init(&a);
+	assert_int_equal(lock_encode(r, &a, &b), 0);
+	put_raw(st, table, row, b);
+	arena_free(&a);
+}
+
+static void secondary_of(lock_rec *r, const char *ptable, const char *prow)
+{
+	r->flags |= LOCK_F_SECONDARY;
+	r->primary.table = MRTX_CSTR(ptable);
+	r->primary.row = MRTX_CSTR(prow);
+}
+
+static void run_check(store *st, findings *fs, check_stats *s)
+{
+	memset(fs, 0, sizeof(*fs));
+	assert_int_equal(check_store(st, s, collect, fs), 0);
+}
+
+static void test_healthy_store_has_no_findings(void **state)
+{
+	char *path;
+	mrtx_db *db = tu_open_fresh("check-healthy", &path, NULL);
+	const char *fams[] = { "f" };
+	check_stats s;
+	findings fs;
+
+	(void)state;
+	assert_int_equal(mrtx_create_table(db, "t", fams, 1), 0);
+	assert_int_equal(tu_put_str(db, "t", "a", "f:q", "1"), 0);
+	assert_int_equal(tu_put_str(db, "t", "b", "f:q", "2"), 0);
+	run_check(mrtx__db_store(db), &fs, &s);
+	assert_int_equal(fs.n, 0);
+	assert_int_equal(s.tables, 1);
+	assert_int_equal(s.locks, 2);
+	assert_int_equal(s.by_state[LOCK_STABLE], 2);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
+static void test_each_kind_of_finding(void **state)
+{
+	static const char *const tables[] = { "dangling", "notlisted", "orphan", "garbage",
+	                                      "foreign", "badstate", "stale", "missing" };
+	const char *fams[] = { "f" };
+	recover_opts ro = { 0, 0, 0 };
+	recover_stats rs;
+	check_stats s;
+	findings fs;
+	lock_rec p, sec;
+	lock_ref listed;
+	char *path;
+	mrtx_db *db = tu_open_fresh("check-kinds", &path, NULL);
+	store *st = mrtx__db_store(db);
+	int droppable = store_has(st, STORE_CAP_SCHEMA);
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+		assert_int_equal(mrtx_create_table(db, tables[i], fams, 1), 0);
+
+	/* dangling: primary STABLE(txn 1), secondary PREWRITTEN(txn 1) */
+	base_rec(st, &p, LOCK_STABLE, 1);
+	put_rec(st, "dangling", "p", &p);
+	base_rec(st, &sec, LOCK_PREWRITTEN, 1);
+	secondary_of(&sec, "dangling", "p");
+	put_rec(st, "dangling", "s", &sec);
+
+	/* not-listed: primary PREWRITTEN(2) listing nothing; secondary points at it */
+	base_rec(st, &p, LOCK_PREWRITTEN, 2);
+	put_rec(st, "notlisted", "p", &p);
+	base_rec(st, &sec, LOCK_PREWRITTEN, 2);
+	secondary_of(&sec, "notlisted", "p");
+	put_rec(st, "notlisted", "s", &sec);
+
+	/* orphan: secondary PREWRITTEN(3) whose primary row has no lock */
+	base_rec(st, &sec, LOCK_PREWRITTEN, 3);
+	secondary_of(&sec, "orphan", "p");
+	put_rec(st, "orphan", "s", &sec);
+
+	/* undecodable */
+	put_raw(st, "garbage", "g", MRTX_CSTR("not a lock record"));
+
+	/* foreign tag */
+	base_rec(st, &p, LOCK_STABLE, 5);
+	memset(p.tag, 0xAB, LOCK_TAG_SIZE);
+	put_rec(st, "foreign", "x", &p);
+
+	/* a secondary in COMMITTED */
+	base_rec(st, &sec, LOCK_COMMITTED, 6);
+	secondary_of(&sec, "badstate", "p");
+	put_rec(st, "badstate", "s", &sec);
+
+	/* stale: an expired PREWRITTEN primary with one listed, prewritten secondary */
+	base_rec(st, &p, LOCK_PREWRITTEN, 7);
+	listed.table = MRTX_CSTR("stale");
+	listed.row = MRTX_CSTR("s");
+	p.secondaries = &listed;
+	p.nsecondaries = 1;
+	put_rec(st, "stale", "p", &p);
+	base_rec(st, &sec, LOCK_PREWRITTEN, 7);
+	secondary_of(&sec, "stale", "p");
+	put_rec(st, "stale", "s", &sec);
+
+	/* a secondary pointing at a table that does not exist */
+	base_rec(st, &sec, LOCK_PREWRITTEN, 8);
+	secondary_of(&sec, "no-such-table", "p");
+	put_rec(st, "missing", "s", &sec);
+
+	run_check(st, &fs, &s);
+	assert_int_equal(count(&fs, "dangling", "dangling", CHECK_CORRUPT), 1);
+	assert_int_equal(count(&fs, "notlisted", "not-listed", CHECK_CORRUPT), 1);
+	assert_int_equal(count(&fs, "notlisted", "stale", CHECK_RESOLVABLE), 1);
+	assert_int_equal(count(&fs, "orphan", "orphan", CHECK_RESOLVABLE), 1);
+	assert_int_equal(count(&fs, "garbage", "undecodable", CHECK_CORRUPT), 1);
+	assert_int_equal(count(&fs, "foreign", "foreign-tag", CHECK_CORRUPT), 1);
+	assert_int_equal(count(&fs, "badstate", "bad-state", CHECK_CORRUPT), 1);
+	assert_int_equal(count(&fs, "stale", "stale", CHECK_RESOLVABLE), 1);
+	if (droppable) {
+		/* resolvable: a drop leaves such orphans (recovery rolls them back) */
+		assert_int_equal(count(&fs, "missing", "missing-table", CHECK_RESOLVABLE), 1);
+	} else {
+		/* no table of a RADOS store is ever dropped: the record is damaged */
+		assert_int_equal(count(&fs, "missing", "missing-table", CHECK_CORRUPT), 1);
+	}
+	assert_int_equal(fs.n, 9);
+	assert_int_equal(s.corrupt, droppable ? 5 : 6);
+	assert_int_equal(s.resolvable, droppable ? 4 : 3);
+	assert_int_equal(s.live, 0);
+
+	/* recover settles the resolvable ones and leaves the corruption alone */
+	recover_sweep(st, &ro, &rs, NULL, NULL);
+	run_check(st, &fs, &s);
+	assert_int_equal(count(&fs, "orphan", "orphan", CHECK_RESOLVABLE), 0);
+	assert_int_equal(count(&fs, "stale", "stale", CHECK_RESOLVABLE), 0);
+	assert_int_equal(count(&fs, "dangling", "dangling", CHECK_CORRUPT), 1);
+	assert_int_equal(count(&fs, "garbage", "undecodable", CHECK_CORRUPT), 1);
+	assert_int_equal(count(&fs, "foreign", "foreign-tag", CHECK_CORRUPT), 1);
+	assert_int_equal(s.resolvable, count(&fs, "notlisted", "stale", CHECK_RESOLVABLE));
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
+static void test_live_txn_is_not_a_finding(void **state)
+{
+	const char *fams[] = { "f" };
+	check_stats s;
+	findings fs;
+	lock_rec p, sec;
+	lock_ref listed;
+	char *path;
+	mrtx_db *db = tu_open_fresh("check-live", &path, NULL);
+	store *st = mrtx__db_store(db);
+
+	(void)state;
+	assert_int_equal(mrtx_create_table(db, "t", fams, 1), 0);
+	/* this process owns it and it expires in an hour: a txn in flight */
+	base_rec(st, &p, LOCK_PREWRITTEN, 9);
+	p.expiry_ms = mrtx__now_ms() + 3600 * 1000;
+	listed.table = MRTX_CSTR("t");
+	listed.row = MRTX_CSTR("s");
+	p.secondaries = &listed;
+	p.nsecondaries = 1;
+	put_rec(st, "t", "p", &p);
+	base_rec(st, &sec, LOCK_PREWRITTEN, 9);
+	sec.expiry_ms = p.expiry_ms;
+	secondary_of(&sec, "t", "p");
+	put_rec(st, "t", "s", &sec);
+	/* and a live orphan (its primary lost a conflict; the writer cleans up) */
+	base_rec(st, &sec, LOCK_PREWRITTEN, 10);
+	sec.expiry_ms = p.expiry_ms;
+	secondary_of(&sec, "t", "p");
+	put_rec(st, "t", "o", &sec);
+
+	run_check(st, &fs, &s);
+	assert_int_equal(fs.n, 0);
+	assert_int_equal(s.live, 2);
+	assert_int_equal(s.by_state[LOCK_PREWRITTEN], 3);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
+/* The lock record of (table, row), read into *cur (memory from a). */
+static void read_lock(store *st, const char *table, const char *row, mrtx_arena *a,
+                      store_row *cur)
+{
+	const store_table *t;
+	store_rowref ref;
+
+	assert_int_equal(store_table_find(st, table, &t), 0);
+	ref = (store_rowref){ t, MRTX_CSTR(row) };
+	assert_int_equal(store_read_locks(st, &ref, 1, a, cur), 0);
+}
+
+/* What a reader's mrtx_get of (table, row) f:q returns. */
+static int get_rc(mrtx_db *db, const char *table, const char *row)
+{
+	mrtx_txn *txn;
+	mrtx_bytes v;
+	int rc;
+
+	assert_int_equal(mrtx_begin(db, &txn), 0);
+	rc = mrtx_get(txn, table, MRTX_CSTR(row), "f", MRTX_CSTR("q"), &v);
+	mrtx_abort(txn);
+	return rc;
+}
+
+/* A fresh store with table "t" (family "f"), opened with lock_wait_ms. */
+static mrtx_db *open_with_wait(const char *name, char **path, uint32_t wait_ms)
+{
+	const char *fams[] = { "f" };
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	mrtx_db *db;
+
+	o.lock_wait_ms = wait_ms;
+	db = tu_open_fresh(name, path, &o);
+	assert_non_null(db);
+	assert_int_equal(mrtx_create_table(db, "t", fams, 1), 0);
+	return db;
+}
+
+/* A PREWRITTEN record of txn txn_byte, this process's and unexpired: live. */
+static void live_rec(store *st, lock_rec *r, uint8_t txn_byte)
+{
+	base_rec(st, r, LOCK_PREWRITTEN, txn_byte);
+	r->expiry_ms = mrtx__now_ms() + 3600 * 1000;
+}
+
+/*
+ * A secondary whose primary row holds nothing, its owner alive and its lock
+ * unexpired, is what a reader meets while a writer's prewrite of the
+ * primary is still in flight (RADOS writes a prewrite's rows one by one).
+ * `recover` waits for it, as for a live primary, and so does a reader on
+ * LMDB (RADOS readers read past it: the commit, if any, is stamped after
+ * the primary's prewrite lands, above their snapshot); fencing the
+ * primary would abort the live writer.  Only --force (or the owner's
+ * death, or the expiry: test_each_kind_of_finding) takes it.
+ */
+static void test_live_orphan_is_left_alone(void **state)
+{
+	recover_opts ro = { 0, 0, 0 };
+	recover_stats rs;
+	store_row cur;
+	mrtx_arena a;
+	lock_rec sec;
+	char *path;
+	mrtx_db *db = open_with_wait("check-live-orphan", &path, 20);
+	store *st = mrtx__db_store(db);
+
+	(void)state;
+	live_rec(st, &sec, 11);
+	secondary_of(&sec, "t", "p");
+	put_rec(st, "t", "s", &sec);
+	arena_init(&a);
+
+	/* (RADOS: a read at the snapshot reads past it, as before it) */
+	assert_int_equal(get_rc(db, "t", "s"), tu_rados() ? MRTX_NOTFOUND : MRTX_ELOCKED);
+	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
+	assert_int_equal(rs.skipped_live, 1);
+	assert_int_equal(rs.rolled_back, 0);
+	/* the primary was not fenced: the writer's prewrite of it can land */
+	read_lock(st, "t", "p", &a, &cur);
+	assert_false(cur.has_lock);
+
+	ro.force = 1;
+	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
+	assert_int_equal(rs.rolled_back, 1);
+	read_lock(st, "t", "p", &a, &cur);
+	assert_true(cur.has_lock); /* the fence */
+	assert_int_equal(get_rc(db, "t", "s"), MRTX_NOTFOUND);
+	arena_free(&a);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
+/*
+ * A live orphan whose primary row is held by another live transaction
+ * waits for that one (backing off as for any live owner): a reader gets
+ * MRTX_ELOCKED after its lock_wait_ms, having made a few dozen store calls
+ * (not a spin of hundreds of thousands), and the sweep counts it live.
+ * Counted in store calls, not timed.
+ */
+static void test_orphan_behind_live_primary_waits(void **state)
+{
+	recover_opts ro = { 0, 0, 0 };
+	recover_stats rs;
+	unsigned long calls;
+	lock_rec p, sec;
+	char *path;
+	mrtx_db *db = open_with_wait("check-orphan-behind", &path, 100);
+	store *st = mrtx__db_store(db);
+
+	(void)state;
+	live_rec(st, &p, 12); /* another txn's live primary */
+	put_rec(st, "t", "p", &p);
+	live_rec(st, &sec, 13); /* our orphan, live too */
+	secondary_of(&sec, "t", "p");
+	put_rec(st, "t", "s", &sec);
+
+	store__fail_at(ULONG_MAX, 0);
+	/* (RADOS: a read at the snapshot reads past it without waiting) */
+	assert_int_equal(get_rc(db, "t", "s"), tu_rados() ? MRTX_NOTFOUND : MRTX_ELOCKED);
+	calls = store__fail_at(0, 0);
+	if (calls > 2000)
+		fail_msg("%lu store calls to wait 100 ms for a live transaction", calls);
+	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
+	assert_int_equal(rs.rolled_back + rs.forwarded, 0);
+	assert_int_equal(rs.skipped_live, 2);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
+/*
+ * One stale transaction of `n` rows, its primary first or last in row
+ * order; written in one store call (rows "r00000".., primary "p" or "z").
+ */
+static void put_big_txn(store *st, size_t n, const char *prow)
+{
+	const store_table *t;
+	mrtx_arena a;
+	store_op *ops = calloc(n + 1, sizeof(*ops));
+	lock_ref *refs = calloc(n, sizeof(*refs));
+	char (*rows)[24] = calloc(n, sizeof(*rows));
+	lock_rec p, sec;
+
+	assert_non_null(ops);
+	assert_non_null(refs);
+	assert_non_null(rows);
+	arena_init(&a);
+	assert_int_equal(store_table_find(st, "t", &t), 0);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(rows[i], sizeof(rows[i]), "r%05zu", i);
+		refs[i].table = MRTX_CSTR("t");
+		refs[i].row = MRTX_CSTR(rows[i]);
+		base_rec(st, &sec, LOCK_PREWRITTEN, 7);
+		secondary_of(&sec, "t", prow);
+		ops[i].table = t;
+		ops[i].row = refs[i].row;
+		ops[i].cond.absent = 1;
+		assert_int_equal(lock_encode(&sec, &a, &ops[i].new_lock), 0);
+	}
+	base_rec(st, &p, LOCK_PREWRITTEN, 7);
+	p.secondaries = refs;
+	p.nsecondaries = n;
+	ops[n].table = t;
+	ops[n].row = MRTX_CSTR(prow);
+	ops[n].cond.absent = 1;
+	assert_int_equal(lock_encode(&p, &a, &ops[n].new_lock), 0);
+	assert_int_equal(store_write_rows(st, ops, n + 1), 0);
+	for (size_t i = 0; i <= n; i++)
+		assert_int_equal(ops[i].result, 0);
+	arena_free(&a);
+	free(rows);
+	free(refs);
+	free(ops);
+}
+
+/*
+ * `mrtx check` and `mrtx recover --dry-run` on one transaction of n rows
+ * must not read the primary (which lists all n rows) once per secondary:
+ * that made both quadratic.  Counted in store calls, not timed: a walk
+ * reads 512 (check) or 1024 (sweep) locks per call, so a few dozen calls
+ * cover the store; one call per lock would be thousands.
+ */
+static void test_cost_is_linear_in_txn_size(void **state)
+{
+	const size_t n = 4000;
+	const char *const prows[] = { "a", "z" }; /* primary walked first, last */
+
+	(void)state;
+	for (size_t k = 0; k < 2; k++) {
+		const char *fams[] = { "f" };
+		recover_opts ro = { 0, 0, 1 };
+		recover_stats rs;
+		unsigned long calls;
+		check_stats s;
+		findings fs;
+		char *path;
+		mrtx_db *db = tu_open_fresh("check-linear", &path, NULL);
+		store *st = mrtx__db_store(db);
+
+		assert_int_equal(mrtx_create_table(db, "t", fams, 1), 0);
+		put_big_txn(st, n, prows[k]);
+
+		memset(&fs, 0, sizeof(fs));
+		store__fail_at(ULONG_MAX, 0);
+		assert_int_equal(check_store(st, &s, collect, &fs), 0);
+		calls = store__fail_at(0, 0);
+		assert_int_equal(s.locks, n + 1);
+		assert_int_equal(s.corrupt, 0);
+		assert_int_equal(s.resolvable, 1); /* the stale primary, once */
+		assert_int_equal(count(&fs, "t", "stale", CHECK_RESOLVABLE), 1);
+		if (calls > n / 512 + 8)
+			fail_msg("check: %lu store calls for %zu locks (primary %s)", calls, n + 1,
+			         prows[k]);
+
+		store__fail_at(ULONG_MAX, 0);
+		assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
+		calls = store__fail_at(0, 0);
+		assert_int_equal(rs.locks_seen, n + 1);
+		assert_int_equal(rs.rolled_back, 1);
+		assert_int_equal(rs.forwarded + rs.skipped_live + rs.errors, 0);
+		if (calls > n / 1024 + 8)
+			fail_msg("recover --dry-run: %lu store calls for %zu locks (primary %s)",
+			         calls, n + 1, prows[k]);
+
+		/* and the real sweep still settles it all */
+		ro.dry_run = 0;
+		assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
+		assert_int_equal(rs.rolled_back, 1);
+		assert_int_equal(check_store(st, &s, NULL, NULL), 0);
+		assert_int_equal(s.by_state[LOCK_PREWRITTEN], 0);
+		assert_int_equal(s.resolvable + s.corrupt, 0);
+		mrtx_close(db);
+		tu_rmrf(path);
+		free(path);
+	}
+}
+
+/*
+ * Resolving an orphan fences its primary so that a late prewrite of the
+ * primary by the orphan's transaction fails -- also a blind one, whose
+ * condition is "no lock, or STABLE committed before my first write" (all
+ * of which precede the transaction's commit_ts): the fence carries a
+ * commit_ts no lower than the orphan's.
+ */
+static void test_orphan_fence_stops_blind_prewrite(void **state)
+{
+	const char *fams[] = { "f" };
+	char *path;
+	mrtx_db *db = tu_open_fresh("check-fence", &path, NULL);
+	store *st = mrtx__db_store(db);
+	store_row cur;
+	mrtx_arena a;
+	lock_rec sec;
+
+	(void)state;
+	assert_int_equal(mrtx_create_table(db, "o", fams, 1), 0);
+	base_rec(st, &sec, LOCK_PREWRITTEN, 9); /* commit_ts 1000, first writes before */
+	secondary_of(&sec, "o", "p");
+	put_rec(st, "o", "s", &sec);
+	/* a reader meets the orphan: fence, roll back */
+	assert_int_equal(get_rc(db, "o", "s"), MRTX_NOTFOUND);
+	arena_init(&a);
+	read_lock(st, "o", "p", &a, &cur);
+	assert_true(cur.has_lock);
+	assert_false(lock_is_stable_before(cur.lock, store_id(st), sec.commit_ts));
+	arena_free(&a);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_healthy_store_has_no_findings),
+		cmocka_unit_test(test_each_kind_of_finding),
+		cmocka_unit_test(test_orphan_fence_stops_blind_prewrite),
+		cmocka_unit_test(test_live_txn_is_not_a_finding),
+		cmocka_unit_test(test_live_orphan_is_left_alone),
+		cmocka_unit_test(test_orphan_behind_live_primary_waits),
+		cmocka_unit_test(test_cost_is_linear_in_txn_size),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

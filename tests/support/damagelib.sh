@@ -1,0 +1,81 @@
+# damagelib.sh - damaged copies of an LMDB store's data.mdb, shared by
+# tests/cli/cli_damage.sh and tests/cli/cli_deep.sh; sourced after clilib.sh.
+#   damage_setup SRC   read SRC/data.mdb's page size and length: sets PS,
+#                      SIZE, SHORT (two thirds of it, not a page multiple)
+#                      and METAS (inside meta page 1)
+#   damaged KIND       a fresh directory $TMP/d-KIND holding SRC's data.mdb
+#                      damaged as KIND (DAMAGE_KINDS); prints its path
+# The stores hold table t with rows row0001.. (row0399 among them); the
+# meta page offsets are LMDB 0.9's on a 64-bit host (storage/lmdb/lmdb_layout.h).
+DAMAGE_KINDS="empty random text short metas magic0 magic1 txnid lastpg root branch lockprefix"
+
+damage_setup() {
+	DAMAGE_SRC=$1
+	SIZE=$(stat -c %s "$1/data.mdb")
+	# LMDB's page size (the system's), from meta page 0's free-database record
+	PS=$(od -An -t u4 -j 40 -N 4 "$1/data.mdb" | tr -d ' ')
+	SHORT=$((SIZE * 2 / 3 + 1))
+	METAS=$((PS + PS / 4))
+}
+
+# poke FILE OFFSET BYTE-IN-HEX: overwrite one byte
+poke() { printf "\\x$3" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none; }
+
+damaged() {
+	local d=$TMP/d-$1 f
+	rm -rf "$d"
+	mkdir "$d"
+	f=$d/data.mdb
+	case $1 in
+	empty) : >"$f" ;;
+	random) head -c 20000 /dev/urandom >"$f" ;;
+	text) echo "not a store" >"$f" ;;
+	*) cp "$DAMAGE_SRC/data.mdb" "$f" ;;
+	esac
+	case $1 in
+	short) truncate -s "$SHORT" "$f" ;;
+	metas) truncate -s "$METAS" "$f" ;;
+	magic0) poke "$f" 16 00 ;;
+	magic1) poke "$f" $((PS + 16)) 00 ;;
+	txnid) poke "$f" $((PS + 16 + 128 + 5)) 01 ;;
+	lastpg) poke "$f" $((PS + 16 + 120 + 4)) 01 && poke "$f" $((16 + 120 + 4)) 01 ;;
+	root) poke "$f" $((PS + 16 + 24 + 48 + 40 + 3)) 7f &&
+		poke "$f" $((16 + 24 + 48 + 40 + 3)) 7f ;;
+	branch | lockprefix)
+		# branch: the first separator key of a branch page from row0399's
+		# lock key on (its row in $TMP/branch-row) starts 0xfe;
+		# lockprefix: the table prefix of row0399's lock key flipped in
+		# every leaf page that holds it
+		python3 - "$f" "$1" "$PS" "$TMP/branch-row" <<'PYEOF' ;;
+import struct, sys
+path, kind, ps, rowfile = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+d = open(path, 'rb').read()
+b = bytearray(d)
+if kind == 'branch':
+    seps = []  # (key, offset) of every branch node key
+    for pg in range(len(d) // ps):
+        p = d[pg * ps:(pg + 1) * ps]
+        if p[10] != 1:
+            continue
+        lower = struct.unpack('<H', p[12:14])[0]
+        for i in range(1, (lower - 16) // 2):
+            o = struct.unpack('<H', p[16 + 2 * i:18 + 2 * i])[0]
+            ks = struct.unpack('<H', p[o + 6:o + 8])[0]
+            seps.append((p[o + 8:o + 8 + ks], pg * ps + o + 8))
+    key = min(k for k, _ in seps if k >= b'\x01\x00row0399\x00\x01\xff')
+    for k, off in seps:
+        if k == key:
+            b[off] = 0xfe
+    open(rowfile, 'w').write(key[2:9].decode())
+else:
+    pat = b'\x01\x00row0399\x00\x01\xff'
+    j = d.find(pat)
+    while j >= 0:
+        if d[j // ps * ps + 10] & 2:
+            b[j + 1] ^= 0x40
+        j = d.find(pat, j + 1)
+open(path, 'wb').write(b)
+PYEOF
+	esac
+	echo "$d"
+}

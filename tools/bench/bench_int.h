@@ -1,0 +1,135 @@
+/* bench_int.h - pieces of `mrtx bench` shared by its files. */
+#ifndef MRTX_TOOL_BENCH_INT_H
+#define MRTX_TOOL_BENCH_INT_H
+
+#include <lmdb.h>
+
+#include "bench.h"
+#include "mrtx.h"
+
+typedef struct bcfg {
+	const char *dir;
+	int quick, json;
+	double phase_s; /* seconds per phase */
+	int rounds;
+	int seq;        /* fresh store counter */
+} bcfg;
+
+typedef struct bres {
+	const char *name, *mode;
+	double mrtx_ops, base_ops, target;
+	int has_base, threads, procs;
+	const char *unit;
+} bres;
+
+typedef struct fixture {
+	mrtx_db *db;
+	MDB_env *env;
+	MDB_dbi dbi;
+	char *mdir, *ldir;
+	void *ext; /* the RADOS bench's own state (bench_rados.c) */
+} fixture;
+
+typedef int (*op_fn)(fixture *f, unsigned *seed, long i);
+
+/* The SQLite side of a workload (bench_sqlite.c); has == 0: none. */
+typedef struct bsql {
+	int has;
+	double ops;             /* interactive: the better of the two variants */
+	double target;          /* for mrtx / SQLite; 0: report only */
+	int variants;           /* interactive: BEGIN IMMEDIATE and BEGIN DEFERRED */
+	double imm_ops, def_ops;
+	double imm_retries, def_retries; /* busy retries per committed txn */
+} bsql;
+
+/* interactive: BAL_ACCOUNTS accounts (rows r%08d, cell f:q0; LMDB and
+ * SQLite key "r%08d/q0") of BAL_INIT each, 16-byte decimal balances */
+#define BAL_ACCOUNTS 1000
+#define BAL_INIT 1000
+void bal_encode(char v[16], long long x);
+int bal_decode(const void *p, size_t n, long long *out);
+/* the next transfer: x from account *a to account *b */
+void inter_pick(unsigned *seed, int *a, int *b, int *x);
+
+/* multi_row: MULTI_THREADS threads; a transaction writes the 4 rows of one
+ * of MULTI_GROUPS groups (rows scattered over m0000000..m0099999), all with
+ * its own id "TT:SSSSSSSSSSSSS" (thread, sequence number) */
+#define MULTI_THREADS 8
+#define MULTI_GROUPS 25000
+typedef struct mthr {
+	unsigned seed;
+	long n;      /* committed transactions */
+	int *groups; /* groups[s]: the group transaction s wrote */
+	long cap;
+} mthr;
+typedef struct mlog {
+	mthr th[MULTI_THREADS]; /* carried from round to round */
+	long retries;           /* SQLite: busy retries */
+} mlog;
+void mlog_init(mlog *lg);
+void mlog_free(mlog *lg);
+/* thread id's next transaction: its group, rows and value (16 bytes + NUL) */
+int multi_pick(mthr *t, int id, char rows[4][32], char v[17]);
+void multi_done(mthr *t, int group);
+
+/* Reads one cell (row's f:q0, or key "row/q0") into v: 1, or 0 if absent. */
+typedef int (*cell_reader)(void *ctx, const char *row, char v[16]);
+/* Die unless the BAL_ACCOUNTS balances sum to BAL_ACCOUNTS * BAL_INIT. */
+void check_balances(const char *side, cell_reader rd, void *ctx);
+/* Die unless every group's 4 rows agree with lg (see bench.c); returns
+ * the number of groups found written. */
+long check_groups(const char *side, cell_reader rd, void *ctx, const mlog *lg);
+
+/* bench_sqlite.c: the SQLite baseline (WAL; synchronous FULL for
+ * MRTX_SYNC, OFF otherwise), table kv(k TEXT PRIMARY KEY, v BLOB) */
+char *sqlite_create(bcfg *c);
+void sqlite_load_accounts(const char *path);
+void sqlite_inter_child(const char *path, int immediate, int durability, int id,
+                        volatile long *ops, volatile long *retries, volatile int *stop)
+	__attribute__((noreturn));
+/* multi_row's threads on SQLite for secs; returns the phase's seconds
+ * (connections opened and closed outside them); lg counts the txns */
+double sqlite_run_threads(const char *path, double secs, mlog *lg);
+void sqlite_check_balances(const char *path, const char *side);
+long sqlite_check_groups(const char *path, const mlog *lg);
+
+double now_s(void);
+void die(const char *step, const char *msg) __attribute__((noreturn));
+char *fresh_dir(bcfg *c, const char *kind);
+unsigned env_flags(int durability);
+void fixture_open(bcfg *c, fixture *f, int durability);
+void fixture_close(fixture *f);
+int mrtx_put_row(mrtx_db *db, const char *row, int cells);
+void alternate(bcfg *c, fixture *f, op_fn m, op_fn b, bres *r);
+int op_single_mrtx(fixture *f, unsigned *seed, long i);
+int op_single_lmdb(fixture *f, unsigned *seed, long i);
+int op_get_mrtx(fixture *f, unsigned *seed, long i);
+int op_rocommit_mrtx(fixture *f, unsigned *seed, long i);
+int op_get_lmdb(fixture *f, unsigned *seed, long i);
+/* multi_row's threads on mrtx or LMDB for secs; returns the phase's
+ * seconds; lg counts the txns */
+double run_threads(fixture *f, int use_mrtx, double secs, mlog *lg);
+/* Timestamps a second (admin_ts_next) taken by `threads` threads
+ * (1..MULTI_THREADS) of db's store, over secs (the `ts` workload). */
+double bench_ts_rate(mrtx_db *db, int threads, double secs);
+double bench_snapshot_rate(mrtx_db *db, const char *row, double secs);
+/* `mrtx bench DIR --only longscan` (bench_scan.c): returns the exit status. */
+int bench_longscan(bcfg *c);
+/* ... on db, whose table t (family f) it fills (RADOS: bench_rados.c). */
+int bench_longscan_on(bcfg *c, mrtx_db *db);
+/* `mrtx bench rados://...`: returns the exit status. */
+int bench_rados(bcfg *c, const char *uri, const char *only);
+/* interactive sides */
+enum { SIDE_MRTX, SIDE_LMDB, SIDE_SQLITE_IMM, SIDE_SQLITE_DEF };
+/* committed transactions and busy retries (SQLite), added up */
+typedef struct pcount {
+	long txns, retries;
+} pcount;
+/* cnt may be NULL */
+double run_procs(fixture *f, int who, const char *sqlite_path, int durability, int nprocs,
+                 double secs, pcount *cnt);
+void load_accounts(fixture *f);
+void check_fixture_balances(fixture *f, int who);
+long check_fixture_groups(fixture *f, int use_mrtx, const mlog *lg);
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * cmds.h - the subcommands of `mrtx`.  Each takes argv[0] = its name and
+ * returns the process exit code (EXIT_OK, EXIT_FAIL, EXIT_USAGE).
+ */
+#ifndef MRTX_TOOL_CMDS_H
+#define MRTX_TOOL_CMDS_H
+
+#include <stdio.h>
+
+#include "mrtx.h"
+
+/* cmd_data.c: one transaction each */
+int cmd_create_table(int argc, char **argv);
+int cmd_put(int argc, char **argv);
+int cmd_get(int argc, char **argv);
+int cmd_del(int argc, char **argv);
+int cmd_delrow(int argc, char **argv);
+int cmd_scan(int argc, char **argv);
+/* Print every cell of spec to f, one "ROW FAMILY:QUALIFIER VALUE" line each,
+   escaped (ROW and QUALIFIER with spaces escaped too). */
+int scan_print_cells(mrtx_txn *txn, const mrtx_scan_spec *spec, FILE *f);
+
+/* cmd_txn.c: a scripted transaction */
+int cmd_txn(int argc, char **argv);
+struct script_cmd;
+/* Run one parsed script command (tools/cli/script.h) in txn, printing what a
+   read returns to out (a missing cell as "(not found)"); *step names the
+   call.  Returns 0 or the mrtx error (not printed). */
+int script_run(mrtx_txn *txn, const struct script_cmd *c, FILE *out, const char **step);
+
+/* cmd_shell.c: an interactive shell */
+int cmd_shell(int argc, char **argv);
+
+/* cmd_admin.c: lock inspection and recovery */
+int cmd_locks(int argc, char **argv);
+int cmd_lock(int argc, char **argv);
+int cmd_recover(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+
+/* cmd_check.c */
+int cmd_check(int argc, char **argv);
+
+/* cmd_schema.c: tables, describe */
+int cmd_tables(int argc, char **argv);
+int cmd_describe(int argc, char **argv);
+
+/* cmd_ddl.c: add-family, drop-table, truncate */
+int cmd_add_family(int argc, char **argv);
+int cmd_drop_table(int argc, char **argv);
+int cmd_truncate(int argc, char **argv);
+
+/* cmd_dump.c: dump, load (format in dumpfmt.h); cmd_backup.c */
+int cmd_dump(int argc, char **argv);
+int cmd_load(int argc, char **argv);
+int cmd_backup(int argc, char **argv);
+int cmd_upgrade(int argc, char **argv);
+int cmd_gc(int argc, char **argv);
+
+#endif

@@ -1,0 +1,100 @@
+/*
+ * script.h - the line language of `mrtx txn`, parsed without a store (so it
+ * can be fuzzed).
+ *
+ * One command per line:
+ *   get TABLE ROW FAMILY:QUALIFIER
+ *   put TABLE ROW FAMILY:QUALIFIER VALUE
+ *   del TABLE ROW FAMILY:QUALIFIER
+ *   delrow TABLE ROW
+ *   scan TABLE [START [END]]
+ *   abort
+ * Blank lines and lines whose first non-blank byte is '#' are ignored (a
+ * '#' anywhere else is an ordinary byte).  A trailing '\r' is ignored.
+ * Command words are case-sensitive.
+ *
+ * Quoting, as in a POSIX shell (tools/cli/script.c, tokenize):
+ *   - Words are separated by runs of spaces and tabs.
+ *   - '...': every byte up to the next ' is taken as it is; no escapes.
+ *   - "...": bytes up to the next unescaped "; inside, \xNN (one byte, two
+ *     hex digits), \\ (a backslash) and \" (a quote) are decoded; any
+ *     other backslash is an error.
+ *   - Outside quotes, \xNN, \\, \", \' and a backslash before a space or
+ *     a tab stand for that byte; any other backslash is an error.
+ *   - Quoted and unquoted parts that touch form one word: cf:"a b" is the
+ *     word `cf:a b`, 'it'\''s' is `it's`; "" and '' are the empty word.
+ *   - An unterminated quote is an error naming the column it opened at.
+ * Compatibility with the first version of the language (a word starting
+ * with " ran to the next " and had to end there): every line it accepted
+ * keeps its meaning, except that a ' or " inside an unquoted word now
+ * starts a quote: write a literal quote as \' \" or \x27 \x22.
+ */
+#ifndef MRTX_TOOL_SCRIPT_H
+#define MRTX_TOOL_SCRIPT_H
+
+#include <stddef.h>
+
+#include "mrtx.h"
+
+typedef enum {
+	SCRIPT_NONE = 0, /* blank or comment */
+	SCRIPT_GET,
+	SCRIPT_PUT,
+	SCRIPT_DEL,
+	SCRIPT_DELROW,
+	SCRIPT_SCAN,
+	SCRIPT_ABORT
+} script_op;
+
+typedef struct script_cmd {
+	script_op op;
+	const char *table;          /* NUL-terminated, no NUL inside */
+	mrtx_bytes row;
+	const char *family;         /* NUL-terminated, no NUL inside */
+	mrtx_bytes qualifier;
+	mrtx_bytes value;
+	mrtx_bytes start, end;      /* scan bounds; size 0 = unbounded */
+	char *mem;                  /* owns every pointer above */
+} script_cmd;
+
+/*
+ * Parse line[0..len) (it need not be NUL-terminated and may hold NUL
+ * bytes).  On success returns 0 and fills *out (free with script_cmd_free,
+ * also after SCRIPT_NONE).  On a syntax error returns -1 with a message in
+ * err (NUL-terminated, truncated to errlen) and *out needs no free.  Returns
+ * -2 when out of memory.
+ */
+int script_parse_line(const char *line, size_t len, script_cmd *out, char *err,
+                      size_t errlen);
+
+/* Free what script_parse_line allocated; NULL is a no-op. */
+void script_cmd_free(script_cmd *c);
+
+/* Most words a line may have (a command word and its arguments). */
+#define SCRIPT_MAX_WORDS 5
+
+/* A line split into decoded words (for commands outside the language, e.g.
+   the shell's begin/commit). */
+typedef struct script_words {
+	size_t n;                     /* 0: a blank or comment line */
+	mrtx_bytes w[SCRIPT_MAX_WORDS]; /* each followed by a NUL byte */
+	char *mem;                    /* owns the words */
+} script_words;
+
+/*
+ * Split line[0..len) into words by the rules above.  Returns 0 and fills
+ * *out (free with script_words_free), -1 with a message in err on a syntax
+ * error (including more than SCRIPT_MAX_WORDS words; *out needs no free),
+ * -2 when out of memory.
+ */
+int script_split(const char *line, size_t len, script_words *out, char *err,
+                 size_t errlen);
+
+/* Free what script_split allocated; NULL is a no-op. */
+void script_words_free(script_words *w);
+
+/* The usage line of the i-th command of the language ("get TABLE ROW
+   FAMILY:QUALIFIER", ...), or NULL past the last. */
+const char *script_usage(size_t i);
+
+#endif

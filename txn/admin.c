@@ -1,0 +1,283 @@
+/*
+ * admin.c - the tool's narrow way below the public API (admin.h): each call
+ * takes a handle, finds its store here, and reports in lockcf/ and
+ * recovery/ terms, so the tools never hold a store of their own.
+ */
+#include "txn_int.h"
+#include "admin.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------------ recovery */
+
+int admin_recover(mrtx_db *db, const recover_opts *o, recover_stats *stats,
+                  recover_progress_fn progress, void *payload)
+{
+	return recover_sweep(db->st, o, stats, progress, payload);
+}
+
+/* -------------------------------------------------------------- checks */
+
+struct check_relay {
+	admin_issue_fn fn;
+	check_progress_fn progress;
+	void *payload;
+};
+
+static int relay_issue(const check_issue *is, void *payload)
+{
+	struct check_relay *c = payload;
+	admin_issue out;
+
+	if (!c->fn)
+		return 0;
+	out.severity = is->severity;
+	out.kind = is->kind;
+	out.table = is->table->name;
+	out.row = is->row;
+	memcpy(out.txn, is->txn, sizeof(out.txn));
+	out.detail = is->detail;
+	return c->fn(&out, c->payload);
+}
+
+static void relay_progress(const check_stats *s, void *payload)
+{
+	struct check_relay *c = payload;
+
+	c->progress(s, c->payload);
+}
+
+int admin_check(mrtx_db *db, check_stats *stats, admin_issue_fn fn,
+                check_progress_fn progress, void *payload)
+{
+	struct check_relay c = { fn, progress, payload };
+
+	return check_store_progress(db->st, stats, relay_issue,
+	                            progress ? relay_progress : NULL, &c);
+}
+
+int admin_check_file(const char *path, int (*damage)(const admin_damage *d, void *payload),
+                     void (*table)(const char *name, int damaged, void *payload),
+                     void *payload, admin_file_stats *stats)
+{
+	return check_file(path, damage, table, payload, stats);
+}
+
+/* --------------------------------------------------------- lock records */
+
+struct lock_walk {
+	store *st;
+	admin_lock_fn fn;
+	void *payload;
+};
+
+static void lock_view(admin_lock *l, const store_table *t, mrtx_bytes row)
+{
+	memset(l, 0, sizeof(*l));
+	l->table = t->name;
+	l->families = t->families;
+	l->nfamilies = t->nfamilies;
+	l->row = row;
+}
+
+static int lock_visit(const store_table *t, store_row *rows, size_t n, mrtx_arena *a,
+                      void *payload)
+{
+	struct lock_walk *w = payload;
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		admin_lock l;
+		lock_rec r;
+
+		lock_view(&l, t, rows[i].row);
+		if ((l.rc = lockio_decode(w->st, t, rows[i].row, rows[i].lock, a, &r)) == 0)
+			l.rec = &r;
+		rc = w->fn(&l, w->payload);
+	}
+	return rc;
+}
+
+int admin_locks(mrtx_db *db, const char *table, admin_lock_fn fn, void *payload)
+{
+	store_filter f = STORE_FILTER_ALL;
+	struct lock_walk w = { db ? db->st : NULL, fn, payload };
+	const store_table *t;
+	int rc;
+
+	if (!db || !table || !fn)
+		return mrtx__seterr(MRTX_EINVAL, "admin_locks: NULL argument");
+	if ((rc = store_table_find(db->st, table, &t)))
+		return rc;
+	f.lock_only = 1;
+	return store_walk(db->st, t, &f, 1024, lock_visit, &w);
+}
+
+int admin_row_lock(mrtx_db *db, const char *table, mrtx_bytes row, admin_lock_fn fn,
+                   void *payload)
+{
+	store_rowref ref;
+	store_row cur;
+	mrtx_arena a;
+	admin_lock l;
+	lock_rec r;
+	int rc;
+
+	if (!db || !table || !fn)
+		return mrtx__seterr(MRTX_EINVAL, "admin_row_lock: NULL argument");
+	if ((rc = store_table_find(db->st, table, &ref.table)))
+		return rc;
+	ref.row = row;
+	arena_init(&a);
+	if ((rc = store_read_locks(db->st, &ref, 1, &a, &cur)) ||
+	    (cur.has_lock && (rc = lockio_decode(db->st, ref.table, row, cur.lock, &a, &r))))
+		goto done;
+	lock_view(&l, ref.table, row);
+	l.rec = cur.has_lock ? &r : NULL;
+	rc = fn(&l, payload);
+done:
+	arena_free(&a);
+	return rc;
+}
+
+uint64_t admin_now_ms(void)
+{
+	return mrtx__now_ms();
+}
+
+/* ------------------------------------------------------------- figures */
+
+static int count_visit(const store_table *t, store_row *rows, size_t n, mrtx_arena *a,
+                       void *payload)
+{
+	admin_row_counts *c = payload;
+
+	(void)t;
+	(void)a;
+	for (size_t i = 0; i < n; i++) {
+		const store_row *row = &rows[i];
+		uint8_t state, txn[LOCK_TXNID_SIZE];
+
+		c->lock_records += row->has_lock;
+		c->rows += row->ncells > 0;
+		c->cells += row->ncells;
+		if (row->has_lock)
+			c->by_state[lock_peek(row->lock, &state, txn) || state > 3 ? 4 : state]++;
+	}
+	return 0;
+}
+
+int admin_count_rows(mrtx_db *db, const char *table, admin_row_counts *out)
+{
+	store_filter f = STORE_FILTER_ALL;
+	admin_row_counts c;
+	const store_table *t;
+	int rc;
+
+	if (!db || !table || !out)
+		return mrtx__seterr(MRTX_EINVAL, "admin_count_rows: NULL argument");
+	if ((rc = store_table_find(db->st, table, &t)))
+		return rc;
+	memset(&c, 0, sizeof(c));
+	if ((rc = store_walk(db->st, t, &f, 256, count_visit, &c)))
+		return rc;
+	*out = c;
+	return 0;
+}
+
+int admin_info(mrtx_db *db, admin_store_info *out)
+{
+	return store_get_info(db->st, out);
+}
+
+void admin_counters_get(mrtx_db *db, admin_counters *out)
+{
+	store_counters_get(db->st, out);
+}
+
+int admin_ts_next(mrtx_db *db, uint64_t *out)
+{
+	return store_ts_next(db->st, 0, out);
+}
+
+size_t admin_txn_mem(const mrtx_txn *txn)
+{
+	return txn->arena.total - (txn->arena.cap - txn->arena.used);
+}
+
+/* ------------------------------------------------- abandoned transactions */
+
+#define PLANT_BATCH 1000 /* transactions per store write */
+
+/* The two lock records of abandoned transaction i, as ops[0..1]. */
+static int plant_one(store *st, const store_table *t, const mrtx_bytes rows[2],
+                     const lock_owner *owner, mrtx_bytes value, mrtx_arena *a,
+                     store_op ops[2])
+{
+	mrtx_bytes table = MRTX_BYTES(t->name, strlen(t->name));
+	store_mut *m = arena_alloc(a, sizeof(*m));
+	lock_ref *refs = arena_alloc(a, 2 * sizeof(*refs));
+	lock_rec pr, sr;
+	int rc;
+
+	if (!m || !refs)
+		return MRTX_ENOMEM; /* (the arena recorded the detail) */
+	*m = (store_mut){ STORE_MUT_PUT, 0, MRTX_CSTR("q0"), value };
+	refs[0] = (lock_ref){ table, rows[0] }; /* the primary */
+	refs[1] = (lock_ref){ table, rows[1] }; /* its secondary */
+	memset(&pr, 0, sizeof(pr));
+	pr.state = LOCK_PREWRITTEN;
+	pr.flags = LOCK_F_PREV_ABSENT;
+	memcpy(pr.tag, store_id(st), LOCK_TAG_SIZE);
+	if ((rc = lock_new_txnid(pr.txn)))
+		return rc;
+	pr.commit_ts = 1;
+	pr.expiry_ms = UINT64_MAX / 2;
+	pr.owner = *owner;
+	pr.redo = m;
+	pr.nredo = 1;
+	sr = pr;
+	pr.secondaries = &refs[1];
+	pr.nsecondaries = 1;
+	sr.flags |= LOCK_F_SECONDARY;
+	sr.primary = refs[0];
+	memset(ops, 0, 2 * sizeof(ops[0]));
+	for (int k = 0; k < 2; k++) {
+		ops[k].table = t;
+		ops[k].row = rows[k];
+		ops[k].cond.absent = 1;
+		if ((rc = lock_encode(k ? &sr : &pr, a, &ops[k].new_lock)))
+			return rc;
+	}
+	return 0;
+}
+
+int admin_plant_abandoned(mrtx_db *db, const char *table, const mrtx_bytes *rows, size_t n,
+                          const lock_owner *owner, mrtx_bytes value)
+{
+	const store_table *t;
+	store_op *ops;
+	mrtx_arena a;
+	int rc;
+
+	if (!db || !table || (n && !rows) || !owner)
+		return mrtx__seterr(MRTX_EINVAL, "admin_plant_abandoned: NULL argument");
+	if ((rc = store_table_find(db->st, table, &t)))
+		return rc;
+	if (!(ops = mrtx__calloc(2 * PLANT_BATCH, sizeof(*ops))))
+		return mrtx__seterr(MRTX_ENOMEM, "admin_plant_abandoned: out of memory");
+	arena_init(&a);
+	for (size_t i = 0; rc == 0 && i < n;) {
+		size_t k = 0;
+
+		for (; rc == 0 && i < n && k < PLANT_BATCH; i++, k++)
+			rc = plant_one(db->st, t, &rows[2 * i], owner, value, &a, &ops[2 * k]);
+		if (rc == 0)
+			rc = store_write_rows(db->st, ops, 2 * k);
+		arena_free(&a);
+		arena_init(&a);
+	}
+	arena_free(&a);
+	mrtx__free(ops);
+	return rc;
+}

@@ -1,0 +1,22 @@
+/*
+ * txn_test.h - how a handle commits, for the crash and chaos tests and the
+ * tool's test switches; not part of the public API (mrtx.h).
+ */
+#ifndef MRTX_TXN_TEST_H
+#define MRTX_TXN_TEST_H
+
+#include "mrtx.h"
+
+typedef struct mrtx__knobs {
+	int unbatched; /* every row write is its own store call, as on a
+	                  distributed store (LMDB: no one-phase commit) */
+	int two_phase; /* commit every multi-row transaction in two phases,
+	                  also where one write could (DESIGN §5.3) */
+} mrtx__knobs;
+
+/* mrtx_open with the knobs (NULL: none); returns what mrtx_open does.  A
+ * second handle on an LMDB store must ask for the first one's unbatched. */
+int mrtx__open_knobs(mrtx_db **out, const char *path, const mrtx_options *opts,
+                     const mrtx__knobs *k);
+
+#endif
