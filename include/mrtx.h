@@ -333,10 +333,9 @@ typedef struct mrtx_family_spec {
 /**
  * mrtx_create_table, with each family's version policy.  A family added
  * later (mrtx_add_family) keeps one version.  Idempotent: creating an
- * existing table with identical families and policies succeeds.  LMDB
- * stores and RADOS stores of layout format 4 (what mrtx_open creates) keep
- * versions; a RADOS store of an older format keeps one (MRTX_ENOTSUP for
- * any other policy).
+ * existing table with identical families and policies succeeds.  Every
+ * store mrtx_open opens keeps versions (LMDB format 6, RADOS layout format
+ * 4).
  * @return as mrtx_create_table; also MRTX_EINVAL (families NULL, n 0,
  *   min_versions above max_versions, a TTL past 2^63 microseconds),
  *   MRTX_EEXIST (the table exists with other policies), MRTX_ENOTSUP.

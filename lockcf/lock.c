@@ -483,8 +483,6 @@ int lock_is_stable_before(mrtx_bytes in, const uint8_t tag[LOCK_TAG_SIZE], uint6
 	       memcmp((const uint8_t *)in.data + 3, tag, LOCK_TAG_SIZE) == 0 && cts < ts;
 }
 
-_Static_assert(LOCK_ORDER_SIZE == STORE_ORDER_SIZE, "one order key size");
-
 void lock_order_key(const void *lock, size_t size, uint8_t *out)
 {
 	uint64_t cts;

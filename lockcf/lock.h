@@ -99,6 +99,11 @@ int lock_encode(const lock_rec *r, mrtx_arena *a, mrtx_bytes *out);
  * malformed input, with a message naming the field.
  */
 int lock_decode(lock_rec *out, mrtx_bytes in, mrtx_arena *a);
+/* Is r a record of transaction txn? */
+static inline int lock_of_txn(const lock_rec *r, const uint8_t txn[LOCK_TXNID_SIZE])
+{
+	return memcmp(r->txn, txn, LOCK_TXNID_SIZE) == 0;
+}
 /* Cheap peek at state and txn id without full decode (MRTX_ECORRUPT). */
 int lock_peek(mrtx_bytes in, uint8_t *state, uint8_t txn[LOCK_TXNID_SIZE]);
 /* 1 if in is a well-formed STABLE record (nothing follows the head) with
@@ -118,7 +123,7 @@ int lock_stable_ts(mrtx_bytes in, uint64_t *cts);
  * another store's tag is judged by commit_ts alone, as the reading path
  * judges it) -- a condition a store checks by comparing bytes.
  */
-#define LOCK_ORDER_SIZE 11u
+#define LOCK_ORDER_SIZE STORE_ORDER_SIZE
 void lock_order_key(const void *lock, size_t size, uint8_t *out);
 void lock_order_below(uint64_t ts, uint8_t *out);
 

@@ -195,7 +195,7 @@ static int check_secondary(cctx *c, const store_table *t, mrtx_bytes row, mrtx_b
 	if (!cur[0].has_lock || !same_bytes(cur[0].lock, lock))
 		return 0; /* settled meanwhile */
 	if (!cur[1].has_lock || (decode_quiet(c->st, cur[1].lock, c->a, &pl) == 0 &&
-	                         memcmp(pl.txn, r->txn, LOCK_TXNID_SIZE) != 0)) {
+	                         !lock_of_txn(&pl, r->txn))) {
 		if (is_live(c, r)) {
 			c->stats->live++;
 			return 0;
@@ -267,7 +267,7 @@ static int check_primary(cctx *c, const store_table *t, mrtx_bytes row, mrtx_byt
 		lock_rec sr;
 
 		if (!cur[j].has_lock || decode_quiet(c->st, cur[j].lock, c->a, &sr) ||
-		    memcmp(sr.txn, r->txn, LOCK_TXNID_SIZE) != 0 || sr.state == LOCK_STABLE)
+		    !lock_of_txn(&sr, r->txn) || sr.state == LOCK_STABLE)
 			continue; /* not prewritten yet, settled, or reported on its own */
 		if (!(sr.flags & LOCK_F_SECONDARY) || !ref_is(&sr.primary, t, row)) {
 			rc = report(c, CHECK_CORRUPT, "bad-pointer", t, row, r->txn,

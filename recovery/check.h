@@ -50,6 +50,7 @@
 #define MRTX_CHECK_H
 
 #include "../lockcf/lockio.h"
+#include "../storage/store_file.h"
 
 typedef enum {
 	CHECK_CORRUPT = 1,

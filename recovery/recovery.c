@@ -50,11 +50,6 @@ static int read_one_lock(store *st, const store_table *t, mrtx_bytes row, mrtx_a
 	return store_read_locks(st, &ref, 1, a, out);
 }
 
-static int holds(const lock_rec *r, const uint8_t txn[LOCK_TXNID_SIZE])
-{
-	return memcmp(r->txn, txn, LOCK_TXNID_SIZE) == 0;
-}
-
 static int cas1(store *st, store_op *op)
 {
 	int rc = lockio_write_rows(st, op, 1);
@@ -113,7 +108,7 @@ static int settle_secondaries(rctx *c, const lock_rec *pr, int fwd)
 			if ((rc = lockio_decode(c->st, refs[i].table, refs[i].row, cur[i].lock, c->a,
 			                        &sr)))
 				return rc;
-			if (sr.state != LOCK_PREWRITTEN || !holds(&sr, pr->txn))
+			if (sr.state != LOCK_PREWRITTEN || !lock_of_txn(&sr, pr->txn))
 				continue;
 			memset(op, 0, sizeof(*op));
 			op->table = refs[i].table;
@@ -338,7 +333,7 @@ static int resolve_at(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes 
 		if (pcur.has_lock &&
 		    (rc = lockio_decode(c->st, pt, prow, pcur.lock, c->a, &pl)))
 			return rc;
-		if (!pcur.has_lock || !holds(&pl, l.txn))
+		if (!pcur.has_lock || !lock_of_txn(&pl, l.txn))
 			return resolve_orphan(c, pt, prow, &pcur, &pl, t, row, lock, &l, dec);
 	} else {
 		pcur.has_lock = 1;

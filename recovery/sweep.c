@@ -67,11 +67,6 @@ static int note(sweep *w, const uint8_t txn[LOCK_TXNID_SIZE], recover_decision d
 	return buf_put(&w->seen, &s, sizeof(s));
 }
 
-static int holds(const lock_rec *r, const uint8_t txn[LOCK_TXNID_SIZE])
-{
-	return memcmp(r->txn, txn, LOCK_TXNID_SIZE) == 0;
-}
-
 /* Step 1: PREWRITTEN primaries that are stale -> ABORTED (one call). */
 static int batch_abort(sweep *w, prim *p, size_t n)
 {
@@ -175,7 +170,7 @@ static int batch_settle(sweep *w, prim *p, size_t n)
 			if ((rc = lockio_decode(w->st, refs[j].table, refs[j].row, cur[j].lock, w->a,
 			                        &sr)))
 				return rc;
-			if (sr.state != LOCK_PREWRITTEN || !holds(&sr, x->rec.txn))
+			if (sr.state != LOCK_PREWRITTEN || !lock_of_txn(&sr, x->rec.txn))
 				continue;
 			if (round == 1) {
 				x->ok = 0; /* not settled: leave it to the single path */

@@ -20,6 +20,7 @@
 #define MRTX_BACKEND_H
 
 #include "store.h"
+#include "store_file.h"
 
 #define STORE_BACKEND_VERSION 1
 

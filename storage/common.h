@@ -224,4 +224,15 @@ static inline uint64_t mrtx__be_get(const uint8_t *in, size_t width)
 #define MRTX_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MRTX_MAX(a, b) ((a) > (b) ? (a) : (b))
 
+/* The order of rows, qualifiers and keys everywhere: memcmp order, a
+ * prefix first. */
+static inline int cmp_bytes(const void *a, size_t an, const void *b, size_t bn)
+{
+	int c = memcmp(a, b, MRTX_MIN(an, bn));
+
+	if (c)
+		return c;
+	return an < bn ? -1 : an > bn;
+}
+
 #endif

@@ -195,14 +195,8 @@ int mrtx_key_prefix_end(mrtx_key *out, const mrtx_key *prefix)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_key_prefix_end: NULL argument");
 	if (prefix->err)
 		return mrtx__seterr(prefix->err, "mrtx_key_prefix_end: the prefix failed to build");
-	n = prefix->size;
-	if (out != prefix)
-		memcpy(out->buf, prefix->buf, n);
+	n = keyenc_prefix_end(out->buf, prefix->buf, prefix->size);
 	out->err = 0;
-	while (n > 0 && out->buf[n - 1] == 0xFF)
-		n--;
-	if (n > 0)
-		out->buf[n - 1]++;
 	out->size = n;
 	return 0;
 }

@@ -102,3 +102,14 @@ size_t keyenc_cell(uint8_t *out, const uint8_t *row, size_t rn, uint8_t fid,
 		memcpy(out + k, qual, qn);
 	return k + qn;
 }
+
+size_t keyenc_prefix_end(uint8_t *out, const uint8_t *p, size_t n)
+{
+	if (out != p)
+		memmove(out, p, n);
+	while (n && out[n - 1] == 0xFF)
+		n--;
+	if (n)
+		out[n - 1]++;
+	return n;
+}

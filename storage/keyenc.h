@@ -25,6 +25,13 @@ size_t keyenc_put(uint8_t *out, const uint8_t *s, size_t n);
  * terminated encoding.
  */
 size_t keyenc_get(uint8_t *out, const uint8_t *in, size_t len, size_t *used);
+/*
+ * The smallest string above every string that starts with p[0..n), into
+ * out (n bytes of room; out may be p): p less its trailing 0xFF bytes, its
+ * last byte then raised by one.  Returns its size; 0 when p is all 0xFF
+ * (or empty): no bound, every string sorts below the end.
+ */
+size_t keyenc_prefix_end(uint8_t *out, const uint8_t *p, size_t n);
 /* Size of a cell key for (row, qualifier). */
 size_t keyenc_cell_size(const uint8_t *row, size_t rn, size_t qn);
 /* Build a cell key in out (keyenc_cell_size bytes); returns its size. */

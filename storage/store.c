@@ -145,6 +145,10 @@ int store_create_table(store *st, const char *name, const char *const *families,
 		return refuse_write(st, "creating a table");
 	if (one_version_each(pol, nfamilies))
 		pol = NULL;
+	if (pol && !store_has(st, STORE_CAP_VERSIONS))
+		return mrtx__seterr(MRTX_ENOTSUP, "%s: a %s store keeps one version of each cell: "
+		                    "table '%s' cannot keep more", store_path(st), BE(st)->title,
+		                    name);
 	return BE(st)->create_table(st, name, families, nfamilies, pol, splits, nsplits);
 }
 
@@ -424,7 +428,6 @@ void store__clock_offset(store *st, long long us)
 
 _Atomic unsigned long store__syncs;
 _Atomic long long store__trim_lag_us = STORE_TRIM_LAG_US;
-_Atomic int store__rados_old_formats;
 _Atomic int store__lmdb_inexact_views;
 
 int store_ts_now(store *st, uint64_t *out)
@@ -436,10 +439,25 @@ int store_ts_now(store *st, uint64_t *out)
 	                    "view's (store_view_ts)", store_path(st));
 }
 
+/* Keys "x/<name>" with x a letter other than 't' (minlen 3; a listing's
+ * prefix "x/", minlen 2): tables and the fixed records stay the store's. */
+static int meta_key_check(const store *st, const char *key, size_t minlen)
+{
+	size_t n = key ? strlen(key) : 0;
+
+	if (n < minlen || n > MRTX_MAX_NAME + 2 || key[1] != '/' || key[0] == 't' ||
+	    key[0] < 'a' || key[0] > 'z')
+		return mrtx__seterr(MRTX_EINVAL, "store %s: '%s' is not a metadata record key",
+		                    store_path(st), key ? key : "(null)");
+	return 0;
+}
+
 int store_meta_get_in(store *st, store_view *v, const char *key, mrtx_arena *a,
                       mrtx_bytes *out)
 {
-	return BE(st)->meta_get(st, v, key, a, out);
+	int rc = meta_key_check(st, key, 3);
+
+	return rc ? rc : BE(st)->meta_get(st, v, key, a, out);
 }
 
 int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)
@@ -449,16 +467,20 @@ int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)
 
 int store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 {
+	int rc;
+
 	if (store_read_only(st))
 		return refuse_write(st, "adding a metadata record");
-	return BE(st)->meta_put_new(st, key, value);
+	return (rc = meta_key_check(st, key, 3)) ? rc : BE(st)->meta_put_new(st, key, value);
 }
 
 int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
                     int (*fn)(const char *key, mrtx_bytes value, void *payload), void *payload,
                     uint64_t *gen)
 {
-	return BE(st)->meta_list(st, prefix, a, fn, payload, gen);
+	int rc = meta_key_check(st, prefix, 2);
+
+	return rc ? rc : BE(st)->meta_list(st, prefix, a, fn, payload, gen);
 }
 
 /* ------------------------------------------------ the same for every backend */

@@ -40,12 +40,12 @@ enum {
 	 * a transaction can commit in one phase (DESIGN §5.3; LMDB, batched) */
 	STORE_CAP_ATOMIC = 1u << 1,
 	/* store_write_rows evaluates a STORE_IF_BELOW condition itself (LMDB;
-	 * RADOS stores of layout format 3 and later, whose lock values carry
-	 * their order key); without it the caller reads the lock instead */
+	 * RADOS, whose lock values carry their order key); without it the
+	 * caller reads the lock instead */
 	STORE_CAP_COND = 1u << 2,
-	/* cell versions kept and commits stamped (DESIGN §9: LMDB; RADOS
-	 * layout format 4); without it store_filter.at and .versions are
-	 * ignored and policies other than one version refused */
+	/* cell versions kept and commits stamped (DESIGN §9: LMDB; RADOS);
+	 * without it store_filter.at and .versions are ignored and policies
+	 * other than one version refused */
 	STORE_CAP_VERSIONS = 1u << 3,
 	/* every write of a cell drops what its family's policy no longer keeps
 	 * (LMDB); without it the writer asks, store_trim_row (RADOS: a write
@@ -152,12 +152,9 @@ typedef struct store_opts {
 	                       if there is no store); map_size is ignored */
 	/* The lock record's order key (STORE_ORDER_SIZE bytes into out): the
 	 * layer above knows the record, the store only compares keys
-	 * (store_cond.below).  Required to open a RADOS store of format 3 for
-	 * writing (MRTX_EINVAL without); LMDB ignores it. */
+	 * (store_cond.below).  Required to open a RADOS store for writing
+	 * (MRTX_EINVAL without); LMDB ignores it. */
 	void (*lock_order)(const void *lock, size_t size, uint8_t *out);
-	/* store_upgrade's own open (RADOS): a store of an older layout format,
-	 * or one whose upgrade was cut short, opens -- for the upgrade only. */
-	int upgrading;
 } store_opts;
 
 /* Size of a lock record's order key (store_opts.lock_order). */
@@ -174,7 +171,7 @@ const uint8_t *store_id(const store *st);
  * where tablets start beside the first one; backends without tablets
  * (LMDB) ignore them. */
 /* pol: each family's version policy (NULL: one version each; checked by
- * the caller); a store without versions (RADOS) refuses any other with
+ * the caller); a store without STORE_CAP_VERSIONS refuses any other with
  * MRTX_ENOTSUP.  Creating a table that exists with the same families and
  * policies succeeds; other families or policies: MRTX_EEXIST. */
 int store_create_table(store *st, const char *name, const char *const *families,
@@ -224,16 +221,6 @@ int store_table_refresh(store *st);
  * qualifier length, u64 ~ts; storage/lmdb/lmdb_cell.c): part of the limit. */
 #define STORE_VERSION_KEY 11u
 
-/* memcmp order, a prefix first. */
-static inline int cmp_bytes(const void *a, size_t an, const void *b, size_t bn)
-{
-	int c = memcmp(a, b, MRTX_MIN(an, bn));
-
-	if (c)
-		return c;
-	return an < bn ? -1 : an > bn;
-}
-
 /* Validate one table or family name; what is "table" or "family" for the
  * message (MRTX_EINVAL, MRTX_ETOOBIG). */
 int store_check_name(const char *what, const char *s);
@@ -273,7 +260,7 @@ typedef struct store_filter {
 typedef struct store_cell {
 	uint8_t fid;
 	mrtx_bytes qual, value;
-	uint64_t ts;  /* the version's commit timestamp (LMDB; RADOS of format 4;
+	uint64_t ts;  /* the version's commit timestamp (STORE_CAP_VERSIONS;
 	                 0 elsewhere) */
 } store_cell;
 
@@ -311,6 +298,23 @@ typedef struct store_range {
 	int lo_excl;    /* lo itself excluded */
 	mrtx_bytes hi;  /* exclusive; size 0 = unbounded */
 } store_range;
+
+/* Does row sort before r begins (below lo, or lo itself when lo_excl)? */
+static inline int store_range_before(const store_range *r, mrtx_bytes row)
+{
+	int c;
+
+	if (!r->lo.size)
+		return 0;
+	c = cmp_bytes(row.data, row.size, r->lo.data, r->lo.size);
+	return r->lo_excl ? c <= 0 : c < 0;
+}
+
+/* Does row sort at or past r's end (hi is exclusive)? */
+static inline int store_range_past(const store_range *r, mrtx_bytes row)
+{
+	return r->hi.size && cmp_bytes(row.data, row.size, r->hi.data, r->hi.size) >= 0;
+}
 
 /*
  * Rows that have a lock record in range, in order (descending if reverse),
@@ -395,13 +399,13 @@ typedef struct store_mut {
  * default of a zeroed op): no lock record (absent), or exactly the bytes
  * lock.  Below (kind STORE_IF_BELOW): no lock record, or one whose order
  * key (store_opts.lock_order) sorts below the STORE_ORDER_SIZE bytes
- * below; pred(current lock or NULL, its size, arg) != 0 states the same as
- * a predicate the store evaluates next to the data, inside the write
- * (LMDB: in the write transaction; a distributed engine: an object class
- * method; it must be pure and quick), and a store that compares bytes
- * guards on below (RADOS of format 3 and 4: an omap_cmp LT on the OSD).  A
- * store without STORE_CAP_COND fails a below op with MRTX_CONFLICT before
- * writing, and the caller reads the lock and writes an exact one.
+ * below.  The caller gives the condition both ways and each backend
+ * evaluates the form it can, inside the write: pred(current lock or NULL,
+ * its size, arg) != 0 as a predicate next to the data (LMDB: in the write
+ * transaction; it must be pure and quick), below as bytes to compare
+ * (RADOS: an omap_cmp LT on the OSD).  Only a store with STORE_CAP_COND
+ * takes a below op; for another the caller reads the lock and writes an
+ * exact one.
  */
 enum store_cond_kind { STORE_IF_EXACT = 0, STORE_IF_BELOW = 1 };
 typedef struct store_cond {
@@ -421,7 +425,7 @@ typedef struct store_op {
 	mrtx_bytes new_lock;    /* ... or set to these bytes */
 	const store_mut *muts;  /* applied in order */
 	size_t nmuts;
-	uint64_t ts;            /* LMDB: the version the cells are written at --
+	uint64_t ts;            /* the version the cells are written at --
 	                           their transaction's commit timestamp; a
 	                           stamped op's are written at its stamp */
 	int durable;            /* this write is a commit point: on disk (per the
@@ -435,20 +439,19 @@ typedef struct store_op {
 	int check_gen;          /* condition too: the metadata generation is
 	                           still gen (store_meta_list) ... */
 	uint64_t gen;
-	/* A commit point's timestamp, taken by the store inside the write (LMDB;
-	 * other stores ignore stamp and leave stamped 0): at least stamp_floor,
-	 * above every timestamp of a write the store applied before, below
-	 * every one of a later write, and the same for every op of one
-	 * store_write_atomic; written into new_lock's 8 bytes at stamp_off
-	 * (u64 LE) and returned in stamped.  So stamps follow commit order,
+	/* A commit point's timestamp, taken by the store: at least
+	 * stamp_floor, written into new_lock's 8 bytes at stamp_off (u64 LE)
+	 * and returned in stamped (set only when the op applied).  LMDB takes
+	 * it inside the write: above every timestamp of a write the store
+	 * applied before, below every one of a later write, and the same for
+	 * every op of one store_write_atomic, so stamps follow commit order
 	 * and a view's timestamp (store_view_ts) separates the commits it
-	 * holds from those it does not.  RADOS (format 4) takes the timestamp
-	 * from its oracle just before sending the write (after every other
-	 * write of the commit, so every lock of a two-phase commit is in place
-	 * before its timestamp exists); STORE_STAMP_ONE_ROW marks a one-row
-	 * commit that read no other row: stamped from the oracle the same way,
-	 * but it writes no lock a reader could push (store_push).  stamped is
-	 * set only when the op applied. */
+	 * holds from those it does not.  RADOS takes it from its oracle just
+	 * before sending the write (after every other write of the commit, so
+	 * every lock of a two-phase commit is in place before its timestamp
+	 * exists); STORE_STAMP_ONE_ROW marks a one-row commit that read no
+	 * other row: stamped from the oracle the same way, but it writes no
+	 * lock a reader could push (store_push). */
 	int stamp;
 	uint32_t stamp_off;
 	uint64_t stamp_floor;
@@ -459,8 +462,9 @@ typedef struct store_op {
 	                           way that may or may not have applied it (a
 	                           failed LMDB commit; a lost reply), other
 	                           error: surely not applied */
-	int was_unsettled;      /* the store's own: the lock record the
-	                           condition met was unsettled (LMDB) */
+	int was_unsettled;      /* not the caller's: LMDB's note, between its
+	                           check of the condition and its write, that
+	                           the record met was unsettled */
 } store_op;
 
 /* store_op.stamp of a one-row commit that read no other row. */
@@ -643,9 +647,8 @@ int store_ts_known(store *st, uint64_t *out);
  * source at or above the stamp of every commit that returned before the
  * call began, and at or below the source's newest when it returns.  LMDB:
  * store_ts_known (the page is exact; no I/O).  RADOS: one read of the
- * oracle (a round trip; a read-only handle can make it).  A RADOS store of
- * an older format keeps no oracle and stamps nothing: the host's clock, as
- * its lock records carry.  Returns 0, or as store_ts_known / store_ts_now. */
+ * oracle (a round trip; a read-only handle can make it).  Returns 0, or as
+ * store_ts_known / store_ts_now. */
 int store_ts_start(store *st, uint64_t *out);
 /* A committed timestamp this handle has seen (a lock's commit_ts): the
  * next store_ts_known is at least ts.  RADOS: the handle's knowledge of the
@@ -665,12 +668,7 @@ void store_ts_learn(store *st, uint64_t ts);
  */
 int store_ts_now(store *st, uint64_t *out);
 
-/* ---- test hook: store-call fault injection ---- */
-
-
-
-
-
+/* ---- upgrade ---- */
 
 /*
  * Convert an older store in place (mrtx_upgrade): path as store_open's.
@@ -682,74 +680,6 @@ typedef int (*store_upgrade_ts_fn)(const void *lock, size_t n, uint64_t *ts);
 int store_upgrade(const char *path, store_upgrade_ts_fn row_ts,
                   void (*lock_order)(const void *lock, size_t size, uint8_t *out),
                   uint64_t *cells, int *was);
-
-/* ---- a store's file, verified without opening it (`mrtx check --deep`) ---- */
-
-#define STORE_NO_PAGE UINT64_MAX
-
-/* One damage: where, and what is wrong. */
-typedef struct store_damage {
-	uint64_t page;    /* the page it is on (STORE_NO_PAGE: the file as a whole) */
-	mrtx_bytes key;   /* the key it concerns (size 0: none) */
-	const char *what; /* one line of English */
-} store_damage;
-
-typedef struct store_file_stats {
-	uint64_t file_bytes;
-	uint32_t page_size;     /* 0: no meta page could be read */
-	int meta;               /* the meta page walked (0, 1; -1: none usable) */
-	uint64_t txnid;         /* its LMDB transaction */
-	uint64_t pages;         /* pages it says the file has */
-	uint64_t walked;        /* pages read in its trees (overflow pages too) */
-	uint64_t free_pages;    /* pages on its free list */
-	uint64_t leaked;        /* pages in neither: space LMDB does not reuse */
-	unsigned depth;         /* of the main database's tree */
-	uint64_t entries;       /* of the main database */
-	uint64_t meta_records, tables, locks, cells, history;
-	uint64_t damage;        /* every damage found, also those not reported */
-	uint64_t unreported;    /* damage beyond what could be kept in memory */
-	int opens;              /* the open's own file check passes (0: mrtx_open
-	                           refuses the store) */
-	int newest;             /* the meta page walked is the newest */
-	int meta_damaged;       /* damage reaches the store's metadata records */
-	int free_damaged;       /* damage in the free list: a write may reuse a
-	                           page in use */
-} store_file_stats;
-
-typedef struct store_file_opts {
-	/* Each damage, in the order found; nonzero stops (returned). */
-	int (*damage)(const store_damage *d, void *payload);
-	/* After the walk, each table named by the store's metadata, and
-	 * whether damage reaches its key range (may be NULL). */
-	void (*table)(const char *name, int damaged, void *payload);
-	/* The layer above's check of a lock record: 0 with *commit_ts the
-	 * commit timestamp it records (0: none), or nonzero with a reason
-	 * (NUL-terminated) in why[0..whylen); tag: the store's (NULL: not
-	 * known, the store id record being lost).  NULL: lock records are not
-	 * decoded. */
-	int (*lock_check)(const void *lock, size_t size, const uint8_t tag[8],
-	                  uint64_t *commit_ts, char *why, size_t whylen);
-	/* store_opts.lock_order, to recount unsettled lock records (NULL: not
-	 * recounted). */
-	void (*lock_order)(const void *lock, size_t size, uint8_t *out);
-	void *payload;
-} store_file_opts;
-
-/*
- * Verify the file of the LMDB store at path page by page, with reads of its
- * own (no LMDB, no map): the meta pages, every page of the main and free
- * databases' trees, overflow pages, the free list, and the records mrtx
- * keeps in the leaves (storage/lmdb/lmdb_deep.c says what is checked).
- * Works on any bytes.  Returns 0 when the walk completed, whatever it found
- * (stats say; o->damage saw each); o->damage's nonzero value;
- * MRTX_ENOTSTORE (no data.mdb at path), MRTX_ENOTSUP (a RADOS store: no
- * file), MRTX_ESTORE (a read failed; or the store kept changing under
- * three walks), MRTX_ENOMEM, MRTX_EINVAL (path too long).
- */
-int store_check_file(const char *path, const store_file_opts *o, store_file_stats *stats);
-
-
-
 
 /* ---- opaque metadata records (index declarations, txn/index.c) ---- */
 
@@ -769,12 +699,22 @@ int store_check_file(const char *path, const store_file_opts *o, store_file_stat
  *   (STORE_GEN_CHANGED) if any record was added since the listing.
  */
 int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out);
+/* store_meta_get through a view (NULL: a fresh snapshot; RADOS: always). */
+int store_meta_get_in(store *st, store_view *v, const char *key, mrtx_arena *a,
+                      mrtx_bytes *out);
+int store_meta_put_new(store *st, const char *key, mrtx_bytes value);
+int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
+                    int (*fn)(const char *key, mrtx_bytes value, void *payload),
+                    void *payload, uint64_t *gen);
+
+/* ---- versions: collection, trimming, pushes, running snapshots (DESIGN §9) ---- */
+
 /* The record of the collector's safe point (u64 LE): `mrtx gc` may have
  * collected what a snapshot below it would read (txn/gc.c). */
 #define STORE_GC_SAFE_KEY "g/safe"
 
 /*
- * Collection (`mrtx gc`, txn/gc.c; LMDB, RADOS: MRTX_ENOTSUP).  A run sets
+ * Collection (`mrtx gc`, txn/gc.c).  A run sets
  * the safe point (store_gc_mark(safe, 0): g/safe only rises), then walks
  * each table with store_gc_step: rows from (row, rowlen) on (rowlen 0: the
  * first), at most max_rows, each in one write that drops the versions its
@@ -833,12 +773,5 @@ int store_push(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
  */
 int store_snap_publish(store *st, uint64_t ts, uint64_t until_us);
 int store_snap_oldest(store *st, uint64_t now_us, uint64_t *oldest);
-/* store_meta_get through a view (NULL: a fresh snapshot; RADOS: always). */
-int store_meta_get_in(store *st, store_view *v, const char *key, mrtx_arena *a,
-                      mrtx_bytes *out);
-int store_meta_put_new(store *st, const char *key, mrtx_bytes value);
-int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
-                    int (*fn)(const char *key, mrtx_bytes value, void *payload),
-                    void *payload, uint64_t *gen);
 
 #endif

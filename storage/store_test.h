@@ -45,13 +45,8 @@ void store__clock_offset(store *st, long long us);
 #define STORE_TRIM_LAG_US 10000000LL
 extern _Atomic long long store__trim_lag_us;
 
-/* Test hook: a RADOS store of layout format 1, 2 or 3 opens as such
- * (mrtx_open refuses it otherwise, naming `mrtx upgrade`), so that tests
- * can make one the way earlier releases wrote it and then upgrade it. */
-extern _Atomic int store__rados_old_formats;
-
 /* Test hook: the next N checks that pin an LMDB view to its transaction
- * id fail, as when two commits land during each (lmdb_rw.c view_exact):
+ * id fail, as when two commits land during each (lmdb_read.c view_exact):
  * eight in a row make a view whose timestamp is unknown. */
 extern _Atomic int store__lmdb_inexact_views;
 

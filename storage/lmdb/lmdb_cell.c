@@ -40,7 +40,6 @@
 
 #include "storage/lmdb/lmdb_int.h"
 
-#define LOCK_TAG 0xFFu
 #define GC_CURSOR_KEY "\0g/cursor"
 #define GC_CURSOR_LEN 9u
 

@@ -37,7 +37,6 @@
 
 #include <stdio.h>
 
-#define LOCK_TAG 0xFFu
 #define FORMAT_PLAIN 3u /* cells without a version header */
 
 typedef struct rtable {

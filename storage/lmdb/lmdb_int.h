@@ -50,7 +50,7 @@ typedef struct lmdb_rtxn {
 	int settled;     /* a view's: it holds no unsettled lock record
 	                    (lmdb_unsettled.c; 0: some, or not known) */
 	int inexact;     /* a view's: it may hold commits newer than its id
-	                    (view_exact failed every try, lmdb_rw.c) */
+	                    (view_exact failed every try, lmdb_read.c) */
 } lmdb_rtxn;
 
 /* Forks of this process so far (counted in the child): a view opened before
@@ -76,7 +76,7 @@ typedef struct wreq {
  * of this backend is one of these: LT), then what only LMDB keeps. */
 typedef struct lmdb_table {
 	store_table pub;
-	unsigned kp;   /* the table's 2-byte key prefix (lmdb_rw.c) */
+	unsigned kp;   /* the table's 2-byte key prefix (lmdb_read.c) */
 	size_t nfam0;  /* families below nfam0 live in the table's own
 	                  allocation; later ones are allocated one by one */
 	size_t seen;   /* the transaction id of the snapshot in which this
@@ -178,7 +178,7 @@ struct store {
 	/* the timestamp ceiling as this process last saw it stored, and as the
 	 * write txn in progress raised it (lmdb_ts_stamp; under wmu) */
 	uint64_t w_ceil, w_ceil_new;
-	/* group commit: queued writers, one leader at a time (lmdb_rw.c) */
+	/* group commit: queued writers, one leader at a time (lmdb_write.c) */
 	pthread_mutex_t gmu;
 	pthread_mutex_t vsync_mu; /* lmdb_store_sync_visible: one sync at a time, so
 	                            * readers queued behind it find it made */
@@ -187,7 +187,7 @@ struct store {
 	int leader;
 	size_t inflight;     /* requests taken by a leader, not yet done */
 	size_t returning;    /* requests done since, whose threads have not
-	                        queued again (take_more, lmdb_rw.c) */
+	                        queued again (take_more, lmdb_write.c) */
 	uint64_t ret_us;     /* EWMA: how long a writer thread took to queue
 	                        its next request after its last returned */
 	pthread_cond_t lcv;  /* a request queued (under gmu; CLOCK_MONOTONIC) */
@@ -404,6 +404,29 @@ int lmdb_table_rcheck(store *st, lmdb_rtxn *rt, const store_table *t);
 /* The generation inside the current write txn (st->w_gen, read at most
  * once per txn); LMDB rc, or MRTX_ECORRUPT (no message) if malformed. */
 int lmdb_wgen(store *st, MDB_cursor *cur, uint64_t *gen);
+
+/* After P . enc(row): the row's lock record (its cells' family ids are
+ * below; its older versions follow it, lmdb_cell.c). */
+#define LOCK_TAG 0xFFu
+
+/* ---- keys of rows, shared by the reads and the writes (lmdb_read.c) ---- */
+/* Does row fit in a key with `extra` bytes after P . enc(row)? */
+int lmdb_row_fits(mrtx_bytes row, size_t extra);
+/* The row of a data key of this table (into rowbuf) and whether the key is
+ * its lock key; MRTX_ECORRUPT when the key does not decode. */
+int lmdb_key_row(const MDB_val *k, uint8_t *rowbuf, mrtx_bytes *row, int *is_lock);
+/* Seek key for a bound: P . enc(bound), cut to LMDB's key size.  A cut key
+ * sorts no later than the whole one, and the scan loop checks every row
+ * against the bounds, so positioning only has to be early enough. */
+MDB_val lmdb_bound_key(uint8_t *buf, const store_table *t, mrtx_bytes b);
+/* Move cur from row R to the next row (forward: past R's lock key and
+ * history, walking from where the cursor stands in R, so that every key
+ * on the way is seen in order (lmdb_walk.c), or seeking when R has more
+ * keys left than a few; reverse: before R's first key); k and v get the
+ * key and value met.  An LMDB rc (MDB_NOTFOUND at the end), or
+ * MRTX_ECORRUPT. */
+int lmdb_step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int reverse,
+                  MDB_val *k, MDB_val *v);
 
 /* out = the table's key prefix . enc(row); returns the length. */
 static inline size_t tkey_put(uint8_t *out, const store_table *t, mrtx_bytes row)

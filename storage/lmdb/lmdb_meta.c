@@ -15,7 +15,7 @@
  *                         lmdb_unsettled.c)
  *   0x00 "t/<table>"   -> u16 BE prefix P, u8 nfamilies, (u8 len, name)...
  *   0x00 "x/<name>"    -> opaque records of upper layers (store_meta_*)
- *   P . ...            -> the table's cells and lock records (lmdb_rw.c),
+ *   P . ...            -> the table's cells and lock records (lmdb_read.c),
  *                         P >= 0x0100, so metadata sorts first
  */
 #include "storage/lmdb/lmdb_int.h"
@@ -717,18 +717,6 @@ int lmdb_u64_read(MDB_cursor *cur, const char *key, size_t klen, uint64_t *gen)
 	return 0;
 }
 
-/* Keys "x/<name>" with x not 't': tables and the fixed records stay private. */
-static int meta_key_check(store *st, const char *key, size_t minlen)
-{
-	size_t n = key ? strlen(key) : 0;
-
-	if (n < minlen || n > MRTX_MAX_NAME + 2 || key[1] != '/' || key[0] == 't' ||
-	    key[0] < 'a' || key[0] > 'z')
-		return mrtx__seterr(MRTX_EINVAL, "store %s: '%s' is not a metadata record key",
-		                    st->path, key ? key : "(null)");
-	return 0;
-}
-
 int lmdb_store_meta_get(store *st, lmdb_rtxn *view, const char *key, mrtx_arena *a,
                         mrtx_bytes *out)
 {
@@ -737,8 +725,6 @@ int lmdb_store_meta_get(store *st, lmdb_rtxn *view, const char *key, mrtx_arena 
 	MDB_val k, v;
 	int rc;
 
-	if ((rc = meta_key_check(st, key, 3)))
-		return rc;
 	if (view)
 		rt = *view;
 	else if ((rc = lmdb_rtxn_begin(st, &rt)))
@@ -767,8 +753,6 @@ int lmdb_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 	MDB_val k, v, old;
 	int rc;
 
-	if ((rc = meta_key_check(st, key, 3)))
-		return rc;
 	k = meta_key(kb, key);
 	v = mv(value.data, value.size);
 	pthread_mutex_lock(&st->mu);
@@ -837,8 +821,6 @@ int lmdb_store_meta_list(store *st, const char *prefix, mrtx_arena *a,
 	size_t plen;
 	int rc, op = MDB_SET_RANGE;
 
-	if ((rc = meta_key_check(st, prefix, 2)))
-		return rc;
 	p = meta_key(pk, prefix);
 	plen = p.mv_size;
 	if ((rc = lmdb_rtxn_begin(st, &rt)))

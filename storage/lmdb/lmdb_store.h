@@ -8,6 +8,7 @@
 #define MRTX_LMDB_STORE_H
 
 #include "storage/store.h"
+#include "storage/store_file.h"
 
 int lmdb_store_open(store **out, const char *path, const store_opts *opts);
 void lmdb_store_close(store *st);

@@ -12,14 +12,14 @@
  *
  * and every write transaction keeps the count exact: each op notes whether
  * the record it replaces was unsettled and whether the one it writes is
- * (lmdb_rw.c op_check / op_write), a drop or truncate subtracts the
+ * (lmdb_write.c op_check / op_write), a drop or truncate subtracts the
  * unsettled records it deletes (lmdb_ddl.c), and just before the commit
  * the change is put (lmdb_unsettled_finish).  One LMDB transaction holds
  * both, so a crash cannot part them.  The count then rides into the
  * timestamp ring (lmdb_ts_record): a view whose write transaction left
  * the count at 0 holds no unsettled record at all (lmdb_rtxn.settled),
  * and a point read in it need not read the row's lock record to know that
- * no transaction is half-way through the row (lmdb_rw.c read_cell_exact,
+ * no transaction is half-way through the row (lmdb_read.c read_cell_exact,
  * DESIGN §9).  The count not known (no key: a store upgraded by hand; an
  * entry no longer in the ring) counts as unsettled: reads then read locks.
  *

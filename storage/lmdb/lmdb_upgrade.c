@@ -55,7 +55,6 @@
 #define BATCH 10000u
 #define RESUME_KEY "\0upgrade"
 #define RESUME_LEN 8u
-#define LOCK_TAG 0xFFu
 
 enum { PASS_HEADER, PASS_SEAL };
 

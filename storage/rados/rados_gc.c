@@ -31,7 +31,7 @@
  * rgen digits) being at or below safe (a run with a newer safe point was there: nothing to do).
  * The same write sets the mark to safe.  Readers fetch the mark beside the
  * row: a read at a timestamp below it may miss what was collected, and
- * says MRTX_ESNAPSHOT (rados_rw.c) -- so a mrtx_begin_at transaction that
+ * says MRTX_ESNAPSHOT (rados_read.c) -- so a mrtx_begin_at transaction that
  * began before the safe point rose is told, never shown a wrong value.
  * Nothing else guards the removals: versions never change once written
  * (GONE aside), and a commit meanwhile only adds newer ones, which can make
@@ -67,9 +67,6 @@ int rados_store_gc_mark(store *st, uint64_t safe, int end)
 	mrtx_arena a;
 	int rc = 0;
 
-	if (!rs->versions)
-		return mrtx__seterr(MRTX_ENOTSUP, "%s: a RADOS store of format 3 or older keeps "
-		                    "one version of each cell: nothing to collect", rs->addr);
 	arena_init(&a);
 	for (int attempt = 0; attempt < 32; attempt++) {
 		const char *key = end ? GC_CURSOR_KEY : GC_SAFE_KEY;
@@ -109,9 +106,6 @@ int rados_store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row, 
 	size_t nl;
 	int rc;
 
-	if (!rs->versions)
-		return mrtx__seterr(MRTX_ENOTSUP, "%s: a RADOS store of format 3 or older keeps "
-		                    "one version of each cell: nothing to collect", rs->addr);
 	arena_init(&a);
 	if ((rc = meta_one(rs, GC_CURSOR_KEY, &a, &v)))
 		goto done;
@@ -236,7 +230,7 @@ static int gc_send(rstore *rs, const char *oid, gcw *w, uint64_t safe, int *skip
 		memcpy(sets, w->sets, w->nsets * sizeof(*sets));
 	/* the mark: safe, then a nonce that differs from step to step, so
 	 * that a reader paging through a wide row sees a step go by even
-	 * within one run (rados_rw.c compares it); as rgen digits, so that
+	 * within one run (rados_read.c compares it); as rgen digits, so that
 	 * "stored < rgen(safe + 1)" still compares the safe points */
 	rgen_put(mark, safe);
 	rgen_put(mark + 8, (mrtx__now_us() ^ ((uint64_t)getpid() << 40) ^
@@ -429,9 +423,6 @@ int rados_store_gc_step(store *st, const store_table *t, uint8_t *row, size_t *r
 	int rc;
 
 	*done = 0;
-	if (!rs->versions)
-		return mrtx__seterr(MRTX_ENOTSUP, "%s: a RADOS store of format 3 or older keeps "
-		                    "one version of each cell: nothing to collect", rs->addr);
 	for (int attempt = 0;; attempt++) {
 		const rtmap *map = rados_map(t);
 		const rtablet *tb = rados_tablet_in(map, MRTX_BYTES(row, *rowlen));
@@ -481,7 +472,7 @@ int rados_store_trim_row(store *st, const store_table *t, mrtx_bytes row, uint64
 	mrtx_arena a;
 	int rc, tdone;
 
-	if (!rs->versions || row.size > MRTX_MAX_KEY)
+	if (row.size > MRTX_MAX_KEY)
 		return 0;
 	if (row.size)
 		memcpy(r, row.data, row.size);

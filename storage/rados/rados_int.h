@@ -1,26 +1,20 @@
 /*
  * rados_int.h - internals shared by the RADOS backend's files.
  *
- * Layout (RADOS layout format 4, what new stores are made at, is format 3
- * with cell versions: a cell key ends in vt(ts) and its value starts with
- * a flags byte, rados_cell.c, and commit points are stamped: a multi-row
- * commit's by the oracle, a one-row commit's from the host clock,
- * rados_ts.c.  Format 3 kept one unstamped version of each cell; format 2
- * is 3 with lock values of the record alone, and format 1 that without
- * splits (a format-1 store's first split raised it to 2, so that a client
- * built before splits, whose writes carry no tablet-state guard, refuses
- * to open it).  mrtx_open refuses formats 1 to 3 and "U" (an upgrade under
- * way); `mrtx upgrade` converts them (rados_upgrade.c).  The code paths of
- * the older formats remain, reached only by the upgrade and by the test
- * hook store__rados_old_formats, with which tests write such stores the
- * way earlier releases did).  A store NAME in pool POOL is a set of
- * objects whose names start with NAME:
+ * Layout (RADOS layout format 4: cells keep versions, a cell key ending in
+ * vt(ts) and its value starting with a flags byte, rados_cell.c; lock
+ * values lead with their order key; commit points are stamped by the
+ * oracle, rados_ts.c).  The runtime reads and writes format 4 alone:
+ * mrtx_open refuses formats 1 to 3 and "U" (an upgrade under way), naming
+ * `mrtx upgrade`, and what the older formats were is known only to the
+ * upgrade that converts them (rados_upgrade.c).  A store NAME in pool POOL
+ * is a set of objects whose names start with NAME:
  *
- *   NAME.meta       omap: "format" -> "4" (or "3", "2", "1", "U"), "id" -> 16 random bytes,
+ *   NAME.meta       omap: "format" -> "4" ("U" mid-upgrade), "id" -> 16 random bytes,
  *                   "gen" -> u64 BE (metadata generation), "next" -> u32 BE
  *                   (next table id), "t/<table>" -> table record (below),
- *                   "p/<table>" -> its families' version policies (format
- *                   4; storage/versions.h; absent: one version each),
+ *                   "p/<table>" -> its families' version policies
+ *                   (storage/versions.h; absent: one version each),
  *                   "upgrade" -> the upgrade's record while format is "U",
  *                   and the opaque records of store_meta_* under their keys
  *   NAME.<id>.<seq> one tablet of table <id> (hex), a row range [start,
@@ -36,18 +30,17 @@
  *       0x01 'V'                      an upgrade's progress (only while
  *                                     the store is at "U")
  *       0x02 . rkey(row)              the row's lock record (never empty);
- *                                     format 3: after its 11-byte order key
+ *                                     after its 11-byte order key
  *                                     (store_opts.lock_order), so that a
  *                                     one-row commit's "no lock, or STABLE
  *                                     before ts" (store_cond.below) is one
  *                                     omap_cmp LT guard
- *       0x03 . rkey(row) . fid+1 . rqual(qualifier)   a cell (format 4:
- *                                     ... rkey(qualifier) . vt(ts), one key
- *                                     a version, newest first)
+ *       0x03 . rkey(row) . fid+1 . rkey(qualifier) . vt(ts)
+ *                                     a cell's version, newest first
  *       0x04 . rkey_desc(row)         "" : the row in descending order, for
  *                                     reverse scans (omap iterates forward only)
  *       0x05 . rkey(row)              the row's push mark, rgen digits
- *                                     (format 4; rados_rw.c, store_push):
+ *                                     (rados_write.c, store_push):
  *                                     a reader's snapshot + 1; a commit
  *                                     point of the row is stamped at or
  *                                     above it, and removes it
@@ -78,13 +71,14 @@
 #include "storage/rados/radoskey.h"
 #include "storage/rados/rados_store.h"
 
+/* the format this mrtx reads and writes */
 #define RFORMAT_VERSIONS "4"
 /* a store `mrtx upgrade` is converting (rados_upgrade.c): nothing else
  * opens it, nor does a release from before it (they took one digit) */
 #define RFORMAT_UPGRADING "U"
-#define RFORMAT_ORDERED "3"
-#define RFORMAT "2"
-#define RFORMAT_NOSPLIT "1"
+/* the oldest format: "1" up to RFORMAT_VERSIONS are mrtx stores, and the
+ * ones below RFORMAT_VERSIONS are refused, naming `mrtx upgrade` */
+#define RFORMAT_OLDEST "1"
 #define RK_GEN_0 0x01u
 #define RK_LOCK 0x02u
 #define RK_CELL 0x03u
@@ -94,9 +88,7 @@
 #define RLIST_MAX 1024u
 /* rkey of a row: at most 2 bytes per byte + terminator */
 #define RKEY_MAX (2u * MRTX_MAX_ROW + 2u)
-/* a cell key: tag, rkey(row), fid, rqual(qualifier) */
-/* a cell key: tag, rkey(row), fid, rkey(qualifier), vt(ts) (format 4;
- * older formats: rqual(qualifier), no vt) */
+/* a cell key: tag, rkey(row), fid, rkey(qualifier), vt(ts) */
 #define RVT_SIZE 9u
 #define RCELL_MAX (1u + RKEY_MAX + 1u + 2u * MRTX_MAX_KEY + 2u + RVT_SIZE)
 #define ROID_MAX (RADDR_MAX_NAME + 32u)
@@ -136,13 +128,6 @@ typedef struct rstore {
 	size_t ntables, ctables;
 	atomic_ulong write_calls, write_txns, read_txns;
 	uint32_t split_rows; /* a tablet is split past this many rows; 0: never */
-	atomic_int format2;  /* the store is known to be at format 2 or 3 */
-	int ordered;         /* format 3 or 4 (fixed at open): lock values carry
-	                        their order key (rados_rw.c, lock_stored) */
-	int versions;        /* format 4 (fixed at open): cells keep versions
-	                        (rados_cell.c) and commits are stamped */
-	int upgrading;       /* opened by the upgrade (store_opts.upgrading) */
-	char format;         /* the format record's digit at open ('U': upgrading) */
 	void (*lock_order)(const void *lock, size_t size, uint8_t *out);
 	atomic_ulong splits; /* splits this handle finished (tests, stats) */
 	/* timestamps (rados_ts.c): callers queued for the next batch, whether
@@ -211,6 +196,17 @@ static inline rtmap *rados_map(const store_table *t)
 	return atomic_load_explicit(&((rtable *)t->be)->map, memory_order_acquire);
 }
 
+/*
+ * rados_store_open, and with `upgrade` a store of an older format or one
+ * whose upgrade was cut short opens too -- for the upgrade alone
+ * (rados_upgrade.c), which reads its tables and meta records and writes
+ * NAME.meta and NAME.ts only: every other call assumes format 4.  *format:
+ * the format record's digit ('1'..'4', 'U').  With `upgrade` an address
+ * without a store is MRTX_ENOTSTORE: nothing is created.
+ */
+int rados_store_open_any(store **out, const char *addr, const store_opts *o, int upgrade,
+                         char *format);
+
 /* The tablet of m holding row (binary search on the starts). */
 const rtablet *rados_tablet_in(const rtmap *m, mrtx_bytes row);
 /* The same in the table's current map. */
@@ -223,7 +219,7 @@ const rtablet *rados_tablet_of(const store_table *t, mrtx_bytes row);
  */
 #define RMOVED (-31981)
 /* A commit point's guard found a reader's push mark above its stamp
- * (store_push): internal, stamped again and sent again (rados_rw.c). */
+ * (store_push): internal, stamped again and sent again (rados_write.c). */
 #define RPUSHED (-31982)
 /* How often a call tries again after RMOVED before giving up. */
 #define RMOVED_TRIES 16
@@ -270,19 +266,29 @@ void rados_split_maybe(rstore *rs, const store_table *t, const char *oid);
  */
 size_t rados_group_by_oid(const char *const *oids, size_t n, size_t *grp, size_t *order,
                           size_t *start, size_t *count);
+/* rados_read.c */
 size_t rados_lock_key(uint8_t *buf, mrtx_bytes row);
 size_t rados_push_key(uint8_t *buf, mrtx_bytes row);
 size_t rados_desc_key(uint8_t *buf, mrtx_bytes row);
 size_t rados_cell_prefix(uint8_t *buf, mrtx_bytes row); /* 0x03 . rkey(row) */
-/* The smallest key above every key that starts with p[0..n) (rados_rw.c). */
-size_t rados_prefix_end(uint8_t *out, const uint8_t *p, size_t n);
+/* A lock value as stored: the record after its order key
+ * (store_opts.lock_order, set for writing), so that store_cond.below is
+ * one omap_cmp LT guard.  Into a; MRTX_ENOMEM. */
+int rados_lock_value(const rstore *rs, mrtx_bytes rec, mrtx_arena *a, mrtx_bytes *out);
+/* The lock record in a stored value of tablet oid (rados_lock_value's
+ * inverse; it points into v); MRTX_ECORRUPT when v is too short. */
+int rados_lock_record(const rstore *rs, const char *oid, mrtx_bytes v, mrtx_bytes *out);
+/* After RMOVED on tablet oid of t, at a call's attempt-th try: settle the
+ * table (rados_table_settle), or MRTX_ESTORE once it kept moving for
+ * RMOVED_TRIES tries. */
+int rados_moved(rstore *rs, const store_table *t, const char *oid, int attempt);
 /* The store-call fault hook (store.c) with this backend's error mapping. */
 int rados_fault(rstore *rs, const char *step, int write);
 #define STORE_FAULT_R(rs, step) \
 	(MRTX_UNLIKELY(store__fault_armed) ? rados_fault(rs, step, 0) : 0)
 /* The index-declaration generation key. */
 extern const uint8_t rados_gen_key[2];
-/* A tablet's collection mark (format 4, rados_gc.c): the safe point of the
+/* A tablet's collection mark (rados_gc.c): the safe point of the
  * last `mrtx gc` that removed versions there, as rgen digits. */
 extern const uint8_t rados_collect_key[2];
 
@@ -310,7 +316,7 @@ rkv rados_snap_record(rstore *rs, uint64_t oldest, uint64_t until_us, uint8_t *b
 /* The oracle's stored value "ts" (rados_ts.c): 0, or -1 when malformed. */
 int rados_ts_decode(mrtx_bytes v, uint64_t *out);
 
-/* ---- cell versions (rados_cell.c; format 4) ---- */
+/* ---- cell versions (rados_cell.c) ---- */
 
 struct store_ver;
 /* vt(ts): ~ts as nine 7-bit digits plus one (RVT_SIZE bytes, no 0x00). */

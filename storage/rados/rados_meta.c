@@ -93,8 +93,10 @@ static rguard guard_eq(const char *key, mrtx_bytes v)
 	return g;
 }
 
-/* Create the store's metadata, or find it made by someone else. */
-static int meta_init(rstore *rs)
+/* Create the store's metadata, or find it made by someone else; *format
+ * gets its format record's digit.  A store of an older format, or one
+ * whose upgrade was cut short, is refused unless for the upgrade. */
+static int meta_init(rstore *rs, int upgrade, char *format)
 {
 	static const char *const keys[] = { "format", "id" };
 	mrtx_arena a;
@@ -110,10 +112,10 @@ static int meta_init(rstore *rs)
 		if (v[0].data) {
 			char f = v[0].size == 1 ? *(const char *)v[0].data : 0;
 
-			if ((f < RFORMAT_NOSPLIT[0] || f > RFORMAT_VERSIONS[0]) &&
+			if ((f < RFORMAT_OLDEST[0] || f > RFORMAT_VERSIONS[0]) &&
 			    f != RFORMAT_UPGRADING[0]) {
 				rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: not an mrtx RADOS store of format "
-				                  RFORMAT_NOSPLIT " to " RFORMAT_VERSIONS " (object %s holds "
+				                  RFORMAT_OLDEST " to " RFORMAT_VERSIONS " (object %s holds "
 				                  "something else)", rs->addr, rs->meta_oid);
 				break;
 			}
@@ -123,9 +125,8 @@ static int meta_init(rstore *rs)
 				break;
 			}
 			/* older layouts are converted by `mrtx upgrade` (rados_upgrade.c),
-			 * which alone opens them; tests make them with the hook */
-			if (f != RFORMAT_VERSIONS[0] && !rs->upgrading &&
-			    (f == RFORMAT_UPGRADING[0] || !atomic_load(&store__rados_old_formats))) {
+			 * which alone opens them */
+			if (f != RFORMAT_VERSIONS[0] && !upgrade) {
 				const char fs[2] = { f, 0 };
 
 				rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: layout format %s; this mrtx reads "
@@ -136,14 +137,11 @@ static int meta_init(rstore *rs)
 				                  fs, rs->addr);
 				break;
 			}
-			rs->format = f;
-			rs->versions = f == RFORMAT_VERSIONS[0];
-			rs->ordered = rs->versions || f == RFORMAT_ORDERED[0];
-			atomic_store(&rs->format2, rs->ordered || f == RFORMAT[0]);
+			*format = f;
 			memcpy(rs->id, v[1].data, 16);
 			break;
 		}
-		if (rs->upgrading) {
+		if (upgrade) {
 			rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: no mrtx store here to upgrade", rs->addr);
 			break;
 		}
@@ -237,13 +235,15 @@ static int connect_fresh(const raddr *ra, rconn **out)
 	return 0;
 }
 
-int rados_store_open(store **out, const char *addr, const store_opts *o)
+int rados_store_open_any(store **out, const char *addr, const store_opts *o, int upgrade,
+                         char *format)
 {
 	rstore *rs;
 	raddr ra;
 	int rc;
 
-
+	*out = NULL;
+	*format = 0;
 	/* RADOS writes are replicated before they are acknowledged: durability,
 	 * map size and file mode have no meaning here */
 	if ((rc = raddr_parse(&ra, addr)))
@@ -260,7 +260,6 @@ int rados_store_open(store **out, const char *addr, const store_opts *o)
 	rs->head.read_only = o && o->read_only;
 	rs->unbatched = o && o->unbatched;
 	rs->lock_order = o ? o->lock_order : NULL;
-	rs->upgrading = o && o->upgrading;
 	pthread_mutex_init(&rs->mu, NULL);
 	pthread_mutex_init(&rs->ts_mu, NULL);
 	pthread_cond_init(&rs->ts_cv, NULL);
@@ -274,13 +273,12 @@ int rados_store_open(store **out, const char *addr, const store_opts *o)
 	rc = connect_fresh(&ra, &rs->conn);
 	raddr_free(&ra);
 	if (rc == 0)
-		rc = meta_init(rs);
-	rs->head.caps = STORE_CAP_ORACLE | STORE_CAP_REMOTE | (rs->ordered ? STORE_CAP_COND : 0) |
-	                (rs->versions ? STORE_CAP_VERSIONS : 0);
-	/* every writer of a format-3 store must derive the same order keys, or
-	 * its exact-value guards would never match another client's values */
-	if (rc == 0 && rs->ordered && !rs->lock_order && !rs->head.read_only)
-		rc = mrtx__seterr(MRTX_EINVAL, "%s: a format " RFORMAT_ORDERED " store opened for "
+		rc = meta_init(rs, upgrade, format);
+	rs->head.caps = STORE_CAP_ORACLE | STORE_CAP_REMOTE | STORE_CAP_COND | STORE_CAP_VERSIONS;
+	/* every writer must derive the same order keys, or its exact-value
+	 * guards would never match another client's values */
+	if (rc == 0 && !rs->lock_order && !rs->head.read_only)
+		rc = mrtx__seterr(MRTX_EINVAL, "%s: a format " RFORMAT_VERSIONS " store opened for "
 		                  "writing needs store_opts.lock_order", addr);
 	if (rc) {
 		rados_store_close((store *)rs);
@@ -288,6 +286,13 @@ int rados_store_open(store **out, const char *addr, const store_opts *o)
 	}
 	*out = (store *)rs;
 	return 0;
+}
+
+int rados_store_open(store **out, const char *addr, const store_opts *o)
+{
+	char format;
+
+	return rados_store_open_any(out, addr, o, 0, &format);
 }
 
 static void map_free(rtmap *m)
@@ -728,11 +733,6 @@ int rados_store_create_table(store *st, const char *name, const char *const *fam
 
 	if ((rc = store_check_table_spec(name, families, nfamilies)))
 		return rc;
-	if (pol && !rs->versions)
-		return mrtx__seterr(MRTX_ENOTSUP, "%s: a RADOS store of format %s keeps one version "
-		                    "of each cell (families with more versions or a TTL need format "
-		                    RFORMAT_VERSIONS ")", rs->addr, rs->ordered ? RFORMAT_ORDERED :
-		                    "1 or 2");
 	if ((rc = record_build(&rec, families, nfamilies, splits, nsplits, &fam_end))) {
 		buf_free(&rec);
 		return rc;
@@ -824,24 +824,13 @@ const rtablet *rados_tablet_of(const store_table *t, mrtx_bytes row)
 
 /* ----------------------------------------------------- metadata records */
 
-static int meta_key_check(rstore *rs, const char *key, size_t minlen)
-{
-	size_t n = key ? strlen(key) : 0;
-
-	if (n < minlen || n > MRTX_MAX_NAME + 2 || key[1] != '/' || key[0] == 't' ||
-	    key[0] < 'a' || key[0] > 'z')
-		return mrtx__seterr(MRTX_EINVAL, "store %s: '%s' is not a metadata record key",
-		                    rs->addr, key ? key : "(null)");
-	return 0;
-}
-
 int rados_store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out)
 {
 	rstore *rs = RS(st);
 	const char *keys[1] = { key };
 	int rc, exists;
 
-	if ((rc = meta_key_check(rs, key, 3)) || (rc = meta_read(rs, keys, 1, a, out, &exists)))
+	if ((rc = meta_read(rs, keys, 1, a, out, &exists)))
 		return rc;
 	if (!out->data)
 		return MRTX_NOTFOUND;
@@ -934,8 +923,6 @@ int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 	mrtx_arena a;
 	int rc;
 
-	if ((rc = meta_key_check(rs, key, 3)))
-		return rc;
 	arena_init(&a);
 	for (int attempt = 0; attempt < 20; attempt++) {
 		const char *keys[2] = { gk, key };
@@ -990,8 +977,6 @@ int rados_store_meta_list(store *st, const char *prefix, mrtx_arena *a,
 	static const uint8_t gk[] = "gen";
 	int rc = 0, more = 1, first = 1;
 
-	if (strcmp(prefix, "t/") != 0 && (rc = meta_key_check(rs, prefix, 2)))
-		return rc;
 	while (more && rc == 0) {
 		rget g;
 		rread r;

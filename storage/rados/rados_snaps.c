@@ -66,7 +66,7 @@ int rados_store_snap_publish(store *st, uint64_t ts, uint64_t until_us)
 	rwrite w;
 	int rc;
 
-	if (rs->head.read_only || !rs->versions)
+	if (rs->head.read_only)
 		return 0;
 	set = rados_snap_record(rs, ts, until_us, v);
 	memset(&w, 0, sizeof(w));
@@ -108,8 +108,6 @@ int rados_store_snap_oldest(store *st, uint64_t now_us, uint64_t *oldest)
 	mrtx_arena a;
 
 	*oldest = UINT64_MAX;
-	if (!rs->versions)
-		return 0;
 	arena_init(&a);
 	for (;;) {
 		rget g;

@@ -557,39 +557,6 @@ int rados_table_settle(rstore *rs, const store_table *t, const char *oid)
 	return rc;
 }
 
-/* Before a store's first split: format 1 -> 2 (rados_int.h), so that
- * clients that predate splits no longer open it. */
-static int format_raise(rstore *rs)
-{
-	static const char *const keys[1] = { "format" };
-	mrtx_arena a;
-	int rc = 0;
-
-	if (atomic_load(&rs->format2))
-		return 0;
-	arena_init(&a);
-	for (int attempt = 0; attempt < 4 && rc == 0; attempt++) {
-		mrtx_bytes v;
-		int applied;
-
-		if ((rc = rados_meta_read(rs, keys, 1, &a, &v)))
-			break;
-		if (v.size == 1 && memcmp(v.data, RFORMAT, 1) == 0) {
-			atomic_store(&rs->format2, 1);
-			break;
-		}
-		if (v.size != 1 || memcmp(v.data, RFORMAT_NOSPLIT, 1) != 0) {
-			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the format record is malformed", rs->addr);
-			break;
-		}
-		rc = rados_meta_cas(rs, "format", v, MRTX_CSTR(RFORMAT), &applied);
-	}
-	arena_free(&a);
-	if (rc == 0 && !atomic_load(&rs->format2))
-		rc = mrtx__seterr(MRTX_ESTORE, "%s: could not raise the store format", rs->addr);
-	return rc;
-}
-
 /* Split tablet tb of t (in t's current map) at row at: steps 1 and 2, then
  * the rest.  MRTX_CONFLICT when tb was not open (someone else's split:
  * settled meanwhile). */
@@ -600,7 +567,7 @@ static int split_at(rstore *rs, const store_table *t, const rtablet *tb, mrtx_by
 	mark mk;
 	int rc, applied;
 
-	if ((rc = format_raise(rs)) || (rc = seqs_take(rs, t, &left)))
+	if ((rc = seqs_take(rs, t, &left)))
 		return rc;
 	mkb[0] = RSTATE_RETIRED;
 	rbe32_put(mkb + 1, left);

@@ -7,9 +7,8 @@
  *   - store_read_locks and store_scan_rows read each row consistently
  *     (lock and cells from one state of its tablet object) but different
  *     rows at different moments; nothing above the seam relies on more.
- *   - store_op.cond is not evaluated: a store of format 3 evaluates
- *     store_cond.below on the OSD (STORE_CAP_COND); older
- *     ones neither (0), and callers read the lock instead.
+ *   - store_op.cond.pred is not called: store_cond.below is evaluated on
+ *     the OSD instead, as one omap_cmp LT guard (STORE_CAP_COND).
  *   - store_op.check_gen is checked against the generation kept in the
  *     row's tablet object (see store.h), in the same compound op.
  *   - A timeout is MRTX_EUNKNOWN as an op result (the op may or may not

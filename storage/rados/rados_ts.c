@@ -34,7 +34,7 @@
  *
  * The oracle is the store's only order (DESIGN §9.1): every commit point,
  * one-row commits and recovery's fences included, is stamped from here
- * (rados_rw.c); a transaction's start timestamp is one read of "ts"
+ * (rados_write.c); a transaction's start timestamp is one read of "ts"
  * (rados_store_ts_start); this host's clock only seeds a proposal.  A
  * batch with a snapshot's caller in it also sets the handle's record in
  * the registry of running snapshots, which shares this object
@@ -237,7 +237,7 @@ int rados_store_ts_snapshot(store *st, const store_snap_set *set, uint64_t until
 	rts_wait me;
 
 	memset(&me, 0, sizeof(me));
-	me.snap = !RS(st)->head.read_only && RS(st)->versions;
+	me.snap = !RS(st)->head.read_only;
 	me.set = set;
 	me.until = until_us;
 	return ts_take(st, &me, out);
@@ -321,11 +321,7 @@ static int ts_take(store *st, rts_wait *mep, uint64_t *out)
 
 int rados_store_ts_known(store *st, uint64_t *out)
 {
-	rstore *rs = RS(st);
-
-	*out = atomic_load(&rs->ts_hint);
-	if (!rs->versions) /* (an older format: the clock is its only source) */
-		*out = MRTX_MAX(*out, store_now_us(st));
+	*out = atomic_load(&RS(st)->ts_hint);
 	return 0;
 }
 
@@ -336,10 +332,6 @@ int rados_store_ts_start(store *st, uint64_t *out)
 	int rc;
 
 	*out = 0;
-	if (!rs->versions) { /* (an older format: the clock is its only source) */
-		*out = MRTX_MAX(atomic_load(&rs->ts_hint), store_now_us(st));
-		return 0;
-	}
 	if ((rc = ts_fetch(rs, &v)))
 		return rc;
 	rados_store_ts_learn(st, v);

@@ -38,12 +38,18 @@
  * in flight, but a client of an earlier release that has it open writes
  * the old layout.  Stop them first, as for any upgrade.
  */
+#include "storage/keyenc.h"
 #include "storage/rados/rados_int.h"
 #include "storage/versions.h"
 
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
+
+/* the formats converted: 1 (before splits), 2 (lock values of the record
+ * alone), 3 (lock values after their order key; cells of one version) */
+#define RFORMAT_NOSPLIT "1"
+#define RFORMAT_ORDERED "3"
 
 #define UP_KEY "upgrade"
 #define UP_REC_SIZE 10u
@@ -64,7 +70,6 @@ typedef struct upcheck upcheck;
 typedef struct up {
 	rstore *rs;
 	store_upgrade_ts_fn row_ts;
-	void (*lock_order)(const void *lock, size_t size, uint8_t *out);
 	char from;     /* '1', '2' or '3' */
 	uint64_t mark; /* M */
 	uint64_t cells;
@@ -331,7 +336,7 @@ static int convert_batch(up *u, const store_table *t, const rtablet *tb, int *do
 		/* the cells after the last row done: 0x03 . its rkey, ended */
 		memcpy(tmp, after.data, MRTX_MIN(after.size, sizeof(tmp)));
 		tmp[0] = RK_CELL;
-		cafter = MRTX_BYTES(cstart, rados_prefix_end(cstart, tmp,
+		cafter = MRTX_BYTES(cstart, keyenc_prefix_end(cstart, tmp,
 		                                             MRTX_MIN(after.size, sizeof(tmp))));
 	}
 	if ((rc = list_keys(u, tb->oid, RK_LOCK, after, UP_ROWS, &rd, &g, a)))
@@ -345,7 +350,7 @@ static int convert_batch(up *u, const store_table *t, const rtablet *tb, int *do
 
 		memcpy(tmp, lk.data, MRTX_MIN(lk.size, sizeof(tmp)));
 		tmp[0] = RK_CELL;
-		cendn = rados_prefix_end(cend, tmp, MRTX_MIN(lk.size, sizeof(tmp)));
+		cendn = keyenc_prefix_end(cend, tmp, MRTX_MIN(lk.size, sizeof(tmp)));
 	}
 	/* the cells of the batch's rows: from after the last row done, up to
 	 * the end of this batch's last row (the last batch: to the end), or
@@ -432,19 +437,16 @@ static int convert_batch(up *u, const store_table *t, const rtablet *tb, int *do
 			;
 	}
 	for (size_t i = 0; i < nconv; i++) {
-		mrtx_bytes rec = MRTX_BYTES(NULL, 0);
+		mrtx_bytes rec = MRTX_BYTES(NULL, 0), v;
 		uint64_t ts;
 
 		if ((rc = batch_lock(u, tb, locks[i].value, &rec, &ts)))
 			return rc;
 		if (u->from == RFORMAT_ORDERED[0])
 			continue;
-		if (!(pv = arena_alloc(a, STORE_ORDER_SIZE + rec.size)))
-			return MRTX_ENOMEM;
-		u->lock_order(rec.data, rec.size, pv);
-		if (rec.size)
-			memcpy(pv + STORE_ORDER_SIZE, rec.data, rec.size);
-		if ((rc = upw_set(&bw, a, locks[i].key, MRTX_BYTES(pv, STORE_ORDER_SIZE + rec.size))))
+		/* (the order key: lock_order, given to the open) */
+		if ((rc = rados_lock_value(u->rs, rec, a, &v)) ||
+		    (rc = upw_set(&bw, a, locks[i].key, v)))
 			return rc;
 	}
 	/* progress, and the mark with the last batch */
@@ -618,23 +620,23 @@ int rados_store_upgrade(const char *addr, store_upgrade_ts_fn row_ts,
                         uint64_t *cells, int *was)
 {
 	static const char *const keys[1] = { UP_KEY };
-	store_opts so = { .durability = MRTX_SYNC, .lock_order = lock_order, .upgrading = 1 };
+	store_opts so = { .durability = MRTX_SYNC, .lock_order = lock_order };
 	store *st = NULL;
-	up u = { NULL, row_ts, lock_order, 0, 0, 0, 0, NULL };
-	char phase = 'c';
+	up u = { NULL, row_ts, 0, 0, 0, 0, NULL };
+	char phase = 'c', format;
 	mrtx_arena a;
 	mrtx_bytes rec = MRTX_BYTES(NULL, 0);
 	int rc;
 
 	arena_init(&a);
-	if ((rc = rados_store_open(&st, addr, &so)))
+	if ((rc = rados_store_open_any(&st, addr, &so, 1, &format)))
 		goto out;
 	u.rs = RS(st);
-	if (u.rs->format == RFORMAT_VERSIONS[0]) {
+	if (format == RFORMAT_VERSIONS[0]) {
 		*was = 4;
 		goto out; /* nothing to do */
 	}
-	if (u.rs->format == RFORMAT_UPGRADING[0]) {
+	if (format == RFORMAT_UPGRADING[0]) {
 		/* resume */
 		if ((rc = rados_meta_read(u.rs, keys, 1, &a, &rec)))
 			goto out;
@@ -652,10 +654,10 @@ int rados_store_upgrade(const char *addr, store_upgrade_ts_fn row_ts,
 		u.mark = mrtx__le64_get((const uint8_t *)rec.data + 2);
 	} else {
 		upcheck c = { 0, 0, 0, 0 };
-		char from[2] = { u.rs->format, 0 };
+		char from[2] = { format, 0 };
 		uint64_t now;
 
-		u.from = u.rs->format;
+		u.from = format;
 		u.check = &c;
 		if ((rc = each_tablet(&u, check_tablet)))
 			goto out;

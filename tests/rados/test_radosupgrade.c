@@ -4,13 +4,13 @@
  *
  * Needs a cluster (MRTX_TEST_RADOS_CONF, set by tests/rados/rados_suite.sh);
  * skipped without one.  A store of format 1 (before splits: plain lock
- * values) and one of format 3 (before versions) are written the way those
- * formats were (the test hook store__rados_old_formats opens them as
- * such), with one-row and multi-row commits, a deleted cell, a deleted
- * row and qualifiers that need escaping.  What is checked:
+ * values) and one of format 3 (before versions) are written key by key the
+ * way those formats laid rows out (this mrtx opens neither: only the
+ * upgrade reads them), with rows of several commits, a deleted cell, a
+ * deleted row and qualifiers that need escaping.  What is checked:
  *   - mrtx_open refuses the old store and names `mrtx upgrade`;
- *   - a row locked by a transaction in flight (its writer died after
- *     prewrite) makes the upgrade refuse, changing nothing;
+ *   - a row locked by a transaction in flight (a prewritten primary and
+ *     its secondary) makes the upgrade refuse, changing nothing;
  *   - an upgrade cut short after a batch (failpoint upgrade.after_batch)
  *     leaves a store mrtx_open refuses as interrupted, and the next run
  *     finishes it;
@@ -26,10 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "recovery/recovery.h"
+#include "lockcf/lock.h"
 #include "storage/rados/rados_int.h"
 #include "storage/rados/rados_store.h"
 #include "storage/store.h"
@@ -85,47 +84,243 @@ static void rowname(char *buf, int i)
 /* A qualifier with bytes rqual and rkey escape differently. */
 static const uint8_t oddq[] = { 'q', 0x00, 0x01, 0xFE, 0xFF, 0x02 };
 
-/* Write the fixture at whatever format the store has. */
-static void fill(mrtx_db *db)
+/* ---- a store of an older format, as such a release wrote it ---- */
+
+/* The sets of one compound write of a tablet, kept in an arena. */
+typedef struct oldw {
+	rstore *rs;
+	char fmt;          /* '1' (plain lock values) or '3' (after the order key) */
+	rkv *sets;
+	size_t n, cap;
+	mrtx_arena *a;
+} oldw;
+
+static void oldw_set(oldw *w, mrtx_bytes k, mrtx_bytes v)
 {
-	static const char *const fams[] = { "f", "g" };
-	mrtx_txn *txn;
+	if (w->n == w->cap) {
+		rkv *ns = arena_alloc(w->a, (w->cap * 2 + 64) * sizeof(*ns));
 
-	assert_int_equal(mrtx_create_table(db, "t", fams, 2), MRTX_OK);
-	for (int i = 0; i < NROWS; i += 100) {
-		assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
-		for (int j = i; j < i + 100; j++) {
-			char r[16], v[16];
-
-			rowname(r, j);
-			snprintf(v, sizeof(v), "v%d", j);
-			assert_int_equal(mrtx_put(txn, "t", B(r), "f", B("v"), B(v)), MRTX_OK);
-		}
-		assert_int_equal(mrtx_commit(txn), MRTX_OK);
+		assert_non_null(ns);
+		if (w->n)
+			memcpy(ns, w->sets, w->n * sizeof(*ns));
+		w->sets = ns;
+		w->cap = w->cap * 2 + 64;
 	}
-	/* one-row commits: an overwrite, a deleted cell, a deleted row, a
-	 * second family with an odd qualifier */
-	assert_int_equal(tu_put_str(db, "t", "r000", "f:v", "new0"), MRTX_OK);
-	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
-	assert_int_equal(mrtx_delete(txn, "t", B("r001"), "f", B("v")), MRTX_OK);
-	assert_int_equal(mrtx_put(txn, "t", B("r001"), "g", MRTX_BYTES(oddq, sizeof(oddq)),
-	                          B("odd")), MRTX_OK);
-	assert_int_equal(mrtx_commit(txn), MRTX_OK);
-	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
-	assert_int_equal(mrtx_delete_row(txn, "t", B("r002")), MRTX_OK);
-	assert_int_equal(mrtx_commit(txn), MRTX_OK);
-	/* wide rows: a batch ends at a row boundary past 1024 cells */
-	assert_int_equal(tu_table(db, "w", "g", NULL), MRTX_OK);
-	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
-	for (int r = 0; r < WROWS; r++)
-		for (int q = 0; q < WCELLS; q++) {
-			char row[8], qual[8];
+	w->sets[w->n++] = (rkv){ k, v };
+}
 
-			snprintf(row, sizeof(row), "w%d", r);
-			snprintf(qual, sizeof(qual), "q%03d", q);
-			assert_int_equal(mrtx_put(txn, "w", B(row), "g", B(qual), B(qual)), MRTX_OK);
+/* A lock record as stored at the old format: the record alone (1), or
+ * after its order key (3). */
+static mrtx_bytes old_value(oldw *w, mrtx_bytes rec)
+{
+	uint8_t *v;
+
+	if (w->fmt != '3')
+		return rec;
+	v = arena_alloc(w->a, STORE_ORDER_SIZE + rec.size);
+	assert_non_null(v);
+	lock_order_key(rec.data, rec.size, v);
+	memcpy(v + STORE_ORDER_SIZE, rec.data, rec.size);
+	return MRTX_BYTES(v, STORE_ORDER_SIZE + rec.size);
+}
+
+/* A STABLE lock record of the store, committed at ts. */
+static mrtx_bytes stable_rec(oldw *w, uint64_t ts)
+{
+	lock_rec r;
+	mrtx_bytes enc;
+
+	memset(&r, 0, sizeof(r));
+	r.state = LOCK_STABLE;
+	memcpy(r.tag, w->rs->id, LOCK_TAG_SIZE);
+	for (size_t i = 0; i < LOCK_TXNID_SIZE; i++)
+		r.txn[i] = (uint8_t)rand();
+	r.commit_ts = ts;
+	assert_int_equal(lock_encode(&r, w->a, &enc), MRTX_OK);
+	return enc;
+}
+
+static mrtx_bytes key_of(oldw *w, size_t (*build)(uint8_t *, mrtx_bytes), mrtx_bytes row)
+{
+	uint8_t *k = arena_alloc(w->a, RCELL_MAX);
+
+	assert_non_null(k);
+	return MRTX_BYTES(k, build(k, row));
+}
+
+/* A row committed at ts: its lock (the record alone, or after its order
+ * key) and its descending-order marker. */
+static void old_row(oldw *w, const char *row, uint64_t ts)
+{
+	oldw_set(w, key_of(w, rados_lock_key, B(row)), old_value(w, stable_rec(w, ts)));
+	oldw_set(w, key_of(w, rados_desc_key, B(row)), MRTX_BYTES("", 0));
+}
+
+/* A cell as the old formats keyed it: 0x03 . rkey(row) . fid+1 . rqual(q),
+ * one version, its value alone. */
+static void old_cell(oldw *w, const char *row, uint8_t fid, mrtx_bytes q, const char *v)
+{
+	uint8_t *k = arena_alloc(w->a, RCELL_MAX);
+	size_t n;
+
+	assert_non_null(k);
+	n = rados_cell_prefix(k, B(row));
+	k[n++] = (uint8_t)(fid + 1);
+	n += rqual_put(k + n, q.data, q.size);
+	oldw_set(w, MRTX_BYTES(k, n), MRTX_BYTES(arena_dup(w->a, v, strlen(v)), strlen(v)));
+}
+
+/* The table's (single) tablet object. */
+static const char *tablet_of(rstore *rs, const char *table)
+{
+	const store_table *t;
+
+	assert_int_equal(store_table_find((store *)rs, table, &t), MRTX_OK);
+	assert_int_equal(rados_map(t)->n, 1);
+	return rados_map(t)->t[0].oid;
+}
+
+static void old_write(oldw *w, const char *table)
+{
+	rwrite wr;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.oid = tablet_of(w->rs, table);
+	wr.create = 1;
+	wr.sets = w->sets;
+	wr.nsets = w->n;
+	assert_int_equal(rconn_write(w->rs->conn, &wr, 1), MRTX_OK);
+	assert_int_equal(wr.result, 0);
+	w->n = 0;
+}
+
+/* The upgrade's own open of the store at addr (any format): its format. */
+static store *open_any(const char *addr, char *format)
+{
+	store_opts so = { .durability = MRTX_SYNC, .lock_order = lock_order_key };
+	store *st;
+
+	assert_int_equal(rados_store_open_any(&st, addr, &so, 1, format), MRTX_OK);
+	return st;
+}
+
+/* A writer of the store at addr, its keys and values in a. */
+static void oldw_open(oldw *w, const char *addr, mrtx_arena *a)
+{
+	char fmt;
+
+	memset(w, 0, sizeof(*w));
+	arena_init(a);
+	w->rs = RS(open_any(addr, &fmt));
+	w->fmt = fmt;
+	w->a = a;
+}
+
+static void oldw_close(oldw *w)
+{
+	rados_store_close((store *)w->rs);
+	arena_free(w->a);
+}
+
+/*
+ * The fixture, at the store's old format: what these commits left there
+ * (rows r000..r299 in three commits, r000 overwritten, r001's cell deleted
+ * and a second family's cell with an odd qualifier, r002 deleted; three
+ * wide rows of WCELLS cells in one commit, past 1024 cells a row batch).
+ */
+static void fill_old(const char *addr)
+{
+	uint64_t ts = mrtx__now_us();
+	mrtx_arena a;
+	oldw w;
+
+	oldw_open(&w, addr, &a);
+	for (int i = 0; i < NROWS; i++) {
+		char r[16], v[16];
+
+		rowname(r, i);
+		snprintf(v, sizeof(v), "v%d", i);
+		if (i == 0) { /* overwritten by a later one-row commit */
+			old_row(&w, r, ts + 10);
+			old_cell(&w, r, 0, B("v"), "new0");
+		} else if (i == 1) { /* its cell deleted, another family's put */
+			old_row(&w, r, ts + 11);
+			old_cell(&w, r, 1, MRTX_BYTES(oddq, sizeof(oddq)), "odd");
+		} else if (i == 2) { /* deleted: its lock alone */
+			old_row(&w, r, ts + 12);
+		} else {
+			old_row(&w, r, ts + 1 + (uint64_t)i / 100);
+			old_cell(&w, r, 0, B("v"), v);
 		}
-	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+	}
+	old_write(&w, "t");
+	for (int r = 0; r < WROWS; r++) {
+		char row[8];
+
+		snprintf(row, sizeof(row), "w%d", r);
+		old_row(&w, row, ts + 20);
+		for (int q = 0; q < WCELLS; q++) {
+			char qual[8];
+
+			snprintf(qual, sizeof(qual), "q%03d", q);
+			old_cell(&w, row, 0, B(qual), qual);
+		}
+	}
+	old_write(&w, "w");
+	oldw_close(&w);
+}
+
+/*
+ * A transaction in flight, as a writer that died after its prewrite
+ * leaves it: r010 (primary) and r020 (its secondary) PREWRITTEN (on = 1);
+ * on = 0 puts back the STABLE locks they had (what recovery's roll-back
+ * does), saved in keep.
+ */
+static void in_flight(const char *addr, int on, mrtx_bytes keep[2], mrtx_arena *ka)
+{
+	static const char *const rows[2] = { "r010", "r020" };
+	lock_ref sec = { { "t", 1 }, { "r020", 4 } };
+	mrtx_arena a;
+	oldw w;
+
+	oldw_open(&w, addr, &a);
+	for (int i = 0; i < 2; i++) {
+		mrtx_bytes k = key_of(&w, rados_lock_key, B(rows[i]));
+
+		if (on) {
+			mrtx_bytes have = MRTX_BYTES(k.data, k.size), enc;
+			rread rd;
+			lock_rec r;
+
+			memset(&rd, 0, sizeof(rd));
+			rd.oid = tablet_of(w.rs, "t");
+			rd.keys = &have;
+			rd.nkeys = 1;
+			assert_int_equal(rconn_read(w.rs->conn, &rd, 1, ka), MRTX_OK);
+			assert_int_equal(rd.nkvs, 1);
+			keep[i] = rd.kvs[0].value;
+			memset(&r, 0, sizeof(r));
+			r.state = LOCK_PREWRITTEN;
+			memcpy(r.tag, w.rs->id, LOCK_TAG_SIZE);
+			memset(r.txn, 0x5a, LOCK_TXNID_SIZE);
+			r.commit_ts = mrtx__now_us();
+			r.expiry_ms = mrtx__now_ms() + 3600 * 1000;
+			r.owner.pid = (uint32_t)getpid();
+			if (i) {
+				r.flags = LOCK_F_SECONDARY;
+				r.primary = (lock_ref){ { "t", 1 }, { "r010", 4 } };
+			} else {
+				r.secondaries = &sec;
+				r.nsecondaries = 1;
+			}
+			assert_int_equal(lock_encode(&r, &a, &enc), MRTX_OK);
+			oldw_set(&w, k, old_value(&w, enc));
+		} else {
+			oldw_set(&w, k, keep[i]);
+		}
+	}
+	old_write(&w, "t");
+	oldw_close(&w);
 }
 
 /* The wide rows, whole. */
@@ -200,30 +395,6 @@ static void expect_rows(mrtx_db *db, const char *what)
 	assert_int_equal(mrtx_commit(txn), MRTX_OK);
 }
 
-/* A writer that dies after its prewrite: rows r010, r020 locked. */
-static void die_after_prewrite(const char *addr)
-{
-	pid_t pid = fork();
-	int status;
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		mrtx_db *c = tu_open(addr, NULL);
-		mrtx_txn *txn;
-
-		if (!c || mrtx_failpoints_set("commit.after_prewrite=exit"))
-			_exit(3);
-		if (mrtx_begin(c, &txn) || mrtx_put(txn, "t", B("r010"), "f", B("v"), B("x")) ||
-		    mrtx_put(txn, "t", B("r020"), "f", B("v"), B("x")))
-			_exit(4);
-		mrtx_commit(txn);
-		_exit(5);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 99);
-}
-
 static void upgrade_from(const char *fmt)
 {
 	char *addr = addr_new(fmt);
@@ -231,42 +402,35 @@ static void upgrade_from(const char *fmt)
 	mrtx_version v[4];
 	mrtx_txn *txn;
 	uint64_t cells = 0, cells2 = 0, snap, m;
+	static const char *const fams[] = { "f", "g" };
+	mrtx_bytes keep[2];
+	mrtx_arena ka;
 	size_t n;
 	int applied;
+	char was;
 
-	/* an empty format-4 store made older by its format record: what the
-	 * older release made, as its layout is the same while empty */
+	/* an empty format-4 store with its tables, made older by its format
+	 * record (what the older release made, as its layout is the same while
+	 * empty), then its rows as that format laid them out */
+	assert_int_equal(mrtx_create_table(db, "t", fams, 2), MRTX_OK);
+	assert_int_equal(tu_table(db, "w", "g", NULL), MRTX_OK);
 	assert_int_equal(rados_meta_cas(RS(mrtx__db_store(db)), "format", MRTX_BYTES("4", 1),
 	                                MRTX_BYTES(fmt, 1), &applied), MRTX_OK);
 	assert_true(applied);
 	mrtx_close(db);
 	assert_int_equal(mrtx_open(&db, addr, NULL), MRTX_ENOTSTORE);
 	assert_non_null(strstr(mrtx_errmsg(), "mrtx upgrade"));
-
-	atomic_store(&store__rados_old_formats, 1);
-	db = open_at(addr);
-	assert_int_equal(format_of(db), fmt[0]);
-	assert_false(store_has(mrtx__db_store(db), STORE_CAP_VERSIONS));
-	fill(db);
-	expect_rows(db, "old format");
-	mrtx_close(db);
-	die_after_prewrite(addr);
+	fill_old(addr);
 
 	/* in flight: refused, nothing changed */
-	atomic_store(&store__rados_old_formats, 0);
+	arena_init(&ka);
+	in_flight(addr, 1, keep, &ka);
 	assert_int_equal(mrtx_upgrade(addr, &cells), MRTX_ELOCKED);
 	assert_non_null(strstr(mrtx_errmsg(), "mrtx recover"));
-	atomic_store(&store__rados_old_formats, 1);
-	db = open_at(addr);
-	assert_int_equal(format_of(db), fmt[0]);
-	{
-		recover_opts ro = { 0, 1, 0 };
-		recover_stats st;
-
-		assert_int_equal(recover_sweep(mrtx__db_store(db), &ro, &st, NULL, NULL), 0);
-	}
-	mrtx_close(db);
-	atomic_store(&store__rados_old_formats, 0);
+	store_close(open_any(addr, &was));
+	assert_int_equal(was, fmt[0]);
+	in_flight(addr, 0, keep, &ka);
+	arena_free(&ka);
 
 	/* cut short after its first batch; the open says so; resumed */
 	assert_int_equal(mrtx_failpoints_set("upgrade.after_batch=error@1"), MRTX_OK);

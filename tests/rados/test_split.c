@@ -174,32 +174,14 @@ static void test_split_keeps_rows(void **state)
 
 	(void)state;
 	/* new stores are made at format 4 (cell versions; lock values lead
-	 * with their order key); a store made before splits (format 1, plain
-	 * lock values) is raised to 2 by its first split, so that clients
-	 * without the tablet-state guard refuse it -- and never to 3 or 4.
-	 * Made here by rewriting the format record of a store that holds
-	 * nothing yet. */
+	 * with their order key) */
 	assert_int_equal(format_of(a), '4');
-	{
-		int applied;
-
-		assert_int_equal(rados_meta_cas(RS(mrtx__db_store(a)), "format", MRTX_BYTES("4", 1),
-		                                MRTX_BYTES("1", 1), &applied), MRTX_OK);
-		assert_true(applied);
-		mrtx_close(a);
-		/* format 1 opens only by the hook (mrtx_open refuses it: it names
-		 * `mrtx upgrade`; test_radosupgrade) */
-		atomic_store(&store__rados_old_formats, 1);
-		a = open_at(addr);
-		assert_int_equal(format_of(a), '1');
-		assert_false(store_has(mrtx__db_store(a), STORE_CAP_COND)); /* reads the lock first */
-	}
 	fill(a);
 	b = open_at(addr);
 	expect_rows(b, NROWS, "before"); /* b learns the one-tablet map */
 	assert_int_equal(ntablets(b), 1);
 	assert_int_equal(split(a, "r100"), MRTX_OK);
-	assert_int_equal(format_of(a), '2');
+	assert_int_equal(format_of(a), '4');
 	assert_int_equal(ntablets(a), 2);
 	assert_int_equal(split(a, "r100"), MRTX_EEXIST);
 	assert_int_equal(split(a, "r050"), MRTX_OK);
@@ -240,7 +222,6 @@ static void test_split_keeps_rows(void **state)
 	assert_int_equal(tu_open_locks(a), 0);
 	mrtx_close(b);
 	mrtx_close(a);
-	atomic_store(&store__rados_old_formats, 0);
 	free(addr);
 }
 

@@ -1,0 +1,741 @@
+/*
+ * rados_read.c - the storage seam's reads on RADOS (layout in rados_int.h;
+ * writes: rados_write.c), and the keys and lock values both use.
+ *
+ * A row's lock and cells come from one read op on its tablet object, so
+ * they are one state of the row.  Scans list the tablet's lock keys
+ * (forward) or descending row markers (reverse) to find rows, then read
+ * each row's lock and cells in one more read op per tablet; lock-only
+ * scans stop after the first.  Many rows' reads (store_read_locks) go out
+ * at once (aio): one round trip, whatever their number.
+ */
+#include "storage/rados/rados_int.h"
+#include "storage/versions.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ----------------------------------------------------------------- keys */
+
+size_t rados_group_by_oid(const char *const *oids, size_t n, size_t *grp, size_t *order,
+                          size_t *start, size_t *count)
+{
+	size_t ng = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t g = 0;
+
+		while (g < ng && strcmp(oids[order[g]], oids[i]) != 0)
+			g++; /* order[g]: the first op of group g, for now */
+		if (g == ng) {
+			order[ng] = i;
+			count[ng++] = 0;
+		}
+		grp[i] = g;
+		count[g]++;
+	}
+	for (size_t g = 0; g < ng; g++)
+		start[g] = g ? start[g - 1] + count[g - 1] : 0;
+	for (size_t g = 0; g < ng; g++)
+		count[g] = 0;
+	for (size_t i = 0; i < n; i++)
+		order[start[grp[i]] + count[grp[i]]++] = i;
+	return ng;
+}
+
+size_t rados_lock_key(uint8_t *buf, mrtx_bytes row)
+{
+	buf[0] = RK_LOCK;
+	return 1 + rkey_put(buf + 1, row.data, row.size);
+}
+
+size_t rados_push_key(uint8_t *buf, mrtx_bytes row)
+{
+	buf[0] = RK_PUSH;
+	return 1 + rkey_put(buf + 1, row.data, row.size);
+}
+
+size_t rados_desc_key(uint8_t *buf, mrtx_bytes row)
+{
+	buf[0] = RK_DESC;
+	return 1 + rkey_put_desc(buf + 1, row.data, row.size);
+}
+
+size_t rados_cell_prefix(uint8_t *buf, mrtx_bytes row)
+{
+	buf[0] = RK_CELL;
+	return 1 + rkey_put(buf + 1, row.data, row.size);
+}
+
+static int read_err(rstore *rs, int rc)
+{
+	if (rc == RCONN_TIMEDOUT)
+		return mrtx__seterr(MRTX_ESTORE, "%s: %s", rs->addr, mrtx_errmsg());
+	return rc;
+}
+
+/*
+ * A tablet read asks for the state key beside what it wants (it sorts
+ * before every row key, so it comes back first when present).  Take it
+ * out of r->kvs: RMOVED when a split retired the tablet (its rows may be
+ * elsewhere now), else 0 (open, or filled by a split and listed in the map
+ * we read it from: complete).
+ */
+static int state_take(rread *r)
+{
+	if (r->nkvs && r->kvs[0].key.size == 2 && memcmp(r->kvs[0].key.data, rados_state_key, 2) == 0) {
+		int retired = r->kvs[0].value.size && *(const uint8_t *)r->kvs[0].value.data ==
+		              RSTATE_RETIRED;
+
+		r->kvs++;
+		r->nkvs--;
+		if (retired)
+			return RMOVED;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- cells */
+
+/*
+ * A row's read for reading with rconn_read: the lock key, and the cells f
+ * asks for.  The buffers (keys, gets) live in `a`.
+ */
+typedef struct rowread rowread;
+/* Gather a row's cell versions into rr->vs (rados_cell.c); rowread_done
+ * chooses what the read shows. */
+static int take_vers(rstore *rs, const store_table *t, const store_filter *f, size_t plen,
+                     const rkv *kv, size_t n, mrtx_arena *a, rowread *rr);
+
+struct rowread {
+	uint8_t *lk, *cp, *first; /* lock key, cell prefix (+ family), first cell key */
+	size_t lkn, cpn, firstn;
+	mrtx_bytes keys[3]; /* the state key, the lock key, the first cell key */
+	rget get;
+	int want_cells;
+	store_ver *vs;         /* the versions read, chosen at the end */
+	size_t nvs, vcap;
+	size_t rowp;           /* the row's cell prefix: 0x03 . rkey(row) */
+	uint64_t collected;    /* the tablet's collection mark (rados_gc.c) */
+	mrtx_bytes markraw;    /* ... as stored: its safe point and step nonce */
+};
+
+static int rowread_init(rowread *rr, mrtx_bytes row, const store_filter *f, mrtx_arena *a)
+{
+	memset(rr, 0, sizeof(*rr));
+	if (!(rr->lk = arena_alloc(a, RCELL_MAX)) || !(rr->cp = arena_alloc(a, RCELL_MAX)))
+		return MRTX_ENOMEM;
+	rr->lkn = rados_lock_key(rr->lk, row);
+	rr->cpn = rr->rowp = rados_cell_prefix(rr->cp, row);
+	rr->keys[0] = MRTX_BYTES(rados_state_key, 2);
+	rr->keys[1] = MRTX_BYTES(rr->lk, rr->lkn);
+	rr->want_cells = !(f && f->lock_only);
+	rr->keys[2] = MRTX_BYTES(rados_collect_key, 2); /* (read beside, rowread_op) */
+	if (!rr->want_cells)
+		return 0;
+	if (f && f->family >= 0) {
+		/* a cell's versions share its prefix; a range starts after the
+		 * qualifier's rkey less its terminator, below all its versions */
+		rr->cp[rr->cpn++] = (uint8_t)(f->family + 1);
+		if (f->qual_exact) {
+			rr->cpn += rkey_put(rr->cp + rr->cpn, f->qs.data, f->qs.size);
+		} else if (f->qs.size) {
+			if (!(rr->first = arena_alloc(a, rr->cpn + 2 * f->qs.size + 2)))
+				return MRTX_ENOMEM;
+			memcpy(rr->first, rr->cp, rr->cpn);
+			rr->firstn = rr->cpn + rkey_put(rr->first + rr->cpn, f->qs.data, f->qs.size) - 2;
+			rr->get.start_after = MRTX_BYTES(rr->first, rr->firstn);
+		}
+	}
+	rr->get.prefix = MRTX_BYTES(rr->cp, rr->cpn);
+	rr->get.max = RLIST_MAX;
+	return 0;
+}
+
+static void rowread_op(rowread *rr, const char *oid, const store_filter *f, rread *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->oid = oid;
+	r->keys = rr->keys;
+	r->nkeys = 2;
+	if (f && f->at)
+		r->nkeys = 3; /* the collection mark too */
+	if (!rr->want_cells)
+		return;
+	r->gets = &rr->get;
+	r->ngets = 1;
+}
+
+int rados_lock_value(const rstore *rs, mrtx_bytes rec, mrtx_arena *a, mrtx_bytes *out)
+{
+	uint8_t *p;
+
+	if (!(p = arena_alloc(a, STORE_ORDER_SIZE + rec.size)))
+		return MRTX_ENOMEM;
+	rs->lock_order(rec.data, rec.size, p); /* set for writing (rados_store_open) */
+	if (rec.size)
+		memcpy(p + STORE_ORDER_SIZE, rec.data, rec.size);
+	*out = MRTX_BYTES(p, STORE_ORDER_SIZE + rec.size);
+	return 0;
+}
+
+int rados_lock_record(const rstore *rs, const char *oid, mrtx_bytes v, mrtx_bytes *out)
+{
+	if (v.size < STORE_ORDER_SIZE)
+		return mrtx__seterr(MRTX_ECORRUPT, "%s: a lock value of %zu bytes in %s (lock "
+		                    "values start with a %u-byte order key)", rs->addr, v.size, oid,
+		                    STORE_ORDER_SIZE);
+	*out = MRTX_BYTES((const uint8_t *)v.data + STORE_ORDER_SIZE, v.size - STORE_ORDER_SIZE);
+	return 0;
+}
+
+static const store_filter all_cells = STORE_FILTER_ALL;
+
+/* The qualifier of the last version taken (its size 0 and data NULL: none). */
+static mrtx_bytes last_qual(const rowread *rr)
+{
+	return rr->nvs ? rr->vs[rr->nvs - 1].qual : MRTX_BYTES(NULL, 0);
+}
+
+/* The read is complete: choose what it shows from the versions. */
+static int rowread_done(rstore *rs, const store_table *t, rowread *rr, const store_filter *f,
+                        mrtx_arena *a, store_row *out)
+{
+	if (!rr->want_cells)
+		return 0;
+	if (!f)
+		f = &all_cells;
+	if (f->at && f->at < rr->collected)
+		return mrtx__seterr(MRTX_ESNAPSHOT, "%s: table '%s': versions at or below %llu "
+		                    "were collected here (`mrtx gc`, or a commit's trim), above "
+		                    "the read's timestamp %llu",
+		                    rs->addr, t->name, (unsigned long long)rr->collected,
+		                    (unsigned long long)f->at);
+	return store_versions_select(t, f, rr->vs, rr->nvs, a, out);
+}
+
+/* Fill out from a finished read (and read on while the row has more cells
+ * than one listing returns, checking its lock stays the same). */
+static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
+                        mrtx_bytes row, const store_filter *f, mrtx_arena *a, store_row *out)
+{
+	int rc;
+
+	for (int attempt = 0;; attempt++) {
+		if ((rc = state_take(r)))
+			return rc;
+		out->row = row;
+		out->has_lock = 0;
+		out->lock = MRTX_BYTES(NULL, 0);
+		out->cells = NULL;
+		out->ncells = 0;
+		out->vmax = 0;
+		rr->nvs = 0;
+		rr->collected = 0;
+		rr->markraw = MRTX_BYTES(NULL, 0);
+		for (size_t i = 0; i < r->nkvs; i++) {
+			const rkv *kv = &r->kvs[i];
+
+			if (kv->key.size == 2 && memcmp(kv->key.data, rados_collect_key, 2) == 0) {
+				rr->markraw = kv->value;
+				for (size_t b = 0; b < kv->value.size && b < 8; b++)
+					rr->collected = rr->collected << 7 |
+					                (((const uint8_t *)kv->value.data)[b] & 0x7f);
+			} else if (kv->key.size == rr->lkn && memcmp(kv->key.data, rr->lk, rr->lkn) == 0) {
+				out->has_lock = 1;
+				if ((rc = rados_lock_record(rs, r->oid, kv->value, &out->lock)))
+					return rc;
+			} else if ((rc = take_vers(rs, t, f, rr->rowp, kv, 1, a, rr))) {
+				return rc;
+			}
+		}
+		if (!r->ngets)
+			return rowread_done(rs, t, rr, f, a, out);
+		if ((rc = take_vers(rs, t, f, rr->rowp, rr->get.kvs, rr->get.nkvs, a, rr)))
+			return rc;
+		{
+			mrtx_bytes lq = last_qual(rr);
+
+			if (!rr->get.more || !rr->get.nkvs ||
+			    (f && f->family >= 0 && f->qe.size && lq.data &&
+			     cmp_bytes(lq.data, lq.size, f->qe.data, f->qe.size) >= 0))
+				return rowread_done(rs, t, rr, f, a, out);
+		}
+		/* More cells than one listing: read on, the lock read again beside. */
+		{
+			mrtx_bytes lock0 = out->lock;
+			int had = out->has_lock;
+
+			for (;;) {
+				rread r2;
+
+				mrtx_bytes l2 = MRTX_BYTES(NULL, 0), m2 = MRTX_BYTES(NULL, 0);
+				int had2 = 0;
+
+				memset(&r2, 0, sizeof(r2));
+				rr->get.start_after = rr->get.kvs[rr->get.nkvs - 1].key;
+				r2.oid = r->oid;
+				r2.keys = rr->keys;
+				r2.nkeys = f && f->at ? 3 : 2; /* (and the mark) */
+				r2.gets = &rr->get;
+				r2.ngets = 1;
+				atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
+				if ((rc = rconn_read(rs->conn, &r2, 1, a)))
+					return read_err(rs, rc);
+				if ((rc = state_take(&r2)))
+					return rc;
+				for (size_t i = 0; i < r2.nkvs; i++) {
+					if (r2.kvs[i].key.size == 2 &&
+					    memcmp(r2.kvs[i].key.data, rados_collect_key, 2) == 0) {
+						m2 = r2.kvs[i].value;
+					} else {
+						had2 = 1;
+						if ((rc = rados_lock_record(rs, r->oid, r2.kvs[i].value, &l2)))
+							return rc;
+					}
+				}
+				/* the row changed meanwhile (a commit moves its lock, a
+				 * collection step its tablet's mark): read it again whole */
+				if (had2 != had ||
+				    (had && cmp_bytes(l2.data, l2.size, lock0.data, lock0.size) != 0) ||
+				    cmp_bytes(m2.data, m2.size, rr->markraw.data, rr->markraw.size) != 0)
+					break;
+				if ((rc = take_vers(rs, t, f, rr->rowp, rr->get.kvs, rr->get.nkvs, a,
+				                    rr)))
+					return rc;
+				if (!rr->get.more || !rr->get.nkvs)
+					return rowread_done(rs, t, rr, f, a, out);
+			}
+		}
+		if (attempt >= 16)
+			return mrtx__seterr(MRTX_ELOCKED, "%s: table '%s': a wide row keeps changing "
+			                    "while it is read", rs->addr, t->name);
+		/* start over */
+		rowread_init(rr, row, f, a);
+		rowread_op(rr, r->oid, f, r);
+		atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
+		if ((rc = rconn_read(rs->conn, r, 1, a)))
+			return read_err(rs, rc);
+	}
+}
+
+static int take_vers(rstore *rs, const store_table *t, const store_filter *f, size_t plen,
+                     const rkv *kv, size_t n, mrtx_arena *a, rowread *rr)
+{
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *k = kv[i].key.data;
+		store_ver x;
+		uint8_t *q;
+
+		if (!(q = arena_alloc(a, kv[i].key.size)))
+			return MRTX_ENOMEM;
+		if (rados_vcell_parse(k, kv[i].key.size, plen, t->nfamilies, q, &x) ||
+		    kv[i].value.size < 1)
+			return mrtx__seterr(MRTX_ECORRUPT, "%s: table '%s': a malformed cell version "
+			                    "key or value", rs->addr, t->name);
+		if (f && f->family >= 0) {
+			if (x.fid != (uint8_t)f->family)
+				continue;
+			if (f->qual_exact && cmp_bytes(x.qual.data, x.qual.size, f->qs.data,
+			                               f->qs.size) != 0)
+				continue;
+			if (!f->qual_exact && f->qe.size &&
+			    cmp_bytes(x.qual.data, x.qual.size, f->qe.data, f->qe.size) >= 0)
+				break;
+			if (!f->qual_exact && f->qs.size &&
+			    cmp_bytes(x.qual.data, x.qual.size, f->qs.data, f->qs.size) < 0)
+				continue;
+		}
+		x.flags = ((const uint8_t *)kv[i].value.data)[0];
+		x.value = MRTX_BYTES((const uint8_t *)kv[i].value.data + 1, kv[i].value.size - 1);
+		if (!(rr->vs = store_arr_grow(a, rr->vs, rr->nvs, &rr->vcap, sizeof(*rr->vs))))
+			return MRTX_ENOMEM;
+		rr->vs[rr->nvs++] = x;
+	}
+	return 0;
+}
+
+int rados_moved(rstore *rs, const store_table *t, const char *oid, int attempt)
+{
+	if (attempt + 1 >= RMOVED_TRIES)
+		return mrtx__seterr(MRTX_ESTORE, "%s: table '%s': its tablets keep being split "
+		                    "under this call", rs->addr, t->name);
+	return rados_table_settle(rs, t, oid);
+}
+
+int rados_store_read_row(store *st, const store_table *t, mrtx_bytes row,
+                         const store_filter *f, mrtx_arena *a, store_row *out)
+{
+	rstore *rs = RS(st);
+	rowread rr;
+	rread r;
+	int rc;
+
+	if ((rc = STORE_FAULT_R(rs, "read row")))
+		return rc;
+	for (int attempt = 0;; attempt++) {
+		if ((rc = rowread_init(&rr, row, f, a)))
+			return rc;
+		rowread_op(&rr, rados_tablet_of(t, row)->oid, f, &r);
+		atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
+		if ((rc = rconn_read(rs->conn, &r, 1, a)))
+			return read_err(rs, rc);
+		if ((rc = rowread_take(rs, t, &rr, &r, row, f, a, out)) != RMOVED ||
+		    (rc = rados_moved(rs, t, r.oid, attempt)))
+			return rc;
+	}
+}
+
+/* Read rows' locks (lock_only) or locks and cells, all at once, with the
+ * tablets of map (RMOVED, *moved_oid set, when one was retired). */
+static int read_many(rstore *rs, const rtmap *map, const store_table *const *ts,
+                     const mrtx_bytes *rows, size_t n, const store_filter *f, mrtx_arena *a,
+                     store_row *out, const char **moved_oid)
+{
+	rowread *rr;
+	rread *r;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	if (!(rr = arena_alloc(a, n * sizeof(*rr))) || !(r = arena_alloc(a, n * sizeof(*r))))
+		return MRTX_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if ((rc = rowread_init(&rr[i], rows[i], f, a)))
+			return rc;
+		rowread_op(&rr[i], rados_tablet_in(map, rows[i])->oid, f, &r[i]);
+	}
+	atomic_fetch_add_explicit(&rs->read_txns, n, memory_order_relaxed);
+	if ((rc = rconn_read(rs->conn, r, n, a)))
+		return read_err(rs, rc);
+	for (size_t i = 0; i < n; i++)
+		if ((rc = rowread_take(rs, ts[i], &rr[i], &r[i], rows[i], f, a, &out[i]))) {
+			if (rc == RMOVED)
+				*moved_oid = r[i].oid;
+			return rc;
+		}
+	return 0;
+}
+
+static int read_locks_once(rstore *rs, const store_rowref *refs, size_t n, mrtx_arena *a,
+                           store_row *out, size_t *moved_ref)
+{
+	const char **oids;
+	size_t *grp, *order, *start, *count, ng;
+	mrtx_bytes *keys, *kof;
+	rread *r;
+	int rc;
+
+	oids = arena_alloc(a, n * sizeof(*oids));
+	grp = arena_alloc(a, 4 * n * sizeof(*grp));
+	keys = arena_alloc(a, 2 * n * sizeof(*keys));
+	kof = arena_alloc(a, n * sizeof(*kof));
+	r = arena_alloc(a, n * sizeof(*r));
+	if (!oids || !grp || !keys || !kof || !r)
+		return MRTX_ENOMEM;
+	order = grp + n;
+	start = order + n;
+	count = start + n;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *k = arena_alloc(a, 1 + RKEY_MAX);
+
+		if (!k)
+			return MRTX_ENOMEM;
+		kof[i] = MRTX_BYTES(k, rados_lock_key(k, refs[i].row));
+		oids[i] = rados_tablet_of(refs[i].table, refs[i].row)->oid;
+	}
+	ng = rados_group_by_oid(oids, n, grp, order, start, count);
+	/* group g's keys: the state key, then its rows' lock keys */
+	for (size_t g = 0; g < ng; g++) {
+		keys[start[g] + g] = MRTX_BYTES(rados_state_key, 2);
+		for (size_t j = 0; j < count[g]; j++)
+			keys[start[g] + g + 1 + j] = kof[order[start[g] + j]];
+		memset(&r[g], 0, sizeof(r[g]));
+		r[g].oid = oids[order[start[g]]];
+		r[g].keys = &keys[start[g] + g];
+		r[g].nkeys = count[g] + 1;
+	}
+	atomic_fetch_add_explicit(&rs->read_txns, ng, memory_order_relaxed);
+	if ((rc = rconn_read(rs->conn, r, ng, a)))
+		return read_err(rs, rc);
+	for (size_t g = 0; g < ng; g++)
+		if (state_take(&r[g])) {
+			*moved_ref = order[start[g]];
+			return RMOVED;
+		}
+	for (size_t i = 0; i < n; i++) {
+		const rread *g = &r[grp[i]];
+		size_t lo = 0, hi = g->nkvs; /* the keys found, in key order */
+
+		out[i] = (store_row){ refs[i].row, 0, { NULL, 0 }, NULL, 0, 0, 0 };
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			int c = cmp_bytes(g->kvs[mid].key.data, g->kvs[mid].key.size, kof[i].data,
+			                  kof[i].size);
+
+			if (c == 0) {
+				out[i].has_lock = 1;
+				if ((rc = rados_lock_record(rs, g->oid, g->kvs[mid].value, &out[i].lock)))
+					return rc;
+				break;
+			}
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Locks only: the rows of one tablet share one read op (their lock keys,
+ * omap_get_vals_by_keys), so a commit's or a validation's lock reads cost
+ * one op per tablet, as its writes do, whatever the number of rows.
+ */
+int rados_store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_arena *a,
+                           store_row *out)
+{
+	rstore *rs = RS(st);
+	int rc;
+
+	if ((rc = STORE_FAULT_R(rs, "read locks")))
+		return rc;
+	if (n == 0)
+		return 0;
+	for (int attempt = 0;; attempt++) {
+		size_t m = 0;
+		const store_table *t;
+
+		if ((rc = read_locks_once(rs, refs, n, a, out, &m)) != RMOVED)
+			return rc;
+		t = refs[m].table;
+		if ((rc = rados_moved(rs, t, rados_tablet_of(t, refs[m].row)->oid, attempt)))
+			return rc;
+	}
+}
+
+/* ---------------------------------------------------------------- scans */
+
+static int row_in(const store_range *r, mrtx_bytes row, int *past)
+{
+	*past = store_range_past(r, row);
+	return !*past && !store_range_before(r, row);
+}
+
+/*
+ * List rows of one tablet in scan order into rows[*n..limit), from after
+ * `after` (a key in the listing's key space, size 0 = the start).  Forward
+ * lists the lock keys (and their values), reverse the descending markers.
+ */
+static int list_rows(rstore *rs, const store_table *t, const rtablet *tb, int reverse,
+                     const store_range *r, mrtx_bytes *after, size_t limit, mrtx_arena *a,
+                     store_row *rows, size_t *n, int *tablet_more, int *done)
+{
+	static const uint8_t pfx_lock[1] = { RK_LOCK }, pfx_desc[1] = { RK_DESC };
+	const mrtx_bytes sk = MRTX_BYTES(rados_state_key, 2);
+	rget g;
+	rread rd;
+	int rc;
+
+	memset(&g, 0, sizeof(g));
+	memset(&rd, 0, sizeof(rd));
+	g.prefix = MRTX_BYTES(reverse ? pfx_desc : pfx_lock, 1);
+	g.start_after = *after;
+	g.max = MRTX_MIN(limit - *n, (size_t)RLIST_MAX);
+	rd.oid = tb->oid;
+	rd.gets = &g;
+	rd.ngets = 1;
+	rd.keys = &sk;
+	rd.nkeys = 1;
+	atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
+	if ((rc = rconn_read(rs->conn, &rd, 1, a)))
+		return read_err(rs, rc);
+	if ((rc = state_take(&rd)))
+		return rc;
+	*tablet_more = g.more && g.nkvs;
+	for (size_t i = 0; i < g.nkvs; i++) {
+		const rkv *kv = &g.kvs[i];
+		uint8_t *buf = arena_alloc(a, kv->key.size);
+		size_t used, len;
+		mrtx_bytes row;
+		int past;
+
+		if (!buf)
+			return MRTX_ENOMEM;
+		len = reverse ? rkey_get_desc(buf, (const uint8_t *)kv->key.data + 1, kv->key.size - 1,
+		                              &used) :
+		                rkey_get(buf, (const uint8_t *)kv->key.data + 1, kv->key.size - 1, &used);
+		if (len == RKEY_BAD || used != kv->key.size - 1)
+			return mrtx__seterr(MRTX_ECORRUPT, "%s: table '%s': a malformed row key in %s",
+			                    rs->addr, t->name, tb->oid);
+		row = MRTX_BYTES(buf, len);
+		*after = kv->key;
+		if (!row_in(r, row, &past)) {
+			/* forward: past hi ends the scan; reverse: below lo does */
+			if (reverse ? !past : past) {
+				*done = 1;
+				break;
+			}
+			continue;
+		}
+		rows[*n].row = row;
+		rows[*n].has_lock = !reverse;
+		rows[*n].lock = MRTX_BYTES(NULL, 0);
+		if (!reverse && (rc = rados_lock_record(rs, tb->oid, kv->value, &rows[*n].lock)))
+			return rc;
+		rows[*n].cells = NULL;
+		rows[*n].ncells = 0;
+		rows[*n].vmax = 0;
+		(*n)++;
+		if (*n == limit) {
+			*tablet_more = 1;
+			break;
+		}
+	}
+	return 0;
+}
+
+/*
+ * One scan with the tablets of map rt; RMOVED (*moved_oid set) when it met
+ * a tablet a split retired.
+ */
+static int scan_once(rstore *rs, const rtmap *rt, const store_table *t, const store_range *r,
+                     int reverse, const store_filter *f, size_t max_rows, mrtx_arena *a,
+                     store_row **rows_out, size_t *nrows, int *more, const char **moved_oid)
+{
+	size_t cap = max_rows ? max_rows : 256, n = 0, ti;
+	store_row *rows;
+	mrtx_bytes after;
+	store_range rest;
+	uint8_t *kb;
+	int rc, done;
+
+	if (!(rows = arena_alloc(a, (cap + 1) * sizeof(*rows))) || !(kb = arena_alloc(a, RCELL_MAX)))
+		return MRTX_ENOMEM;
+again:
+	after = MRTX_BYTES(NULL, 0);
+	done = 0;
+	/* the first tablet in scan order and where in it to start */
+	if (!reverse) {
+		ti = r->lo.size ? (size_t)(rados_tablet_in(rt, r->lo) - rt->t) : 0;
+		if (r->lo.size) {
+			size_t k = rados_lock_key(kb, r->lo);
+
+			/* start_after excludes the key given: lo's own lock key when lo
+			 * is excluded, else that key less its last byte, a prefix of it
+			 * below which no other row's lock key sorts */
+			after = MRTX_BYTES(kb, r->lo_excl ? k : k - 1);
+		}
+	} else {
+		ti = r->hi.size ? (size_t)(rados_tablet_in(rt, r->hi) - rt->t) : rt->n - 1;
+		if (r->hi.size)
+			after = MRTX_BYTES(kb, rados_desc_key(kb, r->hi));
+	}
+	for (;;) {
+		int tmore = 0;
+		size_t limit = max_rows ? max_rows + 1 : cap + 1;
+
+		if ((rc = list_rows(rs, t, &rt->t[ti], reverse, r, &after, limit, a, rows, &n,
+		                    &tmore, &done))) {
+			if (rc == RMOVED)
+				*moved_oid = rt->t[ti].oid;
+			return rc;
+		}
+		if (done)
+			break;
+		if (max_rows && n > max_rows) {
+			n = max_rows;
+			*more = 1;
+			break;
+		}
+		if (!max_rows && n > cap) {
+			/* no limit: grow and go on */
+			store_row *nr = arena_alloc(a, (2 * cap + 1) * sizeof(*nr));
+
+			if (!nr)
+				return MRTX_ENOMEM;
+			memcpy(nr, rows, n * sizeof(*nr));
+			rows = nr;
+			cap *= 2;
+		}
+		if (tmore)
+			continue;
+		if (reverse ? ti == 0 : ti + 1 == rt->n)
+			break;
+		/* the next tablet in scan order holds no row of the range */
+		if (!reverse && r->hi.size &&
+		    cmp_bytes(rt->t[ti + 1].start.data, rt->t[ti + 1].start.size,
+		              r->hi.data, r->hi.size) >= 0)
+			break;
+		if (reverse && r->lo.size &&
+		    cmp_bytes(rt->t[ti].start.data, rt->t[ti].start.size,
+		              r->lo.data, r->lo.size) <= 0)
+			break;
+		ti = reverse ? ti - 1 : ti + 1;
+		after = MRTX_BYTES(NULL, 0);
+	}
+	/* Each row's lock and cells from one read (reverse rows need the lock). */
+	if (n && (reverse || !(f && f->lock_only))) {
+		const store_table **ts = arena_alloc(a, n * sizeof(*ts));
+		mrtx_bytes *keys = arena_alloc(a, n * sizeof(*keys));
+		store_row *full = arena_alloc(a, n * sizeof(*full));
+		size_t k = 0;
+
+		if (!ts || !keys || !full)
+			return MRTX_ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			ts[i] = t;
+			keys[i] = rows[i].row;
+		}
+		if ((rc = read_many(rs, rt, ts, keys, n, f, a, full, moved_oid)))
+			return rc;
+		/* a row whose lock vanished meanwhile (a rolled-back insert) is gone */
+		for (size_t i = 0; i < n; i++)
+			if (full[i].has_lock)
+				rows[k++] = full[i];
+		if (k == 0 && *more) {
+			/* every row listed vanished: an empty batch would read as the
+			 * end of the range, so list on after the last of them */
+			rest = *r;
+			if (!reverse) {
+				rest.lo = rows[n - 1].row;
+				rest.lo_excl = 1;
+			} else {
+				rest.hi = rows[n - 1].row;
+			}
+			r = &rest;
+			n = 0;
+			*more = 0;
+			goto again;
+		}
+		n = k;
+	}
+	*rows_out = rows;
+	*nrows = n;
+	return 0;
+}
+
+int rados_store_scan_rows(store *st, const store_table *t, const store_range *r, int reverse,
+                          const store_filter *f, size_t max_rows, mrtx_arena *a,
+                          store_row **rows_out, size_t *nrows, int *more)
+{
+	rstore *rs = RS(st);
+	int rc;
+
+	*rows_out = NULL;
+	*nrows = 0;
+	*more = 0;
+	if ((rc = STORE_FAULT_R(rs, "scan")))
+		return rc;
+	for (int attempt = 0;; attempt++) {
+		const char *oid = NULL;
+
+		*more = 0;
+		rc = scan_once(rs, rados_map(t), t, r, reverse, f, max_rows, a, rows_out, nrows, more,
+		               &oid);
+		if (rc != RMOVED || (rc = rados_moved(rs, t, oid, attempt)))
+			return rc;
+	}
+}
