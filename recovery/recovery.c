@@ -40,6 +40,8 @@ typedef struct rctx {
 	const recover_opts *o;
 	mrtx_arena *a;
 	int depth;
+	recover_fence_fn fenced; /* told of every fence written (may be NULL) */
+	void *fenced_arg;
 } rctx;
 
 static int read_one_lock(store *st, const store_table *t, mrtx_bytes row, mrtx_arena *a,
@@ -260,11 +262,22 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 	op.stamp = STORE_STAMP_ONE_ROW; /* (a one-row write: no lock to push) */
 	op.stamp_off = LOCK_COMMIT_TS_OFF;
 	op.stamp_floor = MRTX_MAX(pcur->has_lock ? pl->commit_ts : 0, l->commit_ts);
-	if (!(pcur->has_lock && pl->commit_ts >= l->commit_ts) &&
-	    ((rc = lock_new_txnid(fence_id)) ||
-	     (rc = lockio_stable(c->st, fence_id, op.stamp_floor, c->a, &op.new_lock)) ||
-	     (rc = cas1(c->st, &op))))
-		return rc;
+	if (!(pcur->has_lock && pl->commit_ts >= l->commit_ts)) {
+		if ((rc = lock_new_txnid(fence_id)) ||
+		    (rc = lockio_stable(c->st, fence_id, op.stamp_floor, c->a, &op.new_lock)) ||
+		    (rc = cas1(c->st, &op)))
+			return rc;
+		/* The fence moved P's lock, not its data: a reader settling
+		 * this orphan may have read P, and must know the new bytes
+		 * for its own (the store's stamp patched in: what it wrote) */
+		if (c->fenced) {
+			uint8_t *d = (uint8_t *)op.new_lock.data;
+
+			for (unsigned i = 0; op.stamped && i < 8; i++)
+				d[LOCK_COMMIT_TS_OFF + i] = (uint8_t)(op.stamped >> (8 * i));
+			c->fenced(c->fenced_arg, pt, prow, pcur->has_lock, pcur->lock, op.new_lock);
+		}
+	}
 	memset(&op, 0, sizeof(op));
 	op.table = t;
 	op.row = row;
@@ -385,6 +398,13 @@ static int resolve_at(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes 
 int recover_resolve(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
                     const recover_opts *o, recover_decision *decision)
 {
+	return recover_resolve_fenced(st, t, row, lock, o, decision, NULL, NULL);
+}
+
+int recover_resolve_fenced(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
+                           const recover_opts *o, recover_decision *decision,
+                           recover_fence_fn fn, void *arg)
+{
 	uint64_t deadline = mrtx__mono_us() + (uint64_t)o->wait_ms * 1000u, backoff = 250;
 	recover_decision dec = RECOVER_NONE;
 	recover_opts ro_opts = *o;
@@ -396,7 +416,7 @@ int recover_resolve(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes 
 	ro_opts.dry_run = 1;
 	arena_init(&a);
 	for (iter = 0; iter < 10000; iter++) {
-		rctx c = { st, ro_reader ? &ro_opts : o, &a, 0 };
+		rctx c = { st, ro_reader ? &ro_opts : o, &a, 0, fn, arg };
 		store_row now;
 
 		rc = resolve_at(&c, t, row, cur, &dec);

@@ -33,6 +33,22 @@ typedef struct recover_opts {
 int recover_resolve(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
                     const recover_opts *o, recover_decision *decision);
 
+/*
+ * A fence that settling wrote (an orphan's primary, recovery.c
+ * resolve_orphan): row (t, row) held lock `was` (has_was 0: no record) and
+ * now holds `now`, a STABLE record of a fresh txn id, its cells untouched.
+ * The write was conditional on `was`, so a reader that saw `was` there and
+ * finds `now` has seen no commit of the row in between.  The bytes live
+ * only for the call.
+ */
+typedef void (*recover_fence_fn)(void *arg, const store_table *t, mrtx_bytes row,
+                                 int has_was, mrtx_bytes was, mrtx_bytes now);
+
+/* recover_resolve, telling fn (with arg) of every fence it writes. */
+int recover_resolve_fenced(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
+                           const recover_opts *o, recover_decision *decision,
+                           recover_fence_fn fn, void *arg);
+
 typedef struct recover_stats {
 	unsigned long locks_seen;   /* non-STABLE locks met */
 	unsigned long forwarded;    /* transactions rolled forward */

@@ -35,7 +35,8 @@ static int commit_read_only(mrtx_txn *txn)
 	int rc;
 
 	if (!txn->at && ((!txn->view && !txn->snap_live) || txn->must_validate) &&
-	    ((rc = txn_fetch_lazy(txn)) || (rc = txn_validate(txn))))
+	    ((rc = txn_fetch_lazy(txn)) || (rc = txn_fences_apply(txn)) ||
+	     (rc = txn_validate(txn))))
 		return rc; /* (a past snapshot's reads are of fixed versions;
 		            * a live one's on RADOS are a snapshot: DESIGN §9) */
 	if (!txn->view && RB_EMPTY(&txn->rows) && txn->nranges == 0)
@@ -83,7 +84,7 @@ int txn_commit_run(mrtx_txn *txn)
 	 * so that its read transaction does not stand in the way of a map
 	 * another process grew (lmdb_remap) or of pages writers could reuse.
 	 * The locks of rows read without them come from it first. */
-	if ((rc = txn_fetch_lazy(txn)))
+	if ((rc = txn_fetch_lazy(txn)) || (rc = txn_fences_apply(txn)))
 		return rc;
 	txn_view_close(txn);
 	if ((rc = lock_new_txnid(txn->id)))

@@ -581,8 +581,10 @@ static int settle_quietly(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
 		return 0;
 	/* best effort: the read stands whatever settling it does or fails
 	 * with (a live owner: ELOCKED; a store error is met again by the
-	 * transaction's own writes, or by the next reader) */
-	rc = recover_resolve(txn->db->st, t, row, raw, &ro, NULL);
+	 * transaction's own writes, or by the next reader).  A fence it
+	 * writes on an orphan's primary is the transaction's own, not a
+	 * conflict (txn.c, txn_fences_apply). */
+	rc = txn_resolve(txn, t, row, raw, &ro);
 	return rc == MRTX_ENOMEM ? rc : 0;
 }
 
@@ -661,7 +663,7 @@ int txn_read_row_snap(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
 		 * should not meet our own open read, lmdb_remap.) */
 		txn_view_close(txn);
 		if (!tail_wait(txn->db, id) &&
-		    (rc = recover_resolve(st, t, row, raw, &ro, NULL)))
+		    (rc = txn_resolve(txn, t, row, raw, &ro)))
 			return rc; /* MRTX_ELOCKED: live past the wait, as before views */
 	}
 	if (i == 64) /* 64 new views, each with a new lock of another transaction */

@@ -130,7 +130,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	/* Field by field: a memset of the head compiles to `rep stos`, whose
 	 * start-up cost was a visible part of a point read.  A new field must
 	 * be set here (the assertion below trips when the head changes). */
-	_Static_assert(offsetof(mrtx_txn, head_pad) == 208 && offsetof(mrtx_txn, arena0) == 224,
+	_Static_assert(offsetof(mrtx_txn, head_pad) == 216 && offsetof(mrtx_txn, arena0) == 224,
 	               "mrtx_begin sets every field before arena0: initialise the new one there");
 	txn->db = db;
 	arena_init_buf(&txn->arena, txn->arena0, sizeof(txn->arena0));
@@ -164,6 +164,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	txn->snap_live = 0;
 	txn->snap_stale = 0;
 	txn->lazy = 0;
+	txn->fences = NULL;
 	*out = txn;
 	return 0;
 }
@@ -292,6 +293,99 @@ int txn_snap_late(mrtx_txn *txn, const store_table *t, const store_row *sr)
 
 static int fetch_lazy(mrtx_txn *txn, trow *r);
 
+/* ---- the fences of the transaction's own settling ----
+ *
+ * Settling a dead writer's orphan (recovery.c resolve_orphan) fences its
+ * primary P: P's STABLE lock is replaced by another STABLE lock, of a fresh
+ * txn id, on the condition that it is still exactly what was read, and P's
+ * cells stay as they were.  A reader settles the locks it meets as it goes
+ * (snapread.c), and may have read P before -- or read it after, from its
+ * view, which still shows P unfenced.  Either way it saw P's lock as the
+ * fence found it; comparing that with the store at commit would make the
+ * transaction conflict with its own settling, though no commit touched P.
+ * So each fence it writes is kept, and an observation equal to a fence's
+ * `was` stands for its `now` (after it, for a later fence's `was`): the
+ * fence's write was conditional on `was`, and `now` holds a fresh id no
+ * commit writes, so finding it means P is as read. */
+
+static int same_obs(int ha, mrtx_bytes a, int hb, mrtx_bytes b)
+{
+	return !!ha == !!hb && (!ha || bytes_cmp(a, b) == 0);
+}
+
+static void fence_note(void *arg, const store_table *t, mrtx_bytes row, int has_was,
+                       mrtx_bytes was, mrtx_bytes now)
+{
+	mrtx_txn *txn = arg;
+	txn_fence *f = arena_alloc(&txn->arena, sizeof(*f)), **end = &txn->fences;
+	void *r = arena_dup(&txn->arena, row.data, row.size);
+	void *w = has_was ? arena_dup(&txn->arena, was.data, was.size) : NULL;
+	void *n = arena_dup(&txn->arena, now.data, now.size);
+
+	/* (out of memory: the fence is not known, and the commit conflicts,
+	 * as before -- never a wrong pass) */
+	if (!f || !r || (has_was && !w) || !n)
+		return;
+	f->next = NULL;
+	f->t = t;
+	f->row = MRTX_BYTES(r, row.size);
+	f->had = !!has_was;
+	f->was = has_was ? MRTX_BYTES(w, was.size) : MRTX_BYTES(NULL, 0);
+	f->now = MRTX_BYTES(n, now.size);
+	while (*end)
+		end = &(*end)->next;
+	*end = f;
+}
+
+int txn_resolve(mrtx_txn *txn, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
+                const recover_opts *o)
+{
+	return recover_resolve_fenced(txn->db->st, t, row, lock, o, NULL, fence_note, txn);
+}
+
+/* Does the observation (ha, a) of (t, row) lead to (hb, b) through the
+ * transaction's fences? */
+static int fenced_to(const mrtx_txn *txn, const store_table *t, mrtx_bytes row, int ha,
+                     mrtx_bytes a, int hb, mrtx_bytes b)
+{
+	for (const txn_fence *f = txn->fences; f; f = f->next) {
+		if (f->t->id != t->id || bytes_cmp(f->row, row) != 0 ||
+		    !same_obs(f->had, f->was, ha, a))
+			continue;
+		ha = 1;
+		a = f->now;
+		if (same_obs(ha, a, hb, b))
+			return 1;
+	}
+	return 0;
+}
+
+int txn_fences_apply(mrtx_txn *txn)
+{
+	for (const txn_fence *f = txn->fences; f; f = f->next) {
+		trow *r;
+		int rc;
+
+		if ((rc = txn_row(txn, f->t, f->row, 0, &r)))
+			return rc;
+		if (r && r->lock_known) {
+			if (!same_obs(r->has_lock, r->lock, f->had, f->was))
+				continue;
+		} else if (!f->had && txn_in_scanned_range(txn, f->t, f->row)) {
+			/* observed absent by a scan (txn_observe_at's rule) */
+			if (!r && (rc = txn_row(txn, f->t, f->row, 1, &r)))
+				return rc;
+			r->lock_known = 1;
+			r->read = 1;
+		} else {
+			continue; /* not observed */
+		}
+		r->has_lock = 1;
+		r->lock = f->now;
+	}
+	return 0;
+}
+
 /* txn_observe for a row entry r, or NULL if the row has none yet. */
 static int txn_observe_at(mrtx_txn *txn, trow *r, const store_table *t, mrtx_bytes row,
                           int has_lock, mrtx_bytes lock)
@@ -323,7 +417,10 @@ static int txn_observe_at(mrtx_txn *txn, trow *r, const store_table *t, mrtx_byt
 	if (r->lock_known) {
 		if (r->has_lock != (unsigned)!!has_lock ||
 		    (has_lock && bytes_cmp(r->lock, lock) != 0)) {
-			if (r->stale) { /* (the first observation stands) */
+			/* (a fence of our own settling between the two: the row
+			 * is as first seen, and that observation stands) */
+			if (r->stale || fenced_to(txn, t, row, r->has_lock, r->lock, has_lock, lock) ||
+			    fenced_to(txn, t, row, has_lock, lock, r->has_lock, r->lock)) {
 				r->read = 1;
 				return 0;
 			}
@@ -441,7 +538,7 @@ int txn_read_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
 			if (rc != 1)
 				return rc;
 		}
-		if ((rc = recover_resolve(st, t, row, out->lock, &ro, NULL)))
+		if ((rc = txn_resolve(txn, t, row, out->lock, &ro)))
 			return rc;
 	}
 	return mrtx__seterr(MRTX_ELOCKED, "table '%s': row keeps being locked", t->name);

@@ -127,6 +127,16 @@ typedef struct trow {
 
 RB_HEAD(trow_tree, trow);
 
+/* A fence this transaction's own settling wrote (recover_resolve_fenced):
+ * the row's lock went from was (had 0: no record) to now, its cells
+ * untouched.  Kept in the order written, for txn_fences_apply. */
+typedef struct txn_fence {
+	struct txn_fence *next;
+	const store_table *t;
+	mrtx_bytes row, was, now;
+	int had;
+} txn_fence;
+
 /* A scanned row range, validated at commit (phantoms). */
 typedef struct scan_range {
 	const store_table *t;
@@ -183,7 +193,8 @@ struct mrtx_txn {
 	                          a commit with writes fails (MRTX_CONFLICT) */
 	uint8_t lazy;          /* some row's lock is not read yet (trow.lock_lazy) */
 	uint8_t started;       /* start_ts is taken (txn.c note_first_write) */
-	uint8_t head_pad[16];   /* the padding before arena0, named: a new field moves
+	txn_fence *fences;     /* fences its settling wrote, oldest first */
+	uint8_t head_pad[8];   /* the padding before arena0, named: a new field moves
 	                          head_pad or arena0, which trips mrtx_begin's assertion */
 	/* The arena's first chunk, so that a small transaction (a few rows,
 	 * its commit's lock records and redo lists included) allocates
@@ -210,6 +221,14 @@ int txn_observe_lazy(mrtx_txn *txn, trow *r, const store_table *t, mrtx_bytes ro
 /* Read, from the view, the lock of every row observed without it (before
  * anything compares locks: validation, a commit). */
 int txn_fetch_lazy(mrtx_txn *txn);
+/* recover_resolve for a read of this transaction: a fence it writes is
+ * remembered (txn->fences). */
+int txn_resolve(mrtx_txn *txn, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
+                const recover_opts *o);
+/* Carry every row's observation through the fences the transaction's own
+ * settling wrote since (after txn_fetch_lazy, before anything compares
+ * locks with the store): such a fence changed the lock, not the row. */
+int txn_fences_apply(mrtx_txn *txn);
 /* A live snapshot's read of a row (sr, read at snap_ts) found a version at
  * or below the snapshot newer than the row was when first observed: doom
  * the transaction (MRTX_CONFLICT); else 0. */
