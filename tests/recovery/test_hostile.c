@@ -62,7 +62,7 @@ static int scan_first(mrtx_db *db)
 static void bad_keys(void **state)
 {
 	static uint8_t row[400];
-	/* table prefix, then a bad escape (storage/lmdb/lmdb_rw.c: P . enc(row) ...) */
+	/* table prefix, then a bad escape (storage/lmdb/lmdb_read.c: P . enc(row) ...) */
 	uint8_t garbage[] = { 0, 0, 'r', 0x00, 0x07, 'x' };
 	const store_table *t;
 	uint8_t id[16] = { 1 };

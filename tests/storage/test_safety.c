@@ -542,7 +542,7 @@ static void lock_bound_to_store(void **state)
 
 	/* Copy A's lock record of "row" over B's. */
 	/* the lock record's key: P . enc("row") . 0xFF, P = 0x0100 for each
-	 * store's first table (storage/lmdb/lmdb_rw.c, lmdb_meta.c) */
+	 * store's first table (storage/lmdb/lmdb_read.c, lmdb_meta.c) */
 	n = raw_get(a, NULL, "\1\0row\0\1\xff", 8, lock, sizeof(lock));
 	raw_put(b, NULL, "\1\0row\0\1\xff", 8, lock, n);
 

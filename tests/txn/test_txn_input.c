@@ -376,7 +376,7 @@ static void test_bad_options(void **state)
 }
 
 /* Write raw bytes as a row's lock record -- key P . enc(row) . 0xFF, with
- * P the table's prefix from its record 0x00 "t/<table>" (storage/lmdb/lmdb_rw.c,
+ * P the table's prefix from its record 0x00 "t/<table>" (storage/lmdb/lmdb_read.c,
  * lmdb_meta.c) -- while mrtx is closed. */
 static void raw_lock_put(const char *path, const char *table, mrtx_bytes row,
                          const void *bytes, size_t n)
