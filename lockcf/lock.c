@@ -492,7 +492,7 @@ void lock_order_key(const void *lock, size_t size, uint8_t *out)
 		lock_order_below(cts, out);
 		return;
 	}
-	memset(out, 0, LOCK_ORDER_SIZE);
+	memset(out, 0, STORE_ORDER_SIZE);
 	out[0] = 1;
 }
 
@@ -502,8 +502,8 @@ void lock_order_below(uint64_t ts, uint8_t *out)
 	 * alone): every byte stays below 0x80, where Ceph's omap_cmp, which
 	 * compares values as signed chars, agrees with byte order */
 	out[0] = 0;
-	for (size_t i = 0; i < LOCK_ORDER_SIZE - 1; i++)
-		out[LOCK_ORDER_SIZE - 1 - i] = (uint8_t)((ts >> (7u * i)) & 0x7fu);
+	for (size_t i = 0; i < STORE_ORDER_SIZE - 1; i++)
+		out[STORE_ORDER_SIZE - 1 - i] = (uint8_t)((ts >> (7u * i)) & 0x7fu);
 }
 
 /* ================================================================ states */

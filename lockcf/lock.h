@@ -113,7 +113,7 @@ int lock_is_stable_before(mrtx_bytes in, const uint8_t tag[LOCK_TAG_SIZE], uint6
 int lock_stable_ts(mrtx_bytes in, uint64_t *cts);
 
 /*
- * Order keys (store_opts.lock_order, store_cond.below), LOCK_ORDER_SIZE
+ * Order keys (store_opts.lock_order, store_cond.below), STORE_ORDER_SIZE
  * bytes, each below 0x80: a STABLE record with no flags sorts as 0x00 and
  * its commit_ts big-endian in ten 7-bit digits, every other record as
  * 0x01 and zeros.  (Below 0x80 because RADOS compares omap values as
@@ -123,7 +123,6 @@ int lock_stable_ts(mrtx_bytes in, uint64_t *cts);
  * another store's tag is judged by commit_ts alone, as the reading path
  * judges it) -- a condition a store checks by comparing bytes.
  */
-#define LOCK_ORDER_SIZE STORE_ORDER_SIZE
 void lock_order_key(const void *lock, size_t size, uint8_t *out);
 void lock_order_below(uint64_t ts, uint8_t *out);
 

@@ -225,11 +225,21 @@ static inline uint64_t mrtx__be_get(const uint8_t *in, size_t width)
 #define MRTX_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /* The order of rows, qualifiers and keys everywhere: memcmp order, a
- * prefix first. */
+ * prefix first.  Rows and qualifiers are mostly short, and below 16 bytes
+ * a loop beats a memcmp call. */
 static inline int cmp_bytes(const void *a, size_t an, const void *b, size_t bn)
 {
-	int c = memcmp(a, b, MRTX_MIN(an, bn));
+	const uint8_t *x = a, *y = b;
+	size_t n = MRTX_MIN(an, bn);
+	int c = 0;
 
+	if (n < 16) {
+		for (size_t i = 0; i < n; i++)
+			if (x[i] != y[i])
+				return x[i] < y[i] ? -1 : 1;
+	} else {
+		c = memcmp(x, y, n);
+	}
 	if (c)
 		return c;
 	return an < bn ? -1 : an > bn;

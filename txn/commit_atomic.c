@@ -32,7 +32,7 @@ static int range_check_of(mrtx_txn *txn, const scan_range *sr, store_rcheck *c, 
 		n = 0;
 		for (r = RB_NFIND(trow_tree, &txn->rows, &key); r && r->t == sr->t;
 		     r = RB_NEXT(trow_tree, &txn->rows, r)) {
-			if (c->range.hi.size && bytes_cmp(r->row, c->range.hi) >= 0)
+			if (store_range_past(&c->range, r->row))
 				break;
 			if (!(r->lock_known && r->has_lock))
 				continue;

@@ -98,7 +98,7 @@ static uint64_t ts_floor(mrtx_txn *txn, const wrow *w, size_t n)
 	trow *r;
 
 	RB_FOREACH(r, trow_tree, &txn->rows) {
-		uint8_t k[LOCK_ORDER_SIZE];
+		uint8_t k[STORE_ORDER_SIZE];
 		uint64_t cts = 0;
 
 		if (r->mutated || !r->read || !r->lock_known || !r->has_lock)
@@ -106,7 +106,7 @@ static uint64_t ts_floor(mrtx_txn *txn, const wrow *w, size_t n)
 		lock_order_key(r->lock.data, r->lock.size, k);
 		if (k[0] != 0)
 			continue; /* not STABLE */
-		for (unsigned i = 1; i < LOCK_ORDER_SIZE; i++)
+		for (unsigned i = 1; i < STORE_ORDER_SIZE; i++)
 			cts = cts << 7 | (k[i] & 0x7f);
 		ts = MRTX_MAX(ts, cts + 1);
 	}
@@ -322,7 +322,7 @@ static int cond_stable_before(const void *lock, size_t size, void *arg)
 static int blind_guard(mrtx_txn *txn, store_op *op, uint64_t start_ts)
 {
 	struct stable_before *sb = arena_alloc(&txn->arena, sizeof(*sb));
-	uint8_t *below = arena_alloc(&txn->arena, LOCK_ORDER_SIZE);
+	uint8_t *below = arena_alloc(&txn->arena, STORE_ORDER_SIZE);
 
 	if (!sb || !below)
 		return MRTX_ENOMEM;
@@ -331,7 +331,7 @@ static int blind_guard(mrtx_txn *txn, store_op *op, uint64_t start_ts)
 	op->cond.kind = STORE_IF_BELOW;
 	op->cond.pred = cond_stable_before;
 	op->cond.arg = sb;
-	op->cond.below = MRTX_BYTES(below, LOCK_ORDER_SIZE);
+	op->cond.below = MRTX_BYTES(below, STORE_ORDER_SIZE);
 	return 0;
 }
 

@@ -59,8 +59,9 @@ struct mrtx_scanner {
 
 static int in_bounds(const scan_range *r, mrtx_bytes row)
 {
-	return (!r->start.size || bytes_cmp(row, r->start) >= 0) &&
-	       (!r->end.size || bytes_cmp(row, r->end) < 0);
+	store_range rg = { r->start, 0, r->end };
+
+	return !store_range_before(&rg, row) && !store_range_past(&rg, row);
 }
 
 /* The extent a range has covered so far: [lo, hi) with lo_excl = 0. */

@@ -15,42 +15,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Bytewise order, shorter first.  Qualifiers and rows are mostly short:
- * below 16 bytes a loop beats a memcmp call. */
-static inline int bytes_cmp_inline(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
-{
-	size_t n = MRTX_MIN(an, bn);
-	int c = 0;
-
-	if (n < 16) {
-		for (size_t i = 0; i < n; i++)
-			if (a[i] != b[i])
-				return a[i] < b[i] ? -1 : 1;
-	} else {
-		c = memcmp(a, b, n);
-	}
-	if (c)
-		return c;
-	return an < bn ? -1 : an > bn;
-}
-
+/* cmp_bytes (storage/common.h) of two byte strings. */
 int bytes_cmp(mrtx_bytes a, mrtx_bytes b)
 {
-	return bytes_cmp_inline(a.data, a.size, b.data, b.size);
+	return cmp_bytes(a.data, a.size, b.data, b.size);
 }
 
 int bcell_cmp(const bcell *a, const bcell *b)
 {
 	if (a->fid != b->fid)
 		return a->fid < b->fid ? -1 : 1;
-	return bytes_cmp_inline(a->data, a->qlen, b->data, b->qlen);
+	return cmp_bytes(a->data, a->qlen, b->data, b->qlen);
 }
 
 int trow_cmp(const trow *a, const trow *b)
 {
 	if (a->t->id != b->t->id)
 		return a->t->id < b->t->id ? -1 : 1;
-	return bytes_cmp_inline(a->row.data, a->row.size, b->row.data, b->row.size);
+	return cmp_bytes(a->row.data, a->row.size, b->row.data, b->row.size);
 }
 
 RB_GENERATE(bcell_tree, bcell, link, bcell_cmp)

@@ -105,7 +105,7 @@ static int validate_range(mrtx_txn *txn, const scan_range *sr)
 	key.t = sr->t;
 	key.row = rg.lo;
 	for (r = RB_NFIND(trow_tree, &txn->rows, &key);; r = RB_NEXT(trow_tree, &txn->rows, r)) {
-		int in = r && r->t == sr->t && (!rg.hi.size || bytes_cmp(r->row, rg.hi) < 0);
+		int in = r && r->t == sr->t && !store_range_past(&rg, r->row);
 		int seen = in && r->lock_known && r->has_lock;
 
 		/* every store row before r must be one we saw */

@@ -736,21 +736,21 @@ static void test_order_key(void **state)
 		for (size_t j = 0; j < n; j++) {
 			lock_rec r;
 			mrtx_bytes enc;
-			uint8_t below[LOCK_ORDER_SIZE], *val;
+			uint8_t below[STORE_ORDER_SIZE], *val;
 
 			memset(&r, 0, sizeof(r));
 			r.state = LOCK_STABLE;
 			r.commit_ts = ts[i];
 			assert_int_equal(lock_encode(&r, &a, &enc), 0);
-			val = arena_alloc(&a, LOCK_ORDER_SIZE + enc.size);
+			val = arena_alloc(&a, STORE_ORDER_SIZE + enc.size);
 			assert_non_null(val);
 			lock_order_key(enc.data, enc.size, val);
-			memcpy(val + LOCK_ORDER_SIZE, enc.data, enc.size);
+			memcpy(val + STORE_ORDER_SIZE, enc.data, enc.size);
 			lock_order_below(ts[j], below);
-			for (size_t k = 0; k < LOCK_ORDER_SIZE; k++)
+			for (size_t k = 0; k < STORE_ORDER_SIZE; k++)
 				assert_true(val[k] < 0x80 && below[k] < 0x80);
 			for (int sg = 0; sg < 2; sg++)
-				if ((cmp_order(val, LOCK_ORDER_SIZE + enc.size, below, LOCK_ORDER_SIZE,
+				if ((cmp_order(val, STORE_ORDER_SIZE + enc.size, below, STORE_ORDER_SIZE,
 				               sg) < 0) != (ts[i] < ts[j]))
 					fail_msg("commit_ts %#llx vs %#llx (%s compare)",
 					         (unsigned long long)ts[i], (unsigned long long)ts[j],
@@ -759,7 +759,7 @@ static void test_order_key(void **state)
 			r.state = LOCK_PREWRITTEN;
 			assert_int_equal(lock_encode(&r, &a, &enc), 0);
 			lock_order_key(enc.data, enc.size, val);
-			assert_true(cmp_order(val, LOCK_ORDER_SIZE, below, LOCK_ORDER_SIZE, 1) > 0);
+			assert_true(cmp_order(val, STORE_ORDER_SIZE, below, STORE_ORDER_SIZE, 1) > 0);
 		}
 	arena_free(&a);
 }
