@@ -420,6 +420,7 @@ static int get_body(rd *r, lock_rec *out, mrtx_arena *a)
 	return rc ? rc : get_redo(r, out, a);
 }
 
+/* Keeps I1 (DESIGN §10). */
 int lock_decode(lock_rec *out, mrtx_bytes in, mrtx_arena *a)
 {
 	rd r = { in.data, in.size };
@@ -777,6 +778,7 @@ static int pid_gone(long pid)
 	return kill((pid_t)pid, 0) == -1 && errno == ESRCH;
 }
 
+/* Keeps I9 (DESIGN §10). */
 int lock_owner_dead(const lock_owner *o)
 {
 	static const uint8_t zero[16];

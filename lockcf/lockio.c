@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Keeps I2 (DESIGN §10). */
 int lockio_decode(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes in,
                   mrtx_arena *a, lock_rec *out)
 {
@@ -105,7 +106,8 @@ static int image_state(mrtx_bytes b)
 
 /* Does op take a new lock (store_op.acquire)?  From no record or a STABLE
  * one to PREWRITTEN, or a one-row commit (STABLE with mutations); a fence
- * (STABLE to STABLE, nothing applied) is not one. */
+ * (STABLE to STABLE, nothing applied) is not one.
+ * Keeps I25 (DESIGN §10). */
 static int acquires(const store_op *op)
 {
 	uint8_t from, to, txn[LOCK_TXNID_SIZE];
@@ -140,6 +142,7 @@ static void check_arrows(const store_op *ops, size_t n)
 #endif
 }
 
+/* Keeps I3 (DESIGN §10). */
 int lockio_write_rows(store *st, store_op *ops, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -148,6 +151,7 @@ int lockio_write_rows(store *st, store_op *ops, size_t n)
 	return store_write_rows(st, ops, n);
 }
 
+/* Keeps I3 (DESIGN §10). */
 int lockio_write_atomic(store *st, store_op *ops, size_t n, store_rcheck *checks,
                         size_t nchecks, int *applied)
 {

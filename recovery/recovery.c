@@ -64,6 +64,7 @@ static int cas1(store *st, store_op *op)
 /*
  * Roll every secondary of primary record pr forward (fwd) or back.  Returns
  * 0 only when no secondary still holds pr's txn PREWRITTEN.
+ * Keeps I4, I5 (DESIGN §10).
  */
 static int settle_secondaries(rctx *c, const lock_rec *pr, int fwd)
 {
@@ -138,7 +139,8 @@ static int settle_secondaries(rctx *c, const lock_rec *pr, int fwd)
 	return mrtx__seterr(MRTX_ELOCKED, "secondaries keep changing while settling a txn");
 }
 
-/* P COMMITTED/ABORTED(t) -> STABLE, after its secondaries are settled. */
+/* P COMMITTED/ABORTED(t) -> STABLE, after its secondaries are settled.
+ * Keeps I7, I8 (DESIGN §10). */
 static int finish(rctx *c, const store_table *pt, mrtx_bytes prow, mrtx_bytes plock,
                   const lock_rec *pr, int fwd)
 {
@@ -162,7 +164,7 @@ static int finish(rctx *c, const store_table *pt, mrtx_bytes prow, mrtx_bytes pl
 	return cas1(c->st, &op);
 }
 
-/* P PREWRITTEN(t) -> ABORTED(t). */
+/* P PREWRITTEN(t) -> ABORTED(t).  Keeps I4 (DESIGN §10). */
 static int abort_primary(rctx *c, const store_table *pt, mrtx_bytes prow, mrtx_bytes plock,
                          lock_rec *pr, mrtx_bytes *newlock)
 {
@@ -185,7 +187,8 @@ static int abort_primary(rctx *c, const store_table *pt, mrtx_bytes prow, mrtx_b
 static int resolve_at(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
                       recover_decision *dec);
 
-/* Secondary (t,row) holds txn but its primary does not: fence P, roll back. */
+/* Secondary (t,row) holds txn but its primary does not: fence P, roll back.
+ * Keeps I9, I10, I13 (DESIGN §10). */
 static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
                           const store_row *pcur, const lock_rec *pl,
                           const store_table *t, mrtx_bytes row, mrtx_bytes lock,
@@ -314,7 +317,8 @@ static int resolve_gone(rctx *c, const store_table *t, mrtx_bytes row, mrtx_byte
 	return cas1(c->st, &op);
 }
 
-/* One decision for lock `lock` on (t,row); R_RETRY when something moved. */
+/* One decision for lock `lock` on (t,row); R_RETRY when something moved.
+ * Keeps I7 (DESIGN §10). */
 static int resolve_at(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
                       recover_decision *decp)
 {
@@ -394,6 +398,7 @@ static int resolve_at(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes 
  * forward, back, fence an orphan) or another lock to be settled first,
  * treats the lock as held: it waits, as for a live owner, up to wait_ms
  * for someone else to settle it, then gives up with MRTX_ELOCKED.
+ * Keeps I7, I9 (DESIGN §10).
  */
 int recover_resolve(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
                     const recover_opts *o, recover_decision *decision)

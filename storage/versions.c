@@ -58,6 +58,7 @@ int store_ver_add(mrtx_arena *a, store_ver **vs, size_t *n, size_t *cap, const s
 	return 0;
 }
 
+/* Keeps I19 (DESIGN §10). */
 int store_versions_select(const store_table *t, const store_filter *f, const store_ver *vs,
                           size_t n, mrtx_arena *a, store_row *out)
 {

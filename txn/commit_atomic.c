@@ -10,7 +10,8 @@
 /* The range check of a scanned range for store_write_atomic: the rows the
  * transaction saw there with a lock, with that lock (validate_range's rule:
  * every row with a lock in the range was seen, unchanged, and none seen has
- * vanished).  0 with *skip when there is nothing to check. */
+ * vanished).  0 with *skip when there is nothing to check.
+ * Keeps I11 (DESIGN §10). */
 static int range_check_of(mrtx_txn *txn, const scan_range *sr, store_rcheck *c, int *skip)
 {
 	mrtx_bytes *rows = NULL, *locks = NULL;
@@ -68,6 +69,7 @@ static int range_check_of(mrtx_txn *txn, const scan_range *sr, store_rcheck *c, 
  * it has committed everything.  The failpoints keep their meaning and fire
  * on every such commit.  Returns as every strategy does (commit_int.h; 1:
  * only blind guards failed, nothing was written).
+ * Keeps I12 (DESIGN §10).
  */
 int commit_atomic(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 {

@@ -73,7 +73,8 @@ static int prev_known(const mrtx_txn *txn, wrow *x)
  * above the store's source as this handle knows it (store_ts_known; the
  * store stamps the commit point itself, at or above this: DESIGN §9.1).
  * A blind row's expected commit_ts is its start_ts, so the floor is above
- * every blind row's start (recovery.c: an orphan's fence relies on it). */
+ * every blind row's start (recovery.c: an orphan's fence relies on it).
+ * Keeps I14 (DESIGN §10). */
 static uint64_t ts_above(mrtx_txn *txn, const wrow *w, size_t n)
 {
 	uint64_t ts = 0;
@@ -91,7 +92,8 @@ static uint64_t ts_above(mrtx_txn *txn, const wrow *w, size_t n)
  * every row this transaction read (STABLE when read).  A store that stamps
  * one-row commits from its host's clock (RADOS) may hold rows stamped above
  * its oracle; a transaction that read such a row still stamps above it, so
- * stamps follow every read dependency (DESIGN §9). */
+ * stamps follow every read dependency (DESIGN §9).
+ * Keeps I14 (DESIGN §10). */
 static uint64_t ts_floor(mrtx_txn *txn, const wrow *w, size_t n)
 {
 	uint64_t ts = ts_above(txn, w, n);
@@ -166,7 +168,8 @@ static int expected_locks(mrtx_txn *txn, wrow *w, size_t n)
  * committer wins, as with rows this transaction read.  A RADOS handle
  * whose knowledge of the oracle lagged may take an earlier commit for a
  * later one (a conflict that was not, never one missed); it learns the
- * stamp, so the retry does not. */
+ * stamp, so the retry does not.
+ * Keeps I15 (DESIGN §10). */
 static int decode_prev(mrtx_txn *txn, wrow *w, size_t n)
 {
 	int rc;
@@ -210,6 +213,7 @@ static int decode_prev(mrtx_txn *txn, wrow *w, size_t n)
  * blind on a store that cannot evaluate the guard (STORE_CAP_COND), or when
  * one of this handle's tails still holds a row (reading it waits for the
  * tail).
+ * Keeps I15 (DESIGN §10).
  */
 int plan_blind(mrtx_txn *txn, commit_plan *p)
 {
@@ -318,7 +322,8 @@ static int cond_stable_before(const void *lock, size_t size, void *arg)
 
 /* Guard op as a blind row first written at start_ts: no lock, or a STABLE
  * one committed at or below start_ts (cond for a store that reads, below
- * for one that compares bytes; STORE_CAP_COND). */
+ * for one that compares bytes; STORE_CAP_COND).
+ * Keeps I15 (DESIGN §10). */
 static int blind_guard(mrtx_txn *txn, store_op *op, uint64_t start_ts)
 {
 	struct stable_before *sb = arena_alloc(&txn->arena, sizeof(*sb));

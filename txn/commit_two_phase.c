@@ -80,7 +80,8 @@ static int build_prewrite(mrtx_txn *txn, wrow *w, size_t n, size_t i, uint64_t t
  * primary: the primary's current bytes (the heartbeat may have moved its
  * expiry since the prewrite).  Best effort: what is left is a PREWRITTEN
  * lock recovery rolls back.  1 when every undo surely applied (so the
- * transaction holds no lock), else 0. */
+ * transaction holds no lock), else 0.
+ * Keeps I6 (DESIGN §10). */
 static int commit_rollback(mrtx_txn *txn, wrow *w, size_t n, const store_op *pw_ops,
                            mrtx_bytes primary)
 {
@@ -116,6 +117,7 @@ static int commit_rollback(mrtx_txn *txn, wrow *w, size_t n, const store_op *pw_
  * or "none" when has_prev is 0), or, for a blind row, with its blind guard.
  * Returns as every strategy does (commit_int.h; 1: only blind guards
  * failed, and every prewrite was rolled back).
+ * Keeps I4, I5, I6 (DESIGN §10).
  */
 int commit_two_phase(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 {

@@ -159,11 +159,13 @@ static int drop_or_truncate(mrtx_db *db, const char *table, int drop)
 	return rc;
 }
 
+/* Keeps I25 (DESIGN §10). */
 int mrtx_drop_table(mrtx_db *db, const char *table)
 {
 	return drop_or_truncate(db, table, 1);
 }
 
+/* Keeps I25 (DESIGN §10). */
 int mrtx_truncate_table(mrtx_db *db, const char *table)
 {
 	return drop_or_truncate(db, table, 0);

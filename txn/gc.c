@@ -20,6 +20,7 @@
 
 #define GC_ROWS 256u
 
+/* Keeps I19 (DESIGN §10). */
 int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected)
 {
 	uint8_t row[MRTX_MAX_KEY];

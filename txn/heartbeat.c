@@ -26,6 +26,7 @@ static uint64_t due_ms(const hb_entry *e)
  * the mutex: CAS cur -> cur with a new expiry.  nb[i] receives the new
  * bytes when the write applied, else NULL; unknown[i] is set when it may
  * or may not have applied.
+ * Keeps I9 (DESIGN §10).
  */
 static void refresh(mrtx_db *db, hb_entry **es, size_t n, uint8_t **nb, uint64_t *exp,
                     int *unknown)

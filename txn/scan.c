@@ -330,6 +330,7 @@ static int consume_stored(mrtx_scanner *s, store_row *sr)
  * Rows of the gap [lo, hi] (bounds of size 0 are open; *_incl say whether a
  * bound itself is in the gap) were absent from the store when the scan
  * passed them.  A row this transaction saw present contradicts that.
+ * Keeps I11 (DESIGN §10).
  */
 static int check_gap(mrtx_scanner *s, mrtx_bytes lo, int lo_incl, mrtx_bytes hi, int hi_incl)
 {

@@ -106,6 +106,7 @@ typedef struct snap_pending {
 	uint64_t floor;
 } snap_pending;
 
+/* Keeps I19 (DESIGN §10). */
 static int snap_room(snap_pending *p)
 {
 	mrtx_db *db = p->db;
@@ -202,7 +203,8 @@ static uint64_t local_oldest(mrtx_db *db, int pending)
 }
 
 /* On a read of a live snapshot: renew the handle's record when a quarter
- * of its lease has passed (monotonic: a duration). */
+ * of its lease has passed (monotonic: a duration).
+ * Keeps I19 (DESIGN §10). */
 static void snap_keepalive(mrtx_txn *txn)
 {
 	mrtx_db *db = txn->db;
@@ -239,7 +241,8 @@ uint64_t txn_safe_bound(mrtx_db *db, int fresh)
 }
 
 /* The transaction's view, opened by its first read.  *out is NULL on a
- * store without views. */
+ * store without views.
+ * Keeps I18 (DESIGN §10). */
 int txn_view_get(mrtx_txn *txn, store_view **out)
 {
 	int rc;
@@ -443,6 +446,7 @@ static int as_pending(mrtx_txn *txn, store_row *sr, const lock_rec *l)
  *   anything else (a decided primary,   settle it as before (recover_resolve:
  *     a dead or expired owner, ...)       roll forward or back, no wait)
  *   the lock changed meanwhile          read the row again
+ * Keeps I21 (DESIGN §10).
  */
 int txn_push_past(mrtx_txn *txn, const store_table *t, uint64_t at, store_row *sr)
 {
@@ -497,6 +501,7 @@ int txn_push_past(mrtx_txn *txn, const store_table *t, uint64_t at, store_row *s
  * Decide a row read from the view whose lock is not STABLE (the table at
  * the top).  *pending is set when its transaction is not committed in the
  * view; *raw then keeps the lock as stored (to resolve).
+ * Keeps I18 (DESIGN §10).
  */
 static int decide(mrtx_txn *txn, store_view *v, const store_table *t, const store_filter *f,
                   store_row *sr, int *pending, mrtx_bytes *raw, lock_rec *l)

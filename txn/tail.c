@@ -31,6 +31,7 @@ struct tail_job {
  * and a primary is released only when each of its secondaries surely
  * applied: a primary never leaves COMMITTED while a secondary may still
  * be PREWRITTEN.
+ * Keeps I5, I8 (DESIGN §10).
  */
 static void run_call(mrtx_db *db, tail_job *const *jobs, size_t k, tail_job *const *rel,
                      size_t nr, store_op *buf, unsigned char *ok)
@@ -75,7 +76,8 @@ static void run_call(mrtx_db *db, tail_job *const *jobs, size_t k, tail_job *con
 }
 
 /* A whole tail at once, in two calls: apply, then release (the caller's
- * own, or the worker's when it has no room for a batch). */
+ * own, or the worker's when it has no room for a batch).
+ * Keeps I8 (DESIGN §10). */
 static void run_one(mrtx_db *db, tail_job *j)
 {
 	unsigned char ok;
@@ -220,6 +222,7 @@ static int room(mrtx_db *db, size_t n)
 	return 1;
 }
 
+/* Keeps I8 (DESIGN §10). */
 void tail_pass(mrtx_db *db)
 {
 	tail_job *jobs[TAIL_BATCH], *rel[TAIL_BATCH], *done[2 * TAIL_BATCH];

@@ -242,6 +242,7 @@ static int snap_above(const mrtx_txn *txn, int has_lock, mrtx_bytes lock)
 	return txn->snap_live && has_lock && lock_stable_ts(lock, &ts) && ts > txn->snap_ts;
 }
 
+/* Keeps I18 (DESIGN §10). */
 int txn_snap_late(mrtx_txn *txn, const store_table *t, const store_row *sr)
 {
 	uint64_t ts1 = 0;
@@ -686,6 +687,7 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
 	return 0;
 }
 
+/* Keeps I19 (DESIGN §10). */
 int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out)
 {
 	store_view *v;
@@ -769,6 +771,7 @@ fail:
  * RADOS: one read of the oracle).  No wall clock takes part (DESIGN §9.1,
  * I15).  Blind writes read no row, so a put is pure buffering and a commit
  * fetches the locks of all blindly written rows in one store call.
+ * Keeps I15 (DESIGN §10).
  */
 static int note_first_write(mrtx_txn *txn, trow *r)
 {

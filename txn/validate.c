@@ -54,6 +54,7 @@ static int ours(const trow *r, mrtx_bytes lock)
 	return r->mutated && r->prewrite.size && lock_same_but_expiry(r->prewrite, lock);
 }
 
+/* Keeps I11 (DESIGN §10). */
 static int validate_reads(mrtx_txn *txn)
 {
 	store_rowref *refs;
@@ -86,6 +87,7 @@ static int validate_reads(mrtx_txn *txn)
 	return 0;
 }
 
+/* Keeps I11 (DESIGN §10). */
 static int validate_range(mrtx_txn *txn, const scan_range *sr)
 {
 	store_filter f = STORE_FILTER_ALL;
@@ -133,6 +135,7 @@ phantom:
 	                    "inserted, deleted or updated by a concurrent commit)", sr->t->name);
 }
 
+/* Keeps I11 (DESIGN §10). */
 int txn_validate(mrtx_txn *txn)
 {
 	int rc = validate_reads(txn);

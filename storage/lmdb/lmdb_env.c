@@ -384,7 +384,8 @@ void lmdb_durable_kick(store *st)
  * Not once the latch is set: a sync that returned after a failed one may
  * have been told of no error only because the failed one was (the kernel
  * reports a write-back error once per open file, and every thread shares
- * LMDB's descriptor). */
+ * LMDB's descriptor).
+ * Keeps I24 (DESIGN §10). */
 static void raise_synced(store *st, uint64_t upto)
 {
 	if (lmdb_io_failed(st))
@@ -460,6 +461,7 @@ static int durable(store *st, uint64_t need, int busy, int own)
 	return durable_result(st, need);
 }
 
+/* Keeps I23 (DESIGN §10). */
 int lmdb_durable(store *st, uint64_t need, int busy)
 {
 	return durable(st, need, busy, 1);
@@ -513,6 +515,7 @@ static int visible_result(store *st, uint64_t need)
  * thread (taking the lock may have to grow the map, which waits for them).
  * A read-only handle cannot take the lock: it syncs nothing (the writer's
  * own commit makes its commit durable before it returns).
+ * Keeps I23 (DESIGN §10).
  */
 int lmdb_store_sync_visible(store *st, uint64_t need)
 {

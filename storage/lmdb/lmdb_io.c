@@ -77,6 +77,7 @@ int lmdb_latched_err(store *st, int code, int rc, const char *step)
  * Nothing clears it but a reopen, which starts over from the file as the
  * kernel then shows it.  The first errno is kept, for the messages; one
  * that is no I/O error (ENOMEM, EINVAL) sets nothing.
+ * Keeps I24 (DESIGN §10).
  */
 void lmdb_io_latch(store *st, int err)
 {
@@ -154,6 +155,7 @@ static int lmdb_stopped(store *st)
  * succeeds, everything written so far is on disk.  LMDB reports a short
  * write as EIO: taken as ENOSPC when the file system is then full, as a
  * failed sync otherwise (a device error: the latch is the safe side).
+ * Keeps I24 (DESIGN §10).
  */
 int lmdb_commit_io_failed(store *st, int rc)
 {

@@ -431,6 +431,7 @@ static void rt_put(store *st, lmdb_rtxn *view, lmdb_rtxn *rt)
  * published its id.  (That is read by renewing a second read transaction,
  * only in that case: a writer between its meta page and the id it
  * publishes, which a busy store meets often.)
+ * Keeps I16 (DESIGN §10).
  */
 static int view_exact(store *st, MDB_txn *txn)
 {
@@ -454,6 +455,7 @@ static int view_exact(store *st, MDB_txn *txn)
 	return ok;
 }
 
+/* Keeps I16 (DESIGN §10). */
 int lmdb_store_view_open(store *st, lmdb_rtxn **out)
 {
 	lmdb_rtxn rt;

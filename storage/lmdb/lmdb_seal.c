@@ -47,6 +47,7 @@ int lmdb_unseal(const MDB_val *k, MDB_val *v)
 	return 0;
 }
 
+/* Keeps I20 (DESIGN §10). */
 int lmdb_cget(MDB_cursor *cur, MDB_val *k, MDB_val *v, MDB_cursor_op op)
 {
 	int rc = mdb_cursor_get(cur, k, v, op);
@@ -56,6 +57,7 @@ int lmdb_cget(MDB_cursor *cur, MDB_val *k, MDB_val *v, MDB_cursor_op op)
 	return rc;
 }
 
+/* Keeps I20 (DESIGN §10). */
 int lmdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v)
 {
 	int rc = mdb_get(txn, dbi, k, v);
@@ -65,6 +67,7 @@ int lmdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v)
 	return rc;
 }
 
+/* Keeps I20 (DESIGN §10). */
 int lmdb_cput_sealed(MDB_cursor *cur, MDB_val *k, uint8_t *buf, size_t n, unsigned flags)
 {
 	MDB_val v = { n + LMDB_SEAL, buf };
@@ -87,6 +90,7 @@ static uint8_t *bounce(const MDB_val *v, uint8_t *buf, uint8_t **heap)
 	return d;
 }
 
+/* Keeps I20 (DESIGN §10). */
 int lmdb_cput(MDB_cursor *cur, MDB_val *k, MDB_val *v, unsigned flags)
 {
 	_Alignas(8) uint8_t buf[BOUNCE];
@@ -102,6 +106,7 @@ int lmdb_cput(MDB_cursor *cur, MDB_val *k, MDB_val *v, unsigned flags)
 	return rc;
 }
 
+/* Keeps I20 (DESIGN §10). */
 int lmdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags)
 {
 	_Alignas(8) uint8_t buf[BOUNCE];
@@ -127,6 +132,7 @@ int lmdb_cput_reserve(MDB_cursor *cur, MDB_val *k, MDB_val *v, size_t n, unsigne
 	return mdb_cursor_put(cur, k, v, flags | MDB_RESERVE);
 }
 
+/* Keeps I20 (DESIGN §10). */
 void lmdb_seal_reserved(const MDB_val *k, const MDB_val *v)
 {
 	size_t n;

@@ -389,6 +389,7 @@ void lmdb_ts_detach(store *st)
  * lmdb_wabort).  The page's is not raised: store_ts_next callers raise and
  * mirror it durably as before.  No cursor of the caller's is moved: the
  * ceiling is read and written through txn.
+ * Keeps I13, I17 (DESIGN §10).
  */
 int lmdb_ts_stamp(store *st, MDB_txn *txn, uint64_t floor, uint64_t *out)
 {
@@ -441,6 +442,7 @@ int lmdb_ts_stamp(store *st, MDB_txn *txn, uint64_t floor, uint64_t *out)
 	}
 }
 
+/* Keeps I16, I22 (DESIGN §10). */
 void lmdb_ts_record(store *st, MDB_txn *txn, int unsettled)
 {
 	struct lmdb_ts_page *p = atomic_load_explicit(&st->ts_page, memory_order_acquire);
@@ -456,6 +458,7 @@ void lmdb_ts_record(store *st, MDB_txn *txn, int unsettled)
 	atomic_store(&s->txnid, id);
 }
 
+/* Keeps I16 (DESIGN §10). */
 int lmdb_ts_of_view(store *st, MDB_txn *rtxn, uint64_t *out, int *settled)
 {
 	struct lmdb_ts_page *p = atomic_load_explicit(&st->ts_page, memory_order_acquire);

@@ -121,6 +121,7 @@ int lmdb_unsettled_put(MDB_txn *txn, MDB_dbi dbi, uint64_t n)
 	return lmdb_put(txn, dbi, &k, &v, 0);
 }
 
+/* Keeps I22 (DESIGN §10). */
 int lmdb_unsettled_finish(store *st, MDB_txn *txn, int *unsettled)
 {
 	int rc;

@@ -135,6 +135,7 @@ typedef struct wctx {
 	const store_op *at_lock;
 } wctx;
 
+/* Keeps I3 (DESIGN §10). */
 static int op_check(wctx *w, store_op *op, int *pass)
 {
 	uint8_t lk[MRTX_MAX_KEY + 1];
@@ -217,7 +218,8 @@ static int put_lock(wctx *w, store_op *op, MDB_val *k, unsigned flags)
 
 /* op replaced the record op_check met (was_unsettled; none: 0) with
  * new_lock: the change in the count of unsettled records.  (A stamp patches
- * only the commit_ts, which does not decide settledness.) */
+ * only the commit_ts, which does not decide settledness.)
+ * Keeps I22 (DESIGN §10). */
 static void note_unsettled(wctx *w, const store_op *op)
 {
 	w->st->w_udelta += lmdb_lock_unsettled(w->st, op->new_lock.data, op->new_lock.size) -
@@ -295,6 +297,7 @@ static int apply_op(wctx *w, store_op *op)
  * A range check (store_rcheck) inside the write transaction: walk the
  * table's lock keys in the range, jumping from a row's first cell to its
  * lock key, and compare them with the expected rows and locks.
+ * Keeps I11 (DESIGN §10).
  */
 static int check_range(wctx *w, store_rcheck *c)
 {
@@ -354,7 +357,8 @@ static int check_range(wctx *w, store_rcheck *c)
 }
 
 /* An atomic request (store_write_atomic): every condition, then every
- * write or none. */
+ * write or none.
+ * Keeps I12 (DESIGN §10). */
 static int apply_atomic(wctx *w, wreq *q)
 {
 	int rc, pass, all = 1;

@@ -211,7 +211,8 @@ static int cell_end(gcell *c, gcw *w, mrtx_arena *a)
 }
 
 /* Send tablet oid's removals and marks: 0, RMOVED (split), or an error;
- * *skipped when a run with a newer safe point had been there. */
+ * *skipped when a run with a newer safe point had been there.
+ * Keeps I19 (DESIGN §10). */
 static int gc_send(rstore *rs, const char *oid, gcw *w, uint64_t safe, int *skipped)
 {
 	uint8_t mark[16], below[8];

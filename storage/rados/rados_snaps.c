@@ -100,6 +100,7 @@ static void drop_expired(rstore *rs, const rkv *kv)
 	(void)rconn_write(rs->conn, &w, 1); /* (best effort: the next reader tries again) */
 }
 
+/* Keeps I19 (DESIGN §10). */
 int rados_store_snap_oldest(store *st, uint64_t now_us, uint64_t *oldest)
 {
 	rstore *rs = RS(st);

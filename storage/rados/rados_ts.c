@@ -243,6 +243,7 @@ int rados_store_ts_snapshot(store *st, const store_snap_set *set, uint64_t until
 	return ts_take(st, &me, out);
 }
 
+/* Keeps I17, I19 (DESIGN §10). */
 static int ts_take(store *st, rts_wait *mep, uint64_t *out)
 {
 	rstore *rs = RS(st);

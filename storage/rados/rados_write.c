@@ -369,6 +369,7 @@ static int write_settle(rstore *rs, store_op *ops, size_t n, size_t *idx, size_t
  * mark deleted (*pre, per op; NULL when none is).  Errors: nothing sent.
  * The stamped lock lives in `a`: orig[] keeps each op's new_lock, which
  * the caller puts back before `a` is freed.
+ * Keeps I13 (DESIGN §10).
  */
 static int versions_prepare(rstore *rs, store *st, store_op *ops, size_t n, mrtx_arena *a,
                             store_row **pre, mrtx_bytes *orig)
