@@ -17,8 +17,10 @@
 #ifndef MRTX_TOOL_UTIL_H
 #define MRTX_TOOL_UTIL_H
 
+#include <ctype.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "mrtx.h"
 
@@ -30,13 +32,10 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 /* The value of one hex digit (either case), or -1. */
 static inline int tool_hexval(int c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	static const char digits[] = "0123456789abcdef";
+	const char *p = c > 0 && c < 128 ? strchr(digits, tolower(c)) : NULL;
+
+	return p && *p ? (int)(p - digits) : -1;
 }
 
 #define ESC_SPACE 0x1 /* also escape ' ' (the field separator) */
