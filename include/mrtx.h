@@ -48,7 +48,7 @@
 extern "C" {
 #endif
 
-#define MRTX_VERSION_STRING "0.1.0"
+#define MRTX_VERSION_STRING "0.2.0"
 
 #define MRTX_MAX_KEY 511u
 #define MRTX_MAX_ROW 495u
@@ -371,8 +371,8 @@ int mrtx_create_table_split(mrtx_db *db, const char *table, const char *const *f
 
 /**
  * List a table's families.  *out receives a pointer to an array of *count
- * names owned by db, valid until mrtx_close.  (Before options version 4
- * the outputs came first.)
+ * names owned by db, valid until mrtx_close.  (Its outputs come last since
+ * 0.2, whose SONAME is libmrtx.so.0.2.)
  * @return MRTX_OK; MRTX_EINVAL; MRTX_ENOTABLE; MRTX_ESTORE.
  */
 int mrtx_table_families(mrtx_db *db, const char *table, const char *const **out,
@@ -639,13 +639,12 @@ int mrtx_commit(mrtx_txn *txn);
  * thread and process of the host, and a transaction's snapshot timestamp
  * (mrtx_txn_snapshot_ts) separates the commits it sees from those it does
  * not.  A transaction without writes gets its snapshot timestamp (0 if it
- * read nothing, or when mrtx_txn_snapshot_ts is 0).  RADOS (format 4): a multi-row commit's timestamp comes
- * from the store's oracle (the object NAME.ts) once every lock of the
- * transaction is in place, a one-row commit's just before its write;
- * either is above every row the transaction read or wrote, so timestamps
- * follow every dependency and real time (DESIGN §9.1).  Older RADOS formats: the timestamp its lock records carry (wall
- * clock, above the rows' previous ones; not ordered with other rows'
- * commits).
+ * read nothing, or when mrtx_txn_snapshot_ts is 0).  RADOS: a multi-row
+ * commit's timestamp comes from the store's oracle (the object NAME.ts)
+ * once every lock of the transaction is in place, a one-row commit's just
+ * before its write; either is above every row the transaction read or
+ * wrote, so timestamps follow every dependency and real time (DESIGN
+ * §9.1).
  * @return as mrtx_commit.
  */
 int mrtx_commit_ts(mrtx_txn *txn, uint64_t *commit_ts);

@@ -274,6 +274,10 @@ int admin_plant_abandoned(mrtx_db *db, const char *table, const mrtx_bytes *rows
 			rc = plant_one(db->st, t, &rows[2 * i], owner, value, &a, &ops[2 * k]);
 		if (rc == 0)
 			rc = store_write_rows(db->st, ops, 2 * k);
+		for (size_t j = 0; rc == 0 && j < 2 * k; j++)
+			if (ops[j].result == MRTX_CONFLICT)
+				rc = mrtx__seterr(MRTX_CONFLICT, "admin_plant_abandoned: table '%s': a "
+				                  "row already holds a lock record", table);
 		arena_free(&a);
 		arena_init(&a);
 	}

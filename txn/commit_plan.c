@@ -263,8 +263,10 @@ int plan_expect(mrtx_txn *txn, commit_plan *p)
 }
 
 
-/* The commit timestamp's floor for the plan (ts_floor); the store may
- * stamp the commit point above it. */
+/* The commit timestamp's floor for the plan (ts_floor, for every
+ * strategy); the store may stamp the commit point above it.  (On LMDB the
+ * read rows' part never matters: every stored stamp is at or below the
+ * counter the store stamps above.) */
 uint64_t plan_ts(mrtx_txn *txn, const commit_plan *p)
 {
 	return ts_floor(txn, p->w, p->n);

@@ -305,8 +305,8 @@ static void fence_note(void *arg, const store_table *t, mrtx_bytes row, int has_
 	void *w = has_was ? arena_dup(&txn->arena, was.data, was.size) : NULL;
 	void *n = arena_dup(&txn->arena, now.data, now.size);
 
-	/* (out of memory: the fence is not known, and the commit conflicts,
-	 * as before -- never a wrong pass) */
+	/* (out of memory: the fence is not known, and the commit conflicts
+	 * over it -- a false conflict, never a wrong pass) */
 	if (!f || !r || (has_was && !w) || !n)
 		return;
 	f->next = NULL;
@@ -327,7 +327,8 @@ int txn_resolve(mrtx_txn *txn, const store_table *t, mrtx_bytes row, mrtx_bytes 
 }
 
 /* Does the observation (ha, a) of (t, row) lead to (hb, b) through the
- * transaction's fences? */
+ * transaction's fences?
+ * Keeps I11 (DESIGN §10). */
 static int fenced_to(const mrtx_txn *txn, const store_table *t, mrtx_bytes row, int ha,
                      mrtx_bytes a, int hb, mrtx_bytes b)
 {
@@ -343,6 +344,7 @@ static int fenced_to(const mrtx_txn *txn, const store_table *t, mrtx_bytes row, 
 	return 0;
 }
 
+/* Keeps I11 (DESIGN §10). */
 int txn_fences_apply(mrtx_txn *txn)
 {
 	for (const txn_fence *f = txn->fences; f; f = f->next) {

@@ -10,7 +10,7 @@
 # Each program opens a store in a fresh directory, creates two tables,
 # commits one transaction over three rows in both, reads them back in a new
 # transaction and exits 0 only if everything is there.  Also checked: what
-# each program links (libmrtx.so.0 or nothing), that the installed archive
+# each program links (libmrtx.so.0.2 or nothing), that the installed archive
 # holds no LTO sections, that the versions of the .pc file, the CMake
 # package, the header and `mrtx --version` agree, and that the man pages and
 # the bash completion are installed.
@@ -60,7 +60,7 @@ HAVE_SO=0
 [ -e "$LIBDIR/libmrtx.so" ] && HAVE_SO=1
 libs=()
 [ $HAVE_A = 1 ] && libs+=("$LIBDIR/libmrtx.a")
-[ $HAVE_SO = 1 ] && libs+=("$LIBDIR/libmrtx.so.0")
+[ $HAVE_SO = 1 ] && libs+=("$LIBDIR/libmrtx.so.0.2")
 [ $HAVE_A = 1 ] || [ $HAVE_SO = 1 ] || bad "neither libmrtx.a nor libmrtx.so installed"
 for f in "${libs[@]}" \
 	"$LIBDIR/cmake/mrtx/mrtxConfig.cmake" "$LIBDIR/cmake/mrtx/mrtxConfigVersion.cmake" \
@@ -70,7 +70,7 @@ for f in "${libs[@]}" \
 done
 if [ $HAVE_SO = 1 ]; then
 	soname=$(readelf -d "$LIBDIR/libmrtx.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
-	[ "$soname" == libmrtx.so.0 ] && ok "SONAME $soname" || bad "SONAME '$soname'"
+	[ "$soname" == libmrtx.so.0.2 ] && ok "SONAME $soname" || bad "SONAME '$soname'"
 fi
 if [ $HAVE_A = 1 ]; then
 	if objdump -h "$LIBDIR/libmrtx.a" | grep -q '\.gnu\.lto_'; then
@@ -225,7 +225,7 @@ fi
 cat >"$TMP/app/CMakeLists.txt" <<'CML'
 cmake_minimum_required(VERSION 3.18)
 project(mrtx_consumer C)
-find_package(mrtx 0.1 REQUIRED)
+find_package(mrtx 0.2 REQUIRED)
 add_executable(cm-default app.c)
 target_link_libraries(cm-default PRIVATE mrtx::mrtx)
 if(TARGET mrtx::mrtx_static)

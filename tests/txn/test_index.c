@@ -638,6 +638,7 @@ static int stale_primary_dies(mrtx_db *w)
  * writer's lock: recovery fences the primary (a new STABLE lock over the
  * same cells) and rolls the orphan back.  No commit touched a row the check
  * read, so its commit validates.  (test_killed_writers met this at random.)
+ * Checks I11 (DESIGN §10).
  */
 static void test_reader_settles_orphan(void **state)
 {
@@ -706,6 +707,7 @@ static int blind_pair_dies(mrtx_db *w)
  * scan settles both, in row order: u00's creation is rolled back (u00 is
  * absent, as the scan read it), then the orphan's fence puts a lock record
  * on u00 -- which the scan's range must not take for a row inserted.
+ * Checks I11 (DESIGN §10).
  */
 static void test_reader_fences_absent_primary(void **state)
 {
