@@ -574,7 +574,7 @@ static int usage(FILE *f, int rc)
 	           "  rows) against raw guarded RADOS writes, ts and snapshot (read-only\n"
 	           "  transactions whose first read takes the snapshot) reported alone, on\n"
 	           "  stores NAME-b<pid>-<n> whose objects are removed at the end.\n"
-	           "  --quick  short phases (about 20 s in all)\n"
+	           "  --quick  short phases (about 30 s in all)\n"
 	           "  --only W run one workload: single_row, multi_row, interactive, get,\n"
 	           "           readonly (committed one-get read-only transactions, sync),\n"
 	           "           recover, calls (store calls per commit, memory per mutation),\n"
