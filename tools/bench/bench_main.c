@@ -87,6 +87,20 @@ static double mlog_total(const mlog *lg)
 	return (double)n;
 }
 
+/* the better of the two RocksDB sides */
+static double rocks_best(const brocks *k)
+{
+	return k->pess_ops >= k->opt_ops ? k->pess_ops : k->opt_ops;
+}
+
+/* A side that committed nothing would make its ratio infinite: both
+ * RocksDB sides must have made progress (neither stalled in lock waits). */
+static void rocks_progressed(const brocks *k, const char *workload)
+{
+	if (k->has && (k->pess_ops <= 0 || k->opt_ops <= 0))
+		die(workload, "a rocksdb side committed no transaction");
+}
+
 /* the rate of lg's transactions over secs, and their retries per txn */
 static double mlog_rate(const mlog *lg, double secs, double *retries)
 {
@@ -135,6 +149,7 @@ static void wl_multi(bcfg *c, bres *r, bsql *q, brocks *k)
 		rocks_check_groups(ro, &lo);
 		k->pess_ops = mlog_rate(&lp, pt, &k->pess_retries);
 		k->opt_ops = mlog_rate(&lo, ot, &k->opt_retries);
+		rocks_progressed(k, "multi_row");
 	}
 	rocks_close(rp);
 	rocks_close(ro);
@@ -220,6 +235,7 @@ static void wl_interactive(bcfg *c, int durability, bres *r, bsql *q, brocks *k)
 	*k = (brocks){ rp && ro, INTER_PAR, ps / c->rounds, os / c->rounds, 0, 0 };
 	k->pess_retries = pc.txns ? (double)pc.retries / (double)pc.txns : 0;
 	k->opt_retries = oc.txns ? (double)oc.retries / (double)oc.txns : 0;
+	rocks_progressed(k, "interactive");
 	rocks_close(rp);
 	rocks_close(ro);
 	fixture_close(&f);
@@ -381,11 +397,6 @@ static int sql_met(const bres *r, const bsql *q)
 	return q->has && q->target ? r->mrtx_ops / q->ops >= q->target : -1;
 }
 
-/* the better of the two RocksDB sides */
-static double rocks_best(const brocks *k)
-{
-	return k->pess_ops >= k->opt_ops ? k->pess_ops : k->opt_ops;
-}
 
 static const char *json_bool(int m)
 {
