@@ -58,8 +58,9 @@ rocks_keys multi_row row_groups "$TMP/j2"
 rc=$?
 [ $rc -eq 0 ] && ok || bad "bench --only multi_row again in its DIR: exit $rc: $(cat "$TMP/err")"
 if [ "$ROCKS" = 1 ]; then
-	grep -q '^multi_row sync rocksdb (8 threads in one process): pessimistic TransactionDB [0-9]* txn/s.*OptimisticTransactionDB [0-9]* txn/s' \
-		"$TMP/t2" && ok || bad "text report lacks the RocksDB line: $(cat "$TMP/t2")"
+	re='^multi_row sync rocksdb \(8 threads in one process\): pessimistic TransactionDB'
+	re+=' [0-9]+ txn/s.*OptimisticTransactionDB [0-9]+ txn/s'
+	grep -qE "$re" "$TMP/t2" && ok || bad "text report lacks the RocksDB line: $(cat "$TMP/t2")"
 else
 	grep -q '^rocksdb: baseline absent' "$TMP/t2" && ok ||
 		bad "text report does not say RocksDB is absent: $(cat "$TMP/t2")"

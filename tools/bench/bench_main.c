@@ -68,8 +68,9 @@ static void wl_readonly(bcfg *c, bres *r)
 
 /*
  * multi_row: 8 threads of 4-row transactions, sync; mrtx, LMDB, SQLite and
- * (when built with it) RocksDB pessimistic and optimistic alternate in slices of about half a second (rounds x phase seconds per
- * side in all): this VM's fdatasync swings between fast and slow spells of
+ * (when built with it) RocksDB pessimistic and optimistic alternate in
+ * slices of about half a second (rounds x phase seconds per side in all):
+ * this VM's fdatasync swings between fast and slow spells of
  * seconds, and short slices spread a spell over every side instead of
  * landing it on one side's whole phase.  After the slices every side's
  * store is checked against the log of its committed transactions
