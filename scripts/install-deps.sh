@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages mrtx needs to build, test and fuzz (libedit-dev: the
-# line editing of `mrtx shell`; libsqlite3-dev: the SQLite baseline of `mrtx bench`;
+# line editing of `mrtx shell`; libsqlite3-dev, librocksdb-dev: the SQLite and
+# RocksDB baselines of `mrtx bench`;
 # ceph-*: the RADOS backend and the throw-away test cluster of scripts/rados-cluster.sh).
 set -euo pipefail
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
@@ -8,5 +9,6 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config clang libclang-rt-14-dev \
-  liblmdb-dev lmdb-utils libbsd-dev libssl-dev libcmocka-dev libedit-dev libsqlite3-dev python3 \
+  liblmdb-dev lmdb-utils libbsd-dev libssl-dev libcmocka-dev libedit-dev libsqlite3-dev librocksdb-dev \
+  python3 \
   ceph-mon ceph-osd ceph-common librados-dev >/dev/null

@@ -5,10 +5,11 @@
  * run, alternating in rounds on fresh stores, so machine noise hits both
  * sides alike; the report is ops/s for both and their ratio.  The
  * baselines are the only place outside storage/ that includes <lmdb.h>.
- * multi_row and interactive have a SQLite side too (bench_sqlite.c), in
- * the same rounds, and both check their stores after the run: interactive
- * transfers between accounts whose sum must stay exact; multi_row writes
- * groups of 4 rows that must stay whole (check_groups).
+ * multi_row and interactive have SQLite and RocksDB sides too
+ * (bench_sqlite.c, bench_rocksdb.c), in the same rounds, and every side's
+ * store is checked after the run: interactive transfers between accounts
+ * whose sum must stay exact; multi_row writes groups of 4 rows that must
+ * stay whole (check_groups).
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -42,6 +42,15 @@ typedef struct bsql {
 	double imm_retries, def_retries; /* busy retries per committed txn */
 } bsql;
 
+/* The RocksDB side of a workload (bench_rocksdb.c); has == 0: none.
+ * Rates in txn/s, retries per committed transaction. */
+typedef struct brocks {
+	int has;
+	int threads;            /* in one process */
+	double pess_ops, opt_ops;
+	double pess_retries, opt_retries;
+} brocks;
+
 /* interactive: BAL_ACCOUNTS accounts (rows r%08d, cell f:q0; LMDB and
  * SQLite key "r%08d/q0") of BAL_INIT each, 16-byte decimal balances */
 #define BAL_ACCOUNTS 1000
@@ -131,5 +140,24 @@ double run_procs(fixture *f, int who, const char *sqlite_path, int durability, i
 void load_accounts(fixture *f);
 void check_fixture_balances(fixture *f, int who);
 long check_fixture_groups(fixture *f, int use_mrtx, const mlog *lg);
+
+/* bench_rocksdb.c: the RocksDB baseline, a TransactionDB (pessimistic)
+ * or an OptimisticTransactionDB at RocksDB's defaults, WAL on, synced at
+ * every commit for MRTX_SYNC; keys "row/q0" as LMDB's.  Built without
+ * RocksDB, bench_norocksdb.c stands in: rocks_open returns NULL. */
+enum { ROCKS_PESSIMISTIC, ROCKS_OPTIMISTIC };
+typedef struct rocks rocks;
+/* 1 in a build with RocksDB, 0 without */
+int rocks_built(void);
+rocks *rocks_open(bcfg *c, int kind, int durability);
+void rocks_close(rocks *r);
+void rocks_load_accounts(rocks *r);
+/* interactive's transfers by nthreads threads of this process for secs:
+ * returns txn/s; cnt (may be NULL) adds the transactions and retries */
+double rocks_run_transfers(rocks *r, int nthreads, double secs, pcount *cnt);
+/* multi_row's threads for secs: returns the phase's seconds; lg counts */
+double rocks_run_threads(rocks *r, double secs, mlog *lg);
+void rocks_check_balances(rocks *r);
+long rocks_check_groups(rocks *r, const mlog *lg);
 
 #endif

@@ -67,9 +67,10 @@ static void wl_readonly(bcfg *c, bres *r)
 }
 
 /*
- * multi_row: 8 threads of 4-row transactions, sync; mrtx, LMDB and SQLite
- * alternate in slices of about half a second (rounds x phase seconds per
- * side in all): this VM's fdatasync swings between fast and slow spells of
+ * multi_row: 8 threads of 4-row transactions, sync; mrtx, LMDB, SQLite and
+ * (when built with it) RocksDB pessimistic and optimistic alternate in
+ * slices of about half a second (rounds x phase seconds per side in all):
+ * this VM's fdatasync swings between fast and slow spells of
  * seconds, and short slices spread a spell over every side instead of
  * landing it on one side's whole phase.  After the slices every side's
  * store is checked against the log of its committed transactions
@@ -87,11 +88,35 @@ static double mlog_total(const mlog *lg)
 	return (double)n;
 }
 
-static void wl_multi(bcfg *c, bres *r, bsql *q)
+/* the better of the two RocksDB sides */
+static double rocks_best(const brocks *k)
 {
-	double mt = 0, bt = 0, st = 0, total = c->rounds * c->phase_s;
+	return k->pess_ops >= k->opt_ops ? k->pess_ops : k->opt_ops;
+}
+
+/* A side that committed nothing would make its ratio infinite: both
+ * RocksDB sides must have made progress (neither stalled in lock waits). */
+static void rocks_progressed(const brocks *k, const char *workload)
+{
+	if (k->has && (k->pess_ops <= 0 || k->opt_ops <= 0))
+		die(workload, "a rocksdb side committed no transaction");
+}
+
+/* the rate of lg's transactions over secs, and their retries per txn */
+static double mlog_rate(const mlog *lg, double secs, double *retries)
+{
+	double n = mlog_total(lg);
+
+	*retries = n > 0 ? (double)lg->retries / n : 0;
+	return secs > 0 ? n / secs : 0;
+}
+
+static void wl_multi(bcfg *c, bres *r, bsql *q, brocks *k)
+{
+	double mt = 0, bt = 0, st = 0, pt = 0, ot = 0, total = c->rounds * c->phase_s;
 	int slices = (int)(total / MULTI_SLICE_S + 0.5);
-	mlog lm, ll, ls;
+	mlog lm, ll, ls, lp, lo;
+	rocks *rp, *ro;
 	char *spath;
 	fixture f;
 
@@ -99,18 +124,36 @@ static void wl_multi(bcfg *c, bres *r, bsql *q)
 		slices = c->rounds;
 	fixture_open(c, &f, MRTX_SYNC);
 	spath = sqlite_create(c);
+	rp = rocks_open(c, ROCKS_PESSIMISTIC, MRTX_SYNC);
+	ro = rocks_open(c, ROCKS_OPTIMISTIC, MRTX_SYNC);
 	mlog_init(&lm);
 	mlog_init(&ll);
 	mlog_init(&ls);
+	mlog_init(&lp);
+	mlog_init(&lo);
 	/* each side's rate: its transactions over its time, as alternate() */
 	for (int i = 0; i < slices; i++) {
 		mt += run_threads(&f, 1, total / slices, &lm);
 		bt += run_threads(&f, 0, total / slices, &ll);
 		st += sqlite_run_threads(spath, total / slices, &ls);
+		if (rp)
+			pt += rocks_run_threads(rp, total / slices, &lp);
+		if (ro)
+			ot += rocks_run_threads(ro, total / slices, &lo);
 	}
 	check_fixture_groups(&f, 1, &lm);
 	check_fixture_groups(&f, 0, &ll);
 	sqlite_check_groups(spath, &ls);
+	*k = (brocks){ rp && ro, MULTI_THREADS, 0, 0, 0, 0 };
+	if (k->has) {
+		rocks_check_groups(rp, &lp);
+		rocks_check_groups(ro, &lo);
+		k->pess_ops = mlog_rate(&lp, pt, &k->pess_retries);
+		k->opt_ops = mlog_rate(&lo, ot, &k->opt_retries);
+		rocks_progressed(k, "multi_row");
+	}
+	rocks_close(rp);
+	rocks_close(ro);
 	fixture_close(&f);
 	*r = (bres){ "multi_row", "sync", mlog_total(&lm) / mt, mlog_total(&ll) / bt, 2.0, 1,
 	             MULTI_THREADS, 0, "txn/s" };
@@ -119,6 +162,8 @@ static void wl_multi(bcfg *c, bres *r, bsql *q)
 	mlog_free(&lm);
 	mlog_free(&ll);
 	mlog_free(&ls);
+	mlog_free(&lp);
+	mlog_free(&lo);
 	free(spath);
 }
 
@@ -141,23 +186,34 @@ static void wl_ts(bcfg *c, int threads, bres *r)
 
 /*
  * interactive: 8 processes of transfers between 1,000 accounts; mrtx,
- * LMDB, SQLite with BEGIN IMMEDIATE and SQLite with BEGIN DEFERRED (each
- * on its own database) alternate in rounds.  After every phase that
+ * LMDB, SQLite with BEGIN IMMEDIATE and SQLite with BEGIN DEFERRED, and
+ * (when built with it) RocksDB pessimistic and optimistic (each on its own
+ * database) alternate in rounds.  RocksDB opens a store in one process
+ * only: its side is 8 threads of this process.  After every phase that
  * side's balances must still sum to 1,000 x 1,000.
  */
-static void wl_interactive(bcfg *c, int durability, bres *r, bsql *q)
+#define INTER_PAR 8
+
+static void wl_interactive(bcfg *c, int durability, bres *r, bsql *q, brocks *k)
 {
-	double ms = 0, bs = 0, is = 0, ds = 0;
-	pcount ic = { 0, 0 }, dc = { 0, 0 };
+	double ms = 0, bs = 0, is = 0, ds = 0, ps = 0, os = 0;
+	pcount ic = { 0, 0 }, dc = { 0, 0 }, pc = { 0, 0 }, oc = { 0, 0 };
 	char *imm, *def;
+	rocks *rp, *ro;
 	fixture f;
 
 	fixture_open(c, &f, durability);
 	imm = sqlite_create(c);
 	def = sqlite_create(c);
+	rp = rocks_open(c, ROCKS_PESSIMISTIC, durability);
+	ro = rocks_open(c, ROCKS_OPTIMISTIC, durability);
 	load_accounts(&f);
 	sqlite_load_accounts(imm);
 	sqlite_load_accounts(def);
+	if (rp && ro) {
+		rocks_load_accounts(rp);
+		rocks_load_accounts(ro);
+	}
 	/* the children open the stores themselves */
 	mrtx_close(f.db);
 	f.db = NULL;
@@ -170,7 +226,19 @@ static void wl_interactive(bcfg *c, int durability, bres *r, bsql *q)
 		sqlite_check_balances(imm, "sqlite (BEGIN IMMEDIATE)");
 		ds += run_procs(&f, SIDE_SQLITE_DEF, def, durability, 8, c->phase_s, &dc);
 		sqlite_check_balances(def, "sqlite (BEGIN DEFERRED)");
+		if (rp && ro) {
+			ps += rocks_run_transfers(rp, INTER_PAR, c->phase_s, &pc);
+			rocks_check_balances(rp);
+			os += rocks_run_transfers(ro, INTER_PAR, c->phase_s, &oc);
+			rocks_check_balances(ro);
+		}
 	}
+	*k = (brocks){ rp && ro, INTER_PAR, ps / c->rounds, os / c->rounds, 0, 0 };
+	k->pess_retries = pc.txns ? (double)pc.retries / (double)pc.txns : 0;
+	k->opt_retries = oc.txns ? (double)oc.retries / (double)oc.txns : 0;
+	rocks_progressed(k, "interactive");
+	rocks_close(rp);
+	rocks_close(ro);
 	fixture_close(&f);
 	*r = (bres){ "interactive", mode_name(durability), ms / c->rounds, bs / c->rounds,
 	             durability == MRTX_NOSYNC ? 3.0 : 1.5, 1, 0, 8, "txn/s" };
@@ -330,6 +398,7 @@ static int sql_met(const bres *r, const bsql *q)
 	return q->has && q->target ? r->mrtx_ops / q->ops >= q->target : -1;
 }
 
+
 static const char *json_bool(int m)
 {
 	return m < 0 ? "null" : m ? "true" : "false";
@@ -341,13 +410,16 @@ static const char *verified(const bres *r)
 	       strcmp(r->name, "multi_row") == 0 ? "row_groups" : NULL;
 }
 
-static void report(const bcfg *c, bres *r, const bsql *q, size_t n, const calls *cl,
-                   size_t ncl, double mem, const recover_stats *rs)
+static void report(const bcfg *c, bres *r, const bsql *q, const brocks *k, size_t n,
+                   const calls *cl, size_t ncl, double mem, const recover_stats *rs)
 {
+	int built = rocks_built();
+
 	/* ncl == 0: the accounting was not run (--only) */
 	if (c->json) {
-		printf("{\"quick\": %s, \"phase_seconds\": %.2f, \"rounds\": %d, \"workloads\": [",
-		       c->quick ? "true" : "false", c->phase_s, c->rounds);
+		printf("{\"quick\": %s, \"phase_seconds\": %.2f, \"rounds\": %d, "
+		       "\"rocksdb_baseline\": %s, \"workloads\": [", c->quick ? "true" : "false",
+		       c->phase_s, c->rounds, built ? "true" : "false");
 		for (size_t i = 0; i < n; i++) {
 			printf("%s\n  {\"name\": \"%s\", \"durability\": \"%s\", \"mrtx_ops_per_s\": %.1f",
 			       i ? "," : "", r[i].name, r[i].mode, r[i].mrtx_ops);
@@ -383,6 +455,19 @@ static void report(const bcfg *c, bres *r, const bsql *q, size_t n, const calls 
 			} else {
 				printf(", \"sqlite_ratio\": null");
 			}
+			if (k[i].has)
+				printf(", \"rocksdb_pessimistic_ops_per_s\": %.1f"
+				       ", \"rocksdb_optimistic_ops_per_s\": %.1f, \"rocksdb_ops_per_s\": %.1f"
+				       ", \"rocksdb_variant\": \"%s\", \"rocksdb_ratio\": %.3f"
+				       ", \"rocksdb_pessimistic_retries_per_txn\": %.3f"
+				       ", \"rocksdb_optimistic_retries_per_txn\": %.3f"
+				       ", \"rocksdb_threads\": %d",
+				       k[i].pess_ops, k[i].opt_ops, rocks_best(&k[i]),
+				       k[i].pess_ops >= k[i].opt_ops ? "pessimistic" : "optimistic",
+				       r[i].mrtx_ops / rocks_best(&k[i]), k[i].pess_retries,
+				       k[i].opt_retries, k[i].threads);
+			else
+				printf(", \"rocksdb_ratio\": null");
 			if (verified(&r[i]))
 				printf(", \"verified\": \"%s\"", verified(&r[i]));
 			else
@@ -398,12 +483,13 @@ static void report(const bcfg *c, bres *r, const bsql *q, size_t n, const calls 
 		       "\"rolled_back_txns\": %lu}}\n", mem, rs->locks_seen, rs->rolled_back);
 		return;
 	}
-	printf("%-12s %-11s %4s %11s %11s %6s %7s %4s %12s %6s %7s %4s\n", "workload",
+	printf("%-12s %-11s %4s %11s %11s %6s %7s %4s %12s %6s %7s %4s %13s %6s\n", "workload",
 	       "durability", "par", "mrtx ops/s", "lmdb ops/s", "ratio", "target", "met",
-	       "sqlite ops/s", "ratio", "target", "met");
+	       "sqlite ops/s", "ratio", "target", "met", "rocksdb ops/s", "ratio");
 	for (size_t i = 0; i < n; i++) {
 		char par[16], base[32] = "-", ratio[16] = "-", target[16] = "report";
 		char sops[32] = "-", sratio[16] = "-", starget[16] = "-";
+		char kops[32] = "-", kratio[16] = "-";
 		int m = met(&r[i]), sm = sql_met(&r[i], &q[i]);
 
 		snprintf(par, sizeof(par), r[i].procs ? "%dp" : "%dt",
@@ -423,10 +509,14 @@ static void report(const bcfg *c, bres *r, const bsql *q, size_t n, const calls 
 			else
 				snprintf(starget, sizeof(starget), "report");
 		}
-		printf("%-12s %-11s %4s %11.0f %11s %6s %7s %4s %12s %6s %7s %4s\n", r[i].name,
-		       r[i].mode, par, r[i].mrtx_ops, base, ratio, target,
+		if (k[i].has) {
+			snprintf(kops, sizeof(kops), "%.0f", rocks_best(&k[i]));
+			snprintf(kratio, sizeof(kratio), "%.2f", r[i].mrtx_ops / rocks_best(&k[i]));
+		}
+		printf("%-12s %-11s %4s %11.0f %11s %6s %7s %4s %12s %6s %7s %4s %13s %6s\n",
+		       r[i].name, r[i].mode, par, r[i].mrtx_ops, base, ratio, target,
 		       m < 0 ? "-" : m ? "yes" : "no", sops, sratio, starget,
-		       sm < 0 ? "-" : sm ? "yes" : "no");
+		       sm < 0 ? "-" : sm ? "yes" : "no", kops, kratio);
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (q[i].has && q[i].variants)
@@ -438,6 +528,20 @@ static void report(const bcfg *c, bres *r, const bsql *q, size_t n, const calls 
 			printf("%s %s sqlite: BEGIN IMMEDIATE, %.2f busy retries/txn\n", r[i].name,
 			       r[i].mode, q[i].imm_retries);
 	}
+	for (size_t i = 0; i < n; i++)
+		if (k[i].has)
+			printf("%s %s rocksdb (%d threads in one process%s): pessimistic TransactionDB "
+			       "%.0f txn/s (%.2f retries/txn), OptimisticTransactionDB %.0f txn/s "
+			       "(%.2f retries/txn); mrtx / the better %.2f\n", r[i].name, r[i].mode,
+			       k[i].threads, r[i].procs ? ", against mrtx's processes: a RocksDB store "
+			       "opens in one process only" : "", k[i].pess_ops, k[i].pess_retries,
+			       k[i].opt_ops, k[i].opt_retries, r[i].mrtx_ops / rocks_best(&k[i]));
+	for (size_t i = 0; i < n; i++)
+		if (!built && (strcmp(r[i].name, "interactive") == 0 ||
+		               strcmp(r[i].name, "multi_row") == 0)) {
+			printf("rocksdb: baseline absent (this mrtx was built without RocksDB)\n");
+			break;
+		}
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(r[i].name, "interactive") == 0) {
 			printf("checked: interactive: after every phase, each side's %d balances sum "
@@ -467,12 +571,22 @@ static int usage(FILE *f, int rc)
 	           "  multi_row and interactive also run against SQLite (WAL mode,\n"
 	           "  synchronous=FULL for sync, OFF for nosync) in the same rounds, and check\n"
 	           "  every side's store afterwards (interactive: transfers whose balances\n"
-	           "  must keep their sum; multi_row: 4-row groups that must stay whole).  With a\n"
+	           "  must keep their sum; multi_row: 4-row groups that must stay whole).\n"
+	           "  When built with RocksDB they also run against a RocksDB TransactionDB\n"
+	           "  (pessimistic) and OptimisticTransactionDB at RocksDB's defaults, WAL on\n"
+	           "  (synced at every commit for sync), conflicts and lock timeouts retried,\n"
+	           "  as 8 threads of one process (interactive's mrtx side is 8 processes: a\n"
+	           "  RocksDB store opens in one process only); --json adds to those workloads\n"
+	           "  rocksdb_pessimistic_ops_per_s, rocksdb_optimistic_ops_per_s,\n"
+	           "  rocksdb_ops_per_s and rocksdb_variant (the better), rocksdb_ratio (mrtx /\n"
+	           "  the better), rocksdb_{pessimistic,optimistic}_retries_per_txn and\n"
+	           "  rocksdb_threads; \"rocksdb_baseline\" at the top says whether it was\n"
+	           "  built (false: each rocksdb_ratio null).  With a\n"
 	           "  rados:// address: single_row, multi_row and latency (commit latency by\n"
 	           "  rows) against raw guarded RADOS writes, ts and snapshot (read-only\n"
 	           "  transactions whose first read takes the snapshot) reported alone, on\n"
 	           "  stores NAME-b<pid>-<n> whose objects are removed at the end.\n"
-	           "  --quick  short phases (about 20 s in all)\n"
+	           "  --quick  short phases (about 30 s in all)\n"
 	           "  --only W run one workload: single_row, multi_row, interactive, get,\n"
 	           "           readonly (committed one-get read-only transactions, sync),\n"
 	           "           recover, calls (store calls per commit, memory per mutation),\n"
@@ -508,6 +622,7 @@ int cmd_bench(int argc, char **argv)
 	recover_stats rs;
 	bres r[12];
 	bsql q[12];
+	brocks k[12];
 	size_t n = 0;
 	double mem = 0;
 	const char *only = NULL;
@@ -555,18 +670,19 @@ int cmd_bench(int argc, char **argv)
 #define WANT(name) (!only || strcmp(only, name) == 0)
 	memset(&rs, 0, sizeof(rs));
 	memset(q, 0, sizeof(q));
+	memset(k, 0, sizeof(k));
 	if (WANT("single_row")) {
 		wl_single(&c, MRTX_SYNC, &r[n++]);
 		wl_single(&c, MRTX_NOSYNC, &r[n++]);
 	}
 	if (WANT("multi_row")) {
-		wl_multi(&c, &r[n], &q[n]);
+		wl_multi(&c, &r[n], &q[n], &k[n]);
 		n++;
 	}
 	if (WANT("interactive")) {
-		wl_interactive(&c, MRTX_NOSYNC, &r[n], &q[n]);
+		wl_interactive(&c, MRTX_NOSYNC, &r[n], &q[n], &k[n]);
 		n++;
-		wl_interactive(&c, MRTX_SYNC, &r[n], &q[n]);
+		wl_interactive(&c, MRTX_SYNC, &r[n], &q[n], &k[n]);
 		n++;
 	}
 	if (WANT("get"))
@@ -589,6 +705,6 @@ int cmd_bench(int argc, char **argv)
 		        "interactive, get, readonly, recover, calls, ts, longscan)\n", only);
 		return 2;
 	}
-	report(&c, r, q, n, cl, (!only || strcmp(only, "calls") == 0) ? 5 : 0, mem, &rs);
+	report(&c, r, q, k, n, cl, (!only || strcmp(only, "calls") == 0) ? 5 : 0, mem, &rs);
 	return 0;
 }
