@@ -32,8 +32,9 @@
  *                239 bytes always fit when the row is at most 256 bytes.
  *  - qualifier:  0 .. MRTX_MAX_KEY - 17 bytes, subject to the rule above.
  *  - value:      0 .. MRTX_MAX_VALUE bytes.
- *  - table name: 1 .. MRTX_MAX_NAME printable ASCII bytes, no '/'.
- *  - family:     1 .. MRTX_MAX_NAME printable ASCII bytes; at most
+ *  - table name: 1 .. MRTX_MAX_NAME printable ASCII bytes other than
+ *                space, '/' and ':'.
+ *  - family:     1 .. MRTX_MAX_NAME bytes, as a table name; at most
  *                MRTX_MAX_FAMILIES per table.
  *  - tables:     at most MRTX_MAX_TABLES per store.
  */
