@@ -56,6 +56,8 @@ expect_rc 1 "missing store" "$MRTX" get "$TMP/nostore" acct alice bal:x
 for r in r1 r2 r3 r4; do "$MRTX" put "$S" acct "$r" meta:n "v$r" || bad "put $r"; done
 expect_out $'r2 meta:n vr2\nr3 meta:n vr3' "scan range" "$MRTX" scan "$S" acct --start r2 --end r4
 expect_out $'r4 meta:n vr4\nr3 meta:n vr3' "scan reverse limit" "$MRTX" scan "$S" acct --reverse --limit 2
+expect_out $'r2 meta:n vr2\nr3 meta:n vr3' "scan --limit 0: no limit" "$MRTX" scan "$S" acct --start r2 --end r4 \
+	--limit 0
 expect_out "" "scan empty range" "$MRTX" scan "$S" acct --start s
 
 # ------------------------------------------------------------ escapes
