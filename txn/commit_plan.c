@@ -127,17 +127,23 @@ static int expected_locks(mrtx_txn *txn, wrow *w, size_t n)
 	size_t *idx, k = 0;
 	int rc;
 
-	if (!(refs = arena_alloc(&txn->arena, n * sizeof(*refs))) ||
-	    !(cur = arena_alloc(&txn->arena, n * sizeof(*cur))) ||
-	    !(idx = arena_alloc(&txn->arena, n * sizeof(*idx))))
+	/* (counted first: most commits know every lock, and allocate nothing) */
+	for (size_t i = 0; i < n; i++) {
+		w[i].fetched = !w[i].blind && !prev_known(txn, &w[i]);
+		k += (size_t)w[i].fetched;
+	}
+	if (k == 0)
+		return 0;
+	if (!(refs = arena_alloc(&txn->arena, k * sizeof(*refs))) ||
+	    !(cur = arena_alloc(&txn->arena, k * sizeof(*cur))) ||
+	    !(idx = arena_alloc(&txn->arena, k * sizeof(*idx))))
 		return MRTX_ENOMEM;
+	k = 0;
 	for (size_t i = 0; i < n; i++)
-		if (!w[i].blind && !prev_known(txn, &w[i])) {
+		if (w[i].fetched) {
 			idx[k] = i;
 			refs[k++] = (store_rowref){ w[i].r->t, w[i].r->row };
 		}
-	if (k == 0)
-		return 0;
 	if ((rc = store_read_locks(txn->db->st, refs, k, &txn->arena, cur)))
 		return rc;
 	for (size_t j = 0; j < k; j++) {
@@ -155,7 +161,6 @@ static int expected_locks(mrtx_txn *txn, wrow *w, size_t n)
 		}
 		x->has_prev = cur[j].has_lock;
 		x->prev = cur[j].lock;
-		x->fetched = 1;
 	}
 	return 0;
 }
