@@ -415,24 +415,34 @@ static void rt_put(store *st, lmdb_rtxn *view, lmdb_rtxn *rt)
 }
 
 /*
- * Is read txn txn's snapshot the one its id names?  LMDB begins a read by
- * taking the last committed id V from its lock region and then reading the
- * meta page in slot V & 1; a reader held up between the two while two
- * commits land reads the meta of V + 2 (the slot's next user) under id V
- * -- a consistent snapshot, but a newer one than V, whose timestamp and
- * count of unsettled locks (ring[V]) would then be wrong for it.  (Seen:
- * views of id V holding unsettled records with ring[V] settled, under
- * `mrtx chaos --unbatched`.)  The newest meta page still being V's, after
- * the read began, proves the slot was not rewritten before it was read:
- * V + 2 writes it only after V + 1's meta page is out.  A newest meta page
- * of V + 1 alone proves nothing -- V + 2 may be writing V's slot, whose id
- * LMDB writes last, so it still reads V -- but the id LMDB publishes to
- * readers still being V then does: V + 2 begins only after V + 1 has
- * published its id.  (That is read by renewing a second read transaction,
- * only in that case: a writer between its meta page and the id it
- * publishes, which a busy store meets often.)
+ * Is read txn txn's snapshot the one its id names, and the newest?
+ *
+ * LMDB begins a read by taking the last committed id V from its lock
+ * region and then reading the meta page in slot V & 1; a reader held up
+ * between the two while two commits land reads the meta of V + 2 (the
+ * slot's next user) under id V -- a consistent snapshot, but a newer one
+ * than V, whose timestamp and count of unsettled locks (ring[V]) would
+ * then be wrong for it: VIEW_INEXACT.  (Seen: views of id V holding
+ * unsettled records with ring[V] settled, under `mrtx chaos
+ * --unbatched`.)  The newest meta page still being V's, after the read
+ * began, proves the slot was not rewritten before it was read:
+ * VIEW_EXACT.
+ *
+ * A newest meta page of V + 1 while the id LMDB publishes to readers is
+ * still V (read by renewing a second read transaction, only in that case)
+ * is a writer between writing its meta page and publishing its id.  The
+ * snapshot of V is sound -- V + 2 begins only after V + 1 has published --
+ * but it lacks V + 1, a commit already in the file: VIEW_BEHIND.  A live
+ * writer publishes a moment later (a busy store meets this often); a
+ * writer killed in between leaves V + 1 unpublished until the next writer
+ * takes LMDB's writer lock, whose owner-died recovery publishes the newest
+ * meta page.  Until then every view would miss that commit, and a
+ * transaction that met its locks and validates would find them changed
+ * under it by a commit that predates its view.
  * Keeps I16 (DESIGN §10).
  */
+enum { VIEW_INEXACT, VIEW_EXACT, VIEW_BEHIND };
+
 static int view_exact(store *st, MDB_txn *txn)
 {
 	MDB_envinfo info;
@@ -441,18 +451,34 @@ static int view_exact(store *st, MDB_txn *txn)
 	int n = atomic_load_explicit(&store__lmdb_inexact_views, memory_order_relaxed), ok;
 
 	if (n > 0 && atomic_compare_exchange_strong(&store__lmdb_inexact_views, &n, n - 1))
-		return 0; /* (test hook: as if two commits landed meanwhile) */
+		return VIEW_INEXACT; /* (test hook: as if two commits landed meanwhile) */
 	if (mdb_env_info(st->env, &info) != 0 || info.me_last_txnid > v + 1)
-		return 0;
+		return VIEW_INEXACT;
 	if (info.me_last_txnid == v)
-		return 1;
+		return VIEW_EXACT;
 	if (lmdb_rtxn_begin(st, &probe)) {
 		mrtx__clearerr();
-		return 0;
+		return VIEW_INEXACT;
 	}
 	ok = mdb_txn_id(probe.txn) == v; /* (the id published now) */
 	lmdb_rtxn_end(st, &probe);
-	return ok;
+	return ok ? VIEW_BEHIND : VIEW_INEXACT;
+}
+
+/* A commit in the file that LMDB has not published (VIEW_BEHIND, a few
+ * times over): take LMDB's writer lock and let it go.  A live writer is
+ * waited for, and has published by then; a dead one's lock comes back
+ * owner-died, and LMDB publishes the newest meta page before granting it.
+ * A read-only handle cannot take it, and keeps the older snapshot. */
+static void view_catch_up(store *st)
+{
+	MDB_txn *w;
+
+	if (st->head.read_only || lmdb_txn_begin(st, 0, &w)) {
+		mrtx__clearerr();
+		return;
+	}
+	lmdb_wabort(st, w);
 }
 
 /* Keeps I16 (DESIGN §10). */
@@ -471,17 +497,26 @@ int lmdb_store_view_open(store *st, lmdb_rtxn **out)
 	 * times; after that the view is taken with its timestamp unknown (0:
 	 * ring[V] could be below commits it holds) and its count of unsettled
 	 * locks not trusted.  So is one whose newest has no entry either
-	 * (written by an mrtx older than the ring). */
-	for (int tries = 0, inexact = 0;; tries++) {
+	 * (written by an mrtx older than the ring).  One behind a commit not
+	 * yet published is taken again, and after a few tries the writer
+	 * lock is taken once to have it published (view_catch_up). */
+	for (int tries = 0, inexact = 0, behind = 0;; tries++) {
 		if ((rc = lmdb_rtxn_begin(st, &rt)))
 			return rc;
 		if (lmdb_ts_of_view(st, rt.txn, &ts, &settled) == 0) {
-			if (view_exact(st, rt.txn))
+			int e = view_exact(st, rt.txn);
+
+			if (e == VIEW_EXACT || (e == VIEW_BEHIND && behind > 4))
 				break;
+			if (e == VIEW_BEHIND && ++behind == 4) {
+				lmdb_rtxn_end(st, &rt);
+				view_catch_up(st);
+				continue;
+			}
 			/* two commits landed during each of a few tries: take
 			 * the view with its timestamp unknown and its locks
 			 * read (settled = 0) */
-			if (++inexact == 8) {
+			if (e == VIEW_INEXACT && ++inexact == 8) {
 				ts = 0;
 				settled = 0;
 				loose = 1;

@@ -420,6 +420,8 @@ static void test_bank_with_kills(void **state)
 			usleep(100000);
 			continue;
 		}
+		if (rc != MRTX_OK)
+			fprintf(stderr, "bank: check: %s (%s)\n", mrtx_strerror(rc), mrtx_errmsg());
 		assert_int_equal(rc, MRTX_OK);
 		assert_int_equal(sum, 400);
 		assert_int_equal(recover_sweep(mrtx__db_store(db), &ro, &st, NULL, NULL), 0);

@@ -208,12 +208,7 @@ static int check_once(mrtx_db *db)
 	}
 	assert_int_equal(all.n, s.n);
 	rc = mrtx_commit(txn); /* frees txn whatever the result */
-	/* Every writer is dead, so the only writes since the check began are
-	 * its own settling of their locks; a read-only commit that met one
-	 * validates, and some settlings still change a lock it read (beyond
-	 * the fences txn_fences_apply accounts for): a false conflict, on
-	 * LMDB too.  The next attempt finds those locks settled. */
-	if (rc == MRTX_CONFLICT || (rc != 0 && check_conflict(rc)))
+	if (rc != 0 && check_conflict(rc))
 		return -1;
 	assert_int_equal(rc, 0);
 	return all.n;

@@ -1,0 +1,197 @@
+/*
+ * test_publish.c - a commit LMDB wrote but never published (LMDB).
+ *
+ * An LMDB writer commits by writing its meta page and then publishing its
+ * transaction id to readers in the lock file.  A writer killed between the
+ * two leaves a commit in the file that readers do not see: they read the
+ * published id and the meta page before it, until the next writer takes
+ * LMDB's writer lock (whose owner-died recovery publishes the newest meta
+ * page).  A transaction whose view missed such a commit, but met its locks
+ * and validated against the store, conflicted with nobody alive.
+ *
+ * The writer is stopped exactly there: this program defines pwrite, which
+ * liblmdb calls for its meta page (no write map), and a child armed for it
+ * kills itself right after the next meta page write of data.mdb.  It is
+ * armed at the commit's failpoint commit.after_validate, whose wait:PATH
+ * action polls access(PATH): this program's access arms the kill and lets
+ * the commit go on, so the write killed is the commit's own (a two-phase
+ * commit's: its commit point, after the prewrites).
+ *
+ * Checks I16 (DESIGN §10).
+ */
+#include "testutil.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define B(s) MRTX_CSTR(s)
+
+static volatile sig_atomic_t kill_after_meta;
+
+/* Does fd name a data.mdb? */
+static int is_data_file(int fd)
+{
+	char link[64], target[4096];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if ((n = readlink(link, target, sizeof(target) - 1)) <= 0)
+		return 0;
+	target[n] = '\0';
+	return n >= 8 && strcmp(target + n - 8, "data.mdb") == 0;
+}
+
+/* liblmdb's pwrite (interposed): the write itself, then -- armed, and the
+ * write one of data.mdb's two meta pages -- death before LMDB publishes. */
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off);
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	long r = syscall(SYS_pwrite64, fd, buf, n, off);
+
+	if (kill_after_meta && r >= 0 && off < 2 * (off_t)sysconf(_SC_PAGESIZE) &&
+	    is_data_file(fd))
+		raise(SIGKILL);
+	return (ssize_t)r;
+}
+
+#define ARM_PATH "/proc/mrtx-test-publish-arm"
+
+/* The failpoint's poll (interposed): the arming path exists, and arms. */
+int access(const char *path, int mode);
+int access(const char *path, int mode)
+{
+	if (strcmp(path, ARM_PATH) == 0) {
+		kill_after_meta = 1;
+		return 0;
+	}
+	return (int)syscall(SYS_faccessat, AT_FDCWD, path, mode, 0);
+}
+
+static mrtx_db *open_db(const char *path, int two_phase)
+{
+	mrtx_options o = MRTX_OPTIONS_INIT;
+
+	o.durability = MRTX_NOSYNC;
+	return tu_open_k(path, &o, &(mrtx__knobs){ 0, two_phase });
+}
+
+static int put2(mrtx_db *db, const char *a, const char *b)
+{
+	mrtx_txn *txn;
+	int rc;
+
+	if ((rc = mrtx_begin(db, &txn)))
+		return rc;
+	if ((rc = mrtx_put(txn, "t", B("a"), "f", B("q"), B(a))) ||
+	    (rc = mrtx_put(txn, "t", B("b"), "f", B("q"), B(b)))) {
+		mrtx_abort(txn);
+		return rc;
+	}
+	return mrtx_commit(txn);
+}
+
+static void expect(mrtx_txn *txn, const char *row, const char *want)
+{
+	mrtx_bytes v;
+
+	assert_int_equal(mrtx_get(txn, "t", B(row), "f", B("q"), &v), MRTX_OK);
+	assert_int_equal(v.size, strlen(want));
+	assert_memory_equal(v.data, want, v.size);
+}
+
+/* A child commits (in two phases, or one) and dies right after the meta
+ * page of the commit's write (two-phase: of its commit point); returns
+ * once it is dead. */
+static void commit_and_die(const char *path, int two_phase)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		mrtx_db *db = open_db(path, two_phase);
+
+		if (!db)
+			_exit(2);
+		if (mrtx_failpoints_set("commit.after_validate=wait:" ARM_PATH))
+			_exit(3);
+		(void)put2(db, "2", "2");
+		_exit(4); /* (never: the first meta page write kills) */
+	}
+	assert_int_equal(tu_wait(pid), 128 + SIGKILL);
+}
+
+/* A one-phase commit killed before it was published: the next
+ * transaction reads it. */
+static void test_new_view_sees_unpublished(void **state)
+{
+	const char *const fams[] = { "f" };
+	char *path;
+	mrtx_db *db;
+	mrtx_txn *txn;
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = tu_open_fresh("publish", &path, NULL);
+	assert_non_null(db);
+	assert_int_equal(mrtx_create_table(db, "t", fams, 1), MRTX_OK);
+	assert_int_equal(put2(db, "1", "1"), MRTX_OK);
+	commit_and_die(path, 0);
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	expect(txn, "a", "2");
+	expect(txn, "b", "2");
+	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
+/* A two-phase commit killed right after its commit point was written: a
+ * reader whose view opens on another row, and then meets the commit's
+ * locks, reads it committed, and its read-only commit (which validates:
+ * it met locks) does not conflict -- no writer is alive.  A view without
+ * the commit read its rows as before it, and the settling of its locks
+ * (a write: LMDB publishes) then made that a conflict. */
+static void test_reader_meets_unpublished_commit(void **state)
+{
+	const char *const fams[] = { "f" };
+	char *path;
+	mrtx_db *db;
+	mrtx_txn *txn;
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = tu_open_fresh("publish2", &path, NULL);
+	assert_non_null(db);
+	assert_int_equal(mrtx_create_table(db, "t", fams, 1), MRTX_OK);
+	assert_int_equal(put2(db, "1", "1"), MRTX_OK);
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t", B("c"), "f", B("q"), B("c")), MRTX_OK);
+	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+	commit_and_die(path, 1);
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	expect(txn, "c", "c");
+	expect(txn, "a", "2");
+	expect(txn, "b", "2");
+	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_new_view_sees_unpublished),
+		cmocka_unit_test(test_reader_meets_unpublished_commit),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
