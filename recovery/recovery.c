@@ -29,6 +29,7 @@
  * original client may race: the loser's condition fails and it re-reads.
  */
 #include "recovery.h"
+#include "storage/breaks.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -340,6 +341,10 @@ static int resolve_at(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes 
 		                    "(only primaries commit or abort); left for inspection",
 		                    t->name, lock_state_name(l.state));
 	if (l.flags & LOCK_F_SECONDARY) {
+		/* (switched off: the secondary is rolled back unread, as if its
+		 * primary were gone, whatever the transaction's fate) */
+		if (mrtx__broken(MRTX_BREAK_PRIMARY))
+			return resolve_gone(c, t, row, lock, &l, dec);
 		if ((rc = lockio_ref_table(c->st, &l.primary, &pt)) == MRTX_ENOTABLE)
 			return resolve_gone(c, t, row, lock, &l, dec);
 		if (rc)

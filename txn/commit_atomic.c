@@ -4,6 +4,7 @@
  * two phases).
  */
 #include "commit_int.h"
+#include "storage/breaks.h"
 
 #include <string.h>
 
@@ -106,7 +107,7 @@ int commit_atomic(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 	}
 	nops = n;
 	RB_FOREACH(r, trow_tree, &txn->rows) {
-		if (!r->read || r->mutated)
+		if (!r->read || r->mutated || mrtx__broken(MRTX_BREAK_READS))
 			continue;
 		if (!r->lock_known)
 			return mrtx__seterr(MRTX_CONFLICT, "table '%s': a row this transaction "
@@ -114,7 +115,7 @@ int commit_atomic(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 		op_init(&ops[nops], r, r->has_lock, r->lock);
 		ops[nops++].check_only = 1;
 	}
-	for (size_t i = 0; i < txn->nranges; i++) {
+	for (size_t i = 0; i < txn->nranges && !mrtx__broken(MRTX_BREAK_RANGES); i++) {
 		if ((rc = range_check_of(txn, txn->ranges[i], &chk[nchk], &nochk)))
 			return rc;
 		nchk += !nochk;

@@ -31,12 +31,29 @@
  * equivalent to running atomically at its commit point.
  */
 #include "commit_int.h"
+#include "storage/breaks.h"
 #include "heartbeat.h"
 #include "tail.h"
 
 #include <string.h>
 
 #include <bsd/string.h>
+
+/* The commit point without its guard (MRTX_BREAK_POINT): expect whatever
+ * the primary holds now, so the write lands even where a resolver rolled
+ * the prewrite back. */
+static int unguarded(mrtx_txn *txn, store_op *op)
+{
+	store_row cur;
+	int rc;
+
+	if ((rc = store_read_locks(txn->db->st, &(store_rowref){ op->table, op->row }, 1,
+	                           &txn->arena, &cur)))
+		return rc;
+	op->cond.absent = !cur.has_lock;
+	op->cond.lock = cur.has_lock ? cur.lock : MRTX_BYTES(NULL, 0);
+	return 0;
+}
 
 static void lock_ref_of(const trow *r, lock_ref *out)
 {
@@ -194,6 +211,8 @@ int commit_two_phase(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 	if ((rc = lock_encode(&crec, &txn->arena, &cbytes)))
 		return rc; /* nothing committed yet; prewrites are left to recovery */
 	op_init(&ops[0], w[0].r, 1, pcur);
+	if (mrtx__broken(MRTX_BREAK_POINT) && (rc = unguarded(txn, &ops[0])))
+		return rc;
 	ops[0].new_lock = cbytes;
 	ops[0].muts = w[0].redo;
 	ops[0].nmuts = w[0].nredo;

@@ -6,6 +6,7 @@
  * all hold is equivalent to one run at its commit point: serializable.
  */
 #include "commit_int.h"
+#include "storage/breaks.h"
 
 #include <string.h>
 
@@ -65,7 +66,7 @@ static int validate_reads(mrtx_txn *txn)
 
 	RB_FOREACH(r, trow_tree, &txn->rows)
 		n += r->read && !r->mutated;
-	if (n == 0)
+	if (n == 0 || mrtx__broken(MRTX_BREAK_READS))
 		return 0;
 	if (!(refs = arena_alloc(&txn->arena, n * sizeof(*refs))) ||
 	    !(cur = arena_alloc(&txn->arena, n * sizeof(*cur))))
@@ -97,7 +98,8 @@ static int validate_range(mrtx_txn *txn, const scan_range *sr)
 	int more, rc, skip;
 	trow key, *r;
 
-	if ((rc = range_covered(txn, sr, &rg, &skip)) || skip)
+	if ((rc = range_covered(txn, sr, &rg, &skip)) || skip ||
+	    mrtx__broken(MRTX_BREAK_RANGES))
 		return rc;
 	f.lock_only = 1;
 	if ((rc = store_scan_rows(txn->db->st, sr->t, &rg, 0, &f, 0, &txn->arena, &rows, &n,
