@@ -605,15 +605,13 @@ static int all_or_nothing(void)
 	return nnew == 3 ? 1 : nold == 3 ? 0 : -1;
 }
 
-static void lost_reply_sweep(int two_phase)
+/* Lose each write's reply of a three-row commit in turn: rows in one
+ * tablet (one object), or `split` into three tablets (three objects). */
+static void lost_reply_sweep(int split)
 {
 	const char *fam[1] = { "f" };
+	const mrtx_bytes splits[2] = { MRTX_CSTR("r2"), MRTX_CSTR("r3") };
 	unsigned total = 0, unknown = 0;
-
-	if (two_phase)
-		setenv("MRTX_TWO_PHASE", "1", 1);
-	else
-		unsetenv("MRTX_TWO_PHASE");
 	for (unsigned lose = 1;; lose++) {
 		loser l = { 0, 0, lose, pthread_self() };
 		simr_hook h = { lose_nth, NULL, &l };
@@ -623,7 +621,8 @@ static void lost_reply_sweep(int two_phase)
 		setup_store(NULL);
 		simr_set_hook(&h);
 		assert_non_null(db = open_db(ADDR));
-		assert_int_equal(mrtx_create_table(db, "t", fam, 1), MRTX_OK);
+		assert_int_equal(mrtx_create_table_split(db, "t", fam, 1, splits, split ? 2 : 0),
+		                 MRTX_OK);
 		assert_int_equal(put3(db, "old"), MRTX_OK);
 		l.armed = 1;
 		rc = put3(db, "new");
@@ -632,8 +631,8 @@ static void lost_reply_sweep(int two_phase)
 		if (lose == 1)
 			total = l.writes; /* how many writes the commit makes */
 		seen = all_or_nothing();
-		fprintf(stderr, "two_phase %d, reply of write %u of %u lost: commit %s, reader "
-		        "finds it %s\n", two_phase, lose, total, mrtx_strerror(rc),
+		fprintf(stderr, "%s, reply of write %u of %u lost: commit %s, reader "
+		        "finds it %s\n", split ? "3 tablets" : "1 tablet", lose, total, mrtx_strerror(rc),
 		        seen == 1 ? "committed" : seen == 0 ? "absent" : "MIXED");
 		assert_int_not_equal(seen, -1);
 		if (rc == MRTX_OK)
@@ -646,16 +645,15 @@ static void lost_reply_sweep(int two_phase)
 	}
 	assert_true(total >= 1);
 	assert_true(unknown >= 1);
-	unsetenv("MRTX_TWO_PHASE");
 }
 
-static void test_lost_reply_atomic(void **state)
+static void test_lost_reply_one_tablet(void **state)
 {
 	(void)state;
 	lost_reply_sweep(0);
 }
 
-static void test_lost_reply_two_phase(void **state)
+static void test_lost_reply_three_tablets(void **state)
 {
 	(void)state;
 	lost_reply_sweep(1);
@@ -670,8 +668,8 @@ int main(void)
 		cmocka_unit_test_setup(test_remove_and_listing, setup),
 		cmocka_unit_test_setup(test_hook_hold_and_order, setup),
 		cmocka_unit_test_setup(test_store_on_sim, setup_store),
-		cmocka_unit_test(test_lost_reply_atomic),
-		cmocka_unit_test(test_lost_reply_two_phase),
+		cmocka_unit_test(test_lost_reply_one_tablet),
+		cmocka_unit_test(test_lost_reply_three_tablets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
