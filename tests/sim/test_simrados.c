@@ -20,7 +20,7 @@
 #include "mrtx.h"
 #include "storage/sim/simrados.h"
 
-/* ----------------------------------------------------------- helpers */
+/* ------------------------------------------------------ shared steps */
 
 typedef struct conn {
 	rados_t c;
