@@ -122,8 +122,12 @@ static int transfer_fn(mrtx_txn *t, void *arg)
 
 	if ((rc = get_balance(t, x->from, &a)) || (rc = get_balance(t, x->to, &c))) {
 		x->notfound |= rc == MRTX_NOTFOUND;
+		if (!sim_dead())
+			sim_trace("transfer read %s", mrtx_strerror(rc));
 		return rc;
 	}
+	sim_trace("transfer ts %llu read %ld %ld", (unsigned long long)mrtx_txn_snapshot_ts(t), a,
+	          c);
 	if ((rc = put_balance(t, x->from, a - x->amount)))
 		return rc;
 	return put_balance(t, x->to, c + x->amount);
@@ -171,6 +175,9 @@ static int sum_all(bank *b, mrtx_db *db, long *sum, const char **call)
 			return rc;
 		}
 		*sum += bal;
+		if (!sim_dead())
+			sim_trace("read acct%03d = %ld at ts %llu", i, bal,
+			          (unsigned long long)mrtx_txn_snapshot_ts(t));
 	}
 	*call = "mrtx_commit";
 	return mrtx_commit(t);
