@@ -50,12 +50,15 @@ typedef struct client {
 	int64_t skew;    /* its wall clock's offset, us */
 	uint64_t debt;   /* time it spent waiting on a lost reply, paid at its next yield */
 	uint64_t zclock; /* dead: its own clock, so its loops end */
+	uint64_t waiting; /* the held op it waits for (0: none) */
 } client;
 
 typedef struct held {
 	uint64_t id;
 	int client;
 	int gave_up; /* its client timed out waiting: a release applies it late */
+	int pending; /* its submit hook has not returned: the cluster has not
+	                queued it yet, so it cannot be released */
 } held;
 
 static struct {
@@ -160,7 +163,7 @@ static void held_add(uint64_t id, int cl)
 		S.held = h;
 		S.capheld = cap;
 	}
-	S.held[S.nheld++] = (held){ id, cl, 0 };
+	S.held[S.nheld++] = (held){ id, cl, 0, 1 };
 }
 
 static void held_release(size_t i, simr_fate fate, const char *why)
@@ -173,6 +176,17 @@ static void held_release(size_t i, simr_fate fate, const char *why)
 	          fate == SIMR_DROP ? " dropped" : h.gave_up ? " late" : "");
 	(void)simr_release(h.id, fate);
 	held_prune();
+	/* a client waiting for an op no longer held has its reply: it wakes */
+	for (int c = 0; c < S.n; c++) {
+		int still = 0;
+
+		if (!S.c[c].waiting || S.c[c].state != C_SLEEP)
+			continue;
+		for (size_t j = 0; j < S.nheld && !still; j++)
+			still = S.held[j].id == S.c[c].waiting;
+		if (!still)
+			S.c[c].wake = S.vclock;
+	}
 }
 
 /* ----------------------------------------------------------- the baton */
@@ -222,7 +236,8 @@ static void yield(void)
 	if (me->state != C_DEAD && S.nheld && prng_chance(&S.rng, S.f.release)) {
 		size_t i = (size_t)prng_below(&S.rng, S.nheld);
 
-		held_release(i, SIMR_APPLY, "in flight");
+		if (!S.held[i].pending)
+			held_release(i, SIMR_APPLY, "in flight");
 	}
 	pthread_mutex_lock(&S.mu);
 	S.vclock += STEP_MIN_US + prng_below(&S.rng, STEP_SPAN_US);
@@ -359,6 +374,9 @@ static simr_fate h_submit(void *arg, const simr_op_info *op)
 	/* in flight while the others run: it applies when this client runs on */
 	pay_debt();
 	yield();
+	for (size_t i = 0; i < S.nheld; i++)
+		if (S.held[i].id == op->id)
+			S.held[i].pending = 0; /* queued as soon as this returns */
 	return fate;
 }
 
@@ -371,7 +389,9 @@ static void h_wait(void *arg, const simr_op_info *op)
 	me->wake = S.vclock + me->debt + OP_TIMEOUT_US;
 	me->debt = 0;
 	me->state = C_SLEEP;
+	me->waiting = op->id;
 	yield();
+	me->waiting = 0;
 	for (size_t i = 0; i < S.nheld; i++)
 		if (S.held[i].id == op->id) {
 			S.held[i].gave_up = 1; /* still held: the wait times out */
@@ -457,6 +477,14 @@ void sim_settle(uint64_t us)
 		held *h = &S.held[0];
 
 		held_release(0, S.c[h->client].state == C_DEAD ? SIMR_DROP : SIMR_APPLY, "at the end");
+	}
+	{
+		uint64_t id;
+
+		while (simr_held(&id, 1) > 0) { /* (none expected: every hold is listed) */
+			sim_trace("release op%llu unlisted", (unsigned long long)id);
+			(void)simr_release(id, SIMR_APPLY);
+		}
 	}
 	S.vclock += us;
 	sim_trace("clock +%llu", (unsigned long long)us);
