@@ -25,7 +25,7 @@ static void usage(FILE *f)
 	        "usage: mrtx-sim [--seed N | --seeds A-B | --replay N | --check-determinism N]\n"
 	        "                [--clients N] [--txns N] [--accounts K] [--split-rows N]\n"
 	        "                [--faults kind=rate,...] [--quiet]\n"
-	        "faults: lose, drop, hold (per write), die (per store call), release (per\n"
+	        "faults: lose, drop, hold, orphan (per write), die (per store call), release (per\n"
 	        "        step: a held write is released), skew=MS (clock offset bound);\n"
 	        "        --faults none turns all off\n");
 }

@@ -37,7 +37,7 @@
 #define OP_TIMEOUT_US 3000000ull     /* rados_osd_op_timeout: a lost reply's wait */
 
 const char *const sim_fault_names[SIM_NFAULTS] = { "lose", "drop", "hold", "late", "die",
-	                                           "skew" };
+	                                           "skew", "orphan" };
 
 enum { C_READY, C_SLEEP, C_DONE, C_DEAD };
 
@@ -59,6 +59,7 @@ typedef struct held {
 	int gave_up; /* its client timed out waiting: a release applies it late */
 	int pending; /* its submit hook has not returned: the cluster has not
 	                queued it yet, so it cannot be released */
+	int orphan;  /* never released (SIM_F_ORPHAN); dropped at the end */
 } held;
 
 static struct {
@@ -163,7 +164,7 @@ static void held_add(uint64_t id, int cl)
 		S.held = h;
 		S.capheld = cap;
 	}
-	S.held[S.nheld++] = (held){ id, cl, 0, 1 };
+	S.held[S.nheld++] = (held){ id, cl, 0, 1, 0 };
 }
 
 static void held_release(size_t i, simr_fate fate, const char *why)
@@ -236,7 +237,7 @@ static void yield(void)
 	if (me->state != C_DEAD && S.nheld && prng_chance(&S.rng, S.f.release)) {
 		size_t i = (size_t)prng_below(&S.rng, S.nheld);
 
-		if (!S.held[i].pending)
+		if (!S.held[i].pending && !S.held[i].orphan)
 			held_release(i, SIMR_APPLY, "in flight");
 	}
 	pthread_mutex_lock(&S.mu);
@@ -355,22 +356,28 @@ static simr_fate h_submit(void *arg, const simr_op_info *op)
 		return SIMR_DROP;
 	}
 	if (op->write) {
+		int kind = -1;
+
 		if (prng_chance(&S.rng, S.f.rate[SIM_F_LOSE]))
-			fate = SIMR_LOSE_REPLY;
+			fate = SIMR_LOSE_REPLY, kind = SIM_F_LOSE;
 		else if (prng_chance(&S.rng, S.f.rate[SIM_F_DROP]))
-			fate = SIMR_DROP;
+			fate = SIMR_DROP, kind = SIM_F_DROP;
 		else if (prng_chance(&S.rng, S.f.rate[SIM_F_HOLD]))
-			fate = SIMR_HOLD;
-		if (op->queued || fate == SIMR_HOLD)
+			fate = SIMR_HOLD, kind = SIM_F_HOLD;
+		else if (prng_chance(&S.rng, S.f.rate[SIM_F_ORPHAN]))
+			fate = SIMR_HOLD, kind = SIM_F_ORPHAN;
+		if (op->queued || fate == SIMR_HOLD) {
 			held_add(op->id, me->idx);
+			S.held[S.nheld - 1].orphan = kind == SIM_F_ORPHAN;
+		}
 		if (fate == SIMR_LOSE_REPLY || fate == SIMR_DROP)
 			me->debt += OP_TIMEOUT_US; /* the client waits out its timeout */
-		if (fate != SIMR_APPLY)
-			S.seen[fate == SIMR_LOSE_REPLY ? SIM_F_LOSE : fate == SIMR_DROP ? SIM_F_DROP :
-			       SIM_F_HOLD]++;
+		if (kind >= 0)
+			S.seen[kind]++;
 	}
-	sim_trace("op%llu %s %s %s%s", (unsigned long long)op->id, op->write ? "w" : "r", op->oid,
-	          fate_names[fate], op->queued ? " queued" : "");
+	sim_trace("op%llu %s %s %s%s%s", (unsigned long long)op->id, op->write ? "w" : "r", op->oid,
+	          fate_names[fate], S.nheld && S.held[S.nheld - 1].id == op->id &&
+	          S.held[S.nheld - 1].orphan ? " orphan" : "", op->queued ? " queued" : "");
 	/* in flight while the others run: it applies when this client runs on */
 	pay_debt();
 	yield();
@@ -476,7 +483,8 @@ void sim_settle(uint64_t us)
 	while (S.nheld) {
 		held *h = &S.held[0];
 
-		held_release(0, S.c[h->client].state == C_DEAD ? SIMR_DROP : SIMR_APPLY, "at the end");
+		held_release(0, S.c[h->client].state == C_DEAD || h->orphan ? SIMR_DROP : SIMR_APPLY,
+		             "at the end");
 	}
 	{
 		uint64_t id;

@@ -27,6 +27,9 @@ enum {
 	SIM_F_LATE,    /* a held write applied after its client gave up on it */
 	SIM_F_DIE,     /* a client dead at a store call */
 	SIM_F_SKEW,    /* a client whose wall clock is off */
+	SIM_F_ORPHAN,  /* a write held and never released (its client times out
+	                  waiting; it arrives only if a later write of its client
+	                  to the same object pushes it through) */
 	SIM_NFAULTS
 };
 
