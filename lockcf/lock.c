@@ -16,6 +16,7 @@
  * counts as alive.
  */
 #include "lock.h"
+#include "storage/sim_hooks.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -618,6 +619,10 @@ int lock_new_txnid(uint8_t out[LOCK_TXNID_SIZE])
 {
 	uint64_t lo;
 
+	/* the simulator: every id from its seeded generator, so that a run
+	 * replays byte for byte whatever ran before it in the process */
+	if (MRTX_UNLIKELY(mrtx__sim_random(out, LOCK_TXNID_SIZE)))
+		return 0;
 	if (MRTX_UNLIKELY(!atomic_load_explicit(&txnid_ready, memory_order_acquire))) {
 		int ok;
 

@@ -2,6 +2,7 @@
  * common.c - error detail, allocator, arena, buffers, clocks.
  */
 #include "common.h"
+#include "sim_hooks.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -278,13 +279,26 @@ void buf_free(mrtx_buf *b)
 _Atomic unsigned long long mrtx__clock_frozen_us;
 _Atomic long long mrtx__clock_step_us;
 
+/* The simulator's seam (sim_hooks.h). */
+const mrtx__sim_hooks *mrtx__sim;
+
+int mrtx__sim_random(void *out, size_t n)
+{
+	if (MRTX_LIKELY(!mrtx__sim))
+		return 0;
+	mrtx__sim->random_bytes(out, n);
+	return 1;
+}
+
 uint64_t mrtx__now_us(void)
 {
 	unsigned long long f = atomic_load_explicit(&mrtx__clock_frozen_us, memory_order_relaxed);
 	long long step = atomic_load_explicit(&mrtx__clock_step_us, memory_order_relaxed);
 	uint64_t t = f;
 
-	if (!f) {
+	if (MRTX_UNLIKELY(mrtx__sim) && !f)
+		t = mrtx__sim->now_us();
+	else if (!f) {
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -302,6 +316,8 @@ uint64_t mrtx__mono_us(void)
 {
 	struct timespec ts;
 
+	if (MRTX_UNLIKELY(mrtx__sim))
+		return mrtx__sim->mono_us();
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
@@ -317,12 +333,18 @@ void mrtx__sleep_us(uint64_t us)
 {
 	struct timespec ts = mrtx__mono_timespec(us); /* (a duration: the same conversion) */
 
+	if (MRTX_UNLIKELY(mrtx__sim)) {
+		mrtx__sim->sleep_us(us);
+		return;
+	}
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
 }
 
 uint32_t mrtx__rand_below(uint32_t n)
 {
+	if (MRTX_UNLIKELY(mrtx__sim))
+		return n ? mrtx__sim->rand_below(n) : 0;
 	return n ? arc4random_uniform(n) : 0;
 }
 

@@ -81,7 +81,7 @@ int mrtx__open_knobs(mrtx_db **out, const char *path, const mrtx_options *opts,
                      const mrtx__knobs *knobs)
 {
 	mrtx_options o = MRTX_OPTIONS_INIT;
-	mrtx__knobs k = knobs ? *knobs : (mrtx__knobs){ 0, 0 };
+	mrtx__knobs k = knobs ? *knobs : (mrtx__knobs){ 0, 0, 0 };
 	store_opts so = { 0 };
 	mrtx_db *db;
 	int rc, env_2pc;
@@ -123,6 +123,7 @@ int mrtx__open_knobs(mrtx_db **out, const char *path, const mrtx_options *opts,
 		db->serial = atomic_fetch_add(&serials, 1) + 1;
 	}
 	db->two_phase = k.two_phase != 0 || env_2pc;
+	db->no_threads = k.no_threads != 0;
 	db->lock_ttl_ms = o.lock_ttl_ms ? o.lock_ttl_ms : 5000;
 	db->lock_wait_ms = o.lock_wait_ms ? o.lock_wait_ms : 50;
 	*out = db;

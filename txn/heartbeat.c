@@ -265,7 +265,7 @@ int hb_start(mrtx_db *db, hb_entry *e, const store_table *t, mrtx_bytes row, mrt
 	memcpy(e->cur, bytes.data, bytes.size);
 	e->ncur = bytes.size;
 	pthread_mutex_lock(&db->hb.mu);
-	if (!db->hb.running) {
+	if (!db->hb.running && !db->no_threads) {
 		/* the first commit, or the first after a fork: the slow path, in
 		 * the lock order all_mu, hb_mu */
 		pthread_mutex_unlock(&db->hb.mu);

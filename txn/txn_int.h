@@ -73,6 +73,7 @@ struct mrtx_db {
 	                          a reused transaction object keeps the table it
 	                          named last only for the handle of that serial */
 	int two_phase;         /* the two_phase knob (txn_test.h): never commit in one phase */
+	int no_threads;        /* the no_threads knob (txn_test.h): no heartbeat, inline tails */
 	uint32_t lock_ttl_ms;
 	uint32_t lock_wait_ms;
 	pthread_mutex_t idx_mu;

@@ -12,6 +12,9 @@ typedef struct mrtx__knobs {
 	                  distributed store (LMDB: no one-phase commit) */
 	int two_phase; /* commit every multi-row transaction in two phases,
 	                  also where one write could (DESIGN §5.3) */
+	int no_threads; /* start no heartbeat or tail thread: commits run their
+	                   tails inline and leave their locks unrefreshed (a
+	                   deterministic simulator runs one thread at a time) */
 } mrtx__knobs;
 
 /* mrtx_open with the knobs (NULL: none); returns what mrtx_open does.  A

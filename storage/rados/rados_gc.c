@@ -41,6 +41,7 @@
  * table name length, name, done byte, row), as LMDB keeps them; an empty
  * cursor is none.
  */
+#include "storage/sim_hooks.h"
 #include "storage/rados/rados_int.h"
 #include "storage/versions.h"
 
@@ -234,8 +235,13 @@ static int gc_send(rstore *rs, const char *oid, gcw *w, uint64_t safe, int *skip
 	 * within one run (rados_read.c compares it); as rgen digits, so that
 	 * "stored < rgen(safe + 1)" still compares the safe points */
 	rgen_put(mark, safe);
-	rgen_put(mark + 8, (mrtx__now_us() ^ ((uint64_t)getpid() << 40) ^
-	                    atomic_fetch_add(&steps, 1)) & RGEN_MAX);
+	{
+		uint64_t nonce = mrtx__now_us() ^ ((uint64_t)getpid() << 40) ^
+		                 atomic_fetch_add(&steps, 1);
+
+		(void)mrtx__sim_random(&nonce, sizeof(nonce)); /* replayable in the simulator */
+		rgen_put(mark + 8, nonce & RGEN_MAX);
+	}
 	rgen_put(below, safe + 1);
 	sets[w->nsets] = (rkv){ MRTX_BYTES(rados_collect_key, 2), MRTX_BYTES(mark, 16) };
 	g[0] = (rguard){ MRTX_BYTES(rados_state_key, 2), MRTX_BYTES("", 0),

@@ -8,6 +8,7 @@
  * it replaces, so concurrent creators (processes on any host) never
  * overwrite each other: the loser re-reads and finds the winner's record.
  */
+#include "storage/sim_hooks.h"
 #include "storage/rados/rados_int.h"
 #include "storage/backend.h"
 #include "storage/versions.h"
@@ -169,7 +170,7 @@ static int meta_init(rstore *rs, int upgrade, char *format)
 				break;
 			}
 		}
-		if (RAND_bytes(id, sizeof(id)) != 1) {
+		if (!mrtx__sim_random(id, sizeof(id)) && RAND_bytes(id, sizeof(id)) != 1) {
 			rc = mrtx__seterr(MRTX_ESTORE, "%s: no random bytes for the store id", rs->addr);
 			break;
 		}

@@ -24,6 +24,7 @@
  * meanwhile keeps it).  A handle whose snapshots ended leaves its record to
  * run out, or to be replaced by its next snapshot's reservation.
  */
+#include "storage/sim_hooks.h"
 #include "storage/rados/rados_int.h"
 
 #include <errno.h>
@@ -46,8 +47,13 @@ static void snap_key(rstore *rs)
 	mrtx__boot_id(boot);
 	for (unsigned i = 0; i < 16; i++)
 		n += (size_t)snprintf(rs->snap_key + n, sizeof(rs->snap_key) - n, "%02x", boot[i]);
-	snprintf(rs->snap_key + n, sizeof(rs->snap_key) - n, "-%ld-%u", (long)getpid(),
-	         atomic_fetch_add(&handles, 1));
+	{
+		uint64_t uniq = ((uint64_t)getpid() << 32) | atomic_fetch_add(&handles, 1);
+
+		(void)mrtx__sim_random(&uniq, sizeof(uniq)); /* replayable in the simulator */
+		snprintf(rs->snap_key + n, sizeof(rs->snap_key) - n, "-%ld-%u",
+		         (long)(uniq >> 32), (unsigned)uniq);
+	}
 }
 
 rkv rados_snap_record(rstore *rs, uint64_t oldest, uint64_t until_us, uint8_t *buf)

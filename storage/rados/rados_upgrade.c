@@ -38,6 +38,7 @@
  * in flight, but a client of an earlier release that has it open writes
  * the old layout.  Stop them first, as for any upgrade.
  */
+#include "storage/sim_hooks.h"
 #include "storage/keyenc.h"
 #include "storage/rados/rados_int.h"
 #include "storage/versions.h"
@@ -451,8 +452,11 @@ static int convert_batch(up *u, const store_table *t, const rtablet *tb, int *do
 	}
 	/* progress, and the mark with the last batch */
 	if (last) {
+		uint64_t nonce = mrtx__now_us() ^ ((uint64_t)getpid() << 40);
+
 		rgen_put(mark, u->mark);
-		rgen_put(mark + 8, (mrtx__now_us() ^ ((uint64_t)getpid() << 40)) & RGEN_MAX);
+		(void)mrtx__sim_random(&nonce, sizeof(nonce)); /* replayable in the simulator */
+		rgen_put(mark + 8, nonce & RGEN_MAX);
 		if ((rc = upw_set(&bw, a, MRTX_BYTES(progress_key, 2), MRTX_BYTES("d", 1))) ||
 		    (rc = upw_set(&bw, a, MRTX_BYTES(rados_collect_key, 2), MRTX_BYTES(mark, 16))))
 			return rc;

@@ -62,7 +62,7 @@ void append_key(uint32_t k, const char **table, char *row, size_t rowsz)
 int chaos_open(const chaos_cfg *cfg, mrtx_db **db)
 {
 	mrtx_options o = MRTX_OPTIONS_INIT;
-	mrtx__knobs k = { cfg->unbatched, cfg->two_phase };
+	mrtx__knobs k = { cfg->unbatched, cfg->two_phase, 0 };
 
 	o.durability = MRTX_NOSYNC; /* a killed process loses nothing with nosync */
 	o.lock_ttl_ms = 2000;

@@ -187,7 +187,7 @@ static int writer_main(const cs_cfg *c, const char *store, int w, crashrec_mark_
 	int rc;
 
 	o.durability = c->durability;
-	if ((rc = mrtx__open_knobs(&db, store, &o, &(mrtx__knobs){ c->unbatched, 0 })))
+	if ((rc = mrtx__open_knobs(&db, store, &o, &(mrtx__knobs){ c->unbatched, 0, 0 })))
 		return tool_fail("crashsim", "writer open", rc);
 	for (uint32_t k = 1; k <= (uint32_t)c->txns; k++) {
 		step s = { c->seed, w, k };

@@ -1,0 +1,31 @@
+/*
+ * sim_hooks.h - the seam through which a deterministic simulator (tools/sim/)
+ * owns the library's clocks, sleeps and random numbers.
+ *
+ * While mrtx__sim is NULL (always, outside the simulator) every call below
+ * behaves as before: the real clocks, nanosleep, arc4random, RAND_bytes;
+ * the only cost is one load and a predictable branch.  The simulator sets
+ * it once, before it opens a handle, and clears it after closing the last:
+ * the pointer is not synchronised against calls in flight.
+ */
+#ifndef MRTX_SIM_HOOKS_H
+#define MRTX_SIM_HOOKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct mrtx__sim_hooks {
+	uint64_t (*now_us)(void);              /* the wall clock (mrtx__now_us) */
+	uint64_t (*mono_us)(void);             /* the monotonic clock */
+	void (*sleep_us)(uint64_t us);         /* a sleep: the simulator runs others */
+	uint32_t (*rand_below)(uint32_t n);    /* uniform in [0, n), n > 0 */
+	void (*random_bytes)(void *out, size_t n); /* ids and nonces */
+} mrtx__sim_hooks;
+
+extern const mrtx__sim_hooks *mrtx__sim;
+
+/* Fill out[0..n) from the simulator's random_bytes: 1, or 0 when no
+ * simulator runs (the caller then draws as it always has). */
+int mrtx__sim_random(void *out, size_t n);
+
+#endif

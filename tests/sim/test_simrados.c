@@ -1,0 +1,676 @@
+/*
+ * test_simrados.c - the simulated RADOS cluster (storage/sim/simrados.c):
+ * its librados semantics checked directly, then the real RADOS backend run
+ * on it through the public API, then commits whose replies are lost.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rados/librados.h>
+
+#include "mrtx.h"
+#include "storage/sim/simrados.h"
+
+/* ------------------------------------------------------ shared steps */
+
+typedef struct conn {
+	rados_t c;
+	rados_ioctx_t io;
+} conn;
+
+static void conn_open(conn *k, const char *pool)
+{
+	assert_int_equal(rados_create2(&k->c, "ceph", "client.admin", 0), 0);
+	assert_int_equal(rados_conf_read_file(k->c, "/nonexistent/ceph.conf"), 0);
+	assert_int_equal(rados_connect(k->c), 0);
+	assert_int_equal(rados_ioctx_create(k->c, pool, &k->io), 0);
+}
+
+static void conn_close(conn *k)
+{
+	rados_ioctx_destroy(k->io);
+	rados_shutdown(k->c);
+}
+
+/* Submit op on oid and wait: its completion's value. */
+static int wrun(conn *k, rados_write_op_t op, const char *oid)
+{
+	rados_completion_t c;
+	int r;
+
+	assert_int_equal(rados_aio_create_completion2(NULL, NULL, &c), 0);
+	assert_int_equal(rados_aio_write_op_operate(op, k->io, c, oid, NULL, 0), 0);
+	rados_aio_wait_for_complete(c);
+	r = rados_aio_get_return_value(c);
+	rados_aio_release(c);
+	rados_release_write_op(op);
+	return r;
+}
+
+static void set1(rados_write_op_t op, const char *key, const char *val)
+{
+	const char *k[1] = { key }, *v[1] = { val };
+	size_t kl[1] = { strlen(key) }, vl[1] = { strlen(val) };
+
+	rados_write_op_omap_set2(op, k, v, kl, vl, 1);
+}
+
+static int put(conn *k, const char *oid, const char *key, const char *val)
+{
+	rados_write_op_t op = rados_create_write_op();
+
+	set1(op, key, val);
+	return wrun(k, op, oid);
+}
+
+/* get_vals2(start_after, prefix, max) on oid: the result, the keys joined
+ * by ',' into out, *more. */
+static int list(conn *k, const char *oid, const char *after, const char *prefix, uint64_t max,
+                char *out, size_t outsz, int *more)
+{
+	rados_read_op_t op = rados_create_read_op();
+	rados_completion_t c;
+	rados_omap_iter_t it;
+	unsigned char m = 7;
+	int prval = 99, r;
+	char *key, *val;
+	size_t kl, vl;
+
+	rados_read_op_omap_get_vals2(op, after, prefix, max, &it, &m, &prval);
+	assert_int_equal(rados_aio_create_completion2(NULL, NULL, &c), 0);
+	assert_int_equal(rados_aio_read_op_operate(op, k->io, c, oid, 0), 0);
+	rados_aio_wait_for_complete(c);
+	r = rados_aio_get_return_value(c);
+	rados_aio_release(c);
+	out[0] = '\0';
+	while (rados_omap_get_next2(it, &key, &val, &kl, &vl) == 0 && key) {
+		if (out[0])
+			strncat(out, ",", outsz - strlen(out) - 1);
+		strncat(out, key, kl < outsz - strlen(out) - 1 ? kl : outsz - strlen(out) - 1);
+	}
+	rados_omap_get_end(it);
+	rados_release_read_op(op);
+	if (r == 0) {
+		assert_int_equal(prval, 0);
+		*more = m;
+	}
+	return r;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	simr_reset();
+	assert_int_equal(simr_pool_create("p"), 0);
+	return 0;
+}
+
+/* --------------------------------------------------- librados level */
+
+static void test_pool_and_connect(void **state)
+{
+	rados_t c;
+	rados_ioctx_t io;
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(simr_pool_create("p"), -EEXIST);
+	assert_int_equal(rados_create2(&c, "ceph", "client.admin", 0), 0);
+	assert_int_equal(rados_conf_read_file(c, NULL), 0);
+	assert_int_equal(rados_conf_parse_env(c, NULL), 0);
+	assert_int_equal(rados_conf_get(c, "mon_host", buf, sizeof(buf)), 0);
+	assert_true(buf[0] != '\0');
+	assert_int_equal(rados_conf_set(c, "mon_host", "v2:10.0.0.1:3300"), 0);
+	assert_int_equal(rados_conf_get(c, "mon_host", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "v2:10.0.0.1:3300");
+	assert_int_equal(rados_conf_set(c, "rados_osd_op_timeout", "5"), 0);
+	assert_int_equal(rados_connect(c), 0);
+	assert_int_equal(rados_ioctx_create(c, "nopool", &io), -ENOENT);
+	assert_int_equal(rados_ioctx_create(c, "p", &io), 0);
+	rados_ioctx_destroy(io);
+	rados_shutdown(c);
+}
+
+static void test_guards(void **state)
+{
+	rados_write_op_t op;
+	int pv = 99, pv2 = 99;
+	char out[256];
+	int more;
+	conn k;
+
+	(void)state;
+	conn_open(&k, "p");
+	/* a guard on a missing object without create: -ENOENT, nothing made */
+	op = rados_create_write_op();
+	rados_write_op_omap_cmp2(op, "L", LIBRADOS_CMPXATTR_OP_EQ, "", 1, 0, &pv);
+	set1(op, "a", "1");
+	assert_int_equal(wrun(&k, op, "o"), -ENOENT);
+	assert_int_equal(pv, -ENOENT);
+	assert_int_equal(list(&k, "o", "", "", 100, out, sizeof(out), &more), -ENOENT);
+	/* with create(IDEMPOTENT): the absent guard holds (missing = empty) */
+	op = rados_create_write_op();
+	rados_write_op_create(op, LIBRADOS_CREATE_IDEMPOTENT, NULL);
+	rados_write_op_omap_cmp2(op, "L", LIBRADOS_CMPXATTR_OP_EQ, "", 1, 0, &pv);
+	rados_write_op_omap_cmp2(op, "G", LIBRADOS_CMPXATTR_OP_LT, "\0", 1, 1, &pv2);
+	set1(op, "L", "x1");
+	assert_int_equal(wrun(&k, op, "o"), 0);
+	assert_int_equal(pv, 0);
+	assert_int_equal(pv2, 0);
+	/* a false guard cancels the whole op: sets and removals unapplied */
+	op = rados_create_write_op();
+	rados_write_op_create(op, LIBRADOS_CREATE_IDEMPOTENT, NULL);
+	rados_write_op_omap_cmp2(op, "L", LIBRADOS_CMPXATTR_OP_EQ, "x", 1, 1, &pv); /* "x1" != "x" */
+	set1(op, "b", "2");
+	{
+		const char *rk[1] = { "L" };
+		size_t rl[1] = { 1 };
+
+		rados_write_op_omap_rm_keys2(op, rk, rl, 1);
+	}
+	assert_int_equal(wrun(&k, op, "o"), -ECANCELED);
+	assert_int_equal(pv, -ECANCELED);
+	assert_int_equal(list(&k, "o", "", "", 100, out, sizeof(out), &more), 0);
+	assert_string_equal(out, "L");
+	/* LT and GT compare the stored value against the given one */
+	op = rados_create_write_op();
+	rados_write_op_omap_cmp2(op, "L", LIBRADOS_CMPXATTR_OP_LT, "x2", 1, 2, &pv);
+	rados_write_op_omap_cmp2(op, "L", LIBRADOS_CMPXATTR_OP_GT, "x", 1, 1, &pv2);
+	set1(op, "b", "2");
+	assert_int_equal(wrun(&k, op, "o"), 0);
+	op = rados_create_write_op();
+	rados_write_op_omap_cmp2(op, "L", LIBRADOS_CMPXATTR_OP_LT, "x1", 1, 2, &pv);
+	assert_int_equal(wrun(&k, op, "o"), -ECANCELED);
+	/* any other operator is refused */
+	op = rados_create_write_op();
+	rados_write_op_omap_cmp2(op, "L", LIBRADOS_CMPXATTR_OP_NE, "y", 1, 1, &pv);
+	assert_int_equal(wrun(&k, op, "o"), -EINVAL);
+	/* create(EXCLUSIVE) on an existing object */
+	op = rados_create_write_op();
+	rados_write_op_create(op, LIBRADOS_CREATE_EXCLUSIVE, NULL);
+	set1(op, "c", "3");
+	assert_int_equal(wrun(&k, op, "o"), -EEXIST);
+	op = rados_create_write_op();
+	rados_write_op_create(op, LIBRADOS_CREATE_EXCLUSIVE, NULL);
+	assert_int_equal(wrun(&k, op, "o2"), 0);
+	/* removals on a missing object fail; exec is not simulated */
+	op = rados_create_write_op();
+	rados_write_op_omap_rm_range2(op, "a", 1, "z", 1);
+	assert_int_equal(wrun(&k, op, "o3"), -ENOENT);
+	op = rados_create_write_op();
+	rados_write_op_exec(op, "lua", "eval_bufferlist", "", 0, &pv);
+	assert_int_equal(wrun(&k, op, "o"), -EOPNOTSUPP);
+	assert_int_equal(list(&k, "o", "", "", 100, out, sizeof(out), &more), 0);
+	assert_string_equal(out, "L,b");
+	conn_close(&k);
+}
+
+static void test_order_and_paging(void **state)
+{
+	const char *keys[] = { "k09", "k00", "k05", "k01", "k07", "k03", "k02", "k08", "k06",
+	                       "k04", "j1", "k", "k\xff", "l" };
+	char out[256];
+	int more;
+	conn k;
+
+	(void)state;
+	conn_open(&k, "p");
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
+		assert_int_equal(put(&k, "o", keys[i], "v"), 0);
+	/* memcmp order, a shorter prefix first */
+	assert_int_equal(list(&k, "o", "", "", 100, out, sizeof(out), &more), 0);
+	assert_string_equal(out, "j1,k,k00,k01,k02,k03,k04,k05,k06,k07,k08,k09,k\xff,l");
+	assert_int_equal(more, 0);
+	/* pages of a prefix, more set while a matching key was left out */
+	assert_int_equal(list(&k, "o", "", "k0", 4, out, sizeof(out), &more), 0);
+	assert_string_equal(out, "k00,k01,k02,k03");
+	assert_int_equal(more, 1);
+	assert_int_equal(list(&k, "o", "k03", "k0", 4, out, sizeof(out), &more), 0);
+	assert_string_equal(out, "k04,k05,k06,k07");
+	assert_int_equal(more, 1);
+	assert_int_equal(list(&k, "o", "k07", "k0", 4, out, sizeof(out), &more), 0);
+	assert_string_equal(out, "k08,k09");
+	assert_int_equal(more, 0);
+	/* a page filled exactly by the last matching keys: no more */
+	assert_int_equal(list(&k, "o", "k07", "k0", 2, out, sizeof(out), &more), 0);
+	assert_string_equal(out, "k08,k09");
+	assert_int_equal(more, 0);
+	/* start_after past the prefix; max 0 */
+	assert_int_equal(list(&k, "o", "k09", "", 3, out, sizeof(out), &more), 0);
+	assert_string_equal(out, "k\xff,l");
+	assert_int_equal(list(&k, "o", "", "k", 0, out, sizeof(out), &more), 0);
+	assert_string_equal(out, "");
+	assert_int_equal(more, 1);
+	/* get_vals_by_keys2: the present keys, in key order */
+	{
+		rados_read_op_t op = rados_create_read_op();
+		rados_completion_t c;
+		rados_omap_iter_t it;
+		const char *want[3] = { "l", "nope", "j1" };
+		size_t wl[3] = { 1, 4, 2 }, kl, vl;
+		char *key, *val;
+		int pv = 99;
+
+		rados_read_op_omap_get_vals_by_keys2(op, want, 3, wl, &it, &pv);
+		assert_int_equal(rados_aio_create_completion2(NULL, NULL, &c), 0);
+		assert_int_equal(rados_aio_read_op_operate(op, k.io, c, "o", 0), 0);
+		rados_aio_wait_for_complete(c);
+		assert_int_equal(rados_aio_get_return_value(c), 0);
+		assert_int_equal(pv, 0);
+		assert_int_equal(rados_omap_iter_size(it), 2);
+		assert_int_equal(rados_omap_get_next2(it, &key, &val, &kl, &vl), 0);
+		assert_int_equal(kl, 2);
+		assert_memory_equal(key, "j1", 2);
+		assert_int_equal(rados_omap_get_next2(it, &key, &val, &kl, &vl), 0);
+		assert_memory_equal(key, "l", 1);
+		assert_int_equal(rados_omap_get_next2(it, &key, &val, &kl, &vl), 0);
+		assert_null(key);
+		rados_omap_get_end(it);
+		rados_aio_release(c);
+		rados_release_read_op(op);
+	}
+	/* rm_range2 removes [begin, end) */
+	{
+		rados_write_op_t op = rados_create_write_op();
+
+		rados_write_op_omap_rm_range2(op, "k02", 3, "k08", 3);
+		assert_int_equal(wrun(&k, op, "o"), 0);
+	}
+	assert_int_equal(list(&k, "o", "", "k0", 100, out, sizeof(out), &more), 0);
+	assert_string_equal(out, "k00,k01,k08,k09");
+	/* more than 1024 keys: one read returns at most 1024 */
+	{
+		const char *kk[1200];
+		const char *vv[1200];
+		size_t kl[1200], vl[1200];
+		static char names[1200][8];
+		rados_write_op_t op = rados_create_write_op();
+		static char big[1200 * 8];
+
+		for (int i = 0; i < 1200; i++) {
+			snprintf(names[i], sizeof(names[i]), "m%04d", i);
+			kk[i] = names[i];
+			kl[i] = 5;
+			vv[i] = "";
+			vl[i] = 0;
+		}
+		rados_write_op_omap_set2(op, kk, vv, kl, vl, 1200);
+		assert_int_equal(wrun(&k, op, "big"), 0);
+		assert_int_equal(list(&k, "big", "", "", 5000, big, sizeof(big), &more), 0);
+		assert_int_equal(strlen(big), 1024 * 6 - 1);
+		assert_int_equal(more, 1);
+	}
+	conn_close(&k);
+}
+
+static void test_remove_and_listing(void **state)
+{
+	rados_list_ctx_t ctx;
+	const char *e;
+	char seen[128] = "";
+	conn k;
+
+	(void)state;
+	conn_open(&k, "p");
+	assert_int_equal(put(&k, "zeta", "a", "1"), 0);
+	assert_int_equal(put(&k, "alpha", "a", "1"), 0);
+	assert_int_equal(put(&k, "mid", "a", "1"), 0);
+	assert_int_equal(rados_remove(k.io, "mid"), 0);
+	assert_int_equal(rados_remove(k.io, "mid"), -ENOENT);
+	assert_int_equal(rados_nobjects_list_open(k.io, &ctx), 0);
+	while (rados_nobjects_list_next(ctx, &e, NULL, NULL) == 0) {
+		strcat(seen, e);
+		strcat(seen, " ");
+	}
+	rados_nobjects_list_close(ctx);
+	assert_string_equal(seen, "alpha zeta ");
+	/* a removed object is gone with its omap */
+	assert_int_equal(put(&k, "mid", "b", "2"), 0);
+	{
+		char out[64];
+		int more;
+
+		assert_int_equal(list(&k, "mid", "", "", 10, out, sizeof(out), &more), 0);
+		assert_string_equal(out, "b");
+	}
+	conn_close(&k);
+}
+
+/* A hook that holds every write: the test releases them. */
+static simr_fate hold_all(void *arg, const simr_op_info *op)
+{
+	(void)arg;
+	return op->write ? SIMR_HOLD : SIMR_APPLY;
+}
+
+static void test_hook_hold_and_order(void **state)
+{
+	simr_hook h = { hold_all, NULL, NULL };
+	rados_completion_t c[3];
+	rados_write_op_t op[3];
+	uint64_t ids[4];
+	char out[64];
+	int more;
+	conn a, b;
+
+	(void)state;
+	conn_open(&a, "p");
+	conn_open(&b, "p");
+	assert_int_equal(put(&a, "o", "v", "0"), 0);
+	simr_set_hook(&h);
+	/* a: two writes to o (v=1 then v=2); b: one (v=3) */
+	for (int i = 0; i < 3; i++) {
+		char val[2] = { (char)('1' + i), 0 };
+
+		op[i] = rados_create_write_op();
+		set1(op[i], "v", val);
+		assert_int_equal(rados_aio_create_completion2(NULL, NULL, &c[i]), 0);
+		assert_int_equal(rados_aio_write_op_operate(op[i], i < 2 ? a.io : b.io, c[i], "o",
+		                                            NULL, 0), 0);
+		rados_release_write_op(op[i]); /* a held op is a copy */
+	}
+	assert_int_equal(simr_held(ids, 4), 3);
+	assert_int_equal(list(&a, "o", "", "", 10, out, sizeof(out), &more), 0);
+	/* b's op first; then a's second, which drags a's first ahead of it */
+	assert_int_equal(simr_release(ids[2], SIMR_APPLY), 0);
+	assert_int_equal(simr_release(ids[1], SIMR_LOSE_REPLY), 0);
+	assert_int_equal(simr_held(NULL, 0), 0);
+	assert_int_equal(simr_release(ids[1], SIMR_APPLY), -ENOENT);
+	for (int i = 0; i < 3; i++) {
+		rados_aio_wait_for_complete(c[i]);
+		assert_int_equal(rados_aio_get_return_value(c[i]), i == 1 ? -ETIMEDOUT : 0);
+		rados_aio_release(c[i]);
+	}
+	{
+		rados_read_op_t rop = rados_create_read_op();
+		rados_completion_t rc;
+		rados_omap_iter_t it;
+		char *key, *val;
+		size_t kl, vl;
+
+		rados_read_op_omap_get_vals2(rop, "", "v", 1, &it, NULL, NULL);
+		assert_int_equal(rados_aio_create_completion2(NULL, NULL, &rc), 0);
+		assert_int_equal(rados_aio_read_op_operate(rop, a.io, rc, "o", 0), 0);
+		rados_aio_wait_for_complete(rc);
+		assert_int_equal(rados_omap_get_next2(it, &key, &val, &kl, &vl), 0);
+		assert_int_equal(vl, 1);
+		assert_int_equal(val[0], '2'); /* b's 3, then a's 1, then a's 2 */
+		rados_omap_get_end(it);
+		rados_aio_release(rc);
+		rados_release_read_op(rop);
+	}
+	/* a held op whose waiter gives up times out, and may still apply */
+	op[0] = rados_create_write_op();
+	set1(op[0], "w", "late");
+	assert_int_equal(wrun(&a, op[0], "o"), -ETIMEDOUT);
+	assert_int_equal(simr_held(ids, 4), 1);
+	assert_int_equal(list(&a, "o", "", "w", 10, out, sizeof(out), &more), 0);
+	assert_string_equal(out, "");
+	assert_int_equal(simr_release(ids[0], SIMR_APPLY), 0);
+	assert_int_equal(list(&a, "o", "", "w", 10, out, sizeof(out), &more), 0);
+	assert_string_equal(out, "w");
+	/* a dropped op never applies */
+	op[0] = rados_create_write_op();
+	set1(op[0], "x", "1");
+	{
+		rados_completion_t dc;
+
+		assert_int_equal(rados_aio_create_completion2(NULL, NULL, &dc), 0);
+		assert_int_equal(rados_aio_write_op_operate(op[0], a.io, dc, "o", NULL, 0), 0);
+		assert_int_equal(simr_held(ids, 4), 1);
+		assert_int_equal(simr_release(ids[0], SIMR_DROP), 0);
+		rados_aio_wait_for_complete(dc);
+		assert_int_equal(rados_aio_get_return_value(dc), -ETIMEDOUT);
+		rados_aio_release(dc);
+		rados_release_write_op(op[0]);
+	}
+	simr_set_hook(NULL);
+	assert_int_equal(list(&a, "o", "", "x", 10, out, sizeof(out), &more), 0);
+	assert_string_equal(out, "");
+	conn_close(&a);
+	conn_close(&b);
+}
+
+/* ------------------------------------------------ the real backend */
+
+#define ADDR "rados://mrtx/sim1"
+
+static mrtx_db *open_db(const char *addr)
+{
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	mrtx_db *db = NULL;
+
+	o.durability = MRTX_NOSYNC;
+	if (mrtx_open(&db, addr, &o) != MRTX_OK) {
+		fprintf(stderr, "mrtx_open(%s): %s\n", addr, mrtx_errmsg());
+		return NULL;
+	}
+	return db;
+}
+
+static int setup_store(void **state)
+{
+	(void)state;
+	simr_reset();
+	assert_int_equal(simr_pool_create("mrtx"), 0);
+	return 0;
+}
+
+static int get_str(mrtx_db *db, const char *row, char *out, size_t n)
+{
+	mrtx_txn *t;
+	mrtx_bytes v;
+	int rc;
+
+	if ((rc = mrtx_begin(db, &t)))
+		return rc;
+	rc = mrtx_get(t, "t", MRTX_CSTR(row), "f", MRTX_CSTR("q"), &v);
+	if (rc == MRTX_OK)
+		snprintf(out, n, "%.*s", (int)v.size, (const char *)v.data);
+	mrtx_abort(t);
+	return rc;
+}
+
+static int put3(mrtx_db *db, const char *val)
+{
+	static const char *rows[3] = { "r1", "r2", "r3" };
+	mrtx_txn *t;
+	int rc;
+
+	if ((rc = mrtx_begin(db, &t)))
+		return rc;
+	for (int i = 0; i < 3; i++)
+		if ((rc = mrtx_put(t, "t", MRTX_CSTR(rows[i]), "f", MRTX_CSTR("q"), MRTX_CSTR(val)))) {
+			mrtx_abort(t);
+			return rc;
+		}
+	return mrtx_commit(t);
+}
+
+static void test_store_on_sim(void **state)
+{
+	const char *fam[1] = { "f" };
+	mrtx_db *db, *db2;
+	mrtx_txn *t1, *t2;
+	mrtx_scanner *sc;
+	mrtx_scan_spec spec = { 0 };
+	mrtx_cell cell;
+	mrtx_bytes v;
+	char buf[32];
+	int n = 0, rc;
+
+	(void)state;
+	/* no pool: the backend says so */
+	{
+		mrtx_db *none = NULL;
+		mrtx_options o = MRTX_OPTIONS_INIT;
+
+		assert_int_not_equal(mrtx_open(&none, "rados://nopool/x", &o), MRTX_OK);
+	}
+	assert_non_null(db = open_db(ADDR));
+	assert_int_equal(mrtx_create_table(db, "t", fam, 1), MRTX_OK);
+	assert_int_equal(put3(db, "one"), MRTX_OK);
+	assert_int_equal(get_str(db, "r2", buf, sizeof(buf)), MRTX_OK);
+	assert_string_equal(buf, "one");
+	/* a scan sees the three rows in order */
+	assert_int_equal(mrtx_begin(db, &t1), MRTX_OK);
+	spec.table = "t";
+	assert_int_equal(mrtx_scan_open(t1, &spec, &sc), MRTX_OK);
+	while ((rc = mrtx_scan_next(sc, &cell)) == MRTX_OK) {
+		char want[3] = { 'r', (char)('1' + n), 0 };
+
+		assert_int_equal(cell.row.size, 2);
+		assert_memory_equal(cell.row.data, want, 2);
+		assert_int_equal(cell.value.size, 3);
+		n++;
+	}
+	assert_int_equal(rc, MRTX_NOTFOUND);
+	assert_int_equal(n, 3);
+	mrtx_scan_close(sc);
+	mrtx_abort(t1);
+	/* a second handle sees the commit; two read-modify-writes of one row
+	 * from two handles: the second to commit conflicts */
+	assert_non_null(db2 = open_db(ADDR));
+	assert_int_equal(get_str(db2, "r3", buf, sizeof(buf)), MRTX_OK);
+	assert_string_equal(buf, "one");
+	assert_int_equal(mrtx_begin(db, &t1), MRTX_OK);
+	assert_int_equal(mrtx_begin(db2, &t2), MRTX_OK);
+	assert_int_equal(mrtx_get(t1, "t", MRTX_CSTR("r1"), "f", MRTX_CSTR("q"), &v), MRTX_OK);
+	assert_int_equal(mrtx_get(t2, "t", MRTX_CSTR("r1"), "f", MRTX_CSTR("q"), &v), MRTX_OK);
+	assert_int_equal(mrtx_put(t1, "t", MRTX_CSTR("r1"), "f", MRTX_CSTR("q"), MRTX_CSTR("a")),
+	                 MRTX_OK);
+	assert_int_equal(mrtx_put(t2, "t", MRTX_CSTR("r1"), "f", MRTX_CSTR("q"), MRTX_CSTR("b")),
+	                 MRTX_OK);
+	assert_int_equal(mrtx_commit(t1), MRTX_OK);
+	assert_int_equal(mrtx_commit(t2), MRTX_CONFLICT);
+	assert_int_equal(get_str(db2, "r1", buf, sizeof(buf)), MRTX_OK);
+	assert_string_equal(buf, "a");
+	mrtx_close(db2);
+	mrtx_close(db);
+}
+
+/* ------------------------------------------------------ lost replies */
+
+/* Lose the reply of the write numbered `lose` (1-based) among those the
+ * committing thread makes while `armed` (the handle's heartbeat and tail
+ * threads write on their own clock: their writes are neither counted nor
+ * lost, so the numbering is the same on every run). */
+typedef struct loser {
+	int armed;
+	unsigned writes, lose;
+	pthread_t self;
+} loser;
+
+static simr_fate lose_nth(void *arg, const simr_op_info *op)
+{
+	loser *l = arg;
+
+	if (!l->armed || !op->write || !pthread_equal(pthread_self(), l->self))
+		return SIMR_APPLY;
+	if (getenv("SIMR_TRACE"))
+		fprintf(stderr, "  write %u: client %llu %s/%s\n", l->writes + 1,
+		        (unsigned long long)op->client, op->pool, op->oid);
+	return ++l->writes == l->lose ? SIMR_LOSE_REPLY : SIMR_APPLY;
+}
+
+/* Reads r1..r3 with a fresh handle: 1 all "new", 0 all "old", -1 mixed. */
+static int all_or_nothing(void)
+{
+	mrtx_db *db = open_db(ADDR);
+	int nnew = 0, nold = 0;
+	char buf[32];
+
+	assert_non_null(db);
+	for (int i = 0; i < 3; i++) {
+		char row[3] = { 'r', (char)('1' + i), 0 };
+		int rc;
+
+		for (int tries = 0; (rc = get_str(db, row, buf, sizeof(buf))) == MRTX_ELOCKED &&
+		                    tries < 1000; tries++)
+			;
+		assert_int_equal(rc, MRTX_OK);
+		nnew += strcmp(buf, "new") == 0;
+		nold += strcmp(buf, "old") == 0;
+	}
+	mrtx_close(db);
+	return nnew == 3 ? 1 : nold == 3 ? 0 : -1;
+}
+
+/* Lose each write's reply of a three-row commit in turn: rows in one
+ * tablet (one object), or `split` into three tablets (three objects). */
+static void lost_reply_sweep(int split)
+{
+	const char *fam[1] = { "f" };
+	const mrtx_bytes splits[2] = { MRTX_CSTR("r2"), MRTX_CSTR("r3") };
+	unsigned total = 0, unknown = 0;
+	for (unsigned lose = 1;; lose++) {
+		loser l = { 0, 0, lose, pthread_self() };
+		simr_hook h = { lose_nth, NULL, &l };
+		mrtx_db *db;
+		int rc, seen;
+
+		setup_store(NULL);
+		simr_set_hook(&h);
+		assert_non_null(db = open_db(ADDR));
+		assert_int_equal(mrtx_create_table_split(db, "t", fam, 1, splits, split ? 2 : 0),
+		                 MRTX_OK);
+		assert_int_equal(put3(db, "old"), MRTX_OK);
+		l.armed = 1;
+		rc = put3(db, "new");
+		l.armed = 0;
+		mrtx_close(db);
+		if (lose == 1)
+			total = l.writes; /* how many writes the commit makes */
+		seen = all_or_nothing();
+		fprintf(stderr, "%s, reply of write %u of %u lost: commit %s, reader "
+		        "finds it %s\n", split ? "3 tablets" : "1 tablet", lose, total, mrtx_strerror(rc),
+		        seen == 1 ? "committed" : seen == 0 ? "absent" : "MIXED");
+		assert_int_not_equal(seen, -1);
+		if (rc == MRTX_OK)
+			assert_int_equal(seen, 1);
+		if (rc == MRTX_CONFLICT || rc == MRTX_ELOCKED)
+			assert_int_equal(seen, 0);
+		unknown += rc == MRTX_EUNKNOWN;
+		if (lose >= total)
+			break;
+	}
+	assert_true(total >= 1);
+	assert_true(unknown >= 1);
+}
+
+static void test_lost_reply_one_tablet(void **state)
+{
+	(void)state;
+	lost_reply_sweep(0);
+}
+
+static void test_lost_reply_three_tablets(void **state)
+{
+	(void)state;
+	lost_reply_sweep(1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_pool_and_connect, setup),
+		cmocka_unit_test_setup(test_guards, setup),
+		cmocka_unit_test_setup(test_order_and_paging, setup),
+		cmocka_unit_test_setup(test_remove_and_listing, setup),
+		cmocka_unit_test_setup(test_hook_hold_and_order, setup),
+		cmocka_unit_test_setup(test_store_on_sim, setup_store),
+		cmocka_unit_test(test_lost_reply_one_tablet),
+		cmocka_unit_test(test_lost_reply_three_tablets),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

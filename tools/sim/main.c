@@ -1,0 +1,206 @@
+/*
+ * main.c - `mrtx-sim`: the real protocol code, run against a simulated
+ * RADOS cluster by a deterministic scheduler (sched.h), on the bank
+ * workload (bank.h).  Every run is named by its seed and replays from it.
+ *
+ *   mrtx-sim [--seed N | --seeds A-B] [--clients N] [--txns N]
+ *            [--accounts K] [--split-rows N] [--faults kind=rate,...]
+ *   mrtx-sim --replay SEED [same options]   (prints the run's trace)
+ *   mrtx-sim --check-determinism SEED       (runs it twice, compares)
+ *
+ * Exit 0: no anomaly; 1: an anomaly (the first failing seed is printed);
+ * 2: a usage error.
+ */
+#include "bank.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: mrtx-sim [--seed N | --seeds A-B | --replay N | --check-determinism N]\n"
+	        "                [--clients N] [--txns N] [--accounts K] [--split-rows N]\n"
+	        "                [--faults kind=rate,...] [--quiet]\n"
+	        "faults: lose, drop, hold, orphan (per write), die (per store call), release (per\n"
+	        "        step: a held write is released), skew=MS (clock offset bound);\n"
+	        "        --faults none turns all off\n");
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *e;
+
+	errno = 0;
+	*out = strtoull(s, &e, 10);
+	return *s && !*e && !errno && *s != '-' ? 0 : -1;
+}
+
+static int parse_faults(const char *spec, bank_cfg *cfg)
+{
+	char buf[512], *save = NULL;
+
+	if (!strcmp(spec, "none")) {
+		memset(&cfg->faults, 0, sizeof(cfg->faults));
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '='), *e;
+		double v;
+		int k;
+
+		if (!eq)
+			return -1;
+		*eq = '\0';
+		v = strtod(eq + 1, &e);
+		if (*e || e == eq + 1 || v < 0)
+			return -1;
+		if (!strcmp(kv, "skew")) {
+			cfg->faults.skew_ms = (uint32_t)v;
+			continue;
+		}
+		if (!strcmp(kv, "release")) {
+			cfg->faults.release = v;
+			continue;
+		}
+		for (k = 0; k < SIM_NFAULTS; k++)
+			if (!strcmp(kv, sim_fault_names[k]))
+				break;
+		if (k == SIM_NFAULTS || k == SIM_F_LATE || k == SIM_F_SKEW || v > 1)
+			return -1;
+		cfg->faults.rate[k] = v;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	bank_cfg cfg = { 4, 20, 8, 0, { { 0 }, 0, 0 }, NULL };
+	uint64_t first = 1, last = 1, replay = 0, check = 0, fail_seed = 0;
+	unsigned long runs = 0, committed = 0, unknown = 0, failed = 0, anomalies = 0;
+	unsigned long faults[SIM_NFAULTS] = { 0 };
+	int mode = 0, quiet = 0, failed_any = 0; /* mode 1: replay, 2: determinism */
+	struct timespec t0, t1;
+	char first_msg[256] = "";
+	double secs;
+
+	cfg.faults.rate[SIM_F_LOSE] = 0.01;
+	cfg.faults.rate[SIM_F_DROP] = 0.01;
+	cfg.faults.rate[SIM_F_HOLD] = 0.03;
+	cfg.faults.rate[SIM_F_DIE] = 0.002;
+	cfg.faults.release = 0.2;
+	cfg.faults.skew_ms = 50;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		uint64_t x;
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(a, "--quiet")) {
+			quiet = 1;
+			continue;
+		}
+		if (!v)
+			goto bad;
+		i++;
+		if (!strcmp(a, "--seed") && !parse_u64(v, &x)) {
+			first = last = x;
+		} else if (!strcmp(a, "--seeds")) {
+			const char *dash = strchr(v, '-');
+			char lo[32];
+
+			if (!dash || (size_t)(dash - v) >= sizeof(lo))
+				goto bad;
+			memcpy(lo, v, (size_t)(dash - v));
+			lo[dash - v] = '\0';
+			if (parse_u64(lo, &first) || parse_u64(dash + 1, &last) || last < first)
+				goto bad;
+		} else if (!strcmp(a, "--replay") && !parse_u64(v, &x)) {
+			replay = x;
+			mode = 1;
+		} else if (!strcmp(a, "--check-determinism") && !parse_u64(v, &x)) {
+			check = x;
+			mode = 2;
+		} else if (!strcmp(a, "--clients") && !parse_u64(v, &x) && x >= 1 && x <= 64) {
+			cfg.clients = (int)x;
+		} else if (!strcmp(a, "--txns") && !parse_u64(v, &x) && x <= 1000000) {
+			cfg.txns = (int)x;
+		} else if (!strcmp(a, "--accounts") && !parse_u64(v, &x) && x >= 2 && x <= 1000) {
+			cfg.accounts = (int)x;
+		} else if (!strcmp(a, "--split-rows") && !parse_u64(v, &x) && x != 1 && x < 1u << 30) {
+			cfg.split_rows = (uint32_t)x;
+		} else if (!strcmp(a, "--faults") && !parse_faults(v, &cfg)) {
+			continue;
+		} else {
+			goto bad;
+		}
+	}
+	if (mode == 1) {
+		bank_result r;
+
+		cfg.trace = stdout;
+		bank_run(replay, &cfg, &r);
+		printf("seed %llu: hash %016llx, %lu anomalies%s%s\n", (unsigned long long)replay,
+		       (unsigned long long)r.hash, r.anomalies, r.anomalies ? ", first: " : "",
+		       r.first);
+		return r.anomalies ? 1 : 0;
+	}
+	if (mode == 2) {
+		bank_result r1, r2;
+
+		bank_run(check, &cfg, &r1);
+		bank_run(check, &cfg, &r2);
+		printf("seed %llu: hash %016llx then %016llx: %s\n", (unsigned long long)check,
+		       (unsigned long long)r1.hash, (unsigned long long)r2.hash,
+		       r1.hash == r2.hash ? "deterministic" : "NOT deterministic");
+		return r1.hash == r2.hash ? 0 : 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (uint64_t s = first; s <= last; s++) {
+		bank_result r;
+
+		bank_run(s, &cfg, &r);
+		runs++;
+		committed += r.committed;
+		unknown += r.unknown;
+		failed += r.failed;
+		anomalies += r.anomalies;
+		for (int k = 0; k < SIM_NFAULTS; k++)
+			faults[k] += r.faults[k];
+		if (!quiet || r.anomalies)
+			printf("seed %llu: %lu committed, %lu unknown, %lu failed, %lu anomalies%s%s "
+			       "(hash %016llx)\n", (unsigned long long)s, r.committed, r.unknown,
+			       r.failed, r.anomalies, r.anomalies ? "; first: " : "", r.first,
+			       (unsigned long long)r.hash);
+		if (r.anomalies && !failed_any) {
+			failed_any = 1;
+			fail_seed = s;
+			snprintf(first_msg, sizeof(first_msg), "%s", r.first);
+		}
+		fflush(stdout);
+		if (s == UINT64_MAX)
+			break;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("seeds run: %lu; transactions committed: %lu (unknown %lu, failed %lu); "
+	       "%.0f committed/s of wall time\nfaults:", runs, committed, unknown, failed,
+	       secs > 0 ? (double)committed / secs : 0.0);
+	for (int k = 0; k < SIM_NFAULTS; k++)
+		printf(" %s %lu", sim_fault_names[k], faults[k]);
+	printf("\nanomalies: %lu", anomalies);
+	if (failed_any)
+		printf("; first failing seed: %llu (%s); replay: mrtx-sim --replay %llu",
+		       (unsigned long long)fail_seed, first_msg, (unsigned long long)fail_seed);
+	printf("\n");
+	return failed_any ? 1 : 0;
+bad:
+	usage(stderr);
+	return 2;
+}
