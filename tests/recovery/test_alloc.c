@@ -36,7 +36,7 @@ static mrtx_db *open_at(const char *path)
 	mrtx_db *db = NULL;
 
 	o.durability = MRTX_NOSYNC;
-	if (mrtx__open_knobs(&db, path, &o, &(mrtx__knobs){ 0, two_phase }) != MRTX_OK)
+	if (mrtx__open_knobs(&db, path, &o, &(mrtx__knobs){ 0, two_phase, 0 }) != MRTX_OK)
 		fail_msg("mrtx_open(%s): %s", path, mrtx_errmsg());
 	return db;
 }

@@ -45,7 +45,7 @@ static mrtx_db *open_reader(const char *path, int unbatched)
 	o.durability = MRTX_NOSYNC;
 	o.lock_ttl_ms = HUGE_TTL;
 	o.lock_wait_ms = 50;
-	return tu_open_k(path, &o, &(mrtx__knobs){ unbatched, 0 });
+	return tu_open_k(path, &o, &(mrtx__knobs){ unbatched, 0, 0 });
 }
 
 /* Write val to the three rows in one transaction, then wait for the
@@ -121,7 +121,7 @@ static pid_t spawn_writer_ttl(const char *path, const char *fp, int unbatched, i
 
 		o.durability = MRTX_NOSYNC;
 		o.lock_ttl_ms = ttl_ms;
-		if (mrtx__open_knobs(&db, path, &o, &(mrtx__knobs){ unbatched, 0 })) {
+		if (mrtx__open_knobs(&db, path, &o, &(mrtx__knobs){ unbatched, 0, 0 })) {
 			fprintf(stderr, "writer: open: %s\n", mrtx_errmsg());
 			_exit(2);
 		}
@@ -594,7 +594,7 @@ static void test_orphan_secondaries(void **state)
 		close(go[1]);
 		o.durability = MRTX_NOSYNC;
 		o.lock_ttl_ms = HUGE_TTL;
-		if (mrtx__open_knobs(&db, f->path, &o, &(mrtx__knobs){ 1, 0 }) || mrtx_begin(db, &txn))
+		if (mrtx__open_knobs(&db, f->path, &o, &(mrtx__knobs){ 1, 0, 0 }) || mrtx_begin(db, &txn))
 			_exit(2);
 		/* read the primary first, so the intruder's commit is met by the
 		 * primary's prewrite condition (blind rows would be caught earlier,

@@ -57,7 +57,7 @@ static mrtx_db *open_sync(const char *path)
 
 	o.durability = durability;
 	o.lock_wait_ms = 1;
-	if (mrtx__open_knobs(&db, path, &o, &(mrtx__knobs){ 0, two_phase }) != MRTX_OK)
+	if (mrtx__open_knobs(&db, path, &o, &(mrtx__knobs){ 0, two_phase, 0 }) != MRTX_OK)
 		fail_msg("open %s: %s", path, mrtx_errmsg());
 	return db;
 }

@@ -51,7 +51,7 @@ static mrtx_db *fx_open(fx *f)
 
 	o.durability = MRTX_NOSYNC;
 	o.lock_wait_ms = 1;
-	rc = mrtx__open_knobs(&db, f->path, &o, &(mrtx__knobs){ f->unbatched, 0 });
+	rc = mrtx__open_knobs(&db, f->path, &o, &(mrtx__knobs){ f->unbatched, 0, 0 });
 	if (rc != MRTX_OK)
 		fail_msg("mrtx_open(%s): %s", f->path, mrtx_errmsg());
 	return db;

@@ -78,7 +78,7 @@ static mrtx_db *open_db(const char *path, int two_phase)
 	mrtx_options o = MRTX_OPTIONS_INIT;
 
 	o.durability = MRTX_NOSYNC;
-	return tu_open_k(path, &o, &(mrtx__knobs){ 0, two_phase });
+	return tu_open_k(path, &o, &(mrtx__knobs){ 0, two_phase, 0 });
 }
 
 static int put2(mrtx_db *db, const char *a, const char *b)

@@ -464,7 +464,7 @@ static void stamp_writer(const char *path, int two_phase, const char *log, unsig
 	unsigned long n = 0;
 
 	o.durability = MRTX_NOSYNC;
-	if (!f || !(db = tu_open_k(path, &o, &(mrtx__knobs){ 0, two_phase })))
+	if (!f || !(db = tu_open_k(path, &o, &(mrtx__knobs){ 0, two_phase, 0 })))
 		_exit(2);
 	tu_rng_seed(id * 7919u + 1);
 	while (mrtx__now_us() < until_us) {

@@ -39,7 +39,7 @@ static mrtx_db *open_db(const char *path, int two_phase)
 	mrtx_options o = MRTX_OPTIONS_INIT;
 
 	o.durability = MRTX_NOSYNC;
-	return tu_open_k(path, &o, &(mrtx__knobs){ 0, two_phase });
+	return tu_open_k(path, &o, &(mrtx__knobs){ 0, two_phase, 0 });
 }
 
 /* Put v in every row of table t in one transaction. */
@@ -70,7 +70,7 @@ static int crash_writer(const char *path, const char *t, const char *fp)
 
 		o.durability = MRTX_NOSYNC;
 		o.lock_ttl_ms = 600000; /* (settled because the owner is dead) */
-		if (mrtx__open_knobs(&db, path, &o, &(mrtx__knobs){ 0, 1 }) || mrtx_failpoints_set(fp))
+		if (mrtx__open_knobs(&db, path, &o, &(mrtx__knobs){ 0, 1, 0 }) || mrtx_failpoints_set(fp))
 			_exit(2);
 		_exit(write_all(db, t, "new") == 0 ? 0 : 3);
 	}

@@ -669,7 +669,7 @@ static void test_upgrade(void **state)
 
 		o.durability = MRTX_NOSYNC;
 		o.lock_ttl_ms = 3600000;
-		if (mrtx__open_knobs(&w, path, &o, &(mrtx__knobs){ 0, 1 }) || mrtx_failpoints_set("commit.after_prewrite=exit") ||
+		if (mrtx__open_knobs(&w, path, &o, &(mrtx__knobs){ 0, 1, 0 }) || mrtx_failpoints_set("commit.after_prewrite=exit") ||
 		    mrtx_begin(w, &x) ||
 		    mrtx_put(x, "t", B("p1"), "h", B("q"), B("x")) ||
 		    mrtx_put(x, "t", B("p2"), "h", B("q"), B("x")))

@@ -328,7 +328,7 @@ static void bank_writer(const char *path, int idx)
 
 	o.durability = MRTX_NOSYNC;
 	o.lock_ttl_ms = 600000; /* only owner death may free a lock quickly */
-	if (mrtx__open_knobs(&db, path, &o, &(mrtx__knobs){ idx % 2, 0 }))
+	if (mrtx__open_knobs(&db, path, &o, &(mrtx__knobs){ idx % 2, 0, 0 }))
 		_exit(2);
 	if (rand_r(&seed) % 2) {
 		char spec[96];
@@ -504,7 +504,7 @@ static void test_tails_without_secondaries(void **state)
 
 	(void)state;
 	o.durability = MRTX_NOSYNC;
-	assert_non_null(db = tu_open_fresh_k("conc-tails", &path, &o, &(mrtx__knobs){ 0, 1 }));
+	assert_non_null(db = tu_open_fresh_k("conc-tails", &path, &o, &(mrtx__knobs){ 0, 1, 0 }));
 	assert_int_equal(tu_table(db, "c1", "f", NULL), 0);
 	assert_int_equal(tu_table(db, "c2", "f", NULL), 0);
 	assert_int_equal(mrtx_failpoints_set("commit.after_secondaries=error"), MRTX_OK);

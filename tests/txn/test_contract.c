@@ -33,7 +33,7 @@ static mrtx_db *open_with(const char *path, int durability, int unbatched, size_
 
 	o.durability = durability;
 	o.map_size = map;
-	if (mrtx__open_knobs(&db, path, &o, &(mrtx__knobs){ unbatched, 0 }) != MRTX_OK)
+	if (mrtx__open_knobs(&db, path, &o, &(mrtx__knobs){ unbatched, 0, 0 }) != MRTX_OK)
 		return NULL;
 	return db;
 }
@@ -60,7 +60,7 @@ static void second_open_options(void **state)
 	assert_int_equal(mrtx_open(&b, path, NULL), MRTX_EINVAL);
 	/* another batching */
 	o.durability = MRTX_NOSYNC;
-	assert_int_equal(mrtx__open_knobs(&b, path, &o, &(mrtx__knobs){ 1, 0 }), MRTX_EINVAL);
+	assert_int_equal(mrtx__open_knobs(&b, path, &o, &(mrtx__knobs){ 1, 0, 0 }), MRTX_EINVAL);
 	assert_non_null(strstr(mrtx_errmsg(), "unbatched"));
 	/* a larger map than the shared one */
 	o.map_size = 128u << 20;

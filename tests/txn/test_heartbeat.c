@@ -209,7 +209,7 @@ static void lost_refresh_reply(void **state)
 	o.lock_ttl_ms = TTL_MS;
 	o.durability = MRTX_NOSYNC;
 	path = tu_tmpdir("heartbeat-lost");
-	w.db = tu_open_k(path, &o, &(mrtx__knobs){ 1, 0 });
+	w.db = tu_open_k(path, &o, &(mrtx__knobs){ 1, 0, 0 });
 	assert_non_null(w.db);
 	assert_int_equal(tu_table(w.db, "t", "f", NULL), 0);
 	/* hits 1 and 2: the two prewrites; hit 3: the first refresh */

@@ -490,7 +490,7 @@ static void writer(const char *path, unsigned seed, int unbatched, const char *f
 
 	o.durability = MRTX_NOSYNC;
 	o.lock_ttl_ms = 500;
-	if (!(db = tu_open_k(path, &o, &(mrtx__knobs){ unbatched, 0 })))
+	if (!(db = tu_open_k(path, &o, &(mrtx__knobs){ unbatched, 0, 0 })))
 		_exit(3);
 	if (fp) {
 		if (mrtx_failpoints_set(fp))
@@ -607,7 +607,7 @@ static void killed_child(const char *path, int unbatched, int (*fn)(mrtx_db *))
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		o.durability = MRTX_NOSYNC;
-		if (!(w = tu_open_k(path, &o, &(mrtx__knobs){ unbatched, 0 })))
+		if (!(w = tu_open_k(path, &o, &(mrtx__knobs){ unbatched, 0, 0 })))
 			_exit(3);
 		fn(w);
 		_exit(4);

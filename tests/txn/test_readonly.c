@@ -322,7 +322,7 @@ static void test_shared_open(void **state)
 	o.read_only = 1;
 	o.durability = MRTX_SYNC;
 	o.map_size = (size_t)64 << 30;
-	assert_int_equal(mrtx__open_knobs(&ro2, f->path, &o, &(mrtx__knobs){ 1, 0 }), 0);
+	assert_int_equal(mrtx__open_knobs(&ro2, f->path, &o, &(mrtx__knobs){ 1, 0, 0 }), 0);
 	expect_all(ro2, "old");
 	mrtx_close(ro2);
 	expect_all(ro, "old");

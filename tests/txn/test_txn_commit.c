@@ -209,7 +209,7 @@ static void test_one_phase(void **state)
 	expect_all_stable(f->db, "t2", 4);
 	/* the two_phase knob: prewrite, commit point, apply, release */
 	o.durability = MRTX_NOSYNC; /* as f->db's (the environment is shared) */
-	assert_non_null(two = tu_open_k(f->path, &o, &(mrtx__knobs){ 0, 1 }));
+	assert_non_null(two = tu_open_k(f->path, &o, &(mrtx__knobs){ 0, 1, 0 }));
 	assert_int_equal(mrtx_begin(two, &txn), MRTX_OK);
 	assert_int_equal(mrtx_put(txn, "t1", B("a"), "f", B("q"), B("2p")), MRTX_OK);
 	assert_int_equal(mrtx_put(txn, "t2", B("b"), "f", B("q"), B("2p")), MRTX_OK);

@@ -56,4 +56,7 @@ int cmd_backup(int argc, char **argv);
 int cmd_upgrade(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 
+/* `mrtx sim`: runs mrtx-sim (cmd_sim.c). */
+int cmd_sim(int argc, char **argv);
+
 #endif

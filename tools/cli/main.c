@@ -50,6 +50,7 @@ static const struct {
 	{ "chaos", cmd_chaos, "crash-safety suite" },
 	{ "crashsim", cmd_crashsim, "power-loss simulation: crash states from an I/O trace" },
 	{ "bench", cmd_bench, "benchmark mrtx against native LMDB" },
+	{ "sim", cmd_sim, "deterministic simulation: many clients, faults, replayable" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -150,9 +151,10 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (strcmp(argv[1], commands[i].name) == 0) {
-			/* chaos, crashsim and bench open no STORE: they make their own */
+			/* chaos, crashsim, bench and sim open no STORE: they make
+			 * their own */
 			int own = commands[i].fn == cmd_chaos || commands[i].fn == cmd_crashsim ||
-			          commands[i].fn == cmd_bench;
+			          commands[i].fn == cmd_bench || commands[i].fn == cmd_sim;
 
 			if ((rc = globals_for(commands[i].name, own)))
 				return rc;

@@ -7,11 +7,15 @@
  *            [--accounts K] [--split-rows N] [--faults kind=rate,...]
  *   mrtx-sim --replay SEED [same options]   (prints the run's trace)
  *   mrtx-sim --check-determinism SEED       (runs it twice, compares)
+ *   --break NAME (repeatable) switches one protocol safeguard off
+ *   (storage/breaks.h: reads, ranges, primary, point, snapshot): the runs
+ *   are then expected to find anomalies, the proof that they can.
  *
  * Exit 0: no anomaly; 1: an anomaly (the first failing seed is printed);
  * 2: a usage error.
  */
 #include "bank.h"
+#include "storage/breaks.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -24,10 +28,11 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: mrtx-sim [--seed N | --seeds A-B | --replay N | --check-determinism N]\n"
 	        "                [--clients N] [--txns N] [--accounts K] [--split-rows N]\n"
-	        "                [--faults kind=rate,...] [--quiet]\n"
-	        "faults: lose, drop, hold, orphan (per write), die (per store call), release (per\n"
+	        "                [--faults kind=rate,...] [--break NAME] [--quiet]\n"
+	        "faults: lose, drop, hold, orphan (per write), die, stall (per store call), release (per\n"
 	        "        step: a held write is released), skew=MS (clock offset bound);\n"
-	        "        --faults none turns all off\n");
+	        "        --faults none turns all off\n"
+	        "break: reads, ranges, primary, point, snapshot (a safeguard switched off)\n");
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -79,7 +84,7 @@ static int parse_faults(const char *spec, bank_cfg *cfg)
 
 int main(int argc, char **argv)
 {
-	bank_cfg cfg = { 4, 20, 8, 0, { { 0 }, 0, 0 }, NULL };
+	bank_cfg cfg = { 8, 40, 8, 0, { { 0 }, 0, 0 }, NULL };
 	uint64_t first = 1, last = 1, replay = 0, check = 0, fail_seed = 0;
 	unsigned long runs = 0, committed = 0, unknown = 0, failed = 0, anomalies = 0;
 	unsigned long faults[SIM_NFAULTS] = { 0 };
@@ -92,6 +97,7 @@ int main(int argc, char **argv)
 	cfg.faults.rate[SIM_F_DROP] = 0.01;
 	cfg.faults.rate[SIM_F_HOLD] = 0.03;
 	cfg.faults.rate[SIM_F_DIE] = 0.002;
+	cfg.faults.rate[SIM_F_STALL] = 0.002;
 	cfg.faults.release = 0.2;
 	cfg.faults.skew_ms = 50;
 	for (int i = 1; i < argc; i++) {
@@ -137,6 +143,8 @@ int main(int argc, char **argv)
 			cfg.split_rows = (uint32_t)x;
 		} else if (!strcmp(a, "--faults") && !parse_faults(v, &cfg)) {
 			continue;
+		} else if (!strcmp(a, "--break") && mrtx__break_of(v)) {
+			atomic_fetch_or(&mrtx__breaks, mrtx__break_of(v));
 		} else {
 			goto bad;
 		}

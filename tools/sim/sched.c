@@ -35,9 +35,10 @@
 #define STEP_MIN_US 50               /* a store call's cost: 50..449 us */
 #define STEP_SPAN_US 400
 #define OP_TIMEOUT_US 3000000ull     /* rados_osd_op_timeout: a lost reply's wait */
+#define STALL_US 8000000u /* a stall: past every lock's time to live (bank.c: 5 s) */
 
 const char *const sim_fault_names[SIM_NFAULTS] = { "lose", "drop", "hold", "late", "die",
-	                                           "skew", "orphan" };
+	                                           "skew", "orphan", "stall" };
 
 enum { C_READY, C_SLEEP, C_DONE, C_DEAD };
 
@@ -354,6 +355,11 @@ static simr_fate h_submit(void *arg, const simr_op_info *op)
 	if (S.ndead < S.n - 1 && prng_chance(&S.rng, S.f.rate[SIM_F_DIE])) {
 		die();
 		return SIMR_DROP;
+	}
+	if (prng_chance(&S.rng, S.f.rate[SIM_F_STALL])) {
+		me->debt += STALL_US; /* paid below, before the op leaves */
+		S.seen[SIM_F_STALL]++;
+		sim_trace("stall");
 	}
 	if (op->write) {
 		int kind = -1;

@@ -30,6 +30,8 @@ enum {
 	SIM_F_ORPHAN,  /* a write held and never released (its client times out
 	                  waiting; it arrives only if a later write of its client
 	                  to the same object pushes it through) */
+	SIM_F_STALL,   /* a client paused before a store call for longer than a
+	                  lock's time to live (a stopped process, a long GC) */
 	SIM_NFAULTS
 };
 
