@@ -23,16 +23,33 @@
 #include <string.h>
 #include <time.h>
 
+/* The workloads: each runs one seed with the options (bank.h). */
+typedef unsigned long (*run_fn)(uint64_t seed, const bank_cfg *cfg, bank_result *out);
+
+static const struct {
+	const char *name;
+	run_fn run;
+} workloads[] = {
+	{ "bank", bank_run },
+};
+
+#define NWORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: mrtx-sim [--seed N | --seeds A-B | --replay N | --check-determinism N]\n"
 	        "                [--clients N] [--txns N] [--accounts K] [--split-rows N]\n"
-	        "                [--faults kind=rate,...] [--break NAME] [--quiet]\n"
+	        "                [--faults kind=rate,...] [--break NAME] [--workload NAME]\n"
+	        "                [--quiet]\n"
 	        "faults: lose, drop, hold, orphan (per write), die, stall (per store call), release (per\n"
 	        "        step: a held write is released), skew=MS (clock offset bound);\n"
 	        "        --faults none turns all off\n"
-	        "break: reads, ranges, primary, point, snapshot (a safeguard switched off)\n");
+	        "break: reads, ranges, primary, point, snapshot (a safeguard switched off)\n"
+	        "workload: bank (default)");
+	for (size_t i = 1; i < NWORKLOADS; i++)
+		fprintf(f, ", %s", workloads[i].name);
+	fprintf(f, "\n");
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -92,6 +109,7 @@ int main(int argc, char **argv)
 	struct timespec t0, t1;
 	char first_msg[256] = "";
 	double secs;
+	run_fn run = bank_run;
 
 	cfg.faults.rate[SIM_F_LOSE] = 0.01;
 	cfg.faults.rate[SIM_F_DROP] = 0.01;
@@ -143,6 +161,14 @@ int main(int argc, char **argv)
 			cfg.split_rows = (uint32_t)x;
 		} else if (!strcmp(a, "--faults") && !parse_faults(v, &cfg)) {
 			continue;
+		} else if (!strcmp(a, "--workload")) {
+			size_t w;
+
+			for (w = 0; w < NWORKLOADS && strcmp(v, workloads[w].name); w++)
+				;
+			if (w == NWORKLOADS)
+				goto bad;
+			run = workloads[w].run;
 		} else if (!strcmp(a, "--break") && mrtx__break_of(v)) {
 			atomic_fetch_or(&mrtx__breaks, mrtx__break_of(v));
 		} else {
@@ -153,7 +179,7 @@ int main(int argc, char **argv)
 		bank_result r;
 
 		cfg.trace = stdout;
-		bank_run(replay, &cfg, &r);
+		run(replay, &cfg, &r);
 		printf("seed %llu: hash %016llx, %lu anomalies%s%s\n", (unsigned long long)replay,
 		       (unsigned long long)r.hash, r.anomalies, r.anomalies ? ", first: " : "",
 		       r.first);
@@ -162,8 +188,8 @@ int main(int argc, char **argv)
 	if (mode == 2) {
 		bank_result r1, r2;
 
-		bank_run(check, &cfg, &r1);
-		bank_run(check, &cfg, &r2);
+		run(check, &cfg, &r1);
+		run(check, &cfg, &r2);
 		printf("seed %llu: hash %016llx then %016llx: %s\n", (unsigned long long)check,
 		       (unsigned long long)r1.hash, (unsigned long long)r2.hash,
 		       r1.hash == r2.hash ? "deterministic" : "NOT deterministic");
@@ -173,7 +199,7 @@ int main(int argc, char **argv)
 	for (uint64_t s = first; s <= last; s++) {
 		bank_result r;
 
-		bank_run(s, &cfg, &r);
+		run(s, &cfg, &r);
 		runs++;
 		committed += r.committed;
 		unknown += r.unknown;
