@@ -324,7 +324,7 @@ static int copy(rstore *rs, const char *poid, const char *const oids[2], mrtx_by
 		}
 		for (size_t i = 0; i < g.nkvs && rc == 0 && !opened; i++) {
 			const rkv *e = &g.kvs[i];
-			mrtx_bytes row;
+			mrtx_bytes row = { NULL, 0 }; /* (set when is_row) */
 			int is_row;
 
 			if (e->key.size == 2 && memcmp(e->key.data, rados_state_key, 2) == 0)

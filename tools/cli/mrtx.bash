@@ -5,7 +5,7 @@
 # for `txn`'s script).
 
 _mrtx_subcommands="create-table put get del delrow scan txn shell locks lock recover check stats
-tables describe add-family drop-table truncate dump load backup upgrade gc chaos crashsim bench"
+tables describe add-family drop-table truncate dump load backup upgrade gc chaos crashsim bench sim"
 
 # COMPREPLY from compgen's lines (names with blanks stay whole)
 _mrtx_reply()
@@ -31,6 +31,7 @@ _mrtx_options()
 	stats) echo "--json --help" ;;
 	chaos) echo "--workload --seconds --writers --unbatched --two-phase --seed --json --help" ;;
 	bench) echo "--quick --only --json --help" ;;
+	sim) echo "--seed --seeds --replay --check-determinism --clients --txns --accounts --split-rows --faults --break --workload --quiet --help" ;;
 	crashsim) echo "--durability --states --seed --writers --txns --unbatched --broken --trace --only --json --help" ;;
 	esac
 }
@@ -70,7 +71,15 @@ _mrtx()
 		return
 		;;
 	--workload)
-		_mrtx_reply -W "bank append" -- "$cur"
+		if [[ $sub == sim ]]; then
+			_mrtx_reply -W "bank append index" -- "$cur"
+		else
+			_mrtx_reply -W "bank append" -- "$cur"
+		fi
+		return
+		;;
+	--break)
+		_mrtx_reply -W "reads ranges primary point snapshot" -- "$cur"
 		return
 		;;
 	--only)
@@ -99,7 +108,8 @@ _mrtx()
 		return
 		;;
 	--start | --end | --family | --limit | --table | --seconds | --writers | --seed | \
-		--states | --txns | --batch | --at | --versions | --keep)
+		--states | --txns | --batch | --at | --versions | --keep | --seeds | --replay | \
+		--check-determinism | --clients | --accounts | --split-rows | --faults)
 		return # free text
 		;;
 	esac
@@ -108,6 +118,7 @@ _mrtx()
 		_mrtx_reply -W "$(_mrtx_options "$sub")" -- "$cur"
 		return
 	fi
+	[[ $sub == sim ]] && return # no store: options only
 
 	# which positional argument is being completed (options and their values skipped)
 	for ((i = s + 1; i < cword; i++)); do
