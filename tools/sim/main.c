@@ -14,6 +14,7 @@
  * Exit 0: no anomaly; 1: an anomaly (the first failing seed is printed);
  * 2: a usage error.
  */
+#include "append.h"
 #include "bank.h"
 #include "storage/breaks.h"
 
@@ -31,6 +32,7 @@ static const struct {
 	run_fn run;
 } workloads[] = {
 	{ "bank", bank_run },
+	{ "append", append_run },
 };
 
 #define NWORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
