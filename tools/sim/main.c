@@ -15,6 +15,7 @@
  * 2: a usage error.
  */
 #include "bank.h"
+#include "idx.h"
 #include "storage/breaks.h"
 
 #include <errno.h>
@@ -31,6 +32,7 @@ static const struct {
 	run_fn run;
 } workloads[] = {
 	{ "bank", bank_run },
+	{ "index", index_run },
 };
 
 #define NWORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
