@@ -16,6 +16,7 @@
  */
 #include "append.h"
 #include "bank.h"
+#include "idx.h"
 #include "storage/breaks.h"
 
 #include <errno.h>
@@ -33,6 +34,7 @@ static const struct {
 } workloads[] = {
 	{ "bank", bank_run },
 	{ "append", append_run },
+	{ "index", index_run },
 };
 
 #define NWORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
