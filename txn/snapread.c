@@ -445,10 +445,12 @@ static int as_pending(mrtx_txn *txn, store_row *sr, const lock_rec *l)
  *     PREWRITTEN for the same txn, live
  *     and unexpired (a secondary's own
  *     expiry is never refreshed)
- *   PREWRITTEN secondary, its primary   read past, no push: the commit is
- *     without the txn's lock (prewrite    stamped after that prewrite lands,
- *     under way), owner live, the         above a snapshot taken before
- *     secondary unexpired                 this read
+ *   PREWRITTEN secondary, its primary   read past, no push, once the row,
+ *     without the txn's lock (prewrite    read again after the primary, is
+ *     under way, or the txn finished     unchanged (else read it again): the
+ *     meanwhile), owner live, the         commit is stamped after that
+ *     secondary unexpired                 prewrite lands, above a snapshot
+ *                                         taken before this read
  *   anything else (a decided primary,   settle it as before (recover_resolve:
  *     a dead or expired owner, ...)       roll forward or back, no wait)
  *   the lock changed meanwhile          read the row again
@@ -482,14 +484,30 @@ int txn_push_past(mrtx_txn *txn, const store_table *t, uint64_t at, store_row *s
 		    (rc = lockio_decode(st, pt, l.primary.row, p.lock, &txn->arena, &pl)))
 			return rc;
 		if (!p.has_lock || memcmp(pl.txn, l.txn, LOCK_TXNID_SIZE) != 0) {
-			/* the primary does not hold the writer's lock yet (its
-			 * prewrite is under way; or the writer is rolling back): the
+			store_row again;
+
+			/* the primary does not hold the writer's lock.  Either its
+			 * prewrite is under way (or the writer is rolling back): the
 			 * commit's timestamp, taken after that prewrite lands, is
 			 * above this snapshot, taken before this read -- read past.
+			 * Or, between our read of this row and of the primary, the
+			 * writer committed (maybe at or below the snapshot), this
+			 * row was settled and the primary released (and maybe
+			 * locked again since): our image of the row is stale.  A
+			 * primary leaves the writer's lock only after every
+			 * secondary is settled (I8), and a settled row never holds
+			 * that PREWRITTEN lock again, so the row still holding it,
+			 * read after the primary, rules the second case out; a
+			 * changed row is read again (MRTX_CONFLICT, txn_read_row).
 			 * An orphan past its own expiry is settled instead (recovery
 			 * judges an orphan by it). */
 			if (l.expiry_ms <= mrtx__now_ms())
 				return 1;
+			if ((rc = store_read_locks(st, &(store_rowref){ t, sr->row }, 1, &txn->arena,
+			                           &again)))
+				return rc;
+			if (!again.has_lock || bytes_cmp(again.lock, sr->lock) != 0)
+				return MRTX_CONFLICT;
 			return as_pending(txn, sr, &l);
 		}
 		if (pl.state != LOCK_PREWRITTEN || lock_owner_dead(&pl.owner) ||

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# sim_regressions.sh - every seed on which the simulator once found a
+# defect, with the options it was found with; each must now pass.  A new
+# defect found by `mrtx sim` gets its fix and a line here.
+set -uo pipefail
+SIM=${1:?usage: sim_regressions.sh PATH/TO/mrtx-sim}
+fail=0
+while read -r why opts; do
+	[ -z "$why" ] && continue
+	# shellcheck disable=SC2086 # the options are words
+	if out=$("$SIM" $opts --quiet 2>&1); then
+		echo "ok: $why ($opts)"
+	else
+		echo "FAIL: $why: mrtx-sim $opts"; echo "$out" | tail -n 3; fail=1
+	fi
+done <<'SEEDS'
+read-past-stale-secondary --workload append --seed 1634
+read-past-stale-secondary --workload append --accounts 4 --seed 113
+SEEDS
+exit "$fail"
