@@ -28,7 +28,7 @@ static const char *const fam_f[1] = { "f" };
 typedef struct vknown {
 	uint64_t ts;
 	unsigned long when; /* the checker's event count when it was learnt */
-	char val[24];
+	char val[48];
 } vknown;
 
 typedef struct ix {
@@ -416,7 +416,7 @@ static void learn(ix *x, int r, long seq, uint64_t ts, const char *val, const ch
 typedef struct vwrite {
 	int rows[2], nrows;
 	long seq[2]; /* the versions the last attempt wrote */
-	char val[2][24];
+	char val[2][48];
 } vwrite;
 
 static int vwrite_once(mrtx_db *db, vwrite *w, int client, int n, uint64_t *ts)
@@ -488,7 +488,7 @@ typedef struct vread {
 	int row, rc;
 	size_t n;
 	uint64_t ts[8];
-	char val[8][24];
+	char val[8][48];
 } vread;
 
 /* Judge a v row's versions read at snapshot `at`.  A version learnt
