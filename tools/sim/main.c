@@ -46,8 +46,9 @@ static void usage(FILE *f)
 	        "                [--clients N] [--txns N] [--accounts K] [--split-rows N]\n"
 	        "                [--faults kind=rate,...] [--break NAME] [--workload NAME]\n"
 	        "                [--quiet]\n"
-	        "faults: lose, drop, hold, orphan (per write), die, stall (per store call), release (per\n"
-	        "        step: a held write is released), skew=MS (clock offset bound);\n"
+	        "faults: lose, drop, hold, orphan (per write), die, stall, clock (per store call),\n"
+	        "        release (per step: a held write is released), skew=MS (clock offset\n"
+	        "        bound);\n"
 	        "        --faults none turns all off\n"
 	        "break: reads, ranges, primary, point, snapshot (a safeguard switched off)\n"
 	        "workload: bank (default)");
@@ -120,6 +121,7 @@ int main(int argc, char **argv)
 	cfg.faults.rate[SIM_F_HOLD] = 0.03;
 	cfg.faults.rate[SIM_F_DIE] = 0.002;
 	cfg.faults.rate[SIM_F_STALL] = 0.002;
+	cfg.faults.rate[SIM_F_CLOCK] = 0.002;
 	cfg.faults.release = 0.2;
 	cfg.faults.skew_ms = 50;
 	for (int i = 1; i < argc; i++) {

@@ -35,10 +35,12 @@
 #define STEP_MIN_US 50               /* a store call's cost: 50..449 us */
 #define STEP_SPAN_US 400
 #define OP_TIMEOUT_US 3000000ull     /* rados_osd_op_timeout: a lost reply's wait */
+#define CLOCK_STEP_US 500000u   /* the most a wall clock steps back at once */
+#define CLOCK_FREEZE_US 2000000u /* the longest a wall clock stays frozen */
 #define STALL_US 8000000u /* a stall: past every lock's time to live (bank.c: 5 s) */
 
 const char *const sim_fault_names[SIM_NFAULTS] = { "lose", "drop", "hold", "late", "die",
-	                                           "skew", "orphan", "stall" };
+	                                           "skew", "orphan", "stall", "clock" };
 
 enum { C_READY, C_SLEEP, C_DONE, C_DEAD };
 
@@ -52,6 +54,8 @@ typedef struct client {
 	uint64_t debt;   /* time it spent waiting on a lost reply, paid at its next yield */
 	uint64_t zclock; /* dead: its own clock, so its loops end */
 	uint64_t waiting; /* the held op it waits for (0: none) */
+	uint64_t frozen_until; /* its wall clock reads frozen_val until then */
+	uint64_t frozen_val;
 } client;
 
 typedef struct held {
@@ -285,6 +289,8 @@ static uint64_t h_now_us(void)
 		return EPOCH_US + S.vclock;
 	if (me->state == C_DEAD)
 		return EPOCH_US + S.vclock + me->zclock;
+	if (S.vclock < me->frozen_until)
+		return me->frozen_val;
 	return (uint64_t)((int64_t)(EPOCH_US + S.vclock + me->debt) + me->skew);
 }
 
@@ -355,6 +361,19 @@ static simr_fate h_submit(void *arg, const simr_op_info *op)
 	if (S.ndead < S.n - 1 && prng_chance(&S.rng, S.f.rate[SIM_F_DIE])) {
 		die();
 		return SIMR_DROP;
+	}
+	if (prng_chance(&S.rng, S.f.rate[SIM_F_CLOCK])) {
+		if (prng_below(&S.rng, 2)) {
+			uint64_t back = 1 + prng_below(&S.rng, CLOCK_STEP_US);
+
+			me->skew -= (int64_t)back;
+			sim_trace("clock back %llu", (unsigned long long)back);
+		} else {
+			me->frozen_val = h_now_us();
+			me->frozen_until = S.vclock + 1 + prng_below(&S.rng, CLOCK_FREEZE_US);
+			sim_trace("clock frozen until %llu", (unsigned long long)me->frozen_until);
+		}
+		S.seen[SIM_F_CLOCK]++;
 	}
 	if (prng_chance(&S.rng, S.f.rate[SIM_F_STALL])) {
 		me->debt += STALL_US; /* paid below, before the op leaves */

@@ -32,6 +32,8 @@ enum {
 	                  to the same object pushes it through) */
 	SIM_F_STALL,   /* a client paused before a store call for longer than a
 	                  lock's time to live (a stopped process, a long GC) */
+	SIM_F_CLOCK,   /* a client's wall clock steps back (up to 0.5 s) or
+	                  freezes (up to 2 s of virtual time) */
 	SIM_NFAULTS
 };
 
