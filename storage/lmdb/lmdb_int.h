@@ -296,6 +296,11 @@ void lmdb_ts_record(store *st, MDB_txn *txn, int unsettled);
  * page does not have it (the view lagged too far behind: take a newer);
  * *out = 0 and 0 when the store has no page. */
 int lmdb_ts_of_view(store *st, MDB_txn *rtxn, uint64_t *out, int *settled);
+/* Did the process that recorded txnid's ring entry (lmdb_ts_record) die?
+ * 1 only when provably: no such process, or another one with its pid; 0
+ * when alive, unknown (another entry recorded since, a writer that
+ * records no writer) or this process. */
+int lmdb_ts_writer_dead(store *st, uint64_t txnid);
 
 /* a[0..n) == b[0..n), inline: the read path compares short keys often. */
 static inline int bytes_eq(const void *a, const void *b, size_t n)

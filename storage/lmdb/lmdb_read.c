@@ -433,12 +433,13 @@ static void rt_put(store *st, lmdb_rtxn *view, lmdb_rtxn *rt)
  * is a writer between writing its meta page and publishing its id.  The
  * snapshot of V is sound -- V + 2 begins only after V + 1 has published --
  * but it lacks V + 1, a commit already in the file: VIEW_BEHIND.  A live
- * writer publishes a moment later (a busy store meets this often); a
- * writer killed in between leaves V + 1 unpublished until the next writer
- * takes LMDB's writer lock, whose owner-died recovery publishes the newest
- * meta page.  Until then every view would miss that commit, and a
- * transaction that met its locks and validates would find them changed
- * under it by a commit that predates its view.
+ * writer publishes a moment later (a busy store meets this often), and
+ * its commit has not returned: the view may lack it.  A writer killed in
+ * between leaves V + 1 unpublished until the next writer takes LMDB's
+ * writer lock, whose owner-died recovery publishes the newest meta page.
+ * Until then every view would miss that commit, and a transaction that
+ * met its locks and validates would find them changed under it by a
+ * commit that predates its view.
  * Keeps I16 (DESIGN §10).
  */
 enum { VIEW_INEXACT, VIEW_EXACT, VIEW_BEHIND };
@@ -466,19 +467,26 @@ static int view_exact(store *st, MDB_txn *txn)
 }
 
 /* A commit in the file that LMDB has not published (VIEW_BEHIND, a few
- * times over): take LMDB's writer lock and let it go.  A live writer is
- * waited for, and has published by then; a dead one's lock comes back
- * owner-died, and LMDB publishes the newest meta page before granting it.
- * A read-only handle cannot take it, and keeps the older snapshot. */
-static void view_catch_up(store *st)
+ * times over) whose writer is dead (lmdb_ts_writer_dead: the process that
+ * recorded its ring entry is gone): take LMDB's writer lock and let it go.
+ * Its lock comes back owner-died, and LMDB publishes the newest meta page
+ * before granting it; nobody else holds it (a writer that took it since
+ * published).  A live writer is never waited for: its commit has not
+ * returned, and the view may lack it, as any reader's may.  A read-only
+ * handle cannot take the lock, and keeps the older snapshot.  Returns
+ * whether it took the lock. */
+static int view_catch_up(store *st, uint64_t txnid)
 {
 	MDB_txn *w;
 
-	if (st->head.read_only || lmdb_txn_begin(st, 0, &w)) {
+	if (st->head.read_only || !lmdb_ts_writer_dead(st, txnid))
+		return 0;
+	if (lmdb_txn_begin(st, 0, &w)) {
 		mrtx__clearerr();
-		return;
+		return 0;
 	}
 	lmdb_wabort(st, w);
+	return 1;
 }
 
 /* Keeps I16 (DESIGN §10). */
@@ -498,8 +506,9 @@ int lmdb_store_view_open(store *st, lmdb_rtxn **out)
 	 * ring[V] could be below commits it holds) and its count of unsettled
 	 * locks not trusted.  So is one whose newest has no entry either
 	 * (written by an mrtx older than the ring).  One behind a commit not
-	 * yet published is taken again, and after a few tries the writer
-	 * lock is taken once to have it published (view_catch_up). */
+	 * yet published is taken again, and after a few tries, if its writer
+	 * died, the writer lock is taken once to have it published
+	 * (view_catch_up). */
 	for (int tries = 0, inexact = 0, behind = 0;; tries++) {
 		if ((rc = lmdb_rtxn_begin(st, &rt)))
 			return rc;
@@ -509,8 +518,11 @@ int lmdb_store_view_open(store *st, lmdb_rtxn **out)
 			if (e == VIEW_EXACT || (e == VIEW_BEHIND && behind > 4))
 				break;
 			if (e == VIEW_BEHIND && ++behind == 4) {
+				uint64_t next = mdb_txn_id(rt.txn) + 1;
+
 				lmdb_rtxn_end(st, &rt);
-				view_catch_up(st);
+				if (!view_catch_up(st, next))
+					behind = 5; /* (a live writer: the next try stands) */
 				continue;
 			}
 			/* two commits landed during each of a few tries: take

@@ -73,6 +73,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -95,6 +97,10 @@ struct lmdb_ts_page {
 	_Atomic uint64_t handed;
 	_Atomic uint64_t ceiling;
 	_Atomic uint64_t base_txnid, base_ts; /* a snapshot before any ring entry */
+	/* The process that last recorded a ring entry, under the writer lock
+	 * just before its commit (lmdb_ts_record): w_txnid 0 while the two
+	 * others change.  A writer older than these fields leaves them 0. */
+	_Atomic uint64_t w_txnid, w_pid, w_start;
 };
 struct lmdb_ts_slot {
 	_Atomic uint64_t txnid, ts; /* ts's top bit: TS_UNSETTLED */
@@ -442,12 +448,54 @@ int lmdb_ts_stamp(store *st, MDB_txn *txn, uint64_t floor, uint64_t *out)
 	}
 }
 
+/* Field 22 of /proc/PID/stat, the process's start time in clock ticks
+ * since boot; 0 when it cannot be read. */
+static uint64_t proc_start(long pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v = 0;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* after the command name's closing parenthesis: field 3 on */
+	if (!(p = strrchr(buf, ')')))
+		return 0;
+	p++;
+	for (int field = 3; field < 22 && p; field++)
+		if ((p = strchr(p + 1, ' ')))
+			p++;
+	if (!p || sscanf(p, "%llu", &v) != 1)
+		return 0;
+	return (uint64_t)v;
+}
+
+/* This process's start time (proc_start), read once per process: a
+ * forked child reads its own (the cache is keyed by pid). */
+static uint64_t self_start(uint64_t pid)
+{
+	static _Atomic uint64_t cached, cached_pid;
+	uint64_t v;
+
+	if (atomic_load(&cached_pid) == pid)
+		return atomic_load(&cached);
+	v = proc_start((long)pid);
+	atomic_store(&cached, v);
+	atomic_store(&cached_pid, pid);
+	return v;
+}
+
 /* Keeps I16, I22 (DESIGN §10). */
 void lmdb_ts_record(store *st, MDB_txn *txn, int unsettled)
 {
 	struct lmdb_ts_page *p = atomic_load_explicit(&st->ts_page, memory_order_acquire);
 	struct lmdb_ts_slot *s;
-	uint64_t id = mdb_txn_id(txn);
+	uint64_t id = mdb_txn_id(txn), pid;
 
 	if (!p)
 		return;
@@ -456,6 +504,31 @@ void lmdb_ts_record(store *st, MDB_txn *txn, int unsettled)
 	atomic_store(&s->ts, (atomic_load(&p->handed) & ~TS_UNSETTLED) |
 	                     (unsettled ? TS_UNSETTLED : 0));
 	atomic_store(&s->txnid, id);
+	pid = (uint64_t)getpid();
+	atomic_store(&p->w_txnid, 0);
+	atomic_store(&p->w_pid, pid);
+	atomic_store(&p->w_start, self_start(pid));
+	atomic_store(&p->w_txnid, id);
+}
+
+/* Keeps I16 (DESIGN §10). */
+int lmdb_ts_writer_dead(store *st, uint64_t txnid)
+{
+	struct lmdb_ts_page *p = atomic_load_explicit(&st->ts_page, memory_order_acquire);
+	uint64_t pid, start, now;
+
+	if (!p || txnid == 0 || atomic_load(&p->w_txnid) != txnid)
+		return 0;
+	pid = atomic_load(&p->w_pid);
+	start = atomic_load(&p->w_start);
+	if (atomic_load(&p->w_txnid) != txnid || pid == 0 || pid > INT_MAX ||
+	    pid == (uint64_t)getpid())
+		return 0; /* (changed meanwhile; or our own thread, alive) */
+	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+		return 1;
+	/* a process of that pid: the writer only if it started then */
+	now = proc_start((long)pid);
+	return start != 0 && now != 0 && now != start;
 }
 
 /* Keeps I16 (DESIGN §10). */

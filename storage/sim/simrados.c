@@ -79,7 +79,8 @@ static int sbuf_set(sbuf *b, const char *p, size_t n)
 
 static int bcmp_(const char *a, size_t an, const char *b, size_t bn)
 {
-	int c = memcmp(a, b, an < bn ? an : bn);
+	size_t n = an < bn ? an : bn;
+	int c = n ? memcmp(a, b, n) : 0; /* (a or b may be NULL when empty) */
 
 	return c ? c : an < bn ? -1 : an > bn;
 }

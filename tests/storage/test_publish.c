@@ -9,6 +9,9 @@
  * page).  A transaction whose view missed such a commit, but met its locks
  * and validated against the store, conflicted with nobody alive.
  *
+ * A writer only stopped there (SIGSTOP) is alive, and its commit has not
+ * returned: readers do not wait for it.
+ *
  * The writer is stopped exactly there: this program defines pwrite, which
  * liblmdb calls for its meta page (no write map), and a child armed for it
  * kills itself right after the next meta page write of data.mdb.  It is
@@ -21,6 +24,7 @@
  */
 #include "testutil.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,7 +36,9 @@
 
 #define B(s) MRTX_CSTR(s)
 
-static volatile sig_atomic_t kill_after_meta;
+/* 0: off; SIGKILL or SIGSTOP: the signal to raise after the next meta
+ * page write; stop_instead asks the arming for SIGSTOP */
+static volatile sig_atomic_t kill_after_meta, stop_instead;
 
 /* Does fd name a data.mdb? */
 static int is_data_file(int fd)
@@ -55,8 +61,12 @@ ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 	long r = syscall(SYS_pwrite64, fd, buf, n, off);
 
 	if (kill_after_meta && r >= 0 && off < 2 * (off_t)sysconf(_SC_PAGESIZE) &&
-	    is_data_file(fd))
-		raise(SIGKILL);
+	    is_data_file(fd)) {
+		int sig = kill_after_meta;
+
+		kill_after_meta = 0;
+		raise(sig);
+	}
 	return (ssize_t)r;
 }
 
@@ -67,7 +77,7 @@ int access(const char *path, int mode);
 int access(const char *path, int mode)
 {
 	if (strcmp(path, ARM_PATH) == 0) {
-		kill_after_meta = 1;
+		kill_after_meta = stop_instead ? SIGSTOP : SIGKILL;
 		return 0;
 	}
 	return (int)syscall(SYS_faccessat, AT_FDCWD, path, mode, 0);
@@ -124,6 +134,48 @@ static void commit_and_die(const char *path, int two_phase)
 		_exit(4); /* (never: the first meta page write kills) */
 	}
 	assert_int_equal(tu_wait(pid), 128 + SIGKILL);
+}
+
+/* A child that commits and stops (SIGSTOP) right after the meta page of
+ * its commit: alive, between its meta page and publishing.  Returns its
+ * pid, stopped. */
+static pid_t stopped; /* a child stopped by commit_and_stop, not yet reaped */
+
+static pid_t commit_and_stop(const char *path)
+{
+	pid_t pid;
+	int st;
+
+	stop_instead = 1;
+	pid = fork();
+	stop_instead = 0;
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		mrtx_db *db = open_db(path, 0);
+
+		stop_instead = 1;
+		if (!db || mrtx_failpoints_set("commit.after_validate=wait:" ARM_PATH))
+			_exit(3);
+		(void)put2(db, "2", "2");
+		_exit(0);
+	}
+	stopped = pid;
+	while (waitpid(pid, &st, WUNTRACED) < 0)
+		assert_int_equal(errno, EINTR);
+	assert_true(WIFSTOPPED(st));
+	return pid;
+}
+
+/* (the stopped child never outlives its test, even a failed one) */
+static int kill_stopped(void **state)
+{
+	(void)state;
+	if (stopped > 0) {
+		kill(stopped, SIGKILL);
+		(void)tu_wait(stopped);
+		stopped = 0;
+	}
+	return 0;
 }
 
 /* A one-phase commit killed before it was published: the next
@@ -186,9 +238,47 @@ static void test_reader_meets_unpublished_commit(void **state)
 	free(path);
 }
 
+/* A live writer stopped between its meta page and publishing is never
+ * waited for: a reader reads the store as before that commit (which has
+ * not returned), at once; once the writer is dead, the commit is read. */
+static void test_stopped_writer_not_waited_for(void **state)
+{
+	const char *const fams[] = { "f" };
+	char *path;
+	mrtx_db *db;
+	mrtx_txn *txn;
+	pid_t pid;
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = tu_open_fresh("publish3", &path, NULL);
+	assert_non_null(db);
+	assert_int_equal(mrtx_create_table(db, "t", fams, 1), MRTX_OK);
+	assert_int_equal(put2(db, "1", "1"), MRTX_OK);
+	pid = commit_and_stop(path);
+	alarm(20); /* (a reader that waits for the stopped writer hangs here) */
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	expect(txn, "a", "1");
+	expect(txn, "b", "1");
+	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+	alarm(0);
+	kill(pid, SIGKILL);
+	stopped = 0;
+	assert_int_equal(tu_wait(pid), 128 + SIGKILL);
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	expect(txn, "a", "2");
+	expect(txn, "b", "2");
+	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_stopped_writer_not_waited_for, kill_stopped),
 		cmocka_unit_test(test_new_view_sees_unpublished),
 		cmocka_unit_test(test_reader_meets_unpublished_commit),
 	};

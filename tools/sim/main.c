@@ -87,10 +87,14 @@ static int parse_faults(const char *spec, bank_cfg *cfg)
 		if (*e || e == eq + 1 || v < 0)
 			return -1;
 		if (!strcmp(kv, "skew")) {
+			if (v > 3600000)
+				return -1; /* (an hour) */
 			cfg->faults.skew_ms = (uint32_t)v;
 			continue;
 		}
 		if (!strcmp(kv, "release")) {
+			if (v > 1)
+				return -1;
 			cfg->faults.release = v;
 			continue;
 		}
@@ -112,7 +116,7 @@ int main(int argc, char **argv)
 	unsigned long faults[SIM_NFAULTS] = { 0 };
 	int mode = 0, quiet = 0, failed_any = 0; /* mode 1: replay, 2: determinism */
 	struct timespec t0, t1;
-	char first_msg[256] = "";
+	char first_msg[256] = "", shape[1024] = "";
 	double secs;
 	run_fn run = bank_run;
 
@@ -181,6 +185,22 @@ int main(int argc, char **argv)
 			goto bad;
 		}
 	}
+	/* the options that shape a run, for the replay command printed */
+	for (int i = 1; i + 1 < argc; i++) {
+		static const char *const shaping[] = { "--clients", "--txns", "--accounts",
+			                               "--split-rows", "--faults", "--break",
+			                               "--workload" };
+
+		for (size_t k = 0; k < sizeof(shaping) / sizeof(shaping[0]); k++)
+			if (!strcmp(argv[i], shaping[k])) {
+				size_t used = strlen(shape);
+
+				snprintf(shape + used, sizeof(shape) - used, " %s %s", argv[i],
+				         argv[i + 1]);
+				i++;
+				break;
+			}
+	}
 	if (mode == 1) {
 		bank_result r;
 
@@ -236,8 +256,8 @@ int main(int argc, char **argv)
 		printf(" %s %lu", sim_fault_names[k], faults[k]);
 	printf("\nanomalies: %lu", anomalies);
 	if (failed_any)
-		printf("; first failing seed: %llu (%s); replay: mrtx-sim --replay %llu",
-		       (unsigned long long)fail_seed, first_msg, (unsigned long long)fail_seed);
+		printf("; first failing seed: %llu (%s); replay: mrtx-sim%s --replay %llu",
+		       (unsigned long long)fail_seed, first_msg, shape, (unsigned long long)fail_seed);
 	printf("\n");
 	return failed_any ? 1 : 0;
 bad:
