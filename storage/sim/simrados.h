@@ -1,9 +1,10 @@
 /*
  * simrados.h - control of the simulated RADOS cluster (storage/sim/simrados.c).
  *
- * simrados.c defines the librados C functions mrtx's RADOS backend calls,
- * over an in-memory cluster, so that storage/rados/ runs unmodified inside
- * one process (the mrtx_sim_internal library links it instead of librados).
+ * simrados.c and the files beside it (simrados_int.h lists them) define
+ * the librados C functions mrtx's RADOS backend calls, over an in-memory
+ * cluster, so that storage/rados/ runs unmodified inside one process (the
+ * mrtx_sim_internal library links them instead of librados).
  * This header is what a test or a scheduler uses to set the cluster up and
  * to decide the fate of each operation.  Nothing here reads a clock or draws
  * a random number: given the same calls in the same order, the cluster

@@ -1,0 +1,57 @@
+/*
+ * idx_int.h - what the index workload (idx.c) and its checks (idx_check.c)
+ * share: the run's state and the functions one file defines for the other.
+ */
+#ifndef MRTX_SIM_IDX_INT_H
+#define MRTX_SIM_IDX_INT_H
+
+#include "idx.h"
+
+#include "mrtx.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NOWN 4     /* owners o0..o3 */
+#define VROWS 4    /* rows of table v */
+#define IDX_MAXV 4 /* versions v's family keeps */
+#define MAXLOG 4096
+
+/* One recorded version of a v row: its commit timestamp and value (ts 0:
+ * not known yet). */
+typedef struct vknown {
+	uint64_t ts;
+	unsigned long when; /* the checker's event count when it was learnt */
+	char val[48];
+} vknown;
+
+typedef struct ix {
+	const bank_cfg *cfg;
+	char addr[128];
+	bank_result *res;
+	int keys;             /* row keys r000.. of p */
+	int cap;              /* most rows an owner may hold */
+	int maxseq;           /* sequence numbers per v row the arrays hold */
+	vknown *known;        /* [VROWS][maxseq] */
+	long okseq[VROWS];    /* highest sequence whose commit returned OK */
+	uint64_t log[MAXLOG]; /* commit timestamps learnt, for past snapshots */
+	int nlog;
+	unsigned long splits; /* splits the clients' handles finished */
+	int ops;              /* a counter for unique values */
+	unsigned long events; /* versions learnt so far */
+} ix;
+
+/* idx.c */
+void idx_anomaly(ix *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int idx_allowed(int rc, int commit);
+void idx_count(ix *x, int rc);
+int idx_open_db(ix *x, mrtx_db **db);
+void idx_copy_str(char *dst, size_t cap, mrtx_bytes b, int *bad);
+
+/* idx_check.c */
+void idx_do_index_check(ix *x, mrtx_db *db);
+void idx_learn(ix *x, int r, long seq, uint64_t ts, const char *val, const char *how);
+void idx_do_vread(ix *x, mrtx_db *db);
+void idx_final_check(ix *x);
+
+#endif
