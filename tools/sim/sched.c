@@ -416,10 +416,11 @@ static client *participant_new(void)
 	return c;
 }
 
+/* The task not yet joined on thread th (an id is reused once joined). */
 static client *task_of(pthread_t th)
 {
-	for (int i = S.nclients; i < S.n; i++)
-		if (pthread_equal(S.c[i]->th, th))
+	for (int i = S.n; i-- > S.nclients;)
+		if (!S.c[i]->joined && pthread_equal(S.c[i]->th, th))
 			return S.c[i];
 	return NULL;
 }
