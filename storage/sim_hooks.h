@@ -11,6 +11,7 @@
 #ifndef MRTX_SIM_HOOKS_H
 #define MRTX_SIM_HOOKS_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,17 @@ typedef struct mrtx__sim_hooks {
 	void (*sleep_us)(uint64_t us);         /* a sleep: the simulator runs others */
 	uint32_t (*rand_below)(uint32_t n);    /* uniform in [0, n), n > 0 */
 	void (*random_bytes)(void *out, size_t n); /* ids and nonces */
+	/* A handle's own threads, the heartbeat and the tail (txn/sim_sync.h),
+	 * and their waiters on hb.cv: the simulator runs them as tasks of the
+	 * client that spawned them, one participant at a time. */
+	int (*spawn)(pthread_t *th, void *(*fn)(void *), void *arg); /* 0 or an errno */
+	void (*join)(pthread_t th);
+	/* mu held on entry and on return, released meanwhile */
+	void (*cond_wait)(pthread_cond_t *cv, pthread_mutex_t *mu);
+	/* until a broadcast or the monotonic clock (mono_us) reaches deadline;
+	 * 0 or ETIMEDOUT */
+	int (*cond_timedwait)(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t deadline_us);
+	void (*cond_broadcast)(pthread_cond_t *cv);
 } mrtx__sim_hooks;
 
 extern const mrtx__sim_hooks *mrtx__sim;

@@ -5,6 +5,7 @@
 #include "heartbeat.h"
 #include "txn_int.h"
 #include "tail.h"
+#include "sim_sync.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -72,18 +73,13 @@ static void refresh(mrtx_db *db, hb_entry **es, size_t n, uint8_t **nb, uint64_t
  * on the monotonic clock the condition variable runs on. */
 static void wait_until(mrtx_db *db, uint64_t next_ms)
 {
-	struct timespec ts;
-	uint64_t now = mrtx__now_ms(), ns;
+	uint64_t now = mrtx__now_ms();
 
 	if (next_ms == UINT64_MAX) {
-		pthread_cond_wait(&db->hb.cv, &db->hb.mu);
+		sync_wait(&db->hb.cv, &db->hb.mu);
 		return;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ns = (uint64_t)ts.tv_nsec + (next_ms > now ? next_ms - now : 0) * 1000000u;
-	ts.tv_sec += (time_t)(ns / 1000000000u);
-	ts.tv_nsec = (long)(ns % 1000000000u);
-	pthread_cond_timedwait(&db->hb.cv, &db->hb.mu, &ts);
+	sync_wait_ms(&db->hb.cv, &db->hb.mu, next_ms > now ? next_ms - now : 0);
 }
 
 static void *hb_main(void *arg)
@@ -131,7 +127,7 @@ static void *hb_main(void *arg)
 			}
 			e->busy = 0;
 		}
-		pthread_cond_broadcast(&db->hb.cv);
+		sync_broadcast(&db->hb.cv);
 	}
 	pthread_mutex_unlock(&db->hb.mu);
 	return NULL;
@@ -149,7 +145,7 @@ static void *tail_main(void *arg)
 		uint64_t due;
 
 		if (!db->tail.head && !db->tail.rel)
-			pthread_cond_wait(&db->hb.cv, &db->hb.mu);
+			sync_wait(&db->hb.cv, &db->hb.mu);
 		else if ((due = tail_due_ms(db)) != 0)
 			wait_until(db, due); /* more tails may join the batch */
 		else
@@ -176,11 +172,11 @@ static int thread_start(mrtx_db *db)
 
 	db->hb.wake_ms = UINT64_MAX;
 	db->hb.quit = 0;
-	if ((e = pthread_create(&db->hb.thread, NULL, hb_main, db)) != 0)
+	if ((e = sync_spawn(&db->hb.thread, hb_main, db)) != 0)
 		return e;
 	db->hb.running = 1;
 	/* without it, commits run their own tails (tail_submit) */
-	db->tail.running = pthread_create(&db->tail.thread, NULL, tail_main, db) == 0;
+	db->tail.running = sync_spawn(&db->tail.thread, tail_main, db) == 0;
 	db->hb.pid = getpid();
 	return 0;
 }
@@ -190,11 +186,11 @@ static void thread_stop(mrtx_db *db)
 {
 	pthread_mutex_lock(&db->hb.mu);
 	db->hb.quit = 1;
-	pthread_cond_broadcast(&db->hb.cv);
+	sync_broadcast(&db->hb.cv);
 	pthread_mutex_unlock(&db->hb.mu);
-	pthread_join(db->hb.thread, NULL);
+	sync_join(db->hb.thread);
 	if (db->tail.running)
-		pthread_join(db->tail.thread, NULL); /* after the queued tails */
+		sync_join(db->tail.thread); /* after the queued tails */
 	pthread_mutex_lock(&db->hb.mu);
 	db->hb.running = 0;
 	db->tail.running = 0;
@@ -286,7 +282,7 @@ int hb_start(mrtx_db *db, hb_entry *e, const store_table *t, mrtx_bytes row, mrt
 		e->next = db->hb.head;
 		db->hb.head = e;
 		if (due_ms(e) < db->hb.wake_ms)
-			pthread_cond_broadcast(&db->hb.cv);
+			sync_broadcast(&db->hb.cv);
 	}
 	pthread_mutex_unlock(&db->hb.mu);
 	return MRTX_OK;
@@ -299,7 +295,7 @@ int hb_stop(mrtx_db *db, hb_entry *e, mrtx_arena *a, mrtx_bytes *cur)
 	if (e->registered) {
 		pthread_mutex_lock(&db->hb.mu);
 		while (e->busy)
-			pthread_cond_wait(&db->hb.cv, &db->hb.mu);
+			sync_wait(&db->hb.cv, &db->hb.mu);
 		for (hb_entry **p = &db->hb.head; *p; p = &(*p)->next)
 			if (*p == e) {
 				*p = e->next;
@@ -346,6 +342,14 @@ void hb_shutdown(mrtx_db *db)
 				break;
 			}
 	db->hb.listed = 0;
+	if (db->hb.running && MRTX_UNLIKELY(mrtx__sim)) {
+		/* a simulated join yields to other clients, which may take
+		 * all_mu in hb_start: not held across it (no fork there) */
+		pthread_mutex_unlock(&all_mu);
+		thread_stop(db);
+		tail_fini(db);
+		return;
+	}
 	if (db->hb.running)
 		thread_stop(db); /* runs the queued commit tails first */
 	pthread_mutex_unlock(&all_mu);

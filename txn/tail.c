@@ -3,6 +3,7 @@
  * is drawn in tail.h).
  */
 #include "tail.h"
+#include "sim_sync.h"
 
 #include <stdalign.h>
 #include <stdlib.h>
@@ -178,7 +179,7 @@ void tail_submit(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE], store_op *ops, 
 			db->tail.last = &j->next;
 			db->tail.len++;
 			atomic_fetch_add(&db->tail.pending, 1);
-			pthread_cond_broadcast(&db->hb.cv);
+			sync_broadcast(&db->hb.cv);
 			pthread_mutex_unlock(&db->hb.mu);
 			return;
 		}
@@ -272,7 +273,7 @@ void tail_pass(mrtx_db *db)
 	}
 	db->tail.nbusy = 0;
 	atomic_fetch_sub(&db->tail.pending, nd);
-	pthread_cond_broadcast(&db->hb.cv);
+	sync_broadcast(&db->hb.cv);
 	pthread_mutex_unlock(&db->hb.mu);
 	for (size_t i = 0; i < nd; i++)
 		mrtx__free(done[i]);
@@ -324,9 +325,9 @@ void tail_flush(mrtx_db *db)
 		return;
 	pthread_mutex_lock(&db->hb.mu);
 	db->tail.hurry++;
-	pthread_cond_broadcast(&db->hb.cv);
+	sync_broadcast(&db->hb.cv);
 	while ((db->tail.head || db->tail.rel || db->tail.nbusy) && db->tail.running)
-		pthread_cond_wait(&db->hb.cv, &db->hb.mu);
+		sync_wait(&db->hb.cv, &db->hb.mu);
 	db->tail.hurry--;
 	pthread_mutex_unlock(&db->hb.mu);
 }
@@ -339,10 +340,10 @@ int tail_wait(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE])
 		return 0;
 	pthread_mutex_lock(&db->hb.mu);
 	db->tail.hurry++;
-	pthread_cond_broadcast(&db->hb.cv);
+	sync_broadcast(&db->hb.cv);
 	while (known(db, id)) {
 		waited = 1;
-		pthread_cond_wait(&db->hb.cv, &db->hb.mu);
+		sync_wait(&db->hb.cv, &db->hb.mu);
 	}
 	db->tail.hurry--;
 	pthread_mutex_unlock(&db->hb.mu);

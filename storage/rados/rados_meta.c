@@ -498,6 +498,23 @@ int rados_table_record(rstore *rs, const store_table *t, mrtx_arena *a, mrtx_byt
 	return meta_read(rs, keys, 1, a, v, &exists);
 }
 
+/*
+ * rs->mu, which rados_store_table_find holds across the store reads of a
+ * table's first load.  In a simulation those reads yield, and the handle's
+ * tail thread (a task of the same client) may then want the mutex to
+ * reload a map: it must yield until the load is done, not block the only
+ * thread allowed to run.
+ */
+static void rs_lock(rstore *rs)
+{
+	if (MRTX_UNLIKELY(mrtx__sim)) {
+		while (pthread_mutex_trylock(&rs->mu) == EBUSY)
+			mrtx__sleep_us(100);
+		return;
+	}
+	pthread_mutex_lock(&rs->mu);
+}
+
 int rados_table_reload(rstore *rs, const store_table *t)
 {
 	rtable *rt = t->be;
@@ -516,7 +533,7 @@ int rados_table_reload(rstore *rs, const store_table *t)
 
 		/* splits only add tablets: the map with more is the newer (a
 		 * slower reload of an older record must not undo a newer one) */
-		pthread_mutex_lock(&rs->mu);
+		rs_lock(rs);
 		cur = atomic_load(&rt->map);
 		if (m->n > cur->n) {
 			m->older = cur;
@@ -622,7 +639,7 @@ int rados_store_table_find(store *st, const char *name, const store_table **out)
 
 	if (!name)
 		return mrtx__seterr(MRTX_EINVAL, "table name is NULL");
-	pthread_mutex_lock(&rs->mu);
+	rs_lock(rs);
 	if (!(t = table_cached(rs, name)))
 		rc = strlen(name) > MRTX_MAX_NAME ?
 		     mrtx__seterr(MRTX_ENOTABLE, "no table '%.64s...' in %s", name, rs->addr) :

@@ -106,7 +106,8 @@ static int allowed(int rc, int commit)
 static int open_db(app *a, mrtx_db **db)
 {
 	mrtx_options o = MRTX_OPTIONS_INIT;
-	mrtx__knobs k = { 0, 0, 1 };
+	/* threads in clients only: setup and the final check run outside */
+	mrtx__knobs k = { 0, 0, !(a->cfg->threads && sim_in_client()) };
 
 	o.durability = MRTX_NOSYNC;
 	o.lock_ttl_ms = LOCK_TTL_MS;

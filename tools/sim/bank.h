@@ -24,6 +24,8 @@ typedef struct bank_cfg {
 	uint32_t split_rows; /* the address's split_rows (0: tablets never split) */
 	sim_faults faults;
 	FILE *trace;         /* every trace line (may be NULL) */
+	int threads;         /* clients' handles run their heartbeat and tail
+	                        threads, as tasks of the scheduler */
 } bank_cfg;
 
 typedef struct bank_result {

@@ -60,7 +60,8 @@ void idx_count(ix *x, int rc)
 int idx_open_db(ix *x, mrtx_db **db)
 {
 	mrtx_options o = MRTX_OPTIONS_INIT;
-	mrtx__knobs k = { 0, 0, 1 };
+	/* threads in clients only: setup and the final check run outside */
+	mrtx__knobs k = { 0, 0, !(x->cfg->threads && sim_in_client()) };
 
 	o.durability = MRTX_NOSYNC;
 	o.lock_ttl_ms = LOCK_TTL_MS;

@@ -45,7 +45,9 @@ static void usage(FILE *f)
 	        "usage: mrtx-sim [--seed N | --seeds A-B | --replay N | --check-determinism N]\n"
 	        "                [--clients N] [--txns N] [--accounts K] [--split-rows N]\n"
 	        "                [--faults kind=rate,...] [--break NAME] [--workload NAME]\n"
-	        "                [--quiet]\n"
+	        "                [--quiet] [--threads]\n"
+	        "threads: clients' handles run their heartbeat and tail threads (as\n"
+	        "         scheduled tasks) instead of tails inline and no heartbeat\n"
 	        "faults: lose, drop, hold, orphan (per write), die, stall, clock (per store call),\n"
 	        "        release (per step: a held write is released), skew=MS (clock offset\n"
 	        "        bound);\n"
@@ -110,7 +112,7 @@ static int parse_faults(const char *spec, bank_cfg *cfg)
 
 int main(int argc, char **argv)
 {
-	bank_cfg cfg = { 8, 40, 8, 0, { { 0 }, 0, 0 }, NULL };
+	bank_cfg cfg = { 8, 40, 8, 0, { { 0 }, 0, 0 }, NULL, 0 };
 	uint64_t first = 1, last = 1, replay = 0, check = 0, fail_seed = 0;
 	unsigned long runs = 0, committed = 0, unknown = 0, failed = 0, anomalies = 0;
 	unsigned long faults[SIM_NFAULTS] = { 0 };
@@ -138,6 +140,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--quiet")) {
 			quiet = 1;
+			continue;
+		}
+		if (!strcmp(a, "--threads")) {
+			cfg.threads = 1;
 			continue;
 		}
 		if (!v)

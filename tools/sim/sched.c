@@ -25,10 +25,12 @@
 #include "storage/sim_hooks.h"
 #include "storage/sim/simrados.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define EPOCH_US 1700000000000000ull /* the wall clock at virtual time 0 */
 #define MONO_US 1000000000ull        /* the monotonic clock at virtual time 0 */
@@ -37,26 +39,42 @@
 #define OP_TIMEOUT_US 3000000ull     /* rados_osd_op_timeout: a lost reply's wait */
 #define CLOCK_STEP_US 500000u   /* the most a wall clock steps back at once */
 #define CLOCK_FREEZE_US 2000000u /* the longest a wall clock stays frozen */
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
 #define STALL_US 8000000u /* a stall: past every lock's time to live (bank.c: 5 s) */
 
 const char *const sim_fault_names[SIM_NFAULTS] = { "lose", "drop", "hold", "late", "die",
 	                                           "skew", "orphan", "stall", "clock" };
 
-enum { C_READY, C_SLEEP, C_DONE, C_DEAD };
+enum { C_READY, C_SLEEP, C_BLOCK, C_DONE, C_DEAD };
 
-typedef struct client {
-	int idx;
+/* A participant: a client, or a task (a handle's heartbeat or tail thread)
+ * of the client that spawned it, which shares its wall clock, its stalls
+ * and its death. */
+typedef struct client client;
+struct client {
+	int idx;         /* in S.c */
 	int state;
 	pthread_t th;
 	pthread_cond_t cv;
+	client *owner;   /* the client (itself, for a client) */
+	int task;        /* a task: its number within its owner (1, 2, ...) */
+	int ntasks;      /* a client: tasks spawned so far */
+	void *(*fn)(void *); /* a task's body */
+	void *fn_arg;
+	int joined;      /* a task: pthread_join done */
+	pthread_cond_t *cvwait; /* C_BLOCK / C_SLEEP: the cv it waits on (or NULL) */
+	client *joinwait;       /* C_BLOCK: the task it joins (or NULL) */
+	int signalled;   /* its cond wait ended by a broadcast */
 	uint64_t wake;   /* C_SLEEP: the virtual time it wakes at */
-	int64_t skew;    /* its wall clock's offset, us */
+	int64_t skew;    /* its wall clock's offset, us (the owner's counts) */
 	uint64_t debt;   /* time it spent waiting on a lost reply, paid at its next yield */
 	uint64_t zclock; /* dead: its own clock, so its loops end */
 	uint64_t waiting; /* the held op it waits for (0: none) */
-	uint64_t frozen_until; /* its wall clock reads frozen_val until then */
+	uint64_t frozen_until; /* its wall clock reads frozen_val until then (owner's) */
 	uint64_t frozen_val;
-} client;
+	uint64_t stall_until;  /* a client: nothing of it runs before (a stalled process) */
+};
 
 typedef struct held {
 	uint64_t id;
@@ -70,8 +88,8 @@ typedef struct held {
 static struct {
 	pthread_mutex_t mu;
 	pthread_cond_t main_cv;
-	client *c;
-	int n, cur, over, zombie, ndead;
+	client **c;       /* the participants: clients 0..nclients), then tasks */
+	int n, cap, nclients, cur, over, zombie, ndead;
 	uint64_t vclock;
 	prng rng;
 	sim_faults f;
@@ -110,7 +128,9 @@ void sim_trace(const char *fmt, ...)
 
 	if (me && me->state == C_DEAD)
 		return;
-	if (me)
+	if (me && me->task)
+		snprintf(who, sizeof(who), "c%d.%d", me->owner->idx, me->task);
+	else if (me)
 		snprintf(who, sizeof(who), "c%d", me->idx);
 	else
 		snprintf(who, sizeof(who), "m");
@@ -186,12 +206,12 @@ static void held_release(size_t i, simr_fate fate, const char *why)
 	for (int c = 0; c < S.n; c++) {
 		int still = 0;
 
-		if (!S.c[c].waiting || S.c[c].state != C_SLEEP)
+		if (!S.c[c]->waiting || S.c[c]->state != C_SLEEP)
 			continue;
 		for (size_t j = 0; j < S.nheld && !still; j++)
-			still = S.held[j].id == S.c[c].waiting;
+			still = S.held[j].id == S.c[c]->waiting;
 		if (!still)
-			S.c[c].wake = S.vclock;
+			S.c[c]->wake = S.vclock;
 	}
 }
 
@@ -204,28 +224,44 @@ static void pick_next(void)
 {
 	for (;;) {
 		uint64_t soonest = UINT64_MAX;
-		int nready = 0, k;
+		int nready = 0, nblock = 0, k;
 
 		for (int i = 0; i < S.n; i++) {
-			client *c = &S.c[i];
+			client *c = S.c[i];
+			uint64_t stall = c->owner->stall_until;
 
 			if (c->state == C_SLEEP && c->wake <= S.vclock)
 				c->state = C_READY;
-			if (c->state == C_READY)
+			if (c->state == C_READY && stall <= S.vclock)
 				nready++;
-			else if (c->state == C_SLEEP && c->wake < soonest)
-				soonest = c->wake;
+			else if (c->state == C_READY)
+				soonest = MIN(soonest, stall);
+			else if (c->state == C_SLEEP)
+				soonest = MIN(soonest, MAX(c->wake, stall));
+			nblock += c->state == C_BLOCK;
 		}
 		if (nready) {
 			k = (int)prng_below(&S.rng, (uint64_t)nready);
 			for (int i = 0; i < S.n; i++)
-				if (S.c[i].state == C_READY && k-- == 0) {
+				if (S.c[i]->state == C_READY &&
+				    S.c[i]->owner->stall_until <= S.vclock && k-- == 0) {
 					S.cur = i;
-					pthread_cond_signal(&S.c[i].cv);
+					pthread_cond_signal(&S.c[i]->cv);
 					return;
 				}
 		}
 		if (soonest == UINT64_MAX) {
+			if (nblock) { /* every live participant waits on another */
+				fprintf(stderr, "mrtx-sim: deadlock at %llu:",
+				        (unsigned long long)S.vclock);
+				for (int i = 0; i < S.n; i++)
+					if (S.c[i]->state == C_BLOCK)
+						fprintf(stderr, " c%d.%d%s", S.c[i]->owner->idx,
+						        S.c[i]->task, S.c[i]->joinwait ? "(join)" :
+						        "(cv)");
+				fprintf(stderr, "\n");
+				abort();
+			}
 			S.cur = -1;
 			S.over = 1;
 			pthread_cond_signal(&S.main_cv);
@@ -254,6 +290,14 @@ static void yield(void)
 	pthread_mutex_unlock(&S.mu);
 }
 
+/* A participant ends: its joiners run again. */
+static void wake_joiners(void)
+{
+	for (int i = 0; i < S.n; i++)
+		if (S.c[i]->state == C_BLOCK && S.c[i]->joinwait == me)
+			S.c[i]->state = C_READY;
+}
+
 /* The state for a yield: asleep until the debt of a lost reply is paid. */
 static void pay_debt(void)
 {
@@ -266,17 +310,24 @@ static void pay_debt(void)
 	}
 }
 
+/* The running participant's process dies: its client and every task of
+ * that client, wherever each is parked; their held writes are dropped. */
 static void die(void)
 {
+	client *o = me->owner;
+
 	me->state = C_READY; /* (to trace) */
 	sim_trace("dies");
 	S.seen[SIM_F_DIE]++;
 	S.ndead++;
 	for (size_t i = 0; i < S.nheld;)
-		if (S.held[i].client == me->idx)
+		if (S.c[S.held[i].client]->owner == o)
 			held_release(i, SIMR_DROP, "of the dead");
 		else
 			i++;
+	for (int i = 0; i < S.n; i++)
+		if (S.c[i]->owner == o && S.c[i]->state != C_DONE)
+			S.c[i]->state = C_DEAD;
 	me->state = C_DEAD;
 	yield();
 }
@@ -289,9 +340,9 @@ static uint64_t h_now_us(void)
 		return EPOCH_US + S.vclock;
 	if (me->state == C_DEAD)
 		return EPOCH_US + S.vclock + me->zclock;
-	if (S.vclock < me->frozen_until)
-		return me->frozen_val;
-	return (uint64_t)((int64_t)(EPOCH_US + S.vclock + me->debt) + me->skew);
+	if (S.vclock < me->owner->frozen_until)
+		return me->owner->frozen_val;
+	return (uint64_t)((int64_t)(EPOCH_US + S.vclock + me->debt) + me->owner->skew);
 }
 
 static uint64_t h_mono_us(void)
@@ -340,8 +391,176 @@ static void h_random_bytes(void *out, size_t n)
 		p[i] = (uint8_t)prng_next(&S.rng);
 }
 
-static const mrtx__sim_hooks hooks = { h_now_us, h_mono_us, h_sleep_us, h_rand_below,
-	                               h_random_bytes };
+/* ------------------------------------------------------------ tasks */
+
+static client *participant_new(void)
+{
+	client *c;
+
+	if (S.n == S.cap) {
+		int cap = S.cap ? 2 * S.cap : 16;
+		client **nc = realloc(S.c, (size_t)cap * sizeof(*nc));
+
+		if (!nc)
+			abort();
+		S.c = nc;
+		S.cap = cap;
+	}
+	if (!(c = calloc(1, sizeof(*c))))
+		abort();
+	c->idx = S.n;
+	c->owner = c;
+	c->state = C_READY;
+	pthread_cond_init(&c->cv, NULL);
+	S.c[S.n++] = c;
+	return c;
+}
+
+/* The task not yet joined on thread th (an id is reused once joined). */
+static client *task_of(pthread_t th)
+{
+	for (int i = S.n; i-- > S.nclients;)
+		if (!S.c[i]->joined && pthread_equal(S.c[i]->th, th))
+			return S.c[i];
+	return NULL;
+}
+
+static void *task_main(void *arg)
+{
+	client *c = arg;
+
+	me = c;
+	pthread_mutex_lock(&S.mu);
+	while (c->state == C_DEAD ? !S.zombie : S.cur != c->idx)
+		pthread_cond_wait(&c->cv, &S.mu);
+	pthread_mutex_unlock(&S.mu);
+	if (c->state != C_DEAD)
+		sim_trace("task starts");
+	c->fn(c->fn_arg);
+	if (c->state != C_DEAD) {
+		sim_trace("task ends");
+		c->state = C_DONE;
+		wake_joiners();
+		yield();
+	}
+	return NULL;
+}
+
+/* A new participant, ready, of the running client; it runs when picked.
+ * (Never yields: the caller holds hb.mu.)  Outside a client, or in a dead
+ * one, no thread: the library then does without (tails inline). */
+static int h_spawn(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	client *c;
+
+	if (!me || me->state == C_DEAD)
+		return EAGAIN;
+	c = participant_new();
+	c->owner = me->owner;
+	c->task = ++me->owner->ntasks;
+	c->fn = fn;
+	c->fn_arg = arg;
+	if (pthread_create(&c->th, NULL, task_main, c) != 0)
+		abort();
+	*th = c->th;
+	sim_trace("spawn c%d.%d", c->owner->idx, c->task);
+	return 0;
+}
+
+static void h_join(pthread_t th)
+{
+	client *t = task_of(th);
+
+	if (me && me->state != C_DEAD && t) {
+		while (t->state != C_DONE && t->state != C_DEAD) {
+			me->joinwait = t;
+			me->state = C_BLOCK;
+			yield();
+			me->joinwait = NULL;
+		}
+	}
+	pthread_join(th, NULL);
+	if (t)
+		t->joined = 1;
+}
+
+/* Park the running participant on cv until a broadcast or (deadline, a
+ * virtual time, UINT64_MAX: none); mu released meanwhile.  0 if woken by a
+ * broadcast. */
+static int park(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t deadline)
+{
+	int sig;
+
+	me->cvwait = cv;
+	me->signalled = 0;
+	if (deadline == UINT64_MAX) {
+		me->state = C_BLOCK;
+	} else {
+		me->wake = MAX(deadline, S.vclock + me->debt);
+		me->debt = 0;
+		me->state = C_SLEEP;
+	}
+	pthread_mutex_unlock(mu);
+	yield();
+	me->cvwait = NULL;
+	sig = me->signalled;
+	pthread_mutex_lock(mu);
+	return sig;
+}
+
+static void h_cond_wait(pthread_cond_t *cv, pthread_mutex_t *mu)
+{
+	if (!me || me->state == C_DEAD) {
+		pthread_cond_wait(cv, mu);
+		return;
+	}
+	sim_trace("cond wait");
+	(void)park(cv, mu, UINT64_MAX);
+}
+
+static int h_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t deadline_us)
+{
+	uint64_t now = h_mono_us(), rel = deadline_us > now ? deadline_us - now : 0;
+
+	if (!me || me->state == C_DEAD) {
+		/* unwinding after the run, in real time: a short real wait, the
+		 * dead's clock moved on by the whole of it */
+		struct timespec ts;
+
+		if (me)
+			me->zclock += rel;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		return pthread_cond_timedwait(cv, mu, &ts);
+	}
+	sim_trace("cond wait %llu", (unsigned long long)rel);
+	return park(cv, mu, S.vclock + me->debt + rel) ? 0 : ETIMEDOUT;
+}
+
+static void h_cond_broadcast(pthread_cond_t *cv)
+{
+	if (!me || me->state == C_DEAD) {
+		pthread_cond_broadcast(cv);
+		return;
+	}
+	for (int i = 0; i < S.n; i++) {
+		client *c = S.c[i];
+
+		if (c->cvwait == cv && (c->state == C_BLOCK || c->state == C_SLEEP)) {
+			c->state = C_READY;
+			c->signalled = 1;
+		}
+	}
+}
+
+static const mrtx__sim_hooks hooks = { h_now_us,      h_mono_us,        h_sleep_us,
+	                               h_rand_below,  h_random_bytes,   h_spawn,
+	                               h_join,        h_cond_wait,      h_cond_timedwait,
+	                               h_cond_broadcast };
 
 /* --------------------------------------------------- cluster hooks */
 
@@ -358,7 +577,7 @@ static simr_fate h_submit(void *arg, const simr_op_info *op)
 	}
 	if (me->state == C_DEAD)
 		return SIMR_DROP;
-	if (S.ndead < S.n - 1 && prng_chance(&S.rng, S.f.rate[SIM_F_DIE])) {
+	if (S.ndead < S.nclients - 1 && prng_chance(&S.rng, S.f.rate[SIM_F_DIE])) {
 		die();
 		return SIMR_DROP;
 	}
@@ -366,17 +585,20 @@ static simr_fate h_submit(void *arg, const simr_op_info *op)
 		if (prng_below(&S.rng, 2)) {
 			uint64_t back = 1 + prng_below(&S.rng, CLOCK_STEP_US);
 
-			me->skew -= (int64_t)back;
+			me->owner->skew -= (int64_t)back;
 			sim_trace("clock back %llu", (unsigned long long)back);
 		} else {
-			me->frozen_val = h_now_us();
-			me->frozen_until = S.vclock + 1 + prng_below(&S.rng, CLOCK_FREEZE_US);
-			sim_trace("clock frozen until %llu", (unsigned long long)me->frozen_until);
+			me->owner->frozen_val = h_now_us();
+			me->owner->frozen_until = S.vclock + 1 + prng_below(&S.rng, CLOCK_FREEZE_US);
+			sim_trace("clock frozen until %llu",
+			          (unsigned long long)me->owner->frozen_until);
 		}
 		S.seen[SIM_F_CLOCK]++;
 	}
 	if (prng_chance(&S.rng, S.f.rate[SIM_F_STALL])) {
 		me->debt += STALL_US; /* paid below, before the op leaves */
+		/* the whole process stops: its other threads too */
+		me->owner->stall_until = MAX(me->owner->stall_until, S.vclock + STALL_US);
 		S.seen[SIM_F_STALL]++;
 		sim_trace("stall");
 	}
@@ -438,13 +660,10 @@ void sim_start(uint64_t seed, const sim_faults *f, int nclients, FILE *trace)
 	static const simr_hook sh = { h_submit, h_wait, NULL };
 
 	free(S.held);
-	free(S.c);
 	S.held = NULL;
 	S.nheld = S.capheld = 0;
-	S.n = nclients;
-	S.c = calloc((size_t)nclients, sizeof(*S.c));
-	if (!S.c)
-		abort();
+	S.n = 0;
+	S.nclients = nclients;
 	S.cur = -1;
 	S.over = S.zombie = S.ndead = 0;
 	S.vclock = 0;
@@ -454,11 +673,8 @@ void sim_start(uint64_t seed, const sim_faults *f, int nclients, FILE *trace)
 	S.hash = 0xcbf29ce484222325ull;
 	prng_seed(&S.rng, seed);
 	for (int i = 0; i < nclients; i++) {
-		client *c = &S.c[i];
+		client *c = participant_new();
 
-		c->idx = i;
-		c->state = C_READY;
-		pthread_cond_init(&c->cv, NULL);
 		if (f->skew_ms) {
 			uint64_t span = 2 * (uint64_t)f->skew_ms * 1000u + 1;
 
@@ -469,6 +685,11 @@ void sim_start(uint64_t seed, const sim_faults *f, int nclients, FILE *trace)
 	sim_trace("start seed %llu clients %d", (unsigned long long)seed, nclients);
 	mrtx__sim = &hooks;
 	simr_set_hook(&sh);
+}
+
+int sim_in_client(void)
+{
+	return me != NULL;
 }
 
 static void *client_main(void *arg)
@@ -484,6 +705,7 @@ static void *client_main(void *arg)
 	if (c->state != C_DEAD) {
 		sim_trace("done");
 		c->state = C_DONE;
+		wake_joiners();
 		yield();
 	}
 	return NULL;
@@ -493,8 +715,8 @@ void sim_run(void (*body)(int client, void *arg), void *arg)
 {
 	S.body = body;
 	S.arg = arg;
-	for (int i = 0; i < S.n; i++)
-		if (pthread_create(&S.c[i].th, NULL, client_main, &S.c[i]) != 0)
+	for (int i = 0; i < S.nclients; i++)
+		if (pthread_create(&S.c[i]->th, NULL, client_main, S.c[i]) != 0)
 			abort();
 	pthread_mutex_lock(&S.mu);
 	pick_next();
@@ -508,8 +730,8 @@ void sim_settle(uint64_t us)
 	while (S.nheld) {
 		held *h = &S.held[0];
 
-		held_release(0, S.c[h->client].state == C_DEAD || h->orphan ? SIMR_DROP : SIMR_APPLY,
-		             "at the end");
+		held_release(0, S.c[h->client]->state == C_DEAD || h->orphan ? SIMR_DROP :
+		             SIMR_APPLY, "at the end");
 	}
 	{
 		uint64_t id;
@@ -525,15 +747,25 @@ void sim_settle(uint64_t us)
 
 uint64_t sim_finish(void)
 {
+	int ran = S.c && S.nclients && S.body;
+
 	pthread_mutex_lock(&S.mu);
 	S.zombie = 1;
 	for (int i = 0; i < S.n; i++)
-		pthread_cond_broadcast(&S.c[i].cv);
+		pthread_cond_broadcast(&S.c[i]->cv);
 	pthread_mutex_unlock(&S.mu);
+	/* the clients first: each joins its own tasks as it closes its handle */
+	for (int i = 0; ran && i < S.nclients; i++)
+		pthread_join(S.c[i]->th, NULL);
+	for (int i = S.nclients; i < S.n; i++)
+		if (!S.c[i]->joined)
+			pthread_join(S.c[i]->th, NULL);
 	for (int i = 0; i < S.n; i++) {
-		pthread_join(S.c[i].th, NULL);
-		pthread_cond_destroy(&S.c[i].cv);
+		pthread_cond_destroy(&S.c[i]->cv);
+		free(S.c[i]);
 	}
+	S.n = 0;
+	S.body = NULL;
 	simr_set_hook(NULL);
 	mrtx__sim = NULL;
 	sim_trace("end");

@@ -62,6 +62,10 @@ void sim_run(void (*body)(int client, void *arg), void *arg);
  * late) and drop those of dead ones; advance the clock by us. */
 void sim_settle(uint64_t us);
 
+/* 1 in a client's thread (not the caller of sim_start): a handle opened
+ * there may run its heartbeat and tail as tasks of the client. */
+int sim_in_client(void);
+
 /* In a client: 1 once it has died (it must stop, touching nothing). */
 int sim_dead(void);
 
