@@ -280,13 +280,15 @@ _Atomic unsigned long long mrtx__clock_frozen_us;
 _Atomic long long mrtx__clock_step_us;
 
 /* The simulator's seam (sim_hooks.h). */
-const mrtx__sim_hooks *mrtx__sim;
+_Atomic(const mrtx__sim_hooks *) mrtx__sim;
 
 int mrtx__sim_random(void *out, size_t n)
 {
-	if (MRTX_LIKELY(!mrtx__sim))
+	const mrtx__sim_hooks *h = mrtx__sim_on();
+
+	if (MRTX_LIKELY(!h))
 		return 0;
-	mrtx__sim->random_bytes(out, n);
+	h->random_bytes(out, n);
 	return 1;
 }
 
@@ -294,10 +296,11 @@ uint64_t mrtx__now_us(void)
 {
 	unsigned long long f = atomic_load_explicit(&mrtx__clock_frozen_us, memory_order_relaxed);
 	long long step = atomic_load_explicit(&mrtx__clock_step_us, memory_order_relaxed);
+	const mrtx__sim_hooks *h = mrtx__sim_on();
 	uint64_t t = f;
 
-	if (MRTX_UNLIKELY(mrtx__sim) && !f)
-		t = mrtx__sim->now_us();
+	if (MRTX_UNLIKELY(h) && !f)
+		t = h->now_us();
 	else if (!f) {
 		struct timespec ts;
 
@@ -314,10 +317,11 @@ uint64_t mrtx__now_ms(void)
 
 uint64_t mrtx__mono_us(void)
 {
+	const mrtx__sim_hooks *h = mrtx__sim_on();
 	struct timespec ts;
 
-	if (MRTX_UNLIKELY(mrtx__sim))
-		return mrtx__sim->mono_us();
+	if (MRTX_UNLIKELY(h))
+		return h->mono_us();
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
@@ -333,8 +337,10 @@ void mrtx__sleep_us(uint64_t us)
 {
 	struct timespec ts = mrtx__mono_timespec(us); /* (a duration: the same conversion) */
 
-	if (MRTX_UNLIKELY(mrtx__sim)) {
-		mrtx__sim->sleep_us(us);
+	const mrtx__sim_hooks *h = mrtx__sim_on();
+
+	if (MRTX_UNLIKELY(h)) {
+		h->sleep_us(us);
 		return;
 	}
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
@@ -343,8 +349,10 @@ void mrtx__sleep_us(uint64_t us)
 
 uint32_t mrtx__rand_below(uint32_t n)
 {
-	if (MRTX_UNLIKELY(mrtx__sim))
-		return n ? mrtx__sim->rand_below(n) : 0;
+	const mrtx__sim_hooks *h = mrtx__sim_on();
+
+	if (MRTX_UNLIKELY(h))
+		return n ? h->rand_below(n) : 0;
 	return n ? arc4random_uniform(n) : 0;
 }
 

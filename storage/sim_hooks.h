@@ -5,13 +5,16 @@
  * While mrtx__sim is NULL (always, outside the simulator) every call below
  * behaves as before: the real clocks, nanosleep, arc4random, RAND_bytes;
  * the only cost is one load and a predictable branch.  The simulator sets
- * it once, before it opens a handle, and clears it after closing the last:
- * the pointer is not synchronised against calls in flight.
+ * it once, before it opens a handle, and clears it after closing the last
+ * (and after its threads are joined): calls in flight never see it change.
+ * It is atomic so that reading it races with nothing; each call loads it
+ * once (mrtx__sim_on).
  */
 #ifndef MRTX_SIM_HOOKS_H
 #define MRTX_SIM_HOOKS_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,7 +37,14 @@ typedef struct mrtx__sim_hooks {
 	void (*cond_broadcast)(pthread_cond_t *cv);
 } mrtx__sim_hooks;
 
-extern const mrtx__sim_hooks *mrtx__sim;
+extern _Atomic(const mrtx__sim_hooks *) mrtx__sim;
+
+/* The hooks, or NULL outside a simulation (one relaxed load: the pointer
+ * is set before any thread that reads it starts). */
+static inline const mrtx__sim_hooks *mrtx__sim_on(void)
+{
+	return atomic_load_explicit(&mrtx__sim, memory_order_relaxed);
+}
 
 /* Fill out[0..n) from the simulator's random_bytes: 1, or 0 when no
  * simulator runs (the caller then draws as it always has). */

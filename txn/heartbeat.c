@@ -342,7 +342,7 @@ void hb_shutdown(mrtx_db *db)
 				break;
 			}
 	db->hb.listed = 0;
-	if (db->hb.running && MRTX_UNLIKELY(mrtx__sim)) {
+	if (db->hb.running && MRTX_UNLIKELY(mrtx__sim_on())) {
 		/* a simulated join yields to other clients, which may take
 		 * all_mu in hb_start: not held across it (no fork there) */
 		pthread_mutex_unlock(&all_mu);

@@ -14,23 +14,23 @@
 
 static inline int sync_spawn(pthread_t *th, void *(*fn)(void *), void *arg)
 {
-	if (MRTX_UNLIKELY(mrtx__sim))
-		return mrtx__sim->spawn(th, fn, arg);
+	if (MRTX_UNLIKELY(mrtx__sim_on()))
+		return mrtx__sim_on()->spawn(th, fn, arg);
 	return pthread_create(th, NULL, fn, arg);
 }
 
 static inline void sync_join(pthread_t th)
 {
-	if (MRTX_UNLIKELY(mrtx__sim))
-		mrtx__sim->join(th);
+	if (MRTX_UNLIKELY(mrtx__sim_on()))
+		mrtx__sim_on()->join(th);
 	else
 		pthread_join(th, NULL);
 }
 
 static inline void sync_wait(pthread_cond_t *cv, pthread_mutex_t *mu)
 {
-	if (MRTX_UNLIKELY(mrtx__sim))
-		mrtx__sim->cond_wait(cv, mu);
+	if (MRTX_UNLIKELY(mrtx__sim_on()))
+		mrtx__sim_on()->cond_wait(cv, mu);
 	else
 		pthread_cond_wait(cv, mu);
 }
@@ -41,8 +41,8 @@ static inline void sync_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_
 	struct timespec ts;
 	uint64_t ns;
 
-	if (MRTX_UNLIKELY(mrtx__sim)) {
-		(void)mrtx__sim->cond_timedwait(cv, mu, mrtx__mono_us() + ms * 1000u);
+	if (MRTX_UNLIKELY(mrtx__sim_on())) {
+		(void)mrtx__sim_on()->cond_timedwait(cv, mu, mrtx__mono_us() + ms * 1000u);
 		return;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -54,8 +54,8 @@ static inline void sync_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_
 
 static inline void sync_broadcast(pthread_cond_t *cv)
 {
-	if (MRTX_UNLIKELY(mrtx__sim))
-		mrtx__sim->cond_broadcast(cv);
+	if (MRTX_UNLIKELY(mrtx__sim_on()))
+		mrtx__sim_on()->cond_broadcast(cv);
 	else
 		pthread_cond_broadcast(cv);
 }

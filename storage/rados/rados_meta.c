@@ -507,7 +507,7 @@ int rados_table_record(rstore *rs, const store_table *t, mrtx_arena *a, mrtx_byt
  */
 static void rs_lock(rstore *rs)
 {
-	if (MRTX_UNLIKELY(mrtx__sim)) {
+	if (MRTX_UNLIKELY(mrtx__sim_on())) {
 		while (pthread_mutex_trylock(&rs->mu) == EBUSY)
 			mrtx__sleep_us(100);
 		return;

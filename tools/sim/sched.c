@@ -683,7 +683,7 @@ void sim_start(uint64_t seed, const sim_faults *f, int nclients, FILE *trace)
 		}
 	}
 	sim_trace("start seed %llu clients %d", (unsigned long long)seed, nclients);
-	mrtx__sim = &hooks;
+	atomic_store(&mrtx__sim, &hooks);
 	simr_set_hook(&sh);
 }
 
@@ -767,7 +767,7 @@ uint64_t sim_finish(void)
 	S.n = 0;
 	S.body = NULL;
 	simr_set_hook(NULL);
-	mrtx__sim = NULL;
+	atomic_store(&mrtx__sim, NULL);
 	sim_trace("end");
 	return S.hash;
 }
