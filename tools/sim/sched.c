@@ -416,13 +416,18 @@ static client *participant_new(void)
 	return c;
 }
 
-/* The task not yet joined on thread th (an id is reused once joined). */
+/* The task not yet joined on thread th (an id is reused once joined).
+ * Under S.mu: dead clients wind down in real time, beside the baton. */
 static client *task_of(pthread_t th)
 {
-	for (int i = S.n; i-- > S.nclients;)
+	client *t = NULL;
+
+	pthread_mutex_lock(&S.mu);
+	for (int i = S.n; i-- > S.nclients && !t;)
 		if (!S.c[i]->joined && pthread_equal(S.c[i]->th, th))
-			return S.c[i];
-	return NULL;
+			t = S.c[i];
+	pthread_mutex_unlock(&S.mu);
+	return t;
 }
 
 static void *task_main(void *arg)
@@ -455,7 +460,9 @@ static int h_spawn(pthread_t *th, void *(*fn)(void *), void *arg)
 
 	if (!me || me->state == C_DEAD)
 		return EAGAIN;
+	pthread_mutex_lock(&S.mu); /* (S.c may move: task_of reads it) */
 	c = participant_new();
+	pthread_mutex_unlock(&S.mu);
 	c->owner = me->owner;
 	c->task = ++me->owner->ntasks;
 	c->fn = fn;
@@ -480,8 +487,11 @@ static void h_join(pthread_t th)
 		}
 	}
 	pthread_join(th, NULL);
-	if (t)
+	if (t) {
+		pthread_mutex_lock(&S.mu);
 		t->joined = 1;
+		pthread_mutex_unlock(&S.mu);
+	}
 }
 
 /* Park the running participant on cv until a broadcast or (deadline, a
