@@ -192,10 +192,19 @@ int main(int argc, char **argv)
 		}
 	}
 	/* the options that shape a run, for the replay command printed */
-	for (int i = 1; i + 1 < argc; i++) {
+	for (int i = 1; i < argc; i++) {
 		static const char *const shaping[] = { "--clients", "--txns", "--accounts",
 			                               "--split-rows", "--faults", "--break",
 			                               "--workload" };
+
+		if (!strcmp(argv[i], "--threads")) {
+			size_t used = strlen(shape);
+
+			snprintf(shape + used, sizeof(shape) - used, " --threads");
+			continue;
+		}
+		if (i + 1 == argc)
+			break;
 
 		for (size_t k = 0; k < sizeof(shaping) / sizeof(shaping[0]); k++)
 			if (!strcmp(argv[i], shaping[k])) {
