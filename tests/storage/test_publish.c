@@ -178,30 +178,51 @@ static int kill_stopped(void **state)
 	return 0;
 }
 
+/* A fresh store with table t, rows a and b at "1" (LMDB only: the
+ * interposed pwrite is LMDB's). */
+static mrtx_db *fresh_store(const char *tag, char **path)
+{
+	const char *const fams[] = { "f" };
+	mrtx_db *db = tu_open_fresh(tag, path, NULL);
+
+	assert_non_null(db);
+	assert_int_equal(mrtx_create_table(db, "t", fams, 1), MRTX_OK);
+	assert_int_equal(put2(db, "1", "1"), MRTX_OK);
+	return db;
+}
+
+/* One transaction reads a and b as want, and commits. */
+static void expect_both(mrtx_db *db, const char *want)
+{
+	mrtx_txn *txn;
+
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	expect(txn, "a", want);
+	expect(txn, "b", want);
+	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+}
+
+static void done(mrtx_db *db, char *path)
+{
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 /* A one-phase commit killed before it was published: the next
  * transaction reads it. */
 static void test_new_view_sees_unpublished(void **state)
 {
-	const char *const fams[] = { "f" };
 	char *path;
 	mrtx_db *db;
-	mrtx_txn *txn;
 
 	(void)state;
 	if (tu_rados())
 		skip();
-	db = tu_open_fresh("publish", &path, NULL);
-	assert_non_null(db);
-	assert_int_equal(mrtx_create_table(db, "t", fams, 1), MRTX_OK);
-	assert_int_equal(put2(db, "1", "1"), MRTX_OK);
+	db = fresh_store("publish", &path);
 	commit_and_die(path, 0);
-	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
-	expect(txn, "a", "2");
-	expect(txn, "b", "2");
-	assert_int_equal(mrtx_commit(txn), MRTX_OK);
-	mrtx_close(db);
-	tu_rmrf(path);
-	free(path);
+	expect_both(db, "2");
+	done(db, path);
 }
 
 /* A two-phase commit killed right after its commit point was written: a
@@ -212,7 +233,6 @@ static void test_new_view_sees_unpublished(void **state)
  * (a write: LMDB publishes) then made that a conflict. */
 static void test_reader_meets_unpublished_commit(void **state)
 {
-	const char *const fams[] = { "f" };
 	char *path;
 	mrtx_db *db;
 	mrtx_txn *txn;
@@ -220,10 +240,7 @@ static void test_reader_meets_unpublished_commit(void **state)
 	(void)state;
 	if (tu_rados())
 		skip();
-	db = tu_open_fresh("publish2", &path, NULL);
-	assert_non_null(db);
-	assert_int_equal(mrtx_create_table(db, "t", fams, 1), MRTX_OK);
-	assert_int_equal(put2(db, "1", "1"), MRTX_OK);
+	db = fresh_store("publish2", &path);
 	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
 	assert_int_equal(mrtx_put(txn, "t", B("c"), "f", B("q"), B("c")), MRTX_OK);
 	assert_int_equal(mrtx_commit(txn), MRTX_OK);
@@ -233,9 +250,7 @@ static void test_reader_meets_unpublished_commit(void **state)
 	expect(txn, "a", "2");
 	expect(txn, "b", "2");
 	assert_int_equal(mrtx_commit(txn), MRTX_OK);
-	mrtx_close(db);
-	tu_rmrf(path);
-	free(path);
+	done(db, path);
 }
 
 /* A live writer stopped between its meta page and publishing is never
@@ -243,36 +258,23 @@ static void test_reader_meets_unpublished_commit(void **state)
  * not returned), at once; once the writer is dead, the commit is read. */
 static void test_stopped_writer_not_waited_for(void **state)
 {
-	const char *const fams[] = { "f" };
 	char *path;
 	mrtx_db *db;
-	mrtx_txn *txn;
 	pid_t pid;
 
 	(void)state;
 	if (tu_rados())
 		skip();
-	db = tu_open_fresh("publish3", &path, NULL);
-	assert_non_null(db);
-	assert_int_equal(mrtx_create_table(db, "t", fams, 1), MRTX_OK);
-	assert_int_equal(put2(db, "1", "1"), MRTX_OK);
+	db = fresh_store("publish3", &path);
 	pid = commit_and_stop(path);
 	alarm(20); /* (a reader that waits for the stopped writer hangs here) */
-	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
-	expect(txn, "a", "1");
-	expect(txn, "b", "1");
-	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+	expect_both(db, "1");
 	alarm(0);
 	kill(pid, SIGKILL);
 	stopped = 0;
 	assert_int_equal(tu_wait(pid), 128 + SIGKILL);
-	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
-	expect(txn, "a", "2");
-	expect(txn, "b", "2");
-	assert_int_equal(mrtx_commit(txn), MRTX_OK);
-	mrtx_close(db);
-	tu_rmrf(path);
-	free(path);
+	expect_both(db, "2");
+	done(db, path);
 }
 
 int main(void)
