@@ -2,20 +2,17 @@
  * append.c - the list-append workload and its checks (append.h).
  */
 #include "append.h"
+#include "work.h"
 
 #include "mrtx.h"
 #include "storage/sim/simrados.h"
 #include "tools/harness/histcheck.h"
-#include "txn/admin.h"
-#include "txn/txn_test.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define LOCK_TTL_MS 5000
 #define MAX_OPS 4
 #define FINAL_TRIES 20
 
@@ -43,9 +40,7 @@ typedef struct pending {
  * One client runs at a time (sched.h), so nothing here needs a lock.
  */
 typedef struct app {
-	const bank_cfg *cfg;
-	char addr[128];
-	bank_result *res;
+	work w; /* cfg, addr and res */
 	hc_history *h;
 	pending *pend;   /* per client */
 	uint32_t *seq;   /* per client: its next transaction's number */
@@ -67,51 +62,6 @@ static const char *key_table(int k)
 static void key_row(int k, char row[16])
 {
 	snprintf(row, 16, "key%03d", k);
-}
-
-static void anomaly(app *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void anomaly(app *a, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	sim_trace("ANOMALY %s", msg);
-	if (a->res->anomalies++ == 0)
-		snprintf(a->res->first, sizeof(a->res->first), "%s", msg);
-}
-
-/* Is rc one mrtx.h allows from this call under the simulated faults
- * (bank.c's rule)? */
-static int allowed(int rc, int commit)
-{
-	switch (rc) {
-	case MRTX_OK:
-	case MRTX_CONFLICT:
-	case MRTX_ELOCKED:
-	case MRTX_ESTORE:
-	case MRTX_EBADTXN:
-	case MRTX_ESNAPSHOT:
-		return 1;
-	case MRTX_EUNKNOWN:
-		return commit;
-	default:
-		return 0;
-	}
-}
-
-static int open_db(app *a, mrtx_db **db)
-{
-	mrtx_options o = MRTX_OPTIONS_INIT;
-	/* threads in clients only: setup and the final check run outside */
-	mrtx__knobs k = { 0, 0, !(a->cfg->threads && sim_in_client()) };
-
-	o.durability = MRTX_NOSYNC;
-	o.lock_ttl_ms = LOCK_TTL_MS;
-	return mrtx__open_knobs(db, a->addr, &o, &k);
 }
 
 /* ------------------------------------------------------------ lists */
@@ -213,7 +163,7 @@ static int put_appended(mrtx_txn *t, int k, mrtx_bytes raw, uint64_t v)
  * keys' micro-operations with at least one append. */
 static void plan(app *a, int ci, pending *p)
 {
-	int k = a->cfg->accounts, keys[MAX_OPS], ro = sim_rand(4) == 0, must;
+	int k = a->w.cfg->accounts, keys[MAX_OPS], ro = sim_rand(4) == 0, must;
 
 	p->n = 1 + (int)sim_rand((uint64_t)(k < MAX_OPS ? k : MAX_OPS));
 	for (int i = 0; i < p->n; i++) {
@@ -251,7 +201,7 @@ static void record(app *a, int ci, const pending *p, int status, uint64_t *const
 			bad = hc_add_read(a->h, t, (uint32_t)p->ops[i].key, seen[i], nseen[i]) != 0;
 	}
 	if (bad)
-		anomaly(a, "out of memory recording the history");
+		work_anomaly(&a->w, "out of memory recording the history");
 }
 
 static int okv_add(app *a, int k, uint64_t v)
@@ -320,14 +270,14 @@ static void do_txn(app *a, mrtx_db *db, int ci)
 		mrtx_abort(t);
 		t = NULL;
 		if (rc == MRTX_NOTFOUND)
-			anomaly(a, "txn %d.%" PRIu32 ": key %d read as missing", ci, p->seq,
-			        p->ops[at].key);
+			work_anomaly(&a->w, "txn %d.%" PRIu32 ": key %d read as missing", ci,
+			             p->seq, p->ops[at].key);
 		else if (rc == MRTX_ECORRUPT)
-			anomaly(a, "txn %d.%" PRIu32 ": key %d holds an unparsable list", ci, p->seq,
-			        p->ops[at].key);
-		else if (!allowed(rc, 0))
-			anomaly(a, "txn %d.%" PRIu32 ": %s returned %s (%s)", ci, p->seq, call,
-			        mrtx_strerror(rc), mrtx_errmsg());
+			work_anomaly(&a->w, "txn %d.%" PRIu32 ": key %d holds an unparsable list",
+			             ci, p->seq, p->ops[at].key);
+		else if (!work_allowed(rc, 0))
+			work_anomaly(&a->w, "txn %d.%" PRIu32 ": %s returned %s (%s)", ci, p->seq,
+			             call, mrtx_strerror(rc), mrtx_errmsg());
 		status = HC_FAIL;
 	} else {
 		call = "mrtx_commit";
@@ -335,11 +285,11 @@ static void do_txn(app *a, mrtx_db *db, int ci)
 		t = NULL; /* (freed, whatever the result) */
 		if (sim_dead())
 			goto dead;
-		if (!allowed(rc, 1))
-			anomaly(a, "txn %d.%" PRIu32 ": mrtx_commit returned %s (%s)", ci, p->seq,
-			        mrtx_strerror(rc), mrtx_errmsg());
+		if (!work_allowed(rc, 1))
+			work_anomaly(&a->w, "txn %d.%" PRIu32 ": mrtx_commit returned %s (%s)", ci,
+			             p->seq, mrtx_strerror(rc), mrtx_errmsg());
 		status = rc == MRTX_OK ? HC_OK
-		         : rc == MRTX_EUNKNOWN || !allowed(rc, 1) ? HC_UNKNOWN : HC_FAIL;
+		         : rc == MRTX_EUNKNOWN || !work_allowed(rc, 1) ? HC_UNKNOWN : HC_FAIL;
 	}
 	sim_trace("txn %d.%" PRIu32 " %s", ci, p->seq, mrtx_strerror(rc));
 	if (status == HC_OK) {
@@ -352,22 +302,23 @@ static void do_txn(app *a, mrtx_db *db, int ci)
 				while (m < nseen[i] && seen[i][m] != a->okv[k][j])
 					m++;
 				if (m == nseen[i]) {
-					anomaly(a, "txn %d.%" PRIu32 ": its read of key %d missed %" PRIu64
-					        ", whose append's commit returned before it began", ci,
-					        p->seq, k, a->okv[k][j]);
+					work_anomaly(&a->w, "txn %d.%" PRIu32
+					             ": its read of key %d missed %" PRIu64
+					             ", whose append's commit returned before it began",
+					             ci, p->seq, k, a->okv[k][j]);
 					break;
 				}
 			}
 		}
 		for (int i = 0; i < p->n; i++)
 			if (p->ops[i].append && okv_add(a, p->ops[i].key, p->ops[i].val))
-				anomaly(a, "out of memory");
+				work_anomaly(&a->w, "out of memory");
 	}
 	record(a, ci, p, status, seen, nseen);
 	p->open = 0;
-	a->res->committed += status == HC_OK;
-	a->res->unknown += status == HC_UNKNOWN;
-	a->res->failed += status == HC_FAIL;
+	a->w.res->committed += status == HC_OK;
+	a->w.res->unknown += status == HC_UNKNOWN;
+	a->w.res->failed += status == HC_FAIL;
 dead:
 	/* a dead client's pending transaction stays open (unknown); it
 	 * touches nothing shared from here on */
@@ -380,20 +331,11 @@ dead:
 static void client_body(int ci, void *arg)
 {
 	app *a = arg;
-	mrtx_db *db = NULL;
-	int rc = MRTX_ESTORE;
+	mrtx_db *db;
 
-	for (int tries = 0; tries < 5 && rc; tries++) {
-		rc = open_db(a, &db);
-		if (sim_dead())
-			return;
-		sim_trace("open %s", mrtx_strerror(rc));
-		if (rc && rc != MRTX_ESTORE)
-			anomaly(a, "mrtx_open returned %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
-	}
-	if (rc)
+	if (work_client_open(&a->w, &db))
 		return;
-	for (int n = 0; n < a->cfg->txns && !sim_dead(); n++)
+	for (int n = 0; n < a->w.cfg->txns && !sim_dead(); n++)
 		do_txn(a, db, ci);
 	mrtx_close(db);
 }
@@ -403,11 +345,11 @@ static void client_body(int ci, void *arg)
 static int setup(app *a)
 {
 	mrtx_db *db;
-	int k = a->cfg->accounts, rc;
+	int k = a->w.cfg->accounts, rc;
 	char mid[16], row[16];
 	mrtx_bytes split;
 
-	if ((rc = open_db(a, &db)))
+	if ((rc = work_open_db(&a->w, &db)))
 		return rc;
 	key_row(k / 2, mid);
 	split = MRTX_CSTR(mid);
@@ -443,7 +385,7 @@ static int read_all(app *a, mrtx_db *db, uint64_t **lists, size_t *n, const char
 	if ((rc = mrtx_begin(db, &t)))
 		return rc;
 	*call = "mrtx_get";
-	for (int k = 0; k < a->cfg->accounts; k++) {
+	for (int k = 0; k < a->w.cfg->accounts; k++) {
 		mrtx_bytes raw;
 
 		free(lists[k]);
@@ -456,20 +398,10 @@ static int read_all(app *a, mrtx_db *db, uint64_t **lists, size_t *n, const char
 	return mrtx_commit(t);
 }
 
-static int count_lock(const admin_lock *l, void *arg)
-{
-	unsigned long *n = arg;
-
-	*n += !l->rec || l->rec->state != LOCK_STABLE;
-	return 0;
-}
-
 static void final_check(app *a)
 {
-	int nk = a->cfg->accounts, rc;
-	recover_opts ro = { 1000, 0, 0 };
-	recover_stats rs;
-	unsigned long left = 0;
+	static const char *const tables[2] = { "a", "b" };
+	int nk = a->w.cfg->accounts, rc;
 	const char *call = "";
 	uint64_t **again = calloc((size_t)nk, sizeof(*again));
 	size_t *nagain = calloc((size_t)nk, sizeof(*nagain));
@@ -477,49 +409,38 @@ static void final_check(app *a)
 	char text[400];
 
 	if (!again || !nagain) {
-		anomaly(a, "final: out of memory");
+		work_anomaly(&a->w, "final: out of memory");
 		goto out;
 	}
-	if ((rc = open_db(a, &db))) {
-		anomaly(a, "final: mrtx_open returned %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
+	if (work_final_open(&a->w, &db))
 		goto out;
-	}
 	for (int tries = 0; tries < FINAL_TRIES; tries++)
 		if ((rc = read_all(a, db, a->final, a->nfinal, &call)) != MRTX_ELOCKED &&
 		    rc != MRTX_CONFLICT)
 			break;
 	sim_trace("final read %s", mrtx_strerror(rc));
 	if (rc) {
-		anomaly(a, "final: %s returned %s (%s)", call, mrtx_strerror(rc), mrtx_errmsg());
+		work_anomaly(&a->w, "final: %s returned %s (%s)", call, mrtx_strerror(rc),
+		             mrtx_errmsg());
 	} else {
 		for (int k = 0; k < nk; k++) {
 			list_text(a->final[k], a->nfinal[k], text, sizeof(text));
 			sim_trace("final k%d %s", k, text);
 			if (hc_set_final(a->h, (uint32_t)k, a->final[k], a->nfinal[k]))
-				anomaly(a, "final: out of memory");
+				work_anomaly(&a->w, "final: out of memory");
 		}
 	}
-	memset(&rs, 0, sizeof(rs));
-	if ((rc = admin_recover(db, &ro, &rs, NULL, NULL)))
-		anomaly(a, "final: the recovery sweep returned %s (%s)", mrtx_strerror(rc),
-		        mrtx_errmsg());
-	sim_trace("sweep seen %lu forwarded %lu rolled back %lu live %lu errors %lu",
-	          rs.locks_seen, rs.forwarded, rs.rolled_back, rs.skipped_live, rs.errors);
-	if ((rc = admin_locks(db, "a", count_lock, &left)) ||
-	    (rc = admin_locks(db, "b", count_lock, &left)))
-		anomaly(a, "final: listing the locks returned %s (%s)", mrtx_strerror(rc),
-		        mrtx_errmsg());
-	else if (left)
-		anomaly(a, "final: %lu lock record(s) left unsettled after the sweep", left);
+	work_sweep(&a->w, db, tables, 2, 0);
 	/* the sweep changes no list the final read settled */
 	if ((rc = read_all(a, db, again, nagain, &call)))
-		anomaly(a, "final: after the sweep %s returned %s (%s)", call, mrtx_strerror(rc),
-		        mrtx_errmsg());
+		work_anomaly(&a->w, "final: after the sweep %s returned %s (%s)", call,
+		             mrtx_strerror(rc), mrtx_errmsg());
 	for (int k = 0; k < nk && !rc; k++)
 		if (nagain[k] != a->nfinal[k] ||
 		    (nagain[k] && memcmp(again[k], a->final[k], nagain[k] * sizeof(uint64_t)))) {
-			anomaly(a, "final: key %d's list changed across the recovery sweep "
-			        "(%zu values, then %zu)", k, a->nfinal[k], nagain[k]);
+			work_anomaly(&a->w,
+			             "final: key %d's list changed across the recovery sweep "
+			             "(%zu values, then %zu)", k, a->nfinal[k], nagain[k]);
 			break;
 		}
 	mrtx_close(db);
@@ -537,17 +458,18 @@ static void check_history(app *a)
 	hc_report r;
 
 	if (hc_check_mode(a->h, HC_SNAPSHOT_READONLY, &r)) {
-		anomaly(a, "history check: out of memory");
+		work_anomaly(&a->w, "history check: out of memory");
 		return;
 	}
 	sim_trace("history: %zu ok %zu failed %zu unknown (%zu visible); edges ww %zu wr %zu "
 	          "rw %zu; anomalies %zu", r.ok, r.failed, r.unknown, r.unknown_visible,
 	          r.edges[0], r.edges[1], r.edges[2], r.total);
 	for (size_t i = 0; i < r.nanomalies; i++)
-		anomaly(a, "%s: %s", hc_anomaly_name(r.anomalies[i].type), r.anomalies[i].text);
+		work_anomaly(&a->w, "%s: %s", hc_anomaly_name(r.anomalies[i].type),
+		             r.anomalies[i].text);
 	/* those the report only counted */
 	if (r.total > r.nanomalies)
-		a->res->anomalies += r.total - r.nanomalies;
+		a->w.res->anomalies += r.total - r.nanomalies;
 	hc_report_free(&r);
 }
 
@@ -559,8 +481,8 @@ unsigned long append_run(uint64_t seed, const bank_cfg *cfg, bank_result *out)
 
 	memset(out, 0, sizeof(*out));
 	memset(&a, 0, sizeof(a));
-	a.cfg = cfg;
-	a.res = out;
+	a.w.cfg = cfg;
+	a.w.res = out;
 	a.next_val = 1;
 	a.h = hc_new();
 	a.pend = calloc(nc, sizeof(*a.pend));
@@ -575,15 +497,15 @@ unsigned long append_run(uint64_t seed, const bank_cfg *cfg, bank_result *out)
 		goto out;
 	}
 	if (cfg->split_rows)
-		snprintf(a.addr, sizeof(a.addr), "rados://mrtx/append?split_rows=%u",
+		snprintf(a.w.addr, sizeof(a.w.addr), "rados://mrtx/append?split_rows=%u",
 		         cfg->split_rows);
 	else
-		snprintf(a.addr, sizeof(a.addr), "rados://mrtx/append");
+		snprintf(a.w.addr, sizeof(a.w.addr), "rados://mrtx/append");
 	simr_reset();
 	(void)simr_pool_create("mrtx");
 	sim_start(seed, &cfg->faults, cfg->clients, cfg->trace);
 	if ((rc = setup(&a)) != MRTX_OK) {
-		anomaly(&a, "setup: %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
+		work_anomaly(&a.w, "setup: %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
 	} else {
 		sim_run(client_body, &a);
 		/* the transactions of clients that died: outcome unknown */
@@ -594,7 +516,7 @@ unsigned long append_run(uint64_t seed, const bank_cfg *cfg, bank_result *out)
 				out->unknown++;
 			}
 		/* every lock a dead or timed-out client left is past its expiry */
-		sim_settle(2ull * LOCK_TTL_MS * 1000u + 1000000u);
+		sim_settle(2ull * WORK_LOCK_TTL_MS * 1000u + 1000000u);
 		final_check(&a);
 		check_history(&a);
 	}

@@ -2,19 +2,16 @@
  * bank.c - the bank workload and its checker (bank.h).
  */
 #include "bank.h"
+#include "work.h"
 
 #include "mrtx.h"
 #include "storage/sim/simrados.h"
-#include "txn/admin.h"
-#include "txn/txn_test.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define START_BALANCE 100
-#define LOCK_TTL_MS 5000
 #define SLOTS 2  /* claimable slots in table u */
 #define PAIRS 4  /* on-call pairs in table w */
 
@@ -26,9 +23,7 @@
  * runs at a time (sched.h), so the array needs no lock.
  */
 typedef struct bank {
-	const bank_cfg *cfg;
-	char addr[128];
-	bank_result *res;
+	work w; /* cfg, addr and res */
 	long *maxver;
 	int claims; /* claim ops run, for the trace */
 } bank;
@@ -44,52 +39,6 @@ static const char *acct_table(int i)
 static void acct_row(int i, char row[16])
 {
 	snprintf(row, 16, "acct%03d", i);
-}
-
-static void anomaly(bank *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void anomaly(bank *b, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	sim_trace("ANOMALY %s", msg);
-	if (b->res->anomalies++ == 0)
-		snprintf(b->res->first, sizeof(b->res->first), "%s", msg);
-}
-
-/* Is rc one mrtx.h allows from this call under the simulated faults?
- * Timeouts surface as MRTX_ESTORE (before the commit point) or
- * MRTX_EUNKNOWN (at it). */
-static int allowed(int rc, int commit)
-{
-	switch (rc) {
-	case MRTX_OK:
-	case MRTX_CONFLICT:
-	case MRTX_ELOCKED:
-	case MRTX_ESTORE:
-	case MRTX_EBADTXN:
-	case MRTX_ESNAPSHOT:
-		return 1;
-	case MRTX_EUNKNOWN:
-		return commit;
-	default:
-		return 0;
-	}
-}
-
-static int open_db(bank *b, mrtx_db **db)
-{
-	mrtx_options o = MRTX_OPTIONS_INIT;
-	/* threads in clients only: setup and the final check run outside */
-	mrtx__knobs k = { 0, 0, !(b->cfg->threads && sim_in_client()) };
-
-	o.durability = MRTX_NOSYNC;
-	o.lock_ttl_ms = LOCK_TTL_MS;
-	return mrtx__open_knobs(db, b->addr, &o, &k);
 }
 
 static int get_balance(mrtx_txn *t, int i, long *out, long *ver)
@@ -154,8 +103,8 @@ static void do_transfer(bank *b, mrtx_db *db)
 	transfer x;
 	int rc;
 
-	x.from = (int)sim_rand((uint64_t)b->cfg->accounts);
-	x.to = (x.from + 1 + (int)sim_rand((uint64_t)b->cfg->accounts - 1)) % b->cfg->accounts;
+	x.from = (int)sim_rand((uint64_t)b->w.cfg->accounts);
+	x.to = (x.from + 1 + (int)sim_rand((uint64_t)b->w.cfg->accounts - 1)) % b->w.cfg->accounts;
 	x.amount = 1 + (long)sim_rand(20);
 	x.notfound = 0;
 	sim_trace("transfer %d->%d %ld", x.from, x.to, x.amount);
@@ -164,16 +113,15 @@ static void do_transfer(bank *b, mrtx_db *db)
 		return;
 	sim_trace("transfer %s", mrtx_strerror(rc));
 	if (x.notfound)
-		anomaly(b, "transfer %d->%d: an account read as missing", x.from, x.to);
-	if (!allowed(rc, 1))
-		anomaly(b, "transfer: mrtx_run returned %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
+		work_anomaly(&b->w, "transfer %d->%d: an account read as missing", x.from, x.to);
+	if (!work_allowed(rc, 1))
+		work_anomaly(&b->w, "transfer: mrtx_run returned %s (%s)", mrtx_strerror(rc),
+		             mrtx_errmsg());
 	if (rc == MRTX_OK) {
 		b->maxver[x.from] = x.vfrom > b->maxver[x.from] ? x.vfrom : b->maxver[x.from];
 		b->maxver[x.to] = x.vto > b->maxver[x.to] ? x.vto : b->maxver[x.to];
 	}
-	b->res->committed += rc == MRTX_OK;
-	b->res->unknown += rc == MRTX_EUNKNOWN;
-	b->res->failed += rc != MRTX_OK && rc != MRTX_EUNKNOWN;
+	work_count(&b->w, rc);
 }
 
 /* Sum every account in one read-only transaction: MRTX_OK and *sum, or
@@ -188,12 +136,12 @@ static int sum_all(bank *b, mrtx_db *db, long *sum, const char **call, int *stal
 
 	*sum = 0;
 	*stale = -1;
-	memcpy(need, b->maxver, (size_t)b->cfg->accounts * sizeof(long));
+	memcpy(need, b->maxver, (size_t)b->w.cfg->accounts * sizeof(long));
 	*call = "mrtx_begin";
 	if ((rc = mrtx_begin(db, &t)))
 		return rc;
 	*call = "mrtx_get";
-	for (int i = 0; i < b->cfg->accounts; i++) {
+	for (int i = 0; i < b->w.cfg->accounts; i++) {
 		if ((rc = get_balance(t, i, &bal, &ver))) {
 			mrtx_abort(t);
 			return rc;
@@ -211,7 +159,7 @@ static int sum_all(bank *b, mrtx_db *db, long *sum, const char **call, int *stal
 
 static void do_audit(bank *b, mrtx_db *db)
 {
-	long total = (long)b->cfg->accounts * START_BALANCE, sum;
+	long total = (long)b->w.cfg->accounts * START_BALANCE, sum;
 	const char *call;
 	int rc, stale;
 
@@ -221,16 +169,18 @@ static void do_audit(bank *b, mrtx_db *db)
 		return;
 	sim_trace("audit %s sum %ld", mrtx_strerror(rc), sum);
 	if (rc == MRTX_OK && sum != total)
-		anomaly(b, "audit: committed a sum of %ld, not %ld", sum, total);
+		work_anomaly(&b->w, "audit: committed a sum of %ld, not %ld", sum, total);
 	else if (rc == MRTX_OK && stale >= 0)
-		anomaly(b, "audit: its snapshot missed a transfer of account %d whose commit "
-		        "returned before it began", stale);
+		work_anomaly(&b->w,
+		             "audit: its snapshot missed a transfer of account %d whose commit "
+		             "returned before it began", stale);
 	else if (rc == MRTX_NOTFOUND)
-		anomaly(b, "audit: an account read as missing");
-	else if (!allowed(rc, 0))
-		anomaly(b, "audit: %s returned %s (%s)", call, mrtx_strerror(rc), mrtx_errmsg());
-	b->res->committed += rc == MRTX_OK;
-	b->res->failed += rc != MRTX_OK;
+		work_anomaly(&b->w, "audit: an account read as missing");
+	else if (!work_allowed(rc, 0))
+		work_anomaly(&b->w, "audit: %s returned %s (%s)", call, mrtx_strerror(rc),
+		             mrtx_errmsg());
+	b->w.res->committed += rc == MRTX_OK;
+	b->w.res->failed += rc != MRTX_OK;
 }
 
 /* ---------------------------------------------------------- claims
@@ -290,13 +240,12 @@ static void do_claim(bank *b, mrtx_db *db, int client)
 		return;
 	sim_trace("claim %s saw %d", mrtx_strerror(rc), c.seen);
 	if (rc == MRTX_OK && c.seen > 1)
-		anomaly(b, "claim: a committed claim saw slot %d hold %d rows (a phantom)", c.slot,
-		        c.seen);
-	if (!allowed(rc, 1))
-		anomaly(b, "claim: mrtx_run returned %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
-	b->res->committed += rc == MRTX_OK;
-	b->res->unknown += rc == MRTX_EUNKNOWN;
-	b->res->failed += rc != MRTX_OK && rc != MRTX_EUNKNOWN;
+		work_anomaly(&b->w, "claim: a committed claim saw slot %d hold %d rows (a phantom)",
+		             c.slot, c.seen);
+	if (!work_allowed(rc, 1))
+		work_anomaly(&b->w, "claim: mrtx_run returned %s (%s)", mrtx_strerror(rc),
+		             mrtx_errmsg());
+	work_count(&b->w, rc);
 }
 
 /* -------------------------------------------------------- on call
@@ -362,14 +311,14 @@ static void do_oncall(bank *b, mrtx_db *db, int off)
 	if (sim_dead())
 		return;
 	sim_trace("call %s", mrtx_strerror(rc));
-	if (!allowed(rc, 1))
-		anomaly(b, "on call: mrtx_run returned %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
+	if (!work_allowed(rc, 1))
+		work_anomaly(&b->w, "on call: mrtx_run returned %s (%s)", mrtx_strerror(rc),
+		             mrtx_errmsg());
 	if (rc == MRTX_OK && o.both_off)
-		anomaly(b, "on call: a committed transaction saw both sides of pair %d off "
-		        "(a write skew)", o.pair);
-	b->res->committed += rc == MRTX_OK;
-	b->res->unknown += rc == MRTX_EUNKNOWN;
-	b->res->failed += rc != MRTX_OK && rc != MRTX_EUNKNOWN;
+		work_anomaly(&b->w,
+		             "on call: a committed transaction saw both sides of pair %d off "
+		             "(a write skew)", o.pair);
+	work_count(&b->w, rc);
 }
 
 /* Every slot holds at most one row. */
@@ -385,8 +334,8 @@ static void check_claims(bank *b, mrtx_db *db)
 	if ((rc = mrtx_begin(db, &t)) || (rc = mrtx_scan_open(t, &sp, &s))) {
 		if (t)
 			mrtx_abort(t);
-		anomaly(b, "final: scanning the claims returned %s (%s)", mrtx_strerror(rc),
-		        mrtx_errmsg());
+		work_anomaly(&b->w, "final: scanning the claims returned %s (%s)",
+		             mrtx_strerror(rc), mrtx_errmsg());
 		return;
 	}
 	while ((rc = mrtx_scan_next(s, &cell)) == MRTX_OK) {
@@ -399,11 +348,12 @@ static void check_claims(bank *b, mrtx_db *db)
 	mrtx_scan_close(s);
 	mrtx_abort(t);
 	if (rc != MRTX_NOTFOUND)
-		anomaly(b, "final: scanning the claims returned %s (%s)", mrtx_strerror(rc),
-		        mrtx_errmsg());
+		work_anomaly(&b->w, "final: scanning the claims returned %s (%s)",
+		             mrtx_strerror(rc), mrtx_errmsg());
 	for (int i = 0; i < SLOTS; i++)
 		if (count[i] > 1) {
-			anomaly(b, "claim: slot %d was claimed %d times (a phantom)", i, count[i]);
+			work_anomaly(&b->w, "claim: slot %d was claimed %d times (a phantom)", i,
+			             count[i]);
 			break;
 		}
 }
@@ -411,20 +361,11 @@ static void check_claims(bank *b, mrtx_db *db)
 static void client_body(int ci, void *arg)
 {
 	bank *b = arg;
-	mrtx_db *db = NULL;
-	int rc = MRTX_ESTORE;
+	mrtx_db *db;
 
-	for (int tries = 0; tries < 5 && rc; tries++) {
-		rc = open_db(b, &db);
-		if (sim_dead())
-			return;
-		sim_trace("open %s", mrtx_strerror(rc));
-		if (rc && rc != MRTX_ESTORE)
-			anomaly(b, "mrtx_open returned %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
-	}
-	if (rc)
+	if (work_client_open(&b->w, &db))
 		return;
-	for (int n = 0; n < b->cfg->txns && !sim_dead(); n++) {
+	for (int n = 0; n < b->w.cfg->txns && !sim_dead(); n++) {
 		uint64_t r = sim_rand(20);
 
 		if (r < 4)
@@ -446,11 +387,11 @@ static void client_body(int ci, void *arg)
 static int setup(bank *b)
 {
 	mrtx_db *db;
-	int k = b->cfg->accounts, rc;
+	int k = b->w.cfg->accounts, rc;
 	char mid[16];
 	mrtx_bytes split;
 
-	if ((rc = open_db(b, &db)))
+	if ((rc = work_open_db(&b->w, &db)))
 		return rc;
 	acct_row(k / 2, mid);
 	split = MRTX_CSTR(mid);
@@ -483,53 +424,31 @@ done:
 	return rc;
 }
 
-static int count_lock(const admin_lock *l, void *arg)
-{
-	unsigned long *n = arg;
-
-	*n += !l->rec || l->rec->state != LOCK_STABLE;
-	return 0;
-}
-
 static void final_check(bank *b)
 {
-	long total = (long)b->cfg->accounts * START_BALANCE, sum = 0;
-	recover_opts ro = { 1000, 0, 0 };
-	recover_stats rs;
-	unsigned long left = 0;
+	static const char *const tables[2] = { "a", "b" };
+	long total = (long)b->w.cfg->accounts * START_BALANCE, sum = 0;
 	const char *call = "";
 	mrtx_db *db;
 	int rc, stale;
 
-	if ((rc = open_db(b, &db))) {
-		anomaly(b, "final: mrtx_open returned %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
+	if (work_final_open(&b->w, &db))
 		return;
-	}
 	for (int tries = 0; tries < 20; tries++)
 		if ((rc = sum_all(b, db, &sum, &call, &stale)) != MRTX_ELOCKED &&
 		    rc != MRTX_CONFLICT)
 			break;
 	sim_trace("final sum %s %ld", mrtx_strerror(rc), sum);
 	if (rc)
-		anomaly(b, "final: %s returned %s (%s)", call, mrtx_strerror(rc), mrtx_errmsg());
+		work_anomaly(&b->w, "final: %s returned %s (%s)", call, mrtx_strerror(rc),
+		             mrtx_errmsg());
 	else if (sum != total)
-		anomaly(b, "final: the accounts sum to %ld, not %ld", sum, total);
-	memset(&rs, 0, sizeof(rs));
-	if ((rc = admin_recover(db, &ro, &rs, NULL, NULL)))
-		anomaly(b, "final: the recovery sweep returned %s (%s)", mrtx_strerror(rc),
-		        mrtx_errmsg());
-	sim_trace("sweep seen %lu forwarded %lu rolled back %lu live %lu errors %lu",
-	          rs.locks_seen, rs.forwarded, rs.rolled_back, rs.skipped_live, rs.errors);
-	if ((rc = admin_locks(db, "a", count_lock, &left)) ||
-	    (rc = admin_locks(db, "b", count_lock, &left)))
-		anomaly(b, "final: listing the locks returned %s (%s)", mrtx_strerror(rc),
-		        mrtx_errmsg());
-	else if (left)
-		anomaly(b, "final: %lu lock record(s) left unsettled after the sweep", left);
+		work_anomaly(&b->w, "final: the accounts sum to %ld, not %ld", sum, total);
+	work_sweep(&b->w, db, tables, 2, 0);
 	check_claims(b, db);
 	if ((rc = sum_all(b, db, &sum, &call, &stale)) || sum != total)
-		anomaly(b, "final: after the sweep %s returned %s, sum %ld", call, mrtx_strerror(rc),
-		        sum);
+		work_anomaly(&b->w, "final: after the sweep %s returned %s, sum %ld", call,
+		             mrtx_strerror(rc), sum);
 	mrtx_close(db);
 }
 
@@ -540,26 +459,27 @@ unsigned long bank_run(uint64_t seed, const bank_cfg *cfg, bank_result *out)
 
 	memset(out, 0, sizeof(*out));
 	memset(&b, 0, sizeof(b));
-	b.cfg = cfg;
-	b.res = out;
+	b.w.cfg = cfg;
+	b.w.res = out;
 	if (!(b.maxver = calloc((size_t)cfg->accounts, sizeof(long)))) {
 		out->anomalies = 1;
 		snprintf(out->first, sizeof(out->first), "out of memory");
 		return 1;
 	}
 	if (cfg->split_rows)
-		snprintf(b.addr, sizeof(b.addr), "rados://mrtx/bank?split_rows=%u", cfg->split_rows);
+		snprintf(b.w.addr, sizeof(b.w.addr), "rados://mrtx/bank?split_rows=%u",
+		         cfg->split_rows);
 	else
-		snprintf(b.addr, sizeof(b.addr), "rados://mrtx/bank");
+		snprintf(b.w.addr, sizeof(b.w.addr), "rados://mrtx/bank");
 	simr_reset();
 	(void)simr_pool_create("mrtx");
 	sim_start(seed, &cfg->faults, cfg->clients, cfg->trace);
 	if ((rc = setup(&b)) != MRTX_OK) {
-		anomaly(&b, "setup: %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
+		work_anomaly(&b.w, "setup: %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
 	} else {
 		sim_run(client_body, &b);
 		/* every lock a dead or timed-out client left is past its expiry */
-		sim_settle(2ull * LOCK_TTL_MS * 1000u + 1000000u);
+		sim_settle(2ull * WORK_LOCK_TTL_MS * 1000u + 1000000u);
 		final_check(&b);
 	}
 	out->hash = sim_finish();

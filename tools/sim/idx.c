@@ -8,65 +8,12 @@
 #include "storage/rados/rados_store.h"
 #include "storage/sim/simrados.h"
 #include "txn/admin_test.h"
-#include "txn/txn_test.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define LOCK_TTL_MS 5000
-
 static const char *const fam_f[1] = { "f" };
-
-void idx_anomaly(ix *x, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	sim_trace("ANOMALY %s", msg);
-	if (x->res->anomalies++ == 0)
-		snprintf(x->res->first, sizeof(x->res->first), "%s", msg);
-}
-
-/* As bank.c: the codes mrtx.h allows under the simulated faults. */
-int idx_allowed(int rc, int commit)
-{
-	switch (rc) {
-	case MRTX_OK:
-	case MRTX_CONFLICT:
-	case MRTX_ELOCKED:
-	case MRTX_ESTORE:
-	case MRTX_EBADTXN:
-	case MRTX_ESNAPSHOT:
-		return 1;
-	case MRTX_EUNKNOWN:
-		return commit;
-	default:
-		return 0;
-	}
-}
-
-void idx_count(ix *x, int rc)
-{
-	x->res->committed += rc == MRTX_OK;
-	x->res->unknown += rc == MRTX_EUNKNOWN;
-	x->res->failed += rc != MRTX_OK && rc != MRTX_EUNKNOWN;
-}
-
-int idx_open_db(ix *x, mrtx_db **db)
-{
-	mrtx_options o = MRTX_OPTIONS_INIT;
-	/* threads in clients only: setup and the final check run outside */
-	mrtx__knobs k = { 0, 0, !(x->cfg->threads && sim_in_client()) };
-
-	o.durability = MRTX_NOSYNC;
-	o.lock_ttl_ms = LOCK_TTL_MS;
-	return mrtx__open_knobs(db, x->addr, &o, &k);
-}
 
 void idx_copy_str(char *dst, size_t cap, mrtx_bytes b, int *bad)
 {
@@ -166,13 +113,13 @@ static void do_pop(ix *x, mrtx_db *db, int client, int kind)
 	if (sim_dead())
 		return;
 	sim_trace("%s %s saw %d", names[kind], mrtx_strerror(rc), p.seen);
-	if (!idx_allowed(rc, 1))
-		idx_anomaly(x, "%s: mrtx_run returned %s (%s)", names[kind], mrtx_strerror(rc),
-		        mrtx_errmsg());
+	if (!work_allowed(rc, 1))
+		work_anomaly(&x->w, "%s: mrtx_run returned %s (%s)", names[kind], mrtx_strerror(rc),
+		             mrtx_errmsg());
 	if (rc == MRTX_OK && p.seen > x->cap)
-		idx_anomaly(x, "%s: a committed lookup of %s found %d rows, over the cap %d", names[kind],
-		        p.owner, p.seen, x->cap);
-	idx_count(x, rc);
+		work_anomaly(&x->w, "%s: a committed lookup of %s found %d rows, over the cap %d",
+		             names[kind], p.owner, p.seen, x->cap);
+	work_count(&x->w, rc);
 }
 
 /* ----------------------------------------------------- table v writes */
@@ -234,8 +181,8 @@ static void do_vwrite(ix *x, mrtx_db *db, int client)
 			break;
 	}
 	sim_trace("vwrite %s ts %llu", mrtx_strerror(rc), (unsigned long long)ts);
-	if (!idx_allowed(rc, 1) || rc == MRTX_NOTFOUND)
-		idx_anomaly(x, "vwrite: %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
+	if (!work_allowed(rc, 1) || rc == MRTX_NOTFOUND)
+		work_anomaly(&x->w, "vwrite: %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
 	if (rc == MRTX_OK) {
 		for (int i = 0; i < w.nrows; i++) {
 			idx_learn(x, w.rows[i], w.seq[i], ts, w.val[i], "its commit");
@@ -244,7 +191,7 @@ static void do_vwrite(ix *x, mrtx_db *db, int client)
 		}
 		log_ts(x, ts);
 	}
-	idx_count(x, rc);
+	work_count(&x->w, rc);
 }
 
 /* The versions one read returned, copied out of its transaction. */
@@ -259,8 +206,9 @@ static void do_gc(ix *x, mrtx_db *db)
 		return;
 	sim_trace("gc %s collected %llu", mrtx_strerror(rc), (unsigned long long)collected);
 	if (rc != MRTX_OK && rc != MRTX_ESTORE)
-		idx_anomaly(x, "gc: mrtx_gc returned %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
-	idx_count(x, rc);
+		work_anomaly(&x->w, "gc: mrtx_gc returned %s (%s)", mrtx_strerror(rc),
+		             mrtx_errmsg());
+	work_count(&x->w, rc);
 }
 
 /* ------------------------------------------------------------ clients */
@@ -268,20 +216,11 @@ static void do_gc(ix *x, mrtx_db *db)
 static void client_body(int ci, void *arg)
 {
 	ix *x = arg;
-	mrtx_db *db = NULL;
-	int rc = MRTX_ESTORE;
+	mrtx_db *db;
 
-	for (int tries = 0; tries < 5 && rc; tries++) {
-		rc = idx_open_db(x, &db);
-		if (sim_dead())
-			return;
-		sim_trace("open %s", mrtx_strerror(rc));
-		if (rc && rc != MRTX_ESTORE)
-			idx_anomaly(x, "mrtx_open returned %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
-	}
-	if (rc)
+	if (work_client_open(&x->w, &db))
 		return;
-	for (int n = 0; n < x->cfg->txns && !sim_dead(); n++) {
+	for (int n = 0; n < x->w.cfg->txns && !sim_dead(); n++) {
 		uint64_t r = sim_rand(20);
 
 		if (r < 3)
@@ -323,7 +262,7 @@ static int setup(ix *x)
 	uint64_t ts;
 	int rc;
 
-	if ((rc = idx_open_db(x, &db)))
+	if ((rc = work_open_db(&x->w, &db)))
 		return rc;
 	if ((rc = mrtx_create_table(db, "p", fam_f, 1)) || (rc = mrtx_create_table2(db, "v", &h, 1)))
 		goto done;
@@ -369,8 +308,8 @@ unsigned long index_run(uint64_t seed, const bank_cfg *cfg, bank_result *out)
 
 	memset(out, 0, sizeof(*out));
 	memset(&x, 0, sizeof(x));
-	x.cfg = cfg;
-	x.res = out;
+	x.w.cfg = cfg;
+	x.w.res = out;
 	x.keys = 3 * cfg->accounts;
 	x.cap = x.keys / 6 > 2 ? x.keys / 6 : 2;
 	x.maxseq = 2 * cfg->clients * cfg->txns + 2;
@@ -379,17 +318,17 @@ unsigned long index_run(uint64_t seed, const bank_cfg *cfg, bank_result *out)
 		snprintf(out->first, sizeof(out->first), "out of memory");
 		return 1;
 	}
-	snprintf(x.addr, sizeof(x.addr), "rados://mrtx/idx?split_rows=%u",
+	snprintf(x.w.addr, sizeof(x.w.addr), "rados://mrtx/idx?split_rows=%u",
 	         cfg->split_rows ? cfg->split_rows : IDX_SPLIT_ROWS);
 	simr_reset();
 	(void)simr_pool_create("mrtx");
 	sim_start(seed, &cfg->faults, cfg->clients, cfg->trace);
 	if ((rc = setup(&x)) != MRTX_OK) {
-		idx_anomaly(&x, "setup: %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
+		work_anomaly(&x.w, "setup: %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
 	} else {
 		sim_run(client_body, &x);
 		/* every lock a dead or timed-out client left is past its expiry */
-		sim_settle(2ull * LOCK_TTL_MS * 1000u + 1000000u);
+		sim_settle(2ull * WORK_LOCK_TTL_MS * 1000u + 1000000u);
 		idx_final_check(&x);
 	}
 	out->hash = sim_finish();

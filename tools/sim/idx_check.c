@@ -5,7 +5,6 @@
 #include "idx_int.h"
 
 #include "storage/rados/rados_store.h"
-#include "txn/admin.h"
 #include "txn/admin_test.h"
 
 #include <stdio.h>
@@ -187,10 +186,11 @@ void idx_do_index_check(ix *x, mrtx_db *db)
 		return;
 	sim_trace("index check %s", mrtx_strerror(rc));
 	if (rc == MRTX_OK && msg[0])
-		idx_anomaly(x, "index check%s: %s", at ? " (past snapshot)" : "", msg);
-	else if (rc == MRTX_NOTFOUND || !idx_allowed(rc, 0))
-		idx_anomaly(x, "index check: %s returned %s (%s)", call, mrtx_strerror(rc), mrtx_errmsg());
-	idx_count(x, rc);
+		work_anomaly(&x->w, "index check%s: %s", at ? " (past snapshot)" : "", msg);
+	else if (rc == MRTX_NOTFOUND || !work_allowed(rc, 0))
+		work_anomaly(&x->w, "index check: %s returned %s (%s)", call, mrtx_strerror(rc),
+		             mrtx_errmsg());
+	work_count(&x->w, rc);
 }
 
 /* ------------------------------------------------------ table v reads */
@@ -208,7 +208,7 @@ void idx_learn(ix *x, int r, long seq, uint64_t ts, const char *val, const char 
 	vknown *k = known(x, r, seq);
 
 	if (!k) {
-		idx_anomaly(x, "v%d: sequence %ld out of range (%s)", r, seq, how);
+		work_anomaly(&x->w, "v%d: sequence %ld out of range (%s)", r, seq, how);
 		return;
 	}
 	if (!k->ts) {
@@ -216,8 +216,10 @@ void idx_learn(ix *x, int r, long seq, uint64_t ts, const char *val, const char 
 		k->when = ++x->events;
 		snprintf(k->val, sizeof(k->val), "%s", val);
 	} else if (k->ts != ts || strcmp(k->val, val)) {
-		idx_anomaly(x, "v%d: %s shows version %ld as '%s' at %llu, recorded as '%s' at %llu", r,
-		        how, seq, val, (unsigned long long)ts, k->val, (unsigned long long)k->ts);
+		work_anomaly(&x->w,
+		             "v%d: %s shows version %ld as '%s' at %llu, recorded as '%s' at %llu",
+		             r, how, seq, val, (unsigned long long)ts, k->val,
+		             (unsigned long long)k->ts);
 	}
 }
 
@@ -240,16 +242,19 @@ static void judge(ix *x, const vread *v, uint64_t at, long need, unsigned long b
 	long s0 = -1;
 
 	if (v->n == 0 || v->n > IDX_MAXV) {
-		idx_anomaly(x, "v%d at %llu: %zu versions read", v->row, (unsigned long long)at, v->n);
+		work_anomaly(&x->w, "v%d at %llu: %zu versions read", v->row,
+		             (unsigned long long)at, v->n);
 		return;
 	}
 	for (size_t i = 0; i < v->n; i++) {
 		long seq = strtol(v->val[i], NULL, 10);
 
 		if (v->ts[i] > at || (i && (seq != s0 - (long)i || v->ts[i] >= v->ts[i - 1]))) {
-			idx_anomaly(x, "v%d at %llu: version %zu is '%s' at %llu after '%s' at %llu", v->row,
-			        (unsigned long long)at, i, v->val[i], (unsigned long long)v->ts[i],
-			        i ? v->val[i - 1] : "", (unsigned long long)(i ? v->ts[i - 1] : 0));
+			work_anomaly(&x->w,
+			             "v%d at %llu: version %zu is '%s' at %llu after '%s' at %llu",
+			             v->row, (unsigned long long)at, i, v->val[i],
+			             (unsigned long long)v->ts[i], i ? v->val[i - 1] : "",
+			             (unsigned long long)(i ? v->ts[i - 1] : 0));
 			return;
 		}
 		if (!i)
@@ -260,17 +265,21 @@ static void judge(ix *x, const vread *v, uint64_t at, long need, unsigned long b
 		const vknown *kn = known(x, v->row, k);
 
 		if (kn->ts && kn->ts <= at && kn->when <= before) {
-			idx_anomaly(x, "v%d at %llu: read version %ld, missing version %ld committed at %llu",
-			        v->row, (unsigned long long)at, s0, k, (unsigned long long)kn->ts);
+			work_anomaly(&x->w,
+			             "v%d at %llu: read version %ld, missing version %ld committed at %llu",
+			             v->row, (unsigned long long)at, s0, k,
+			             (unsigned long long)kn->ts);
 			return;
 		}
 	}
 	if (need >= 0 && s0 < need)
-		idx_anomaly(x, "v%d at %llu: read version %ld, but version %ld returned before the "
-		        "snapshot began", v->row, (unsigned long long)at, s0, need);
+		work_anomaly(&x->w,
+		             "v%d at %llu: read version %ld, but version %ld returned before the "
+		             "snapshot began", v->row, (unsigned long long)at, s0, need);
 	else if (need >= 0 && (long)v->n != (s0 + 1 < IDX_MAXV ? s0 + 1 : IDX_MAXV))
-		idx_anomaly(x, "v%d at %llu: %zu versions below version %ld, the family keeps %d", v->row,
-		        (unsigned long long)at, v->n, s0, IDX_MAXV);
+		work_anomaly(&x->w,
+		             "v%d at %llu: %zu versions below version %ld, the family keeps %d",
+		             v->row, (unsigned long long)at, v->n, s0, IDX_MAXV);
 }
 
 /* Read nrows v rows from `first` in one read-only transaction (at 0: a
@@ -330,21 +339,14 @@ void idx_do_vread(ix *x, mrtx_db *db)
 	if (rc == MRTX_OK) {
 		for (int i = 0; i < nrows; i++)
 			judge(x, &r[i], snap, at ? -1 : need[r[i].row], before);
-	} else if (rc == MRTX_NOTFOUND || !idx_allowed(rc, 0)) {
-		idx_anomaly(x, "vread: %s returned %s (%s)", call, mrtx_strerror(rc), mrtx_errmsg());
+	} else if (rc == MRTX_NOTFOUND || !work_allowed(rc, 0)) {
+		work_anomaly(&x->w, "vread: %s returned %s (%s)", call, mrtx_strerror(rc),
+		             mrtx_errmsg());
 	}
-	idx_count(x, rc);
+	work_count(&x->w, rc);
 }
 
 /* -------------------------------------------------------- final check */
-
-static int count_lock(const admin_lock *l, void *arg)
-{
-	unsigned long *n = arg;
-
-	*n += !l->rec || l->rec->state != LOCK_STABLE;
-	return 0;
-}
 
 static size_t tablets(mrtx_db *db, const char *name)
 {
@@ -357,31 +359,14 @@ static size_t tablets(mrtx_db *db, const char *name)
 void idx_final_check(ix *x)
 {
 	static const char *const tables[3] = { "p", "pi", "v" };
-	recover_opts ro = { 1000, 0, 0 };
-	recover_stats rs;
-	unsigned long left = 0;
 	char msg[200];
 	const char *call = "";
 	mrtx_db *db;
 	int rc;
 
-	if ((rc = idx_open_db(x, &db))) {
-		idx_anomaly(x, "final: mrtx_open returned %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
+	if (work_final_open(&x->w, &db))
 		return;
-	}
-	memset(&rs, 0, sizeof(rs));
-	if ((rc = admin_recover(db, &ro, &rs, NULL, NULL)))
-		idx_anomaly(x, "final: the recovery sweep returned %s (%s)", mrtx_strerror(rc),
-		        mrtx_errmsg());
-	sim_trace("sweep seen %lu forwarded %lu rolled back %lu live %lu errors %lu",
-	          rs.locks_seen, rs.forwarded, rs.rolled_back, rs.skipped_live, rs.errors);
-	for (int i = 0; i < 3 && !rc; i++)
-		rc = admin_locks(db, tables[i], count_lock, &left);
-	if (rc)
-		idx_anomaly(x, "final: listing the locks returned %s (%s)", mrtx_strerror(rc),
-		        mrtx_errmsg());
-	else if (left)
-		idx_anomaly(x, "final: %lu lock record(s) left unsettled after the sweep", left);
+	work_sweep(&x->w, db, tables, 3, 1);
 	/* the whole index against the table, then every v row's newest */
 	for (int tries = 0; tries < 10; tries++) {
 		mrtx_txn *t;
@@ -398,16 +383,18 @@ void idx_final_check(ix *x)
 			break;
 	}
 	if (rc)
-		idx_anomaly(x, "final: %s returned %s (%s)", call, mrtx_strerror(rc), mrtx_errmsg());
+		work_anomaly(&x->w, "final: %s returned %s (%s)", call, mrtx_strerror(rc),
+		             mrtx_errmsg());
 	else if (msg[0])
-		idx_anomaly(x, "final: %s", msg);
+		work_anomaly(&x->w, "final: %s", msg);
 	{
 		vread r[VROWS];
 		uint64_t snap = 0;
 
 		memset(r, 0, sizeof(r));
 		if ((rc = vread_txn(x, db, 0, 0, VROWS, r, &snap, &call)))
-			idx_anomaly(x, "final: %s returned %s (%s)", call, mrtx_strerror(rc), mrtx_errmsg());
+			work_anomaly(&x->w, "final: %s returned %s (%s)", call, mrtx_strerror(rc),
+			             mrtx_errmsg());
 		else
 			for (int i = 0; i < VROWS; i++)
 				judge(x, &r[i], snap, x->okseq[i], x->events);

@@ -6,6 +6,7 @@
 #define MRTX_SIM_IDX_INT_H
 
 #include "idx.h"
+#include "work.h"
 
 #include "mrtx.h"
 
@@ -26,9 +27,7 @@ typedef struct vknown {
 } vknown;
 
 typedef struct ix {
-	const bank_cfg *cfg;
-	char addr[128];
-	bank_result *res;
+	work w; /* cfg, addr and res */
 	int keys;             /* row keys r000.. of p */
 	int cap;              /* most rows an owner may hold */
 	int maxseq;           /* sequence numbers per v row the arrays hold */
@@ -42,10 +41,6 @@ typedef struct ix {
 } ix;
 
 /* idx.c */
-void idx_anomaly(ix *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int idx_allowed(int rc, int commit);
-void idx_count(ix *x, int rc);
-int idx_open_db(ix *x, mrtx_db **db);
 void idx_copy_str(char *dst, size_t cap, mrtx_bytes b, int *bad);
 
 /* idx_check.c */

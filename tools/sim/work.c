@@ -1,0 +1,118 @@
+/*
+ * work.c - what every workload shares (work.h).
+ */
+#include "work.h"
+
+#include "txn/admin.h"
+#include "txn/txn_test.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void work_anomaly(work *w, const char *fmt, ...)
+                  {
+                  char msg[256];
+                  va_list ap;
+                  
+                  va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	sim_trace("ANOMALY %s", msg);
+	if (w->res->anomalies++ == 0)
+		snprintf(w->res->first, sizeof(w->res->first), "%s", msg);
+}
+
+int work_allowed(int rc, int commit)
+{
+	switch (rc) {
+	case MRTX_OK:
+	case MRTX_CONFLICT:
+	case MRTX_ELOCKED:
+	case MRTX_ESTORE:
+	case MRTX_EBADTXN:
+	case MRTX_ESNAPSHOT:
+		return 1;
+	case MRTX_EUNKNOWN:
+		return commit;
+	default:
+		return 0;
+	}
+}
+
+void work_count(work *w, int rc)
+{
+	w->res->committed += rc == MRTX_OK;
+	w->res->unknown += rc == MRTX_EUNKNOWN;
+	w->res->failed += rc != MRTX_OK && rc != MRTX_EUNKNOWN;
+}
+
+int work_open_db(const work *w, mrtx_db **db)
+{
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	/* threads in clients only: setup and the final check run outside */
+	mrtx__knobs k = { 0, 0, !(w->cfg->threads && sim_in_client()) };
+
+	o.durability = MRTX_NOSYNC;
+	o.lock_ttl_ms = WORK_LOCK_TTL_MS;
+	return mrtx__open_knobs(db, w->addr, &o, &k);
+}
+
+int work_client_open(work *w, mrtx_db **db)
+{
+	int rc = MRTX_ESTORE;
+
+	*db = NULL;
+	for (int tries = 0; tries < 5 && rc; tries++) {
+		rc = work_open_db(w, db);
+		if (sim_dead())
+			return 1;
+		sim_trace("open %s", mrtx_strerror(rc));
+		if (rc && rc != MRTX_ESTORE)
+			work_anomaly(w, "mrtx_open returned %s (%s)", mrtx_strerror(rc),
+			             mrtx_errmsg());
+	}
+	return rc;
+}
+
+int work_final_open(work *w, mrtx_db **db)
+{
+	int rc = work_open_db(w, db);
+
+	if (rc)
+		work_anomaly(w, "final: mrtx_open returned %s (%s)", mrtx_strerror(rc),
+		             mrtx_errmsg());
+	return rc;
+}
+
+static int count_lock(const admin_lock *l, void *arg)
+{
+	unsigned long *n = arg;
+
+	*n += !l->rec || l->rec->state != LOCK_STABLE;
+	return 0;
+}
+
+void work_sweep(work *w, mrtx_db *db, const char *const *tables, int n, int chained)
+{
+	recover_opts ro = { 1000, 0, 0 };
+	recover_stats rs;
+	unsigned long left = 0;
+	int rc;
+
+	memset(&rs, 0, sizeof(rs));
+	if ((rc = admin_recover(db, &ro, &rs, NULL, NULL)))
+		work_anomaly(w, "final: the recovery sweep returned %s (%s)", mrtx_strerror(rc),
+		             mrtx_errmsg());
+	sim_trace("sweep seen %lu forwarded %lu rolled back %lu live %lu errors %lu",
+	          rs.locks_seen, rs.forwarded, rs.rolled_back, rs.skipped_live, rs.errors);
+	if (!chained)
+		rc = MRTX_OK;
+	for (int i = 0; i < n && !rc; i++)
+		rc = admin_locks(db, tables[i], count_lock, &left);
+	if (rc)
+		work_anomaly(w, "final: listing the locks returned %s (%s)", mrtx_strerror(rc),
+		             mrtx_errmsg());
+	else if (left)
+		work_anomaly(w, "final: %lu lock record(s) left unsettled after the sweep", left);
+}
