@@ -430,7 +430,7 @@ static void final_check(app *a)
 				work_anomaly(&a->w, "final: out of memory");
 		}
 	}
-	work_sweep(&a->w, db, tables, 2, 0);
+	work_sweep(&a->w, db, tables, 2);
 	/* the sweep changes no list the final read settled */
 	if ((rc = read_all(a, db, again, nagain, &call)))
 		work_anomaly(&a->w, "final: after the sweep %s returned %s (%s)", call,

@@ -444,7 +444,7 @@ static void final_check(bank *b)
 		             mrtx_errmsg());
 	else if (sum != total)
 		work_anomaly(&b->w, "final: the accounts sum to %ld, not %ld", sum, total);
-	work_sweep(&b->w, db, tables, 2, 0);
+	work_sweep(&b->w, db, tables, 2);
 	check_claims(b, db);
 	if ((rc = sum_all(b, db, &sum, &call, &stale)) || sum != total)
 		work_anomaly(&b->w, "final: after the sweep %s returned %s, sum %ld", call,

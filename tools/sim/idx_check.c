@@ -366,7 +366,7 @@ void idx_final_check(ix *x)
 
 	if (work_final_open(&x->w, &db))
 		return;
-	work_sweep(&x->w, db, tables, 3, 1);
+	work_sweep(&x->w, db, tables, 3);
 	/* the whole index against the table, then every v row's newest */
 	for (int tries = 0; tries < 10; tries++) {
 		mrtx_txn *t;

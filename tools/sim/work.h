@@ -45,10 +45,9 @@ int work_client_open(work *w, mrtx_db **db);
 /* The final check's handle: 0 and *db, or the failure, an anomaly. */
 int work_final_open(work *w, mrtx_db **db);
 
-/* The end-of-run sweep: a recovery sweep (traced), then the lock records
- * of tables[0..n) not STABLE, each an anomaly.  With chained, a failed
- * sweep skips the listing and is reported as its failure too (the index
- * workload's order). */
-void work_sweep(work *w, mrtx_db *db, const char *const *tables, int n, int chained);
+/* The end-of-run sweep: a recovery sweep (traced; a failure is an
+ * anomaly), then the lock records of tables[0..n) not STABLE, counted
+ * whatever the sweep did, each an anomaly. */
+void work_sweep(work *w, mrtx_db *db, const char *const *tables, int n);
 
 #endif
