@@ -46,7 +46,7 @@ void store__clock_offset(store *st, long long us);
 extern _Atomic long long store__trim_lag_us;
 
 /* Test hook: the next N checks that pin an LMDB view to its transaction
- * id fail, as when two commits land during each (lmdb_read.c view_exact):
+ * id fail, as when two commits land during each (lmdb_view.c view_exact):
  * eight in a row make a view whose timestamp is unknown. */
 extern _Atomic int store__lmdb_inexact_views;
 

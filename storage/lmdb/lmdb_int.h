@@ -50,7 +50,7 @@ typedef struct lmdb_rtxn {
 	int settled;     /* a view's: it holds no unsettled lock record
 	                    (lmdb_unsettled.c; 0: some, or not known) */
 	int inexact;     /* a view's: it may hold commits newer than its id
-	                    (view_exact failed every try, lmdb_read.c) */
+	                    (view_exact failed every try, lmdb_view.c) */
 } lmdb_rtxn;
 
 /* Forks of this process so far (counted in the child): a view opened before
