@@ -290,12 +290,15 @@ static void yield(void)
 	pthread_mutex_unlock(&S.mu);
 }
 
-/* A participant ends: its joiners run again. */
+/* A participant ends: its joiners run again.  (Another participant's
+ * state is written under S.mu: it reads it there while parked.) */
 static void wake_joiners(void)
 {
+	pthread_mutex_lock(&S.mu);
 	for (int i = 0; i < S.n; i++)
 		if (S.c[i]->state == C_BLOCK && S.c[i]->joinwait == me)
 			S.c[i]->state = C_READY;
+	pthread_mutex_unlock(&S.mu);
 }
 
 /* The state for a yield: asleep until the debt of a lost reply is paid. */
@@ -325,9 +328,11 @@ static void die(void)
 			held_release(i, SIMR_DROP, "of the dead");
 		else
 			i++;
+	pthread_mutex_lock(&S.mu); /* (its tasks read their state there) */
 	for (int i = 0; i < S.n; i++)
 		if (S.c[i]->owner == o && S.c[i]->state != C_DONE)
 			S.c[i]->state = C_DEAD;
+	pthread_mutex_unlock(&S.mu);
 	me->state = C_DEAD;
 	yield();
 }
@@ -557,6 +562,7 @@ static void h_cond_broadcast(pthread_cond_t *cv)
 		pthread_cond_broadcast(cv);
 		return;
 	}
+	pthread_mutex_lock(&S.mu); /* (the parked read their state there) */
 	for (int i = 0; i < S.n; i++) {
 		client *c = S.c[i];
 
@@ -565,6 +571,7 @@ static void h_cond_broadcast(pthread_cond_t *cv)
 			c->signalled = 1;
 		}
 	}
+	pthread_mutex_unlock(&S.mu);
 }
 
 static const mrtx__sim_hooks hooks = { h_now_us,      h_mono_us,        h_sleep_us,
