@@ -693,31 +693,6 @@ static long proc_threads(long pid)
  * State letter and start time (field 22) from /proc/<pid>/stat.  Fields are
  * counted after the last ')': the command name may hold spaces and parens.
  */
-static int proc_stat(long pid, char *state, uint64_t *start)
-{
-	char path[64], buf[4096], *p, *end;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	if ((n = mrtx__read_small(path, buf, sizeof(buf) - 1)) < 0)
-		return (int)n;
-	buf[n] = '\0';
-	if (!(p = strrchr(buf, ')')) || p[1] != ' ' || !p[2])
-		return -EINVAL;
-	p += 2;
-	*state = *p;
-	for (int field = 3; field < 22; field++) {
-		if (!(p = strchr(p, ' ')))
-			return -EINVAL;
-		p++;
-	}
-	if (*p < '0' || *p > '9')
-		return -EINVAL;
-	errno = 0;
-	*start = strtoull(p, &end, 10);
-	return errno || (*end != ' ' && *end != '\n' && *end) ? -EINVAL : 0;
-}
-
 static void owner_compute(lock_owner *o)
 {
 	pid_t pid = getpid();
@@ -728,7 +703,7 @@ static void owner_compute(lock_owner *o)
 	mrtx__boot_id(o->boot_id);
 	fold_pid_ns(o->boot_id);
 	o->pid = (uint32_t)pid;
-	if (proc_stat((long)pid, &state, &start) == 0)
+	if (mrtx__proc_stat((long)pid, &state, &start) == 0)
 		o->start_time = start;
 }
 
@@ -797,7 +772,7 @@ int lock_owner_dead(const lock_owner *o)
 	/* pid 0 (or negative as pid_t) would make kill() signal a group. */
 	if (o->pid == 0 || o->pid > INT_MAX)
 		return 0;
-	if (proc_stat((long)o->pid, &state, &start) != 0)
+	if (mrtx__proc_stat((long)o->pid, &state, &start) != 0)
 		return pid_gone((long)o->pid);
 	/* A zombie leader may still have live threads (pthread_exit in main). */
 	if (state == 'Z' || state == 'X')

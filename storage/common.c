@@ -382,6 +382,31 @@ ssize_t mrtx__read_small(const char *path, char *buf, size_t cap)
 	return err ? -err : (ssize_t)n;
 }
 
+int mrtx__proc_stat(long pid, char *state, uint64_t *start)
+{
+	char path[64], buf[4096], *p, *end;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if ((n = mrtx__read_small(path, buf, sizeof(buf) - 1)) < 0)
+		return (int)n;
+	buf[n] = '\0';
+	if (!(p = strrchr(buf, ')')) || p[1] != ' ' || !p[2])
+		return -EINVAL;
+	p += 2;
+	*state = *p;
+	for (int field = 3; field < 22; field++) {
+		if (!(p = strchr(p, ' ')))
+			return -EINVAL;
+		p++;
+	}
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	errno = 0;
+	*start = strtoull(p, &end, 10);
+	return errno || (*end != ' ' && *end != '\n' && *end) ? -EINVAL : 0;
+}
+
 /* This boot's id (uuid text to 16 bytes); all zeros when unknown. */
 void mrtx__boot_id(uint8_t out[16])
 {

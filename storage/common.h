@@ -152,6 +152,10 @@ static inline int mrtx__hexval(int c)
 }
 /* Read up to cap bytes of a small file (/proc); length, or -errno. */
 ssize_t mrtx__read_small(const char *path, char *buf, size_t cap);
+/* Process pid's state (field 3 of /proc/PID/stat) and start time (field
+ * 22, clock ticks since boot): 0, or a negative errno (-ENOENT: no such
+ * process; -EINVAL: a line that does not parse). */
+int mrtx__proc_stat(long pid, char *state, uint64_t *start);
 /* This boot's id (/proc/sys/kernel/random/boot_id, 16 bytes); all zeros
  * when unknown. */
 void mrtx__boot_id(uint8_t out[16]);

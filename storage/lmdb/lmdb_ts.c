@@ -448,46 +448,29 @@ int lmdb_ts_stamp(store *st, MDB_txn *txn, uint64_t floor, uint64_t *out)
 	}
 }
 
-/* Field 22 of /proc/PID/stat, the process's start time in clock ticks
- * since boot; 0 when it cannot be read. */
-static uint64_t proc_start(long pid)
+/* This process's pid and start time (mrtx__proc_stat; 0 when unknown),
+ * read once per process: the cache is keyed by lmdb_forks, so a forked
+ * child reads its own.  (lmdb_ts_record runs at every commit.) */
+static void self_id(uint64_t *pid, uint64_t *start)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long v = 0;
-	size_t n;
-	FILE *f;
+	static _Atomic uint64_t c_pid, c_start;
+	static _Atomic unsigned c_gen;
+	static _Atomic int c_ok;
+	unsigned gen = lmdb_forks();
+	char state;
 
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* after the command name's closing parenthesis: field 3 on */
-	if (!(p = strrchr(buf, ')')))
-		return 0;
-	p++;
-	for (int field = 3; field < 22 && p; field++)
-		if ((p = strchr(p + 1, ' ')))
-			p++;
-	if (!p || sscanf(p, "%llu", &v) != 1)
-		return 0;
-	return (uint64_t)v;
-}
-
-/* This process's start time (proc_start), read once per process: a
- * forked child reads its own (the cache is keyed by pid). */
-static uint64_t self_start(uint64_t pid)
-{
-	static _Atomic uint64_t cached, cached_pid;
-	uint64_t v;
-
-	if (atomic_load(&cached_pid) == pid)
-		return atomic_load(&cached);
-	v = proc_start((long)pid);
-	atomic_store(&cached, v);
-	atomic_store(&cached_pid, pid);
-	return v;
+	if (atomic_load(&c_ok) && atomic_load(&c_gen) == gen) {
+		*pid = atomic_load(&c_pid);
+		*start = atomic_load(&c_start);
+		return;
+	}
+	*pid = (uint64_t)getpid();
+	if (mrtx__proc_stat((long)*pid, &state, start))
+		*start = 0;
+	atomic_store(&c_pid, *pid);
+	atomic_store(&c_start, *start);
+	atomic_store(&c_gen, gen);
+	atomic_store(&c_ok, 1);
 }
 
 /* Keeps I16, I22 (DESIGN §10). */
@@ -495,7 +478,7 @@ void lmdb_ts_record(store *st, MDB_txn *txn, int unsettled)
 {
 	struct lmdb_ts_page *p = atomic_load_explicit(&st->ts_page, memory_order_acquire);
 	struct lmdb_ts_slot *s;
-	uint64_t id = mdb_txn_id(txn), pid;
+	uint64_t id = mdb_txn_id(txn), pid, start;
 
 	if (!p)
 		return;
@@ -504,10 +487,10 @@ void lmdb_ts_record(store *st, MDB_txn *txn, int unsettled)
 	atomic_store(&s->ts, (atomic_load(&p->handed) & ~TS_UNSETTLED) |
 	                     (unsettled ? TS_UNSETTLED : 0));
 	atomic_store(&s->txnid, id);
-	pid = (uint64_t)getpid();
+	self_id(&pid, &start);
 	atomic_store(&p->w_txnid, 0);
 	atomic_store(&p->w_pid, pid);
-	atomic_store(&p->w_start, self_start(pid));
+	atomic_store(&p->w_start, start);
 	atomic_store(&p->w_txnid, id);
 }
 
@@ -515,7 +498,8 @@ void lmdb_ts_record(store *st, MDB_txn *txn, int unsettled)
 int lmdb_ts_writer_dead(store *st, uint64_t txnid)
 {
 	struct lmdb_ts_page *p = atomic_load_explicit(&st->ts_page, memory_order_acquire);
-	uint64_t pid, start, now;
+	uint64_t pid, start, now = 0;
+	char state;
 
 	if (!p || txnid == 0 || atomic_load(&p->w_txnid) != txnid)
 		return 0;
@@ -527,8 +511,9 @@ int lmdb_ts_writer_dead(store *st, uint64_t txnid)
 	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
 		return 1;
 	/* a process of that pid: the writer only if it started then */
-	now = proc_start((long)pid);
-	return start != 0 && now != 0 && now != start;
+	if (mrtx__proc_stat((long)pid, &state, &now))
+		return 0;
+	return start != 0 && now != start;
 }
 
 /* Keeps I16 (DESIGN §10). */
