@@ -473,11 +473,36 @@ static void check_history(app *a)
 	hc_report_free(&r);
 }
 
+static int setup_step(void *arg)
+{
+	return setup(arg);
+}
+
+/* the transactions of clients that died: outcome unknown */
+static void ended_step(void *arg)
+{
+	app *a = arg;
+
+	for (int ci = 0; ci < a->w.cfg->clients; ci++)
+		if (a->pend[ci].open) {
+			sim_trace("txn %d.%" PRIu32 " died", ci, a->pend[ci].seq);
+			record(a, ci, &a->pend[ci], HC_UNKNOWN, NULL, NULL);
+			a->w.res->unknown++;
+		}
+}
+
+static void final_step(void *arg)
+{
+	final_check(arg);
+	check_history(arg);
+}
+
+static const work_ops ops = { setup_step, client_body, ended_step, final_step };
+
 unsigned long append_run(uint64_t seed, const bank_cfg *cfg, bank_result *out)
 {
 	size_t nk = (size_t)cfg->accounts, nc = (size_t)cfg->clients;
 	app a;
-	int rc;
 
 	memset(out, 0, sizeof(*out));
 	memset(&a, 0, sizeof(a));
@@ -496,33 +521,8 @@ unsigned long append_run(uint64_t seed, const bank_cfg *cfg, bank_result *out)
 		snprintf(out->first, sizeof(out->first), "out of memory");
 		goto out;
 	}
-	if (cfg->split_rows)
-		snprintf(a.w.addr, sizeof(a.w.addr), "rados://mrtx/append?split_rows=%u",
-		         cfg->split_rows);
-	else
-		snprintf(a.w.addr, sizeof(a.w.addr), "rados://mrtx/append");
-	simr_reset();
-	(void)simr_pool_create("mrtx");
-	sim_start(seed, &cfg->faults, cfg->clients, cfg->trace);
-	if ((rc = setup(&a)) != MRTX_OK) {
-		work_anomaly(&a.w, "setup: %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
-	} else {
-		sim_run(client_body, &a);
-		/* the transactions of clients that died: outcome unknown */
-		for (int ci = 0; ci < cfg->clients; ci++)
-			if (a.pend[ci].open) {
-				sim_trace("txn %d.%" PRIu32 " died", ci, a.pend[ci].seq);
-				record(&a, ci, &a.pend[ci], HC_UNKNOWN, NULL, NULL);
-				out->unknown++;
-			}
-		/* every lock a dead or timed-out client left is past its expiry */
-		sim_settle(2ull * WORK_LOCK_TTL_MS * 1000u + 1000000u);
-		final_check(&a);
-		check_history(&a);
-	}
-	out->hash = sim_finish();
-	for (int k = 0; k < SIM_NFAULTS; k++)
-		out->faults[k] = sim_faults_seen(k);
+	work_addr(&a.w, "append", cfg->split_rows);
+	work_run(&a.w, seed, &ops, &a);
 out:
 	for (size_t k = 0; k < nk; k++) {
 		if (a.okv)

@@ -452,10 +452,21 @@ static void final_check(bank *b)
 	mrtx_close(db);
 }
 
+static int setup_step(void *arg)
+{
+	return setup(arg);
+}
+
+static void final_step(void *arg)
+{
+	final_check(arg);
+}
+
+static const work_ops ops = { setup_step, client_body, NULL, final_step };
+
 unsigned long bank_run(uint64_t seed, const bank_cfg *cfg, bank_result *out)
 {
 	bank b;
-	int rc;
 
 	memset(out, 0, sizeof(*out));
 	memset(&b, 0, sizeof(b));
@@ -466,25 +477,8 @@ unsigned long bank_run(uint64_t seed, const bank_cfg *cfg, bank_result *out)
 		snprintf(out->first, sizeof(out->first), "out of memory");
 		return 1;
 	}
-	if (cfg->split_rows)
-		snprintf(b.w.addr, sizeof(b.w.addr), "rados://mrtx/bank?split_rows=%u",
-		         cfg->split_rows);
-	else
-		snprintf(b.w.addr, sizeof(b.w.addr), "rados://mrtx/bank");
-	simr_reset();
-	(void)simr_pool_create("mrtx");
-	sim_start(seed, &cfg->faults, cfg->clients, cfg->trace);
-	if ((rc = setup(&b)) != MRTX_OK) {
-		work_anomaly(&b.w, "setup: %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
-	} else {
-		sim_run(client_body, &b);
-		/* every lock a dead or timed-out client left is past its expiry */
-		sim_settle(2ull * WORK_LOCK_TTL_MS * 1000u + 1000000u);
-		final_check(&b);
-	}
-	out->hash = sim_finish();
+	work_addr(&b.w, "bank", cfg->split_rows);
+	work_run(&b.w, seed, &ops, &b);
 	free(b.maxver);
-	for (int k = 0; k < SIM_NFAULTS; k++)
-		out->faults[k] = sim_faults_seen(k);
 	return out->anomalies;
 }

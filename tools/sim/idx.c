@@ -301,10 +301,21 @@ done:
 	return rc;
 }
 
+static int setup_step(void *arg)
+{
+	return setup(arg);
+}
+
+static void final_step(void *arg)
+{
+	idx_final_check(arg);
+}
+
+static const work_ops ops = { setup_step, client_body, NULL, final_step };
+
 unsigned long index_run(uint64_t seed, const bank_cfg *cfg, bank_result *out)
 {
 	ix x;
-	int rc;
 
 	memset(out, 0, sizeof(*out));
 	memset(&x, 0, sizeof(x));
@@ -318,22 +329,8 @@ unsigned long index_run(uint64_t seed, const bank_cfg *cfg, bank_result *out)
 		snprintf(out->first, sizeof(out->first), "out of memory");
 		return 1;
 	}
-	snprintf(x.w.addr, sizeof(x.w.addr), "rados://mrtx/idx?split_rows=%u",
-	         cfg->split_rows ? cfg->split_rows : IDX_SPLIT_ROWS);
-	simr_reset();
-	(void)simr_pool_create("mrtx");
-	sim_start(seed, &cfg->faults, cfg->clients, cfg->trace);
-	if ((rc = setup(&x)) != MRTX_OK) {
-		work_anomaly(&x.w, "setup: %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
-	} else {
-		sim_run(client_body, &x);
-		/* every lock a dead or timed-out client left is past its expiry */
-		sim_settle(2ull * WORK_LOCK_TTL_MS * 1000u + 1000000u);
-		idx_final_check(&x);
-	}
-	out->hash = sim_finish();
+	work_addr(&x.w, "idx", cfg->split_rows ? cfg->split_rows : IDX_SPLIT_ROWS);
+	work_run(&x.w, seed, &ops, &x);
 	free(x.known);
-	for (int k = 0; k < SIM_NFAULTS; k++)
-		out->faults[k] = sim_faults_seen(k);
 	return out->anomalies;
 }

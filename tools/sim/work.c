@@ -2,6 +2,7 @@
  * work.c - what every workload shares (work.h).
  */
 #include "work.h"
+#include "storage/sim/simrados.h"
 
 #include "txn/admin.h"
 #include "txn/txn_test.h"
@@ -114,4 +115,36 @@ void work_sweep(work *w, mrtx_db *db, const char *const *tables, int n)
 		             mrtx_errmsg());
 	else if (left)
 		work_anomaly(w, "final: %lu lock record(s) left unsettled after the sweep", left);
+}
+
+void work_addr(work *w, const char *name, unsigned split_rows)
+{
+	if (split_rows)
+		snprintf(w->addr, sizeof(w->addr), "rados://mrtx/%s?split_rows=%u", name,
+		         split_rows);
+	else
+		snprintf(w->addr, sizeof(w->addr), "rados://mrtx/%s", name);
+}
+
+void work_run(work *w, uint64_t seed, const work_ops *ops, void *arg)
+{
+	const bank_cfg *cfg = w->cfg;
+	int rc;
+
+	simr_reset();
+	(void)simr_pool_create("mrtx");
+	sim_start(seed, &cfg->faults, cfg->clients, cfg->trace);
+	if ((rc = ops->setup(arg)) != MRTX_OK) {
+		work_anomaly(w, "setup: %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
+	} else {
+		sim_run(ops->client, arg);
+		if (ops->ended)
+			ops->ended(arg);
+		/* every lock a dead or timed-out client left is past its expiry */
+		sim_settle(2ull * WORK_LOCK_TTL_MS * 1000u + 1000000u);
+		ops->final(arg);
+	}
+	w->res->hash = sim_finish();
+	for (int k = 0; k < SIM_NFAULTS; k++)
+		w->res->faults[k] = sim_faults_seen(k);
 }

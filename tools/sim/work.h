@@ -22,6 +22,24 @@ typedef struct work {
 	bank_result *res;
 } work;
 
+/* One run's steps, for work_run: setup (before the clients; a failure is
+ * an anomaly and ends the run), client (each client's body), ended (may
+ * be NULL: after the clients, before the settle), final (the checks). */
+typedef struct work_ops {
+	int (*setup)(void *arg);
+	void (*client)(int ci, void *arg);
+	void (*ended)(void *arg);
+	void (*final)(void *arg);
+} work_ops;
+
+/* w->addr for a store called name, with split_rows=N when N > 0. */
+void work_addr(work *w, const char *name, unsigned split_rows);
+
+/* Run seed: a fresh simulated cluster, the scheduler started, setup, the
+ * clients, the settle past every lock's expiry, the checks; the trace's
+ * hash and the faults seen into w->res. */
+void work_run(work *w, uint64_t seed, const work_ops *ops, void *arg);
+
 /* Trace an anomaly; the first one becomes w->res->first. */
 void work_anomaly(work *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
