@@ -65,6 +65,11 @@ char *fresh_dir(bcfg *c, const char *kind)
 	return p;
 }
 
+const char *mode_name(int d)
+{
+	return d == MRTX_NOSYNC ? "nosync" : d == MRTX_NOMETASYNC ? "nometasync" : "sync";
+}
+
 unsigned env_flags(int durability)
 {
 	return MDB_NOTLS | (durability == MRTX_NOSYNC ? MDB_NOSYNC :
@@ -598,13 +603,7 @@ double run_threads(fixture *f, int use_mrtx, double secs, mlog *lg)
 /* ------------------------------------------------- interactive (procs) */
 
 /* A transfer: read both balances, think, write a - x and b + x. */
-struct inter_payload {
-	unsigned seed;
-	int a, b, x;
-	int bad; /* a balance did not decode */
-};
-
-static int inter_fn(mrtx_txn *txn, void *p)
+int inter_fn(mrtx_txn *txn, void *p)
 {
 	struct inter_payload *ip = p;
 	char ra[32], rb[32], v[16];

@@ -49,6 +49,7 @@ typedef struct brocks {
 	int threads;            /* in one process */
 	double pess_ops, opt_ops;
 	double pess_retries, opt_retries;
+	double target;          /* for mrtx / the better of the two; 0: report */
 } brocks;
 
 /* interactive: BAL_ACCOUNTS accounts (rows r%08d, cell f:q0; LMDB and
@@ -59,6 +60,14 @@ void bal_encode(char v[16], long long x);
 int bal_decode(const void *p, size_t n, long long *out);
 /* the next transfer: x from account *a to account *b */
 void inter_pick(unsigned *seed, int *a, int *b, int *x);
+/* an mrtx transfer (mrtx_run's fn): read both balances, think 200 us,
+ * write a - x and b + x */
+struct inter_payload {
+	unsigned seed;
+	int a, b, x;
+	int bad; /* a balance did not decode */
+};
+int inter_fn(mrtx_txn *txn, void *p);
 
 /* multi_row: MULTI_THREADS threads; a transaction writes the 4 rows of one
  * of MULTI_GROUPS groups (rows scattered over m0000000..m0099999), all with
@@ -106,6 +115,8 @@ double now_s(void);
 void die(const char *step, const char *msg) __attribute__((noreturn));
 char *fresh_dir(bcfg *c, const char *kind);
 unsigned env_flags(int durability);
+/* "sync", "nosync" or "nometasync" */
+const char *mode_name(int durability);
 void fixture_open(bcfg *c, fixture *f, int durability);
 void fixture_close(fixture *f);
 int mrtx_put_row(mrtx_db *db, const char *row, int cells);
@@ -126,6 +137,9 @@ double bench_snapshot_rate(mrtx_db *db, const char *row, double secs);
 int bench_longscan(bcfg *c);
 /* ... on db, whose table t (family f) it fills (RADOS: bench_rados.c). */
 int bench_longscan_on(bcfg *c, mrtx_db *db);
+/* `mrtx bench DIR --only transfers|audit|scan` (bench_transfer.c): the
+ * threaded workloads against RocksDB, results appended to r and k */
+size_t wl_transfers(bcfg *c, const char *only, bres *r, brocks *k);
 /* `mrtx bench rados://...`: returns the exit status. */
 int bench_rados(bcfg *c, const char *uri, const char *only);
 /* interactive sides */
@@ -157,6 +171,12 @@ void rocks_load_accounts(rocks *r);
 double rocks_run_transfers(rocks *r, int nthreads, double secs, pcount *cnt);
 /* multi_row's threads for secs: returns the phase's seconds; lg counts */
 double rocks_run_threads(rocks *r, double secs, mlog *lg);
+/* writers transfer threads and auditors audit threads (a snapshot
+ * transaction iterating every account, sum checked) of this process for
+ * secs: returns the seconds; cnt adds the transfers and their retries,
+ * *audits the audits */
+double rocks_run_mixed(rocks *r, int writers, int auditors, double secs, pcount *cnt,
+                       long *audits);
 void rocks_check_balances(rocks *r);
 long rocks_check_groups(rocks *r, const mlog *lg);
 

@@ -16,10 +16,6 @@
 #include "bench_int.h"
 #include "txn/admin.h"
 
-static const char *mode_name(int d)
-{
-	return d == MRTX_NOSYNC ? "nosync" : d == MRTX_NOMETASYNC ? "nometasync" : "sync";
-}
 
 /* ------------------------------------------------------- workloads */
 
@@ -144,7 +140,7 @@ static void wl_multi(bcfg *c, bres *r, bsql *q, brocks *k)
 	check_fixture_groups(&f, 1, &lm);
 	check_fixture_groups(&f, 0, &ll);
 	sqlite_check_groups(spath, &ls);
-	*k = (brocks){ rp && ro, MULTI_THREADS, 0, 0, 0, 0 };
+	*k = (brocks){ rp && ro, MULTI_THREADS, 0, 0, 0, 0, 0 };
 	if (k->has) {
 		rocks_check_groups(rp, &lp);
 		rocks_check_groups(ro, &lo);
@@ -233,7 +229,7 @@ static void wl_interactive(bcfg *c, int durability, bres *r, bsql *q, brocks *k)
 			rocks_check_balances(ro);
 		}
 	}
-	*k = (brocks){ rp && ro, INTER_PAR, ps / c->rounds, os / c->rounds, 0, 0 };
+	*k = (brocks){ rp && ro, INTER_PAR, ps / c->rounds, os / c->rounds, 0, 0, 0 };
 	k->pess_retries = pc.txns ? (double)pc.retries / (double)pc.txns : 0;
 	k->opt_retries = oc.txns ? (double)oc.retries / (double)oc.txns : 0;
 	rocks_progressed(k, "interactive");
@@ -399,6 +395,11 @@ static int sql_met(const bres *r, const bsql *q)
 }
 
 
+static int rocks_met(const bres *r, const brocks *k)
+{
+	return k->has && k->target ? r->mrtx_ops / rocks_best(k) >= k->target : -1;
+}
+
 static const char *json_bool(int m)
 {
 	return m < 0 ? "null" : m ? "true" : "false";
@@ -466,6 +467,11 @@ static void report(const bcfg *c, bres *r, const bsql *q, const brocks *k, size_
 				       k[i].pess_ops >= k[i].opt_ops ? "pessimistic" : "optimistic",
 				       r[i].mrtx_ops / rocks_best(&k[i]), k[i].pess_retries,
 				       k[i].opt_retries, k[i].threads);
+			if (k[i].has && k[i].target)
+				printf(", \"rocksdb_target\": %.2f, \"rocksdb_met\": %s", k[i].target,
+				       json_bool(rocks_met(&r[i], &k[i])));
+			else if (k[i].has)
+				printf(", \"rocksdb_target\": null, \"rocksdb_met\": null");
 			else
 				printf(", \"rocksdb_ratio\": null");
 			if (verified(&r[i]))
@@ -483,14 +489,15 @@ static void report(const bcfg *c, bres *r, const bsql *q, const brocks *k, size_
 		       "\"rolled_back_txns\": %lu}}\n", mem, rs->locks_seen, rs->rolled_back);
 		return;
 	}
-	printf("%-12s %-11s %4s %11s %11s %6s %7s %4s %12s %6s %7s %4s %13s %6s\n", "workload",
-	       "durability", "par", "mrtx ops/s", "lmdb ops/s", "ratio", "target", "met",
-	       "sqlite ops/s", "ratio", "target", "met", "rocksdb ops/s", "ratio");
+	printf("%-12s %-11s %4s %11s %11s %6s %7s %4s %12s %6s %7s %4s %13s %6s %7s %4s\n",
+	       "workload", "durability", "par", "mrtx ops/s", "lmdb ops/s", "ratio", "target",
+	       "met", "sqlite ops/s", "ratio", "target", "met", "rocksdb ops/s", "ratio", "target",
+	       "met");
 	for (size_t i = 0; i < n; i++) {
 		char par[16], base[32] = "-", ratio[16] = "-", target[16] = "report";
 		char sops[32] = "-", sratio[16] = "-", starget[16] = "-";
-		char kops[32] = "-", kratio[16] = "-";
-		int m = met(&r[i]), sm = sql_met(&r[i], &q[i]);
+		char kops[32] = "-", kratio[16] = "-", ktarget[16] = "-";
+		int m = met(&r[i]), sm = sql_met(&r[i], &q[i]), km = rocks_met(&r[i], &k[i]);
 
 		snprintf(par, sizeof(par), r[i].procs ? "%dp" : "%dt",
 		         r[i].procs ? r[i].procs : r[i].threads);
@@ -512,11 +519,16 @@ static void report(const bcfg *c, bres *r, const bsql *q, const brocks *k, size_
 		if (k[i].has) {
 			snprintf(kops, sizeof(kops), "%.0f", rocks_best(&k[i]));
 			snprintf(kratio, sizeof(kratio), "%.2f", r[i].mrtx_ops / rocks_best(&k[i]));
+			if (k[i].target)
+				snprintf(ktarget, sizeof(ktarget), ">= %.1f", k[i].target);
+			else
+				snprintf(ktarget, sizeof(ktarget), "report");
 		}
-		printf("%-12s %-11s %4s %11.0f %11s %6s %7s %4s %12s %6s %7s %4s %13s %6s\n",
+		printf("%-12s %-11s %4s %11.0f %11s %6s %7s %4s %12s %6s %7s %4s %13s %6s %7s %4s\n",
 		       r[i].name, r[i].mode, par, r[i].mrtx_ops, base, ratio, target,
 		       m < 0 ? "-" : m ? "yes" : "no", sops, sratio, starget,
-		       sm < 0 ? "-" : sm ? "yes" : "no", kops, kratio);
+		       sm < 0 ? "-" : sm ? "yes" : "no", kops, kratio, ktarget,
+		       km < 0 ? "-" : km ? "yes" : "no");
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (q[i].has && q[i].variants)
@@ -587,7 +599,16 @@ static int usage(FILE *f, int rc)
 	           "  transactions whose first read takes the snapshot) reported alone, on\n"
 	           "  stores NAME-b<pid>-<n> whose objects are removed at the end.\n"
 	           "  --quick  short phases (about 30 s in all)\n"
-	           "  --only W run one workload: single_row, multi_row, interactive, get,\n"
+	           "  transfers, audit and scan run mrtx and the two RocksDB DBs (each side\n"
+	           "  threads of this process on one handle): transfers 8 threads of\n"
+	           "  interactive's transfers; audit 7 of them and an eighth thread reading\n"
+	           "  every balance in one scan (RocksDB: an iterator on the transaction's\n"
+	           "  snapshot), its sum checked, reported as audit_writes and audit_scans;\n"
+	           "  scan that reader alone and beside one transferring thread\n"
+	           "  (scan_writing), nosync; their rows carry rocksdb_target and\n"
+	           "  rocksdb_met in --json.\n"
+	           "  --only W run one workload: single_row, multi_row, interactive,\n"
+	           "           transfers, audit, scan, get,\n"
 	           "           readonly (committed one-get read-only transactions, sync),\n"
 	           "           recover, calls (store calls per commit, memory per mutation),\n"
 	           "           ts (timestamps a second, 1 and 8 threads),\n"
@@ -600,8 +621,9 @@ static int usage(FILE *f, int rc)
 
 static int known_workload(const char *w)
 {
-	static const char *const names[] = { "single_row", "multi_row", "interactive", "get",
-	                                     "readonly", "recover", "calls", "ts", "longscan" };
+	static const char *const names[] = { "single_row", "multi_row", "interactive",
+	                                     "transfers", "audit", "scan", "get", "readonly",
+	                                     "recover", "calls", "ts", "longscan" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (strcmp(w, names[i]) == 0)
@@ -620,9 +642,9 @@ int cmd_bench(int argc, char **argv)
 	                { 64, 0, 0, 0 } };
 	bcfg c = { NULL, 0, 0, 2.0, 3, 0 };
 	recover_stats rs;
-	bres r[12];
-	bsql q[12];
-	brocks k[12];
+	bres r[24];
+	bsql q[24];
+	brocks k[24];
 	size_t n = 0;
 	double mem = 0;
 	const char *only = NULL;
@@ -653,7 +675,7 @@ int cmd_bench(int argc, char **argv)
 		return bench_rados(&c, c.dir, only);
 	if (only && !known_workload(only)) {
 		fprintf(stderr, "mrtx: bench: unknown workload '%s' (single_row, multi_row, "
-		        "interactive, get, readonly, recover, calls, ts, longscan)\n", only);
+		        "interactive, transfers, audit, scan, get, readonly, recover, calls, ts, longscan)\n", only);
 		return 2;
 	}
 	if (mkdir(c.dir, 0700) && errno != EEXIST) {
@@ -685,6 +707,8 @@ int cmd_bench(int argc, char **argv)
 		wl_interactive(&c, MRTX_SYNC, &r[n], &q[n], &k[n]);
 		n++;
 	}
+	if (WANT("transfers") || WANT("audit") || WANT("scan"))
+		n += wl_transfers(&c, only, &r[n], &k[n]);
 	if (WANT("get"))
 		wl_get(&c, &r[n++]);
 	if (WANT("readonly"))
@@ -702,7 +726,7 @@ int cmd_bench(int argc, char **argv)
 #undef WANT
 	if (n == 0 && only && strcmp(only, "calls") != 0) {
 		fprintf(stderr, "mrtx: bench: unknown workload '%s' (single_row, multi_row, "
-		        "interactive, get, readonly, recover, calls, ts, longscan)\n", only);
+		        "interactive, transfers, audit, scan, get, readonly, recover, calls, ts, longscan)\n", only);
 		return 2;
 	}
 	report(&c, r, q, k, n, cl, (!only || strcmp(only, "calls") == 0) ? 5 : 0, mem, &rs);

@@ -52,6 +52,18 @@ double rocks_run_threads(rocks *r, double secs, mlog *lg)
 	absent();
 }
 
+double rocks_run_mixed(rocks *r, int writers, int auditors, double secs, pcount *cnt,
+                       long *audits)
+{
+	(void)r;
+	(void)writers;
+	(void)auditors;
+	(void)secs;
+	(void)cnt;
+	(void)audits;
+	absent();
+}
+
 void rocks_check_balances(rocks *r)
 {
 	(void)r;

@@ -47,6 +47,9 @@ struct rocks {
 	rocksdb_optimistictransactiondb_t *odb; /* ROCKS_OPTIMISTIC */
 	rocksdb_transaction_options_t *txn_opt;
 	rocksdb_optimistictransaction_options_t *otxn_opt;
+	/* audits: transactions that take a snapshot at their begin */
+	rocksdb_transaction_options_t *snap_txn_opt;
+	rocksdb_optimistictransaction_options_t *snap_otxn_opt;
 	rocksdb_writeoptions_t *wo;
 	rocksdb_readoptions_t *ro;
 };
@@ -110,9 +113,13 @@ rocks *rocks_open(bcfg *c, int kind, int durability)
 	if (kind == ROCKS_PESSIMISTIC) {
 		r->tdb_opt = rocksdb_transactiondb_options_create();
 		r->txn_opt = rocksdb_transaction_options_create();
+		r->snap_txn_opt = rocksdb_transaction_options_create();
+		rocksdb_transaction_options_set_set_snapshot(r->snap_txn_opt, 1);
 		r->tdb = rocksdb_transactiondb_open(r->opt, r->tdb_opt, r->dir, &err);
 	} else {
 		r->otxn_opt = rocksdb_optimistictransaction_options_create();
+		r->snap_otxn_opt = rocksdb_optimistictransaction_options_create();
+		rocksdb_optimistictransaction_options_set_set_snapshot(r->snap_otxn_opt, 1);
 		r->odb = rocksdb_optimistictransactiondb_open(r->opt, r->dir, &err);
 	}
 	rk_check(r, "rocksdb open", err);
@@ -136,6 +143,10 @@ void rocks_close(rocks *r)
 		rocksdb_transaction_options_destroy(r->txn_opt);
 	if (r->otxn_opt)
 		rocksdb_optimistictransaction_options_destroy(r->otxn_opt);
+	if (r->snap_txn_opt)
+		rocksdb_transaction_options_destroy(r->snap_txn_opt);
+	if (r->snap_otxn_opt)
+		rocksdb_optimistictransaction_options_destroy(r->snap_otxn_opt);
 	rocksdb_writeoptions_destroy(r->wo);
 	rocksdb_readoptions_destroy(r->ro);
 	rocksdb_options_destroy(r->opt);
@@ -190,6 +201,7 @@ typedef struct rthr {
 	volatile int *stop;
 	long ops, retries;
 	mthr *t; /* multi_row: this thread's log */
+	int writers; /* rocks_run_mixed: threads below this id transfer */
 } rthr;
 
 /* One attempt at a transfer in *tp (begun here, kept for reuse): 0 when
@@ -286,7 +298,7 @@ double rocks_run_transfers(rocks *r, int nthreads, double secs, pcount *cnt)
 	if (nthreads < 1 || nthreads > MAX_THREADS)
 		die("interactive", "rocksdb: bad thread count");
 	for (int i = 0; i < nthreads; i++)
-		p[i] = (rthr){ r, i, &stop, 0, 0, NULL };
+		p[i] = (rthr){ r, i, &stop, 0, 0, NULL, nthreads };
 	t = run_for(transfer_thread, p, nthreads, secs);
 	for (int i = 0; i < nthreads; i++) {
 		ops += p[i].ops;
@@ -296,6 +308,98 @@ double rocks_run_transfers(rocks *r, int nthreads, double secs, pcount *cnt)
 		}
 	}
 	return (double)ops / t;
+}
+
+/*
+ * One audit: a transaction with a snapshot (set at its begin) iterates the
+ * BAL_ACCOUNTS accounts with an iterator on that snapshot, as a RocksDB
+ * user reads a consistent range in a transaction, and dies unless they
+ * sum to BAL_ACCOUNTS x BAL_INIT.
+ */
+static void audit_once(rocks *r, rocksdb_transaction_t **tp, rocksdb_readoptions_t *ro)
+{
+	rocksdb_transaction_t *t = *tp =
+		r->kind == ROCKS_PESSIMISTIC ?
+			rocksdb_transaction_begin(r->tdb, r->wo, r->snap_txn_opt, *tp) :
+			rocksdb_optimistictransaction_begin(r->odb, r->wo, r->snap_otxn_opt, *tp);
+	const rocksdb_snapshot_t *snap;
+	rocksdb_iterator_t *it;
+	long long sum = 0, bal;
+	long n = 0;
+	char *err = NULL;
+
+	if (!t)
+		die("rocksdb begin", "no transaction");
+	snap = rocksdb_transaction_get_snapshot(t);
+	rocksdb_readoptions_set_snapshot(ro, snap);
+	it = rocksdb_transaction_create_iterator(t, ro);
+	for (rocksdb_iter_seek(it, "r", 1); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+		size_t kl, vl;
+		const char *k = rocksdb_iter_key(it, &kl), *v = rocksdb_iter_value(it, &vl);
+
+		if (kl == 0 || k[0] != 'r')
+			break;
+		if (bal_decode(v, vl, &bal))
+			die("audit check", "rocksdb: an account holds no balance");
+		sum += bal;
+		n++;
+	}
+	rocksdb_iter_get_error(it, &err);
+	rk_check(r, "rocksdb audit", err);
+	rocksdb_iter_destroy(it);
+	rocksdb_readoptions_set_snapshot(ro, NULL);
+	rocksdb_free((void *)snap);
+	rocksdb_transaction_commit(t, &err);
+	rk_check(r, "rocksdb audit", err);
+	if (n != BAL_ACCOUNTS || sum != (long long)BAL_ACCOUNTS * BAL_INIT)
+		die("audit check", "rocksdb: a snapshot's balances do not sum to the total");
+}
+
+static void *audit_thread(void *arg)
+{
+	rthr *p = arg;
+	rocksdb_transaction_t *t = NULL;
+	rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+
+	while (!*p->stop) {
+		audit_once(p->r, &t, ro);
+		p->ops++;
+	}
+	if (t)
+		rocksdb_transaction_destroy(t);
+	rocksdb_readoptions_destroy(ro);
+	return NULL;
+}
+
+/* p[i] runs audit_thread for i >= writers, transfer_thread below */
+static void *mixed_thread(void *arg)
+{
+	rthr *p = arg;
+
+	return p->id >= p->writers ? audit_thread(arg) : transfer_thread(arg);
+}
+
+double rocks_run_mixed(rocks *r, int writers, int auditors, double secs, pcount *cnt,
+                       long *audits)
+{
+	rthr p[MAX_THREADS];
+	volatile int stop = 0;
+	double t;
+
+	if (writers < 0 || auditors < 0 || writers + auditors < 1 ||
+	    writers + auditors > MAX_THREADS)
+		die("transfers", "rocksdb: bad thread count");
+	for (int i = 0; i < writers + auditors; i++)
+		p[i] = (rthr){ r, i, &stop, 0, 0, NULL, writers };
+	t = run_for(mixed_thread, p, writers + auditors, secs);
+	for (int i = 0; i < writers + auditors; i++)
+		if (i < writers) {
+			cnt->txns += p[i].ops;
+			cnt->retries += p[i].retries;
+		} else {
+			*audits += p[i].ops;
+		}
+	return t;
 }
 
 /* --------------------------------------------------------- multi_row */
@@ -347,7 +451,7 @@ double rocks_run_threads(rocks *r, double secs, mlog *lg)
 	double t;
 
 	for (int i = 0; i < MULTI_THREADS; i++)
-		p[i] = (rthr){ r, i, &stop, 0, 0, &lg->th[i] };
+		p[i] = (rthr){ r, i, &stop, 0, 0, &lg->th[i], 0 };
 	t = run_for(multi_thread, p, MULTI_THREADS, secs);
 	for (int i = 0; i < MULTI_THREADS; i++)
 		lg->retries += p[i].retries;
