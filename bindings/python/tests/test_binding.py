@@ -1,10 +1,13 @@
 """The Python binding on an LMDB store: handles, tables, reads and writes,
 transactions, conflicts and the retry loop, scans, versions, indexes, keys
-and the mapping of every error code.  Nothing here waits on a clock: every
-conflict is made by a second transaction committed at a chosen point."""
+and the mapping of every error code.  Nothing here depends on timing: every
+conflict is made by a second transaction committed at a chosen point, and
+the lock a reader meets is held by a failpoint until the test lets it go."""
 
 import os
 import tempfile
+import threading
+import time
 import unittest
 
 import mrtx
@@ -355,6 +358,62 @@ class RunTest(StoreTest):
         self.db.run(fn)
         self.assertFalse(kept[0].active)
         self.assertEqual(self.get(b"r"), b"v")
+
+
+class LockedTest(unittest.TestCase):
+    """A reader meets the lock of a two-phase commit held at a failpoint
+    (MRTX_TWO_PHASE=1 for this handle, the failpoint's wait: file to let it
+    go): Locked, from a read and from Db.run once its attempts run out."""
+
+    def test_locked(self):
+        with tempfile.TemporaryDirectory(prefix="mrtx-py-") as tmp:
+            os.environ["MRTX_TWO_PHASE"] = "1"
+            try:
+                db = mrtx.open(os.path.join(tmp, "s"), durability=mrtx.NOSYNC, lock_wait_ms=1)
+            finally:
+                del os.environ["MRTX_TWO_PHASE"]
+            with db:
+                db.create_table("t", ["a"])
+                go = os.path.join(tmp, "go")
+                mrtx.failpoints("commit.after_validate=wait:%s@1" % go)
+                done = []
+
+                def writer():
+                    with db.begin() as txn:
+                        txn.put("t", b"x", "a", b"", b"new")
+                        txn.put("t", b"y", "a", b"", b"new")
+                    done.append(txn.commit_ts)
+
+                th = threading.Thread(target=writer)
+                th.start()
+                try:
+                    # the writer's locks are in place once it reaches the
+                    # failpoint, and stay until the file exists
+                    while mrtx.failpoint_hits("commit.after_validate") < 1:
+                        time.sleep(0.001)
+                    with db.begin() as txn:
+                        with self.assertRaises(mrtx.Locked) as cm:
+                            txn.get("t", b"x", "a")
+                        self.assertEqual(cm.exception.code, mrtx.ELOCKED)
+                        self.assertIsInstance(cm.exception, mrtx.Retryable)
+                    calls = []
+
+                    def read(txn):
+                        calls.append(1)
+                        return txn.get("t", b"y", "a")
+
+                    with self.assertRaises(mrtx.Locked):
+                        db.run(read, attempts=2)
+                    self.assertEqual(len(calls), 2)
+                finally:
+                    with open(go, "w"):
+                        pass
+                    th.join()
+                    mrtx.failpoints(None)
+                self.assertEqual(len(done), 1)
+                with db.begin() as txn:
+                    self.assertEqual(txn.get("t", b"x", "a"), b"new")
+                    self.assertEqual(txn.get("t", b"y", "a"), b"new")
 
 
 class ScanTest(StoreTest):
