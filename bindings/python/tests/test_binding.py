@@ -584,9 +584,23 @@ class IndexTest(StoreTest):
                              [b"u2", b"u3"])
             self.assertEqual(txn.index_lookup("by_city", b"Bern"), [])
 
-    def test_exceptions_in_the_callback_are_not_lost(self):
+    def test_redeclared_with_another_spec(self):
         with self.assertRaises(mrtx.Exists):
             self.db.create_index("by_city", "users", "p", b"name", "users_by_city")
+
+    def test_exceptions_in_the_callback_are_not_lost(self):
+        import mrtx._txn as T
+
+        def broken(c, ts=0):
+            raise RuntimeError("copy failed")
+
+        saved, T.cell = T.cell, broken
+        try:
+            with self.db.begin() as txn:
+                with self.assertRaisesRegex(RuntimeError, "copy failed"):
+                    txn.index_lookup("by_city", b"Oslo")
+        finally:
+            T.cell = saved
 
 
 class KeyTest(unittest.TestCase):
