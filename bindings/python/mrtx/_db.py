@@ -1,0 +1,259 @@
+"""The store handle (mrtx_db): tables, transactions, the retry loop,
+indexes and maintenance."""
+
+import ctypes
+import os
+import weakref
+
+from . import _capi as C
+from ._errors import Error, InvalidArgument, check, error
+from ._txn import Family, Index, Txn, cstr, data, name
+
+
+def _path(p):
+    p = os.fsencode(p)
+    if b"\0" in p:
+        raise InvalidArgument(C.EINVAL, "path contains a NUL byte")
+    return p
+
+
+def _names(items, what):
+    arr = (ctypes.c_char_p * max(len(items), 1))()
+    for i, s in enumerate(items):
+        arr[i] = name(s, what)
+    return arr
+
+
+class Db:
+    """An open store (mrtx_open); use mrtx.open() to make one.  A context
+    manager: leaving the block closes it.  Safe to share between threads."""
+
+    def __init__(self, path, *, durability=C.SYNC, map_size=0, file_mode=0, lock_ttl_ms=0,
+                 lock_wait_ms=0, read_only=False):
+        self._ptr = None
+        self._txns = weakref.WeakSet()
+        o = C.Options(C.OPTIONS_VERSION, durability, map_size, file_mode, lock_ttl_ms,
+                      lock_wait_ms, 1 if read_only else 0)
+        ptr = C.db_p()
+        check(C.lib.mrtx_open(ctypes.byref(ptr), _path(path), ctypes.byref(o)), "open")
+        self._ptr = ptr
+        #: The path the store was opened with.
+        self.path = path
+
+    def _handle(self):
+        if not self._ptr:
+            raise InvalidArgument(C.EINVAL, "the store is closed")
+        return self._ptr
+
+    @property
+    def closed(self):
+        return not self._ptr
+
+    def close(self):
+        """Close the store (mrtx_close).  Transactions still open are
+        aborted first (the C library requires every one to be finished).
+        Closing twice is a no-op."""
+        if not self._ptr:
+            return
+        for t in list(self._txns):
+            if t._ptr and not t._managed:
+                C.lib.mrtx_abort(t._end())
+        ptr, self._ptr = self._ptr, None
+        C.lib.mrtx_close(ptr)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def flush(self):
+        """Wait for the background end of this handle's commits (RADOS)."""
+        check(C.lib.mrtx_flush(self._handle()), "flush")
+
+    # --------------------------------------------------------------- tables
+    def create_table(self, table, families, *, splits=None):
+        """Create table with families (idempotent for an identical list).
+        Each family is a str, or a Family(name, max_versions, min_versions,
+        ttl_ms) to keep older versions (mrtx_create_table2).  splits: row
+        keys to pre-split the table at (RADOS; checked on LMDB)."""
+        families = list(families)
+        t = name(table, "table")
+        if any(isinstance(f, Family) for f in families):
+            if splits:
+                raise InvalidArgument(C.EINVAL, "splits with version policies")
+            specs = (C.FamilySpec * max(len(families), 1))()
+            keep = []
+            for i, f in enumerate(families):
+                f = f if isinstance(f, Family) else Family(f)
+                keep.append(name(f.name, "family"))
+                specs[i] = C.FamilySpec(keep[-1], f.max_versions, f.min_versions, f.ttl_ms)
+            rc = C.lib.mrtx_create_table2(self._handle(), t, specs, len(families))
+        elif splits is not None:
+            rows = [data(r, "split") for r in splits]
+            arr = (C.Bytes * max(len(rows), 1))(*[C.borrow(r) for r in rows])
+            rc = C.lib.mrtx_create_table_split(self._handle(), t, _names(families, "family"),
+                                               len(families), arr, len(rows))
+        else:
+            rc = C.lib.mrtx_create_table(self._handle(), t, _names(families, "family"),
+                                         len(families))
+        check(rc, "create_table")
+
+    def tables(self):
+        """The store's table names, in name order (index tables included)."""
+        out = []
+
+        def fn(p, _payload):
+            out.append(cstr(p))
+            return 0
+
+        cb = C.TABLES_FN(fn)
+        check(C.lib.mrtx_tables(self._handle(), cb, None), "tables")
+        return out
+
+    def families(self, table):
+        """table's family names, in declaration order."""
+        arr = ctypes.POINTER(ctypes.c_char_p)()
+        n = ctypes.c_size_t(0)
+        check(C.lib.mrtx_table_families(self._handle(), name(table, "table"),
+                                        ctypes.byref(arr), ctypes.byref(n)), "families")
+        return [arr[i].decode("utf-8", "replace") for i in range(n.value)]
+
+    def add_family(self, table, family):
+        """Add a family to table (LMDB)."""
+        check(C.lib.mrtx_add_family(self._handle(), name(table, "table"),
+                                    name(family, "family")), "add_family")
+
+    def drop_table(self, table):
+        """Drop table, its data and its name (transactionally: see mrtx.h)."""
+        check(C.lib.mrtx_drop_table(self._handle(), name(table, "table")), "drop_table")
+
+    def truncate_table(self, table):
+        """Delete every row of table, keeping the table."""
+        check(C.lib.mrtx_truncate_table(self._handle(), name(table, "table")),
+              "truncate_table")
+
+    # --------------------------------------------------------- transactions
+    def begin(self):
+        """A new transaction (a context manager: commit on normal exit,
+        abort on an exception)."""
+        ptr = C.txn_p()
+        check(C.lib.mrtx_begin(self._handle(), ctypes.byref(ptr)), "begin")
+        return Txn(self, ptr)
+
+    def begin_at(self, ts):
+        """A read-only transaction at the past snapshot ts, a commit
+        timestamp (Txn.commit()'s value).  Raises SnapshotGone when ts is
+        below the collection's safe point, InvalidArgument for ts 0 or one
+        past the newest commit."""
+        ptr = C.txn_p()
+        check(C.lib.mrtx_begin_at(self._handle(), ts, ctypes.byref(ptr)), "begin_at")
+        return Txn(self, ptr)
+
+    def run(self, fn, attempts=10):
+        """Run fn(txn) in a fresh transaction and commit it (mrtx_run),
+        retrying on Conflict and Locked -- raised inside fn or by the commit
+        -- with jittered exponential backoff, up to attempts attempts.
+        Returns fn's return value of the attempt that committed.  Any other
+        exception from fn aborts and propagates at once; when attempts run
+        out, the last Conflict or Locked is raised.
+
+        fn may run several times, and an attempt that is retried may have
+        seen an inconsistent mix of values: it should only read and write
+        through txn (no effects outside the store), and raise mrtx.Conflict
+        when an invariant it relies on looks broken.  It must not commit or
+        abort txn."""
+        state = {"exc": None, "result": None}
+
+        def attempt(txn_ptr, _payload):
+            state["exc"] = None
+            txn = Txn(self, txn_ptr, managed=True)
+            try:
+                state["result"] = fn(txn)
+                return 0
+            except Error as e:
+                # the library retries CONFLICT and ELOCKED (and the
+                # BADTXN of a transaction a conflict doomed)
+                state["exc"] = e
+                return e.code
+            except BaseException as e:
+                state["exc"] = e
+                return 1  # no mrtx code: the library aborts and returns it
+            finally:
+                txn._end()
+
+        cb = C.RUN_FN(attempt)
+        rc = C.lib.mrtx_run(self._handle(), cb, None, attempts)
+        if rc == 0:
+            return state["result"]
+        if state["exc"] is not None:
+            raise state["exc"]
+        raise error(rc, "run")
+
+    # -------------------------------------------------------------- indexes
+    def create_index(self, index, table, family, qualifier, index_table, cluster=()):
+        """Declare the secondary index `index` of (table, family, qualifier)
+        into index_table, and backfill it.  cluster: (family, qualifier)
+        pairs of the source row copied into each entry."""
+        qualifier = data(qualifier, "qualifier")
+        cluster = [(name(f, "family"), data(q, "qualifier")) for f, q in cluster]
+        cols = (C.Column * max(len(cluster), 1))(*[C.Column(f, C.borrow(q)) for f, q in cluster])
+        spec = C.IndexSpec(C.INDEX_SPEC_VERSION, name(index, "index"), name(table, "table"),
+                           name(family, "family"), C.borrow(qualifier),
+                           name(index_table, "index table"),
+                           cols if cluster else None, len(cluster))
+        check(C.lib.mrtx_create_index(self._handle(), ctypes.byref(spec)), "create_index")
+
+    def indexes(self):
+        """The store's index declarations, in name order, as Index tuples."""
+        out = []
+        exc = []
+
+        def fn(spec_p, _payload):
+            try:
+                s = spec_p.contents
+                cluster = tuple((s.cluster[i].family.decode("utf-8"),
+                                 C.copy(s.cluster[i].qualifier)) for i in range(s.ncluster))
+                out.append(Index(s.name.decode("utf-8"), s.table.decode("utf-8"),
+                                 s.family.decode("utf-8"), C.copy(s.qualifier),
+                                 s.index_table.decode("utf-8"), cluster))
+                return 0
+            except BaseException as e:
+                exc.append(e)
+                return 1
+
+        cb = C.INDEX_SPEC_FN(fn)
+        rc = C.lib.mrtx_indexes(self._handle(), cb, None)
+        if exc:
+            raise exc[0]
+        check(rc, "indexes")
+        return out
+
+    # ---------------------------------------------------------- maintenance
+    def gc(self, keep_ms=0):
+        """Collect versions the families' policies no longer keep, and
+        deletions older than keep_ms behind the newest commit; returns the
+        number of versions removed."""
+        n = ctypes.c_uint64(0)
+        check(C.lib.mrtx_gc(self._handle(), keep_ms, ctypes.byref(n)), "gc")
+        return n.value
+
+    def backup(self, dest_dir):
+        """A consistent copy of the (LMDB) store in dest_dir, which must not
+        exist or be empty."""
+        check(C.lib.mrtx_backup(self._handle(), _path(dest_dir)), "backup")
+
+
+def upgrade(path):
+    """Convert a store of an older format in place (mrtx_upgrade); returns
+    the number of records converted."""
+    n = ctypes.c_uint64(0)
+    check(C.lib.mrtx_upgrade(_path(path), ctypes.byref(n)), "upgrade")
+    return n.value
