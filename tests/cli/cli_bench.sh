@@ -52,6 +52,43 @@ rc=$?
 [ $rc -eq 0 ] && ok || bad "bench --only multi_row: exit $rc: $(cat "$TMP/err")"
 rocks_keys multi_row row_groups "$TMP/j2"
 
+# transfers, audit, scan: threads of one process on every side, every
+# phase's balances checked and every audit's sum; each row names its
+# RocksDB target (null: reported only)
+"$MRTX" bench "$TMP/b3" --quick --only transfers --json >"$TMP/j3" 2>"$TMP/err" &&
+"$MRTX" bench "$TMP/b3" --quick --only audit --json >"$TMP/j4" 2>>"$TMP/err" &&
+"$MRTX" bench "$TMP/b3" --quick --only scan --json >"$TMP/j5" 2>>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && ok || bad "bench --only transfers/audit/scan: exit $rc: $(cat "$TMP/err")"
+python3 -c '
+import json, sys
+rows = [w for f in sys.argv[1:] for w in json.load(open(f))["workloads"]]
+print(json.dumps({"workloads": rows}))' "$TMP/j3" "$TMP/j4" "$TMP/j5" >"$TMP/j6"
+pyjson "transfers, audit, scan: their rows" \
+	"[(w['name'], w['durability'], w['threads']) for w in d['workloads']] ==
+	 [('transfers', 'nosync', 8), ('transfers', 'sync', 8),
+	  ('audit_writes', 'nosync', 7), ('audit_scans', 'nosync', 1),
+	  ('audit_writes', 'sync', 7), ('audit_scans', 'sync', 1),
+	  ('scan', 'nosync', 1), ('scan_writing', 'nosync', 1)] and
+	 all(w['verified'] == 'balance_sum' and w['mrtx_ops_per_s'] > 0 for w in d['workloads'])" \
+	<"$TMP/j6"
+if [ "$ROCKS" = 1 ]; then
+	pyjson "transfers, audit, scan: RocksDB sides and targets" "all(
+		w['rocksdb_pessimistic_ops_per_s'] > 0 and w['rocksdb_optimistic_ops_per_s'] > 0 and
+		w['rocksdb_threads'] == {'transfers': 8, 'audit_writes': 8, 'audit_scans': 8,
+		                         'scan': 1, 'scan_writing': 2}[w['name']] and
+		(w['rocksdb_target'], w['durability']) in
+			[(None, 'nosync'), (None, 'sync'), (1.2, 'sync'), (1.0, 'sync'), (1.5, 'sync'),
+			 (1.0, 'nosync')] and
+		(w['rocksdb_met'] is None) == (w['rocksdb_target'] is None) and
+		(w['rocksdb_met'] is None or w['rocksdb_met'] ==
+			(w['mrtx_ops_per_s'] / w['rocksdb_ops_per_s'] >= w['rocksdb_target']))
+		for w in d['workloads'])" <"$TMP/j6"
+else
+	pyjson "transfers, audit, scan: no RocksDB side" "all(w['rocksdb_ratio'] is None
+		for w in d['workloads'])" <"$TMP/j6"
+fi
+
 # the text report names the RocksDB sides, or says the baseline is absent;
 # a RocksDB store of an earlier run in the same DIR is replaced, not reused
 "$MRTX" bench "$TMP/b2" --quick --only multi_row >"$TMP/t2" 2>"$TMP/err"

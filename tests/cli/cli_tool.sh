@@ -257,7 +257,7 @@ done
 fi
 # bench --help names --only and every workload
 "$MRTX" bench --help >"$TMP/out" 2>&1 || bad "bench --help failed"
-for w in -- --only single_row multi_row interactive get recover calls ts longscan; do
+for w in -- --only single_row multi_row interactive transfers audit scan get recover calls ts longscan; do
 	[ "$w" == -- ] && continue
 	grep -q -- "$w" "$TMP/out" && ok || bad "bench --help does not mention $w"
 done
