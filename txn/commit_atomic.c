@@ -32,7 +32,7 @@ static int range_check_of(mrtx_txn *txn, const scan_range *sr, store_rcheck *c, 
 		             !(locks = arena_alloc(&txn->arena, (cap + 1) * sizeof(*locks)))))
 			return MRTX_ENOMEM;
 		n = 0;
-		for (r = RB_NFIND(trow_tree, &txn->rows, &key); r && r->t == sr->t;
+		for (r = txn_rows_nfind(txn, &key); r && r->t == sr->t;
 		     r = RB_NEXT(trow_tree, &txn->rows, r)) {
 			if (store_range_past(&c->range, r->row))
 				break;

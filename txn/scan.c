@@ -110,18 +110,18 @@ static trow *buf_first(mrtx_scanner *s)
 	if (!s->range->reverse) {
 		key.t = s->t;
 		key.row = s->range->start;
-		r = RB_NFIND(trow_tree, &txn->rows, &key);
+		r = txn_rows_nfind(txn, &key);
 	} else if (s->range->end.size) {
 		key.t = s->t;
 		key.row = s->range->end;
-		r = RB_NFIND(trow_tree, &txn->rows, &key);
+		r = txn_rows_nfind(txn, &key);
 		r = r ? RB_PREV(trow_tree, &txn->rows, r) : RB_MAX(trow_tree, &txn->rows);
 	} else {
 		memset(&fake, 0, sizeof(fake));
 		fake.id = s->t->id + 1;
 		key.t = &fake;
 		key.row = MRTX_BYTES(NULL, 0);
-		r = RB_NFIND(trow_tree, &txn->rows, &key);
+		r = txn_rows_nfind(txn, &key);
 		r = r ? RB_PREV(trow_tree, &txn->rows, r) : RB_MAX(trow_tree, &txn->rows);
 	}
 	return r;
@@ -156,10 +156,10 @@ static trow *buf_next(mrtx_scanner *s)
 		return buf_settle(s, buf_first(s));
 	key.t = s->t;
 	key.row = r->last;
-	b = RB_NFIND(trow_tree, &s->txn->rows, &key); /* first at or after last */
+	b = txn_rows_nfind(s->txn, &key); /* first at or after last */
 	if (!r->reverse) {
 		if (b && b->t == s->t && bytes_cmp(b->row, r->last) == 0)
-			b = RB_NEXT(trow_tree, &s->txn->rows, b);
+			b = b == s->txn->rows_max ? NULL : RB_NEXT(trow_tree, &s->txn->rows, b);
 	} else {
 		b = b ? RB_PREV(trow_tree, &s->txn->rows, b) : RB_MAX(trow_tree, &s->txn->rows);
 	}
@@ -341,8 +341,8 @@ static int check_gap(mrtx_scanner *s, mrtx_bytes lo, int lo_incl, mrtx_bytes hi,
 		return 0;
 	key.t = s->t;
 	key.row = lo;
-	for (r = RB_NFIND(trow_tree, &txn->rows, &key); r && r->t == s->t;
-	     r = RB_NEXT(trow_tree, &txn->rows, r)) {
+	for (r = txn_rows_nfind(txn, &key); r && r->t == s->t;
+	     r = r == txn->rows_max ? NULL : RB_NEXT(trow_tree, &txn->rows, r)) {
 		int c;
 
 		if (lo.size && !lo_incl && bytes_cmp(r->row, lo) == 0)

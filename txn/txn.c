@@ -112,12 +112,13 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	/* Field by field: a memset of the head compiles to `rep stos`, whose
 	 * start-up cost was a visible part of a point read.  A new field must
 	 * be set here (the assertion below trips when the head changes). */
-	_Static_assert(offsetof(mrtx_txn, head_pad) == 216 && offsetof(mrtx_txn, arena0) == 224,
+	_Static_assert(offsetof(mrtx_txn, head_pad) == 232 && offsetof(mrtx_txn, arena0) == 240,
 	               "mrtx_begin sets every field before arena0: initialise the new one there");
 	txn->db = db;
 	arena_init_buf(&txn->arena, txn->arena0, sizeof(txn->arena0));
 	RB_INIT(&txn->rows);
 	txn->last_row = NULL;
+	txn->rows_min = txn->rows_max = NULL;
 	txn->nmutated = 0;
 	memset(txn->id, 0, sizeof(txn->id));
 	txn->lock_ttl_ms = db->lock_ttl_ms;
@@ -201,11 +202,38 @@ static int txn_row_new(mrtx_txn *txn, const store_table *t, mrtx_bytes row, trow
 		/* the first row: the root (trow_zero made the links NULL) */
 		RB_COLOR(r, link) = RB_BLACK;
 		RB_ROOT(&txn->rows) = r;
+		txn->rows_min = txn->rows_max = r;
+	} else if (trow_cmp(txn->rows_max, r) < 0) {
+		/* past the largest row, where RB_INSERT's descent would end: the
+		 * right child of the rightmost entry (a forward scan's rows) */
+		RB_SET(r, txn->rows_max, link);
+		RB_RIGHT(txn->rows_max, link) = r;
+		trow_tree_RB_INSERT_COLOR(&txn->rows, r);
+		txn->rows_max = r;
+	} else if (trow_cmp(r, txn->rows_min) < 0) {
+		/* before the smallest (a reverse scan's rows) */
+		RB_SET(r, txn->rows_min, link);
+		RB_LEFT(txn->rows_min, link) = r;
+		trow_tree_RB_INSERT_COLOR(&txn->rows, r);
+		txn->rows_min = r;
 	} else {
 		RB_INSERT(trow_tree, &txn->rows, r);
 	}
 	*out = r;
 	return 0;
+}
+
+trow *txn_rows_nfind(mrtx_txn *txn, const trow *key)
+{
+	int c;
+
+	if (!txn->rows_max)
+		return NULL;
+	if ((c = trow_cmp(txn->rows_max, key)) <= 0)
+		return c == 0 ? txn->rows_max : NULL;
+	if (trow_cmp(key, txn->rows_min) <= 0)
+		return txn->rows_min;
+	return RB_NFIND(trow_tree, &txn->rows, (trow *)key);
 }
 
 int txn_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int create, trow **out)
@@ -222,7 +250,10 @@ int txn_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int create, tro
 	key.t = t;
 	key.row = row;
 	r = NULL;
-	if ((!RB_EMPTY(&txn->rows) && (r = RB_FIND(trow_tree, &txn->rows, &key))) || !create) {
+	/* (a row past either end is not there: a scan's next row) */
+	if ((!RB_EMPTY(&txn->rows) && trow_cmp(&key, txn->rows_max) <= 0 &&
+	     trow_cmp(&key, txn->rows_min) >= 0 && (r = RB_FIND(trow_tree, &txn->rows, &key))) ||
+	    !create) {
 		if (r)
 			txn->last_row = r;
 		*out = r;

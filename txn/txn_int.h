@@ -148,7 +148,7 @@ typedef struct scan_range {
 	mrtx_bytes last;       /* last row consumed */
 } scan_range;
 
-#define TXN_ARENA0 3888 /* the object is 4 KiB */
+#define TXN_ARENA0 3872 /* the object is 4 KiB */
 
 struct mrtx_txn {
 	mrtx_db *db;
@@ -195,6 +195,10 @@ struct mrtx_txn {
 	uint8_t lazy;          /* some row's lock is not read yet (trow.lock_lazy) */
 	uint8_t started;       /* start_ts is taken (txn.c note_first_write) */
 	txn_fence *fences;     /* fences its settling wrote, oldest first */
+	/* rows' smallest and largest entries (NULL while empty; rows are never
+	 * removed): a scan adds its rows in order past one end, found there
+	 * without a descent (txn_row_new, txn_rows_nfind) */
+	trow *rows_min, *rows_max;
 	uint8_t head_pad[8];   /* the padding before arena0, named: a new field moves
 	                          head_pad or arena0, which trips mrtx_begin's assertion */
 	/* The arena's first chunk, so that a small transaction (a few rows,
@@ -206,6 +210,9 @@ struct mrtx_txn {
 
 int bcell_cmp(const bcell *a, const bcell *b);
 int trow_cmp(const trow *a, const trow *b);
+/* RB_NFIND on txn->rows (the first row at or after key), without a
+ * descent when key is at or past the largest row */
+trow *txn_rows_nfind(mrtx_txn *txn, const trow *key);
 RB_PROTOTYPE(bcell_tree, bcell, link, bcell_cmp)
 RB_PROTOTYPE(trow_tree, trow, link, trow_cmp)
 

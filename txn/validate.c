@@ -108,7 +108,7 @@ static int validate_range(mrtx_txn *txn, const scan_range *sr)
 	/* Walk the store's locks and the rows we saw in the same order. */
 	key.t = sr->t;
 	key.row = rg.lo;
-	for (r = RB_NFIND(trow_tree, &txn->rows, &key);; r = RB_NEXT(trow_tree, &txn->rows, r)) {
+	for (r = txn_rows_nfind(txn, &key);; r = RB_NEXT(trow_tree, &txn->rows, r)) {
 		int in = r && r->t == sr->t && !store_range_past(&rg, r->row);
 		int seen = in && r->lock_known && r->has_lock;
 
