@@ -491,6 +491,21 @@ static int lockless(const store_table *t)
 	                    t->name);
 }
 
+/* The lock key kb[0..n] (kb[n] = LOCK_TAG) of a row whose cells the
+ * cursor stands among: a seek. */
+static int seek_lock(MDB_cursor *cur, const store_table *t, const uint8_t *kb, size_t n,
+                     MDB_val *k, MDB_val *v)
+{
+	int rc;
+
+	*k = mv(kb, n + 1);
+	rc = lmdb_cget(cur, k, v, MDB_SET_RANGE);
+	if (rc == MDB_NOTFOUND || (rc == 0 && !(k->mv_size == n + 1 && bytes_eq(k->mv_data, kb,
+	                                                                         n + 1))))
+		return lockless(t);
+	return rc;
+}
+
 /* From the first key of the row whose P . enc(row) is kb[0..n) (the cursor
  * on it, in *k) to its lock key (kb[n] = LOCK_TAG), walking so that every
  * key on the way is seen in order (lmdb_walk.c), or seeking when the row
@@ -515,12 +530,80 @@ static int walk_to_lock(MDB_cursor *cur, const store_table *t, const uint8_t *kb
 		    ((const uint8_t *)k->mv_data)[n] == LOCK_TAG)
 			return lockless(t); /* the row ended, or its history began */
 	}
-	*k = mv(kb, n + 1);
-	rc = lmdb_cget(cur, k, v, MDB_SET_RANGE);
-	if (rc == MDB_NOTFOUND || (rc == 0 && !(k->mv_size == n + 1 && bytes_eq(k->mv_data, kb,
-	                                                                         n + 1))))
-		return lockless(t);
-	return rc;
+	return seek_lock(cur, t, kb, n, k, v);
+}
+
+/*
+ * A forward scan's read of one row on the way to its lock: the cursor
+ * stands on the row's first key (*k, a cell: the lock key follows the
+ * cells), and the row's cells are taken as they are walked past, as
+ * read_cells would take them after a seek back from the lock, the lock
+ * found at the end of the walk (*k, *v unsealed, the cursor on it).  Not
+ * for a qualifier range (read_cells seeks to it).  Returns 1 when the row
+ * has more than ROW_WALK keys: nothing kept, the cursor somewhere in the
+ * row (seek_lock then).  Errors are the library's (lmdb_err).
+ */
+static int walk_cells(store *st, MDB_cursor *cur, const store_table *t, const uint8_t *kb,
+                      size_t n, const store_filter *f, mrtx_arena *a, store_row *out,
+                      MDB_val *k, MDB_val *v)
+{
+	size_t cap = 0;
+	int rc;
+
+	out->cells = NULL;
+	out->ncells = 0;
+	out->vmax = 0;
+	for (int i = 0; i < ROW_WALK; i++) {
+		const uint8_t *kd;
+		store_cell *c;
+		uint64_t ts;
+		uint8_t flags, fid;
+		mrtx_bytes val;
+
+		if (!i) {
+			/* (the value as stored: the step here may have unsealed it) */
+			if ((rc = mdb_cursor_get(cur, k, v, MDB_GET_CURRENT)))
+				return lmdb_err(st, rc, "scan");
+		} else {
+			MDB_val prev = *k;
+
+			if ((rc = mdb_cursor_get(cur, k, v, MDB_NEXT)) == MDB_NOTFOUND)
+				return lockless(t);
+			if (rc)
+				return lmdb_err(st, rc, "scan");
+			if (!lmdb_key_after(&prev, k))
+				return damaged_keys(t);
+		}
+		kd = k->mv_data;
+		if (k->mv_size == n + 1 && bytes_eq(kd, kb, n + 1))
+			return (rc = lmdb_unseal(k, v)) ? lmdb_err(st, rc, "scan") : 0;
+		if (k->mv_size <= n || !bytes_eq(kd, kb, n) || kd[n] == LOCK_TAG)
+			return lockless(t); /* the row ended, or its history began */
+		if ((fid = kd[n]) >= t->nfamilies &&
+		    /* a family added since we loaded t?  (store_add_family) */
+		    ((rc = lmdb_store_table_refresh(st)) || fid >= t->nfamilies))
+			return rc ? rc : mrtx__seterr(MRTX_ECORRUPT, "table '%s': cell with unknown "
+			                              "family id %u", t->name, fid);
+		if (f && (f->lock_only || (f->family >= 0 && fid != (uint8_t)f->family)))
+			continue;
+		if (lmdb_sealed_key(k) && (rc = lmdb_unseal(k, v)))
+			return lmdb_err(st, rc, "scan");
+		if (lmdb_cell_decode(v, &ts, &flags, &val))
+			return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a cell value without its "
+			                    "version header", t->name);
+		if (cell_expired(t, fid, ts))
+			continue;
+		if (!(out->cells = store_arr_grow(a, out->cells, out->ncells, &cap, sizeof(*c))))
+			return MRTX_ENOMEM;
+		c = &out->cells[out->ncells++];
+		c->fid = fid;
+		c->ts = ts;
+		c->qual = MRTX_BYTES(arena_dup(a, kd + n + 1, k->mv_size - n - 1), k->mv_size - n - 1);
+		c->value = MRTX_BYTES(arena_dup(a, val.data, val.size), val.size);
+		if (!c->qual.data || !c->value.data)
+			return MRTX_ENOMEM;
+	}
+	return 1;
 }
 
 /* A seek of a scan landed on k (rc: the seek's): its neighbours in order
@@ -719,8 +802,38 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 
 			memcpy(kb, k.mv_data, n);
 			kb[n] = LOCK_TAG;
-			if ((rc = walk_to_lock(cur, t, kb, n, &k, &v)))
+			if ((!f || (!f->at && f->versions <= 1 && !f->qs.size && !f->qe.size)) &&
+			    !(max_rows && *nrows == max_rows)) {
+				/* the cells on the way, then step on from the lock */
+				if (!(*rows = store_arr_grow(a, *rows, *nrows, &cap, sizeof(**rows)))) {
+					rc = MRTX_ENOMEM;
+					goto done;
+				}
+				out = &(*rows)[(*nrows)++];
+				out->row = MRTX_BYTES(arena_dup(a, row.data, row.size), row.size);
+				if (!out->row.data) {
+					rc = MRTX_ENOMEM;
+					goto done;
+				}
+				if ((rc = walk_cells(st, cur, t, kb, n, f, a, out, &k, &v)) == 0) {
+					out->lock = MRTX_BYTES(arena_dup(a, v.mv_data, v.mv_size),
+					                       v.mv_size);
+					out->has_lock = 1;
+					if (!out->lock.data) {
+						rc = MRTX_ENOMEM;
+						goto done;
+					}
+					rc = lmdb_step_row(cur, t, out->row, reverse, &k, &v);
+					continue;
+				}
+				(*nrows)--;
+				if (rc != 1)
+					goto done;
+				if ((rc = seek_lock(cur, t, kb, n, &k, &v)))
+					break;
+			} else if ((rc = walk_to_lock(cur, t, kb, n, &k, &v))) {
 				break;
+			}
 			is_lock = 1;
 		}
 		if (!is_lock) { /* (reverse: the row's last key is a cell) */
