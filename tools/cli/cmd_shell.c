@@ -52,7 +52,7 @@
 typedef struct shell {
 	mrtx_db *db;
 	mrtx_txn *txn;         /* the open explicit transaction, or NULL */
-	char failed[200];      /* non-empty: txn is doomed, this says why */
+	char failed[480];      /* non-empty: txn is doomed, this says why */
 	int tty;               /* prompt, editing, history */
 	int errors;            /* a command failed: exit status 1 */
 	int done;              /* quit/exit */
@@ -131,9 +131,7 @@ static void shell_note(const shell *sh, const char *msg)
 static const char *api_msg(int rc)
 {
 	static char buf[1024];
-	const char *m = mrtx_errmsg();
-
-	snprintf(buf, sizeof(buf), "%s%s", *m ? m : mrtx_strerror(rc), tool_hint(rc));
+	snprintf(buf, sizeof(buf), "%s%s", tool_errmsg(rc), tool_hint(rc));
 	return buf;
 }
 
@@ -143,15 +141,25 @@ typedef struct auto_ctx {
 	const script_cmd *c;
 	const char *step;
 	memout out;
+	int outcome;     /* SCRIPT_RC_*, or 0 */
+	char msg[400];   /* its message */
 } auto_ctx;
 
-/* One autocommit attempt: output goes to memory, printed after commit. */
+/* One autocommit attempt: output goes to memory, printed after commit.  A
+   condition that does not hold, or a cell that is no counter, ends the
+   attempt with nothing buffered: it commits, so what was read is
+   validated (a retry reads again). */
 static int auto_fn(mrtx_txn *txn, void *p)
 {
 	auto_ctx *a = p;
 	FILE *f = memout_restart(&a->out);
+	int rc;
 
-	return f ? script_run(txn, a->c, f, &a->step) : MRTX_ENOMEM;
+	if (!f)
+		return MRTX_ENOMEM;
+	rc = script_run(txn, a->c, f, &a->step, a->msg, sizeof(a->msg));
+	a->outcome = rc > 0 ? rc : 0;
+	return rc > 0 ? 0 : rc;
 }
 
 static void run_autocommit(shell *sh, const script_cmd *c)
@@ -163,21 +171,39 @@ static void run_autocommit(shell *sh, const script_cmd *c)
 	a.c = c;
 	a.step = "";
 	rc = mrtx_run(sh->db, auto_fn, &a, 0);
-	memout_finish(&a.out, rc == 0, stdout);
+	memout_finish(&a.out, rc == 0 && !a.outcome, stdout);
 	if (rc)
 		shell_err(sh, "%s: %s%s", a.step, api_msg(rc),
 		          c->op == SCRIPT_GET || c->op == SCRIPT_SCAN ? "" : " (nothing written)");
+	else if (a.outcome == SCRIPT_RC_CHECK)
+		shell_err(sh, "%s failed: %s (nothing written)", a.step, a.msg);
+	else if (a.outcome)
+		shell_err(sh, "%s: %s (nothing written)", a.step, a.msg);
 	fflush(stdout);
 }
 
 static void run_in_txn(shell *sh, const script_cmd *c)
 {
 	const char *step = "";
-	int rc = script_run(sh->txn, c, stdout, &step);
+	char msg[400];
+	int rc = script_run(sh->txn, c, stdout, &step, msg, sizeof(msg));
 
 	fflush(stdout);
 	if (rc == 0)
 		return;
+	if (rc == SCRIPT_RC_CHECK) {
+		/* the script's rule (mrtx txn): a failed condition ends the
+		   transaction's chance to commit */
+		snprintf(sh->failed, sizeof(sh->failed), "%s failed: %s", step, msg);
+		shell_err(sh, "%s; the transaction can no longer commit: type rollback",
+		          sh->failed);
+		return;
+	}
+	if (rc == SCRIPT_RC_VALUE) {
+		shell_err(sh, "%s: %s (nothing written; the transaction is still open)", step,
+		          msg);
+		return;
+	}
 	if (rc == MRTX_CONFLICT || rc == MRTX_EBADTXN) {
 		snprintf(sh->failed, sizeof(sh->failed), "%s: %s", step, api_msg(rc));
 		shell_err(sh, "%s; the transaction can no longer commit: type rollback, then "

@@ -19,48 +19,6 @@
 #include "script.h"
 #include "util.h"
 
-int script_run(mrtx_txn *txn, const script_cmd *c, FILE *out, const char **step)
-{
-	mrtx_scan_spec spec;
-	mrtx_bytes v;
-	int rc;
-
-	switch (c->op) {
-	case SCRIPT_GET:
-		*step = "get";
-		rc = mrtx_get(txn, c->table, c->row, c->family, c->qualifier, &v);
-		if (rc == MRTX_NOTFOUND) {
-			fputs("(not found)\n", out);
-			rc = 0;
-		} else if (rc == 0) {
-			print_escaped(out, v.data, v.size, 0);
-			putc('\n', out);
-		}
-		fflush(out);
-		return rc;
-	case SCRIPT_PUT:
-		*step = "put";
-		return mrtx_put(txn, c->table, c->row, c->family, c->qualifier, c->value);
-	case SCRIPT_DEL:
-		*step = "del";
-		return mrtx_delete(txn, c->table, c->row, c->family, c->qualifier);
-	case SCRIPT_DELROW:
-		*step = "delrow";
-		return mrtx_delete_row(txn, c->table, c->row);
-	case SCRIPT_SCAN:
-		*step = "scan";
-		memset(&spec, 0, sizeof(spec));
-		spec.table = c->table;
-		spec.start = c->start;
-		spec.end = c->end;
-		rc = scan_print_cells(txn, &spec, out);
-		fflush(out);
-		return rc;
-	default:
-		return 0;
-	}
-}
-
 int cmd_txn(int argc, char **argv)
 {
 	static const char usage[] = "mrtx txn STORE [FILE]";
@@ -111,7 +69,7 @@ int cmd_txn(int argc, char **argv)
 		goto out;
 	}
 	while (!done && (len = getline(&line, &cap, in)) >= 0) {
-		char err[160];
+		char err[160], msg[400];
 		const char *step = "";
 		script_cmd c;
 
@@ -131,11 +89,15 @@ int cmd_txn(int argc, char **argv)
 		}
 		if (c.op == SCRIPT_ABORT) {
 			done = 1;
-		} else if ((rc = script_run(txn, &c, stdout, &step))) {
+		} else if ((rc = script_run(txn, &c, stdout, &step, msg, sizeof(msg)))) {
 			char what[64];
 
 			snprintf(what, sizeof(what), "line %lu: %s", lineno, step);
-			ret = tool_fail(cmd, what, rc);
+			if (rc > 0)
+				tool_err(cmd, "%s%s: %s; the transaction was rolled back, nothing "
+				         "written", what, rc == SCRIPT_RC_CHECK ? " failed" : "", msg);
+			ret = rc == SCRIPT_RC_CHECK ? EXIT_CHECK : rc > 0 ? EXIT_FAIL :
+			      tool_fail(cmd, what, rc);
 			script_cmd_free(&c);
 			goto out;
 		}
