@@ -138,8 +138,13 @@ int cmd_txn(int argc, char **argv)
 	fflush(stdout);
 	rc = mrtx_commit(txn);
 	txn = NULL;
-	if (rc)
+	if (rc == MRTX_CONFLICT || rc == MRTX_ELOCKED) {
+		tool_err(cmd, "commit: %s; nothing was written: run the script again",
+		         tool_errmsg(rc));
+		ret = EXIT_FAIL;
+	} else if (rc) {
 		ret = tool_fail(cmd, "commit", rc);
+	}
 out:
 	mrtx_abort(txn);
 	mrtx_close(db);

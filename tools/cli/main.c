@@ -120,7 +120,8 @@ static void usage(FILE *f)
 		fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nRows, qualifiers and values are bytes: arguments accept \\xNN and \\\\\n"
 	        "escapes, and output escapes bytes outside printable ASCII (and the\n"
-	        "backslash) the same way.  Exit status: 0 success, 1 failure, 2 usage.\n"
+	        "backslash) the same way.  Exit status: 0 success, 1 failure, 2 usage,\n"
+	        "3 a condition of check-and-put or a txn script's check did not hold.\n"
 	        "\nGlobal options (before the subcommand; not for chaos, crashsim, bench):\n"
 	        "  --map-size SIZE  map size to open the store with (bytes, or K/M/G/T):\n"
 	        "                   grows a full store; env MRTX_MAP_SIZE\n"
