@@ -68,29 +68,8 @@ typedef struct shell {
 
 static const char usage_line[] = "mrtx shell STORE";
 
+/* After "Commands, one a line:" and script_help_commands. */
 static const char help_text[] =
-	"Commands, one a line:\n"
-	"  get TABLE ROW FAMILY:QUALIFIER        print the value, or (not found)\n"
-	"  get TABLE ROW                         print the row's cells as\n"
-	"                                        FAMILY:QUALIFIER VALUE, or (not found)\n"
-	"  put TABLE ROW FAMILY:QUALIFIER VALUE\n"
-	"  del TABLE ROW FAMILY:QUALIFIER\n"
-	"  delrow TABLE ROW\n"
-	"  scan TABLE [START [END]] [--reverse] [--limit N] [--family F] [--prefix P]\n"
-	"                                        print ROW FAMILY:QUALIFIER VALUE lines\n"
-	"                                        (default: every row and family, in\n"
-	"                                        ascending order, no limit)\n"
-	"  incr TABLE ROW FAMILY:QUALIFIER [DELTA]\n"
-	"                                        add DELTA (default 1) to a decimal\n"
-	"                                        counter (missing: 0); print the result\n"
-	"  append TABLE ROW FAMILY:QUALIFIER SUFFIX\n"
-	"  check-and-put TABLE ROW FAMILY:QUALIFIER EXPECTED|--absent NEWVALUE\n"
-	"                                        put NEWVALUE if the cell holds EXPECTED\n"
-	"                                        (--absent: if it is missing)\n"
-	"  check TABLE ROW FAMILY:QUALIFIER OP NUMBER\n"
-	"                                        OP: == != < <= > >=, the cell read as a\n"
-	"                                        counter (missing: 0)\n"
-	"  check TABLE ROW FAMILY:QUALIFIER absent|present\n"
 	"  begin            open a transaction: the commands up to commit run in it\n"
 	"  commit           commit it; if that fails nothing was written: redo it\n"
 	"  rollback, abort  end it, writing nothing\n"
@@ -343,7 +322,7 @@ static void run_line(shell *sh, const char *line, size_t len)
 			goto out;
 		}
 		if (strcmp(word, "help") == 0) {
-			fputs(help_text, stdout);
+			printf("Commands, one a line:\n%s%s", script_help_commands, help_text);
 			fflush(stdout);
 		} else if (strcmp(word, "begin") == 0) {
 			do_begin(sh);
@@ -620,8 +599,8 @@ int cmd_shell(int argc, char **argv)
 		       "(MRTX_HISTORY= keeps none).  Ctrl-C discards the line, Ctrl-D on an\n"
 		       "empty line ends the input.  Piped input is read the same way, without\n"
 		       "prompt or history.  Exit status 1 when any command failed or a\n"
-		       "transaction was left open (it is rolled back).\n\n%s",
-		       usage_line, help_text);
+		       "transaction was left open (it is rolled back).\n\nCommands, one a line:\n%s%s",
+		       usage_line, script_help_commands, help_text);
 		return EXIT_OK;
 	}
 	if (npos != 1)

@@ -38,27 +38,7 @@ int cmd_txn(int argc, char **argv)
 		printf("usage: %s\n\n"
 		       "Run the commands in FILE (or stdin; \"-\" is stdin too) as ONE\n"
 		       "transaction, committed at end of input:\n"
-		       "  get TABLE ROW FAMILY:QUALIFIER        print the value, or (not found)\n"
-		       "  get TABLE ROW                         print the row's cells as\n"
-		       "                                        FAMILY:QUALIFIER VALUE, or (not found)\n"
-		       "  put TABLE ROW FAMILY:QUALIFIER VALUE\n"
-		       "  del TABLE ROW FAMILY:QUALIFIER\n"
-		       "  delrow TABLE ROW\n"
-		       "  scan TABLE [START [END]] [--reverse] [--limit N] [--family F] [--prefix P]\n"
-		       "                                        print ROW FAMILY:QUALIFIER VALUE lines\n"
-		       "                                        (default: every row and family, in\n"
-		       "                                        ascending order, no limit)\n"
-		       "  incr TABLE ROW FAMILY:QUALIFIER [DELTA]\n"
-		       "                                        add DELTA (default 1) to a decimal\n"
-		       "                                        counter (missing: 0); print the result\n"
-		       "  append TABLE ROW FAMILY:QUALIFIER SUFFIX\n"
-		       "  check-and-put TABLE ROW FAMILY:QUALIFIER EXPECTED|--absent NEWVALUE\n"
-		       "                                        put NEWVALUE if the cell holds EXPECTED\n"
-		       "                                        (--absent: if it is missing)\n"
-		       "  check TABLE ROW FAMILY:QUALIFIER OP NUMBER\n"
-		       "                                        OP: == != < <= > >=, the cell read as a\n"
-		       "                                        counter (missing: 0)\n"
-		       "  check TABLE ROW FAMILY:QUALIFIER absent|present\n"
+		       "%s"
 		       "  abort                                 stop; write nothing; exit 0\n"
 		       "Blank lines and lines starting with # are ignored.  Words are\n"
 		       "separated by blanks and quoted as in a POSIX shell: 'single quotes'\n"
@@ -76,7 +56,8 @@ int cmd_txn(int argc, char **argv)
 		       "  incr acct bob bal:v 10\n"
 		       "moves 10 only if alice has 10, atomically (a concurrent change of either\n"
 		       "cell makes the commit fail: run it again).\n"
-		       "MRTX_FAILPOINTS (e.g. commit.after_point=exit) is honoured.\n", usage);
+		       "MRTX_FAILPOINTS (e.g. commit.after_point=exit) is honoured.\n",
+		       usage, script_help_commands);
 		return EXIT_OK;
 	}
 	if (npos < 1 || npos > 2)

@@ -39,6 +39,8 @@ enum {
 	SCRIPT_RC_VALUE = 2  /* incr, check: the cell is no counter, or incr overflows;
 	                        append: the value would grow too big */
 };
+/* The language's commands, one or more lines each, for --help and help. */
+extern const char script_help_commands[];
 struct script_cmd;
 /* Run one parsed script command (tools/cli/script.h) in txn, printing what a
    read or incr returns to out (a missing cell as "(not found)"); *step names

@@ -21,6 +21,29 @@
 #include "script.h"
 #include "util.h"
 
+const char script_help_commands[] =
+	"  get TABLE ROW FAMILY:QUALIFIER        print the value, or (not found)\n"
+	"  get TABLE ROW                         print the row's cells as\n"
+	"                                        FAMILY:QUALIFIER VALUE, or (not found)\n"
+	"  put TABLE ROW FAMILY:QUALIFIER VALUE\n"
+	"  del TABLE ROW FAMILY:QUALIFIER\n"
+	"  delrow TABLE ROW\n"
+	"  scan TABLE [START [END]] [--reverse] [--limit N] [--family F] [--prefix P]\n"
+	"                                        print ROW FAMILY:QUALIFIER VALUE lines\n"
+	"                                        (default: every row and family, in\n"
+	"                                        ascending order, no limit)\n"
+	"  incr TABLE ROW FAMILY:QUALIFIER [DELTA]\n"
+	"                                        add DELTA (default 1) to a decimal\n"
+	"                                        counter (missing: 0); print the result\n"
+	"  append TABLE ROW FAMILY:QUALIFIER SUFFIX\n"
+	"  check-and-put TABLE ROW FAMILY:QUALIFIER EXPECTED|--absent NEWVALUE\n"
+	"                                        put NEWVALUE if the cell holds EXPECTED\n"
+	"                                        (--absent: if it is missing)\n"
+	"  check TABLE ROW FAMILY:QUALIFIER OP NUMBER\n"
+	"                                        OP: == != < <= > >=, the cell read as a\n"
+	"                                        counter (missing: 0)\n"
+	"  check TABLE ROW FAMILY:QUALIFIER absent|present\n";
+
 /* "TABLE/ROW FAMILY:QUALIFIER", escaped, for messages. */
 static void cell_name(char *buf, size_t len, const script_cmd *c)
 {
