@@ -226,6 +226,8 @@ expect_err 2 "--prefix replaces --start and --end" "scan --prefix --start" \
 expect_err 2 "--columns names its families" "scan --columns --family" \
 	"$MRTX" scan "$V" t --columns f:a --family f
 expect_err 2 "FAMILY:QUALIFIER" "scan --columns without a colon" "$MRTX" scan "$V" t --columns fa
+expect_err 2 "--columns: table 't' has no family 'h'" "scan --columns, unknown family" \
+	"$MRTX" scan "$V" t --columns f:a,h:a
 
 # ------------------------------------------------------------ describe
 P=$(store p)

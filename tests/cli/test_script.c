@@ -390,6 +390,9 @@ static void test_parse_i64(void **state)
 	assert_int_equal(script_parse_i64(" 1", 2, 0, &v), -1);
 	assert_int_equal(script_parse_i64("99999999999999999999", 20, 0, &v), -2);
 	assert_int_equal(script_parse_i64("-9223372036854775809", 20, 0, &v), -2);
+	assert_int_equal(script_parse_i64("99999999999999999999x", 21, 0, &v), -1);
+	assert_int_equal(script_parse_i64("000000000000000000000007", 24, 0, &v), 0);
+	assert_int_equal(v, 7);
 }
 
 /* A tiny error buffer truncates but stays NUL-terminated. */

@@ -209,6 +209,29 @@ static const char *columns_family(const cell_column *cols, size_t n)
 	return n ? cols[0].family : NULL;
 }
 
+/* Does every column name a family of the table?  0, or EXIT_USAGE / EXIT_FAIL
+   (message printed).  A wrong family would otherwise match nothing, silently. */
+static int columns_check(const char *cmd, mrtx_db *db, const char *table,
+                         const cell_column *cols, size_t n)
+{
+	const char *const *fams;
+	size_t nf, i, j;
+	int rc;
+
+	if ((rc = mrtx_table_families(db, table, &fams, &nf)))
+		return tool_fail(cmd, NULL, rc);
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < nf && strcmp(fams[j], cols[i].family) != 0; j++)
+			;
+		if (j == nf) {
+			tool_err(cmd, "--columns: table '%s' has no family '%s' (mrtx describe "
+			         "lists its families)", table, cols[i].family);
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
 /* --start / --end: escaped bytes, or with --key the leading parts of a key */
 static int scan_bound(const char *cmd, const char *what, const char *arg, const keyfmt *kf,
                       mrtx_key *k, mrtx_bytes *out)
@@ -346,6 +369,8 @@ int cmd_scan(int argc, char **argv)
 	a.spec.family = family;
 	if ((rc = tool_open(cmd, pos[0], 0, &db)))
 		goto out_args;
+	if (cols && (rc = columns_check(cmd, db, a.spec.table, cols, a.out.ncols)))
+		goto out_db;
 	rc = at ? run_at(db, at_ts, scan_fn, &a) : mrtx_run(db, scan_fn, &a, 0);
 	memout_finish(&a.mem, rc == 0 && !count, stdout);
 	if (rc) {
@@ -361,6 +386,7 @@ int cmd_scan(int argc, char **argv)
 			         a.out.unsplit == 1 ? " is" : "s are", kf.text,
 			         json ? "\"key\" is null" : "printed escaped");
 	}
+out_db:
 	mrtx_close(db);
 out_args:
 	free(cols);

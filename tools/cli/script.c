@@ -181,21 +181,25 @@ int script_parse_i64(const void *p, size_t n, int sign_plus, int64_t *out)
 {
 	const unsigned char *s = p;
 	uint64_t v = 0, lim;
-	size_t i = 0;
+	size_t i = 0, j;
 	int neg = 0;
 
 	if (n && (s[0] == '-' || (sign_plus && s[0] == '+'))) {
 		neg = s[0] == '-';
 		i = 1;
 	}
-	if (i == n || n - i > 19)
-		return n - i > 19 && n - i < 64 ? -2 : -1;
-	lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-	for (; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
+	if (i == n)
+		return -1;
+	for (j = i; j < n; j++)
+		if (s[j] < '0' || s[j] > '9')
 			return -1;
+	while (i + 1 < n && s[i] == '0')
+		i++; /* leading zeros */
+	if (n - i > 19)
+		return -2;
+	lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	for (; i < n; i++)
 		v = v * 10 + (uint64_t)(s[i] - '0'); /* 19 digits fit in uint64_t */
-	}
 	if (v > lim)
 		return -2;
 	*out = neg ? (v == lim ? INT64_MIN : -(int64_t)v) : (int64_t)v;
