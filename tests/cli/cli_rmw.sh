@@ -70,6 +70,8 @@ expect_err 2 "DELTA 'ten' is not a decimal integer" "incr bad delta" \
 	"$MRTX" incr "$S" acct alice bal:v ten
 expect_err 2 "outside the signed 64-bit range" "incr huge delta" \
 	"$MRTX" incr "$S" acct alice bal:v 99999999999999999999
+expect_out 3 "incr --key" "$MRTX" incr "$S" acct '42,x' bal:v 3 --key u64,str
+expect_out 3 "incr --key wrote the composite row" "$MRTX" get "$S" acct '(42, "x")' bal:v --key u64,str
 expect_err 1 "no table 'nope'" "incr a missing table" "$MRTX" incr "$S" nope r bal:v
 # no lost update: two processes incr the same cell; every incr that
 # returned 0 is counted (conflicts are retried by the command)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "keyfmt.h"
 #include "script.h"
 #include "util.h"
 
@@ -39,21 +40,26 @@ static int rmw_fn(mrtx_txn *txn, void *p)
 	return rc > 0 ? 0 : rc;
 }
 
+#define KEY_HELP                                                                   \
+	"--key FORMAT gives ROW as the parts of a composite key, as for put.\n"
+
 #define EXIT_HELP                                                                  \
 	"Exit status: 0 done; 1 an error (nothing written), the message says\n"        \
 	"what; 2 a usage error; 3 the condition did not hold (nothing written).\n"
 
 static int run_rmw(int argc, char **argv, script_op op, const char *usage, const char *text)
 {
-	const char *cmd = argv[0];
+	const char *cmd = argv[0], *key = NULL;
 	char **pos = argv + 1;
 	int npos, help, rc, absent = 0, want;
-	tool_opt opts[2] = { { NULL, 0, NULL, NULL }, { NULL, 0, NULL, NULL } };
+	tool_opt opts[3] = { { "key", 1, &key, NULL } };
+	mrtx_key rowkey;
 	mrtx_db *db;
+	keyfmt kf;
 	rmw_ctx r;
 
 	if (op == SCRIPT_CHECK_AND_PUT)
-		opts[0] = (tool_opt){ "absent", 0, NULL, &absent };
+		opts[1] = (tool_opt){ "absent", 0, NULL, &absent };
 	if ((rc = args_parse(cmd, usage, argc, argv, opts, pos, &npos, &help)))
 		return rc;
 	if (help)
@@ -69,9 +75,13 @@ static int run_rmw(int argc, char **argv, script_op op, const char *usage, const
 	r.c.absent = absent;
 	r.step = cmd;
 	if ((rc = arg_name(cmd, "table", pos[1])) ||
-	    (rc = arg_bytes(cmd, "row", pos[2], &r.c.row)) ||
+	    (key && (rc = keyfmt_parse(cmd, key, &kf))) ||
+	    (key && (rc = keyfmt_build(cmd, "row", &kf, pos[2], 0, &rowkey))) ||
+	    (!key && (rc = arg_bytes(cmd, "row", pos[2], &r.c.row))) ||
 	    (rc = arg_column(cmd, pos[3], &r.c.family, &r.c.qualifier)))
 		return rc;
+	if (key)
+		r.c.row = MRTX_BYTES(rowkey.buf, rowkey.size);
 	if (r.c.row.size == 0)
 		return tool_usage_err(cmd, usage, "ROW must not be empty");
 	if (op == SCRIPT_INCR && npos == 5) {
@@ -107,32 +117,32 @@ static int run_rmw(int argc, char **argv, script_op op, const char *usage, const
 int cmd_incr(int argc, char **argv)
 {
 	return run_rmw(argc, argv, SCRIPT_INCR,
-	               "mrtx incr STORE TABLE ROW FAMILY:QUALIFIER [DELTA]",
+	               "mrtx incr STORE TABLE ROW FAMILY:QUALIFIER [DELTA] [--key FORMAT]",
 	               "Add DELTA (default 1; negative subtracts) to a 64-bit signed counter\n"
 	               "and print its new value, in one transaction.  A counter is stored as\n"
 	               "decimal ASCII (\"42\", \"-7\"), so get, scan and put read and write it\n"
 	               "as text; a missing cell counts as 0.  A cell holding anything else,\n"
 	               "or a result outside -9223372036854775808..9223372036854775807, is an\n"
-	               "error and the cell is left as it was.\n" EXIT_HELP);
+	               "error and the cell is left as it was.\n" KEY_HELP EXIT_HELP);
 }
 
 int cmd_append(int argc, char **argv)
 {
 	return run_rmw(argc, argv, SCRIPT_APPEND,
-	               "mrtx append STORE TABLE ROW FAMILY:QUALIFIER SUFFIX",
+	               "mrtx append STORE TABLE ROW FAMILY:QUALIFIER SUFFIX [--key FORMAT]",
 	               "Append SUFFIX (\\xNN escapes accepted) to a cell's value, in one\n"
 	               "transaction; a missing cell becomes SUFFIX.  A result over 64 MiB is\n"
-	               "an error.\n" EXIT_HELP);
+	               "an error.\n" KEY_HELP EXIT_HELP);
 }
 
 int cmd_check_and_put(int argc, char **argv)
 {
 	return run_rmw(argc, argv, SCRIPT_CHECK_AND_PUT,
 	               "mrtx check-and-put STORE TABLE ROW FAMILY:QUALIFIER EXPECTED|--absent "
-	               "NEWVALUE",
+	               "NEWVALUE [--key FORMAT]",
 	               "Set the cell to NEWVALUE if it holds exactly EXPECTED (or, with\n"
 	               "--absent instead of EXPECTED, if it is missing), in one transaction.\n"
 	               "Otherwise write nothing, say what the cell holds, and exit 3.  Values\n"
 	               "accept \\xNN escapes; put \"--\" before a value starting with \"--\".\n"
-	               EXIT_HELP);
+	               KEY_HELP EXIT_HELP);
 }

@@ -16,14 +16,14 @@ _mrtx_reply()
 _mrtx_options()
 {
 	case $1 in
-	create-table | txn | shell | incr | append | dump | backup | upgrade | add-family | drop-table | truncate) echo "--help" ;;
+	create-table | txn | shell | dump | backup | upgrade | add-family | drop-table | truncate) echo "--help" ;;
 	gc) echo "--keep --help" ;;
 	tables | describe) echo "--json --help" ;;
 	load) echo "--batch --help" ;;
 	put) echo "--file --key --help" ;;
 	get) echo "--raw --json --key --versions --at --help" ;;
-	del | delrow) echo "--key --help" ;;
-	check-and-put) echo "--absent --help" ;;
+	del | delrow | incr | append) echo "--key --help" ;;
+	check-and-put) echo "--absent --key --help" ;;
 	scan) echo "--start --end --prefix --family --qual-start --qual-end --columns --value-prefix --reverse --limit --count --json --key --at --versions --help" ;;
 	locks) echo "--table --state --json --help" ;;
 	lock) echo "--json --help" ;;
