@@ -6,7 +6,9 @@
  * result at once; reads print the value escaped, "(not found)" for a
  * missing cell, or scan lines.  At end of input the transaction commits;
  * `abort` ends it without writing and exits 0.  A syntax error aborts
- * (exit 2), a failed operation or commit aborts (exit 1).  Failpoints in
+ * (exit 2), a failed operation or commit aborts (exit 1), and so does a
+ * check or check-and-put whose condition does not hold (exit 3): a script
+ * is all or nothing, so its later lines may rely on its checks.  Failpoints in
  * MRTX_FAILPOINTS are armed by mrtx_open, so a crash at any commit step can
  * be scripted; stdout is flushed before commit so the reads survive it.
  */
