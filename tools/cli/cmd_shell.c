@@ -169,7 +169,7 @@ static void run_in_txn(shell *sh, const script_cmd *c)
 	if (rc == SCRIPT_RC_CHECK) {
 		/* the script's rule (mrtx txn): a failed condition ends the
 		   transaction's chance to commit */
-		snprintf(sh->failed, sizeof(sh->failed), "%s failed: %s", step, msg);
+		snprintf(sh->failed, sizeof(sh->failed), "%.20s failed: %.400s", step, msg);
 		shell_err(sh, "%s; the transaction can no longer commit: type rollback",
 		          sh->failed);
 		return;
@@ -180,7 +180,7 @@ static void run_in_txn(shell *sh, const script_cmd *c)
 		return;
 	}
 	if (rc == MRTX_CONFLICT || rc == MRTX_EBADTXN) {
-		snprintf(sh->failed, sizeof(sh->failed), "%s: %s", step, api_msg(rc));
+		snprintf(sh->failed, sizeof(sh->failed), "%.20s: %.440s", step, api_msg(rc));
 		shell_err(sh, "%s; the transaction can no longer commit: type rollback, then "
 		          "redo it", sh->failed);
 		return;
