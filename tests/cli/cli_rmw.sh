@@ -36,6 +36,7 @@ assert [(c['row'],c['family'],c['qualifier'],c['value']) for c in d] == [
 expect_err 1 "acct/nobody: not found \(the row has no cells\)" "get a missing row" \
 	"$MRTX" get "$S" acct nobody
 expect_err 2 "--raw prints one value" "get a whole row --raw" "$MRTX" get "$S" acct alice --raw
+expect_err 2 "expected 3 or 4 arguments" "get without a row" "$MRTX" get "$S" acct
 put alice bal:v 101
 expect_rc 0 "get a whole row --versions" "$MRTX" get "$S" acct alice --versions 2
 grep -cE '^bal:v [0-9]+ 10[01]$' "$TMP/out" | grep -qx 2 && ok ||
@@ -72,6 +73,8 @@ expect_err 2 "outside the signed 64-bit range" "incr huge delta" \
 	"$MRTX" incr "$S" acct alice bal:v 99999999999999999999
 expect_out 3 "incr --key" "$MRTX" incr "$S" acct '42,x' bal:v 3 --key u64,str
 expect_out 3 "incr --key wrote the composite row" "$MRTX" get "$S" acct '(42, "x")' bal:v --key u64,str
+expect_err 2 "expected 4 or 5 \(with DELTA\) arguments, got 3" "incr without a column" \
+	"$MRTX" incr "$S" acct alice
 expect_err 1 "no table 'nope'" "incr a missing table" "$MRTX" incr "$S" nope r bal:v
 # no lost update: two processes incr the same cell; every incr that
 # returned 0 is counted (conflicts are retried by the command)

@@ -300,6 +300,9 @@ static int run_cell(int argc, char **argv, enum cell_op op, const char *usage,
 			return tool_usage_err(cmd, usage, "--raw prints one value: give "
 			                      "FAMILY:QUALIFIER, or use --json for the whole row");
 	}
+	if (npos != want && op == OP_GET)
+		return tool_usage_err(cmd, usage, "expected 3 or 4 arguments (STORE TABLE ROW, and "
+		                      "FAMILY:QUALIFIER for one cell), got %d", npos);
 	if (npos != want)
 		return tool_usage_err(cmd, usage, "expected %d arguments, got %d%s", want, npos,
 		                      op == OP_PUT && file ? " (--file replaces VALUE)" : "");

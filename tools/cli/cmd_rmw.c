@@ -66,7 +66,8 @@ static int run_rmw(int argc, char **argv, script_op op, const char *usage, const
 		HELP(usage, text);
 	want = op == SCRIPT_CHECK_AND_PUT ? (absent ? 5 : 6) : op == SCRIPT_APPEND ? 5 : 4;
 	if (npos != want && !(op == SCRIPT_INCR && npos == 5))
-		return tool_usage_err(cmd, usage, "expected %d arguments, got %d%s", want, npos,
+		return tool_usage_err(cmd, usage, "expected %d%s arguments, got %d%s", want,
+		                      op == SCRIPT_INCR ? " or 5 (with DELTA)" : "", npos,
 		                      absent ? " (--absent replaces EXPECTED)" : "");
 	memset(&r, 0, sizeof(r));
 	r.c.op = op;
