@@ -185,6 +185,27 @@ int admin_count_rows(mrtx_db *db, const char *table, admin_row_counts *out)
 	return 0;
 }
 
+int admin_family_policy(mrtx_db *db, const char *table, size_t i, mrtx_family_spec *out)
+{
+	const store_table *t;
+	store_policy pol;
+	int rc;
+
+	if (!db || !table || !out)
+		return mrtx__seterr(MRTX_EINVAL, "admin_family_policy: NULL argument");
+	if ((rc = store_table_refresh(db->st)) || (rc = store_table_find(db->st, table, &t)))
+		return rc;
+	if (i >= t->nfamilies)
+		return mrtx__seterr(MRTX_EINVAL, "table '%s' has %zu families, not %zu", table,
+		                    (size_t)t->nfamilies, i + 1);
+	pol = store_table_policy(t, (unsigned)i);
+	out->name = t->families[i];
+	out->max_versions = pol.max_versions ? pol.max_versions : 1;
+	out->min_versions = pol.min_versions;
+	out->ttl_ms = pol.ttl_ms;
+	return 0;
+}
+
 int admin_info(mrtx_db *db, admin_store_info *out)
 {
 	return store_get_info(db->st, out);

@@ -147,6 +147,16 @@ typedef struct admin_row_counts {
  */
 int admin_count_rows(mrtx_db *db, const char *table, admin_row_counts *out);
 
+/*
+ * The version policy of table's family i, in its order (`mrtx describe`):
+ * as mrtx_create_table2 was given it, max_versions 0 read as 1; a family
+ * added later keeps one version.  out->name is the family's name, owned by
+ * db until mrtx_close.
+ * @return 0; MRTX_EINVAL (NULL argument, i past the last family);
+ *   MRTX_ENOTABLE; MRTX_ESTORE.
+ */
+int admin_family_policy(mrtx_db *db, const char *table, size_t i, mrtx_family_spec *out);
+
 /* The store's kind, and LMDB's map and reader figures (storage/store.h:
  * store_info). */
 typedef store_info admin_store_info;

@@ -55,7 +55,9 @@ tb" "tables" "$MRTX" tables "$S"
 assert d == [{'name':'ta','families':['f','g']},{'name':'tb','families':['f']}], d" "$TMP/j" &&
 	ok || bad "tables --json"
 expect_out "table:    ta
-families: f g" "describe" "$MRTX" describe "$S" ta
+families: f g
+family:   f VERSIONS=1 MIN_VERSIONS=0 TTL=FOREVER
+family:   g VERSIONS=1 MIN_VERSIONS=0 TTL=FOREVER" "describe" "$MRTX" describe "$S" ta
 "$MRTX" describe "$S" tb --json >"$TMP/j" 2>&1 &&
 	python3 -c "import json,sys; d=json.load(open(sys.argv[1]))
 assert d['table'] == 'tb' and d['families'] == ['f'], d" "$TMP/j" && ok || bad "describe --json"

@@ -202,9 +202,10 @@ static void test_command_words(void **state)
 	script_cmd_free(&c);
 	parse_bad("GET t r f:q", "unknown command");
 	parse_bad("frob", "unknown command");
-	parse_bad("get t r", "usage: get TABLE ROW FAMILY:QUALIFIER");
+	parse_bad("get t", "usage: get TABLE ROW [FAMILY:QUALIFIER]");
 	parse_bad("get t r fq", "column must be FAMILY:QUALIFIER");
-	parse_bad("put t r f:q a b", "too many arguments");
+	parse_bad("put t r f:q a b", "usage: put TABLE ROW FAMILY:QUALIFIER VALUE");
+	parse_bad("scan t a b c d e f g h i j k", "too many arguments");
 	parse_bad("abort now", "usage: abort");
 }
 
@@ -266,11 +267,132 @@ static void test_split(void **state)
 	script_words_free(&w);
 	assert_int_equal(script_split("a 'b", 4, &w, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "unterminated single quote"));
-	assert_int_equal(script_split("a b c d e f", 11, &w, err, sizeof(err)), -1);
+	assert_int_equal(script_split("a b c d e f g h i j k l m", 25, &w, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "too many"));
 	script_words_free(NULL);
-	assert_string_equal(script_usage(0), "get TABLE ROW FAMILY:QUALIFIER");
-	assert_null(script_usage(6));
+	assert_string_equal(script_usage(0), "get TABLE ROW [FAMILY:QUALIFIER]");
+	assert_string_equal(script_usage(9), "abort");
+	assert_null(script_usage(10));
+}
+
+/* get without a column reads the whole row. */
+static void test_whole_row(void **state)
+{
+	script_cmd c = parse_ok("get t 'r 1'");
+
+	(void)state;
+	assert_int_equal(c.op, SCRIPT_GET);
+	assert_true(c.whole_row);
+	BYTES_EQ(c.row, "r 1");
+	script_cmd_free(&c);
+	c = parse_ok("get t r f:q");
+	assert_false(c.whole_row);
+	script_cmd_free(&c);
+}
+
+/* scan options anywhere after TABLE; quoted or escaped -- is a row. */
+static void test_scan_options(void **state)
+{
+	script_cmd c = parse_ok("scan orders --reverse");
+
+	(void)state;
+	assert_int_equal(c.op, SCRIPT_SCAN);
+	assert_true(c.reverse);
+	assert_int_equal(c.start.size, 0);
+	script_cmd_free(&c);
+	c = parse_ok("scan t a --limit 3 z --family f");
+	BYTES_EQ(c.start, "a");
+	BYTES_EQ(c.end, "z");
+	assert_int_equal(c.limit, 3);
+	assert_string_equal(c.scan_family, "f");
+	assert_false(c.reverse);
+	script_cmd_free(&c);
+	c = parse_ok("scan t '--reverse' \\x2d-x");
+	BYTES_EQ(c.start, "--reverse");
+	BYTES_EQ(c.end, "--x");
+	assert_false(c.reverse);
+	script_cmd_free(&c);
+	c = parse_ok("scan t --prefix user:");
+	BYTES_EQ(c.prefix, "user:");
+	assert_int_equal(c.start.size, 0);
+	script_cmd_free(&c);
+	parse_bad("scan t --bogus", "unknown option --bogus");
+	parse_bad("scan t --limit", "--limit needs a value");
+	parse_bad("scan t --limit x", "not a decimal integer");
+	parse_bad("scan t --limit -1", "0 or more");
+	parse_bad("scan t a b c", "at most START and END");
+	parse_bad("scan t a --prefix p", "--prefix replaces START and END");
+	parse_bad("scan t --family ''", "non-empty name");
+}
+
+static void test_rmw(void **state)
+{
+	script_cmd c = parse_ok("incr t r f:q");
+
+	(void)state;
+	assert_int_equal(c.op, SCRIPT_INCR);
+	assert_int_equal(c.number, 1);
+	script_cmd_free(&c);
+	c = parse_ok("incr t r f:q -10");
+	assert_int_equal(c.number, -10);
+	script_cmd_free(&c);
+	c = parse_ok("incr t r f:q +9223372036854775807");
+	assert_int_equal(c.number, INT64_MAX);
+	script_cmd_free(&c);
+	c = parse_ok("incr t r f:q -9223372036854775808");
+	assert_true(c.number == INT64_MIN);
+	script_cmd_free(&c);
+	parse_bad("incr t r f:q 9223372036854775808", "outside the signed 64-bit range");
+	parse_bad("incr t r f:q 1x", "not a decimal integer");
+	parse_bad("incr t r f:q ''", "not a decimal integer");
+	c = parse_ok("append t r f:q ' tail'");
+	assert_int_equal(c.op, SCRIPT_APPEND);
+	BYTES_EQ(c.value, " tail");
+	script_cmd_free(&c);
+	c = parse_ok("check-and-put t r f:q old new");
+	assert_int_equal(c.op, SCRIPT_CHECK_AND_PUT);
+	assert_false(c.absent);
+	BYTES_EQ(c.expected, "old");
+	BYTES_EQ(c.value, "new");
+	script_cmd_free(&c);
+	c = parse_ok("check-and-put t r f:q --absent new");
+	assert_true(c.absent);
+	script_cmd_free(&c);
+	c = parse_ok("check-and-put t r f:q '--absent' new");
+	assert_false(c.absent);
+	BYTES_EQ(c.expected, "--absent");
+	script_cmd_free(&c);
+	parse_bad("check-and-put t r f:q --other new", "unexpected option --other");
+	c = parse_ok("check t r f:q >= 10");
+	assert_int_equal(c.op, SCRIPT_CHECK);
+	assert_int_equal(c.cmp, SCRIPT_CMP_GE);
+	assert_int_equal(c.number, 10);
+	script_cmd_free(&c);
+	c = parse_ok("check t r f:q absent");
+	assert_int_equal(c.cmp, SCRIPT_CMP_ABSENT);
+	script_cmd_free(&c);
+	parse_bad("check t r f:q => 10", "unknown test '=>'");
+	parse_bad("check t r f:q >=", "needs a number");
+	parse_bad("check t r f:q present 1", "takes nothing after it");
+}
+
+static void test_parse_i64(void **state)
+{
+	int64_t v;
+
+	(void)state;
+	assert_int_equal(script_parse_i64("42", 2, 0, &v), 0);
+	assert_int_equal(v, 42);
+	assert_int_equal(script_parse_i64("+42", 3, 0, &v), -1); /* stored values: no '+' */
+	assert_int_equal(script_parse_i64("-0", 2, 0, &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(script_parse_i64("-", 1, 0, &v), -1);
+	assert_int_equal(script_parse_i64(" 1", 2, 0, &v), -1);
+	assert_int_equal(script_parse_i64("99999999999999999999", 20, 0, &v), -2);
+	assert_int_equal(script_parse_i64("-9223372036854775809", 20, 0, &v), -2);
+	assert_int_equal(script_parse_i64("99999999999999999999x", 21, 0, &v), -1);
+	assert_int_equal(script_parse_i64("000000000000000000000007", 24, 0, &v), 0);
+	assert_int_equal(v, 7);
 }
 
 /* A tiny error buffer truncates but stays NUL-terminated. */
@@ -302,6 +424,10 @@ int main(void)
 		cmocka_unit_test(test_compatible),
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_small_err),
+		cmocka_unit_test(test_whole_row),
+		cmocka_unit_test(test_scan_options),
+		cmocka_unit_test(test_rmw),
+		cmocka_unit_test(test_parse_i64),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

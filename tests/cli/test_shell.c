@@ -328,6 +328,39 @@ static void test_txn_survives_typos(void **state)
 	assert_int_equal(finish(), 1); /* errors were reported */
 }
 
+/* A check that does not hold inside begin..commit dooms the transaction
+   (prompt mrtx!>); incr, a whole-row get and a scan option work there. */
+static void test_failed_check(void **state)
+{
+	(void)state;
+	start(NULL);
+	expect("mrtx> ");
+	line("incr t c f:q 5");
+	expect("\r\n5\r\n");
+	expect("mrtx> ");
+	line("begin");
+	expect("mrtx*> ");
+	line("incr t c f:q -2");
+	expect("\r\n3\r\n");
+	expect("mrtx*> ");
+	line("get t c");
+	expect("\r\nf:q 3\r\n");
+	expect("mrtx*> ");
+	line("scan t --reverse --limit 1");
+	expect("\r\nc f:q 3\r\n");
+	expect("mrtx*> ");
+	line("check t c f:q >= 4");
+	expect("check failed: t/c f:q is 3, not >= 4");
+	expect("type rollback");
+	expect("mrtx!> ");
+	line("commit");
+	expect("rolled back, nothing written");
+	expect("mrtx> ");
+	line("quit");
+	assert_int_equal(finish(), 1);
+	assert_string_equal(cell("c"), "5");
+}
+
 /* rollback and abort write nothing. */
 static void test_rollback(void **state)
 {
@@ -504,6 +537,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_autocommit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_txn_survives_typos, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rollback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_conflict, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_line_editing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_history, setup, teardown),

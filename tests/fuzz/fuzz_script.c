@@ -50,9 +50,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (rc == 0) {
 		switch (cmd.op) {
 		case SCRIPT_PUT:
+		case SCRIPT_APPEND:
+		case SCRIPT_CHECK_AND_PUT:
 			touch(cmd.value);
+			touch(cmd.expected);
 			/* fall through */
-		case SCRIPT_GET:
+		case SCRIPT_INCR:
+		case SCRIPT_CHECK:
 		case SCRIPT_DEL:
 			name_ok(cmd.family);
 			touch(cmd.qualifier);
@@ -61,10 +65,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			name_ok(cmd.table);
 			touch(cmd.row);
 			break;
+		case SCRIPT_GET:
+			name_ok(cmd.table);
+			touch(cmd.row);
+			if (!cmd.whole_row) {
+				name_ok(cmd.family);
+				touch(cmd.qualifier);
+			} else if (cmd.family) {
+				abort(); /* a whole-row get names no column */
+			}
+			break;
 		case SCRIPT_SCAN:
 			name_ok(cmd.table);
 			touch(cmd.start);
 			touch(cmd.end);
+			touch(cmd.prefix);
+			if (cmd.scan_family)
+				name_ok(cmd.scan_family);
+			if (cmd.prefix.size && (cmd.start.size || cmd.end.size))
+				abort(); /* --prefix replaces the bounds */
 			break;
 		case SCRIPT_NONE:
 		case SCRIPT_ABORT:

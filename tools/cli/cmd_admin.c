@@ -137,7 +137,7 @@ static int locks_row(const admin_lock *l, void *p)
 	if (!rec) { /* (admin_locks reports every record, even one that does not decode) */
 		char *e = escape_dup(l->row.data, l->row.size, 0);
 
-		tool_err("locks", "table '%s' row '%s': %s", l->table, e ? e : "?", mrtx_errmsg());
+		tool_err("locks", "table '%s' row '%s': %s", l->table, e ? e : "?", tool_errmsg(MRTX_ECORRUPT));
 		free(e);
 		c->bad++;
 		return 0;

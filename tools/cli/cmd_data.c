@@ -1,5 +1,5 @@
 /*
- * cmd_data.c - create-table, put, get, del, delrow, scan: each one transaction,
+ * cmd_data.c - create-table, put, get, del, delrow: each one transaction,
  * run through mrtx_run (so a conflict or a briefly held lock is retried).
  *
  * Reads are printed only after their transaction committed (validated), so
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cellout.h"
 #include "keyfmt.h"
 #include "util.h"
 #include "valio.h"
@@ -171,7 +172,7 @@ static void get_print(const cell_args *c, const keyfmt *kf, int raw, int json)
 }
 
 /* --at: a commit timestamp (decimal, above 0). */
-static int arg_ts(const char *cmd, const char *arg, uint64_t *out)
+int arg_ts(const char *cmd, const char *arg, uint64_t *out)
 {
 	size_t v;
 	int rc;
@@ -188,7 +189,7 @@ static int arg_ts(const char *cmd, const char *arg, uint64_t *out)
 
 /* fn in one transaction at a past snapshot (mrtx_begin_at; no retries:
  * it never conflicts). */
-static int run_at(mrtx_db *db, uint64_t ts, int (*fn)(mrtx_txn *, void *), void *p)
+int run_at(mrtx_db *db, uint64_t ts, int (*fn)(mrtx_txn *, void *), void *p)
 {
 	mrtx_txn *txn;
 	int rc;
@@ -234,6 +235,39 @@ static int get_versions_print(mrtx_db *db, const cell_args *c, uint64_t at, size
 	return rc;
 }
 
+typedef struct row_args {
+	mrtx_scan_spec spec;
+	scan_out out;
+	memout mem;
+} row_args;
+
+static int row_fn(mrtx_txn *txn, void *p)
+{
+	row_args *a = p;
+	FILE *f = memout_restart(&a->mem);
+
+	return f ? scan_cells(txn, &a->spec, f, &a->out) : MRTX_ENOMEM;
+}
+
+/* get without FAMILY:QUALIFIER: every cell of the row, printed once its
+   transaction committed; MRTX_NOTFOUND when it has none. */
+static int get_row_print(mrtx_db *db, const cell_args *c, const keyfmt *kf, int json,
+                         uint64_t at, size_t maxv)
+{
+	unsigned char end[MRTX_MAX_ROW];
+	row_args a;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	row_spec(c->table, c->row, end, &a.spec, &a.out);
+	a.out.json = json;
+	a.out.key = kf;
+	a.out.versions = maxv;
+	rc = at ? run_at(db, at, row_fn, &a) : mrtx_run(db, row_fn, &a, 0);
+	memout_finish(&a.mem, rc == 0, stdout);
+	return rc == 0 && a.out.cells == 0 ? MRTX_NOTFOUND : rc;
+}
+
 static int run_cell(int argc, char **argv, enum cell_op op, const char *usage,
                     const char *text)
 {
@@ -260,6 +294,15 @@ static int run_cell(int argc, char **argv, enum cell_op op, const char *usage,
 	if (help)
 		HELP(usage, text);
 	want = op == OP_DELROW ? 3 : op == OP_PUT && !file ? 5 : 4;
+	if (op == OP_GET && npos == 3) {
+		want = 3; /* the whole row */
+		if (raw)
+			return tool_usage_err(cmd, usage, "--raw prints one value: give "
+			                      "FAMILY:QUALIFIER, or use --json for the whole row");
+	}
+	if (npos != want && op == OP_GET)
+		return tool_usage_err(cmd, usage, "expected 3 or 4 arguments (STORE TABLE ROW, and "
+		                      "FAMILY:QUALIFIER for one cell), got %d", npos);
 	if (npos != want)
 		return tool_usage_err(cmd, usage, "expected %d arguments, got %d%s", want, npos,
 		                      op == OP_PUT && file ? " (--file replaces VALUE)" : "");
@@ -284,7 +327,7 @@ static int run_cell(int argc, char **argv, enum cell_op op, const char *usage,
 		return rc;
 	if (key)
 		c.row = MRTX_BYTES(c.rowkey.buf, c.rowkey.size);
-	if (op != OP_DELROW && (rc = arg_column(cmd, pos[3], &c.family, &c.qual)))
+	if (op != OP_DELROW && want > 3 && (rc = arg_column(cmd, pos[3], &c.family, &c.qual)))
 		return rc;
 	if (op == OP_PUT && !file && strcmp(pos[4], "-") != 0 &&
 	    (rc = arg_bytes(cmd, "value", pos[4], &c.value)))
@@ -299,11 +342,19 @@ static int run_cell(int argc, char **argv, enum cell_op op, const char *usage,
 		free(valbuf);
 		return rc;
 	}
-	if (maxv)
+	if (op == OP_GET && want == 3)
+		rc = get_row_print(db, &c, key ? &kf : NULL, json, at_ts, maxv);
+	else if (maxv)
 		rc = get_versions_print(db, &c, at_ts, maxv, json);
 	else
 		rc = at ? run_at(db, at_ts, cell_fn, &c) : mrtx_run(db, cell_fn, &c, 0);
-	if (rc == MRTX_NOTFOUND) {
+	if (rc == MRTX_NOTFOUND && want == 3) {
+		char *r = row_text(key ? &kf : NULL, c.row);
+
+		tool_err(cmd, "%s/%s: not found (the row has no cells)", c.table, r ? r : "?");
+		free(r);
+		rc = EXIT_FAIL;
+	} else if (rc == MRTX_NOTFOUND) {
 		char *r = row_text(key ? &kf : NULL, c.row);
 		char *q = escape_dup(c.qual.data, c.qual.size, ESC_SPACE);
 
@@ -313,7 +364,7 @@ static int run_cell(int argc, char **argv, enum cell_op op, const char *usage,
 		rc = EXIT_FAIL;
 	} else if (rc) {
 		rc = tool_fail(cmd, NULL, rc);
-	} else if (op == OP_GET && maxv) {
+	} else if (op == OP_GET && (maxv || want == 3)) {
 		rc = stdout_finish(cmd);
 	} else if (op == OP_GET) {
 		get_print(&c, key ? &kf : NULL, raw, json);
@@ -347,8 +398,8 @@ int cmd_put(int argc, char **argv)
 int cmd_get(int argc, char **argv)
 {
 	return run_cell(argc, argv, OP_GET,
-	                "mrtx get STORE TABLE ROW FAMILY:QUALIFIER [--raw|--json] [--key FORMAT] "
-	                "[--versions N] [--at TS]",
+	                "mrtx get STORE TABLE ROW [FAMILY:QUALIFIER] [--raw|--json] "
+	                "[--key FORMAT] [--versions N] [--at TS]",
 	                "Print one cell's value (escaped: bytes outside printable ASCII and\n"
 	                "the backslash as \\xNN / \\\\) and a newline.  --raw writes the value's\n"
 	                "bytes as they are, without a newline.  --json prints one object:\n"
@@ -359,7 +410,11 @@ int cmd_get(int argc, char **argv)
 	                "versions, newest first, one a line as \"TS VALUE\" (TS: the commit\n"
 	                "timestamp it was written at; with --json {\"ts\", \"value\"}), as the\n"
 	                "table's family keeps them (create-table FAMILY:VERSIONS[:MIN[:TTL_MS]]).\n"
-	                "--at TS reads the store as it was at commit timestamp TS (LMDB).\n"
+	                "--at TS reads the store as it was at commit timestamp TS (LMDB;\n"
+	                "default: now).  Without FAMILY:QUALIFIER, print every cell of the\n"
+	                "row, one a line as FAMILY:QUALIFIER VALUE (escaped as scan prints\n"
+	                "them; with --versions FAMILY:QUALIFIER TS VALUE; with --json one\n"
+	                "object a cell, as scan --json); a row without cells is an error.\n"
 	                KEY_HELP);
 }
 
@@ -376,204 +431,4 @@ int cmd_delrow(int argc, char **argv)
 	return run_cell(argc, argv, OP_DELROW, "mrtx delrow STORE TABLE ROW [--key FORMAT]",
 	                "Delete every cell of one row, in its own transaction (a missing\n"
 	                "row is fine).\n" KEY_HELP);
-}
-
-/* ----------------------------------------------------------------- scan */
-
-typedef struct scan_out {
-	const keyfmt *key; /* print rows as these parts */
-	int json;          /* JSON lines */
-	int count;         /* count only */
-	size_t versions;   /* --versions N: 0 (one, no timestamps) or N */
-	size_t cells, rows, unsplit; /* unsplit: rows that are not --key keys */
-} scan_out;
-
-static void scan_cell(FILE *f, const mrtx_cell *cell, scan_out *o, int newrow, uint64_t ts)
-{
-	int bad = 0;
-
-	if (o->json) {
-		fputs("{\"row\":", f);
-		json_data(f, cell->row.data, cell->row.size);
-		if (o->key) {
-			fputs(",\"key\":", f);
-			bad = keyfmt_json(f, o->key, cell->row);
-		}
-		fputs(",\"family\":", f);
-		json_str(f, cell->family, strlen(cell->family));
-		fputs(",\"qualifier\":", f);
-		json_data(f, cell->qualifier.data, cell->qualifier.size);
-		if (o->versions)
-			fprintf(f, ",\"ts\":%llu", (unsigned long long)ts);
-		fputs(",\"value\":", f);
-		json_data(f, cell->value.data, cell->value.size);
-		fputs("}\n", f);
-	} else {
-		if (o->key)
-			bad = keyfmt_print(f, o->key, cell->row, ESC_SPACE);
-		else
-			print_escaped(f, cell->row.data, cell->row.size, ESC_SPACE);
-		fprintf(f, " %s:", cell->family);
-		print_escaped(f, cell->qualifier.data, cell->qualifier.size, ESC_SPACE);
-		if (o->versions)
-			fprintf(f, " %llu", (unsigned long long)ts);
-		putc(' ', f);
-		print_escaped(f, cell->value.data, cell->value.size, 0);
-		putc('\n', f);
-	}
-	if (bad && newrow)
-		o->unsplit++;
-}
-
-static int scan_cells(mrtx_txn *txn, const mrtx_scan_spec *spec, FILE *f, scan_out *o)
-{
-	mrtx_bytes prev = MRTX_BYTES(NULL, 0);
-	mrtx_scanner *s;
-	mrtx_cell cell;
-	int rc;
-
-	o->cells = o->rows = o->unsplit = 0;
-	if ((rc = mrtx_scan_open(txn, spec, &s)))
-		return rc;
-	if (o->versions && (rc = mrtx_scan_versions(s, (uint32_t)o->versions))) {
-		mrtx_scan_close(s);
-		return rc;
-	}
-	while ((rc = mrtx_scan_next(s, &cell)) == 0) {
-		/* a row's cells come together; cell memory lives as long as txn */
-		int newrow = o->cells == 0 || prev.size != cell.row.size ||
-		             memcmp(prev.data, cell.row.data, prev.size) != 0;
-
-		if (newrow) {
-			o->rows++;
-			prev = cell.row;
-		}
-		o->cells++;
-		if (!o->count)
-			scan_cell(f, &cell, o, newrow, mrtx_scan_ts(s));
-	}
-	mrtx_scan_close(s);
-	return rc == MRTX_NOTFOUND ? 0 : rc;
-}
-
-int scan_print_cells(mrtx_txn *txn, const mrtx_scan_spec *spec, FILE *f)
-{
-	scan_out o;
-
-	memset(&o, 0, sizeof(o));
-	return scan_cells(txn, spec, f, &o);
-}
-
-typedef struct scan_args {
-	mrtx_scan_spec spec;
-	scan_out out;
-	memout mem;
-} scan_args;
-
-static int scan_fn(mrtx_txn *txn, void *p)
-{
-	scan_args *a = p;
-	FILE *f = memout_restart(&a->mem);
-
-	return f ? scan_cells(txn, &a->spec, f, &a->out) : MRTX_ENOMEM;
-}
-
-/* --start / --end: escaped bytes, or with --key the leading parts of a key */
-static int scan_bound(const char *cmd, const char *what, const char *arg, const keyfmt *kf,
-                      mrtx_key *k, mrtx_bytes *out)
-{
-	int rc;
-
-	if (!arg || !*arg)
-		return 0; /* unbounded */
-	if (!kf)
-		return arg_bytes(cmd, what, (char *)arg, out);
-	if ((rc = keyfmt_build(cmd, what, kf, arg, 1, k)))
-		return rc;
-	*out = MRTX_BYTES(k->buf, k->size);
-	return 0;
-}
-
-int cmd_scan(int argc, char **argv)
-{
-	static const char usage[] = "mrtx scan STORE TABLE [--start ROW] [--end ROW] "
-	                            "[--family F] [--reverse] [--limit N] [--count] [--json] "
-	                            "[--key FORMAT] [--at TS] [--versions N]";
-	const char *start = NULL, *end = NULL, *limit = NULL, *family = NULL, *key = NULL;
-	const char *cmd = argv[0], *at = NULL, *nver = NULL;
-	int reverse = 0, count = 0, json = 0, npos, help, rc;
-	uint64_t at_ts = 0;
-	const tool_opt opts[] = {
-		{ "start", 1, &start, NULL }, { "end", 1, &end, NULL }, { "at", 1, &at, NULL },
-		{ "family", 1, &family, NULL }, { "limit", 1, &limit, NULL },
-		{ "reverse", 0, NULL, &reverse }, { "count", 0, NULL, &count },
-		{ "json", 0, NULL, &json }, { "key", 1, &key, NULL },
-		{ "versions", 1, &nver, NULL }, { NULL, 0, NULL, NULL }
-	};
-	char **pos = argv + 1;
-	mrtx_key kstart, kend;
-	scan_args a;
-	keyfmt kf;
-	mrtx_db *db;
-
-	memset(&a, 0, sizeof(a));
-	if ((rc = args_parse(cmd, usage, argc, argv, opts, pos, &npos, &help)))
-		return rc;
-	if (help)
-		HELP(usage, "Print the cells of rows [START, END) of TABLE, one per line:\n"
-		     "  ROW FAMILY:QUALIFIER VALUE\n"
-		     "escaped (ROW and QUALIFIER also escape spaces as \\x20).  --limit N stops\n"
-		     "after N rows (default, and 0: no limit); --reverse walks rows in\n"
-		     "descending order.  --json prints one JSON object a cell, one a line,\n"
-		     "as get --json does.  --count prints only the number of cells (with\n"
-		     "--json: {\"cells\": N, \"rows\": N}).\n"
-		     "--key FORMAT prints each row as the parts of a composite key, e.g.\n"
-		     "(42, \"alice\") (a row without that form is printed escaped, and a\n"
-		     "note on stderr counts such rows); --start and --end are then given as\n"
-		     "parts too, and may give only the leading ones.  FORMAT lists the part\n"
-		     "types: bytes or str, u32, u64, i32, i64, rts, salt, fixedN, hashN.\n"
-		     "--at TS reads the table as it was at commit timestamp TS (see\n"
-		     "get --versions for the timestamps cells were written at).\n"
-		     "--versions N prints up to N versions of each cell, newest first, each\n"
-		     "line with its commit timestamp: ROW FAMILY:QUALIFIER TS VALUE (JSON:\n"
-		     "\"ts\").\n");
-	if (npos != 2)
-		return tool_usage_err(cmd, usage, "expected STORE and TABLE");
-	if ((rc = arg_name(cmd, "table", pos[1])))
-		return rc;
-	a.spec.table = pos[1];
-	a.spec.reverse = reverse;
-	a.out.json = json;
-	a.out.count = count;
-	if ((key && (rc = keyfmt_parse(cmd, key, &kf))) ||
-	    (rc = scan_bound(cmd, "--start", start, key ? &kf : NULL, &kstart, &a.spec.start)) ||
-	    (rc = scan_bound(cmd, "--end", end, key ? &kf : NULL, &kend, &a.spec.end)) ||
-	    (family && (rc = arg_name(cmd, "--family", (char *)family))) ||
-	    (limit && (rc = arg_size(cmd, "--limit", limit, &a.spec.limit_rows))) ||
-	    (at && (rc = arg_ts(cmd, at, &at_ts))) ||
-	    (nver && (rc = arg_size(cmd, "--versions", nver, &a.out.versions))))
-		return rc;
-	if (nver && (a.out.versions == 0 || a.out.versions > UINT32_MAX))
-		return tool_usage_err(cmd, usage, "--versions: 1 to 4294967295");
-	a.out.key = key ? &kf : NULL;
-	a.spec.family = family;
-	if ((rc = tool_open(cmd, pos[0], 0, &db)))
-		return rc;
-	rc = at ? run_at(db, at_ts, scan_fn, &a) : mrtx_run(db, scan_fn, &a, 0);
-	memout_finish(&a.mem, rc == 0 && !count, stdout);
-	if (rc) {
-		rc = tool_fail(cmd, NULL, rc);
-	} else {
-		if (count && json)
-			printf("{\"cells\":%zu,\"rows\":%zu}\n", a.out.cells, a.out.rows);
-		else if (count)
-			printf("%zu\n", a.out.cells);
-		rc = stdout_finish(cmd);
-		if (a.out.unsplit)
-			tool_err(cmd, "note: %zu row%s not of the form --key %s (%s)", a.out.unsplit,
-			         a.out.unsplit == 1 ? " is" : "s are", kf.text,
-			         json ? "\"key\" is null" : "printed escaped");
-	}
-	mrtx_close(db);
-	return rc;
 }

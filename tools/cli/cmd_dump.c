@@ -378,7 +378,7 @@ static int load_flush(load_state *s)
 	if (b->n == 0)
 		return 0;
 	if ((rc = mrtx_run(s->db, load_fn, b, 0))) {
-		msg = *mrtx_errmsg() ? mrtx_errmsg() : mrtx_strerror(rc);
+		msg = tool_errmsg(rc);
 		committed_batches(s, done, sizeof(done));
 		this_batch(s, cur, sizeof(cur));
 		if (b->failed != SIZE_MAX)

@@ -1,7 +1,9 @@
 /*
  * cmd_schema.c - tables, describe: what a store holds, through the public
- * API only (mrtx_tables, mrtx_table_families, mrtx_indexes), so they work
- * on every backend.  Neither creates a store.
+ * API (mrtx_tables, mrtx_table_families, mrtx_indexes) and, for the
+ * families' version policies, which the public API does not return,
+ * txn/admin.h's admin_family_policy; so they work on every backend.
+ * Neither creates a store.
  *
  * RADOS tablets (a table's split rows) are not shown: the public API does
  * not expose them.
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "txn/admin.h"
 #include "util.h"
 
 /* ----------------------------------------------------------------- tables */
@@ -175,6 +178,40 @@ static int describe_index(const mrtx_index_spec *s, void *payload)
 	return 0;
 }
 
+/* Each family's version policy: text "family:   F VERSIONS=N MIN_VERSIONS=N
+   TTL=FOREVER|Nms" lines, or a JSON array. */
+static int describe_policies(mrtx_db *db, const char *table, size_t nf, int json)
+{
+	mrtx_family_spec f;
+	int rc;
+
+	if (json)
+		fputs(",\"policies\":[", stdout);
+	for (size_t i = 0; i < nf; i++) {
+		if ((rc = admin_family_policy(db, table, i, &f)))
+			return rc;
+		if (json) {
+			fputs(i ? ",{\"name\":" : "{\"name\":", stdout);
+			json_bytes(stdout, f.name, strlen(f.name));
+			printf(",\"versions\":%lu,\"min_versions\":%lu,\"ttl_ms\":%llu}",
+			       (unsigned long)f.max_versions, (unsigned long)f.min_versions,
+			       (unsigned long long)f.ttl_ms);
+			continue;
+		}
+		fputs("family:   ", stdout);
+		print_escaped(stdout, f.name, strlen(f.name), ESC_SPACE);
+		printf(" VERSIONS=%lu MIN_VERSIONS=%lu TTL=", (unsigned long)f.max_versions,
+		       (unsigned long)f.min_versions);
+		if (f.ttl_ms)
+			printf("%llums\n", (unsigned long long)f.ttl_ms);
+		else
+			puts("FOREVER");
+	}
+	if (json)
+		putchar(']');
+	return 0;
+}
+
 int cmd_describe(int argc, char **argv)
 {
 	static const char usage[] = "mrtx describe STORE TABLE [--json]";
@@ -190,10 +227,16 @@ int cmd_describe(int argc, char **argv)
 		return rc;
 	if (help)
 		HELP(usage, "Describe TABLE: its column families, in their order (the order of a\n"
-		     "row's cells); the secondary indexes on it (name, indexed column, index\n"
-		     "table, clustered columns); and, for an index table, the index it holds.\n"
-		     "--json prints {table, families, indexes: [{name, column, index_table,\n"
-		     "cluster}], index_of: null or {name, table, column}}.\n");
+		     "row's cells); each family's version policy, as create-table gave it:\n"
+		     "  family:   F VERSIONS=N MIN_VERSIONS=N TTL=FOREVER|Nms\n"
+		     "(VERSIONS: versions kept of each cell, default 1; MIN_VERSIONS: kept\n"
+		     "even past the TTL, default 0; TTL: versions older are dropped, default\n"
+		     "FOREVER; a family added by add-family keeps 1 version); the secondary\n"
+		     "indexes on it (name, indexed column, index table, clustered columns);\n"
+		     "and, for an index table, the index it holds.  --json prints {table,\n"
+		     "families, policies: [{name, versions, min_versions, ttl_ms (0:\n"
+		     "forever)}], indexes: [{name, column, index_table, cluster}], index_of:\n"
+		     "null or {name, table, column}}.\n");
 	if (npos != 2)
 		return tool_usage_err(argv[0], usage, "expected STORE and TABLE");
 	if ((rc = arg_name(argv[0], "table", pos[1])))
@@ -212,6 +255,8 @@ int cmd_describe(int argc, char **argv)
 		json_bytes(stdout, c.table, strlen(c.table));
 		fputs(",\"families\":", stdout);
 		json_names(stdout, fams, nf);
+		if ((rc = describe_policies(db, c.table, nf, 1)))
+			goto policy_failed;
 		fputs(",\"indexes\":[", stdout);
 	} else {
 		fputs("table:    ", stdout);
@@ -222,6 +267,8 @@ int cmd_describe(int argc, char **argv)
 			print_escaped(stdout, fams[i], strlen(fams[i]), ESC_SPACE);
 		}
 		putchar('\n');
+		if ((rc = describe_policies(db, c.table, nf, 0)))
+			goto policy_failed;
 	}
 	rc = mrtx_indexes(db, describe_index, &c);
 	if (json) {
@@ -249,6 +296,10 @@ int cmd_describe(int argc, char **argv)
 	}
 	if (rc)
 		rc = tool_fail(argv[0], "indexes", rc);
+	goto out;
+policy_failed:
+	fflush(stdout);
+	rc = tool_fail(argv[0], "family policies", rc);
 out:
 	free(c.of_mem);
 	mrtx_close(db);

@@ -34,47 +34,20 @@
 #include "cmds.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <histedit.h>
-#include <locale.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <wchar.h>
 
 #include "script.h"
+#include "shell.h"
 #include "util.h"
 
-#define HISTORY_SIZE 1000
-
-typedef struct shell {
-	mrtx_db *db;
-	mrtx_txn *txn;         /* the open explicit transaction, or NULL */
-	char failed[200];      /* non-empty: txn is doomed, this says why */
-	int tty;               /* prompt, editing, history */
-	int errors;            /* a command failed: exit status 1 */
-	int done;              /* quit/exit */
-	unsigned long lineno;
-	/* terminal only */
-	EditLine *el;
-	History *hist;
-	char *histfile;        /* NULL: no history file */
-	int hist_warned;
-	int cancelled;         /* the line was discarded by Ctrl-C */
-	mbstate_t mbs;         /* shell_getc's multibyte decoding */
-} shell;
 
 static const char usage_line[] = "mrtx shell STORE";
 
+/* After "Commands, one a line:" and script_help_commands. */
 static const char help_text[] =
-	"Commands, one a line:\n"
-	"  get TABLE ROW FAMILY:QUALIFIER        print the value, or (not found)\n"
-	"  put TABLE ROW FAMILY:QUALIFIER VALUE\n"
-	"  del TABLE ROW FAMILY:QUALIFIER\n"
-	"  delrow TABLE ROW\n"
-	"  scan TABLE [START [END]]              print ROW FAMILY:QUALIFIER VALUE lines\n"
 	"  begin            open a transaction: the commands up to commit run in it\n"
 	"  commit           commit it; if that fails nothing was written: redo it\n"
 	"  rollback, abort  end it, writing nothing\n"
@@ -87,7 +60,9 @@ static const char help_text[] =
 	"open without blocking anyone (the longer it stays open, the likelier a\n"
 	"conflict at commit).  A typo, an unknown table or family, or a locked\n"
 	"row keeps the transaction (prompt mrtx*>); a conflict dooms it (prompt\n"
-	"mrtx!>): then only rollback or commit, which rolls back.\n"
+	"mrtx!>), and so does a check or check-and-put whose condition does not\n"
+	"hold: then only rollback or commit, which rolls back.  Outside begin..\n"
+	"commit such a failure only reports (nothing written).\n"
 	"Words are separated by blanks and quoted as in a POSIX shell:\n"
 	"  'single quotes'  every byte as it is, no escapes\n"
 	"  \"double quotes\"  decode \\xNN (a byte), \\\\ and \\\"\n"
@@ -131,9 +106,7 @@ static void shell_note(const shell *sh, const char *msg)
 static const char *api_msg(int rc)
 {
 	static char buf[1024];
-	const char *m = mrtx_errmsg();
-
-	snprintf(buf, sizeof(buf), "%s%s", *m ? m : mrtx_strerror(rc), tool_hint(rc));
+	snprintf(buf, sizeof(buf), "%s%s", tool_errmsg(rc), tool_hint(rc));
 	return buf;
 }
 
@@ -143,15 +116,25 @@ typedef struct auto_ctx {
 	const script_cmd *c;
 	const char *step;
 	memout out;
+	int outcome;     /* SCRIPT_RC_*, or 0 */
+	char msg[400];   /* its message */
 } auto_ctx;
 
-/* One autocommit attempt: output goes to memory, printed after commit. */
+/* One autocommit attempt: output goes to memory, printed after commit.  A
+   condition that does not hold, or a cell that is no counter, ends the
+   attempt with nothing buffered: it commits, so what was read is
+   validated (a retry reads again). */
 static int auto_fn(mrtx_txn *txn, void *p)
 {
 	auto_ctx *a = p;
 	FILE *f = memout_restart(&a->out);
+	int rc;
 
-	return f ? script_run(txn, a->c, f, &a->step) : MRTX_ENOMEM;
+	if (!f)
+		return MRTX_ENOMEM;
+	rc = script_run(txn, a->c, f, &a->step, a->msg, sizeof(a->msg));
+	a->outcome = rc > 0 ? rc : 0;
+	return rc > 0 ? 0 : rc;
 }
 
 static void run_autocommit(shell *sh, const script_cmd *c)
@@ -163,23 +146,41 @@ static void run_autocommit(shell *sh, const script_cmd *c)
 	a.c = c;
 	a.step = "";
 	rc = mrtx_run(sh->db, auto_fn, &a, 0);
-	memout_finish(&a.out, rc == 0, stdout);
+	memout_finish(&a.out, rc == 0 && !a.outcome, stdout);
 	if (rc)
 		shell_err(sh, "%s: %s%s", a.step, api_msg(rc),
 		          c->op == SCRIPT_GET || c->op == SCRIPT_SCAN ? "" : " (nothing written)");
+	else if (a.outcome == SCRIPT_RC_CHECK)
+		shell_err(sh, "%s failed: %s (nothing written)", a.step, a.msg);
+	else if (a.outcome)
+		shell_err(sh, "%s: %s (nothing written)", a.step, a.msg);
 	fflush(stdout);
 }
 
 static void run_in_txn(shell *sh, const script_cmd *c)
 {
 	const char *step = "";
-	int rc = script_run(sh->txn, c, stdout, &step);
+	char msg[400];
+	int rc = script_run(sh->txn, c, stdout, &step, msg, sizeof(msg));
 
 	fflush(stdout);
 	if (rc == 0)
 		return;
+	if (rc == SCRIPT_RC_CHECK) {
+		/* the script's rule (mrtx txn): a failed condition ends the
+		   transaction's chance to commit */
+		snprintf(sh->failed, sizeof(sh->failed), "%.20s failed: %.400s", step, msg);
+		shell_err(sh, "%s; the transaction can no longer commit: type rollback",
+		          sh->failed);
+		return;
+	}
+	if (rc == SCRIPT_RC_VALUE) {
+		shell_err(sh, "%s: %s (nothing written; the transaction is still open)", step,
+		          msg);
+		return;
+	}
 	if (rc == MRTX_CONFLICT || rc == MRTX_EBADTXN) {
-		snprintf(sh->failed, sizeof(sh->failed), "%s: %s", step, api_msg(rc));
+		snprintf(sh->failed, sizeof(sh->failed), "%.20s: %.440s", step, api_msg(rc));
 		shell_err(sh, "%s; the transaction can no longer commit: type rollback, then "
 		          "redo it", sh->failed);
 		return;
@@ -272,7 +273,7 @@ static int language_word(mrtx_bytes w)
 	return 0;
 }
 
-static void run_line(shell *sh, const char *line, size_t len)
+void shell_run_line(shell *sh, const char *line, size_t len)
 {
 	static const char *const shell_words[] = { "help", "begin", "commit", "rollback",
 		                                       "abort", "quit", "exit" };
@@ -299,7 +300,7 @@ static void run_line(shell *sh, const char *line, size_t len)
 			goto out;
 		}
 		if (strcmp(word, "help") == 0) {
-			fputs(help_text, stdout);
+			printf("Commands, one a line:\n%s%s", script_help_commands, help_text);
 			fflush(stdout);
 		} else if (strcmp(word, "begin") == 0) {
 			do_begin(sh);
@@ -335,207 +336,6 @@ out:
 	script_words_free(&w);
 }
 
-/* ------------------------------------------------------------ terminal */
-
-static volatile sig_atomic_t got_sigint, got_winch, got_quit;
-
-static void on_signal(int sig)
-{
-	if (sig == SIGINT)
-		got_sigint = 1;
-	else if (sig == SIGWINCH)
-		got_winch = 1;
-	else
-		got_quit = 1;
-}
-
-/* libedit's character source: read(2) that turns SIGINT into Ctrl-C (bound
-   to shell_cancel), follows the window size and ends on SIGTERM/SIGHUP. */
-static int shell_getc(EditLine *el, wchar_t *wc)
-{
-	shell *sh;
-	char b;
-
-	el_get(el, EL_CLIENTDATA, (void **)&sh);
-	for (;;) {
-		ssize_t n;
-		size_t r;
-
-		if (got_quit)
-			return 0;
-		if (got_sigint) {
-			got_sigint = 0;
-			memset(&sh->mbs, 0, sizeof(sh->mbs));
-			*wc = 3; /* ^C */
-			return 1;
-		}
-		if (got_winch) {
-			got_winch = 0;
-			el_resize(el);
-		}
-		if ((n = read(STDIN_FILENO, &b, 1)) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (n == 0)
-			return 0;
-		r = mbrtowc(wc, &b, 1, &sh->mbs);
-		if (r == (size_t)-2)
-			continue; /* more bytes of this character to come */
-		if (r == (size_t)-1) {
-			memset(&sh->mbs, 0, sizeof(sh->mbs));
-			continue; /* not a character here: dropped (type \xNN instead) */
-		}
-		return 1;
-	}
-}
-
-/* Ctrl-C: end el_gets with a line that is then discarded. */
-static unsigned char shell_cancel(EditLine *el, int ch)
-{
-	shell *sh;
-
-	(void)ch;
-	el_get(el, EL_CLIENTDATA, (void **)&sh);
-	sh->cancelled = 1;
-	el_insertstr(el, "\n"); /* an empty line would read as end of input */
-	return CC_NEWLINE;
-}
-
-static char *shell_prompt(EditLine *el)
-{
-	shell *sh;
-
-	el_get(el, EL_CLIENTDATA, (void **)&sh);
-	return sh->txn ? sh->failed[0] ? "mrtx!> " : "mrtx*> " : "mrtx> ";
-}
-
-static char *history_path(void)
-{
-	const char *e = getenv("MRTX_HISTORY"), *home;
-	char *p;
-
-	if (e)
-		return *e ? strdup(e) : NULL;
-	if (!(home = getenv("HOME")) || !*home)
-		return NULL;
-	if (!(p = malloc(strlen(home) + sizeof("/.mrtx_history"))))
-		return NULL;
-	strcpy(p, home);
-	strcat(p, "/.mrtx_history");
-	return p;
-}
-
-/* Write the whole history (mode 0600 when created); warn once on failure. */
-static void history_write(shell *sh)
-{
-	HistEvent ev;
-	FILE *f = NULL;
-	int fd, ok;
-
-	if (!sh->histfile)
-		return;
-	errno = 0;
-	fd = open(sh->histfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	ok = fd >= 0 && (f = fdopen(fd, "w")) != NULL;
-	if (ok)
-		ok = history(sh->hist, &ev, H_SAVE_FP, f) >= 0;
-	if (f)
-		ok = (fclose(f) == 0) && ok;
-	else if (fd >= 0)
-		close(fd);
-	if (!ok && !sh->hist_warned) {
-		sh->hist_warned = 1;
-		fprintf(stderr, "mrtx: shell: warning: cannot write the history file %s%s%s "
-		        "(history is kept for this session only)\n", sh->histfile,
-		        errno ? ": " : "", errno ? strerror(errno) : "");
-	}
-}
-
-static int term_open(shell *sh)
-{
-	HistEvent ev;
-
-	setlocale(LC_CTYPE, ""); /* multibyte input as the terminal sends it */
-	if (!(sh->hist = history_init()) ||
-	    !(sh->el = el_init("mrtx", stdin, stdout, stderr)))
-		return -1;
-	history(sh->hist, &ev, H_SETSIZE, HISTORY_SIZE);
-	history(sh->hist, &ev, H_SETUNIQUE, 1);
-	if ((sh->histfile = history_path()))
-		history(sh->hist, &ev, H_LOAD, sh->histfile); /* missing: fine */
-	el_set(sh->el, EL_CLIENTDATA, (void *)sh);
-	el_set(sh->el, EL_EDITOR, "emacs");
-	el_set(sh->el, EL_PROMPT, shell_prompt);
-	el_set(sh->el, EL_HIST, history, sh->hist);
-	el_set(sh->el, EL_GETCFN, shell_getc);
-	/* The wide form: libedit keeps these pointers as they are, where the
-	   narrow EL_ADDFN copies both strings and never frees the copies. */
-	el_wset(sh->el, EL_ADDFN, L"mrtx-cancel", L"Discard the line", shell_cancel);
-	el_set(sh->el, EL_BIND, "^C", "mrtx-cancel", NULL);
-	el_source(sh->el, NULL); /* ~/.editrc, or $EDITRC */
-	return 0;
-}
-
-static void term_close(shell *sh)
-{
-	if (sh->el)
-		el_end(sh->el);
-	if (sh->hist)
-		history_end(sh->hist);
-	free(sh->histfile);
-}
-
-/* Read and run lines until end of input or quit. */
-static void term_loop(shell *sh)
-{
-	struct sigaction sa, old_int, old_winch, old_term, old_hup;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal; /* no SA_RESTART: read(2) returns EINTR */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGWINCH, &sa, &old_winch);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
-	while (!sh->done) {
-		const char *line;
-		HistEvent ev;
-		int n;
-
-		got_sigint = 0;
-		sh->cancelled = 0;
-		/* Raw mode before the prompt shows: what is typed once it is
-		   visible reaches the editor, a Ctrl-D included (in the
-		   terminal's cooked mode it would be an end-of-file marker). */
-		el_set(sh->el, EL_PREP_TERM, 1);
-		if (!(line = el_gets(sh->el, &n)) || n <= 0)
-			break;
-		sh->lineno++;
-		if (sh->cancelled) {
-			fputs("^C\n", stdout);
-			fflush(stdout);
-			continue;
-		}
-		if (line[n - 1] == '\n')
-			n--;
-		if (strspn(line, " \t") < (size_t)n) {
-			history(sh->hist, &ev, H_ENTER, line);
-			history_write(sh);
-		}
-		run_line(sh, line, (size_t)n);
-	}
-	if (!sh->done) {
-		putchar('\n'); /* end of input leaves the cursor after the prompt */
-		fflush(stdout);
-	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGWINCH, &old_winch, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
-}
-
 static void pipe_loop(shell *sh)
 {
 	char *line = NULL;
@@ -546,7 +346,7 @@ static void pipe_loop(shell *sh)
 		sh->lineno++;
 		if (len && line[len - 1] == '\n')
 			len--;
-		run_line(sh, line, (size_t)len);
+		shell_run_line(sh, line, (size_t)len);
 	}
 	if (ferror(stdin)) {
 		fprintf(stderr, "mrtx: shell: reading input: %s\n", strerror(errno));
@@ -576,8 +376,8 @@ int cmd_shell(int argc, char **argv)
 		       "(MRTX_HISTORY= keeps none).  Ctrl-C discards the line, Ctrl-D on an\n"
 		       "empty line ends the input.  Piped input is read the same way, without\n"
 		       "prompt or history.  Exit status 1 when any command failed or a\n"
-		       "transaction was left open (it is rolled back).\n\n%s",
-		       usage_line, help_text);
+		       "transaction was left open (it is rolled back).\n\nCommands, one a line:\n%s%s",
+		       usage_line, script_help_commands, help_text);
 		return EXIT_OK;
 	}
 	if (npos != 1)

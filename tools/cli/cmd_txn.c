@@ -6,7 +6,9 @@
  * result at once; reads print the value escaped, "(not found)" for a
  * missing cell, or scan lines.  At end of input the transaction commits;
  * `abort` ends it without writing and exits 0.  A syntax error aborts
- * (exit 2), a failed operation or commit aborts (exit 1).  Failpoints in
+ * (exit 2), a failed operation or commit aborts (exit 1), and so does a
+ * check or check-and-put whose condition does not hold (exit 3): a script
+ * is all or nothing, so its later lines may rely on its checks.  Failpoints in
  * MRTX_FAILPOINTS are armed by mrtx_open, so a crash at any commit step can
  * be scripted; stdout is flushed before commit so the reads survive it.
  */
@@ -18,48 +20,6 @@
 
 #include "script.h"
 #include "util.h"
-
-int script_run(mrtx_txn *txn, const script_cmd *c, FILE *out, const char **step)
-{
-	mrtx_scan_spec spec;
-	mrtx_bytes v;
-	int rc;
-
-	switch (c->op) {
-	case SCRIPT_GET:
-		*step = "get";
-		rc = mrtx_get(txn, c->table, c->row, c->family, c->qualifier, &v);
-		if (rc == MRTX_NOTFOUND) {
-			fputs("(not found)\n", out);
-			rc = 0;
-		} else if (rc == 0) {
-			print_escaped(out, v.data, v.size, 0);
-			putc('\n', out);
-		}
-		fflush(out);
-		return rc;
-	case SCRIPT_PUT:
-		*step = "put";
-		return mrtx_put(txn, c->table, c->row, c->family, c->qualifier, c->value);
-	case SCRIPT_DEL:
-		*step = "del";
-		return mrtx_delete(txn, c->table, c->row, c->family, c->qualifier);
-	case SCRIPT_DELROW:
-		*step = "delrow";
-		return mrtx_delete_row(txn, c->table, c->row);
-	case SCRIPT_SCAN:
-		*step = "scan";
-		memset(&spec, 0, sizeof(spec));
-		spec.table = c->table;
-		spec.start = c->start;
-		spec.end = c->end;
-		rc = scan_print_cells(txn, &spec, out);
-		fflush(out);
-		return rc;
-	default:
-		return 0;
-	}
-}
 
 int cmd_txn(int argc, char **argv)
 {
@@ -80,20 +40,26 @@ int cmd_txn(int argc, char **argv)
 		printf("usage: %s\n\n"
 		       "Run the commands in FILE (or stdin; \"-\" is stdin too) as ONE\n"
 		       "transaction, committed at end of input:\n"
-		       "  get TABLE ROW FAMILY:QUALIFIER        print the value or (not found)\n"
-		       "  put TABLE ROW FAMILY:QUALIFIER VALUE\n"
-		       "  del TABLE ROW FAMILY:QUALIFIER\n"
-		       "  delrow TABLE ROW\n"
-		       "  scan TABLE [START [END]]              print ROW FAMILY:QUALIFIER VALUE\n"
+		       "%s"
 		       "  abort                                 stop; write nothing; exit 0\n"
 		       "Blank lines and lines starting with # are ignored.  Words are\n"
 		       "separated by blanks and quoted as in a POSIX shell: 'single quotes'\n"
 		       "keep every byte; \"double quotes\" decode \\xNN, \\\\ and \\\"; unquoted,\n"
 		       "\\xNN, \\\\, \\\", \\' and backslash-blank are escapes; parts that touch\n"
-		       "form one word (f:\"a b\").  Exit 2 on a syntax error, 1 when an\n"
-		       "operation or the commit fails (nothing is written then, except that a\n"
-		       "commit failing after its commit point is settled by recovery).\n"
-		       "MRTX_FAILPOINTS (e.g. commit.after_point=exit) is honoured.\n", usage);
+		       "form one word (f:\"a b\"); a word starting with an unquoted -- is an\n"
+		       "option ('--x' or \\x2d-x is the bytes --x).\n"
+		       "Exit status: 0 committed (or abort); 2 a syntax error; 3 a check or\n"
+		       "check-and-put whose condition does not hold: the whole transaction is\n"
+		       "rolled back, nothing written; 1 when an operation or the commit fails\n"
+		       "(nothing is written then, except that a commit failing after its commit\n"
+		       "point is settled by recovery).  So a script\n"
+		       "  check acct alice bal:v >= 10\n"
+		       "  incr acct alice bal:v -10\n"
+		       "  incr acct bob bal:v 10\n"
+		       "moves 10 only if alice has 10, atomically (a concurrent change of either\n"
+		       "cell makes the commit fail: run it again).\n"
+		       "MRTX_FAILPOINTS (e.g. commit.after_point=exit) is honoured.\n",
+		       usage, script_help_commands);
 		return EXIT_OK;
 	}
 	if (npos < 1 || npos > 2)
@@ -111,7 +77,7 @@ int cmd_txn(int argc, char **argv)
 		goto out;
 	}
 	while (!done && (len = getline(&line, &cap, in)) >= 0) {
-		char err[160];
+		char err[160], msg[400];
 		const char *step = "";
 		script_cmd c;
 
@@ -131,11 +97,15 @@ int cmd_txn(int argc, char **argv)
 		}
 		if (c.op == SCRIPT_ABORT) {
 			done = 1;
-		} else if ((rc = script_run(txn, &c, stdout, &step))) {
+		} else if ((rc = script_run(txn, &c, stdout, &step, msg, sizeof(msg)))) {
 			char what[64];
 
 			snprintf(what, sizeof(what), "line %lu: %s", lineno, step);
-			ret = tool_fail(cmd, what, rc);
+			if (rc > 0)
+				tool_err(cmd, "%s%s: %s; the transaction was rolled back, nothing "
+				         "written", what, rc == SCRIPT_RC_CHECK ? " failed" : "", msg);
+			ret = rc == SCRIPT_RC_CHECK ? EXIT_CHECK : rc > 0 ? EXIT_FAIL :
+			      tool_fail(cmd, what, rc);
 			script_cmd_free(&c);
 			goto out;
 		}
@@ -151,8 +121,13 @@ int cmd_txn(int argc, char **argv)
 	fflush(stdout);
 	rc = mrtx_commit(txn);
 	txn = NULL;
-	if (rc)
+	if (rc == MRTX_CONFLICT || rc == MRTX_ELOCKED) {
+		tool_err(cmd, "commit: %s; nothing was written: run the script again",
+		         tool_errmsg(rc));
+		ret = EXIT_FAIL;
+	} else if (rc) {
 		ret = tool_fail(cmd, "commit", rc);
+	}
 out:
 	mrtx_abort(txn);
 	mrtx_close(db);

@@ -19,14 +19,35 @@ int cmd_scan(int argc, char **argv);
 /* Print every cell of spec to f, one "ROW FAMILY:QUALIFIER VALUE" line each,
    escaped (ROW and QUALIFIER with spaces escaped too). */
 int scan_print_cells(mrtx_txn *txn, const mrtx_scan_spec *spec, FILE *f);
+/* Print every cell of one row to f, one "FAMILY:QUALIFIER VALUE" line each,
+   escaped as scan_print_cells does; *ncells: how many. */
+int row_print_cells(mrtx_txn *txn, const char *table, mrtx_bytes row, FILE *f,
+                    size_t *ncells);
 
 /* cmd_txn.c: a scripted transaction */
 int cmd_txn(int argc, char **argv);
+
+/* cmd_rmw.c: read-modify-write, one transaction each */
+int cmd_incr(int argc, char **argv);
+int cmd_append(int argc, char **argv);
+int cmd_check_and_put(int argc, char **argv);
+
+/* script_run.c: script_run's outcomes besides 0 and the mrtx errors (which
+   are negative).  Nothing of the command was written. */
+enum {
+	SCRIPT_RC_CHECK = 1, /* check or check-and-put: the condition does not hold */
+	SCRIPT_RC_VALUE = 2  /* incr, check: the cell is no counter, or incr overflows;
+	                        append: the value would grow too big */
+};
+/* The language's commands, one or more lines each, for --help and help. */
+extern const char script_help_commands[];
 struct script_cmd;
 /* Run one parsed script command (tools/cli/script.h) in txn, printing what a
-   read returns to out (a missing cell as "(not found)"); *step names the
-   call.  Returns 0 or the mrtx error (not printed). */
-int script_run(mrtx_txn *txn, const struct script_cmd *c, FILE *out, const char **step);
+   read or incr returns to out (a missing cell as "(not found)"); *step names
+   the command.  Returns 0, the mrtx error (not printed), or SCRIPT_RC_*
+   with the message in msg (msglen bytes, NUL-terminated). */
+int script_run(mrtx_txn *txn, const struct script_cmd *c, FILE *out, const char **step,
+               char *msg, size_t msglen);
 
 /* cmd_shell.c: an interactive shell */
 int cmd_shell(int argc, char **argv);

@@ -26,10 +26,13 @@ static const struct {
 } commands[] = {
 	{ "create-table", cmd_create_table, "create a table with its column families" },
 	{ "put", cmd_put, "set one cell (one transaction)" },
-	{ "get", cmd_get, "print one cell" },
+	{ "get", cmd_get, "print one cell, or every cell of a row" },
 	{ "del", cmd_del, "delete one cell" },
 	{ "delrow", cmd_delrow, "delete a whole row (one transaction)" },
 	{ "scan", cmd_scan, "print the cells of a range of rows" },
+	{ "incr", cmd_incr, "add to a decimal counter (one transaction)" },
+	{ "append", cmd_append, "append bytes to a cell's value (one transaction)" },
+	{ "check-and-put", cmd_check_and_put, "set a cell if it holds the expected value" },
 	{ "txn", cmd_txn, "run a script of reads and writes as one transaction" },
 	{ "shell", cmd_shell, "interactive shell: begin/commit, editing, history" },
 	{ "locks", cmd_locks, "list non-STABLE locks" },
@@ -117,7 +120,8 @@ static void usage(FILE *f)
 		fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nRows, qualifiers and values are bytes: arguments accept \\xNN and \\\\\n"
 	        "escapes, and output escapes bytes outside printable ASCII (and the\n"
-	        "backslash) the same way.  Exit status: 0 success, 1 failure, 2 usage.\n"
+	        "backslash) the same way.  Exit status: 0 success, 1 failure, 2 usage,\n"
+	        "3 a condition of check-and-put or a txn script's check did not hold.\n"
 	        "\nGlobal options (before the subcommand; not for chaos, crashsim, bench):\n"
 	        "  --map-size SIZE  map size to open the store with (bytes, or K/M/G/T):\n"
 	        "                   grows a full store; env MRTX_MAP_SIZE\n"

@@ -4,7 +4,7 @@
 # fixed values), and directories where a store or DIR is expected (files
 # for `txn`'s script).
 
-_mrtx_subcommands="create-table put get del delrow scan txn shell locks lock recover check stats
+_mrtx_subcommands="create-table put get del delrow scan incr append check-and-put txn shell locks lock recover check stats
 tables describe add-family drop-table truncate dump load backup upgrade gc chaos crashsim bench sim"
 
 # COMPREPLY from compgen's lines (names with blanks stay whole)
@@ -22,8 +22,9 @@ _mrtx_options()
 	load) echo "--batch --help" ;;
 	put) echo "--file --key --help" ;;
 	get) echo "--raw --json --key --versions --at --help" ;;
-	del | delrow) echo "--key --help" ;;
-	scan) echo "--start --end --family --reverse --limit --count --json --key --at --versions --help" ;;
+	del | delrow | incr | append) echo "--key --help" ;;
+	check-and-put) echo "--absent --key --help" ;;
+	scan) echo "--start --end --prefix --family --qual-start --qual-end --columns --value-prefix --reverse --limit --count --json --key --at --versions --help" ;;
 	locks) echo "--table --state --json --help" ;;
 	lock) echo "--json --help" ;;
 	recover) echo "--dry-run --force --json --help" ;;
@@ -107,8 +108,9 @@ _mrtx()
 		compopt -o nospace 2>/dev/null
 		return
 		;;
-	--start | --end | --family | --limit | --table | --seconds | --writers | --seed | \
-		--states | --txns | --batch | --at | --versions | --keep | --seeds | --replay | \
+	--start | --end | --prefix | --family | --qual-start | --qual-end | --columns | \
+		--value-prefix | --limit | --table | --seconds | --writers | --seed | --states | \
+		--txns | --batch | --at | --versions | --keep | --seeds | --replay | \
 		--check-determinism | --clients | --accounts | --split-rows | --faults)
 		return # free text
 		;;
@@ -123,7 +125,8 @@ _mrtx()
 	# which positional argument is being completed (options and their values skipped)
 	for ((i = s + 1; i < cword; i++)); do
 		case ${words[i]} in
-		--start | --end | --family | --limit | --table | --state | --workload | \
+		--start | --end | --prefix | --family | --qual-start | --qual-end | --columns | \
+			--value-prefix | --limit | --table | --state | --workload | \
 			--seconds | --writers | --seed | --only | --durability | --states | --txns | \
 			--broken | --trace | --file | --key | --batch | --at | --versions | --keep) ((i++)) ;;
 		-*) ;;

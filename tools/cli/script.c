@@ -14,6 +14,7 @@
 typedef struct tok {
 	char *p;
 	size_t n;
+	int opt; /* begins with an unquoted "--": an option word */
 } tok;
 
 static int is_blank(char c)
@@ -73,6 +74,7 @@ static int tokenize(char *mem, size_t len, tok *toks, size_t *ntok, char *err, s
 			return -1;
 		}
 		start = o = i;
+		toks[n].opt = i + 1 < len && mem[i] == '-' && mem[i + 1] == '-';
 		while (i < len && !is_blank(mem[i])) {
 			size_t open = i;
 
@@ -155,16 +157,178 @@ static int column_tok(tok *t, const char **family, mrtx_bytes *qual, char *err, 
 static const struct {
 	const char *word;
 	script_op op;
-	size_t min, max; /* arguments after the word */
+	size_t min, max; /* arguments after the word (options and theirs included) */
 	const char *usage;
 } commands[] = {
-	{ "get", SCRIPT_GET, 3, 3, "get TABLE ROW FAMILY:QUALIFIER" },
+	{ "get", SCRIPT_GET, 2, 3, "get TABLE ROW [FAMILY:QUALIFIER]" },
 	{ "put", SCRIPT_PUT, 4, 4, "put TABLE ROW FAMILY:QUALIFIER VALUE" },
 	{ "del", SCRIPT_DEL, 3, 3, "del TABLE ROW FAMILY:QUALIFIER" },
 	{ "delrow", SCRIPT_DELROW, 2, 2, "delrow TABLE ROW" },
-	{ "scan", SCRIPT_SCAN, 1, 3, "scan TABLE [START [END]]" },
+	{ "scan", SCRIPT_SCAN, 1, SCRIPT_MAX_WORDS - 1,
+	  "scan TABLE [START [END]] [--reverse] [--limit N] [--family F] [--prefix P]" },
+	{ "incr", SCRIPT_INCR, 3, 4, "incr TABLE ROW FAMILY:QUALIFIER [DELTA]" },
+	{ "append", SCRIPT_APPEND, 4, 4, "append TABLE ROW FAMILY:QUALIFIER SUFFIX" },
+	{ "check-and-put", SCRIPT_CHECK_AND_PUT, 5, 5,
+	  "check-and-put TABLE ROW FAMILY:QUALIFIER EXPECTED|--absent NEWVALUE" },
+	{ "check", SCRIPT_CHECK, 4, 5,
+	  "check TABLE ROW FAMILY:QUALIFIER OP NUMBER | absent | present" },
 	{ "abort", SCRIPT_ABORT, 0, 0, "abort" },
 };
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+int script_parse_i64(const void *p, size_t n, int sign_plus, int64_t *out)
+{
+	const unsigned char *s = p;
+	uint64_t v = 0, lim;
+	size_t i = 0, j;
+	int neg = 0;
+
+	if (n && (s[0] == '-' || (sign_plus && s[0] == '+'))) {
+		neg = s[0] == '-';
+		i = 1;
+	}
+	if (i == n)
+		return -1;
+	for (j = i; j < n; j++)
+		if (s[j] < '0' || s[j] > '9')
+			return -1;
+	while (i + 1 < n && s[i] == '0')
+		i++; /* leading zeros */
+	if (n - i > 19)
+		return -2;
+	lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	for (; i < n; i++)
+		v = v * 10 + (uint64_t)(s[i] - '0'); /* 19 digits fit in uint64_t */
+	if (v > lim)
+		return -2;
+	*out = neg ? (v == lim ? INT64_MIN : -(int64_t)v) : (int64_t)v;
+	return 0;
+}
+
+/* A word that must not be an option (check-and-put's EXPECTED: only
+   --absent is one there). */
+static int plain_tok(const tok *t, const char *what, char *err, size_t errlen)
+{
+	if (!t->opt)
+		return 0;
+	snprintf(err, errlen, "%s: unexpected option %.*s (a %s starting with -- is "
+	         "written quoted, '--x', or as \\x2d-x)", what, (int)(t->n > 40 ? 40 : t->n),
+	         t->p, what);
+	return -1;
+}
+
+static int number_tok(const tok *t, const char *what, int64_t *out, char *err,
+                      size_t errlen)
+{
+	int rc = script_parse_i64(t->p, t->n, 1, out);
+
+	if (rc == 0)
+		return 0;
+	snprintf(err, errlen, "%s '%.*s' %s", what, (int)(t->n > 40 ? 40 : t->n), t->p,
+	         rc == -2 ? "is outside the signed 64-bit range" :
+	                    "is not a decimal integer (e.g. 10 or -10)");
+	return -1;
+}
+
+/* scan TABLE [START [END]] [--reverse] [--limit N] [--family F] [--prefix P] */
+static int scan_args(tok *a, size_t n, script_cmd *out, char *err, size_t errlen)
+{
+	size_t npos = 0, i;
+	int have_prefix = 0;
+
+	for (i = 1; i < n; i++) {
+		const char *w = a[i].p;
+
+		if (memchr(w, '\0', a[i].n))
+			w = ""; /* no option holds a NUL */
+		if (!a[i].opt) {
+			if (npos == 2) {
+				snprintf(err, errlen, "scan takes at most START and END (usage: %s)",
+				         commands[4].usage);
+				return -1;
+			}
+			if (npos++ == 0)
+				out->start = MRTX_BYTES(a[i].p, a[i].n);
+			else
+				out->end = MRTX_BYTES(a[i].p, a[i].n);
+			continue;
+		}
+		if (strcmp(w, "--reverse") == 0) {
+			out->reverse = 1;
+			continue;
+		}
+		if (strcmp(w, "--limit") != 0 && strcmp(w, "--family") != 0 &&
+		    strcmp(w, "--prefix") != 0) {
+			snprintf(err, errlen, "scan: unknown option %.*s (expected --reverse, "
+			         "--limit N, --family F or --prefix P)",
+			         (int)(a[i].n > 40 ? 40 : a[i].n), w);
+			return -1;
+		}
+		if (i + 1 == n) {
+			snprintf(err, errlen, "scan: %s needs a value", w);
+			return -1;
+		}
+		i++;
+		if (strcmp(w, "--limit") == 0) {
+			int64_t v;
+
+			if (number_tok(&a[i], "scan --limit", &v, err, errlen))
+				return -1;
+			if (v < 0) {
+				snprintf(err, errlen, "scan --limit: a count of rows, 0 or more");
+				return -1;
+			}
+			out->limit = (size_t)v;
+		} else if (strcmp(w, "--family") == 0) {
+			if (name_tok(&a[i], "scan --family", &out->scan_family, err, errlen))
+				return -1;
+		} else {
+			if (a[i].n == 0) {
+				snprintf(err, errlen, "scan --prefix: the prefix must not be empty");
+				return -1;
+			}
+			have_prefix = 1;
+			out->prefix = MRTX_BYTES(a[i].p, a[i].n);
+		}
+	}
+	if (have_prefix && npos) {
+		snprintf(err, errlen, "scan: --prefix replaces START and END");
+		return -1;
+	}
+	return 0;
+}
+
+/* check ... OP NUMBER | absent | present: w[0..n) after the column. */
+static int check_args(tok *w, size_t n, script_cmd *out, char *err, size_t errlen)
+{
+	static const struct {
+		const char *op;
+		script_cmp cmp;
+	} ops[] = {
+		{ "==", SCRIPT_CMP_EQ }, { "!=", SCRIPT_CMP_NE }, { "<", SCRIPT_CMP_LT },
+		{ "<=", SCRIPT_CMP_LE }, { ">", SCRIPT_CMP_GT }, { ">=", SCRIPT_CMP_GE },
+		{ "absent", SCRIPT_CMP_ABSENT }, { "present", SCRIPT_CMP_PRESENT },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (strlen(ops[i].op) == w[0].n && memcmp(ops[i].op, w[0].p, w[0].n) == 0)
+			break;
+	if (i == sizeof(ops) / sizeof(ops[0])) {
+		snprintf(err, errlen, "check: unknown test '%.*s' (expected ==, !=, <, <=, >, >= "
+		         "and a number, or absent or present)", (int)(w[0].n > 40 ? 40 : w[0].n),
+		         w[0].p);
+		return -1;
+	}
+	out->cmp = ops[i].cmp;
+	if ((out->cmp == SCRIPT_CMP_ABSENT || out->cmp == SCRIPT_CMP_PRESENT) != (n == 1)) {
+		snprintf(err, errlen, n == 1 ? "check: %s needs a number after it" :
+		         "check: %s takes nothing after it", ops[i].op);
+		return -1;
+	}
+	return n == 2 ? number_tok(&w[1], "check: NUMBER", &out->number, err, errlen) : 0;
+}
 
 /*
  * The common front: copy line (less a trailing '\r') and split it.  0 with
@@ -220,7 +384,7 @@ void script_words_free(script_words *w)
 
 const char *script_usage(size_t i)
 {
-	return i < sizeof(commands) / sizeof(commands[0]) ? commands[i].usage : NULL;
+	return i < NCOMMANDS ? commands[i].usage : NULL;
 }
 
 int script_parse_line(const char *line, size_t len, script_cmd *out, char *err,
@@ -239,13 +403,13 @@ int script_parse_line(const char *line, size_t len, script_cmd *out, char *err,
 		out->mem = mem;
 		return 0;
 	}
-	for (ci = 0; ci < sizeof(commands) / sizeof(commands[0]); ci++)
+	for (ci = 0; ci < NCOMMANDS; ci++)
 		if (strlen(commands[ci].word) == toks[0].n &&
 		    memcmp(commands[ci].word, toks[0].p, toks[0].n) == 0)
 			break;
-	if (ci == sizeof(commands) / sizeof(commands[0])) {
-		snprintf(err, errlen, "unknown command (expected get, put, del, delrow, scan "
-		         "or abort)");
+	if (ci == NCOMMANDS) {
+		snprintf(err, errlen, "unknown command (expected get, put, del, delrow, scan, "
+		         "incr, append, check-and-put, check or abort)");
 		goto bad;
 	}
 	nargs = ntok - 1;
@@ -259,25 +423,43 @@ int script_parse_line(const char *line, size_t len, script_cmd *out, char *err,
 		goto done;
 	if (name_tok(&a[0], "table", &out->table, err, errlen))
 		goto bad;
+	if (out->op == SCRIPT_SCAN) {
+		if (scan_args(a, nargs, out, err, errlen))
+			goto bad;
+		goto done;
+	}
+	if (row_tok(&a[1], &out->row, err, errlen))
+		goto bad;
+	if (out->op == SCRIPT_DELROW)
+		goto done;
+	if (out->op == SCRIPT_GET && nargs == 2) {
+		out->whole_row = 1;
+		goto done;
+	}
+	if (column_tok(&a[2], &out->family, &out->qualifier, err, errlen))
+		goto bad;
 	switch (out->op) {
 	case SCRIPT_PUT:
+	case SCRIPT_APPEND:
 		out->value = MRTX_BYTES(a[3].p, a[3].n);
-		/* fall through */
-	case SCRIPT_GET:
-	case SCRIPT_DEL:
-		if (row_tok(&a[1], &out->row, err, errlen) ||
-		    column_tok(&a[2], &out->family, &out->qualifier, err, errlen))
+		break;
+	case SCRIPT_INCR:
+		out->number = 1;
+		if (nargs == 4 && number_tok(&a[3], "incr: DELTA", &out->number, err, errlen))
 			goto bad;
 		break;
-	case SCRIPT_DELROW:
-		if (row_tok(&a[1], &out->row, err, errlen))
+	case SCRIPT_CHECK_AND_PUT:
+		if (a[3].opt && a[3].n == 8 && memcmp(a[3].p, "--absent", 8) == 0)
+			out->absent = 1;
+		else if (plain_tok(&a[3], "expected value", err, errlen))
 			goto bad;
+		else
+			out->expected = MRTX_BYTES(a[3].p, a[3].n);
+		out->value = MRTX_BYTES(a[4].p, a[4].n);
 		break;
-	case SCRIPT_SCAN:
-		if (nargs >= 2)
-			out->start = MRTX_BYTES(a[1].p, a[1].n);
-		if (nargs >= 3)
-			out->end = MRTX_BYTES(a[2].p, a[2].n);
+	case SCRIPT_CHECK:
+		if (check_args(a + 3, nargs - 3, out, err, errlen))
+			goto bad;
 		break;
 	default:
 		break;

@@ -3,12 +3,21 @@
  * can be fuzzed).
  *
  * One command per line:
- *   get TABLE ROW FAMILY:QUALIFIER
+ *   get TABLE ROW [FAMILY:QUALIFIER]      (without the column: the whole row)
  *   put TABLE ROW FAMILY:QUALIFIER VALUE
  *   del TABLE ROW FAMILY:QUALIFIER
  *   delrow TABLE ROW
- *   scan TABLE [START [END]]
+ *   scan TABLE [START [END]] [--reverse] [--limit N] [--family F] [--prefix P]
+ *   incr TABLE ROW FAMILY:QUALIFIER [DELTA]
+ *   append TABLE ROW FAMILY:QUALIFIER SUFFIX
+ *   check-and-put TABLE ROW FAMILY:QUALIFIER EXPECTED|--absent NEWVALUE
+ *   check TABLE ROW FAMILY:QUALIFIER OP NUMBER   (OP: == != < <= > >=)
+ *   check TABLE ROW FAMILY:QUALIFIER absent|present
  *   abort
+ * Counters (incr, check's numbers) are decimal ASCII, an optional '-' and
+ * digits, in the signed 64-bit range; a missing cell counts as 0.
+ * Options are words that start with an unquoted "--": a row or value that
+ * starts with "--" is written quoted ('--x') or escaped (\x2d-x).
  * Blank lines and lines whose first non-blank byte is '#' are ignored (a
  * '#' anywhere else is an ordinary byte).  A trailing '\r' is ignored.
  * Command words are case-sensitive.
@@ -33,6 +42,7 @@
 #define MRTX_TOOL_SCRIPT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mrtx.h"
 
@@ -43,8 +53,18 @@ typedef enum {
 	SCRIPT_DEL,
 	SCRIPT_DELROW,
 	SCRIPT_SCAN,
-	SCRIPT_ABORT
+	SCRIPT_ABORT,
+	SCRIPT_INCR,
+	SCRIPT_APPEND,
+	SCRIPT_CHECK_AND_PUT,
+	SCRIPT_CHECK
 } script_op;
+
+/* check's comparison: numeric ones, or whether the cell exists. */
+typedef enum {
+	SCRIPT_CMP_EQ = 1, SCRIPT_CMP_NE, SCRIPT_CMP_LT, SCRIPT_CMP_LE, SCRIPT_CMP_GT,
+	SCRIPT_CMP_GE, SCRIPT_CMP_ABSENT, SCRIPT_CMP_PRESENT
+} script_cmp;
 
 typedef struct script_cmd {
 	script_op op;
@@ -52,8 +72,17 @@ typedef struct script_cmd {
 	mrtx_bytes row;
 	const char *family;         /* NUL-terminated, no NUL inside */
 	mrtx_bytes qualifier;
-	mrtx_bytes value;
+	mrtx_bytes value;           /* put, append (the suffix), check-and-put (new) */
+	int whole_row;              /* get without FAMILY:QUALIFIER */
+	mrtx_bytes expected;        /* check-and-put, unless absent */
+	int absent;                 /* check-and-put --absent: the cell must be missing */
+	int64_t number;             /* incr's delta (default 1), check's operand */
+	script_cmp cmp;             /* check */
 	mrtx_bytes start, end;      /* scan bounds; size 0 = unbounded */
+	mrtx_bytes prefix;          /* scan --prefix (size 0: none; then no bounds) */
+	const char *scan_family;    /* scan --family, or NULL */
+	int reverse;                /* scan --reverse */
+	size_t limit;               /* scan --limit (0: none) */
 	char *mem;                  /* owns every pointer above */
 } script_cmd;
 
@@ -71,7 +100,7 @@ int script_parse_line(const char *line, size_t len, script_cmd *out, char *err,
 void script_cmd_free(script_cmd *c);
 
 /* Most words a line may have (a command word and its arguments). */
-#define SCRIPT_MAX_WORDS 5
+#define SCRIPT_MAX_WORDS 12
 
 /* A line split into decoded words (for commands outside the language, e.g.
    the shell's begin/commit). */
@@ -92,6 +121,13 @@ int script_split(const char *line, size_t len, script_words *out, char *err,
 
 /* Free what script_split allocated; NULL is a no-op. */
 void script_words_free(script_words *w);
+
+/*
+ * A counter's value: decimal ASCII, an optional '-' (or, when sign_plus, '+')
+ * and 1 to 19 digits, within int64_t.  0 and *out, or -1 (not of that form)
+ * or -2 (out of range).
+ */
+int script_parse_i64(const void *p, size_t n, int sign_plus, int64_t *out);
 
 /* The usage line of the i-th command of the language ("get TABLE ROW
    FAMILY:QUALIFIER", ...), or NULL past the last. */

@@ -162,12 +162,23 @@ void memout_finish(memout *m, int ok, FILE *out)
 	memset(m, 0, sizeof(*m));
 }
 
-int tool_fail(const char *cmd, const char *step, int rc)
+const char *tool_errmsg(int rc)
 {
-	const char *m = mrtx_errmsg();
+	const char *m = mrtx_errmsg(), *p;
 
 	if (!*m)
-		m = mrtx_strerror(rc);
+		return mrtx_strerror(rc);
+	/* "mrtx_begin_at: ...": a function's name tells the user nothing */
+	for (p = m; (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'; p++)
+		;
+	if (p > m && p[0] == ':' && p[1] == ' ' && memchr(m, '_', (size_t)(p - m)))
+		return p + 2;
+	return m;
+}
+
+int tool_fail(const char *cmd, const char *step, int rc)
+{
+	const char *m = tool_errmsg(rc);
 	if (step)
 		tool_err(cmd, "%s: %s%s", step, m, tool_hint(rc));
 	else

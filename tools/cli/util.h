@@ -25,7 +25,9 @@
 #include "mrtx.h"
 
 /* Exit codes. */
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+/* EXIT_CHECK: a condition of check, check-and-put did not hold (nothing
+   written). */
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_CHECK = 3 };
 
 /* ---- escaping ---- */
 
@@ -49,6 +51,25 @@ int unescape_inplace(char *s, size_t len, size_t *outlen, char *err, size_t errl
 void print_escaped(FILE *f, const void *p, size_t n, unsigned flags);
 /* Escaped form as a malloc'd NUL-terminated string (NULL on ENOMEM). */
 char *escape_dup(const void *p, size_t n, unsigned flags);
+
+/*
+ * The first row after every row that starts with p[0..n): p with its
+ * trailing 0xff bytes cut and its last byte raised by one, written to out
+ * (room for n bytes).  Returns its size; 0 when every byte is 0xff (no row
+ * follows: unbounded).
+ */
+static inline size_t prefix_end(const void *p, size_t n, unsigned char *out)
+{
+	const unsigned char *s = p;
+
+	while (n && s[n - 1] == 0xff)
+		n--;
+	if (n) {
+		memcpy(out, s, n);
+		out[n - 1]++;
+	}
+	return n;
+}
 
 /* ---- JSON ---- */
 
@@ -77,7 +98,11 @@ void memout_finish(memout *m, int ok, FILE *out);
 
 /* "mrtx: CMD: message\n" on stderr. */
 void tool_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* "mrtx: CMD: [STEP: ]<mrtx_errmsg() or mrtx_strerror(rc)>"; returns EXIT_FAIL. */
+/* The detail of mrtx error rc for a user: mrtx_errmsg() without a leading
+   "function_name: ", or mrtx_strerror(rc) when there is none.  Valid until
+   the next mrtx call of the thread. */
+const char *tool_errmsg(int rc);
+/* "mrtx: CMD: [STEP: ]<tool_errmsg(rc)>"; returns EXIT_FAIL. */
 int tool_fail(const char *cmd, const char *step, int rc);
 /* What the tool adds to the message of mrtx error rc ("" or " (...)"): how
    to grow a full map (MRTX_EFULL whose message, mrtx_errmsg(), names the
