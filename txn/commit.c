@@ -35,7 +35,8 @@ static int commit_read_only(mrtx_txn *txn)
 	int rc;
 
 	if (!txn->at && ((!txn->view && !txn->snap_live) || txn->must_validate) &&
-	    ((rc = txn_fetch_lazy(txn)) || (rc = txn_fences_apply(txn)) ||
+	    ((rc = txn_scan_settle(txn)) || (rc = txn_fetch_lazy(txn)) ||
+	     (rc = txn_fences_apply(txn)) ||
 	     (rc = txn_validate(txn))))
 		return rc; /* (a past snapshot's reads are of fixed versions;
 		            * a live one's on RADOS are a snapshot: DESIGN §9) */
@@ -67,7 +68,10 @@ int txn_commit_run(mrtx_txn *txn)
 	int rc;
 
 	if (txn->nmutated == 0)
-		return commit_read_only(txn);
+		return commit_read_only(txn); /* (a scan's deferred observations
+		                                 * go to the tree if it validates) */
+	if ((rc = txn_scan_settle(txn)))
+		return rc;
 	if (txn->snap_stale) {
 		/* a read at the snapshot showed a row as it was before a later
 		 * commit: writing on what it read would lose that commit */

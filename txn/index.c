@@ -659,7 +659,7 @@ int mrtx_index_scan(mrtx_txn *txn, const char *index, mrtx_bytes value_start,
 	int rc;
 
 	mrtx__clearerr();
-	TXN_CHECK(txn);
+	TXN_CHECK_SETTLED(txn);
 	if (!fn)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_index_scan: fn is NULL");
 	if ((rc = find_decl(txn->db->st, index, &txn->arena, &d)))
@@ -681,7 +681,7 @@ int mrtx_index_lookup(mrtx_txn *txn, const char *index, mrtx_bytes value,
 	int rc;
 
 	mrtx__clearerr();
-	TXN_CHECK(txn);
+	TXN_CHECK_SETTLED(txn);
 	if (!fn)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_index_lookup: fn is NULL");
 	if ((rc = find_decl(txn->db->st, index, &txn->arena, &d)) ||

@@ -26,6 +26,7 @@
  * mrtx_scan_next returns it again, never a clean end.
  */
 #include "txn_int.h"
+#include "storage/versions.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -175,7 +176,7 @@ int mrtx_scan_open(mrtx_txn *txn, const mrtx_scan_spec *spec, mrtx_scanner **out
 	int rc;
 
 	mrtx__clearerr();
-	TXN_CHECK(txn);
+	TXN_CHECK_SETTLED(txn);
 	if (!spec || !out || !spec->table)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_scan_open: spec, spec->table and out are "
 		                    "required");
@@ -303,6 +304,78 @@ static int fetch_batch(mrtx_scanner *s)
 	return 0;
 }
 
+/*
+ * Deferred observations.  A row a scan consumes is an observation (its
+ * lock, or absent) the transaction's row tree must hold for everything
+ * that compares against it later: point reads, other scans' gaps, commit's
+ * validation.  Inserting every row of a long scan costs more than reading
+ * it, and a read-only snapshot transaction (LMDB's view) never compares
+ * them.  So a scan reading the view keeps the rows it consumes in its
+ * range's pend list instead, when nothing could compare against them yet:
+ * the row is STABLE, not in the tree (past its largest or smallest row, in
+ * scan order) and in no range scanned before.  Every other entry point
+ * (TXN_CHECK_SETTLED), another scanner's mrtx_scan_next, and a commit that
+ * validates or writes put them into the tree first, exactly as the scan
+ * would have (txn_observe_at on a fresh row, which this one is: nothing
+ * else touched the tree meanwhile).  Meanwhile the scan's own steps look
+ * only beyond its last row, where no pending row lies.
+ */
+int txn_scan_settle(mrtx_txn *txn)
+{
+	scan_range *r = txn->pend;
+
+	if (!r)
+		return 0;
+	txn->pend = NULL;
+	for (size_t i = 0; i < r->npend; i++) {
+		const struct scan_obs *o = &r->pend[i];
+		trow *tr;
+		int rc;
+
+		if ((rc = txn_row(txn, r->t, o->row, 1, &tr)))
+			return rc;
+		if (tr->lock_known)
+			continue; /* (never: the row was in no observation) */
+		tr->lock = o->has_lock ? o->lock : MRTX_BYTES(NULL, 0);
+		tr->has_lock = !!o->has_lock;
+		tr->lock_known = 1;
+		tr->read = 1;
+	}
+	r->npend = 0;
+	return 0;
+}
+
+/* Can the observation of sr, STABLE, wait in s's pend list? */
+static int can_defer(const mrtx_scanner *s, const store_row *sr)
+{
+	mrtx_txn *txn = s->txn;
+	trow key;
+
+	if (!txn->view || s->current || txn->snap_live || (txn->pend && txn->pend != s->range))
+		return 0;
+	if (!RB_EMPTY(&txn->rows)) {
+		key.t = s->t;
+		key.row = sr->row;
+		if (!s->range->reverse ? trow_cmp(&key, txn->rows_max) <= 0 :
+		                         trow_cmp(&key, txn->rows_min) >= 0)
+			return 0;
+	}
+	return !txn_in_scanned_range(txn, s->t, sr->row);
+}
+
+static int defer_obs(mrtx_scanner *s, const store_row *sr)
+{
+	scan_range *r = s->range;
+
+	if (!(r->pend = store_arr_grow(&s->txn->arena, r->pend, r->npend, &r->cpend,
+	                               sizeof(*r->pend))))
+		return MRTX_ENOMEM;
+	r->pend[r->npend++] = (struct scan_obs){ sr->row, sr->has_lock ? sr->lock :
+	                                                   MRTX_BYTES(NULL, 0), !!sr->has_lock };
+	s->txn->pend = r;
+	return 0;
+}
+
 /* Make batch[bi] STABLE (resolving a foreign lock) and record it as seen. */
 static int consume_stored(mrtx_scanner *s, store_row *sr)
 {
@@ -318,8 +391,11 @@ static int consume_stored(mrtx_scanner *s, store_row *sr)
 	    (rc = txn->view && !s->current ? txn_snap_decide(txn, s->t, &s->f, sr) :
 	                                     txn_read_row(txn, s->t, sr->row, &s->f, sr)))
 		return rc;
-	if ((state == LOCK_STABLE && (rc = txn_snap_late(txn, s->t, sr))) ||
-	    (rc = txn_observe(txn, s->t, sr->row, sr->has_lock, sr->lock)))
+	if (state == LOCK_STABLE && can_defer(s, sr))
+		rc = defer_obs(s, sr);
+	else if ((state != LOCK_STABLE || !(rc = txn_snap_late(txn, s->t, sr))))
+		rc = txn_observe(txn, s->t, sr->row, sr->has_lock, sr->lock);
+	if (rc)
 		return rc;
 	s->range->last = sr->row;
 	s->range->any = 1;
@@ -547,6 +623,8 @@ int mrtx_scan_next(mrtx_scanner *s, mrtx_cell *cell)
 		return mrtx__seterr(MRTX_EBADTXN, "mrtx_scan_next: the scanner's transaction "
 		                    "has ended; only mrtx_scan_close is allowed");
 	TXN_CHECK(s->txn);
+	if (s->txn->pend && s->txn->pend != s->range && (rc = txn_scan_settle(s->txn)))
+		return rc;
 	s->started = 1;
 	if (s->err)
 		return mrtx__seterr(s->err, "mrtx_scan_next: an earlier call failed (%s); the "

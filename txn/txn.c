@@ -112,13 +112,14 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	/* Field by field: a memset of the head compiles to `rep stos`, whose
 	 * start-up cost was a visible part of a point read.  A new field must
 	 * be set here (the assertion below trips when the head changes). */
-	_Static_assert(offsetof(mrtx_txn, head_pad) == 232 && offsetof(mrtx_txn, arena0) == 240,
+	_Static_assert(offsetof(mrtx_txn, head_pad) == 240 && offsetof(mrtx_txn, arena0) == 256,
 	               "mrtx_begin sets every field before arena0: initialise the new one there");
 	txn->db = db;
 	arena_init_buf(&txn->arena, txn->arena0, sizeof(txn->arena0));
 	RB_INIT(&txn->rows);
 	txn->last_row = NULL;
 	txn->rows_min = txn->rows_max = NULL;
+	txn->pend = NULL;
 	txn->nmutated = 0;
 	memset(txn->id, 0, sizeof(txn->id));
 	txn->lock_ttl_ms = db->lock_ttl_ms;
@@ -643,7 +644,7 @@ int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *famil
 	int rc;
 
 	mrtx__clearerr();
-	TXN_CHECK(txn);
+	TXN_CHECK_SETTLED(txn);
 	if (!family || !value || (qualifier.size && !qualifier.data))
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_get: family and value are required");
 	if ((rc = cell_front(txn, table, row, family, qualifier, &t, &fid, &r)))
@@ -680,7 +681,7 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
 	mrtx__clearerr();
 	if (n)
 		*n = 0;
-	TXN_CHECK(txn);
+	TXN_CHECK_SETTLED(txn);
 	if (!family || !n || (max && !out) || (qualifier.size && !qualifier.data))
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_get_versions: family, out and n are required");
 	if (max == 0)
@@ -840,7 +841,7 @@ int txn_buffer_cell(mrtx_txn *txn, const char *table, mrtx_bytes row, const char
 	int rc;
 
 	mrtx__clearerr();
-	TXN_CHECK(txn);
+	TXN_CHECK_SETTLED(txn);
 	if (!family || (qualifier.size && !qualifier.data) || (vlen && !value->data))
 		return mrtx__seterr(MRTX_EINVAL, "family is NULL or a byte string has NULL data");
 	if ((rc = resolve_args(txn, table, row, family, qualifier.size, &t, &fid)))
@@ -949,7 +950,7 @@ int txn_buffer_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row)
 	int rc;
 
 	mrtx__clearerr();
-	TXN_CHECK(txn);
+	TXN_CHECK_SETTLED(txn);
 	if ((rc = resolve_args(txn, table, row, NULL, 0, &t, NULL)))
 		return rc;
 	if ((rc = txn_row(txn, t, row, 1, &r)) || (rc = note_first_write(txn, r)))

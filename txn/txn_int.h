@@ -146,9 +146,16 @@ typedef struct scan_range {
 	int exhausted;         /* read to the end of [start,end) */
 	int any;               /* some row consumed */
 	mrtx_bytes last;       /* last row consumed */
+	/* Rows consumed but not yet in the transaction's row tree (scan.c,
+	 * deferred observations): each one's lock as the scan saw it. */
+	struct scan_obs {
+		mrtx_bytes row, lock;
+		int has_lock;
+	} *pend;
+	size_t npend, cpend;
 } scan_range;
 
-#define TXN_ARENA0 3872 /* the object is 4 KiB */
+#define TXN_ARENA0 3840 /* the object is 4 KiB */
 
 struct mrtx_txn {
 	mrtx_db *db;
@@ -199,7 +206,8 @@ struct mrtx_txn {
 	 * removed): a scan adds its rows in order past one end, found there
 	 * without a descent (txn_row_new, txn_rows_nfind) */
 	trow *rows_min, *rows_max;
-	uint8_t head_pad[8];   /* the padding before arena0, named: a new field moves
+	scan_range *pend;      /* the range whose observations wait (scan.c) */
+	uint8_t head_pad[16];  /* the padding before arena0, named: a new field moves
 	                          head_pad or arena0, which trips mrtx_begin's assertion */
 	/* The arena's first chunk, so that a small transaction (a few rows,
 	 * its commit's lock records and redo lists included) allocates
@@ -221,6 +229,11 @@ int txn_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int create, tro
 /* Record that the store showed `lock` (or none) for row; CONFLICT (and doom)
  * if it differs from what this txn saw before.  lock must live in
  * txn->arena (reads put it there); it is kept, not copied. */
+/* Put the observations a scan deferred into the row tree (scan.c): every
+ * entry point that reads or writes the tree calls it first, but
+ * mrtx_scan_next of the scan that deferred them and the commit of a
+ * read-only snapshot, which validates nothing. */
+int txn_scan_settle(mrtx_txn *txn);
 int txn_observe(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int has_lock,
                 mrtx_bytes lock);
 /* Observe a row read without its lock (store_row.lock_lazy): r is its
@@ -312,6 +325,15 @@ int bytes_cmp(mrtx_bytes a, mrtx_bytes b);
 			                    "(%s): only mrtx_commit, which reports " \
 			                    "it, or mrtx_abort is allowed",          \
 			                    mrtx_strerror((txn)->doom));            \
+	} while (0)
+
+/* TXN_CHECK, then the observations a scan deferred into the row tree. */
+#define TXN_CHECK_SETTLED(txn)                                                      \
+	do {                                                                        \
+		int settle_rc_;                                                     \
+		TXN_CHECK(txn);                                                     \
+		if ((settle_rc_ = txn_scan_settle(txn)))                            \
+			return settle_rc_;                                          \
 	} while (0)
 
 #endif
