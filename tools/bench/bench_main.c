@@ -42,7 +42,7 @@ static void wl_get(bcfg *c, bres *r)
 	}
 	alternate(c, &f, op_get_mrtx, op_get_lmdb, r);
 	fixture_close(&f);
-	*r = (bres){ "get", "nosync", r->mrtx_ops, r->base_ops, 0.8, 1, 1, 0, "get/s" };
+	*r = (bres){ "get", "nosync", r->mrtx_ops, r->base_ops, 0.9, 1, 1, 0, "get/s" };
 }
 
 /* readonly: committed one-get read-only transactions in sync mode against
