@@ -72,52 +72,87 @@ for sweep, units in (('threads', ['txn']), ('rows', ['txn', 'rows'])):
         f.close()
 EOF
 
-# plot commands for every durability run: column base+i for side i
-plots() { # SWEEP BASE
-	local sep= mode dt cmd=
+# plot commands for every durability run: column base+i for side i;
+# "key" gives NaN series that only fill the shared key
+names=(mrtx LMDB 'RocksDB pess.' 'RocksDB opt.')
+plots() { # SWEEP BASE|key
+	local sep= mode dt i src cmd=
 	for mode in sync nosync; do
 		[ -e "$tmp/$1-$mode.dat" ] || continue
 		[ $mode = sync ] && dt=1 || dt=2
 		for i in 0 1 2 3; do
-			local name
-			name=$(echo "mrtx lmdb rocksdb-pessimistic rocksdb-optimistic" | cut -d' ' -f$((i + 1)))
-			cmd+="$sep'$tmp/$1-$mode.dat' using 1:$(($2 + i)) with linespoints"
-			cmd+=" lc $((i + 1)) dt $dt pt 7 ps 0.6 title '$name $mode'"
+			if [ "$2" = key ]; then
+				src="NaN with linespoints title '${names[$i]} $mode'"
+			else
+				src="'$tmp/$1-$mode.dat' using 1:$(($2 + i)) with linespoints notitle"
+			fi
+			cmd+="$sep$src lc $((i + 1)) dt $dt pt 7 ps 0.6"
 			sep=", "
 		done
 	done
 	echo "$cmd"
 }
 
+# the panels above one shared key
+key_panel='set origin 0,0
+set size 1,0.2
+unset title
+unset logscale
+unset border
+unset tics
+unset xlabel
+unset ylabel
+unset grid
+set xrange [0:1]
+set yrange [0:1]
+set key center center horizontal maxcols 4 samplen 2 width 1'
+
 gnuplot <<EOF
-set terminal svg size 760,460 dynamic font "sans,12" background rgb "white"
 set datafile missing "NaN"
 set linetype 1 lc rgb "#d62728" lw 2
 set linetype 2 lc rgb "#1f77b4" lw 2
 set linetype 3 lc rgb "#2ca02c" lw 2
 set linetype 4 lc rgb "#9467bd" lw 2
-set logscale xy
+set format y "%.0s%c"
 set grid
-set key outside right top
+set logscale xy
+
+set terminal svg size 900,520 dynamic font "sans,12" background rgb "white"
 set output "$out/scaling-threads.svg"
-set title "interactive transfers (read 2 of 1,000 balances, think 200 µs, write 2)"
+set multiplot title "interactive transfers (read 2 of 1,000 balances, think 200 µs, write 2)"
+set origin 0,0.2
+set size 1,0.74
 set xlabel "threads (one process)"
 set ylabel "transfers/s"
 set xtics (1, 2, 4, 8, 16)
+set xrange [0.8:20]
 plot $(plots threads 2)
-set terminal svg size 1100,460 dynamic font "sans,12" background rgb "white"
+$key_panel
+plot $(plots threads key)
+unset multiplot
+
+set terminal svg size 1100,520 dynamic font "sans,12" background rgb "white"
 set output "$out/scaling-rows.svg"
-set multiplot layout 1,2 title "one thread, transactions of N blind puts (16-byte values, random rows of 100,000)"
-set title "transactions/s"
-set xlabel "rows per transaction"
-set ylabel "txn/s"
+set multiplot title "one thread, transactions of N blind puts (16-byte values, distinct rows of 100,000)"
+set border
+set tics
+set grid
+set autoscale y
+set logscale xy
 set xtics (1, 2, 4, 8, 16, 32, 64, 128, 256)
-set key inside right top
+set xrange [0.8:320]
+set xlabel "rows per transaction"
+set origin 0,0.2
+set size 0.5,0.74
+set title "transactions/s"
+set ylabel "txn/s"
 plot $(plots rows 2)
-set title "rows/s"
+set origin 0.5,0.2
+set title "rows/s (txn/s × rows)"
 set ylabel "rows/s"
-set key inside left top
 plot $(plots rows 6)
+$key_panel
+plot $(plots rows key)
 unset multiplot
 EOF
 echo "bench-plots.sh: wrote $out/scaling.json, $out/scaling-threads.svg, $out/scaling-rows.svg"
