@@ -130,7 +130,7 @@ int mrtx_put_row(mrtx_db *db, const char *row, int cells)
 }
 
 /* value: 16 bytes, or NULL for "vvvv..." */
-static int lmdb_put_rows(fixture *f, char rows[][32], int nrows, int cells, const char *value)
+int lmdb_put_rows(fixture *f, char rows[][32], int nrows, int cells, const char *value)
 {
 	char key[48], v[16];
 	MDB_txn *t;
@@ -439,7 +439,7 @@ long check_groups(const char *who, cell_reader rd, void *ctx, const mlog *lg)
 	return found;
 }
 
-static int read_mrtx(void *ctx, const char *row, char v[16])
+int read_mrtx(void *ctx, const char *row, char v[16])
 {
 	mrtx_txn *txn;
 	mrtx_bytes x;
@@ -458,7 +458,7 @@ static int read_mrtx(void *ctx, const char *row, char v[16])
 	return rc == 0;
 }
 
-static int read_lmdb(void *ctx, const char *row, char v[16])
+int read_lmdb(void *ctx, const char *row, char v[16])
 {
 	fixture *f = ctx;
 	char key[48];
@@ -629,7 +629,7 @@ int inter_fn(mrtx_txn *txn, void *p)
 }
 
 /* 0, an LMDB error, or -1 (an account missing or not a balance) */
-static int inter_lmdb(MDB_env *env, MDB_dbi dbi, int a, int b, int x)
+int inter_lmdb(MDB_env *env, MDB_dbi dbi, int a, int b, int x)
 {
 	char ka[32], kb[32], v[16];
 	long long ba, bb;

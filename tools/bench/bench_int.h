@@ -180,4 +180,38 @@ double rocks_run_mixed(rocks *r, int writers, int auditors, double secs, pcount 
 void rocks_check_balances(rocks *r);
 long rocks_check_groups(rocks *r, const mlog *lg);
 
+/* `mrtx bench DIR --only scaling` (bench_scaling.c): durability "sync",
+ * "nosync" or "both" (NULL: sync); points > 0 keeps the first points of
+ * each sweep.  Returns the exit status. */
+int bench_scaling(bcfg *c, const char *durability, int points);
+/* its transfers on LMDB, from any thread (bench.c): 0, an LMDB error, or
+ * -1 (an account missing or not a balance) */
+int inter_lmdb(MDB_env *env, MDB_dbi dbi, int a, int b, int x);
+/* one LMDB write txn putting cells q0.. of rows (value: 16 bytes, or NULL
+ * for "vvvv...") */
+int lmdb_put_rows(fixture *f, char rows[][32], int nrows, int cells, const char *value);
+/* cell_readers of f->db's (ctx: the mrtx_db) and f's LMDB store (ctx: f) */
+int read_mrtx(void *ctx, const char *row, char v[16]);
+int read_lmdb(void *ctx, const char *row, char v[16]);
+/* its blind puts: one thread's transactions of nrows (<= PUT_MAX) puts of
+ * 16-byte values to rows r%08d drawn from PUT_ROWS; last[i] is the number
+ * of the last transaction that wrote row i (-1: none) */
+#define PUT_ROWS 100000
+#define PUT_MAX 256
+typedef struct plog {
+	int nrows;
+	unsigned seed;
+	long txns, retries;
+	long *last;
+} plog;
+/* the next transaction's distinct rows and value (16 bytes + NUL) */
+void plog_pick(plog *lg, char rows[][32], char v[17]);
+/* Die unless every row holds exactly its last write in lg; returns the
+ * rows found. */
+long check_puts(const char *side, cell_reader rd, void *ctx, const plog *lg);
+/* lg's transactions on RocksDB by this thread for secs: returns the
+ * seconds; lg counts them and their retries */
+double rocks_run_puts(rocks *r, double secs, plog *lg);
+long rocks_check_puts(rocks *r, const plog *lg);
+
 #endif

@@ -584,6 +584,7 @@ static void report(const bcfg *c, bres *r, const bsql *q, const brocks *k, size_
 static int usage(FILE *f, int rc)
 {
 	fprintf(f, "usage: mrtx bench DIR|rados://POOL/NAME[?...] [--quick] [--only W] [--json]\n"
+	           "       mrtx bench DIR --only scaling [--durability D] [--points N] [...]\n"
 	           "  Runs each workload for mrtx and for a native-LMDB baseline, alternating,\n"
 	           "  on fresh stores created under DIR, and prints ops/s and ratios;\n"
 	           "  multi_row and interactive also run against SQLite (WAL mode,\n"
@@ -621,6 +622,15 @@ static int usage(FILE *f, int rc)
 	           "           longscan (a read-only scan of 100,000 rows retried under 8\n"
 	           "           writers until it commits or 30 s pass, --quick 10,000 rows and\n"
 	           "           5 s; not in the default run; --json: {\"longscan\": {...}})\n"
+	           "           scaling (not in the default run, about 3 minutes per\n"
+	           "           durability, --quick about 40 s: txn/s of mrtx, LMDB and the\n"
+	           "           two RocksDB DBs against threads, 1 to 16 threads of\n"
+	           "           interactive's transfers, and against rows per transaction,\n"
+	           "           one thread's blind puts of 1 to 256 rows; every store\n"
+	           "           checked; --json: {\"scaling\": {\"threads\": [...],\n"
+	           "           \"rows\": [...]}}; scripts/bench-plots.sh draws them)\n"
+	           "  --durability sync|nosync|both  scaling's durability (default sync)\n"
+	           "  --points N  scaling: only the first N points of each sweep\n"
 	           "  --json   one JSON object on stdout\n");
 	return rc;
 }
@@ -629,7 +639,8 @@ static int known_workload(const char *w)
 {
 	static const char *const names[] = { "single_row", "multi_row", "interactive",
 	                                     "transfers", "audit", "scan", "get", "readonly",
-	                                     "recover", "calls", "ts", "longscan" };
+	                                     "recover", "calls", "ts", "longscan",
+	                                     "scaling" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (strcmp(w, names[i]) == 0)
@@ -642,7 +653,8 @@ int cmd_bench(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "quick", no_argument, NULL, 'q' }, { "json", no_argument, NULL, 'j' },
 		{ "only", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
+		{ "durability", required_argument, NULL, 'd' },
+		{ "points", required_argument, NULL, 'p' }, { NULL, 0, NULL, 0 }
 	};
 	calls cl[5] = { { 1, 0, 0, 0 }, { 2, 0, 0, 0 }, { 4, 0, 0, 0 }, { 16, 0, 0, 0 },
 	                { 64, 0, 0, 0 } };
@@ -653,9 +665,9 @@ int cmd_bench(int argc, char **argv)
 	brocks k[24];
 	size_t n = 0;
 	double mem = 0;
-	const char *only = NULL;
+	const char *only = NULL, *durability = NULL;
 	struct stat sb;
-	int opt;
+	int opt, points = 0;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -667,10 +679,15 @@ int cmd_bench(int argc, char **argv)
 			only = optarg;
 		else if (opt == 'h')
 			return usage(stdout, 0);
+		else if (opt == 'd')
+			durability = optarg;
+		else if (opt == 'p')
+			points = atoi(optarg) > 0 ? atoi(optarg) : -1;
 		else
 			return usage(stderr, 2);
 	}
-	if (optind != argc - 1)
+	if (optind != argc - 1 || points < 0 ||
+	    ((durability || points) && !(only && strcmp(only, "scaling") == 0)))
 		return usage(stderr, 2);
 	c.dir = argv[optind];
 	if (c.quick) {
@@ -681,7 +698,8 @@ int cmd_bench(int argc, char **argv)
 		return bench_rados(&c, c.dir, only);
 	if (only && !known_workload(only)) {
 		fprintf(stderr, "mrtx: bench: unknown workload '%s' (single_row, multi_row, "
-		        "interactive, transfers, audit, scan, get, readonly, recover, calls, ts, longscan)\n", only);
+		        "interactive, transfers, audit, scan, get, readonly, recover, calls, ts, longscan, "
+		        "scaling)\n", only);
 		return 2;
 	}
 	if (mkdir(c.dir, 0700) && errno != EEXIST) {
@@ -695,6 +713,8 @@ int cmd_bench(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (only && strcmp(only, "longscan") == 0)
 		return bench_longscan(&c);
+	if (only && strcmp(only, "scaling") == 0)
+		return bench_scaling(&c, durability, points);
 #define WANT(name) (!only || strcmp(only, name) == 0)
 	memset(&rs, 0, sizeof(rs));
 	memset(q, 0, sizeof(q));
@@ -732,7 +752,8 @@ int cmd_bench(int argc, char **argv)
 #undef WANT
 	if (n == 0 && only && strcmp(only, "calls") != 0) {
 		fprintf(stderr, "mrtx: bench: unknown workload '%s' (single_row, multi_row, "
-		        "interactive, transfers, audit, scan, get, readonly, recover, calls, ts, longscan)\n", only);
+		        "interactive, transfers, audit, scan, get, readonly, recover, calls, ts, longscan, "
+		        "scaling)\n", only);
 		return 2;
 	}
 	report(&c, r, q, k, n, cl, (!only || strcmp(only, "calls") == 0) ? 5 : 0, mem, &rs);

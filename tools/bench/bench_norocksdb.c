@@ -76,3 +76,18 @@ long rocks_check_groups(rocks *r, const mlog *lg)
 	(void)lg;
 	absent();
 }
+
+double rocks_run_puts(rocks *r, double secs, plog *lg)
+{
+	(void)r;
+	(void)secs;
+	(void)lg;
+	absent();
+}
+
+long rocks_check_puts(rocks *r, const plog *lg)
+{
+	(void)r;
+	(void)lg;
+	absent();
+}

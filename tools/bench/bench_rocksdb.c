@@ -534,3 +534,60 @@ long rocks_check_groups(rocks *r, const mlog *lg)
 	reader_close(&rd);
 	return n;
 }
+
+/* ----------------------------------------------- scaling's blind puts */
+
+/* One attempt at rows' puts in *tp (begun here, kept for reuse): 0 when
+ * it committed, 1 when it met another transaction (rolled back). */
+static int puts_once(rocks *r, rocksdb_transaction_t **tp, char rows[][32], int n,
+                     const char *v)
+{
+	rocksdb_transaction_t *t = *tp = rk_begin(r, *tp);
+	char key[48], *err = NULL;
+
+	for (int j = 0; j < n && !err; j++) {
+		int k = snprintf(key, sizeof(key), "%.31s/q0", rows[j]);
+
+		rocksdb_transaction_put(t, key, (size_t)k, v, 16, &err);
+	}
+	if (!err)
+		rocksdb_transaction_commit(t, &err);
+	if (!err)
+		return 0;
+	rk_retryable(r, "scaling", err);
+	rk_rollback(r, t);
+	return 1;
+}
+
+double rocks_run_puts(rocks *r, double secs, plog *lg)
+{
+	rocksdb_transaction_t *t = NULL;
+	char rows[PUT_MAX][32], v[17];
+	double t0 = now_s();
+
+	do {
+		int n = 0;
+
+		plog_pick(lg, rows, v);
+		while (puts_once(r, &t, rows, lg->nrows, v)) {
+			lg->retries++;
+			if (++n == MAX_RETRIES)
+				die("scaling", "a rocksdb transaction conflicted 100000 times in a row");
+		}
+		lg->txns++;
+	} while (now_s() - t0 < secs);
+	if (t)
+		rocksdb_transaction_destroy(t);
+	return now_s() - t0;
+}
+
+long rocks_check_puts(rocks *r, const plog *lg)
+{
+	rreader rd;
+	long n;
+
+	reader_open(&rd, r);
+	n = check_puts(kind_name(r), read_rocks, &rd, lg);
+	reader_close(&rd);
+	return n;
+}
