@@ -66,7 +66,7 @@ rows = [w for f in sys.argv[1:] for w in json.load(open(f))["workloads"]]
 print(json.dumps({"workloads": rows}))' "$TMP/j3" "$TMP/j4" "$TMP/j5" >"$TMP/j6"
 pyjson "transfers, audit, scan: their rows" \
 	"[(w['name'], w['durability'], w['threads']) for w in d['workloads']] ==
-	 [('transfers', 'nosync', 8), ('transfers', 'sync', 8),
+	 [('transfers', 'nosync', 8), ('transfers', 'sync', 8), ('transfers', 'nometasync', 8),
 	  ('audit_writes', 'nosync', 7), ('audit_scans', 'nosync', 1),
 	  ('audit_writes', 'sync', 7), ('audit_scans', 'sync', 1),
 	  ('scan', 'nosync', 1), ('scan_writing', 'nosync', 1)] and
@@ -78,7 +78,8 @@ if [ "$ROCKS" = 1 ]; then
 		w['rocksdb_threads'] == {'transfers': 8, 'audit_writes': 8, 'audit_scans': 8,
 		                         'scan': 1, 'scan_writing': 2}[w['name']] and
 		(w['rocksdb_target'], w['durability']) in
-			[(None, 'nosync'), (None, 'sync'), (1.2, 'sync'), (1.0, 'sync'), (1.5, 'sync'),
+			[(None, 'nosync'), (None, 'sync'), (None, 'nometasync'), (1.2, 'sync'),
+			 (1.0, 'sync'), (1.5, 'sync'),
 			 (1.0, 'nosync')] and
 		(w['rocksdb_met'] is None) == (w['rocksdb_target'] is None) and
 		(w['rocksdb_met'] is None or w['rocksdb_met'] ==
