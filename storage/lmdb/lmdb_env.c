@@ -410,6 +410,45 @@ static int durable_now(store *st, uint64_t need)
 	return last_txnid(st) > need || atomic_load(&st->synced) >= need;
 }
 
+/* Wait up to LMDB_DURABLE_WAIT_US for another's sync to carry commit need
+ * (this process's next commit, or another process's): 1 when it did. */
+static int piggyback(store *st, uint64_t need)
+{
+	uint64_t until = mrtx__mono_us() + LMDB_DURABLE_WAIT_US;
+	int done = 0;
+
+	pthread_mutex_lock(&st->gmu);
+	for (;;) {
+		uint64_t now = mrtx__mono_us();
+		struct timespec ts;
+
+		if ((done = durable_now(st, need)) || now >= until)
+			break;
+		ts = mrtx__mono_timespec(now + LMDB_DURABLE_POLL_US);
+		pthread_cond_timedwait(&st->dcv, &st->gmu, &ts);
+	}
+	pthread_mutex_unlock(&st->gmu);
+	if (done) {
+		atomic_fetch_add_explicit(&st->piggybacked, 1, memory_order_relaxed);
+		raise_synced(st, need);
+	}
+	return done;
+}
+
+/* Are other writers committing: this process's (a group being written or
+ * queued) or, lately, other processes'? */
+static int writers_busy(store *st)
+{
+	int busy;
+
+	if (atomic_load_explicit(&st->foreign, memory_order_relaxed) >= 512)
+		return 1;
+	pthread_mutex_lock(&st->gmu);
+	busy = st->leader || st->gq_head != NULL || st->inflight > 0;
+	pthread_mutex_unlock(&st->gmu);
+	return busy;
+}
+
 /* lmdb_durable; own: need is this thread's commit (its meta page written
  * before this call), else only an id some commit took. */
 static int durable(store *st, uint64_t need, int busy, int own)
@@ -421,27 +460,9 @@ static int durable(store *st, uint64_t need, int busy, int own)
 		return 0;
 	if (atomic_load(&st->synced) >= need)
 		return 0;
-	if (busy || atomic_load_explicit(&st->foreign, memory_order_relaxed) >= 512) {
-		uint64_t until = mrtx__mono_us() + LMDB_DURABLE_WAIT_US;
-		int done = 0;
-
-		pthread_mutex_lock(&st->gmu);
-		for (;;) {
-			uint64_t now = mrtx__mono_us();
-			struct timespec ts;
-
-			if ((done = durable_now(st, need)) || now >= until)
-				break;
-			ts = mrtx__mono_timespec(now + LMDB_DURABLE_POLL_US);
-			pthread_cond_timedwait(&st->dcv, &st->gmu, &ts);
-		}
-		pthread_mutex_unlock(&st->gmu);
-		if (done) {
-			atomic_fetch_add_explicit(&st->piggybacked, 1, memory_order_relaxed);
-			raise_synced(st, need);
-			return durable_result(st, need);
-		}
-	}
+	if ((busy || atomic_load_explicit(&st->foreign, memory_order_relaxed) >= 512) &&
+	    piggyback(st, need))
+		return durable_result(st, need);
 	/* What our sync surely covers: every commit before the newest
 	 * visible one, whose data sync ran after them, and our own, need,
 	 * whose meta page this thread wrote before.  (Not the newest one
@@ -533,6 +554,11 @@ int lmdb_store_sync_visible(store *st, uint64_t need)
 		raise_synced(st, need);
 		return visible_result(st, need);
 	}
+	/* Writers committing: the next group's data sync carries need, as it
+	 * carries their own commits (lmdb_durable); taking the writer lock
+	 * for a sync of our own would hold their group up instead. */
+	if (writers_busy(st) && piggyback(st, need))
+		return visible_result(st, need);
 	if ((rc = lmdb_txn_begin(st, 0, &w)))
 		return rc;
 	upto = last_txnid(st);
