@@ -515,6 +515,25 @@ void load_accounts(fixture *f)
 		die("load", mdb_strerror(rc));
 }
 
+void bank_open(bcfg *c, int durability, fixture *f, rocks **rp, rocks **ro)
+{
+	fixture_open(c, f, durability);
+	*rp = rocks_open(c, ROCKS_PESSIMISTIC, durability);
+	*ro = rocks_open(c, ROCKS_OPTIMISTIC, durability);
+	load_accounts(f);
+	if (*rp && *ro) {
+		rocks_load_accounts(*rp);
+		rocks_load_accounts(*ro);
+	}
+}
+
+void bank_close(fixture *f, rocks *rp, rocks *ro)
+{
+	rocks_close(rp);
+	rocks_close(ro);
+	fixture_close(f);
+}
+
 /* The balances on f's mrtx (SIDE_MRTX) or LMDB store. */
 void check_fixture_balances(fixture *f, int who)
 {

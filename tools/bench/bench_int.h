@@ -152,6 +152,12 @@ typedef struct pcount {
 double run_procs(fixture *f, int who, const char *sqlite_path, int durability, int nprocs,
                  double secs, pcount *cnt);
 void load_accounts(fixture *f);
+typedef struct rocks rocks;
+/* The bank on every threaded side: f (mrtx and LMDB) and the two RocksDB
+ * stores (*rp, *ro NULL in a build without RocksDB), fresh, at
+ * durability, every account given BAL_INIT; bank_close ends them. */
+void bank_open(bcfg *c, int durability, fixture *f, rocks **rp, rocks **ro);
+void bank_close(fixture *f, rocks *rp, rocks *ro);
 void check_fixture_balances(fixture *f, int who);
 long check_fixture_groups(fixture *f, int use_mrtx, const mlog *lg);
 
@@ -160,7 +166,6 @@ long check_fixture_groups(fixture *f, int use_mrtx, const mlog *lg);
  * every commit for MRTX_SYNC; keys "row/q0" as LMDB's.  Built without
  * RocksDB, bench_norocksdb.c stands in: rocks_open returns NULL. */
 enum { ROCKS_PESSIMISTIC, ROCKS_OPTIMISTIC };
-typedef struct rocks rocks;
 /* 1 in a build with RocksDB, 0 without */
 int rocks_built(void);
 rocks *rocks_open(bcfg *c, int kind, int durability);

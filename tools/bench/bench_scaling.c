@@ -124,14 +124,7 @@ static void point_threads(bcfg *c, int durability, int nthreads, double secs, sp
 	rocks *rp, *ro;
 	fixture f;
 
-	fixture_open(c, &f, durability);
-	rp = rocks_open(c, ROCKS_PESSIMISTIC, durability);
-	ro = rocks_open(c, ROCKS_OPTIMISTIC, durability);
-	load_accounts(&f);
-	if (rp && ro) {
-		rocks_load_accounts(rp);
-		rocks_load_accounts(ro);
-	}
+	bank_open(c, durability, &f, &rp, &ro);
 	for (int i = 0; i < c->rounds; i++) {
 		t[SC_MRTX] += run_transfers(&f, 1, nthreads, secs, &n[SC_MRTX]);
 		check_fixture_balances(&f, SIDE_MRTX);
@@ -151,9 +144,7 @@ static void point_threads(bcfg *c, int durability, int nthreads, double secs, sp
 		pt->rate[s] = s >= SC_PESS && !(rp && ro) ? -1 : rate_of(n[s], t[s]);
 	pt->retries[SC_PESS] = pc.txns ? (double)pc.retries / (double)pc.txns : 0;
 	pt->retries[SC_OPT] = oc.txns ? (double)oc.retries / (double)oc.txns : 0;
-	rocks_close(rp);
-	rocks_close(ro);
-	fixture_close(&f);
+	bank_close(&f, rp, ro);
 }
 
 /* --------------------------------------------------------------- rows */

@@ -143,14 +143,7 @@ static size_t mixed(bcfg *c, const char *name, const char *aname, int durability
 	fixture f;
 	size_t n = 0;
 
-	fixture_open(c, &f, durability);
-	rp = rocks_open(c, ROCKS_PESSIMISTIC, durability);
-	ro = rocks_open(c, ROCKS_OPTIMISTIC, durability);
-	load_accounts(&f);
-	if (rp && ro) {
-		rocks_load_accounts(rp);
-		rocks_load_accounts(ro);
-	}
+	bank_open(c, durability, &f, &rp, &ro);
 	for (int i = 0; i < c->rounds; i++) {
 		m.secs += mrtx_run_mixed(f.db, writers, auditors, c->phase_s, &m.cnt.txns,
 		                         &m.audits);
@@ -164,9 +157,7 @@ static size_t mixed(bcfg *c, const char *name, const char *aname, int durability
 			rocks_check_balances(ro);
 		}
 	}
-	rocks_close(rp);
-	rocks_close(ro);
-	fixture_close(&f);
+	bank_close(&f, rp, ro);
 #define RATE(t, x) ((t).secs > 0 ? (double)(x) / (t).secs : 0)
 #define RETRIES(t) ((t).cnt.txns ? (double)(t).cnt.retries / (double)(t).cnt.txns : 0)
 	if (name) {

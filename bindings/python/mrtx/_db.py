@@ -7,7 +7,7 @@ import weakref
 
 from . import _capi as C
 from ._errors import Error, InvalidArgument, check, error
-from ._txn import Family, Index, Txn, cstr, data, name
+from ._txn import Family, Index, Txn, _Closing, cstr, data, name
 
 
 def _path(p):
@@ -24,7 +24,7 @@ def _names(items, what):
     return arr
 
 
-class Db:
+class Db(_Closing):
     """An open store (mrtx_open); use mrtx.open() to make one.  A context
     manager: leaving the block closes it.  Safe to share between threads."""
 
@@ -60,19 +60,6 @@ class Db:
                 C.lib.mrtx_abort(t._end())
         ptr, self._ptr = self._ptr, None
         C.lib.mrtx_close(ptr)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def flush(self):
         """Wait for the background end of this handle's commits (RADOS)."""

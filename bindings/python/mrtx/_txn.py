@@ -56,6 +56,23 @@ def cell(c, ts=0):
     return Cell(C.copy(c.row), cstr(c.family), C.copy(c.qualifier), C.copy(c.value), ts)
 
 
+class _Closing:
+    """A context manager whose exit, and whose collection, call close()."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
 class _Hits:
     """Collects index hits from an mrtx_index_scan callback, copying each."""
 
@@ -254,7 +271,7 @@ class Txn:
               "delete_row")
 
 
-class Scanner:
+class Scanner(_Closing):
     """An open scan (mrtx_scanner): iterate it for Cell tuples.  It closes
     when exhausted, on close(), when used as a context manager, and when
     its transaction ends (iterating further then raises BadTxn).  Locked
@@ -313,15 +330,3 @@ class Scanner:
             C.lib.mrtx_scan_close(ptr)
             self._txn._scanners.discard(self)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
