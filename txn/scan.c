@@ -326,7 +326,8 @@ int txn_scan_settle(mrtx_txn *txn)
 
 	if (!r)
 		return 0;
-	txn->pend = NULL;
+	/* (an allocation that fails leaves the list whole: the next call
+	 * goes on, skipping the rows already in) */
 	for (size_t i = 0; i < r->npend; i++) {
 		const struct scan_obs *o = &r->pend[i];
 		trow *tr;
@@ -335,13 +336,14 @@ int txn_scan_settle(mrtx_txn *txn)
 		if ((rc = txn_row(txn, r->t, o->row, 1, &tr)))
 			return rc;
 		if (tr->lock_known)
-			continue; /* (never: the row was in no observation) */
+			continue; /* (inserted by a call that failed later) */
 		tr->lock = o->has_lock ? o->lock : MRTX_BYTES(NULL, 0);
 		tr->has_lock = !!o->has_lock;
 		tr->lock_known = 1;
 		tr->read = 1;
 	}
 	r->npend = 0;
+	txn->pend = NULL;
 	return 0;
 }
 

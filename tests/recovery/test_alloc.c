@@ -257,6 +257,63 @@ static void recovery_every_allocation(void **state)
 	print_message("# %lu allocations in recovery (arena chunk per allocation)\n", total);
 }
 
+/*
+ * A read-only scan's observations wait until something compares against
+ * them (txn/scan.c); the next call puts them into the row tree.  With its
+ * N-th allocation failing that call returns MRTX_ENOMEM, and none is lost:
+ * the transaction then writes and commits, as nothing changed the store.
+ */
+static void scan_settle_every_allocation(void **state)
+{
+	unsigned long n, total = 0;
+	int enomem = 0;
+
+	(void)state;
+	for (n = 1;; n++) {
+		mrtx_scan_spec spec = { .table = "t" };
+		unsigned long count;
+		mrtx_scanner *s;
+		mrtx_txn *txn;
+		mrtx_cell cell;
+		mrtx_bytes v;
+		char *path;
+		mrtx_db *db = fresh(&path);
+		int rc, rows = 0;
+
+		assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+		assert_int_equal(mrtx_scan_open(txn, &spec, &s), MRTX_OK);
+		while ((rc = mrtx_scan_next(s, &cell)) == MRTX_OK)
+			rows++;
+		assert_int_equal(rc, MRTX_NOTFOUND);
+		assert_int_equal(rows, NROWS);
+		mrtx__arena_exact(1);
+		mrtx__alloc_fail_at(n);
+		rc = mrtx_get(txn, "t", MRTX_CSTR("zz"), "f", MRTX_CSTR("q"), &v);
+		count = mrtx__alloc_fail_at(0);
+		mrtx__arena_exact(0);
+		if (rc != MRTX_NOTFOUND && rc != MRTX_ENOMEM)
+			fail_msg("allocation %lu failed: get returned %s (%s)", n, mrtx_strerror(rc),
+			         mrtx_errmsg());
+		enomem += rc == MRTX_ENOMEM;
+		rc = mrtx_put(txn, "u", MRTX_CSTR("x"), "f", MRTX_CSTR("q"), MRTX_CSTR("1"));
+		if (rc == MRTX_OK)
+			rc = mrtx_commit(txn);
+		else
+			mrtx_abort(txn);
+		if (rc != MRTX_OK)
+			fail_msg("allocation %lu failed in the get: the commit after it returned %s "
+			         "(%s)", n, mrtx_strerror(rc), mrtx_errmsg());
+		mrtx_scan_close(s);
+		done(db, path);
+		if (count < n) {
+			total = count;
+			break;
+		}
+	}
+	assert_true(enomem > 0);
+	print_message("# %lu allocations putting a scan's rows in and reading\n", total);
+}
+
 /* mrtx_open of a new store and create_table, the N-th allocation failing. */
 static void open_every_allocation(void **state)
 {
@@ -310,6 +367,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(txn_every_allocation),
 		cmocka_unit_test(txn_every_arena_allocation),
+		cmocka_unit_test(scan_settle_every_allocation),
 		cmocka_unit_test(recovery_every_allocation),
 		cmocka_unit_test(open_every_allocation),
 	};
