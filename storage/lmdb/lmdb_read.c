@@ -539,15 +539,19 @@ static int walk_to_lock(MDB_cursor *cur, const store_table *t, const uint8_t *kb
  * cells), and the row's cells are taken as they are walked past, as
  * read_cells would take them after a seek back from the lock, the lock
  * found at the end of the walk (*k, *v unsealed, the cursor on it).  Not
- * for a qualifier range (read_cells seeks to it).  Returns 1 when the row
- * has more than ROW_WALK keys: nothing kept, the cursor somewhere in the
- * row (seek_lock then).  Errors are the library's (lmdb_err).
+ * for a qualifier range (read_cells seeks to it).  Returns 1 when the lock
+ * is not among the row's first ROW_WALK keys: nothing kept (nothing copied
+ * yet), the cursor somewhere in the row (seek_lock then).  Errors are the
+ * library's (lmdb_err).
  */
 static int walk_cells(store *st, MDB_cursor *cur, const store_table *t, const uint8_t *kb,
                       size_t n, const store_filter *f, mrtx_arena *a, store_row *out,
                       MDB_val *k, MDB_val *v)
 {
-	size_t cap = 0;
+	/* the cells met, pointing into the read transaction's pages (valid
+	 * while it lasts): copied once the lock ends the walk */
+	store_cell seen[ROW_WALK];
+	size_t nseen = 0;
 	int rc;
 
 	out->cells = NULL;
@@ -555,7 +559,6 @@ static int walk_cells(store *st, MDB_cursor *cur, const store_table *t, const ui
 	out->vmax = 0;
 	for (int i = 0; i < ROW_WALK; i++) {
 		const uint8_t *kd;
-		store_cell *c;
 		uint64_t ts;
 		uint8_t flags, fid;
 		mrtx_bytes val;
@@ -575,8 +578,23 @@ static int walk_cells(store *st, MDB_cursor *cur, const store_table *t, const ui
 				return damaged_keys(t);
 		}
 		kd = k->mv_data;
-		if (k->mv_size == n + 1 && bytes_eq(kd, kb, n + 1))
-			return (rc = lmdb_unseal(k, v)) ? lmdb_err(st, rc, "scan") : 0;
+		if (k->mv_size == n + 1 && bytes_eq(kd, kb, n + 1)) {
+			if ((rc = lmdb_unseal(k, v)))
+				return lmdb_err(st, rc, "scan");
+			if (nseen && !(out->cells = arena_alloc(a, nseen * sizeof(*out->cells))))
+				return MRTX_ENOMEM;
+			for (size_t c = 0; c < nseen; c++) {
+				store_cell *o = &out->cells[c];
+
+				*o = seen[c];
+				o->qual.data = arena_dup(a, seen[c].qual.data, seen[c].qual.size);
+				o->value.data = arena_dup(a, seen[c].value.data, seen[c].value.size);
+				if (!o->qual.data || !o->value.data)
+					return MRTX_ENOMEM;
+			}
+			out->ncells = nseen;
+			return 0;
+		}
 		if (k->mv_size <= n || !bytes_eq(kd, kb, n) || kd[n] == LOCK_TAG)
 			return lockless(t); /* the row ended, or its history began */
 		if ((fid = kd[n]) >= t->nfamilies &&
@@ -593,15 +611,9 @@ static int walk_cells(store *st, MDB_cursor *cur, const store_table *t, const ui
 			                    "version header", t->name);
 		if (cell_expired(t, fid, ts))
 			continue;
-		if (!(out->cells = store_arr_grow(a, out->cells, out->ncells, &cap, sizeof(*c))))
-			return MRTX_ENOMEM;
-		c = &out->cells[out->ncells++];
-		c->fid = fid;
-		c->ts = ts;
-		c->qual = MRTX_BYTES(arena_dup(a, kd + n + 1, k->mv_size - n - 1), k->mv_size - n - 1);
-		c->value = MRTX_BYTES(arena_dup(a, val.data, val.size), val.size);
-		if (!c->qual.data || !c->value.data)
-			return MRTX_ENOMEM;
+		seen[nseen++] = (store_cell){ .fid = fid, .ts = ts,
+		                              .qual = MRTX_BYTES(kd + n + 1, k->mv_size - n - 1),
+		                              .value = val };
 	}
 	return 1;
 }
