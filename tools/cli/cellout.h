@@ -9,6 +9,7 @@
 
 #include "keyfmt.h"
 #include "mrtx.h"
+#include "util.h"
 
 /* A column of scan --columns. */
 typedef struct cell_column {
@@ -33,6 +34,15 @@ typedef struct scan_out {
 
 /* Run spec in txn, printing each cell to f as o says (resetting its counts). */
 int scan_cells(mrtx_txn *txn, const mrtx_scan_spec *spec, FILE *f, scan_out *o);
+
+/* A scan printed once its transaction commits: scan_job_fn is mrtx_run's
+   fn (and run_at's), writing to mem afresh at every attempt. */
+typedef struct scan_job {
+	mrtx_scan_spec spec;
+	scan_out out;
+	memout mem;
+} scan_job;
+int scan_job_fn(mrtx_txn *txn, void *p);
 
 /* spec and o for one row's cells: end (room for MRTX_MAX_ROW bytes) holds
    the bound just past the row. */

@@ -235,27 +235,13 @@ static int get_versions_print(mrtx_db *db, const cell_args *c, uint64_t at, size
 	return rc;
 }
 
-typedef struct row_args {
-	mrtx_scan_spec spec;
-	scan_out out;
-	memout mem;
-} row_args;
-
-static int row_fn(mrtx_txn *txn, void *p)
-{
-	row_args *a = p;
-	FILE *f = memout_restart(&a->mem);
-
-	return f ? scan_cells(txn, &a->spec, f, &a->out) : MRTX_ENOMEM;
-}
-
 /* get without FAMILY:QUALIFIER: every cell of the row, printed once its
    transaction committed; MRTX_NOTFOUND when it has none. */
 static int get_row_print(mrtx_db *db, const cell_args *c, const keyfmt *kf, int json,
                          uint64_t at, size_t maxv)
 {
 	unsigned char end[MRTX_MAX_ROW];
-	row_args a;
+	scan_job a;
 	int rc;
 
 	memset(&a, 0, sizeof(a));
@@ -263,7 +249,7 @@ static int get_row_print(mrtx_db *db, const cell_args *c, const keyfmt *kf, int 
 	a.out.json = json;
 	a.out.key = kf;
 	a.out.versions = maxv;
-	rc = at ? run_at(db, at, row_fn, &a) : mrtx_run(db, row_fn, &a, 0);
+	rc = at ? run_at(db, at, scan_job_fn, &a) : mrtx_run(db, scan_job_fn, &a, 0);
 	memout_finish(&a.mem, rc == 0, stdout);
 	return rc == 0 && a.out.cells == 0 ? MRTX_NOTFOUND : rc;
 }

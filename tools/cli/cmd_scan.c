@@ -156,15 +156,10 @@ int row_print_cells(mrtx_txn *txn, const char *table, mrtx_bytes row, FILE *f,
 	*ncells = o.cells;
 	return rc;
 }
-typedef struct scan_args {
-	mrtx_scan_spec spec;
-	scan_out out;
-	memout mem;
-} scan_args;
 
-static int scan_fn(mrtx_txn *txn, void *p)
+int scan_job_fn(mrtx_txn *txn, void *p)
 {
-	scan_args *a = p;
+	scan_job *a = p;
 	FILE *f = memout_restart(&a->mem);
 
 	return f ? scan_cells(txn, &a->spec, f, &a->out) : MRTX_ENOMEM;
@@ -275,7 +270,7 @@ int cmd_scan(int argc, char **argv)
 	cell_column *cols = NULL;
 	mrtx_key kstart, kend;
 	size_t lim = 0;
-	scan_args a;
+	scan_job a;
 	keyfmt kf;
 	mrtx_db *db;
 
@@ -371,7 +366,7 @@ int cmd_scan(int argc, char **argv)
 		goto out_args;
 	if (cols && (rc = columns_check(cmd, db, a.spec.table, cols, a.out.ncols)))
 		goto out_db;
-	rc = at ? run_at(db, at_ts, scan_fn, &a) : mrtx_run(db, scan_fn, &a, 0);
+	rc = at ? run_at(db, at_ts, scan_job_fn, &a) : mrtx_run(db, scan_job_fn, &a, 0);
 	memout_finish(&a.mem, rc == 0 && !count, stdout);
 	if (rc) {
 		rc = tool_fail(cmd, NULL, rc);
