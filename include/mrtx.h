@@ -512,13 +512,17 @@ int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms);
  * its timestamp, with a lease of one trim lag (10 s) that its reads renew
  * every quarter lag.  A snapshot that goes without reading for more than
  * three quarters of the lag may therefore find versions it needs
- * collected: MRTX_ESNAPSHOT, never a newer value.  On a
- * read-only handle (it cannot take a timestamp), reads are optimistic: two reads may straddle another
- * transaction's commit and see half of it, such a transaction can never
- * commit (commit validates every read, read-only ones included), and code
- * must not act outside the store on values read before mrtx_commit has
- * returned MRTX_OK; a row locked by another transaction is resolved
- * first, or waited for briefly, on every read.
+ * collected: MRTX_ESNAPSHOT, never a newer value.  A read-only handle
+ * cannot reserve a timestamp (that writes): its transaction's first read
+ * reads the oracle's stored value instead, which every commit that
+ * returned before is at or below, and reads at it as a snapshot too.  It
+ * cannot register that snapshot, so `mrtx gc` or another handle's trim
+ * may collect versions it needs: its reads then fail with MRTX_ESNAPSHOT
+ * (never a newer value), and a new transaction reads a newer snapshot.
+ * It cannot push a live writer either (that writes): a row locked by
+ * another transaction is waited for briefly.  On a store where nothing
+ * was ever committed (the oracle at 0) its reads are optimistic and
+ * validated at commit.
  *
  * @param value  receives the value; its memory is owned by txn and valid
  *   until the transaction ends (commit or abort).
@@ -656,9 +660,10 @@ int mrtx_commit_ts(mrtx_txn *txn, uint64_t *commit_ts);
  * whose timestamp (mrtx_commit_ts) is at or below it is in the snapshot
  * and none above it is; RADOS (format 4, a writable handle): the
  * timestamp its first read took from the store's oracle, which its reads
- * are at (see mrtx_get).  mrtx_begin_at: its timestamp (either store).  0:
- * nothing read yet, a transaction of a read-only RADOS handle (its reads
- * are optimistic and validated at commit), a read-only handle of a store
+ * are at (see mrtx_get); a read-only RADOS handle: the oracle's stored
+ * value its first read read (0 while nothing was ever committed: its
+ * reads are then optimistic and validated at commit).  mrtx_begin_at: its
+ * timestamp (either store).  0: nothing read yet, a read-only handle of a store
  * without its timestamp page (DIR/ts.shm: a writer's open makes it; a
  * read-only one creates nothing), an LMDB snapshot taken while writers
  * kept landing commits between its start and the check that pins it to

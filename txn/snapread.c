@@ -267,16 +267,28 @@ int txn_view_get(mrtx_txn *txn, store_view **out)
 			 * row at one timestamp from its oracle, taken now -- every
 			 * commit that returned before is at or below it, every
 			 * commit point not yet stamped lands above (DESIGN
-			 * §9.1, I17).  Not for a past snapshot (its own), nor on
-			 * a read-only handle, which cannot raise the oracle: its
-			 * reads stay optimistic and validated. */
-			if (!txn->at && store_has(st, STORE_CAP_VERSIONS) && !store_read_only(st)) {
+			 * §9.1, I17).  Not for a past snapshot (its own).  A
+			 * read-only handle cannot raise the oracle: it reads the
+			 * oracle's stored value instead (store_ts_now), which
+			 * every commit that returned before is at or below and
+			 * every two-phase commit stamped at or below had its
+			 * locks in place for -- the same two facts a reservation
+			 * gives.  It cannot register the snapshot either, so a
+			 * collector may pass it: its reads then fail with
+			 * MRTX_ESNAPSHOT, never a newer value (DESIGN §9.4). */
+			if (!txn->at && store_has(st, STORE_CAP_VERSIONS)) {
 				uint64_t ts;
 
-				if ((rc = snap_take(txn, &ts)))
+				if (store_read_only(st))
+					rc = store_ts_now(st, &ts);
+				else
+					rc = snap_take(txn, &ts);
+				if (rc)
 					return rc;
+				/* (0: nothing was ever stamped; a filter at 0 reads
+				 * the newest, so such a read stays optimistic) */
 				txn->snap_ts = ts;
-				txn->snap_live = 1;
+				txn->snap_live = ts != 0;
 			}
 			txn->no_view = 1;
 		}

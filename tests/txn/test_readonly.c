@@ -469,6 +469,59 @@ static void crashed_writer_case(fx *f, const char *fp, const char *after, const 
 	mrtx_close(db);
 }
 
+/*
+ * A read-only transaction reads one snapshot: a two-row commit that lands
+ * between its reads of the two rows is in neither, and the transaction
+ * commits.  The writer is a child forked before the read-only open (an
+ * LMDB process holds one environment per store, one way or the other),
+ * released through a pipe once the first row is read.  On RADOS the
+ * snapshot is the oracle's stored value (DESIGN §9.4); reads there were
+ * once optimistic, and the second read saw the new value.
+ */
+static void test_snapshot_across_commit(void **state)
+{
+	fx *f = *state;
+	int go[2];
+	pid_t pid;
+	mrtx_txn *txn;
+	mrtx_bytes v;
+	mrtx_db *db;
+
+	assert_int_equal(pipe(go), 0);
+	assert_true((pid = fork()) >= 0);
+	if (pid == 0) {
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		if (!(db = open_as(f->path, 0)) || write_all(db, "new"))
+			_exit(3);
+		mrtx_close(db);
+		_exit(0);
+	}
+	close(go[0]);
+	assert_non_null(db = open_as(f->path, 1));
+	assert_int_equal(mrtx_begin(db, &txn), 0);
+	assert_int_equal(mrtx_get(txn, "ta", B(ROWS[0]), "f", B("v"), &v), 0);
+	assert_int_equal(v.size, 3);
+	assert_memory_equal(v.data, "old", 3);
+	assert_int_equal(write(go[1], "x", 1), 1);
+	close(go[1]);
+	assert_int_equal(tu_wait(pid), 0);
+	for (int i = 1; i < 3; i++) {
+		assert_int_equal(mrtx_get(txn, i < 2 ? "ta" : "tb", B(ROWS[i]), "f", B("v"), &v),
+		                 0);
+		assert_int_equal(v.size, 3);
+		assert_memory_equal(v.data, "old", 3);
+	}
+	assert_true(mrtx_txn_snapshot_ts(txn) > 0);
+	assert_int_equal(mrtx_commit(txn), 0);
+	/* a new transaction reads a newer snapshot */
+	expect_all(db, "new");
+	mrtx_close(db);
+}
+
 /* Checks I6 (DESIGN §10). */
 static void test_crash_after_point(void **state)
 {
@@ -488,6 +541,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_store_no_creation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_options_versions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_across_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash_after_point, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash_after_prewrite, setup, teardown),
 	};
