@@ -119,7 +119,16 @@ enum {
 	                        reused before they reach the disk) */
 };
 
-#define MRTX_OPTIONS_VERSION 4
+#define MRTX_OPTIONS_VERSION 5
+
+/** mrtx_options.create: what mrtx_open does where no store exists. */
+enum {
+	MRTX_CREATE_DEFAULT = 0,    /* a local path (LMDB): create the store; a
+	                               RADOS address: MRTX_ENOTSTORE (a mistyped
+	                               address must not become an empty store) */
+	MRTX_CREATE_NEVER = 1,      /* MRTX_ENOTSTORE on every backend */
+	MRTX_CREATE_IF_MISSING = 2  /* create it on every backend */
+};
 
 /**
  * Options for mrtx_open.  Initialise with MRTX_OPTIONS_INIT, then change
@@ -127,11 +136,12 @@ enum {
  *
  * Versions: 2 added read_only, 3 two_phase.  Version 4 drops the test
  * settings unbatched and two_phase (they move to the test interface; the
- * environment variable MRTX_TWO_PHASE remains, see mrtx_open).  An older
- * struct (compiled against an older mrtx.h: version 1 ends at unbatched,
- * version 2 at read_only, version 3 at two_phase) is still accepted and
- * read in its own layout, its unbatched and two_phase honoured; the fields
- * it lacks are taken as 0.
+ * environment variable MRTX_TWO_PHASE remains, see mrtx_open); version 5
+ * adds create.  An older struct (compiled against an older mrtx.h:
+ * version 1 ends at unbatched, version 2 at read_only, version 3 at
+ * two_phase, version 4 at read_only without the test settings) is still
+ * accepted and read in its own layout, its unbatched and two_phase
+ * honoured; the fields it lacks are taken as 0.
  */
 typedef struct mrtx_options {
 	int version;           /* MRTX_OPTIONS_VERSION (1 to 4) */
@@ -146,14 +156,28 @@ typedef struct mrtx_options {
 	                          MRTX_ELOCKED; 0 = 50 */
 	int read_only;         /* nonzero: open without write access and refuse
 	                          every write with MRTX_EREADONLY (see mrtx_open) */
+	int create;            /* where no store exists: MRTX_CREATE_DEFAULT
+	                          (0: create at a local path, not at a RADOS
+	                          address), MRTX_CREATE_NEVER or
+	                          MRTX_CREATE_IF_MISSING; a read-only open never
+	                          creates */
 } mrtx_options;
 
-#define MRTX_OPTIONS_INIT { MRTX_OPTIONS_VERSION, MRTX_SYNC, 0, 0, 0, 0, 0 }
+#define MRTX_OPTIONS_INIT { MRTX_OPTIONS_VERSION, MRTX_SYNC, 0, 0, 0, 0, 0, 0 }
 
 /**
- * Open (creating if needed) the store in directory `path`.
+ * Open the store in directory `path` or at RADOS address `path`, creating
+ * it where none exists as opts->create says.
  *
- * The directory is created (mode 0700) if missing.  Opening the same store
+ * Creation (opts->create): by default a local store is created where none
+ * exists -- the directory (mode 0700) if missing, the store in it if the
+ * directory holds none -- and a RADOS address that names no store is
+ * MRTX_ENOTSTORE, so that a mistyped address fails instead of opening a
+ * new empty store; MRTX_CREATE_IF_MISSING creates on RADOS too, and
+ * MRTX_CREATE_NEVER creates nothing anywhere (MRTX_ENOTSTORE).  The
+ * store's first open for writing creates its metadata; a store so made
+ * holds no table.
+ *  Opening the same store
  * twice in one process shares one environment (LMDB forbids two), whose
  * durability, batching and map size are the first open's: a later open must
  * ask for the same durability (and batching, a test setting) and a
@@ -204,8 +228,7 @@ typedef struct mrtx_options {
  * LMDB reader does, and never data.mdb.
  *
  * Read-only on RADOS: the handle sends no write operation at all; an
- * address where no store exists is MRTX_ENOTSTORE (a read-write open
- * creates the store's metadata there).  It therefore cannot finish a
+ * address where no store exists is MRTX_ENOTSTORE whatever opts->create.  It therefore cannot finish a
  * tablet split that is not yet published (its splitter died, or is still
  * copying after a second): a read of such a tablet returns MRTX_ELOCKED
  * until the split is finished.
@@ -264,8 +287,9 @@ typedef struct mrtx_options {
  *   older, or one of an older format this mrtx upgrades (LMDB formats 3
  *   to 5, RADOS layout 1 to 3) or whose upgrade was cut short -- the
  *   message then names `mrtx upgrade`, mrtx_upgrade;
- *   read-only: no store at path; LMDB: an empty data.mdb, or one that is
- *   no LMDB file);
+ *   no store at path and opts->create does not create one here (a RADOS
+ *   address by default, every path read-only or with MRTX_CREATE_NEVER);
+ *   LMDB: an empty data.mdb, or one that is no LMDB file);
  *   MRTX_ECORRUPT (metadata unreadable; LMDB: data.mdb ending before pages
  *   its newest commit uses (pages LMDB left free past the end are fine),
  *   or a meta page damaged -- its header, magic,

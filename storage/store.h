@@ -150,6 +150,10 @@ typedef struct store_opts {
 	int unbatched;      /* each op of store_write_rows is its own write txn */
 	int read_only;      /* open for reading only; create nothing (MRTX_ENOTSTORE
 	                       if there is no store); map_size is ignored */
+	int create;         /* mrtx_options.create: where no store exists, whether
+	                       to make one (MRTX_CREATE_DEFAULT: a backend of
+	                       local files does, one of remote addresses does
+	                       not) or fail with MRTX_ENOTSTORE */
 	/* The lock record's order key (STORE_ORDER_SIZE bytes into out): the
 	 * layer above knows the record, the store only compares keys
 	 * (store_cond.below).  Required to open a RADOS store for writing

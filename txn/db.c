@@ -55,6 +55,12 @@ static int options_read(const mrtx_options *opts, mrtx_options *o, mrtx__knobs *
 		*o = *opts;
 		return 0;
 	}
+	if (opts->version == 4) { /* the same fields up to create */
+		memcpy(o, opts, offsetof(mrtx_options, create));
+		o->version = MRTX_OPTIONS_VERSION;
+		o->create = MRTX_CREATE_DEFAULT;
+		return 0;
+	}
 	if (opts->version < 1 || opts->version > 3)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_open: options version %d; this mrtx "
 		                    "knows 1 to %d (use MRTX_OPTIONS_INIT)", opts->version,
@@ -95,6 +101,10 @@ int mrtx__open_knobs(mrtx_db **out, const char *path, const mrtx_options *opts,
 	if (o.durability < MRTX_SYNC || o.durability > MRTX_NOSYNC)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_open: durability %d is not one of "
 		                    "MRTX_SYNC, MRTX_NOMETASYNC, MRTX_NOSYNC", o.durability);
+	if (o.create < MRTX_CREATE_DEFAULT || o.create > MRTX_CREATE_IF_MISSING)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_open: create %d is not one of "
+		                    "MRTX_CREATE_DEFAULT, MRTX_CREATE_NEVER, MRTX_CREATE_IF_MISSING",
+		                    o.create);
 	if (o.file_mode & ~0777u)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_open: file_mode %o has bits outside 0777",
 		                    o.file_mode);
@@ -109,6 +119,7 @@ int mrtx__open_knobs(mrtx_db **out, const char *path, const mrtx_options *opts,
 	so.file_mode = o.file_mode;
 	so.unbatched = k.unbatched;
 	so.read_only = o.read_only != 0;
+	so.create = o.create;
 	so.lock_order = lock_order_key;
 	if ((rc = store_open(&db->st, path, &so))) {
 		mrtx__free(db);

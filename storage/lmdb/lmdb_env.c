@@ -652,6 +652,26 @@ static int env_try_open(store *st, const store_opts *o, unsigned flags)
 	return rc;
 }
 
+/* 0 when DIR/data.mdb exists, else the errno of looking (ENOENT: missing).
+ * LMDB creates lock.mdb before data.mdb: an open that must not create looks
+ * first, so that a directory without a store stays as it was. */
+static int data_missing(const store *st)
+{
+	char file[4096];
+	struct stat sb;
+	int n = snprintf(file, sizeof(file), "%s/data.mdb", st->path);
+
+	if (n < 0 || (size_t)n >= sizeof(file))
+		return ENAMETOOLONG;
+	return stat(file, &sb) != 0 ? errno : 0;
+}
+
+const char *lmdb_no_create_why(const store_opts *o)
+{
+	return o->read_only ? "a read-only open creates nothing" :
+	                      "this open was asked not to create one";
+}
+
 /*
  * Read-only: LMDB opens data.mdb for reading, but every reader registers
  * in lock.mdb, which it opens read-write (creating it if missing).  A user
@@ -662,16 +682,10 @@ static int env_try_open(store *st, const store_opts *o, unsigned flags)
  */
 static int env_open_ro(store *st, const store_opts *o, unsigned flags)
 {
-	char file[4096];
-	struct stat sb;
-	int rc, n = snprintf(file, sizeof(file), "%s/data.mdb", st->path);
+	int rc;
 
-	/* LMDB opens (and would create) lock.mdb before it finds data.mdb
-	 * missing: look first, so that an empty directory stays empty. */
-	if (n < 0 || (size_t)n >= sizeof(file))
-		return ENAMETOOLONG;
-	if (stat(file, &sb) != 0)
-		return errno;
+	if ((rc = data_missing(st)))
+		return rc;
 	rc = env_try_open(st, o, flags | MDB_RDONLY);
 
 	if (rc == EACCES || rc == EPERM)
@@ -693,10 +707,15 @@ static int env_open(store *st, const store_opts *o)
 	/* (a damaged file is refused before LMDB maps it, or creates lock.mdb) */
 	if ((rc = lmdb_file_check(st->path)))
 		return rc;
-	rc = o->read_only ? env_open_ro(st, o, flags) : env_try_open(st, o, flags);
-	if (rc == ENOENT && o->read_only)
-		return mrtx__seterr(MRTX_ENOTSTORE, "%s: no mrtx store here (no data.mdb; a "
-		                    "read-only open creates nothing)", st->path);
+	if (o->read_only)
+		rc = env_open_ro(st, o, flags);
+	else if (o->create == MRTX_CREATE_NEVER && (rc = data_missing(st)))
+		;
+	else
+		rc = env_try_open(st, o, flags);
+	if (rc == ENOENT && st->no_create)
+		return mrtx__seterr(MRTX_ENOTSTORE, "%s: no mrtx store here (no data.mdb; %s)",
+		                    st->path, lmdb_no_create_why(o));
 	if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH)
 		return mrtx__seterr(MRTX_ENOTSTORE, "%s: not an mrtx store (%s)", st->path,
 		                    mdb_strerror(rc));
@@ -793,9 +812,9 @@ int lmdb_store_open(store **out, const char *path, const store_opts *o)
 	if (stat(path, &sb) != 0) {
 		if (errno != ENOENT)
 			return mrtx__seterr(MRTX_ESTORE, "%s: %s", path, strerror(errno));
-		if (o->read_only)
-			return mrtx__seterr(MRTX_ENOTSTORE, "%s: no such store directory (a "
-			                    "read-only open creates nothing)", path);
+		if (o->read_only || o->create == MRTX_CREATE_NEVER)
+			return mrtx__seterr(MRTX_ENOTSTORE, "%s: no such store directory (%s)",
+			                    path, lmdb_no_create_why(o));
 		if (mkdir(path, 0700) != 0 && errno != EEXIST)
 			return mrtx__seterr(MRTX_ESTORE, "cannot create store directory %s: %s", path,
 			                    strerror(errno));
@@ -845,6 +864,7 @@ int lmdb_store_open(store **out, const char *path, const store_opts *o)
 	                STORE_CAP_TRIMS_ON_WRITE | STORE_CAP_SCHEMA | STORE_CAP_FILES |
 	                (o->unbatched ? 0 : STORE_CAP_ATOMIC);
 	st->head.read_only = !!o->read_only;
+	st->no_create = o->read_only || o->create == MRTX_CREATE_NEVER;
 	st->durability = o->durability;
 	st->dev = sb.st_dev;
 	st->ino = sb.st_ino;

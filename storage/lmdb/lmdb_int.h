@@ -102,6 +102,8 @@ struct store {
 	pid_t pid;
 	int refs;
 	int unbatched;
+	int no_create; /* read-only, or MRTX_CREATE_NEVER: a missing store is
+	                  MRTX_ENOTSTORE */
 	size_t map_size;
 	MDB_dbi dbi;        /* LMDB's unnamed database: everything (format 3) */
 	uint8_t id[16];
@@ -199,6 +201,8 @@ struct store {
 /* Map LMDB's rc to an MRTX code with a message naming the store and step
  * (an errno in its own words; when the latch is set, saying so). */
 int lmdb_err(store *st, int rc, const char *step);
+/* Why an open found no store and made none (read-only, or asked not to). */
+const char *lmdb_no_create_why(const store_opts *o);
 
 /* Failed writes and syncs of data.mdb (lmdb_io.c).  Has a sync failed
  * (the latch, st->io_failed)?  Its errno, else 0. */

@@ -571,9 +571,10 @@ int lmdb_meta_init(store *st)
 		/* A brand-new environment, an older store, or someone else's LMDB. */
 		if ((rc = mdb_stat(txn, st->dbi, &ms)))
 			goto lmdb_fail;
-		if (ro && !ms.ms_entries) {
+		if (st->no_create && !ms.ms_entries) {
 			rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: an empty LMDB environment, no mrtx "
-			                  "store yet (a read-only open creates nothing)", st->path);
+			                  "store yet (%s)", st->path, ro ? "a read-only open creates "
+			                  "nothing" : "this open was asked not to create one");
 			goto fail;
 		}
 		if (ms.ms_entries) {

@@ -94,10 +94,11 @@ static rguard guard_eq(const char *key, mrtx_bytes v)
 	return g;
 }
 
-/* Create the store's metadata, or find it made by someone else; *format
+/* Create the store's metadata (create > 0; 0: not asked to, -1: asked not
+ * to), or find it made by someone else; *format
  * gets its format record's digit.  A store of an older format, or one
  * whose upgrade was cut short, is refused unless for the upgrade. */
-static int meta_init(rstore *rs, int upgrade, char *format)
+static int meta_init(rstore *rs, int upgrade, int create, char *format)
 {
 	static const char *const keys[] = { "format", "id" };
 	mrtx_arena a;
@@ -146,15 +147,22 @@ static int meta_init(rstore *rs, int upgrade, char *format)
 			rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: no mrtx store here to upgrade", rs->addr);
 			break;
 		}
-		if (rs->head.read_only) {
-			/* creating the metadata is a write */
+		if (rs->head.read_only || create <= 0) {
+			/* creating the metadata is a write; and a store is made
+			 * only where the caller asked (a mistyped address must not
+			 * become an empty store) */
+			const char *why = rs->head.read_only ? "a read-only open creates nothing" :
+			                  create < 0 ? "this open was asked not to create one" :
+			                  "check the address, or create the store: `mrtx "
+			                  "create-table`, or mrtx_options.create = "
+			                  "MRTX_CREATE_IF_MISSING";
+
 			if (exists)
 				rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: object %s holds no mrtx store "
-				                  "metadata (a read-only open creates nothing)",
-				                  rs->addr, rs->meta_oid);
+				                  "metadata (%s)", rs->addr, rs->meta_oid, why);
 			else
-				rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: no mrtx store here (a "
-				                  "read-only open creates nothing)", rs->addr);
+				rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: no mrtx store here (%s)",
+				                  rs->addr, why);
 			break;
 		}
 		if (exists && attempt == 0) {
@@ -274,7 +282,8 @@ int rados_store_open_any(store **out, const char *addr, const store_opts *o, int
 	rc = connect_fresh(&ra, &rs->conn);
 	raddr_free(&ra);
 	if (rc == 0)
-		rc = meta_init(rs, upgrade, format);
+		rc = meta_init(rs, upgrade, !o || o->create == MRTX_CREATE_DEFAULT ? 0 :
+		                            o->create == MRTX_CREATE_NEVER ? -1 : 1, format);
 	rs->head.caps = STORE_CAP_ORACLE | STORE_CAP_REMOTE | STORE_CAP_COND | STORE_CAP_VERSIONS;
 	/* every writer must derive the same order keys, or its exact-value
 	 * guards would never match another client's values */

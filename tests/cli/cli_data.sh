@@ -41,10 +41,15 @@ expect_err() {
 
 # ------------------------------------------------------- tables, describe
 S=$(store s)
-# (a RADOS store is made by its first open, whatever the command)
+# (only create-table and load make a store, on RADOS too)
 if [ "$RADOS" = 0 ]; then
 	expect_err 1 'no such store directory' "tables of a missing store" "$MRTX" tables "$S"
 	[ ! -e "$S" ] && ok || bad "tables created a store"
+else
+	for i in 1 2; do
+		expect_err 1 'no mrtx store here' "tables of a missing store ($i)" "$MRTX" tables "$S"
+	done
+	expect_err 1 'no mrtx store here' "get on a missing store" "$MRTX" get "$S" ta r f:q
 fi
 expect_rc 0 "create-table ta" "$MRTX" create-table "$S" ta f g
 expect_rc 0 "create-table tb" "$MRTX" create-table "$S" tb f

@@ -36,6 +36,7 @@ static mrtx_db *open_at(const char *path)
 	mrtx_db *db = NULL;
 
 	o.durability = MRTX_NOSYNC;
+	o.create = MRTX_CREATE_IF_MISSING; /* (a fresh RADOS address too) */
 	if (mrtx__open_knobs(&db, path, &o, &(mrtx__knobs){ 0, two_phase, 0 }) != MRTX_OK)
 		fail_msg("mrtx_open(%s): %s", path, mrtx_errmsg());
 	return db;
@@ -329,6 +330,7 @@ static void open_every_allocation(void **state)
 
 		assert_non_null(path);
 		o.durability = MRTX_NOSYNC;
+		o.create = MRTX_CREATE_IF_MISSING;
 		mrtx__alloc_fail_at(n);
 		rc = mrtx_open(&db, path, &o);
 		if (rc == MRTX_OK)

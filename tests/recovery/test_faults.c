@@ -51,6 +51,7 @@ static mrtx_db *fx_open(fx *f)
 
 	o.durability = MRTX_NOSYNC;
 	o.lock_wait_ms = 1;
+	o.create = MRTX_CREATE_IF_MISSING; /* (a fresh RADOS address too) */
 	rc = mrtx__open_knobs(&db, f->path, &o, &(mrtx__knobs){ f->unbatched, 0, 0 });
 	if (rc != MRTX_OK)
 		fail_msg("mrtx_open(%s): %s", f->path, mrtx_errmsg());

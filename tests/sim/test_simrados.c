@@ -451,6 +451,7 @@ static mrtx_db *open_db(const char *addr)
 	mrtx_db *db = NULL;
 
 	o.durability = MRTX_NOSYNC;
+	o.create = MRTX_CREATE_IF_MISSING;
 	/* no heartbeat or tail thread: every write comes from the calling
 	 * thread, in an order the machine's speed does not change */
 	if (mrtx__open_knobs(&db, addr, &o, &(mrtx__knobs){ 0, 0, 1 }) != MRTX_OK) {

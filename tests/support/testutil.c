@@ -89,11 +89,13 @@ mrtx_db *tu_open_fresh_k(const char *tag, char **path_out, const mrtx_options *o
 
 	if (!path)
 		return NULL;
-	if (!opts) {
+	if (opts)
+		o = *opts;
+	else
 		o.durability = MRTX_NOSYNC;
-		opts = &o;
-	}
-	if (mrtx__open_knobs(&db, path, opts, k) != MRTX_OK) {
+	if (o.version == MRTX_OPTIONS_VERSION && o.create == MRTX_CREATE_DEFAULT)
+		o.create = MRTX_CREATE_IF_MISSING; /* (a fresh RADOS address too) */
+	if (mrtx__open_knobs(&db, path, &o, k) != MRTX_OK) {
 		fprintf(stderr, "mrtx_open(%s): %s\n", path, mrtx_errmsg());
 		free(path);
 		return NULL;
@@ -170,11 +172,13 @@ mrtx_db *tu_open_k(const char *path, const mrtx_options *opts, const mrtx__knobs
 	mrtx_options o = MRTX_OPTIONS_INIT;
 	mrtx_db *db = NULL;
 
-	if (!opts) {
+	if (opts)
+		o = *opts;
+	else
 		o.durability = MRTX_NOSYNC;
-		opts = &o;
-	}
-	if (mrtx__open_knobs(&db, path, opts, k) != MRTX_OK) {
+	if (o.version == MRTX_OPTIONS_VERSION && o.create == MRTX_CREATE_DEFAULT)
+		o.create = MRTX_CREATE_IF_MISSING; /* (a fresh RADOS address too) */
+	if (mrtx__open_knobs(&db, path, &o, k) != MRTX_OK) {
 		fprintf(stderr, "mrtx_open(%s): %s\n", path, mrtx_errmsg());
 		return NULL;
 	}

@@ -63,7 +63,9 @@ int tu_put_str(mrtx_db *db, const char *table, const char *row, const char *fq,
 /* ---- additions for the core protocol tests ---- */
 #include <sys/types.h>
 
-/* Open an existing (or new) store at path; opts NULL = defaults + nosync.
+/* Open an existing (or new) store at path; opts NULL = defaults + nosync;
+ * both opens create where opts->create is MRTX_CREATE_DEFAULT (a fresh
+ * RADOS address too).
  * Returns NULL (and prints the error) on failure. */
 mrtx_db *tu_open(const char *path, const mrtx_options *opts);
 mrtx_db *tu_open_k(const char *path, const mrtx_options *opts, const mrtx__knobs *k);

@@ -33,6 +33,7 @@ static mrtx_db *open_with(const char *path, int durability, int unbatched, size_
 
 	o.durability = durability;
 	o.map_size = map;
+	o.create = MRTX_CREATE_IF_MISSING; /* (a fresh RADOS address too) */
 	if (mrtx__open_knobs(&db, path, &o, &(mrtx__knobs){ unbatched, 0, 0 }) != MRTX_OK)
 		return NULL;
 	return db;

@@ -290,6 +290,64 @@ static void test_no_store_no_creation(void **state)
 	free(fresh);
 }
 
+/*
+ * mrtx_options.create: by default a local path gets a store and a RADOS
+ * address that names none is MRTX_ENOTSTORE (a mistyped address never
+ * becomes an empty store); MRTX_CREATE_NEVER creates nothing anywhere;
+ * MRTX_CREATE_IF_MISSING creates everywhere.  A refused open leaves
+ * nothing behind: the next open with the same options is refused alike.
+ */
+static void test_create_option(void **state)
+{
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	char *fresh = tu_tmpdir("create");
+	mrtx_db *db = NULL;
+	int n = -1;
+
+	(void)state;
+	assert_non_null(fresh);
+	o.durability = MRTX_NOSYNC;
+	o.create = MRTX_CREATE_NEVER;
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(mrtx_open(&db, fresh, &o), MRTX_ENOTSTORE);
+		assert_null(db);
+		assert_non_null(strstr(mrtx_errmsg(), "asked not to create"));
+	}
+	if (!tu_rados()) { /* (fresh is an empty directory: it stays empty) */
+		char sub[4096], lock[4096];
+		struct stat sb;
+
+		snprintf(lock, sizeof(lock), "%s/lock.mdb", fresh);
+		assert_int_not_equal(stat(lock, &sb), 0);
+		snprintf(sub, sizeof(sub), "%s/sub", fresh);
+		assert_int_equal(mrtx_open(&db, sub, &o), MRTX_ENOTSTORE);
+		assert_non_null(strstr(mrtx_errmsg(), "asked not to create"));
+		assert_int_not_equal(stat(sub, &sb), 0); /* no directory made */
+	}
+	o.create = MRTX_CREATE_DEFAULT;
+	if (tu_rados()) {
+		for (int i = 0; i < 2; i++) {
+			assert_int_equal(mrtx_open(&db, fresh, &o), MRTX_ENOTSTORE);
+			assert_non_null(strstr(mrtx_errmsg(), "no mrtx store here"));
+			assert_non_null(strstr(mrtx_errmsg(), "MRTX_CREATE_IF_MISSING"));
+		}
+		o.create = MRTX_CREATE_IF_MISSING;
+	}
+	assert_int_equal(mrtx_open(&db, fresh, &o), 0);
+	mrtx_close(db);
+	/* once made, every setting opens it */
+	for (int c = MRTX_CREATE_DEFAULT; c <= MRTX_CREATE_IF_MISSING; c++) {
+		o.create = c;
+		assert_int_equal(mrtx_open(&db, fresh, &o), 0);
+		n = 0;
+		assert_int_equal(mrtx_tables(db, count_fn, &n), 0);
+		assert_int_equal(n, 0);
+		mrtx_close(db);
+	}
+	tu_rmrf(fresh);
+	free(fresh);
+}
+
 /* One environment per LMDB store per process: read-only and read-write
  * opens do not mix; two read-only opens share whatever their options. */
 static void test_shared_open(void **state)
@@ -341,7 +399,6 @@ static void test_options_versions(void **state)
 	mrtx_options o = MRTX_OPTIONS_INIT;
 	mrtx_db *db = NULL;
 
-	assert_int_equal(MRTX_OPTIONS_VERSION, 4);
 	v.read_only = 12345; /* beyond a version-1 struct: never read */
 	assert_int_equal(mrtx_open(&db, f->path, TU_OPTIONS_V3(&v)), 0);
 	assert_int_equal(tu_put(db, "ta", B("r1"), "f", B("v"), B("v1")), 0);
@@ -357,13 +414,23 @@ static void test_options_versions(void **state)
 	assert_int_equal(mrtx_open(&db, f->path, TU_OPTIONS_V3(&v)), 0);
 	assert_int_equal(tu_put(db, "ta", B("r2"), "f", B("v"), B("v1")), MRTX_EREADONLY);
 	mrtx_close(db);
-	/* version 4: the current layout */
+	/* version 4: the current layout up to create, which it lacks */
 	o.durability = MRTX_NOSYNC;
 	o.read_only = 1;
+	o.version = 4;
+	o.create = 12345; /* beyond a version-4 struct: never read */
 	assert_int_equal(mrtx_open(&db, f->path, &o), 0);
 	assert_int_equal(tu_put(db, "ta", B("r2"), "f", B("v"), B("v1")), MRTX_EREADONLY);
 	mrtx_close(db);
+	/* version 5: the current layout */
+	assert_int_equal(MRTX_OPTIONS_VERSION, 5);
 	o.version = 5;
+	assert_int_equal(mrtx_open(&db, f->path, &o), MRTX_EINVAL);
+	assert_non_null(strstr(mrtx_errmsg(), "create 12345"));
+	o.create = MRTX_CREATE_NEVER;
+	assert_int_equal(mrtx_open(&db, f->path, &o), 0);
+	mrtx_close(db);
+	o.version = 6;
 	assert_int_equal(mrtx_open(&db, f->path, &o), MRTX_EINVAL);
 	o.version = 0;
 	assert_int_equal(mrtx_open(&db, f->path, &o), MRTX_EINVAL);
@@ -539,6 +606,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_reads_work_writes_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_store_no_creation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_create_option, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_options_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_snapshot_across_commit, setup, teardown),

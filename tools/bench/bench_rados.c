@@ -68,16 +68,18 @@ static mrtx_db *rstore_open(rfix *x)
 	static const char *const fams[] = { "f" };
 	char split[MULTI_TABLETS - 1][16];
 	mrtx_bytes splits[MULTI_TABLETS - 1];
+	mrtx_options o = MRTX_OPTIONS_INIT;
 	mrtx_db *db;
 	char *addr;
 
+	o.create = MRTX_CREATE_IF_MISSING; /* (a fresh store each time) */
 	if (asprintf(&addr, "%s-b%ld-%d%s", x->base, (long)getpid(), x->seq++, x->params) < 0)
 		die("alloc", "out of memory");
 	for (int i = 1; i < MULTI_TABLETS; i++) {
 		multi_row_name(split[i - 1], sizeof(split[i - 1]), i * (MULTI_ROWS / MULTI_TABLETS));
 		splits[i - 1] = MRTX_CSTR(split[i - 1]);
 	}
-	if (mrtx_open(&db, addr, NULL) ||
+	if (mrtx_open(&db, addr, &o) ||
 	    mrtx_create_table_split(db, "t", fams, 1, splits, MULTI_TABLETS - 1))
 		die("open", mrtx_errmsg());
 	free(addr);

@@ -364,9 +364,8 @@ int tool_open(const char *cmd, const char *path, int create, mrtx_db **out)
 
 	*out = NULL;
 	if (strncmp(path, "rados://", 8) == 0) {
-		/* a RADOS store: the library checks the address; note that its
-		 * first open creates the store's metadata, whatever the command
-		 * (unless read-only: then a missing store is an error) */
+		/* a RADOS store: the library checks the address, and makes a
+		 * store there only for a command that may create one */
 	} else if (stat(path, &sb) == 0) {
 		if (!S_ISDIR(sb.st_mode)) {
 			tool_err(cmd, "%s is not a directory (an mrtx store is a directory)", path);
@@ -392,7 +391,15 @@ int tool_open(const char *cmd, const char *path, int create, mrtx_db **out)
 			return EXIT_FAIL;
 		}
 	}
-	if ((rc = mrtx__open_knobs(out, path, &open_opts, &open_knobs))) {
+	{
+		/* only a command that makes tables makes a store, on RADOS too
+		 * (mrtx_open alone would refuse a RADOS address without one) */
+		mrtx_options o = open_opts;
+
+		o.create = create ? MRTX_CREATE_IF_MISSING : MRTX_CREATE_NEVER;
+		rc = mrtx__open_knobs(out, path, &o, &open_knobs);
+	}
+	if (rc) {
 		rc = tool_fail(cmd, "open", rc);
 		if (!open_opts.read_only && strncmp(path, "rados://", 8) != 0 &&
 		    !dir_writable(path))

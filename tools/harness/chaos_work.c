@@ -67,6 +67,7 @@ int chaos_open(const chaos_cfg *cfg, mrtx_db **db)
 	o.durability = MRTX_NOSYNC; /* a killed process loses nothing with nosync */
 	o.lock_ttl_ms = 2000;
 	o.lock_wait_ms = 20;
+	o.create = MRTX_CREATE_IF_MISSING; /* (the run makes its own store) */
 	return mrtx__open_knobs(db, cfg->store, &o, &k);
 }
 

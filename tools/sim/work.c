@@ -56,6 +56,7 @@ int work_open_db(const work *w, mrtx_db **db)
 
 	o.durability = MRTX_NOSYNC;
 	o.lock_ttl_ms = WORK_LOCK_TTL_MS;
+	o.create = MRTX_CREATE_IF_MISSING; /* (each seed's own store) */
 	return mrtx__open_knobs(db, w->addr, &o, &k);
 }
 

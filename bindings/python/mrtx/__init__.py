@@ -63,14 +63,18 @@ __all__ = [
 
 
 def open(path, *, durability=SYNC, map_size=0, file_mode=0, lock_ttl_ms=0, lock_wait_ms=0,
-         read_only=False):
-    """Open (creating if needed) the store at path (mrtx_open): a directory,
-    or rados://POOL/NAME[?...] in a library built with RADOS.  The keyword
+         read_only=False, create=None):
+    """Open the store at path (mrtx_open): a directory, or
+    rados://POOL/NAME[?...] in a library built with RADOS.  The keyword
     arguments are mrtx_options' fields; 0 means the library's default.
+    create: None (the default: a directory gets a store where it has none,
+    a RADOS address must name one), True (create on every backend) or
+    False (never create: NotAStore).
     Returns a Db, which is a context manager.  Raises NotAStore,
     InvalidArgument, Corrupt, StoreError, ..."""
     return Db(path, durability=durability, map_size=map_size, file_mode=file_mode,
-              lock_ttl_ms=lock_ttl_ms, lock_wait_ms=lock_wait_ms, read_only=read_only)
+              lock_ttl_ms=lock_ttl_ms, lock_wait_ms=lock_wait_ms, read_only=read_only,
+              create=create)
 
 
 def failpoints(spec):

@@ -28,7 +28,9 @@ MAX_NAME = 64
 MAX_FAMILIES = 255
 MAX_TABLES = 500
 MAX_SPLITS = 1024
-OPTIONS_VERSION = 4
+OPTIONS_VERSION = 5
+# mrtx_options.create
+CREATE_DEFAULT, CREATE_NEVER, CREATE_IF_MISSING = 0, 1, 2
 INDEX_SPEC_VERSION = 1
 INDEX_FAMILY = "i"
 
@@ -54,7 +56,7 @@ class Bytes(Structure):
 class Options(Structure):
     _fields_ = [("version", c_int), ("durability", c_int), ("map_size", c_size_t),
                 ("file_mode", c_uint), ("lock_ttl_ms", c_uint32),
-                ("lock_wait_ms", c_uint32), ("read_only", c_int)]
+                ("lock_wait_ms", c_uint32), ("read_only", c_int), ("create", c_int)]
 
 
 class FamilySpec(Structure):

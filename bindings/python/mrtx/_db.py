@@ -29,11 +29,13 @@ class Db(_Closing):
     manager: leaving the block closes it.  Safe to share between threads."""
 
     def __init__(self, path, *, durability=C.SYNC, map_size=0, file_mode=0, lock_ttl_ms=0,
-                 lock_wait_ms=0, read_only=False):
+                 lock_wait_ms=0, read_only=False, create=None):
         self._ptr = None
         self._txns = weakref.WeakSet()
         o = C.Options(C.OPTIONS_VERSION, durability, map_size, file_mode, lock_ttl_ms,
-                      lock_wait_ms, 1 if read_only else 0)
+                      lock_wait_ms, 1 if read_only else 0,
+                      C.CREATE_DEFAULT if create is None else
+                      C.CREATE_IF_MISSING if create else C.CREATE_NEVER)
         ptr = C.db_p()
         check(C.lib.mrtx_open(ctypes.byref(ptr), _path(path), ctypes.byref(o)), "open")
         self._ptr = ptr

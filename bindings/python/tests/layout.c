@@ -28,6 +28,7 @@ int main(void)
 	OFF(mrtx_options, lock_ttl_ms);
 	OFF(mrtx_options, lock_wait_ms);
 	OFF(mrtx_options, read_only);
+	OFF(mrtx_options, create);
 
 	SIZE(mrtx_family_spec);
 	OFF(mrtx_family_spec, name);

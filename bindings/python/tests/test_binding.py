@@ -82,6 +82,16 @@ class OpenCloseTest(StoreTest):
         with self.assertRaises(mrtx.NotAStore):
             mrtx.open(os.path.join(self._tmp.name, "missing"), read_only=True)
 
+    def test_create(self):
+        missing = os.path.join(self._tmp.name, "missing")
+        with self.assertRaises(mrtx.NotAStore):
+            mrtx.open(missing, create=False)
+        self.assertFalse(os.path.exists(missing))
+        with mrtx.open(missing, create=True, durability=mrtx.NOSYNC) as db:
+            db.create_table("t", ["a"])
+        with mrtx.open(missing, create=False) as db:
+            self.assertEqual(db.tables(), ["t"])
+
     def test_library_path(self):
         self.assertTrue(os.path.basename(mrtx.library_path).startswith("libmrtx.so"))
 
