@@ -178,6 +178,10 @@ typedef enum {
 	                           first read not yet sent */
 	FP_TS_BEFORE_ENTER,     /* RADOS: a batch with snapshots reserved, not
 	                           yet entered in their handles' sets */
+	FP_DDL_AFTER_CLOSE,     /* RADOS: a drop or truncate closed every tablet,
+	                           the record not yet switched (rados_ddl.c) */
+	FP_DDL_AFTER_SWITCH,    /* RADOS: ... switched, the old tablets not yet
+	                           cleared */
 	FP__COUNT
 } mrtx_fp;
 

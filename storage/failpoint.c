@@ -57,6 +57,8 @@ static const char *const fp_names[FP__COUNT] = {
 	[FP_STORE_AFTER_STAMP] = "store.after_stamp",
 	[FP_SNAP_AFTER_RESERVE] = "snap.after_reserve",
 	[FP_TS_BEFORE_ENTER] = "ts.before_enter",
+	[FP_DDL_AFTER_CLOSE] = "ddl.after_close",
+	[FP_DDL_AFTER_SWITCH] = "ddl.after_switch",
 };
 
 static struct fp_state fps[FP__COUNT];

@@ -190,8 +190,11 @@ int store_family_find(store *st, const store_table *t, const char *family, uint8
 int store_tables_list(store *st, const store_table ***out, size_t *count);
 
 /*
- * Schema changes (DESIGN §3.4).  LMDB only: RADOS stores return
- * MRTX_ENOTSUP.
+ * Schema changes (DESIGN §3.4), LMDB and RADOS.  On RADOS the clear is
+ * a chain of one-object steps around one atomic switch of the table's
+ * record (storage/rados/rados_ddl.c): a clear that fails part-way leaves
+ * the table closed (reads MRTX_ELOCKED, writes MRTX_CONFLICT) until a drop
+ * or truncate of it runs again, which finishes it.
  *
  * store_add_family: append a family to t's record (MRTX_EEXIST if it has
  *   it, MRTX_ETOOBIG at MRTX_MAX_FAMILIES, MRTX_ENOTABLE if t is gone).
@@ -214,6 +217,10 @@ int store_tables_list(store *st, const store_table ***out, size_t *count);
  *   last refresh.  Table lookups and reads do it on their own.
  */
 int store_add_family(store *st, const store_table *t, const char *family);
+/* store_table_freeze(on = 1) took over a drop or truncate that had closed
+ * the table already (RADOS): its locks were settled before, so the caller
+ * goes on to store_table_clear. */
+#define STORE_FREEZE_CLOSED 1
 int store_table_freeze(store *st, const store_table *t, int on, uint64_t *token);
 int store_table_clear(store *st, const store_table *t, int drop, uint64_t token);
 int store_table_refresh(store *st);

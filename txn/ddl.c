@@ -109,7 +109,7 @@ static int drop_or_truncate(mrtx_db *db, const char *table, int drop)
 	store_filter lock_only = STORE_FILTER_ALL;
 	const store_table *t;
 	uint64_t token;
-	int rc, pass;
+	int rc, pass, closed;
 
 	mrtx__clearerr();
 	if (!db || !table)
@@ -119,11 +119,14 @@ static int drop_or_truncate(mrtx_db *db, const char *table, int drop)
 	if ((rc = refuse_indexed(db, fn, table)))
 		return rc;
 	/* 1: no new lock in the table from here on */
-	if ((rc = store_table_freeze(db->st, t, 1, &token)))
+	if ((rc = store_table_freeze(db->st, t, 1, &token)) < 0)
 		return rc;
-	/* 2: settle every lock in it, until a whole walk meets none */
+	/* 2: settle every lock in it, until a whole walk meets none (taking
+	 * over a RADOS drop that had closed the table: settled before) */
+	closed = rc == STORE_FREEZE_CLOSED;
+	rc = 0;
 	lock_only.lock_only = 1;
-	for (pass = 0; pass < SETTLE_PASSES; pass++) {
+	for (pass = 0; !closed && pass < SETTLE_PASSES; pass++) {
 		settle_ctx c = { db->st, 0 };
 
 		if ((rc = store_walk(db->st, t, &lock_only, 1024, settle_batch, &c)))

@@ -232,6 +232,9 @@ static void build_write(rados_write_op_t op, rwrite *w, scratch *s)
 		rados_write_op_exec(op, e->cls, e->method, (const char *)e->in.data, e->in.size,
 		                    &e->result);
 	}
+	if (w->rm_to.size)
+		rados_write_op_omap_rm_range2(op, (const char *)w->rm_from.data, w->rm_from.size,
+		                              (const char *)w->rm_to.data, w->rm_to.size);
 	if (w->nsets) {
 		for (size_t j = 0; j < w->nsets; j++) {
 			s->k[j] = (const char *)w->sets[j].key.data;

@@ -161,7 +161,8 @@ typedef struct rkv {
 
 /*
  * One compound write on one object, applied atomically or not at all, in
- * this order: create (if create), guards, execs, sets, removals.
+ * this order: create (if create), guards, execs, the range removal (keys
+ * in [rm_from, rm_to), when rm_to.size), sets, removals.
  * create: rados_write_op_create(IDEMPOTENT) first, so that on a missing
  * object the guards see an empty omap (without it any guard fails with
  * -ENOENT) and the object is created only if the whole op applies.
@@ -178,6 +179,7 @@ typedef struct rwrite {
 	size_t nsets;
 	const mrtx_bytes *rms;
 	size_t nrms;
+	mrtx_bytes rm_from, rm_to;
 	int result; /* out: 0 applied; -ECANCELED a guard was false (nothing
 	               applied); -ETIMEDOUT outcome unknown; other -errno */
 } rwrite;

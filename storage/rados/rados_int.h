@@ -15,6 +15,9 @@
  *                   (next table id), "t/<table>" -> table record (below),
  *                   "p/<table>" -> its families' version policies
  *                   (storage/versions.h; absent: one version each),
+ *                   "f/<table>" -> a drop or truncate under way (rados_ddl.c),
+ *                   "z/<id>" -> the record of a table dropped or truncated
+ *                   whose old tablets' rows are not removed yet,
  *                   "upgrade" -> the upgrade's record while format is "U",
  *                   and the opaque records of store_meta_* under their keys
  *   NAME.<id>.<seq> one tablet of table <id> (hex), a row range [start,
@@ -24,8 +27,14 @@
  *                                     7-bit digits (rgen_put)
  *       0x01 'S'                      the tablet's state (absent: open;
  *                                     'U': filled by a split, not yet
- *                                     open; 'X' ...: retired by a split;
- *                                     see rados_split.c)
+ *                                     open; 'X' ...: retired by a split,
+ *                                     see rados_split.c; 'D' + token:
+ *                                     closed by a drop or truncate, for
+ *                                     good, see rados_ddl.c)
+ *       0x01 'F'                      a drop's or truncate's freeze mark
+ *                                     (its 8-byte token, rados_ddl.c): no
+ *                                     row write that takes a new lock
+ *                                     applies while it is there
  *       0x01 'T'                      the collection mark (rados_gc.c)
  *       0x01 'V'                      an upgrade's progress (only while
  *                                     the store is at "U")
@@ -108,9 +117,17 @@ typedef struct rtmap {
 	rtablet t[]; /* in row order; their starts point into this block */
 } rtmap;
 
+/* A family added while the table was open (store_add_family): its name. */
+struct rfam {
+	struct rfam *next;
+	char name[];
+};
+
 typedef struct rtable {
 	_Atomic(rtmap *) map;
 	uint32_t id;
+	struct rfam *added; /* names of families added since the load (freed
+	                       at close, with the table) */
 } rtable;
 
 typedef struct rts_wait rts_wait;
@@ -228,6 +245,17 @@ const rtablet *rados_tablet_of(const store_table *t, mrtx_bytes row);
 extern const uint8_t rados_state_key[2];
 #define RSTATE_UNBORN 'U'
 #define RSTATE_RETIRED 'X'
+#define RSTATE_DROPPED 'D'
+/* The freeze-mark key (rados_ddl.c). */
+extern const uint8_t rados_freeze_key[2];
+/*
+ * A tablet of t was closed by a drop or truncate (state 'D'; rados_ddl.c),
+ * and rec is t's record as stored now (data NULL: none): what the read or
+ * write that met it returns.  MRTX_ENOTABLE (dropped; t is GONE),
+ * MRTX_CONFLICT (truncated: the name names a new table now; t is GONE),
+ * MRTX_ELOCKED (the drop or truncate is finishing: try again).
+ */
+int rados_table_closed(rstore *rs, const store_table *t, mrtx_bytes rec);
 
 /*
  * Bring t's map up to date after RMOVED on tablet oid: re-read the table
@@ -236,6 +264,9 @@ extern const uint8_t rados_state_key[2];
  * listed tablet not yet open is opened.  rados_split.c.
  */
 int rados_table_settle(rstore *rs, const store_table *t, const char *oid);
+/* rs->mu, which guards the table cache (rados_meta.c). */
+void rados_tables_lock(rstore *rs);
+void rados_tables_unlock(rstore *rs);
 /* Re-read t's record into a new map (rados_meta.c). */
 int rados_table_reload(rstore *rs, const store_table *t);
 /* The record of t as stored (v.data NULL when gone), read into a. */
@@ -250,6 +281,10 @@ int rados_meta_read(rstore *rs, const char *const *keys, size_t n, mrtx_arena *a
                     mrtx_bytes *vals);
 int rados_meta_cas(rstore *rs, const char *key, mrtx_bytes expect, mrtx_bytes value,
                    int *applied);
+/* One guarded write of NAME.meta: sets, then removals (*applied: whether
+ * every guard held). */
+int rados_meta_write(rstore *rs, rguard *g, size_t ng, const rkv *sets, size_t ns,
+                     const mrtx_bytes *rms, size_t nrms, int *applied);
 /*
  * After a write created rows in tablet oid of t: perhaps (sampled) count
  * its rows and split it when over rs->split_rows.  Never fails the caller:

@@ -70,6 +70,12 @@ static int meta_read(rstore *rs, const char *const *keys, size_t n, mrtx_arena *
 static int meta_write(rstore *rs, rguard *g, size_t ng, const rkv *sets, size_t ns,
                       int *applied)
 {
+	return rados_meta_write(rs, g, ng, sets, ns, NULL, 0, applied);
+}
+
+int rados_meta_write(rstore *rs, rguard *g, size_t ng, const rkv *sets, size_t ns,
+                     const mrtx_bytes *rms, size_t nrms, int *applied)
+{
 	rwrite w;
 	int rc;
 
@@ -80,6 +86,8 @@ static int meta_write(rstore *rs, rguard *g, size_t ng, const rkv *sets, size_t 
 	w.nguards = ng;
 	w.sets = sets;
 	w.nsets = ns;
+	w.rms = rms;
+	w.nrms = nrms;
 	atomic_fetch_add_explicit(&rs->write_txns, 1, memory_order_relaxed);
 	if ((rc = rconn_write(rs->conn, &w, 1)))
 		return rc == RCONN_TIMEDOUT ? MRTX_ESTORE : rc;
@@ -284,7 +292,8 @@ int rados_store_open_any(store **out, const char *addr, const store_opts *o, int
 	if (rc == 0)
 		rc = meta_init(rs, upgrade, !o || o->create == MRTX_CREATE_DEFAULT ? 0 :
 		                            o->create == MRTX_CREATE_NEVER ? -1 : 1, format);
-	rs->head.caps = STORE_CAP_ORACLE | STORE_CAP_REMOTE | STORE_CAP_COND | STORE_CAP_VERSIONS;
+	rs->head.caps = STORE_CAP_ORACLE | STORE_CAP_REMOTE | STORE_CAP_COND | STORE_CAP_VERSIONS |
+	                STORE_CAP_SCHEMA;
 	/* every writer must derive the same order keys, or its exact-value
 	 * guards would never match another client's values */
 	if (rc == 0 && !rs->lock_order && !rs->head.read_only)
@@ -319,8 +328,17 @@ static void table_free(store_table *t)
 {
 	if (!t)
 		return;
-	if (t->be)
-		map_free(atomic_load(&((rtable *)t->be)->map));
+	if (t->be) {
+		rtable *rt = t->be;
+
+		map_free(atomic_load(&rt->map));
+		while (rt->added) {
+			struct rfam *f = rt->added;
+
+			rt->added = f->next;
+			mrtx__free(f);
+		}
+	}
 	mrtx__free(t->be);
 	mrtx__free((void *)(uintptr_t)t->pol);
 	mrtx__free(t);
@@ -469,7 +487,8 @@ static int table_parse(rstore *rs, const char *name, mrtx_bytes v, store_table *
 	if ((rc = rados_map_parse(rs, name, v, &m)))
 		return rc;
 	nf = p[4];
-	need = sizeof(*t) + strlen(name) + 1 + nf * sizeof(char *) + v.size + 8;
+	/* (room for every family a table may grow to: store_add_family) */
+	need = sizeof(*t) + strlen(name) + 1 + MRTX_MAX_FAMILIES * sizeof(char *) + v.size + 8;
 	if (!(t = mrtx__calloc(1, need)) || !(rt = mrtx__calloc(1, sizeof(*rt)))) {
 		mrtx__free(t);
 		mrtx__free(m);
@@ -478,7 +497,7 @@ static int table_parse(rstore *rs, const char *name, mrtx_bytes v, store_table *
 	t->be = rt;
 	atomic_init(&rt->map, m);
 	fams = (char **)(t + 1);
-	mem = (uint8_t *)(fams + nf);
+	mem = (uint8_t *)(fams + MRTX_MAX_FAMILIES);
 	t->name = memcpy(mem, name, strlen(name) + 1);
 	mem += strlen(name) + 1;
 	t->nfamilies = nf;
@@ -524,6 +543,30 @@ static void rs_lock(rstore *rs)
 	pthread_mutex_lock(&rs->mu);
 }
 
+void rados_tables_lock(rstore *rs)
+{
+	rs_lock(rs);
+}
+
+void rados_tables_unlock(rstore *rs)
+{
+	pthread_mutex_unlock(&rs->mu);
+}
+
+/* The cached object of name, if another table than id, is GONE (the name
+ * was dropped or truncated, and made again, through another handle). */
+static void table_forget_other(rstore *rs, const char *name, uint32_t id)
+{
+	rs_lock(rs);
+	for (size_t i = 0; i < rs->ntables; i++) {
+		store_table *t = rs->tables[i];
+
+		if (strcmp(t->name, name) == 0 && ((rtable *)t->be)->id != id)
+			atomic_store_explicit(&t->state, STORE_T_GONE, memory_order_release);
+	}
+	pthread_mutex_unlock(&rs->mu);
+}
+
 int rados_table_reload(rstore *rs, const store_table *t)
 {
 	rtable *rt = t->be;
@@ -534,9 +577,8 @@ int rados_table_reload(rstore *rs, const store_table *t)
 
 	arena_init(&a);
 	rc = rados_table_record(rs, t, &a, &v);
-	if (rc == 0 && !v.data)
-		rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the record of table '%s' is gone", rs->addr,
-		                  t->name);
+	if (rc == 0 && (!v.data || v.size < 4 || rbe32_get(v.data) != rt->id))
+		rc = rados_table_closed(rs, t, v); /* dropped, or truncated */
 	if (rc == 0 && (rc = rados_map_parse(rs, t->name, v, &m)) == 0) {
 		rtmap *cur;
 
@@ -573,10 +615,14 @@ int rados_meta_cas(rstore *rs, const char *key, mrtx_bytes expect, mrtx_bytes va
 	return meta_write(rs, &g, 1, &set, 1, applied);
 }
 
+/* The live table object of that name (a dropped or truncated one stays
+ * cached, GONE, until close: pointers to it never dangle). */
 static store_table *table_cached(rstore *rs, const char *name)
 {
 	for (size_t i = 0; i < rs->ntables; i++)
-		if (strcmp(rs->tables[i]->name, name) == 0)
+		if (strcmp(rs->tables[i]->name, name) == 0 &&
+		    atomic_load_explicit(&rs->tables[i]->state, memory_order_acquire) !=
+		    STORE_T_GONE)
 			return rs->tables[i];
 	return NULL;
 }
@@ -664,11 +710,12 @@ static int list_names(const char *key, mrtx_bytes value, void *payload);
 struct name_list {
 	char (*names)[MRTX_MAX_NAME + 1];
 	size_t n, cap;
+	rstore *rs;
 };
 
 int rados_store_tables_list(store *st, const store_table ***out, size_t *count)
 {
-	struct name_list nl = { NULL, 0, 0 };
+	struct name_list nl = { NULL, 0, 0, RS(st) };
 	const store_table **arr = NULL;
 	mrtx_arena a;
 	int rc;
@@ -695,7 +742,6 @@ static int list_names(const char *key, mrtx_bytes value, void *payload)
 	struct name_list *nl = payload;
 	size_t len;
 
-	(void)value;
 	if (nl->n == nl->cap) {
 		size_t nc = nl->cap ? nl->cap * 2 : 16;
 		void *p = mrtx__reallocarray(nl->names, nc, sizeof(*nl->names));
@@ -710,6 +756,8 @@ static int list_names(const char *key, mrtx_bytes value, void *payload)
 		return mrtx__seterr(MRTX_ECORRUPT, "store metadata: a name of %zu bytes (at most "
 		                    "%u)", len, (unsigned)MRTX_MAX_NAME);
 	memcpy(nl->names[nl->n++], key + 2, len + 1);
+	if (value.size >= 4)
+		table_forget_other(nl->rs, key + 2, rbe32_get(value.data));
 	return 0;
 }
 
@@ -779,6 +827,8 @@ int rados_store_create_table(store *st, const char *name, const char *const *fam
 		if ((rc = meta_read(rs, keys, 4, &a, v, &exists)))
 			break;
 		if (v[2].data) {
+			if (v[2].size >= 4)
+				table_forget_other(rs, name, rbe32_get(v[2].data));
 			/* exists: the same families and policies make create idempotent */
 			rc = v[2].size >= fam_end &&
 			     memcmp((const uint8_t *)v[2].data + 4, rec.data + 4, fam_end - 4) == 0 ?
@@ -812,8 +862,10 @@ int rados_store_create_table(store *st, const char *name, const char *const *fam
 			if ((rc = meta_write(rs, g, 2, sets, plen ? 3 : 2, &applied)))
 				break;
 		}
-		if (applied)
+		if (applied) {
+			table_forget_other(rs, name, id);
 			break;
+		}
 		/* another creator won a race: read again */
 	}
 	arena_free(&a);

@@ -85,8 +85,11 @@ static int read_err(rstore *rs, int rc)
 static int state_take(rread *r)
 {
 	if (r->nkvs && r->kvs[0].key.size == 2 && memcmp(r->kvs[0].key.data, rados_state_key, 2) == 0) {
-		int retired = r->kvs[0].value.size && *(const uint8_t *)r->kvs[0].value.data ==
-		              RSTATE_RETIRED;
+		/* (retired by a split, or closed by a drop or truncate: the
+		 * record says where the rows are now) */
+		int retired = r->kvs[0].value.size &&
+		              (*(const uint8_t *)r->kvs[0].value.data == RSTATE_RETIRED ||
+		               *(const uint8_t *)r->kvs[0].value.data == RSTATE_DROPPED);
 
 		r->kvs++;
 		r->nkvs--;
@@ -208,8 +211,8 @@ static int rowread_done(rstore *rs, const store_table *t, rowread *rr, const sto
 		f = &all_cells;
 	if (f->at && f->at < rr->collected)
 		return mrtx__seterr(MRTX_ESNAPSHOT, "%s: table '%s': versions at or below %llu "
-		                    "were collected here (`mrtx gc`, or a commit's trim), above "
-		                    "the read's timestamp %llu",
+		                    "were collected here (`mrtx gc`, a commit's trim, or a "
+		                    "truncate), above the read's timestamp %llu",
 		                    rs->addr, t->name, (unsigned long long)rr->collected,
 		                    (unsigned long long)f->at);
 	return store_versions_select(t, f, rr->vs, rr->nvs, a, out);
@@ -530,11 +533,16 @@ static int row_in(const store_range *r, mrtx_bytes row, int *past)
  * lists the lock keys (and their values), reverse the descending markers.
  */
 static int list_rows(rstore *rs, const store_table *t, const rtablet *tb, int reverse,
-                     const store_range *r, mrtx_bytes *after, size_t limit, mrtx_arena *a,
-                     store_row *rows, size_t *n, int *tablet_more, int *done)
+                     const store_range *r, const store_filter *f, mrtx_bytes *after,
+                     size_t limit, mrtx_arena *a, store_row *rows, size_t *n, int *tablet_more,
+                     int *done)
 {
 	static const uint8_t pfx_lock[1] = { RK_LOCK }, pfx_desc[1] = { RK_DESC };
-	const mrtx_bytes sk = MRTX_BYTES(rados_state_key, 2);
+	/* the state, and the collection mark: a read below it finds no row
+	 * it could trust to be absent (versions collected, or a truncate's
+	 * fresh tablet: rados_ddl.c) */
+	const mrtx_bytes sk[2] = { MRTX_BYTES(rados_state_key, 2),
+	                           MRTX_BYTES(rados_collect_key, 2) };
 	rget g;
 	rread rd;
 	int rc;
@@ -547,13 +555,24 @@ static int list_rows(rstore *rs, const store_table *t, const rtablet *tb, int re
 	rd.oid = tb->oid;
 	rd.gets = &g;
 	rd.ngets = 1;
-	rd.keys = &sk;
-	rd.nkeys = 1;
+	rd.keys = sk;
+	rd.nkeys = 2;
 	atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
 	if ((rc = rconn_read(rs->conn, &rd, 1, a)))
 		return read_err(rs, rc);
 	if ((rc = state_take(&rd)))
 		return rc;
+	if (rd.nkvs && f && f->at) {
+		uint64_t collected = 0;
+
+		for (size_t b = 0; b < rd.kvs[0].value.size && b < 8; b++)
+			collected = collected << 7 | (((const uint8_t *)rd.kvs[0].value.data)[b] & 0x7f);
+		if (f->at < collected)
+			return mrtx__seterr(MRTX_ESNAPSHOT, "%s: table '%s': versions at or below "
+			                    "%llu were collected or truncated here, above the read's "
+			                    "timestamp %llu", rs->addr, t->name,
+			                    (unsigned long long)collected, (unsigned long long)f->at);
+	}
 	*tablet_more = g.more && g.nkvs;
 	for (size_t i = 0; i < g.nkvs; i++) {
 		const rkv *kv = &g.kvs[i];
@@ -637,7 +656,7 @@ again:
 		int tmore = 0;
 		size_t limit = max_rows ? max_rows + 1 : cap + 1;
 
-		if ((rc = list_rows(rs, t, &rt->t[ti], reverse, r, &after, limit, a, rows, &n,
+		if ((rc = list_rows(rs, t, &rt->t[ti], reverse, r, f, &after, limit, a, rows, &n,
 		                    &tmore, &done))) {
 			if (rc == RMOVED)
 				*moved_oid = rt->t[ti].oid;

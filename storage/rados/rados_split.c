@@ -509,9 +509,9 @@ int rados_table_settle(rstore *rs, const store_table *t, const char *oid)
 
 		if ((rc = rados_table_record(rs, t, &a, &rec)))
 			break;
-		if (!rec.data) {
-			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the record of table '%s' is gone",
-			                  rs->addr, t->name);
+		if (!rec.data || rec.size < 4 || rbe32_get(rec.data) != ((rtable *)t->be)->id) {
+			/* dropped, or truncated (the name names a new table) */
+			rc = rados_table_closed(rs, t, rec);
 			break;
 		}
 		if ((rc = rados_map_parse(rs, t->name, rec, &m)))
@@ -520,6 +520,20 @@ int rados_table_settle(rstore *rs, const store_table *t, const char *oid)
 		if (!tb || (rc = state_read(rs, oid, &a, &st)) || !st.data) {
 			mrtx__free(m); /* moved on, or open after all: a new map will do */
 			rc = rc ? rc : rados_table_reload(rs, t);
+			break;
+		}
+		if (*(const uint8_t *)st.data == RSTATE_DROPPED) {
+			/* a drop or truncate is closing the table: it publishes the
+			 * table's new record in a moment */
+			mrtx__free(m);
+			if (mrtx__mono_us() < until) {
+				mrtx__sleep_us(nap * 1000u);
+				nap = MRTX_MIN(nap * 2, 50u);
+				arena_free(&a);
+				arena_init(&a);
+				continue;
+			}
+			rc = rados_table_closed(rs, t, rec);
 			break;
 		}
 		if (st.size == 1 && *(const uint8_t *)st.data == RSTATE_UNBORN) {

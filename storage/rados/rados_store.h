@@ -32,6 +32,11 @@ int rados_store_create_table(store *st, const char *name, const char *const *fam
                              size_t nsplits);
 int rados_store_table_find(store *st, const char *name, const store_table **out);
 int rados_store_tables_list(store *st, const store_table ***out, size_t *count);
+/* schema changes (rados_ddl.c) */
+int rados_store_add_family(store *st, const store_table *t, const char *family);
+int rados_store_table_freeze(store *st, const store_table *t, int on, uint64_t *token);
+int rados_store_table_clear(store *st, const store_table *t, int drop, uint64_t token);
+int rados_store_table_refresh(store *st);
 int rados_store_read_row(store *st, const store_table *t, mrtx_bytes row,
                          const store_filter *f, mrtx_arena *a, store_row *out);
 int rados_store_read_locks(store *st, const store_rowref *refs, size_t n, mrtx_arena *a,

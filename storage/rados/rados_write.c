@@ -42,6 +42,9 @@ typedef struct rgroup {
 	uint8_t gen[8];
 	int gen_prval;
 	int state_prval; /* the tablet-state guard's */
+	int acquire;     /* every op takes a new lock: guarded by the freeze
+	                    mark's absence (rados_ddl.c) */
+	int frz_prval;
 	int *prval; /* per op's lock guard */
 	int *prval2; /* per op's guard that its lock is still what pre read */
 	int *prval3; /* per op's guard that no reader pushed the row above its
@@ -73,6 +76,10 @@ static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a
 	 * filled by one) */
 	rados_write_op_omap_cmp2(g->wop, (const char *)rados_state_key, LIBRADOS_CMPXATTR_OP_EQ, "",
 	                         2, 0, &g->state_prval);
+	/* a drop or truncate has frozen the table: no new lock (DESIGN §3.4) */
+	if (g->acquire)
+		rados_write_op_omap_cmp2(g->wop, (const char *)rados_freeze_key,
+		                         LIBRADOS_CMPXATTR_OP_EQ, "", 2, 0, &g->frz_prval);
 	if (g->gen_guard)
 		rados_write_op_omap_cmp2(g->wop, (const char *)rados_gen_key,
 		                         LIBRADOS_CMPXATTR_OP_LT, (const char *)g->gen, 2, 8,
@@ -218,6 +225,10 @@ static int groups_run(rstore *rs, rgroup *g, size_t ng, store_op *ops, mrtx_aren
 				             op_result(gr);
 			else if (g[i].state_prval == -ECANCELED)
 				op->result = RMOVED; /* nothing applied: settle, send again */
+			else if (g[i].acquire && g[i].frz_prval == -ECANCELED)
+				op->result = mrtx__seterr(MRTX_CONFLICT, "table '%s' is being dropped or "
+				                          "truncated: no new lock may be taken in it",
+				                          op->table->name);
 			else if (g[i].gen_guard && g[i].gen_prval == -ECANCELED)
 				op->result = STORE_GEN_CHANGED;
 			else if (g[i].prval[j] == -ECANCELED || g[i].prval2[j] == -ECANCELED)
@@ -254,7 +265,8 @@ static int write_some(rstore *rs, store_op *ops, const store_row *pre, const siz
 		if (group)
 			for (size_t i = 0; i < ng; i++)
 				if (strcmp(g[i].oid, oid) == 0 && g[i].gen_guard == op->check_gen &&
-				    (!op->check_gen || g[i].gen_of == op->gen)) {
+				    (!op->check_gen || g[i].gen_of == op->gen) &&
+				    g[i].acquire == !!op->acquire) {
 					gr = &g[i];
 					break;
 				}
@@ -269,6 +281,7 @@ static int write_some(rstore *rs, store_op *ops, const store_row *pre, const siz
 				return MRTX_ENOMEM;
 			gr->gen_guard = op->check_gen;
 			gr->gen_of = op->gen;
+			gr->acquire = !!op->acquire;
 			gr->pre = pre;
 			if (op->check_gen)
 				rgen_put(gr->gen, op->gen + 1); /* stored < gen + 1 */
