@@ -414,7 +414,10 @@ int mrtx_add_family(mrtx_db *db, const char *table, const char *family);
  * mrtx_truncate_table is run again, which takes the job over.  Two drops
  * or truncates of one table at once: the later one takes the freeze over
  * and the earlier one fails with MRTX_ELOCKED, having removed nothing.
- * A table an index reads or writes cannot be dropped.
+ * A table an index reads or writes cannot be dropped (mrtx_drop_index
+ * first).  A successful drop of the index table of an index whose
+ * mrtx_drop_index stopped half way also removes that drop's record (an
+ * error then says the table is gone but the record stays).
  *
  * @return MRTX_OK; MRTX_EINVAL (NULL argument; the table is the source or
  *   the index table of an index); MRTX_ENOTABLE; MRTX_ELOCKED (its locks
@@ -1274,6 +1277,36 @@ int mrtx_index_lookup(mrtx_txn *txn, const char *index, mrtx_bytes value,
  */
 int mrtx_indexes(mrtx_db *db, int (*fn)(const mrtx_index_spec *spec, void *payload),
                  void *payload);
+
+/**
+ * Drop a secondary index: its declaration, then its index table (whose
+ * data and name go as with mrtx_drop_table).  The source table keeps its
+ * data and can be dropped afterwards.
+ *
+ * Two steps.  First one metadata write removes the declaration and leaves
+ * a record of the drop naming the index table; like a declaration, it
+ * makes writers holding the old declarations (in any process) get
+ * MRTX_CONFLICT at commit, and their retry (mrtx_run does it) no longer
+ * maintains the index, so no write reaches the index table after it.
+ * Lookups of the index fail with MRTX_EINVAL from then on.  Then the index
+ * table is dropped with mrtx_drop_table, which removes the record too.
+ *
+ * If the process dies (or the table drop fails) between the steps, the
+ * index is gone and its index table stays as an ordinary table, with the
+ * record: mrtx_drop_index of the same name, or mrtx_drop_table of the
+ * table, finishes the job.  If that table has become the index table of
+ * another index meanwhile, the repeated mrtx_drop_index removes only the
+ * record.
+ *
+ * @return MRTX_OK; MRTX_EINVAL (NULL, empty or too long name, no index or
+ *   unfinished drop of that name); MRTX_EREADONLY (db opened read-only);
+ *   MRTX_ECORRUPT (a malformed declaration or drop record); MRTX_EFULL;
+ *   MRTX_ESTORE; MRTX_ENOMEM; and the errors of mrtx_drop_table on the index
+ *   table (MRTX_ELOCKED, MRTX_ENOTSUP on a store where tables cannot be
+ *   dropped, ...), which leave the index dropped and its table to a
+ *   repeated call.
+ */
+int mrtx_drop_index(mrtx_db *db, const char *name);
 
 /* ======================== end of schema toolkit ======================= */
 

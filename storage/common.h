@@ -178,6 +178,8 @@ typedef enum {
 	                           first read not yet sent */
 	FP_TS_BEFORE_ENTER,     /* RADOS: a batch with snapshots reserved, not
 	                           yet entered in their handles' sets */
+	FP_INDEX_AFTER_RETIRE,  /* mrtx_drop_index: the declaration removed, the
+	                           index table not yet dropped */
 	FP__COUNT
 } mrtx_fp;
 

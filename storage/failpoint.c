@@ -57,6 +57,7 @@ static const char *const fp_names[FP__COUNT] = {
 	[FP_STORE_AFTER_STAMP] = "store.after_stamp",
 	[FP_SNAP_AFTER_RESERVE] = "snap.after_reserve",
 	[FP_TS_BEFORE_ENTER] = "ts.before_enter",
+	[FP_INDEX_AFTER_RETIRE] = "index.after_retire",
 };
 
 static struct fp_state fps[FP__COUNT];

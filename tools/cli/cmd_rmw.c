@@ -101,6 +101,10 @@ static int run_rmw(int argc, char **argv, script_op op, const char *usage, const
 		return rc;
 	if ((rc = tool_open(cmd, pos[0], 0, &db)))
 		return rc;
+	if ((rc = tool_refuse_index_table(cmd, db, r.c.table))) {
+		mrtx_close(db);
+		return rc;
+	}
 	rc = mrtx_run(db, rmw_fn, &r, 0);
 	memout_finish(&r.out, rc == 0 && !r.outcome, stdout);
 	if (rc) {

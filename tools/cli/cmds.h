@@ -70,6 +70,13 @@ int cmd_add_family(int argc, char **argv);
 int cmd_drop_table(int argc, char **argv);
 int cmd_truncate(int argc, char **argv);
 
+/* cmd_index.c: index create|list|scan|drop */
+int cmd_index(int argc, char **argv);
+/* 0 if table is not the index table of an index, else EXIT_FAIL (or the
+   failure of listing the indexes) with the message printed: the writing
+   subcommands call it before writing table. */
+int tool_refuse_index_table(const char *cmd, mrtx_db *db, const char *table);
+
 /* cmd_dump.c: dump, load (format in dumpfmt.h); cmd_backup.c */
 int cmd_dump(int argc, char **argv);
 int cmd_load(int argc, char **argv);

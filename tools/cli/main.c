@@ -42,6 +42,7 @@ static const struct {
 	{ "stats", cmd_stats, "tables, rows, cells, locks, map use, readers" },
 	{ "tables", cmd_tables, "list the tables" },
 	{ "describe", cmd_describe, "a table's families and secondary indexes" },
+	{ "index", cmd_index, "secondary indexes: create, list, scan, drop" },
 	{ "add-family", cmd_add_family, "add a column family to a table" },
 	{ "drop-table", cmd_drop_table, "drop a table: its rows and its name" },
 	{ "truncate", cmd_truncate, "remove every row of a table, keep the table" },

@@ -5,7 +5,7 @@
 # for `txn`'s script).
 
 _mrtx_subcommands="create-table put get del delrow scan incr append check-and-put txn shell locks lock recover check stats
-tables describe add-family drop-table truncate dump load backup upgrade gc chaos crashsim bench sim"
+tables describe index add-family drop-table truncate dump load backup upgrade gc chaos crashsim bench sim"
 
 # COMPREPLY from compgen's lines (names with blanks stay whole)
 _mrtx_reply()
@@ -19,6 +19,7 @@ _mrtx_options()
 	create-table | txn | shell | dump | backup | upgrade | add-family | drop-table | truncate) echo "--help" ;;
 	gc) echo "--keep --help" ;;
 	tables | describe) echo "--json --help" ;;
+	index) echo "--cluster --value --start --end --limit --reverse --json --help" ;;
 	load) echo "--batch --help" ;;
 	put) echo "--file --key --help" ;;
 	get) echo "--raw --json --key --versions --at --help" ;;
@@ -111,7 +112,8 @@ _mrtx()
 	--start | --end | --prefix | --family | --qual-start | --qual-end | --columns | \
 		--value-prefix | --limit | --table | --seconds | --writers | --seed | --states | \
 		--txns | --batch | --at | --versions | --keep | --seeds | --replay | \
-		--check-determinism | --clients | --accounts | --split-rows | --faults)
+		--check-determinism | --clients | --accounts | --split-rows | --faults | --cluster | \
+		--value)
 		return # free text
 		;;
 	esac
@@ -128,11 +130,22 @@ _mrtx()
 		--start | --end | --prefix | --family | --qual-start | --qual-end | --columns | \
 			--value-prefix | --limit | --table | --state | --workload | \
 			--seconds | --writers | --seed | --only | --durability | --states | --txns | \
-			--broken | --trace | --file | --key | --batch | --at | --versions | --keep) ((i++)) ;;
+			--broken | --trace | --file | --key | --batch | --at | --versions | --keep | \
+			--cluster | --value) ((i++)) ;;
 		-*) ;;
 		*) ((npos++)) ;;
 		esac
 	done
+	if [[ $sub == index ]]; then
+		# index COMMAND STORE ...: the command word comes first
+		if [[ $npos -eq 0 ]]; then
+			_mrtx_reply -W "create list scan drop" -- "$cur"
+		elif [[ $npos -eq 1 ]]; then
+			_mrtx_reply -d -- "$cur"
+			compopt -o filenames 2>/dev/null
+		fi
+		return
+	fi
 	if [[ $npos -eq 0 ]]; then
 		# STORE (or bench's DIR): a directory
 		_mrtx_reply -d -- "$cur"
