@@ -48,7 +48,7 @@ static const char help_text[] =
 	"        be dropped.\n"
 	"\n"
 	"An index table is written by its index only: put, del, delrow, incr,\n"
-	"append, check-and-put, load and txn scripts refuse it.\n";
+	"append, check-and-put, load, import and txn scripts refuse it.\n";
 
 /* ------------------------------------------------------------ the check */
 

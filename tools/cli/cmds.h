@@ -77,6 +77,9 @@ int cmd_index(int argc, char **argv);
    subcommands call it before writing table. */
 int tool_refuse_index_table(const char *cmd, mrtx_db *db, const char *table);
 
+/* cmd_import.c: import a TSV or CSV file */
+int cmd_import(int argc, char **argv);
+
 /* cmd_dump.c: dump, load (format in dumpfmt.h); cmd_backup.c */
 int cmd_dump(int argc, char **argv);
 int cmd_load(int argc, char **argv);

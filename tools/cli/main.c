@@ -48,6 +48,7 @@ static const struct {
 	{ "truncate", cmd_truncate, "remove every row of a table, keep the table" },
 	{ "dump", cmd_dump, "write a table as text, in one transaction" },
 	{ "load", cmd_load, "put the cells of a dump into a table" },
+	{ "import", cmd_import, "put the rows of a TSV or CSV file into a table" },
 	{ "backup", cmd_backup, "consistent copy of a live LMDB store, no lock left" },
 	{ "upgrade", cmd_upgrade, "convert an older store to this format, in place" },
 	{ "gc", cmd_gc, "collect old versions and deleted cells" },

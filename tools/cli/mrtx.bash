@@ -5,7 +5,7 @@
 # for `txn`'s script).
 
 _mrtx_subcommands="create-table put get del delrow scan incr append check-and-put txn shell locks lock recover check stats
-tables describe index add-family drop-table truncate dump load backup upgrade gc chaos crashsim bench sim"
+tables describe index add-family drop-table truncate dump load import backup upgrade gc chaos crashsim bench sim"
 
 # COMPREPLY from compgen's lines (names with blanks stay whole)
 _mrtx_reply()
@@ -21,6 +21,7 @@ _mrtx_options()
 	tables | describe) echo "--json --help" ;;
 	index) echo "--cluster --value --start --end --limit --reverse --json --help" ;;
 	load) echo "--batch --help" ;;
+	import) echo "--format --row-column --columns --skip-header --no-escapes --empty --batch --help" ;;
 	put) echo "--file --key --help" ;;
 	get) echo "--raw --json --key --versions --at --help" ;;
 	del | delrow | incr | append) echo "--key --help" ;;
@@ -93,6 +94,10 @@ _mrtx()
 		_mrtx_reply -W "sync nometasync nosync" -- "$cur"
 		return
 		;;
+	--format)
+		_mrtx_reply -W "tsv csv" -- "$cur"
+		return
+		;;
 	--broken)
 		_mrtx_reply -W "meta data" -- "$cur"
 		return
@@ -113,7 +118,7 @@ _mrtx()
 		--value-prefix | --limit | --table | --seconds | --writers | --seed | --states | \
 		--txns | --batch | --at | --versions | --keep | --seeds | --replay | \
 		--check-determinism | --clients | --accounts | --split-rows | --faults | --cluster | \
-		--value)
+		--value | --row-column)
 		return # free text
 		;;
 	esac
@@ -131,7 +136,7 @@ _mrtx()
 			--value-prefix | --limit | --table | --state | --workload | \
 			--seconds | --writers | --seed | --only | --durability | --states | --txns | \
 			--broken | --trace | --file | --key | --batch | --at | --versions | --keep | \
-			--cluster | --value) ((i++)) ;;
+			--cluster | --value | --format | --row-column) ((i++)) ;;
 		-*) ;;
 		*) ((npos++)) ;;
 		esac
@@ -150,7 +155,8 @@ _mrtx()
 		# STORE (or bench's DIR): a directory
 		_mrtx_reply -d -- "$cur"
 		compopt -o filenames 2>/dev/null
-	elif [[ ($sub == txn && $npos -eq 1) || ($sub == dump || $sub == load) && $npos -eq 2 ]]; then
+	elif [[ ($sub == txn && $npos -eq 1) || ($sub == dump || $sub == load || $sub == import) &&
+		$npos -eq 2 ]]; then
 		_mrtx_reply -f -- "$cur"
 		compopt -o filenames 2>/dev/null
 	elif [[ $sub == backup && $npos -eq 1 ]]; then
@@ -158,7 +164,7 @@ _mrtx()
 		_mrtx_reply -d -- "$cur"
 		compopt -o filenames 2>/dev/null
 	elif [[ ($sub == describe || $sub == dump || $sub == add-family || $sub == drop-table ||
-		$sub == truncate) && $npos -eq 1 ]]; then
+		$sub == truncate || $sub == import) && $npos -eq 1 ]]; then
 		# TABLE: the store's tables (nothing when STORE is not one)
 		local tables
 		tables=$(command mrtx tables "${words[2]}" 2>/dev/null)
