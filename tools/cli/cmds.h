@@ -31,6 +31,9 @@ int cmd_txn(int argc, char **argv);
 int cmd_incr(int argc, char **argv);
 int cmd_append(int argc, char **argv);
 int cmd_check_and_put(int argc, char **argv);
+/* `mrtx check STORE TABLE ROW F:Q OP N|absent|present` (cmd_check hands
+   it over when given a cell) */
+int cmd_check_cell(int argc, char **argv);
 
 /* script_run.c: script_run's outcomes besides 0 and the mrtx errors (which
    are negative).  Nothing of the command was written. */

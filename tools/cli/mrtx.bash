@@ -26,11 +26,11 @@ _mrtx_options()
 	get) echo "--raw --json --key --versions --at --help" ;;
 	del | delrow | incr | append) echo "--key --help" ;;
 	check-and-put) echo "--absent --key --help" ;;
-	scan) echo "--start --end --prefix --family --qual-start --qual-end --columns --value-prefix --reverse --limit --count --json --key --at --versions --help" ;;
+	scan) echo "--start --end --prefix --family --qual-start --qual-end --columns --value-prefix --reverse --limit --count --json --key --at --versions --time-range --help" ;;
 	locks) echo "--table --state --json --help" ;;
 	lock) echo "--json --help" ;;
 	recover) echo "--dry-run --force --json --help" ;;
-	check) echo "--strict --deep --json --help" ;;
+	check) echo "--strict --deep --json --key --help" ;;
 	stats) echo "--json --help" ;;
 	chaos) echo "--workload --seconds --writers --unbatched --two-phase --seed --json --help" ;;
 	bench) echo "--quick --only --json --help" ;;
@@ -118,7 +118,7 @@ _mrtx()
 		--value-prefix | --limit | --table | --seconds | --writers | --seed | --states | \
 		--txns | --batch | --at | --versions | --keep | --seeds | --replay | \
 		--check-determinism | --clients | --accounts | --split-rows | --faults | --cluster | \
-		--value | --row-column)
+		--value | --row-column | --time-range)
 		return # free text
 		;;
 	esac
@@ -137,6 +137,7 @@ _mrtx()
 			--seconds | --writers | --seed | --only | --durability | --states | --txns | \
 			--broken | --trace | --file | --key | --batch | --at | --versions | --keep | \
 			--cluster | --value | --format | --row-column) ((i++)) ;;
+		--time-range) ((i += 2)) ;;
 		-*) ;;
 		*) ((npos++)) ;;
 		esac
