@@ -70,6 +70,10 @@ done
 printf 'put users u9 p:email e@x\nput users_by_email k i:r v\n' >"$TMP/script"
 expect_err 1 "index table of index 'by_email'" "refused: txn script" "$MRTX" txn "$S" "$TMP/script"
 expect_err 1 "not found" "refused txn: nothing of it written" "$MRTX" get "$S" users u9
+printf 'put users_by_email k i:r v\nbegin\ndel users_by_email k i:r\nrollback\n' >"$TMP/shell"
+"$MRTX" shell "$S" <"$TMP/shell" >"$TMP/out" 2>"$TMP/err"
+[ "$(grep -c "index table of index 'by_email'" "$TMP/err")" -eq 2 ] && ok ||
+	bad "refused: shell writes, in and out of a transaction: $(cat "$TMP/err")"
 "$MRTX" dump "$S" users_by_email >"$TMP/dump" || bad "dump of the index table"
 expect_err 1 "index table of index 'by_email'" "refused: load" \
 	"$MRTX" load "$S" users_by_email "$TMP/dump"

@@ -48,7 +48,7 @@ static const char help_text[] =
 	"        be dropped.\n"
 	"\n"
 	"An index table is written by its index only: put, del, delrow, incr,\n"
-	"append, check-and-put, load, import and txn scripts refuse it.\n";
+	"append, check-and-put, load, import, txn scripts and the shell refuse it.\n";
 
 /* ------------------------------------------------------------ the check */
 
@@ -67,15 +67,25 @@ static int owner_fn(const mrtx_index_spec *s, void *payload)
 	return 1;
 }
 
-int tool_refuse_index_table(const char *cmd, mrtx_db *db, const char *table)
+int tool_index_of(mrtx_db *db, const char *table, char *index, size_t n)
 {
 	struct owner o = { table, "" };
 	int rc = mrtx_indexes(db, owner_fn, &o);
 
+	if (rc == 1)
+		snprintf(index, n, "%s", o.index);
+	return rc;
+}
+
+int tool_refuse_index_table(const char *cmd, mrtx_db *db, const char *table)
+{
+	char index[MRTX_MAX_NAME + 1];
+	int rc = tool_index_of(db, table, index, sizeof(index));
+
 	if (rc == 1) {
 		tool_err(cmd, "table '%s' is the index table of index '%s': only the index "
 		         "writes it (write the source table instead, or mrtx index drop the "
-		         "index first); nothing written", table, o.index);
+		         "index first); nothing written", table, index);
 		return EXIT_FAIL;
 	}
 	return rc ? tool_fail(cmd, "indexes", rc) : 0;

@@ -79,6 +79,9 @@ int cmd_index(int argc, char **argv);
    failure of listing the indexes) with the message printed: the writing
    subcommands call it before writing table. */
 int tool_refuse_index_table(const char *cmd, mrtx_db *db, const char *table);
+/* 1 with the index's name in index (n bytes) if table is the index table
+   of an index, 0 if not, or the mrtx error of listing the indexes. */
+int tool_index_of(mrtx_db *db, const char *table, char *index, size_t n);
 
 /* cmd_import.c: import a TSV or CSV file */
 int cmd_import(int argc, char **argv);
