@@ -1,10 +1,10 @@
 /*
  * cmd_rmw.c - incr, append, check-and-put: read a cell and write it back in
- * one transaction (and check STORE TABLE ROW ...: the script's check, one
- * transaction that reads and writes nothing), run through mrtx_run, so a concurrent change of the cell
+ * one transaction, run through mrtx_run, so a concurrent change of the cell
  * between the read and the write is a conflict that is retried, never a
  * lost update.  The work is script_run's (the same commands in `mrtx txn`
- * and the shell).
+ * and the shell).  Also check STORE TABLE ROW ...: a script's check in a
+ * transaction of its own, which reads the cell and writes nothing.
  *
  * When the condition of check-and-put does not hold, or incr meets a cell
  * that is no counter, the attempt ends with nothing buffered and commits:
