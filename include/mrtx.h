@@ -410,8 +410,10 @@ int mrtx_table_families(mrtx_db *db, const char *table, const char *const **out,
  * use of the family name.
  * @return MRTX_OK; MRTX_EINVAL (NULL argument, bad family name);
  *   MRTX_ETOOBIG (family name too long; the table has MRTX_MAX_FAMILIES);
- *   MRTX_ENOTABLE; MRTX_EEXIST (the table has that family already);
- *   MRTX_ENOTSUP (a RADOS store); MRTX_EREADONLY; MRTX_EFULL; MRTX_ECORRUPT; MRTX_ESTORE;
+ *   MRTX_ENOTABLE (also: RADOS, the table was truncated since this handle
+ *   looked it up; call again); MRTX_EEXIST (the table has that family
+ *   already); MRTX_ELOCKED (RADOS: a drop or truncate of the table is
+ *   under way); MRTX_EREADONLY; MRTX_EFULL; MRTX_ECORRUPT; MRTX_ESTORE;
  *   MRTX_ENOMEM.
  */
 int mrtx_add_family(mrtx_db *db, const char *table, const char *family);
@@ -430,28 +432,50 @@ int mrtx_add_family(mrtx_db *db, const char *table, const char *family);
  * calls naming the table through a handle that had it open return
  * MRTX_ENOTABLE (or reach a table created later under the name).
  *
- * One write transaction holds the whole deletion: a table too large for
- * one LMDB transaction fails with MRTX_EFULL or MRTX_ESTORE and is left as
- * it was.  A call that fails after freezing makes the table writable
- * again; if its process dies instead, the table stays frozen (readable,
- * writes to it fail with MRTX_CONFLICT) until mrtx_drop_table or
- * mrtx_truncate_table is run again, which takes the job over.  Two drops
+ * LMDB: one write transaction holds the whole deletion: a table too large
+ * for one LMDB transaction fails with MRTX_EFULL or MRTX_ESTORE and is
+ * left as it was.  A call that fails after freezing makes the table
+ * writable again; if its process dies instead, the table stays frozen
+ * (readable, writes to it fail with MRTX_CONFLICT) until mrtx_drop_table
+ * or mrtx_truncate_table is run again, which takes the job over.
+ *
+ * RADOS (DESIGN §3.4): after the settling, every tablet of the table is
+ * closed, then one write of the store's metadata switches the table's
+ * record -- the moment the drop takes effect for everyone -- and then the
+ * closed tablets' rows are removed.  Between the close and the switch,
+ * reads of the table wait briefly and then fail with MRTX_ELOCKED.  A
+ * call that fails, or a process that dies, after the close leaves the
+ * table closed that way until mrtx_drop_table or mrtx_truncate_table runs
+ * again, which finishes it; rows a call left behind after its switch are
+ * removed by the next drop or truncate of any table.  A handle that meets
+ * a table dropped by another gets MRTX_ENOTABLE once and then sees the
+ * name as it is now.  Two drops
  * or truncates of one table at once: the later one takes the freeze over
  * and the earlier one fails with MRTX_ELOCKED, having removed nothing.
- * A table an index reads or writes cannot be dropped.
+ * A table an index reads or writes cannot be dropped (mrtx_drop_index
+ * first).  A successful drop of the index table of an index whose
+ * mrtx_drop_index stopped half way also removes that drop's record (an
+ * error then says the table is gone but the record stays).
  *
  * @return MRTX_OK; MRTX_EINVAL (NULL argument; the table is the source or
  *   the index table of an index); MRTX_ENOTABLE; MRTX_ELOCKED (its locks
- *   kept changing, or another drop or truncate of it ran meanwhile); MRTX_ENOTSUP (a RADOS store); MRTX_EREADONLY; MRTX_EFULL;
+ *   kept changing, or another drop or truncate of it ran meanwhile);
+ *   MRTX_CONFLICT (RADOS: the table was truncated since this handle looked
+ *   it up; call again); MRTX_EREADONLY; MRTX_EFULL;
  *   MRTX_ECORRUPT (a malformed lock record or metadata); MRTX_ESTORE;
  *   MRTX_ENOMEM.
  */
 int mrtx_drop_table(mrtx_db *db, const char *table);
 
 /**
- * Truncate a table: delete every row, keeping the table (its name and
- * families).  Transactional as mrtx_drop_table, with the same steps; the
- * last one deletes the rows and unfreezes the table at once.
+ * Truncate a table: delete every row, keeping the table (its name,
+ * families and version policies).  Transactional as mrtx_drop_table, with
+ * the same steps; on LMDB the last one deletes the rows and unfreezes the
+ * table at once.  On RADOS the switch gives the name a new, empty table
+ * (with the tablets the old one had, empty): a transaction that used the
+ * old one fails once with MRTX_CONFLICT (mrtx_run retries it), and a read
+ * at a snapshot taken before the truncate gets MRTX_ESNAPSHOT, never an
+ * empty table.
  * @return as mrtx_drop_table.
  */
 int mrtx_truncate_table(mrtx_db *db, const char *table);
@@ -1303,6 +1327,35 @@ int mrtx_index_lookup(mrtx_txn *txn, const char *index, mrtx_bytes value,
  */
 int mrtx_indexes(mrtx_db *db, int (*fn)(const mrtx_index_spec *spec, void *payload),
                  void *payload);
+
+/**
+ * Drop a secondary index: its declaration, then its index table (whose
+ * data and name go as with mrtx_drop_table).  The source table keeps its
+ * data and can be dropped afterwards.
+ *
+ * Two steps.  First one metadata write removes the declaration and leaves
+ * a record of the drop naming the index table; like a declaration, it
+ * makes writers holding the old declarations (in any process) get
+ * MRTX_CONFLICT at commit, and their retry (mrtx_run does it) no longer
+ * maintains the index, so no write reaches the index table after it.
+ * Lookups of the index fail with MRTX_EINVAL from then on.  Then the index
+ * table is dropped with mrtx_drop_table, which removes the record too.
+ *
+ * If the process dies (or the table drop fails) between the steps, the
+ * index is gone and its index table stays as an ordinary table, with the
+ * record: mrtx_drop_index of the same name, or mrtx_drop_table of the
+ * table, finishes the job.  If that table has become the index table of
+ * another index meanwhile, the repeated mrtx_drop_index removes only the
+ * record.
+ *
+ * @return MRTX_OK; MRTX_EINVAL (NULL, empty or too long name, no index or
+ *   unfinished drop of that name); MRTX_EREADONLY (db opened read-only);
+ *   MRTX_ECORRUPT (a malformed declaration or drop record); MRTX_EFULL;
+ *   MRTX_ESTORE; MRTX_ENOMEM; and the errors of mrtx_drop_table on the index
+ *   table (MRTX_ELOCKED, MRTX_CONFLICT, ...), which leave the index dropped
+ *   and its table to a repeated call.
+ */
+int mrtx_drop_index(mrtx_db *db, const char *name);
 
 /* ======================== end of schema toolkit ======================= */
 

@@ -182,6 +182,8 @@ typedef enum {
 	                           the record not yet switched (rados_ddl.c) */
 	FP_DDL_AFTER_SWITCH,    /* RADOS: ... switched, the old tablets not yet
 	                           cleared */
+	FP_INDEX_AFTER_RETIRE,  /* mrtx_drop_index: the declaration removed, the
+	                           index table not yet dropped */
 	FP__COUNT
 } mrtx_fp;
 

@@ -59,6 +59,7 @@ static const char *const fp_names[FP__COUNT] = {
 	[FP_TS_BEFORE_ENTER] = "ts.before_enter",
 	[FP_DDL_AFTER_CLOSE] = "ddl.after_close",
 	[FP_DDL_AFTER_SWITCH] = "ddl.after_switch",
+	[FP_INDEX_AFTER_RETIRE] = "index.after_retire",
 };
 
 static struct fp_state fps[FP__COUNT];

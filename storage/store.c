@@ -474,6 +474,21 @@ int store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 	return (rc = meta_key_check(st, key, 3)) ? rc : BE(st)->meta_put_new(st, key, value);
 }
 
+int store_meta_change(store *st, const char *const *del, size_t ndel, const char *put_key,
+                      mrtx_bytes put_value)
+{
+	int rc;
+
+	if (store_read_only(st))
+		return refuse_write(st, "changing metadata records");
+	for (size_t i = 0; i < ndel; i++)
+		if ((rc = meta_key_check(st, del[i], 3)))
+			return rc;
+	if (put_key && (rc = meta_key_check(st, put_key, 3)))
+		return rc;
+	return BE(st)->meta_change(st, del, ndel, put_key, put_value);
+}
+
 int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
                     int (*fn)(const char *key, mrtx_bytes value, void *payload), void *payload,
                     uint64_t *gen)

@@ -708,12 +708,17 @@ int store_upgrade(const char *path, store_upgrade_ts_fn row_ts,
  *   metadata generation of that snapshot: a number that every record
  *   store_meta_put_new adds moves, so a store_op with check_gen fails
  *   (STORE_GEN_CHANGED) if any record was added since the listing.
+ * store_meta_change: in one write, delete the records del[0..ndel) that
+ *   exist and, when put_key is not NULL, write put_key = put_value
+ *   (replacing any); moves the generation as store_meta_put_new does.
  */
 int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out);
 /* store_meta_get through a view (NULL: a fresh snapshot; RADOS: always). */
 int store_meta_get_in(store *st, store_view *v, const char *key, mrtx_arena *a,
                       mrtx_bytes *out);
 int store_meta_put_new(store *st, const char *key, mrtx_bytes value);
+int store_meta_change(store *st, const char *const *del, size_t ndel, const char *put_key,
+                      mrtx_bytes put_value);
 int store_meta_list(store *st, const char *prefix, mrtx_arena *a,
                     int (*fn)(const char *key, mrtx_bytes value, void *payload),
                     void *payload, uint64_t *gen);

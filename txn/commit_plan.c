@@ -367,8 +367,8 @@ void op_check_gen(const mrtx_txn *txn, store_op *op)
 int gen_changed(mrtx_txn *txn)
 {
 	idx_cache_drop(txn->db, idx_snap_gen(txn->idx));
-	return mrtx__seterr(MRTX_CONFLICT, "an index was declared while the transaction ran; "
-	                    "retry it to maintain the index");
+	return mrtx__seterr(MRTX_CONFLICT, "an index was declared or dropped while the transaction "
+	                    "ran; retry it to maintain the indexes as they are now");
 }
 
 /* The commit point's write failed in a way that may have applied it. */

@@ -20,6 +20,7 @@
  * name still resolves to the old data.
  */
 #include "txn_int.h"
+#include "index.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -158,6 +159,16 @@ static int drop_or_truncate(mrtx_db *db, const char *table, int drop)
 		snprintf(msg, sizeof(msg), "%s", mrtx_errmsg());
 		store_table_freeze(db->st, t, 0, &token);
 		return mrtx__seterr(rc, "%s", msg);
+	}
+	/* the table was the index table of an index whose drop stopped after
+	 * retiring the declaration: that drop is finished now */
+	if (rc == 0 && drop && (rc = index_drop_finished(db, table))) {
+		char msg[512];
+
+		snprintf(msg, sizeof(msg), "%s", mrtx_errmsg());
+		return mrtx__seterr(rc, "table '%s' was dropped, but the record of an unfinished "
+		                    "index drop naming it stays (drop that index again): %s",
+		                    table, msg);
 	}
 	return rc;
 }

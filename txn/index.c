@@ -242,6 +242,34 @@ void idx_cache_drop(mrtx_db *db, uint64_t gen)
 	idx_snap_release(old);
 }
 
+static int gen_only(const char *key, mrtx_bytes value, void *payload)
+{
+	(void)key;
+	(void)value;
+	(void)payload;
+	return 0;
+}
+
+int idx_stale_table(mrtx_txn *txn, int rc)
+{
+	char msg[512];
+	mrtx_arena a;
+	uint64_t gen = 0;
+	int lrc;
+
+	if (rc != MRTX_ENOTABLE || !txn->idx)
+		return rc;
+	snprintf(msg, sizeof(msg), "%s", mrtx_errmsg());
+	arena_init(&a);
+	lrc = store_meta_list(txn->db->st, "i/", &a, gen_only, NULL, &gen);
+	arena_free(&a);
+	if (lrc || gen == txn->idx->gen)
+		return mrtx__seterr(rc, "%s", msg);
+	idx_cache_drop(txn->db, txn->idx->gen);
+	return mrtx__seterr(MRTX_CONFLICT, "an index was dropped while the transaction ran "
+	                    "(%s); retry it to maintain the indexes as they are now", msg);
+}
+
 /* A reference to the db's declarations, read from the store if none is
  * cached. */
 static int idx_snap_take(mrtx_db *db, idx_snap **out)
@@ -348,8 +376,9 @@ int idx_key(mrtx_txn *txn, const idx_decl *d, mrtx_bytes value, mrtx_bytes row,
 		return mrtx__seterr(MRTX_ETOOBIG, "index '%s': a value of %zu bytes with a row of "
 		                    "%zu bytes does not fit an index row key (%u bytes)",
 		                    d->name, value.size, row.size, MRTX_MAX_ROW);
-	if ((rc = store_table_find(txn->db->st, d->index_table, &t)) ||
-	    (rc = store_check_key(t, kb, 2)))
+	if ((rc = store_table_find(txn->db->st, d->index_table, &t)))
+		return idx_stale_table(txn, rc);
+	if ((rc = store_check_key(t, kb, 2)))
 		return rc;
 	if (!(out->data = arena_dup(&txn->arena, kb.data, kb.size)))
 		return MRTX_ENOMEM;

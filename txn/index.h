@@ -83,5 +83,8 @@ int idx_plan_add(mrtx_txn *txn, index_plan **pp, int kind, const char *table,
  * from the source row, column col reading as *colval (may be NULL). */
 int idx_plan_build_row(mrtx_txn *txn, index_plan **pp, const idx_decl *d, mrtx_bytes key,
                        mrtx_bytes row, const idx_col *col, const mrtx_bytes *colval);
+/* After mrtx_drop_table removed table: delete the markers of index drops
+ * that stopped before dropping it (index_drop.c). */
+int index_drop_finished(mrtx_db *db, const char *table);
 
 #endif

@@ -1047,7 +1047,7 @@ int mrtx_commit_ts(mrtx_txn *txn, uint64_t *commit_ts)
 		rc = mrtx__seterr(txn->doom == MRTX_CONFLICT ? MRTX_CONFLICT : MRTX_EBADTXN,
 		                  "transaction already failed: %s", mrtx_strerror(txn->doom));
 	else
-		rc = txn_commit_run(txn);
+		rc = idx_stale_table(txn, txn_commit_run(txn));
 	if (rc == 0 && txn->commit_ts) /* (this handle's next start is above it) */
 		store_ts_learn(txn->db->st, txn->commit_ts);
 	if (rc == 0 && commit_ts)

@@ -312,6 +312,10 @@ uint64_t idx_snap_gen(const idx_snap *s);
  * their generation with IDX_GEN_ANY. */
 #define IDX_GEN_ANY UINT64_MAX
 void idx_cache_drop(mrtx_db *db, uint64_t gen);
+/* rc (MRTX_ENOTABLE from a write or commit), or MRTX_CONFLICT when the
+ * transaction's declarations are no longer current (an index was dropped
+ * with its table since they were read: the retry must not maintain it). */
+int idx_stale_table(mrtx_txn *txn, int rc);
 /* Detach open scanners from a transaction that is ending (scan.c). */
 void txn_detach_scanners(mrtx_txn *txn);
 int bytes_cmp(mrtx_bytes a, mrtx_bytes b);

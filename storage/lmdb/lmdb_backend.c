@@ -109,6 +109,7 @@ const store_backend lmdb_backend = {
 	.ts_now = NULL,
 	.meta_get = meta_get,
 	.meta_put_new = lmdb_store_meta_put_new,
+	.meta_change = lmdb_store_meta_change,
 	.meta_list = lmdb_store_meta_list,
 	.counters_get = lmdb_store_counters_get,
 	.get_info = lmdb_store_get_info,

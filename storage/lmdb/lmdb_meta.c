@@ -747,6 +747,32 @@ int lmdb_store_meta_get(store *st, lmdb_rtxn *view, const char *key, mrtx_arena 
 	return rc;
 }
 
+/* Move the generation inside txn: transactions that listed the records
+ * before this write fail their conditional writes (check_gen). */
+static int gen_move(store *st, MDB_txn *txn)
+{
+	MDB_cursor *cur;
+	uint64_t gen = 0;
+	MDB_val gk = mv(GEN_KEY, GEN_KEY_LEN), gv;
+	int rc;
+
+	if ((rc = mdb_cursor_open(txn, st->dbi, &cur)))
+		return lmdb_err(st, rc, "write metadata");
+	rc = lmdb_gen_read(cur, &gen);
+	mdb_cursor_close(cur);
+	if (rc == MRTX_ECORRUPT)
+		return mrtx__seterr(MRTX_ECORRUPT, "%s: the metadata generation record is "
+		                    "malformed", st->path);
+	gen++;
+	gv = mv(&gen, sizeof(gen));
+	if (rc || (rc = lmdb_put(txn, st->dbi, &gk, &gv, 0)))
+		return lmdb_err(st, rc, "write metadata");
+	st->w_gen = gen; /* lmdb_commit records it */
+	st->w_gen_ok = 1;
+	st->w_dirty = 1;
+	return 0;
+}
+
 int lmdb_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 {
 	char kb[MRTX_MAX_NAME + 4];
@@ -774,33 +800,47 @@ int lmdb_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 		rc = lmdb_err(st, rc, "write metadata");
 		goto done;
 	}
-	{
-		/* move the generation: transactions that listed the records
-		 * before this one fail their conditional writes (check_gen) */
-		MDB_cursor *cur;
-		uint64_t gen = 0;
-		MDB_val gk = mv(GEN_KEY, GEN_KEY_LEN), gv;
+	if ((rc = gen_move(st, txn)))
+		goto done;
+	rc = lmdb_commit(st, txn, 1);
+	txn = NULL;
+	if (rc)
+		rc = lmdb_err(st, rc, "write metadata");
+done:
+	if (txn)
+		lmdb_wabort(st, txn);
+	pthread_mutex_unlock(&st->mu);
+	return rc;
+}
 
-		if ((rc = mdb_cursor_open(txn, st->dbi, &cur)))
-			goto gen_fail;
-		rc = lmdb_gen_read(cur, &gen);
-		mdb_cursor_close(cur);
-		if (rc == MRTX_ECORRUPT) {
-			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the metadata generation record is "
-			                  "malformed", st->path);
-			goto done;
-		}
-		gen++;
-		gv = mv(&gen, sizeof(gen));
-		if (rc || (rc = lmdb_put(txn, st->dbi, &gk, &gv, 0))) {
-gen_fail:
+int lmdb_store_meta_change(store *st, const char *const *del, size_t ndel,
+                           const char *put_key, mrtx_bytes put_value)
+{
+	char kb[MRTX_MAX_NAME + 4];
+	MDB_txn *txn = NULL;
+	MDB_val k, v;
+	int rc;
+
+	pthread_mutex_lock(&st->mu);
+	if ((rc = lmdb_txn_begin(st, 0, &txn)))
+		goto done;
+	for (size_t i = 0; i < ndel; i++) {
+		k = meta_key(kb, del[i]);
+		if ((rc = mdb_del(txn, st->dbi, &k, NULL)) && rc != MDB_NOTFOUND) {
 			rc = lmdb_err(st, rc, "write metadata");
 			goto done;
 		}
-		st->w_gen = gen; /* lmdb_commit records it */
-		st->w_gen_ok = 1;
-		st->w_dirty = 1;
 	}
+	if (put_key) {
+		k = meta_key(kb, put_key);
+		v = mv(put_value.data, put_value.size);
+		if ((rc = lmdb_put(txn, st->dbi, &k, &v, 0))) {
+			rc = lmdb_err(st, rc, "write metadata");
+			goto done;
+		}
+	}
+	if ((rc = gen_move(st, txn)))
+		goto done;
 	rc = lmdb_commit(st, txn, 1);
 	txn = NULL;
 	if (rc)

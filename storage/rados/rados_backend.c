@@ -78,6 +78,7 @@ const store_backend rados_backend = {
 	.ts_now = rados_store_ts_now,
 	.meta_get = meta_get,
 	.meta_put_new = rados_store_meta_put_new,
+	.meta_change = rados_store_meta_change,
 	.meta_list = rados_store_meta_list,
 	.counters_get = rados_store_counters_get,
 	.get_info = rados_store_get_info,

@@ -209,8 +209,8 @@ int rados_store_add_family(store *st, const store_table *t, const char *family)
 		for (size_t i = 0; i < p[4]; i++) {
 			if (p[off] == fl && memcmp(p + off + 1, family, fl) == 0) {
 				rc = families_take(rs, t, v[0]);
-				rc = rc ? rc : mrtx__seterr(MRTX_EEXIST, "table '%s' has family '%s' "
-				                            "already", t->name, family);
+				rc = rc ? rc : mrtx__seterr(MRTX_EEXIST, "table '%s' already has "
+				                            "family '%s'", t->name, family);
 				goto out;
 			}
 			off += 1 + p[off];

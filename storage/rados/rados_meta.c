@@ -1047,6 +1047,73 @@ int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 	return rc;
 }
 
+int rados_store_meta_change(store *st, const char *const *del, size_t ndel,
+                            const char *put_key, mrtx_bytes put_value)
+{
+	static const char *const gk = "gen";
+	rstore *rs = RS(st);
+	mrtx_bytes *rms = mrtx__calloc(ndel ? ndel : 1, sizeof(*rms));
+	mrtx_arena a;
+	int rc = 0;
+
+	if (!rms)
+		return mrtx__seterr(MRTX_ENOMEM, "out of memory changing metadata records");
+	for (size_t i = 0; i < ndel; i++)
+		rms[i] = MRTX_CSTR(del[i]);
+	arena_init(&a);
+	for (int attempt = 0; attempt < 20; attempt++) {
+		const char *keys[1] = { gk };
+		mrtx_bytes v[1];
+		uint8_t g8[8];
+		uint64_t gen;
+		int exists, applied;
+		rguard g;
+		rkv sets[2];
+		rwrite w;
+
+		if ((rc = meta_read(rs, keys, 1, &a, v, &exists)))
+			break;
+		if (v[0].size != 8) {
+			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the generation record is malformed",
+			                  rs->addr);
+			break;
+		}
+		gen = rbe64_get(v[0].data);
+		if (gen + 1 >= RGEN_MAX) { /* (row writes guard with gen + 1) */
+			rc = mrtx__seterr(MRTX_ESTORE, "%s: no more metadata generations "
+			                  "(%" PRIu64 " made)", rs->addr, gen);
+			break;
+		}
+		rbe64_put(g8, gen + 1);
+		g = guard_eq(gk, v[0]);
+		sets[0] = (rkv){ MRTX_CSTR(gk), MRTX_BYTES(g8, 8) };
+		sets[1] = (rkv){ MRTX_CSTR(put_key ? put_key : gk), put_value };
+		memset(&w, 0, sizeof(w));
+		w.oid = rs->meta_oid;
+		w.create = 1;
+		w.guards = &g;
+		w.nguards = 1;
+		w.sets = sets;
+		w.nsets = put_key ? 2 : 1;
+		w.rms = rms;
+		w.nrms = ndel;
+		atomic_fetch_add_explicit(&rs->write_txns, 1, memory_order_relaxed);
+		if ((rc = rconn_write(rs->conn, &w, 1))) {
+			if (rc == RCONN_TIMEDOUT)
+				rc = MRTX_ESTORE;
+			break;
+		}
+		applied = w.result == 0;
+		if (applied) {
+			rc = gen_spread(rs, gen + 1);
+			break;
+		}
+	}
+	arena_free(&a);
+	mrtx__free(rms);
+	return rc;
+}
+
 int rados_store_meta_list(store *st, const char *prefix, mrtx_arena *a,
                           int (*fn)(const char *key, mrtx_bytes value, void *payload),
                           void *payload, uint64_t *gen)

@@ -67,7 +67,19 @@ static void test_plain(void **state)
 	assert_int_equal(c.op, SCRIPT_SCAN);
 	assert_int_equal(c.start.size, 0);
 	assert_int_equal(c.end.size, 0);
+	assert_int_equal(c.versions, 0);
+	assert_int_equal(c.ts_range, 0);
 	script_cmd_free(&c);
+	c = parse_ok("scan acct a b --reverse --limit 2 --family f --versions 3 --time-range 5 9");
+	assert_int_equal(c.versions, 3);
+	assert_int_equal(c.ts_range, 1);
+	assert_int_equal(c.ts_lo, 5);
+	assert_int_equal(c.ts_hi, 9);
+	assert_int_equal(c.limit, 2);
+	script_cmd_free(&c);
+	parse_bad("scan acct --time-range 9 5", "START 0 or more and END above it");
+	parse_bad("scan acct --time-range 9", "needs START and END");
+	parse_bad("scan acct --versions 0", "1 to 4294967295");
 	c = parse_ok("abort");
 	assert_int_equal(c.op, SCRIPT_ABORT);
 	script_cmd_free(&c);
@@ -205,7 +217,7 @@ static void test_command_words(void **state)
 	parse_bad("get t", "usage: get TABLE ROW [FAMILY:QUALIFIER]");
 	parse_bad("get t r fq", "column must be FAMILY:QUALIFIER");
 	parse_bad("put t r f:q a b", "usage: put TABLE ROW FAMILY:QUALIFIER VALUE");
-	parse_bad("scan t a b c d e f g h i j k", "too many arguments");
+	parse_bad("scan t a b c d e f g h i j k l m n o", "too many arguments");
 	parse_bad("abort now", "usage: abort");
 }
 
@@ -267,7 +279,8 @@ static void test_split(void **state)
 	script_words_free(&w);
 	assert_int_equal(script_split("a 'b", 4, &w, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "unterminated single quote"));
-	assert_int_equal(script_split("a b c d e f g h i j k l m", 25, &w, err, sizeof(err)), -1);
+	assert_int_equal(script_split("a b c d e f g h i j k l m n o p q", 33, &w, err, sizeof(err)),
+	                 -1);
 	assert_non_null(strstr(err, "too many"));
 	script_words_free(NULL);
 	assert_string_equal(script_usage(0), "get TABLE ROW [FAMILY:QUALIFIER]");

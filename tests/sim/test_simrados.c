@@ -562,6 +562,78 @@ static void test_store_on_sim(void **state)
 	mrtx_close(db);
 }
 
+/* ------------------------------------------------------ dropping an index */
+
+static int count_idx(const mrtx_index_spec *s, void *payload)
+{
+	(void)s;
+	++*(int *)payload;
+	return 0;
+}
+
+static int count_hit(const mrtx_index_hit *h, void *payload)
+{
+	(void)h;
+	++*(int *)payload;
+	return 0;
+}
+
+static int lookup_n(mrtx_db *db, const char *value, int *n)
+{
+	mrtx_txn *t;
+	int rc;
+
+	*n = 0;
+	if ((rc = mrtx_begin(db, &t)))
+		return rc;
+	rc = mrtx_index_lookup(t, "by_q", MRTX_CSTR(value), count_hit, n);
+	mrtx_abort(t);
+	return rc;
+}
+
+/* mrtx_drop_index on RADOS: the declaration goes in one metadata write
+ * (the generation spreads to the tablets, so a handle holding the old
+ * declarations conflicts once), then the index table is dropped; the
+ * source table is then free to drop. */
+static void test_drop_index_on_sim(void **state)
+{
+	const char *fam[1] = { "f" };
+	mrtx_index_spec s = { MRTX_INDEX_SPEC_VERSION, "by_q", "t", "f", { "q", 1 }, "t_by_q",
+		              NULL, 0 };
+	mrtx_db *db, *db2;
+	int n = 0;
+
+	(void)state;
+	assert_non_null(db = open_db(ADDR));
+	assert_int_equal(mrtx_create_table(db, "t", fam, 1), MRTX_OK);
+	assert_int_equal(mrtx_create_index(db, &s), MRTX_OK);
+	assert_non_null(db2 = open_db(ADDR));
+	assert_int_equal(put3(db2, "one"), MRTX_OK); /* db2 caches the declaration */
+	assert_int_equal(lookup_n(db, "one", &n), MRTX_OK);
+	assert_int_equal(n, 3);
+	assert_int_equal(mrtx_drop_index(db, "by_q"), MRTX_OK);
+	n = 0;
+	assert_int_equal(mrtx_indexes(db2, count_idx, &n), MRTX_OK);
+	assert_int_equal(n, 0);
+	assert_int_equal(lookup_n(db2, "one", &n), MRTX_EINVAL);
+	/* db2's declarations are stale: one conflict, then no maintenance */
+	assert_int_equal(put3(db2, "two"), MRTX_CONFLICT);
+	assert_int_equal(put3(db2, "two"), MRTX_OK);
+	/* the index table is gone, on both handles */
+	{
+		const char *const *fams;
+		size_t nf;
+
+		assert_int_equal(mrtx_table_families(db, "t_by_q", &fams, &nf), MRTX_ENOTABLE);
+		assert_int_equal(mrtx_table_families(db2, "t_by_q", &fams, &nf), MRTX_ENOTABLE);
+	}
+	assert_int_equal(mrtx_drop_index(db, "by_q"), MRTX_EINVAL);
+	/* and the source table may be dropped now */
+	assert_int_equal(mrtx_drop_table(db, "t"), MRTX_OK);
+	mrtx_close(db2);
+	mrtx_close(db);
+}
+
 /* ------------------------------------------------------ lost replies */
 
 /* Lose the reply of the write numbered `lose` (1-based) among those the
@@ -672,6 +744,7 @@ int main(void)
 		cmocka_unit_test_setup(test_remove_and_listing, setup),
 		cmocka_unit_test_setup(test_hook_hold_and_order, setup),
 		cmocka_unit_test_setup(test_store_on_sim, setup_store),
+		cmocka_unit_test_setup(test_drop_index_on_sim, setup_store),
 		cmocka_unit_test(test_lost_reply_one_tablet),
 		cmocka_unit_test(test_lost_reply_three_tablets),
 	};

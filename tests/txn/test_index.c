@@ -21,6 +21,7 @@
 
 #include "mrtx.h"
 #include "txn/admin_test.h"
+#include "storage/store.h"
 #include "testutil.h"
 
 #define NROWS 20
@@ -829,6 +830,219 @@ static void test_late_declaration(void **state)
 	free(path);
 }
 
+/* ---- dropping an index ---- */
+
+struct find_table {
+	const char *want;
+	int found;
+};
+
+static int find_table_fn(const char *t, void *payload)
+{
+	struct find_table *c = payload;
+
+	if (strcmp(t, c->want) == 0)
+		c->found = 1;
+	return 0;
+}
+
+static int table_exists(mrtx_db *db, const char *table)
+{
+	struct find_table c = { table, 0 };
+
+	assert_int_equal(mrtx_tables(db, find_table_fn, &c), 0);
+	return c.found;
+}
+
+/* The number of cells in table. */
+static int count_cells(mrtx_db *db, const char *table)
+{
+	mrtx_scan_spec spec;
+	mrtx_scanner *sc;
+	mrtx_txn *txn;
+	mrtx_cell c;
+	int n = 0, rc;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.table = table;
+	assert_int_equal(mrtx_begin(db, &txn), 0);
+	assert_int_equal(mrtx_scan_open(txn, &spec, &sc), 0);
+	while ((rc = mrtx_scan_next(sc, &c)) == 0)
+		n++;
+	assert_int_equal(rc, MRTX_NOTFOUND);
+	mrtx_scan_close(sc);
+	mrtx_abort(txn);
+	return n;
+}
+
+static int count_index(const mrtx_index_spec *s, void *payload)
+{
+	(void)s;
+	++*(int *)payload;
+	return 0;
+}
+
+static int nindexes(mrtx_db *db)
+{
+	int n = 0;
+
+	assert_int_equal(mrtx_indexes(db, count_index, &n), 0);
+	return n;
+}
+
+static int lookup_rc(mrtx_db *db, const char *index, const char *value)
+{
+	struct hits hs = { 0 };
+	mrtx_txn *txn;
+	int rc;
+
+	assert_int_equal(mrtx_begin(db, &txn), 0);
+	rc = mrtx_index_lookup(txn, index, MRTX_CSTR(value), collect, &hs);
+	mrtx_abort(txn);
+	return rc;
+}
+
+static void test_drop_index(void **state)
+{
+	char *path;
+	mrtx_db *a = setup(&path), *b;
+	mrtx_txn *t1;
+
+	(void)state;
+	if (tu_rados()) { /* (a RADOS store cannot drop tables yet) */
+		mrtx_close(a);
+		tu_rmrf(path);
+		free(path);
+		skip();
+	}
+	assert_int_equal(put2(a, "u1", "email", "one@x"), 0);
+	assert_int_equal(put2(a, "u2", "email", "two@x"), 0);
+	assert_int_equal(lookup(a, "one@x").n, 1);
+	/* a second handle that maintains the index, with a write in flight */
+	assert_non_null(b = tu_open(path, NULL));
+	assert_int_equal(put2(b, "u3", "email", "three@x"), 0);
+	assert_int_equal(mrtx_begin(b, &t1), 0);
+	assert_int_equal(mrtx_put(t1, "users", MRTX_CSTR("u4"), "p", MRTX_CSTR("email"),
+	                          MRTX_CSTR("four@x")), 0);
+
+	/* the source table cannot go while the index uses it */
+	assert_int_equal(mrtx_drop_table(a, "users"), MRTX_EINVAL);
+	assert_int_equal(mrtx_drop_table(a, "users_by_email"), MRTX_EINVAL);
+	assert_int_equal(mrtx_drop_index(a, "by_email"), 0);
+	assert_int_equal(nindexes(a), 0);
+	assert_int_equal(nindexes(b), 0);
+	assert_false(table_exists(a, "users_by_email"));
+	assert_int_equal(lookup_rc(a, "by_email", "one@x"), MRTX_EINVAL);
+	assert_int_equal(lookup_rc(b, "by_email", "one@x"), MRTX_EINVAL);
+	assert_int_equal(mrtx_drop_index(a, "by_email"), MRTX_EINVAL);
+	assert_non_null(strstr(mrtx_errmsg(), "no index 'by_email'"));
+	assert_int_equal(mrtx_drop_index(a, NULL), MRTX_EINVAL);
+	assert_int_equal(mrtx_drop_index(a, ""), MRTX_EINVAL);
+
+	/* the write begun while the index was declared does not land */
+	assert_int_equal(mrtx_commit(t1), MRTX_CONFLICT);
+	assert_non_null(strstr(mrtx_errmsg(), "index was dropped"));
+	assert_int_equal(tu_get_str(b, "users", "u4", "p:email", (char[16]){ 0 }, 16),
+	                 MRTX_NOTFOUND);
+	/* writers after the drop, in both handles, no longer maintain it */
+	assert_int_equal(put2(b, "u4", "email", "four@x"), 0);
+	assert_int_equal(put2(a, "u5", "email", "five@x"), 0);
+	{
+		mrtx_txn *t;
+
+		assert_int_equal(mrtx_begin(b, &t), 0);
+		assert_int_equal(mrtx_delete_row(t, "users", MRTX_CSTR("u1")), 0);
+		assert_int_equal(mrtx_commit(t), 0);
+	}
+	assert_false(table_exists(a, "users_by_email"));
+
+	/* the name and the index table can be declared anew, and backfill */
+	{
+		mrtx_index_spec s = email_spec();
+
+		assert_int_equal(mrtx_create_index(b, &s), 0);
+		assert_int_equal(lookup(a, "four@x").n, 1);
+		assert_int_equal(lookup(a, "one@x").n, 0);
+		assert_int_equal(check_consistent(a), 4);
+		assert_int_equal(mrtx_drop_index(b, "by_email"), 0);
+	}
+	/* the source table can be dropped now */
+	assert_int_equal(mrtx_drop_table(a, "users"), 0);
+	assert_false(table_exists(b, "users"));
+	mrtx_close(b);
+	mrtx_close(a);
+	tu_rmrf(path);
+	free(path);
+}
+
+/* The declaration retired, the process gone before the table drop (made
+ * here by writing step 1's metadata directly). */
+static void retire_only(mrtx_db *db)
+{
+	const char *del[2] = { "i/by_email", "b/by_email" };
+
+	assert_int_equal(store_meta_change(mrtx__db_store(db), del, 2, "d/by_email",
+	                                   MRTX_CSTR("users_by_email")), 0);
+}
+
+static void test_drop_index_half_done(void **state)
+{
+	char *path;
+	mrtx_db *a = setup(&path), *b;
+
+	(void)state;
+	if (tu_rados()) {
+		mrtx_close(a);
+		tu_rmrf(path);
+		free(path);
+		skip();
+	}
+	assert_int_equal(put2(a, "u1", "email", "one@x"), 0);
+	retire_only(a);
+	/* a fresh handle: no index, the table stays, writes do not reach it */
+	assert_non_null(b = tu_open(path, NULL));
+	assert_int_equal(nindexes(b), 0);
+	assert_true(table_exists(b, "users_by_email"));
+	assert_int_equal(count_cells(b, "users_by_email"), 1); /* u1's reference */
+	assert_int_equal(put2(b, "u2", "email", "two@x"), 0);
+	assert_int_equal(put2(a, "u1", "email", "uno@x"), MRTX_CONFLICT); /* a: stale */
+	assert_int_equal(put2(a, "u1", "email", "uno@x"), 0);
+	assert_int_equal(count_cells(b, "users_by_email"), 1);
+	/* a repeated drop finishes it */
+	assert_int_equal(mrtx_drop_index(b, "by_email"), 0);
+	assert_false(table_exists(a, "users_by_email"));
+	assert_int_equal(mrtx_drop_index(b, "by_email"), MRTX_EINVAL);
+
+	/* again, finished by dropping the table */
+	{
+		mrtx_index_spec s = email_spec();
+
+		assert_int_equal(mrtx_create_index(a, &s), 0);
+		assert_int_equal(lookup(a, "two@x").n, 1);
+	}
+	retire_only(a);
+	assert_int_equal(mrtx_drop_table(b, "users_by_email"), 0);
+	assert_int_equal(mrtx_drop_index(a, "by_email"), MRTX_EINVAL); /* nothing left */
+
+	/* again, the table taken by another index meanwhile: only the record goes */
+	{
+		mrtx_index_spec s = email_spec();
+
+		assert_int_equal(mrtx_create_index(a, &s), 0);
+		retire_only(a);
+		s.name = "by_email2";
+		assert_int_equal(mrtx_create_index(a, &s), 0);
+		assert_int_equal(mrtx_drop_index(a, "by_email"), 0);
+		assert_true(table_exists(a, "users_by_email"));
+		assert_int_equal(lookup_in(b, "by_email2", "two@x").n, 1);
+		assert_int_equal(mrtx_drop_index(a, "by_email"), MRTX_EINVAL);
+	}
+	mrtx_close(b);
+	mrtx_close(a);
+	tu_rmrf(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -839,6 +1053,8 @@ int main(void)
 		cmocka_unit_test(test_reader_settles_orphan),
 		cmocka_unit_test(test_reader_fences_absent_primary),
 		cmocka_unit_test(test_late_declaration),
+		cmocka_unit_test(test_drop_index),
+		cmocka_unit_test(test_drop_index_half_done),
 	};
 
 	/* These tests kill writers between the steps of the two-phase protocol (DESIGN §5.2): every handle

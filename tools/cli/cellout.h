@@ -24,6 +24,9 @@ typedef struct scan_out {
 	int count;           /* count only */
 	int rowless;         /* text lines without the row (a whole-row get) */
 	size_t versions;     /* --versions N: 0 (one, no timestamps) or N */
+	int ts_range;        /* --time-range: only versions in [ts_lo, ts_hi), up to
+	                        versions (or 1) of each cell, with timestamps */
+	uint64_t ts_lo, ts_hi;
 	const cell_column *cols; /* ncols > 0: only these columns */
 	size_t ncols;
 	mrtx_bytes value_prefix; /* size > 0: only values starting with it */
@@ -48,6 +51,11 @@ int scan_job_fn(mrtx_txn *txn, void *p);
    the bound just past the row. */
 void row_spec(const char *table, mrtx_bytes row, unsigned char *end,
               mrtx_scan_spec *spec, scan_out *o);
+
+/* --time-range START END taken out of argv[1..*argc) (before any "--"),
+   the rest moved down: *has 1 and the range in o when it was there; 0,
+   or EXIT_USAGE (message printed: a missing or bad bound, END <= START). */
+int arg_time_range(const char *cmd, int *argc, char **argv, scan_out *o);
 
 /* --at: a commit timestamp (decimal, above 0); 0 or EXIT_USAGE. */
 int arg_ts(const char *cmd, const char *arg, uint64_t *out);

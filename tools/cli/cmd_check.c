@@ -278,7 +278,17 @@ int cmd_check(int argc, char **argv)
 	check_stats s;
 	check_out o;
 	mrtx_db *db;
+	int ncell = 0;
 
+	/* STORE TABLE ROW F:Q ...: a cell's condition, as a script's check */
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--key") == 0)
+			i++;
+		else if (strncmp(argv[i], "--", 2) != 0)
+			ncell++;
+	}
+	if (ncell >= 4)
+		return cmd_check_cell(argc, argv);
 	if ((rc = args_parse(argv[0], usage, argc, argv, opts, pos, &npos, &help)))
 		return rc;
 	if (help) {
@@ -310,11 +320,15 @@ int cmd_check(int argc, char **argv)
 		       "`mrtx --read-only dump` copies out) or that a backup must be restored.\n"
 		       "On a store being written, a walk that a commit overtook is made again\n"
 		       "(three times at most); check a backup of a busy store instead.  Not\n"
-		       "for RADOS stores (exit 2).\n", usage);
+		       "for RADOS stores (exit 2).\n\n"
+		       "mrtx check STORE TABLE ROW FAMILY:QUALIFIER OP NUMBER|absent|present\n"
+		       "tests a cell instead, as a txn script's check (exit 3 when the\n"
+		       "condition does not hold; see its --help).\n", usage);
 		return EXIT_OK;
 	}
 	if (npos != 1)
-		return tool_usage_err(argv[0], usage, "expected STORE");
+		return tool_usage_err(argv[0], usage, "expected STORE (or STORE TABLE ROW "
+		                      "FAMILY:QUALIFIER OP NUMBER to test a cell)");
 	if (deep && strict)
 		return tool_usage_err(argv[0], usage, "--strict is for the lock family, not --deep");
 	if (deep && strncmp(pos[0], "rados://", 8) == 0)

@@ -328,6 +328,11 @@ static int run_cell(int argc, char **argv, enum cell_op op, const char *usage,
 		free(valbuf);
 		return rc;
 	}
+	if (op != OP_GET && (rc = tool_refuse_index_table(cmd, db, c.table))) {
+		free(valbuf);
+		mrtx_close(db);
+		return rc;
+	}
 	if (op == OP_GET && want == 3)
 		rc = get_row_print(db, &c, key ? &kf : NULL, json, at_ts, maxv);
 	else if (maxv)

@@ -1,8 +1,7 @@
 /*
  * cmd_ddl.c - add-family, drop-table, truncate: a table's schema and its
  * whole data, through mrtx_add_family, mrtx_drop_table and
- * mrtx_truncate_table (LMDB stores; a RADOS store says it is not
- * supported).  None of them creates a store.
+ * mrtx_truncate_table, on either backend.  None of them creates a store.
  */
 #include "cmds.h"
 
@@ -23,8 +22,7 @@ int cmd_add_family(int argc, char **argv)
 	if (help)
 		HELP(usage, "Add the column family FAMILY to TABLE.  Its cells can be written at\n"
 		     "once, by this and every other process with the store open.  A family\n"
-		     "cannot be removed again (drop or truncate the table instead).\n"
-		     "LMDB stores only.\n");
+		     "cannot be removed again (drop or truncate the table instead).\n");
 	if (npos != 3)
 		return tool_usage_err(argv[0], usage, "expected STORE, TABLE and FAMILY");
 	if ((rc = arg_name(argv[0], "table", pos[1])) ||
@@ -58,8 +56,10 @@ static int drop_or_truncate(int argc, char **argv, int drop)
 		       "back, as by recover --force), then one write removes the rows, so no\n"
 		       "reader sees part of them gone.  A table an index uses cannot be\n"
 		       "dropped or truncated.  If it fails half way the table stays frozen\n"
-		       "(readable, not writable) until the command is run again.  There is no\n"
-		       "confirmation: the rows are gone when it returns.  LMDB stores only.\n");
+		       "(readable, not writable) until the command is run again; on RADOS\n"
+		       "one cut short after closing the table's tablets leaves it unreadable\n"
+		       "until then.  There is no confirmation: the rows are gone when it\n"
+		       "returns.\n");
 		return EXIT_OK;
 	}
 	if (npos != 2)

@@ -491,6 +491,8 @@ static int load_table(load_state *s, const char *dump_table)
 	}
 	if (rc)
 		return tool_fail(s->cmd, NULL, rc);
+	if ((rc = tool_refuse_index_table(s->cmd, s->db, s->b.table)))
+		return rc;
 	for (size_t i = 0; i < s->nfams; i++) {
 		size_t j = 0;
 

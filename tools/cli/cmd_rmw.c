@@ -3,7 +3,8 @@
  * one transaction, run through mrtx_run, so a concurrent change of the cell
  * between the read and the write is a conflict that is retried, never a
  * lost update.  The work is script_run's (the same commands in `mrtx txn`
- * and the shell).
+ * and the shell).  Also check STORE TABLE ROW ...: a script's check in a
+ * transaction of its own, which reads the cell and writes nothing.
  *
  * When the condition of check-and-put does not hold, or incr meets a cell
  * that is no counter, the attempt ends with nothing buffered and commits:
@@ -65,6 +66,13 @@ static int run_rmw(int argc, char **argv, script_op op, const char *usage, const
 	if (help)
 		HELP(usage, text);
 	want = op == SCRIPT_CHECK_AND_PUT ? (absent ? 5 : 6) : op == SCRIPT_APPEND ? 5 : 4;
+	if (op == SCRIPT_CHECK) {
+		want = npos == 5 ? 5 : 6; /* absent|present, or OP NUMBER */
+		if (npos != 5 && npos != 6)
+			return tool_usage_err(cmd, usage, "expected STORE TABLE ROW FAMILY:QUALIFIER "
+			                      "and OP NUMBER, absent or present; got %d arguments",
+			                      npos);
+	}
 	if (npos != want && !(op == SCRIPT_INCR && npos == 5))
 		return tool_usage_err(cmd, usage, "expected %d%s arguments, got %d%s", want,
 		                      op == SCRIPT_INCR ? " or 5 (with DELTA)" : "", npos,
@@ -95,18 +103,26 @@ static int run_rmw(int argc, char **argv, script_op op, const char *usage, const
 	}
 	if (op == SCRIPT_APPEND && (rc = arg_bytes(cmd, "suffix", pos[4], &r.c.value)))
 		return rc;
+	if (op == SCRIPT_CHECK &&
+	    script_parse_check(pos[4], want == 6 ? pos[5] : NULL, &r.c, r.msg, sizeof(r.msg)))
+		return tool_usage_err(cmd, usage, "%s",
+		                      strncmp(r.msg, "check: ", 7) == 0 ? r.msg + 7 : r.msg);
 	if (op == SCRIPT_CHECK_AND_PUT &&
 	    ((!absent && (rc = arg_bytes(cmd, "expected value", pos[4], &r.c.expected))) ||
 	     (rc = arg_bytes(cmd, "new value", pos[want - 1], &r.c.value))))
 		return rc;
 	if ((rc = tool_open(cmd, pos[0], 0, &db)))
 		return rc;
+	if (op != SCRIPT_CHECK && (rc = tool_refuse_index_table(cmd, db, r.c.table))) {
+		mrtx_close(db);
+		return rc;
+	}
 	rc = mrtx_run(db, rmw_fn, &r, 0);
 	memout_finish(&r.out, rc == 0 && !r.outcome, stdout);
 	if (rc) {
 		rc = tool_fail(cmd, NULL, rc);
 	} else if (r.outcome) {
-		tool_err(cmd, "%s; nothing written", r.msg);
+		tool_err(cmd, op == SCRIPT_CHECK ? "%s" : "%s; nothing written", r.msg);
 		rc = r.outcome == SCRIPT_RC_CHECK ? EXIT_CHECK : EXIT_FAIL;
 	} else {
 		rc = fflush(stdout) || ferror(stdout) ? EXIT_FAIL : EXIT_OK;
@@ -146,4 +162,20 @@ int cmd_check_and_put(int argc, char **argv)
 	               "Otherwise write nothing, say what the cell holds, and exit 3.  Values\n"
 	               "accept \\xNN escapes; put \"--\" before a value starting with \"--\".\n"
 	               KEY_HELP EXIT_HELP);
+}
+
+int cmd_check_cell(int argc, char **argv)
+{
+	return run_rmw(argc, argv, SCRIPT_CHECK,
+	               "mrtx check STORE TABLE ROW FAMILY:QUALIFIER OP NUMBER|absent|present "
+	               "[--key FORMAT]",
+	               "Test a cell, in one transaction, as a txn script's check does: OP is\n"
+	               "one of == != < <= > >= and the cell is read as a decimal counter (a\n"
+	               "missing cell counts as 0), or absent / present test whether it\n"
+	               "exists.  Exit 0 when the condition holds; otherwise say what the\n"
+	               "cell holds and exit 3.  (With STORE alone, check verifies the lock\n"
+	               "family: see mrtx check STORE --help.)\n"
+	               KEY_HELP
+	               "Exit status: 0 the condition holds; 1 an error (a cell that is no\n"
+	               "counter, say); 2 a usage error; 3 the condition does not hold.\n");
 }

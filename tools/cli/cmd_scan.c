@@ -11,6 +11,7 @@
  */
 #include "cmds.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,7 +40,7 @@ static void scan_cell(FILE *f, const mrtx_cell *cell, scan_out *o, int newrow, u
 		json_str(f, cell->family, strlen(cell->family));
 		fputs(",\"qualifier\":", f);
 		json_data(f, cell->qualifier.data, cell->qualifier.size);
-		if (o->versions)
+		if (o->versions || o->ts_range)
 			fprintf(f, ",\"ts\":%llu", (unsigned long long)ts);
 		fputs(",\"value\":", f);
 		json_data(f, cell->value.data, cell->value.size);
@@ -53,7 +54,7 @@ static void scan_cell(FILE *f, const mrtx_cell *cell, scan_out *o, int newrow, u
 			print_escaped(f, cell->row.data, cell->row.size, ESC_SPACE);
 		fprintf(f, o->rowless ? "%s:" : " %s:", cell->family);
 		print_escaped(f, cell->qualifier.data, cell->qualifier.size, ESC_SPACE);
-		if (o->versions)
+		if (o->versions || o->ts_range)
 			fprintf(f, " %llu", (unsigned long long)ts);
 		putc(' ', f);
 		print_escaped(f, cell->value.data, cell->value.size, 0);
@@ -79,17 +80,47 @@ static int cell_wanted(const scan_out *o, const mrtx_cell *cell)
 	return o->ncols == 0;
 }
 
+/* --time-range: is this version of the cell wanted?  The scan returns
+   every kept version of each cell, newest first; up to versions (or 1) of
+   those in [ts_lo, ts_hi) pass.  A write of the transaction itself (ts 0)
+   has no timestamp yet and is in no range. */
+typedef struct range_state {
+	mrtx_cell last;   /* the cell of the previous version seen */
+	size_t taken;     /* versions of it passed */
+	int any;
+} range_state;
+
+static int in_range(const scan_out *o, range_state *r, const mrtx_cell *cell, uint64_t ts)
+{
+	size_t max = o->versions ? o->versions : 1;
+
+	if (!r->any || !bytes_eq(r->last.row, cell->row) ||
+	    strcmp(r->last.family, cell->family) != 0 ||
+	    !bytes_eq(r->last.qualifier, cell->qualifier)) {
+		r->last = *cell; /* (cell memory lives as long as the transaction) */
+		r->taken = 0;
+		r->any = 1;
+	}
+	if (ts == 0 || ts < o->ts_lo || ts >= o->ts_hi || r->taken == max)
+		return 0;
+	r->taken++;
+	return 1;
+}
+
 int scan_cells(mrtx_txn *txn, const mrtx_scan_spec *spec, FILE *f, scan_out *o)
 {
 	mrtx_bytes prev = MRTX_BYTES(NULL, 0);
+	range_state range;
 	mrtx_scanner *s;
 	mrtx_cell cell;
+	uint32_t nver = o->ts_range ? UINT32_MAX : (uint32_t)o->versions;
 	int rc;
 
 	o->cells = o->rows = o->unsplit = 0;
+	memset(&range, 0, sizeof(range));
 	if ((rc = mrtx_scan_open(txn, spec, &s)))
 		return rc;
-	if (o->versions && (rc = mrtx_scan_versions(s, (uint32_t)o->versions))) {
+	if (nver && (rc = mrtx_scan_versions(s, nver))) {
 		mrtx_scan_close(s);
 		return rc;
 	}
@@ -98,6 +129,8 @@ int scan_cells(mrtx_txn *txn, const mrtx_scan_spec *spec, FILE *f, scan_out *o)
 
 		if (o->only_row.size && !bytes_eq(o->only_row, cell.row))
 			break; /* past the row (a row too long for an end bound) */
+		if (o->ts_range && !in_range(o, &range, &cell, mrtx_scan_ts(s)))
+			continue;
 		if (!cell_wanted(o, &cell))
 			continue;
 		/* a row's cells come together; cell memory lives as long as txn */
@@ -243,13 +276,56 @@ static int scan_bound(const char *cmd, const char *what, const char *arg, const 
 	return 0;
 }
 
+static int ts_word(const char *cmd, const char *what, const char *w, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	if (!w || *w < '0' || *w > '9' ||
+	    ((*out = strtoull(w, &end, 10)), errno != 0 || *end != '\0')) {
+		tool_err(cmd, "--time-range %s: expected a commit timestamp (decimal), got '%s'",
+		         what, w ? w : "");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+int arg_time_range(const char *cmd, int *argc, char **argv, scan_out *o)
+{
+	int i, rc;
+
+	for (i = 1; i < *argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--time-range") == 0)
+			break;
+	if (i >= *argc || strcmp(argv[i], "--time-range") != 0)
+		return 0;
+	if (i + 2 >= *argc) {
+		tool_err(cmd, "--time-range needs START and END (commit timestamps; versions "
+		         "at START or later and before END)");
+		return EXIT_USAGE;
+	}
+	if ((rc = ts_word(cmd, "START", argv[i + 1], &o->ts_lo)) ||
+	    (rc = ts_word(cmd, "END", argv[i + 2], &o->ts_hi)))
+		return rc;
+	if (o->ts_hi <= o->ts_lo) {
+		tool_err(cmd, "--time-range: END (%s) must be above START (%s): the range is "
+		         "[START, END)", argv[i + 2], argv[i + 1]);
+		return EXIT_USAGE;
+	}
+	o->ts_range = 1;
+	memmove(argv + i, argv + i + 3, (size_t)(*argc - i - 3 + 1) * sizeof(*argv));
+	*argc -= 3;
+	return 0;
+}
+
 int cmd_scan(int argc, char **argv)
 {
 	static const char usage[] = "mrtx scan STORE TABLE [--start ROW] [--end ROW] "
 	                            "[--prefix ROW] [--family F] [--qual-start Q] "
 	                            "[--qual-end Q] [--columns F:Q,...] [--value-prefix V] "
 	                            "[--reverse] [--limit N] [--count] [--json] "
-	                            "[--key FORMAT] [--at TS] [--versions N]";
+	                            "[--key FORMAT] [--at TS] [--versions N] "
+	                            "[--time-range START END]";
 	const char *start = NULL, *end = NULL, *limit = NULL, *family = NULL, *key = NULL;
 	const char *cmd = argv[0], *at = NULL, *nver = NULL, *prefix = NULL, *qs = NULL;
 	const char *qe = NULL, *columns = NULL, *vprefix = NULL;
@@ -275,6 +351,8 @@ int cmd_scan(int argc, char **argv)
 	mrtx_db *db;
 
 	memset(&a, 0, sizeof(a));
+	if ((rc = arg_time_range(cmd, &argc, argv, &a.out)))
+		return rc;
 	if ((rc = args_parse(cmd, usage, argc, argv, opts, pos, &npos, &help)))
 		return rc;
 	if (help)
@@ -302,7 +380,10 @@ int cmd_scan(int argc, char **argv)
 		     "now; see get --versions for the timestamps cells were written at).\n"
 		     "--versions N prints up to N versions of each cell (default 1), newest\n"
 		     "first, each line with its commit timestamp: ROW FAMILY:QUALIFIER TS\n"
-		     "VALUE (JSON: \"ts\").\n");
+		     "VALUE (JSON: \"ts\").  --time-range START END prints only versions\n"
+		     "whose commit timestamp is in [START, END) (HBase's TIMERANGE): the\n"
+		     "newest such version of each cell, or up to --versions N of them, with\n"
+		     "timestamps as --versions prints them.\n");
 	if (npos != 2)
 		return tool_usage_err(cmd, usage, "expected STORE and TABLE");
 	if (prefix && (start || end || key))
@@ -356,7 +437,7 @@ int cmd_scan(int argc, char **argv)
 	}
 	/* the limit counts rows with a cell to print: here when cells are
 	   filtered here, else in the store */
-	if (columns || vprefix)
+	if (columns || vprefix || a.out.ts_range)
 		a.out.limit = lim;
 	else
 		a.spec.limit_rows = lim;

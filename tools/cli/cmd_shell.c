@@ -324,7 +324,16 @@ void shell_run_line(shell *sh, const char *line, size_t len)
 		shell_err(sh, "%s", rc == -2 ? "out of memory" : err);
 		goto out;
 	}
-	if (sh->txn && sh->failed[0])
+	if (c.op != SCRIPT_NONE && c.op != SCRIPT_GET && c.op != SCRIPT_SCAN &&
+	    c.op != SCRIPT_CHECK && c.op != SCRIPT_ABORT &&
+	    (rc = tool_index_of(sh->db, c.table, err, sizeof(err)))) {
+		if (rc == 1)
+			shell_err(sh, "table '%s' is the index table of index '%s': only the index "
+			          "writes it (nothing written%s)", c.table, err,
+			          sh->txn ? "; the transaction is still open" : "");
+		else
+			shell_err(sh, "indexes: %s", api_msg(rc));
+	} else if (sh->txn && sh->failed[0])
 		shell_err(sh, "the transaction failed (%s): only rollback or commit (which rolls "
 		          "back) is accepted", sh->failed);
 	else if (sh->txn)

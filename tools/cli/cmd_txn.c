@@ -97,6 +97,12 @@ int cmd_txn(int argc, char **argv)
 		}
 		if (c.op == SCRIPT_ABORT) {
 			done = 1;
+		} else if (c.op != SCRIPT_GET && c.op != SCRIPT_SCAN && c.op != SCRIPT_CHECK &&
+		           c.op != SCRIPT_NONE && (rc = tool_refuse_index_table(cmd, db, c.table))) {
+			tool_err(cmd, "line %lu: the transaction was rolled back", lineno);
+			ret = rc;
+			script_cmd_free(&c);
+			goto out;
 		} else if ((rc = script_run(txn, &c, stdout, &step, msg, sizeof(msg)))) {
 			char what[64];
 

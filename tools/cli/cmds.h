@@ -31,6 +31,9 @@ int cmd_txn(int argc, char **argv);
 int cmd_incr(int argc, char **argv);
 int cmd_append(int argc, char **argv);
 int cmd_check_and_put(int argc, char **argv);
+/* `mrtx check STORE TABLE ROW F:Q OP N|absent|present` (cmd_check hands
+   it over when given a cell) */
+int cmd_check_cell(int argc, char **argv);
 
 /* script_run.c: script_run's outcomes besides 0 and the mrtx errors (which
    are negative).  Nothing of the command was written. */
@@ -69,6 +72,19 @@ int cmd_describe(int argc, char **argv);
 int cmd_add_family(int argc, char **argv);
 int cmd_drop_table(int argc, char **argv);
 int cmd_truncate(int argc, char **argv);
+
+/* cmd_index.c: index create|list|scan|drop */
+int cmd_index(int argc, char **argv);
+/* 0 if table is not the index table of an index, else EXIT_FAIL (or the
+   failure of listing the indexes) with the message printed: the writing
+   subcommands call it before writing table. */
+int tool_refuse_index_table(const char *cmd, mrtx_db *db, const char *table);
+/* 1 with the index's name in index (n bytes) if table is the index table
+   of an index, 0 if not, or the mrtx error of listing the indexes. */
+int tool_index_of(mrtx_db *db, const char *table, char *index, size_t n);
+
+/* cmd_import.c: import a TSV or CSV file */
+int cmd_import(int argc, char **argv);
 
 /* cmd_dump.c: dump, load (format in dumpfmt.h); cmd_backup.c */
 int cmd_dump(int argc, char **argv);

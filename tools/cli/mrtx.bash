@@ -5,7 +5,7 @@
 # for `txn`'s script).
 
 _mrtx_subcommands="create-table put get del delrow scan incr append check-and-put txn shell locks lock recover check stats
-tables describe add-family drop-table truncate dump load backup upgrade gc chaos crashsim bench sim"
+tables describe index add-family drop-table truncate dump load import backup upgrade gc chaos crashsim bench sim"
 
 # COMPREPLY from compgen's lines (names with blanks stay whole)
 _mrtx_reply()
@@ -19,16 +19,18 @@ _mrtx_options()
 	create-table | txn | shell | dump | backup | upgrade | add-family | drop-table | truncate) echo "--help" ;;
 	gc) echo "--keep --help" ;;
 	tables | describe) echo "--json --help" ;;
+	index) echo "--cluster --value --start --end --limit --reverse --json --help" ;;
 	load) echo "--batch --help" ;;
+	import) echo "--format --row-column --columns --skip-header --no-escapes --empty --batch --help" ;;
 	put) echo "--file --key --help" ;;
 	get) echo "--raw --json --key --versions --at --help" ;;
 	del | delrow | incr | append) echo "--key --help" ;;
 	check-and-put) echo "--absent --key --help" ;;
-	scan) echo "--start --end --prefix --family --qual-start --qual-end --columns --value-prefix --reverse --limit --count --json --key --at --versions --help" ;;
+	scan) echo "--start --end --prefix --family --qual-start --qual-end --columns --value-prefix --reverse --limit --count --json --key --at --versions --time-range --help" ;;
 	locks) echo "--table --state --json --help" ;;
 	lock) echo "--json --help" ;;
 	recover) echo "--dry-run --force --json --help" ;;
-	check) echo "--strict --deep --json --help" ;;
+	check) echo "--strict --deep --json --key --help" ;;
 	stats) echo "--json --help" ;;
 	chaos) echo "--workload --seconds --writers --unbatched --two-phase --seed --json --help" ;;
 	bench) echo "--quick --only --json --help" ;;
@@ -92,6 +94,10 @@ _mrtx()
 		_mrtx_reply -W "sync nometasync nosync" -- "$cur"
 		return
 		;;
+	--format)
+		_mrtx_reply -W "tsv csv" -- "$cur"
+		return
+		;;
 	--broken)
 		_mrtx_reply -W "meta data" -- "$cur"
 		return
@@ -111,7 +117,8 @@ _mrtx()
 	--start | --end | --prefix | --family | --qual-start | --qual-end | --columns | \
 		--value-prefix | --limit | --table | --seconds | --writers | --seed | --states | \
 		--txns | --batch | --at | --versions | --keep | --seeds | --replay | \
-		--check-determinism | --clients | --accounts | --split-rows | --faults)
+		--check-determinism | --clients | --accounts | --split-rows | --faults | --cluster | \
+		--value | --row-column | --time-range)
 		return # free text
 		;;
 	esac
@@ -128,16 +135,29 @@ _mrtx()
 		--start | --end | --prefix | --family | --qual-start | --qual-end | --columns | \
 			--value-prefix | --limit | --table | --state | --workload | \
 			--seconds | --writers | --seed | --only | --durability | --states | --txns | \
-			--broken | --trace | --file | --key | --batch | --at | --versions | --keep) ((i++)) ;;
+			--broken | --trace | --file | --key | --batch | --at | --versions | --keep | \
+			--cluster | --value | --format | --row-column) ((i++)) ;;
+		--time-range) ((i += 2)) ;;
 		-*) ;;
 		*) ((npos++)) ;;
 		esac
 	done
+	if [[ $sub == index ]]; then
+		# index COMMAND STORE ...: the command word comes first
+		if [[ $npos -eq 0 ]]; then
+			_mrtx_reply -W "create list scan drop" -- "$cur"
+		elif [[ $npos -eq 1 ]]; then
+			_mrtx_reply -d -- "$cur"
+			compopt -o filenames 2>/dev/null
+		fi
+		return
+	fi
 	if [[ $npos -eq 0 ]]; then
 		# STORE (or bench's DIR): a directory
 		_mrtx_reply -d -- "$cur"
 		compopt -o filenames 2>/dev/null
-	elif [[ ($sub == txn && $npos -eq 1) || ($sub == dump || $sub == load) && $npos -eq 2 ]]; then
+	elif [[ ($sub == txn && $npos -eq 1) || ($sub == dump || $sub == load || $sub == import) &&
+		$npos -eq 2 ]]; then
 		_mrtx_reply -f -- "$cur"
 		compopt -o filenames 2>/dev/null
 	elif [[ $sub == backup && $npos -eq 1 ]]; then
@@ -145,7 +165,7 @@ _mrtx()
 		_mrtx_reply -d -- "$cur"
 		compopt -o filenames 2>/dev/null
 	elif [[ ($sub == describe || $sub == dump || $sub == add-family || $sub == drop-table ||
-		$sub == truncate) && $npos -eq 1 ]]; then
+		$sub == truncate || $sub == import) && $npos -eq 1 ]]; then
 		# TABLE: the store's tables (nothing when STORE is not one)
 		local tables
 		tables=$(command mrtx tables "${words[2]}" 2>/dev/null)

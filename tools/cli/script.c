@@ -165,7 +165,8 @@ static const struct {
 	{ "del", SCRIPT_DEL, 3, 3, "del TABLE ROW FAMILY:QUALIFIER" },
 	{ "delrow", SCRIPT_DELROW, 2, 2, "delrow TABLE ROW" },
 	{ "scan", SCRIPT_SCAN, 1, SCRIPT_MAX_WORDS - 1,
-	  "scan TABLE [START [END]] [--reverse] [--limit N] [--family F] [--prefix P]" },
+	  "scan TABLE [START [END]] [--reverse] [--limit N] [--family F] [--prefix P] "
+	  "[--versions N] [--time-range START END]" },
 	{ "incr", SCRIPT_INCR, 3, 4, "incr TABLE ROW FAMILY:QUALIFIER [DELTA]" },
 	{ "append", SCRIPT_APPEND, 4, 4, "append TABLE ROW FAMILY:QUALIFIER SUFFIX" },
 	{ "check-and-put", SCRIPT_CHECK_AND_PUT, 5, 5,
@@ -231,7 +232,8 @@ static int number_tok(const tok *t, const char *what, int64_t *out, char *err,
 	return -1;
 }
 
-/* scan TABLE [START [END]] [--reverse] [--limit N] [--family F] [--prefix P] */
+/* scan TABLE [START [END]] [--reverse] [--limit N] [--family F] [--prefix P]
+ *      [--versions N] [--time-range START END] */
 static int scan_args(tok *a, size_t n, script_cmd *out, char *err, size_t errlen)
 {
 	size_t npos = 0, i;
@@ -258,11 +260,32 @@ static int scan_args(tok *a, size_t n, script_cmd *out, char *err, size_t errlen
 			out->reverse = 1;
 			continue;
 		}
+		if (strcmp(w, "--time-range") == 0) {
+			int64_t lo, hi;
+
+			if (i + 2 >= n) {
+				snprintf(err, errlen, "scan: --time-range needs START and END");
+				return -1;
+			}
+			if (number_tok(&a[i + 1], "scan --time-range START", &lo, err, errlen) ||
+			    number_tok(&a[i + 2], "scan --time-range END", &hi, err, errlen))
+				return -1;
+			if (lo < 0 || hi <= lo) {
+				snprintf(err, errlen, "scan --time-range: START 0 or more and END above "
+				         "it (the range is [START, END))");
+				return -1;
+			}
+			out->ts_range = 1;
+			out->ts_lo = (uint64_t)lo;
+			out->ts_hi = (uint64_t)hi;
+			i += 2;
+			continue;
+		}
 		if (strcmp(w, "--limit") != 0 && strcmp(w, "--family") != 0 &&
-		    strcmp(w, "--prefix") != 0) {
+		    strcmp(w, "--prefix") != 0 && strcmp(w, "--versions") != 0) {
 			snprintf(err, errlen, "scan: unknown option %.*s (expected --reverse, "
-			         "--limit N, --family F or --prefix P)",
-			         (int)(a[i].n > 40 ? 40 : a[i].n), w);
+			         "--limit N, --family F, --prefix P, --versions N or --time-range "
+			         "START END)", (int)(a[i].n > 40 ? 40 : a[i].n), w);
 			return -1;
 		}
 		if (i + 1 == n) {
@@ -280,6 +303,16 @@ static int scan_args(tok *a, size_t n, script_cmd *out, char *err, size_t errlen
 				return -1;
 			}
 			out->limit = (size_t)v;
+		} else if (strcmp(w, "--versions") == 0) {
+			int64_t v;
+
+			if (number_tok(&a[i], "scan --versions", &v, err, errlen))
+				return -1;
+			if (v < 1 || v > UINT32_MAX) {
+				snprintf(err, errlen, "scan --versions: 1 to 4294967295");
+				return -1;
+			}
+			out->versions = (size_t)v;
 		} else if (strcmp(w, "--family") == 0) {
 			if (name_tok(&a[i], "scan --family", &out->scan_family, err, errlen))
 				return -1;
@@ -328,6 +361,13 @@ static int check_args(tok *w, size_t n, script_cmd *out, char *err, size_t errle
 		return -1;
 	}
 	return n == 2 ? number_tok(&w[1], "check: NUMBER", &out->number, err, errlen) : 0;
+}
+
+int script_parse_check(char *op, char *num, script_cmd *out, char *err, size_t errlen)
+{
+	tok w[2] = { { op, strlen(op), 0 }, { num, num ? strlen(num) : 0, 0 } };
+
+	return check_args(w, num ? 2 : 1, out, err, errlen);
 }
 
 /*

@@ -8,6 +8,7 @@
  *   del TABLE ROW FAMILY:QUALIFIER
  *   delrow TABLE ROW
  *   scan TABLE [START [END]] [--reverse] [--limit N] [--family F] [--prefix P]
+ *        [--versions N] [--time-range TS TS]
  *   incr TABLE ROW FAMILY:QUALIFIER [DELTA]
  *   append TABLE ROW FAMILY:QUALIFIER SUFFIX
  *   check-and-put TABLE ROW FAMILY:QUALIFIER EXPECTED|--absent NEWVALUE
@@ -83,6 +84,9 @@ typedef struct script_cmd {
 	const char *scan_family;    /* scan --family, or NULL */
 	int reverse;                /* scan --reverse */
 	size_t limit;               /* scan --limit (0: none) */
+	size_t versions;            /* scan --versions (0: one, no timestamps) */
+	int ts_range;               /* scan --time-range: versions in [ts_lo, ts_hi) */
+	uint64_t ts_lo, ts_hi;
 	char *mem;                  /* owns every pointer above */
 } script_cmd;
 
@@ -96,11 +100,16 @@ typedef struct script_cmd {
 int script_parse_line(const char *line, size_t len, script_cmd *out, char *err,
                       size_t errlen);
 
+/* check's test from its words after FAMILY:QUALIFIER: op (== != < <= > >=
+   absent present) and num (NULL after absent and present) into out->cmp
+   and out->number.  0, or -1 with a message in err. */
+int script_parse_check(char *op, char *num, script_cmd *out, char *err, size_t errlen);
+
 /* Free what script_parse_line allocated; NULL is a no-op. */
 void script_cmd_free(script_cmd *c);
 
 /* Most words a line may have (a command word and its arguments). */
-#define SCRIPT_MAX_WORDS 12
+#define SCRIPT_MAX_WORDS 16
 
 /* A line split into decoded words (for commands outside the language, e.g.
    the shell's begin/commit). */

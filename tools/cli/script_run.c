@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cellout.h"
 #include "script.h"
 #include "util.h"
 
@@ -29,9 +30,13 @@ const char script_help_commands[] =
 	"  del TABLE ROW FAMILY:QUALIFIER\n"
 	"  delrow TABLE ROW\n"
 	"  scan TABLE [START [END]] [--reverse] [--limit N] [--family F] [--prefix P]\n"
+	"       [--versions N] [--time-range START END]\n"
 	"                                        print ROW FAMILY:QUALIFIER VALUE lines\n"
 	"                                        (default: every row and family, in\n"
-	"                                        ascending order, no limit)\n"
+	"                                        ascending order, no limit); --versions\n"
+	"                                        and --time-range (commit timestamps in\n"
+	"                                        [START, END)) as mrtx scan's, with\n"
+	"                                        ROW FAMILY:QUALIFIER TS VALUE lines\n"
 	"  incr TABLE ROW FAMILY:QUALIFIER [DELTA]\n"
 	"                                        add DELTA (default 1) to a decimal\n"
 	"                                        counter (missing: 0); print the result\n"
@@ -214,20 +219,29 @@ static int run_scan(mrtx_txn *txn, const script_cmd *c, FILE *out)
 {
 	unsigned char end[MRTX_MAX_ROW];
 	mrtx_scan_spec spec;
+	scan_out o;
 
 	memset(&spec, 0, sizeof(spec));
+	memset(&o, 0, sizeof(o));
+	o.versions = c->versions;
+	o.ts_range = c->ts_range;
+	o.ts_lo = c->ts_lo;
+	o.ts_hi = c->ts_hi;
 	spec.table = c->table;
 	spec.start = c->start;
 	spec.end = c->end;
 	spec.family = c->scan_family;
 	spec.reverse = c->reverse;
-	spec.limit_rows = c->limit;
+	if (c->ts_range)
+		o.limit = c->limit; /* (rows with a version in range) */
+	else
+		spec.limit_rows = c->limit;
 	if (c->prefix.size) {
 		spec.start = c->prefix;
 		if (c->prefix.size <= MRTX_MAX_ROW) /* else mrtx_scan_open refuses start */
 			spec.end = MRTX_BYTES(end, prefix_end(c->prefix.data, c->prefix.size, end));
 	}
-	return scan_print_cells(txn, &spec, out);
+	return scan_cells(txn, &spec, out, &o);
 }
 
 int script_run(mrtx_txn *txn, const script_cmd *c, FILE *out, const char **step, char *msg,

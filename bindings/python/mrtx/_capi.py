@@ -169,6 +169,7 @@ _PROTOTYPES = {
     "mrtx_key_parse": (c_int, [POINTER(KeyPart), c_size_t, Bytes, POINTER(c_uint8), c_size_t]),
     "mrtx_key_format": (c_int, [c_char_p, c_size_t, POINTER(KeyPart), c_size_t]),
     "mrtx_create_index": (c_int, [db_p, POINTER(IndexSpec)]),
+    "mrtx_drop_index": (c_int, [db_p, c_char_p]),
     "mrtx_index_scan": (c_int, [txn_p, c_char_p, Bytes, Bytes, c_int, c_size_t, INDEX_HIT_FN,
                                 c_void_p]),
     "mrtx_index_lookup": (c_int, [txn_p, c_char_p, Bytes, INDEX_HIT_FN, c_void_p]),

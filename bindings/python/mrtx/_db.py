@@ -200,6 +200,11 @@ class Db(_Closing):
                            cols if cluster else None, len(cluster))
         check(C.lib.mrtx_create_index(self._handle(), ctypes.byref(spec)), "create_index")
 
+    def drop_index(self, index):
+        """Drop the secondary index `index`: its declaration, then its index
+        table (as drop_table; a repeated call finishes a drop cut short)."""
+        check(C.lib.mrtx_drop_index(self._handle(), name(index, "index")), "drop_index")
+
     def indexes(self):
         """The store's index declarations, in name order, as Index tuples."""
         out = []

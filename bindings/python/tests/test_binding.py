@@ -594,6 +594,13 @@ class IndexTest(StoreTest):
                              [b"u2", b"u3"])
             self.assertEqual(txn.index_lookup("by_city", b"Bern"), [])
 
+    def test_drop_index(self):
+        self.db.drop_index("by_city")
+        self.assertEqual(self.db.indexes(), [])
+        self.assertNotIn("users_by_city", self.db.tables())
+        with self.assertRaises(mrtx.InvalidArgument):
+            self.db.drop_index("by_city")
+
     def test_redeclared_with_another_spec(self):
         with self.assertRaises(mrtx.Exists):
             self.db.create_index("by_city", "users", "p", b"name", "users_by_city")
