@@ -792,6 +792,14 @@ static int record_build(mrtx_buf *b, const char *const *families, size_t nfamili
 	return rc ? mrtx__seterr(MRTX_ENOMEM, "out of memory building a table record") : 0;
 }
 
+static int count_one(const char *key, mrtx_bytes value, void *payload)
+{
+	(void)key;
+	(void)value;
+	++*(size_t *)payload;
+	return 0;
+}
+
 int rados_store_create_table(store *st, const char *name, const char *const *families,
                              size_t nfamilies, const store_policy *pol, const mrtx_bytes *splits,
                              size_t nsplits)
@@ -845,10 +853,25 @@ int rados_store_create_table(store *st, const char *name, const char *const *fam
 			break;
 		}
 		id = rbe32_get(v[0].data);
-		if (id > MRTX_MAX_TABLES) {
-			rc = mrtx__seterr(MRTX_ETOOBIG, "store %s has the maximum of %u tables",
-			                  rs->addr, MRTX_MAX_TABLES);
+		/* ids are never reused (a stale handle of a dropped or truncated
+		 * table must not reach a new one's tablets), so past
+		 * MRTX_MAX_TABLES ids the live tables are counted */
+		if (id == UINT32_MAX) {
+			rc = mrtx__seterr(MRTX_ETOOBIG, "store %s has handed out every table id "
+			                  "(tables created, dropped and truncated over its life)",
+			                  rs->addr);
 			break;
+		}
+		if (id > MRTX_MAX_TABLES) {
+			size_t live = 0;
+
+			if ((rc = rados_store_meta_list(st, "t/", &a, count_one, &live, NULL)))
+				break;
+			if (live >= MRTX_MAX_TABLES) {
+				rc = mrtx__seterr(MRTX_ETOOBIG, "store %s has the maximum of %u tables",
+				                  rs->addr, MRTX_MAX_TABLES);
+				break;
+			}
 		}
 		rbe32_put(rec.data, id);
 		rbe32_put(nid, id + 1);
