@@ -393,6 +393,33 @@ int mrtx_table_families(mrtx_db *db, const char *table, const char *const **out,
 int mrtx_add_family(mrtx_db *db, const char *table, const char *family);
 
 /**
+ * Change one family's version policy (mrtx_family_spec: VERSIONS,
+ * MIN_VERSIONS, TTL) in an existing table; spec->name names the family,
+ * and its max_versions 0 means 1, as at creation.  The change is one store
+ * write; other handles and processes learn of it as of mrtx_add_family
+ * (their next read of the table; a write a handle makes before then may
+ * still trim its cells by the old policy).
+ *
+ * Versions the new policy no longer keeps are hidden from reads at once
+ * (reads apply the policy themselves) and are removed by the next write of
+ * their cell or by mrtx_gc.  Versions an earlier, stricter policy already
+ * removed do not come back when the policy grows: the cell keeps what was
+ * left and gathers versions from its next writes on.  A running
+ * transaction reads under the policy its handle knows; a mrtx_begin_at
+ * snapshot under a lower policy may then meet MRTX_ESNAPSHOT where it read
+ * before.  A FROZEN table (a drop or truncate under way) may be altered.
+ *
+ * @param spec  the family (borrowed; name required) and its new policy.
+ * @return MRTX_OK; MRTX_EINVAL (NULL argument, min_versions above
+ *   max_versions, a TTL past 2^63 microseconds); MRTX_ENOTABLE;
+ *   MRTX_ENOFAMILY; MRTX_ENOTSUP (a RADOS store: its handles keep a
+ *   table's policies from when they first read it, so a change could not
+ *   reach them); MRTX_EREADONLY; MRTX_EFULL; MRTX_ECORRUPT; MRTX_ESTORE;
+ *   MRTX_ENOMEM.
+ */
+int mrtx_alter_family(mrtx_db *db, const char *table, const mrtx_family_spec *spec);
+
+/**
  * Drop a table: its data and its name (which may then be created anew).
  *
  * Transactional with respect to running transactions (DESIGN §3.4): the

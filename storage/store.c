@@ -184,6 +184,15 @@ int store_table_clear(store *st, const store_table *t, int drop, uint64_t token)
 	return BE(st)->table_clear(st, t, drop, token);
 }
 
+int store_alter_family(store *st, const store_table *t, unsigned fid, const store_policy *pol)
+{
+	if (store_read_only(st))
+		return refuse_write(st, "changing a family's versions");
+	if (!store_has(st, STORE_CAP_SCHEMA) || !BE(st)->alter_family)
+		return lacks(st, "changing a family's versions");
+	return BE(st)->alter_family(st, t, fid, pol);
+}
+
 int store_table_refresh(store *st)
 {
 	/* (without schema changes, nothing to refresh) */

@@ -122,6 +122,15 @@ typedef struct store_policy {
 	uint32_t max_versions, min_versions;
 	uint64_t ttl_ms;
 } store_policy;
+/* Families 0..n-1's policies (later families keep one version).  A policy
+ * change (store_alter_family) publishes a whole new set; the set it
+ * replaces stays valid (on the new one's older list) until the table is
+ * freed, so a lock-free reader never meets freed memory. */
+typedef struct store_polset {
+	size_t n;
+	struct store_polset *older;
+	store_policy p[];
+} store_polset;
 typedef struct store_table {
 	const char *name;
 	_Atomic size_t nfamilies;
@@ -130,17 +139,17 @@ typedef struct store_table {
 	void *be;      /* a backend's per-table state where it keeps it apart
 	                  (RADOS: its tablets; LMDB extends the struct) */
 	_Atomic int state;  /* STORE_T_*; kept by LMDB (RADOS: always LIVE) */
-	const store_policy *pol; /* families 0..npol-1's policies (fixed at
-	                            creation); later families keep one version */
-	size_t npol;
+	_Atomic(store_polset *) pols; /* NULL: one version each */
 } store_table;
 
 /* Family fid's version policy. */
 static inline store_policy store_table_policy(const store_table *t, unsigned fid)
 {
 	store_policy one = { 1, 0, 0 };
+	const store_polset *s = atomic_load_explicit(&((store_table *)(uintptr_t)t)->pols,
+	                                             memory_order_acquire);
 
-	return fid < t->npol ? t->pol[fid] : one;
+	return s && fid < s->n ? s->p[fid] : one;
 }
 
 typedef struct store_opts {
@@ -206,13 +215,20 @@ int store_tables_list(store *st, const store_table ***out, size_t *count);
  *   the name is free; t is GONE) or only its mark (drop = 0: truncate, the
  *   same table, empty and LIVE).
  * store_table_refresh: re-read the records of every table this store has
- *   attached (families, state), if any schema change happened since the
- *   last refresh.  Table lookups and reads do it on their own.
+ *   attached (families, state, policies), if any schema change happened
+ *   since the last refresh.  Table lookups and reads do it on their own.
+ * store_alter_family: replace family fid's version policy (pol checked by
+ *   the caller) in t's record of policies, bumping the table generation as
+ *   the other changes do; a FROZEN table may be altered.  NULL in a
+ *   backend without it: MRTX_ENOTSUP.
  */
 int store_add_family(store *st, const store_table *t, const char *family);
 int store_table_freeze(store *st, const store_table *t, int on, uint64_t *token);
 int store_table_clear(store *st, const store_table *t, int drop, uint64_t token);
 int store_table_refresh(store *st);
+int store_alter_family(store *st, const store_table *t, unsigned fid, const store_policy *pol);
+/* Free t's policy sets (the current one and every replaced one). */
+void store_table_free_policies(store_table *t);
 
 /* Bytes before enc(row) in an LMDB key (the table prefix): part of the key
  * limit every backend enforces (store_check_key). */

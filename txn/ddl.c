@@ -1,6 +1,6 @@
 /*
  * ddl.c - changing existing tables: mrtx_add_family, mrtx_drop_table,
- * mrtx_truncate_table (DESIGN §3.4).
+ * mrtx_truncate_table, mrtx_alter_family (DESIGN §3.4).
  *
  * A drop or truncate is transactional with respect to running
  * transactions in three steps:
@@ -38,6 +38,31 @@ int mrtx_add_family(mrtx_db *db, const char *table, const char *family)
 	    (rc = store_table_find(db->st, table, &t)))
 		return rc;
 	return store_add_family(db->st, t, family);
+}
+
+int mrtx_alter_family(mrtx_db *db, const char *table, const mrtx_family_spec *spec)
+{
+	const store_table *t;
+	store_policy pol;
+	uint8_t fid;
+	int rc;
+
+	mrtx__clearerr();
+	if (!db || !table || !spec || !spec->name)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_alter_family: NULL argument");
+	pol.max_versions = spec->max_versions ? spec->max_versions : 1;
+	pol.min_versions = spec->min_versions;
+	pol.ttl_ms = spec->ttl_ms;
+	if (pol.min_versions > pol.max_versions)
+		return mrtx__seterr(MRTX_EINVAL, "family '%s': MIN_VERSIONS %u is above VERSIONS "
+		                    "%u", spec->name, pol.min_versions, pol.max_versions);
+	if (pol.ttl_ms > UINT64_MAX / 1000u / 2)
+		return mrtx__seterr(MRTX_EINVAL, "family '%s': a TTL of %llu ms is too long",
+		                    spec->name, (unsigned long long)pol.ttl_ms);
+	if ((rc = store_table_find(db->st, table, &t)) ||
+	    (rc = store_family_find(db->st, t, spec->name, &fid)))
+		return rc;
+	return store_alter_family(db->st, t, fid, &pol);
 }
 
 /* An index that reads or writes the table would go out of step with it. */

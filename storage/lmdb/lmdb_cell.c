@@ -21,7 +21,8 @@
  *                put v at ts                          delete at ts
  *   current c   max > 1: c -> history; trim          max > 1: c -> history
  *               max = 1: overwrite, flag GONE        delete c; tombstone at ts;
- *                                                    trim (max = 1: GONE)
+ *               (c not GONE: drop the history        trim (max = 1: GONE)
+ *               first)
  *   no current  history?  trim it below v            nothing
  *               (max = 1: drop it, flag GONE)
  *
@@ -258,6 +259,15 @@ int lmdb_cell_write(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t 
 		                     0);
 	}
 	if (p.max_versions == 1) {
+		if (!(flags0 & CELL_GONE)) {
+			/* history may be there, kept by a larger policy before
+			 * mrtx_alter_family: drop it all, then back to the cell */
+			if ((rc = trim(cur, hk, hplen, 0, ts, &p, now, &g)))
+				return rc;
+			k = mv(key, klen);
+			if ((rc = lmdb_cget(cur, &k, &v, MDB_SET)))
+				return rc;
+		}
 		if (!del)
 			return put_versioned(cur, key, klen, ts, CELL_GONE, value, CELL_HDR,
 			                     MDB_CURRENT);

@@ -1,7 +1,8 @@
 /*
  * lmdb_ddl.c - schema changes of existing tables on LMDB (DESIGN §3.4):
- * adding a family, freezing a table, clearing (truncating or dropping) it,
- * and how every process's table objects learn of them.
+ * adding a family, changing a family's version policy, freezing a table,
+ * clearing (truncating or dropping) it, and how every process's table
+ * objects learn of them.
  *
  * Every change rewrites or deletes the table's record 0x00 "t/<name>" and
  * bumps the table generation 0x00 "tgen" in the same write transaction.
@@ -94,8 +95,9 @@ int lmdb_store_table_refresh(store *st)
 			rc = 0;
 		} else if (rc) {
 			rc = lmdb_err(st, rc, "read metadata");
-		} else {
-			rc = table_update(st, t, &v);
+		} else if ((rc = table_update(st, t, &v)) == 0 &&
+		           atomic_load(&t->state) != STORE_T_GONE) {
+			rc = lmdb_table_load_policy(st, rt.txn, t);
 		}
 	}
 	if (rc == 0)
@@ -438,4 +440,62 @@ fail:
 	lmdb_wabort(st, txn);
 	pthread_mutex_unlock(&st->mu);
 	return lmdb_err(st, rc, drop ? "drop table" : "truncate table");
+}
+
+int lmdb_store_alter_family(store *st, const store_table *t, unsigned fid,
+                            const store_policy *pol)
+{
+	uint8_t buf[REC_MAX], pb[MRTX_MAX_FAMILIES * STORE_POL_SIZE];
+	char pkb[MRTX_MAX_NAME + 4];
+	size_t n = strlen(t->name), have = 0, np;
+	MDB_txn *txn;
+	MDB_val rec, nrec, pk, pv;
+	unsigned kp;
+	int rc, frozen;
+	size_t nfam;
+
+	if ((rc = change_begin(st, t, &txn, &rec)))
+		return rc;
+	lmdb_table_peek(&rec, &kp, &frozen, &nfam);
+	if (fid >= nfam) {
+		lmdb_wabort(st, txn);
+		pthread_mutex_unlock(&st->mu);
+		return mrtx__seterr(MRTX_ENOFAMILY, "table '%s' has no family number %u",
+		                    t->name, fid + 1);
+	}
+	/* the record of policies (lmdb_meta.c): families past its end keep one
+	 * version; it grows to cover fid */
+	memcpy(pkb, "\0p/", 3);
+	memcpy(pkb + 3, t->name, n);
+	pk = mv(pkb, 3 + n);
+	rc = lmdb_get(txn, st->dbi, &pk, &pv);
+	if (rc == 0) {
+		if (pv.mv_size % STORE_POL_SIZE || pv.mv_size > sizeof(pb)) {
+			lmdb_wabort(st, txn);
+			pthread_mutex_unlock(&st->mu);
+			return mrtx__seterr(MRTX_ECORRUPT, "%s: the version policies of table '%s' "
+			                    "are malformed", st->path, t->name);
+		}
+		memcpy(pb, pv.mv_data, pv.mv_size);
+		have = pv.mv_size / STORE_POL_SIZE;
+	} else if (rc != MDB_NOTFOUND) {
+		goto fail;
+	}
+	np = fid + 1 > have ? fid + 1 : have;
+	for (size_t i = have; i < np; i++) {
+		store_policy one = { 1, 0, 0 };
+
+		store_policy_put(pb + i * STORE_POL_SIZE, &one);
+	}
+	store_policy_put(pb + fid * STORE_POL_SIZE, pol);
+	pv = mv(pb, np * STORE_POL_SIZE);
+	if ((rc = lmdb_put(txn, st->dbi, &pk, &pv, 0)))
+		goto fail;
+	/* the table's record as it is (copied out of the txn's pages) */
+	nrec = record_with(buf, &rec, mark_token(&rec), NULL);
+	return change_end(st, t, txn, &nrec);
+fail:
+	lmdb_wabort(st, txn);
+	pthread_mutex_unlock(&st->mu);
+	return lmdb_err(st, rc, "change a family's versions");
 }

@@ -75,9 +75,11 @@ static int row_key_checked(uint8_t *key, const store_table *t, mrtx_bytes row, s
  * TTL (and not kept by min_versions)?  Then reads do not show it. */
 static int cell_expired(const store_table *t, unsigned fid, uint64_t ts)
 {
-	if (MRTX_LIKELY(fid >= t->npol) || !t->pol[fid].ttl_ms)
+	store_policy p = store_table_policy(t, fid);
+
+	if (MRTX_LIKELY(!p.ttl_ms))
 		return 0; /* (no clock read for a family without a TTL) */
-	return !store_version_kept(&t->pol[fid], 0, ts, mrtx__now_us());
+	return !store_version_kept(&p, 0, ts, mrtx__now_us());
 }
 
 static int damaged_keys(const store_table *t)

@@ -92,9 +92,10 @@ static int put_cells_back(MDB_cursor *cur, const store_op *op, uint8_t *key, siz
 			return rc;
 		here = rc == 0 && ck.mv_size == klen && memcmp(ck.mv_data, key, klen) == 0;
 		if (here && store_table_policy(op->table, m->fid).max_versions == 1 &&
-		    cv.mv_size >= CELL_HDR) {
+		    cv.mv_size >= CELL_HDR && ((const uint8_t *)cv.mv_data)[8] & CELL_GONE) {
 			/* overwrite the one version kept (lmdb_cell.c), where the cursor
-			 * stands */
+			 * stands (GONE: no history behind it, which a larger policy
+			 * before mrtx_alter_family may have left) */
 			_Alignas(8) uint8_t buf[512];
 			uint8_t *d = CELL_HDR + m->value.size + LMDB_SEAL <= sizeof(buf) ? buf :
 			             mrtx__malloc(CELL_HDR + m->value.size + LMDB_SEAL);

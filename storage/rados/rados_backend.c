@@ -52,6 +52,7 @@ const store_backend rados_backend = {
 	.add_family = NULL,
 	.table_freeze = NULL,
 	.table_clear = NULL,
+	.alter_family = NULL,
 	.table_refresh = NULL,
 	.view_open = NULL,
 	.view_close = NULL,

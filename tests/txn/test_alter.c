@@ -1,0 +1,249 @@
+/*
+ * test_alter.c - mrtx_alter_family: a family's version policy changed on
+ * an existing table, what reads and writes keep under the new one, bad
+ * input, and a handle in another process that learns of the change.  On
+ * RADOS the call is MRTX_ENOTSUP.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#include "txn/admin.h"
+
+static mrtx_db *fresh(char **path, uint32_t versions)
+{
+	mrtx_family_spec f[2] = { { "f", versions, 0, 0 }, { "g", 1, 0, 0 } };
+	mrtx_db *db = tu_open_fresh("alter", path, NULL);
+
+	assert_non_null(db);
+	assert_int_equal(mrtx_create_table2(db, "t", f, 2), 0);
+	return db;
+}
+
+static void done(mrtx_db *db, char *path)
+{
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
+/* How many versions of t/r/f:q a read shows (-1 on an error). */
+static int nversions(mrtx_db *db)
+{
+	mrtx_version v[16];
+	mrtx_txn *txn;
+	size_t n = 0;
+	int rc;
+
+	if (mrtx_begin(db, &txn))
+		return -1;
+	rc = mrtx_get_versions(txn, "t", MRTX_BYTES("r", 1), "f", MRTX_BYTES("q", 1), v, 16, &n);
+	mrtx_abort(txn);
+	return rc == 0 || rc == MRTX_NOTFOUND ? (int)n : -1;
+}
+
+static void put_n(mrtx_db *db, int from, int n)
+{
+	for (int i = from; i < from + n; i++) {
+		char v[16];
+
+		snprintf(v, sizeof(v), "v%d", i);
+		assert_int_equal(tu_put_str(db, "t", "r", "f:q", v), 0);
+	}
+}
+
+static int alter(mrtx_db *db, const char *fam, uint32_t max, uint32_t min, uint64_t ttl)
+{
+	mrtx_family_spec s = { fam, max, min, ttl };
+
+	return mrtx_alter_family(db, "t", &s);
+}
+
+static void test_rados_enotsup(void **state)
+{
+	char *path;
+	mrtx_db *db;
+
+	(void)state;
+	if (!tu_rados())
+		skip();
+	db = fresh(&path, 3);
+	assert_int_equal(alter(db, "f", 1, 0, 0), MRTX_ENOTSUP);
+	assert_non_null(strstr(mrtx_errmsg(), "not supported"));
+	done(db, path);
+}
+
+static void test_shrink_grow(void **state)
+{
+	mrtx_family_spec got;
+	char *path;
+	mrtx_db *db;
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = fresh(&path, 3);
+	put_n(db, 1, 4);
+	assert_int_equal(nversions(db), 3);
+	/* fewer: hidden at once, before any write */
+	assert_int_equal(alter(db, "f", 1, 0, 0), 0);
+	assert_int_equal(nversions(db), 1);
+	assert_int_equal(admin_family_policy(db, "t", 0, &got), 0);
+	assert_int_equal(got.max_versions, 1);
+	/* growing again before any write shows what was not collected yet */
+	assert_int_equal(alter(db, "f", 3, 0, 0), 0);
+	assert_int_equal(nversions(db), 3);
+	assert_int_equal(alter(db, "f", 1, 0, 0), 0);
+	/* the next write collects; growing again shows only what was left
+	 * and what is written from then on */
+	put_n(db, 5, 1);
+	assert_int_equal(alter(db, "f", 4, 1, 0), 0);
+	assert_int_equal(nversions(db), 1);
+	put_n(db, 6, 2);
+	assert_int_equal(nversions(db), 3);
+	put_n(db, 8, 3);
+	assert_int_equal(nversions(db), 4);
+	assert_int_equal(admin_family_policy(db, "t", 0, &got), 0);
+	assert_int_equal(got.max_versions, 4);
+	assert_int_equal(got.min_versions, 1);
+	/* shrunk, collected by mrtx_gc without a write */
+	{
+		uint64_t got_n = 0;
+
+		assert_int_equal(alter(db, "f", 2, 0, 0), 0);
+		assert_int_equal(mrtx_gc(db, 0, &got_n), 0);
+		assert_true(got_n >= 2);
+		assert_int_equal(alter(db, "f", 4, 1, 0), 0);
+		assert_int_equal(nversions(db), 2);
+	}
+	/* a family with no policy record entry of its own, and a TTL */
+	assert_int_equal(alter(db, "g", 2, 1, 60000), 0);
+	assert_int_equal(admin_family_policy(db, "t", 1, &got), 0);
+	assert_int_equal(got.max_versions, 2);
+	assert_int_equal(got.ttl_ms, 60000);
+	/* 0 versions means 1, as at creation */
+	assert_int_equal(alter(db, "g", 0, 0, 0), 0);
+	assert_int_equal(admin_family_policy(db, "t", 1, &got), 0);
+	assert_int_equal(got.max_versions, 1);
+	/* and a family added later */
+	assert_int_equal(mrtx_add_family(db, "t", "h"), 0);
+	assert_int_equal(alter(db, "h", 5, 0, 0), 0);
+	assert_int_equal(admin_family_policy(db, "t", 2, &got), 0);
+	assert_int_equal(got.max_versions, 5);
+	done(db, path);
+}
+
+static void test_bad_input(void **state)
+{
+	mrtx_family_spec s = { "f", 2, 0, 0 };
+	char *path;
+	mrtx_db *db;
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = fresh(&path, 2);
+	assert_int_equal(mrtx_alter_family(NULL, "t", &s), MRTX_EINVAL);
+	assert_int_equal(mrtx_alter_family(db, NULL, &s), MRTX_EINVAL);
+	assert_int_equal(mrtx_alter_family(db, "t", NULL), MRTX_EINVAL);
+	s.name = NULL;
+	assert_int_equal(mrtx_alter_family(db, "t", &s), MRTX_EINVAL);
+	assert_int_equal(alter(db, "f", 2, 3, 0), MRTX_EINVAL);
+	assert_non_null(strstr(mrtx_errmsg(), "MIN_VERSIONS"));
+	assert_int_equal(alter(db, "f", 2, 0, UINT64_MAX), MRTX_EINVAL);
+	assert_int_equal(alter(db, "nope", 2, 0, 0), MRTX_ENOFAMILY);
+	s.name = "f";
+	assert_int_equal(mrtx_alter_family(db, "none", &s), MRTX_ENOTABLE);
+	mrtx_close(db);
+	/* read-only */
+	{
+		mrtx_options o = MRTX_OPTIONS_INIT;
+
+		o.read_only = 1;
+		assert_int_equal(mrtx_open(&db, path, &o), 0);
+		assert_int_equal(alter(db, "f", 1, 0, 0), MRTX_EREADONLY);
+	}
+	done(db, path);
+}
+
+/* Another process keeps the table attached while this one alters it. */
+static void test_other_process(void **state)
+{
+	int down[2], up[2];
+	char *path, c;
+	mrtx_db *db;
+	pid_t pid;
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = fresh(&path, 3);
+	put_n(db, 1, 3);
+	assert_int_equal(pipe(down), 0);
+	assert_int_equal(pipe(up), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		mrtx_db *cdb;
+		mrtx_family_spec got;
+
+		close(down[1]);
+		close(up[0]);
+		cdb = tu_open(path, NULL);
+		if (!cdb || nversions(cdb) != 3)
+			_exit(30);
+		c = 0;
+		if (write(up[1], &c, 1) != 1 || read(down[0], &c, 1) != 1)
+			_exit(31);
+		/* shrunk to 1 by the parent: this handle's next read knows, and
+		 * its write collects the rest */
+		c = nversions(cdb) == 1 ? 0 : 1;
+		if (c == 0 && (admin_family_policy(cdb, "t", 0, &got) || got.max_versions != 1))
+			c = 2;
+		if (c == 0)
+			put_n(cdb, 9, 1);
+		if (write(up[1], &c, 1) != 1 || read(down[0], &c, 1) != 1)
+			_exit(32);
+		/* grown to 5 by the parent: this handle's writes keep them */
+		if (nversions(cdb) != 1)
+			c = 3;
+		else {
+			put_n(cdb, 10, 4);
+			c = nversions(cdb) == 5 ? 0 : 4;
+		}
+		if (write(up[1], &c, 1) != 1)
+			_exit(33);
+		mrtx_close(cdb);
+		_exit(0);
+	}
+	close(down[0]);
+	close(up[1]);
+	assert_int_equal(read(up[0], &c, 1), 1); /* the child read 3 versions */
+	assert_int_equal(alter(db, "f", 1, 0, 0), 0);
+	assert_int_equal(write(down[1], "1", 1), 1);
+	assert_int_equal(read(up[0], &c, 1), 1);
+	assert_int_equal(c, 0);
+	assert_int_equal(alter(db, "f", 5, 0, 0), 0);
+	assert_int_equal(write(down[1], "2", 1), 1);
+	assert_int_equal(read(up[0], &c, 1), 1);
+	assert_int_equal(c, 0);
+	assert_int_equal(tu_wait(pid), 0);
+	assert_int_equal(nversions(db), 5);
+	done(db, path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rados_enotsup),
+		cmocka_unit_test(test_shrink_grow),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_other_process),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
