@@ -5,7 +5,7 @@
 # for `txn`'s script).
 
 _mrtx_subcommands="create-table put get del delrow scan incr append check-and-put txn shell locks lock recover check stats
-tables describe add-family drop-table truncate dump load backup upgrade gc chaos crashsim bench sim"
+tables describe add-family alter drop-table truncate dump load backup upgrade gc chaos crashsim bench sim"
 
 # COMPREPLY from compgen's lines (names with blanks stay whole)
 _mrtx_reply()
@@ -18,6 +18,7 @@ _mrtx_options()
 	case $1 in
 	create-table | txn | shell | dump | backup | upgrade | add-family | drop-table | truncate) echo "--help" ;;
 	gc) echo "--keep --help" ;;
+	alter) echo "--versions --min-versions --ttl --drop --help" ;;
 	tables | describe) echo "--json --help" ;;
 	load) echo "--batch --help" ;;
 	put) echo "--file --key --help" ;;
@@ -144,7 +145,8 @@ _mrtx()
 		# DEST: a new or empty directory
 		_mrtx_reply -d -- "$cur"
 		compopt -o filenames 2>/dev/null
-	elif [[ ($sub == describe || $sub == dump || $sub == add-family || $sub == drop-table ||
+	elif [[ ($sub == describe || $sub == dump || $sub == add-family || $sub == alter ||
+		$sub == drop-table ||
 		$sub == truncate) && $npos -eq 1 ]]; then
 		# TABLE: the store's tables (nothing when STORE is not one)
 		local tables
