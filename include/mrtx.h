@@ -722,6 +722,35 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
                       mrtx_bytes qualifier, mrtx_version *out, size_t max, size_t *n);
 
 /**
+ * Restore one cell's versions at the timestamps they were committed at
+ * (`mrtx load` of a `mrtx dump --versions`): versions[0..n), newest first
+ * as mrtx_get_versions returns them, timestamps strictly decreasing, are
+ * written oldest first, each at its own timestamp, under the family's
+ * policy (what it does not keep is dropped, as by writes).  One store
+ * write, atomic, outside any transaction: the row must not be locked by a
+ * transaction in flight, and the cell must hold no version at all (nor a
+ * deletion).  It changes the row's lock as a commit does, so a
+ * transaction that read the row before and commits after it conflicts.
+ * The store's timestamp source is first raised to versions[0].ts, so that
+ * every later commit is stamped above the restored versions; reads at a
+ * past snapshot (mrtx_begin_at) then see them as of their timestamps,
+ * history the store did not have before.  LMDB only.  A table an index
+ * reads or writes is refused (the index would not learn of the cells).
+ * @param versions  n versions (borrowed), n >= 1; each ts in 1 .. 2^63-1.
+ * @return MRTX_OK; MRTX_EINVAL (NULL argument, n 0, a timestamp 0, past
+ *   2^63-1 or not below the one before it, NULL value data with a size,
+ *   an empty row, a table an index uses); MRTX_ETOOBIG (row, qualifier or
+ *   a value over the limits); MRTX_ENOTABLE; MRTX_ENOFAMILY; MRTX_EEXIST
+ *   (the cell has a version); MRTX_ELOCKED (a transaction in flight holds
+ *   the row's lock); MRTX_CONFLICT (the row kept changing meanwhile, 10
+ *   attempts; or the table is being dropped or truncated); MRTX_ENOTSUP (a
+ *   RADOS store); MRTX_EREADONLY; MRTX_EFULL; MRTX_ECORRUPT; MRTX_ESTORE;
+ *   MRTX_ENOMEM.
+ */
+int mrtx_restore_versions(mrtx_db *db, const char *table, mrtx_bytes row, const char *family,
+                          mrtx_bytes qualifier, const mrtx_version *versions, size_t n);
+
+/**
  * Begin a read-only transaction at a past snapshot: every read (gets,
  * mrtx_get_versions, scans, index lookups) sees the versions committed at
  * or below ts and nothing above -- the store as it was when the commit

@@ -62,6 +62,9 @@ enum {
 	/* every call is a network round trip (RADOS): a commit's tail goes to
 	 * the handle's worker instead of running inline (txn/tail.c) */
 	STORE_CAP_REMOTE = 1u << 8,
+	/* STORE_MUT_RESTORE: a cell's versions written at timestamps of their
+	 * own (LMDB) */
+	STORE_CAP_RESTORE = 1u << 9,
 };
 
 typedef struct store_head {
@@ -401,13 +404,21 @@ enum store_mut_kind {
 	STORE_MUT_PUT = 1,
 	STORE_MUT_DEL_CELL = 2,
 	STORE_MUT_DEL_FAMILY = 3,
-	STORE_MUT_DEL_ROW = 4
+	STORE_MUT_DEL_ROW = 4,
+	/* STORE_CAP_RESTORE only, never in a lock record: put value as the
+	 * version at ts (a restore, mrtx_restore_versions).  An op whose first
+	 * mutation is one requires the cell (fid, qual of that first one) to
+	 * have no stored version at all, current or older (the condition's
+	 * part: op result MRTX_EEXIST); its restores of that cell come oldest
+	 * first, each written as a put at its ts under the family's policy. */
+	STORE_MUT_RESTORE = 5
 };
 
 typedef struct store_mut {
 	uint8_t kind;
 	uint8_t fid;
 	mrtx_bytes qual, value;
+	uint64_t ts;    /* STORE_MUT_RESTORE's; else unused */
 } store_mut;
 
 /*

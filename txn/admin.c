@@ -243,7 +243,7 @@ static int plant_one(store *st, const store_table *t, const mrtx_bytes rows[2],
 
 	if (!m || !refs)
 		return MRTX_ENOMEM; /* (the arena recorded the detail) */
-	*m = (store_mut){ STORE_MUT_PUT, 0, MRTX_CSTR("q0"), value };
+	*m = (store_mut){ STORE_MUT_PUT, 0, MRTX_CSTR("q0"), value, 0 };
 	refs[0] = (lock_ref){ table, rows[0] }; /* the primary */
 	refs[1] = (lock_ref){ table, rows[1] }; /* its secondary */
 	memset(&pr, 0, sizeof(pr));

@@ -296,6 +296,42 @@ int lmdb_cell_write(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t 
 	return put_versioned(cur, key, klen, ts, gone ? CELL_GONE : 0, value, CELL_HDR, 0);
 }
 
+int lmdb_cell_exists(MDB_cursor *cur, const store_table *t, mrtx_bytes row, uint8_t fid,
+                     mrtx_bytes qual, int *have)
+{
+	uint8_t key[MRTX_MAX_KEY + 16], hk[MRTX_MAX_KEY + 16];
+	size_t plen, klen, hplen;
+	MDB_val k, v;
+	int rc;
+
+	*have = 0;
+	if (!lmdb_row_fits(row, 1))
+		return MDB_BAD_VALSIZE;
+	plen = tkey_put(key, t, row);
+	klen = plen + 1 + qual.size;
+	if (klen > MRTX_MAX_KEY || plen + 4 + qual.size + 8 > MRTX_MAX_KEY)
+		return MDB_BAD_VALSIZE; /* (store_check_key refuses such keys first) */
+	key[plen] = fid;
+	if (qual.size)
+		memcpy(key + plen + 1, qual.data, qual.size);
+	k = mv(key, klen);
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET); /* (the key only) */
+	if (rc != MDB_NOTFOUND) {
+		*have = rc == 0;
+		return rc;
+	}
+	memcpy(hk, key, plen);
+	hplen = lmdb_hist_prefix(hk, plen, fid, qual);
+	k = mv(hk, hplen);
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc)
+		return rc;
+	*have = k.mv_size == hplen + 8 && memcmp(k.mv_data, hk, hplen) == 0;
+	return 0;
+}
+
 int lmdb_cell_del_range(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t plen,
                         int fid, uint64_t ts)
 {

@@ -355,6 +355,10 @@ int lmdb_hist_parse(const uint8_t *k, size_t klen, size_t plen, uint8_t *fid,
 /* Put (del = 0) or delete one cell at version ts, keeping the family's
  * policy (history, trimming).  key[0..plen) = P . enc(row), room for
  * MRTX_MAX_KEY + 16 bytes.  LMDB rc. */
+/* *have = 1 if the cell (fid, qual) of row has any stored version: its
+ * current key or an older one (a tombstone included).  An LMDB rc. */
+int lmdb_cell_exists(MDB_cursor *cur, const store_table *t, mrtx_bytes row, uint8_t fid,
+                     mrtx_bytes qual, int *have);
 int lmdb_cell_write(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t plen,
                     uint8_t fid, mrtx_bytes qual, int del, mrtx_bytes value, uint64_t ts);
 /* The versions f asks for (store_filter.at, .versions) of the row whose

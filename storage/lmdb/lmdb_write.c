@@ -33,6 +33,9 @@ static int apply_mut(MDB_cursor *cur, const store_op *op, uint8_t *key, size_t p
 		return lmdb_cell_del_range(cur, op->table, key, plen, -1, op_ts(op));
 	if (m->kind == STORE_MUT_DEL_FAMILY)
 		return lmdb_cell_del_range(cur, op->table, key, plen, m->fid, op_ts(op));
+	if (m->kind == STORE_MUT_RESTORE)
+		return lmdb_cell_write(cur, op->table, key, plen, m->fid, m->qual, 0, m->value,
+		                       m->ts);
 	return lmdb_cell_write(cur, op->table, key, plen, m->fid, m->qual,
 	                       m->kind != STORE_MUT_PUT, m->value, op_ts(op));
 }
@@ -183,6 +186,19 @@ static int op_check(wctx *w, store_op *op, int *pass)
 		op->result = MRTX_CONFLICT;
 	else /* (for op_write's count of unsettled records) */
 		op->was_unsettled = rc == 0 && lmdb_lock_unsettled(w->st, v.mv_data, v.mv_size);
+	if (match && op->nmuts && op->muts[0].kind == STORE_MUT_RESTORE) {
+		/* a restore: into a cell without any version */
+		int have, e;
+
+		if ((e = lmdb_cell_exists(cur, op->table, op->row, op->muts[0].fid,
+		                          op->muts[0].qual, &have)))
+			return e;
+		if (have) {
+			op->result = MRTX_EEXIST;
+			match = 0;
+		}
+		rc = MDB_NOTFOUND; /* (the cursor left the lock) */
+	}
 	*pass = match;
 	w->at_lock = rc == 0 ? op : NULL;
 	return 0;

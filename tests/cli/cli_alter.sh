@@ -75,4 +75,68 @@ else
 	expect_rc 0 "gc" "$MRTX" gc "$S"
 fi
 
+# ------------------------------------------------------------ dump and load
+D=$(store d)
+"$MRTX" create-table "$D" p f:3:1:86400000 g:2 >/dev/null || bad "create-table p"
+for i in 1 2 3 4; do "$MRTX" put "$D" p r f:q "v$i" >/dev/null || bad "put p"; done
+"$MRTX" put "$D" p r g:x 'a b' >/dev/null || bad "put p g"
+"$MRTX" put "$D" p r2 f:q w >/dev/null || bad "put p r2"
+expect_rc 0 "dump a table with policies" "$MRTX" dump "$D" p "$TMP/p.dump"
+head -4 "$TMP/p.dump" | tr '\n' '|' | grep -qx 'mrtx-dump 2|table p|family f 3:1:86400000|family g 2:0:0|' &&
+	ok || bad "dump header with policies: $(head -4 "$TMP/p.dump")"
+grep -c '^r' "$TMP/p.dump" | grep -qx 3 && ok || bad "dump without --versions: newest only"
+expect_rc 0 "load a dump with policies" "$MRTX" load "$D" p2 "$TMP/p.dump"
+"$MRTX" describe "$D" p2 --json | pyjson "load keeps the policies" \
+	"d['policies'] == [{'name':'f','versions':3,'min_versions':1,'ttl_ms':86400000},
+	                   {'name':'g','versions':2,'min_versions':0,'ttl_ms':0}]"
+# a table whose families keep one version: version 1, as before
+"$MRTX" create-table "$D" one f >/dev/null && "$MRTX" put "$D" one r f:q 1 >/dev/null
+expect_rc 0 "dump a one-version table" "$MRTX" dump "$D" one "$TMP/one.dump"
+head -3 "$TMP/one.dump" | tr '\n' '|' | grep -qx 'mrtx-dump 1|table one|family f|' && ok ||
+	bad "a one-version table dumps as version 1: $(head -3 "$TMP/one.dump")"
+# CRLF line ends load
+sed 's/$/\r/' "$TMP/p.dump" >"$TMP/crlf.dump"
+expect_rc 0 "load a dump with CRLF line ends" "$MRTX" load "$D" p3 "$TMP/crlf.dump"
+expect_out "v4" "the CRLF dump's value" "$MRTX" get "$D" p3 r f:q
+expect_out "a b" "the CRLF dump's escaped value" "$MRTX" get "$D" p3 r g:x
+# bad headers
+printf 'mrtx-dump 1\ntable p\nfamily f 3:0:0\ncells\nend 0\n' >"$TMP/bad1.dump"
+expect_err 1 "line 3: a family's policy in a version 1 dump" "v1 dump with a policy" \
+	"$MRTX" load "$D" p4 "$TMP/bad1.dump"
+printf 'mrtx-dump 3\ntable p\n' >"$TMP/bad3.dump"
+expect_err 1 "dump format version 3; this mrtx reads versions 1 to 2" "dump version 3" \
+	"$MRTX" load "$D" p4 "$TMP/bad3.dump"
+printf 'mrtx-dump 2\ntable p\nfamily f 0:0:0\ncells\nend 0\n' >"$TMP/bad0.dump"
+expect_err 1 "line 3: a family's policy needs VERSIONS at least 1" "policy 0:0:0" \
+	"$MRTX" load "$D" p4 "$TMP/bad0.dump"
+
+if [ "$RADOS" = 1 ]; then
+	expect_rc 0 "dump --versions" "$MRTX" dump "$D" p "$TMP/pv.dump" --versions
+	expect_err 1 "line 7: restoring versions at their timestamps is not supported" \
+		"load --versions dump on RADOS" "$MRTX" load "$D" pv "$TMP/pv.dump"
+else
+	expect_rc 0 "dump --versions" "$MRTX" dump "$D" p "$TMP/pv.dump" --versions
+	sed -n 5p "$TMP/pv.dump" | grep -qx versions && ok || bad "dump --versions: 'versions' line"
+	grep -cE '^r f:q [0-9]+ v[234]$' "$TMP/pv.dump" | grep -qx 3 && ok ||
+		bad "dump --versions: 3 versions of r f:q: $(cat "$TMP/pv.dump")"
+	expect_out "5 versions of 3 cells in 2 rows restored into pv" "load a dump with versions" \
+		"$MRTX" load "$D" pv "$TMP/pv.dump"
+	"$MRTX" get "$D" p r f:q --versions 5 >"$TMP/a" && "$MRTX" get "$D" pv r f:q --versions 5 >"$TMP/b"
+	same_file "versions and timestamps restored" "$TMP/a" "$TMP/b"
+	"$MRTX" dump "$D" pv "$TMP/pv2.dump" --versions && sed 's/^table pv$/table p/' "$TMP/pv2.dump" >"$TMP/pv3.dump"
+	same_file "dump --versions, load, dump round-trips" "$TMP/pv.dump" "$TMP/pv3.dump"
+	expect_err 1 "line 7: .*already has versions.*nothing was written" \
+		"load a versions dump twice" "$MRTX" load "$D" pv "$TMP/pv.dump"
+	# the CRLF form of a versions dump
+	sed 's/$/\r/' "$TMP/pv.dump" >"$TMP/pvcrlf.dump"
+	expect_rc 0 "load a versions dump with CRLF" "$MRTX" load "$D" pvc "$TMP/pvcrlf.dump"
+	# versions out of order
+	printf 'mrtx-dump 2\ntable p\nfamily f 3:0:0\nversions\ncells\nr f:q 5 a\nr f:q 7 b\nend 2\n' >"$TMP/ord.dump"
+	expect_err 1 "line 7: a version at timestamp 7 after one at 5" "versions out of order" \
+		"$MRTX" load "$D" ord "$TMP/ord.dump"
+	printf 'mrtx-dump 2\ntable p\nfamily f 3:0:0\nversions\ncells\nr f:q a\nend 1\n' >"$TMP/nots.dump"
+	expect_err 1 "line 6: a cell line of a dump with versions is ROW FAMILY:QUALIFIER TS VALUE" \
+		"a versions dump's cell line without TS" "$MRTX" load "$D" ord "$TMP/nots.dump"
+fi
+
 finish

@@ -1,8 +1,9 @@
 /*
  * test_alter.c - mrtx_alter_family: a family's version policy changed on
  * an existing table, what reads and writes keep under the new one, bad
- * input, and a handle in another process that learns of the change.  On
- * RADOS the call is MRTX_ENOTSUP.
+ * input, and a handle in another process that learns of the change; and
+ * mrtx_restore_versions, which writes a cell's versions back at their
+ * timestamps.  On RADOS both calls are MRTX_ENOTSUP.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +75,12 @@ static void test_rados_enotsup(void **state)
 	db = fresh(&path, 3);
 	assert_int_equal(alter(db, "f", 1, 0, 0), MRTX_ENOTSUP);
 	assert_non_null(strstr(mrtx_errmsg(), "not supported"));
+	{
+		mrtx_version v = { 5, MRTX_BYTES("x", 1) };
+
+		assert_int_equal(mrtx_restore_versions(db, "t", MRTX_BYTES("r", 1), "f",
+		                                       MRTX_BYTES("q", 1), &v, 1), MRTX_ENOTSUP);
+	}
 	done(db, path);
 }
 
@@ -236,6 +243,93 @@ static void test_other_process(void **state)
 	done(db, path);
 }
 
+static int restore(mrtx_db *db, const char *row, const mrtx_version *v, size_t n)
+{
+	return mrtx_restore_versions(db, "t", MRTX_BYTES(row, strlen(row)), "f",
+	                             MRTX_BYTES("q", 1), v, n);
+}
+
+static void test_restore(void **state)
+{
+	mrtx_version v[4], got[8];
+	mrtx_txn *txn, *other;
+	uint64_t now, ts;
+	char *path;
+	mrtx_db *db;
+	size_t n;
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = fresh(&path, 3);
+	/* timestamps below the store's newest: a commit's */
+	put_n(db, 1, 1);
+	assert_int_equal(mrtx_begin(db, &txn), 0);
+	assert_int_equal(mrtx_get_versions(txn, "t", MRTX_BYTES("r", 1), "f", MRTX_BYTES("q", 1),
+	                                   got, 8, &n), 0);
+	mrtx_abort(txn);
+	now = got[0].ts;
+	for (size_t i = 0; i < 4; i++) {
+		v[i].ts = now - 1000 * (i + 1);
+		v[i].value = MRTX_BYTES(i == 0 ? "d" : i == 1 ? "c" : i == 2 ? "b" : "a", 1);
+	}
+	/* bad input */
+	assert_int_equal(restore(db, "x", v, 0), MRTX_EINVAL);
+	assert_int_equal(mrtx_restore_versions(db, "t", MRTX_BYTES("x", 1), "f",
+	                                       MRTX_BYTES("q", 1), NULL, 1), MRTX_EINVAL);
+	{
+		mrtx_version up[2] = { v[1], v[0] };
+
+		assert_int_equal(restore(db, "x", up, 2), MRTX_EINVAL);
+		assert_non_null(strstr(mrtx_errmsg(), "newest first"));
+		up[0].ts = 0;
+		assert_int_equal(restore(db, "x", up, 1), MRTX_EINVAL);
+	}
+	assert_int_equal(mrtx_restore_versions(db, "t", MRTX_BYTES("x", 1), "nope",
+	                                       MRTX_BYTES("q", 1), v, 1), MRTX_ENOFAMILY);
+	assert_int_equal(mrtx_restore_versions(db, "none", MRTX_BYTES("x", 1), "f",
+	                                       MRTX_BYTES("q", 1), v, 1), MRTX_ENOTABLE);
+	/* a cell with a version: refused, untouched */
+	assert_int_equal(restore(db, "r", v, 4), MRTX_EEXIST);
+	assert_int_equal(nversions(db), 1);
+	/* a transaction that read row x before the restore conflicts */
+	assert_int_equal(mrtx_begin(db, &other), 0);
+	assert_int_equal(mrtx_get_versions(other, "t", MRTX_BYTES("x", 1), "f",
+	                                   MRTX_BYTES("q", 1), got, 8, &n), MRTX_NOTFOUND);
+	assert_int_equal(mrtx_put(other, "t", MRTX_BYTES("y", 1), "f", MRTX_BYTES("q", 1),
+	                          MRTX_BYTES("o", 1)), 0);
+	/* four versions into a family that keeps three: the newest three */
+	assert_int_equal(restore(db, "x", v, 4), 0);
+	assert_int_equal(mrtx_commit(other), MRTX_CONFLICT);
+	assert_int_equal(mrtx_begin(db, &txn), 0);
+	assert_int_equal(mrtx_get_versions(txn, "t", MRTX_BYTES("x", 1), "f", MRTX_BYTES("q", 1),
+	                                   got, 8, &n), 0);
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(got[i].ts, v[i].ts);
+		assert_memory_equal(got[i].value.data, v[i].value.data, 1);
+	}
+	mrtx_abort(txn);
+	/* read at a past snapshot: the version of then */
+	assert_int_equal(mrtx_begin_at(db, v[1].ts + 1, &txn), 0);
+	assert_int_equal(mrtx_get_versions(txn, "t", MRTX_BYTES("x", 1), "f", MRTX_BYTES("q", 1),
+	                                   got, 1, &n), 0);
+	assert_int_equal(got[0].ts, v[1].ts);
+	mrtx_abort(txn);
+	/* timestamps above the store's: later commits are stamped above */
+	{
+		mrtx_version f[1] = { { now + 5000000, MRTX_BYTES("z", 1) } };
+
+		assert_int_equal(restore(db, "w", f, 1), 0);
+		assert_int_equal(mrtx_begin(db, &txn), 0);
+		assert_int_equal(mrtx_put(txn, "t", MRTX_BYTES("w", 1), "f", MRTX_BYTES("q", 1),
+		                          MRTX_BYTES("n", 1)), 0);
+		assert_int_equal(mrtx_commit_ts(txn, &ts), 0);
+		assert_true(ts > now + 5000000);
+	}
+	done(db, path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -243,6 +337,7 @@ int main(void)
 		cmocka_unit_test(test_shrink_grow),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_other_process),
+		cmocka_unit_test(test_restore),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

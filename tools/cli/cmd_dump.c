@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "dumpfmt.h"
+#include "txn/admin.h"
 #include "util.h"
 
 #define SCAN_LOCKED_RETRIES 200 /* each waits lock_wait_ms (50 ms) */
@@ -34,7 +35,10 @@ enum { DUMP_EIO = 1, DUMP_EFAMILY = 2 };
 typedef struct dump_ctx {
 	const char *table;
 	const char *const *fams;
+	mrtx_family_spec *pol; /* each family's policy */
 	size_t nf;
+	int versions;          /* --versions: every version, with its timestamp */
+	int v2;                /* a policy other than 1:0:0, or versions */
 	FILE *out;
 	unsigned long long cells;
 	char badfam[MRTX_MAX_NAME + 1];
@@ -67,19 +71,21 @@ static int dump_fn(mrtx_txn *txn, void *p)
 	if (out_reset(c->out))
 		return DUMP_EIO;
 	c->cells = 0;
-	fprintf(c->out, "%s %d\ntable ", DUMP_MAGIC, DUMP_VERSION);
+	/* version 1 when it says everything: older readers read it */
+	fprintf(c->out, "%s %d\ntable ", DUMP_MAGIC, c->v2 ? 2 : 1);
 	dump_put_field(c->out, c->table, strlen(c->table));
 	putc('\n', c->out);
-	for (size_t i = 0; i < c->nf; i++) {
-		fputs("family ", c->out);
-		dump_put_field(c->out, c->fams[i], strlen(c->fams[i]));
-		putc('\n', c->out);
-	}
-	fputs("cells\n", c->out);
+	for (size_t i = 0; i < c->nf; i++)
+		dump_put_family(c->out, c->fams[i], c->v2 ? &c->pol[i] : NULL);
+	fputs(c->versions ? "versions\ncells\n" : "cells\n", c->out);
 	memset(&spec, 0, sizeof(spec));
 	spec.table = c->table;
 	if ((rc = mrtx_scan_open(txn, &spec, &s)))
 		return rc;
+	if (c->versions && (rc = mrtx_scan_versions(s, UINT32_MAX))) {
+		mrtx_scan_close(s);
+		return rc;
+	}
 	for (;;) {
 		rc = mrtx_scan_next(s, &cell);
 		if (rc == MRTX_ELOCKED && locked++ < SCAN_LOCKED_RETRIES)
@@ -91,7 +97,7 @@ static int dump_fn(mrtx_txn *txn, void *p)
 			rc = DUMP_EFAMILY;
 			break;
 		}
-		dump_put_cell(c->out, &cell);
+		dump_put_cell(c->out, &cell, c->versions ? mrtx_scan_ts(s) : 0);
 		c->cells++;
 		if (ferror(c->out)) {
 			rc = DUMP_EIO;
@@ -178,21 +184,24 @@ static int spool_copy(const char *cmd, FILE *spool)
 
 int cmd_dump(int argc, char **argv)
 {
-	static const char usage[] = "mrtx dump STORE TABLE [FILE]";
+	static const char usage[] = "mrtx dump STORE TABLE [FILE] [--versions]";
 	char **pos = argv + 1, *tmpname = NULL;
 	const char *file;
-	int npos, help, rc;
+	int npos, help, rc, versions = 0;
+	const tool_opt opts[] = { { "versions", 0, NULL, &versions }, { NULL, 0, NULL, NULL } };
 	mrtx_db *db = NULL;
 	dump_ctx c;
 
-	if ((rc = args_parse(argv[0], usage, argc, argv, NULL, pos, &npos, &help)))
+	if ((rc = args_parse(argv[0], usage, argc, argv, opts, pos, &npos, &help)))
 		return rc;
 	if (help)
 		HELP(usage, "Write every cell of TABLE to FILE (default, or \"-\": standard output)\n"
 		     "in the dump format (mrtx(1) DUMP FORMAT): a header naming the format\n"
-		     "version, the table and its families, one line per cell with every\n"
-		     "field escaped so that any bytes round-trip, and an end line with the\n"
-		     "number of cells.  The table is read in one transaction: a consistent\n"
+		     "version, the table and its families with their version policies,\n"
+		     "one line per cell with every field escaped so that any bytes\n"
+		     "round-trip, and an end line with the number of cells.  --versions\n"
+		     "writes every version of each cell a read shows, newest first, each\n"
+		     "with its commit timestamp (load restores them).  The table is read in one transaction: a consistent\n"
 		     "snapshot, which holds the table's data in memory until it commits and\n"
 		     "starts over when a concurrent write to the table makes it conflict.\n"
 		     "FILE is replaced only once the dump is complete.\n");
@@ -208,6 +217,20 @@ int cmd_dump(int argc, char **argv)
 	if ((rc = mrtx_table_families(db, c.table, &c.fams, &c.nf))) {
 		rc = tool_fail(argv[0], NULL, rc);
 		goto out;
+	}
+	c.versions = versions;
+	c.v2 = versions;
+	if (!(c.pol = calloc(c.nf, sizeof(*c.pol)))) {
+		tool_err(argv[0], "out of memory");
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	for (size_t i = 0; i < c.nf; i++) {
+		if ((rc = admin_family_policy(db, c.table, i, &c.pol[i]))) {
+			rc = tool_fail(argv[0], NULL, rc);
+			goto out;
+		}
+		c.v2 |= c.pol[i].max_versions != 1 || c.pol[i].min_versions || c.pol[i].ttl_ms;
 	}
 	if (!(c.out = temp_open(argv[0], file, &tmpname))) {
 		rc = EXIT_FAIL;
@@ -233,6 +256,7 @@ int cmd_dump(int argc, char **argv)
 		tmpname = NULL; /* renamed: nothing to remove */
 	}
 out:
+	free(c.pol);
 	if (c.out)
 		fclose(c.out);
 	if (tmpname) {

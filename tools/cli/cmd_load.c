@@ -8,8 +8,12 @@
  * parsed in full before it is written (the last one once the input ends
  * right after "end"), so a bad line leaves nothing of its batch written; earlier batches stay committed (the message says which
  * lines), and since a load only puts cells, running it again after a fix
- * is safe.  The table is created from the header's families when missing;
- * an existing table must have every family of the header.
+ * is safe.  The table is created from the header's families (and their
+ * policies, version 2) when missing; an existing table must have every
+ * family of the header.  A dump with "versions" is restored cell by cell
+ * with mrtx_restore_versions instead (each cell its own store write, the
+ * versions of one cell collected first), into cells without versions.
+ * Lines may end in CR LF: a raw CR is never part of a field.
  */
 #include "cmds.h"
 
@@ -28,6 +32,7 @@ typedef struct lcell {
 	size_t row, rlen, q, qlen, v, vlen; /* offsets into batch.mem */
 	size_t fam;                         /* index into the header's families */
 	unsigned long line;
+	uint64_t ts;                        /* a version's (a dump with versions) */
 } lcell;
 
 typedef struct batch {
@@ -47,6 +52,10 @@ typedef struct load_state {
 	mrtx_db *db;
 	batch b;
 	size_t nfams, batch_rows;
+	mrtx_family_spec *pol; /* the header's policies (max_versions 0: none given) */
+	int version;           /* of the dump */
+	int versions;          /* it has "versions": cells are restored one by one */
+	unsigned long long restored; /* cells restored (with versions) */
 	unsigned long long cells, rows;
 	unsigned long txns;   /* committed transactions (batches) */
 	unsigned long first_line, committed_to; /* their first and last cell lines */
@@ -192,6 +201,53 @@ static int mem_add(batch *b, const void *p, size_t n, size_t *off)
 	return 0;
 }
 
+/* After a bad line of a dump with versions: what was restored. */
+static void restored_note(const load_state *s, char *buf, size_t n)
+{
+	if (s->restored == 0)
+		snprintf(buf, n, "nothing was written");
+	else
+		snprintf(buf, n, "the %llu cells before it were restored (load the dump into a "
+		         "table without them: a new one, or truncate it)", s->restored);
+}
+
+/* Restore the versions of one cell in the batch (a dump with versions). */
+static int restore_flush(load_state *s)
+{
+	batch *b = &s->b;
+	mrtx_version *v;
+	const lcell *c0 = &b->c[0];
+	char note[400];
+	int rc;
+
+	if (b->n == 0)
+		return 0;
+	if (!(v = calloc(b->n, sizeof(*v)))) {
+		tool_err(s->cmd, "line %lu: out of memory", c0->line);
+		return EXIT_FAIL;
+	}
+	for (size_t i = 0; i < b->n; i++) {
+		v[i].ts = b->c[i].ts;
+		v[i].value = MRTX_BYTES(b->mem + b->c[i].v, b->c[i].vlen);
+	}
+	rc = mrtx_restore_versions(s->db, b->table, MRTX_BYTES(b->mem + c0->row, c0->rlen),
+	                           b->fams[c0->fam], MRTX_BYTES(b->mem + c0->q, c0->qlen), v,
+	                           b->n);
+	free(v);
+	if (rc) {
+		const char *msg = tool_errmsg(rc);
+
+		restored_note(s, note, sizeof(note));
+		tool_err(s->cmd, "line %lu: %s; %s", c0->line, msg, note);
+		return EXIT_FAIL;
+	}
+	s->restored++;
+	b->n = 0;
+	b->used = 0;
+	b->rows = 0;
+	return 0;
+}
+
 static int load_cell(load_state *s, const dump_line *l, size_t fam, unsigned long line)
 {
 	batch *b = &s->b;
@@ -205,9 +261,28 @@ static int load_cell(load_state *s, const dump_line *l, size_t fam, unsigned lon
 		new_row = last->rlen != l->row.size ||
 		          memcmp(b->mem + last->row, l->row.data, l->row.size) != 0;
 	}
-	if (new_row && b->n && s->batch_rows &&
-	    (b->rows >= s->batch_rows || b->used >= LOAD_BATCH_BYTES) && (rc = load_flush(s)))
+	if (s->versions && b->n) {
+		const lcell *last = &b->c[b->n - 1];
+
+		if (!new_row && last->fam == fam && last->qlen == l->qualifier.size &&
+		    memcmp(b->mem + last->q, l->qualifier.data, l->qualifier.size) == 0) {
+			if (l->ts >= last->ts) {
+				char note[400];
+
+				restored_note(s, note, sizeof(note));
+				tool_err(s->cmd, "line %lu: a version at timestamp %llu after one at %llu "
+				         "(a cell's versions come newest first); %s", line,
+				         (unsigned long long)l->ts, (unsigned long long)last->ts, note);
+				return EXIT_FAIL;
+			}
+		} else if ((rc = restore_flush(s))) {
+			return rc;
+		}
+	} else if (new_row && b->n && s->batch_rows &&
+	           (b->rows >= s->batch_rows || b->used >= LOAD_BATCH_BYTES) &&
+	           (rc = load_flush(s))) {
 		return rc;
+	}
 	if (b->n == b->cap) {
 		size_t cap = b->cap ? b->cap * 2 : 1024;
 		lcell *p = reallocarray(b->c, cap, sizeof(*p));
@@ -220,6 +295,7 @@ static int load_cell(load_state *s, const dump_line *l, size_t fam, unsigned lon
 	memset(&c, 0, sizeof(c));
 	c.fam = fam;
 	c.line = line;
+	c.ts = l->ts;
 	if (mem_add(b, l->row.data, l->row.size, &c.row) ||
 	    mem_add(b, l->qualifier.data, l->qualifier.size, &c.q) ||
 	    mem_add(b, l->value.data, l->value.size, &c.v))
@@ -227,6 +303,8 @@ static int load_cell(load_state *s, const dump_line *l, size_t fam, unsigned lon
 	c.rlen = l->row.size;
 	c.qlen = l->qualifier.size;
 	c.vlen = l->value.size;
+	if (s->versions && b->n)
+		new_row = 0; /* (a cell's versions: batch.rows unused) */
 	b->c[b->n++] = c;
 	if (new_row) {
 		b->rows++;
@@ -252,8 +330,16 @@ static int load_table(load_state *s, const char *dump_table)
 	rc = mrtx_table_families(s->db, s->b.table, &tf, &ntf);
 
 	if (rc == MRTX_ENOTABLE) {
-		if ((rc = mrtx_create_table(s->db, s->b.table, (const char *const *)s->b.fams,
-		                            s->nfams)))
+		int pol = 0;
+
+		for (size_t i = 0; i < s->nfams; i++) {
+			pol |= s->pol[i].max_versions != 0;
+			s->pol[i].name = s->b.fams[i];
+		}
+		/* (without policies as before: no record of them) */
+		rc = pol ? mrtx_create_table2(s->db, s->b.table, s->pol, s->nfams) :
+		     mrtx_create_table(s->db, s->b.table, (const char *const *)s->b.fams, s->nfams);
+		if (rc)
 			return tool_fail(s->cmd, "create table", rc);
 		return 0;
 	}
@@ -298,6 +384,11 @@ static int load_stream(load_state *s, FILE *in)
 
 	while (rc == 0 && (len = getline(&line, &cap, in)) > 0) {
 		lineno++;
+		if (line[len - 1] == '\n' && len >= 2 && line[len - 2] == '\r') {
+			/* CR LF line ends (a raw CR is never part of a field) */
+			line[len - 2] = '\n';
+			line[--len] = '\0';
+		}
 		if (line[len - 1] != '\n') {
 			committed_note(s, note, sizeof(note));
 			tool_err(s->cmd, "line %lu: no newline at its end (a truncated dump?); %s",
@@ -311,12 +402,16 @@ static int load_stream(load_state *s, FILE *in)
 			rc = EXIT_FAIL;
 			break;
 		}
-		if (dump_parse_line(line, (size_t)len - 1, ph == L_CELLS, &l, err, sizeof(err))) {
+		if (dump_parse_line(line, (size_t)len - 1, ph != L_CELLS ? 0 : s->versions ? 2 : 1,
+		                    &l, err, sizeof(err))) {
 			if (ph == L_MAGIC)
-				tool_err(s->cmd, "line 1: not an mrtx dump (it starts with '%s %d')",
-				         DUMP_MAGIC, DUMP_VERSION);
+				tool_err(s->cmd, "line 1: not an mrtx dump (it starts with '%s 1' or "
+				         "'%s 2')", DUMP_MAGIC, DUMP_MAGIC);
 			else {
-				committed_note(s, note, sizeof(note));
+				if (s->versions)
+					restored_note(s, note, sizeof(note));
+				else
+					committed_note(s, note, sizeof(note));
 				tool_err(s->cmd, "line %lu: %s; %s", lineno, err, note);
 			}
 			rc = EXIT_FAIL;
@@ -325,14 +420,15 @@ static int load_stream(load_state *s, FILE *in)
 		switch (ph) {
 		case L_MAGIC:
 			if (l.kind != DUMP_LINE_MAGIC) {
-				tool_err(s->cmd, "line 1: not an mrtx dump (it starts with '%s %d')",
-				         DUMP_MAGIC, DUMP_VERSION);
+				tool_err(s->cmd, "line 1: not an mrtx dump (it starts with '%s 1' or "
+				         "'%s 2')", DUMP_MAGIC, DUMP_MAGIC);
 				rc = EXIT_FAIL;
-			} else if (l.number != DUMP_VERSION) {
+			} else if (l.number < 1 || l.number > DUMP_VERSION) {
 				tool_err(s->cmd, "line 1: dump format version %llu; this mrtx reads "
-				         "version %d", l.number, DUMP_VERSION);
+				         "versions 1 to %d", l.number, DUMP_VERSION);
 				rc = EXIT_FAIL;
 			}
+			s->version = (int)l.number;
 			ph = L_TABLE;
 			break;
 		case L_TABLE:
@@ -346,6 +442,21 @@ static int load_stream(load_state *s, FILE *in)
 			ph = L_FAMILIES;
 			break;
 		case L_FAMILIES:
+			if ((l.kind == DUMP_LINE_VERSIONS || l.has_policy) && s->version < 2) {
+				tool_err(s->cmd, "line %lu: %s in a version 1 dump (it came with "
+				         "version 2)", lineno, l.has_policy ? "a family's policy" :
+				         "'versions'");
+				rc = EXIT_FAIL;
+				break;
+			}
+			if (l.kind == DUMP_LINE_VERSIONS) {
+				if (s->versions) {
+					tool_err(s->cmd, "line %lu: 'versions' twice", lineno);
+					rc = EXIT_FAIL;
+				}
+				s->versions = 1;
+				break;
+			}
 			if (l.kind == DUMP_LINE_CELLS) {
 				if (s->nfams == 0) {
 					tool_err(s->cmd, "line %lu: the header declares no family", lineno);
@@ -377,13 +488,18 @@ static int load_stream(load_state *s, FILE *in)
 				tool_err(s->cmd, "out of memory");
 				rc = EXIT_FAIL;
 			} else {
+				if (l.has_policy)
+					s->pol[s->nfams] = l.policy;
 				s->nfams++;
 			}
 			break;
 		case L_CELLS:
 			if (l.kind == DUMP_LINE_END) {
 				if (l.number != s->cells) {
-					committed_note(s, note, sizeof(note));
+					if (s->versions)
+						restored_note(s, note, sizeof(note));
+					else
+						committed_note(s, note, sizeof(note));
 					tool_err(s->cmd, "line %lu: 'end %llu', but %llu cell lines were read "
 					         "(a damaged dump?); %s", lineno, l.number, s->cells, note);
 					rc = EXIT_FAIL;
@@ -397,7 +513,10 @@ static int load_stream(load_state *s, FILE *in)
 				while (f < s->nfams && strcmp(s->b.fams[f], l.family) != 0)
 					f++;
 				if (f == s->nfams) {
-					committed_note(s, note, sizeof(note));
+					if (s->versions)
+						restored_note(s, note, sizeof(note));
+					else
+						committed_note(s, note, sizeof(note));
 					tool_err(s->cmd, "line %lu: family '%s' is not in the header; %s",
 					         lineno, l.family, note);
 					rc = EXIT_FAIL;
@@ -414,9 +533,13 @@ static int load_stream(load_state *s, FILE *in)
 		tool_err(s->cmd, "reading the dump: %s", strerror(errno));
 		rc = EXIT_FAIL;
 	} else if (rc == 0 && ph == L_DONE) {
-		rc = load_flush(s); /* nothing follows "end": the last batch is good */
+		/* nothing follows "end": the last batch is good */
+		rc = s->versions ? restore_flush(s) : load_flush(s);
 	} else if (rc == 0 && ph != L_DONE) {
-		committed_note(s, note, sizeof(note));
+		if (s->versions)
+			restored_note(s, note, sizeof(note));
+		else
+			committed_note(s, note, sizeof(note));
 		if (lineno == 0)
 			tool_err(s->cmd, "the input is empty (not an mrtx dump)");
 		else
@@ -456,7 +579,13 @@ int cmd_load(int argc, char **argv)
 		     "No space left on device), the message names the batches committed and\n"
 		     "the one not written, by batch, row and line numbers (or says it may or\n"
 		     "may not have committed, when the store cannot tell).  Running the load\n"
-		     "again after a fix is safe.\n");
+		     "again after a fix is safe.  A missing TABLE gets the families' version\n"
+		     "policies the dump records (an existing one keeps its own).  A dump of\n"
+		     "`mrtx dump --versions` restores every version of each cell at its\n"
+		     "timestamp, one cell per store write (--batch does not apply), into\n"
+		     "cells that must have no version yet (a new or truncated table; LMDB\n"
+		     "stores only).  Dumps of format version 1 and 2 load; so do dumps with\n"
+		     "CR LF line ends.\n");
 	if (npos < 2 || npos > 3)
 		return tool_usage_err(argv[0], usage, "expected STORE, TABLE and maybe FILE");
 	memset(&s, 0, sizeof(s));
@@ -469,14 +598,18 @@ int cmd_load(int argc, char **argv)
 		tool_err(argv[0], "%s: %s", pos[2], strerror(errno));
 		return EXIT_FAIL;
 	}
-	if (!(s.b.fams = calloc(MRTX_MAX_FAMILIES, sizeof(char *)))) {
+	if (!(s.b.fams = calloc(MRTX_MAX_FAMILIES, sizeof(char *))) ||
+	    !(s.pol = calloc(MRTX_MAX_FAMILIES, sizeof(*s.pol)))) {
 		tool_err(argv[0], "out of memory");
 		rc = EXIT_FAIL;
 		goto out;
 	}
 	s.b.table = pos[1];
 	s.store = pos[0];
-	if ((rc = load_stream(&s, in)) == 0)
+	if ((rc = load_stream(&s, in)) == 0 && s.versions)
+		printf("%llu versions of %llu cells in %llu rows restored into %s\n", s.cells,
+		       s.restored, s.rows, s.b.table);
+	else if (rc == 0)
 		printf("%llu cells in %llu rows loaded into %s (%lu transactions)\n", s.cells,
 		       s.rows, s.b.table, s.txns);
 out:
@@ -487,6 +620,7 @@ out:
 		for (size_t i = 0; i < s.nfams; i++)
 			free(s.b.fams[i]);
 	free(s.b.fams);
+	free(s.pol);
 	free(s.b.c);
 	free(s.b.mem);
 	return rc;

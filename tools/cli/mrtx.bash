@@ -16,9 +16,10 @@ _mrtx_reply()
 _mrtx_options()
 {
 	case $1 in
-	create-table | txn | shell | dump | backup | upgrade | add-family | drop-table | truncate) echo "--help" ;;
+	create-table | txn | shell | backup | upgrade | add-family | drop-table | truncate) echo "--help" ;;
 	gc) echo "--keep --help" ;;
 	alter) echo "--versions --min-versions --ttl --drop --help" ;;
+	dump) echo "--versions --help" ;;
 	tables | describe) echo "--json --help" ;;
 	load) echo "--batch --help" ;;
 	put) echo "--file --key --help" ;;
