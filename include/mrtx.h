@@ -403,11 +403,15 @@ int mrtx_add_family(mrtx_db *db, const char *table, const char *family);
  * Versions the new policy no longer keeps are hidden from reads at once
  * (reads apply the policy themselves) and are removed by the next write of
  * their cell or by mrtx_gc.  Versions an earlier, stricter policy already
- * removed do not come back when the policy grows: the cell keeps what was
- * left and gathers versions from its next writes on.  A running
- * transaction reads under the policy its handle knows; a mrtx_begin_at
- * snapshot under a lower policy may then meet MRTX_ESNAPSHOT where it read
- * before.  A FROZEN table (a drop or truncate under way) may be altered.
+ * removed do not come back when the policy grows (the cell keeps what was
+ * left and gathers versions from its next writes on); versions it only
+ * hid do.  The change is not transactional: a running transaction's reads
+ * (mrtx_get_versions, scans with versions, mrtx_begin_at) follow the policy
+ * as its handle knows it at each read, so after a shrink a version read
+ * before may be hidden, and a read at a past snapshot whose version the
+ * new policy drops returns MRTX_ESNAPSHOT; a cell's newest value is never
+ * affected by VERSIONS or MIN_VERSIONS.  A table being dropped or
+ * truncated may be altered.
  *
  * @param spec  the family (borrowed; name required) and its new policy.
  * @return MRTX_OK; MRTX_EINVAL (NULL argument, min_versions above

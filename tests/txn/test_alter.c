@@ -298,6 +298,22 @@ static void test_restore(void **state)
 	                                   MRTX_BYTES("q", 1), got, 8, &n), MRTX_NOTFOUND);
 	assert_int_equal(mrtx_put(other, "t", MRTX_BYTES("y", 1), "f", MRTX_BYTES("q", 1),
 	                          MRTX_BYTES("o", 1)), 0);
+	/* a row with a (STABLE) lock: another cell of it */
+	assert_int_equal(mrtx_restore_versions(db, "t", MRTX_BYTES("r", 1), "f",
+	                                       MRTX_BYTES("q2", 2), v, 2), 0);
+	assert_int_equal(tu_get_str(db, "t", "r", "f:q2", (char[4]){ 0 }, 4), 0);
+	/* a deleted cell has a version (its deletion) */
+	{
+		char b[4];
+
+		assert_int_equal(tu_put_str(db, "t", "d", "f:q", "x"), 0);
+		assert_int_equal(mrtx_begin(db, &txn), 0);
+		assert_int_equal(mrtx_delete(txn, "t", MRTX_BYTES("d", 1), "f", MRTX_BYTES("q", 1)),
+		                 0);
+		assert_int_equal(mrtx_commit(txn), 0);
+		assert_int_equal(restore(db, "d", v, 1), MRTX_EEXIST);
+		assert_int_equal(tu_get_str(db, "t", "d", "f:q", b, sizeof(b)), MRTX_NOTFOUND);
+	}
 	/* four versions into a family that keeps three: the newest three */
 	assert_int_equal(restore(db, "x", v, 4), 0);
 	assert_int_equal(mrtx_commit(other), MRTX_CONFLICT);
