@@ -371,8 +371,9 @@ int mrtx_create_table_split(mrtx_db *db, const char *table, const char *const *f
                             size_t nfamilies, const mrtx_bytes *splits, size_t nsplits);
 
 /**
- * List a table's families.  *out receives a pointer to an array of *count
- * names owned by db, valid until mrtx_close.  (Its outputs come last since
+ * List a table's families (a dropped one not: mrtx_drop_family).  *out
+ * receives a pointer to an array of *count names owned by db, valid until
+ * mrtx_close.  (Its outputs come last since
  * 0.2, whose SONAME is libmrtx.so.0.2.)
  * @return MRTX_OK; MRTX_EINVAL; MRTX_ENOTABLE; MRTX_ESTORE.
  */
@@ -422,6 +423,26 @@ int mrtx_add_family(mrtx_db *db, const char *table, const char *family);
  *   MRTX_ENOMEM.
  */
 int mrtx_alter_family(mrtx_db *db, const char *table, const mrtx_family_spec *spec);
+
+/**
+ * Drop one family of a table: its cells, with their older versions, and
+ * its name (mrtx_table_families no longer lists it; mrtx_add_family may
+ * add the name again, as a new, empty family).  Transactional with respect
+ * to running transactions as mrtx_drop_table, with the same steps: the
+ * whole table is frozen, every lock in it settled, then one store write
+ * deletes the family's cells, marks it dropped and unfreezes the table.
+ * A transaction that wrote the family and commits after the drop fails
+ * with MRTX_CONFLICT (retried, its put then meets MRTX_ENOFAMILY).  A
+ * dropped family keeps its place (families are numbered by position): it
+ * still counts toward MRTX_MAX_FAMILIES.  One write transaction walks the
+ * whole table (MRTX_EFULL or MRTX_ESTORE for one too large; nothing
+ * removed).  A table an index reads or writes is refused.
+ * @return MRTX_OK; MRTX_EINVAL (NULL argument; the table's last family; a
+ *   table an index uses); MRTX_ENOTABLE; MRTX_ENOFAMILY; MRTX_ELOCKED (as
+ *   mrtx_drop_table); MRTX_ENOTSUP (a RADOS store); MRTX_EREADONLY;
+ *   MRTX_EFULL; MRTX_ECORRUPT; MRTX_ESTORE; MRTX_ENOMEM.
+ */
+int mrtx_drop_family(mrtx_db *db, const char *table, const char *family);
 
 /**
  * Drop a table: its data and its name (which may then be created anew).

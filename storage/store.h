@@ -134,6 +134,19 @@ typedef struct store_polset {
 	struct store_polset *older;
 	store_policy p[];
 } store_polset;
+/* The names of a table's families that are not dropped, in family order
+ * (store_table.live); a replaced list stays valid until the table is
+ * freed, as policy sets do. */
+typedef struct store_names {
+	size_t n;
+	uint64_t dropped[4];  /* the dropped bits it was built for */
+	struct store_names *older;
+	const char *name[];
+} store_names;
+
+/* A dropped family's name in a table record (no family name holds '/'). */
+#define STORE_DROPPED_NAME "/"
+
 typedef struct store_table {
 	const char *name;
 	_Atomic size_t nfamilies;
@@ -143,7 +156,20 @@ typedef struct store_table {
 	                  (RADOS: its tablets; LMDB extends the struct) */
 	_Atomic int state;  /* STORE_T_*; kept by LMDB (RADOS: always LIVE) */
 	_Atomic(store_polset *) pols; /* NULL: one version each */
+	/* families dropped (store_drop_family): bit fid; a family id is never
+	 * reused, its bit never cleared.  live: the other names, once any is
+	 * dropped (NULL: none is). */
+	_Atomic uint64_t dropped[4];
+	_Atomic(store_names *) live;
 } store_table;
+
+/* Was family fid of t dropped? */
+static inline int store_family_dropped(const store_table *t, unsigned fid)
+{
+	return fid < 256 &&
+	       (atomic_load_explicit(&((store_table *)(uintptr_t)t)->dropped[fid >> 6],
+	                             memory_order_acquire) >> (fid & 63)) & 1;
+}
 
 /* Family fid's version policy. */
 static inline store_policy store_table_policy(const store_table *t, unsigned fid)
@@ -220,6 +246,15 @@ int store_tables_list(store *st, const store_table ***out, size_t *count);
  * store_table_refresh: re-read the records of every table this store has
  *   attached (families, state, policies), if any schema change happened
  *   since the last refresh.  Table lookups and reads do it on their own.
+ * store_drop_family: as store_table_clear for one family: in one write,
+ *   check that t's mark still carries token (MRTX_ELOCKED otherwise),
+ *   delete every cell and older version of family fid, mark the family
+ *   dropped in t's record (its id is never reused; its name is free) and
+ *   lift the mark.  MRTX_ENOFAMILY if it was dropped already, MRTX_EINVAL
+ *   if it is t's last family.  NULL in a backend without it: MRTX_ENOTSUP.
+ *   From then on an op that would take a new lock (store_op.acquire) and
+ *   writes a cell of the family fails with MRTX_CONFLICT, and other ops'
+ *   mutations of it are skipped.
  * store_alter_family: replace family fid's version policy (pol checked by
  *   the caller) in t's record of policies, bumping the table generation as
  *   the other changes do; a FROZEN table may be altered.  NULL in a
@@ -230,7 +265,16 @@ int store_table_freeze(store *st, const store_table *t, int on, uint64_t *token)
 int store_table_clear(store *st, const store_table *t, int drop, uint64_t token);
 int store_table_refresh(store *st);
 int store_alter_family(store *st, const store_table *t, unsigned fid, const store_policy *pol);
-/* Free t's policy sets (the current one and every replaced one). */
+int store_drop_family(store *st, const store_table *t, unsigned fid, uint64_t token);
+/* t's families that are not dropped: *names (owned by the store, valid
+ * while it is open) and their count. */
+void store_table_live(const store_table *t, const char *const **names, size_t *n);
+/* Mark the families of bits (bit fid) dropped in t, and rebuild t's list
+ * of live names when the dropped ones or the families changed since it
+ * was built; callers serialise it per table.  MRTX_ENOMEM. */
+int store_table_mark_dropped(store_table *t, const uint64_t bits_in[4]);
+/* Free t's policy sets and lists of live names (the current ones and
+ * every replaced one). */
 void store_table_free_policies(store_table *t);
 
 /* Bytes before enc(row) in an LMDB key (the table prefix): part of the key

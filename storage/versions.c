@@ -179,6 +179,15 @@ void store_policies_publish(store_table *t, store_polset *s)
 void store_table_free_policies(store_table *t)
 {
 	store_polset *s = atomic_load(&t->pols);
+	store_names *l = atomic_load(&t->live);
+
+	while (l) {
+		store_names *o = l->older;
+
+		mrtx__free(l);
+		l = o;
+	}
+	atomic_store(&t->live, NULL);
 
 	while (s) {
 		store_polset *o = s->older;

@@ -83,6 +83,7 @@ const store_backend lmdb_backend = {
 	.add_family = lmdb_store_add_family,
 	.table_freeze = lmdb_store_table_freeze,
 	.table_clear = lmdb_store_table_clear,
+	.drop_family = lmdb_store_drop_family,
 	.alter_family = lmdb_store_alter_family,
 	.table_refresh = lmdb_store_table_refresh,
 	.view_open = view_open,

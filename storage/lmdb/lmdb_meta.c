@@ -81,6 +81,22 @@ int lmdb_table_peek(const MDB_val *v, unsigned *kp, int *frozen, size_t *nfam)
 	return 0;
 }
 
+void lmdb_table_dropped(const MDB_val *v, uint64_t bits[4])
+{
+	const uint8_t *p = v->mv_data;
+	size_t nfam = p[TPFX];
+
+	memset(bits, 0, 4 * sizeof(bits[0]));
+	p += TPFX + 1;
+	for (size_t i = 0; i < nfam; i++) {
+		size_t len = *p++;
+
+		if (len == 1 && *p == STORE_DROPPED_NAME[0])
+			bits[i >> 6] |= (uint64_t)1 << (i & 63);
+		p += len;
+	}
+}
+
 int lmdb_table_parse(const char *name, const MDB_val *v, store_table **out)
 {
 	const uint8_t *p = v->mv_data;
@@ -117,6 +133,15 @@ int lmdb_table_parse(const char *name, const MDB_val *v, store_table **out)
 	LT(t)->nfam0 = nfam;
 	LT(t)->kp = kp;
 	atomic_init(&t->state, frozen ? STORE_T_FROZEN : STORE_T_LIVE);
+	{
+		uint64_t bits[4];
+
+		lmdb_table_dropped(v, bits);
+		if (store_table_mark_dropped(t, bits)) {
+			lmdb_table_free(t);
+			return MRTX_ENOMEM;
+		}
+	}
 	*out = t;
 	return 0;
 }

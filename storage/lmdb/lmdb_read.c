@@ -82,6 +82,16 @@ static int cell_expired(const store_table *t, unsigned fid, uint64_t ts)
 	return !store_version_kept(&p, 0, ts, mrtx__now_us());
 }
 
+/* A read of a family the table dropped (the name resolved before this
+ * handle learnt of it, at the read's refresh). */
+static int family_gone(const store_table *t, unsigned fid)
+{
+	if (MRTX_LIKELY(!store_family_dropped(t, fid)))
+		return 0;
+	return mrtx__seterr(MRTX_ENOFAMILY, "table '%s': family '%s' was dropped", t->name,
+	                    t->families[fid]);
+}
+
 static int damaged_keys(const store_table *t)
 {
 	return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a lookup in the data file met keys out "
@@ -428,7 +438,8 @@ int lmdb_store_read_row(store *st, lmdb_rtxn *view, const store_table *t, mrtx_b
 		return rc;
 	if ((rc = row_key_checked(key, t, row, &plen)) || (rc = rt_get(st, view, &rt)))
 		return rc;
-	if ((rc = lmdb_table_rcheck(st, &rt, t))) {
+	if ((rc = lmdb_table_rcheck(st, &rt, t)) ||
+	    (f && f->family >= 0 && (rc = family_gone(t, (unsigned)f->family)))) {
 		rt_put(st, view, &rt);
 		return rc;
 	}
@@ -735,7 +746,8 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 		return rc;
 	if ((rc = rt_get(st, view, &rt)))
 		return rc;
-	if ((rc = lmdb_table_rcheck(st, &rt, t)))
+	if ((rc = lmdb_table_rcheck(st, &rt, t)) ||
+	    (f && f->family >= 0 && (rc = family_gone(t, (unsigned)f->family))))
 		goto done;
 	cur = rt.cur;
 	/* Position near the first row of the range in scan order. */

@@ -29,6 +29,8 @@ static int apply_mut(MDB_cursor *cur, const store_op *op, uint8_t *key, size_t p
 {
 	if (m->kind != STORE_MUT_DEL_ROW && m->fid >= op->table->nfamilies)
 		return MDB_BAD_VALSIZE; /* lockio_decode refuses such redo first */
+	if (m->kind != STORE_MUT_DEL_ROW && store_family_dropped(op->table, m->fid))
+		return 0; /* the family was dropped: its cells went with it */
 	if (m->kind == STORE_MUT_DEL_ROW)
 		return lmdb_cell_del_range(cur, op->table, key, plen, -1, op_ts(op));
 	if (m->kind == STORE_MUT_DEL_FAMILY)
@@ -265,7 +267,7 @@ static int op_write(wctx *w, store_op *op)
 			return rc;
 		w->st->w_dirty = 1;
 		note_unsettled(w, op);
-		if (puts_ascending(op))
+		if (puts_ascending(op) && !lmdb_writes_dropped(op))
 			return put_cells_back(cur, op, key, plen);
 	}
 	for (size_t i = 0; i < op->nmuts; i++)

@@ -52,6 +52,7 @@ const store_backend rados_backend = {
 	.add_family = NULL,
 	.table_freeze = NULL,
 	.table_clear = NULL,
+	.drop_family = NULL,
 	.alter_family = NULL,
 	.table_refresh = NULL,
 	.view_open = NULL,

@@ -33,13 +33,13 @@ expect_err 2 "--versions: 'x' is not a non-negative integer" "alter --versions x
 expect_err 2 "--ttl: '5w' is not a duration" "alter --ttl 5w" "$MRTX" alter "$S" t f --ttl 5w
 expect_err 2 "--drop takes no other option" "alter --drop --versions" \
 	"$MRTX" alter "$S" t f --drop --versions 2
-expect_err 1 "removing a family is not supported.*drop or truncate the table" \
-	"alter --drop" "$MRTX" alter "$S" t g --drop
 expect_err 1 "no table 'none'" "alter a missing table" "$MRTX" alter "$S" none f --versions 2
 
 if [ "$RADOS" = 1 ]; then
 	expect_err 1 "not supported on a RADOS store" "alter on RADOS" \
 		"$MRTX" alter "$S" t f --versions 1
+	expect_err 1 "dropping a family is not supported on a RADOS store" \
+		"alter --drop on RADOS" "$MRTX" alter "$S" t g --drop
 else
 	expect_err 1 "table 't' has no family 'zz'" "alter a missing family" \
 		"$MRTX" alter "$S" t zz --versions 2
@@ -73,6 +73,22 @@ else
 	for i in 5 6 7 8 9 10; do put r f:q "v$i"; done
 	[ "$(nver)" -eq 5 ] && ok || bad "5 versions after growing: $(nver)"
 	expect_rc 0 "gc" "$MRTX" gc "$S"
+
+	# ---------------------------------------------------- alter --drop
+	put r g:x gone
+	put r2 g:y gone
+	expect_rc 0 "alter --drop" "$MRTX" alter "$S" t g --drop
+	expect_out "families: f" "describe after --drop" \
+		bash -c "\"\$1\" describe \"\$2\" t | grep '^families:'" _ "$MRTX" "$S"
+	expect_err 1 "table 't' has no family 'g'" "get a dropped family" \
+		"$MRTX" get "$S" t r g:x
+	"$MRTX" scan "$S" t | grep -q ' g:' && bad "scan shows a dropped family's cells" || ok
+	expect_err 1 "is the last one of table 't': drop the table instead" \
+		"alter --drop the last family" "$MRTX" alter "$S" t f --drop
+	expect_rc 0 "add-family of a dropped name" "$MRTX" add-family "$S" t g
+	expect_err 1 "not found" "the family added again is empty" "$MRTX" get "$S" t r g:x
+	expect_rc 0 "check after --drop" "$MRTX" check "$S" --strict
+	expect_rc 0 "check --deep after --drop" "$MRTX" check "$S" --deep
 fi
 
 # ------------------------------------------------------------ dump and load

@@ -3,7 +3,9 @@
  * an existing table, what reads and writes keep under the new one, bad
  * input, and a handle in another process that learns of the change; and
  * mrtx_restore_versions, which writes a cell's versions back at their
- * timestamps.  On RADOS both calls are MRTX_ENOTSUP.
+ * timestamps; and mrtx_drop_family (cells and name gone, a transaction
+ * that wrote the family conflicts, another process follows).  On RADOS
+ * the three calls are MRTX_ENOTSUP.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +83,8 @@ static void test_rados_enotsup(void **state)
 		assert_int_equal(mrtx_restore_versions(db, "t", MRTX_BYTES("r", 1), "f",
 		                                       MRTX_BYTES("q", 1), &v, 1), MRTX_ENOTSUP);
 	}
+	assert_int_equal(mrtx_drop_family(db, "t", "g"), MRTX_ENOTSUP);
+	assert_non_null(strstr(mrtx_errmsg(), "dropping a family"));
 	done(db, path);
 }
 
@@ -346,6 +350,126 @@ static void test_restore(void **state)
 	done(db, path);
 }
 
+static int nfams(mrtx_db *db, const char *want)
+{
+	const char *const *f;
+	char got[64] = "";
+	size_t n;
+
+	if (mrtx_table_families(db, "t", &f, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		strcat(got, i ? " " : "");
+		strcat(got, f[i]);
+	}
+	return strcmp(got, want) == 0;
+}
+
+static void test_drop_family(void **state)
+{
+	mrtx_family_spec got;
+	int down[2], up[2];
+	mrtx_txn *txn;
+	char *path, b[8], c;
+	mrtx_db *db;
+	pid_t pid;
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = fresh(&path, 3);
+	assert_int_equal(mrtx_add_family(db, "t", "h"), 0);
+	assert_int_equal(alter(db, "h", 4, 0, 0), 0);
+	put_n(db, 1, 3);
+	assert_int_equal(tu_put_str(db, "t", "r", "g:q", "g1"), 0);
+	assert_int_equal(tu_put_str(db, "t", "r", "h:q", "h1"), 0);
+	assert_int_equal(tu_put_str(db, "t", "s", "g:z", "g2"), 0);
+	assert_int_equal(pipe(down), 0);
+	assert_int_equal(pipe(up), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		mrtx_db *cdb = tu_open(path, NULL);
+
+		close(down[1]);
+		close(up[0]);
+		c = !cdb || tu_get_str(cdb, "t", "r", "g:q", b, sizeof(b)) ? 1 : 0;
+		if (write(up[1], &c, 1) != 1 || read(down[0], &c, 1) != 1)
+			_exit(31);
+		/* g dropped by the parent: gone here too, h kept */
+		c = tu_get_str(cdb, "t", "r", "g:q", b, sizeof(b)) != MRTX_ENOFAMILY ? 2 :
+		    tu_put_str(cdb, "t", "r", "g:q", "x") != MRTX_ENOFAMILY ? 3 :
+		    tu_get_str(cdb, "t", "r", "h:q", b, sizeof(b)) || strcmp(b, "h1") ? 4 :
+		    !nfams(cdb, "f h") ? 5 : 0;
+		if (write(up[1], &c, 1) != 1)
+			_exit(32);
+		mrtx_close(cdb);
+		_exit(0);
+	}
+	close(down[0]);
+	close(up[1]);
+	assert_int_equal(read(up[0], &c, 1), 1);
+	assert_int_equal(c, 0);
+	/* a transaction that wrote g before the drop */
+	assert_int_equal(mrtx_begin(db, &txn), 0);
+	assert_int_equal(mrtx_put(txn, "t", MRTX_BYTES("n", 1), "g", MRTX_BYTES("q", 1),
+	                          MRTX_BYTES("late", 4)), 0);
+	assert_int_equal(mrtx_drop_family(db, "t", "g"), 0);
+	assert_int_equal(mrtx_commit(txn), MRTX_CONFLICT);
+	assert_int_equal(write(down[1], "1", 1), 1);
+	assert_int_equal(read(up[0], &c, 1), 1);
+	assert_int_equal(c, 0);
+	assert_int_equal(tu_wait(pid), 0);
+	/* here: the name gone, the other families and their policies kept */
+	assert_true(nfams(db, "f h"));
+	assert_int_equal(tu_get_str(db, "t", "r", "g:q", b, sizeof(b)), MRTX_ENOFAMILY);
+	assert_int_equal(tu_get_str(db, "t", "n", "h:q", b, sizeof(b)), MRTX_NOTFOUND);
+	assert_int_equal(nversions(db), 3);
+	assert_int_equal(admin_family_policy(db, "t", 1, &got), 0);
+	assert_string_equal(got.name, "h");
+	assert_int_equal(got.max_versions, 4);
+	/* a scan of the whole table meets no cell of g */
+	{
+		mrtx_scan_spec spec;
+		mrtx_scanner *sc;
+		mrtx_cell cell;
+		int rc, n = 0;
+
+		memset(&spec, 0, sizeof(spec));
+		spec.table = "t";
+		assert_int_equal(mrtx_begin(db, &txn), 0);
+		assert_int_equal(mrtx_scan_open(txn, &spec, &sc), 0);
+		while ((rc = mrtx_scan_next(sc, &cell)) == 0) {
+			assert_string_not_equal(cell.family, "g");
+			n++;
+		}
+		assert_int_equal(rc, MRTX_NOTFOUND);
+		assert_int_equal(n, 2); /* r f:q, r h:q */
+		mrtx_scan_close(sc);
+		mrtx_abort(txn);
+	}
+	/* twice, the last family, and the name added again: a new family */
+	assert_int_equal(mrtx_drop_family(db, "t", "g"), MRTX_ENOFAMILY);
+	assert_int_equal(mrtx_drop_family(db, "t", "h"), 0);
+	assert_int_equal(mrtx_drop_family(db, "t", "f"), MRTX_EINVAL);
+	assert_non_null(strstr(mrtx_errmsg(), "last"));
+	assert_int_equal(mrtx_add_family(db, "t", "g"), 0);
+	assert_true(nfams(db, "f g"));
+	assert_int_equal(tu_get_str(db, "t", "r", "g:q", b, sizeof(b)), MRTX_NOTFOUND);
+	assert_int_equal(tu_put_str(db, "t", "r", "g:q", "new"), 0);
+	assert_int_equal(tu_get_str(db, "t", "r", "g:q", b, sizeof(b)), 0);
+	assert_string_equal(b, "new");
+	assert_int_equal(mrtx_drop_family(db, "t", NULL), MRTX_EINVAL);
+	assert_int_equal(mrtx_drop_family(db, "none", "f"), MRTX_ENOTABLE);
+	/* the store opens again with its dropped families */
+	mrtx_close(db);
+	assert_non_null(db = tu_open(path, NULL));
+	assert_true(nfams(db, "f g"));
+	assert_int_equal(tu_get_str(db, "t", "r", "g:q", b, sizeof(b)), 0);
+	assert_int_equal(tu_get_str(db, "t", "r", "h:q", b, sizeof(b)), MRTX_ENOFAMILY);
+	done(db, path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +478,7 @@ int main(void)
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_other_process),
 		cmocka_unit_test(test_restore),
+		cmocka_unit_test(test_drop_family),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

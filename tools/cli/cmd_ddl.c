@@ -1,8 +1,8 @@
 /*
  * cmd_ddl.c - add-family, alter, drop-table, truncate: a table's schema
  * and its whole data, through mrtx_add_family, mrtx_alter_family,
- * mrtx_drop_table and mrtx_truncate_table (LMDB stores; a RADOS store says
- * it is not supported).  None of them creates a store.
+ * mrtx_drop_family, mrtx_drop_table and mrtx_truncate_table (LMDB stores;
+ * a RADOS store says it is not supported).  None of them creates a store.
  */
 #include "cmds.h"
 
@@ -25,7 +25,7 @@ int cmd_add_family(int argc, char **argv)
 	if (help)
 		HELP(usage, "Add the column family FAMILY to TABLE.  Its cells can be written at\n"
 		     "once, by this and every other process with the store open.  A family\n"
-		     "cannot be removed again (drop or truncate the table instead).\n"
+		     "is removed with alter --drop.\n"
 		     "LMDB stores only.\n");
 	if (npos != 3)
 		return tool_usage_err(argv[0], usage, "expected STORE, TABLE and FAMILY");
@@ -114,8 +114,12 @@ int cmd_alter(int argc, char **argv)
 		     "the new policy from its next read of the table.  Versions it no longer\n"
 		     "keeps are hidden at once and removed by the next write of their cell\n"
 		     "or by gc; versions removed before do not come back when it grows.\n"
-		     "--drop (removing the family and its cells) is not supported: drop or\n"
-		     "truncate the table instead.  LMDB stores only.\n");
+		     "--drop removes the family: its cells, with their versions, and its\n"
+		     "name (add-family may add it again, empty), with the guarantees of\n"
+		     "drop-table: the table is frozen, every lock in it settled, then one\n"
+		     "write removes the cells; a transaction still writing the family fails\n"
+		     "with a conflict.  A table's last family cannot be dropped, nor a\n"
+		     "family of a table an index uses.  LMDB stores only.\n");
 	if (npos != 3)
 		return tool_usage_err(argv[0], usage, "expected STORE, TABLE and FAMILY");
 	if (drop && (vers || minv || ttl))
@@ -127,10 +131,12 @@ int cmd_alter(int argc, char **argv)
 	    (rc = arg_name(argv[0], "family", pos[2])))
 		return rc;
 	if (drop) {
-		tool_err(argv[0], "removing a family is not supported (its cells would have to go "
-		         "in one write, with every transaction writing them settled); drop or "
-		         "truncate the table, or load a dump of it without the family");
-		return EXIT_FAIL;
+		if ((rc = tool_open(argv[0], pos[0], 0, &db)))
+			return rc;
+		if ((rc = mrtx_drop_family(db, pos[1], pos[2])))
+			rc = tool_fail(argv[0], NULL, rc);
+		mrtx_close(db);
+		return rc ? EXIT_FAIL : EXIT_OK;
 	}
 	memset(&f, 0, sizeof(f));
 	if ((vers && (rc = arg_count(argv[0], "--versions", vers, &f.max_versions))) ||
