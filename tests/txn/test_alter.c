@@ -16,6 +16,7 @@
 #include "testutil.h"
 
 #include "txn/admin.h"
+#include "txn/txn_test.h"
 
 static mrtx_db *fresh(char **path, uint32_t versions)
 {
@@ -414,8 +415,25 @@ static void test_drop_family(void **state)
 	assert_int_equal(mrtx_begin(db, &txn), 0);
 	assert_int_equal(mrtx_put(txn, "t", MRTX_BYTES("n", 1), "g", MRTX_BYTES("q", 1),
 	                          MRTX_BYTES("late", 4)), 0);
-	assert_int_equal(mrtx_drop_family(db, "t", "g"), 0);
-	assert_int_equal(mrtx_commit(txn), MRTX_CONFLICT);
+	{
+		/* and one committing in two phases, through another handle */
+		mrtx__knobs k = { 0, 1, 0 };
+		mrtx_db *db2 = tu_open_k(path, NULL, &k);
+		mrtx_txn *t2;
+
+		assert_non_null(db2);
+		assert_int_equal(mrtx_begin(db2, &t2), 0);
+		assert_int_equal(mrtx_put(t2, "t", MRTX_BYTES("m", 1), "g", MRTX_BYTES("q", 1),
+		                          MRTX_BYTES("late", 4)), 0);
+		assert_int_equal(mrtx_put(t2, "t", MRTX_BYTES("m2", 2), "f", MRTX_BYTES("q", 1),
+		                          MRTX_BYTES("late", 4)), 0);
+		assert_int_equal(mrtx_drop_family(db, "t", "g"), 0);
+		assert_int_equal(mrtx_commit(txn), MRTX_CONFLICT);
+		assert_int_equal(mrtx_commit(t2), MRTX_CONFLICT);
+		assert_non_null(strstr(mrtx_errmsg(), "dropped"));
+		assert_int_equal(tu_get_str(db2, "t", "m2", "f:q", b, sizeof(b)), MRTX_NOTFOUND);
+		mrtx_close(db2);
+	}
 	assert_int_equal(write(down[1], "1", 1), 1);
 	assert_int_equal(read(up[0], &c, 1), 1);
 	assert_int_equal(c, 0);
