@@ -520,7 +520,7 @@ fail:
 	return lmdb_err(st, rc, "change a family's versions");
 }
 
-/* Is key k (of the table with prefix pk) a cell or an older version of
+/* Is key k (a key of the table, prefix included) a cell or an older version of
  * family fid?  P . enc(row) . fid . qual, or P . enc(row) . 0xFF . fid ... */
 static int key_of_family(const MDB_val *k, uint8_t fid)
 {
