@@ -395,8 +395,9 @@ int mrtx_create_table_split(mrtx_db *db, const char *table, const char *const *f
                             size_t nfamilies, const mrtx_bytes *splits, size_t nsplits);
 
 /**
- * List a table's families.  *out receives a pointer to an array of *count
- * names owned by db, valid until mrtx_close.  (Its outputs come last since
+ * List a table's families (a dropped one not: mrtx_drop_family).  *out
+ * receives a pointer to an array of *count names owned by db, valid until
+ * mrtx_close.  (Its outputs come last since
  * 0.2, whose SONAME is libmrtx.so.0.2.)
  * @return MRTX_OK; MRTX_EINVAL; MRTX_ENOTABLE; MRTX_ESTORE.
  */
@@ -417,6 +418,57 @@ int mrtx_table_families(mrtx_db *db, const char *table, const char *const **out,
  *   MRTX_ENOMEM.
  */
 int mrtx_add_family(mrtx_db *db, const char *table, const char *family);
+
+/**
+ * Change one family's version policy (mrtx_family_spec: VERSIONS,
+ * MIN_VERSIONS, TTL) in an existing table; spec->name names the family,
+ * and its max_versions 0 means 1, as at creation.  The change is one store
+ * write; other handles and processes learn of it as of mrtx_add_family
+ * (their next read of the table; a write a handle makes before then may
+ * still trim its cells by the old policy).
+ *
+ * Versions the new policy no longer keeps are hidden from reads at once
+ * (reads apply the policy themselves) and are removed by the next write of
+ * their cell or by mrtx_gc.  Versions an earlier, stricter policy already
+ * removed do not come back when the policy grows (the cell keeps what was
+ * left and gathers versions from its next writes on); versions it only
+ * hid do.  The change is not transactional: a running transaction's reads
+ * (mrtx_get_versions, scans with versions, mrtx_begin_at) follow the policy
+ * as its handle knows it at each read, so after a shrink a version read
+ * before may be hidden, and a read at a past snapshot whose version the
+ * new policy drops returns MRTX_ESNAPSHOT; a cell's newest value is never
+ * affected by VERSIONS or MIN_VERSIONS.  A table being dropped or
+ * truncated may be altered.
+ *
+ * @param spec  the family (borrowed; name required) and its new policy.
+ * @return MRTX_OK; MRTX_EINVAL (NULL argument, min_versions above
+ *   max_versions, a TTL past 2^63 microseconds); MRTX_ENOTABLE;
+ *   MRTX_ENOFAMILY; MRTX_ENOTSUP (a RADOS store: its handles keep a
+ *   table's policies from when they first read it, so a change could not
+ *   reach them); MRTX_EREADONLY; MRTX_EFULL; MRTX_ECORRUPT; MRTX_ESTORE;
+ *   MRTX_ENOMEM.
+ */
+int mrtx_alter_family(mrtx_db *db, const char *table, const mrtx_family_spec *spec);
+
+/**
+ * Drop one family of a table: its cells, with their older versions, and
+ * its name (mrtx_table_families no longer lists it; mrtx_add_family may
+ * add the name again, as a new, empty family).  Transactional with respect
+ * to running transactions as mrtx_drop_table, with the same steps: the
+ * whole table is frozen, every lock in it settled, then one store write
+ * deletes the family's cells, marks it dropped and unfreezes the table.
+ * A transaction that wrote the family and commits after the drop fails
+ * with MRTX_CONFLICT (retried, its put then meets MRTX_ENOFAMILY).  A
+ * dropped family keeps its place (families are numbered by position): it
+ * still counts toward MRTX_MAX_FAMILIES.  One write transaction walks the
+ * whole table (MRTX_EFULL or MRTX_ESTORE for one too large; nothing
+ * removed).  A table an index reads or writes is refused.
+ * @return MRTX_OK; MRTX_EINVAL (NULL argument; the table's last family; a
+ *   table an index uses); MRTX_ENOTABLE; MRTX_ENOFAMILY; MRTX_ELOCKED (as
+ *   mrtx_drop_table); MRTX_ENOTSUP (a RADOS store); MRTX_EREADONLY;
+ *   MRTX_EFULL; MRTX_ECORRUPT; MRTX_ESTORE; MRTX_ENOMEM.
+ */
+int mrtx_drop_family(mrtx_db *db, const char *table, const char *family);
 
 /**
  * Drop a table: its data and its name (which may then be created anew).
@@ -746,6 +798,35 @@ typedef struct mrtx_version {
  */
 int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *family,
                       mrtx_bytes qualifier, mrtx_version *out, size_t max, size_t *n);
+
+/**
+ * Restore one cell's versions at the timestamps they were committed at
+ * (`mrtx load` of a `mrtx dump --versions`): versions[0..n), newest first
+ * as mrtx_get_versions returns them, timestamps strictly decreasing, are
+ * written oldest first, each at its own timestamp, under the family's
+ * policy (what it does not keep is dropped, as by writes).  One store
+ * write, atomic, outside any transaction: the row must not be locked by a
+ * transaction in flight, and the cell must hold no version at all (nor a
+ * deletion).  It changes the row's lock as a commit does, so a
+ * transaction that read the row before and commits after it conflicts.
+ * The store's timestamp source is first raised to versions[0].ts, so that
+ * every later commit is stamped above the restored versions; reads at a
+ * past snapshot (mrtx_begin_at) then see them as of their timestamps,
+ * history the store did not have before.  LMDB only.  A table an index
+ * reads or writes is refused (the index would not learn of the cells).
+ * @param versions  n versions (borrowed), n >= 1; each ts in 1 .. 2^63-1.
+ * @return MRTX_OK; MRTX_EINVAL (NULL argument, n 0, a timestamp 0, past
+ *   2^63-1 or not below the one before it, NULL value data with a size,
+ *   an empty row, a table an index uses); MRTX_ETOOBIG (row, qualifier or
+ *   a value over the limits); MRTX_ENOTABLE; MRTX_ENOFAMILY; MRTX_EEXIST
+ *   (the cell has a version); MRTX_ELOCKED (a transaction in flight holds
+ *   the row's lock); MRTX_CONFLICT (the row kept changing meanwhile, 10
+ *   attempts; or the table is being dropped or truncated); MRTX_ENOTSUP (a
+ *   RADOS store); MRTX_EREADONLY; MRTX_EFULL; MRTX_ECORRUPT; MRTX_ESTORE;
+ *   MRTX_ENOMEM.
+ */
+int mrtx_restore_versions(mrtx_db *db, const char *table, mrtx_bytes row, const char *family,
+                          mrtx_bytes qualifier, const mrtx_version *versions, size_t n);
 
 /**
  * Begin a read-only transaction at a past snapshot: every read (gets,

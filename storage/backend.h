@@ -54,6 +54,11 @@ struct store_backend {
 	int (*table_freeze)(store *st, const store_table *t, int on, uint64_t *token);
 	int (*table_clear)(store *st, const store_table *t, int drop, uint64_t token);
 	int (*table_refresh)(store *st);
+	/* NULL: families are never dropped (MRTX_ENOTSUP) */
+	int (*drop_family)(store *st, const store_table *t, unsigned fid, uint64_t token);
+	/* NULL: policies fixed at creation (MRTX_ENOTSUP) */
+	int (*alter_family)(store *st, const store_table *t, unsigned fid,
+	                    const store_policy *pol);
 
 	/* STORE_CAP_VIEWS */
 	int (*view_open)(store *st, store_view **out);

@@ -184,6 +184,79 @@ int store_table_clear(store *st, const store_table *t, int drop, uint64_t token)
 	return BE(st)->table_clear(st, t, drop, token);
 }
 
+int store_drop_family(store *st, const store_table *t, unsigned fid, uint64_t token)
+{
+	if (store_read_only(st))
+		return refuse_write(st, "dropping a family");
+	if (!store_has(st, STORE_CAP_SCHEMA) || !BE(st)->drop_family)
+		return lacks(st, "dropping a family");
+	return BE(st)->drop_family(st, t, fid, token);
+}
+
+int store_drops_families(const store *st)
+{
+	return store_has(st, STORE_CAP_SCHEMA) && BE(st)->drop_family;
+}
+
+void store_table_live(const store_table *t, const char *const **names, size_t *n)
+{
+	const store_names *l = atomic_load_explicit(&((store_table *)(uintptr_t)t)->live,
+	                                            memory_order_acquire);
+
+	if (!l) {
+		*names = t->families;
+		*n = atomic_load(&((store_table *)(uintptr_t)t)->nfamilies);
+		return;
+	}
+	*names = l->name;
+	*n = l->n;
+}
+
+int store_table_mark_dropped(store_table *t, const uint64_t bits_in[4])
+{
+	store_names *cur = atomic_load(&t->live), *l;
+	uint64_t bits[4];
+	size_t live = 0, nfam = atomic_load(&t->nfamilies);
+	int any = 0;
+
+	for (unsigned w = 0; w < 4; w++)
+		bits[w] = bits_in[w] | atomic_load(&t->dropped[w]);
+	for (unsigned w = 0; w < 4; w++)
+		any |= bits[w] != 0;
+	if (!any)
+		return 0;
+	if (cur && memcmp(cur->dropped, bits, sizeof(bits)) == 0) {
+		size_t had = 0;
+
+		for (size_t i = 0; i < nfam; i++)
+			had += !((bits[i >> 6] >> (i & 63)) & 1);
+		if (had == cur->n)
+			return 0;
+	}
+	if (!(l = mrtx__calloc(1, sizeof(*l) + nfam * sizeof(l->name[0]))))
+		return mrtx__seterr(MRTX_ENOMEM, "out of memory loading table '%s'", t->name);
+	for (size_t i = 0; i < nfam; i++)
+		if (!((bits[i >> 6] >> (i & 63)) & 1))
+			l->name[live++] = t->families[i];
+	l->n = live;
+	memcpy(l->dropped, bits, sizeof(bits));
+	/* the bits first: a name the list leaves out is never found again */
+	for (unsigned w = 0; w < 4; w++)
+		atomic_fetch_or(&t->dropped[w], bits[w]);
+	l->older = cur;
+	atomic_store_explicit(&t->live, l, memory_order_release);
+	return 0;
+}
+
+int store_alter_family(store *st, const store_table *t, unsigned fid, const store_policy *pol)
+{
+	if (store_read_only(st))
+		return refuse_write(st, "changing a family's versions");
+	if (!store_has(st, STORE_CAP_SCHEMA) || !BE(st)->alter_family)
+		return lacks(st, "changing a family's versions");
+	return BE(st)->alter_family(st, t, fid, pol);
+}
+
 int store_table_refresh(store *st)
 {
 	/* (without schema changes, nothing to refresh) */
@@ -505,7 +578,7 @@ static int family_lookup(const store_table *t, const char *family, uint8_t *fid)
 	size_t n = t->nfamilies;
 
 	for (size_t i = 0; i < n; i++)
-		if (strcmp(t->families[i], family) == 0) {
+		if (strcmp(t->families[i], family) == 0 && !store_family_dropped(t, (unsigned)i)) {
 			*fid = (uint8_t)i;
 			return 0;
 		}

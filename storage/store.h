@@ -62,6 +62,9 @@ enum {
 	/* every call is a network round trip (RADOS): a commit's tail goes to
 	 * the handle's worker instead of running inline (txn/tail.c) */
 	STORE_CAP_REMOTE = 1u << 8,
+	/* STORE_MUT_RESTORE: a cell's versions written at timestamps of their
+	 * own (LMDB) */
+	STORE_CAP_RESTORE = 1u << 9,
 };
 
 typedef struct store_head {
@@ -122,6 +125,28 @@ typedef struct store_policy {
 	uint32_t max_versions, min_versions;
 	uint64_t ttl_ms;
 } store_policy;
+/* Families 0..n-1's policies (later families keep one version).  A policy
+ * change (store_alter_family) publishes a whole new set; the set it
+ * replaces stays valid (on the new one's older list) until the table is
+ * freed, so a lock-free reader never meets freed memory. */
+typedef struct store_polset {
+	size_t n;
+	struct store_polset *older;
+	store_policy p[];
+} store_polset;
+/* The names of a table's families that are not dropped, in family order
+ * (store_table.live); a replaced list stays valid until the table is
+ * freed, as policy sets do. */
+typedef struct store_names {
+	size_t n;
+	uint64_t dropped[4];  /* the dropped bits it was built for */
+	struct store_names *older;
+	const char *name[];
+} store_names;
+
+/* A dropped family's name in a table record (no family name holds '/'). */
+#define STORE_DROPPED_NAME "/"
+
 typedef struct store_table {
 	const char *name;
 	_Atomic size_t nfamilies;
@@ -130,17 +155,30 @@ typedef struct store_table {
 	void *be;      /* a backend's per-table state where it keeps it apart
 	                  (RADOS: its tablets; LMDB extends the struct) */
 	_Atomic int state;  /* STORE_T_*; kept by LMDB (RADOS: always LIVE) */
-	const store_policy *pol; /* families 0..npol-1's policies (fixed at
-	                            creation); later families keep one version */
-	size_t npol;
+	_Atomic(store_polset *) pols; /* NULL: one version each */
+	/* families dropped (store_drop_family): bit fid; a family id is never
+	 * reused, its bit never cleared.  live: the other names, once any is
+	 * dropped (NULL: none is). */
+	_Atomic uint64_t dropped[4];
+	_Atomic(store_names *) live;
 } store_table;
+
+/* Was family fid of t dropped? */
+static inline int store_family_dropped(const store_table *t, unsigned fid)
+{
+	return fid < 256 &&
+	       (atomic_load_explicit(&((store_table *)(uintptr_t)t)->dropped[fid >> 6],
+	                             memory_order_acquire) >> (fid & 63)) & 1;
+}
 
 /* Family fid's version policy. */
 static inline store_policy store_table_policy(const store_table *t, unsigned fid)
 {
 	store_policy one = { 1, 0, 0 };
+	const store_polset *s = atomic_load_explicit(&((store_table *)(uintptr_t)t)->pols,
+	                                             memory_order_acquire);
 
-	return fid < t->npol ? t->pol[fid] : one;
+	return s && fid < s->n ? s->p[fid] : one;
 }
 
 typedef struct store_opts {
@@ -213,8 +251,21 @@ int store_tables_list(store *st, const store_table ***out, size_t *count);
  *   the name is free; t is GONE) or only its mark (drop = 0: truncate, the
  *   same table, empty and LIVE).
  * store_table_refresh: re-read the records of every table this store has
- *   attached (families, state), if any schema change happened since the
- *   last refresh.  Table lookups and reads do it on their own.
+ *   attached (families, state, policies), if any schema change happened
+ *   since the last refresh.  Table lookups and reads do it on their own.
+ * store_drop_family: as store_table_clear for one family: in one write,
+ *   check that t's mark still carries token (MRTX_ELOCKED otherwise),
+ *   delete every cell and older version of family fid, mark the family
+ *   dropped in t's record (its id is never reused; its name is free) and
+ *   lift the mark.  MRTX_ENOFAMILY if it was dropped already, MRTX_EINVAL
+ *   if it is t's last family.  NULL in a backend without it: MRTX_ENOTSUP.
+ *   From then on an op that would take a new lock (store_op.acquire) and
+ *   writes a cell of the family fails with MRTX_CONFLICT, and other ops'
+ *   mutations of it are skipped.
+ * store_alter_family: replace family fid's version policy (pol checked by
+ *   the caller) in t's record of policies, bumping the table generation as
+ *   the other changes do; a FROZEN table may be altered.  NULL in a
+ *   backend without it: MRTX_ENOTSUP.
  */
 int store_add_family(store *st, const store_table *t, const char *family);
 /* store_table_freeze(on = 1) took over a drop or truncate that had closed
@@ -224,6 +275,20 @@ int store_add_family(store *st, const store_table *t, const char *family);
 int store_table_freeze(store *st, const store_table *t, int on, uint64_t *token);
 int store_table_clear(store *st, const store_table *t, int drop, uint64_t token);
 int store_table_refresh(store *st);
+int store_alter_family(store *st, const store_table *t, unsigned fid, const store_policy *pol);
+int store_drop_family(store *st, const store_table *t, unsigned fid, uint64_t token);
+/* Can st drop a family (store_drop_family is more than its refusal)? */
+int store_drops_families(const store *st);
+/* t's families that are not dropped: *names (owned by the store, valid
+ * while it is open) and their count. */
+void store_table_live(const store_table *t, const char *const **names, size_t *n);
+/* Mark the families of bits (bit fid) dropped in t, and rebuild t's list
+ * of live names when the dropped ones or the families changed since it
+ * was built; callers serialise it per table.  MRTX_ENOMEM. */
+int store_table_mark_dropped(store_table *t, const uint64_t bits_in[4]);
+/* Free t's policy sets and lists of live names (the current ones and
+ * every replaced one). */
+void store_table_free_policies(store_table *t);
 
 /* Bytes before enc(row) in an LMDB key (the table prefix): part of the key
  * limit every backend enforces (store_check_key). */
@@ -396,13 +461,21 @@ enum store_mut_kind {
 	STORE_MUT_PUT = 1,
 	STORE_MUT_DEL_CELL = 2,
 	STORE_MUT_DEL_FAMILY = 3,
-	STORE_MUT_DEL_ROW = 4
+	STORE_MUT_DEL_ROW = 4,
+	/* STORE_CAP_RESTORE only, never in a lock record: put value as the
+	 * version at ts (a restore, mrtx_restore_versions).  An op whose first
+	 * mutation is one requires the cell (fid, qual of that first one) to
+	 * have no stored version at all, current or older (the condition's
+	 * part: op result MRTX_EEXIST); its restores of that cell come oldest
+	 * first, each written as a put at its ts under the family's policy. */
+	STORE_MUT_RESTORE = 5
 };
 
 typedef struct store_mut {
 	uint8_t kind;
 	uint8_t fid;
 	mrtx_bytes qual, value;
+	uint64_t ts;    /* STORE_MUT_RESTORE's; else unused */
 } store_mut;
 
 /*

@@ -148,23 +148,52 @@ void store_policy_get(const uint8_t *p, store_policy *x)
 		x->ttl_ms |= (uint64_t)p[8 + i] << (8 * i);
 }
 
-int store_policies_parse(mrtx_bytes v, store_policy **out, size_t *n)
+int store_policies_parse(mrtx_bytes v, store_polset **out)
 {
-	store_policy *pol;
+	store_polset *s;
+	size_t n = v.size / STORE_POL_SIZE;
 
 	*out = NULL;
-	*n = v.size / STORE_POL_SIZE;
-	if (v.size % STORE_POL_SIZE || *n == 0 || *n > MRTX_MAX_FAMILIES)
+	if (v.size % STORE_POL_SIZE || n == 0 || n > MRTX_MAX_FAMILIES)
 		return MRTX_ECORRUPT;
-	if (!(pol = mrtx__calloc(*n, sizeof(*pol))))
+	if (!(s = mrtx__calloc(1, sizeof(*s) + n * sizeof(s->p[0]))))
 		return MRTX_ENOMEM;
-	for (size_t i = 0; i < *n; i++) {
-		store_policy_get((const uint8_t *)v.data + i * STORE_POL_SIZE, &pol[i]);
-		if (pol[i].max_versions == 0 || pol[i].min_versions > pol[i].max_versions) {
-			mrtx__free(pol);
+	s->n = n;
+	for (size_t i = 0; i < n; i++) {
+		store_policy_get((const uint8_t *)v.data + i * STORE_POL_SIZE, &s->p[i]);
+		if (s->p[i].max_versions == 0 || s->p[i].min_versions > s->p[i].max_versions) {
+			mrtx__free(s);
 			return MRTX_ECORRUPT;
 		}
 	}
-	*out = pol;
+	*out = s;
 	return 0;
+}
+
+void store_policies_publish(store_table *t, store_polset *s)
+{
+	s->older = atomic_load_explicit(&t->pols, memory_order_relaxed);
+	atomic_store_explicit(&t->pols, s, memory_order_release);
+}
+
+void store_table_free_policies(store_table *t)
+{
+	store_polset *s = atomic_load(&t->pols);
+	store_names *l = atomic_load(&t->live);
+
+	while (l) {
+		store_names *o = l->older;
+
+		mrtx__free(l);
+		l = o;
+	}
+	atomic_store(&t->live, NULL);
+
+	while (s) {
+		store_polset *o = s->older;
+
+		mrtx__free(s);
+		s = o;
+	}
+	atomic_store(&t->pols, NULL);
 }

@@ -56,8 +56,11 @@ int store_versions_select(const store_table *t, const store_filter *f, const sto
 #define STORE_POL_SIZE 16u
 void store_policy_put(uint8_t *p, const store_policy *x);
 void store_policy_get(const uint8_t *p, store_policy *x);
-/* Parse a record of n policies (v: n * STORE_POL_SIZE bytes) into a new
- * array (mrtx__free it): MRTX_ECORRUPT (no message) when malformed. */
-int store_policies_parse(mrtx_bytes v, store_policy **out, size_t *n);
+/* Parse a record of policies (v: n * STORE_POL_SIZE bytes) into a new set
+ * (older NULL; mrtx__free it): MRTX_ECORRUPT (no message) when malformed. */
+int store_policies_parse(mrtx_bytes v, store_polset **out);
+/* Publish s as t's policies, keeping the set it replaces on s's older
+ * list (callers serialise publications of one table). */
+void store_policies_publish(store_table *t, store_polset *s);
 
 #endif

@@ -195,9 +195,19 @@ int admin_family_policy(mrtx_db *db, const char *table, size_t i, mrtx_family_sp
 		return mrtx__seterr(MRTX_EINVAL, "admin_family_policy: NULL argument");
 	if ((rc = store_table_refresh(db->st)) || (rc = store_table_find(db->st, table, &t)))
 		return rc;
-	if (i >= t->nfamilies)
-		return mrtx__seterr(MRTX_EINVAL, "table '%s' has %zu families, not %zu", table,
-		                    (size_t)t->nfamilies, i + 1);
+	{
+		/* i counts the families mrtx_table_families lists (no dropped
+		 * one): the id of the i-th */
+		size_t n = t->nfamilies, fid, seen = 0;
+
+		for (fid = 0; fid < n; fid++)
+			if (!store_family_dropped(t, (unsigned)fid) && seen++ == i)
+				break;
+		if (fid == n)
+			return mrtx__seterr(MRTX_EINVAL, "table '%s' has %zu families, not %zu",
+			                    table, seen, i + 1);
+		i = fid;
+	}
 	pol = store_table_policy(t, (unsigned)i);
 	out->name = t->families[i];
 	out->max_versions = pol.max_versions ? pol.max_versions : 1;
@@ -243,7 +253,7 @@ static int plant_one(store *st, const store_table *t, const mrtx_bytes rows[2],
 
 	if (!m || !refs)
 		return MRTX_ENOMEM; /* (the arena recorded the detail) */
-	*m = (store_mut){ STORE_MUT_PUT, 0, MRTX_CSTR("q0"), value };
+	*m = (store_mut){ STORE_MUT_PUT, 0, MRTX_CSTR("q0"), value, 0 };
 	refs[0] = (lock_ref){ table, rows[0] }; /* the primary */
 	refs[1] = (lock_ref){ table, rows[1] }; /* its secondary */
 	memset(&pr, 0, sizeof(pr));

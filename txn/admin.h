@@ -148,7 +148,8 @@ typedef struct admin_row_counts {
 int admin_count_rows(mrtx_db *db, const char *table, admin_row_counts *out);
 
 /*
- * The version policy of table's family i, in its order (`mrtx describe`):
+ * The version policy of table's family i, in its order among those
+ * mrtx_table_families lists (`mrtx describe`):
  * as mrtx_create_table2 was given it, max_versions 0 read as 1; a family
  * added later keeps one version.  out->name is the family's name, owned by
  * db until mrtx_close.

@@ -62,6 +62,21 @@ static void lock_ref_of(const trow *r, lock_ref *out)
 }
 
 /* Fill the PREWRITTEN record of w[i] and encode it. */
+/* A family the puts named was dropped since (mrtx_drop_family): each
+ * prewrite's check of its table learnt of a drop that committed before
+ * it, and a drop after it settles these locks itself. */
+static int writes_dropped(const wrow *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < w[i].nredo; j++)
+			if (w[i].redo[j].kind != STORE_MUT_DEL_ROW &&
+			    store_family_dropped(w[i].r->t, w[i].redo[j].fid))
+				return mrtx__seterr(MRTX_CONFLICT, "table '%s': a family this "
+				                    "transaction writes was dropped meanwhile",
+				                    w[i].r->t->name);
+	return 0;
+}
+
 static int build_prewrite(mrtx_txn *txn, wrow *w, size_t n, size_t i, uint64_t ts,
                           lock_ref *secs)
 {
@@ -182,6 +197,8 @@ int commit_two_phase(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 		                  "a concurrent transaction");
 	if (rc == 0)
 		rc = FAILPOINT(FP_COMMIT_AFTER_PREWRITE);
+	if (rc == 0)
+		rc = writes_dropped(w, n);
 	/* 2: validate reads after every write lock is held */
 	if (rc == 0)
 		rc = txn_validate(txn);

@@ -245,8 +245,7 @@ int mrtx_table_families(mrtx_db *db, const char *table, const char *const **out,
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_table_families: NULL argument");
 	if ((rc = store_table_refresh(db->st)) || (rc = store_table_find(db->st, table, &t)))
 		return rc;
-	*out = t->families;
-	*count = t->nfamilies;
+	store_table_live(t, out, count); /* (without dropped families) */
 	return 0;
 }
 

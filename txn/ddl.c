@@ -1,9 +1,9 @@
 /*
  * ddl.c - changing existing tables: mrtx_add_family, mrtx_drop_table,
- * mrtx_truncate_table (DESIGN §3.4).
+ * mrtx_truncate_table, mrtx_alter_family, mrtx_drop_family (DESIGN §3.4).
  *
- * A drop or truncate is transactional with respect to running
- * transactions in three steps:
+ * A drop or truncate (of a table, or of one family) is transactional with
+ * respect to running transactions in three steps:
  *   1 freeze   the table's record is marked FROZEN: from that write on, no
  *              op may take a new lock in the table (the store checks the
  *              mark inside each row write), while locks already there can
@@ -15,7 +15,8 @@
  *              primary ends STABLE.  Repeated until a walk finds no lock:
  *              with acquisitions refused, none can appear;
  *   3 clear    one store write deletes every key of the table and the
- *              record (drop) or the FROZEN mark (truncate).
+ *              record (drop) or the FROZEN mark (truncate); or the family's
+ *              keys, its name (marked dropped) and the mark.
  * Lock records name their primary by table name, so step 2 runs while the
  * name still resolves to the old data.
  */
@@ -39,6 +40,31 @@ int mrtx_add_family(mrtx_db *db, const char *table, const char *family)
 	    (rc = store_table_find(db->st, table, &t)))
 		return rc;
 	return store_add_family(db->st, t, family);
+}
+
+int mrtx_alter_family(mrtx_db *db, const char *table, const mrtx_family_spec *spec)
+{
+	const store_table *t;
+	store_policy pol;
+	uint8_t fid;
+	int rc;
+
+	mrtx__clearerr();
+	if (!db || !table || !spec || !spec->name)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_alter_family: NULL argument");
+	pol.max_versions = spec->max_versions ? spec->max_versions : 1;
+	pol.min_versions = spec->min_versions;
+	pol.ttl_ms = spec->ttl_ms;
+	if (pol.min_versions > pol.max_versions)
+		return mrtx__seterr(MRTX_EINVAL, "family '%s': MIN_VERSIONS %u is above VERSIONS "
+		                    "%u", spec->name, pol.min_versions, pol.max_versions);
+	if (pol.ttl_ms > UINT64_MAX / 1000u / 2)
+		return mrtx__seterr(MRTX_EINVAL, "family '%s': a TTL of %llu ms is too long",
+		                    spec->name, (unsigned long long)pol.ttl_ms);
+	if ((rc = store_table_find(db->st, table, &t)) ||
+	    (rc = store_family_find(db->st, t, spec->name, &fid)))
+		return rc;
+	return store_alter_family(db->st, t, fid, &pol);
 }
 
 /* An index that reads or writes the table would go out of step with it. */
@@ -104,21 +130,28 @@ static int settle_batch(const store_table *t, store_row *rows, size_t n, mrtx_ar
 
 #define SETTLE_PASSES 64
 
-static int drop_or_truncate(mrtx_db *db, const char *table, int drop)
+/* drop (1), truncate (0), or drop family fid (2) */
+static int drop_or_truncate(mrtx_db *db, const char *table, int drop, const char *family)
 {
-	const char *fn = drop ? "mrtx_drop_table" : "mrtx_truncate_table";
+	const char *fn = drop == 2 ? "mrtx_drop_family" : drop ? "mrtx_drop_table" :
+	                 "mrtx_truncate_table";
 	store_filter lock_only = STORE_FILTER_ALL;
 	const store_table *t;
 	uint64_t token;
+	uint8_t fid = 0;
 	int rc, pass, closed;
 
 	mrtx__clearerr();
-	if (!db || !table)
+	if (!db || !table || (drop == 2 && !family))
 		return mrtx__seterr(MRTX_EINVAL, "%s: NULL argument", fn);
 	if ((rc = store_table_find(db->st, table, &t)))
 		return rc;
+	if (drop == 2 && (rc = store_family_find(db->st, t, family, &fid)))
+		return rc;
 	if ((rc = refuse_indexed(db, fn, table)))
 		return rc;
+	if (drop == 2 && !store_drops_families(db->st))
+		return store_drop_family(db->st, t, fid, 0); /* (its refusal) */
 	/* 1: no new lock in the table from here on */
 	if ((rc = store_table_freeze(db->st, t, 1, &token)) < 0)
 		return rc;
@@ -149,9 +182,12 @@ static int drop_or_truncate(mrtx_db *db, const char *table, int drop)
 		store_table_freeze(db->st, t, 0, &token);
 		return mrtx__seterr(rc, "%s", msg);
 	}
-	/* 3: every key and the record (drop) or the mark (truncate), at once,
-	 * if the mark is still ours (else another drop or truncate ran) */
-	if ((rc = store_table_clear(db->st, t, drop, token)) && rc != MRTX_ELOCKED) {
+	/* 3: every key and the record (drop) or the mark (truncate), or the
+	 * family's cells and name, at once, if the mark is still ours (else
+	 * another drop or truncate ran) */
+	rc = drop == 2 ? store_drop_family(db->st, t, fid, token) :
+	     store_table_clear(db->st, t, drop, token);
+	if (rc && rc != MRTX_ELOCKED) {
 		/* nothing removed (a table too large for one write, say): the
 		 * table is writable again, the settled locks stay settled */
 		char msg[512];
@@ -176,11 +212,17 @@ static int drop_or_truncate(mrtx_db *db, const char *table, int drop)
 /* Keeps I25 (DESIGN §10). */
 int mrtx_drop_table(mrtx_db *db, const char *table)
 {
-	return drop_or_truncate(db, table, 1);
+	return drop_or_truncate(db, table, 1, NULL);
+}
+
+/* Keeps I25 (DESIGN §10). */
+int mrtx_drop_family(mrtx_db *db, const char *table, const char *family)
+{
+	return drop_or_truncate(db, table, 2, family);
 }
 
 /* Keeps I25 (DESIGN §10). */
 int mrtx_truncate_table(mrtx_db *db, const char *table)
 {
-	return drop_or_truncate(db, table, 0);
+	return drop_or_truncate(db, table, 0, NULL);
 }

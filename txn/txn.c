@@ -583,7 +583,8 @@ static int resolve_args(mrtx_txn *txn, const char *table, mrtx_bytes row,
 		txn->cfam = NULL;
 	}
 	if (family) {
-		if (txn->cfam && strcmp(txn->cfam, family) == 0) {
+		if (txn->cfam && strcmp(txn->cfam, family) == 0 &&
+		    !store_family_dropped(*t, txn->cfid)) {
 			*fid = txn->cfid;
 		} else {
 			if ((rc = store_family_find(txn->db->st, *t, family, fid)))

@@ -21,7 +21,8 @@
  *                put v at ts                          delete at ts
  *   current c   max > 1: c -> history; trim          max > 1: c -> history
  *               max = 1: overwrite, flag GONE        delete c; tombstone at ts;
- *                                                    trim (max = 1: GONE)
+ *               (c not GONE: drop the history        trim (max = 1: GONE)
+ *               first)
  *   no current  history?  trim it below v            nothing
  *               (max = 1: drop it, flag GONE)
  *
@@ -258,6 +259,15 @@ int lmdb_cell_write(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t 
 		                     0);
 	}
 	if (p.max_versions == 1) {
+		if (!(flags0 & CELL_GONE)) {
+			/* history may be there, kept by a larger policy before
+			 * mrtx_alter_family: drop it all, then back to the cell */
+			if ((rc = trim(cur, hk, hplen, 0, ts, &p, now, &g)))
+				return rc;
+			k = mv(key, klen);
+			if ((rc = lmdb_cget(cur, &k, &v, MDB_SET)))
+				return rc;
+		}
 		if (!del)
 			return put_versioned(cur, key, klen, ts, CELL_GONE, value, CELL_HDR,
 			                     MDB_CURRENT);
@@ -284,6 +294,42 @@ int lmdb_cell_write(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t 
 	if ((rc = trim(cur, hk, hplen, 0, ts, &p, now, &gone)))
 		return rc;
 	return put_versioned(cur, key, klen, ts, gone ? CELL_GONE : 0, value, CELL_HDR, 0);
+}
+
+int lmdb_cell_exists(MDB_cursor *cur, const store_table *t, mrtx_bytes row, uint8_t fid,
+                     mrtx_bytes qual, int *have)
+{
+	uint8_t key[MRTX_MAX_KEY + 16], hk[MRTX_MAX_KEY + 16];
+	size_t plen, klen, hplen;
+	MDB_val k, v;
+	int rc;
+
+	*have = 0;
+	if (!lmdb_row_fits(row, 1))
+		return MDB_BAD_VALSIZE;
+	plen = tkey_put(key, t, row);
+	klen = plen + 1 + qual.size;
+	if (klen > MRTX_MAX_KEY || plen + 4 + qual.size + 8 > MRTX_MAX_KEY)
+		return MDB_BAD_VALSIZE; /* (store_check_key refuses such keys first) */
+	key[plen] = fid;
+	if (qual.size)
+		memcpy(key + plen + 1, qual.data, qual.size);
+	k = mv(key, klen);
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET); /* (the key only) */
+	if (rc != MDB_NOTFOUND) {
+		*have = rc == 0;
+		return rc;
+	}
+	memcpy(hk, key, plen);
+	hplen = lmdb_hist_prefix(hk, plen, fid, qual);
+	k = mv(hk, hplen);
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc)
+		return rc;
+	*have = k.mv_size == hplen + 8 && memcmp(k.mv_data, hk, hplen) == 0;
+	return 0;
 }
 
 int lmdb_cell_del_range(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t plen,

@@ -1,7 +1,8 @@
 /*
  * lmdb_ddl.c - schema changes of existing tables on LMDB (DESIGN §3.4):
- * adding a family, freezing a table, clearing (truncating or dropping) it,
- * and how every process's table objects learn of them.
+ * adding a family, changing a family's version policy, freezing a table,
+ * clearing (truncating or dropping) it, and how every process's table
+ * objects learn of them.
  *
  * Every change rewrites or deletes the table's record 0x00 "t/<name>" and
  * bumps the table generation 0x00 "tgen" in the same write transaction.
@@ -59,6 +60,13 @@ static int table_update(store *st, store_table *t, const MDB_val *v)
 		}
 		p += len;
 	}
+	{
+		uint64_t bits[4];
+
+		lmdb_table_dropped(v, bits);
+		if (store_table_mark_dropped(t, bits))
+			return MRTX_ENOMEM;
+	}
 	atomic_store(&t->state, frozen ? STORE_T_FROZEN : STORE_T_LIVE);
 	return 0;
 }
@@ -94,8 +102,9 @@ int lmdb_store_table_refresh(store *st)
 			rc = 0;
 		} else if (rc) {
 			rc = lmdb_err(st, rc, "read metadata");
-		} else {
-			rc = table_update(st, t, &v);
+		} else if ((rc = table_update(st, t, &v)) == 0 &&
+		           atomic_load(&t->state) != STORE_T_GONE) {
+			rc = lmdb_table_load_policy(st, rt.txn, t);
 		}
 	}
 	if (rc == 0)
@@ -189,11 +198,24 @@ int lmdb_table_wcheck(store *st, MDB_cursor *cur, const store_op *op)
 		else
 			state = kp != LT(t)->kp ? STORE_T_GONE :
 			        frozen ? STORE_T_FROZEN : STORE_T_LIVE;
+		if (state != STORE_T_GONE) {
+			/* families dropped since: known from now on (the list of
+			 * names waits for the refresh) */
+			uint64_t bits[4];
+
+			lmdb_table_dropped(&v, bits);
+			for (unsigned w = 0; w < 4; w++)
+				if (bits[w])
+					atomic_fetch_or(&((store_table *)(uintptr_t)t)->dropped[w],
+					                bits[w]);
+		}
 	}
 	if (state == STORE_T_GONE)
 		return MRTX_ENOTABLE;
 	if (state == STORE_T_FROZEN && op->acquire)
 		return MRTX_CONFLICT;
+	if (op->acquire && lmdb_writes_dropped(op))
+		return MRTX_CONFLICT; /* a commit that took a dropped family's id */
 	return 0;
 }
 
@@ -438,4 +460,155 @@ fail:
 	lmdb_wabort(st, txn);
 	pthread_mutex_unlock(&st->mu);
 	return lmdb_err(st, rc, drop ? "drop table" : "truncate table");
+}
+
+int lmdb_store_alter_family(store *st, const store_table *t, unsigned fid,
+                            const store_policy *pol)
+{
+	uint8_t buf[REC_MAX], pb[MRTX_MAX_FAMILIES * STORE_POL_SIZE];
+	char pkb[MRTX_MAX_NAME + 4];
+	size_t n = strlen(t->name), have = 0, np;
+	MDB_txn *txn;
+	MDB_val rec, nrec, pk, pv;
+	unsigned kp;
+	int rc, frozen;
+	size_t nfam;
+
+	if ((rc = change_begin(st, t, &txn, &rec)))
+		return rc;
+	lmdb_table_peek(&rec, &kp, &frozen, &nfam);
+	if (fid >= nfam) {
+		lmdb_wabort(st, txn);
+		pthread_mutex_unlock(&st->mu);
+		return mrtx__seterr(MRTX_ENOFAMILY, "table '%s' has no family number %u",
+		                    t->name, fid + 1);
+	}
+	/* the record of policies (lmdb_meta.c): families past its end keep one
+	 * version; it grows to cover fid */
+	memcpy(pkb, "\0p/", 3);
+	memcpy(pkb + 3, t->name, n);
+	pk = mv(pkb, 3 + n);
+	rc = lmdb_get(txn, st->dbi, &pk, &pv);
+	if (rc == 0) {
+		if (pv.mv_size % STORE_POL_SIZE || pv.mv_size > sizeof(pb)) {
+			lmdb_wabort(st, txn);
+			pthread_mutex_unlock(&st->mu);
+			return mrtx__seterr(MRTX_ECORRUPT, "%s: the version policies of table '%s' "
+			                    "are malformed", st->path, t->name);
+		}
+		memcpy(pb, pv.mv_data, pv.mv_size);
+		have = pv.mv_size / STORE_POL_SIZE;
+	} else if (rc != MDB_NOTFOUND) {
+		goto fail;
+	}
+	np = fid + 1 > have ? fid + 1 : have;
+	for (size_t i = have; i < np; i++) {
+		store_policy one = { 1, 0, 0 };
+
+		store_policy_put(pb + i * STORE_POL_SIZE, &one);
+	}
+	store_policy_put(pb + fid * STORE_POL_SIZE, pol);
+	pv = mv(pb, np * STORE_POL_SIZE);
+	if ((rc = lmdb_put(txn, st->dbi, &pk, &pv, 0)))
+		goto fail;
+	/* the table's record as it is (copied out of the txn's pages) */
+	nrec = record_with(buf, &rec, mark_token(&rec), NULL);
+	return change_end(st, t, txn, &nrec);
+fail:
+	lmdb_wabort(st, txn);
+	pthread_mutex_unlock(&st->mu);
+	return lmdb_err(st, rc, "change a family's versions");
+}
+
+/* Is key k (a key of the table, prefix included) a cell or an older version of
+ * family fid?  P . enc(row) . fid . qual, or P . enc(row) . 0xFF . fid ... */
+static int key_of_family(const MDB_val *k, uint8_t fid)
+{
+	uint8_t scratch[MRTX_MAX_KEY];
+	const uint8_t *d = k->mv_data;
+	size_t used, n = k->mv_size;
+
+	if (n <= TPFX || n - TPFX > sizeof(scratch) ||
+	    keyenc_get(scratch, d + TPFX, n - TPFX, &used) == (size_t)-1)
+		return 0;
+	d += TPFX + used;
+	n -= TPFX + used;
+	if (n >= 1 && d[0] != LOCK_TAG)
+		return d[0] == fid;
+	return n >= 2 && d[1] == fid; /* (the lock key itself: n == 1) */
+}
+
+int lmdb_store_drop_family(store *st, const store_table *t, unsigned fid, uint64_t token)
+{
+	uint8_t buf[REC_MAX], pk[TPFX] = { (uint8_t)(LT(t)->kp >> 8), (uint8_t)LT(t)->kp };
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_val rec, nrec, k, v;
+	uint64_t bits[4];
+	unsigned kp;
+	int rc, frozen;
+	size_t nfam, live = 0, n = 0;
+	const uint8_t *p;
+
+	if ((rc = change_begin(st, t, &txn, &rec)))
+		return rc;
+	lmdb_table_peek(&rec, &kp, &frozen, &nfam);
+	lmdb_table_dropped(&rec, bits);
+	for (size_t i = 0; i < nfam; i++)
+		live += !((bits[i >> 6] >> (i & 63)) & 1);
+	if (mark_token(&rec) != token)
+		rc = mrtx__seterr(MRTX_ELOCKED, "table '%s': another drop or truncate of it ran "
+		                  "meanwhile; nothing was removed (run it again)", t->name);
+	else if (fid >= nfam || ((bits[fid >> 6] >> (fid & 63)) & 1))
+		rc = mrtx__seterr(MRTX_ENOFAMILY, "table '%s': the family was dropped already",
+		                  t->name);
+	else if (live == 1)
+		rc = mrtx__seterr(MRTX_EINVAL, "family '%s' is the last one of table '%s': drop the "
+		                  "table instead", t->families[fid], t->name);
+	if (rc) {
+		lmdb_wabort(st, txn);
+		pthread_mutex_unlock(&st->mu);
+		return rc;
+	}
+	/* the new record: the family's name replaced by the dropped mark, and
+	 * the freeze lifted (built before the walk moves the txn's pages) */
+	p = rec.mv_data;
+	memcpy(buf, p, TPFX + 1);
+	n = TPFX + 1;
+	p += TPFX + 1;
+	for (size_t i = 0; i < nfam; i++) {
+		size_t len = *p++;
+
+		if (i == fid) {
+			buf[n++] = 1;
+			buf[n++] = (uint8_t)STORE_DROPPED_NAME[0];
+		} else {
+			buf[n++] = (uint8_t)len;
+			memcpy(buf + n, p, len);
+			n += len;
+		}
+		p += len;
+	}
+	nrec = mv(buf, n);
+	/* every cell and older version of the family, in this one write */
+	if ((rc = mdb_cursor_open(txn, st->dbi, &cur)))
+		goto fail;
+	k = mv(pk, TPFX);
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	while (rc == 0 && k.mv_size >= TPFX && memcmp(k.mv_data, pk, TPFX) == 0) {
+		if (key_of_family(&k, (uint8_t)fid)) {
+			if ((rc = mdb_cursor_del(cur, 0)))
+				break;
+			/* after a delete, NEXT gives the key that followed it */
+		}
+		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	}
+	mdb_cursor_close(cur);
+	if (rc && rc != MDB_NOTFOUND)
+		goto fail;
+	return change_end(st, t, txn, &nrec);
+fail:
+	lmdb_wabort(st, txn);
+	pthread_mutex_unlock(&st->mu);
+	return lmdb_err(st, rc, "drop a family");
 }

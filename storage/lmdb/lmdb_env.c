@@ -862,6 +862,7 @@ int lmdb_store_open(store **out, const char *path, const store_opts *o)
 	st->head.be = &lmdb_backend;
 	st->head.caps = STORE_CAP_VIEWS | STORE_CAP_COND | STORE_CAP_VERSIONS |
 	                STORE_CAP_TRIMS_ON_WRITE | STORE_CAP_SCHEMA | STORE_CAP_FILES |
+	                STORE_CAP_RESTORE |
 	                (o->unbatched ? 0 : STORE_CAP_ATOMIC);
 	st->head.read_only = !!o->read_only;
 	st->no_create = o->read_only || o->create == MRTX_CREATE_NEVER;

@@ -359,6 +359,10 @@ int lmdb_hist_parse(const uint8_t *k, size_t klen, size_t plen, uint8_t *fid,
 /* Put (del = 0) or delete one cell at version ts, keeping the family's
  * policy (history, trimming).  key[0..plen) = P . enc(row), room for
  * MRTX_MAX_KEY + 16 bytes.  LMDB rc. */
+/* *have = 1 if the cell (fid, qual) of row has any stored version: its
+ * current key or an older one (a tombstone included).  An LMDB rc. */
+int lmdb_cell_exists(MDB_cursor *cur, const store_table *t, mrtx_bytes row, uint8_t fid,
+                     mrtx_bytes qual, int *have);
 int lmdb_cell_write(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t plen,
                     uint8_t fid, mrtx_bytes qual, int del, mrtx_bytes value, uint64_t ts);
 /* The versions f asks for (store_filter.at, .versions) of the row whose
@@ -382,6 +386,9 @@ int lmdb_table_parse(const char *name, const MDB_val *v, store_table **out);
 int lmdb_table_load_policy(store *st, MDB_txn *txn, store_table *t);
 /* Parse only the prefix and state of a record (MRTX_ECORRUPT if malformed). */
 int lmdb_table_peek(const MDB_val *v, unsigned *kp, int *frozen, size_t *nfam);
+/* The families a table record (checked by lmdb_table_peek) marks dropped
+ * (STORE_DROPPED_NAME): bit fid of bits. */
+void lmdb_table_dropped(const MDB_val *v, uint64_t bits[4]);
 /* Free a table object (and the families added to it after parsing). */
 void lmdb_table_free(store_table *t);
 /* Is the table usable by this op?  0, or the op's result: MRTX_ENOTABLE
@@ -406,6 +413,26 @@ void lmdb_unsettled_committed(store *st);
 /* The stored count (-1: no key, or malformed); LMDB rc. */
 int lmdb_unsettled_read(MDB_txn *txn, MDB_dbi dbi, int64_t *out);
 int lmdb_unsettled_put(MDB_txn *txn, MDB_dbi dbi, uint64_t n);
+/* Does op write a cell of a family its table dropped? */
+static inline int lmdb_writes_dropped(const store_op *op)
+{
+	const store_table *t = op->table;
+
+	if (!(atomic_load_explicit(&((store_table *)(uintptr_t)t)->dropped[0],
+	                           memory_order_relaxed) |
+	      atomic_load_explicit(&((store_table *)(uintptr_t)t)->dropped[1],
+	                           memory_order_relaxed) |
+	      atomic_load_explicit(&((store_table *)(uintptr_t)t)->dropped[2],
+	                           memory_order_relaxed) |
+	      atomic_load_explicit(&((store_table *)(uintptr_t)t)->dropped[3],
+	                           memory_order_relaxed)))
+		return 0;
+	for (size_t i = 0; i < op->nmuts; i++)
+		if (op->muts[i].kind != STORE_MUT_DEL_ROW &&
+		    store_family_dropped(t, op->muts[i].fid))
+			return 1;
+	return 0;
+}
 int lmdb_table_wcheck(store *st, MDB_cursor *cur, const store_op *op);
 /* A read at snapshot rt: refresh the table objects if the schema changed;
  * MRTX_ENOTABLE (with a message) if t is gone. */

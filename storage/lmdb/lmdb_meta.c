@@ -81,6 +81,22 @@ int lmdb_table_peek(const MDB_val *v, unsigned *kp, int *frozen, size_t *nfam)
 	return 0;
 }
 
+void lmdb_table_dropped(const MDB_val *v, uint64_t bits[4])
+{
+	const uint8_t *p = v->mv_data;
+	size_t nfam = p[TPFX];
+
+	memset(bits, 0, 4 * sizeof(bits[0]));
+	p += TPFX + 1;
+	for (size_t i = 0; i < nfam; i++) {
+		size_t len = *p++;
+
+		if (len == 1 && *p == STORE_DROPPED_NAME[0])
+			bits[i >> 6] |= (uint64_t)1 << (i & 63);
+		p += len;
+	}
+}
+
 int lmdb_table_parse(const char *name, const MDB_val *v, store_table **out)
 {
 	const uint8_t *p = v->mv_data;
@@ -117,6 +133,15 @@ int lmdb_table_parse(const char *name, const MDB_val *v, store_table **out)
 	LT(t)->nfam0 = nfam;
 	LT(t)->kp = kp;
 	atomic_init(&t->state, frozen ? STORE_T_FROZEN : STORE_T_LIVE);
+	{
+		uint64_t bits[4];
+
+		lmdb_table_dropped(v, bits);
+		if (store_table_mark_dropped(t, bits)) {
+			lmdb_table_free(t);
+			return MRTX_ENOMEM;
+		}
+	}
 	*out = t;
 	return 0;
 }
@@ -127,7 +152,7 @@ void lmdb_table_free(store_table *t)
 		return;
 	for (size_t i = LT(t)->nfam0; i < t->nfamilies; i++)
 		mrtx__free((void *)(uintptr_t)t->families[i]);
-	mrtx__free((void *)(uintptr_t)t->pol);
+	store_table_free_policies(t);
 	mrtx__free(t);
 }
 
@@ -216,27 +241,39 @@ static MDB_val policy_key(char *buf, const char *name)
 	return mv(buf, 3 + n);
 }
 
-/* Give t its policies, from the record in txn (none: one version each). */
+/* Give t its policies, from the record in txn (none: one version each);
+ * a set equal to t's current one is kept.  Caller holds st->mu, or is
+ * opening the store (publications of one table are serialised). */
 int lmdb_table_load_policy(store *st, MDB_txn *txn, store_table *t)
 {
 	char kb[MRTX_MAX_NAME + 4];
 	MDB_val k = policy_key(kb, t->name), v;
-	store_policy *pol;
-	size_t n;
+	store_polset *pol;
+	const store_polset *cur = atomic_load(&t->pols);
 	int rc = lmdb_get(txn, st->dbi, &k, &v);
 
 	if (rc == MDB_NOTFOUND)
-		return 0;
+		return 0; /* (a record is never removed from a live table) */
 	if (rc)
 		return lmdb_err(st, rc, "read table policies");
-	if ((rc = store_policies_parse(MRTX_BYTES(v.mv_data, v.mv_size), &pol, &n)) == MRTX_ENOMEM)
+	if (cur && cur->n * STORE_POL_SIZE == v.mv_size) {
+		uint8_t b[STORE_POL_SIZE];
+		size_t i;
+
+		for (i = 0; i < cur->n; i++) {
+			store_policy_put(b, &cur->p[i]);
+			if (memcmp(b, (const uint8_t *)v.mv_data + i * STORE_POL_SIZE, sizeof(b)))
+				break;
+		}
+		if (i == cur->n)
+			return 0;
+	}
+	if ((rc = store_policies_parse(MRTX_BYTES(v.mv_data, v.mv_size), &pol)) == MRTX_ENOMEM)
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory loading table '%s'", t->name);
 	if (rc)
 		return mrtx__seterr(MRTX_ECORRUPT, "%s: the version policies of table '%s' are "
 		                    "malformed", st->path, t->name);
-	mrtx__free((void *)(uintptr_t)t->pol);
-	t->pol = pol;
-	t->npol = n;
+	store_policies_publish(t, pol);
 	return 0;
 }
 

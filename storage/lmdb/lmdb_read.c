@@ -75,9 +75,21 @@ static int row_key_checked(uint8_t *key, const store_table *t, mrtx_bytes row, s
  * TTL (and not kept by min_versions)?  Then reads do not show it. */
 static int cell_expired(const store_table *t, unsigned fid, uint64_t ts)
 {
-	if (MRTX_LIKELY(fid >= t->npol) || !t->pol[fid].ttl_ms)
+	store_policy p = store_table_policy(t, fid);
+
+	if (MRTX_LIKELY(!p.ttl_ms))
 		return 0; /* (no clock read for a family without a TTL) */
-	return !store_version_kept(&t->pol[fid], 0, ts, mrtx__now_us());
+	return !store_version_kept(&p, 0, ts, mrtx__now_us());
+}
+
+/* A read of a family the table dropped (the name resolved before this
+ * handle learnt of it, at the read's refresh). */
+static int family_gone(const store_table *t, unsigned fid)
+{
+	if (MRTX_LIKELY(!store_family_dropped(t, fid)))
+		return 0;
+	return mrtx__seterr(MRTX_ENOFAMILY, "table '%s': family '%s' was dropped", t->name,
+	                    t->families[fid]);
 }
 
 static int damaged_keys(const store_table *t)
@@ -426,7 +438,8 @@ int lmdb_store_read_row(store *st, lmdb_rtxn *view, const store_table *t, mrtx_b
 		return rc;
 	if ((rc = row_key_checked(key, t, row, &plen)) || (rc = rt_get(st, view, &rt)))
 		return rc;
-	if ((rc = lmdb_table_rcheck(st, &rt, t))) {
+	if ((rc = lmdb_table_rcheck(st, &rt, t)) ||
+	    (f && f->family >= 0 && (rc = family_gone(t, (unsigned)f->family)))) {
 		rt_put(st, view, &rt);
 		return rc;
 	}
@@ -733,7 +746,8 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 		return rc;
 	if ((rc = rt_get(st, view, &rt)))
 		return rc;
-	if ((rc = lmdb_table_rcheck(st, &rt, t)))
+	if ((rc = lmdb_table_rcheck(st, &rt, t)) ||
+	    (f && f->family >= 0 && (rc = family_gone(t, (unsigned)f->family))))
 		goto done;
 	cur = rt.cur;
 	/* Position near the first row of the range in scan order. */

@@ -21,6 +21,9 @@ int lmdb_store_add_family(store *st, const store_table *t, const char *family);
 int lmdb_store_table_freeze(store *st, const store_table *t, int on, uint64_t *token);
 int lmdb_store_table_clear(store *st, const store_table *t, int drop, uint64_t token);
 int lmdb_store_table_refresh(store *st);
+int lmdb_store_drop_family(store *st, const store_table *t, unsigned fid, uint64_t token);
+int lmdb_store_alter_family(store *st, const store_table *t, unsigned fid,
+                            const store_policy *pol);
 int lmdb_store_tables_list(store *st, const store_table ***out, size_t *count);
 /* Reads: view is a read transaction held open (store_view_open), or NULL
  * (each call takes one of the pool's). */

@@ -29,10 +29,15 @@ static int apply_mut(MDB_cursor *cur, const store_op *op, uint8_t *key, size_t p
 {
 	if (m->kind != STORE_MUT_DEL_ROW && m->fid >= op->table->nfamilies)
 		return MDB_BAD_VALSIZE; /* lockio_decode refuses such redo first */
+	if (m->kind != STORE_MUT_DEL_ROW && store_family_dropped(op->table, m->fid))
+		return 0; /* the family was dropped: its cells went with it */
 	if (m->kind == STORE_MUT_DEL_ROW)
 		return lmdb_cell_del_range(cur, op->table, key, plen, -1, op_ts(op));
 	if (m->kind == STORE_MUT_DEL_FAMILY)
 		return lmdb_cell_del_range(cur, op->table, key, plen, m->fid, op_ts(op));
+	if (m->kind == STORE_MUT_RESTORE)
+		return lmdb_cell_write(cur, op->table, key, plen, m->fid, m->qual, 0, m->value,
+		                       m->ts);
 	return lmdb_cell_write(cur, op->table, key, plen, m->fid, m->qual,
 	                       m->kind != STORE_MUT_PUT, m->value, op_ts(op));
 }
@@ -92,9 +97,10 @@ static int put_cells_back(MDB_cursor *cur, const store_op *op, uint8_t *key, siz
 			return rc;
 		here = rc == 0 && ck.mv_size == klen && memcmp(ck.mv_data, key, klen) == 0;
 		if (here && store_table_policy(op->table, m->fid).max_versions == 1 &&
-		    cv.mv_size >= CELL_HDR) {
+		    cv.mv_size >= CELL_HDR && ((const uint8_t *)cv.mv_data)[8] & CELL_GONE) {
 			/* overwrite the one version kept (lmdb_cell.c), where the cursor
-			 * stands */
+			 * stands (GONE: no history behind it, which a larger policy
+			 * before mrtx_alter_family may have left) */
 			_Alignas(8) uint8_t buf[512];
 			uint8_t *d = CELL_HDR + m->value.size + LMDB_SEAL <= sizeof(buf) ? buf :
 			             mrtx__malloc(CELL_HDR + m->value.size + LMDB_SEAL);
@@ -182,6 +188,19 @@ static int op_check(wctx *w, store_op *op, int *pass)
 		op->result = MRTX_CONFLICT;
 	else /* (for op_write's count of unsettled records) */
 		op->was_unsettled = rc == 0 && lmdb_lock_unsettled(w->st, v.mv_data, v.mv_size);
+	if (match && op->nmuts && op->muts[0].kind == STORE_MUT_RESTORE) {
+		/* a restore: into a cell without any version */
+		int have, e;
+
+		if ((e = lmdb_cell_exists(cur, op->table, op->row, op->muts[0].fid,
+		                          op->muts[0].qual, &have)))
+			return e;
+		if (have) {
+			op->result = MRTX_EEXIST;
+			match = 0;
+		}
+		rc = MDB_NOTFOUND; /* (the cursor left the lock) */
+	}
 	*pass = match;
 	w->at_lock = rc == 0 ? op : NULL;
 	return 0;
@@ -248,7 +267,7 @@ static int op_write(wctx *w, store_op *op)
 			return rc;
 		w->st->w_dirty = 1;
 		note_unsettled(w, op);
-		if (puts_ascending(op))
+		if (puts_ascending(op) && !lmdb_writes_dropped(op))
 			return put_cells_back(cur, op, key, plen);
 	}
 	for (size_t i = 0; i < op->nmuts; i++)

@@ -340,7 +340,7 @@ static void table_free(store_table *t)
 		}
 	}
 	mrtx__free(t->be);
-	mrtx__free((void *)(uintptr_t)t->pol);
+	store_table_free_policies(t);
 	mrtx__free(t);
 }
 
@@ -663,10 +663,9 @@ static int table_load(rstore *rs, const char *name, store_table **out)
 		rc = mrtx__seterr(MRTX_ENOTABLE, "no table '%.64s' in %s", name, rs->addr);
 	if (rc == 0 && (rc = table_parse(rs, name, v[0], out)) == 0) {
 		if (v[1].data) {
-			store_policy *pol;
-			size_t n;
+			store_polset *pol;
 
-			if ((rc = store_policies_parse(v[1], &pol, &n)) == MRTX_ENOMEM)
+			if ((rc = store_policies_parse(v[1], &pol)) == MRTX_ENOMEM)
 				rc = mrtx__seterr(MRTX_ENOMEM, "out of memory loading table '%s'", name);
 			else if (rc)
 				rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the version policies of table '%s' "
@@ -675,8 +674,7 @@ static int table_load(rstore *rs, const char *name, store_table **out)
 				table_free(*out);
 				*out = NULL;
 			} else {
-				(*out)->pol = pol;
-				(*out)->npol = n;
+				store_policies_publish(*out, pol);
 			}
 		}
 		if (rc == 0)

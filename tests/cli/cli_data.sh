@@ -162,7 +162,7 @@ bad_load() {
 }
 bad_load empty 'empty' ''
 bad_load magic 'line 1: not an mrtx dump' 'hello\n'
-bad_load version 'line 1: dump format version 2' 'mrtx-dump 2\ntable x\n'
+bad_load version 'line 1: dump format version 3' 'mrtx-dump 3\ntable x\n'
 bad_load notable 'line 2: expected .table NAME.' 'mrtx-dump 1\nfamily f\n'
 bad_load nofamily 'line 3: the header declares no family' 'mrtx-dump 1\ntable x\ncells\nend 0\n'
 bad_load twice "line 4: family 'f' declared twice" 'mrtx-dump 1\ntable x\nfamily f\nfamily f\n'
@@ -172,7 +172,7 @@ bad_load fields 'line 6: ' "${hdr}"'r f:q v\nr f:q\nend 2\n'
 bad_load extra 'line 5: ' "${hdr}"'r f:q v w\nend 1\n'
 bad_load colon 'line 5: ' "${hdr}"'r fq v\nend 1\n'
 bad_load undeclared "line 5: family 'g' is not in the header" "${hdr}"'r g:q v\nend 1\n'
-bad_load crlf 'line 5: ' "${hdr}"'r f:q v\r\nend 1\n'
+bad_load cr 'line 5: raw byte 0x0d' "${hdr}"'r f:q v\rw\nend 1\n'  # (CR LF ends load)
 bad_load rawbyte 'line 5: ' "${hdr}"'r f:q v\377\nend 1\n'
 bad_load nul 'line 5: ' "${hdr}"'r f:q v\000w\nend 1\n'
 bad_load emptyrow 'line 5: ' "${hdr}"' f:q v\nend 1\n'

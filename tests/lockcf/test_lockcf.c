@@ -32,12 +32,12 @@ static const store_mut *redo_every_kind(size_t *n)
 	static const uint8_t qual_nul[] = { 'q', 0x00, 'x' };
 	static const uint8_t val_nul[] = { 0x00, 0xFF, 0x00 };
 	static const store_mut muts[] = {
-		{ STORE_MUT_PUT, 0, { "q1", 2 }, { "value", 5 } },
-		{ STORE_MUT_PUT, 1, { qual_nul, sizeof(qual_nul) }, { val_nul, sizeof(val_nul) } },
-		{ STORE_MUT_PUT, 2, { "", 0 }, { "", 0 } }, /* empty qualifier and value */
-		{ STORE_MUT_DEL_CELL, 0, { "gone", 4 }, { NULL, 0 } },
-		{ STORE_MUT_DEL_FAMILY, 3, { NULL, 0 }, { NULL, 0 } },
-		{ STORE_MUT_DEL_ROW, 0, { NULL, 0 }, { NULL, 0 } },
+		{ STORE_MUT_PUT, 0, { "q1", 2 }, { "value", 5 }, 0 },
+		{ STORE_MUT_PUT, 1, { qual_nul, sizeof(qual_nul) }, { val_nul, sizeof(val_nul) }, 0 },
+		{ STORE_MUT_PUT, 2, { "", 0 }, { "", 0 }, 0 }, /* empty qualifier and value */
+		{ STORE_MUT_DEL_CELL, 0, { "gone", 4 }, { NULL, 0 }, 0 },
+		{ STORE_MUT_DEL_FAMILY, 3, { NULL, 0 }, { NULL, 0 }, 0 },
+		{ STORE_MUT_DEL_ROW, 0, { NULL, 0 }, { NULL, 0 }, 0 },
 	};
 
 	*n = sizeof(muts) / sizeof(muts[0]);
@@ -564,7 +564,7 @@ static void test_encode_limits(void **state)
 	mrtx_arena a;
 	mrtx_bytes enc;
 	lock_rec r;
-	store_mut m = { STORE_MUT_PUT, 0, { big, 0 }, { big, 0 } };
+	store_mut m = { STORE_MUT_PUT, 0, { big, 0 }, { big, 0 }, 0 };
 	lock_ref ref = { { big, MRTX_MAX_NAME + 1 }, { "r", 1 } };
 
 	(void)state;

@@ -110,7 +110,7 @@ static void bad_keys(void **state)
 /* A redo naming family id 200 of a one-family table. */
 static void redo_bad_family(void **state)
 {
-	store_mut m = { STORE_MUT_PUT, 200, { "q", 1 }, { "v", 1 } };
+	store_mut m = { STORE_MUT_PUT, 200, { "q", 1 }, { "v", 1 }, 0 };
 	const store_table *t;
 	uint8_t id[16] = { 2 };
 	mrtx_arena a;

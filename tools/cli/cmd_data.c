@@ -46,6 +46,11 @@ static int family_spec(const char *cmd, char *arg, mrtx_family_spec *f)
 			return EXIT_USAGE;
 		}
 	}
+	if (c && v[0] == 0) {
+		tool_err(cmd, "family '%s': VERSIONS is 0; a family keeps at least one version "
+		         "of each cell (give 1, or leave it out)", arg);
+		return EXIT_USAGE;
+	}
 	f->max_versions = (uint32_t)v[0];
 	f->min_versions = (uint32_t)v[1];
 	f->ttl_ms = v[2];
@@ -67,8 +72,9 @@ int cmd_create_table(int argc, char **argv)
 		HELP(usage, "Create TABLE with the given column families in the store at STORE\n"
 		     "(the store directory is created if missing).  Creating an existing\n"
 		     "table with the same families succeeds.  FAMILY:VERSIONS keeps that\n"
-		     "many versions of each cell (default 1); :MIN and :TTL_MS drop versions\n"
-		     "older than TTL_MS milliseconds but the newest MIN (LMDB stores).\n");
+		     "many versions of each cell (default 1; at least 1); :MIN and :TTL_MS\n"
+		     "drop versions older than TTL_MS milliseconds but the newest MIN.\n"
+		     "`mrtx alter` changes them later (LMDB stores).\n");
 	if (npos < 3)
 		return tool_usage_err(argv[0], usage, "need STORE, TABLE and at least one FAMILY");
 	if (npos - 2 > (int)MRTX_MAX_FAMILIES)

@@ -68,8 +68,9 @@ int cmd_check(int argc, char **argv);
 int cmd_tables(int argc, char **argv);
 int cmd_describe(int argc, char **argv);
 
-/* cmd_ddl.c: add-family, drop-table, truncate */
+/* cmd_ddl.c: add-family, alter, drop-table, truncate */
 int cmd_add_family(int argc, char **argv);
+int cmd_alter(int argc, char **argv);
 int cmd_drop_table(int argc, char **argv);
 int cmd_truncate(int argc, char **argv);
 

@@ -40,7 +40,7 @@ void dump_put_field(FILE *f, const void *p, size_t n)
 		fwrite(buf, 1, o, f);
 }
 
-void dump_put_cell(FILE *f, const mrtx_cell *c)
+void dump_put_cell(FILE *f, const mrtx_cell *c, uint64_t ts)
 {
 	dump_put_field(f, c->row.data, c->row.size);
 	putc(' ', f);
@@ -48,7 +48,19 @@ void dump_put_cell(FILE *f, const mrtx_cell *c)
 	putc(':', f);
 	dump_put_field(f, c->qualifier.data, c->qualifier.size);
 	putc(' ', f);
+	if (ts)
+		fprintf(f, "%llu ", (unsigned long long)ts);
 	dump_put_field(f, c->value.data, c->value.size);
+	putc('\n', f);
+}
+
+void dump_put_family(FILE *f, const char *name, const mrtx_family_spec *p)
+{
+	fputs("family ", f);
+	dump_put_field(f, name, strlen(name));
+	if (p)
+		fprintf(f, " %lu:%lu:%llu", (unsigned long)(p->max_versions ? p->max_versions : 1),
+		        (unsigned long)p->min_versions, (unsigned long long)p->ttl_ms);
 	putc('\n', f);
 }
 
@@ -142,6 +154,37 @@ static int word_is(const char *f, size_t n, const char *w)
 	return n == strlen(w) && memcmp(f, w, n) == 0;
 }
 
+/* POLICY: VERSIONS:MIN_VERSIONS:TTL_MS. */
+static int parse_policy(const char *s, size_t n, mrtx_family_spec *p, char *err, size_t errlen)
+{
+	unsigned long long v[3];
+	size_t i = 0;
+
+	for (int k = 0; k < 3; k++) {
+		size_t start = i;
+
+		while (i < n && s[i] != ':')
+			i++;
+		if (number(s + start, i - start, &v[k]) || (k < 2 && i == n) ||
+		    (k == 2 && i != n)) {
+			snprintf(err, errlen, "a family's policy is VERSIONS:MIN_VERSIONS:TTL_MS "
+			         "(decimal numbers)");
+			return -1;
+		}
+		i++;
+	}
+	if (v[0] == 0 || v[0] > UINT32_MAX || v[1] > v[0] || v[2] > INT64_MAX / 1000) {
+		snprintf(err, errlen, "a family's policy needs VERSIONS at least 1, MIN_VERSIONS "
+		         "at most VERSIONS and a TTL_MS below 2^63 microseconds");
+		return -1;
+	}
+	memset(p, 0, sizeof(*p));
+	p->max_versions = (uint32_t)v[0];
+	p->min_versions = (uint32_t)v[1];
+	p->ttl_ms = v[2];
+	return 0;
+}
+
 static int parse_cell(char **f, size_t *fl, dump_line *out, char *err, size_t errlen)
 {
 	char *colon = memchr(f[1], ':', fl[1]);
@@ -174,15 +217,43 @@ static int parse_cell(char **f, size_t *fl, dump_line *out, char *err, size_t er
 int dump_parse_line(char *line, size_t len, int in_cells, dump_line *out, char *err,
                     size_t errlen)
 {
-	char *f[3];
-	size_t fl[3];
-	int n;
+	char *f[4];
+	size_t fl[4];
+	int n, max = in_cells == 2 ? 4 : 3;
 
 	memset(out, 0, sizeof(*out));
-	if (split(line, len, f, fl, 3, &n)) {
-		snprintf(err, errlen, "more than three space-separated fields (a space in a "
-		         "field is written \\x20)");
+	if (split(line, len, f, fl, max, &n)) {
+		snprintf(err, errlen, "more than %s space-separated fields (a space in a "
+		         "field is written \\x20)", max == 4 ? "four" : "three");
 		return -1;
+	}
+	if (in_cells == 2) {
+		unsigned long long ts;
+
+		if (n == 2 && word_is(f[0], fl[0], "end")) {
+			if (number(f[1], fl[1], &out->number)) {
+				snprintf(err, errlen, "'end' needs the number of cell lines");
+				return -1;
+			}
+			out->kind = DUMP_LINE_END;
+			return 0;
+		}
+		if (n != 4) {
+			snprintf(err, errlen, "a cell line of a dump with versions is ROW "
+			         "FAMILY:QUALIFIER TS VALUE (four fields, one space apart)");
+			return -1;
+		}
+		if (number(f[2], fl[2], &ts) || ts == 0 || ts > INT64_MAX) {
+			snprintf(err, errlen, "TS, the third field, must be a timestamp (a decimal "
+			         "number, 1 .. 2^63-1)");
+			return -1;
+		}
+		f[2] = f[3];
+		fl[2] = fl[3];
+		if (parse_cell(f, fl, out, err, errlen))
+			return -1;
+		out->ts = ts;
+		return 0;
 	}
 	if (in_cells) {
 		if (n == 2 && word_is(f[0], fl[0], "end")) {
@@ -212,14 +283,24 @@ int dump_parse_line(char *line, size_t len, int in_cells, dump_line *out, char *
 		out->kind = DUMP_LINE_CELLS;
 		return 0;
 	}
-	if (n == 2 && (word_is(f[0], fl[0], "table") || word_is(f[0], fl[0], "family"))) {
+	if (n == 1 && word_is(f[0], fl[0], "versions")) {
+		out->kind = DUMP_LINE_VERSIONS;
+		return 0;
+	}
+	if ((n == 2 && word_is(f[0], fl[0], "table")) ||
+	    ((n == 2 || n == 3) && word_is(f[0], fl[0], "family"))) {
 		out->kind = f[0][0] == 't' ? DUMP_LINE_TABLE : DUMP_LINE_FAMILY;
+		if (n == 3) {
+			if (parse_policy(f[2], fl[2], &out->policy, err, errlen))
+				return -1;
+			out->has_policy = 1;
+		}
 		if (dump_name_decode(f[1], fl[1], err, errlen))
 			return -1;
 		out->name = f[1];
 		return 0;
 	}
-	snprintf(err, errlen, "not a header line (mrtx-dump V, table NAME, family NAME, "
-	         "cells)");
+	snprintf(err, errlen, "not a header line (mrtx-dump V, table NAME, family NAME "
+	         "[POLICY], versions, cells)");
 	return -1;
 }

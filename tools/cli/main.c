@@ -44,6 +44,7 @@ static const struct {
 	{ "describe", cmd_describe, "a table's families and secondary indexes" },
 	{ "index", cmd_index, "secondary indexes: create, list, scan, drop" },
 	{ "add-family", cmd_add_family, "add a column family to a table" },
+	{ "alter", cmd_alter, "change a family's versions, min versions and TTL" },
 	{ "drop-table", cmd_drop_table, "drop a table: its rows and its name" },
 	{ "truncate", cmd_truncate, "remove every row of a table, keep the table" },
 	{ "dump", cmd_dump, "write a table as text, in one transaction" },

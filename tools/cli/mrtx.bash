@@ -5,7 +5,7 @@
 # for `txn`'s script).
 
 _mrtx_subcommands="create-table put get del delrow scan incr append check-and-put txn shell locks lock recover check stats
-tables describe index add-family drop-table truncate dump load import backup upgrade gc chaos crashsim bench sim"
+tables describe index add-family alter drop-table truncate dump load import backup upgrade gc chaos crashsim bench sim"
 
 # COMPREPLY from compgen's lines (names with blanks stay whole)
 _mrtx_reply()
@@ -16,8 +16,10 @@ _mrtx_reply()
 _mrtx_options()
 {
 	case $1 in
-	create-table | txn | shell | dump | backup | upgrade | add-family | drop-table | truncate) echo "--help" ;;
+	create-table | txn | shell | backup | upgrade | add-family | drop-table | truncate) echo "--help" ;;
 	gc) echo "--keep --help" ;;
+	alter) echo "--versions --min-versions --ttl --drop --help" ;;
+	dump) echo "--versions --help" ;;
 	tables | describe) echo "--json --help" ;;
 	index) echo "--cluster --value --start --end --limit --reverse --json --help" ;;
 	load) echo "--batch --help" ;;
@@ -164,8 +166,8 @@ _mrtx()
 		# DEST: a new or empty directory
 		_mrtx_reply -d -- "$cur"
 		compopt -o filenames 2>/dev/null
-	elif [[ ($sub == describe || $sub == dump || $sub == add-family || $sub == drop-table ||
-		$sub == truncate || $sub == import) && $npos -eq 1 ]]; then
+	elif [[ ($sub == describe || $sub == dump || $sub == add-family || $sub == alter ||
+		$sub == drop-table || $sub == truncate || $sub == import) && $npos -eq 1 ]]; then
 		# TABLE: the store's tables (nothing when STORE is not one)
 		local tables
 		tables=$(command mrtx tables "${words[2]}" 2>/dev/null)
