@@ -318,7 +318,7 @@ static void test_scan_options(void **state)
 	script_cmd_free(&c);
 	parse_bad("scan t --bogus", "unknown option --bogus");
 	parse_bad("scan t --limit", "--limit needs a value");
-	parse_bad("scan t --limit x", "not a decimal integer");
+	parse_bad("scan t --limit x", "not a count of rows");
 	parse_bad("scan t --limit -1", "0 or more");
 	parse_bad("scan t a b c", "at most START and END");
 	parse_bad("scan t a --prefix p", "--prefix replaces START and END");

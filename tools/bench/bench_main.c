@@ -605,7 +605,7 @@ static int usage(FILE *f, int rc)
 	           "  rows) against raw guarded RADOS writes, ts and snapshot (read-only\n"
 	           "  transactions whose first read takes the snapshot) reported alone, on\n"
 	           "  stores NAME-b<pid>-<n> whose objects are removed at the end.\n"
-	           "  --quick  short phases (about 30 s in all)\n"
+	           "  --quick  short phases (about 30 s in all; default: full phases)\n"
 	           "  transfers, audit and scan run mrtx and the two RocksDB DBs (each side\n"
 	           "  threads of this process on one handle): transfers 8 threads of\n"
 	           "  interactive's transfers; audit 7 of them and an eighth thread reading\n"
@@ -614,7 +614,8 @@ static int usage(FILE *f, int rc)
 	           "  scan that reader alone and beside one transferring thread\n"
 	           "  (scan_writing), nosync; their rows carry rocksdb_target and\n"
 	           "  rocksdb_met in --json.\n"
-	           "  --only W run one workload: single_row, multi_row, interactive,\n"
+	           "  --only W run one workload (default: every workload of the default\n"
+	           "           run): single_row, multi_row, interactive,\n"
 	           "           transfers, audit, scan, get,\n"
 	           "           readonly (committed one-get read-only transactions, sync),\n"
 	           "           recover, calls (store calls per commit, memory per mutation),\n"
@@ -630,7 +631,8 @@ static int usage(FILE *f, int rc)
 	           "           checked; --json: {\"scaling\": {\"threads\": [...],\n"
 	           "           \"rows\": [...]}}; scripts/bench-plots.sh draws them)\n"
 	           "  --durability sync|nosync|both  scaling's durability (default sync)\n"
-	           "  --points N  scaling: only the first N points of each sweep\n"
+	           "  --points N  scaling: only the first N points of each sweep (default:\n"
+	           "              every point)\n"
 	           "  --json   one JSON object on stdout\n");
 	return rc;
 }

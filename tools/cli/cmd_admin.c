@@ -216,7 +216,9 @@ int cmd_locks(int argc, char **argv)
 		HELP(usage, "List every non-STABLE lock: table, row, state, txn id, role, the\n"
 		     "primary's table/row (secondaries), number of secondaries (primaries),\n"
 		     "age, time to expiry (negative: expired), owner pid and liveness.\n"
-		     "--state is PREWRITTEN, COMMITTED or ABORTED.  --json prints an array of\n"
+		     "--table T lists only table T's locks and --state S only the locks in\n"
+		     "state S, PREWRITTEN, COMMITTED or ABORTED (default: every table and\n"
+		     "every state but STABLE).  --json prints an array of\n"
 		     "objects (table, row, state, txn, commit_ts, role, primary{table,row},\n"
 		     "secondaries, age_ms, expires_in_ms, expired, owner_pid, owner_alive,\n"
 		     "stale); byte strings are in the escaped form.\n");
@@ -436,7 +438,11 @@ int cmd_lock(int argc, char **argv)
 	if ((rc = admin_row_lock(db, pos[1], row, lock_show, &shown))) {
 		rc = tool_fail(argv[0], NULL, rc);
 	} else if (shown.none) {
-		tool_err(argv[0], "row has no lock record (never written by a transaction)");
+		char *e = escape_dup(row.data, row.size, 0);
+
+		tool_err(argv[0], "%s/%s has no lock record: the row was never written (`mrtx "
+		         "get` and `mrtx scan` show what the table holds)", pos[1], e ? e : pos[2]);
+		free(e);
 		rc = EXIT_FAIL;
 	}
 	mrtx_close(db);
@@ -473,11 +479,13 @@ int cmd_recover(int argc, char **argv)
 	if (help)
 		HELP(usage, "Resolve every stale lock (owner dead or lock expired) with the\n"
 		     "recovery readers use: transactions past their commit point are rolled\n"
-		     "forward, the others back.  Live transactions are skipped (--force\n"
-		     "treats them as abandoned: only when their writers are known gone).\n"
-		     "--dry-run decides and reports without writing.  Prints the number of\n"
-		     "transactions rolled forward, rolled back and skipped as live; exit 1\n"
-		     "if some lock could not be resolved.\n");
+		     "forward, the others back.  Live transactions (owner alive and lock\n"
+		     "not expired) are skipped; --force settles them too, as abandoned:\n"
+		     "give it only when their writers are known gone.  --dry-run decides\n"
+		     "and reports without writing.  By default both are off.  Prints the\n"
+		     "unsettled locks met and the number of transactions rolled forward,\n"
+		     "rolled back and skipped as live; exit 1 if some lock could not be\n"
+		     "resolved.\n");
 	if (npos != 1)
 		return tool_usage_err(argv[0], usage, "expected STORE");
 	if ((rc = tool_open(argv[0], pos[0], 0, &db)))
@@ -499,9 +507,10 @@ int cmd_recover(int argc, char **argv)
 		       dry ? "true" : "false", s.locks_seen, s.forwarded, s.rolled_back,
 		       s.skipped_live, s.errors);
 	else
-		printf("%s%lu stale locks met (locks settled with their transaction are not "
-		       "met again)\n%s%lu transactions rolled forward\n%s%lu transactions "
-		       "rolled back\n%lu transactions skipped (live owner)\n%lu errors\n",
+		printf("%s%lu unsettled locks met (locks settled with their transaction are "
+		       "not met again)\n%s%lu transactions rolled forward\n%s%lu transactions "
+		       "rolled back\n%lu transactions skipped as live (owner alive, lock not "
+		       "expired; --force settles them too)\n%lu errors\n",
 		       dry ? "dry run: " : "", s.locks_seen,
 		       dry ? "would have " : "", s.forwarded, dry ? "would have " : "",
 		       s.rolled_back, s.skipped_live, s.errors);

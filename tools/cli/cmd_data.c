@@ -8,6 +8,7 @@
  */
 #include "cmds.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,13 +175,14 @@ static void get_print(const cell_args *c, const keyfmt *kf, int raw, int json)
 /* --at: a commit timestamp (decimal, above 0). */
 int arg_ts(const char *cmd, const char *arg, uint64_t *out)
 {
-	size_t v;
-	int rc;
+	unsigned long long v;
+	char *end;
 
-	if ((rc = arg_size(cmd, "--at", arg, &v)))
-		return rc;
-	if (v == 0) {
-		tool_err(cmd, "--at: a timestamp is above 0");
+	errno = 0;
+	if (arg[0] < '0' || arg[0] > '9' || (v = strtoull(arg, &end, 10), errno) || *end ||
+	    v == 0) {
+		tool_err(cmd, "--at: '%s' is not a commit timestamp (a decimal number from 1 to "
+		         "2^64-1, in microseconds, as get --versions prints them)", arg);
 		return EXIT_USAGE;
 	}
 	*out = v;
@@ -299,7 +301,8 @@ static int run_cell(int argc, char **argv, enum cell_op op, const char *usage,
 		return rc;
 	if (nver && (maxv == 0 || raw))
 		return tool_usage_err(cmd, usage, maxv ? "--versions and --raw exclude each other" :
-		                      "--versions: at least 1");
+		                      "--versions: 0 prints nothing; give 1 or more (1: the "
+		                      "newest version)");
 	memset(&c, 0, sizeof(c));
 	c.op = op;
 	if ((key && (rc = keyfmt_parse(cmd, key, &kf))) ||
@@ -366,7 +369,8 @@ static int run_cell(int argc, char **argv, enum cell_op op, const char *usage,
 	"--key FORMAT gives ROW as the parts of a composite key (mrtx_key_*):\n"        \
 	"FORMAT lists the part types, comma-separated (bytes or str, u32, u64, i32,\n"  \
 	"i64, rts, salt, fixedN, hashN), and ROW the values, e.g. --key u64,str\n"      \
-	"'42,alice' or '(42, \"alice\")' as scan --key prints them.\n"
+	"'42,alice' or '(42, \"alice\")' as scan --key prints them (default: ROW\n"  \
+	"is the row's bytes).\n"
 
 int cmd_put(int argc, char **argv)
 {
@@ -396,8 +400,8 @@ int cmd_get(int argc, char **argv)
 	                "versions, newest first, one a line as \"TS VALUE\" (TS: the commit\n"
 	                "timestamp it was written at; with --json {\"ts\", \"value\"}), as the\n"
 	                "table's family keeps them (create-table FAMILY:VERSIONS[:MIN[:TTL_MS]]).\n"
-	                "--at TS reads the store as it was at commit timestamp TS (LMDB;\n"
-	                "default: now).  Without FAMILY:QUALIFIER, print every cell of the\n"
+	                "--versions default: the newest value alone, without TS.  --at TS reads\n"
+	                "the store as it was at commit timestamp TS (default: as it is now).  Without FAMILY:QUALIFIER, print every cell of the\n"
 	                "row, one a line as FAMILY:QUALIFIER VALUE (escaped as scan prints\n"
 	                "them; with --versions FAMILY:QUALIFIER TS VALUE; with --json one\n"
 	                "object a cell, as scan --json); a row without cells is an error.\n"

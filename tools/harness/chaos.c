@@ -101,6 +101,8 @@ static void usage(FILE *f)
 	           "  LMDB commits several rows in one write (one phase) unless --two-phase\n"
 	           "  (the prewrite/commit-point protocol) or --unbatched (each row its own\n"
 	           "  write, which implies two phases).\n"
+	           "  Defaults: --workload bank, --seconds 30, --writers 4, --seed from the\n"
+	           "  clock and pid (printed, so a run can be repeated), flags off.\n"
 	           "  Exit 0: no anomaly; 1: anomalies (listed); 2: usage.\n");
 }
 

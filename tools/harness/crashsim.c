@@ -472,7 +472,10 @@ int cmd_crashsim(int argc, char **argv)
 		       "partial, lost_commit.\n"
 		       "Exit 1 on any violation in sync or nometasync mode; nosync violations\n"
 		       "(LMDB's MDB_NOSYNC may lose commits and damage the file) are reported\n"
-		       "with exit 0.\n", usage_line);
+		       "with exit 0.\n"
+		       "Defaults: --durability sync, --states 1000, --seed 1, --writers 3,\n"
+		       "--txns 100, a fresh trace (no --trace), every state (no --only),\n"
+		       "flags off.\n", usage_line);
 		goto out;
 	}
 	rc = EXIT_USAGE;

@@ -53,6 +53,10 @@ static void usage(FILE *f)
 	        "        bound);\n"
 	        "        --faults none turns all off\n"
 	        "break: reads, ranges, primary, point, snapshot (a safeguard switched off)\n"
+	        "defaults: --seed 1, --clients 8, --txns 40, --accounts 8, --split-rows 0\n"
+	        "          (never split), --faults lose=0.01,drop=0.01,hold=0.03,orphan=0,\n"
+	        "          die=0.002,stall=0.002,clock=0.002,release=0.2,skew=50, no --break,\n"
+	        "          --quiet and --threads off\n"
 	        "workload: bank (default)");
 	for (size_t i = 1; i < NWORKLOADS; i++)
 		fprintf(f, ", %s", workloads[i].name);

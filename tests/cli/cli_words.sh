@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# cli_words.sh - what the tool says on bad input: every error exits non-zero
+# with a message on stderr (nothing on stdout), no message names a library
+# function ("mrtx_begin_at: ...") or repeats its prefix ("commit: commit:"),
+# and the messages that say what to do do say it: a future --at, a
+# collected snapshot, a live lock met by recover, a full map, a read-only
+# store.
+#
+#   usage: cli_words.sh PATH/TO/mrtx
+set -uo pipefail
+NAME=words
+# shellcheck source=../support/clilib.sh
+source "$(dirname "$0")/../support/clilib.sh"
+
+# words CMD...: CMD fails (non-zero), prints nothing on stdout, and its
+# stderr is a message of the tool's own words
+words() {
+	local rc
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		bad "$*: exit 0, want a failure"
+		return
+	fi
+	[ -s "$TMP/err" ] && ok || bad "$*: exit $rc with nothing on stderr"
+	[ ! -s "$TMP/out" ] && ok || bad "$*: a failure printed on stdout: $(head -c 200 "$TMP/out")"
+	# a library name: mrtx_ and a lower-case word (MRTX_MAP_SIZE and
+	# ~/.mrtx_history are the user's)
+	if grep -E 'mrtx_[a-z]' "$TMP/err" | grep -vqE '\.mrtx_history'; then
+		bad "$*: names a library function: $(head -c 300 "$TMP/err")"
+	else
+		ok
+	fi
+	# a prefix said twice: "X: X: "
+	if grep -qE '(^|: )([^: ][^:]*): \2: ' "$TMP/err"; then
+		bad "$*: repeats a prefix: $(head -c 300 "$TMP/err")"
+	else
+		ok
+	fi
+	grep -qE '^(mrtx|usage: mrtx)' "$TMP/err" && ok ||
+		bad "$*: message does not start with mrtx: $(head -c 200 "$TMP/err")"
+	[ -n "${WORDS_SHOW:-}" ] && { echo "\$ ${*#"$MRTX" }"; sed 's/^/    /' "$TMP/err"; }
+}
+
+S=$(store s)
+"$MRTX" create-table "$S" t f g:3 >/dev/null || bad "create-table"
+"$MRTX" put "$S" t r1 f:a hello >/dev/null || bad "put"
+"$MRTX" put "$S" t r1 g:v 1 >/dev/null || bad "put g"
+Q=$(store missing)
+
+# ------------------------------------------------------------ every subcommand, bad input
+words "$MRTX"
+words "$MRTX" bogus "$S"
+words "$MRTX" --map-size abc stats "$S"
+words "$MRTX" --map-size 0 stats "$S"
+words "$MRTX" stats "$Q"
+words "$MRTX" get "$Q" t r1 f:a
+words "$MRTX" create-table "$S"
+words "$MRTX" create-table "$S" t2 'f:x'
+words "$MRTX" create-table "$S" t2 'f:1:2:x'
+words "$MRTX" create-table "$S" t2 'a b'
+words "$MRTX" create-table "$S" t h
+words "$MRTX" put "$S" t r1 f:a
+words "$MRTX" put "$S" t r1 fa v
+words "$MRTX" put "$S" nosuch r1 f:a v
+words "$MRTX" put "$S" t r1 x:a v
+words "$MRTX" put "$S" t r1 f:a --file "$TMP/nofile"
+words "$MRTX" put "$S" t '\xZZ' f:a v
+words "$MRTX" put "$S" t abc f:a v --key u64
+words "$MRTX" put "$S" t 1 f:a v --key zz
+words "$MRTX" get "$S" t r1 f:zz
+words "$MRTX" get "$S" t r1 x:a
+words "$MRTX" get "$S" nosuch r1 f:a
+words "$MRTX" get "$S" t nosuch
+words "$MRTX" get "$S" t r1 --raw
+words "$MRTX" get "$S" t r1 f:a --versions 0
+words "$MRTX" get "$S" t r1 f:a --versions x
+words "$MRTX" get "$S" t r1 f:a --at 0
+words "$MRTX" get "$S" t r1 f:a --at abc
+words "$MRTX" get "$S" t r1 f:a --at 18446744073709551616
+words "$MRTX" get "$S" t r1 f:a --at 18446744073709551615
+words "$MRTX" get "$S" t r1 f:a --bogus
+words "$MRTX" del "$S" t r1 x:a
+words "$MRTX" del "$S" nosuch r1 f:a
+words "$MRTX" delrow "$S" nosuch r
+words "$MRTX" delrow "$S" t
+words "$MRTX" scan "$S" nosuch
+words "$MRTX" scan "$S" t --limit -1
+words "$MRTX" scan "$S" t --limit abc
+words "$MRTX" scan "$S" t --family x
+words "$MRTX" scan "$S" t --columns x
+words "$MRTX" scan "$S" t --bogus
+words "$MRTX" scan "$S" t --at 18446744073709551615
+words "$MRTX" scan "$S" t --prefix a --start b
+words "$MRTX" scan "$S" t --versions 0
+words "$MRTX" incr "$S" t r1 f:a
+words "$MRTX" incr "$S" t r1 f:n 1x
+words "$MRTX" incr "$S" t r1 x:n
+words "$MRTX" append "$S" t r1 f:a
+words "$MRTX" append "$S" nosuch r1 f:a x
+words "$MRTX" check-and-put "$S" t r1 f:a nope new
+words "$MRTX" check-and-put "$S" t r1 f:a
+words "$MRTX" lock "$S" t zz
+words "$MRTX" lock "$S" nosuch r1
+words "$MRTX" locks "$S" --state FOO
+words "$MRTX" locks "$S" --table nosuch
+words "$MRTX" recover "$S" --bogus
+words "$MRTX" recover
+words "$MRTX" check "$S" --strict --deep
+words "$MRTX" describe "$S" nosuch
+words "$MRTX" tables "$S" extra
+words "$MRTX" add-family "$S" t f
+words "$MRTX" add-family "$S" t 'a b'
+words "$MRTX" add-family "$S" nosuch f
+words "$MRTX" drop-table "$S" nosuch
+words "$MRTX" truncate "$S" nosuch
+words "$MRTX" dump "$S" nosuch
+words "$MRTX" dump "$S" t "$TMP/nodir/x"
+words "$MRTX" load "$S" t "$TMP/nofile"
+words "$MRTX" load "$S" t --batch x
+words "$MRTX" backup "$S" "$S"
+words "$MRTX" backup "$Q" "$TMP/bk"
+words "$MRTX" upgrade "$Q"
+words "$MRTX" gc "$S" --keep abc
+words "$MRTX" gc "$S" --keep -5
+words "$MRTX" txn "$S" "$TMP/nofile"
+words "$MRTX" shell
+for line in 'bogus' 'get' 'get nosuch r f:a' 'get t r x:a' 'put t r f:a' "put t r 'f:a" \
+	'scan t --limit x' 'scan t --limit -1' 'scan nosuch' 'incr t r1 f:a' 'incr t r f:n 1x' \
+	'check t r1 g:v ~ 1' 'check-and-put t r1 f:a nope new' 'delrow' 'append t r f:a'; do
+	words "$MRTX" txn "$S" <<<"$line"
+	words "$MRTX" shell "$S" <<<"$line"
+done
+words "$MRTX" shell "$S" <<<$'begin\nput t r f:a v\nbegin'
+words "$MRTX" shell "$S" <<<$'commit'
+
+# ------------------------------------------------------------ the messages that say what to do
+# a timestamp later than every commit: says so, names the newest commit,
+# and what to do (exit 1, the library's MRTX_EINVAL)
+newest=$("$MRTX" get "$S" t r1 g:v --versions 1 | cut -d' ' -f1)
+future=$((newest + 1000000))
+expect_err 1 "is later than the store's newest commit \(timestamp $newest\).*at or below $newest, or read the store as it is now" \
+	"--at in the future" "$MRTX" get "$S" t r1 f:a --at "$future"
+expect_err 1 "later than the store's newest commit" "scan --at in the future" \
+	"$MRTX" scan "$S" t --at "$future"
+expect_out "hello" "--at the newest commit" "$MRTX" get "$S" t r1 f:a --at "$newest"
+expect_err 2 "'0' is not a commit timestamp" "--at 0" "$MRTX" get "$S" t r1 f:a --at 0
+# below the collection safe point: says what was collected and what to do
+"$MRTX" put "$S" t r2 f:a x >/dev/null
+"$MRTX" gc "$S" >/dev/null || bad "gc"
+expect_err 1 "below the store's collection safe point [0-9]+: .*give a timestamp at or above" \
+	"--at below gc's safe point" "$MRTX" get "$S" t r1 f:a --at 1
+
+# recover meets a live transaction: calls it live, not stale, and says
+# what --force does
+L=$(store live)
+"$MRTX" create-table "$L" acct bal >/dev/null
+MRTX_FAILPOINTS="commit.after_prewrite=wait:$TMP/go.live" "$MRTX" --two-phase txn "$L" \
+	<<<$'put acct a bal:x 1\nput acct b bal:x 2' >/dev/null 2>&1 &
+bg=$!
+while [ "$("$MRTX" locks "$L" --json 2>/dev/null)" == "[]" ]; do
+	kill -0 "$bg" 2>/dev/null || { bad "live: writer ended before its locks were seen"; break; }
+	sleep 0.02
+done
+"$MRTX" recover "$L" >"$TMP/rec" 2>&1
+grep -qi 'stale' "$TMP/rec" && bad "recover calls a live lock stale: $(cat "$TMP/rec")" || ok
+grep -qE '^1 transactions skipped as live \(owner alive, lock not expired; --force settles them too\)$' \
+	"$TMP/rec" && ok || bad "recover: live line: $(cat "$TMP/rec")"
+grep -qE '^2 unsettled locks met' "$TMP/rec" && ok || bad "recover: locks line: $(cat "$TMP/rec")"
+touch "$TMP/go.live"
+wait "$bg" && ok || bad "live: writer failed"
+
+# a full map names the global option; a read-only open says why
+if [ "$RADOS" = 0 ]; then
+	F=$TMP/full
+	"$MRTX" --map-size 1M create-table "$F" t f >/dev/null
+	head -c 3000000 /dev/zero >"$TMP/big"
+	words "$MRTX" --map-size 1M put "$F" t r f:a --file "$TMP/big"
+	grep -qE 'is full .*--map-size SIZE' "$TMP/err" && ok || bad "full map: $(cat "$TMP/err")"
+fi
+words "$MRTX" --read-only put "$S" t r f:a v
+grep -qE 'read-only \(it was opened with --read-only or MRTX_READ_ONLY=1' "$TMP/err" && ok ||
+	bad "read-only: $(cat "$TMP/err")"
+words "$MRTX" --read-only txn "$S" <<<'put t r f:a v'
+grep -qE 'line 1: put: store .* is open read-only' "$TMP/err" && ok || bad "read-only txn: $(cat "$TMP/err")"
+# a txn scan --limit that is not a count says what a count is
+words "$MRTX" txn "$S" <<<'scan t --limit -1'
+grep -qF "is not a count of rows (a decimal number, 0 or more; 0 is no limit)" "$TMP/err" && ok ||
+	bad "txn scan --limit: $(cat "$TMP/err")"
+
+# a row without a lock record, an unknown script command: named
+words "$MRTX" lock "$S" t zz
+grep -qF "t/zz has no lock record: the row was never written" "$TMP/err" && ok ||
+	bad "lock: $(cat "$TMP/err")"
+words "$MRTX" txn "$S" <<<'bogus t r'
+grep -qF "line 1: unknown command 'bogus'" "$TMP/err" && ok || bad "txn: $(cat "$TMP/err")"
+# a table made again with other families: where to see them
+words "$MRTX" create-table "$S" t h
+grep -qF "exists with different families (mrtx describe STORE TABLE shows them" "$TMP/err" && ok ||
+	bad "create-table: $(cat "$TMP/err")"
+
+finish
