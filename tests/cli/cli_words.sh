@@ -134,6 +134,29 @@ done
 words "$MRTX" shell "$S" <<<$'begin\nput t r f:a v\nbegin'
 words "$MRTX" shell "$S" <<<$'commit'
 
+# the suites and the benchmark refuse bad options before they start, naming
+# the option and what it takes (exit 2)
+H=$TMP/harness
+for args in "chaos" "chaos $H --writers 0" "chaos $H --seconds" "chaos $H --workload x" \
+	"chaos $H --bogus" "chaos $H extra" "crashsim $H --states 0" "crashsim $H --only x" \
+	"crashsim $H --writers 65" "crashsim $H --durability x" "bench" "bench $H --points 0" \
+	"bench $H --bogus" "bench $H --only" "bench $H --only x" "bench $H --durability sync"; do
+	# shellcheck disable=SC2086
+	words "$MRTX" $args
+	grep -qE "^mrtx: (chaos|crashsim|bench): .*(--|DIR|STORE|workload|option)" \
+		"$TMP/err" && ok || bad "$args: $(head -c 300 "$TMP/err")"
+done
+if "$MRTX" sim --help >/dev/null 2>&1; then
+	for args in "--clients 0" "--faults x=1" "--break x" "--workload x" "--seeds 5-1" \
+		"--bogus" "--txns"; do
+		# shellcheck disable=SC2086
+		words "$MRTX" sim $args
+		grep -qE "^mrtx-sim: .*(expected|needs a value|is not an option)" "$TMP/err" && ok ||
+			bad "sim $args: $(head -c 300 "$TMP/err")"
+	done
+fi
+[ -e "$H" ] && bad "a refused harness run made $H" || ok
+
 # ------------------------------------------------------------ the messages that say what to do
 # a timestamp later than every commit: says so, names the newest commit,
 # and what to do (exit 1, the library's MRTX_EINVAL)

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -650,6 +651,19 @@ static int known_workload(const char *w)
 	return 0;
 }
 
+/* A usage error: what was wrong, on stderr; exit status 2. */
+__attribute__((format(printf, 1, 2))) static int bench_usage_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("mrtx: bench: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (mrtx bench --help lists the options)\n", stderr);
+	return 2;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -672,7 +686,8 @@ int cmd_bench(int argc, char **argv)
 	int opt, points = 0;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	opterr = 0; /* (the messages below say what was wrong) */
+	while ((opt = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
 		if (opt == 'q')
 			c.quick = 1;
 		else if (opt == 'j')
@@ -683,14 +698,21 @@ int cmd_bench(int argc, char **argv)
 			return usage(stdout, 0);
 		else if (opt == 'd')
 			durability = optarg;
-		else if (opt == 'p')
-			points = atoi(optarg) > 0 ? atoi(optarg) : -1;
-		else
-			return usage(stderr, 2);
+		else if (opt == 'p' && (points = atoi(optarg)) <= 0)
+			return bench_usage_err("--points '%s': expected a number of points, 1 or more",
+			                       optarg);
+		else if (opt == ':')
+			return bench_usage_err("%s needs a value", argv[optind - 1]);
+		else if (opt == '?')
+			return bench_usage_err("unknown option '%s'", argv[optind - 1]);
 	}
-	if (optind != argc - 1 || points < 0 ||
-	    ((durability || points) && !(only && strcmp(only, "scaling") == 0)))
-		return usage(stderr, 2);
+	if (optind == argc)
+		return bench_usage_err("expected DIR (a directory for its stores, or a rados:// "
+		                       "address)");
+	if (optind != argc - 1)
+		return bench_usage_err("one DIR only, not '%s'", argv[argc - 1]);
+	if ((durability || points) && !(only && strcmp(only, "scaling") == 0))
+		return bench_usage_err("--durability and --points are options of --only scaling");
 	c.dir = argv[optind];
 	if (c.quick) {
 		c.phase_s = 0.5;
