@@ -222,4 +222,17 @@ words "$MRTX" create-table "$S" t h
 grep -qF "exists with different families (mrtx describe STORE TABLE shows them" "$TMP/err" && ok ||
 	bad "create-table: $(cat "$TMP/err")"
 
+# the habits of other shells get a pointer to what does it here
+words "$MRTX" shell "$S" <<<"get 't', 'r1'"
+grep -qF "(words are separated by blanks, not commas" "$TMP/err" && ok || bad "commas: $(cat "$TMP/err")"
+words "$MRTX" shell "$S" <<<'list'
+grep -qF "unknown command 'list' (\`mrtx tables STORE\` lists the tables)" "$TMP/err" && ok ||
+	bad "list: $(cat "$TMP/err")"
+words "$MRTX" "$S" get t r1
+grep -qF "the subcommand comes first, then the store (mrtx get $S ..." "$TMP/err" && ok ||
+	bad "store first: $(cat "$TMP/err")"
+words "$MRTX" get "$S" t r1 f
+grep -qF "column 'f' is not FAMILY:QUALIFIER (f: is that family with the empty qualifier)" \
+	"$TMP/err" && ok || bad "column: $(cat "$TMP/err")"
+
 finish

@@ -203,7 +203,7 @@ static void test_command_words(void **state)
 	parse_bad("GET t r f:q", "unknown command");
 	parse_bad("frob", "unknown command");
 	parse_bad("get t", "usage: get TABLE ROW [FAMILY:QUALIFIER]");
-	parse_bad("get t r fq", "column must be FAMILY:QUALIFIER");
+	parse_bad("get t r fq", "column 'fq' is not FAMILY:QUALIFIER");
 	parse_bad("put t r f:q a b", "usage: put TABLE ROW FAMILY:QUALIFIER VALUE");
 	parse_bad("scan t a b c d e f g h i j k", "too many arguments");
 	parse_bad("abort now", "usage: abort");

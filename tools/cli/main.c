@@ -169,7 +169,12 @@ int main(int argc, char **argv)
 				fault_handlers();
 			return commands[i].fn(argc - 1, argv + 1);
 		}
-	fprintf(stderr, "mrtx: unknown %s '%s' (see mrtx --help)\n",
-	        argv[1][0] == '-' ? "option" : "subcommand", argv[1]);
+	/* a store given first, as sqlite3 takes its database */
+	if (argv[1][0] != '-' && argc > 2 && (strchr(argv[1], '/') || access(argv[1], F_OK) == 0))
+		fprintf(stderr, "mrtx: unknown subcommand '%s': the subcommand comes first, then "
+		        "the store (mrtx %s %s ...; see mrtx --help)\n", argv[1], argv[2], argv[1]);
+	else
+		fprintf(stderr, "mrtx: unknown %s '%s' (see mrtx --help)\n",
+		        argv[1][0] == '-' ? "option" : "subcommand", argv[1]);
 	return EXIT_USAGE;
 }

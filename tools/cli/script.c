@@ -144,7 +144,10 @@ static int column_tok(tok *t, const char **family, mrtx_bytes *qual, char *err, 
 	tok f;
 
 	if (!colon) {
-		snprintf(err, errlen, "column must be FAMILY:QUALIFIER");
+		int n = (int)(t->n > 64 ? 64 : t->n);
+
+		snprintf(err, errlen, "column '%.*s' is not FAMILY:QUALIFIER (%.*s: is that family "
+		         "with the empty qualifier)", n, t->p, n, t->p);
 		return -1;
 	}
 	f.p = t->p;

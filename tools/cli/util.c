@@ -137,6 +137,9 @@ const char *tool_hint(int rc)
 
 	if (rc == MRTX_EFULL && (strstr(m, "map size") || strstr(m, "map is full")))
 		return " (give a larger --map-size SIZE or MRTX_MAP_SIZE)";
+	/* get 't', 'r1' as the HBase shell writes it */
+	if (rc == MRTX_ENOTABLE && strstr(m, ",' "))
+		return " (words are separated by blanks, not commas: get TABLE ROW FAMILY:QUALIFIER)";
 	if (rc == MRTX_EEXIST && strstr(m, "exists with"))
 		return " (mrtx describe STORE TABLE shows them; add-family adds a family)";
 	if (rc == MRTX_EINVAL && strstr(m, "read the store as it is now"))
@@ -355,7 +358,11 @@ int arg_column(const char *cmd, char *arg, const char **family, mrtx_bytes *qual
 	int rc;
 
 	if (!colon || colon == arg) {
-		tool_err(cmd, "column '%s' is not FAMILY:QUALIFIER", arg);
+		if (colon == arg)
+			tool_err(cmd, "column '%s' is not FAMILY:QUALIFIER: it has no family", arg);
+		else
+			tool_err(cmd, "column '%s' is not FAMILY:QUALIFIER (%s: is that family "
+			         "with the empty qualifier)", arg, arg);
 		return EXIT_USAGE;
 	}
 	*colon = '\0';
