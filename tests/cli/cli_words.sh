@@ -235,4 +235,15 @@ words "$MRTX" get "$S" t r1 f
 grep -qF "column 'f' is not FAMILY:QUALIFIER (f: is that family with the empty qualifier)" \
 	"$TMP/err" && ok || bad "column: $(cat "$TMP/err")"
 
+# a family policy that cannot hold names the family and the rule
+words "$MRTX" create-table "$S" t5 'f:2:3'
+grep -qF "family 'f': MIN 3 is above VERSIONS 2" "$TMP/err" && ok || bad "MIN > VERSIONS: $(cat "$TMP/err")"
+words "$MRTX" create-table "$S" t5 'f:0'
+grep -qF "family 'f': VERSIONS is 1 or more" "$TMP/err" && ok || bad "VERSIONS 0: $(cat "$TMP/err")"
+words "$MRTX" put "$S" t '' f:a v
+grep -qF "a row key is empty (a row is 1 to 495 bytes)" "$TMP/err" && ok || bad "empty row: $(cat "$TMP/err")"
+words "$MRTX" dump "$S" t "$TMP/nodir/t.dump"
+grep -qF "cannot write $TMP/nodir/t.dump (a dump goes to a temporary file beside it first)" \
+	"$TMP/err" && ok || bad "dump: $(cat "$TMP/err")"
+
 finish

@@ -47,6 +47,16 @@ static int family_spec(const char *cmd, char *arg, mrtx_family_spec *f)
 			return EXIT_USAGE;
 		}
 	}
+	if (c && v[0] == 0) {
+		tool_err(cmd, "family '%s': VERSIONS is 1 or more (the versions of each cell it "
+		         "keeps)", arg);
+		return EXIT_USAGE;
+	}
+	if (v[1] > v[0]) {
+		tool_err(cmd, "family '%s': MIN %llu is above VERSIONS %llu (the newest MIN versions "
+		         "are kept past the TTL, of at most VERSIONS)", arg, v[1], v[0]);
+		return EXIT_USAGE;
+	}
 	f->max_versions = (uint32_t)v[0];
 	f->min_versions = (uint32_t)v[1];
 	f->ttl_ms = v[2];
@@ -68,8 +78,9 @@ int cmd_create_table(int argc, char **argv)
 		HELP(usage, "Create TABLE with the given column families in the store at STORE\n"
 		     "(the store directory is created if missing).  Creating an existing\n"
 		     "table with the same families succeeds.  FAMILY:VERSIONS keeps that\n"
-		     "many versions of each cell (default 1); :MIN and :TTL_MS drop versions\n"
-		     "older than TTL_MS milliseconds but the newest MIN (LMDB stores).\n");
+		     "many versions of each cell (1 or more, default 1); :MIN and :TTL_MS\n"
+		     "drop versions older than TTL_MS milliseconds but the newest MIN (MIN\n"
+		     "at most VERSIONS, default 0; TTL_MS default 0: forever).\n");
 	if (npos < 3)
 		return tool_usage_err(argv[0], usage, "need STORE, TABLE and at least one FAMILY");
 	if (npos - 2 > (int)MRTX_MAX_FAMILIES)
