@@ -246,4 +246,16 @@ words "$MRTX" dump "$S" t "$TMP/nodir/t.dump"
 grep -qF "cannot write $TMP/nodir/t.dump (a dump goes to a temporary file beside it first)" \
 	"$TMP/err" && ok || bad "dump: $(cat "$TMP/err")"
 
+# a crashed two-phase commit: the PREWRITTEN secondary's age is unknown
+# (its timestamp is provisional), not decades since the epoch
+C=$(store crashed)
+"$MRTX" create-table "$C" t f >/dev/null
+printf 'put t a f:x 1\nput t b f:x 2\n' |
+	MRTX_FAILPOINTS=commit.after_point=exit "$MRTX" --two-phase txn "$C" >/dev/null 2>&1
+"$MRTX" locks "$C" >"$TMP/locks" 2>&1
+grep -qE '^t +b +PREWRITTEN .* 0 +- ' "$TMP/locks" && ok || bad "locks: age of PREWRITTEN: $(cat "$TMP/locks")"
+"$MRTX" locks "$C" --json | pyjson "locks --json: age_ms null while PREWRITTEN" \
+	"all((l['age_ms'] is None) == (l['state'] == 'PREWRITTEN') for l in d) and len(d) == 2"
+"$MRTX" recover "$C" >/dev/null 2>&1
+
 finish

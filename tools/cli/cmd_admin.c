@@ -64,8 +64,16 @@ static int names_list(mrtx_db *db, name_list *out)
 
 static long long ms_since_commit(const lock_rec *r, uint64_t now_ms)
 {
-	/* commit_ts is the writer's wall clock (us) when it began committing. */
+	/* commit_ts is the commit's timestamp, microseconds of the wall clock */
 	return (long long)now_ms - (long long)(r->commit_ts / 1000u);
+}
+
+/* Does r's commit_ts tell a time?  A PREWRITTEN record's is provisional
+ * (the commit point stamps the real one), often the timestamp of an
+ * older commit. */
+static int has_age(const lock_rec *r)
+{
+	return r->state != LOCK_PREWRITTEN && r->commit_ts != 0;
 }
 
 static void print_ref(FILE *f, mrtx_bytes table, mrtx_bytes row)
@@ -111,9 +119,13 @@ static void json_lock_common(FILE *f, const char *table, mrtx_bytes row,
 		json_ref(f, r->primary.table, r->primary.row);
 	else
 		json_ref(f, name_bytes(table), row);
-	fprintf(f, ",\"secondaries\":%zu,\"age_ms\":%lld,\"expires_in_ms\":%lld,"
+	fprintf(f, ",\"secondaries\":%zu,\"age_ms\":", secondary ? (size_t)0 : r->nsecondaries);
+	if (has_age(r))
+		fprintf(f, "%lld", ms_since_commit(r, now));
+	else
+		fputs("null", f);
+	fprintf(f, ",\"expires_in_ms\":%lld,"
 	        "\"expired\":%s,\"owner_pid\":%u,\"owner_alive\":%s,\"stale\":%s",
-	        secondary ? (size_t)0 : r->nsecondaries, ms_since_commit(r, now),
 	        (long long)r->expiry_ms - (long long)now, r->expiry_ms <= now ? "true" : "false",
 	        (unsigned)r->owner.pid, dead ? "false" : "true",
 	        dead || r->expiry_ms <= now ? "true" : "false");
@@ -167,7 +179,10 @@ static int locks_row(const admin_lock *l, void *p)
 		free(pt);
 		free(pr);
 	}
-	snprintf(age, sizeof(age), "%.1fs", (double)ms_since_commit(rec, c->now) / 1000.0);
+	if (has_age(rec))
+		snprintf(age, sizeof(age), "%.1fs", (double)ms_since_commit(rec, c->now) / 1000.0);
+	else
+		snprintf(age, sizeof(age), "-");
 	snprintf(expires, sizeof(expires), "%.1fs",
 	         ((double)rec->expiry_ms - (double)c->now) / 1000.0);
 	if (!tname || !rname || ((rec->flags & LOCK_F_SECONDARY) && !pname)) {
@@ -215,12 +230,14 @@ int cmd_locks(int argc, char **argv)
 	if (help)
 		HELP(usage, "List every non-STABLE lock: table, row, state, txn id, role, the\n"
 		     "primary's table/row (secondaries), number of secondaries (primaries),\n"
-		     "age, time to expiry (negative: expired), owner pid and liveness.\n"
+		     "age since the commit point (- while PREWRITTEN: not yet stamped),\n"
+		     "time to expiry (negative: expired), owner pid and liveness.\n"
 		     "--table T lists only table T's locks and --state S only the locks in\n"
 		     "state S, PREWRITTEN, COMMITTED or ABORTED (default: every table and\n"
 		     "every state but STABLE).  --json prints an array of\n"
 		     "objects (table, row, state, txn, commit_ts, role, primary{table,row},\n"
-		     "secondaries, age_ms, expires_in_ms, expired, owner_pid, owner_alive,\n"
+		     "secondaries, age_ms (null while PREWRITTEN), expires_in_ms, expired,\n"
+		     "owner_pid, owner_alive,\n"
 		     "stale); byte strings are in the escaped form.\n");
 	if (npos != 1)
 		return tool_usage_err(argv[0], usage, "expected STORE");
@@ -350,8 +367,12 @@ static void lock_text(const admin_lock *l, uint64_t now)
 		print_ref(stdout, r->primary.table, r->primary.row);
 		putchar('\n');
 	}
-	printf("age:         %.3fs\nexpires in:  %.3fs\nowner:       pid %u (%s), start "
-	       "time %llu\n", (double)ms_since_commit(r, now) / 1000.0,
+	if (has_age(r))
+		printf("age:         %.3fs\n", (double)ms_since_commit(r, now) / 1000.0);
+	else
+		printf("age:         unknown (PREWRITTEN: its commit_ts is provisional)\n");
+	printf("expires in:  %.3fs\nowner:       pid %u (%s), start "
+	       "time %llu\n",
 	       ((double)r->expiry_ms - (double)now) / 1000.0, (unsigned)r->owner.pid,
 	       lock_owner_dead(&r->owner) ? "dead" : "alive",
 	       (unsigned long long)r->owner.start_time);
