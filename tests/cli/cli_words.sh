@@ -190,6 +190,10 @@ grep -qi 'stale' "$TMP/rec" && bad "recover calls a live lock stale: $(cat "$TMP
 grep -qE '^1 transactions skipped as live \(owner alive, lock not expired; --force settles them too\)$' \
 	"$TMP/rec" && ok || bad "recover: live line: $(cat "$TMP/rec")"
 grep -qE '^2 unsettled locks met' "$TMP/rec" && ok || bad "recover: locks line: $(cat "$TMP/rec")"
+# a read of a row the live writer holds names the row and what to do
+words "$MRTX" get "$L" acct a bal:x
+grep -qF "table 'acct': row 'a' is held by a live transaction whose commit is under way; retry later" \
+	"$TMP/err" && ok || bad "live: get: $(cat "$TMP/err")"
 touch "$TMP/go.live"
 wait "$bg" && ok || bad "live: writer failed"
 
