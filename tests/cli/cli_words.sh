@@ -260,6 +260,9 @@ printf 'put t a f:x 1\nput t b f:x 2\n' |
 grep -qE '^t +b +PREWRITTEN .* 0 +- ' "$TMP/locks" && ok || bad "locks: age of PREWRITTEN: $(cat "$TMP/locks")"
 "$MRTX" locks "$C" --json | pyjson "locks --json: age_ms null while PREWRITTEN" \
 	"all((l['age_ms'] is None) == (l['state'] == 'PREWRITTEN') for l in d) and len(d) == 2"
+"$MRTX" check --strict "$C" >/dev/null 2>"$TMP/err"
+grep -qF "1 resolvable findings (--strict): locks of crashed writers, which \`mrtx recover $C\` settles" \
+	"$TMP/err" && ok || bad "check --strict: $(cat "$TMP/err")"
 "$MRTX" recover "$C" >/dev/null 2>&1
 
 finish
