@@ -173,6 +173,14 @@ expect_err 2 "'0' is not a commit timestamp" "--at 0" "$MRTX" get "$S" t r1 f:a 
 "$MRTX" gc "$S" >/dev/null || bad "gc"
 expect_err 1 "below the store's collection safe point [0-9]+: .*give a timestamp at or above" \
 	"--at below gc's safe point" "$MRTX" get "$S" t r1 f:a --at 1
+# a version the family's policy dropped: what to do instead
+V=$(store versions)
+"$MRTX" create-table "$V" t f >/dev/null
+"$MRTX" put "$V" t r f:a one >/dev/null
+t1=$("$MRTX" get "$V" t r f:a --versions 1 | cut -d' ' -f1)
+"$MRTX" put "$V" t r f:a two >/dev/null
+expect_err 1 "were collected \(its family keeps 1 version\): read at a later timestamp, or keep more versions \(get --versions N" \
+	"--at a dropped version" "$MRTX" get "$V" t r f:a --at "$t1"
 
 # recover meets a live transaction: calls it live, not stale, and says
 # what --force does

@@ -140,6 +140,9 @@ const char *tool_hint(int rc)
 	/* get 't', 'r1' as the HBase shell writes it */
 	if (rc == MRTX_ENOTABLE && strstr(m, ",' "))
 		return " (words are separated by blanks, not commas: get TABLE ROW FAMILY:QUALIFIER)";
+	if (rc == MRTX_ESNAPSHOT && strstr(m, "keep more versions"))
+		return " (get --versions N lists the timestamps kept; a family keeps N versions "
+		       "when created as FAMILY:N)";
 	if (rc == MRTX_EEXIST && strstr(m, "exists with"))
 		return " (mrtx describe STORE TABLE shows them; add-family adds a family)";
 	if (rc == MRTX_EINVAL && strstr(m, "read the store as it is now"))
