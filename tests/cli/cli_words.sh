@@ -3,8 +3,11 @@
 # with a message on stderr (nothing on stdout), no message names a library
 # function ("mrtx_begin_at: ...") or repeats its prefix ("commit: commit:"),
 # and the messages that say what to do do say it: a future --at, a
-# collected snapshot, a live lock met by recover, a full map, a read-only
-# store.
+# collected snapshot or dropped version, a live lock met by recover or a
+# read, a full map, a read-only store, a failed check --strict, a family
+# policy that cannot hold, the options of chaos, crashsim, bench and sim,
+# and the habits of the HBase shell and sqlite3 (commas between words, the
+# store before the subcommand, list and count).
 #
 #   usage: cli_words.sh PATH/TO/mrtx
 set -uo pipefail
