@@ -412,10 +412,11 @@ int cmd_get(int argc, char **argv)
 	                "timestamp it was written at; with --json {\"ts\", \"value\"}), as the\n"
 	                "table's family keeps them (create-table FAMILY:VERSIONS[:MIN[:TTL_MS]]).\n"
 	                "--versions default: the newest value alone, without TS.  --at TS reads\n"
-	                "the store as it was at commit timestamp TS (default: as it is now).  Without FAMILY:QUALIFIER, print every cell of the\n"
-	                "row, one a line as FAMILY:QUALIFIER VALUE (escaped as scan prints\n"
-	                "them; with --versions FAMILY:QUALIFIER TS VALUE; with --json one\n"
-	                "object a cell, as scan --json); a row without cells is an error.\n"
+	                "the store as it was at commit timestamp TS (default: as it is now).\n"
+	                "Without FAMILY:QUALIFIER, print every cell of the row, one a line as\n"
+	                "FAMILY:QUALIFIER VALUE (escaped as scan prints them; with --versions\n"
+	                "FAMILY:QUALIFIER TS VALUE; with --json one object a cell, as scan\n"
+	                "--json); a row without cells is an error.\n"
 	                KEY_HELP);
 }
 
