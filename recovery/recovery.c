@@ -31,6 +31,7 @@
 #include "recovery.h"
 #include "storage/breaks.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -405,6 +406,25 @@ static int resolve_at(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes 
  * for someone else to settle it, then gives up with MRTX_ELOCKED.
  * Keeps I7, I9 (DESIGN §10).
  */
+/* row for a message: printable ASCII as it is, other bytes \xNN, at
+ * most 64 bytes of it ("..." after). */
+static void row_name(char out[4 * 64 + 4], mrtx_bytes row)
+{
+	const uint8_t *b = row.data;
+	size_t o = 0;
+
+	for (size_t i = 0; i < row.size && i < 64; i++)
+		if (b[i] >= 0x20 && b[i] < 0x7f && b[i] != '\\' && b[i] != '\'')
+			out[o++] = (char)b[i];
+		else
+			o += (size_t)snprintf(out + o, 5, "\\x%02x", b[i]);
+	if (row.size > 64) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
+}
+
 int recover_resolve(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
                     const recover_opts *o, recover_decision *decision)
 {
@@ -461,8 +481,14 @@ int recover_resolve_fenced(store *st, const store_table *t, mrtx_bytes row, mrtx
 		             "recover` or any read-write reader of the row settles it", t->name,
 		             dec == RECOVER_FORWARD ? "rolled forward" :
 		             dec == RECOVER_NONE ? "settled" : "rolled back");
-	else if (rc == MRTX_ELOCKED && dec == RECOVER_LIVE)
-		mrtx__seterr(MRTX_ELOCKED, "table '%s': row held by a live transaction", t->name);
+	else if (rc == MRTX_ELOCKED && dec == RECOVER_LIVE) {
+		char name[4 * 64 + 4];
+
+		row_name(name, row);
+		mrtx__seterr(MRTX_ELOCKED, "table '%s': row '%s' is held by a live transaction "
+		             "whose commit is under way; retry later (`mrtx locks` shows it)",
+		             t->name, name);
+	}
 	if (decision)
 		*decision = dec;
 	arena_free(&a);

@@ -648,7 +648,8 @@ int store_check_key(const store_table *t, mrtx_bytes row, size_t qual_size)
 	size_t k;
 
 	if (row.size == 0)
-		return mrtx__seterr(MRTX_EINVAL, "table '%s': row key is empty", t->name);
+		return mrtx__seterr(MRTX_EINVAL, "table '%s': a row key is empty (a row is 1 "
+		                    "to %u bytes)", t->name, MRTX_MAX_ROW);
 	if (!row.data)
 		return mrtx__seterr(MRTX_EINVAL, "table '%s': row data is NULL", t->name);
 	if (row.size > MRTX_MAX_ROW)

@@ -111,7 +111,9 @@ int commit_atomic(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 			continue;
 		if (!r->lock_known)
 			return mrtx__seterr(MRTX_CONFLICT, "table '%s': a row this transaction "
-			                    "read was changed by a concurrent commit", r->t->name);
+			                    "read was being written by a concurrent transaction, so "
+			                    "the read cannot be validated; run it again",
+			                    r->t->name);
 		op_init(&ops[nops], r, r->has_lock, r->lock);
 		ops[nops++].check_only = 1;
 	}
@@ -146,8 +148,8 @@ int commit_atomic(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 			hard = 1;
 			why = why ? why : i < n ? "a row to write changed or is locked by a concurrent "
 			                          "transaction" :
-			                          "a row this transaction read was changed by a "
-			                          "concurrent commit";
+			                          "a row this transaction read was changed, or is "
+			                          "being written, by a concurrent transaction";
 		}
 	}
 	for (size_t i = 0; i < nchk; i++)

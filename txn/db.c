@@ -194,13 +194,17 @@ int mrtx_create_table2(mrtx_db *db, const char *table, const mrtx_family_spec *f
 		pol[i].min_versions = f->min_versions;
 		pol[i].ttl_ms = f->ttl_ms;
 		if (pol[i].min_versions > pol[i].max_versions)
-			return mrtx__seterr(MRTX_EINVAL, "mrtx_create_table2: family %zu keeps at "
-			                    "least %u versions but at most %u", i,
-			                    pol[i].min_versions, pol[i].max_versions);
+			return mrtx__seterr(MRTX_EINVAL, "mrtx_create_table2: family '%.64s' would "
+			                    "keep at least %u versions (its minimum) but at most %u "
+			                    "(its maximum): give a minimum at most the maximum",
+			                    f->name ? f->name : "(null)", pol[i].min_versions,
+			                    pol[i].max_versions);
 		if (pol[i].ttl_ms > UINT64_MAX / 1000u / 2)
-			return mrtx__seterr(MRTX_EINVAL, "mrtx_create_table2: family %zu: a TTL of "
-			                    "%llu ms is out of range", i,
-			                    (unsigned long long)pol[i].ttl_ms);
+			return mrtx__seterr(MRTX_EINVAL, "mrtx_create_table2: family '%.64s': a TTL "
+			                    "of %llu ms is out of range (at most %llu)",
+			                    f->name ? f->name : "(null)",
+			                    (unsigned long long)pol[i].ttl_ms,
+			                    (unsigned long long)(UINT64_MAX / 1000u / 2));
 	}
 	return store_create_table(db->st, table, names, n, pol, NULL, 0);
 }

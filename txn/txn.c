@@ -764,9 +764,11 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out)
 		goto fail;
 	}
 	if (ts > vts) {
-		rc = mrtx__seterr(MRTX_EINVAL, "mrtx_begin_at: timestamp %llu is past the store's "
-		                  "newest commit (%llu)", (unsigned long long)ts,
-		                  (unsigned long long)vts);
+		rc = mrtx__seterr(MRTX_EINVAL, "mrtx_begin_at: timestamp %llu is later than the "
+		                  "store's newest commit (timestamp %llu): a past snapshot shows "
+		                  "commits already made; give a commit timestamp at or below "
+		                  "%llu, or read the store as it is now", (unsigned long long)ts,
+		                  (unsigned long long)vts, (unsigned long long)vts);
 		goto fail;
 	}
 	/* below the collector's safe point, deleted cells may be gone */
@@ -780,8 +782,9 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out)
 		goto fail;
 	if (ts < safe) {
 		rc = mrtx__seterr(MRTX_ESNAPSHOT, "mrtx_begin_at: timestamp %llu is below the "
-		                  "store's collection safe point %llu (`mrtx gc` collected what "
-		                  "it would read)", (unsigned long long)ts,
+		                  "store's collection safe point %llu: collection (gc) may have "
+		                  "removed what a snapshot there reads; give a timestamp at or "
+		                  "above %llu", (unsigned long long)ts, (unsigned long long)safe,
 		                  (unsigned long long)safe);
 		goto fail;
 	}

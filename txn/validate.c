@@ -82,7 +82,8 @@ static int validate_reads(mrtx_txn *txn)
 			continue;
 		if (!same_lock(r, cur[k].has_lock, cur[k].lock))
 			return mrtx__seterr(MRTX_CONFLICT, "table '%s': a row this transaction read "
-			                    "was changed by a concurrent commit", r->t->name);
+			                    "was changed, or is being written, by a concurrent "
+			                    "transaction", r->t->name);
 		k++;
 	}
 	return 0;

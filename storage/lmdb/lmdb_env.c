@@ -31,7 +31,7 @@ int lmdb_err(store *st, int rc, const char *step)
 
 	if (rc == MDB_MAP_FULL)
 		return mrtx__seterr(MRTX_EFULL, "store %s is full (map size %zu bytes) during %s; "
-		                    "reopen with a larger mrtx_options.map_size",
+		                    "reopen it with a larger map size (mrtx_options.map_size)",
 		                    st->path, st->map_size, step);
 	if (rc == ENOMEM)
 		return mrtx__seterr(MRTX_ENOMEM, "store %s: out of memory during %s", st->path, step);

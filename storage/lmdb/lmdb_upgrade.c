@@ -500,7 +500,7 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn
 	if ((rc = mrtx__path_join(file, sizeof(file), path, "data.mdb", "upgrade")))
 		return rc;
 	if (stat(file, &sb) != 0)
-		return mrtx__seterr(MRTX_ENOTSTORE, "upgrade %s: no store here (no data.mdb)", path);
+		return mrtx__seterr(MRTX_ENOTSTORE, "%s: no store here to upgrade (no data.mdb)", path);
 	/* (fcntl locks are the process's: no handle of this process may have
 	 * the store open, nor open it meanwhile) */
 	if ((rc = lmdb_registry_lock(path)))

@@ -63,9 +63,10 @@ else
 fi
 
 # scaling's options belong to it; a durability it does not know is a usage error
-expect_err 2 'usage' "--points without scaling" "$MRTX" bench "$TMP/s3" --points 2
+expect_err 2 'options of --only scaling' "--points without scaling" "$MRTX" bench "$TMP/s3" --points 2
 expect_err 2 'not sync, nosync or both' "--durability bad" \
 	"$MRTX" bench "$TMP/s3" --only scaling --durability fast
-expect_err 2 'usage' "--points 0" "$MRTX" bench "$TMP/s3" --only scaling --points 0
+expect_err 2 "--points '0': expected a number of points, 1 or more" "--points 0" \
+	"$MRTX" bench "$TMP/s3" --only scaling --points 0
 
 finish

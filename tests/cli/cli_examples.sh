@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # cli_examples.sh - drive the example programs (examples/comments.c,
-# examples/datastore.c) end to end: newest-first order, counts exact after
-# deletes, rank replacement all-or-nothing (also when the process dies in
-# the middle of its commit).
+# examples/datastore.c, examples/messages.c) end to end: newest-first
+# order, counts exact after deletes, rank replacement and a sent message
+# all-or-nothing (also when the process dies in the middle of its commit),
+# racing senders losing no increment.
 #
 #   usage: cli_examples.sh PATH/TO/mrtx      (the examples sit beside it)
 set -u
@@ -10,6 +11,7 @@ set -u
 BIN=$(dirname "${1:?usage: cli_examples.sh PATH/TO/mrtx}")
 C="$BIN/comments"
 D="$BIN/datastore"
+MS="$BIN/messages"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/mrtx-cli-examples.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 S="$TMP/store"
@@ -41,7 +43,7 @@ status() { # run, print only the exit status
 	echo $?
 }
 
-for b in "$C" "$D"; do
+for b in "$C" "$D" "$MS"; do
 	[ -x "$b" ] || { echo "missing $b"; echo "0 passed, 1 failed"; exit 1; }
 done
 
@@ -144,6 +146,57 @@ same "check after killed writers" "ann+bo: 3 photos, metadata exact" "$("$D" "$S
 same "other couple untouched" "photos: 1 (next id 2)
 photo 1: other-couple" "$("$D" "$S" list cy+dee)"
 same "datastore usage error" 2 "$(status "$D" "$S" add ann+bo video x)"
+
+# ---------------------------------------------------------------- messages
+# (the commands and lines of examples/python/messages.py's test)
+S="$TMP/messages"
+"$MS" "$S" send c1 alice bob "hi bob" >/dev/null
+"$MS" "$S" send c1 bob alice "hi alice" >/dev/null
+"$MS" "$S" send c2 alice carol "hey carol" >/dev/null
+same "messages: send numbers in the conversation" "sent #3" \
+	"$("$MS" "$S" send c1 alice bob "dinner?")"
+same "messages: list newest first" \
+"#3 alice: dinner?
+#2 bob: hi alice
+#1 alice: hi bob" "$("$MS" "$S" list c1)"
+same "messages: list N" "#3 alice: dinner?" "$("$MS" "$S" list c1 1)"
+same "messages: inbox of every conversation, newest first" \
+"c1 #3 alice: dinner?
+c2 #1 alice: hey carol
+c1 #2 bob: hi alice
+c1 #1 alice: hi bob" "$("$MS" "$S" inbox alice)"
+same "messages: another inbox" "c2 #1 alice: hey carol" "$("$MS" "$S" inbox carol)"
+same "messages: counters" \
+"count 3
+unread alice 1
+unread bob 2" "$("$MS" "$S" stats c1)"
+same "messages: read" 0 "$(status "$MS" "$S" read c1 bob)"
+same "messages: read clears unread" \
+"count 3
+unread alice 1
+unread bob 0" "$("$MS" "$S" stats c1)"
+same "messages: check" "ok: 3 messages" "$("$MS" "$S" check c1)"
+same "messages: a stranger is refused" \
+	"messages: send: c1 is the conversation of alice,bob" "$("$MS" "$S" send c1 alice carol x 2>&1)"
+same "messages: the refused send wrote nothing" "count 3" "$("$MS" "$S" stats c1 | head -1)"
+same "messages: usage error" 2 "$(status "$MS" "$S" send c1)"
+same "messages: a bad N" 2 "$(status "$MS" "$S" list c1 x)"
+same "messages: no such conversation" "c9: no such conversation" "$("$MS" "$S" stats c9)"
+# a sender that dies before the commit point leaves nothing, after it
+# everything: the counters always agree with the rows
+same "messages: send dies before the commit point" 99 \
+	"$(MRTX_FAILPOINTS=commit.after_prewrite=exit status "$MS" "$S" send c1 bob alice lost)"
+same "messages: rolled back as a whole" "ok: 3 messages" "$("$MS" "$S" check c1)"
+same "messages: send dies after the commit point" 99 \
+	"$(MRTX_FAILPOINTS=commit.after_point=exit status "$MS" "$S" send c1 bob alice kept)"
+same "messages: rolled forward as a whole" "ok: 4 messages" "$("$MS" "$S" check c1)"
+same "messages: the kept message is the newest" "#4 bob: kept" "$("$MS" "$S" list c1 1)"
+# racing senders on one conversation: every increment kept
+same "messages: race" "ok: 30 messages" "$("$MS" "$S" race c 3 10)"
+same "messages: race counters" \
+"count 30
+unread a 10
+unread b 20" "$("$MS" "$S" stats c)"
 
 # -------------------------------------------------------------------- demo
 # balances print as numbers, and are stored as decimal text (so `mrtx get`

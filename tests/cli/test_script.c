@@ -215,7 +215,7 @@ static void test_command_words(void **state)
 	parse_bad("GET t r f:q", "unknown command");
 	parse_bad("frob", "unknown command");
 	parse_bad("get t", "usage: get TABLE ROW [FAMILY:QUALIFIER]");
-	parse_bad("get t r fq", "column must be FAMILY:QUALIFIER");
+	parse_bad("get t r fq", "column 'fq' is not FAMILY:QUALIFIER");
 	parse_bad("put t r f:q a b", "usage: put TABLE ROW FAMILY:QUALIFIER VALUE");
 	parse_bad("scan t a b c d e f g h i j k l m n o", "too many arguments");
 	parse_bad("abort now", "usage: abort");
@@ -331,7 +331,7 @@ static void test_scan_options(void **state)
 	script_cmd_free(&c);
 	parse_bad("scan t --bogus", "unknown option --bogus");
 	parse_bad("scan t --limit", "--limit needs a value");
-	parse_bad("scan t --limit x", "not a decimal integer");
+	parse_bad("scan t --limit x", "not a count of rows");
 	parse_bad("scan t --limit -1", "0 or more");
 	parse_bad("scan t a b c", "at most START and END");
 	parse_bad("scan t a --prefix p", "--prefix replaces START and END");

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -605,7 +606,7 @@ static int usage(FILE *f, int rc)
 	           "  rows) against raw guarded RADOS writes, ts and snapshot (read-only\n"
 	           "  transactions whose first read takes the snapshot) reported alone, on\n"
 	           "  stores NAME-b<pid>-<n> whose objects are removed at the end.\n"
-	           "  --quick  short phases (about 30 s in all)\n"
+	           "  --quick  short phases (about 30 s in all; default: full phases)\n"
 	           "  transfers, audit and scan run mrtx and the two RocksDB DBs (each side\n"
 	           "  threads of this process on one handle): transfers 8 threads of\n"
 	           "  interactive's transfers; audit 7 of them and an eighth thread reading\n"
@@ -614,7 +615,8 @@ static int usage(FILE *f, int rc)
 	           "  scan that reader alone and beside one transferring thread\n"
 	           "  (scan_writing), nosync; their rows carry rocksdb_target and\n"
 	           "  rocksdb_met in --json.\n"
-	           "  --only W run one workload: single_row, multi_row, interactive,\n"
+	           "  --only W run one workload (default: every workload of the default\n"
+	           "           run): single_row, multi_row, interactive,\n"
 	           "           transfers, audit, scan, get,\n"
 	           "           readonly (committed one-get read-only transactions, sync),\n"
 	           "           recover, calls (store calls per commit, memory per mutation),\n"
@@ -630,7 +632,8 @@ static int usage(FILE *f, int rc)
 	           "           checked; --json: {\"scaling\": {\"threads\": [...],\n"
 	           "           \"rows\": [...]}}; scripts/bench-plots.sh draws them)\n"
 	           "  --durability sync|nosync|both  scaling's durability (default sync)\n"
-	           "  --points N  scaling: only the first N points of each sweep\n"
+	           "  --points N  scaling: only the first N points of each sweep (default:\n"
+	           "              every point)\n"
 	           "  --json   one JSON object on stdout\n");
 	return rc;
 }
@@ -646,6 +649,19 @@ static int known_workload(const char *w)
 		if (strcmp(w, names[i]) == 0)
 			return 1;
 	return 0;
+}
+
+/* A usage error: what was wrong, on stderr; exit status 2. */
+__attribute__((format(printf, 1, 2))) static int bench_usage_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("mrtx: bench: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (mrtx bench --help lists the options)\n", stderr);
+	return 2;
 }
 
 int cmd_bench(int argc, char **argv)
@@ -670,7 +686,8 @@ int cmd_bench(int argc, char **argv)
 	int opt, points = 0;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	opterr = 0; /* (the messages below say what was wrong) */
+	while ((opt = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
 		if (opt == 'q')
 			c.quick = 1;
 		else if (opt == 'j')
@@ -681,14 +698,21 @@ int cmd_bench(int argc, char **argv)
 			return usage(stdout, 0);
 		else if (opt == 'd')
 			durability = optarg;
-		else if (opt == 'p')
-			points = atoi(optarg) > 0 ? atoi(optarg) : -1;
-		else
-			return usage(stderr, 2);
+		else if (opt == 'p' && (points = atoi(optarg)) <= 0)
+			return bench_usage_err("--points '%s': expected a number of points, 1 or more",
+			                       optarg);
+		else if (opt == ':')
+			return bench_usage_err("%s needs a value", argv[optind - 1]);
+		else if (opt == '?')
+			return bench_usage_err("unknown option '%s'", argv[optind - 1]);
 	}
-	if (optind != argc - 1 || points < 0 ||
-	    ((durability || points) && !(only && strcmp(only, "scaling") == 0)))
-		return usage(stderr, 2);
+	if (optind == argc)
+		return bench_usage_err("expected DIR (a directory for its stores, or a rados:// "
+		                       "address)");
+	if (optind != argc - 1)
+		return bench_usage_err("one DIR only, not '%s'", argv[argc - 1]);
+	if ((durability || points) && !(only && strcmp(only, "scaling") == 0))
+		return bench_usage_err("--durability and --points are options of --only scaling");
 	c.dir = argv[optind];
 	if (c.quick) {
 		c.phase_s = 0.5;

@@ -64,8 +64,16 @@ static int names_list(mrtx_db *db, name_list *out)
 
 static long long ms_since_commit(const lock_rec *r, uint64_t now_ms)
 {
-	/* commit_ts is the writer's wall clock (us) when it began committing. */
+	/* commit_ts is the commit's timestamp, microseconds of the wall clock */
 	return (long long)now_ms - (long long)(r->commit_ts / 1000u);
+}
+
+/* Does r's commit_ts tell a time?  A PREWRITTEN record's is provisional
+ * (the commit point stamps the real one), often the timestamp of an
+ * older commit. */
+static int has_age(const lock_rec *r)
+{
+	return r->state != LOCK_PREWRITTEN && r->commit_ts != 0;
 }
 
 static void print_ref(FILE *f, mrtx_bytes table, mrtx_bytes row)
@@ -111,9 +119,13 @@ static void json_lock_common(FILE *f, const char *table, mrtx_bytes row,
 		json_ref(f, r->primary.table, r->primary.row);
 	else
 		json_ref(f, name_bytes(table), row);
-	fprintf(f, ",\"secondaries\":%zu,\"age_ms\":%lld,\"expires_in_ms\":%lld,"
+	fprintf(f, ",\"secondaries\":%zu,\"age_ms\":", secondary ? (size_t)0 : r->nsecondaries);
+	if (has_age(r))
+		fprintf(f, "%lld", ms_since_commit(r, now));
+	else
+		fputs("null", f);
+	fprintf(f, ",\"expires_in_ms\":%lld,"
 	        "\"expired\":%s,\"owner_pid\":%u,\"owner_alive\":%s,\"stale\":%s",
-	        secondary ? (size_t)0 : r->nsecondaries, ms_since_commit(r, now),
 	        (long long)r->expiry_ms - (long long)now, r->expiry_ms <= now ? "true" : "false",
 	        (unsigned)r->owner.pid, dead ? "false" : "true",
 	        dead || r->expiry_ms <= now ? "true" : "false");
@@ -167,7 +179,10 @@ static int locks_row(const admin_lock *l, void *p)
 		free(pt);
 		free(pr);
 	}
-	snprintf(age, sizeof(age), "%.1fs", (double)ms_since_commit(rec, c->now) / 1000.0);
+	if (has_age(rec))
+		snprintf(age, sizeof(age), "%.1fs", (double)ms_since_commit(rec, c->now) / 1000.0);
+	else
+		snprintf(age, sizeof(age), "-");
 	snprintf(expires, sizeof(expires), "%.1fs",
 	         ((double)rec->expiry_ms - (double)c->now) / 1000.0);
 	if (!tname || !rname || ((rec->flags & LOCK_F_SECONDARY) && !pname)) {
@@ -215,10 +230,14 @@ int cmd_locks(int argc, char **argv)
 	if (help)
 		HELP(usage, "List every non-STABLE lock: table, row, state, txn id, role, the\n"
 		     "primary's table/row (secondaries), number of secondaries (primaries),\n"
-		     "age, time to expiry (negative: expired), owner pid and liveness.\n"
-		     "--state is PREWRITTEN, COMMITTED or ABORTED.  --json prints an array of\n"
+		     "age since the commit point (- while PREWRITTEN: not yet stamped),\n"
+		     "time to expiry (negative: expired), owner pid and liveness.\n"
+		     "--table T lists only table T's locks and --state S only the locks in\n"
+		     "state S, PREWRITTEN, COMMITTED or ABORTED (default: every table and\n"
+		     "every state but STABLE).  --json prints an array of\n"
 		     "objects (table, row, state, txn, commit_ts, role, primary{table,row},\n"
-		     "secondaries, age_ms, expires_in_ms, expired, owner_pid, owner_alive,\n"
+		     "secondaries, age_ms (null while PREWRITTEN), expires_in_ms, expired,\n"
+		     "owner_pid, owner_alive,\n"
 		     "stale); byte strings are in the escaped form.\n");
 	if (npos != 1)
 		return tool_usage_err(argv[0], usage, "expected STORE");
@@ -348,8 +367,12 @@ static void lock_text(const admin_lock *l, uint64_t now)
 		print_ref(stdout, r->primary.table, r->primary.row);
 		putchar('\n');
 	}
-	printf("age:         %.3fs\nexpires in:  %.3fs\nowner:       pid %u (%s), start "
-	       "time %llu\n", (double)ms_since_commit(r, now) / 1000.0,
+	if (has_age(r))
+		printf("age:         %.3fs\n", (double)ms_since_commit(r, now) / 1000.0);
+	else
+		printf("age:         unknown (PREWRITTEN: its commit_ts is provisional)\n");
+	printf("expires in:  %.3fs\nowner:       pid %u (%s), start "
+	       "time %llu\n",
 	       ((double)r->expiry_ms - (double)now) / 1000.0, (unsigned)r->owner.pid,
 	       lock_owner_dead(&r->owner) ? "dead" : "alive",
 	       (unsigned long long)r->owner.start_time);
@@ -436,7 +459,11 @@ int cmd_lock(int argc, char **argv)
 	if ((rc = admin_row_lock(db, pos[1], row, lock_show, &shown))) {
 		rc = tool_fail(argv[0], NULL, rc);
 	} else if (shown.none) {
-		tool_err(argv[0], "row has no lock record (never written by a transaction)");
+		char *e = escape_dup(row.data, row.size, 0);
+
+		tool_err(argv[0], "%s/%s has no lock record: the row was never written (`mrtx "
+		         "get` and `mrtx scan` show what the table holds)", pos[1], e ? e : pos[2]);
+		free(e);
 		rc = EXIT_FAIL;
 	}
 	mrtx_close(db);
@@ -473,11 +500,13 @@ int cmd_recover(int argc, char **argv)
 	if (help)
 		HELP(usage, "Resolve every stale lock (owner dead or lock expired) with the\n"
 		     "recovery readers use: transactions past their commit point are rolled\n"
-		     "forward, the others back.  Live transactions are skipped (--force\n"
-		     "treats them as abandoned: only when their writers are known gone).\n"
-		     "--dry-run decides and reports without writing.  Prints the number of\n"
-		     "transactions rolled forward, rolled back and skipped as live; exit 1\n"
-		     "if some lock could not be resolved.\n");
+		     "forward, the others back.  Live transactions (owner alive and lock\n"
+		     "not expired) are skipped; --force settles them too, as abandoned:\n"
+		     "give it only when their writers are known gone.  --dry-run decides\n"
+		     "and reports without writing.  By default both are off.  Prints the\n"
+		     "unsettled locks met and the number of transactions rolled forward,\n"
+		     "rolled back and skipped as live; exit 1 if some lock could not be\n"
+		     "resolved.\n");
 	if (npos != 1)
 		return tool_usage_err(argv[0], usage, "expected STORE");
 	if ((rc = tool_open(argv[0], pos[0], 0, &db)))
@@ -499,9 +528,10 @@ int cmd_recover(int argc, char **argv)
 		       dry ? "true" : "false", s.locks_seen, s.forwarded, s.rolled_back,
 		       s.skipped_live, s.errors);
 	else
-		printf("%s%lu stale locks met (locks settled with their transaction are not "
-		       "met again)\n%s%lu transactions rolled forward\n%s%lu transactions "
-		       "rolled back\n%lu transactions skipped (live owner)\n%lu errors\n",
+		printf("%s%lu unsettled locks met (locks settled with their transaction are "
+		       "not met again)\n%s%lu transactions rolled forward\n%s%lu transactions "
+		       "rolled back\n%lu transactions skipped as live (owner alive, lock not "
+		       "expired; --force settles them too)\n%lu errors\n",
 		       dry ? "dry run: " : "", s.locks_seen,
 		       dry ? "would have " : "", s.forwarded, dry ? "would have " : "",
 		       s.rolled_back, s.skipped_live, s.errors);

@@ -367,8 +367,18 @@ int cmd_check(int argc, char **argv)
 		puts(ok ? "ok" : "FAILED");
 	}
 	if (!ok) {
-		tool_err(argv[0], "%lu corrupt, %lu resolvable findings%s", s.corrupt,
-		         s.resolvable, strict ? " (--strict)" : "");
+		if (s.corrupt && strncmp(pos[0], "rados://", 8) == 0)
+			tool_err(argv[0], "%lu corrupt, %lu resolvable findings: the corrupt ones "
+			         "(listed above) are damage the protocol cannot leave", s.corrupt,
+			         s.resolvable);
+		else if (s.corrupt)
+			tool_err(argv[0], "%lu corrupt, %lu resolvable findings: the corrupt ones "
+			         "(listed above) are damage the protocol cannot leave; `mrtx check "
+			         "--deep %s` checks the whole file", s.corrupt, s.resolvable, pos[0]);
+		else
+			tool_err(argv[0], "0 corrupt, %lu resolvable findings (--strict): locks "
+			         "of crashed writers, which `mrtx recover %s` settles", s.resolvable,
+			         pos[0]);
 		rc = EXIT_FAIL;
 	}
 out:

@@ -8,6 +8,7 @@
  */
 #include "cmds.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,11 @@ static int family_spec(const char *cmd, char *arg, mrtx_family_spec *f)
 		         "of each cell (give 1, or leave it out)", arg);
 		return EXIT_USAGE;
 	}
+	if (v[1] > v[0]) {
+		tool_err(cmd, "family '%s': MIN %llu is above VERSIONS %llu (the newest MIN versions "
+		         "are kept past the TTL, of at most VERSIONS)", arg, v[1], v[0]);
+		return EXIT_USAGE;
+	}
 	f->max_versions = (uint32_t)v[0];
 	f->min_versions = (uint32_t)v[1];
 	f->ttl_ms = v[2];
@@ -72,9 +78,10 @@ int cmd_create_table(int argc, char **argv)
 		HELP(usage, "Create TABLE with the given column families in the store at STORE\n"
 		     "(the store directory is created if missing).  Creating an existing\n"
 		     "table with the same families succeeds.  FAMILY:VERSIONS keeps that\n"
-		     "many versions of each cell (default 1; at least 1); :MIN and :TTL_MS\n"
-		     "drop versions older than TTL_MS milliseconds but the newest MIN.\n"
-		     "`mrtx alter` changes them later (LMDB stores).\n");
+		     "many versions of each cell (1 or more, default 1); :MIN and :TTL_MS\n"
+		     "drop versions older than TTL_MS milliseconds but the newest MIN (MIN\n"
+		     "at most VERSIONS, default 0; TTL_MS default 0: forever).  `mrtx alter`\n"
+		     "changes them later (LMDB stores).\n");
 	if (npos < 3)
 		return tool_usage_err(argv[0], usage, "need STORE, TABLE and at least one FAMILY");
 	if (npos - 2 > (int)MRTX_MAX_FAMILIES)
@@ -180,13 +187,14 @@ static void get_print(const cell_args *c, const keyfmt *kf, int raw, int json)
 /* --at: a commit timestamp (decimal, above 0). */
 int arg_ts(const char *cmd, const char *arg, uint64_t *out)
 {
-	size_t v;
-	int rc;
+	unsigned long long v;
+	char *end;
 
-	if ((rc = arg_size(cmd, "--at", arg, &v)))
-		return rc;
-	if (v == 0) {
-		tool_err(cmd, "--at: a timestamp is above 0");
+	errno = 0;
+	if (arg[0] < '0' || arg[0] > '9' || (v = strtoull(arg, &end, 10), errno) || *end ||
+	    v == 0) {
+		tool_err(cmd, "--at: '%s' is not a commit timestamp (a decimal number from 1 to "
+		         "2^64-1, in microseconds, as get --versions prints them)", arg);
 		return EXIT_USAGE;
 	}
 	*out = v;
@@ -305,7 +313,8 @@ static int run_cell(int argc, char **argv, enum cell_op op, const char *usage,
 		return rc;
 	if (nver && (maxv == 0 || raw))
 		return tool_usage_err(cmd, usage, maxv ? "--versions and --raw exclude each other" :
-		                      "--versions: at least 1");
+		                      "--versions: 0 prints nothing; give 1 or more (1: the "
+		                      "newest version)");
 	memset(&c, 0, sizeof(c));
 	c.op = op;
 	if ((key && (rc = keyfmt_parse(cmd, key, &kf))) ||
@@ -377,7 +386,8 @@ static int run_cell(int argc, char **argv, enum cell_op op, const char *usage,
 	"--key FORMAT gives ROW as the parts of a composite key (mrtx_key_*):\n"        \
 	"FORMAT lists the part types, comma-separated (bytes or str, u32, u64, i32,\n"  \
 	"i64, rts, salt, fixedN, hashN), and ROW the values, e.g. --key u64,str\n"      \
-	"'42,alice' or '(42, \"alice\")' as scan --key prints them.\n"
+	"'42,alice' or '(42, \"alice\")' as scan --key prints them (default: ROW\n"  \
+	"is the row's bytes).\n"
 
 int cmd_put(int argc, char **argv)
 {
@@ -407,11 +417,12 @@ int cmd_get(int argc, char **argv)
 	                "versions, newest first, one a line as \"TS VALUE\" (TS: the commit\n"
 	                "timestamp it was written at; with --json {\"ts\", \"value\"}), as the\n"
 	                "table's family keeps them (create-table FAMILY:VERSIONS[:MIN[:TTL_MS]]).\n"
-	                "--at TS reads the store as it was at commit timestamp TS (LMDB;\n"
-	                "default: now).  Without FAMILY:QUALIFIER, print every cell of the\n"
-	                "row, one a line as FAMILY:QUALIFIER VALUE (escaped as scan prints\n"
-	                "them; with --versions FAMILY:QUALIFIER TS VALUE; with --json one\n"
-	                "object a cell, as scan --json); a row without cells is an error.\n"
+	                "--versions default: the newest value alone, without TS.  --at TS reads\n"
+	                "the store as it was at commit timestamp TS (default: as it is now).\n"
+	                "Without FAMILY:QUALIFIER, print every cell of the row, one a line as\n"
+	                "FAMILY:QUALIFIER VALUE (escaped as scan prints them; with --versions\n"
+	                "FAMILY:QUALIFIER TS VALUE; with --json one object a cell, as scan\n"
+	                "--json); a row without cells is an error.\n"
 	                KEY_HELP);
 }
 

@@ -130,7 +130,11 @@ static FILE *temp_open(const char *cmd, const char *path, char **tmpname)
 	else
 		snprintf(name, n, "%s/mrtx-dump.XXXXXX", dir && *dir ? dir : "/tmp");
 	if ((fd = mkstemp(name)) < 0) {
-		tool_err(cmd, "cannot create a temporary file %s: %s", name, strerror(errno));
+		if (path)
+			tool_err(cmd, "cannot write %s (a dump goes to a temporary file beside it "
+			         "first): %s", path, strerror(errno));
+		else
+			tool_err(cmd, "cannot create a temporary file %s: %s", name, strerror(errno));
 		free(name);
 		return NULL;
 	}

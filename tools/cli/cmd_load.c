@@ -362,8 +362,10 @@ static int load_table(load_state *s, const char *dump_table)
 			if (m)
 				fclose(m);
 			tool_err(s->cmd, "table '%s' has no family '%s' of the dump (of table '%s'); "
-			         "its families are: %s; nothing was written", s->b.table,
-			         s->b.fams[i], dump_table, have ? have : "?");
+			         "its families are: %s; nothing was written (mrtx add-family STORE "
+			         "%s %s adds it, or load into a new table)", s->b.table,
+			         s->b.fams[i], dump_table, have ? have : "?", s->b.table,
+			         s->b.fams[i]);
 			free(have);
 			return EXIT_FAIL;
 		}

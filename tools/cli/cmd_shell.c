@@ -316,7 +316,24 @@ void shell_run_line(shell *sh, const char *line, size_t len)
 	if (!language_word(w.w[0])) {
 		char *e = escape_dup(w.w[0].data, w.w[0].size, 0);
 
-		shell_err(sh, "unknown command '%s' (type help)", e ? e : "?");
+		/* the words of other shells: what does their work here */
+		static const char *const elsewhere[][2] = {
+			{ "list", "`mrtx tables STORE` lists the tables" },
+			{ ".tables", "`mrtx tables STORE` lists the tables" },
+			{ "describe", "`mrtx describe STORE TABLE` shows a table" },
+			{ ".schema", "`mrtx describe STORE TABLE` shows a table" },
+			{ "count", "`mrtx scan STORE TABLE --count` counts cells and rows" },
+			{ "create", "`mrtx create-table STORE TABLE FAMILY...` makes a table" },
+			{ "deleteall", "delrow TABLE ROW deletes a row" },
+			{ ".quit", "quit leaves" },
+			{ ".exit", "exit leaves" },
+		};
+		const char *hint = "type help";
+
+		for (size_t k = 0; k < sizeof(elsewhere) / sizeof(elsewhere[0]); k++)
+			if (e && strcmp(e, elsewhere[k][0]) == 0)
+				hint = elsewhere[k][1];
+		shell_err(sh, "unknown command '%s' (%s)", e ? e : "?", hint);
 		free(e);
 		goto out;
 	}

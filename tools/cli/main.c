@@ -125,14 +125,17 @@ static void usage(FILE *f)
 	        "escapes, and output escapes bytes outside printable ASCII (and the\n"
 	        "backslash) the same way.  Exit status: 0 success, 1 failure, 2 usage,\n"
 	        "3 a condition of check-and-put or a txn script's check did not hold.\n"
+	        "A subcommand's flags (options without a value, such as --json) are off\n"
+	        "unless given; its --help names the default of every other option.\n"
 	        "\nGlobal options (before the subcommand; not for chaos, crashsim, bench):\n"
 	        "  --map-size SIZE  map size to open the store with (bytes, or K/M/G/T):\n"
-	        "                   grows a full store; env MRTX_MAP_SIZE\n"
+	        "                   grows a full store; env MRTX_MAP_SIZE; default: the\n"
+	        "                   store's own size, at least 1 GiB\n"
 	        "  --read-only      open without writing anything; writes fail;\n"
-	        "                   env MRTX_READ_ONLY=1\n"
+	        "                   env MRTX_READ_ONLY=1; default: off (read-write)\n"
 	        "  --two-phase      commit several rows with the two-phase protocol (for\n"
 	        "                   crash tests; LMDB otherwise commits them in one write);\n"
-	        "                   env MRTX_TWO_PHASE=1\n");
+	        "                   env MRTX_TWO_PHASE=1; default: off\n");
 }
 
 int main(int argc, char **argv)
@@ -169,7 +172,12 @@ int main(int argc, char **argv)
 				fault_handlers();
 			return commands[i].fn(argc - 1, argv + 1);
 		}
-	fprintf(stderr, "mrtx: unknown %s '%s' (see mrtx --help)\n",
-	        argv[1][0] == '-' ? "option" : "subcommand", argv[1]);
+	/* a store given first, as sqlite3 takes its database */
+	if (argv[1][0] != '-' && argc > 2 && (strchr(argv[1], '/') || access(argv[1], F_OK) == 0))
+		fprintf(stderr, "mrtx: unknown subcommand '%s': the subcommand comes first, then "
+		        "the store (mrtx %s %s ...; see mrtx --help)\n", argv[1], argv[2], argv[1]);
+	else
+		fprintf(stderr, "mrtx: unknown %s '%s' (see mrtx --help)\n",
+		        argv[1][0] == '-' ? "option" : "subcommand", argv[1]);
 	return EXIT_USAGE;
 }

@@ -144,7 +144,10 @@ static int column_tok(tok *t, const char **family, mrtx_bytes *qual, char *err, 
 	tok f;
 
 	if (!colon) {
-		snprintf(err, errlen, "column must be FAMILY:QUALIFIER");
+		int n = (int)(t->n > 64 ? 64 : t->n);
+
+		snprintf(err, errlen, "column '%.*s' is not FAMILY:QUALIFIER (%.*s: is that family "
+		         "with the empty qualifier)", n, t->p, n, t->p);
 		return -1;
 	}
 	f.p = t->p;
@@ -296,10 +299,10 @@ static int scan_args(tok *a, size_t n, script_cmd *out, char *err, size_t errlen
 		if (strcmp(w, "--limit") == 0) {
 			int64_t v;
 
-			if (number_tok(&a[i], "scan --limit", &v, err, errlen))
-				return -1;
-			if (v < 0) {
-				snprintf(err, errlen, "scan --limit: a count of rows, 0 or more");
+			if (script_parse_i64(a[i].p, a[i].n, 1, &v) || v < 0) {
+				snprintf(err, errlen, "scan --limit '%.*s' is not a count of rows "
+				         "(a decimal number, 0 or more; 0 is no limit)",
+				         (int)(a[i].n > 40 ? 40 : a[i].n), a[i].p);
 				return -1;
 			}
 			out->limit = (size_t)v;
@@ -448,8 +451,9 @@ int script_parse_line(const char *line, size_t len, script_cmd *out, char *err,
 		    memcmp(commands[ci].word, toks[0].p, toks[0].n) == 0)
 			break;
 	if (ci == NCOMMANDS) {
-		snprintf(err, errlen, "unknown command (expected get, put, del, delrow, scan, "
-		         "incr, append, check-and-put, check or abort)");
+		snprintf(err, errlen, "unknown command '%.*s' (expected get, put, del, delrow, "
+		         "scan, incr, append, check-and-put, check or abort)",
+		         (int)(toks[0].n > 40 ? 40 : toks[0].n), toks[0].p);
 		goto bad;
 	}
 	nargs = ntok - 1;

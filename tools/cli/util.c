@@ -136,9 +136,20 @@ const char *tool_hint(int rc)
 	const char *m = mrtx_errmsg();
 
 	if (rc == MRTX_EFULL && (strstr(m, "map size") || strstr(m, "map is full")))
-		return " (mrtx: --map-size SIZE or MRTX_MAP_SIZE)";
-	if (rc == MRTX_EREADONLY)
-		return " (mrtx: opened with --read-only or MRTX_READ_ONLY)";
+		return " (give a larger --map-size SIZE or MRTX_MAP_SIZE)";
+	/* get 't', 'r1' as the HBase shell writes it */
+	if (rc == MRTX_ENOTABLE && strstr(m, ",' "))
+		return " (words are separated by blanks, not commas: get TABLE ROW FAMILY:QUALIFIER)";
+	if (rc == MRTX_ESNAPSHOT && strstr(m, "keep more versions"))
+		return " (get --versions N lists the timestamps kept; a family keeps N versions "
+		       "when created as FAMILY:N)";
+	if (rc == MRTX_EEXIST && strstr(m, "exists with"))
+		return " (mrtx describe STORE TABLE shows them; add-family adds a family)";
+	if (rc == MRTX_EINVAL && strstr(m, "read the store as it is now"))
+		return " (leave out --at)";
+	if (rc == MRTX_EREADONLY && strstr(m, "read-only"))
+		return " (it was opened with --read-only or MRTX_READ_ONLY=1: leave them out to "
+		       "write)";
 	return "";
 }
 
@@ -162,24 +173,83 @@ void memout_finish(memout *m, int ok, FILE *out)
 	memset(m, 0, sizeof(*m));
 }
 
+/* The prefixes of the library's own functions and types: a message naming
+ * one ("mrtx_begin_at: ...", "(mrtx_options.map_size)") tells a user of the
+ * tool nothing. */
+static const char *const lib_prefixes[] = { "mrtx_", "admin_", "store_", "txn_",  "lmdb_",
+                                            "rados_", "rconn_", "rraw_",  "rlua_", "lock_",
+                                            "recover_", "mdb_",  NULL };
+
+static int is_ident(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* The length of the library name at p ("mrtx_gc", "mrtx_options.map_size"),
+ * or 0.  A word that is also a path (a store directory called my_store)
+ * is the user's own: never a name to drop. */
+static size_t lib_name_len(const char *p)
+{
+	size_t n = 0, i;
+	char word[128];
+
+	while (is_ident(p[n]) || (p[n] == '.' && is_ident(p[n + 1]) && n))
+		n++;
+	if (n == 0 || n >= sizeof(word) || !memchr(p, '_', n))
+		return 0;
+	for (i = 0; lib_prefixes[i]; i++)
+		if (strncmp(p, lib_prefixes[i], strlen(lib_prefixes[i])) == 0)
+			break;
+	if (!lib_prefixes[i])
+		return 0;
+	memcpy(word, p, n);
+	word[n] = '\0';
+	return access(word, F_OK) == 0 ? 0 : n;
+}
+
 const char *tool_errmsg(int rc)
 {
+	static _Thread_local char buf[2048];
 	const char *m = mrtx_errmsg(), *p;
+	size_t o = 0, n;
 
 	if (!*m)
 		return mrtx_strerror(rc);
-	/* "mrtx_begin_at: ...": a function's name tells the user nothing */
-	for (p = m; (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'; p++)
-		;
-	if (p > m && p[0] == ':' && p[1] == ' ' && memchr(m, '_', (size_t)(p - m)))
-		return p + 2;
-	return m;
+	/* drop "function: " wherever a word starts, and " (function)" */
+	for (p = m; *p && o < sizeof(buf) - 1;) {
+		int start = p == m || !is_ident(p[-1]);
+
+		if (start && (n = lib_name_len(p)) && p[n] == ':' && p[n + 1] == ' ') {
+			p += n + 2;
+			continue;
+		}
+		if (p[0] == ' ' && p[1] == '(' && (n = lib_name_len(p + 2)) && p[n + 2] == ')') {
+			p += n + 3;
+			continue;
+		}
+		/* "X: X: ": a step named twice */
+		if (start && p[0] != ' ') {
+			for (n = 0; p[n] && p[n] != ':' && p[n] != ' ' && n < 64; n++)
+				;
+			if (n && p[n] == ':' && p[n + 1] == ' ' && strncmp(p, p + n + 2, n) == 0 &&
+			    p[2 * n + 2] == ':') {
+				p += n + 2;
+				continue;
+			}
+		}
+		buf[o++] = *p++;
+	}
+	buf[o] = '\0';
+	return buf;
 }
 
 int tool_fail(const char *cmd, const char *step, int rc)
 {
 	const char *m = tool_errmsg(rc);
-	if (step)
+	size_t n = step ? strlen(step) : 0;
+
+	/* (the library's message may name the step already) */
+	if (step && !(strncmp(m, step, n) == 0 && m[n] == ':'))
 		tool_err(cmd, "%s: %s%s", step, m, tool_hint(rc));
 	else
 		tool_err(cmd, "%s%s", m, tool_hint(rc));
@@ -291,7 +361,11 @@ int arg_column(const char *cmd, char *arg, const char **family, mrtx_bytes *qual
 	int rc;
 
 	if (!colon || colon == arg) {
-		tool_err(cmd, "column '%s' is not FAMILY:QUALIFIER", arg);
+		if (colon == arg)
+			tool_err(cmd, "column '%s' is not FAMILY:QUALIFIER: it has no family", arg);
+		else
+			tool_err(cmd, "column '%s' is not FAMILY:QUALIFIER (%s: is that family "
+			         "with the empty qualifier)", arg, arg);
 		return EXIT_USAGE;
 	}
 	*colon = '\0';

@@ -98,16 +98,19 @@ void memout_finish(memout *m, int ok, FILE *out);
 
 /* "mrtx: CMD: message\n" on stderr. */
 void tool_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The detail of mrtx error rc for a user: mrtx_errmsg() without a leading
-   "function_name: ", or mrtx_strerror(rc) when there is none.  Valid until
-   the next mrtx call of the thread. */
+/* The detail of mrtx error rc for a user: mrtx_errmsg() without the names
+   of library functions and types in it ("mrtx_begin_at: " wherever a part
+   starts, " (mrtx_options.map_size)") and without a step said twice
+   ("commit: commit: "), or mrtx_strerror(rc) when there is no detail.
+   Valid until the next call of the thread. */
 const char *tool_errmsg(int rc);
 /* "mrtx: CMD: [STEP: ]<tool_errmsg(rc)>"; returns EXIT_FAIL. */
 int tool_fail(const char *cmd, const char *step, int rc);
 /* What the tool adds to the message of mrtx error rc ("" or " (...)"): how
    to grow a full map (MRTX_EFULL whose message, mrtx_errmsg(), names the
-   map; not a full disk), why a handle is read-only (MRTX_EREADONLY).  A
-   static string. */
+   map; not a full disk), why a handle is read-only (MRTX_EREADONLY), where
+   a table's families are shown (MRTX_EEXIST), that --at can be left out
+   (a timestamp past the newest commit).  A static string. */
 const char *tool_hint(int rc);
 /* Print a usage error and the command's usage line; returns EXIT_USAGE. */
 int tool_usage_err(const char *cmd, const char *usage, const char *fmt, ...)

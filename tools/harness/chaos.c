@@ -101,6 +101,8 @@ static void usage(FILE *f)
 	           "  LMDB commits several rows in one write (one phase) unless --two-phase\n"
 	           "  (the prewrite/commit-point protocol) or --unbatched (each row its own\n"
 	           "  write, which implies two phases).\n"
+	           "  Defaults: --workload bank, --seconds 30, --writers 4, --seed from the\n"
+	           "  clock and pid (printed, so a run can be repeated), flags off.\n"
 	           "  Exit 0: no anomaly; 1: anomalies (listed); 2: usage.\n");
 }
 
@@ -520,6 +522,14 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 	return 0;
 }
 
+/* A usage error: what was wrong, on stderr; -1. */
+static int bad_arg(const char *what, const char *arg, const char *want)
+{
+	fprintf(stderr, "mrtx: chaos: %s%s%s%s: %s (mrtx chaos --help lists the options)\n",
+	        what, arg ? " '" : "", arg ? arg : "", arg ? "'" : "", want);
+	return -1;
+}
+
 static int parse_args(int argc, char **argv, chaos_cfg *cfg)
 {
 	int seed = 0;
@@ -542,28 +552,33 @@ static int parse_args(int argc, char **argv, chaos_cfg *cfg)
 			else if (!strcmp(v, "append"))
 				cfg->workload = CHAOS_APPEND;
 			else
-				return -1;
+				return bad_arg("--workload", v, "expected bank or append");
 			i++;
 		} else if (!strcmp(a, "--seconds") && v) {
 			if (parse_int(v, 1, 7 * 24 * 3600, &cfg->seconds))
-				return -1;
+				return bad_arg("--seconds", v, "expected 1 to 604800 (a week)");
 			i++;
 		} else if (!strcmp(a, "--writers") && v) {
 			if (parse_int(v, 1, 64, &cfg->writers))
-				return -1;
+				return bad_arg("--writers", v, "expected 1 to 64");
 			i++;
 		} else if (!strcmp(a, "--seed") && v) {
 			if (parse_int(v, 0, 0x7fffffff, &seed))
-				return -1;
+				return bad_arg("--seed", v, "expected 0 to 2147483647");
 			cfg->seed = (unsigned)seed;
 			i++;
 		} else if (a[0] != '-' && !cfg->store) {
 			cfg->store = a;
+		} else if (a[0] != '-') {
+			return bad_arg("argument", a, "one STORE only");
+		} else if (!strcmp(a, "--workload") || !strcmp(a, "--seconds") ||
+		           !strcmp(a, "--writers") || !strcmp(a, "--seed")) {
+			return bad_arg(a, NULL, "needs a value");
 		} else {
-			return -1;
+			return bad_arg("option", a, "not an option of chaos");
 		}
 	}
-	return cfg->store ? 0 : -1;
+	return cfg->store ? 0 : bad_arg("no STORE", NULL, "give a missing or empty directory");
 }
 
 int cmd_chaos(int argc, char **argv)
@@ -580,10 +595,8 @@ int cmd_chaos(int argc, char **argv)
 	cfg.seconds = 30;
 	cfg.writers = 4;
 	cfg.seed = (unsigned)time(NULL) ^ (unsigned)getpid();
-	if (parse_args(argc, argv, &cfg)) {
-		usage(stderr);
+	if (parse_args(argc, argv, &cfg))
 		return 2;
-	}
 	/* reads from one snapshot: LMDB (txn/snapread.c's views), RADOS (a
 	 * live snapshot at a timestamp: a store chaos makes keeps versions);
 	 * on RADOS read-only transactions are held to snapshot isolation */

@@ -418,6 +418,30 @@ static void print_result(const cs_cfg *c, const cs_result *r, const char *mode)
 	}
 }
 
+/* The value s of option name (NULL: not given, *out untouched) in
+ * lo..hi; a usage error names what it expected. */
+static int num_opt(const char *cmd, const char *usage, const char *name, const char *s,
+                   size_t lo, size_t hi, size_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s)
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (s[0] < '0' || s[0] > '9' || errno || *end || v < lo || v > hi) {
+		if (hi == SIZE_MAX || hi == (size_t)LONG_MAX)
+			tool_usage_err(cmd, usage, "%s '%s': expected a number, %zu or more", name, s,
+			               lo);
+		else
+			tool_usage_err(cmd, usage, "%s '%s': expected %zu to %zu", name, s, lo, hi);
+		return -1;
+	}
+	*out = (size_t)v;
+	return 0;
+}
+
 int cmd_crashsim(int argc, char **argv)
 {
 	const char *dur = "sync", *states = NULL, *seed = NULL, *writers = NULL, *txns = NULL,
@@ -472,7 +496,10 @@ int cmd_crashsim(int argc, char **argv)
 		       "partial, lost_commit.\n"
 		       "Exit 1 on any violation in sync or nometasync mode; nosync violations\n"
 		       "(LMDB's MDB_NOSYNC may lose commits and damage the file) are reported\n"
-		       "with exit 0.\n", usage_line);
+		       "with exit 0.\n"
+		       "Defaults: --durability sync, --states 1000, --seed 1, --writers 3,\n"
+		       "--txns 100, a fresh trace (no --trace), every state (no --only),\n"
+		       "flags off.\n", usage_line);
 		goto out;
 	}
 	rc = EXIT_USAGE;
@@ -507,17 +534,21 @@ int cmd_crashsim(int argc, char **argv)
 		tool_usage_err(argv[0], usage_line, "--broken: expected meta or data");
 		goto out;
 	}
-	if ((states && (arg_size(argv[0], "--states", states, &v) || !v || (c.states = v, 0))) ||
-	    (seed && (arg_size(argv[0], "--seed", seed, &v) || (c.seed = v, 0))) ||
-	    (writers && (arg_size(argv[0], "--writers", writers, &v) || !v || v > 64 ||
-	                 (c.writers = (int)v, 0))) ||
-	    (txns && (arg_size(argv[0], "--txns", txns, &v) || !v || v > 100000 ||
-	              (c.txns = (int)v, 0))) ||
-	    (only && (arg_size(argv[0], "--only", only, &v) || (c.only = (long)v, 0)))) {
-		tool_usage_err(argv[0], usage_line, "bad number (states and writers at least 1, "
-		               "writers at most 64)");
+	if (num_opt(argv[0], usage_line, "--states", states, 1, SIZE_MAX, &v))
 		goto out;
-	}
+	c.states = states ? v : c.states;
+	if (num_opt(argv[0], usage_line, "--seed", seed, 0, SIZE_MAX, &v))
+		goto out;
+	c.seed = seed ? v : c.seed;
+	if (num_opt(argv[0], usage_line, "--writers", writers, 1, 64, &v))
+		goto out;
+	c.writers = writers ? (int)v : c.writers;
+	if (num_opt(argv[0], usage_line, "--txns", txns, 1, 100000, &v))
+		goto out;
+	c.txns = txns ? (int)v : c.txns;
+	if (num_opt(argv[0], usage_line, "--only", only, 0, LONG_MAX, &v))
+		goto out;
+	c.only = only ? (long)v : c.only;
 	if ((rec = getenv("MRTX_CRASHSIM_RECORD")) && *rec) {
 		rc = record_child(&c, rec);
 		goto out;

@@ -53,10 +53,40 @@ static void usage(FILE *f)
 	        "        bound);\n"
 	        "        --faults none turns all off\n"
 	        "break: reads, ranges, primary, point, snapshot (a safeguard switched off)\n"
+	        "defaults: --seed 1, --clients 8, --txns 40, --accounts 8, --split-rows 0\n"
+	        "          (never split), --faults lose=0.01,drop=0.01,hold=0.03,orphan=0,\n"
+	        "          die=0.002,stall=0.002,clock=0.002,release=0.2,skew=50, no --break,\n"
+	        "          --quiet and --threads off\n"
 	        "workload: bank (default)");
 	for (size_t i = 1; i < NWORKLOADS; i++)
 		fprintf(f, ", %s", workloads[i].name);
 	fprintf(f, "\n");
+}
+
+/* What option o takes, for a usage error. */
+static const char *expected_of(const char *o)
+{
+	static const struct {
+		const char *opt, *want;
+	} e[] = {
+		{ "--seed", "a seed, 0 or more" },
+		{ "--seeds", "A-B, two seeds with A <= B" },
+		{ "--replay", "a seed, 0 or more" },
+		{ "--check-determinism", "a seed, 0 or more" },
+		{ "--clients", "1 to 64" },
+		{ "--txns", "0 to 1000000" },
+		{ "--accounts", "2 to 1000" },
+		{ "--split-rows", "0 (never split) or 2 to 2^30-1" },
+		{ "--faults", "none, or kind=rate,... (lose, drop, hold, orphan, die, stall, "
+		              "clock and release: 0 to 1; skew=MS: up to 3600000)" },
+		{ "--workload", "bank, append or index" },
+		{ "--break", "reads, ranges, primary, point or snapshot" },
+	};
+
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+		if (!strcmp(o, e[i].opt))
+			return e[i].want;
+	return NULL;
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -117,6 +147,7 @@ int main(int argc, char **argv)
 	unsigned long runs = 0, committed = 0, unknown = 0, failed = 0, anomalies = 0;
 	unsigned long faults[SIM_NFAULTS] = { 0 };
 	int mode = 0, quiet = 0, failed_any = 0; /* mode 1: replay, 2: determinism */
+	int badi = 0; /* the option being parsed */
 	struct timespec t0, t1;
 	char first_msg[256] = "", shape[1024] = "";
 	double secs;
@@ -134,6 +165,7 @@ int main(int argc, char **argv)
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		uint64_t x;
 
+		badi = i;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
 			return 0;
@@ -276,6 +308,13 @@ int main(int argc, char **argv)
 	printf("\n");
 	return failed_any ? 1 : 0;
 bad:
-	usage(stderr);
+	if (!expected_of(argv[badi]))
+		fprintf(stderr, "mrtx-sim: '%s' is not an option", argv[badi]);
+	else if (badi + 1 == argc)
+		fprintf(stderr, "mrtx-sim: %s needs a value: %s", argv[badi], expected_of(argv[badi]));
+	else
+		fprintf(stderr, "mrtx-sim: %s '%s': expected %s", argv[badi], argv[badi + 1],
+		        expected_of(argv[badi]));
+	fprintf(stderr, " (mrtx sim --help lists the options)\n");
 	return 2;
 }

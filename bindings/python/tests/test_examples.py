@@ -4,8 +4,8 @@ shop-comment schema of examples/comments.c, whose store either program
 reads).
 
 MRTX_EXAMPLES names the examples' folder (default: the source tree's);
-MRTX_COMMENTS_C, when set, is the C comments program, run on the same
-store as comments.py."""
+MRTX_COMMENTS_C and MRTX_MESSAGES_C, when set, are the C comments and
+messages programs, run on the same store as comments.py and messages.py."""
 
 import os
 import subprocess
@@ -77,6 +77,23 @@ class MessagesTest(ExampleTest):
 
     def test_usage(self):
         self.run_cmd("send", "c1", status=2)
+
+    def test_same_store_as_the_c_program(self):
+        c = os.environ.get("MRTX_MESSAGES_C")
+        if not c:
+            self.skipTest("MRTX_MESSAGES_C is not set")
+        self.run_cmd("send", "c1", "alice", "bob", "from python")
+        out, _ = self.run_cmd("send", "c1", "bob", "alice", "from c", program=c)
+        self.assertEqual(out, ["sent #2"])
+        for program in (None, c):
+            out, _ = self.run_cmd("list", "c1", program=program)
+            self.assertEqual(out, ["#2 bob: from c", "#1 alice: from python"])
+            out, _ = self.run_cmd("inbox", "alice", program=program)
+            self.assertEqual(out, ["c1 #2 bob: from c", "c1 #1 alice: from python"])
+            out, _ = self.run_cmd("stats", "c1", program=program)
+            self.assertEqual(out, ["count 2", "unread alice 1", "unread bob 1"])
+            out, _ = self.run_cmd("check", "c1", program=program)
+            self.assertEqual(out, ["ok: 2 messages"])
 
 
 class CommentsTest(ExampleTest):
