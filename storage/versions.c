@@ -96,10 +96,11 @@ int store_versions_select(const store_table *t, const store_filter *f, const sto
 				 * keeps: dropped, or about to be */
 				return mrtx__seterr(MRTX_ESNAPSHOT, "table '%s': a cell's version at or "
 				                    "below timestamp %llu is no longer kept by its "
-				                    "family's policy (%u versions, TTL %llu ms): read at "
+				                    "family's policy (%u %s, TTL %llu ms): read at "
 				                    "a later timestamp, or keep more versions",
-				                    t->name, (unsigned long long)f->at,
-				                    p.max_versions, (unsigned long long)p.ttl_ms);
+				                    t->name, (unsigned long long)f->at, p.max_versions,
+				                    p.max_versions == 1 ? "version" : "versions",
+				                    (unsigned long long)p.ttl_ms);
 			if (vs[x].flags & CELL_DELETED || !store_version_kept(&p, x - r0, vs[x].ts, now)) {
 				stop = 1;
 				break;

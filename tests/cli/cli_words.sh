@@ -165,7 +165,14 @@ fi
 # and what to do (exit 1, the library's MRTX_EINVAL)
 newest=$("$MRTX" get "$S" t r1 g:v --versions 1 | cut -d' ' -f1)
 future=$((newest + 1000000))
-expect_err 1 "is later than the store's newest commit \(timestamp $newest\).*at or below $newest, or read the store as it is now" \
+bound=$newest
+if [ "$RADOS" = 1 ]; then
+	# the oracle's value bounds a past snapshot there, and snapshots
+	# take timestamps from it too: it runs ahead of the newest commit
+	future=$((newest + 1000000000000))
+	bound='[0-9]+'
+fi
+expect_err 1 "is later than the store's newest commit \(timestamp $bound\).*at or below $bound, or read the store as it is now" \
 	"--at in the future" "$MRTX" get "$S" t r1 f:a --at "$future"
 expect_err 1 "later than the store's newest commit" "scan --at in the future" \
 	"$MRTX" scan "$S" t --at "$future"
@@ -182,7 +189,7 @@ V=$(store versions)
 "$MRTX" put "$V" t r f:a one >/dev/null
 t1=$("$MRTX" get "$V" t r f:a --versions 1 | cut -d' ' -f1)
 "$MRTX" put "$V" t r f:a two >/dev/null
-expect_err 1 "were collected \(its family keeps 1 version\): read at a later timestamp, or keep more versions \(get --versions N" \
+expect_err 1 "(were collected \(its family keeps 1 version\)|is no longer kept by its family's policy \(1 version, TTL 0 ms\)): read at a later timestamp, or keep more versions \(get --versions N" \
 	"--at a dropped version" "$MRTX" get "$V" t r f:a --at "$t1"
 
 # recover meets a live transaction: calls it live, not stale, and says
@@ -202,9 +209,12 @@ grep -qE '^1 transactions skipped as live \(owner alive, lock not expired; --for
 	"$TMP/rec" && ok || bad "recover: live line: $(cat "$TMP/rec")"
 grep -qE '^2 unsettled locks met' "$TMP/rec" && ok || bad "recover: locks line: $(cat "$TMP/rec")"
 # a read of a row the live writer holds names the row and what to do
-words "$MRTX" get "$L" acct a bal:x
-grep -qF "table 'acct': row 'a' is held by a live transaction whose commit is under way; retry later" \
-	"$TMP/err" && ok || bad "live: get: $(cat "$TMP/err")"
+# (RADOS: a reader at a snapshot pushes the writer past it and reads on)
+if [ "$RADOS" = 0 ]; then
+	words "$MRTX" get "$L" acct a bal:x
+	grep -qF "table 'acct': row 'a' is held by a live transaction whose commit is under way; retry later" \
+		"$TMP/err" && ok || bad "live: get: $(cat "$TMP/err")"
+fi
 touch "$TMP/go.live"
 wait "$bg" && ok || bad "live: writer failed"
 
