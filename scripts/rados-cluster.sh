@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # rados-cluster.sh - a throw-away Ceph cluster on 127.0.0.1 for mrtx's RADOS backend.
 #
-#   rados-cluster.sh start DIR [--cephx]   1 mon + 3 OSDs, pool `mrtx` (size 3, min_size 2,
+#   rados-cluster.sh start DIR [--cephx] [--delay-ms=R]
+#                                          1 mon + 3 OSDs, pool `mrtx` (size 3, min_size 2,
 #                                          8 PGs, autoscale off); returns when every PG is
-#                                          writable; writes DIR/ceph.conf (and DIR/keyring)
+#                                          writable; writes DIR/ceph.conf (and DIR/keyring).
+#                                          --delay-ms=R: every message between a client and
+#                                          an OSD, or between two OSDs, is held 0..R ms at
+#                                          random on arrival (Ceph's ms_inject_delay_*), a
+#                                          mean of R/2 each way: a network whose round trip
+#                                          is R ms longer than loopback's (this kernel has no
+#                                          netem; see BENCH.md)
 #   rados-cluster.sh stop DIR              stop exactly the daemons started in DIR
 #   rados-cluster.sh status DIR            daemons, pids, liveness (exit 1 if one is dead)
 #   rados-cluster.sh ready DIR [SECONDS]   wait until every PG of the pool is writable
@@ -41,7 +48,7 @@
 set -euo pipefail
 
 usage() {
-	echo "usage: $0 start DIR [--cephx] | stop DIR | status DIR | ready DIR [SECONDS]" \
+	echo "usage: $0 start DIR [--cephx] [--delay-ms=R] | stop DIR | status DIR | ready DIR [SECONDS]" \
 	     "| settled DIR [SECONDS] | kill-osd N[,M..] DIR | restart-osd N[,M..] DIR" \
 	     "| min-size N DIR" >&2
 	exit 2
@@ -60,10 +67,14 @@ start|stop|status|ready|settled) ;;
 esac
 DIR=${1:-}; [ -n "$DIR" ] || usage; shift
 CEPHX=0
+DELAY_MS=0
 READY_ARG=
 for a in "$@"; do
 	case $a in
 	--cephx) [ "$CMD" = start ] || usage; CEPHX=1 ;;
+	--delay-ms=*) [ "$CMD" = start ] || usage; DELAY_MS=${a#--delay-ms=}
+		[[ $DELAY_MS =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+			{ echo "$0: --delay-ms takes milliseconds (a number): $DELAY_MS" >&2; exit 2; } ;;
 	*) { [ "$CMD" = ready ] || [ "$CMD" = settled ]; } && [[ $a =~ ^[0-9]+$ ]] || usage; READY_ARG=$a ;;
 	esac
 done
@@ -232,6 +243,22 @@ osd_recovery_max_active = 8
 osd_class_load_list = *
 osd_class_default_list = *
 EOF
+	if [ "$DELAY_MS" != 0 ]; then
+		local max
+		max=$(awk -v r="$DELAY_MS" 'BEGIN { printf "%.6f", r / 1000 }')
+		cat >>"$CONF" <<EOF
+# --delay-ms=$DELAY_MS: each message from a client or another OSD is held 0..R ms
+# at random on arrival (mean R/2), and each reply at the client likewise
+ms_inject_delay_type = client osd
+ms_inject_delay_probability = 1
+ms_inject_delay_max = $max
+
+[client]
+ms_inject_delay_type = osd
+ms_inject_delay_probability = 1
+ms_inject_delay_max = $max
+EOF
+	fi
 }
 
 # Keyrings for cephx: mon., client.admin, osd.N (each in its data dir), client.mrtx.
