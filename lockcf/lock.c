@@ -752,6 +752,26 @@ const lock_owner *lock_self_owner(void)
 	return &self_owner;
 }
 
+void lock_owner_put(const lock_owner *o, uint8_t out[LOCK_OWNER_BYTES])
+{
+	memcpy(out, o->boot_id, 16);
+	for (int i = 0; i < 4; i++)
+		out[16 + i] = (uint8_t)(o->pid >> (24 - 8 * i));
+	for (int i = 0; i < 8; i++)
+		out[20 + i] = (uint8_t)(o->start_time >> (56 - 8 * i));
+}
+
+void lock_owner_get(const uint8_t in[LOCK_OWNER_BYTES], lock_owner *o)
+{
+	memcpy(o->boot_id, in, 16);
+	o->pid = 0;
+	o->start_time = 0;
+	for (int i = 0; i < 4; i++)
+		o->pid = o->pid << 8 | in[16 + i];
+	for (int i = 0; i < 8; i++)
+		o->start_time = o->start_time << 8 | in[20 + i];
+}
+
 /* When /proc cannot tell: only kill()'s ESRCH proves the pid is gone. */
 static int pid_gone(long pid)
 {

@@ -154,6 +154,11 @@ const lock_owner *lock_self_owner(void);
  * 0 when alive or unknown (another host or boot).
  */
 int lock_owner_dead(const lock_owner *o);
+/* An owner as LOCK_OWNER_BYTES bytes (boot id, pid BE, start time BE: the
+ * store's STORE_OWNER_SIZE, which names it to fencing) and back. */
+#define LOCK_OWNER_BYTES 28u
+void lock_owner_put(const lock_owner *o, uint8_t out[LOCK_OWNER_BYTES]);
+void lock_owner_get(const uint8_t in[LOCK_OWNER_BYTES], lock_owner *o);
 
 /* hex of a txn id into out[33] */
 void lock_txnid_hex(const uint8_t txn[LOCK_TXNID_SIZE], char out[33]);

@@ -167,6 +167,31 @@ static int finish(rctx *c, const store_table *pt, mrtx_bytes prow, mrtx_bytes pl
 }
 
 /* P PREWRITTEN(t) -> ABORTED(t).  Keeps I4 (DESIGN §10). */
+/*
+ * Before settling a lock whose owner is dead or whose lock expired: fence
+ * the owner's clients (store_fence: RADOS blocklists them), so that none
+ * of its requests still on their way lands after this resolver's writes
+ * -- a late prewrite would otherwise leave a lock behind the settling.
+ * Not for an owner alive and within its expiry (--force): its own
+ * requests fail their guards.  Best effort: the protocol is safe without
+ * it, so a fence that fails is only skipped.
+ */
+static void fence_owner(rctx *c, const lock_owner *o, int dead, uint64_t expiry_ms)
+{
+	uint8_t b[LOCK_OWNER_BYTES], self[LOCK_OWNER_BYTES];
+	size_t fenced, denied;
+
+	_Static_assert(LOCK_OWNER_BYTES == STORE_OWNER_SIZE, "one owner encoding");
+	if (c->o->dry_run || (!dead && expiry_ms > mrtx__now_ms()))
+		return;
+	lock_owner_put(o, b);
+	lock_owner_put(lock_self_owner(), self);
+	if (memcmp(b, self, sizeof(b)) == 0)
+		return;
+	if (store_fence(c->st, b, &fenced, &denied))
+		mrtx__clearerr();
+}
+
 static int abort_primary(rctx *c, const store_table *pt, mrtx_bytes prow, mrtx_bytes plock,
                          lock_rec *pr, mrtx_bytes *newlock)
 {
@@ -232,6 +257,7 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 	*dec = RECOVER_ORPHAN;
 	if (c->o->dry_run)
 		return 0;
+	fence_owner(c, &l->owner, lock_owner_dead(&l->owner), l->expiry_ms);
 	/* Our bytes of (t,row) may be stale: the whole txn may have been settled
 	 * since.  Fencing P then would only cost its readers a conflict, but
 	 * look once more before writing anything. */
@@ -379,6 +405,7 @@ static int resolve_at(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes 
 		*dec = RECOVER_BACK;
 		if (c->o->dry_run)
 			return 0;
+		fence_owner(c, &pl.owner, dead, pl.expiry_ms);
 		if ((rc = abort_primary(c, pt, prow, pcur.lock, &pl, &pcur.lock)))
 			return rc;
 		return finish(c, pt, prow, pcur.lock, &pl, 0);

@@ -55,6 +55,8 @@ typedef struct recover_stats {
 	unsigned long rolled_back;  /* transactions rolled back (incl. orphans) */
 	unsigned long skipped_live; /* transactions left because their owner is alive */
 	unsigned long errors;
+	unsigned long fenced;       /* clients of dead owners blocklisted first (RADOS) */
+	unsigned long fence_denied; /* ... that the store's key may not blocklist */
 } recover_stats;
 
 typedef void (*recover_progress_fn)(const recover_stats *s, void *payload);

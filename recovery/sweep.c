@@ -385,6 +385,16 @@ static int seen_cmp(const void *a, const void *b)
 	return c ? c : (int)x->decision - (int)y->decision;
 }
 
+/* store_fence_dead's test: a registered owner provably dead here. */
+static int owner_gone(const uint8_t *owner, void *arg)
+{
+	lock_owner o;
+
+	(void)arg;
+	lock_owner_get(owner, &o);
+	return lock_owner_dead(&o);
+}
+
 int recover_sweep(store *st, const recover_opts *o, recover_stats *stats,
                   recover_progress_fn progress, void *payload)
 {
@@ -398,6 +408,18 @@ int recover_sweep(store *st, const recover_opts *o, recover_stats *stats,
 	if (store_read_only(st) && !o->dry_run)
 		return mrtx__seterr(MRTX_EREADONLY, "store %s is open read-only: recovery writes "
 		                    "(a dry run does not)", store_path(st));
+	/* First fence the clients of every registered owner that is provably
+	 * gone (RADOS), so that none of their requests still on the way lands
+	 * behind the sweep: each of its reads then carries the map that
+	 * refuses them.  Best effort (the protocol is safe without). */
+	if (!o->dry_run) {
+		size_t fenced, denied;
+
+		if (store_fence_dead(st, owner_gone, NULL, &fenced, &denied))
+			mrtx__clearerr();
+		stats->fenced = fenced;
+		stats->fence_denied = denied;
+	}
 	if ((rc = store_tables_list(st, &tables, &nt)))
 		return rc;
 	for (size_t i = 0; i < nt && rc == 0; i++)

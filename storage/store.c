@@ -193,6 +193,23 @@ int store_drop_family(store *st, const store_table *t, unsigned fid, uint64_t to
 	return BE(st)->drop_family(st, t, fid, token);
 }
 
+int store_fence(store *st, const uint8_t *owner, size_t *fenced, size_t *denied)
+{
+	*fenced = *denied = 0;
+	if (store_read_only(st) || !BE(st)->fence)
+		return 0;
+	return BE(st)->fence(st, owner, fenced, denied);
+}
+
+int store_fence_dead(store *st, int (*dead)(const uint8_t *owner, void *arg), void *arg,
+                     size_t *fenced, size_t *denied)
+{
+	*fenced = *denied = 0;
+	if (store_read_only(st) || !BE(st)->fence_dead)
+		return 0;
+	return BE(st)->fence_dead(st, dead, arg, fenced, denied);
+}
+
 int store_drops_families(const store *st)
 {
 	return store_has(st, STORE_CAP_SCHEMA) && BE(st)->drop_family;

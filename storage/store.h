@@ -181,6 +181,9 @@ static inline store_policy store_table_policy(const store_table *t, unsigned fid
 	return s && fid < s->n ? s->p[fid] : one;
 }
 
+/* A lock owner's bytes: boot id (16), pid (u32 BE), start time (u64 BE). */
+#define STORE_OWNER_SIZE 28u
+
 typedef struct store_opts {
 	int durability;     /* MRTX_SYNC, MRTX_NOMETASYNC, MRTX_NOSYNC */
 	size_t map_size;    /* 0 = keep the file's, at least 1 GiB */
@@ -197,6 +200,11 @@ typedef struct store_opts {
 	 * (store_cond.below).  Required to open a RADOS store for writing
 	 * (MRTX_EINVAL without); LMDB ignores it. */
 	void (*lock_order)(const void *lock, size_t size, uint8_t *out);
+	/* This process as lock records name their owner (boot id, pid BE,
+	 * start time BE): a RADOS writer registers its client address under it,
+	 * so that a resolver can fence it (store_fence). */
+	uint8_t owner[STORE_OWNER_SIZE];
+	int has_owner;
 } store_opts;
 
 /* Size of a lock record's order key (store_opts.lock_order). */
@@ -861,6 +869,19 @@ int store_push(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
  * read-only handle publishes nothing.
  */
 int store_snap_publish(store *st, uint64_t ts, uint64_t until_us);
+/*
+ * Fencing (RADOS, storage/rados/rados_fence.c; other stores: nothing to do,
+ * 0).  store_fence: blocklist every client registered for owner (a
+ * resolver settling a dead or expired owner's lock calls it before its
+ * write), wait for the OSD map that holds the blocklist, and forget the
+ * entries; once per owner and handle.  store_fence_dead: the same for
+ * every registered owner dead(owner) says is gone (a sweep's first step).
+ * *fenced: addresses blocklisted; *denied: addresses the caller's key may
+ * not blocklist (the entries stay).  Returns 0, MRTX_ESTORE, MRTX_ENOMEM.
+ */
+int store_fence(store *st, const uint8_t *owner, size_t *fenced, size_t *denied);
+int store_fence_dead(store *st, int (*dead)(const uint8_t *owner, void *arg), void *arg,
+                     size_t *fenced, size_t *denied);
 int store_snap_oldest(store *st, uint64_t now_us, uint64_t *oldest);
 
 #endif

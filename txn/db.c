@@ -121,6 +121,8 @@ int mrtx__open_knobs(mrtx_db **out, const char *path, const mrtx_options *opts,
 	so.read_only = o.read_only != 0;
 	so.create = o.create;
 	so.lock_order = lock_order_key;
+	lock_owner_put(lock_self_owner(), so.owner); /* (fencing: rados_fence.c) */
+	so.has_owner = 1;
 	if ((rc = store_open(&db->st, path, &so))) {
 		mrtx__free(db);
 		return rc;

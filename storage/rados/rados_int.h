@@ -132,6 +132,9 @@ typedef struct rtable {
 
 typedef struct rts_wait rts_wait;
 
+/* Owners a handle remembers having fenced (more are fenced again). */
+#define RFENCED_MAX 64
+
 typedef struct rstore {
 	store_head head; /* the backend's table (rados_backend.c) and caps */
 	rconn *conn;
@@ -162,6 +165,12 @@ typedef struct rstore {
 	 * this handle's key there (made at its first publication) */
 	char snaps_oid[ROID_MAX];
 	char snap_key[64];
+	/* fencing (rados_fence.c): NAME.clients, this handle's entry there,
+	 * the owners it fenced already */
+	char clients_oid[ROID_MAX];
+	char *client_key;
+	uint8_t fenced[RFENCED_MAX][STORE_OWNER_SIZE];
+	size_t nfenced;
 } rstore;
 
 static inline rstore *RS(store *st)
@@ -317,6 +326,10 @@ int rados_lock_record(const rstore *rs, const char *oid, mrtx_bytes v, mrtx_byte
  * table (rados_table_settle), or MRTX_ESTORE once it kept moving for
  * RMOVED_TRIES tries. */
 int rados_moved(rstore *rs, const store_table *t, const char *oid, int attempt);
+/* Register this handle's client address for owner in NAME.clients
+ * (rados_fence.c); remove it at close. */
+int rados_fence_register(rstore *rs, const uint8_t *owner);
+void rados_fence_unregister(rstore *rs);
 /* The store-call fault hook (store.c) with this backend's error mapping. */
 int rados_fault(rstore *rs, const char *step, int write);
 #define STORE_FAULT_R(rs, step) \

@@ -296,6 +296,9 @@ int rados_store_open_any(store **out, const char *addr, const store_opts *o, int
 	                STORE_CAP_SCHEMA;
 	/* every writer must derive the same order keys, or its exact-value
 	 * guards would never match another client's values */
+	/* a writer's client address, for fencing it should its process die */
+	if (rc == 0 && !upgrade && !rs->head.read_only && o && o->has_owner)
+		rc = rados_fence_register(rs, o->owner);
 	if (rc == 0 && !rs->lock_order && !rs->head.read_only)
 		rc = mrtx__seterr(MRTX_EINVAL, "%s: a format " RFORMAT_VERSIONS " store opened for "
 		                  "writing needs store_opts.lock_order", addr);
@@ -348,6 +351,8 @@ void rados_store_close(store *st)
 {
 	rstore *rs = RS(st);
 
+	if (rs->conn)
+		rados_fence_unregister(rs);
 	rconn_close(rs->conn);
 	for (size_t i = 0; i < rs->ntables; i++)
 		table_free(rs->tables[i]);
