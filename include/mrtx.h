@@ -233,6 +233,17 @@ typedef struct mrtx_options {
  * copying after a second): a read of such a tablet returns MRTX_ELOCKED
  * until the split is finished.
  *
+ * Fencing on RADOS: a handle opened for writing registers its client
+ * address under its process in the store (object NAME.clients), and
+ * removes it at close.  A reader or `mrtx recover` that settles a lock
+ * whose owner is dead, or whose lock expired, first puts that owner's
+ * clients on the OSD blocklist (if the key has the mon capability for
+ * `osd blocklist`), so that none of its requests still on their way
+ * lands afterwards.  A process that was alive but stuck for longer than
+ * its lock's expiry (mrtx_options.lock_ttl_ms) is fenced the same way:
+ * every later call through its handles fails with MRTX_ESTORE (or
+ * MRTX_EUNKNOWN at a commit point); close them and open the store again.
+ *
  * RADOS addresses: rados://POOL/NAME[?conf=PATH][&user=ID][&timeout=S]
  * [&split_rows=N] (README "RADOS backend").  split_rows is this handle's
  * tablet bound: a write that creates rows in a tablet holding more than N

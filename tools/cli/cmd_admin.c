@@ -524,9 +524,10 @@ int cmd_recover(int argc, char **argv)
 	}
 	if (json)
 		printf("{\"dry_run\":%s,\"locks_seen\":%lu,\"rolled_forward\":%lu,"
-		       "\"rolled_back\":%lu,\"skipped_live\":%lu,\"errors\":%lu}\n",
+		       "\"rolled_back\":%lu,\"skipped_live\":%lu,\"errors\":%lu,"
+		       "\"fenced\":%lu,\"fence_denied\":%lu}\n",
 		       dry ? "true" : "false", s.locks_seen, s.forwarded, s.rolled_back,
-		       s.skipped_live, s.errors);
+		       s.skipped_live, s.errors, s.fenced, s.fence_denied);
 	else
 		printf("%s%lu unsettled locks met (locks settled with their transaction are "
 		       "not met again)\n%s%lu transactions rolled forward\n%s%lu transactions "
@@ -535,6 +536,11 @@ int cmd_recover(int argc, char **argv)
 		       dry ? "dry run: " : "", s.locks_seen,
 		       dry ? "would have " : "", s.forwarded, dry ? "would have " : "",
 		       s.rolled_back, s.skipped_live, s.errors);
+	if (!json && s.fenced)
+		printf("%lu clients of dead processes fenced first (OSD blocklist)\n", s.fenced);
+	if (!json && s.fence_denied)
+		printf("%lu clients of dead processes not fenced: this key may not blocklist "
+		       "(it needs the mon capability for `osd blocklist`)\n", s.fence_denied);
 	if (s.errors) {
 		tool_err(argv[0], "%lu locks could not be resolved (see `mrtx check`)", s.errors);
 		rc = EXIT_FAIL;
