@@ -47,6 +47,9 @@
  *                                     a reader's snapshot + 1; a commit
  *                                     point of the row is stamped at or
  *                                     above it, and removes it
+ *       0x06 . rkey(row)              the stamp of the last atomic commit
+ *                                     that wrote the row, rgen digits
+ *                                     (store_seen)
  *
  * rkey/rqual (radoskey.h) never emit 0x00, because librados takes the
  * start_after and filter_prefix of a listing as C strings.  A row's lock
@@ -87,6 +90,7 @@
 #define RK_CELL 0x03u
 #define RK_DESC 0x04u
 #define RK_PUSH 0x05u
+#define RK_ONEPC 0x06u
 /* max pairs one listing returns (osd_max_omap_entries_per_request) */
 #define RLIST_MAX 1024u
 /* rkey of a row: at most 2 bytes per byte + terminator */
@@ -276,6 +280,7 @@ size_t rados_group_by_oid(const char *const *oids, size_t n, size_t *grp, size_t
 /* rados_read.c */
 size_t rados_lock_key(uint8_t *buf, mrtx_bytes row);
 size_t rados_push_key(uint8_t *buf, mrtx_bytes row);
+size_t rados_onepc_row_key(uint8_t *buf, mrtx_bytes row); /* 0x06 . rkey(row) */
 size_t rados_desc_key(uint8_t *buf, mrtx_bytes row);
 size_t rados_cell_prefix(uint8_t *buf, mrtx_bytes row); /* 0x03 . rkey(row) */
 /* A lock value as stored: the record after its order key

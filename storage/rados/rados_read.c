@@ -56,6 +56,12 @@ size_t rados_push_key(uint8_t *buf, mrtx_bytes row)
 	return 1 + rkey_put(buf + 1, row.data, row.size);
 }
 
+size_t rados_onepc_row_key(uint8_t *buf, mrtx_bytes row)
+{
+	buf[0] = RK_ONEPC;
+	return 1 + rkey_put(buf + 1, row.data, row.size);
+}
+
 size_t rados_desc_key(uint8_t *buf, mrtx_bytes row)
 {
 	buf[0] = RK_DESC;
@@ -111,8 +117,8 @@ static int take_vers(rstore *rs, const store_table *t, const store_filter *f, si
 struct rowread {
 	uint8_t *lk, *cp, *first; /* lock key, cell prefix (+ family), first cell key */
 	size_t lkn, cpn, firstn;
-	mrtx_bytes keys[4]; /* the state key, the lock key, the collection
-	                       mark, the one-phase mark */
+	mrtx_bytes keys[5]; /* the state key, the lock key, the collection
+	                       mark, the one-phase mark, the row's own */
 	rget get;
 	int want_cells;
 	store_ver *vs;         /* the versions read, chosen at the end */
@@ -120,14 +126,19 @@ struct rowread {
 	size_t rowp;           /* the row's cell prefix: 0x03 . rkey(row) */
 	uint64_t collected;    /* the tablet's collection mark (rados_gc.c) */
 	uint64_t onepc;        /* its one-phase mark (store_seen) */
+	uint64_t tag;          /* the row's last atomic commit (store_seen) */
+	uint8_t *tk;           /* its key */
+	size_t tkn;
 	mrtx_bytes markraw;    /* ... as stored: its safe point and step nonce */
 };
 
 static int rowread_init(rowread *rr, mrtx_bytes row, const store_filter *f, mrtx_arena *a)
 {
 	memset(rr, 0, sizeof(*rr));
-	if (!(rr->lk = arena_alloc(a, RCELL_MAX)) || !(rr->cp = arena_alloc(a, RCELL_MAX)))
+	if (!(rr->lk = arena_alloc(a, RCELL_MAX)) || !(rr->cp = arena_alloc(a, RCELL_MAX)) ||
+	    !(rr->tk = arena_alloc(a, RCELL_MAX)))
 		return MRTX_ENOMEM;
+	rr->tkn = rados_onepc_row_key(rr->tk, row);
 	rr->lkn = rados_lock_key(rr->lk, row);
 	rr->cpn = rr->rowp = rados_cell_prefix(rr->cp, row);
 	rr->keys[0] = MRTX_BYTES(rados_state_key, 2);
@@ -135,6 +146,7 @@ static int rowread_init(rowread *rr, mrtx_bytes row, const store_filter *f, mrtx
 	rr->want_cells = !(f && f->lock_only);
 	rr->keys[2] = MRTX_BYTES(rados_collect_key, 2); /* (read beside, rowread_op) */
 	rr->keys[3] = MRTX_BYTES(rados_onepc_key, 2);
+	rr->keys[4] = MRTX_BYTES(rr->tk, rr->tkn);
 	if (!rr->want_cells)
 		return 0;
 	if (f && f->family >= 0) {
@@ -163,8 +175,8 @@ static void rowread_op(rowread *rr, const char *oid, const store_filter *f, rrea
 	r->keys = rr->keys;
 	r->nkeys = 2;
 	if (f && f->at)
-		r->nkeys = f->seen ? 4 : 3; /* the collection mark (and the
-		                               one-phase mark) too */
+		r->nkeys = f->seen ? 5 : 3; /* the collection mark (and the
+		                               one-phase marks) too */
 	if (!rr->want_cells)
 		return;
 	r->gets = &rr->get;
@@ -238,12 +250,15 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 		rr->nvs = 0;
 		rr->collected = 0;
 		rr->onepc = 0;
+		rr->tag = 0;
 		rr->markraw = MRTX_BYTES(NULL, 0);
 		for (size_t i = 0; i < r->nkvs; i++) {
 			const rkv *kv = &r->kvs[i];
 
 			if (kv->key.size == 2 && memcmp(kv->key.data, rados_onepc_key, 2) == 0) {
 				rr->onepc = rados_mark_value(kv->value);
+			} else if (kv->key.size == rr->tkn && memcmp(kv->key.data, rr->tk, rr->tkn) == 0) {
+				rr->tag = rados_mark_value(kv->value);
 			} else if (kv->key.size == 2 &&
 			           memcmp(kv->key.data, rados_collect_key, 2) == 0) {
 				rr->markraw = kv->value;
@@ -372,7 +387,7 @@ typedef struct rseen_read {
 	const store_table *t;
 	const rtmap *map;
 	const rtablet *tb;
-	uint64_t mark;
+	uint64_t mark, tag; /* the tablet's one-phase mark, the row's */
 	const store_row *row;
 } rseen_read;
 
@@ -414,13 +429,17 @@ static uint8_t *dup_bytes(mrtx_bytes b)
  * (store_seen, DESIGN §5.3).  Atomic commits of a tablet land in the order
  * of their stamps (their guard: the one-phase mark below the stamp), so
  * the lowest mark a reader met in a range is the state it first read
- * there, and a commit that landed later is stamped above it.  A row read
- * with another mark whose newest version at or below the snapshot is above
- * that lowest mark is new since the first read: it may be one of a commit
- * (or overwrite one) whose other rows that read showed without it.  The
- * reads of one call go out together, so their lowest marks are taken
- * before any row is judged.  Splits copy the mark, so a range read before
- * a split judges the rows of its children too.
+ * there, and a commit that landed later is stamped above it.  Each row
+ * keeps the stamp of the last atomic commit that wrote it (its tag): a tag
+ * above that lowest mark is a commit that landed since the first read, and
+ * when it is at or below the snapshot, the first read may have shown its
+ * other rows without it.  A tag above the snapshot may hide an earlier
+ * such commit of the row: then a version read above the lowest mark (and
+ * at or below the snapshot) counts as one.  A row whose last atomic
+ * commit landed before the first read is never judged: no later one wrote
+ * it.  The reads of one call go out together, so their lowest marks are
+ * taken before any row is judged.  Splits copy the marks and tags, so a
+ * range read before a split judges the rows of its children too.
  */
 static int seen_note(const store_filter *f, const rseen_read *v, size_t n)
 {
@@ -462,17 +481,22 @@ static int seen_note(const store_filter *f, const rseen_read *v, size_t n)
 		s->n++;
 	}
 	for (size_t i = 0; i < n; i++) {
-		uint64_t vmax = v[i].row->vmax;
+		uint64_t vmax = v[i].row->vmax, tag = v[i].tag;
 		mrtx_bytes lo, hi;
 
-		if (!vmax || vmax > f->at)
-			continue;
+		if (!tag)
+			continue; /* (no atomic commit ever wrote the row) */
 		tablet_range(v[i].map, v[i].tb, &lo, &hi);
 		for (size_t k = 0; k < s->n; k++) {
 			const store_seen_range *e = &s->v[k];
 
-			if (e->table == v[i].t && v[i].mark != e->mark && vmax > e->mark &&
-			    seen_overlaps(e, lo, hi))
+			if (e->table != v[i].t || tag <= e->mark || !seen_overlaps(e, lo, hi))
+				continue;
+			/* the row's last atomic commit landed after the first
+			 * read of the range: late when stamped at or below the
+			 * snapshot; when above, an earlier one may have been, and
+			 * the version read tells (conservatively) */
+			if (tag <= f->at || (vmax && vmax > e->mark && vmax <= f->at))
 				s->late = 1;
 		}
 	}
@@ -508,7 +532,7 @@ int rados_store_read_row(store *st, const store_table *t, mrtx_bytes row,
 		if ((rc = rconn_read(rs->conn, &r, 1, a)))
 			return read_err(rs, rc);
 		if ((rc = rowread_take(rs, t, &rr, &r, row, f, a, out)) == 0) {
-			rseen_read sr = { t, map, tb, rr.onepc, out };
+			rseen_read sr = { t, map, tb, rr.onepc, rr.tag, out };
 
 			return seen_note(f, &sr, 1);
 		}
@@ -552,7 +576,7 @@ static int read_many(rstore *rs, const rtmap *map, const store_table *const *ts,
 			return MRTX_ENOMEM;
 		for (size_t i = 0; i < n; i++)
 			sv[i] = (rseen_read){ ts[i], map, rados_tablet_in(map, rows[i]), rr[i].onepc,
-			                      &out[i] };
+			                      rr[i].tag, &out[i] };
 		return seen_note(f, sv, n);
 	}
 	return 0;

@@ -239,7 +239,7 @@ static int key_row(rstore *rs, const char *oid, mrtx_bytes k, uint8_t *buf, mrtx
 	                    memcmp(p, rados_onepc_key, 2) == 0))
 		return 0;
 	if (k.size >= 2) {
-		if (p[0] == RK_LOCK || p[0] == RK_CELL || p[0] == RK_PUSH)
+		if (p[0] == RK_LOCK || p[0] == RK_CELL || p[0] == RK_PUSH || p[0] == RK_ONEPC)
 			len = rkey_get(buf, p + 1, k.size - 1, &used);
 		else if (p[0] == RK_DESC)
 			len = rkey_get_desc(buf, p + 1, k.size - 1, &used);
@@ -465,7 +465,7 @@ static int finish(rstore *rs, const store_table *t, const char *poid, uint32_t p
 			return rc;
 	/* trim: the parent keeps its mark (and generation), nothing else */
 	{
-		static const uint8_t lo_k[1] = { RK_LOCK }, hi_k[1] = { RK_PUSH + 1 };
+		static const uint8_t lo_k[1] = { RK_LOCK }, hi_k[1] = { RK_ONEPC + 1 };
 		rados_write_op_t op = rados_create_write_op();
 		mrtx_arena a;
 		mrtx_bytes st;

@@ -149,6 +149,12 @@ static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a
 
 		if (op->check_only)
 			continue;
+		if (g->atomic) { /* the row's last atomic commit: this one */
+			const char *tk[1] = { (const char *)kb }, *tv[1] = { (const char *)g->mark };
+			size_t tkl[1] = { rados_onepc_row_key(kb, op->row) }, tvl[1] = { 8 };
+
+			rados_write_op_omap_set2(g->wop, tk, tv, tkl, tvl, 1);
+		}
 		for (size_t m = 0; m < op->nmuts; m++) {
 			int rc = rados_vmut_add(op->table, g->wop, cp, cpn, &op->muts[m],
 			                        op->stamp ? op->stamped : op->ts,
