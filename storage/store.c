@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* The backends this mrtx was built with: the first whose scheme starts an
@@ -367,10 +366,10 @@ int store_atomic_ok(store *st, const store_rowref *rows, size_t n, size_t ncheck
 void store_seen_free(store_seen *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
-		free(s->v[i].lo);
-		free(s->v[i].hi);
+		mrtx__free(s->v[i].lo);
+		mrtx__free(s->v[i].hi);
 	}
-	free(s->v);
+	mrtx__free(s->v);
 	memset(s, 0, sizeof(*s));
 }
 

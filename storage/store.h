@@ -279,7 +279,7 @@ typedef struct store_filter {
  */
 typedef struct store_seen_range {
 	const void *table;   /* the store_table */
-	uint8_t *lo, *hi;    /* [lo, hi) (hi NULL: to the end); malloc'd */
+	uint8_t *lo, *hi;    /* [lo, hi) (hi NULL: to the end); mrtx__malloc */
 	size_t lon, hin;
 	uint64_t mark;
 } store_seen_range;

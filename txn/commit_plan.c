@@ -10,9 +10,6 @@
 
 /* ------------------------------------------------------------- the plan */
 
-/* One row written and nothing else read or scanned: the write is its own
- * commit point.  Else one atomic write where the store has one and the
- * handle did not ask for two phases; else two phases. */
 /* May this commit be one store_write_atomic (store_atomic_ok: LMDB,
  * batched, always; RADOS when every written and read row is in one tablet
  * and nothing was scanned)?  MRTX_ENOMEM or 0, *ok set. */
@@ -46,6 +43,9 @@ static int atomic_fits(mrtx_txn *txn, const commit_plan *p, int *ok)
 	return 0;
 }
 
+/* One row written and nothing else read or scanned: the write is its own
+ * commit point.  Else one atomic write where the store can take it and
+ * the handle did not ask for two phases; else two phases. */
 static int plan_strategy(mrtx_txn *txn, commit_plan *p, int others_read)
 {
 	int ok, rc;

@@ -178,7 +178,7 @@ void txn_free(mrtx_txn *txn)
 		mrtx__free(txn->ranges);
 	if (txn->seen) {
 		store_seen_free(txn->seen);
-		free(txn->seen);
+		mrtx__free(txn->seen);
 	}
 	txn_obj_put(txn);
 }
@@ -282,7 +282,7 @@ static int snap_above(const mrtx_txn *txn, int has_lock, mrtx_bytes lock)
 int txn_seen_use(mrtx_txn *txn, store_filter *f)
 {
 	if (!txn->seen && store_has(txn->db->st, STORE_CAP_ORACLE) &&
-	    !(txn->seen = calloc(1, sizeof(*txn->seen))))
+	    !(txn->seen = mrtx__calloc(1, sizeof(*txn->seen))))
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory reading at a snapshot");
 	f->seen = txn->seen;
 	return 0;

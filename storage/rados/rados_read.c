@@ -417,7 +417,7 @@ static int seen_same(const store_seen_range *e, mrtx_bytes lo, mrtx_bytes hi)
 
 static uint8_t *dup_bytes(mrtx_bytes b)
 {
-	uint8_t *p = malloc(b.size ? b.size : 1);
+	uint8_t *p = mrtx__malloc(b.size ? b.size : 1);
 
 	if (p && b.size)
 		memcpy(p, b.data, b.size);
@@ -461,7 +461,7 @@ static int seen_note(const store_filter *f, const rseen_read *v, size_t n)
 		}
 		if (s->n == s->cap) {
 			size_t cap = s->cap ? 2 * s->cap : 8;
-			store_seen_range *nv = realloc(s->v, cap * sizeof(*nv));
+			store_seen_range *nv = mrtx__reallocarray(s->v, cap, sizeof(*nv));
 
 			if (!nv)
 				return mrtx__seterr(MRTX_ENOMEM, "out of memory");
@@ -474,7 +474,7 @@ static int seen_note(const store_filter *f, const rseen_read *v, size_t n)
 		e->mark = v[i].mark;
 		e->lon = lo.size;
 		if (!(e->lo = dup_bytes(lo)) || (hi.data && !(e->hi = dup_bytes(hi)))) {
-			free(e->lo);
+			mrtx__free(e->lo);
 			return mrtx__seterr(MRTX_ENOMEM, "out of memory");
 		}
 		e->hin = hi.size;
