@@ -76,7 +76,9 @@ struct store_backend {
 	                 int reverse, const store_filter *f, size_t max_rows, mrtx_arena *a,
 	                 store_row **rows, size_t *nrows, int *more);
 	int (*write_rows)(store *st, store_op *ops, size_t n);
-	/* STORE_CAP_ATOMIC */
+	/* STORE_CAP_ATOMIC, or for the commits atomic_ok takes (NULL: by the
+	 * capability) */
+	int (*atomic_ok)(store *st, const store_rowref *rows, size_t n, size_t nchecks);
 	int (*write_atomic)(store *st, store_op *ops, size_t n, store_rcheck *checks,
 	                    size_t nchecks, int *applied);
 

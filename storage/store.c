@@ -437,10 +437,30 @@ int store_write_atomic(store *st, store_op *ops, size_t n, store_rcheck *checks,
 			ops[i].result = MRTX_EREADONLY; /* surely not applied */
 		return refuse_write(st, "writing rows");
 	}
-	if (!store_has(st, STORE_CAP_ATOMIC))
+	if (!BE(st)->write_atomic ||
+	    (!store_has(st, STORE_CAP_ATOMIC) && !BE(st)->atomic_ok))
 		return mrtx__seterr(MRTX_ENOTSUP, "store %s cannot write several rows "
 		                    "atomically", store_path(st));
 	return BE(st)->write_atomic(st, ops, n, checks, nchecks, applied);
+}
+
+int store_atomic_ok(store *st, const store_rowref *rows, size_t n, size_t nchecks)
+{
+	if (store_read_only(st) || !BE(st)->write_atomic)
+		return 0;
+	if (store_has(st, STORE_CAP_ATOMIC))
+		return 1;
+	return BE(st)->atomic_ok ? BE(st)->atomic_ok(st, rows, n, nchecks) : 0;
+}
+
+void store_seen_free(store_seen *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		mrtx__free(s->v[i].lo);
+		mrtx__free(s->v[i].hi);
+	}
+	mrtx__free(s->v);
+	memset(s, 0, sizeof(*s));
 }
 
 void store_counters_get(store *st, store_counters *out)

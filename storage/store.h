@@ -337,9 +337,40 @@ typedef struct store_filter {
 	int lazy_lock;       /* with qual_exact, read through a view: the row's
 	                        lock record may be left unread when the view
 	                        holds no unsettled one (LMDB; store_row.lock_lazy) */
+	struct store_seen *seen; /* with at: what this reader saw of the
+	                        store's one-object commits (store_seen) */
 } store_filter;
 
-#define STORE_FILTER_ALL { 0, 0, -1, { NULL, 0 }, { NULL, 0 }, 0, 0, 0, 0 }
+#define STORE_FILTER_ALL { 0, 0, -1, { NULL, 0 }, { NULL, 0 }, 0, 0, 0, 0, NULL }
+
+/*
+ * A snapshot reader's memory of the atomic commits it may have read half
+ * of (DESIGN §5.3, RADOS): a store whose store_write_atomic lands all of a
+ * commit in one object, stamped before the write, keeps in that object the
+ * stamp of the last such commit (its mark, rising in landing order).  A
+ * read at a timestamp with f->seen notes, per row range it read from, the
+ * lowest mark it met there; a row read later from that range whose newest
+ * version at or below f->at is above that mark, while the mark has moved,
+ * may come from a commit that landed after an earlier read of the range
+ * (which then showed the commit's other rows without it): the store sets
+ * late, and the reader must not use what it read (the transaction fails
+ * with MRTX_CONFLICT and is retried).  Zeroed by the owner; freed with
+ * store_seen_free.  Other stores leave it untouched.
+ */
+typedef struct store_seen_range {
+	const void *table;   /* the store_table */
+	uint8_t *lo, *hi;    /* [lo, hi) (hi NULL: to the end); mrtx__malloc */
+	size_t lon, hin;
+	uint64_t mark;
+} store_seen_range;
+
+typedef struct store_seen {
+	store_seen_range *v;
+	size_t n, cap;
+	int late;
+} store_seen;
+
+void store_seen_free(store_seen *s);
 
 typedef struct store_cell {
 	uint8_t fid;
@@ -576,9 +607,26 @@ int store_write_rows(store *st, store_op *ops, size_t n);
 /*
  * One-phase writes (DESIGN §5.3).  A store that can apply writes to many
  * rows atomically (STORE_CAP_ATOMIC: LMDB, batched: one write transaction)
- * offers store_write_atomic; others (unbatched LMDB, RADOS) do not, and
- * callers use per-row writes (store_write_rows) and the two-phase protocol.
+ * offers store_write_atomic for any commit; RADOS offers it for a commit
+ * whose rows all live in one object (store_atomic_ok); others (unbatched
+ * LMDB) do not, and callers use per-row writes (store_write_rows) and the
+ * two-phase protocol.
  */
+
+/*
+ * Can one store_write_atomic take a commit that writes or checks the rows
+ * rows[0..n) and has nchecks range checks?  1 yes, 0 no.  STORE_CAP_ATOMIC:
+ * always; RADOS: when every row lies in one tablet and nchecks is 0 (an
+ * omap guard cannot assert that no row appeared in a range); else never.
+ * A yes is a hint: the map may change before the write, which then returns
+ * STORE_NOT_ATOMIC.
+ */
+int store_atomic_ok(store *st, const store_rowref *rows, size_t n, size_t nchecks);
+
+/* store_write_atomic's answer when the commit no longer fits one atomic
+ * write (a split moved its rows apart): nothing written; never leaves the
+ * library. */
+#define STORE_NOT_ATOMIC (-31989)
 
 /* A range check of store_write_atomic: the rows of table that have a lock
  * record in range (forward, lo_excl honoured) are exactly rows[0..n), in
@@ -604,8 +652,8 @@ typedef struct store_rcheck {
  * any op has durable set.  Several callers' atomic writes may share one
  * store transaction (group commit); each is still all or nothing, and the
  * conditions of one see the writes of those before it.
- * Returns 0, MRTX_ENOTSUP (no STORE_CAP_ATOMIC), MRTX_EREADONLY,
- * MRTX_ENOTABLE (an op's table was dropped: nothing applied), or a store
+ * Returns 0, MRTX_ENOTSUP (no STORE_CAP_ATOMIC, nor an atomic_ok),
+ * STORE_NOT_ATOMIC (see store_atomic_ok), MRTX_EREADONLY, MRTX_ENOTABLE (an op's table was dropped: nothing applied), or a store
  * error: nothing applied, unless the ops' results are MRTX_EUNKNOWN (the
  * store failed at its commit: applied or not, nobody knows yet).
  */

@@ -1,7 +1,8 @@
 /*
  * commit_atomic.c - COMMIT_ATOMIC: one-phase commit, on a store that writes
- * many rows atomically (STORE_CAP_ATOMIC: LMDB, unless the handle asked for
- * two phases).
+ * many rows atomically (STORE_CAP_ATOMIC: LMDB), or these rows
+ * (store_atomic_ok: RADOS, all in one tablet), unless the handle asked for
+ * two phases.
  */
 #include "commit_int.h"
 #include "storage/breaks.h"
@@ -54,10 +55,11 @@ static int range_check_of(mrtx_txn *txn, const scan_range *sr, store_rcheck *c, 
 
 /*
  * One-phase commit, on a store that writes many rows atomically
- * (STORE_CAP_ATOMIC: LMDB).  TiKV commits in one phase when all of a
- * transaction's keys live in one region; here all of them live in one
- * environment, so the whole commit is one conditional write, and that
- * write is the commit point:
+ * (STORE_CAP_ATOMIC: LMDB) or these rows (RADOS: one tablet).  TiKV
+ * commits in one phase when all of a transaction's keys live in one
+ * region; here all of them live in one environment (LMDB) or one object
+ * (RADOS), so the whole commit is one conditional write, and that write
+ * is the commit point:
  *
  *     -- commit.after_prewrite --  -- commit.after_validate --
  *     one store_write_atomic: every written row's condition (the lock its
@@ -126,6 +128,16 @@ int commit_atomic(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 	    (rc = FAILPOINT(FP_COMMIT_AFTER_VALIDATE)))
 		return rc; /* nothing written */
 	rc = lockio_write_atomic(st, ops, nops, chk, nchk, &applied);
+	if (rc == STORE_NOT_ATOMIC) {
+		/* a split moved the rows into several tablets (RADOS): nothing
+		 * written; two phases then (a single blind row re-reads first,
+		 * plan_blind's rule) */
+		mrtx__clearerr();
+		p->how = COMMIT_TWO_PHASE;
+		if (p->n == 1 && p->nblind)
+			return 1;
+		return commit_two_phase(txn, p, ts);
+	}
 	for (size_t i = 0; i < nops; i++)
 		if (ops[i].result == MRTX_EUNKNOWN)
 			return point_unknown("one-phase commit");

@@ -10,16 +10,54 @@
 
 /* ------------------------------------------------------------- the plan */
 
-/* One row written and nothing else read or scanned: the write is its own
- * commit point.  Else one atomic write where the store has one and the
- * handle did not ask for two phases; else two phases. */
-static commit_strategy plan_strategy(const mrtx_txn *txn, size_t n, int others_read)
+/* May this commit be one store_write_atomic (store_atomic_ok: LMDB,
+ * batched, always; RADOS when every written and read row is in one tablet
+ * and nothing was scanned)?  MRTX_ENOMEM or 0, *ok set. */
+static int atomic_fits(mrtx_txn *txn, const commit_plan *p, int *ok)
 {
-	if (n == 1 && !others_read)
-		return COMMIT_ONE_ROW;
-	if (!txn->db->two_phase && store_has(txn->db->st, STORE_CAP_ATOMIC))
-		return COMMIT_ATOMIC;
-	return COMMIT_TWO_PHASE;
+	store *st = txn->db->st;
+	store_rowref *refs;
+	size_t k = 0;
+	trow *r;
+
+	*ok = 0;
+	if (txn->db->two_phase)
+		return 0;
+	if (store_has(st, STORE_CAP_ATOMIC)) {
+		*ok = 1;
+		return 0;
+	}
+	if (txn->nranges)
+		return 0; /* (only a store that checks ranges: ENOTSUP below) */
+	RB_FOREACH(r, trow_tree, &txn->rows)
+		k += r->read && !r->mutated;
+	if (!(refs = arena_alloc(&txn->arena, (p->n + k) * sizeof(*refs))))
+		return MRTX_ENOMEM;
+	k = 0;
+	for (size_t i = 0; i < p->n; i++)
+		refs[k++] = (store_rowref){ p->w[i].r->t, p->w[i].r->row };
+	RB_FOREACH(r, trow_tree, &txn->rows)
+		if (r->read && !r->mutated)
+			refs[k++] = (store_rowref){ r->t, r->row };
+	*ok = store_atomic_ok(st, refs, k, txn->nranges);
+	return 0;
+}
+
+/* One row written and nothing else read or scanned: the write is its own
+ * commit point.  Else one atomic write where the store can take it and
+ * the handle did not ask for two phases; else two phases. */
+static int plan_strategy(mrtx_txn *txn, commit_plan *p, int others_read)
+{
+	int ok, rc;
+
+	if (p->n == 1 && !others_read) {
+		p->how = COMMIT_ONE_ROW;
+		return 0;
+	}
+	if ((rc = atomic_fits(txn, p, &ok)))
+		return rc;
+	p->how = ok ? COMMIT_ATOMIC : COMMIT_TWO_PHASE;
+	return 0;
 }
 
 int plan_build(mrtx_txn *txn, commit_plan *p)
@@ -45,8 +83,7 @@ int plan_build(mrtx_txn *txn, commit_plan *p)
 		k++;
 	}
 	p->n = k;
-	p->how = plan_strategy(txn, k, others_read);
-	return 0;
+	return plan_strategy(txn, p, others_read);
 }
 
 /* Set x's expected lock when it is known without a read: remembered from

@@ -270,6 +270,8 @@ static int fetch_batch(mrtx_scanner *s)
 		s->f.at = txn->snap_ts;
 		s->f.live = 1;
 	}
+	if (s->f.at && !s->f.seen && (rc = txn_seen_use(txn, &s->f)))
+		return rc;
 	rc = store_scan_rows_in(txn->db->st, s->current ? NULL : v, s->t, &s->next,
 	                        s->range->reverse, &s->f, SCAN_BATCH, &txn->arena, &s->batch,
 	                        &s->nbatch, &s->more);
@@ -285,7 +287,7 @@ static int fetch_batch(mrtx_scanner *s)
 		                        &s->f, SCAN_BATCH, &txn->arena, &s->batch, &s->nbatch,
 		                        &s->more);
 	}
-	if (rc)
+	if (rc || (rc = txn_seen_late(txn)))
 		return rc;
 	txn->view_used = 1;
 	s->bi = 0;

@@ -669,6 +669,8 @@ int txn_read_row_snap(mrtx_txn *txn, const store_table *t, mrtx_bytes row,
 			atf = *f;
 			atf.at = txn->at ? txn->at : txn->snap_ts;
 			atf.live = txn->snap_live;
+			if ((rc = txn_seen_use(txn, &atf)))
+				return rc;
 			f = &atf;
 		}
 		if (!v)

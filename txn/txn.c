@@ -112,7 +112,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	/* Field by field: a memset of the head compiles to `rep stos`, whose
 	 * start-up cost was a visible part of a point read.  A new field must
 	 * be set here (the assertion below trips when the head changes). */
-	_Static_assert(offsetof(mrtx_txn, head_pad) == 240 && offsetof(mrtx_txn, arena0) == 256,
+	_Static_assert(offsetof(mrtx_txn, head_pad) == 248 && offsetof(mrtx_txn, arena0) == 256,
 	               "mrtx_begin sets every field before arena0: initialise the new one there");
 	txn->db = db;
 	arena_init_buf(&txn->arena, txn->arena0, sizeof(txn->arena0));
@@ -149,6 +149,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	txn->snap_stale = 0;
 	txn->lazy = 0;
 	txn->fences = NULL;
+	txn->seen = NULL;
 	*out = txn;
 	return 0;
 }
@@ -175,6 +176,10 @@ void txn_free(mrtx_txn *txn)
 		arena_free(&txn->arena); /* it grew beyond arena0 */
 	if (txn->ranges)
 		mrtx__free(txn->ranges);
+	if (txn->seen) {
+		store_seen_free(txn->seen);
+		mrtx__free(txn->seen);
+	}
 	txn_obj_put(txn);
 }
 
@@ -274,6 +279,26 @@ static int snap_above(const mrtx_txn *txn, int has_lock, mrtx_bytes lock)
 	return txn->snap_live && has_lock && lock_stable_ts(lock, &ts) && ts > txn->snap_ts;
 }
 
+int txn_seen_use(mrtx_txn *txn, store_filter *f)
+{
+	if (!txn->seen && store_has(txn->db->st, STORE_CAP_ORACLE) &&
+	    !(txn->seen = mrtx__calloc(1, sizeof(*txn->seen))))
+		return mrtx__seterr(MRTX_ENOMEM, "out of memory reading at a snapshot");
+	f->seen = txn->seen;
+	return 0;
+}
+
+/* Keeps I18 (DESIGN §10), for atomic commits too. */
+int txn_seen_late(mrtx_txn *txn)
+{
+	if (!txn->seen || !txn->seen->late)
+		return 0;
+	txn->doom = MRTX_CONFLICT;
+	return mrtx__seterr(MRTX_CONFLICT, "a commit stamped at or below this transaction's "
+	                    "snapshot (%llu) reached rows after the transaction first read "
+	                    "their tablet", (unsigned long long)(txn->at ? txn->at : txn->snap_ts));
+}
+
 /* Keeps I18 (DESIGN §10). */
 int txn_snap_late(mrtx_txn *txn, const store_table *t, const store_row *sr)
 {
@@ -281,6 +306,8 @@ int txn_snap_late(mrtx_txn *txn, const store_table *t, const store_row *sr)
 	trow *r;
 	int rc;
 
+	if ((rc = txn_seen_late(txn)))
+		return rc;
 	if (!txn->snap_live || !sr->vmax)
 		return 0;
 	if ((rc = txn_row(txn, t, sr->row, 0, &r)))

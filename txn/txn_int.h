@@ -207,7 +207,9 @@ struct mrtx_txn {
 	 * without a descent (txn_row_new, txn_rows_nfind) */
 	trow *rows_min, *rows_max;
 	scan_range *pend;      /* the range whose observations wait (scan.c) */
-	uint8_t head_pad[16];  /* the padding before arena0, named: a new field moves
+	store_seen *seen;      /* what its snapshot reads saw of one-object
+	                          commits (store_seen; RADOS; NULL until one) */
+	uint8_t head_pad[8];   /* the padding before arena0, named: a new field moves
 	                          head_pad or arena0, which trips mrtx_begin's assertion */
 	/* The arena's first chunk, so that a small transaction (a few rows,
 	 * its commit's lock records and redo lists included) allocates
@@ -254,6 +256,12 @@ int txn_fences_apply(mrtx_txn *txn);
  * or below the snapshot newer than the row was when first observed: doom
  * the transaction (MRTX_CONFLICT); else 0. */
 int txn_snap_late(mrtx_txn *txn, const store_table *t, const store_row *sr);
+/* Point f at the transaction's store_seen (made on first use, on a store
+ * with an oracle): MRTX_ENOMEM or 0. */
+int txn_seen_use(mrtx_txn *txn, store_filter *f);
+/* A snapshot read met half of an atomic commit (store_seen.late): doom
+ * the transaction, MRTX_CONFLICT; else 0. */
+int txn_seen_late(mrtx_txn *txn);
 /*
  * A read at snapshot `at` (RADOS: the live one, or mrtx_begin_at's) met
  * sr's PREWRITTEN lock: push its primary above at (store_push) and read

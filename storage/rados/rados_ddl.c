@@ -520,7 +520,8 @@ static int garbage_one(const char *key, mrtx_bytes value, void *payload)
 	rtmap *m;
 	rwrite *w;
 	int rc, applied;
-	static const uint8_t lo[1] = { RK_LOCK }, hi[1] = { RK_PUSH + 1 };
+	/* (every row key: locks, cells, markers, push marks, one-phase tags) */
+	static const uint8_t lo[1] = { RK_LOCK }, hi[1] = { RK_ONEPC + 1 };
 
 	if ((rc = rados_map_parse(rs, key, value, &m)))
 		return rc;

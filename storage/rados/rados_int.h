@@ -38,6 +38,9 @@
  *       0x01 'T'                      the collection mark (rados_gc.c)
  *       0x01 'V'                      an upgrade's progress (only while
  *                                     the store is at "U")
+ *       0x01 'W'                      the one-phase mark: the stamp of
+ *                                     the last atomic commit that landed
+ *                                     here (rados_write.c, store_seen)
  *       0x02 . rkey(row)              the row's lock record (never empty);
  *                                     after its 11-byte order key
  *                                     (store_opts.lock_order), so that a
@@ -53,6 +56,9 @@
  *                                     a reader's snapshot + 1; a commit
  *                                     point of the row is stamped at or
  *                                     above it, and removes it
+ *       0x06 . rkey(row)              the stamp of the last atomic commit
+ *                                     that wrote the row, rgen digits
+ *                                     (store_seen)
  *
  * rkey/rqual (radoskey.h) never emit 0x00, because librados takes the
  * start_after and filter_prefix of a listing as C strings.  A row's lock
@@ -93,6 +99,7 @@
 #define RK_CELL 0x03u
 #define RK_DESC 0x04u
 #define RK_PUSH 0x05u
+#define RK_ONEPC 0x06u
 /* max pairs one listing returns (osd_max_omap_entries_per_request) */
 #define RLIST_MAX 1024u
 /* rkey of a row: at most 2 bytes per byte + terminator */
@@ -247,6 +254,10 @@ const rtablet *rados_tablet_of(const store_table *t, mrtx_bytes row);
 /* A commit point's guard found a reader's push mark above its stamp
  * (store_push): internal, stamped again and sent again (rados_write.c). */
 #define RPUSHED (-31982)
+/* An atomic commit's guard found the tablet's one-phase mark at or above
+ * its stamp (a commit stamped later landed first): internal, stamped again
+ * and sent again (rados_write.c). */
+#define RMARKED (-31983)
 /* How often a call tries again after RMOVED before giving up. */
 #define RMOVED_TRIES 16
 
@@ -313,6 +324,7 @@ size_t rados_group_by_oid(const char *const *oids, size_t n, size_t *grp, size_t
 /* rados_read.c */
 size_t rados_lock_key(uint8_t *buf, mrtx_bytes row);
 size_t rados_push_key(uint8_t *buf, mrtx_bytes row);
+size_t rados_onepc_row_key(uint8_t *buf, mrtx_bytes row); /* 0x06 . rkey(row) */
 size_t rados_desc_key(uint8_t *buf, mrtx_bytes row);
 size_t rados_cell_prefix(uint8_t *buf, mrtx_bytes row); /* 0x03 . rkey(row) */
 /* A lock value as stored: the record after its order key
@@ -339,6 +351,13 @@ extern const uint8_t rados_gen_key[2];
 /* A tablet's collection mark (rados_gc.c): the safe point of the
  * last `mrtx gc` that removed versions there, as rgen digits. */
 extern const uint8_t rados_collect_key[2];
+/* A tablet's one-phase mark (rados_write.c): the stamp of the last atomic
+ * commit (store_write_atomic) that landed there, as rgen digits; each such
+ * commit is guarded by the mark being below its stamp, so the mark rises
+ * in landing order.  Splits copy it to both sides. */
+extern const uint8_t rados_onepc_key[2];
+/* The mark as stored (rgen digits) as a number; 0: none. */
+uint64_t rados_mark_value(mrtx_bytes v);
 
 /*
  * A tablet's generation value: gen as eight 7-bit digits, most significant

@@ -56,6 +56,12 @@ size_t rados_push_key(uint8_t *buf, mrtx_bytes row)
 	return 1 + rkey_put(buf + 1, row.data, row.size);
 }
 
+size_t rados_onepc_row_key(uint8_t *buf, mrtx_bytes row)
+{
+	buf[0] = RK_ONEPC;
+	return 1 + rkey_put(buf + 1, row.data, row.size);
+}
+
 size_t rados_desc_key(uint8_t *buf, mrtx_bytes row)
 {
 	buf[0] = RK_DESC;
@@ -114,27 +120,36 @@ static int take_vers(rstore *rs, const store_table *t, const store_filter *f, si
 struct rowread {
 	uint8_t *lk, *cp, *first; /* lock key, cell prefix (+ family), first cell key */
 	size_t lkn, cpn, firstn;
-	mrtx_bytes keys[3]; /* the state key, the lock key, the first cell key */
+	mrtx_bytes keys[5]; /* the state key, the lock key, the collection
+	                       mark, the one-phase mark, the row's own */
 	rget get;
 	int want_cells;
 	store_ver *vs;         /* the versions read, chosen at the end */
 	size_t nvs, vcap;
 	size_t rowp;           /* the row's cell prefix: 0x03 . rkey(row) */
 	uint64_t collected;    /* the tablet's collection mark (rados_gc.c) */
+	uint64_t onepc;        /* its one-phase mark (store_seen) */
+	uint64_t tag;          /* the row's last atomic commit (store_seen) */
+	uint8_t *tk;           /* its key */
+	size_t tkn;
 	mrtx_bytes markraw;    /* ... as stored: its safe point and step nonce */
 };
 
 static int rowread_init(rowread *rr, mrtx_bytes row, const store_filter *f, mrtx_arena *a)
 {
 	memset(rr, 0, sizeof(*rr));
-	if (!(rr->lk = arena_alloc(a, RCELL_MAX)) || !(rr->cp = arena_alloc(a, RCELL_MAX)))
+	if (!(rr->lk = arena_alloc(a, RCELL_MAX)) || !(rr->cp = arena_alloc(a, RCELL_MAX)) ||
+	    !(rr->tk = arena_alloc(a, RCELL_MAX)))
 		return MRTX_ENOMEM;
+	rr->tkn = rados_onepc_row_key(rr->tk, row);
 	rr->lkn = rados_lock_key(rr->lk, row);
 	rr->cpn = rr->rowp = rados_cell_prefix(rr->cp, row);
 	rr->keys[0] = MRTX_BYTES(rados_state_key, 2);
 	rr->keys[1] = MRTX_BYTES(rr->lk, rr->lkn);
 	rr->want_cells = !(f && f->lock_only);
 	rr->keys[2] = MRTX_BYTES(rados_collect_key, 2); /* (read beside, rowread_op) */
+	rr->keys[3] = MRTX_BYTES(rados_onepc_key, 2);
+	rr->keys[4] = MRTX_BYTES(rr->tk, rr->tkn);
 	if (!rr->want_cells)
 		return 0;
 	if (f && f->family >= 0) {
@@ -163,7 +178,8 @@ static void rowread_op(rowread *rr, const char *oid, const store_filter *f, rrea
 	r->keys = rr->keys;
 	r->nkeys = 2;
 	if (f && f->at)
-		r->nkeys = 3; /* the collection mark too */
+		r->nkeys = f->seen ? 5 : 3; /* the collection mark (and the
+		                               one-phase marks) too */
 	if (!rr->want_cells)
 		return;
 	r->gets = &rr->get;
@@ -236,11 +252,18 @@ static int rowread_take(rstore *rs, const store_table *t, rowread *rr, rread *r,
 		out->vmax = 0;
 		rr->nvs = 0;
 		rr->collected = 0;
+		rr->onepc = 0;
+		rr->tag = 0;
 		rr->markraw = MRTX_BYTES(NULL, 0);
 		for (size_t i = 0; i < r->nkvs; i++) {
 			const rkv *kv = &r->kvs[i];
 
-			if (kv->key.size == 2 && memcmp(kv->key.data, rados_collect_key, 2) == 0) {
+			if (kv->key.size == 2 && memcmp(kv->key.data, rados_onepc_key, 2) == 0) {
+				rr->onepc = rados_mark_value(kv->value);
+			} else if (kv->key.size == rr->tkn && memcmp(kv->key.data, rr->tk, rr->tkn) == 0) {
+				rr->tag = rados_mark_value(kv->value);
+			} else if (kv->key.size == 2 &&
+			           memcmp(kv->key.data, rados_collect_key, 2) == 0) {
 				rr->markraw = kv->value;
 				for (size_t b = 0; b < kv->value.size && b < 8; b++)
 					rr->collected = rr->collected << 7 |
@@ -359,6 +382,130 @@ static int take_vers(rstore *rs, const store_table *t, const store_filter *f, si
 	return 0;
 }
 
+/* ------------------------------------------- what a snapshot reader saw */
+
+/* One read of a row at a timestamp: the tablet it came from (in map) and
+ * the tablet's one-phase mark beside it. */
+typedef struct rseen_read {
+	const store_table *t;
+	const rtmap *map;
+	const rtablet *tb;
+	uint64_t mark, tag; /* the tablet's one-phase mark, the row's */
+	const store_row *row;
+} rseen_read;
+
+/* The tablet's range [*lo, *hi) (hi NULL: to the end). */
+static void tablet_range(const rtmap *m, const rtablet *tb, mrtx_bytes *lo, mrtx_bytes *hi)
+{
+	size_t i = (size_t)(tb - m->t);
+
+	*lo = tb->start;
+	*hi = i + 1 < m->n ? m->t[i + 1].start : MRTX_BYTES(NULL, 0);
+}
+
+static int seen_overlaps(const store_seen_range *e, mrtx_bytes lo, mrtx_bytes hi)
+{
+	/* [e.lo, e.hi) and [lo, hi) meet unless one ends at or before the
+	 * other starts */
+	if (e->hi && cmp_bytes(e->hi, e->hin, lo.data, lo.size) <= 0)
+		return 0;
+	return !(hi.data && cmp_bytes(hi.data, hi.size, e->lo, e->lon) <= 0);
+}
+
+static int seen_same(const store_seen_range *e, mrtx_bytes lo, mrtx_bytes hi)
+{
+	return cmp_bytes(e->lo, e->lon, lo.data, lo.size) == 0 && !e->hi == !hi.data &&
+	       (!hi.data || cmp_bytes(e->hi, e->hin, hi.data, hi.size) == 0);
+}
+
+static uint8_t *dup_bytes(mrtx_bytes b)
+{
+	uint8_t *p = mrtx__malloc(b.size ? b.size : 1);
+
+	if (p && b.size)
+		memcpy(p, b.data, b.size);
+	return p;
+}
+
+/*
+ * A snapshot reader's check of an atomic commit it may have read half of
+ * (store_seen, DESIGN §5.3).  Atomic commits of a tablet land in the order
+ * of their stamps (their guard: the one-phase mark below the stamp), so
+ * the lowest mark a reader met in a range is the state it first read
+ * there, and a commit that landed later is stamped above it.  Each row
+ * keeps the stamp of the last atomic commit that wrote it (its tag): a tag
+ * above that lowest mark is a commit that landed since the first read, and
+ * when it is at or below the snapshot, the first read may have shown its
+ * other rows without it.  A tag above the snapshot may hide an earlier
+ * such commit of the row: then a version read above the lowest mark (and
+ * at or below the snapshot) counts as one.  A row whose last atomic
+ * commit landed before the first read is never judged: no later one wrote
+ * it.  The reads of one call go out together, so their lowest marks are
+ * taken before any row is judged.  Splits copy the marks and tags, so a
+ * range read before a split judges the rows of its children too.
+ */
+static int seen_note(const store_filter *f, const rseen_read *v, size_t n)
+{
+	store_seen *s = f ? f->seen : NULL;
+
+	if (!s || !f->at)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		mrtx_bytes lo, hi;
+		store_seen_range *e = NULL;
+
+		tablet_range(v[i].map, v[i].tb, &lo, &hi);
+		for (size_t k = 0; k < s->n && !e; k++)
+			if (s->v[k].table == v[i].t && seen_same(&s->v[k], lo, hi))
+				e = &s->v[k];
+		if (e) {
+			e->mark = MRTX_MIN(e->mark, v[i].mark);
+			continue;
+		}
+		if (s->n == s->cap) {
+			size_t cap = s->cap ? 2 * s->cap : 8;
+			store_seen_range *nv = mrtx__reallocarray(s->v, cap, sizeof(*nv));
+
+			if (!nv)
+				return mrtx__seterr(MRTX_ENOMEM, "out of memory");
+			s->v = nv;
+			s->cap = cap;
+		}
+		e = &s->v[s->n];
+		memset(e, 0, sizeof(*e));
+		e->table = v[i].t;
+		e->mark = v[i].mark;
+		e->lon = lo.size;
+		if (!(e->lo = dup_bytes(lo)) || (hi.data && !(e->hi = dup_bytes(hi)))) {
+			mrtx__free(e->lo);
+			return mrtx__seterr(MRTX_ENOMEM, "out of memory");
+		}
+		e->hin = hi.size;
+		s->n++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t vmax = v[i].row->vmax, tag = v[i].tag;
+		mrtx_bytes lo, hi;
+
+		if (!tag)
+			continue; /* (no atomic commit ever wrote the row) */
+		tablet_range(v[i].map, v[i].tb, &lo, &hi);
+		for (size_t k = 0; k < s->n; k++) {
+			const store_seen_range *e = &s->v[k];
+
+			if (e->table != v[i].t || tag <= e->mark || !seen_overlaps(e, lo, hi))
+				continue;
+			/* the row's last atomic commit landed after the first
+			 * read of the range: late when stamped at or below the
+			 * snapshot; when above, an earlier one may have been, and
+			 * the version read tells (conservatively) */
+			if (tag <= f->at || (vmax && vmax > e->mark && vmax <= f->at))
+				s->late = 1;
+		}
+	}
+	return 0;
+}
+
 int rados_moved(rstore *rs, const store_table *t, const char *oid, int attempt)
 {
 	if (attempt + 1 >= RMOVED_TRIES)
@@ -380,12 +527,19 @@ int rados_store_read_row(store *st, const store_table *t, mrtx_bytes row,
 	for (int attempt = 0;; attempt++) {
 		if ((rc = rowread_init(&rr, row, f, a)))
 			return rc;
-		rowread_op(&rr, rados_tablet_of(t, row)->oid, f, &r);
+		const rtmap *map = rados_map(t);
+		const rtablet *tb = rados_tablet_in(map, row);
+
+		rowread_op(&rr, tb->oid, f, &r);
 		atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
 		if ((rc = rconn_read(rs->conn, &r, 1, a)))
 			return read_err(rs, rc);
-		if ((rc = rowread_take(rs, t, &rr, &r, row, f, a, out)) != RMOVED ||
-		    (rc = rados_moved(rs, t, r.oid, attempt)))
+		if ((rc = rowread_take(rs, t, &rr, &r, row, f, a, out)) == 0) {
+			rseen_read sr = { t, map, tb, rr.onepc, rr.tag, out };
+
+			return seen_note(f, &sr, 1);
+		}
+		if (rc != RMOVED || (rc = rados_moved(rs, t, r.oid, attempt)))
 			return rc;
 	}
 }
@@ -418,6 +572,16 @@ static int read_many(rstore *rs, const rtmap *map, const store_table *const *ts,
 				*moved_oid = r[i].oid;
 			return rc;
 		}
+	if (f && f->seen && f->at) {
+		rseen_read *sv = arena_alloc(a, n * sizeof(*sv));
+
+		if (!sv)
+			return MRTX_ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			sv[i] = (rseen_read){ ts[i], map, rados_tablet_in(map, rows[i]), rr[i].onepc,
+			                      rr[i].tag, &out[i] };
+		return seen_note(f, sv, n);
+	}
 	return 0;
 }
 

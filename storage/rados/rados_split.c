@@ -225,8 +225,8 @@ done:
 	return rc == RCONN_TIMEDOUT ? MRTX_ESTORE : rc;
 }
 
-/* The row a key of a tablet belongs to, into buf; *is_row: 0 the gen key
- * or the collection mark (copied to both sides), 1 a row key. */
+/* The row a key of a tablet belongs to, into buf; *is_row: 0 the gen key,
+ * the collection mark or the one-phase mark (copied to both sides), 1 a row key. */
 static int key_row(rstore *rs, const char *oid, mrtx_bytes k, uint8_t *buf, mrtx_bytes *row,
                    int *is_row)
 {
@@ -235,10 +235,11 @@ static int key_row(rstore *rs, const char *oid, mrtx_bytes k, uint8_t *buf, mrtx
 
 	*is_row = 0;
 	if (k.size == 2 && (memcmp(p, rados_gen_key, 2) == 0 ||
-	                    memcmp(p, rados_collect_key, 2) == 0))
+	                    memcmp(p, rados_collect_key, 2) == 0 ||
+	                    memcmp(p, rados_onepc_key, 2) == 0))
 		return 0;
 	if (k.size >= 2) {
-		if (p[0] == RK_LOCK || p[0] == RK_CELL || p[0] == RK_PUSH)
+		if (p[0] == RK_LOCK || p[0] == RK_CELL || p[0] == RK_PUSH || p[0] == RK_ONEPC)
 			len = rkey_get(buf, p + 1, k.size - 1, &used);
 		else if (p[0] == RK_DESC)
 			len = rkey_get_desc(buf, p + 1, k.size - 1, &used);
@@ -464,7 +465,7 @@ static int finish(rstore *rs, const store_table *t, const char *poid, uint32_t p
 			return rc;
 	/* trim: the parent keeps its mark (and generation), nothing else */
 	{
-		static const uint8_t lo_k[1] = { RK_LOCK }, hi_k[1] = { RK_PUSH + 1 };
+		static const uint8_t lo_k[1] = { RK_LOCK }, hi_k[1] = { RK_ONEPC + 1 };
 		rados_write_op_t op = rados_create_write_op();
 		mrtx_arena a;
 		mrtx_bytes st;

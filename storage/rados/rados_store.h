@@ -49,6 +49,9 @@ int rados_store_scan_rows(store *st, const store_table *t, const store_range *r,
                           const store_filter *f, size_t max_rows, mrtx_arena *a,
                           store_row **rows, size_t *nrows, int *more);
 int rados_store_write_rows(store *st, store_op *ops, size_t n);
+int rados_store_atomic_ok(store *st, const store_rowref *rows, size_t n, size_t nchecks);
+int rados_store_write_atomic(store *st, store_op *ops, size_t n, store_rcheck *checks,
+                             size_t nchecks, int *applied);
 int rados_store_ts_next(store *st, uint64_t floor, uint64_t *out);
 int rados_store_ts_known(store *st, uint64_t *out);
 int rados_store_ts_start(store *st, uint64_t *out);

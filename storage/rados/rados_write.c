@@ -16,6 +16,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+const uint8_t rados_onepc_key[2] = { RK_GEN_0, 'W' }; /* (after the state key) */
+
+uint64_t rados_mark_value(mrtx_bytes v)
+{
+	uint64_t m = 0;
+
+	for (size_t b = 0; b < v.size && b < 8; b++)
+		m = m << 7 | (((const uint8_t *)v.data)[b] & 0x7f);
+	return m;
+}
+
 /* A librados result as an op result: EUNKNOWN when it may have applied. */
 static int op_result(int r)
 {
@@ -51,6 +62,10 @@ typedef struct rgroup {
 	                stamp (oracle-stamped ops: pushed()) */
 	const store_row *pre; /* per op (caller's index), the row's
 	                         live cells read first (rados_vmut_needs_pre) */
+	int atomic;         /* store_write_atomic's: check_only ops, no push
+	                       marks, the one-phase mark guarded and raised */
+	uint8_t mark[8];    /* ... to this stamp (rgen digits) */
+	int mark_prval;
 	rados_write_op_t wop;
 	rados_completion_t comp;
 	int result;
@@ -84,6 +99,10 @@ static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a
 		rados_write_op_omap_cmp2(g->wop, (const char *)rados_gen_key,
 		                         LIBRADOS_CMPXATTR_OP_LT, (const char *)g->gen, 2, 8,
 		                         &g->gen_prval);
+	if (g->atomic) /* no atomic commit stamped later has landed here */
+		rados_write_op_omap_cmp2(g->wop, (const char *)rados_onepc_key,
+		                         LIBRADOS_CMPXATTR_OP_LT, (const char *)g->mark, 2, 8,
+		                         &g->mark_prval);
 	for (size_t j = 0; j < g->n; j++) {
 		const store_op *op = &ops[g->idx[j]];
 		size_t lkn = rados_lock_key(lk, op->row);
@@ -100,7 +119,7 @@ static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a
 		rados_write_op_omap_cmp2(g->wop, (const char *)lk, cmp,
 		                         expect.data ? expect.data : "", lkn, expect.size,
 		                         &g->prval[j]);
-		if (pushed(op)) {
+		if (!g->atomic && pushed(op)) {
 			/* a commit point: no reader at a snapshot at or above its
 			 * stamp met the lock and read past it (store_push) */
 			uint8_t *pk = arena_alloc(a, 1 + rkey_size(op->row.data, op->row.size)),
@@ -135,6 +154,14 @@ static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a
 		const char *keys[2] = { (const char *)lk, (const char *)dk };
 		size_t kl[2] = { lkn, dkn };
 
+		if (op->check_only)
+			continue;
+		if (g->atomic) { /* the row's last atomic commit: this one */
+			const char *tk[1] = { (const char *)kb }, *tv[1] = { (const char *)g->mark };
+			size_t tkl[1] = { rados_onepc_row_key(kb, op->row) }, tvl[1] = { 8 };
+
+			rados_write_op_omap_set2(g->wop, tk, tv, tkl, tvl, 1);
+		}
 		for (size_t m = 0; m < op->nmuts; m++) {
 			int rc = rados_vmut_add(op->table, g->wop, cp, cpn, &op->muts[m],
 			                        op->stamp ? op->stamped : op->ts,
@@ -143,7 +170,7 @@ static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a
 			if (rc)
 				return rc;
 		}
-		if (pushed(op)) { /* (its reader's mark is spent) */
+		if (!g->atomic && pushed(op)) { /* (its reader's mark is spent) */
 			const char *pk[1] = { (const char *)kb };
 			size_t pkl[1] = { rados_push_key(kb, op->row) };
 
@@ -164,6 +191,12 @@ static int group_build(const rstore *rs, rgroup *g, store_op *ops, mrtx_arena *a
 			vl[1] = 0;
 			rados_write_op_omap_set2(g->wop, keys, vals, kl, vl, 2);
 		}
+	}
+	if (g->atomic) {
+		const char *mk[1] = { (const char *)rados_onepc_key }, *mv[1] = { (const char *)g->mark };
+		size_t mkl[1] = { 2 }, mvl[1] = { 8 };
+
+		rados_write_op_omap_set2(g->wop, mk, mv, mkl, mvl, 1);
 	}
 	return 0;
 }
@@ -384,6 +417,8 @@ static int write_settle(rstore *rs, store_op *ops, size_t n, size_t *idx, size_t
  * the caller puts back before `a` is freed.
  * Keeps I13 (DESIGN §10).
  */
+static int pre_read(store *st, store_op *ops, size_t n, mrtx_arena *a, store_row **pre);
+
 static int versions_prepare(rstore *rs, store *st, store_op *ops, size_t n, mrtx_arena *a,
                             store_row **pre, mrtx_bytes *orig)
 {
@@ -417,6 +452,17 @@ static int versions_prepare(rstore *rs, store *st, store_op *ops, size_t n, mrtx
 		if ((rc = FAILPOINT(FP_STORE_AFTER_STAMP)))
 			return rc;
 	}
+	return pre_read(st, ops, n, a, pre);
+}
+
+/* The rows of ops whose mutations delete a family that keeps versions,
+ * read first for the cells to mark deleted (*pre, per op; NULL when none
+ * is). */
+static int pre_read(store *st, store_op *ops, size_t n, mrtx_arena *a, store_row **pre)
+{
+	int rc;
+
+	*pre = NULL;
 	for (size_t i = 0; i < n; i++) {
 		store_filter f = STORE_FILTER_ALL;
 		int need = 0;
@@ -603,5 +649,250 @@ int rados_store_push(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes
 		break;
 	}
 	arena_free(&a);
+	return rc;
+}
+
+/* ------------------------------------------------------ one-phase commits */
+
+/* The one tablet of the current maps holding every op's row, or NULL. */
+static const char *one_tablet(store_op *ops, size_t n)
+{
+	const char *oid = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *o = rados_tablet_of(ops[i].table, ops[i].row)->oid;
+
+		if (i && (ops[i].table != ops[0].table || strcmp(o, oid) != 0))
+			return NULL;
+		oid = o;
+	}
+	return oid;
+}
+
+int rados_store_atomic_ok(store *st, const store_rowref *rows, size_t n, size_t nchecks)
+{
+	const rtablet *tb = NULL;
+
+	(void)st;
+	if (nchecks || RS(st)->unbatched)
+		return 0; /* (no guard says "no new row in this range") */
+	for (size_t i = 0; i < n; i++) {
+		const rtablet *x = rados_tablet_of(rows[i].table, rows[i].row);
+
+		if (i && (rows[i].table != rows[0].table || x != tb))
+			return 0;
+		tb = x;
+	}
+	return n > 0;
+}
+
+/*
+ * One attempt of an atomic commit on tablet oid: stamp every written op
+ * with one timestamp from the oracle (stamped before the write, as a
+ * one-row commit is: a snapshot taken after the commit returns is above
+ * it, I17), then one compound write: the tablet open, the gen guard, the
+ * one-phase mark below the stamp, every op's lock condition; then every
+ * written op's mutations and new lock, and the mark raised to the stamp.
+ * Sets each op's result; returns RMOVED, RMARKED or 0 (see the results)
+ * or an error (nothing sent, or the outcome unknown: results say which).
+ */
+static int atomic_once(rstore *rs, store *st, store_op *ops, size_t n, const char *oid,
+                       mrtx_arena *a)
+{
+	uint64_t floor = 0, ts;
+	store_row *pre = NULL;
+	uint8_t *nl = NULL;
+	rgroup g;
+	int rc;
+
+	memset(&g, 0, sizeof(g));
+	for (size_t i = 0; i < n; i++) {
+		ops[i].result = MRTX_ESTORE;
+		ops[i].stamped = 0;
+		if (ops[i].check_only)
+			continue;
+		if (!ops[i].stamp || ops[i].delete_lock ||
+		    ops[i].new_lock.size < ops[i].stamp_off + 8u)
+			return mrtx__seterr(MRTX_EINVAL, "%s: an atomic commit of a row without "
+			                    "room for its timestamp in its lock", rs->addr);
+		floor = MRTX_MAX(floor, ops[i].stamp_floor);
+	}
+	if ((rc = rados_store_ts_next(st, floor, &ts)))
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		if (ops[i].check_only)
+			continue;
+		if (!(nl = arena_dup(a, ops[i].new_lock.data, ops[i].new_lock.size)))
+			return MRTX_ENOMEM;
+		for (unsigned b = 0; b < 8; b++) /* (u64 LE, as LMDB stamps it) */
+			nl[ops[i].stamp_off + b] = (uint8_t)(ts >> (8 * b));
+		ops[i].new_lock = MRTX_BYTES(nl, ops[i].new_lock.size);
+		ops[i].stamped = ts;
+	}
+	if ((rc = FAILPOINT(FP_STORE_AFTER_STAMP)) || (rc = pre_read(st, ops, n, a, &pre)))
+		return rc;
+	g.oid = oid;
+	g.n = n;
+	g.atomic = 1;
+	g.pre = pre;
+	rgen_put(g.mark, ts);
+	if (!(g.idx = arena_alloc(a, n * sizeof(*g.idx))) ||
+	    !(g.prval = arena_alloc(a, n * sizeof(*g.prval))) ||
+	    !(g.prval2 = arena_alloc(a, n * sizeof(*g.prval2))) ||
+	    !(g.prval3 = arena_alloc(a, n * sizeof(*g.prval3))))
+		return MRTX_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		g.idx[i] = i;
+		g.prval[i] = g.prval2[i] = g.prval3[i] = 0;
+		/* (one new lock in a frozen table refuses the whole commit) */
+		g.acquire |= !!ops[i].acquire;
+		if (ops[i].check_gen) {
+			if (g.gen_guard && g.gen_of != ops[i].gen)
+				return mrtx__seterr(MRTX_EINVAL, "%s: an atomic commit under two index "
+				                    "generations", rs->addr);
+			g.gen_guard = 1;
+			g.gen_of = ops[i].gen;
+			rgen_put(g.gen, ops[i].gen + 1); /* stored < gen + 1 */
+		}
+	}
+	if ((rc = group_build(rs, &g, ops, a)) == 0) {
+		rados_completion_t comp;
+		int r = rados_aio_create_completion2(NULL, NULL, &comp);
+
+		if (r < 0) {
+			rc = mrtx__seterr(MRTX_ENOMEM, "rados: no completion: %s", strerror(-r));
+		} else {
+			atomic_fetch_add_explicit(&rs->write_txns, 1, memory_order_relaxed);
+			r = rados_aio_write_op_operate(g.wop, rconn_ioctx(rs->conn), comp, oid, NULL,
+			                               LIBRADOS_OPERATION_NOFLAG);
+			if (r == 0) {
+				rados_aio_wait_for_complete(comp);
+				r = rados_aio_get_return_value(comp);
+			}
+			rados_aio_release(comp);
+			g.result = r;
+		}
+	}
+	if (g.wop)
+		rados_release_write_op(g.wop);
+	if (rc)
+		return rc; /* (nothing sent) */
+	if (g.result == 0) {
+		for (size_t i = 0; i < n; i++)
+			ops[i].result = 0;
+		return 0;
+	}
+	if (g.result != -ECANCELED) {
+		rc = op_result(g.result);
+		for (size_t i = 0; i < n; i++)
+			ops[i].result = rc;
+		rc = rconn_error(rs->conn, g.result, "write rows", oid);
+		return rc == RCONN_TIMEDOUT ? mrtx__seterr(MRTX_ESTORE, "%s", mrtx_errmsg()) : rc;
+	}
+	if (g.state_prval == -ECANCELED)
+		return RMOVED;
+	if (g.acquire && g.frz_prval == -ECANCELED) {
+		/* a drop or truncate froze the table (rados_ddl.c) */
+		for (size_t i = 0; i < n; i++)
+			ops[i].result = ops[i].acquire ? MRTX_CONFLICT : 0;
+		mrtx__seterr(MRTX_CONFLICT, "table '%s' is being dropped or truncated: no new "
+		             "lock may be taken in it", ops[0].table->name);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		ops[i].result = g.prval[i] == -ECANCELED || g.prval2[i] == -ECANCELED ?
+		                MRTX_CONFLICT : 0;
+	if (g.gen_guard && g.gen_prval == -ECANCELED)
+		for (size_t i = 0; i < n; i++)
+			ops[i].result = ops[i].check_gen ? STORE_GEN_CHANGED : ops[i].result;
+	for (size_t i = 0; i < n; i++)
+		if (ops[i].result)
+			return 0;
+	return g.mark_prval == -ECANCELED ? RMARKED : 0;
+}
+
+/*
+ * store_write_atomic on RADOS (DESIGN §5.3): a commit whose rows all live
+ * in one tablet is one guarded compound write on that object.  A split
+ * that retired the tablet: settle and try again, or STORE_NOT_ATOMIC when
+ * the rows are in several tablets now.  An atomic commit stamped later
+ * that landed first (RMARKED): stamped again (the oracle's next is above
+ * the mark) and sent again, PUSH_TRIES rounds, then MRTX_CONFLICT.
+ */
+int rados_store_write_atomic(store *st, store_op *ops, size_t n, store_rcheck *checks,
+                             size_t nchecks, int *applied)
+{
+	rstore *rs = RS(st);
+	mrtx_bytes *orig;
+	mrtx_arena a;
+	int rc = 0, fault, marked = 0;
+
+	(void)checks;
+	*applied = 0;
+	if (n == 0)
+		return 0;
+	if (nchecks)
+		return STORE_NOT_ATOMIC;
+	fault = store__fault_armed ? rados_fault(rs, "write rows (injected fault)", 1) : 0;
+	if (fault && fault != STORE_FAULT_APPLIED) {
+		for (size_t i = 0; i < n; i++)
+			ops[i].result = fault;
+		return fault;
+	}
+	atomic_fetch_add_explicit(&rs->write_calls, 1, memory_order_relaxed);
+	arena_init(&a);
+	if (!(orig = arena_alloc(&a, n * sizeof(*orig)))) {
+		arena_free(&a);
+		return MRTX_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		orig[i] = ops[i].new_lock;
+	for (int attempt = 0;; attempt++) {
+		const char *oid = one_tablet(ops, n);
+
+		if (!oid) {
+			rc = STORE_NOT_ATOMIC;
+			break;
+		}
+		rc = atomic_once(rs, st, ops, n, oid, &a);
+		for (size_t i = 0; i < n; i++)
+			ops[i].new_lock = orig[i];
+		if (rc == RMOVED) {
+			if ((rc = rados_moved(rs, ops[0].table, oid, attempt)))
+				break;
+			continue;
+		}
+		if (rc == RMARKED && ++marked < PUSH_TRIES)
+			continue;
+		if (rc == RMARKED) {
+			for (size_t i = 0; i < n; i++)
+				ops[i].result = ops[i].check_only ? 0 : MRTX_CONFLICT;
+			rc = 0;
+		}
+		break;
+	}
+	if (rc == 0) {
+		*applied = 1;
+		for (size_t i = 0; i < n; i++)
+			if (ops[i].result)
+				*applied = 0;
+	}
+	if (rc || !*applied)
+		for (size_t i = 0; i < n; i++)
+			ops[i].stamped = 0;
+	if (rc == STORE_NOT_ATOMIC)
+		for (size_t i = 0; i < n; i++)
+			ops[i].result = 0;
+	arena_free(&a);
+	if (rc == 0 && *applied && rs->split_rows)
+		split_candidates(rs, ops, n);
+	if (fault == STORE_FAULT_APPLIED) {
+		for (size_t i = 0; i < n; i++)
+			if (ops[i].result == 0)
+				ops[i].result = MRTX_EUNKNOWN;
+		*applied = 0;
+		rc = mrtx__seterr(MRTX_ESTORE, "store %s: write rows: reply lost (injected fault)",
+		                  rs->addr);
+	}
 	return rc;
 }

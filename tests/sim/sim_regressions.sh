@@ -16,5 +16,6 @@ while read -r why opts; do
 done <<'SEEDS'
 read-past-stale-secondary --workload append --seed 1634
 read-past-stale-secondary --workload append --accounts 4 --seed 113
+one-phase-read-half --seed 6
 SEEDS
 exit "$fail"

@@ -1013,8 +1013,11 @@ static void *held_write(void *arg)
 	mrtx_db *db;
 	mrtx_txn *txn;
 
+	mrtx__knobs k = { 0 };
+
 	o.lock_ttl_ms = 600000; /* (held after its stamp, its heartbeat has stopped) */
-	db = tu_open(w->path, &o);
+	k.two_phase = 1; /* (its rows share a tablet: else one atomic write) */
+	db = tu_open_k(w->path, &o, &k);
 
 	w->rc = MRTX_ESTORE;
 	if (!db)

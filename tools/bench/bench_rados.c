@@ -7,6 +7,10 @@
  *   multi_row    a 4-row transaction on a table pre-split into 8 tablets
  *                against 4 guarded writes of the same rows, one per row on
  *                its tablet's object, sent at once (aio)
+ *   one_tablet   a 4-row transaction whose rows all lie in one tablet (a
+ *                one-phase commit: one guarded write of the tablet, DESIGN
+ *                §5.3) against one guarded write of the same rows on one
+ *                object
  *   ts           the store's timestamp source (admin_ts_next), by one thread
  *                and by 8: one guarded write of NAME.ts per batch (reported)
  *   latency      the median commit latency of an N-row transaction, N = 1
@@ -238,6 +242,41 @@ static int op_multi_raw(fixture *f, unsigned *seed, long i)
 	return rc;
 }
 
+/* 4 distinct rows of the first tablet's range. */
+static void pick_one_tablet(struct rows_payload *p, unsigned *seed)
+{
+	p->n = 4;
+	for (int r = 0; r < 4; r++) {
+		int dup;
+
+		do {
+			multi_row_name(p->rows[r], sizeof(p->rows[r]),
+			               rand_r(seed) % (MULTI_ROWS / MULTI_TABLETS));
+			dup = 0;
+			for (int j = 0; j < r; j++)
+				dup |= strcmp(p->rows[j], p->rows[r]) == 0;
+		} while (dup);
+	}
+}
+
+static int op_one_tablet_mrtx(fixture *f, unsigned *seed, long i)
+{
+	struct rows_payload p;
+
+	(void)i;
+	pick_one_tablet(&p, seed);
+	return put_rows_mrtx(f, &p);
+}
+
+static int op_one_tablet_raw(fixture *f, unsigned *seed, long i)
+{
+	struct rows_payload p;
+
+	(void)i;
+	pick_one_tablet(&p, seed);
+	return put_rows_raw(f, &p); /* (one op: every row on tablet 0's object) */
+}
+
 /* Objects per transaction of the multi_row phase (admin_counters). */
 typedef struct objs {
 	double mrtx_w, mrtx_r, raw_w;
@@ -376,7 +415,7 @@ int bench_rados(bcfg *c, const char *uri, const char *only)
 {
 	/* (the first is the unit of the round trips) */
 	static const int sizes[] = { 1, 2, 4, 8, 16, 32, 64 };
-	bres r[6];
+	bres r[7];
 	lat l[sizeof(sizes) / sizeof(sizes[0])];
 	size_t n = 0, nl = 0;
 	objs o = { 0, 0, 0 }, *op = NULL;
@@ -384,10 +423,11 @@ int bench_rados(bcfg *c, const char *uri, const char *only)
 	rfix x;
 
 	if (only && strcmp(only, "single_row") && strcmp(only, "multi_row") &&
-	    strcmp(only, "latency") && strcmp(only, "ts") && strcmp(only, "snapshot") &&
-	    strcmp(only, "longscan")) {
+	    strcmp(only, "one_tablet") && strcmp(only, "latency") && strcmp(only, "ts") &&
+	    strcmp(only, "snapshot") && strcmp(only, "longscan")) {
 		fprintf(stderr, "mrtx: bench: workload '%s' is not run on a RADOS store "
-		        "(single_row, multi_row, latency, ts, snapshot, longscan)\n", only);
+		        "(single_row, multi_row, one_tablet, latency, ts, snapshot, longscan)\n",
+		        only);
 		return 2;
 	}
 	rfix_open(&x, uri);
@@ -422,6 +462,12 @@ int bench_rados(bcfg *c, const char *uri, const char *only)
 		}
 		r[n] = (bres){ "multi_row", "replicated", r[n].mrtx_ops, r[n].base_ops, 0.5, 1, 1, 0,
 		               "txn/s" };
+		n++;
+	}
+	if (!only || strcmp(only, "one_tablet") == 0) {
+		alternate(c, &f, op_one_tablet_mrtx, op_one_tablet_raw, &r[n]);
+		r[n] = (bres){ "one_tablet", "replicated", r[n].mrtx_ops, r[n].base_ops, 0.9, 1, 1,
+		               0, "txn/s" };
 		n++;
 	}
 	if (!only || strcmp(only, "ts") == 0) {

@@ -89,7 +89,7 @@ _mrtx()
 		;;
 	--only)
 		[[ $sub == crashsim ]] && return # a state number
-		_mrtx_reply -W "single_row multi_row interactive get recover calls ts longscan latency" -- "$cur"
+		_mrtx_reply -W "single_row multi_row one_tablet interactive get recover calls ts longscan latency" -- "$cur"
 		return
 		;;
 	--durability)

@@ -98,9 +98,9 @@ static void usage(FILE *f)
 	           "  Runs writers against a fresh STORE, SIGKILLs them at random and at every\n"
 	           "  failpoint, then recovers and checks: bank sums, or serializability of the\n"
 	           "  list-append history.  Histories are kept in STORE.chaos/.\n"
-	           "  LMDB commits several rows in one write (one phase) unless --two-phase\n"
-	           "  (the prewrite/commit-point protocol) or --unbatched (each row its own\n"
-	           "  write, which implies two phases).\n"
+	           "  LMDB commits several rows in one write (one phase), RADOS the rows of\n"
+	           "  one tablet, unless --two-phase (the prewrite/commit-point protocol) or\n"
+	           "  --unbatched (each row its own write, which implies two phases).\n"
 	           "  Defaults: --workload bank, --seconds 30, --writers 4, --seed from the\n"
 	           "  clock and pid (printed, so a run can be repeated), flags off.\n"
 	           "  Exit 0: no anomaly; 1: anomalies (listed); 2: usage.\n");
