@@ -1021,6 +1021,20 @@ static int gen_spread(rstore *rs, uint64_t gen)
 	                    "declaration spreads", rs->addr);
 }
 
+/* The generation record v as a number that may still be raised (row writes
+ * guard with gen + 1): 0, MRTX_ECORRUPT or MRTX_ESTORE. */
+static int gen_take(rstore *rs, mrtx_bytes v, uint64_t *gen)
+{
+	if (v.size != 8)
+		return mrtx__seterr(MRTX_ECORRUPT, "%s: the generation record is malformed",
+		                    rs->addr);
+	*gen = rbe64_get(v.data);
+	if (*gen + 1 >= RGEN_MAX)
+		return mrtx__seterr(MRTX_ESTORE, "%s: no more metadata generations (%" PRIu64
+		                    " made)", rs->addr, *gen);
+	return 0;
+}
+
 int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 {
 	static const char *const gk = "gen";
@@ -1038,17 +1052,8 @@ int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 
 		if ((rc = meta_read(rs, keys, 2, &a, v, &exists)))
 			break;
-		if (v[0].size != 8) {
-			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the generation record is malformed",
-			                  rs->addr);
+		if ((rc = gen_take(rs, v[0], &gen)))
 			break;
-		}
-		gen = rbe64_get(v[0].data);
-		if (gen + 1 >= RGEN_MAX) { /* (row writes guard with gen + 1) */
-			rc = mrtx__seterr(MRTX_ESTORE, "%s: no more metadata generations "
-			                  "(%" PRIu64 " made)", rs->addr, gen);
-			break;
-		}
 		if (v[1].data) {
 			rc = v[1].size == value.size && memcmp(v[1].data, value.data, value.size) == 0 ?
 			     gen_spread(rs, gen) :
@@ -1099,17 +1104,8 @@ int rados_store_meta_change(store *st, const char *const *del, size_t ndel,
 
 		if ((rc = meta_read(rs, keys, 1, &a, v, &exists)))
 			break;
-		if (v[0].size != 8) {
-			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the generation record is malformed",
-			                  rs->addr);
+		if ((rc = gen_take(rs, v[0], &gen)))
 			break;
-		}
-		gen = rbe64_get(v[0].data);
-		if (gen + 1 >= RGEN_MAX) { /* (row writes guard with gen + 1) */
-			rc = mrtx__seterr(MRTX_ESTORE, "%s: no more metadata generations "
-			                  "(%" PRIu64 " made)", rs->addr, gen);
-			break;
-		}
 		rbe64_put(g8, gen + 1);
 		g = guard_eq(gk, v[0]);
 		sets[0] = (rkv){ MRTX_CSTR(gk), MRTX_BYTES(g8, 8) };
