@@ -434,9 +434,13 @@ int mrtx_add_family(mrtx_db *db, const char *table, const char *family);
  * Change one family's version policy (mrtx_family_spec: VERSIONS,
  * MIN_VERSIONS, TTL) in an existing table; spec->name names the family,
  * and its max_versions 0 means 1, as at creation.  The change is one store
- * write; other handles and processes learn of it as of mrtx_add_family
- * (their next read of the table; a write a handle makes before then may
- * still trim its cells by the old policy).
+ * write.  LMDB: other handles and processes learn of it as of
+ * mrtx_add_family (their next read of the table; a write a handle makes
+ * before then may still trim its cells by the old policy).  RADOS: the
+ * write also raises the store's metadata generation, so another handle's
+ * next commit that writes fails once with MRTX_CONFLICT, having reloaded
+ * the policy (mrtx_run retries it); a handle that only reads follows at
+ * its next family lookup that misses, or when reopened.
  *
  * Versions the new policy no longer keeps are hidden from reads at once
  * (reads apply the policy themselves) and are removed by the next write of
@@ -454,9 +458,8 @@ int mrtx_add_family(mrtx_db *db, const char *table, const char *family);
  * @param spec  the family (borrowed; name required) and its new policy.
  * @return MRTX_OK; MRTX_EINVAL (NULL argument, min_versions above
  *   max_versions, a TTL past 2^63 microseconds); MRTX_ENOTABLE;
- *   MRTX_ENOFAMILY; MRTX_ENOTSUP (a RADOS store: its handles keep a
- *   table's policies from when they first read it, so a change could not
- *   reach them); MRTX_EREADONLY; MRTX_EFULL; MRTX_ECORRUPT; MRTX_ESTORE;
+ *   MRTX_ENOFAMILY; MRTX_ELOCKED (RADOS: a drop or truncate of the table
+ *   is under way); MRTX_EREADONLY; MRTX_EFULL; MRTX_ECORRUPT; MRTX_ESTORE;
  *   MRTX_ENOMEM.
  */
 int mrtx_alter_family(mrtx_db *db, const char *table, const mrtx_family_spec *spec);

@@ -268,8 +268,8 @@ int rados_store_table_refresh(store *st)
 		if ((rc = rados_table_record(rs, t, &a, &rec)) == 0) {
 			if (!rec_is(rec, t))
 				atomic_store(&t->state, STORE_T_GONE);
-			else
-				rc = families_take(rs, t, rec);
+			else if ((rc = families_take(rs, t, rec)) == 0)
+				rc = rados_table_policies_reload(rs, t);
 		}
 		arena_free(&a);
 	}

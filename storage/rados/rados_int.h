@@ -287,6 +287,9 @@ int rados_table_settle(rstore *rs, const store_table *t, const char *oid);
 /* rs->mu, which guards the table cache (rados_meta.c). */
 void rados_tables_lock(rstore *rs);
 void rados_tables_unlock(rstore *rs);
+/* Re-read t's version policies and publish them if they changed
+ * (rados_meta.c). */
+int rados_table_policies_reload(rstore *rs, const store_table *t);
 /* Re-read t's record into a new map (rados_meta.c). */
 int rados_table_reload(rstore *rs, const store_table *t);
 /* The record of t as stored (v.data NULL when gone), read into a. */

@@ -1186,3 +1186,123 @@ int rados_store_meta_list(store *st, const char *prefix, mrtx_arena *a,
 	}
 	return rc;
 }
+
+/* ------------------------------------------------------ version policies */
+
+/* t's policies as stored now (p/<name>), published to t when they differ
+ * from what it has. */
+int rados_table_policies_reload(rstore *rs, const store_table *t)
+{
+	char pkey[MRTX_MAX_NAME + 3];
+	const char *keys[1] = { pkey };
+	store_polset *pol = NULL, *cur;
+	mrtx_bytes v;
+	mrtx_arena a;
+	int rc, exists;
+
+	snprintf(pkey, sizeof(pkey), "p/%s", t->name);
+	arena_init(&a);
+	if ((rc = meta_read(rs, keys, 1, &a, &v, &exists)) == 0 && v.data &&
+	    (rc = store_policies_parse(v, &pol)))
+		rc = rc == MRTX_ENOMEM ? rc :
+		     mrtx__seterr(MRTX_ECORRUPT, "%s: the version policies of table '%s' are "
+		                  "malformed", rs->addr, t->name);
+	arena_free(&a);
+	if (rc || !pol)
+		return rc;
+	rs_lock(rs);
+	cur = atomic_load(&((store_table *)(uintptr_t)t)->pols);
+	if (cur && cur->n == pol->n && memcmp(cur->p, pol->p, pol->n * sizeof(pol->p[0])) == 0)
+		mrtx__free(pol);
+	else
+		store_policies_publish((store_table *)(uintptr_t)t, pol);
+	pthread_mutex_unlock(&rs->mu);
+	return 0;
+}
+
+/*
+ * mrtx_alter_family on RADOS: one guarded write of NAME.meta replaces the
+ * table's record of policies and raises the metadata generation, which is
+ * then spread to every tablet (gen_spread).  A writer holding the old
+ * generation fails its next row write (STORE_GEN_CHANGED: the transaction
+ * conflicts), and the backend reloads that table's policies then
+ * (rados_write.c), so its retry writes under the new ones.
+ */
+int rados_store_alter_family(store *st, const store_table *t, unsigned fid,
+                             const store_policy *pol)
+{
+	rstore *rs = RS(st);
+	char tk[MRTX_MAX_NAME + 3], pk[MRTX_MAX_NAME + 3], fk[MRTX_MAX_NAME + 3];
+	mrtx_arena a;
+	int rc = 0;
+
+	snprintf(tk, sizeof(tk), "t/%s", t->name);
+	snprintf(pk, sizeof(pk), "p/%s", t->name);
+	snprintf(fk, sizeof(fk), "f/%s", t->name);
+	arena_init(&a);
+	for (int attempt = 0; attempt < 20; attempt++) {
+		const char *keys[4] = { tk, pk, fk, "gen" };
+		uint8_t pb[MRTX_MAX_FAMILIES * STORE_POL_SIZE], g8[8];
+		mrtx_bytes v[4];
+		size_t have = 0, np;
+		uint64_t gen;
+		int exists, applied;
+
+		if ((rc = meta_read(rs, keys, 4, &a, v, &exists)))
+			break;
+		if (!v[0].data || v[0].size < 5 || rbe32_get(v[0].data) != ((rtable *)t->be)->id) {
+			rc = rados_table_closed(rs, t, v[0]);
+			rc = rc == MRTX_CONFLICT ?
+			     mrtx__seterr(MRTX_ENOTABLE, "table '%s' was truncated since it was "
+			                  "looked up: look it up again", t->name) : rc;
+			break;
+		}
+		if (v[2].data) {
+			rc = mrtx__seterr(MRTX_ELOCKED, "table '%s' is being dropped or truncated",
+			                  t->name);
+			break;
+		}
+		if (fid >= ((const uint8_t *)v[0].data)[4]) {
+			rc = mrtx__seterr(MRTX_ENOFAMILY, "table '%s' has no family number %u",
+			                  t->name, fid + 1);
+			break;
+		}
+		if ((rc = gen_take(rs, v[3], &gen)))
+			break;
+		if (v[1].data) {
+			if (v[1].size % STORE_POL_SIZE || v[1].size > sizeof(pb)) {
+				rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the version policies of table "
+				                  "'%s' are malformed", rs->addr, t->name);
+				break;
+			}
+			memcpy(pb, v[1].data, v[1].size);
+			have = v[1].size / STORE_POL_SIZE;
+		}
+		/* (families past the record's end keep one version) */
+		np = fid + 1 > have ? fid + 1 : have;
+		for (size_t i = have; i < np; i++) {
+			store_policy one = { 1, 0, 0 };
+
+			store_policy_put(pb + i * STORE_POL_SIZE, &one);
+		}
+		store_policy_put(pb + fid * STORE_POL_SIZE, pol);
+		rbe64_put(g8, gen + 1);
+		{
+			rguard g[4] = { guard_eq(tk, v[0]), guard_eq(pk, v[1].data ? v[1] :
+			                MRTX_BYTES("", 0)), guard_eq(fk, MRTX_BYTES("", 0)),
+			                guard_eq("gen", v[3]) };
+			rkv sets[2] = { { MRTX_CSTR(pk), MRTX_BYTES(pb, np * STORE_POL_SIZE) },
+			                { MRTX_CSTR("gen"), MRTX_BYTES(g8, 8) } };
+
+			if ((rc = meta_write(rs, g, 4, sets, 2, &applied)))
+				break;
+		}
+		if (applied) {
+			if ((rc = rados_table_policies_reload(rs, t)) == 0)
+				rc = gen_spread(rs, gen + 1);
+			break;
+		}
+	}
+	arena_free(&a);
+	return rc;
+}

@@ -36,6 +36,9 @@ int rados_store_tables_list(store *st, const store_table ***out, size_t *count);
 int rados_store_fence(store *st, const uint8_t *owner, size_t *fenced, size_t *denied);
 int rados_store_fence_dead(store *st, int (*dead)(const uint8_t *owner, void *arg), void *arg,
                            size_t *fenced, size_t *denied);
+/* a family's version policy (rados_meta.c) */
+int rados_store_alter_family(store *st, const store_table *t, unsigned fid,
+                             const store_policy *pol);
 /* schema changes (rados_ddl.c) */
 int rados_store_add_family(store *st, const store_table *t, const char *family);
 int rados_store_table_freeze(store *st, const store_table *t, int on, uint64_t *token);

@@ -556,9 +556,29 @@ done:
  */
 #define PUSH_TRIES 16
 
+/* Ops that met a newer metadata generation: the generation moves for an
+ * index declaration or a policy change (rados_store_alter_family), so the
+ * tables they wrote reload their policies before the transaction's retry
+ * (best effort: a failed reload leaves the old ones a while longer). */
+static void gen_changed_reload(rstore *rs, const store_op *ops, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int seen = 0;
+
+		if (ops[i].result != STORE_GEN_CHANGED)
+			continue;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = ops[j].result == STORE_GEN_CHANGED && ops[j].table == ops[i].table;
+		if (!seen && rados_table_policies_reload(rs, ops[i].table))
+			mrtx__clearerr();
+	}
+}
+
 int rados_store_write_rows(store *st, store_op *ops, size_t n)
 {
 	int rc = write_rows_once(st, ops, n);
+
+	gen_changed_reload(RS(st), ops, n);
 
 	for (int tries = 0; rc == 0 && tries < PUSH_TRIES; tries++) {
 		store_op sub[16];
@@ -802,9 +822,11 @@ static int atomic_once(rstore *rs, store *st, store_op *ops, size_t n, const cha
 	for (size_t i = 0; i < n; i++)
 		ops[i].result = g.prval[i] == -ECANCELED || g.prval2[i] == -ECANCELED ?
 		                MRTX_CONFLICT : 0;
-	if (g.gen_guard && g.gen_prval == -ECANCELED)
+	if (g.gen_guard && g.gen_prval == -ECANCELED) {
 		for (size_t i = 0; i < n; i++)
 			ops[i].result = ops[i].check_gen ? STORE_GEN_CHANGED : ops[i].result;
+		gen_changed_reload(rs, ops, n);
+	}
 	for (size_t i = 0; i < n; i++)
 		if (ops[i].result)
 			return 0;

@@ -1,9 +1,9 @@
 /*
  * cmd_ddl.c - add-family, alter, drop-table, truncate: a table's schema
  * and its whole data, through mrtx_add_family, mrtx_alter_family,
- * mrtx_drop_family, mrtx_drop_table and mrtx_truncate_table (alter: LMDB
- * stores; a RADOS store says it is not supported).  None of them creates
- * a store.
+ * mrtx_drop_family, mrtx_drop_table and mrtx_truncate_table (alter --drop:
+ * LMDB stores; a RADOS store says it is not supported).  None of them
+ * creates a store.
  */
 #include "cmds.h"
 
@@ -111,7 +111,8 @@ int cmd_alter(int argc, char **argv)
 		     "DURATION drops versions older than DURATION (a number with ms, s, m,\n"
 		     "h or d; milliseconds without; FOREVER: none).  What is not given stays\n"
 		     "as it was (see describe).  Every process with the store open follows\n"
-		     "the new policy from its next read of the table.  Versions it no longer\n"
+		     "the new policy from its next read of the table (RADOS: from its next\n"
+		     "write, which conflicts once).  Versions it no longer\n"
 		     "keeps are hidden at once and removed by the next write of their cell\n"
 		     "or by gc; versions removed before do not come back when it grows.\n"
 		     "--drop removes the family: its cells, with their versions, and its\n"
@@ -119,7 +120,7 @@ int cmd_alter(int argc, char **argv)
 		     "drop-table: the table is frozen, every lock in it settled, then one\n"
 		     "write removes the cells; a transaction still writing the family fails\n"
 		     "with a conflict.  A table's last family cannot be dropped, nor a\n"
-		     "family of a table an index uses.  LMDB stores only.\n");
+		     "family of a table an index uses.  --drop: LMDB stores only.\n");
 	if (npos != 3)
 		return tool_usage_err(argv[0], usage, "expected STORE, TABLE and FAMILY");
 	if (drop && (vers || minv || ttl))
