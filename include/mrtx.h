@@ -141,10 +141,11 @@ enum {
  * version 1 ends at unbatched, version 2 at read_only, version 3 at
  * two_phase, version 4 at read_only without the test settings) is still
  * accepted and read in its own layout, its unbatched and two_phase
- * honoured; the fields it lacks are taken as 0.
+ * honoured; the fields it lacks are taken as 0, except create, taken as
+ * MRTX_CREATE_IF_MISSING: those releases created a store at any address.
  */
 typedef struct mrtx_options {
-	int version;           /* MRTX_OPTIONS_VERSION (1 to 4) */
+	int version;           /* MRTX_OPTIONS_VERSION (1 to 5) */
 	int durability;        /* MRTX_SYNC (default), MRTX_NOMETASYNC, MRTX_NOSYNC */
 	size_t map_size;       /* bytes the store may grow to; 0 = 1 GiB.  A larger
 	                          value than the file's grows it; never shrinks
@@ -826,8 +827,11 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
  * The store's timestamp source is first raised to versions[0].ts, so that
  * every later commit is stamped above the restored versions; reads at a
  * past snapshot (mrtx_begin_at) then see them as of their timestamps,
- * history the store did not have before.  LMDB only.  A table an index
- * reads or writes is refused (the index would not learn of the cells).
+ * history the store did not have before.  On RADOS the cell's emptiness
+ * is read from its tablet beside the row's lock, and the write is guarded
+ * by that lock, so a commit in between makes it conflict and nothing is
+ * written.  A table an index reads or writes is refused (the index would
+ * not learn of the cells).
  * @param versions  n versions (borrowed), n >= 1; each ts in 1 .. 2^63-1.
  * @return MRTX_OK; MRTX_EINVAL (NULL argument, n 0, a timestamp 0, past
  *   2^63-1 or not below the one before it, NULL value data with a size,
@@ -835,8 +839,7 @@ int mrtx_get_versions(mrtx_txn *txn, const char *table, mrtx_bytes row, const ch
  *   a value over the limits); MRTX_ENOTABLE; MRTX_ENOFAMILY; MRTX_EEXIST
  *   (the cell has a version); MRTX_ELOCKED (a transaction in flight holds
  *   the row's lock); MRTX_CONFLICT (the row kept changing meanwhile, 10
- *   attempts; or the table is being dropped or truncated); MRTX_ENOTSUP (a
- *   RADOS store); MRTX_EREADONLY; MRTX_EFULL; MRTX_ECORRUPT; MRTX_ESTORE;
+ *   attempts; or the table is being dropped or truncated); MRTX_EREADONLY; MRTX_EFULL; MRTX_ECORRUPT; MRTX_ESTORE;
  *   MRTX_ENOMEM.
  */
 int mrtx_restore_versions(mrtx_db *db, const char *table, mrtx_bytes row, const char *family,

@@ -188,7 +188,7 @@ static void fence_owner(rctx *c, const lock_owner *o, int dead, uint64_t expiry_
 	lock_owner_put(lock_self_owner(), self);
 	if (memcmp(b, self, sizeof(b)) == 0)
 		return;
-	if (store_fence(c->st, b, &fenced, &denied))
+	if (store_fence(c->st, b, !dead, &fenced, &denied))
 		mrtx__clearerr();
 }
 

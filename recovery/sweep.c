@@ -422,8 +422,19 @@ int recover_sweep(store *st, const recover_opts *o, recover_stats *stats,
 	}
 	if ((rc = store_tables_list(st, &tables, &nt)))
 		return rc;
-	for (size_t i = 0; i < nt && rc == 0; i++)
+	for (size_t i = 0; i < nt && rc == 0; i++) {
 		rc = sweep_table(&w, tables[i], progress, payload);
+		/* a table dropped, truncated or being so (RADOS) since the
+		 * listing: the others are swept all the same */
+		if (rc == MRTX_ENOTABLE) {
+			mrtx__clearerr();
+			rc = 0;
+		} else if (rc == MRTX_ELOCKED && store_has(st, STORE_CAP_REMOTE)) {
+			stats->errors++;
+			mrtx__clearerr();
+			rc = 0;
+		}
+	}
 	/* Count transactions, not locks: a txn's locks share one decision. */
 	s = (seen_txn *)w.seen.data;
 	ns = w.seen.size / sizeof(*s);

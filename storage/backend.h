@@ -96,7 +96,8 @@ struct store_backend {
 	int (*snap_publish)(store *st, uint64_t ts, uint64_t until_us);
 	int (*snap_oldest)(store *st, uint64_t now_us, uint64_t *oldest);
 	/* fencing a dead owner's clients (NULL: nothing to fence, LMDB) */
-	int (*fence)(store *st, const uint8_t *owner, size_t *fenced, size_t *denied);
+	int (*fence)(store *st, const uint8_t *owner, int expired, size_t *fenced,
+	             size_t *denied);
 	int (*fence_dead)(store *st, int (*dead)(const uint8_t *owner, void *arg), void *arg,
 	                  size_t *fenced, size_t *denied);
 

@@ -193,12 +193,12 @@ int store_drop_family(store *st, const store_table *t, unsigned fid, uint64_t to
 	return BE(st)->drop_family(st, t, fid, token);
 }
 
-int store_fence(store *st, const uint8_t *owner, size_t *fenced, size_t *denied)
+int store_fence(store *st, const uint8_t *owner, int expired, size_t *fenced, size_t *denied)
 {
 	*fenced = *denied = 0;
 	if (store_read_only(st) || !BE(st)->fence)
 		return 0;
-	return BE(st)->fence(st, owner, fenced, denied);
+	return BE(st)->fence(st, owner, expired, fenced, denied);
 }
 
 int store_fence_dead(store *st, int (*dead)(const uint8_t *owner, void *arg), void *arg,

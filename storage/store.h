@@ -63,7 +63,7 @@ enum {
 	 * the handle's worker instead of running inline (txn/tail.c) */
 	STORE_CAP_REMOTE = 1u << 8,
 	/* STORE_MUT_RESTORE: a cell's versions written at timestamps of their
-	 * own (LMDB) */
+	 * own */
 	STORE_CAP_RESTORE = 1u << 9,
 };
 
@@ -922,12 +922,15 @@ int store_snap_publish(store *st, uint64_t ts, uint64_t until_us);
  * 0).  store_fence: blocklist every client registered for owner (a
  * resolver settling a dead or expired owner's lock calls it before its
  * write), wait for the OSD map that holds the blocklist, and forget the
- * entries; once per owner and handle.  store_fence_dead: the same for
- * every registered owner dead(owner) says is gone (a sweep's first step).
+ * entries; once per owner and handle.  expired: the lock expired (else
+ * the owner was judged dead by its pid, which holds only in this PID
+ * namespace: entries registered from another one are left alone).
+ * store_fence_dead: the same for every registered owner dead(owner) says
+ * is gone, in this PID namespace (a sweep's first step).
  * *fenced: addresses blocklisted; *denied: addresses the caller's key may
  * not blocklist (the entries stay).  Returns 0, MRTX_ESTORE, MRTX_ENOMEM.
  */
-int store_fence(store *st, const uint8_t *owner, size_t *fenced, size_t *denied);
+int store_fence(store *st, const uint8_t *owner, int expired, size_t *fenced, size_t *denied);
 int store_fence_dead(store *st, int (*dead)(const uint8_t *owner, void *arg), void *arg,
                      size_t *fenced, size_t *denied);
 int store_snap_oldest(store *st, uint64_t now_us, uint64_t *oldest);

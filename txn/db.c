@@ -58,7 +58,7 @@ static int options_read(const mrtx_options *opts, mrtx_options *o, mrtx__knobs *
 	if (opts->version == 4) { /* the same fields up to create */
 		memcpy(o, opts, offsetof(mrtx_options, create));
 		o->version = MRTX_OPTIONS_VERSION;
-		o->create = MRTX_CREATE_DEFAULT;
+		o->create = MRTX_CREATE_IF_MISSING; /* (as those releases did) */
 		return 0;
 	}
 	if (opts->version < 1 || opts->version > 3)
@@ -73,6 +73,7 @@ static int options_read(const mrtx_options *opts, mrtx_options *o, mrtx__knobs *
 	o->lock_ttl_ms = v.lock_ttl_ms;
 	o->lock_wait_ms = v.lock_wait_ms;
 	o->read_only = v.read_only;
+	o->create = MRTX_CREATE_IF_MISSING; /* (as those releases did) */
 	k->unbatched |= v.unbatched;
 	k->two_phase |= v.two_phase;
 	return 0;

@@ -79,7 +79,7 @@ int mrtx_restore_versions(mrtx_db *db, const char *table, mrtx_bytes row, const 
 		                    "versions writes");
 	if (!store_has(db->st, STORE_CAP_RESTORE))
 		return mrtx__seterr(MRTX_ENOTSUP, "restoring versions at their timestamps is not "
-		                    "supported on this store's backend (LMDB only)");
+		                    "supported on this store's backend");
 	if ((rc = store_table_find(db->st, table, &t)) ||
 	    (rc = store_family_find(db->st, t, family, &fid)) ||
 	    (rc = store_check_key(t, row, qualifier.size)))

@@ -148,6 +148,13 @@ int rados_vmut_add(const store_table *t, rados_write_op_t w, const uint8_t *cp, 
 			if ((rc = del_family(w, cp, cpn, (uint8_t)f, pre, ts, kb, a)))
 				return rc;
 		break;
+	case STORE_MUT_RESTORE: /* (at its own timestamp: rados_write.c checked
+	                         * the cell holds no version) */
+		if (m->ts == 0 || m->ts >= (uint64_t)1 << 63)
+			return mrtx__seterr(MRTX_EINVAL, "table '%s': a restored version without a "
+			                    "timestamp", t->name);
+		kn = rados_vcell_prefix(kb, cp, cpn, m->fid, m->qual);
+		return set_version(w, kb, kn, m->ts, 0, m->value, a);
 	}
 	return 0;
 }

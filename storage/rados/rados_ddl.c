@@ -21,7 +21,9 @@
  *   switch  one guarded write of NAME.meta, the drop's or truncate's
  *           atomic point: drop removes t/<t>, p/<t> and f/<t>; truncate
  *           gives t/<t> a new table id with fresh tablets (same starts),
- *           made beforehand with the index-declaration generation and a
+ *           made beforehand -- the id taken from the counter first, on its
+ *           own, so no other table can own them -- with the
+ *           index-declaration generation and a
  *           collection mark at a timestamp Ts taken after the close, so a
  *           read at a snapshot below Ts gets MRTX_ESNAPSHOT instead of an
  *           empty table.  Both record the old record as z/<old id>.
@@ -110,6 +112,29 @@ int rados_table_closed(rstore *rs, const store_table *t, mrtx_bytes rec)
 		return mrtx__seterr(MRTX_ENOTABLE, "table '%s' was dropped", t->name);
 	return mrtx__seterr(MRTX_CONFLICT, "table '%s' was truncated while this call ran: "
 	                    "run the transaction again", t->name);
+}
+
+int rados_tablet_dropped(rstore *rs, const char *oid, int *dropped)
+{
+	const mrtx_bytes sk = MRTX_BYTES(rados_state_key, 2);
+	mrtx_arena a;
+	rread r;
+	int rc;
+
+	*dropped = 0;
+	arena_init(&a);
+	memset(&r, 0, sizeof(r));
+	r.oid = oid;
+	r.keys = &sk;
+	r.nkeys = 1;
+	atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
+	if ((rc = rconn_read(rs->conn, &r, 1, &a)) == RCONN_TIMEDOUT)
+		rc = MRTX_ESTORE;
+	if (rc == 0 && r.nkvs && r.kvs[0].value.size &&
+	    *(const uint8_t *)r.kvs[0].value.data == RSTATE_DROPPED)
+		*dropped = 1;
+	arena_free(&a);
+	return rc;
 }
 
 /* The meta keys of table name: t/, p/, f/ (each MRTX_MAX_NAME + 3 bytes). */
@@ -713,16 +738,29 @@ int rados_store_table_clear(store *st, const store_table *t, int drop, uint64_t 
 		gen = rbe64_get(v[2].data);
 		if (!drop) {
 			uint32_t nid = rbe32_get(v[3].data);
+			int spent;
 
+			if (nid == UINT32_MAX) {
+				rc = mrtx__seterr(MRTX_ETOOBIG, "store %s has handed out every table id "
+				                  "(tables created, dropped and truncated over its life)",
+				                  rs->addr);
+				break;
+			}
+			/* the new id is spent first, on its own: its tablets are made
+			 * under an id no other table can take (a truncate that dies
+			 * before its switch leaves them to nobody) */
+			rbe32_put(nid4, nid + 1);
+			if ((rc = rados_meta_cas(rs, "next", v[3], MRTX_BYTES(nid4, 4), &spent)))
+				break;
+			if (!spent)
+				continue;
 			/* above every commit in the closed table */
 			if ((rc = rados_store_ts_next(st, 0, &ts)) ||
 			    (rc = fresh_table(rs, t, v[0], nid, gen, ts, &a, &nrec)))
 				break;
-			rbe32_put(nid4, nid + 1);
 		}
 		{
-			rguard g[4] = { guard_eq(tk, v[0]), guard_eq(dk, v[1]), guard_eq("gen", v[2]),
-			                guard_eq("next", v[3]) };
+			rguard g[3] = { guard_eq(tk, v[0]), guard_eq(dk, v[1]), guard_eq("gen", v[2]) };
 			rkv sets[3];
 			mrtx_bytes rms[4];
 			size_t ns = 0, nr = 0;
@@ -735,16 +773,15 @@ int rados_store_table_clear(store *st, const store_table *t, int drop, uint64_t 
 				rms[nr++] = MRTX_CSTR(pk);
 			} else {
 				sets[ns++] = (rkv){ MRTX_CSTR(tk), nrec };
-				sets[ns++] = (rkv){ MRTX_CSTR("next"), MRTX_BYTES(nid4, 4) };
 			}
-			if ((rc = rados_meta_write(rs, g, drop ? 3 : 4, sets, ns, rms, nr, &applied)))
+			if ((rc = rados_meta_write(rs, g, 3, sets, ns, rms, nr, &applied)))
 				break;
 			if (!applied)
-				continue; /* (a declaration or a table made meanwhile) */
+				continue; /* (a declaration meanwhile: the generation) */
 		}
 		atomic_store(&((store_table *)(uintptr_t)t)->state, STORE_T_GONE);
-		if ((rc = FAILPOINT(FP_DDL_AFTER_SWITCH)) == 0)
-			rc = sweep_garbage(rs);
+		if ((rc = FAILPOINT(FP_DDL_AFTER_SWITCH)) == 0 && sweep_garbage(rs))
+			mrtx__clearerr(); /* (done: the rows left are the next one's to clear) */
 		break;
 	}
 	if (rc == 0 && atomic_load(&t->state) != STORE_T_GONE)

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "storage/sim_hooks.h"
 
@@ -73,10 +74,19 @@ static int hex_owner(const char *s, uint8_t *owner)
 	return s[2 * STORE_OWNER_SIZE] == '/' ? 0 : -1;
 }
 
+/* This process's PID namespace (the inode of /proc/self/ns/pid; 0 when it
+ * cannot be read): a pid judged dead is so only in its own namespace. */
+static uint64_t pid_ns(void)
+{
+	struct stat sb;
+
+	return stat("/proc/self/ns/pid", &sb) == 0 ? (uint64_t)sb.st_ino : 0;
+}
+
 int rados_fence_register(rstore *rs, const uint8_t *owner)
 {
 	char hex[2 * STORE_OWNER_SIZE + 1], *addr = NULL;
-	uint8_t when[8];
+	uint8_t when[16];
 	rwrite w;
 	rkv set;
 	int r, rc;
@@ -95,8 +105,10 @@ int rados_fence_register(rstore *rs, const uint8_t *owner)
 		rs->client_key = NULL;
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory registering the client");
 	}
+	/* value: when (u64 BE), the PID namespace (u64 BE) */
 	rbe64_put(when, mrtx__now_us());
-	set = (rkv){ MRTX_CSTR(rs->client_key), MRTX_BYTES(when, 8) };
+	rbe64_put(when + 8, pid_ns());
+	set = (rkv){ MRTX_CSTR(rs->client_key), MRTX_BYTES(when, 16) };
 	memset(&w, 0, sizeof(w));
 	w.oid = rs->clients_oid;
 	w.create = 1;
@@ -131,6 +143,7 @@ void rados_fence_unregister(rstore *rs)
 typedef struct fence_ctx {
 	rstore *rs;
 	size_t fenced, denied;
+	uint64_t ns; /* nonzero: only entries registered in this PID namespace */
 	int (*dead)(const uint8_t *owner, void *arg); /* NULL: every entry listed */
 	void *arg;
 	int rc;
@@ -147,7 +160,8 @@ static int fence_entry(const char *key, mrtx_bytes value, void *payload)
 	rwrite w;
 	int r;
 
-	(void)value;
+	if (c->ns && (value.size != 16 || rbe64_get((const uint8_t *)value.data + 8) != c->ns))
+		return 0; /* (its pid means nothing here) */
 	if (strncmp(key, "c/", 2) != 0 || strlen(key) < 3 + 2 * STORE_OWNER_SIZE + 1 ||
 	    hex_owner(key + 2, owner))
 		return 0; /* not an entry of this release: left alone */
@@ -238,11 +252,12 @@ static int fence_listed(rstore *rs, const char *prefix, fence_ctx *c)
 	return rc;
 }
 
-int rados_store_fence(store *st, const uint8_t *owner, size_t *fenced, size_t *denied)
+int rados_store_fence(store *st, const uint8_t *owner, int expired, size_t *fenced,
+                      size_t *denied)
 {
 	rstore *rs = RS(st);
 	char hex[2 * STORE_OWNER_SIZE + 1], prefix[3 + 2 * STORE_OWNER_SIZE + 2];
-	fence_ctx c = { rs, 0, 0, NULL, NULL, 0 };
+	fence_ctx c = { rs, 0, 0, expired ? 0 : pid_ns(), NULL, NULL, 0 };
 	int rc;
 
 	*fenced = *denied = 0;
@@ -274,7 +289,7 @@ int rados_store_fence_dead(store *st, int (*dead)(const uint8_t *owner, void *ar
                            size_t *fenced, size_t *denied)
 {
 	rstore *rs = RS(st);
-	fence_ctx c = { rs, 0, 0, dead, arg, 0 };
+	fence_ctx c = { rs, 0, 0, pid_ns(), dead, arg, 0 };
 	int rc;
 
 	*fenced = *denied = 0;

@@ -276,6 +276,9 @@ extern const uint8_t rados_freeze_key[2];
  * MRTX_ELOCKED (the drop or truncate is finishing: try again).
  */
 int rados_table_closed(rstore *rs, const store_table *t, mrtx_bytes rec);
+/* Is tablet oid closed by a drop or truncate (state 'D')?  0 or an error
+ * of the read (rados_ddl.c). */
+int rados_tablet_dropped(rstore *rs, const char *oid, int *dropped);
 
 /*
  * Bring t's map up to date after RMOVED on tablet oid: re-read the table

@@ -293,7 +293,7 @@ int rados_store_open_any(store **out, const char *addr, const store_opts *o, int
 		rc = meta_init(rs, upgrade, !o || o->create == MRTX_CREATE_DEFAULT ? 0 :
 		                            o->create == MRTX_CREATE_NEVER ? -1 : 1, format);
 	rs->head.caps = STORE_CAP_ORACLE | STORE_CAP_REMOTE | STORE_CAP_COND | STORE_CAP_VERSIONS |
-	                STORE_CAP_SCHEMA;
+	                STORE_CAP_SCHEMA | STORE_CAP_RESTORE;
 	/* every writer must derive the same order keys, or its exact-value
 	 * guards would never match another client's values */
 	/* a writer's client address, for fencing it should its process die */
@@ -1005,6 +1005,13 @@ static int gen_spread(rstore *rs, uint64_t gen)
 		for (size_t i = 0, k = 0; rc == 0 && i < nt; i++)
 			for (size_t j = 0; rc == 0 && j < maps[i]->n; j++, k++)
 				if (w[k].result == -ECANCELED && guards[2 * k].result == -ECANCELED) {
+					int dropped = 0;
+
+					/* (closed by a drop or truncate: it takes no write
+					 * any more, so it needs no generation) */
+					if ((rc = rados_tablet_dropped(rs, maps[i]->t[j].oid, &dropped)) ||
+					    dropped)
+						continue;
 					moved = 1;
 					rc = rados_table_settle(rs, tables[i], maps[i]->t[j].oid);
 				}

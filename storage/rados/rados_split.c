@@ -226,7 +226,9 @@ done:
 }
 
 /* The row a key of a tablet belongs to, into buf; *is_row: 0 the gen key,
- * the collection mark or the one-phase mark (copied to both sides), 1 a row key. */
+ * the collection mark, the one-phase mark or a drop's freeze mark (copied
+ * to both sides: a tablet split out of a frozen one is frozen too), 1 a
+ * row key. */
 static int key_row(rstore *rs, const char *oid, mrtx_bytes k, uint8_t *buf, mrtx_bytes *row,
                    int *is_row)
 {
@@ -236,7 +238,8 @@ static int key_row(rstore *rs, const char *oid, mrtx_bytes k, uint8_t *buf, mrtx
 	*is_row = 0;
 	if (k.size == 2 && (memcmp(p, rados_gen_key, 2) == 0 ||
 	                    memcmp(p, rados_collect_key, 2) == 0 ||
-	                    memcmp(p, rados_onepc_key, 2) == 0))
+	                    memcmp(p, rados_onepc_key, 2) == 0 ||
+	                    memcmp(p, rados_freeze_key, 2) == 0))
 		return 0;
 	if (k.size >= 2) {
 		if (p[0] == RK_LOCK || p[0] == RK_CELL || p[0] == RK_PUSH || p[0] == RK_ONEPC)

@@ -33,7 +33,8 @@ int rados_store_create_table(store *st, const char *name, const char *const *fam
 int rados_store_table_find(store *st, const char *name, const store_table **out);
 int rados_store_tables_list(store *st, const store_table ***out, size_t *count);
 /* fencing (rados_fence.c) */
-int rados_store_fence(store *st, const uint8_t *owner, size_t *fenced, size_t *denied);
+int rados_store_fence(store *st, const uint8_t *owner, int expired, size_t *fenced,
+                      size_t *denied);
 int rados_store_fence_dead(store *st, int (*dead)(const uint8_t *owner, void *arg), void *arg,
                            size_t *fenced, size_t *denied);
 /* a family's version policy (rados_meta.c) */

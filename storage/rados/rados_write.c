@@ -482,6 +482,56 @@ static int pre_read(store *st, store_op *ops, size_t n, mrtx_arena *a, store_row
 	return 0;
 }
 
+/*
+ * A restore (STORE_MUT_RESTORE, mrtx_restore_versions) writes only into a
+ * cell without any version: one read of the tablet lists the cell's
+ * versions (at most one needed) beside the row's lock.  If the lock is
+ * the op's condition, the write that follows, guarded by the same
+ * condition, lands on the cell as read: any commit in between would have
+ * changed the lock.  0 (go on, or not a restore), MRTX_EEXIST, MRTX_CONFLICT
+ * (the lock is not the condition), or an error of the read.
+ */
+static int restore_check(rstore *rs, const store_op *op, mrtx_arena *a)
+{
+	uint8_t *lk, *cp, *vp;
+	size_t lkn, cpn, vpn;
+	mrtx_bytes key, rec;
+	rread r;
+	rget g;
+	int rc, has, match;
+
+	if (!op->nmuts || op->muts[0].kind != STORE_MUT_RESTORE)
+		return 0;
+	if (!(lk = arena_alloc(a, RCELL_MAX)) || !(cp = arena_alloc(a, RCELL_MAX)) ||
+	    !(vp = arena_alloc(a, RCELL_MAX)))
+		return MRTX_ENOMEM;
+	lkn = rados_lock_key(lk, op->row);
+	cpn = rados_cell_prefix(cp, op->row);
+	vpn = rados_vcell_prefix(vp, cp, cpn, op->muts[0].fid, op->muts[0].qual);
+	memset(&r, 0, sizeof(r));
+	memset(&g, 0, sizeof(g));
+	g.prefix = MRTX_BYTES(vp, vpn);
+	g.max = 1;
+	key = MRTX_BYTES(lk, lkn);
+	r.oid = rados_tablet_of(op->table, op->row)->oid;
+	r.gets = &g;
+	r.ngets = 1;
+	r.keys = &key;
+	r.nkeys = 1;
+	atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
+	if ((rc = rconn_read(rs->conn, &r, 1, a)))
+		return rc == RCONN_TIMEDOUT ? MRTX_ESTORE : rc;
+	has = r.nkvs > 0;
+	if (has && (rc = rados_lock_record(rs, r.oid, r.kvs[0].value, &rec)))
+		return rc;
+	match = op->cond.absent ? !has :
+	        has && rec.size == op->cond.lock.size &&
+	        memcmp(rec.data, op->cond.lock.data, rec.size) == 0;
+	if (!match)
+		return MRTX_CONFLICT;
+	return g.nkvs ? MRTX_EEXIST : 0;
+}
+
 static int write_rows_once(store *st, store_op *ops, size_t n)
 {
 	rstore *rs = RS(st);
@@ -513,9 +563,17 @@ static int write_rows_once(store *st, store_op *ops, size_t n)
 	{
 		size_t nidx = 0;
 
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; i < n; i++)
 			ops[i].result = MRTX_ESTORE;
-			idx[nidx++] = i;
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			int r = restore_check(rs, &ops[i], &a);
+
+			if (r == 0)
+				idx[nidx++] = i;
+			else if (r == MRTX_EEXIST || r == MRTX_CONFLICT)
+				ops[i].result = r; /* (refused: not sent) */
+			else
+				rc = r; /* (nothing sent; every op stays MRTX_ESTORE) */
 		}
 		for (int attempt = 0; rc == 0 && nidx; attempt++) {
 			rc = write_pass(rs, ops, pre, idx, nidx, &a);

@@ -127,11 +127,7 @@ printf 'mrtx-dump 2\ntable p\nfamily f 0:0:0\ncells\nend 0\n' >"$TMP/bad0.dump"
 expect_err 1 "line 3: a family's policy needs VERSIONS at least 1" "policy 0:0:0" \
 	"$MRTX" load "$D" p4 "$TMP/bad0.dump"
 
-if [ "$RADOS" = 1 ]; then
-	expect_rc 0 "dump --versions" "$MRTX" dump "$D" p "$TMP/pv.dump" --versions
-	expect_err 1 "line 7: restoring versions at their timestamps is not supported" \
-		"load --versions dump on RADOS" "$MRTX" load "$D" pv "$TMP/pv.dump"
-else
+{
 	expect_rc 0 "dump --versions" "$MRTX" dump "$D" p "$TMP/pv.dump" --versions
 	sed -n 5p "$TMP/pv.dump" | grep -qx versions && ok || bad "dump --versions: 'versions' line"
 	grep -cE '^r f:q [0-9]+ v[234]$' "$TMP/pv.dump" | grep -qx 3 && ok ||
@@ -154,6 +150,6 @@ else
 	printf 'mrtx-dump 2\ntable p\nfamily f 3:0:0\nversions\ncells\nr f:q a\nend 1\n' >"$TMP/nots.dump"
 	expect_err 1 "line 6: a cell line of a dump with versions is ROW FAMILY:QUALIFIER TS VALUE" \
 		"a versions dump's cell line without TS" "$MRTX" load "$D" ord "$TMP/nots.dump"
-fi
+}
 
 finish
