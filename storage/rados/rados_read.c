@@ -832,8 +832,11 @@ static int list_rows(rstore *rs, const store_table *t, const rtablet *tb, int re
 		if ((rc = page_take(rs, t, f, collected, g[1].kvs, g[1].nkvs, g[1].more, rows, n0, to,
 		                    a, &took)))
 			return rc;
-		if (n0 + took < to)
+		if (n0 + took < to) {
+			if ((rc = FAILPOINT(FP_SCAN_AFTER_PAGE)))
+				return rc;
 			return page_rest(rs, t, tb, f, rows, n0 + took, to, a);
+		}
 	}
 	return 0;
 }
