@@ -2,8 +2,9 @@
  * bench_rscan.c - `mrtx bench rados://... --only scan`: a 100,000-row
  * forward scan (scan_100k) against a raw omap read of the same objects.
  *
- * The table holds 100,000 rows of one cell (the store splits its tablet
- * on the way, at split_rows).  mrtx's side is a read-only transaction
+ * The table holds 100,000 rows of one cell, k00000..k99999, over the
+ * eight tablets bench_rados.c's store is pre-split into (12,500 rows
+ * each; --quick fills the first tablet alone).  mrtx's side is a read-only transaction
  * scanning every row of family f and committing; the raw side reads every
  * omap key and value of each of the table's tablet objects, in pages of
  * 1024 pairs, one op a page, one object after another -- a dump of the
@@ -75,7 +76,7 @@ int bench_rados_scan(bcfg *c, mrtx_db *db, rraw *raw, const char *store_prefix)
 		if ((rc = mrtx_begin(db, &txn)))
 			die("scan load", mrtx_errmsg());
 		for (long j = i; j < i + RS_LOAD_BATCH && rc == 0; j++) {
-			snprintf(row, sizeof(row), "r%08ld", j);
+			snprintf(row, sizeof(row), "k%05ld", j);
 			rc = mrtx_put(txn, "t", MRTX_CSTR(row), "f", MRTX_CSTR("q0"), MRTX_CSTR("0"));
 		}
 		if (rc)
