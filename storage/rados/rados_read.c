@@ -549,7 +549,8 @@ static int has_prefix(mrtx_bytes k, const uint8_t *p, size_t pn)
 }
 
 /* How many cell keys a page listing rows rows asks for: the cells per
- * row seen last (a hint), a quarter more, within the OSD's bound. */
+ * row seen last (a hint; 4 before any), plus a quarter of a cell a row
+ * and 8 of slack, within 16 .. the OSD's bound. */
 static uint64_t page_cells(rstore *rs, size_t rows)
 {
 	unsigned cpr16 = atomic_load_explicit(&rs->scan_cpr16, memory_order_relaxed);
