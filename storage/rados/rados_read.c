@@ -624,7 +624,11 @@ static int page_rest(rstore *rs, const store_table *t, const rtablet *tb,
                      mrtx_arena *a)
 {
 	while (from < to) {
-		size_t m = MRTX_MIN(to - from, (size_t)RLIST_MAX), nk = 0, done = 0, li = 0;
+		/* as many rows as a page of cells is likely to hold, and one */
+		unsigned cpr16 = atomic_load_explicit(&rs->scan_cpr16, memory_order_relaxed);
+		size_t fit = (size_t)RLIST_MAX * 16 / (cpr16 ? cpr16 : 4 * 16) + 1;
+		size_t m = MRTX_MIN(to - from, MRTX_MIN(fit, (size_t)RLIST_MAX)), nk = 0, done = 0,
+		       li = 0;
 		mrtx_bytes *keys = arena_alloc(a, (m + 2) * sizeof(*keys));
 		uint8_t *cp = arena_alloc(a, RCELL_MAX);
 		uint64_t collected = 0;
