@@ -157,6 +157,10 @@ typedef struct rstore {
 	uint32_t split_rows; /* a tablet is split past this many rows; 0: never */
 	void (*lock_order)(const void *lock, size_t size, uint8_t *out);
 	atomic_ulong splits; /* splits this handle finished (tests, stats) */
+	/* forward scans (rados_read.c): cell keys per row seen in the last
+	 * page, times 16 (0: none seen yet), to size the next page's cell
+	 * listing; a hint only */
+	atomic_uint scan_cpr16;
 	/* timestamps (rados_ts.c): callers queued for the next batch, whether
 	 * one is in flight, the last value this handle knows NAME.ts holds */
 	char ts_oid[ROID_MAX];

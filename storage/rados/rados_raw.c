@@ -172,3 +172,92 @@ int rraw_remove_prefix(rraw *r, const char *prefix, unsigned long *removed)
 	free(names);
 	return rc == RCONN_TIMEDOUT ? MRTX_ESTORE : rc;
 }
+
+static int cmp_names(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+int rraw_list_prefix(rraw *r, const char *prefix, char ***out, size_t *nout)
+{
+	rados_list_ctx_t ctx;
+	char **names = NULL;
+	size_t n = 0, cap = 0, plen;
+	const char *entry;
+	int rc = MRTX_OK, e;
+
+	if (!r || !prefix || !*prefix || !out || !nout)
+		return mrtx__seterr(MRTX_EINVAL, "rraw_list_prefix: bad argument");
+	*out = NULL;
+	*nout = 0;
+	plen = strlen(prefix);
+	if ((e = rados_nobjects_list_open(rconn_ioctx(r->conn), &ctx)) < 0)
+		return mrtx__seterr(MRTX_ESTORE, "rados: cannot list pool %s: %s",
+		                    rconn_pool(r->conn), strerror(-e));
+	while ((e = rados_nobjects_list_next(ctx, &entry, NULL, NULL)) == 0) {
+		if (strncmp(entry, prefix, plen) != 0)
+			continue;
+		if (n == cap) {
+			size_t nc = cap ? 2 * cap : 64;
+			char **nn = realloc(names, nc * sizeof(*nn));
+
+			if (!nn) {
+				rc = mrtx__seterr(MRTX_ENOMEM, "rados: out of memory");
+				break;
+			}
+			names = nn;
+			cap = nc;
+		}
+		if (!(names[n] = strdup(entry))) {
+			rc = mrtx__seterr(MRTX_ENOMEM, "rados: out of memory");
+			break;
+		}
+		n++;
+	}
+	rados_nobjects_list_close(ctx);
+	if (rc == MRTX_OK && e != -ENOENT)
+		rc = rconn_error(r->conn, e, "list", "(pool)");
+	if (rc) {
+		for (size_t i = 0; i < n; i++)
+			free(names[i]);
+		free(names);
+		return rc == RCONN_TIMEDOUT ? MRTX_ESTORE : rc;
+	}
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_names);
+	*out = names;
+	*nout = n;
+	return MRTX_OK;
+}
+
+int rraw_omap_read_all(rraw *r, const char *oid, unsigned long *keys)
+{
+	mrtx_arena a;
+	mrtx_bytes after = MRTX_BYTES(NULL, 0);
+	int rc = MRTX_OK;
+
+	if (!r || !oid || !keys)
+		return mrtx__seterr(MRTX_EINVAL, "rraw_omap_read_all: bad argument");
+	*keys = 0;
+	arena_init(&a);
+	for (;;) {
+		rget g;
+		rread rd;
+
+		memset(&g, 0, sizeof(g));
+		memset(&rd, 0, sizeof(rd));
+		g.start_after = after;
+		g.max = RAW_MAX_ROWS;
+		rd.oid = oid;
+		rd.gets = &g;
+		rd.ngets = 1;
+		if ((rc = rconn_read(r->conn, &rd, 1, &a)))
+			break;
+		*keys += g.nkvs;
+		if (!g.more || !g.nkvs)
+			break;
+		after = g.kvs[g.nkvs - 1].key;
+	}
+	arena_free(&a);
+	return rc == RCONN_TIMEDOUT ? MRTX_ESTORE : rc;
+}

@@ -50,4 +50,21 @@ int rraw_put_rows(rraw *r, const char *const *oids, const mrtx_bytes *rows, size
  */
 int rraw_remove_prefix(rraw *r, const char *prefix, unsigned long *removed);
 
+/*
+ * The names of the pool's objects that start with prefix (non-empty), in
+ * strcmp order, into *out (*n of them; free each and the array with free()).
+ * Lists the whole pool.
+ * @return MRTX_OK; MRTX_EINVAL (empty prefix); MRTX_ESTORE; MRTX_ENOMEM.
+ */
+int rraw_list_prefix(rraw *r, const char *prefix, char ***out, size_t *n);
+
+/*
+ * Read every omap key and value of object oid, as a program that dumps it
+ * would: omap_get_vals2 in pages of up to 1024 pairs, one read op a page,
+ * each page after the last key of the one before.  *keys: how many pairs
+ * were read.  A missing object has none.
+ * @return MRTX_OK; MRTX_ESTORE (a timeout included); MRTX_ENOMEM.
+ */
+int rraw_omap_read_all(rraw *r, const char *oid, unsigned long *keys);
+
 #endif

@@ -3,16 +3,22 @@
  * writes: rados_write.c), and the keys and lock values both use.
  *
  * A row's lock and cells come from one read op on its tablet object, so
- * they are one state of the row.  Scans list the tablet's lock keys
- * (forward) or descending row markers (reverse) to find rows, then read
- * each row's lock and cells in one more read op per tablet; lock-only
- * scans stop after the first.  Many rows' reads (store_read_locks) go out
- * at once (aio): one round trip, whatever their number.
+ * they are one state of the row.  A forward scan reads a page of a
+ * tablet's lock keys and, in the same op, the cell keys from the same
+ * place on (rows order their cells as their locks): each row whose cells
+ * all lie inside the page is complete from that one op.  The rows the page
+ * cut are read again by a compound op of their lock keys and the cells
+ * from the first of them on, and a row wider than a page by itself
+ * (rowread_take).  Reverse scans list the descending row markers, then read
+ * each row's lock and cells in one op per row; lock-only scans stop after
+ * the listing.  Many rows' reads (store_read_locks) go out at once (aio):
+ * one round trip, whatever their number.
  */
 #include "storage/rados/rados_int.h"
 #include "storage/versions.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -691,55 +697,267 @@ static int row_in(const store_range *r, mrtx_bytes row, int *past)
 	return !*past && !store_range_before(r, row);
 }
 
+/* The safe point in a stored collection mark (rgen digits). */
+static uint64_t mark_point(mrtx_bytes v)
+{
+	uint64_t c = 0;
+
+	for (size_t b = 0; b < v.size && b < 8; b++)
+		c = c << 7 | (((const uint8_t *)v.data)[b] & 0x7f);
+	return c;
+}
+
+static int has_prefix(mrtx_bytes k, const uint8_t *p, size_t pn)
+{
+	return k.size >= pn && memcmp(k.data, p, pn) == 0;
+}
+
+/* How many cell keys a page listing rows rows asks for: the cells per
+ * row seen last (a hint; 4 before any), plus a quarter of a cell a row
+ * and 8 of slack, within 16 .. the OSD's bound. */
+static uint64_t page_cells(rstore *rs, size_t rows)
+{
+	unsigned cpr16 = atomic_load_explicit(&rs->scan_cpr16, memory_order_relaxed);
+	uint64_t want;
+
+	if (!cpr16)
+		cpr16 = 4 * 16;
+	want = (uint64_t)rows * cpr16 / 16 + rows / 4 + 8;
+	return MRTX_MIN(MRTX_MAX(want, (uint64_t)16), (uint64_t)RLIST_MAX);
+}
+
+/*
+ * rows[from..to), listed in order in one tablet with their locks, take
+ * their cells from cell keys kv[0..nkv) that one read op returned beside
+ * those locks (more: the listing stopped at its max, so keys past the
+ * last may exist).  A row is complete when a key past its cells came back
+ * or the listing ended; completeness runs in row order, so the complete
+ * rows are rows[from..from+*done).  collected: the tablet's collection
+ * mark in the same op.
+ */
+static int page_take(rstore *rs, const store_table *t, const store_filter *f,
+                     uint64_t collected, const rkv *kv, size_t nkv, int more, store_row *rows,
+                     size_t from, size_t to, mrtx_arena *a, size_t *done)
+{
+	uint8_t *cp = arena_alloc(a, RCELL_MAX);
+	size_t i, j = 0, used = 0;
+	int rc;
+
+	if (!cp)
+		return MRTX_ENOMEM;
+	for (i = from; i < to; i++) {
+		size_t cpn = rados_cell_prefix(cp, rows[i].row), j0;
+		rowread rr;
+
+		while (j < nkv && cmp_bytes(kv[j].key.data, kv[j].key.size, cp, cpn) < 0)
+			j++; /* (cells of a row not listed: a lock gone since) */
+		j0 = j;
+		while (j < nkv && has_prefix(kv[j].key, cp, cpn))
+			j++;
+		if (more && j == nkv)
+			break; /* the listing ended inside or before its cells */
+		memset(&rr, 0, sizeof(rr));
+		rr.want_cells = 1;
+		rr.collected = collected;
+		rows[i].cells = NULL;
+		rows[i].ncells = 0;
+		rows[i].vmax = 0;
+		if ((rc = take_vers(rs, t, f, cpn, kv + j0, j - j0, a, &rr)) ||
+		    (rc = rowread_done(rs, t, &rr, f, a, &rows[i])))
+			return rc;
+		used += j - j0;
+	}
+	*done = i - from;
+	if (*done)
+		atomic_store_explicit(&rs->scan_cpr16,
+		                      (unsigned)MRTX_MAX((size_t)1, MRTX_MIN(used * 16 / *done,
+		                                                             (size_t)RLIST_MAX * 16)),
+		                      memory_order_relaxed);
+	return 0;
+}
+
+/*
+ * The rows[from..to) of tablet tb a page cut: each one's lock and cells
+ * again, from one op per page (their lock keys, and the cells from the
+ * first row's on); a row with more cells than a page alone is read by
+ * itself (rowread_take, which reads on).  A row whose lock is gone is left
+ * with has_lock 0.  RMOVED when a split retired the tablet meanwhile.
+ */
+static int page_rest(rstore *rs, const store_table *t, const rtablet *tb,
+                     const store_filter *f, store_row *rows, size_t from, size_t to,
+                     mrtx_arena *a)
+{
+	while (from < to) {
+		/* as many rows as a page of cells is likely to hold, and one */
+		unsigned cpr16 = atomic_load_explicit(&rs->scan_cpr16, memory_order_relaxed);
+		size_t fit = (size_t)RLIST_MAX * 16 / (cpr16 ? cpr16 : 4 * 16) + 1;
+		size_t m = MRTX_MIN(to - from, MRTX_MIN(fit, (size_t)RLIST_MAX)), nk = 0, done = 0,
+		       li = 0;
+		mrtx_bytes *keys = arena_alloc(a, (m + 2) * sizeof(*keys));
+		uint8_t *cp = arena_alloc(a, RCELL_MAX);
+		uint64_t collected = 0;
+		rget g;
+		rread rd;
+		int rc;
+
+		if (!keys || !cp)
+			return MRTX_ENOMEM;
+		keys[nk++] = MRTX_BYTES(rados_state_key, 2);
+		keys[nk++] = MRTX_BYTES(rados_collect_key, 2);
+		for (size_t i = 0; i < m; i++) {
+			uint8_t *k = arena_alloc(a, 1 + RKEY_MAX);
+
+			if (!k)
+				return MRTX_ENOMEM;
+			keys[nk++] = MRTX_BYTES(k, rados_lock_key(k, rows[from + i].row));
+		}
+		memset(&g, 0, sizeof(g));
+		memset(&rd, 0, sizeof(rd));
+		g.prefix = MRTX_BYTES(cp, 1);
+		/* (a row's cells all sort after its cell prefix) */
+		g.start_after = MRTX_BYTES(cp, rados_cell_prefix(cp, rows[from].row));
+		g.max = page_cells(rs, m);
+		rd.oid = tb->oid;
+		rd.gets = &g;
+		rd.ngets = 1;
+		rd.keys = keys;
+		rd.nkeys = nk;
+		atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
+		if ((rc = rconn_read(rs->conn, &rd, 1, a)))
+			return read_err(rs, rc);
+		if ((rc = state_take(&rd)))
+			return rc;
+		/* the keys found come back in key order: the mark, then the
+		 * locks in row order */
+		for (size_t i = 0; i < rd.nkvs; i++)
+			if (rd.kvs[i].key.size == 2 &&
+			    memcmp(rd.kvs[i].key.data, rados_collect_key, 2) == 0)
+				collected = mark_point(rd.kvs[i].value);
+		for (size_t i = 0; i < m; i++) {
+			const mrtx_bytes *lk = &keys[2 + i];
+			store_row *o = &rows[from + i];
+
+			while (li < rd.nkvs && cmp_bytes(rd.kvs[li].key.data, rd.kvs[li].key.size,
+			                                 lk->data, lk->size) < 0)
+				li++;
+			o->has_lock = 0;
+			o->lock = MRTX_BYTES(NULL, 0);
+			if (li < rd.nkvs && cmp_bytes(rd.kvs[li].key.data, rd.kvs[li].key.size,
+			                              lk->data, lk->size) == 0) {
+				o->has_lock = 1;
+				if ((rc = rados_lock_record(rs, tb->oid, rd.kvs[li].value, &o->lock)))
+					return rc;
+			}
+		}
+		if ((rc = page_take(rs, t, f, collected, g.kvs, g.nkvs, g.more, rows, from,
+		                    from + m, a, &done)))
+			return rc;
+		if (!done) {
+			/* the first row alone fills a page */
+			rowread rr;
+			rread r1;
+
+			if ((rc = rowread_init(&rr, rows[from].row, f, a)))
+				return rc;
+			rowread_op(&rr, tb->oid, f, &r1);
+			atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
+			if ((rc = rconn_read(rs->conn, &r1, 1, a)))
+				return read_err(rs, rc);
+			if ((rc = rowread_take(rs, t, &rr, &r1, rows[from].row, f, a, &rows[from])))
+				return rc;
+			done = 1;
+		}
+		from += done;
+	}
+	return 0;
+}
+
+/*
+ * The cell listing that starts where a lock listing from after starts:
+ * 0x03 . after[1..], and past the row's own cells (. 0xFF, above every
+ * fid+1 byte) when after is a row's whole lock key, not the prefix of one
+ * (scan_once); into buf (RCELL_MAX bytes).
+ */
+static int page_cells_after(mrtx_bytes after, mrtx_arena *a, mrtx_bytes *out)
+{
+	uint8_t *buf, *tmp;
+	size_t used, n;
+
+	*out = after;
+	if (!after.size)
+		return 0;
+	if (!(buf = arena_alloc(a, after.size + 1)) || !(tmp = arena_alloc(a, after.size)))
+		return MRTX_ENOMEM;
+	buf[0] = RK_CELL;
+	memcpy(buf + 1, (const uint8_t *)after.data + 1, after.size - 1);
+	n = after.size;
+	if (rkey_get(tmp, (const uint8_t *)after.data + 1, after.size - 1, &used) != RKEY_BAD &&
+	    used == after.size - 1)
+		buf[n++] = 0xFF;
+	*out = MRTX_BYTES(buf, n);
+	return 0;
+}
+
 /*
  * List rows of one tablet in scan order into rows[*n..limit), from after
  * `after` (a key in the listing's key space, size 0 = the start).  Forward
  * lists the lock keys (and their values), reverse the descending markers.
+ * With `page` (forward), the same op lists the cells from the same place
+ * on, and the rows listed below index `need` get their cells here
+ * (page_take; the rows the page cut, page_rest).
  */
 static int list_rows(rstore *rs, const store_table *t, const rtablet *tb, int reverse,
                      const store_range *r, const store_filter *f, mrtx_bytes *after,
-                     size_t limit, mrtx_arena *a, store_row *rows, size_t *n, int *tablet_more,
-                     int *done)
+                     size_t limit, int page, size_t need, mrtx_arena *a, store_row *rows,
+                     size_t *n, int *tablet_more, int *done)
 {
-	static const uint8_t pfx_lock[1] = { RK_LOCK }, pfx_desc[1] = { RK_DESC };
+	static const uint8_t pfx_lock[1] = { RK_LOCK }, pfx_desc[1] = { RK_DESC },
+	                     pfx_cell[1] = { RK_CELL };
 	/* the state, and the collection mark: a read below it finds no row
 	 * it could trust to be absent (versions collected, or a truncate's
 	 * fresh tablet: rados_ddl.c) */
 	const mrtx_bytes sk[2] = { MRTX_BYTES(rados_state_key, 2),
 	                           MRTX_BYTES(rados_collect_key, 2) };
-	rget g;
+	rget g[2];
 	rread rd;
+	size_t n0 = *n;
+	uint64_t collected = 0;
 	int rc;
 
-	memset(&g, 0, sizeof(g));
+	memset(g, 0, sizeof(g));
 	memset(&rd, 0, sizeof(rd));
-	g.prefix = MRTX_BYTES(reverse ? pfx_desc : pfx_lock, 1);
-	g.start_after = *after;
-	g.max = MRTX_MIN(limit - *n, (size_t)RLIST_MAX);
+	g[0].prefix = MRTX_BYTES(reverse ? pfx_desc : pfx_lock, 1);
+	g[0].start_after = *after;
+	g[0].max = MRTX_MIN(limit - *n, (size_t)RLIST_MAX);
 	rd.oid = tb->oid;
-	rd.gets = &g;
+	rd.gets = g;
 	rd.ngets = 1;
 	rd.keys = sk;
 	rd.nkeys = 2;
+	if (page) {
+		if ((rc = page_cells_after(*after, a, &g[1].start_after)))
+			return rc;
+		g[1].prefix = MRTX_BYTES(pfx_cell, 1);
+		g[1].max = page_cells(rs, (size_t)g[0].max);
+		rd.ngets = 2;
+	}
 	atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
 	if ((rc = rconn_read(rs->conn, &rd, 1, a)))
 		return read_err(rs, rc);
 	if ((rc = state_take(&rd)))
 		return rc;
+	if (rd.nkvs)
+		collected = mark_point(rd.kvs[0].value);
 	if (rd.nkvs && f && f->at) {
-		uint64_t collected = 0;
-
-		for (size_t b = 0; b < rd.kvs[0].value.size && b < 8; b++)
-			collected = collected << 7 | (((const uint8_t *)rd.kvs[0].value.data)[b] & 0x7f);
 		if (f->at < collected)
 			return mrtx__seterr(MRTX_ESNAPSHOT, "%s: table '%s': versions at or below "
 			                    "%llu were collected or truncated here, above the read's "
 			                    "timestamp %llu", rs->addr, t->name,
 			                    (unsigned long long)collected, (unsigned long long)f->at);
 	}
-	*tablet_more = g.more && g.nkvs;
-	for (size_t i = 0; i < g.nkvs; i++) {
-		const rkv *kv = &g.kvs[i];
+	*tablet_more = g[0].more && g[0].nkvs;
+	for (size_t i = 0; i < g[0].nkvs; i++) {
+		const rkv *kv = &g[0].kvs[i];
 		uint8_t *buf = arena_alloc(a, kv->key.size);
 		size_t used, len;
 		mrtx_bytes row;
@@ -777,6 +995,18 @@ static int list_rows(rstore *rs, const store_table *t, const rtablet *tb, int re
 			break;
 		}
 	}
+	if (page && n0 < MRTX_MIN(*n, need)) {
+		size_t to = MRTX_MIN(*n, need), took = 0;
+
+		if ((rc = page_take(rs, t, f, collected, g[1].kvs, g[1].nkvs, g[1].more, rows, n0, to,
+		                    a, &took)))
+			return rc;
+		if (n0 + took < to) {
+			if ((rc = FAILPOINT(FP_SCAN_AFTER_PAGE)))
+				return rc;
+			return page_rest(rs, t, tb, f, rows, n0 + took, to, a);
+		}
+	}
 	return 0;
 }
 
@@ -793,7 +1023,8 @@ static int scan_once(rstore *rs, const rtmap *rt, const store_table *t, const st
 	mrtx_bytes after;
 	store_range rest;
 	uint8_t *kb;
-	int rc, done;
+	/* forward scans of cells take them with the listing (list_rows) */
+	int rc, done, page = !reverse && !(f && f->lock_only);
 
 	if (!(rows = arena_alloc(a, (cap + 1) * sizeof(*rows))) || !(kb = arena_alloc(a, RCELL_MAX)))
 		return MRTX_ENOMEM;
@@ -820,8 +1051,8 @@ again:
 		int tmore = 0;
 		size_t limit = max_rows ? max_rows + 1 : cap + 1;
 
-		if ((rc = list_rows(rs, t, &rt->t[ti], reverse, r, f, &after, limit, a, rows, &n,
-		                    &tmore, &done))) {
+		if ((rc = list_rows(rs, t, &rt->t[ti], reverse, r, f, &after, limit, page,
+		                    max_rows ? max_rows : SIZE_MAX, a, rows, &n, &tmore, &done))) {
 			if (rc == RMOVED)
 				*moved_oid = rt->t[ti].oid;
 			return rc;
@@ -859,21 +1090,25 @@ again:
 		ti = reverse ? ti - 1 : ti + 1;
 		after = MRTX_BYTES(NULL, 0);
 	}
-	/* Each row's lock and cells from one read (reverse rows need the lock). */
+	/* Each row's lock and cells from one read (reverse rows need the lock;
+	 * forward ones have them from list_rows). */
 	if (n && (reverse || !(f && f->lock_only))) {
-		const store_table **ts = arena_alloc(a, n * sizeof(*ts));
-		mrtx_bytes *keys = arena_alloc(a, n * sizeof(*keys));
-		store_row *full = arena_alloc(a, n * sizeof(*full));
+		store_row *full = rows;
 		size_t k = 0;
 
-		if (!ts || !keys || !full)
-			return MRTX_ENOMEM;
-		for (size_t i = 0; i < n; i++) {
-			ts[i] = t;
-			keys[i] = rows[i].row;
+		if (reverse) {
+			const store_table **ts = arena_alloc(a, n * sizeof(*ts));
+			mrtx_bytes *keys = arena_alloc(a, n * sizeof(*keys));
+
+			if (!ts || !keys || !(full = arena_alloc(a, n * sizeof(*full))))
+				return MRTX_ENOMEM;
+			for (size_t i = 0; i < n; i++) {
+				ts[i] = t;
+				keys[i] = rows[i].row;
+			}
+			if ((rc = read_many(rs, rt, ts, keys, n, f, a, full, moved_oid)))
+				return rc;
 		}
-		if ((rc = read_many(rs, rt, ts, keys, n, f, a, full, moved_oid)))
-			return rc;
 		/* a row whose lock vanished meanwhile (a rolled-back insert) is gone */
 		for (size_t i = 0; i < n; i++)
 			if (full[i].has_lock)

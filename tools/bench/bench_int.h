@@ -142,6 +142,10 @@ int bench_longscan_on(bcfg *c, mrtx_db *db);
 size_t wl_transfers(bcfg *c, const char *only, bres *r, brocks *k);
 /* `mrtx bench rados://...`: returns the exit status. */
 int bench_rados(bcfg *c, const char *uri, const char *only);
+/* scan_100k on db, a fresh RADOS store whose objects are named
+ * store_prefix.* (bench_rscan.c); raw: the run's rraw (rados_raw.h). */
+struct rraw;
+int bench_rados_scan(bcfg *c, mrtx_db *db, struct rraw *raw, const char *store_prefix);
 /* interactive sides */
 enum { SIDE_MRTX, SIDE_LMDB, SIDE_SQLITE_IMM, SIDE_SQLITE_DEF };
 /* committed transactions and busy retries (SQLite), added up */

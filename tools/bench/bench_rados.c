@@ -13,6 +13,9 @@
  *                object
  *   ts           the store's timestamp source (admin_ts_next), by one thread
  *                and by 8: one guarded write of NAME.ts per batch (reported)
+ *   scan         (--only scan, not in the default run) a 100,000-row
+ *                forward scan against a raw omap read of the same tablet
+ *                objects (bench_rscan.c)
  *   latency      the median commit latency of an N-row transaction, N = 1
  *                .. 64, beside raw guarded writes of the same N rows (one op
  *                per object, all sent at once): a commit costs round trips,
@@ -424,18 +427,23 @@ int bench_rados(bcfg *c, const char *uri, const char *only)
 
 	if (only && strcmp(only, "single_row") && strcmp(only, "multi_row") &&
 	    strcmp(only, "one_tablet") && strcmp(only, "latency") && strcmp(only, "ts") &&
-	    strcmp(only, "snapshot") && strcmp(only, "longscan")) {
+	    strcmp(only, "snapshot") && strcmp(only, "longscan") && strcmp(only, "scan")) {
 		fprintf(stderr, "mrtx: bench: workload '%s' is not run on a RADOS store "
-		        "(single_row, multi_row, one_tablet, latency, ts, snapshot, longscan)\n",
-		        only);
+		        "(single_row, multi_row, one_tablet, latency, ts, snapshot, longscan, "
+		        "scan)\n", only);
 		return 2;
 	}
 	rfix_open(&x, uri);
 	memset(&f, 0, sizeof(f));
 	f.ext = &x;
 	f.db = rstore_open(&x);
-	if (only && strcmp(only, "longscan") == 0) {
-		int rc = bench_longscan_on(c, f.db);
+	if (only && (strcmp(only, "longscan") == 0 || strcmp(only, "scan") == 0)) {
+		char store_prefix[200];
+		int rc;
+
+		snprintf(store_prefix, sizeof(store_prefix), "%s%d", x.prefix, x.seq - 1);
+		rc = strcmp(only, "scan") == 0 ? bench_rados_scan(c, f.db, x.raw, store_prefix) :
+		                                 bench_longscan_on(c, f.db);
 
 		mrtx_close(f.db);
 		cleanup_fix = NULL;
