@@ -82,17 +82,20 @@ MRTX_IN_RADOS_SUITE=1 MRTX_TEST_RADOS_CONF=$DIR/ceph.conf MRTX_TEST_RADOS_KILL=1
 	--output-on-failure --no-tests=error
 rc=$?
 
-# mrtx bench on RADOS, short: both workloads and the six latency sizes are
-# reported, and every object the run created is removed at the end.
+# mrtx bench on RADOS, short: the three commit workloads and the seven
+# latency sizes are reported, and every object the run created is removed
+# at the end.
 MRTX=$BUILD/mrtx
 if [ "$rc" = 0 ] && [ -x "$MRTX" ] && [ "${RADOS_SUITE_BENCH:-1}" = 1 ]; then
 	out=$DIR/bench.json
 	bstore="rados://mrtx/bench-$$?conf=$DIR/ceph.conf"
 	if ! timeout 300 "$MRTX" bench "$bstore" --quick --json >"$out" 2>"$DIR/bench.err"; then
 		echo "rados_suite: mrtx bench FAILED:"; cat "$DIR/bench.err"; rc=1
-	elif [ "$(grep -c '"name": "single_row"\|"name": "multi_row"' "$out")" != 2 ] ||
+	elif [ "$(grep -o '"name": "single_row"\|"name": "multi_row"\|"name": "one_tablet"' \
+	          "$out" | wc -l)" != 3 ] ||
 	     [ "$(grep -o '"rows": [0-9]*' "$out" | tr -d '\n')" != \
-	       '"rows": 2"rows": 4"rows": 8"rows": 16"rows": 32"rows": 64' ]; then
+	       '"rows": 1"rows": 2"rows": 4"rows": 8"rows": 16"rows": 32"rows": 64' ] ||
+	     [ "$(grep -o '"mrtx_round_trips": [0-9.]*' "$out" | wc -l)" != 7 ]; then
 		echo "rados_suite: mrtx bench printed an incomplete report:"; cat "$out"; rc=1
 	elif ! objs=$(timeout 60 rados -c "$DIR/ceph.conf" -p mrtx ls); then
 		echo "rados_suite: cannot list pool mrtx after mrtx bench"; rc=1
