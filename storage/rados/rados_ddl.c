@@ -468,7 +468,7 @@ int rados_store_table_freeze(store *st, const store_table *t, int on, uint64_t *
 		const char *keys[2] = { tk, dk };
 		mrtx_bytes v[2];
 		uint8_t nb[DREC_SIZE];
-		drec d, nd;
+		drec d = { 0, 0, 0 }, nd = { 0, 0, 0 };
 		int has = 0, applied;
 
 		if ((rc = rados_meta_read(rs, keys, 2, &a, v)))
