@@ -357,27 +357,14 @@ static int tablets_write(rstore *rs, const store_table *t, tw_fn fn, void *arg,
 				if (g[4 * i].result == -ECANCELED) {
 					/* not open: retired by a split (settle it), or
 					 * closed (by this drop, or one before) */
-					mrtx_bytes st;
-					mrtx_arena a;
-					const mrtx_bytes sk = MRTX_BYTES(rados_state_key, 2);
-					rread r;
+					int dropped;
 
-					arena_init(&a);
-					memset(&r, 0, sizeof(r));
-					r.oid = m->t[i].oid;
-					r.keys = &sk;
-					r.nkeys = 1;
-					rc = rconn_read(rs->conn, &r, 1, &a);
-					st = rc == 0 && r.nkvs ? r.kvs[0].value : MRTX_BYTES(NULL, 0);
-					if (rc == RCONN_TIMEDOUT)
-						rc = MRTX_ESTORE;
-					if (rc == 0 && st.size && *(const uint8_t *)st.data == RSTATE_DROPPED) {
-						if (!accept_dropped)
+					if ((rc = rados_tablet_dropped(rs, m->t[i].oid, &dropped)) == 0) {
+						if (!dropped)
+							moved = m->t[i].oid;
+						else if (!accept_dropped)
 							(*failed)++;
-					} else if (rc == 0) {
-						moved = m->t[i].oid;
 					}
-					arena_free(&a);
 				} else {
 					(*failed)++;
 				}

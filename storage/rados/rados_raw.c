@@ -119,60 +119,6 @@ out:
 	return rc;
 }
 
-int rraw_remove_prefix(rraw *r, const char *prefix, unsigned long *removed)
-{
-	rados_list_ctx_t ctx;
-	rados_ioctx_t io;
-	char **names = NULL;
-	size_t n = 0, cap = 0, plen;
-	const char *entry;
-	int rc = MRTX_OK, e;
-
-	if (!r || !prefix || !*prefix || !removed)
-		return mrtx__seterr(MRTX_EINVAL, "rraw_remove_prefix: bad argument");
-	*removed = 0;
-	plen = strlen(prefix);
-	io = rconn_ioctx(r->conn);
-	if ((e = rados_nobjects_list_open(io, &ctx)) < 0)
-		return mrtx__seterr(MRTX_ESTORE, "rados: cannot list pool %s: %s",
-		                    rconn_pool(r->conn), strerror(-e));
-	while ((e = rados_nobjects_list_next(ctx, &entry, NULL, NULL)) == 0) {
-		if (strncmp(entry, prefix, plen) != 0)
-			continue;
-		if (n == cap) {
-			size_t nc = cap ? 2 * cap : 64;
-			char **nn = realloc(names, nc * sizeof(*nn));
-
-			if (!nn) {
-				rc = mrtx__seterr(MRTX_ENOMEM, "rados: out of memory");
-				break;
-			}
-			names = nn;
-			cap = nc;
-		}
-		if (!(names[n] = strdup(entry))) {
-			rc = mrtx__seterr(MRTX_ENOMEM, "rados: out of memory");
-			break;
-		}
-		n++;
-	}
-	rados_nobjects_list_close(ctx);
-	if (rc == MRTX_OK && e != -ENOENT)
-		rc = rconn_error(r->conn, e, "list", "(pool)");
-	for (size_t i = 0; i < n; i++) {
-		if (rc == MRTX_OK) {
-			e = rados_remove(io, names[i]);
-			if (e == 0)
-				++*removed;
-			else if (e != -ENOENT)
-				rc = rconn_error(r->conn, e, "remove", names[i]);
-		}
-		free(names[i]);
-	}
-	free(names);
-	return rc == RCONN_TIMEDOUT ? MRTX_ESTORE : rc;
-}
-
 static int cmp_names(const void *x, const void *y)
 {
 	return strcmp(*(char *const *)x, *(char *const *)y);
@@ -228,6 +174,31 @@ int rraw_list_prefix(rraw *r, const char *prefix, char ***out, size_t *nout)
 	*out = names;
 	*nout = n;
 	return MRTX_OK;
+}
+
+int rraw_remove_prefix(rraw *r, const char *prefix, unsigned long *removed)
+{
+	char **names;
+	size_t n;
+	int rc, e;
+
+	if (!r || !prefix || !*prefix || !removed)
+		return mrtx__seterr(MRTX_EINVAL, "rraw_remove_prefix: bad argument");
+	*removed = 0;
+	if ((rc = rraw_list_prefix(r, prefix, &names, &n)))
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		if (rc == MRTX_OK) {
+			e = rados_remove(rconn_ioctx(r->conn), names[i]);
+			if (e == 0)
+				++*removed;
+			else if (e != -ENOENT)
+				rc = rconn_error(r->conn, e, "remove", names[i]);
+		}
+		free(names[i]);
+	}
+	free(names);
+	return rc == RCONN_TIMEDOUT ? MRTX_ESTORE : rc;
 }
 
 int rraw_omap_read_all(rraw *r, const char *oid, unsigned long *keys)
