@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rados-cluster.sh - a throw-away Ceph cluster on 127.0.0.1 for mrtx's RADOS backend.
 #
-#   rados-cluster.sh start DIR [--cephx] [--delay-ms=R]
+#   rados-cluster.sh start DIR [--cephx] [--delay-ms=R | --rtt-ms=R]
 #                                          1 mon + 3 OSDs, pool `mrtx` (size 3, min_size 2,
 #                                          8 PGs, autoscale off); returns when every PG is
 #                                          writable; writes DIR/ceph.conf (and DIR/keyring).
@@ -11,6 +11,14 @@
 #                                          mean of R/2 each way: a network whose round trip
 #                                          is R ms longer than loopback's (this kernel has no
 #                                          netem; see BENCH.md)
+#                                          --rtt-ms=R: the daemons run in a network namespace
+#                                          of their own (mrtx-net-MON_PORT, address
+#                                          10.77.X.1), reached from the host through a delay
+#                                          line (tools/netdelay/netdelay.c, compiled into
+#                                          DIR/run) that holds every packet R/2 ms each way:
+#                                          every client round trip is R ms longer, the OSDs'
+#                                          own traffic is not delayed; DIR/ceph.conf names
+#                                          that address.  Needs root and /dev/net/tun.
 #   rados-cluster.sh stop DIR              stop exactly the daemons started in DIR
 #   rados-cluster.sh status DIR            daemons, pids, liveness (exit 1 if one is dead)
 #   rados-cluster.sh ready DIR [SECONDS]   wait until every PG of the pool is writable
@@ -28,7 +36,8 @@
 #                                          until every PG is writable
 #
 # Everything (conf, keyrings, mon store, OSD data, logs, pid files, sockets) lives under DIR;
-# nothing listens outside 127.0.0.1; no ceph-mgr.  Daemons are found only through the pid
+# nothing listens outside 127.0.0.1 (or, with --rtt-ms, outside the cluster's own network
+# namespace); no ceph-mgr.  Daemons are found only through the pid
 # files under DIR/run, and a pid is signalled only if its command line names DIR/ceph.conf
 # (a stale pid file never hits another process).
 #
@@ -40,6 +49,7 @@
 #   READY_TIMEOUT (90)     seconds start/restart-osd wait for every PG to be writable
 #   CEPH_TIMEOUT (20)      bound on every ceph/rados CLI call
 #   STOP_TIMEOUT (15)      seconds between SIGTERM and SIGKILL in stop
+#   NETDELAY               a built mrtx-netdelay to use for --rtt-ms instead of compiling one
 #
 # Every ceph/rados CLI call and every daemon start (whose parent waits for the
 # daemon's init, which talks to the mon) is wrapped in `timeout`, so that a dead
@@ -48,7 +58,7 @@
 set -euo pipefail
 
 usage() {
-	echo "usage: $0 start DIR [--cephx] [--delay-ms=R] | stop DIR | status DIR | ready DIR [SECONDS]" \
+	echo "usage: $0 start DIR [--cephx] [--delay-ms=R | --rtt-ms=R] | stop DIR | status DIR | ready DIR [SECONDS]" \
 	     "| settled DIR [SECONDS] | kill-osd N[,M..] DIR | restart-osd N[,M..] DIR" \
 	     "| min-size N DIR" >&2
 	exit 2
@@ -68,6 +78,7 @@ esac
 DIR=${1:-}; [ -n "$DIR" ] || usage; shift
 CEPHX=0
 DELAY_MS=0
+RTT_MS=0
 READY_ARG=
 for a in "$@"; do
 	case $a in
@@ -75,6 +86,9 @@ for a in "$@"; do
 	--delay-ms=*) [ "$CMD" = start ] || usage; DELAY_MS=${a#--delay-ms=}
 		[[ $DELAY_MS =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
 			{ echo "$0: --delay-ms takes milliseconds (a number): $DELAY_MS" >&2; exit 2; } ;;
+	--rtt-ms=*) [ "$CMD" = start ] || usage; RTT_MS=${a#--rtt-ms=}
+		[[ $RTT_MS =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v r="$RTT_MS" 'BEGIN { exit !(r > 0 && r <= 10000) }' ||
+			{ echo "$0: --rtt-ms takes milliseconds, above 0 and at most 10000: $RTT_MS" >&2; exit 2; } ;;
 	*) { [ "$CMD" = ready ] || [ "$CMD" = settled ]; } && [[ $a =~ ^[0-9]+$ ]] || usage; READY_ARG=$a ;;
 	esac
 done
@@ -89,6 +103,9 @@ PG=${PG:-8}
 READY_TIMEOUT=${READY_TIMEOUT:-90}
 CEPH_TIMEOUT=${CEPH_TIMEOUT:-20}
 STOP_TIMEOUT=${STOP_TIMEOUT:-15}
+if [ "$DELAY_MS" != 0 ] && [ "$RTT_MS" != 0 ]; then
+	echo "$0: --delay-ms and --rtt-ms are two ways to slow the network: give one" >&2; exit 2
+fi
 case $OBJECTSTORE in memstore|bluestore) ;; *) echo "$0: OBJECTSTORE must be memstore or bluestore" >&2; exit 2 ;; esac
 
 if [ "$CMD" = start ]; then mkdir -p "$DIR"; fi
@@ -96,11 +113,20 @@ if [ "$CMD" = start ]; then mkdir -p "$DIR"; fi
 DIR=$(cd "$DIR" && pwd)
 CONF=$DIR/ceph.conf
 RUN=$DIR/run
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# where the daemons listen, and the prefix that runs a command beside them
+# (set from DIR/net when the cluster was started with --rtt-ms)
+ADDR=127.0.0.1
+NSX=()
+if [ -s "$DIR/net" ]; then
+	read -r NETNS ADDR <"$DIR/net"
+	NSX=(ip netns exec "$NETNS")
+fi
 
 log() { printf 'rados-cluster: %s\n' "$*" >&2; }
 die() { log "$CMD: $*"; exit 1; }
 now_ms() { date +%s%3N; }
-ceph_() { timeout "$CEPH_TIMEOUT" ceph -c "$CONF" --connect-timeout 10 "$@"; }
+ceph_() { timeout "$CEPH_TIMEOUT" "${NSX[@]}" ceph -c "$CONF" --connect-timeout 10 "$@"; }
 
 # ---------------------------------------------------------------- daemons by pid file
 
@@ -153,6 +179,65 @@ stop_all() {
 	pids+=("${mon[@]}")
 	rm -f "$RUN"/*.pid
 	log "stopped ${#pids[@]} daemon(s)${names[*]:+: ${names[*]}}"
+	net_down
+}
+
+# ---------------------------------------------------------------- --rtt-ms
+
+# The cluster's network namespace and the delay line to it:
+#
+#   host: client --> mxdPORTh 10.77.X.2 ==[mrtx-netdelay: R/2 ms each way]==
+#         mxdPORTc 10.77.X.1 (namespace mrtx-net-PORT): mon, OSDs
+#
+# Both TUN devices are made by mrtx-netdelay in the host's namespace; one is
+# then moved into the cluster's (its file descriptor stays attached).  DIR/net
+# ("NAMESPACE ADDRESS") is written before the namespace exists, so a stop
+# after a failed start removes whatever was made.
+net_up() {
+	local oct=$(( MON_PORT % 251 + 1 )) bin us i host deva devb rt
+	NETNS=mrtx-net-$MON_PORT
+	ADDR=10.77.$oct.1 host=10.77.$oct.2 deva=mxd${MON_PORT}h devb=mxd${MON_PORT}c
+	[ -w /dev/net/tun ] || die "--rtt-ms needs /dev/net/tun, writable (root)"
+	! ip netns list | grep -qw "$NETNS" ||
+		die "network namespace $NETNS exists (a cluster on mon port $MON_PORT, or one not stopped)"
+	bin=${NETDELAY:-$RUN/mrtx-netdelay}
+	if [ -z "${NETDELAY:-}" ]; then
+		cc -std=c11 -O2 -Wall -Wextra -o "$bin" "$SRC/tools/netdelay/netdelay.c" \
+			2>"$DIR/log/netdelay-cc.log" || die "cannot compile the delay line: $DIR/log/netdelay-cc.log"
+	fi
+	us=$(awk -v r="$RTT_MS" 'BEGIN { printf "%d", r * 500 }')
+	echo "$NETNS $ADDR" >"$DIR/net"
+	rm -f "$DIR/netdelay.pid"
+	# (real-time priority where allowed: a delay line that waits for a core
+	# behind the OSDs would add their scheduling to every round trip)
+	rt=()
+	if chrt -f 50 true 2>/dev/null; then rt=(chrt -f 50); fi
+	"${rt[@]}" "$bin" "$deva" "$devb" "$us" "$DIR/netdelay.pid" >"$DIR/log/netdelay.log" 2>&1 &
+	for i in $(seq 50); do [ -s "$DIR/netdelay.pid" ] && break; sleep 0.1; done
+	[ -s "$DIR/netdelay.pid" ] || die "the delay line did not start: $DIR/log/netdelay.log"
+	ip netns add "$NETNS" || die "cannot create network namespace $NETNS"
+	ip link set "$devb" netns "$NETNS" &&
+	ip addr add "$host" peer "$ADDR" dev "$deva" && ip link set "$deva" up &&
+	ip netns exec "$NETNS" ip link set lo up &&
+	ip netns exec "$NETNS" ip addr add "$ADDR" peer "$host" dev "$devb" &&
+	ip netns exec "$NETNS" ip link set "$devb" up || die "cannot set up the link to $NETNS"
+	NSX=(ip netns exec "$NETNS")
+	log "namespace $NETNS at $ADDR, behind a delay line of ${RTT_MS} ms a round trip (pid $(<"$DIR/netdelay.pid"))"
+}
+
+# Stop the delay line (by its pid file, if that pid is mrtx-netdelay) and remove the namespace.
+net_down() {
+	local ns a p
+	[ -s "$DIR/net" ] || return 0
+	read -r ns a <"$DIR/net"
+	p=$(cat "$DIR/netdelay.pid" 2>/dev/null || true)
+	if [[ $p =~ ^[0-9]+$ ]] && tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q mrtx-netdelay; then
+		terminate "$p"
+		log "delay line stopped: $(tail -1 "$DIR/log/netdelay.log" 2>/dev/null)"
+	fi
+	ip netns del "$ns" 2>/dev/null || true
+	rm -f "$DIR/net" "$DIR/netdelay.pid"
+	NSX=()
 }
 
 # ---------------------------------------------------------------- configuration
@@ -164,9 +249,9 @@ write_conf() {
 # written by mrtx scripts/rados-cluster.sh
 [global]
 fsid = $fsid
-mon_host = v2:127.0.0.1:$MON_PORT
-public_addr = 127.0.0.1
-cluster_addr = 127.0.0.1
+mon_host = v2:$ADDR:$MON_PORT
+public_addr = $ADDR
+cluster_addr = $ADDR
 ms_bind_ipv4 = true
 ms_bind_ipv6 = false
 ms_bind_msgr1 = false
@@ -323,7 +408,7 @@ wait_ready() {
 	while :; do
 		pids=()
 		for n in $names; do
-			echo ready | timeout 6 rados -c "$CONF" --rados-osd-op-timeout 3 \
+			echo ready | timeout 6 "${NSX[@]}" rados -c "$CONF" --rados-osd-op-timeout 3 \
 				--rados-mon-op-timeout 3 -p "$POOL" put "$n" - 2>/dev/null &
 			pids+=($!)
 		done
@@ -358,29 +443,31 @@ do_start() {
 	if [ -f "$CONF" ] && running_any; then
 		die "a cluster is already running in $DIR (stop it first)"
 	fi
+	net_down
 	rm -rf "$DIR"/{mon,osd,run,log,crash,monmap,ceph.conf,keyring,mon-bootstrap.keyring,pg-probe.names,pg-probe.map}
 	mkdir -p "$DIR"/{mon/ceph-a,run,log,crash}
 	trap start_cleanup EXIT
 	trap 'exit 1' INT TERM HUP
 	t0=$(now_ms)
+	if [ "$RTT_MS" != 0 ]; then net_up; fi
 	fsid=$(cat /proc/sys/kernel/random/uuid)
 	write_conf "$fsid"
 	if [ "$CEPHX" = 1 ]; then
 		make_keyrings
 		mkfs_key=(--keyring "$DIR/mon-bootstrap.keyring")
 	fi
-	monmaptool --create --fsid "$fsid" --addv a "[v2:127.0.0.1:$MON_PORT]" "$DIR/monmap" >/dev/null
-	timeout "$CEPH_TIMEOUT" ceph-mon -c "$CONF" --mkfs -i a --monmap "$DIR/monmap" "${mkfs_key[@]}" \
+	monmaptool --create --fsid "$fsid" --addv a "[v2:$ADDR:$MON_PORT]" "$DIR/monmap" >/dev/null
+	timeout "$CEPH_TIMEOUT" "${NSX[@]}" ceph-mon -c "$CONF" --mkfs -i a --monmap "$DIR/monmap" "${mkfs_key[@]}" \
 		>"$DIR/log/mon-mkfs.log" 2>&1 || die "mon mkfs failed: $DIR/log/mon-mkfs.log"
-	timeout "$CEPH_TIMEOUT" ceph-mon -c "$CONF" -i a 2>>"$DIR/log/mon-mkfs.log" || die "ceph-mon failed: $DIR/log/mon.a.log"
+	timeout "$CEPH_TIMEOUT" "${NSX[@]}" ceph-mon -c "$CONF" -i a 2>>"$DIR/log/mon-mkfs.log" || die "ceph-mon failed: $DIR/log/mon.a.log"
 	[ -n "$(daemon_pid mon.a)" ] || die "ceph-mon exited (port $MON_PORT taken?): $DIR/log/mon.a.log"
-	log "mon.a pid $(daemon_pid mon.a) on 127.0.0.1:$MON_PORT ($(( $(now_ms) - t0 )) ms)"
+	log "mon.a pid $(daemon_pid mon.a) on $ADDR:$MON_PORT ($(( $(now_ms) - t0 )) ms)"
 	for i in $(seq 0 $((NOSD - 1))); do uuids+=("$(cat /proc/sys/kernel/random/uuid)"); done
 	# OSD mkfs (it only fetches the monmap) runs beside the bootstrap session; an
 	# OSD starts once both are done (it needs its id from `osd new`).
 	for i in $(seq 0 $((NOSD - 1))); do
 		mkdir -p "$DIR/osd/$i"
-		timeout "$CEPH_TIMEOUT" ceph-osd -c "$CONF" -i "$i" --mkfs --osd-uuid "${uuids[$i]}" \
+		timeout "$CEPH_TIMEOUT" "${NSX[@]}" ceph-osd -c "$CONF" -i "$i" --mkfs --osd-uuid "${uuids[$i]}" \
 			>"$DIR/log/osd-start.$i.log" 2>&1 &
 		START_JOBS+=($!)
 	done
@@ -409,7 +496,7 @@ do_start() {
 	for p in "${START_JOBS[@]}"; do wait "$p" || die "OSD mkfs failed: $DIR/log/osd-start.*.log"; done
 	START_JOBS=()
 	for i in $(seq 0 $((NOSD - 1))); do
-		timeout "$CEPH_TIMEOUT" ceph-osd -c "$CONF" -i "$i" >>"$DIR/log/osd-start.$i.log" 2>&1 &
+		timeout "$CEPH_TIMEOUT" "${NSX[@]}" ceph-osd -c "$CONF" -i "$i" >>"$DIR/log/osd-start.$i.log" 2>&1 &
 		START_JOBS+=($!)
 	done
 	for p in "${START_JOBS[@]}"; do wait "$p" || die "an OSD failed to start: $DIR/log/osd-start.*.log"; done
@@ -461,7 +548,7 @@ do_restart_osd() {
 	done
 	t0=$(now_ms)
 	for id in ${OSD_ARG//,/ }; do
-		timeout "$CEPH_TIMEOUT" ceph-osd -c "$CONF" -i "$id" 2>>"$DIR/log/osd-start.$id.log" ||
+		timeout "$CEPH_TIMEOUT" "${NSX[@]}" ceph-osd -c "$CONF" -i "$id" 2>>"$DIR/log/osd-start.$id.log" ||
 			die "ceph-osd $id failed: $DIR/log/osd.$id.log"
 		log "osd.$id restarted, pid $(daemon_pid "osd.$id")"
 	done

@@ -18,7 +18,8 @@
 #
 # Env: MON_PORT/PORT_MIN/PORT_MAX (default: the first of 41789, 41689, ...
 # whose mon port is free, with the 200 ports above it), OBJECTSTORE,
-# RADOS_SUITE_CEPHX (1), RADOS_SUITE_BENCH (1), RADOS_SUITE_CHAOS (1), RADOS_SUITE_TIMEOUT (600 s for the inner ctest; with start
+# RADOS_SUITE_CEPHX (1), RADOS_SUITE_BENCH (1), RADOS_SUITE_CHAOS (1), RADOS_SUITE_NETDELAY (1:
+# a second cluster behind rados-cluster.sh's --rtt-ms delay line), RADOS_SUITE_TIMEOUT (600 s for the inner ctest; with start
 # and stop this stays under the CTest TIMEOUT of 900 s, so the trap always runs),
 # RADOS_SUITE_TESTS (a ctest -R regex: only those of the labelled tests, e.g.
 # '^test_(ts|heartbeat)$' for a TSan build), RADOS_SUITE_CHAOS_SECONDS (25, at
@@ -58,6 +59,7 @@ DIR=$(mktemp -d "${TMPDIR:-/tmp}/mrtx-rados-suite.XXXXXX")
 ok=0
 finish() {
 	bash "$CLUSTER" stop "$DIR" || true
+	if [ -d "$DIR/rtt" ]; then MON_PORT=$((MON_PORT + 1)) bash "$CLUSTER" stop "$DIR/rtt" || true; fi
 	if [ "$ok" = 1 ]; then
 		rm -rf "$DIR" 2>/dev/null || { sleep 1; rm -rf "$DIR"; } ||
 			echo "rados_suite: could not remove $DIR"
@@ -140,6 +142,46 @@ if [ "$rc" = 0 ] && [ -x "$MRTX" ] && [ "${RADOS_SUITE_CHAOS:-1}" = 1 ]; then
 			fi
 		fi
 	done
+fi
+# A second cluster behind the delay line (rados-cluster.sh --rtt-ms=20: its
+# own network namespace, every round trip from here 20 ms longer): mrtx
+# bench's commit latencies come back in round trips, none shorter than the
+# line's delay (a lower bound, whatever the machine's speed), and the stop
+# removes the namespace.  Skipped, saying why, without root or /dev/net/tun.
+if [ "$rc" = 0 ] && [ -x "$MRTX" ] && [ "${RADOS_SUITE_NETDELAY:-1}" = 1 ]; then
+	nd=$DIR/rtt
+	ns=mrtx-net-$((MON_PORT + 1))
+	if [ "$(id -u)" != 0 ] || [ ! -w /dev/net/tun ]; then
+		echo "rados_suite: the cluster behind a delay line skipped: needs root and /dev/net/tun"
+	elif ! MON_PORT=$((MON_PORT + 1)) NETDELAY=$BUILD/mrtx-netdelay \
+	     bash "$CLUSTER" start "$nd" --rtt-ms=20; then
+		echo "rados_suite: cluster start with --rtt-ms=20 FAILED"; rc=1
+	else
+		out=$nd/latency.json
+		if ! timeout 300 "$MRTX" bench "rados://mrtx/rtt-$$?conf=$nd/ceph.conf" --only latency \
+		     --quick --json >"$out" 2>"$nd/bench.err"; then
+			echo "rados_suite: mrtx bench --only latency behind the delay line FAILED:"
+			cat "$nd/bench.err"; rc=1
+		elif ! python3 - "$out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = d["latency_by_rows"]
+assert [r["rows"] for r in rows] == [1, 2, 4, 8, 16, 32, 64], rows
+short = [r for r in rows if r["baseline_median_ms"] < 20 or r["mrtx_median_ms"] < 20]
+assert not short, "latencies under the line's 20 ms: %s" % short
+print("rados_suite: behind a 20 ms round trip, commit latency in round trips of a raw write:")
+for r in rows:
+    print("  %2d rows: mrtx %6.1f ms %5.2f rt, raw %6.1f ms" % (r["rows"], r["mrtx_median_ms"],
+          r["mrtx_round_trips"], r["baseline_median_ms"]))
+PY
+		then
+			echo "rados_suite: mrtx bench behind the delay line:"; cat "$out"; rc=1
+		fi
+		MON_PORT=$((MON_PORT + 1)) bash "$CLUSTER" stop "$nd" || rc=1
+		if ip netns list | grep -qw "$ns"; then
+			echo "rados_suite: network namespace $ns outlived the cluster's stop"; rc=1
+		fi
+	fi
 fi
 bash "$CLUSTER" status "$DIR" || true
 [ "$rc" = 0 ] && ok=1
