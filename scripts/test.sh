@@ -3,8 +3,10 @@
 #   scripts/test.sh [--quick] [CMAKE-ARGS...]
 # Extra CMake arguments pass through, e.g.
 #   scripts/test.sh -DCMAKE_BUILD_TYPE=Debug -DMRTX_SANITIZE=address,undefined
-# --quick runs only the quick tier (ctest -L quick, in parallel): every
-# layer, in under a minute.  CTEST_ARGS adds ctest arguments, e.g.
+# Tests run in parallel, one per core (each test's own processes, clusters
+# and stores are its own; none depends on the machine's speed).
+# --quick runs only the quick tier (ctest -L quick): every layer, in under
+# a minute.  CTEST_ARGS adds ctest arguments, e.g.
 # CTEST_ARGS="-L storage" (one layer) or CTEST_ARGS="-L slow".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,8 +14,8 @@ BUILD=${BUILD_DIR:-build}
 tier=()
 if [ "${1:-}" = --quick ]; then
 	shift
-	tier=(-L quick -j"$(nproc)")
+	tier=(-L quick)
 fi
 cmake -S . -B "$BUILD" -DMRTX_WERROR=ON "$@" >/dev/null
 cmake --build "$BUILD" -j"$(nproc)"
-ctest --test-dir "$BUILD" --output-on-failure "${tier[@]}" ${CTEST_ARGS:-}
+ctest --test-dir "$BUILD" --output-on-failure -j"$(nproc)" "${tier[@]}" ${CTEST_ARGS:-}
