@@ -82,14 +82,16 @@ static void range_extent(const scan_range *r, mrtx_bytes *lo, mrtx_bytes *hi,
 	}
 }
 
-int txn_in_scanned_range(const mrtx_txn *txn, const store_table *t, mrtx_bytes row)
+/* Is row in the extent covered by a range of txn other than skip? */
+static int in_scanned_range_but(const mrtx_txn *txn, const scan_range *skip,
+                                const store_table *t, mrtx_bytes row)
 {
 	for (size_t i = 0; i < txn->nranges; i++) {
 		const scan_range *r = txn->ranges[i];
 		mrtx_bytes lo, hi;
 		int incl;
 
-		if (r->t != t || (!r->exhausted && !r->any))
+		if (r == skip || r->t != t || (!r->exhausted && !r->any))
 			continue;
 		range_extent(r, &lo, &hi, &incl);
 		if (lo.size && bytes_cmp(row, lo) < 0)
@@ -99,6 +101,11 @@ int txn_in_scanned_range(const mrtx_txn *txn, const store_table *t, mrtx_bytes r
 		return 1;
 	}
 	return 0;
+}
+
+int txn_in_scanned_range(const mrtx_txn *txn, const store_table *t, mrtx_bytes row)
+{
+	return in_scanned_range_but(txn, NULL, t, row);
 }
 
 /* First buffered row of t in scan order within the range. */
@@ -364,7 +371,9 @@ static int can_defer(const mrtx_scanner *s, const store_row *sr)
 		                         trow_cmp(&key, txn->rows_min) >= 0)
 			return 0;
 	}
-	return !txn_in_scanned_range(txn, s->t, sr->row);
+	/* (not s's own range: sr lies beyond the extent it covered so far,
+	 * the store returning rows in scan order) */
+	return !in_scanned_range_but(txn, s->range, s->t, sr->row);
 }
 
 static int defer_obs(mrtx_scanner *s, const store_row *sr)
