@@ -551,7 +551,8 @@ static int walk_to_lock(MDB_cursor *cur, const store_table *t, const uint8_t *kb
  * stands on the row's first key (*k, a cell: the lock key follows the
  * cells), and the row's cells are taken as they are walked past, as
  * read_cells would take them after a seek back from the lock, the lock
- * found at the end of the walk (*k, *v unsealed, the cursor on it).  Not
+ * found at the end of the walk (*k, *v unsealed, the cursor on it); raw:
+ * *v is the first key's value as stored (else it is read again).  Not
  * for a qualifier range (read_cells seeks to it).  Returns 1 when the lock
  * is not among the row's first ROW_WALK keys: nothing kept (nothing copied
  * yet), the cursor somewhere in the row (seek_lock then).  Errors are the
@@ -559,7 +560,7 @@ static int walk_to_lock(MDB_cursor *cur, const store_table *t, const uint8_t *kb
  */
 static int walk_cells(store *st, MDB_cursor *cur, const store_table *t, const uint8_t *kb,
                       size_t n, const store_filter *f, mrtx_arena *a, store_row *out,
-                      MDB_val *k, MDB_val *v)
+                      int raw, MDB_val *k, MDB_val *v)
 {
 	/* the cells met, pointing into the read transaction's pages (valid
 	 * while it lasts): copied once the lock ends the walk */
@@ -578,7 +579,7 @@ static int walk_cells(store *st, MDB_cursor *cur, const store_table *t, const ui
 
 		if (!i) {
 			/* (the value as stored: the step here may have unsealed it) */
-			if ((rc = mdb_cursor_get(cur, k, v, MDB_GET_CURRENT)))
+			if (!raw && (rc = mdb_cursor_get(cur, k, v, MDB_GET_CURRENT)))
 				return lmdb_err(st, rc, "scan");
 		} else {
 			MDB_val prev = *k;
@@ -644,6 +645,66 @@ static int landed(MDB_cursor *cur, const store_table *t, const MDB_val *target, 
 	return rc;
 }
 
+/* From the row whose P . enc(row) is key[0..n) (key has room for
+ * MRTX_MAX_KEY + 1 bytes) to the next row's first key by a seek: past the
+ * lock key and the history after it (lmdb_cell.c: history keys continue
+ * with a family id, at most 254). */
+static int seek_past_row(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t n,
+                         MDB_val *k, MDB_val *v)
+{
+	MDB_val target, prev;
+	int rc;
+
+	key[n] = LOCK_TAG;
+	if (n + 2 <= MRTX_MAX_KEY) {
+		key[n + 1] = 0xFF;
+		*k = target = mv(key, n + 2);
+		return landed(cur, t, &target, lmdb_cget(cur, k, v, MDB_SET_RANGE));
+	}
+	/* (a row this long has no room for history keys) */
+	*k = target = mv(key, n + 1);
+	rc = landed(cur, t, &target, lmdb_cget(cur, k, v, MDB_SET_RANGE));
+	if (rc == 0 && k->mv_size == n + 1 && memcmp(k->mv_data, key, n + 1) == 0) {
+		prev = *k;
+		rc = lmdb_cget(cur, k, v, MDB_NEXT);
+		if (rc == 0 && !lmdb_key_after(&prev, k))
+			return damaged_keys(t);
+	}
+	return rc;
+}
+
+/*
+ * Forward, from a key prev of the row whose P . enc(row) is key[0..n) (the
+ * cursor on it; key has room for MRTX_MAX_KEY + 1 bytes, its bytes from n
+ * on are overwritten) to the next row's first key: lmdb_step_row's walk,
+ * for a caller that has both at hand already.
+ */
+static int step_past_row(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t n,
+                         MDB_val prev, MDB_val *k, MDB_val *v)
+{
+	int rc;
+
+	for (int i = 0; i < ROW_WALK; i++) {
+		if ((rc = mdb_cursor_get(cur, k, v, MDB_NEXT)))
+			return rc;
+		if (!lmdb_key_after(&prev, k))
+			return damaged_keys(t);
+		if (!(k->mv_size > n && bytes_eq(k->mv_data, key, n)))
+			/* the next row: its value is used when it is a lock (a
+			 * lock key ends in LOCK_TAG; so may a cell's) */
+			return lmdb_sealed_key(k) && ((const uint8_t *)k->mv_data)[k->mv_size - 1] ==
+			       LOCK_TAG ? lmdb_unseal(k, v) : 0;
+		prev = *k;
+	}
+	return seek_past_row(cur, t, key, n, k, v);
+}
+
+/* Is the value step_past_row left in v as stored (not unsealed)? */
+static int step_left_raw(const MDB_val *k)
+{
+	return !(lmdb_sealed_key(k) && ((const uint8_t *)k->mv_data)[k->mv_size - 1] == LOCK_TAG);
+}
+
 int lmdb_step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int reverse,
                     MDB_val *k, MDB_val *v)
 {
@@ -666,38 +727,9 @@ int lmdb_step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int rev
 		return lmdb_cget(cur, k, v, MDB_PREV);
 	}
 	if (mdb_cursor_get(cur, &prev, v, MDB_GET_CURRENT) == 0 && prev.mv_size >= n &&
-	    bytes_eq(prev.mv_data, key, n)) {
-		for (int i = 0; i < ROW_WALK; i++) {
-			if ((rc = mdb_cursor_get(cur, k, v, MDB_NEXT)))
-				return rc;
-			if (!lmdb_key_after(&prev, k))
-				return damaged_keys(t);
-			if (!(k->mv_size > n && bytes_eq(k->mv_data, key, n)))
-				/* the next row: its value is used when it is a lock (a
-				 * lock key ends in LOCK_TAG; so may a cell's) */
-				return lmdb_sealed_key(k) && ((const uint8_t *)k->mv_data)[k->mv_size - 1] ==
-				       LOCK_TAG ? lmdb_unseal(k, v) : 0;
-			prev = *k;
-		}
-	}
-	/* past the lock key and the history after it (lmdb_cell.c: history
-	 * keys continue with a family id, at most 254) */
-	key[n] = LOCK_TAG;
-	if (n + 2 <= MRTX_MAX_KEY) {
-		key[n + 1] = 0xFF;
-		*k = target = mv(key, n + 2);
-		return landed(cur, t, &target, lmdb_cget(cur, k, v, MDB_SET_RANGE));
-	}
-	/* (a row this long has no room for history keys) */
-	*k = target = mv(key, n + 1);
-	rc = landed(cur, t, &target, lmdb_cget(cur, k, v, MDB_SET_RANGE));
-	if (rc == 0 && k->mv_size == n + 1 && memcmp(k->mv_data, key, n + 1) == 0) {
-		prev = *k;
-		rc = lmdb_cget(cur, k, v, MDB_NEXT);
-		if (rc == 0 && !lmdb_key_after(&prev, k))
-			return damaged_keys(t);
-	}
-	return rc;
+	    bytes_eq(prev.mv_data, key, n))
+		return step_past_row(cur, t, key, n, prev, k, v);
+	return seek_past_row(cur, t, key, n, k, v);
 }
 
 /*
@@ -737,7 +769,7 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 	MDB_cursor *cur;
 	MDB_val k, v, target, first;
 	size_t cap = 0;
-	int rc, c;
+	int rc, c, raw = 0; /* raw: v is k's value as stored (not unsealed) */
 
 	*rows = NULL;
 	*nrows = 0;
@@ -780,8 +812,9 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 	while (rc == 0) {
 		mrtx_bytes row;
 		store_row *out;
-		int is_lock;
+		int is_lock, was_raw = raw;
 
+		raw = 0;
 		if (!tkey_is(t, k.mv_data, k.mv_size)) {
 			if ((rc = scan_end_check(cur, t, reverse, &k, &v)) == MRTX_ECORRUPT)
 				goto done;
@@ -841,7 +874,8 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 					rc = MRTX_ENOMEM;
 					goto done;
 				}
-				if ((rc = walk_cells(st, cur, t, kb, n, f, a, out, &k, &v)) == 0) {
+				if ((rc = walk_cells(st, cur, t, kb, n, f, a, out, was_raw, &k,
+				                     &v)) == 0) {
 					out->lock = MRTX_BYTES(arena_dup(a, v.mv_data, v.mv_size),
 					                       v.mv_size);
 					out->has_lock = 1;
@@ -849,7 +883,9 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 						rc = MRTX_ENOMEM;
 						goto done;
 					}
-					rc = lmdb_step_row(cur, t, out->row, reverse, &k, &v);
+					/* (the cursor on the lock key, k: on from there) */
+					rc = step_past_row(cur, t, kb, n, k, &k, &v);
+					raw = rc == 0 && step_left_raw(&k);
 					continue;
 				}
 				(*nrows)--;
