@@ -552,7 +552,9 @@ static int walk_to_lock(MDB_cursor *cur, const store_table *t, const uint8_t *kb
  * cells), and the row's cells are taken as they are walked past, as
  * read_cells would take them after a seek back from the lock, the lock
  * found at the end of the walk (*k, *v unsealed, the cursor on it); raw:
- * *v is the first key's value as stored (else it is read again).  Not
+ * *v is the first key's value as stored (else it is read again); pinned:
+ * the read transaction is the caller's view, and the cells' qualifiers and
+ * values point into its pages instead of copies in a.  Not
  * for a qualifier range (read_cells seeks to it).  Returns 1 when the lock
  * is not among the row's first ROW_WALK keys: nothing kept (nothing copied
  * yet), the cursor somewhere in the row (seek_lock then).  Errors are the
@@ -560,10 +562,11 @@ static int walk_to_lock(MDB_cursor *cur, const store_table *t, const uint8_t *kb
  */
 static int walk_cells(store *st, MDB_cursor *cur, const store_table *t, const uint8_t *kb,
                       size_t n, const store_filter *f, mrtx_arena *a, store_row *out,
-                      int raw, MDB_val *k, MDB_val *v)
+                      int raw, int pinned, MDB_val *k, MDB_val *v)
 {
 	/* the cells met, pointing into the read transaction's pages (valid
-	 * while it lasts): copied once the lock ends the walk */
+	 * while it lasts): copied once the lock ends the walk, unless it is
+	 * the caller's view (pinned), which outlasts the rows returned */
 	store_cell seen[ROW_WALK];
 	size_t nseen = 0;
 	int rc;
@@ -601,6 +604,8 @@ static int walk_cells(store *st, MDB_cursor *cur, const store_table *t, const ui
 				store_cell *o = &out->cells[c];
 
 				*o = seen[c];
+				if (pinned)
+					continue;
 				o->qual.data = arena_dup(a, seen[c].qual.data, seen[c].qual.size);
 				o->value.data = arena_dup(a, seen[c].value.data, seen[c].value.size);
 				if (!o->qual.data || !o->value.data)
@@ -874,8 +879,8 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 					rc = MRTX_ENOMEM;
 					goto done;
 				}
-				if ((rc = walk_cells(st, cur, t, kb, n, f, a, out, was_raw, &k,
-				                     &v)) == 0) {
+				if ((rc = walk_cells(st, cur, t, kb, n, f, a, out, was_raw,
+				                     view != NULL, &k, &v)) == 0) {
 					out->lock = MRTX_BYTES(arena_dup(a, v.mv_data, v.mv_size),
 					                       v.mv_size);
 					out->has_lock = 1;
