@@ -48,10 +48,11 @@ struct mrtx_scanner {
 	int more;
 	store_range next;
 	/* current row's cells, and each one's commit timestamp (0: this
-	 * transaction's own write) */
+	 * transaction's own write); the arrays are the scanner's, reused row
+	 * after row (mrtx_scan_next hands out copies of the cells) */
 	mrtx_cell *cells;
 	uint64_t *cts;
-	size_t ncells, ci;
+	size_t ncells, ci, ccap;
 	int started;            /* mrtx_scan_next was called */
 	uint64_t last_ts;       /* the timestamp of the cell returned last */
 	int done;
@@ -262,6 +263,8 @@ void mrtx_scan_close(mrtx_scanner *s)
 		if (*pp)
 			*pp = s->sibling;
 	}
+	mrtx__free(s->cells);
+	mrtx__free(s->cts);
 	mrtx__free(s);
 }
 
@@ -480,7 +483,6 @@ static int cell_visible(const mrtx_scanner *s, const bcell *c)
 /* Merge stored cells of sr (may be NULL) with buffered row b (may be NULL). */
 static int build_row(mrtx_scanner *s, const store_row *sr, const trow *b)
 {
-	mrtx_txn *txn = s->txn;
 	size_t ns = (sr && !(b && b->del_row)) ? sr->ncells : 0, i = 0, k = 0;
 	bcell *c = b ? RB_MIN(bcell_tree, (struct bcell_tree *)&b->cells) : NULL;
 	mrtx_bytes row = sr ? sr->row : b->row;
@@ -489,10 +491,18 @@ static int build_row(mrtx_scanner *s, const store_row *sr, const trow *b)
 	uint32_t vmax = s->f.versions > 1 ? s->f.versions : 1;
 
 	s->ncells = s->ci = 0;
-	_Static_assert(sizeof(mrtx_cell) % sizeof(uint64_t) == 0, "cts follows cells aligned");
-	if (!(s->cells = arena_alloc(&txn->arena, cap * (sizeof(mrtx_cell) + sizeof(uint64_t)))))
-		return MRTX_ENOMEM;
-	s->cts = (uint64_t *)(void *)(s->cells + cap);
+	if (cap > s->ccap) {
+		mrtx_cell *nc = mrtx__reallocarray(s->cells, cap, sizeof(*nc));
+		uint64_t *nt;
+
+		if (!nc)
+			return mrtx__seterr(MRTX_ENOMEM, "out of memory scanning a row");
+		s->cells = nc;
+		if (!(nt = mrtx__reallocarray(s->cts, cap, sizeof(*nt))))
+			return mrtx__seterr(MRTX_ENOMEM, "out of memory scanning a row");
+		s->cts = nt;
+		s->ccap = cap;
+	}
 	while (i < ns || c) {
 		const store_cell *sc = i < ns ? &sr->cells[i] : NULL;
 		int cmp;
