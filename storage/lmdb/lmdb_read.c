@@ -737,6 +737,34 @@ int lmdb_step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int rev
 	return seek_past_row(cur, t, key, n, k, v);
 }
 
+/* Room for one more row in a scan's batch: a batch of at most max_rows
+ * (a scanner's: a few hundred) gets its whole array at its first row, not
+ * a copy at each doubling. */
+static store_row *rows_grow(mrtx_arena *a, store_row *rows, size_t n, size_t *cap,
+                            size_t max_rows)
+{
+	if (!*cap && max_rows && max_rows <= 1024) {
+		*cap = max_rows;
+		return arena_alloc(a, max_rows * sizeof(*rows));
+	}
+	return store_arr_grow(a, rows, n, cap, sizeof(*rows));
+}
+
+/* out's row and lock record (v): copies, in one piece of a. */
+static int keep_row_lock(mrtx_arena *a, store_row *out, mrtx_bytes row, const MDB_val *v)
+{
+	uint8_t *d = arena_alloc(a, MRTX_MAX(row.size + v->mv_size, 1));
+
+	if (!d)
+		return MRTX_ENOMEM;
+	memcpy(d, row.data, row.size);
+	memcpy(d + row.size, v->mv_data, v->mv_size);
+	out->row = MRTX_BYTES(d, row.size);
+	out->lock = MRTX_BYTES(d + row.size, v->mv_size);
+	out->has_lock = 1;
+	return 0;
+}
+
 /*
  * A scan leaves the table: is the key k that ended it (forward: after the
  * table's keys; reverse: before them) really past it, and the key beyond
@@ -768,8 +796,13 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
                          size_t max_rows, mrtx_arena *a, store_row **rows, size_t *nrows,
                          int *more)
 {
-	uint8_t kb[MRTX_MAX_KEY + 1], rowbuf[MRTX_MAX_KEY + 1], prevbuf[MRTX_MAX_KEY + 1];
+	/* each row is decoded into one buffer while the row before stays in
+	 * the other, for the order check: rowbuf[rb] is the next to use */
+	uint8_t kb[MRTX_MAX_KEY + 1], rowbuf[2][MRTX_MAX_KEY + 1];
 	mrtx_bytes prev = MRTX_BYTES(NULL, 0);
+	unsigned rb = 0;
+	int inside = 0; /* a row met was not before the range (in scan order):
+	                   every later one, past it in order, is not either */
 	lmdb_rtxn rt;
 	MDB_cursor *cur;
 	MDB_val k, v, target, first;
@@ -825,7 +858,7 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 				goto done;
 			break;
 		}
-		if (lmdb_key_row(&k, rowbuf, &row, &is_lock)) {
+		if (lmdb_key_row(&k, rowbuf[rb], &row, &is_lock)) {
 			rc = mrtx__seterr(MRTX_ECORRUPT, "table '%s': undecodable key in the data "
 			                  "database", t->name);
 			goto done;
@@ -839,8 +872,8 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 			                  t->name);
 			goto done;
 		}
-		memcpy(prevbuf, row.data, row.size);
-		prev = MRTX_BYTES(prevbuf, row.size);
+		prev = row;
+		rb ^= 1;
 		if (reverse ? store_range_before(r, row) : store_range_past(r, row))
 			break;
 		if (reverse && key_is_hist(&k, row)) {
@@ -854,10 +887,11 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 				break;
 			is_lock = 1;
 		}
-		if (reverse ? store_range_past(r, row) : store_range_before(r, row)) {
+		if (!inside && (reverse ? store_range_past(r, row) : store_range_before(r, row))) {
 			rc = lmdb_step_row(cur, t, row, reverse, &k, &v);
 			continue;
 		}
+		inside = 1;
 		/* (forward, the row's first key, which the walk reached in order) */
 		first = k;
 		if (!is_lock && !reverse) {
@@ -869,25 +903,15 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 			if ((!f || (!f->at && f->versions <= 1 && !f->qs.size && !f->qe.size)) &&
 			    !(max_rows && *nrows == max_rows)) {
 				/* the cells on the way, then step on from the lock */
-				if (!(*rows = store_arr_grow(a, *rows, *nrows, &cap, sizeof(**rows)))) {
+				if (!(*rows = rows_grow(a, *rows, *nrows, &cap, max_rows))) {
 					rc = MRTX_ENOMEM;
 					goto done;
 				}
 				out = &(*rows)[(*nrows)++];
-				out->row = MRTX_BYTES(arena_dup(a, row.data, row.size), row.size);
-				if (!out->row.data) {
-					rc = MRTX_ENOMEM;
-					goto done;
-				}
 				if ((rc = walk_cells(st, cur, t, kb, n, f, a, out, was_raw,
 				                     view != NULL, &k, &v)) == 0) {
-					out->lock = MRTX_BYTES(arena_dup(a, v.mv_data, v.mv_size),
-					                       v.mv_size);
-					out->has_lock = 1;
-					if (!out->lock.data) {
-						rc = MRTX_ENOMEM;
+					if ((rc = keep_row_lock(a, out, row, &v)))
 						goto done;
-					}
 					/* (the cursor on the lock key, k: on from there) */
 					rc = step_past_row(cur, t, kb, n, k, &k, &v);
 					raw = rc == 0 && step_left_raw(&k);
@@ -911,18 +935,13 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 			*more = 1;
 			break;
 		}
-		if (!(*rows = store_arr_grow(a, *rows, *nrows, &cap, sizeof(**rows)))) {
+		if (!(*rows = rows_grow(a, *rows, *nrows, &cap, max_rows))) {
 			rc = MRTX_ENOMEM;
 			goto done;
 		}
 		out = &(*rows)[(*nrows)++];
-		out->row = MRTX_BYTES(arena_dup(a, row.data, row.size), row.size);
-		out->lock = MRTX_BYTES(arena_dup(a, v.mv_data, v.mv_size), v.mv_size);
-		out->has_lock = 1;
-		if (!out->row.data || !out->lock.data) {
-			rc = MRTX_ENOMEM;
+		if ((rc = keep_row_lock(a, out, row, &v)))
 			goto done;
-		}
 		{
 			uint8_t ck[MRTX_MAX_KEY + 16];
 			size_t plen = 0;
