@@ -143,3 +143,12 @@ uint32_t mrtx__crc32c(uint32_t crc, const void *data, size_t n)
 #endif
 	return mrtx__crc32c_sw(crc, data, n);
 }
+
+uint32_t mrtx__crc32c2(const void *a, size_t na, const void *b, size_t nb)
+{
+#ifdef CRC32C_X86
+	if (hw_use())
+		return ~crc32c_hw(crc32c_hw(~0u, a, na), b, nb);
+#endif
+	return mrtx__crc32c_sw(mrtx__crc32c_sw(0, a, na), b, nb);
+}
