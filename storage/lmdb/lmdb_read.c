@@ -600,12 +600,13 @@ static int walk_cells(store *st, MDB_cursor *cur, const store_table *t, const ui
 				return lmdb_err(st, rc, "scan");
 			if (nseen && !(out->cells = arena_alloc(a, nseen * sizeof(*out->cells))))
 				return MRTX_ENOMEM;
-			for (size_t c = 0; c < nseen; c++) {
+			/* (one copy of the array: a struct at a time took a slow
+			 * string move each) */
+			if (nseen)
+				memcpy(out->cells, seen, nseen * sizeof(*seen));
+			for (size_t c = 0; c < nseen && !pinned; c++) {
 				store_cell *o = &out->cells[c];
 
-				*o = seen[c];
-				if (pinned)
-					continue;
 				o->qual.data = arena_dup(a, seen[c].qual.data, seen[c].qual.size);
 				o->value.data = arena_dup(a, seen[c].value.data, seen[c].value.size);
 				if (!o->qual.data || !o->value.data)
