@@ -683,32 +683,35 @@ static int seek_past_row(MDB_cursor *cur, const store_table *t, uint8_t *key, si
  * Forward, from a key prev of the row whose P . enc(row) is key[0..n) (the
  * cursor on it; key has room for MRTX_MAX_KEY + 1 bytes, its bytes from n
  * on are overwritten) to the next row's first key: lmdb_step_row's walk,
- * for a caller that has both at hand already.
+ * for a caller that has both at hand already.  *raw (may be NULL): the
+ * value left in *v is as stored (the walk unseals only a key ending in
+ * LOCK_TAG; the seek, every data key).
  */
 static int step_past_row(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t n,
-                         MDB_val prev, MDB_val *k, MDB_val *v)
+                         MDB_val prev, MDB_val *k, MDB_val *v, int *raw)
 {
 	int rc;
 
+	if (raw)
+		*raw = 0;
 	for (int i = 0; i < ROW_WALK; i++) {
 		if ((rc = mdb_cursor_get(cur, k, v, MDB_NEXT)))
 			return rc;
 		if (!lmdb_key_after(&prev, k))
 			return damaged_keys(t);
-		if (!(k->mv_size > n && bytes_eq(k->mv_data, key, n)))
+		if (!(k->mv_size > n && bytes_eq(k->mv_data, key, n))) {
 			/* the next row: its value is used when it is a lock (a
 			 * lock key ends in LOCK_TAG; so may a cell's) */
-			return lmdb_sealed_key(k) && ((const uint8_t *)k->mv_data)[k->mv_size - 1] ==
-			       LOCK_TAG ? lmdb_unseal(k, v) : 0;
+			if (lmdb_sealed_key(k) &&
+			    ((const uint8_t *)k->mv_data)[k->mv_size - 1] == LOCK_TAG)
+				return lmdb_unseal(k, v);
+			if (raw)
+				*raw = 1;
+			return 0;
+		}
 		prev = *k;
 	}
 	return seek_past_row(cur, t, key, n, k, v);
-}
-
-/* Is the value step_past_row left in v as stored (not unsealed)? */
-static int step_left_raw(const MDB_val *k)
-{
-	return !(lmdb_sealed_key(k) && ((const uint8_t *)k->mv_data)[k->mv_size - 1] == LOCK_TAG);
 }
 
 int lmdb_step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int reverse,
@@ -734,7 +737,7 @@ int lmdb_step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int rev
 	}
 	if (mdb_cursor_get(cur, &prev, v, MDB_GET_CURRENT) == 0 && prev.mv_size >= n &&
 	    bytes_eq(prev.mv_data, key, n))
-		return step_past_row(cur, t, key, n, prev, k, v);
+		return step_past_row(cur, t, key, n, prev, k, v, NULL);
 	return seek_past_row(cur, t, key, n, k, v);
 }
 
@@ -914,8 +917,7 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 					if ((rc = keep_row_lock(a, out, row, &v)))
 						goto done;
 					/* (the cursor on the lock key, k: on from there) */
-					rc = step_past_row(cur, t, kb, n, k, &k, &v);
-					raw = rc == 0 && step_left_raw(&k);
+					rc = step_past_row(cur, t, kb, n, k, &k, &v, &raw);
 					continue;
 				}
 				(*nrows)--;
