@@ -340,20 +340,21 @@ int txn_scan_settle(mrtx_txn *txn)
 		return 0;
 	/* (an allocation that fails leaves the list whole: the next call
 	 * goes on, skipping the rows already in) */
-	for (size_t i = 0; i < r->npend; i++) {
-		const struct scan_obs *o = &r->pend[i];
-		trow *tr;
-		int rc;
+	for (size_t i = 0; i < r->npend; i++)
+		for (size_t j = 0; j < r->pend[i].n; j++) {
+			const store_row *o = &r->pend[i].rows[j];
+			trow *tr;
+			int rc;
 
-		if ((rc = txn_row(txn, r->t, o->row, 1, &tr)))
-			return rc;
-		if (tr->lock_known)
-			continue; /* (inserted by a call that failed later) */
-		tr->lock = o->has_lock ? o->lock : MRTX_BYTES(NULL, 0);
-		tr->has_lock = !!o->has_lock;
-		tr->lock_known = 1;
-		tr->read = 1;
-	}
+			if ((rc = txn_row(txn, r->t, o->row, 1, &tr)))
+				return rc;
+			if (tr->lock_known)
+				continue; /* (inserted by a call that failed later) */
+			tr->lock = o->has_lock ? o->lock : MRTX_BYTES(NULL, 0);
+			tr->has_lock = !!o->has_lock;
+			tr->lock_known = 1;
+			tr->read = 1;
+		}
 	r->npend = 0;
 	txn->pend = NULL;
 	return 0;
@@ -382,12 +383,16 @@ static int can_defer(const mrtx_scanner *s, const store_row *sr)
 static int defer_obs(mrtx_scanner *s, const store_row *sr)
 {
 	scan_range *r = s->range;
+	struct scan_obs *last = r->npend ? &r->pend[r->npend - 1] : NULL;
 
-	if (!(r->pend = store_arr_grow(&s->txn->arena, r->pend, r->npend, &r->cpend,
-	                               sizeof(*r->pend))))
-		return MRTX_ENOMEM;
-	r->pend[r->npend++] = (struct scan_obs){ sr->row, sr->has_lock ? sr->lock :
-	                                                   MRTX_BYTES(NULL, 0), !!sr->has_lock };
+	if (last && last->rows + last->n == sr) {
+		last->n++; /* (the row after the run's last in the same batch) */
+	} else {
+		if (!(r->pend = store_arr_grow(&s->txn->arena, r->pend, r->npend, &r->cpend,
+		                               sizeof(*r->pend))))
+			return MRTX_ENOMEM;
+		r->pend[r->npend++] = (struct scan_obs){ sr, 1 };
+	}
 	s->txn->pend = r;
 	return 0;
 }
