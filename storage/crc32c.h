@@ -19,6 +19,9 @@
 #include <stdint.h>
 
 uint32_t mrtx__crc32c(uint32_t crc, const void *data, size_t n);
+/* The CRC of a||b from 0: mrtx__crc32c(mrtx__crc32c(0, a, na), b, nb) in one
+ * call (a record's seal covers its key and its value, two pieces). */
+uint32_t mrtx__crc32c2(const void *a, size_t na, const void *b, size_t nb);
 
 /* Internal, for the tests: the portable table path (same contract as
  * mrtx__crc32c), and whether mrtx__crc32c uses the hardware instruction. */

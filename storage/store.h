@@ -12,7 +12,11 @@
  * and cells from one snapshot); store_read_locks reads many rows' locks from
  * one snapshot.
  *
- * Memory: every result is copied into the caller's arena.
+ * Memory: every result is copied into the caller's arena, except the
+ * qualifiers and values of the cells a scan through a view returns
+ * (store_scan_rows_in with v): on LMDB they may point into the view's
+ * pages, valid until store_view_close (the scanner's cells are valid until
+ * its transaction ends, and the transaction holds its view until then).
  */
 #ifndef MRTX_STORE_H
 #define MRTX_STORE_H

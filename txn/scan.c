@@ -48,10 +48,11 @@ struct mrtx_scanner {
 	int more;
 	store_range next;
 	/* current row's cells, and each one's commit timestamp (0: this
-	 * transaction's own write) */
+	 * transaction's own write); the arrays are the scanner's, reused row
+	 * after row (mrtx_scan_next hands out copies of the cells) */
 	mrtx_cell *cells;
 	uint64_t *cts;
-	size_t ncells, ci;
+	size_t ncells, ci, ccap;
 	int started;            /* mrtx_scan_next was called */
 	uint64_t last_ts;       /* the timestamp of the cell returned last */
 	int done;
@@ -82,14 +83,16 @@ static void range_extent(const scan_range *r, mrtx_bytes *lo, mrtx_bytes *hi,
 	}
 }
 
-int txn_in_scanned_range(const mrtx_txn *txn, const store_table *t, mrtx_bytes row)
+/* Is row in the extent covered by a range of txn other than skip? */
+static int in_scanned_range_but(const mrtx_txn *txn, const scan_range *skip,
+                                const store_table *t, mrtx_bytes row)
 {
 	for (size_t i = 0; i < txn->nranges; i++) {
 		const scan_range *r = txn->ranges[i];
 		mrtx_bytes lo, hi;
 		int incl;
 
-		if (r->t != t || (!r->exhausted && !r->any))
+		if (r == skip || r->t != t || (!r->exhausted && !r->any))
 			continue;
 		range_extent(r, &lo, &hi, &incl);
 		if (lo.size && bytes_cmp(row, lo) < 0)
@@ -99,6 +102,11 @@ int txn_in_scanned_range(const mrtx_txn *txn, const store_table *t, mrtx_bytes r
 		return 1;
 	}
 	return 0;
+}
+
+int txn_in_scanned_range(const mrtx_txn *txn, const store_table *t, mrtx_bytes row)
+{
+	return in_scanned_range_but(txn, NULL, t, row);
 }
 
 /* First buffered row of t in scan order within the range. */
@@ -255,6 +263,8 @@ void mrtx_scan_close(mrtx_scanner *s)
 		if (*pp)
 			*pp = s->sibling;
 	}
+	mrtx__free(s->cells);
+	mrtx__free(s->cts);
 	mrtx__free(s);
 }
 
@@ -330,20 +340,21 @@ int txn_scan_settle(mrtx_txn *txn)
 		return 0;
 	/* (an allocation that fails leaves the list whole: the next call
 	 * goes on, skipping the rows already in) */
-	for (size_t i = 0; i < r->npend; i++) {
-		const struct scan_obs *o = &r->pend[i];
-		trow *tr;
-		int rc;
+	for (size_t i = 0; i < r->npend; i++)
+		for (size_t j = 0; j < r->pend[i].n; j++) {
+			const store_row *o = &r->pend[i].rows[j];
+			trow *tr;
+			int rc;
 
-		if ((rc = txn_row(txn, r->t, o->row, 1, &tr)))
-			return rc;
-		if (tr->lock_known)
-			continue; /* (inserted by a call that failed later) */
-		tr->lock = o->has_lock ? o->lock : MRTX_BYTES(NULL, 0);
-		tr->has_lock = !!o->has_lock;
-		tr->lock_known = 1;
-		tr->read = 1;
-	}
+			if ((rc = txn_row(txn, r->t, o->row, 1, &tr)))
+				return rc;
+			if (tr->lock_known)
+				continue; /* (inserted by a call that failed later) */
+			tr->lock = o->has_lock ? o->lock : MRTX_BYTES(NULL, 0);
+			tr->has_lock = !!o->has_lock;
+			tr->lock_known = 1;
+			tr->read = 1;
+		}
 	r->npend = 0;
 	txn->pend = NULL;
 	return 0;
@@ -364,18 +375,24 @@ static int can_defer(const mrtx_scanner *s, const store_row *sr)
 		                         trow_cmp(&key, txn->rows_min) >= 0)
 			return 0;
 	}
-	return !txn_in_scanned_range(txn, s->t, sr->row);
+	/* (not s's own range: sr lies beyond the extent it covered so far,
+	 * the store returning rows in scan order) */
+	return !in_scanned_range_but(txn, s->range, s->t, sr->row);
 }
 
 static int defer_obs(mrtx_scanner *s, const store_row *sr)
 {
 	scan_range *r = s->range;
+	struct scan_obs *last = r->npend ? &r->pend[r->npend - 1] : NULL;
 
-	if (!(r->pend = store_arr_grow(&s->txn->arena, r->pend, r->npend, &r->cpend,
-	                               sizeof(*r->pend))))
-		return MRTX_ENOMEM;
-	r->pend[r->npend++] = (struct scan_obs){ sr->row, sr->has_lock ? sr->lock :
-	                                                   MRTX_BYTES(NULL, 0), !!sr->has_lock };
+	if (last && last->rows + last->n == sr) {
+		last->n++; /* (the row after the run's last in the same batch) */
+	} else {
+		if (!(r->pend = store_arr_grow(&s->txn->arena, r->pend, r->npend, &r->cpend,
+		                               sizeof(*r->pend))))
+			return MRTX_ENOMEM;
+		r->pend[r->npend++] = (struct scan_obs){ sr, 1 };
+	}
 	s->txn->pend = r;
 	return 0;
 }
@@ -471,7 +488,6 @@ static int cell_visible(const mrtx_scanner *s, const bcell *c)
 /* Merge stored cells of sr (may be NULL) with buffered row b (may be NULL). */
 static int build_row(mrtx_scanner *s, const store_row *sr, const trow *b)
 {
-	mrtx_txn *txn = s->txn;
 	size_t ns = (sr && !(b && b->del_row)) ? sr->ncells : 0, i = 0, k = 0;
 	bcell *c = b ? RB_MIN(bcell_tree, (struct bcell_tree *)&b->cells) : NULL;
 	mrtx_bytes row = sr ? sr->row : b->row;
@@ -480,10 +496,18 @@ static int build_row(mrtx_scanner *s, const store_row *sr, const trow *b)
 	uint32_t vmax = s->f.versions > 1 ? s->f.versions : 1;
 
 	s->ncells = s->ci = 0;
-	_Static_assert(sizeof(mrtx_cell) % sizeof(uint64_t) == 0, "cts follows cells aligned");
-	if (!(s->cells = arena_alloc(&txn->arena, cap * (sizeof(mrtx_cell) + sizeof(uint64_t)))))
-		return MRTX_ENOMEM;
-	s->cts = (uint64_t *)(void *)(s->cells + cap);
+	if (cap > s->ccap) {
+		mrtx_cell *nc = mrtx__reallocarray(s->cells, cap, sizeof(*nc));
+		uint64_t *nt;
+
+		if (!nc)
+			return mrtx__seterr(MRTX_ENOMEM, "out of memory scanning a row");
+		s->cells = nc;
+		if (!(nt = mrtx__reallocarray(s->cts, cap, sizeof(*nt))))
+			return mrtx__seterr(MRTX_ENOMEM, "out of memory scanning a row");
+		s->cts = nt;
+		s->ccap = cap;
+	}
 	while (i < ns || c) {
 		const store_cell *sc = i < ns ? &sr->cells[i] : NULL;
 		int cmp;

@@ -147,10 +147,12 @@ typedef struct scan_range {
 	int any;               /* some row consumed */
 	mrtx_bytes last;       /* last row consumed */
 	/* Rows consumed but not yet in the transaction's row tree (scan.c,
-	 * deferred observations): each one's lock as the scan saw it. */
+	 * deferred observations), as runs of consecutive rows of the scan's
+	 * batches (in the arena, untouched once consumed): each row's lock
+	 * as the scan saw it. */
 	struct scan_obs {
-		mrtx_bytes row, lock;
-		int has_lock;
+		const store_row *rows;
+		size_t n;
 	} *pend;
 	size_t npend, cpend;
 } scan_range;

@@ -57,12 +57,15 @@ void lmdb_cell_hdr(uint8_t *out, uint64_t ts, uint8_t flags)
 int lmdb_cell_decode(const MDB_val *v, uint64_t *ts, uint8_t *flags, mrtx_bytes *value)
 {
 	const uint8_t *p = v->mv_data;
+	uint64_t x = 0;
 
 	if (v->mv_size < CELL_HDR)
 		return MRTX_ECORRUPT;
-	*ts = 0;
+	/* (in a local: through *ts, which may alias p, the compiler keeps
+	 * eight loads and shifts instead of one load) */
 	for (unsigned i = 0; i < 8; i++)
-		*ts |= (uint64_t)p[i] << (8 * i);
+		x |= (uint64_t)p[i] << (8 * i);
+	*ts = x;
 	*flags = p[8];
 	*value = MRTX_BYTES(p + CELL_HDR, v->mv_size - CELL_HDR);
 	return 0;

@@ -551,7 +551,10 @@ static int walk_to_lock(MDB_cursor *cur, const store_table *t, const uint8_t *kb
  * stands on the row's first key (*k, a cell: the lock key follows the
  * cells), and the row's cells are taken as they are walked past, as
  * read_cells would take them after a seek back from the lock, the lock
- * found at the end of the walk (*k, *v unsealed, the cursor on it).  Not
+ * found at the end of the walk (*k, *v unsealed, the cursor on it); raw:
+ * *v is the first key's value as stored (else it is read again); pinned:
+ * the read transaction is the caller's view, and the cells' qualifiers and
+ * values point into its pages instead of copies in a.  Not
  * for a qualifier range (read_cells seeks to it).  Returns 1 when the lock
  * is not among the row's first ROW_WALK keys: nothing kept (nothing copied
  * yet), the cursor somewhere in the row (seek_lock then).  Errors are the
@@ -559,10 +562,11 @@ static int walk_to_lock(MDB_cursor *cur, const store_table *t, const uint8_t *kb
  */
 static int walk_cells(store *st, MDB_cursor *cur, const store_table *t, const uint8_t *kb,
                       size_t n, const store_filter *f, mrtx_arena *a, store_row *out,
-                      MDB_val *k, MDB_val *v)
+                      int raw, int pinned, MDB_val *k, MDB_val *v)
 {
 	/* the cells met, pointing into the read transaction's pages (valid
-	 * while it lasts): copied once the lock ends the walk */
+	 * while it lasts): copied once the lock ends the walk, unless it is
+	 * the caller's view (pinned), which outlasts the rows returned */
 	store_cell seen[ROW_WALK];
 	size_t nseen = 0;
 	int rc;
@@ -578,7 +582,7 @@ static int walk_cells(store *st, MDB_cursor *cur, const store_table *t, const ui
 
 		if (!i) {
 			/* (the value as stored: the step here may have unsealed it) */
-			if ((rc = mdb_cursor_get(cur, k, v, MDB_GET_CURRENT)))
+			if (!raw && (rc = mdb_cursor_get(cur, k, v, MDB_GET_CURRENT)))
 				return lmdb_err(st, rc, "scan");
 		} else {
 			MDB_val prev = *k;
@@ -596,10 +600,13 @@ static int walk_cells(store *st, MDB_cursor *cur, const store_table *t, const ui
 				return lmdb_err(st, rc, "scan");
 			if (nseen && !(out->cells = arena_alloc(a, nseen * sizeof(*out->cells))))
 				return MRTX_ENOMEM;
-			for (size_t c = 0; c < nseen; c++) {
+			/* (one copy of the array: a struct at a time took a slow
+			 * string move each) */
+			if (nseen)
+				memcpy(out->cells, seen, nseen * sizeof(*seen));
+			for (size_t c = 0; c < nseen && !pinned; c++) {
 				store_cell *o = &out->cells[c];
 
-				*o = seen[c];
 				o->qual.data = arena_dup(a, seen[c].qual.data, seen[c].qual.size);
 				o->value.data = arena_dup(a, seen[c].value.data, seen[c].value.size);
 				if (!o->qual.data || !o->value.data)
@@ -644,6 +651,69 @@ static int landed(MDB_cursor *cur, const store_table *t, const MDB_val *target, 
 	return rc;
 }
 
+/* From the row whose P . enc(row) is key[0..n) (key has room for
+ * MRTX_MAX_KEY + 1 bytes) to the next row's first key by a seek: past the
+ * lock key and the history after it (lmdb_cell.c: history keys continue
+ * with a family id, at most 254). */
+static int seek_past_row(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t n,
+                         MDB_val *k, MDB_val *v)
+{
+	MDB_val target, prev;
+	int rc;
+
+	key[n] = LOCK_TAG;
+	if (n + 2 <= MRTX_MAX_KEY) {
+		key[n + 1] = 0xFF;
+		*k = target = mv(key, n + 2);
+		return landed(cur, t, &target, lmdb_cget(cur, k, v, MDB_SET_RANGE));
+	}
+	/* (a row this long has no room for history keys) */
+	*k = target = mv(key, n + 1);
+	rc = landed(cur, t, &target, lmdb_cget(cur, k, v, MDB_SET_RANGE));
+	if (rc == 0 && k->mv_size == n + 1 && memcmp(k->mv_data, key, n + 1) == 0) {
+		prev = *k;
+		rc = lmdb_cget(cur, k, v, MDB_NEXT);
+		if (rc == 0 && !lmdb_key_after(&prev, k))
+			return damaged_keys(t);
+	}
+	return rc;
+}
+
+/*
+ * Forward, from a key prev of the row whose P . enc(row) is key[0..n) (the
+ * cursor on it; key has room for MRTX_MAX_KEY + 1 bytes, its bytes from n
+ * on are overwritten) to the next row's first key: lmdb_step_row's walk,
+ * for a caller that has both at hand already.  *raw (may be NULL): the
+ * value left in *v is as stored (the walk unseals only a key ending in
+ * LOCK_TAG; the seek, every data key).
+ */
+static int step_past_row(MDB_cursor *cur, const store_table *t, uint8_t *key, size_t n,
+                         MDB_val prev, MDB_val *k, MDB_val *v, int *raw)
+{
+	int rc;
+
+	if (raw)
+		*raw = 0;
+	for (int i = 0; i < ROW_WALK; i++) {
+		if ((rc = mdb_cursor_get(cur, k, v, MDB_NEXT)))
+			return rc;
+		if (!lmdb_key_after(&prev, k))
+			return damaged_keys(t);
+		if (!(k->mv_size > n && bytes_eq(k->mv_data, key, n))) {
+			/* the next row: its value is used when it is a lock (a
+			 * lock key ends in LOCK_TAG; so may a cell's) */
+			if (lmdb_sealed_key(k) &&
+			    ((const uint8_t *)k->mv_data)[k->mv_size - 1] == LOCK_TAG)
+				return lmdb_unseal(k, v);
+			if (raw)
+				*raw = 1;
+			return 0;
+		}
+		prev = *k;
+	}
+	return seek_past_row(cur, t, key, n, k, v);
+}
+
 int lmdb_step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int reverse,
                     MDB_val *k, MDB_val *v)
 {
@@ -666,38 +736,37 @@ int lmdb_step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int rev
 		return lmdb_cget(cur, k, v, MDB_PREV);
 	}
 	if (mdb_cursor_get(cur, &prev, v, MDB_GET_CURRENT) == 0 && prev.mv_size >= n &&
-	    bytes_eq(prev.mv_data, key, n)) {
-		for (int i = 0; i < ROW_WALK; i++) {
-			if ((rc = mdb_cursor_get(cur, k, v, MDB_NEXT)))
-				return rc;
-			if (!lmdb_key_after(&prev, k))
-				return damaged_keys(t);
-			if (!(k->mv_size > n && bytes_eq(k->mv_data, key, n)))
-				/* the next row: its value is used when it is a lock (a
-				 * lock key ends in LOCK_TAG; so may a cell's) */
-				return lmdb_sealed_key(k) && ((const uint8_t *)k->mv_data)[k->mv_size - 1] ==
-				       LOCK_TAG ? lmdb_unseal(k, v) : 0;
-			prev = *k;
-		}
+	    bytes_eq(prev.mv_data, key, n))
+		return step_past_row(cur, t, key, n, prev, k, v, NULL);
+	return seek_past_row(cur, t, key, n, k, v);
+}
+
+/* Room for one more row in a scan's batch: a batch of at most max_rows
+ * (a scanner's: a few hundred) gets its whole array at its first row, not
+ * a copy at each doubling. */
+static store_row *rows_grow(mrtx_arena *a, store_row *rows, size_t n, size_t *cap,
+                            size_t max_rows)
+{
+	if (!*cap && max_rows && max_rows <= 1024) {
+		*cap = max_rows;
+		return arena_alloc(a, max_rows * sizeof(*rows));
 	}
-	/* past the lock key and the history after it (lmdb_cell.c: history
-	 * keys continue with a family id, at most 254) */
-	key[n] = LOCK_TAG;
-	if (n + 2 <= MRTX_MAX_KEY) {
-		key[n + 1] = 0xFF;
-		*k = target = mv(key, n + 2);
-		return landed(cur, t, &target, lmdb_cget(cur, k, v, MDB_SET_RANGE));
-	}
-	/* (a row this long has no room for history keys) */
-	*k = target = mv(key, n + 1);
-	rc = landed(cur, t, &target, lmdb_cget(cur, k, v, MDB_SET_RANGE));
-	if (rc == 0 && k->mv_size == n + 1 && memcmp(k->mv_data, key, n + 1) == 0) {
-		prev = *k;
-		rc = lmdb_cget(cur, k, v, MDB_NEXT);
-		if (rc == 0 && !lmdb_key_after(&prev, k))
-			return damaged_keys(t);
-	}
-	return rc;
+	return store_arr_grow(a, rows, n, cap, sizeof(*rows));
+}
+
+/* out's row and lock record (v): copies, in one piece of a. */
+static int keep_row_lock(mrtx_arena *a, store_row *out, mrtx_bytes row, const MDB_val *v)
+{
+	uint8_t *d = arena_alloc(a, MRTX_MAX(row.size + v->mv_size, 1));
+
+	if (!d)
+		return MRTX_ENOMEM;
+	memcpy(d, row.data, row.size);
+	memcpy(d + row.size, v->mv_data, v->mv_size);
+	out->row = MRTX_BYTES(d, row.size);
+	out->lock = MRTX_BYTES(d + row.size, v->mv_size);
+	out->has_lock = 1;
+	return 0;
 }
 
 /*
@@ -731,13 +800,18 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
                          size_t max_rows, mrtx_arena *a, store_row **rows, size_t *nrows,
                          int *more)
 {
-	uint8_t kb[MRTX_MAX_KEY + 1], rowbuf[MRTX_MAX_KEY + 1], prevbuf[MRTX_MAX_KEY + 1];
+	/* each row is decoded into one buffer while the row before stays in
+	 * the other, for the order check: rowbuf[rb] is the next to use */
+	uint8_t kb[MRTX_MAX_KEY + 1], rowbuf[2][MRTX_MAX_KEY + 1];
 	mrtx_bytes prev = MRTX_BYTES(NULL, 0);
+	unsigned rb = 0;
+	int inside = 0; /* a row met was not before the range (in scan order):
+	                   every later one, past it in order, is not either */
 	lmdb_rtxn rt;
 	MDB_cursor *cur;
 	MDB_val k, v, target, first;
 	size_t cap = 0;
-	int rc, c;
+	int rc, c, raw = 0; /* raw: v is k's value as stored (not unsealed) */
 
 	*rows = NULL;
 	*nrows = 0;
@@ -780,14 +854,15 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 	while (rc == 0) {
 		mrtx_bytes row;
 		store_row *out;
-		int is_lock;
+		int is_lock, was_raw = raw;
 
+		raw = 0;
 		if (!tkey_is(t, k.mv_data, k.mv_size)) {
 			if ((rc = scan_end_check(cur, t, reverse, &k, &v)) == MRTX_ECORRUPT)
 				goto done;
 			break;
 		}
-		if (lmdb_key_row(&k, rowbuf, &row, &is_lock)) {
+		if (lmdb_key_row(&k, rowbuf[rb], &row, &is_lock)) {
 			rc = mrtx__seterr(MRTX_ECORRUPT, "table '%s': undecodable key in the data "
 			                  "database", t->name);
 			goto done;
@@ -801,8 +876,8 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 			                  t->name);
 			goto done;
 		}
-		memcpy(prevbuf, row.data, row.size);
-		prev = MRTX_BYTES(prevbuf, row.size);
+		prev = row;
+		rb ^= 1;
 		if (reverse ? store_range_before(r, row) : store_range_past(r, row))
 			break;
 		if (reverse && key_is_hist(&k, row)) {
@@ -816,10 +891,11 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 				break;
 			is_lock = 1;
 		}
-		if (reverse ? store_range_past(r, row) : store_range_before(r, row)) {
+		if (!inside && (reverse ? store_range_past(r, row) : store_range_before(r, row))) {
 			rc = lmdb_step_row(cur, t, row, reverse, &k, &v);
 			continue;
 		}
+		inside = 1;
 		/* (forward, the row's first key, which the walk reached in order) */
 		first = k;
 		if (!is_lock && !reverse) {
@@ -831,25 +907,17 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 			if ((!f || (!f->at && f->versions <= 1 && !f->qs.size && !f->qe.size)) &&
 			    !(max_rows && *nrows == max_rows)) {
 				/* the cells on the way, then step on from the lock */
-				if (!(*rows = store_arr_grow(a, *rows, *nrows, &cap, sizeof(**rows)))) {
+				if (!(*rows = rows_grow(a, *rows, *nrows, &cap, max_rows))) {
 					rc = MRTX_ENOMEM;
 					goto done;
 				}
 				out = &(*rows)[(*nrows)++];
-				out->row = MRTX_BYTES(arena_dup(a, row.data, row.size), row.size);
-				if (!out->row.data) {
-					rc = MRTX_ENOMEM;
-					goto done;
-				}
-				if ((rc = walk_cells(st, cur, t, kb, n, f, a, out, &k, &v)) == 0) {
-					out->lock = MRTX_BYTES(arena_dup(a, v.mv_data, v.mv_size),
-					                       v.mv_size);
-					out->has_lock = 1;
-					if (!out->lock.data) {
-						rc = MRTX_ENOMEM;
+				if ((rc = walk_cells(st, cur, t, kb, n, f, a, out, was_raw,
+				                     view != NULL, &k, &v)) == 0) {
+					if ((rc = keep_row_lock(a, out, row, &v)))
 						goto done;
-					}
-					rc = lmdb_step_row(cur, t, out->row, reverse, &k, &v);
+					/* (the cursor on the lock key, k: on from there) */
+					rc = step_past_row(cur, t, kb, n, k, &k, &v, &raw);
 					continue;
 				}
 				(*nrows)--;
@@ -870,18 +938,13 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 			*more = 1;
 			break;
 		}
-		if (!(*rows = store_arr_grow(a, *rows, *nrows, &cap, sizeof(**rows)))) {
+		if (!(*rows = rows_grow(a, *rows, *nrows, &cap, max_rows))) {
 			rc = MRTX_ENOMEM;
 			goto done;
 		}
 		out = &(*rows)[(*nrows)++];
-		out->row = MRTX_BYTES(arena_dup(a, row.data, row.size), row.size);
-		out->lock = MRTX_BYTES(arena_dup(a, v.mv_data, v.mv_size), v.mv_size);
-		out->has_lock = 1;
-		if (!out->row.data || !out->lock.data) {
-			rc = MRTX_ENOMEM;
+		if ((rc = keep_row_lock(a, out, row, &v)))
 			goto done;
-		}
 		{
 			uint8_t ck[MRTX_MAX_KEY + 16];
 			size_t plen = 0;

@@ -21,7 +21,7 @@
 
 uint32_t lmdb_seal_of(const MDB_val *k, const void *p, size_t n)
 {
-	return mrtx__crc32c(mrtx__crc32c(0, k->mv_data, k->mv_size), p, n);
+	return mrtx__crc32c2(k->mv_data, k->mv_size, p, n);
 }
 
 static void seal_put(uint8_t *at, uint32_t c)

@@ -169,6 +169,23 @@ static void test_hw_matches_table(void **state)
 	}
 }
 
+/* mrtx__crc32c2 is the chained CRC of its two pieces at every split. */
+static void test_two_pieces(void **state)
+{
+	(void)state;
+	uint8_t b[300];
+
+	fill_random(b, sizeof b);
+	for (size_t n = 0; n <= sizeof b; n += (n < 40 ? 1 : 37))
+		for (size_t i = 0; i <= n; i++) {
+			uint32_t want = crc_ref(0, b, n), c = mrtx__crc32c2(b, i, b + i, n - i);
+
+			CHECK(c == want, "n %zu split at %zu: %08x != %08x", n, i, (unsigned)c,
+			      (unsigned)want);
+		}
+	assert_int_equal(mrtx__crc32c2(NULL, 0, NULL, 0), 0);
+}
+
 static void test_empty_returns_crc(void **state)
 {
 	(void)state;
@@ -190,6 +207,7 @@ int main(void)
 		cmocka_unit_test(test_unaligned_starts),
 		cmocka_unit_test(test_hw_matches_table),
 		cmocka_unit_test(test_empty_returns_crc),
+		cmocka_unit_test(test_two_pieces),
 	};
 
 	tu_rng_seed(20240611ul);

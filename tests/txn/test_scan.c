@@ -776,6 +776,119 @@ static void test_scan_table_bounds(void **state)
 	}
 }
 
+/*
+ * A scan's cells stay valid until its transaction ends (mrtx.h), however
+ * many rows come after them and whatever other transactions commit
+ * meanwhile: keep every cell of a scan over 300 rows, rewrite and delete
+ * every row in other transactions (LMDB frees and reuses the pages the
+ * scan read), and compare the kept cells with what was stored.
+ */
+static void test_scan_cells_live_until_end(void **state)
+{
+	fx *f = *state;
+	mrtx_scan_spec sp = { .table = "s", .family = "b" };
+	enum { N = 300 };
+	mrtx_cell *kept = calloc(N, sizeof(*kept));
+	mrtx_scanner *s;
+	mrtx_txn *txn, *w;
+	mrtx_cell c;
+	size_t n = 0;
+	int rc;
+
+	assert_non_null(kept);
+	for (int i = 0; i < N; i++) {
+		char row[16], val[32];
+
+		snprintf(row, sizeof(row), "live%04d", i);
+		snprintf(val, sizeof(val), "value-%04d-%s", i, i % 2 ? "odd" : "even");
+		assert_int_equal(tu_put_str(f->db, "s", row, "b:q", val), MRTX_OK);
+	}
+	assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_scan_open(txn, &sp, &s), MRTX_OK);
+	while ((rc = mrtx_scan_next(s, &c)) == MRTX_OK) {
+		assert_true(n < N);
+		kept[n++] = c;
+	}
+	assert_int_equal(rc, MRTX_NOTFOUND);
+	assert_int_equal(n, N);
+	for (int round = 0; round < 3; round++) {
+		assert_int_equal(mrtx_begin(f->db, &w), MRTX_OK);
+		for (int i = 0; i < N; i++) {
+			char row[16];
+
+			snprintf(row, sizeof(row), "live%04d", i);
+			assert_int_equal(round == 2 ?
+			                 mrtx_delete_row(w, "s", MRTX_CSTR(row)) :
+			                 mrtx_put(w, "s", MRTX_CSTR(row), "b", MRTX_CSTR("q"),
+			                          MRTX_CSTR("XXXXXXXXXXXXXXXXXXXXXXXX")), MRTX_OK);
+		}
+		assert_int_equal(mrtx_commit(w), MRTX_OK);
+	}
+	for (int i = 0; i < N; i++) {
+		char row[16], val[32];
+
+		snprintf(row, sizeof(row), "live%04d", i);
+		snprintf(val, sizeof(val), "value-%04d-%s", i, i % 2 ? "odd" : "even");
+		assert_int_equal(kept[i].row.size, strlen(row));
+		assert_memory_equal(kept[i].row.data, row, strlen(row));
+		assert_string_equal(kept[i].family, "b");
+		assert_int_equal(kept[i].qualifier.size, 1);
+		assert_memory_equal(kept[i].qualifier.data, "q", 1);
+		assert_int_equal(kept[i].value.size, strlen(val));
+		assert_memory_equal(kept[i].value.data, val, strlen(val));
+	}
+	mrtx_scan_close(s);
+	mrtx_abort(txn);
+	free(kept);
+}
+
+/*
+ * A forward scan past a row with a long history (more older versions
+ * after its lock than the scan walks before it seeks past them) reads the
+ * next row as well as any other: every row, its newest value, no error.
+ */
+static void test_scan_past_long_history(void **state)
+{
+	static const mrtx_family_spec fams[] = { { "h", 64, 0, 0 } };
+	fx *f = *state;
+	mrtx_txn *txn;
+	mrtx_scanner *s;
+	mrtx_cell c;
+	int rc;
+
+	assert_int_equal(mrtx_create_table2(f->db, "hist", fams, 1), MRTX_OK);
+	for (int i = 0; i < 4; i++)
+		for (int w = 0; w < (i % 2 ? 40 : 1); w++) {
+			char row[16], val[32];
+
+			snprintf(row, sizeof(row), "r%d", i);
+			snprintf(val, sizeof(val), "v%d-%d", i, w);
+			assert_int_equal(tu_put_str(f->db, "hist", row, "h:q", val), MRTX_OK);
+		}
+	for (int fam = 0; fam < 2; fam++) {
+		mrtx_scan_spec sp = { .table = "hist", .family = fam ? "h" : NULL };
+		int n = 0;
+
+		assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+		assert_int_equal(mrtx_scan_open(txn, &sp, &s), MRTX_OK);
+		while ((rc = mrtx_scan_next(s, &c)) == MRTX_OK) {
+			char row[16], val[32];
+
+			snprintf(row, sizeof(row), "r%d", n);
+			snprintf(val, sizeof(val), "v%d-%d", n, n % 2 ? 39 : 0);
+			assert_int_equal(c.row.size, strlen(row));
+			assert_memory_equal(c.row.data, row, strlen(row));
+			assert_int_equal(c.value.size, strlen(val));
+			assert_memory_equal(c.value.data, val, strlen(val));
+			n++;
+		}
+		assert_int_equal(rc, MRTX_NOTFOUND);
+		assert_int_equal(n, 4);
+		mrtx_scan_close(s);
+		assert_int_equal(mrtx_commit(txn), MRTX_OK);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -783,6 +896,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_scan_after_writes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_random_model, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_table_bounds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_cells_live_until_end, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_past_long_history, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
