@@ -190,32 +190,61 @@ stop_all() {
 #         mxdPORTc 10.77.X.1 (namespace mrtx-net-PORT): mon, OSDs
 #
 # Both TUN devices are made by mrtx-netdelay in the host's namespace; one is
-# then moved into the cluster's (its file descriptor stays attached).  DIR/net
-# ("NAMESPACE ADDRESS") is written before the namespace exists, so a stop
-# after a failed start removes whatever was made.
+# then moved into the cluster's (its file descriptor stays attached), and
+# both go with the process.  DIR/net ("NAMESPACE ADDRESS") is written once
+# this run has made the namespace, so that a stop, or the cleanup of a failed
+# start, removes only what this DIR made.
+NDPID=   # the delay line this run started (before its pid file exists)
+
+# Is pid $1 this DIR's delay line?  (Its ready file, DIR/netdelay.pid, is
+# in its command line.)
+ours_line() {
+	[[ ${1:-} =~ ^[0-9]+$ ]] && [ -r "/proc/$1/cmdline" ] &&
+		tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -qF -- "$DIR/netdelay.pid"
+}
+
+# Does a process that is not one of this DIR's daemons run in namespace $1?
+foreign_in_ns() {
+	local q
+	for q in $(ip netns pids "$1" 2>/dev/null); do
+		tr '\0' ' ' 2>/dev/null <"/proc/$q/cmdline" | grep -qF -- "$CONF" || return 0
+	done
+	return 1
+}
+
 net_up() {
-	local oct=$(( MON_PORT % 251 + 1 )) bin us i host deva devb rt
+	local oct=$(( MON_PORT % 251 + 1 )) bin us i host deva devb rt list
 	NETNS=mrtx-net-$MON_PORT
 	ADDR=10.77.$oct.1 host=10.77.$oct.2 deva=mxd${MON_PORT}h devb=mxd${MON_PORT}c
 	[ -w /dev/net/tun ] || die "--rtt-ms needs /dev/net/tun, writable (root)"
-	! ip netns list | grep -qw "$NETNS" ||
+	command -v ip >/dev/null || die "--rtt-ms needs ip(8) (Debian's iproute2)"
+	list=$(ip netns list 2>/dev/null || true)
+	! grep -qw -- "$NETNS" <<<"$list" ||
 		die "network namespace $NETNS exists (a cluster on mon port $MON_PORT, or one not stopped)"
+	[ -z "$(ip -o addr show to "10.77.$oct.0/24" 2>/dev/null)" ] ||
+		die "addresses 10.77.$oct.0/24 are in use (a cluster whose mon port leaves the same remainder by 251?)"
 	bin=${NETDELAY:-$RUN/mrtx-netdelay}
 	if [ -z "${NETDELAY:-}" ]; then
 		cc -std=c11 -O2 -Wall -Wextra -o "$bin" "$SRC/tools/netdelay/netdelay.c" \
 			2>"$DIR/log/netdelay-cc.log" || die "cannot compile the delay line: $DIR/log/netdelay-cc.log"
 	fi
 	us=$(awk -v r="$RTT_MS" 'BEGIN { printf "%d", r * 500 }')
-	echo "$NETNS $ADDR" >"$DIR/net"
 	rm -f "$DIR/netdelay.pid"
 	# (real-time priority where allowed: a delay line that waits for a core
-	# behind the OSDs would add their scheduling to every round trip)
+	# behind the OSDs would add their scheduling to every round trip; a
+	# session of its own, as the daemons have, so that a ^C to the caller of
+	# start leaves it running with them)
 	rt=()
 	if chrt -f 50 true 2>/dev/null; then rt=(chrt -f 50); fi
-	"${rt[@]}" "$bin" "$deva" "$devb" "$us" "$DIR/netdelay.pid" >"$DIR/log/netdelay.log" 2>&1 &
-	for i in $(seq 50); do [ -s "$DIR/netdelay.pid" ] && break; sleep 0.1; done
+	setsid "${rt[@]}" "$bin" "$deva" "$devb" "$us" "$DIR/netdelay.pid" >"$DIR/log/netdelay.log" 2>&1 &
+	NDPID=$!
+	for i in $(seq 50); do
+		[ -s "$DIR/netdelay.pid" ] || ! kill -0 "$NDPID" 2>/dev/null && break
+		sleep 0.1
+	done
 	[ -s "$DIR/netdelay.pid" ] || die "the delay line did not start: $DIR/log/netdelay.log"
 	ip netns add "$NETNS" || die "cannot create network namespace $NETNS"
+	echo "$NETNS $ADDR" >"$DIR/net"
 	ip link set "$devb" netns "$NETNS" &&
 	ip addr add "$host" peer "$ADDR" dev "$deva" && ip link set "$deva" up &&
 	ip netns exec "$NETNS" ip link set lo up &&
@@ -225,19 +254,25 @@ net_up() {
 	log "namespace $NETNS at $ADDR, behind a delay line of ${RTT_MS} ms a round trip (pid $(<"$DIR/netdelay.pid"))"
 }
 
-# Stop the delay line (by its pid file, if that pid is mrtx-netdelay) and remove the namespace.
+# Stop this DIR's delay line and remove the namespace it made.
 net_down() {
 	local ns a p
-	[ -s "$DIR/net" ] || return 0
-	read -r ns a <"$DIR/net"
 	p=$(cat "$DIR/netdelay.pid" 2>/dev/null || true)
-	if [[ $p =~ ^[0-9]+$ ]] && tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q mrtx-netdelay; then
+	[ -n "$p" ] || p=$NDPID
+	if ours_line "$p"; then
 		terminate "$p"
 		log "delay line stopped: $(tail -1 "$DIR/log/netdelay.log" 2>/dev/null)"
 	fi
-	ip netns del "$ns" 2>/dev/null || true
+	if [ -s "$DIR/net" ]; then
+		read -r ns a <"$DIR/net"
+		if foreign_in_ns "$ns"; then
+			log "namespace $ns left alone: processes of another cluster run in it"
+		else
+			ip netns del "$ns" 2>/dev/null || true
+		fi
+	fi
 	rm -f "$DIR/net" "$DIR/netdelay.pid"
-	NSX=()
+	NSX=() ADDR=127.0.0.1 NETNS= NDPID=
 }
 
 # ---------------------------------------------------------------- configuration

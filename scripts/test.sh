@@ -3,8 +3,9 @@
 #   scripts/test.sh [--quick] [CMAKE-ARGS...]
 # Extra CMake arguments pass through, e.g.
 #   scripts/test.sh -DCMAKE_BUILD_TYPE=Debug -DMRTX_SANITIZE=address,undefined
-# Tests run in parallel, one per core (each test's own processes, clusters
-# and stores are its own; none depends on the machine's speed).
+# Tests run in parallel, one per core: each test's processes, cluster and
+# stores are its own (the two that install into a prefix take turns:
+# RESOURCE_LOCK in tests/CMakeLists.txt).
 # --quick runs only the quick tier (ctest -L quick): every layer, in under
 # a minute.  CTEST_ARGS adds ctest arguments, e.g.
 # CTEST_ARGS="-L storage" (one layer) or CTEST_ARGS="-L slow".

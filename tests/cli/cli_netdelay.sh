@@ -8,8 +8,8 @@
 # every byte comes back in order, the line counts what it forwarded, and
 # the devices go with the process.  Bad arguments are refused.
 #
-# usage: cli_netdelay.sh PATH-TO-mrtx-netdelay   (run by ctest; needs root and
-#        /dev/net/tun, else it says why and skips)
+# usage: cli_netdelay.sh PATH-TO-mrtx-netdelay   (run by ctest; needs root,
+#        ip(8) and /dev/net/tun, else it says why and exits 77: skipped)
 set -u
 NAME=netdelay
 . "$(dirname "$0")/../support/clilib.sh"
@@ -21,14 +21,21 @@ expect_err 2 "microseconds" "a delay past 10 s" "$ND" a b 10000001
 
 if [ "$(id -u)" != 0 ] || [ ! -w /dev/net/tun ] || ! command -v ip >/dev/null; then
 	echo "skipped: needs root, ip(8) and /dev/net/tun"
-	finish
+	exit 77
 fi
 NS=mrtx-cli-netdelay-$$
 if ! ip netns add "$NS" 2>"$TMP/err"; then
 	echo "skipped: cannot create a network namespace: $(cat "$TMP/err")"
-	finish
+	exit 77
 fi
 DA=mxt$$h DB=mxt$$c
+# (a subnet of this run's own: two runs at once must not route to each other)
+NET=10.79.$(( $$ % 250 + 1 ))
+if [ -n "$(ip -o addr show to "$NET.0/24" 2>/dev/null)" ]; then
+	echo "skipped: addresses $NET.0/24 are in use on this host"
+	ip netns del "$NS"
+	exit 77
+fi
 PID= SRV=
 cleanup() {
 	[ -n "$SRV" ] && kill "$SRV" 2>/dev/null
@@ -43,12 +50,13 @@ D_MS=10
 PID=$!
 for _ in $(seq 100); do [ -s "$TMP/pid" ] && break; sleep 0.05; done
 [ "$(cat "$TMP/pid" 2>/dev/null)" = "$PID" ] && ok || bad "the ready file holds the line's pid"
-expect_err 1 "cannot create TUN device $DA" "a device that exists is refused" "$ND" "$DA" x 0
+expect_err 1 "cannot create TUN device $DA" "a device that exists is refused" \
+	timeout 5 "$ND" "$DA" x 0
 
 ip link set "$DB" netns "$NS" &&
-ip addr add 10.79.0.2 peer 10.79.0.1 dev "$DA" && ip link set "$DA" up &&
+ip addr add "$NET.2" peer "$NET.1" dev "$DA" && ip link set "$DA" up &&
 ip netns exec "$NS" ip link set lo up &&
-ip netns exec "$NS" ip addr add 10.79.0.1 peer 10.79.0.2 dev "$DB" &&
+ip netns exec "$NS" ip addr add "$NET.1" peer "$NET.2" dev "$DB" &&
 ip netns exec "$NS" ip link set "$DB" up && ok || bad "set up the link"
 
 cat >"$TMP/echo.py" <<'EOF'
@@ -57,7 +65,7 @@ if sys.argv[1] == "serve":
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.settimeout(30)
-    s.bind(("10.79.0.1", 7707)); s.listen(1)
+    s.bind((sys.argv[3], 7707)); s.listen(1)
     open(sys.argv[2], "w").write("up\n")
     c, _ = s.accept()
     c.settimeout(30)
@@ -69,7 +77,7 @@ if sys.argv[1] == "serve":
         c.sendall(d)
 else:
     floor = float(sys.argv[2])
-    c = socket.create_connection(("10.79.0.1", 7707), timeout=30)
+    c = socket.create_connection((sys.argv[3], 7707), timeout=30)
     c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     short = []
     for i in range(8):
@@ -91,11 +99,11 @@ else:
         sys.exit("round trips under %.1f ms: %s" % (floor, short))
     print("ok")
 EOF
-ip netns exec "$NS" python3 "$TMP/echo.py" serve "$TMP/up" &
+ip netns exec "$NS" python3 "$TMP/echo.py" serve "$TMP/up" "$NET.1" &
 SRV=$!
 for _ in $(seq 100); do [ -s "$TMP/up" ] && break; sleep 0.05; done
 expect_out ok "every round trip at least 2 x $D_MS ms, bytes unchanged" \
-	timeout 60 python3 "$TMP/echo.py" ask $((2 * D_MS))
+	timeout 60 python3 "$TMP/echo.py" ask $((2 * D_MS)) "$NET.1"
 kill "$SRV" 2>/dev/null
 wait "$SRV" 2>/dev/null
 SRV=

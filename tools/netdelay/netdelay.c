@@ -2,7 +2,8 @@
  * netdelay.c - a delay line between two TUN devices: every IP packet read
  * from one is written to the other once a fixed time has passed since it
  * arrived.  With one device in a network namespace and the other in the
- * host's (scripts/netdelay.sh sets them up), every round trip between the
+ * host's (`scripts/rados-cluster.sh start DIR --rtt-ms=R` sets them up, with
+ * the cluster in the namespace), every round trip between the
  * two sides is at least 2 x DELAY longer than loopback's: a stand-in for
  * `tc qdisc ... netem delay` on a kernel without sch_netem, so that RADOS
  * commits can be counted in round trips of a real network (BENCH.md §3.5).
@@ -12,7 +13,9 @@
  * Creates TUN devices NAME-A and NAME-B (IFF_TUN, no packet information:
  * each read is one IP packet), writes READY-FILE (when given) once both
  * exist, then forwards until SIGTERM or SIGINT; the devices vanish with
- * the process.  Packets of one direction leave in the order they came: the
+ * the process, and it ends with an error (exit 1) when either device goes
+ * away under it (its namespace deleted).  Packets of one direction leave in
+ * the order they came: the
  * delay is the same for all, so each direction is one FIFO.  Nothing is
  * dropped while the FIFO has room (QCAP packets a direction); past it the
  * packet is dropped and counted, as a full queue of a real link would.
@@ -158,6 +161,7 @@ int main(int argc, char **argv)
 	static dir ab, ba;
 	static unsigned char buf[MTU];
 	struct sigaction sa;
+	sigset_t block, open_mask;
 	uint64_t delay;
 	char *end;
 	int a, b;
@@ -178,10 +182,20 @@ int main(int argc, char **argv)
 		return 1;
 	if ((b = tun_open(argv[2])) < 0)
 		return 1;
+	/* SIGTERM and SIGINT stay blocked except inside ppoll, so one that
+	 * arrives while packets are moved ends the next wait at once instead of
+	 * being missed until the next packet (after a cluster's stop there is
+	 * none) */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigprocmask(SIG_BLOCK, &block, &open_mask);
+	sigdelset(&open_mask, SIGTERM);
+	sigdelset(&open_mask, SIGINT);
 	if (argc == 5) {
 		FILE *f = fopen(argv[4], "w");
 
@@ -205,12 +219,17 @@ int main(int argc, char **argv)
 			ts.tv_nsec = (long)(w % 1000000000u);
 			tp = &ts;
 		}
-		if (ppoll(pf, 2, tp, NULL) < 0) {
+		if (ppoll(pf, 2, tp, &open_mask) < 0) {
 			if (errno == EINTR)
 				continue;
 			fprintf(stderr, "mrtx-netdelay: poll: %s\n", strerror(errno));
 			return 1;
 		}
+		for (int i = 0; i < 2; i++)
+			if (pf[i].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+				fprintf(stderr, "mrtx-netdelay: device %s went away\n", argv[1 + i]);
+				return 1;
+			}
 		if ((pf[0].revents & POLLIN) && take(&ab, delay, buf))
 			return 1;
 		if ((pf[1].revents & POLLIN) && take(&ba, delay, buf))
