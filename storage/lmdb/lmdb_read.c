@@ -719,7 +719,9 @@ static int scan_end_check(MDB_cursor *cur, const store_table *t, int reverse, MD
 		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a key out of order in the data "
 		                    "file: the store is damaged (restore it from a backup)",
 		                    t->name);
-	rc = lmdb_cget(cur, k, v, reverse ? MDB_PREV : MDB_NEXT);
+	rc = reverse ? lmdb_step_back(cur, k, v, MDB_PREV) : lmdb_cget(cur, k, v, MDB_NEXT);
+	if (rc == LMDB_DISORDER)
+		return damaged_keys(t);
 	if (rc == 0 && tkey_is(t, k->mv_data, k->mv_size))
 		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a key of another table among its "
 		                    "keys in the data file: the store is damaged (restore it "

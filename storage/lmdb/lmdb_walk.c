@@ -26,7 +26,8 @@
  * parent holds for the neighbour, which no search took.  Forward, a wrong
  * number is met by the walk rule: the walk goes on through the page it
  * was sent to and meets, at its far end or at the parent's next child,
- * keys out of order.  A reverse scan seeks each row afresh and takes one
+ * keys out of order (unless a seek takes it elsewhere first: DESIGN
+ * §3.5's boundary).  A reverse scan seeks each row afresh and takes one
  * step back from it, so after a wrong number it would go on in order
  * from wherever it was sent (a stale page of the store's records: the
  * table would seem to begin there), rows skipped.  Hence a third rule:
@@ -36,7 +37,8 @@
  *            place, and whose next key is the one the step came from
  *            (none, after MDB_LAST)
  *
- * It costs a search and two steps per page a reverse scan crosses.
+ * It costs a search from the root and one step per page a reverse scan
+ * crosses; a step within a page costs a comparison of two addresses.
  */
 #include "storage/lmdb/lmdb_int.h"
 
