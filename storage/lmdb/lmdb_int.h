@@ -281,6 +281,11 @@ int lmdb_seek(MDB_cursor *cur, MDB_val *k, MDB_val *v);
  * stands on: LMDB's rc, LMDB_BADSUM, or LMDB_DISORDER when the key met is
  * not strictly beyond it. */
 int lmdb_step(MDB_cursor *cur, MDB_val *k, MDB_val *v, MDB_cursor_op op);
+/* MDB_PREV from the key the cursor stands on, or MDB_LAST (lmdb_cget),
+ * the key met checked to be the one a search for it finds, with the key it
+ * came from (or none, after MDB_LAST) next after it: LMDB's rc,
+ * LMDB_BADSUM, or LMDB_DISORDER (a damaged page pointer). */
+int lmdb_step_back(MDB_cursor *cur, MDB_val *k, MDB_val *v, MDB_cursor_op op);
 /* Hold the process's registry of open stores (no open or close in this
  * process meanwhile); MRTX_ELOCKED (released) if path is open here. */
 int lmdb_registry_lock(const char *path);

@@ -733,7 +733,8 @@ int lmdb_step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int rev
 			                    "backup)", t->name);
 		if ((rc = landed(cur, t, &target, rc)))
 			return rc;
-		return lmdb_cget(cur, k, v, MDB_PREV);
+		rc = lmdb_step_back(cur, k, v, MDB_PREV);
+		return rc == LMDB_DISORDER ? damaged_keys(t) : rc;
 	}
 	if (mdb_cursor_get(cur, &prev, v, MDB_GET_CURRENT) == 0 && prev.mv_size >= n &&
 	    bytes_eq(prev.mv_data, key, n))
@@ -787,7 +788,9 @@ static int scan_end_check(MDB_cursor *cur, const store_table *t, int reverse, MD
 		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a key out of order in the data "
 		                    "file: the store is damaged (restore it from a backup)",
 		                    t->name);
-	rc = lmdb_cget(cur, k, v, reverse ? MDB_PREV : MDB_NEXT);
+	rc = reverse ? lmdb_step_back(cur, k, v, MDB_PREV) : lmdb_cget(cur, k, v, MDB_NEXT);
+	if (rc == LMDB_DISORDER)
+		return damaged_keys(t);
 	if (rc == 0 && tkey_is(t, k->mv_data, k->mv_size))
 		return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a key of another table among its "
 		                    "keys in the data file: the store is damaged (restore it "
@@ -845,8 +848,12 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 		}
 		target = k;
 		rc = landed(cur, t, &target, lmdb_cget(cur, &k, &v, MDB_SET_RANGE));
-		rc = rc == 0 ? lmdb_cget(cur, &k, &v, MDB_PREV) :
-		     rc == MDB_NOTFOUND ? lmdb_cget(cur, &k, &v, MDB_LAST) : rc;
+		rc = rc == 0 ? lmdb_step_back(cur, &k, &v, MDB_PREV) :
+		     rc == MDB_NOTFOUND ? lmdb_step_back(cur, &k, &v, MDB_LAST) : rc;
+		if (rc == LMDB_DISORDER) {
+			rc = damaged_keys(t);
+			goto done;
+		}
 	}
 	/* Forward, the cursor stands on a row's first key; reverse, on its last
 	 * (its lock key when it has one).  A key of another table (or of the
@@ -887,7 +894,11 @@ int lmdb_store_scan_rows(store *st, lmdb_rtxn *view, const store_table *t,
 			memcpy(kb, k.mv_data, n);
 			kb[n] = LOCK_TAG;
 			k = mv(kb, n + 1);
-			if ((rc = lmdb_cget(cur, &k, &v, MDB_SET)))
+			if ((rc = lmdb_cget(cur, &k, &v, MDB_SET)) == MDB_NOTFOUND) {
+				rc = lockless(t); /* (a row's history without its lock) */
+				goto done;
+			}
+			if (rc)
 				break;
 			is_lock = 1;
 		}

@@ -21,6 +21,24 @@
  *
  * A landing costs up to six steps on the pages the search just read; the
  * steps read keys only (no seal is checked on what they pass).
+ *
+ * A step from one leaf page to the next follows the page number its
+ * parent holds for the neighbour, which no search took.  Forward, a wrong
+ * number is met by the walk rule: the walk goes on through the page it
+ * was sent to and meets, at its far end or at the parent's next child,
+ * keys out of order (unless a seek takes it elsewhere first: DESIGN
+ * §3.5's boundary).  A reverse scan seeks each row afresh and takes one
+ * step back from it, so after a wrong number it would go on in order
+ * from wherever it was sent (a stale page of the store's records: the
+ * table would seem to begin there), rows skipped.  Hence a third rule:
+ *
+ *   back     a step back (MDB_PREV, MDB_LAST) that leaves the page it
+ *            started on meets a key that a search finds at the same
+ *            place, and whose next key is the one the step came from
+ *            (none, after MDB_LAST)
+ *
+ * It costs a search from the root and one step per page a reverse scan
+ * crosses; a step within a page costs a comparison of two addresses.
  */
 #include "storage/lmdb/lmdb_int.h"
 
@@ -99,4 +117,50 @@ int lmdb_step(MDB_cursor *cur, MDB_val *k, MDB_val *v, MDB_cursor_op op)
 	if (rc == 0 && !(op == MDB_PREV ? lmdb_key_after(k, &prev) : lmdb_key_after(&prev, k)))
 		return LMDB_DISORDER;
 	return rc;
+}
+
+/* Could a and b, keys in pages LMDB maps, lie in one page?  (Its pages are
+ * aligned, and at least this large.) */
+#define LMDB_PAGE_MIN 4096u
+static int same_page(const void *a, const void *b)
+{
+	return (uintptr_t)a / LMDB_PAGE_MIN == (uintptr_t)b / LMDB_PAGE_MIN;
+}
+
+/* A search from the root (a fresh cursor: LMDB's own searches the page it
+ * stands on first, when the key falls inside it) for k lands on the node
+ * at k's place, and the next key is at next (none: NULL)? */
+static int searched_next(MDB_cursor *cur, const MDB_val *k, const void *next)
+{
+	MDB_cursor *c;
+	MDB_val kk = *k, vv;
+	int rc;
+
+	if ((rc = mdb_cursor_open(mdb_cursor_txn(cur), mdb_cursor_dbi(cur), &c)))
+		return rc;
+	if ((rc = mdb_cursor_get(c, &kk, &vv, MDB_SET_RANGE)) == 0)
+		rc = kk.mv_data != k->mv_data ? LMDB_DISORDER :
+		     (rc = mdb_cursor_get(c, &kk, &vv, MDB_NEXT)) == MDB_NOTFOUND ?
+		     (next ? LMDB_DISORDER : 0) :
+		     rc ? rc : kk.mv_data != next ? LMDB_DISORDER : 0;
+	else if (rc == MDB_NOTFOUND)
+		rc = LMDB_DISORDER;
+	mdb_cursor_close(c);
+	return rc;
+}
+
+int lmdb_step_back(MDB_cursor *cur, MDB_val *k, MDB_val *v, MDB_cursor_op op)
+{
+	MDB_val from = { 0, NULL }, vv;
+	int rc;
+
+	if (op == MDB_PREV && (rc = mdb_cursor_get(cur, &from, &vv, MDB_GET_CURRENT)))
+		return rc;
+	if ((rc = mdb_cursor_get(cur, k, v, op)))
+		return rc;
+	/* (within one page, the walk and landing rules hold) */
+	if ((op != MDB_PREV || !same_page(from.mv_data, k->mv_data)) &&
+	    (rc = searched_next(cur, k, from.mv_data)))
+		return rc;
+	return lmdb_sealed_key(k) ? lmdb_unseal(k, v) : 0;
 }

@@ -96,6 +96,7 @@ done
 RE='the store is damaged'
 "$MRTX" scan "$SRC" t >"$TMP/sound-scan" || bad "scan of the sound store"
 "$MRTX" dump "$SRC" t >"$TMP/sound-dump" || bad "dump of the sound store"
+"$MRTX" scan "$SRC" t --reverse >"$TMP/sound-rev" || bad "reverse scan of the sound store"
 for kind in branch lockprefix; do
 	d=$(damaged "$kind")
 	for args in "t --count" "t --count --reverse" "t" "t --reverse"; do
@@ -135,6 +136,25 @@ for kind in branch lockprefix; do
 	fi
 	refused "$kind check" "$d" "$MRTX" check "$d"
 	refused "$kind check --strict" "$d" "$MRTX" check "$d" --strict
+done
+# A branch page's number for a neighbouring leaf (the one before row0399's,
+# or its last) sent to a free page holding only the store's own records: a
+# reverse scan, which seeks each row and steps back once, stepped into that
+# page, took it for the table's beginning and stopped short with exit 0.
+# Both directions must refuse.
+for kind in backlink lastlink; do
+	d=$(damaged "$kind")
+	for args in "t --count --reverse" "t --reverse" "t --count" "t"; do
+		timeout 30 "$MRTX" scan "$d" $args >"$TMP/out" 2>"$TMP/err"
+		rc=$?
+		[ "$rc" -eq 1 ] && grep -qE "$RE" "$TMP/err" && ok ||
+			bad "$kind: scan $args: exit $rc, $(wc -l <"$TMP/out") lines, $(head -c 200 "$TMP/err")"
+	done
+	timeout 30 "$MRTX" scan "$d" t --reverse --limit 5 >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	{ [ "$rc" -eq 1 ] && grep -qE "$RE" "$TMP/err"; } ||
+		{ [ "$rc" -eq 0 ] && [ "$(head -5 "$TMP/sound-rev")" == "$(cat "$TMP/out")" ]; } && ok ||
+		bad "$kind: scan --reverse --limit 5: exit $rc, a result unlike the sound store's"
 done
 # a lookup sent to the wrong leaf says so, where it used to say "not found"
 d=$TMP/d-branch

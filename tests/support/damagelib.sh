@@ -7,6 +7,8 @@
 #                      damaged as KIND (DAMAGE_KINDS); prints its path
 # The stores hold table t with rows row0001.. (row0399 among them); the
 # meta page offsets are LMDB 0.9's on a 64-bit host (storage/lmdb/lmdb_layout.h).
+# DAMAGE_KINDS leaves out backlink and lastlink, which need a free leaf page
+# holding only the store's own records (cli_damage.sh's store has one).
 DAMAGE_KINDS="empty random text short metas magic0 magic1 txnid lastpg root branch lockprefix"
 
 damage_setup() {
@@ -41,11 +43,16 @@ damaged() {
 	lastpg) poke "$f" $((PS + 16 + 120 + 4)) 01 && poke "$f" $((16 + 120 + 4)) 01 ;;
 	root) poke "$f" $((PS + 16 + 24 + 48 + 40 + 3)) 7f &&
 		poke "$f" $((16 + 24 + 48 + 40 + 3)) 7f ;;
-	branch | lockprefix)
+	branch | lockprefix | backlink | lastlink)
 		# branch: the first separator key of a branch page from row0399's
 		# lock key on (its row in $TMP/branch-row) starts 0xfe;
 		# lockprefix: the table prefix of row0399's lock key flipped in
-		# every leaf page that holds it
+		# every leaf page that holds it;
+		# backlink: the page number a branch page holds for the leaf
+		# before row0399's sends it to a free leaf page holding only
+		# records of the store (first key byte 0: an older copy, which a
+		# reverse scan took for the table's beginning); lastlink: the same
+		# with the branch page's last child, where a reverse scan begins
 		python3 - "$f" "$1" "$PS" "$TMP/branch-row" <<'PYEOF' ;;
 import struct, sys
 path, kind, ps, rowfile = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
@@ -67,6 +74,26 @@ if kind == 'branch':
         if k == key:
             b[off] = 0xfe
     open(rowfile, 'w').write(key[2:9].decode())
+elif kind in ('backlink', 'lastlink'):
+    def keys(p):
+        lower = struct.unpack('<H', p[12:14])[0]
+        for i in range((lower - 16) // 2):
+            o = struct.unpack('<H', p[16 + 2 * i:18 + 2 * i])[0]
+            ks = struct.unpack('<H', p[o + 6:o + 8])[0]
+            yield o, p[o + 8:o + 8 + ks]
+    pages = [d[pg * ps:(pg + 1) * ps] for pg in range(len(d) // ps)]
+    stale = min(pg for pg, p in enumerate(pages) if pg > 1 and p[10] & 2 and
+                all(k[:1] == b'\x00' for _, k in keys(p)))
+    target = b'\x01\x00row0399\x00\x01\xff'
+    for pg, p in enumerate(pages):
+        if p[10] != 1:
+            continue
+        kids = list(keys(p))
+        i = max(j for j, (_, k) in enumerate(kids) if j == 0 or k <= target)
+        if kind == 'backlink' and i == 0:
+            continue
+        o = kids[i - 1 if kind == 'backlink' else -1][0]
+        b[pg * ps + o:pg * ps + o + 6] = struct.pack('<HHH', stale & 0xffff, stale >> 16, 0)
 else:
     pat = b'\x01\x00row0399\x00\x01\xff'
     j = d.find(pat)

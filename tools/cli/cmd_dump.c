@@ -115,8 +115,12 @@ static int dump_fn(mrtx_txn *txn, void *p)
 static FILE *temp_open(const char *cmd, const char *path, char **tmpname)
 {
 	const char *dir = getenv("TMPDIR");
-	size_t n = path ? strlen(path) + 8 : strlen(dir && *dir ? dir : "/tmp") + 24;
-	char *name = malloc(n);
+	/* beside path, or in the temporary directory: base . suffix, sized
+	 * from both (no formatting, so nothing for a compiler to guess) */
+	const char *base = path ? path : dir && *dir ? dir : "/tmp";
+	const char *suffix = path ? ".XXXXXX" : "/mrtx-dump.XXXXXX";
+	size_t nb = strlen(base), ns = strlen(suffix);
+	char *name = malloc(nb + ns + 1);
 	FILE *f;
 	int fd;
 
@@ -125,10 +129,8 @@ static FILE *temp_open(const char *cmd, const char *path, char **tmpname)
 		tool_err(cmd, "out of memory");
 		return NULL;
 	}
-	if (path)
-		snprintf(name, n, "%s.XXXXXX", path);
-	else
-		snprintf(name, n, "%s/mrtx-dump.XXXXXX", dir && *dir ? dir : "/tmp");
+	memcpy(name, base, nb);
+	memcpy(name + nb, suffix, ns + 1);
 	if ((fd = mkstemp(name)) < 0) {
 		if (path)
 			tool_err(cmd, "cannot write %s (a dump goes to a temporary file beside it "
