@@ -742,15 +742,17 @@ int lmdb_step_row(MDB_cursor *cur, const store_table *t, mrtx_bytes row, int rev
 	return seek_past_row(cur, t, key, n, k, v);
 }
 
-/* Room for one more row in a scan's batch: a batch of at most max_rows
- * (a scanner's: a few hundred) gets its whole array at its first row, not
- * a copy at each doubling. */
+/* Room for one more row in a scan's batch: 16 rows at first (or max_rows,
+ * when fewer), then doubling.  The arrays stay in the transaction's arena
+ * until it ends, so a batch's whole array at its first row would make each
+ * short scan (an index lookup, a one-row range) cost a full batch's
+ * memory; a full batch of 128 rows pays three copies instead. */
 static store_row *rows_grow(mrtx_arena *a, store_row *rows, size_t n, size_t *cap,
                             size_t max_rows)
 {
-	if (!*cap && max_rows && max_rows <= 1024) {
-		*cap = max_rows;
-		return arena_alloc(a, max_rows * sizeof(*rows));
+	if (!*cap) {
+		*cap = max_rows && max_rows < 16 ? max_rows : 16;
+		return arena_alloc(a, *cap * sizeof(*rows));
 	}
 	return store_arr_grow(a, rows, n, cap, sizeof(*rows));
 }

@@ -4,6 +4,7 @@
  * a model over random operations.
  */
 #include "testutil.h"
+#include "txn/admin.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -889,6 +890,56 @@ static void test_scan_past_long_history(void **state)
 	}
 }
 
+/*
+ * A short scan costs its transaction memory in proportion to what it
+ * returns: many one-row scans in one transaction (an index lookup each,
+ * say) must not each keep a whole batch's array until the transaction
+ * ends.  (LMDB: a RADOS scan's reads allocate per tablet page.)
+ */
+static void test_short_scans_stay_small(void **state)
+{
+	fx *f = *state;
+	enum { ROWS = 200, SCANS = 2000 };
+	mrtx_txn *txn;
+	size_t before;
+
+	if (tu_rados())
+		skip();
+	assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+	for (int i = 0; i < ROWS; i++) {
+		char row[16];
+
+		snprintf(row, sizeof(row), "m%05d", i);
+		assert_int_equal(mrtx_put(txn, "s", B(row), "b", B("q"), B("v")), MRTX_OK);
+	}
+	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+	assert_int_equal(mrtx_begin(f->db, &txn), MRTX_OK);
+	before = admin_txn_mem(txn);
+	for (int i = 0; i < SCANS; i++) {
+		char lo[16], hi[16];
+		mrtx_scan_spec sp = { .table = "s", .family = "b" };
+		mrtx_scanner *s;
+		mrtx_cell c;
+		int rc, n = 0;
+
+		snprintf(lo, sizeof(lo), "m%05d", i % ROWS);
+		snprintf(hi, sizeof(hi), "m%05d", i % ROWS + 1);
+		sp.start = B(lo);
+		sp.end = B(hi);
+		assert_int_equal(mrtx_scan_open(txn, &sp, &s), MRTX_OK);
+		while ((rc = mrtx_scan_next(s, &c)) == MRTX_OK)
+			n++;
+		assert_int_equal(rc, MRTX_NOTFOUND);
+		assert_int_equal(n, 1);
+		mrtx_scan_close(s);
+	}
+	/* (a batch's whole array of 128 rows is about 9 KiB a scan) */
+	print_message("%d one-row scans: %zu bytes of the transaction's memory a scan\n", SCANS,
+	              (admin_txn_mem(txn) - before) / SCANS);
+	assert_true((admin_txn_mem(txn) - before) / SCANS < 3000);
+	mrtx_abort(txn);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -898,6 +949,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_scan_table_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_cells_live_until_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_past_long_history, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_scans_stay_small, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
