@@ -675,10 +675,13 @@ int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *famil
  * window of blind-write conflicts, see mrtx_commit) from the store's
  * source unless a read took its snapshot before: on LMDB the timestamp
  * page (DIR/ts.shm, no I/O once attached), on RADOS one read of the
- * oracle (NAME.ts, a round trip).
+ * oracle (NAME.ts), sent by the first write and awaited at commit, so that
+ * neither call waits a round trip for it alone (a failed read fails the
+ * commit: MRTX_ESTORE or MRTX_ECORRUPT, nothing written).
  * @return MRTX_OK; MRTX_EINVAL; MRTX_ETOOBIG; MRTX_ENOTABLE; MRTX_ENOFAMILY;
- *   MRTX_ENOMEM; MRTX_ESTORE, MRTX_ECORRUPT (the first write: the
- *   timestamp source could not be read, or holds a malformed value);
+ *   MRTX_ENOMEM; MRTX_ESTORE, MRTX_ECORRUPT (the first write: LMDB's
+ *   timestamp page could not be read, or holds a malformed value; RADOS:
+ *   the read could not be sent);
  *   MRTX_EBADTXN (doomed, see mrtx_get); MRTX_EREADONLY (the
  *   store was opened read-only: nothing buffered, the transaction is left
  *   as it was, and can still read and commit); on a table with

@@ -340,6 +340,109 @@ int rados_store_ts_start(store *st, uint64_t *out)
 	return 0;
 }
 
+/*
+ * The start read sent now and awaited later (store_ts_start_begin): one
+ * aio read of "ts" on NAME.ts.  It goes out on the handle's connection
+ * before any reservation the same transaction sends at its commit, and
+ * RADOS applies one client's operations on one object in the order they
+ * were sent, so the commit's stamp lands above the value read; the commit
+ * checks that anyway (commit_plan.c plan_prestamp).
+ */
+struct store_ts_pending {
+	rados_read_op_t op;
+	rados_completion_t comp;
+	rados_omap_iter_t it;
+	int prval;
+	uint64_t known; /* the handle's knowledge of the oracle when sent */
+};
+
+static void pending_free(store_ts_pending *p)
+{
+	if (p->it)
+		rados_omap_get_end(p->it);
+	if (p->comp)
+		rados_aio_release(p->comp);
+	if (p->op)
+		rados_release_read_op(p->op);
+	free(p);
+}
+
+int rados_store_ts_start_begin(store *st, store_ts_pending **out)
+{
+	rstore *rs = RS(st);
+	const char *key = TS_KEY;
+	size_t klen = sizeof(TS_KEY) - 1;
+	store_ts_pending *p;
+	int e;
+
+	*out = NULL;
+	if (!(p = calloc(1, sizeof(*p))) || !(p->op = rados_create_read_op())) {
+		if (p)
+			free(p);
+		return mrtx__seterr(MRTX_ENOMEM, "%s: out of memory (a read of the timestamp "
+		                    "object)", rs->addr);
+	}
+	rados_read_op_omap_get_vals_by_keys2(p->op, &key, 1, &klen, &p->it, &p->prval);
+	if ((e = rados_aio_create_completion2(NULL, NULL, &p->comp)) < 0) {
+		p->comp = NULL;
+		pending_free(p);
+		return mrtx__seterr(MRTX_ENOMEM, "%s: cannot create a completion: %s", rs->addr,
+		                    strerror(-e));
+	}
+	p->known = atomic_load(&rs->ts_hint);
+	atomic_fetch_add_explicit(&rs->read_txns, 1, memory_order_relaxed);
+	if ((e = rados_aio_read_op_operate(p->op, rconn_ioctx(rs->conn), p->comp, rs->ts_oid,
+	                                   LIBRADOS_OPERATION_NOFLAG)) < 0) {
+		pending_free(p);
+		e = rconn_error(rs->conn, e, "read", rs->ts_oid);
+		return e == RCONN_TIMEDOUT ? mrtx__seterr(MRTX_ESTORE, "%s: %s", rs->addr,
+		                                          mrtx_errmsg()) : e;
+	}
+	*out = p;
+	return 0;
+}
+
+int rados_store_ts_start_end(store *st, store_ts_pending *p, uint64_t *out)
+{
+	rstore *rs = RS(st);
+	uint64_t v = 0, known = p->known;
+	int r, rc = 0;
+
+	rados_aio_wait_for_complete(p->comp);
+	r = rados_aio_get_return_value(p->comp);
+	if (!out) {
+		pending_free(p);
+		return 0;
+	}
+	if (r == 0 && p->prval < 0)
+		r = p->prval;
+	if (r == 0) {
+		char *k, *val;
+		size_t kl, vl;
+
+		while (rados_omap_get_next2(p->it, &k, &val, &kl, &vl) == 0 && k) {
+			if (vl != TS_SIZE || ts_get((const uint8_t *)val, &v)) {
+				rc = mrtx__seterr(MRTX_ECORRUPT, "%s: object %s holds a malformed "
+				                  "timestamp", rs->addr, rs->ts_oid);
+				break;
+			}
+		}
+	} else if (r != -ENOENT) {
+		rc = rconn_error(rs->conn, r, "read", rs->ts_oid);
+		if (rc == RCONN_TIMEDOUT)
+			rc = mrtx__seterr(MRTX_ESTORE, "%s: %s", rs->addr, mrtx_errmsg());
+	}
+	pending_free(p);
+	if (rc)
+		return rc;
+	rados_store_ts_learn(st, v);
+	/* (not the handle's knowledge now: the commit's own reservation,
+	 * sent meanwhile, raised it, and a start at the stamp would close
+	 * the blind-write window before it opened) */
+	*out = MRTX_MAX(v, known);
+	return 0;
+}
+
 void rados_store_ts_learn(store *st, uint64_t ts)
 {
 	rstore *rs = RS(st);

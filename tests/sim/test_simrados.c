@@ -735,6 +735,170 @@ static void test_lost_reply_three_tablets(void **state)
 	lost_reply_sweep(1);
 }
 
+/* ------------------------------------- the start read overlaps the stamp */
+
+/* The operations the test's thread submits while `armed`, in order; a read
+ * of the oracle (sim1.ts) is dropped (its completion times out) when
+ * drop_ts_read is set. */
+typedef struct oplog {
+	int armed, drop_ts_read;
+	pthread_t self;
+	int n;
+	struct {
+		int write;
+		char oid[64];
+	} op[32];
+} oplog;
+
+static simr_fate log_op(void *arg, const simr_op_info *op)
+{
+	oplog *l = arg;
+	int ts = strcmp(op->oid, "sim1.ts") == 0;
+
+	if (!l->armed || !pthread_equal(pthread_self(), l->self))
+		return SIMR_APPLY;
+	if (l->n < 32) {
+		l->op[l->n].write = op->write;
+		snprintf(l->op[l->n].oid, sizeof(l->op[l->n].oid), "%s", op->oid);
+		l->n++;
+	}
+	return ts && !op->write && l->drop_ts_read ? SIMR_DROP : SIMR_APPLY;
+}
+
+/* Writes to the oracle among ops [from, l->n), and writes elsewhere. */
+static void count_writes(const oplog *l, int from, int *ts, int *other)
+{
+	*ts = *other = 0;
+	for (int i = from; i < l->n; i++)
+		if (l->op[i].write)
+			++*(strcmp(l->op[i].oid, "sim1.ts") == 0 ? ts : other);
+}
+
+/* A blind transaction's start read goes out at its first write and is
+ * awaited at commit, after a one-phase commit has sent its stamp's
+ * reservation, so the two round trips overlap (DESIGN §9.1): the put
+ * waits for nothing, the commit reserves exactly once (the stamp it took
+ * is the one written), and a start read that fails fails the commit with
+ * nothing written.  A two-phase commit reserves after its prewrites. */
+static void test_start_read_overlaps(void **state)
+{
+	const char *fam[1] = { "f" };
+	const mrtx_bytes splits[1] = { MRTX_CSTR("r3") };
+	oplog l;
+	simr_hook h = { log_op, NULL, &l };
+	mrtx_db *db;
+	mrtx_txn *t;
+	char buf[32];
+	int at, ts, other;
+
+	(void)state;
+	memset(&l, 0, sizeof(l));
+	l.self = pthread_self();
+	simr_set_hook(&h);
+	assert_non_null(db = open_db(ADDR));
+	assert_int_equal(mrtx_create_table_split(db, "t", fam, 1, splits, 1), MRTX_OK);
+	assert_int_equal(put3(db, "old"), MRTX_OK);
+
+	/* one row, and two rows of one tablet: a read of the oracle at the
+	 * first put, then one reservation, then the tablet's write */
+	for (int rows = 1; rows <= 2; rows++) {
+		l.n = 0;
+		l.armed = 1;
+		assert_int_equal(mrtx_begin(db, &t), MRTX_OK);
+		assert_int_equal(mrtx_put(t, "t", MRTX_CSTR("r1"), "f", MRTX_CSTR("q"),
+		                          MRTX_CSTR("one")), MRTX_OK);
+		if (rows == 2)
+			assert_int_equal(mrtx_put(t, "t", MRTX_CSTR("r2"), "f", MRTX_CSTR("q"),
+			                          MRTX_CSTR("one")), MRTX_OK);
+		assert_int_equal(l.n, 1);
+		assert_int_equal(l.op[0].write, 0);
+		assert_string_equal(l.op[0].oid, "sim1.ts");
+		at = l.n;
+		assert_int_equal(mrtx_commit(t), MRTX_OK);
+		l.armed = 0;
+		assert_true(l.n > at);
+		assert_int_equal(l.op[at].write, 1);
+		assert_string_equal(l.op[at].oid, "sim1.ts"); /* the reservation first */
+		count_writes(&l, at, &ts, &other);
+		assert_int_equal(ts, 1);
+		assert_int_equal(other, 1);
+		assert_int_equal(get_str(db, "r1", buf, sizeof(buf)), MRTX_OK);
+		assert_string_equal(buf, "one");
+	}
+
+	/* the start read times out: the put does not wait for it; the commit
+	 * has sent its reservation before it learns, then fails with nothing
+	 * written */
+	l.n = 0;
+	l.armed = 1;
+	l.drop_ts_read = 1;
+	assert_int_equal(mrtx_begin(db, &t), MRTX_OK);
+	assert_int_equal(mrtx_put(t, "t", MRTX_CSTR("r1"), "f", MRTX_CSTR("q"),
+	                          MRTX_CSTR("lost")), MRTX_OK);
+	at = l.n;
+	assert_int_equal(mrtx_commit(t), MRTX_ESTORE);
+	l.armed = 0;
+	l.drop_ts_read = 0;
+	count_writes(&l, at, &ts, &other);
+	assert_int_equal(ts, 1);
+	assert_int_equal(other, 0);
+	assert_int_equal(get_str(db, "r1", buf, sizeof(buf)), MRTX_OK);
+	assert_string_equal(buf, "one");
+
+	/* an aborted transaction's read in flight is dropped with it */
+	l.armed = 1;
+	l.drop_ts_read = 1;
+	assert_int_equal(mrtx_begin(db, &t), MRTX_OK);
+	assert_int_equal(mrtx_put(t, "t", MRTX_CSTR("r1"), "f", MRTX_CSTR("q"),
+	                          MRTX_CSTR("lost")), MRTX_OK);
+	mrtx_abort(t);
+	l.armed = 0;
+	l.drop_ts_read = 0;
+
+	/* the blind-write window opens at the first write, not at the stamp:
+	 * a commit to the row from another handle in between is a conflict
+	 * (one row, then two rows of one tablet) */
+	for (int rows = 1; rows <= 2; rows++) {
+		mrtx_db *db2;
+		mrtx_txn *t2;
+
+		assert_non_null(db2 = open_db(ADDR));
+		assert_int_equal(mrtx_begin(db, &t), MRTX_OK);
+		assert_int_equal(mrtx_put(t, "t", MRTX_CSTR("r2"), "f", MRTX_CSTR("q"),
+		                          MRTX_CSTR("late")), MRTX_OK);
+		if (rows == 2)
+			assert_int_equal(mrtx_put(t, "t", MRTX_CSTR("r1"), "f", MRTX_CSTR("q"),
+			                          MRTX_CSTR("late")), MRTX_OK);
+		assert_int_equal(mrtx_begin(db2, &t2), MRTX_OK);
+		assert_int_equal(mrtx_put(t2, "t", MRTX_CSTR("r2"), "f", MRTX_CSTR("q"),
+		                          MRTX_CSTR("first")), MRTX_OK);
+		assert_int_equal(mrtx_commit(t2), MRTX_OK);
+		assert_int_equal(mrtx_commit(t), MRTX_CONFLICT);
+		assert_int_equal(get_str(db, "r2", buf, sizeof(buf)), MRTX_OK);
+		assert_string_equal(buf, "first");
+		mrtx_close(db2);
+	}
+
+	/* rows in two tablets: two phases, the stamp after the prewrites */
+	l.n = 0;
+	l.armed = 1;
+	assert_int_equal(mrtx_begin(db, &t), MRTX_OK);
+	assert_int_equal(mrtx_put(t, "t", MRTX_CSTR("r1"), "f", MRTX_CSTR("q"),
+	                          MRTX_CSTR("two")), MRTX_OK);
+	assert_int_equal(mrtx_put(t, "t", MRTX_CSTR("r3"), "f", MRTX_CSTR("q"),
+	                          MRTX_CSTR("two")), MRTX_OK);
+	at = l.n;
+	assert_int_equal(mrtx_commit(t), MRTX_OK);
+	l.armed = 0;
+	assert_true(l.n > at);
+	assert_int_equal(l.op[at].write, 1);
+	assert_string_not_equal(l.op[at].oid, "sim1.ts"); /* a prewrite first */
+	assert_int_equal(get_str(db, "r3", buf, sizeof(buf)), MRTX_OK);
+	assert_string_equal(buf, "two");
+	simr_set_hook(NULL);
+	mrtx_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -745,6 +909,7 @@ int main(void)
 		cmocka_unit_test_setup(test_hook_hold_and_order, setup),
 		cmocka_unit_test_setup(test_store_on_sim, setup_store),
 		cmocka_unit_test_setup(test_drop_index_on_sim, setup_store),
+		cmocka_unit_test_setup(test_start_read_overlaps, setup_store),
 		cmocka_unit_test(test_lost_reply_one_tablet),
 		cmocka_unit_test(test_lost_reply_three_tablets),
 	};
