@@ -329,8 +329,12 @@ void mrtx_close(mrtx_db *db);
  * them forward themselves; a transaction on this same handle waits for the
  * worker instead.  mrtx_flush is for callers that want no lock of theirs
  * left behind now: before handing a store over, before a latency
- * measurement.  On LMDB commits finish before they return; it returns at
- * once.  A process that ends without mrtx_close or mrtx_flush leaves the
+ * measurement.  The same worker trims the old versions of rows commits
+ * wrote (one commit in eight asks for it), and mrtx_flush waits for those
+ * steps too; mrtx_close drops the ones still queued (collection finds
+ * what they would have removed).  On LMDB commits finish before they
+ * return; it returns at once.  A process that ends without mrtx_close or
+ * mrtx_flush leaves the
  * unfinished ends to the next reader or `mrtx recover`, as after a crash:
  * nothing committed is lost.
  * @return MRTX_OK; MRTX_EINVAL (db NULL).

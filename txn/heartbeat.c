@@ -135,22 +135,27 @@ static void *hb_main(void *arg)
 
 /* The handle's second thread: commit tails (tail.h).  Its own, so that a
  * slow tail (a store call waiting out an OSD) never holds back a refresh.
- * Asked to quit, it still runs the queued tails to the end. */
+ * Asked to quit, it still runs the queued tails to the end; queued trims
+ * (tail_trim) are dropped. */
 static void *tail_main(void *arg)
 {
 	mrtx_db *db = arg;
 
 	pthread_mutex_lock(&db->hb.mu);
 	while (!db->hb.quit || db->tail.head || db->tail.rel) {
-		uint64_t due;
+		int tails = db->tail.head || db->tail.rel;
+		uint64_t due = tails ? tail_due_ms(db) : 0;
 
-		if (!db->tail.head && !db->tail.rel)
+		if (!tails && !db->tail.trims)
 			sync_wait(&db->hb.cv, &db->hb.mu);
-		else if ((due = tail_due_ms(db)) != 0)
-			wait_until(db, due); /* more tails may join the batch */
-		else
+		else if (tails && due == 0)
 			tail_pass(db);
+		else if (db->tail.trims && !db->hb.quit)
+			tail_trim_pass(db); /* (while a batch fills, too) */
+		else
+			wait_until(db, due); /* more tails may join the batch */
 	}
+	tail_trims_drop(db); /* (quitting: best effort, left to collection) */
 	pthread_mutex_unlock(&db->hb.mu);
 	return NULL;
 }
@@ -248,6 +253,38 @@ void hb_init(mrtx_db *db)
 	tail_init(db);
 }
 
+/* Start the threads unless running (db->hb.mu held on entry and return):
+ * the first commit, or the first after a fork, takes the slow path, in
+ * the lock order all_mu, hb_mu.  On failure the caller goes without. */
+static void threads_locked(mrtx_db *db)
+{
+	if (db->hb.running || db->no_threads)
+		return;
+	pthread_mutex_unlock(&db->hb.mu);
+	pthread_once(&atfork_once, register_atfork);
+	pthread_mutex_lock(&all_mu);
+	if (!db->hb.listed) {
+		db->hb.next_db = all_head;
+		all_head = db;
+		db->hb.listed = 1;
+	}
+	pthread_mutex_lock(&db->hb.mu);
+	if (!db->hb.running)
+		(void)thread_start(db);
+	pthread_mutex_unlock(&all_mu);
+}
+
+int hb_threads(mrtx_db *db)
+{
+	int running;
+
+	pthread_mutex_lock(&db->hb.mu);
+	threads_locked(db);
+	running = db->tail.running && !db->hb.quit;
+	pthread_mutex_unlock(&db->hb.mu);
+	return running;
+}
+
 int hb_start(mrtx_db *db, hb_entry *e, const store_table *t, mrtx_bytes row, mrtx_bytes bytes,
              uint64_t expiry_ms, uint32_t ttl_ms)
 {
@@ -261,22 +298,7 @@ int hb_start(mrtx_db *db, hb_entry *e, const store_table *t, mrtx_bytes row, mrt
 	memcpy(e->cur, bytes.data, bytes.size);
 	e->ncur = bytes.size;
 	pthread_mutex_lock(&db->hb.mu);
-	if (!db->hb.running && !db->no_threads) {
-		/* the first commit, or the first after a fork: the slow path, in
-		 * the lock order all_mu, hb_mu */
-		pthread_mutex_unlock(&db->hb.mu);
-		pthread_once(&atfork_once, register_atfork);
-		pthread_mutex_lock(&all_mu);
-		if (!db->hb.listed) {
-			db->hb.next_db = all_head;
-			all_head = db;
-			db->hb.listed = 1;
-		}
-		pthread_mutex_lock(&db->hb.mu);
-		if (!db->hb.running)
-			(void)thread_start(db); /* failed: this commit goes without */
-		pthread_mutex_unlock(&all_mu);
-	}
+	threads_locked(db);
 	if (db->hb.running) {
 		e->registered = 1;
 		e->next = db->hb.head;

@@ -83,4 +83,9 @@ void hb_init(struct mrtx_db *db);
 /* Stop and join the handle's heartbeat thread (mrtx_close). */
 void hb_shutdown(struct mrtx_db *db);
 
+/* Start db's heartbeat and tail threads if they are not running (as the
+ * first hb_start does).  1 when the tail thread runs; 0 when the handle
+ * has none (the no_threads knob, or the threads could not start). */
+int hb_threads(mrtx_db *db);
+
 #endif

@@ -3,6 +3,7 @@
  * is drawn in tail.h).
  */
 #include "tail.h"
+#include "heartbeat.h"
 #include "sim_sync.h"
 
 #include <stdalign.h>
@@ -18,6 +19,15 @@ struct tail_job {
 	uint8_t id[LOCK_TXNID_SIZE];
 	size_t nsec;
 	store_op *ops; /* nsec secondaries, then the primary's release */
+};
+
+/* A collection step queued by a commit (tail_trim). */
+struct tail_trim {
+	struct tail_trim *next;
+	const store_table *t; /* (table objects live as long as the handle) */
+	uint64_t safe;
+	size_t len;
+	uint8_t row[];
 };
 
 /* ------------------------------------------------------------- running */
@@ -319,14 +329,79 @@ int tail_holds(mrtx_db *db, const store_table *t, mrtx_bytes row)
 	return held;
 }
 
+void tail_trim(mrtx_db *db, const store_table *t, mrtx_bytes row, uint64_t safe)
+{
+	struct tail_trim *tr;
+
+	if (store_has(db->st, STORE_CAP_REMOTE) && hb_threads(db)) {
+		if (!(tr = mrtx__malloc(sizeof(*tr) + row.size)))
+			return; /* (best effort) */
+		tr->next = NULL;
+		tr->t = t;
+		tr->safe = safe;
+		tr->len = row.size;
+		if (row.size)
+			memcpy(tr->row, row.data, row.size);
+		pthread_mutex_lock(&db->hb.mu);
+		if (db->tail.running && !db->hb.quit && db->tail.ntrims < TAIL_TRIMS_MAX) {
+			*db->tail.trims_last = tr;
+			db->tail.trims_last = &tr->next;
+			db->tail.ntrims++;
+			atomic_fetch_add(&db->tail.trims_pending, 1);
+			sync_broadcast(&db->hb.cv);
+			tr = NULL;
+		}
+		pthread_mutex_unlock(&db->hb.mu);
+		mrtx__free(tr); /* (full or stopping: dropped) */
+		return;
+	}
+	(void)store_trim_row(db->st, t, row, safe);
+	mrtx__clearerr();
+}
+
+void tail_trim_pass(mrtx_db *db)
+{
+	struct tail_trim *tr = db->tail.trims, *next;
+	size_t n = db->tail.ntrims;
+
+	db->tail.trims = NULL;
+	db->tail.trims_last = &db->tail.trims;
+	db->tail.ntrims = 0;
+	pthread_mutex_unlock(&db->hb.mu);
+	for (; tr; tr = next) {
+		next = tr->next;
+		(void)store_trim_row(db->st, tr->t, MRTX_BYTES(tr->row, tr->len), tr->safe);
+		mrtx__clearerr();
+		mrtx__free(tr);
+	}
+	pthread_mutex_lock(&db->hb.mu);
+	atomic_fetch_sub(&db->tail.trims_pending, n);
+	sync_broadcast(&db->hb.cv);
+}
+
+void tail_trims_drop(mrtx_db *db)
+{
+	struct tail_trim *tr = db->tail.trims, *next;
+
+	for (; tr; tr = next) {
+		next = tr->next;
+		mrtx__free(tr);
+	}
+	atomic_fetch_sub(&db->tail.trims_pending, db->tail.ntrims);
+	db->tail.trims = NULL;
+	db->tail.trims_last = &db->tail.trims;
+	db->tail.ntrims = 0;
+}
+
 void tail_flush(mrtx_db *db)
 {
-	if (atomic_load(&db->tail.pending) == 0)
+	if (atomic_load(&db->tail.pending) == 0 && atomic_load(&db->tail.trims_pending) == 0)
 		return;
 	pthread_mutex_lock(&db->hb.mu);
 	db->tail.hurry++;
 	sync_broadcast(&db->hb.cv);
-	while ((db->tail.head || db->tail.rel || db->tail.nbusy) && db->tail.running)
+	while ((db->tail.head || db->tail.rel || db->tail.nbusy ||
+	        atomic_load(&db->tail.trims_pending)) && db->tail.running)
 		sync_wait(&db->hb.cv, &db->hb.mu);
 	db->tail.hurry--;
 	pthread_mutex_unlock(&db->hb.mu);
@@ -364,10 +439,15 @@ void tail_init(mrtx_db *db)
 	db->tail.buf = NULL;
 	db->tail.room = 0;
 	atomic_store(&db->tail.pending, 0);
+	db->tail.trims = NULL;
+	db->tail.trims_last = &db->tail.trims;
+	db->tail.ntrims = 0;
+	atomic_store(&db->tail.trims_pending, 0);
 }
 
 void tail_fini(mrtx_db *db)
 {
+	tail_trims_drop(db); /* (none: the worker dropped them; defence) */
 	mrtx__free(db->tail.buf);
 	db->tail.buf = NULL;
 	db->tail.room = 0;

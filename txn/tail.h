@@ -85,6 +85,26 @@ int tail_wait(mrtx_db *db, const uint8_t id[LOCK_TXNID_SIZE]);
  * it instead, which waits for the tail.)  0 at once when none is pending. */
 int tail_holds(mrtx_db *db, const store_table *t, mrtx_bytes row);
 
+/*
+ * Trims (txn.c trim_written: a collection step on a row a commit wrote)
+ * run on the same thread, so that the commit that asks for one returns
+ * without waiting for it: a trim is a read and a write of the row's
+ * tablet, and every eighth commit asking for up to four of them added
+ * their round trips to its latency.  Queued when the handle has a worker
+ * (RADOS; the thread is started here if no commit started it yet), run
+ * here otherwise; dropped when TAIL_TRIMS_MAX are queued already or the
+ * handle closes first (a trim is best effort: collection finds what is
+ * left).  The worker runs them between its tail passes, never lingering
+ * for them.
+ */
+#define TAIL_TRIMS_MAX 256
+void tail_trim(mrtx_db *db, const store_table *t, mrtx_bytes row, uint64_t safe);
+/* The worker: run every queued trim (db->hb.mu held on entry and on
+ * return, released while the store works). */
+void tail_trim_pass(mrtx_db *db);
+/* Free the queued trims (the worker, quitting). */
+void tail_trims_drop(mrtx_db *db);
+
 /* Wait until nothing is queued or running on db (mrtx_flush). */
 void tail_flush(mrtx_db *db);
 

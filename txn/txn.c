@@ -1048,7 +1048,8 @@ int txn_row_redo(mrtx_txn *txn, const trow *r, store_mut **out, size_t *n)
  * one collection step (store_trim_row) at a safe point store__trim_lag_us
  * below the clock.  So a hot row keeps about TRIM_EVERY versions more than
  * that window's, and the store stays flat (DESIGN §9).  Best
- * effort: the commit stands whatever a trim meets. */
+ * effort: the commit stands whatever a trim meets.  The handle's tail
+ * thread runs them (tail_trim), so the commit does not wait for them. */
 #define TRIM_EVERY 8u
 #define TRIM_ROWS 4u
 
@@ -1083,8 +1084,7 @@ static void trim_written(mrtx_txn *txn)
 	skip = (size_t)(atomic_load(&txn->db->trim_count) / TRIM_EVERY) % n;
 	RB_FOREACH(r, trow_tree, &txn->rows)
 		if (r->mutated && (i++ + n - skip) % n < TRIM_ROWS)
-			(void)store_trim_row(st, r->t, r->row, safe);
-	mrtx__clearerr();
+			tail_trim(txn->db, r->t, r->row, safe);
 }
 
 int mrtx_commit_ts(mrtx_txn *txn, uint64_t *commit_ts)

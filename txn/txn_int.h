@@ -52,6 +52,9 @@ typedef struct tail_state {
 	size_t nbusy;
 	int hurry;                     /* callers waiting on the queue: no lingering */
 	_Atomic size_t pending;        /* queued + running: 0 skips the lock */
+	struct tail_trim *trims, **trims_last; /* trims queued (tail_trim) */
+	size_t ntrims;
+	_Atomic size_t trims_pending;  /* trims queued + running */
 	struct store_op *buf;
 	size_t room;
 } tail_state;

@@ -19,6 +19,7 @@
 
 #include "mrtx.h"
 #include "storage/sim/simrados.h"
+#include "storage/store_test.h"
 #include "txn/txn_test.h"
 
 /* ------------------------------------------------------ shared steps */
@@ -899,6 +900,60 @@ static void test_start_read_overlaps(void **state)
 	mrtx_close(db);
 }
 
+/* ------------------------------------------ trims off the commit's path */
+
+/* Reads of the table's tablet (sim1.1.1), by the test's thread and by the
+ * handle's own threads. */
+typedef struct trimlog {
+	pthread_t self;
+	unsigned mine, theirs;
+} trimlog;
+
+static simr_fate count_tablet_reads(void *arg, const simr_op_info *op)
+{
+	trimlog *l = arg;
+
+	if (!op->write && strcmp(op->oid, "sim1.1.1") == 0)
+		++*(pthread_equal(pthread_self(), l->self) ? &l->mine : &l->theirs);
+	return SIMR_APPLY;
+}
+
+/* A commit that trims the rows it wrote (one in eight, txn.c trim_written)
+ * hands the collection steps to the handle's tail thread: the committing
+ * thread reads no tablet in sixteen blind one-row commits, and mrtx_flush
+ * waits until the thread has made them (each reads the row's versions). */
+static void test_trims_leave_the_commit(void **state)
+{
+	const char *fam[1] = { "f" };
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	trimlog l = { pthread_self(), 0, 0 };
+	simr_hook h = { count_tablet_reads, NULL, &l };
+	mrtx_db *db = NULL;
+
+	(void)state;
+	o.durability = MRTX_NOSYNC;
+	o.create = MRTX_CREATE_IF_MISSING;
+	assert_int_equal(mrtx_open(&db, ADDR, &o), MRTX_OK); /* (with its threads) */
+	assert_int_equal(mrtx_create_table(db, "t", fam, 1), MRTX_OK);
+	atomic_store(&store__trim_lag_us, 1);
+	simr_set_hook(&h);
+	for (int i = 0; i < 16; i++) {
+		mrtx_txn *t;
+
+		assert_int_equal(mrtx_begin(db, &t), MRTX_OK);
+		assert_int_equal(mrtx_put(t, "t", MRTX_CSTR("hot"), "f", MRTX_CSTR("q"),
+		                          MRTX_CSTR(i & 1 ? "odd" : "even")), MRTX_OK);
+		assert_int_equal(mrtx_commit(t), MRTX_OK);
+	}
+	assert_int_equal(l.mine, 0);
+	assert_int_equal(mrtx_flush(db), MRTX_OK);
+	assert_true(l.theirs >= 2);
+	assert_int_equal(l.mine, 0);
+	simr_set_hook(NULL);
+	atomic_store(&store__trim_lag_us, STORE_TRIM_LAG_US);
+	mrtx_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -910,6 +965,7 @@ int main(void)
 		cmocka_unit_test_setup(test_store_on_sim, setup_store),
 		cmocka_unit_test_setup(test_drop_index_on_sim, setup_store),
 		cmocka_unit_test_setup(test_start_read_overlaps, setup_store),
+		cmocka_unit_test_setup(test_trims_leave_the_commit, setup_store),
 		cmocka_unit_test(test_lost_reply_one_tablet),
 		cmocka_unit_test(test_lost_reply_three_tablets),
 	};
