@@ -806,9 +806,11 @@ int store_ts_start(store *st, uint64_t *out);
  * store_ts_start sent now and answered later, so that the round trip
  * overlaps what the caller does meanwhile (a transaction: its buffering,
  * then its commit's stamp reservation, DESIGN §9.1).  The value is the
- * one store_ts_start would return for a call that began now and ended at
- * store_ts_start_end: every commit that returned before this call began
- * is at or below it.  On a store whose start needs no I/O (LMDB) it is
+ * one read, or the handle's knowledge of the source when it was sent if
+ * that is higher -- never its knowledge at store_ts_start_end, which a
+ * reservation sent meanwhile raised: every commit that returned before
+ * this call began is at or below it, and it is at or below the source's
+ * value when the read was applied.  On a store whose start needs no I/O (LMDB) it is
  * taken here: *ts set and *out NULL.  Otherwise *out is the read in
  * flight (RADOS: a read of the oracle sent on the handle's connection,
  * so a reservation this handle sends later is applied after it) and

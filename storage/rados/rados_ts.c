@@ -151,7 +151,10 @@ int rados_store_ts_now(store *st, uint64_t *out)
  * Reserve k timestamps, the first at least floor: *first.  The guard is
  * "stored < t" (absent is the empty value, below any), which keeps the
  * stored value increasing and our range above it (ts_put's digits compare
- * as the numbers).  After a failed guard this handle re-reads and proposes
+ * as the numbers), and "stored > the last value this handle knew stored,
+ * less one", which a damaged value fails.  A value the handle does not
+ * know is read first (ts_read: a malformed one is MRTX_ECORRUPT, never
+ * written over).  After a failed guard this handle re-reads and proposes
  * again; after two, it also aims ahead -- 1 ms, doubling with each further
  * failure -- so that a handle racing one that streams its batches back to
  * back (whose next write lands in any read-to-write window) still gets
@@ -166,16 +169,17 @@ static int ts_reserve(store *st, size_t k, uint64_t floor, const struct rts_wait
 	int timeouts = 0;
 
 	for (int attempt = 0; attempt < TS_ATTEMPTS; attempt++) {
-		uint8_t lt[TS_SIZE], want[TS_SIZE], rv[RSNAP_VAL];
-		rguard g;
+		uint8_t lt[TS_SIZE], gt[TS_SIZE], want[TS_SIZE], rv[RSNAP_VAL];
+		rguard g[2];
 		rkv set[2];
 		rwrite w;
 		uint64_t t;
 		int rc;
 
-		/* (a handle's first reservation proposes blind, near the clock,
-		 * and reads only when the guard says the stored value is above) */
-		if (!rs->ts_known && attempt > 0 && (rc = ts_read(rs)))
+		/* (a value this handle has not seen stored is read first -- its
+		 * first reservation, or after a guard failed -- so that one that
+		 * is malformed is reported, MRTX_ECORRUPT, never written over) */
+		if (!rs->ts_known && (rc = ts_read(rs)))
 			return rc;
 		/* (above every value this handle knows, ts_hint; the clock
 		 * only seeds the proposal: the guard decides the order) */
@@ -185,15 +189,22 @@ static int ts_reserve(store *st, size_t k, uint64_t floor, const struct rts_wait
 			t += (uint64_t)1000u << (attempt < 12 ? attempt - 2 : 10);
 		ts_put(lt, t);
 		ts_put(want, t + k - 1);
-		g = (rguard){ MRTX_CSTR(TS_KEY), MRTX_BYTES(lt, TS_SIZE), LIBRADOS_CMPXATTR_OP_LT, 0 };
+		ts_put(gt, rs->ts_last - 1);
+		g[0] = (rguard){ MRTX_CSTR(TS_KEY), MRTX_BYTES(lt, TS_SIZE), LIBRADOS_CMPXATTR_OP_LT, 0 };
+		/* The stored value only grows, so it is at least the last this
+		 * handle knew stored (above that less one: the OSD compares EQ,
+		 * LT and GT only); one that compares below was damaged since --
+		 * cut short, a digit's top bit set (a negative char) -- and the
+		 * guard fails, the value is read again and reported. */
+		g[1] = (rguard){ MRTX_CSTR(TS_KEY), MRTX_BYTES(gt, TS_SIZE), LIBRADOS_CMPXATTR_OP_GT, 0 };
 		set[0] = (rkv){ MRTX_CSTR(TS_KEY), MRTX_BYTES(want, TS_SIZE) };
 		if (rec) /* (registered by the write that hands it out) */
 			set[1] = rados_snap_record(rs, MRTX_MIN(rec->oldest, t), rec->until, rv);
 		memset(&w, 0, sizeof(w));
 		w.oid = rs->ts_oid;
 		w.create = 1;
-		w.guards = &g;
-		w.nguards = 1;
+		w.guards = g;
+		w.nguards = rs->ts_last ? 2 : 1; /* (0: absent, the empty value) */
 		w.sets = set;
 		w.nsets = rec ? 2 : 1;
 		atomic_fetch_add_explicit(&rs->write_txns, 1, memory_order_relaxed);

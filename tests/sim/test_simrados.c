@@ -954,6 +954,90 @@ static void test_trims_leave_the_commit(void **state)
 	mrtx_close(db);
 }
 
+/* ------------------------------------ a malformed oracle and the start */
+
+/* The value of key "ts" on object oid through a connection of its own:
+ * its size (-1 when absent or unreadable). */
+static int ts_size(const char *oid)
+{
+	const char *key = "ts";
+	size_t klen = 2;
+	rados_read_op_t op = rados_create_read_op();
+	rados_completion_t c;
+	rados_omap_iter_t it = NULL;
+	int prval = 0, r, n = -1;
+	char *k, *v;
+	size_t kl, vl;
+	conn a;
+
+	conn_open(&a, "mrtx");
+	rados_read_op_omap_get_vals_by_keys2(op, &key, 1, &klen, &it, &prval);
+	assert_int_equal(rados_aio_create_completion2(NULL, NULL, &c), 0);
+	assert_int_equal(rados_aio_read_op_operate(op, a.io, c, oid, 0), 0);
+	rados_aio_wait_for_complete(c);
+	r = rados_aio_get_return_value(c);
+	rados_aio_release(c);
+	while (r == 0 && it && rados_omap_get_next2(it, &k, &v, &kl, &vl) == 0 && k)
+		n = (int)vl;
+	if (it)
+		rados_omap_get_end(it);
+	rados_release_read_op(op);
+	conn_close(&a);
+	return n;
+}
+
+/* A malformed oracle value (nine zero bytes: a truncated one) is reported
+ * to the blind writer that met it, which writes nothing: not the oracle
+ * either, so the value stays for the next caller to meet and report. */
+static void test_malformed_oracle_blind(void **state)
+{
+	const char *fam[1] = { "f" };
+	static const char zeros[9] = { 0 };
+	const char *k[1] = { "ts" }, *v[1] = { zeros };
+	size_t kl[1] = { 2 }, vl[1] = { sizeof(zeros) };
+	rados_write_op_t op;
+	mrtx_db *db;
+	mrtx_txn *t;
+	conn a;
+	int rc;
+
+	(void)state;
+	assert_non_null(db = open_db(ADDR));
+	assert_int_equal(mrtx_create_table(db, "t", fam, 1), MRTX_OK);
+	assert_int_equal(put3(db, "old"), MRTX_OK);
+	assert_int_equal(ts_size("sim1.ts"), 10);
+
+	conn_open(&a, "mrtx");
+	op = rados_create_write_op();
+	rados_write_op_omap_set2(op, k, v, kl, vl, 1);
+	assert_int_equal(wrun(&a, op, "sim1.ts"), 0);
+	conn_close(&a);
+	assert_int_equal(ts_size("sim1.ts"), 9);
+
+	/* one row written blind: ECORRUPT from the put or the commit */
+	assert_int_equal(mrtx_begin(db, &t), MRTX_OK);
+	rc = mrtx_put(t, "t", MRTX_CSTR("r1"), "f", MRTX_CSTR("q"), MRTX_CSTR("new"));
+	if (rc == MRTX_OK)
+		rc = mrtx_commit(t);
+	else
+		mrtx_abort(t);
+	assert_int_equal(rc, MRTX_ECORRUPT);
+	/* nothing written: neither the row nor the oracle's value, so the
+	 * next blind writer, on a fresh handle, meets it too */
+	assert_int_equal(ts_size("sim1.ts"), 9);
+	mrtx_close(db);
+	assert_non_null(db = open_db(ADDR));
+	assert_int_equal(mrtx_begin(db, &t), MRTX_OK);
+	rc = mrtx_put(t, "t", MRTX_CSTR("r1"), "f", MRTX_CSTR("q"), MRTX_CSTR("new"));
+	if (rc == MRTX_OK)
+		rc = mrtx_commit(t);
+	else
+		mrtx_abort(t);
+	assert_int_equal(rc, MRTX_ECORRUPT);
+	assert_int_equal(ts_size("sim1.ts"), 9);
+	mrtx_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -966,6 +1050,7 @@ int main(void)
 		cmocka_unit_test_setup(test_drop_index_on_sim, setup_store),
 		cmocka_unit_test_setup(test_start_read_overlaps, setup_store),
 		cmocka_unit_test_setup(test_trims_leave_the_commit, setup_store),
+		cmocka_unit_test_setup(test_malformed_oracle_blind, setup_store),
 		cmocka_unit_test(test_lost_reply_one_tablet),
 		cmocka_unit_test(test_lost_reply_three_tablets),
 	};
