@@ -334,9 +334,8 @@ void mrtx_close(mrtx_db *db);
  * steps too; mrtx_close drops the ones still queued (collection finds
  * what they would have removed).  On LMDB commits finish before they
  * return; it returns at once.  A process that ends without mrtx_close or
- * mrtx_flush leaves the
- * unfinished ends to the next reader or `mrtx recover`, as after a crash:
- * nothing committed is lost.
+ * mrtx_flush leaves the unfinished ends to the next reader or `mrtx
+ * recover`, as after a crash: nothing committed is lost.
  * @return MRTX_OK; MRTX_EINVAL (db NULL).
  */
 int mrtx_flush(mrtx_db *db);
@@ -679,15 +678,10 @@ int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *famil
  * window of blind-write conflicts, see mrtx_commit) from the store's
  * source unless a read took its snapshot before: on LMDB the timestamp
  * page (DIR/ts.shm, no I/O once attached), on RADOS one read of the
- * oracle (NAME.ts), sent by the first write and awaited at commit: a
- * one-phase commit (one row, or rows of one tablet) waits for it together
- * with its stamp's reservation, a two-phase one before its prewrites (a
- * failed read fails the commit: MRTX_ESTORE or MRTX_ECORRUPT, nothing
- * written).
+ * oracle (NAME.ts, a round trip).
  * @return MRTX_OK; MRTX_EINVAL; MRTX_ETOOBIG; MRTX_ENOTABLE; MRTX_ENOFAMILY;
- *   MRTX_ENOMEM; MRTX_ESTORE, MRTX_ECORRUPT (the first write: LMDB's
- *   timestamp page could not be read, or holds a malformed value; RADOS:
- *   the read could not be sent);
+ *   MRTX_ENOMEM; MRTX_ESTORE, MRTX_ECORRUPT (the first write: the
+ *   timestamp source could not be read, or holds a malformed value);
  *   MRTX_EBADTXN (doomed, see mrtx_get); MRTX_EREADONLY (the
  *   store was opened read-only: nothing buffered, the transaction is left
  *   as it was, and can still read and commit); on a table with
@@ -769,13 +763,11 @@ int mrtx_commit(mrtx_txn *txn);
  * (mrtx_txn_snapshot_ts) separates the commits it sees from those it does
  * not.  A transaction without writes gets its snapshot timestamp (0 if it
  * read nothing, or when mrtx_txn_snapshot_ts is 0).  RADOS: a multi-row
- * two-phase commit's timestamp comes from the store's oracle (the object
- * NAME.ts) once every lock of the transaction is in place, a one-phase
- * commit's (one row, or rows of one tablet) before its write -- for a
- * transaction that wrote before it read, as the commit begins, while the
- * read of its start timestamp is still answered; either is above every row
- * the transaction read or wrote, so timestamps follow every dependency
- * and real time (DESIGN §9.1).
+ * commit's timestamp comes from the store's oracle (the object NAME.ts)
+ * once every lock of the transaction is in place, a one-row commit's just
+ * before its write; either is above every row the transaction read or
+ * wrote, so timestamps follow every dependency and real time (DESIGN
+ * §9.1).
  * @return as mrtx_commit.
  */
 int mrtx_commit_ts(mrtx_txn *txn, uint64_t *commit_ts);
@@ -959,10 +951,7 @@ int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected);
  */
 int mrtx_upgrade(const char *path, uint64_t *cells);
 
-/** Abort and free the transaction; nothing is written.  On RADOS it first
- *  waits for the read of the start timestamp a first write sent, if still
- *  in flight (a round trip; at most the cluster's timeout when the oracle's
- *  OSDs are down).  NULL is a no-op. */
+/** Abort and free the transaction; nothing is written.  NULL is a no-op. */
 void mrtx_abort(mrtx_txn *txn);
 
 /** What a scan reads. */

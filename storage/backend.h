@@ -110,9 +110,6 @@ struct store_backend {
 	int (*ts_snapshot)(store *st, const store_snap_set *set, uint64_t until_us,
 	                   uint64_t *out);
 	int (*ts_start)(store *st, uint64_t *out);
-	/* store_ts_start_begin / _end (NULL: store.c takes ts_start at begin) */
-	int (*ts_start_begin)(store *st, store_ts_pending **out);
-	int (*ts_start_end)(store *st, store_ts_pending *p, uint64_t *out);
 	int (*ts_now)(store *st, uint64_t *out);
 
 	/* metadata records of the layers above */

@@ -521,22 +521,6 @@ int store_ts_start(store *st, uint64_t *out)
 	       BE(st)->ts_known(st, out);
 }
 
-int store_ts_start_begin(store *st, store_ts_pending **out, uint64_t *ts)
-{
-	*out = NULL;
-	*ts = 0;
-	if (BE(st)->ts_start_begin && store_has(st, STORE_CAP_ORACLE))
-		return BE(st)->ts_start_begin(st, out);
-	return store_ts_start(st, ts);
-}
-
-int store_ts_start_end(store *st, store_ts_pending *p, uint64_t *out)
-{
-	if (out)
-		*out = 0;
-	return p ? BE(st)->ts_start_end(st, p, out) : 0;
-}
-
 int store_ts_known(store *st, uint64_t *out)
 {
 	return BE(st)->ts_known(st, out);

@@ -582,14 +582,6 @@ typedef struct store_op {
 	int stamp;
 	uint32_t stamp_off;
 	uint64_t stamp_floor;
-	/* A timestamp the caller took for this commit point (store_ts_next,
-	 * STORE_CAP_ORACLE only) after everything the stamp must follow, and
-	 * checked above every timestamp the stamp must exceed: the store
-	 * stamps the op's first attempt with it instead of reserving one
-	 * (0: the store reserves).  Every op of one store_write_atomic
-	 * carries the same one, or it is not used.  A stamp taken again (a
-	 * pushed or overtaken commit point) comes from the oracle. */
-	uint64_t stamp_taken;
 	uint64_t stamped;       /* out */
 	int result;             /* out: 0 applied, MRTX_CONFLICT condition
 	                           failed, STORE_GEN_CHANGED the generation
@@ -802,28 +794,6 @@ int store_ts_known(store *st, uint64_t *out);
  * oracle (a round trip; a read-only handle can make it).  Returns 0, or as
  * store_ts_known / store_ts_now. */
 int store_ts_start(store *st, uint64_t *out);
-/*
- * store_ts_start sent now and answered later, so that the round trip
- * overlaps what the caller does meanwhile (a transaction: its buffering,
- * then its commit's stamp reservation, DESIGN §9.1).  The value is the
- * one read, or the handle's knowledge of the source when it was sent if
- * that is higher -- never its knowledge at store_ts_start_end, which a
- * reservation sent meanwhile raised: every commit that returned before
- * this call began is at or below it, and it is at or below the source's
- * value when the read was applied.  On a store whose start needs no I/O (LMDB) it is
- * taken here: *ts set and *out NULL.  Otherwise *out is the read in
- * flight (RADOS: a read of the oracle sent on the handle's connection,
- * so a reservation this handle sends later is applied after it) and
- * *ts is 0; pass it to store_ts_start_end exactly once, before the store
- * is closed.  Returns 0; MRTX_ENOMEM; MRTX_ESTORE (the read could not be
- * sent); or as store_ts_start.
- */
-typedef struct store_ts_pending store_ts_pending;
-int store_ts_start_begin(store *st, store_ts_pending **out, uint64_t *ts);
-/* Wait for p's answer and free p: *out as store_ts_start's (out NULL:
- * the answer is dropped, errors too -- a transaction that ends without
- * committing).  Returns 0, or as store_ts_start (*out 0 then). */
-int store_ts_start_end(store *st, store_ts_pending *p, uint64_t *out);
 /* A committed timestamp this handle has seen (a lock's commit_ts): the
  * next store_ts_known is at least ts.  RADOS: the handle's knowledge of the
  * oracle rises to it (every stamp is the oracle's, so at or below it).

@@ -7,7 +7,6 @@
  *       refuse a stale snapshot, a read-only store
  *       end the view; a fresh txn id
  *       plan_build    rows, redo lists, strategy    commit_plan.c
- *       plan_start    the start read settled        commit_plan.c
  *       plan_blind    rows written unread           commit_plan.c
  *       loop:
  *         plan_expect   the locks to expect          commit_plan.c
@@ -94,8 +93,7 @@ int txn_commit_run(mrtx_txn *txn)
 	txn_view_close(txn);
 	if ((rc = lock_new_txnid(txn->id)))
 		return rc;
-	if ((rc = plan_build(txn, &p)) || (rc = plan_start(txn, &p)) ||
-	    (rc = plan_blind(txn, &p)))
+	if ((rc = plan_build(txn, &p)) || (rc = plan_blind(txn, &p)))
 		return rc;
 	for (;;) {
 		if ((rc = plan_expect(txn, &p)))

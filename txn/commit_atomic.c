@@ -80,7 +80,6 @@ int commit_atomic(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 	size_t n = p->n;
 	store *st = txn->db->st;
 	size_t nread = 0, nops, nchk = 0;
-	uint64_t taken;
 	store_rcheck *chk = NULL;
 	store_op *ops;
 	mrtx_bytes stable;
@@ -97,7 +96,6 @@ int commit_atomic(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 		return MRTX_ENOMEM;
 	if ((rc = lockio_stable(st, txn->id, ts, &txn->arena, &stable)))
 		return rc;
-	taken = plan_prestamp(txn, p);
 	for (size_t i = 0; i < n; i++) {
 		op_init_row(&ops[i], &w[i]);
 		if ((rc = op_guard_blind(txn, &ops[i], &w[i])))
@@ -108,7 +106,6 @@ int commit_atomic(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 		ops[i].nmuts = w[i].nredo;
 		ops[i].durable = 1; /* the commit point */
 		op_stamp(&ops[i], ts);
-		ops[i].stamp_taken = taken;
 	}
 	nops = n;
 	RB_FOREACH(r, trow_tree, &txn->rows) {

@@ -7,8 +7,6 @@
  *   read-only?  ----------------------------------- commit.c: commit_read_only
  *   plan_build     which rows, their redo lists,      commit_plan.c
  *                  which strategy (plan_strategy)
- *   plan_start     the start timestamp's read settled commit_plan.c
- *                  (a one-phase stamp reserved first)
  *   plan_blind     rows whose lock need not be read:  commit_plan.c
  *                  guarded by the store instead
  *   (nothing blind, or a blind guard failed:)
@@ -58,7 +56,6 @@ typedef struct commit_plan {
 	size_t n;
 	commit_strategy how;
 	size_t nblind;    /* rows of w marked blind */
-	uint64_t prestamp; /* a stamp plan_start took (0: none; plan_prestamp) */
 } commit_plan;
 
 /* commit_plan.c */
@@ -67,8 +64,6 @@ int plan_blind(mrtx_txn *txn, commit_plan *p);
 void plan_unblind(commit_plan *p);
 int plan_expect(mrtx_txn *txn, commit_plan *p);
 uint64_t plan_ts(mrtx_txn *txn, const commit_plan *p);
-int plan_start(mrtx_txn *txn, commit_plan *p);
-uint64_t plan_prestamp(mrtx_txn *txn, commit_plan *p);
 void op_init(store_op *op, const trow *r, int has_expect, mrtx_bytes expect);
 void op_init_row(store_op *op, const wrow *x);
 int op_guard_blind(mrtx_txn *txn, store_op *op, const wrow *x);

@@ -112,11 +112,11 @@ static int prev_known(const mrtx_txn *txn, wrow *x)
  * A blind row's expected commit_ts is its start_ts, so the floor is above
  * every blind row's start (recovery.c: an orphan's fence relies on it).
  * Keeps I14 (DESIGN §10). */
-static uint64_t ts_above(mrtx_txn *txn, const wrow *w, size_t n, int known)
+static uint64_t ts_above(mrtx_txn *txn, const wrow *w, size_t n)
 {
 	uint64_t ts = 0;
 
-	if (known && store_ts_known(txn->db->st, &ts))
+	if (store_ts_known(txn->db->st, &ts))
 		mrtx__clearerr(); /* (0: the expected locks alone) */
 
 	for (size_t i = 0; i < n; i++)
@@ -131,9 +131,9 @@ static uint64_t ts_above(mrtx_txn *txn, const wrow *w, size_t n, int known)
  * its oracle; a transaction that read such a row still stamps above it, so
  * stamps follow every read dependency (DESIGN §9).
  * Keeps I14 (DESIGN §10). */
-static uint64_t ts_floor(mrtx_txn *txn, const wrow *w, size_t n, int known)
+static uint64_t ts_floor(mrtx_txn *txn, const wrow *w, size_t n)
 {
-	uint64_t ts = ts_above(txn, w, n, known);
+	uint64_t ts = ts_above(txn, w, n);
 	trow *r;
 
 	RB_FOREACH(r, trow_tree, &txn->rows) {
@@ -229,7 +229,7 @@ static int decode_prev(mrtx_txn *txn, wrow *w, size_t n)
 		x->prev_ts = rec.commit_ts;
 		if (rec.state == LOCK_STABLE)
 			store_ts_learn(txn->db->st, rec.commit_ts);
-		if (x->fetched && rec.commit_ts > txn->start_ts)
+		if (x->fetched && rec.commit_ts > x->r->start_ts)
 			return mrtx__seterr(MRTX_CONFLICT, "table '%s': a row this transaction "
 			                    "wrote was committed by another transaction "
 			                    "meanwhile", x->r->t->name);
@@ -282,7 +282,7 @@ int plan_blind(mrtx_txn *txn, commit_plan *p)
 		 * commit_ts, fails this row's condition -- recovery.c) */
 		x->blind = 1;
 		x->has_prev = 1;
-		x->prev_ts = txn->start_ts;
+		x->prev_ts = x->r->start_ts;
 		p->nblind++;
 	}
 	return 0;
@@ -311,51 +311,7 @@ int plan_expect(mrtx_txn *txn, commit_plan *p)
  * counter the store stamps above.) */
 uint64_t plan_ts(mrtx_txn *txn, const commit_plan *p)
 {
-	return ts_floor(txn, p->w, p->n, 1);
-}
-
-/*
- * Settle the start timestamp before the plan uses it (plan_blind).  Its
- * read went out at the first write (note_first_write); a one-phase commit
- * on a store with an oracle sends its stamp's reservation first, so the
- * two round trips overlap instead of following each other:
- *
- *     first write ── start read ─────────────┐  (in flight meanwhile)
- *     commit ─────── reserve the stamp ──────┤  (same object, sent after:
- *                    settle start ◄──────────┘   applied after the read)
- *                    build the guards, write with the stamp taken
- *
- * The stamp is kept for plan_prestamp.  A two-phase commit takes its stamp
- * after its prewrites (Percolator's order), so it only waits here.
- */
-int plan_start(mrtx_txn *txn, commit_plan *p)
-{
-	uint64_t t = 0;
-	int rc;
-
-	p->prestamp = 0;
-	if (!txn->start_q)
-		return 0;
-	if (p->how != COMMIT_TWO_PHASE && store_has(txn->db->st, STORE_CAP_ORACLE) &&
-	    (rc = store_ts_next(txn->db->st, 0, &t)))
-		return rc; /* (the read is dropped with the transaction) */
-	if ((rc = txn_start_settle(txn)))
-		return rc;
-	p->prestamp = t;
-	return 0;
-}
-
-/* The stamp plan_start took, for the commit point's store_op.stamp_taken,
- * when it is above every timestamp the commit's must exceed: every expected
- * lock's and read row's, blind rows' start_ts included (ts_floor without the
- * handle's knowledge of the oracle, which the reservation itself raised).
- * Once: a second run of the strategy has the store reserve (0). */
-uint64_t plan_prestamp(mrtx_txn *txn, commit_plan *p)
-{
-	uint64_t t = p->prestamp;
-
-	p->prestamp = 0;
-	return t && t >= ts_floor(txn, p->w, p->n, 0) ? t : 0;
+	return ts_floor(txn, p->w, p->n);
 }
 
 /* ------------------------------------------------------- the store ops */
@@ -432,7 +388,7 @@ static int blind_guard(mrtx_txn *txn, store_op *op, uint64_t start_ts)
 /* The blind guard on x's op (plan_blind), when x is blind. */
 int op_guard_blind(mrtx_txn *txn, store_op *op, const wrow *x)
 {
-	return x->blind ? blind_guard(txn, op, txn->start_ts) : 0;
+	return x->blind ? blind_guard(txn, op, x->r->start_ts) : 0;
 }
 
 /* Writes before the commit point hold while the transaction's index

@@ -112,7 +112,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	/* Field by field: a memset of the head compiles to `rep stos`, whose
 	 * start-up cost was a visible part of a point read.  A new field must
 	 * be set here (the assertion below trips when the head changes). */
-	_Static_assert(offsetof(mrtx_txn, start_q) == 248 && offsetof(mrtx_txn, arena0) == 256,
+	_Static_assert(offsetof(mrtx_txn, head_pad) == 248 && offsetof(mrtx_txn, arena0) == 256,
 	               "mrtx_begin sets every field before arena0: initialise the new one there");
 	txn->db = db;
 	arena_init_buf(&txn->arena, txn->arena0, sizeof(txn->arena0));
@@ -130,7 +130,6 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	txn->idx = NULL;
 	txn->snap_ts = txn->commit_ts = txn->at = txn->start_ts = 0;
 	txn->started = 0;
-	txn->start_q = NULL;
 	/* The table and family the thread's last transaction named on this
 	 * handle stay named: a point read per transaction then finds them
 	 * without a lookup (resolve_args checks the name and that the table
@@ -165,10 +164,6 @@ int mrtx_txn_set_lock_ttl(mrtx_txn *txn, uint32_t ms)
 
 void txn_free(mrtx_txn *txn)
 {
-	if (txn->start_q) { /* (a start read never settled: dropped) */
-		(void)store_ts_start_end(txn->db->st, txn->start_q, NULL);
-		txn->start_q = NULL;
-	}
 	if (txn->scanners)
 		txn_detach_scanners(txn);
 	if (txn->view)
@@ -838,10 +833,8 @@ fail:
  * transaction's first write, Percolator's start_ts: its snapshot's when it
  * read before (a value of the source taken earlier, above every commit
  * that had returned), else store_ts_start (LMDB: the page's counter;
- * RADOS: one read of the oracle, sent now and awaited at commit,
- * txn_start_settle, so that its round trip overlaps the commit's stamp
- * reservation: plan_start).  No wall clock takes part (DESIGN §9.1, I15).
- * Blind writes read no row, so a put is pure buffering and a commit
+ * RADOS: one read of the oracle).  No wall clock takes part (DESIGN §9.1,
+ * I15).  Blind writes read no row, so a put is pure buffering and a commit
  * fetches the locks of all blindly written rows in one store call.
  * Keeps I15 (DESIGN §10).
  */
@@ -857,29 +850,14 @@ static int note_first_write(mrtx_txn *txn, trow *r)
 		if (txn->snap_ts && !txn->at)
 			rc = store_ts_known(txn->db->st, &ts);
 		else
-			rc = store_ts_start_begin(txn->db->st, &txn->start_q, &ts);
+			rc = store_ts_start(txn->db->st, &ts);
 		if (rc)
 			return rc;
 		txn->start_ts = MRTX_MAX(ts, txn->at ? 0 : txn->snap_ts);
 		txn->started = 1;
 	}
+	r->start_ts = txn->start_ts;
 	r->started = 1;
-	return 0;
-}
-
-int txn_start_settle(mrtx_txn *txn)
-{
-	store_ts_pending *q = txn->start_q;
-	uint64_t ts;
-	int rc;
-
-	if (!q)
-		return 0;
-	txn->start_q = NULL;
-	if ((rc = store_ts_start_end(txn->db->st, q, &ts)))
-		return rc;
-	/* (start_ts holds note_first_write's part: the snapshot's, or 0) */
-	txn->start_ts = MRTX_MAX(ts, txn->start_ts);
 	return 0;
 }
 

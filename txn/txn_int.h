@@ -121,9 +121,10 @@ typedef struct trow {
 	                            then is not known, and no later look at it
 	                            contradicts the first */
 	mrtx_bytes lock;
-	unsigned started : 1;    /* written: the transaction's start_ts (taken at
-	                            its first write) opens the row's blind-write
-	                            window (DESIGN §9.1, I15) */
+	uint64_t start_ts;       /* the transaction's start_ts at this row's first
+	                            write: a blind write conflicts with a commit
+	                            stamped above it (DESIGN §9.1, I15) */
+	unsigned started : 1;
 	/* commit scratch */
 	mrtx_bytes prewrite;     /* our PREWRITTEN bytes once written */
 } trow;
@@ -204,8 +205,7 @@ struct mrtx_txn {
 	uint8_t snap_stale;    /* ... and one met a row committed above snap_ts:
 	                          a commit with writes fails (MRTX_CONFLICT) */
 	uint8_t lazy;          /* some row's lock is not read yet (trow.lock_lazy) */
-	uint8_t started;       /* start_ts is taken (txn.c note_first_write; its
-	                          value once start_q is settled) */
+	uint8_t started;       /* start_ts is taken (txn.c note_first_write) */
 	txn_fence *fences;     /* fences its settling wrote, oldest first */
 	/* rows' smallest and largest entries (NULL while empty; rows are never
 	 * removed): a scan adds its rows in order past one end, found there
@@ -214,12 +214,8 @@ struct mrtx_txn {
 	scan_range *pend;      /* the range whose observations wait (scan.c) */
 	store_seen *seen;      /* what its snapshot reads saw of one-object
 	                          commits (store_seen; RADOS; NULL until one) */
-	store_ts_pending *start_q; /* start_ts's read, still in flight (RADOS:
-	                          sent at the first write, awaited by
-	                          txn_start_settle at commit; NULL otherwise).
-	                          The last field before arena0: a new one moves
-	                          it or arena0, which trips mrtx_begin's
-	                          assertion */
+	uint8_t head_pad[8];   /* the padding before arena0, named: a new field moves
+	                          head_pad or arena0, which trips mrtx_begin's assertion */
 	/* The arena's first chunk, so that a small transaction (a few rows,
 	 * its commit's lock records and redo lists included) allocates
 	 * nothing: the object itself is reused per thread (mrtx_begin).  Keep
@@ -235,9 +231,6 @@ trow *txn_rows_nfind(mrtx_txn *txn, const trow *key);
 RB_PROTOTYPE(bcell_tree, bcell, link, bcell_cmp)
 RB_PROTOTYPE(trow_tree, trow, link, trow_cmp)
 
-/* Wait for the start timestamp's read (txn->start_q) and set start_ts:
- * 0, or the read's error (txn_free drops a read never settled). */
-int txn_start_settle(mrtx_txn *txn);
 /* Find (create=0) or find-or-create the row entry. */
 int txn_row(mrtx_txn *txn, const store_table *t, mrtx_bytes row, int create, trow **out);
 /* Record that the store showed `lock` (or none) for row; CONFLICT (and doom)

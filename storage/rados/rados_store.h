@@ -59,8 +59,6 @@ int rados_store_write_atomic(store *st, store_op *ops, size_t n, store_rcheck *c
 int rados_store_ts_next(store *st, uint64_t floor, uint64_t *out);
 int rados_store_ts_known(store *st, uint64_t *out);
 int rados_store_ts_start(store *st, uint64_t *out);
-int rados_store_ts_start_begin(store *st, store_ts_pending **out);
-int rados_store_ts_start_end(store *st, store_ts_pending *p, uint64_t *out);
 int rados_store_ts_snapshot(store *st, const store_snap_set *set, uint64_t until_us,
                             uint64_t *out);
 void rados_store_ts_learn(store *st, uint64_t ts);

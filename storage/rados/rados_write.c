@@ -441,10 +441,7 @@ static int versions_prepare(rstore *rs, store *st, store_op *ops, size_t n, mrtx
 		/* (every stamp, a one-row commit's too, is the oracle's: a
 		 * snapshot taken after the commit returns is above it -- DESIGN
 		 * §9.1, I17) */
-		/* (or the one its caller took, once: store_op.stamp_taken) */
-		if ((ts = op->stamp_taken))
-			op->stamp_taken = 0;
-		else if ((rc = rados_store_ts_next(st, op->stamp_floor, &ts)))
+		if ((rc = rados_store_ts_next(st, op->stamp_floor, &ts)))
 			return rc;
 		if (!(nl = arena_dup(a, op->new_lock.data, op->new_lock.size)))
 			return MRTX_ENOMEM;
@@ -780,7 +777,7 @@ int rados_store_atomic_ok(store *st, const store_rowref *rows, size_t n, size_t 
 static int atomic_once(rstore *rs, store *st, store_op *ops, size_t n, const char *oid,
                        mrtx_arena *a)
 {
-	uint64_t floor = 0, ts, taken = UINT64_MAX;
+	uint64_t floor = 0, ts;
 	store_row *pre = NULL;
 	uint8_t *nl = NULL;
 	rgroup g;
@@ -797,14 +794,8 @@ static int atomic_once(rstore *rs, store *st, store_op *ops, size_t n, const cha
 			return mrtx__seterr(MRTX_EINVAL, "%s: an atomic commit of a row without "
 			                    "room for its timestamp in its lock", rs->addr);
 		floor = MRTX_MAX(floor, ops[i].stamp_floor);
-		/* (the caller's stamp when every op carries the same one) */
-		taken = taken == UINT64_MAX || taken == ops[i].stamp_taken ?
-		        ops[i].stamp_taken : 0;
-		ops[i].stamp_taken = 0; /* (once: a second attempt reserves) */
 	}
-	if (taken && taken != UINT64_MAX)
-		ts = taken;
-	else if ((rc = rados_store_ts_next(st, floor, &ts)))
+	if ((rc = rados_store_ts_next(st, floor, &ts)))
 		return rc;
 	for (size_t i = 0; i < n; i++) {
 		if (ops[i].check_only)
