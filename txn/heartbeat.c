@@ -156,6 +156,7 @@ static void *tail_main(void *arg)
 			wait_until(db, due); /* more tails may join the batch */
 	}
 	tail_trims_drop(db); /* (quitting: best effort, left to collection) */
+	sync_broadcast(&db->hb.cv); /* (a flush waiting on them returns) */
 	pthread_mutex_unlock(&db->hb.mu);
 	return NULL;
 }
@@ -199,6 +200,7 @@ static void thread_stop(mrtx_db *db)
 	pthread_mutex_lock(&db->hb.mu);
 	db->hb.running = 0;
 	db->tail.running = 0;
+	sync_broadcast(&db->hb.cv); /* (waiters on a worker that is gone) */
 	pthread_mutex_unlock(&db->hb.mu);
 }
 

@@ -361,12 +361,20 @@ void tail_trim(mrtx_db *db, const store_table *t, mrtx_bytes row, uint64_t safe)
 
 void tail_trim_pass(mrtx_db *db)
 {
-	struct tail_trim *tr = db->tail.trims, *next;
-	size_t n = db->tail.ntrims;
+	struct tail_trim *tr = db->tail.trims, *next, **cut = &db->tail.trims;
+	size_t n = 0;
 
-	db->tail.trims = NULL;
-	db->tail.trims_last = &db->tail.trims;
-	db->tail.ntrims = 0;
+	if (!tr)
+		return;
+	while (*cut && n < TAIL_TRIMS_PASS) {
+		cut = &(*cut)->next;
+		n++;
+	}
+	db->tail.trims = *cut; /* (the rest stay queued) */
+	*cut = NULL;
+	if (!db->tail.trims)
+		db->tail.trims_last = &db->tail.trims;
+	db->tail.ntrims -= n;
 	pthread_mutex_unlock(&db->hb.mu);
 	for (; tr; tr = next) {
 		next = tr->next;

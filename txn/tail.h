@@ -98,9 +98,13 @@ int tail_holds(mrtx_db *db, const store_table *t, mrtx_bytes row);
  * for them.
  */
 #define TAIL_TRIMS_MAX 256
+/* Trims one tail_trim_pass runs: between passes the worker runs tails
+ * that are due and notices a close or fork (which drop the rest). */
+#define TAIL_TRIMS_PASS 4
 void tail_trim(mrtx_db *db, const store_table *t, mrtx_bytes row, uint64_t safe);
-/* The worker: run every queued trim (db->hb.mu held on entry and on
- * return, released while the store works). */
+/* The worker: run up to TAIL_TRIMS_PASS queued trims, oldest first
+ * (db->hb.mu held on entry and on return, released while the store
+ * works). */
 void tail_trim_pass(mrtx_db *db);
 /* Free the queued trims (the worker, quitting). */
 void tail_trims_drop(mrtx_db *db);

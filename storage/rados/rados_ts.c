@@ -152,9 +152,10 @@ int rados_store_ts_now(store *st, uint64_t *out)
  * "stored < t" (absent is the empty value, below any), which keeps the
  * stored value increasing and our range above it (ts_put's digits compare
  * as the numbers), and "stored > the last value this handle knew stored,
- * less one", which a damaged value fails.  A value the handle does not
- * know is read first (ts_read: a malformed one is MRTX_ECORRUPT, never
- * written over).  After a failed guard this handle re-reads and proposes
+ * less one", which a value damaged to compare below that fails.  A value
+ * the handle does not know is read first (ts_read: a malformed one is
+ * MRTX_ECORRUPT, not written over).  Damage that compares above what the
+ * handle knew passes both (DESIGN §9.1: an exact guard would starve).  After a failed guard this handle re-reads and proposes
  * again; after two, it also aims ahead -- 1 ms, doubling with each further
  * failure -- so that a handle racing one that streams its batches back to
  * back (whose next write lands in any read-to-write window) still gets

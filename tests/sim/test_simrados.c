@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <rados/librados.h>
 
@@ -1027,6 +1029,150 @@ static void test_malformed_oracle_blind(void **state)
 	mrtx_close(db);
 }
 
+/* --------------------------------- a trim pass and the handle's close */
+
+typedef struct trimgate {
+	pthread_t self;
+	_Atomic int reads, go, in2, closing, after;
+} trimgate;
+
+static simr_fate gate_tablet_reads(void *arg, const simr_op_info *op)
+{
+	trimgate *g = arg;
+	int n;
+
+	if (op->write || strcmp(op->oid, "sim1.1.1") != 0 || pthread_equal(pthread_self(), g->self))
+		return SIMR_APPLY;
+	n = atomic_fetch_add(&g->reads, 1) + 1;
+	if (atomic_load(&g->closing))
+		atomic_fetch_add(&g->after, 1);
+	if (n == 1)
+		while (!atomic_load(&g->go))
+			usleep(1000);
+	if (n == 20) { /* (in the second pass: the first took a few at most) */
+		atomic_store(&g->in2, 1);
+		while (!atomic_load(&g->closing))
+			usleep(1000);
+	}
+	return SIMR_APPLY;
+}
+
+/* mrtx_close drops the queued trims: the worker finishes the few of its
+ * pass (TAIL_TRIMS_PASS) and stops, so a close never waits out hundreds
+ * of them. */
+static void test_close_waits_out_a_trim_pass(void **state)
+{
+	const char *fam[1] = { "f" };
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	trimgate g;
+	simr_hook h = { gate_tablet_reads, NULL, &g };
+	mrtx_db *db = NULL;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	g.self = pthread_self();
+	o.durability = MRTX_NOSYNC;
+	o.create = MRTX_CREATE_IF_MISSING;
+	assert_int_equal(mrtx_open(&db, ADDR, &o), MRTX_OK);
+	assert_int_equal(mrtx_create_table(db, "t", fam, 1), MRTX_OK);
+	atomic_store(&store__trim_lag_us, 1);
+	simr_set_hook(&h);
+	for (int i = 0; i < 8 * 300; i++) {
+		mrtx_txn *t;
+		char row[16];
+
+		snprintf(row, sizeof(row), "r%d", i);
+		assert_int_equal(mrtx_begin(db, &t), MRTX_OK);
+		assert_int_equal(mrtx_put(t, "t", MRTX_CSTR(row), "f", MRTX_CSTR("q"),
+		                          MRTX_CSTR("v")), MRTX_OK);
+		assert_int_equal(mrtx_commit(t), MRTX_OK);
+	}
+	atomic_store(&g.go, 1);
+	while (!atomic_load(&g.in2))
+		usleep(1000);
+	atomic_store(&g.closing, 1);
+	mrtx_close(db); /* (asks the worker to quit) */
+	simr_set_hook(NULL);
+	atomic_store(&store__trim_lag_us, STORE_TRIM_LAG_US);
+	fprintf(stderr, "tablet reads by the worker after mrtx_close began: %d\n",
+	        atomic_load(&g.after));
+	assert_true(atomic_load(&g.after) <= 2); /* (the one running, then none) */
+}
+
+/* ------------------------------------------- mrtx_flush across a fork */
+
+typedef struct forkflush {
+	mrtx_db *db;
+	pthread_barrier_t b;
+	_Atomic int stop, done;
+} forkflush;
+
+static void *flush_rounds(void *arg)
+{
+	forkflush *ff = arg;
+
+	for (;;) {
+		pthread_barrier_wait(&ff->b);
+		if (atomic_load(&ff->stop))
+			return NULL;
+		(void)mrtx_flush(ff->db);
+		atomic_store(&ff->done, 1);
+	}
+}
+
+/* A thread waits in mrtx_flush for a queued trim while another forks: the
+ * fork stops the tail thread, which drops the trim; the flush must
+ * return (nothing is pending any more), not sleep on. */
+static void test_flush_across_fork(void **state)
+{
+	const char *fam[1] = { "f" };
+	mrtx_options o = MRTX_OPTIONS_INIT;
+	static forkflush ff;
+	pthread_t th;
+	int hung = 0;
+
+	(void)state;
+	memset(&ff, 0, sizeof(ff));
+	o.durability = MRTX_NOSYNC;
+	o.create = MRTX_CREATE_IF_MISSING;
+	assert_int_equal(mrtx_open(&ff.db, ADDR, &o), MRTX_OK);
+	assert_int_equal(mrtx_create_table(ff.db, "t", fam, 1), MRTX_OK);
+	atomic_store(&store__trim_lag_us, 1);
+	pthread_barrier_init(&ff.b, NULL, 2);
+	assert_int_equal(pthread_create(&th, NULL, flush_rounds, &ff), 0);
+	for (int i = 0; i < 8 * 200 && !hung; i++) {
+		mrtx_txn *t;
+		char row[16];
+		pid_t p;
+
+		snprintf(row, sizeof(row), "r%d", i % 64);
+		assert_int_equal(mrtx_begin(ff.db, &t), MRTX_OK);
+		assert_int_equal(mrtx_put(t, "t", MRTX_CSTR(row), "f", MRTX_CSTR("q"),
+		                          MRTX_CSTR("v")), MRTX_OK);
+		assert_int_equal(mrtx_commit(t), MRTX_OK);
+		if (i % 8) /* (one commit in eight queues a trim) */
+			continue;
+		atomic_store(&ff.done, 0);
+		pthread_barrier_wait(&ff.b);
+		if ((p = fork()) == 0)
+			_exit(0);
+		assert_true(p > 0);
+		waitpid(p, NULL, 0);
+		for (int w = 0; w < 10000 && !atomic_load(&ff.done); w++)
+			usleep(1000);
+		hung = !atomic_load(&ff.done);
+		if (hung)
+			fprintf(stderr, "mrtx_flush still waiting 10 s after the fork, round %d\n",
+			        i / 8 + 1);
+	}
+	atomic_store(&store__trim_lag_us, STORE_TRIM_LAG_US);
+	assert_false(hung); /* (else the flushing thread is left asleep) */
+	atomic_store(&ff.stop, 1);
+	pthread_barrier_wait(&ff.b);
+	pthread_join(th, NULL);
+	mrtx_close(ff.db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1040,6 +1186,8 @@ int main(void)
 		cmocka_unit_test_setup(test_blind_start, setup_store),
 		cmocka_unit_test_setup(test_trims_leave_the_commit, setup_store),
 		cmocka_unit_test_setup(test_malformed_oracle_blind, setup_store),
+		cmocka_unit_test_setup(test_close_waits_out_a_trim_pass, setup_store),
+		cmocka_unit_test_setup(test_flush_across_fork, setup_store),
 		cmocka_unit_test(test_lost_reply_one_tablet),
 		cmocka_unit_test(test_lost_reply_three_tablets),
 	};
