@@ -786,6 +786,19 @@ static void expect_writes(const oplog *l, int from, int ts, int other)
 	assert_int_equal(nother, other);
 }
 
+/* Commit t while l records: the index of the commit's first op, a write
+ * (logging stops). */
+static int commit_logged(oplog *l, mrtx_txn *t)
+{
+	int at = l->n;
+
+	assert_int_equal(mrtx_commit(t), MRTX_OK);
+	l->armed = 0;
+	assert_true(l->n > at);
+	assert_int_equal(l->op[at].write, 1);
+	return at;
+}
+
 /* row reads want. */
 static void expect_row(mrtx_db *db, const char *row, const char *want)
 {
@@ -832,11 +845,7 @@ static void test_blind_start(void **state)
 		assert_int_equal(l.n, 1);
 		assert_int_equal(l.op[0].write, 0);
 		assert_string_equal(l.op[0].oid, "sim1.ts");
-		at = l.n;
-		assert_int_equal(mrtx_commit(t), MRTX_OK);
-		l.armed = 0;
-		assert_true(l.n > at);
-		assert_int_equal(l.op[at].write, 1);
+		at = commit_logged(&l, t);
 		assert_string_equal(l.op[at].oid, "sim1.ts"); /* the reservation first */
 		expect_writes(&l, at, 1, 1);
 		expect_row(db, "r1", "one");
@@ -879,11 +888,7 @@ static void test_blind_start(void **state)
 	assert_int_equal(mrtx_begin(db, &t), MRTX_OK);
 	assert_int_equal(put1(t, "r1", "two"), MRTX_OK);
 	assert_int_equal(put1(t, "r3", "two"), MRTX_OK);
-	at = l.n;
-	assert_int_equal(mrtx_commit(t), MRTX_OK);
-	l.armed = 0;
-	assert_true(l.n > at);
-	assert_int_equal(l.op[at].write, 1);
+	at = commit_logged(&l, t);
 	assert_string_not_equal(l.op[at].oid, "sim1.ts"); /* a prewrite first */
 	expect_row(db, "r3", "two");
 	simr_set_hook(NULL);
@@ -977,6 +982,22 @@ static int ts_size(const char *oid)
 	return n;
 }
 
+/* One transaction putting row blind, committed: what the put or the commit
+ * returned. */
+static int blind_once(mrtx_db *db, const char *row, const char *val)
+{
+	mrtx_txn *t;
+	int rc;
+
+	if ((rc = mrtx_begin(db, &t)))
+		return rc;
+	if ((rc = put1(t, row, val))) {
+		mrtx_abort(t);
+		return rc;
+	}
+	return mrtx_commit(t);
+}
+
 /* A malformed oracle value (nine zero bytes: a truncated one) is reported
  * to the blind writer that met it, which writes nothing: not the oracle
  * either, so the value stays for the next caller to meet and report. */
@@ -988,9 +1009,7 @@ static void test_malformed_oracle_blind(void **state)
 	size_t kl[1] = { 2 }, vl[1] = { sizeof(zeros) };
 	rados_write_op_t op;
 	mrtx_db *db;
-	mrtx_txn *t;
 	conn a;
-	int rc;
 
 	(void)state;
 	assert_non_null(db = open_db(ADDR));
@@ -1005,26 +1024,14 @@ static void test_malformed_oracle_blind(void **state)
 	conn_close(&a);
 	assert_int_equal(ts_size("sim1.ts"), 9);
 
-	/* one row written blind: ECORRUPT from the put or the commit */
-	assert_int_equal(mrtx_begin(db, &t), MRTX_OK);
-	rc = put1(t, "r1", "new");
-	if (rc == MRTX_OK)
-		rc = mrtx_commit(t);
-	else
-		mrtx_abort(t);
-	assert_int_equal(rc, MRTX_ECORRUPT);
+	/* one row written blind: ECORRUPT from the put's start read */
+	assert_int_equal(blind_once(db, "r1", "new"), MRTX_ECORRUPT);
 	/* nothing written: neither the row nor the oracle's value, so the
 	 * next blind writer, on a fresh handle, meets it too */
 	assert_int_equal(ts_size("sim1.ts"), 9);
 	mrtx_close(db);
 	assert_non_null(db = open_db(ADDR));
-	assert_int_equal(mrtx_begin(db, &t), MRTX_OK);
-	rc = put1(t, "r1", "new");
-	if (rc == MRTX_OK)
-		rc = mrtx_commit(t);
-	else
-		mrtx_abort(t);
-	assert_int_equal(rc, MRTX_ECORRUPT);
+	assert_int_equal(blind_once(db, "r1", "new"), MRTX_ECORRUPT);
 	assert_int_equal(ts_size("sim1.ts"), 9);
 	mrtx_close(db);
 }
