@@ -155,10 +155,11 @@ int rados_store_ts_now(store *st, uint64_t *out)
  * less one", which a value damaged to compare below that fails.  A value
  * the handle does not know is read first (ts_read: a malformed one is
  * MRTX_ECORRUPT, not written over).  Damage that compares above what the
- * handle knew passes both (DESIGN §9.1: an exact guard would starve).  After a failed guard this handle re-reads and proposes
- * again; after two, it also aims ahead -- 1 ms, doubling with each further
- * failure -- so that a handle racing one that streams its batches back to
- * back (whose next write lands in any read-to-write window) still gets
+ * handle knew passes both (DESIGN §9.1: an exact guard would starve).
+ * After a failed guard this handle re-reads and proposes again; after
+ * two, it also aims ahead -- 1 ms, doubling with each further failure --
+ * so that a handle racing one that streams its batches back to back
+ * (whose next write lands in any read-to-write window) still gets
  * through: the cost is a gap in the timestamps, never a repeat.  Handles
  * merely taking turns need no margin (the re-read suffices), so the
  * counter stays near the clock.
