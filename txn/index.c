@@ -526,10 +526,17 @@ int index_plan_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row,
 			continue;
 		if ((rc = idx_get_opt(txn, table, row, d->family, d->qual, &old, &found)))
 			return rc;
-		if (!found || idx_key(txn, d, old, row, &key))
+		if (!found)
 			continue;
-		if ((rc = idx_plan_add(txn, out, OP_DEL_ROW, d->index_table, key,
-		                   MRTX_BYTES(NULL, 0), MRTX_BYTES(NULL, 0))))
+		/* An old value too big to index has no index row to delete; any
+		 * other failure (the index table unreadable, out of memory) must
+		 * fail the delete, or it would commit without its index delete. */
+		if ((rc = idx_key(txn, d, old, row, &key)) == MRTX_ETOOBIG) {
+			mrtx__clearerr();
+			continue;
+		}
+		if (rc || (rc = idx_plan_add(txn, out, OP_DEL_ROW, d->index_table, key,
+		                             MRTX_BYTES(NULL, 0), MRTX_BYTES(NULL, 0))))
 			return rc;
 	}
 	return 0;
