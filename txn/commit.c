@@ -22,6 +22,26 @@
 #include "commit_int.h"
 
 /*
+ * A transaction that validates is serialized at its commit point, so each
+ * of its reads must still hold there.  A read at a live snapshot (RADOS)
+ * of a row committed above it showed the row as it was (txn_observe_at:
+ * stale), and validation, which compares locks, cannot see that: the lock
+ * it observed is the newer commit's.  Such a read beside reads of the
+ * store as it is now (an index read current, a pending lock met) is a view
+ * of no single moment, so the transaction conflicts.
+ */
+static int stale_validated(mrtx_txn *txn)
+{
+	if (!txn->snap_stale)
+		return 0;
+	txn->doom = MRTX_CONFLICT;
+	return mrtx__seterr(MRTX_CONFLICT, "a row this transaction read at its snapshot (%llu) "
+	                    "was committed by another transaction after it, and the "
+	                    "transaction's other reads must be validated",
+	                    (unsigned long long)txn->snap_ts);
+}
+
+/*
  * Read-only: when every read came from one view that met no pending lock
  * (snapread.c) it is a serializable snapshot, with nothing to validate;
  * otherwise validate.  Either way the commit vouches for what it read: in
@@ -36,7 +56,7 @@ static int commit_read_only(mrtx_txn *txn)
 
 	if (!txn->at && ((!txn->view && !txn->snap_live) || txn->must_validate) &&
 	    ((rc = txn_scan_settle(txn)) || (rc = txn_fetch_lazy(txn)) ||
-	     (rc = txn_fences_apply(txn)) ||
+	     (rc = txn_fences_apply(txn)) || (rc = stale_validated(txn)) ||
 	     (rc = txn_validate(txn))))
 		return rc; /* (a past snapshot's reads are of fixed versions;
 		            * a live one's on RADOS are a snapshot: DESIGN §9) */
