@@ -29,10 +29,16 @@
  * applies at submission and its completion is complete at once.  With one,
  * each op is applied, applied with its reply lost, dropped, or held in a
  * queue the scheduler drains in any order it likes, except that ops of one
- * client (rados_t) on one object leave in submission order.  A held write
- * is a private copy of the op, so the caller may give up (its wait times
- * out) and free the op while the copy may still be applied later.  There
- * is no clock and no randomness here.
+ * client (rados_t) on one object leave in submission order, reads and
+ * writes alike (as a Ceph client's ops on one object reach its primary
+ * OSD).  A held write is a private copy of the op, so the caller may give
+ * up (its wait times out) and free the op while the copy may still be
+ * applied later.  A read is held, or applied, or dropped; a held read sees
+ * the objects as they are when it is released, which is how a read that
+ * was sent before another client's write can still see that write.  Its
+ * outputs are the caller's, so a held read whose caller gives up waiting
+ * (or releases its completion) is dropped: unlike a write, nothing of it
+ * could be seen later.  There is no clock and no randomness here.
  *
  * NOT simulated: replication, placement groups, OSD or monitor failures
  * other than what the hook decides per op; object data, xattrs, versions
@@ -42,10 +48,8 @@
  * refused with -EOPNOTSUPP); size limits (osd_max_write_size,
  * osd_max_omap_bytes_per_request); Ceph's hash order of listings; the conf
  * file (rados_conf_read_file succeeds for any path, mon_host defaults to
- * "sim"); authentication.  Reads are never held: a read sees the objects as
- * they are at its submission, even when a write of the same client on the
- * same object is still held (Ceph would order them).  rados_remove is
- * submitted and waited for like an aio write.
+ * "sim"); authentication.  rados_remove is submitted and waited for like
+ * an aio write.
  */
 #include "storage/sim/simrados.h"
 #include "storage/sim/simrados_int.h"
@@ -93,18 +97,33 @@ static void complete(scomp *c, int ret)
 	}
 }
 
-/* Apply held op p (unlinked) with fate, complete its waiter, free it. */
+static void pend_free(pend *p)
+{
+	if (!p->read)
+		simr__sop_free(p->op);
+	free(p->pool);
+	free(p->oid);
+	free(p);
+}
+
+/* Apply held op p (unlinked) with fate, complete its waiter, free it.  A
+ * read applies only for a caller still waiting (its outputs are the
+ * caller's); its reply is never lost, only dropped. */
 static void pend_run(pend *p, simr_fate fate)
 {
 	int r = -ETIMEDOUT;
 
-	if (fate != SIMR_DROP)
-		r = simr__write_apply(simr__pool_by_id(p->pool_id), p->oid, p->op, p->comp && fate == SIMR_APPLY);
-	complete(p->comp, fate == SIMR_APPLY ? r : -ETIMEDOUT);
-	simr__sop_free(p->op);
-	free(p->pool);
-	free(p->oid);
-	free(p);
+	if (p->read) {
+		if (fate != SIMR_DROP && p->comp)
+			r = simr__read_apply(simr__pool_by_id(p->pool_id), p->oid, p->op);
+		complete(p->comp, fate == SIMR_DROP ? -ETIMEDOUT : r);
+	} else {
+		if (fate != SIMR_DROP)
+			r = simr__write_apply(simr__pool_by_id(p->pool_id), p->oid, p->op,
+			                      p->comp && fate == SIMR_APPLY);
+		complete(p->comp, fate == SIMR_APPLY ? r : -ETIMEDOUT);
+	}
+	pend_free(p);
 }
 
 static int same_queue(const pend *a, uint64_t client, uint64_t pool_id, const char *oid)
@@ -146,6 +165,36 @@ static void held_append(pend *p)
 	held_tail = p;
 }
 
+/* Held op p, first of its queue, leaves with fate; then the ops behind it
+ * that were held only to keep the order follow (simr__mu held). */
+static void held_leave(pend *p, simr_fate fate)
+{
+	uint64_t client = p->client, pool_id = p->pool_id;
+	char *oid = strdup(p->oid);
+	pend *q;
+
+	held_unlink(p);
+	pend_run(p, fate);
+	while (oid && (q = held_first(client, pool_id, oid)) && q->fate != SIMR_HOLD) {
+		held_unlink(q);
+		pend_run(q, q->fate);
+	}
+	free(oid);
+}
+
+/* The caller of held read p stops waiting for it: it is dropped, and when
+ * it was first in its queue the ops behind it move on (simr__mu held). */
+static void read_forget(pend *p)
+{
+	p->comp = NULL;
+	if (held_first(p->client, p->pool_id, p->oid) == p) {
+		held_leave(p, SIMR_DROP);
+	} else {
+		held_unlink(p);
+		pend_free(p);
+	}
+}
+
 /* ------------------------------------------------------- control (API) */
 
 static void cluster_free(void)
@@ -170,10 +219,7 @@ static void cluster_free(void)
 
 		held_unlink(p);
 		complete(p->comp, -ETIMEDOUT);
-		simr__sop_free(p->op);
-		free(p->pool);
-		free(p->oid);
-		free(p);
+		pend_free(p);
 	}
 }
 
@@ -239,19 +285,7 @@ int simr_release(uint64_t id, simr_fate fate)
 		held_unlink(q);
 		pend_run(q, q->fate == SIMR_HOLD ? SIMR_APPLY : q->fate);
 	}
-	{
-		uint64_t client = p->client, pool_id = p->pool_id;
-		char *oid = strdup(p->oid);
-
-		held_unlink(p);
-		pend_run(p, fate);
-		/* then those behind it that were held only to keep the order */
-		while (oid && (q = held_first(client, pool_id, oid)) && q->fate != SIMR_HOLD) {
-			held_unlink(q);
-			pend_run(q, q->fate);
-		}
-		free(oid);
-	}
+	held_leave(p, fate);
 	pthread_mutex_unlock(&simr__mu);
 	return 0;
 }
@@ -302,7 +336,7 @@ static int submit(sop *op, int write, sio *io, scomp *c, const char *oid)
 	info.pool = io->pool;
 	info.oid = oid;
 	info.write = write;
-	info.queued = write && held_first(io->client, io->pool_id, oid) != NULL;
+	info.queued = held_first(io->client, io->pool_id, oid) != NULL;
 	h = hook;
 	use_hook = have_hook;
 	c->done = 0;
@@ -311,25 +345,25 @@ static int submit(sop *op, int write, sio *io, scomp *c, const char *oid)
 	pthread_mutex_unlock(&simr__mu);
 	if (use_hook && h.submit)
 		fate = h.submit(h.arg, &info);
-	if (!write && fate != SIMR_APPLY)
-		fate = SIMR_DROP;
+	if (!write && fate == SIMR_LOSE_REPLY)
+		fate = SIMR_DROP; /* a read has no effect to keep */
 	pthread_mutex_lock(&simr__mu);
-	if (!write) {
-		r = fate == SIMR_DROP ? -ETIMEDOUT : simr__read_apply(simr__pool_by_id(io->pool_id), oid, op);
-		complete(c, r);
-	} else if (fate == SIMR_HOLD || held_first(io->client, io->pool_id, oid)) {
+	if (fate == SIMR_HOLD || held_first(io->client, io->pool_id, oid)) {
 		pend *p = calloc(1, sizeof(*p));
 
-		if (!p || !(p->op = simr__sop_dup(op)) || !(p->pool = strdup(io->pool)) ||
-		    !(p->oid = strdup(oid))) {
+		if (!p || !(p->pool = strdup(io->pool)) || !(p->oid = strdup(oid)) ||
+		    (write && !(p->op = simr__sop_dup(op)))) {
 			if (p) {
-				simr__sop_free(p->op);
 				free(p->pool);
+				free(p->oid);
 			}
 			free(p);
 			pthread_mutex_unlock(&simr__mu);
 			return -ENOMEM;
 		}
+		if (!write)
+			p->op = op; /* borrowed: see read_forget */
+		p->read = !write;
 		p->id = info.id;
 		p->client = io->client;
 		p->pool_id = io->pool_id;
@@ -337,6 +371,10 @@ static int submit(sop *op, int write, sio *io, scomp *c, const char *oid)
 		p->comp = c;
 		c->p = p;
 		held_append(p);
+	} else if (!write) {
+		r = fate == SIMR_DROP ? -ETIMEDOUT :
+		    simr__read_apply(simr__pool_by_id(io->pool_id), oid, op);
+		complete(c, r);
 	} else {
 		r = fate == SIMR_DROP ? -ETIMEDOUT :
 		    simr__write_apply(simr__pool_by_id(io->pool_id), oid, op, fate == SIMR_APPLY);
@@ -382,7 +420,7 @@ int rados_aio_wait_for_complete(rados_completion_t c)
 	info.client = s->p->client;
 	info.pool = pool ? pool : "";
 	info.oid = oid ? oid : "";
-	info.write = 1;
+	info.write = !s->p->read;
 	info.queued = 0;
 	h = hook;
 	use_hook = have_hook;
@@ -390,8 +428,10 @@ int rados_aio_wait_for_complete(rados_completion_t c)
 	if (use_hook && h.wait)
 		h.wait(h.arg, &info);
 	pthread_mutex_lock(&simr__mu);
-	if (!s->done) { /* still held: the caller gives up, the op stays queued */
-		if (s->p)
+	if (!s->done) { /* still held: the caller gives up; a write stays queued */
+		if (s->p && s->p->read)
+			read_forget(s->p);
+		else if (s->p)
 			s->p->comp = NULL;
 		complete(s, -ETIMEDOUT);
 	}
@@ -421,7 +461,9 @@ void rados_aio_release(rados_completion_t c)
 	if (!s)
 		return;
 	pthread_mutex_lock(&simr__mu);
-	if (s->p)
+	if (s->p && s->p->read)
+		read_forget(s->p);
+	else if (s->p)
 		s->p->comp = NULL;
 	pthread_mutex_unlock(&simr__mu);
 	free(s);

@@ -36,7 +36,9 @@ typedef enum simr_fate {
 	SIMR_APPLY = 0,    /* applied now; the completion returns its result */
 	SIMR_LOSE_REPLY,   /* applied now; the completion returns -ETIMEDOUT */
 	SIMR_DROP,         /* never applied; the completion returns -ETIMEDOUT */
-	SIMR_HOLD          /* queued in its client's queue until simr_release */
+	SIMR_HOLD          /* queued in its client's queue until simr_release (a
+	                      read: until then, or until its caller stops
+	                      waiting for it, when it is dropped) */
 } simr_fate;
 
 /* An operation as the hook sees it; valid during the hook call only. */
@@ -55,13 +57,13 @@ typedef struct simr_op_info {
 /*
  * The scheduler's hook.  submit is called for every operation submitted
  * (rados_aio_write_op_operate, rados_aio_read_op_operate, rados_remove) and
- * returns its fate; read ops take SIMR_APPLY or SIMR_DROP only (any other
- * fate of a read means SIMR_DROP: a read is never held).  wait is called
+ * returns its fate; a read's SIMR_LOSE_REPLY means SIMR_DROP, and a held
+ * read sees the objects as they are when it is released.  wait is called
  * when a caller waits for the completion of an operation still held; when
  * it returns and the op is still held, the wait returns -ETIMEDOUT (as a
  * Ceph client whose rados_osd_op_timeout expired) while the op stays
  * queued: a later simr_release may still apply it, as an OSD may apply an
- * op whose client gave up.  Either function may be NULL (submit NULL:
+ * op whose client gave up (a read is dropped then: its outputs are gone).  Either function may be NULL (submit NULL:
  * SIMR_APPLY; wait NULL: nothing).  Without a hook every op applies
  * synchronously at submission.
  */

@@ -97,11 +97,14 @@ typedef struct sio {
 
 typedef struct scomp scomp;
 
-/* An op in flight: a held write (a private copy of its op). */
+/* An op in flight: a held write (a private copy of its op) or a held read
+ * (the caller's op, borrowed: its outputs are the caller's, so the read is
+ * dropped as soon as its caller stops waiting for it). */
 typedef struct pend {
 	uint64_t id, client, pool_id;
 	char *pool, *oid;
 	sop *op;
+	int read;
 	simr_fate fate;   /* as chosen at submission */
 	scomp *comp;      /* NULL once its caller gave up */
 	struct pend *next;

@@ -5,7 +5,7 @@
 # 1), and with none switched off the same range must not.
 set -uo pipefail
 SIM=${1:?usage: sim_breaks.sh PATH/TO/mrtx-sim}
-SEEDS=${SIM_BREAK_SEEDS:-1-20}
+SEEDS=${SIM_BREAK_SEEDS:-1-60}
 fail=0
 out=$("$SIM" --seeds "$SEEDS" --quiet 2>&1)
 rc=$?

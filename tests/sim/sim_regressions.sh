@@ -17,5 +17,7 @@ done <<'SEEDS'
 read-past-stale-secondary --workload append --seed 1634
 read-past-stale-secondary --workload append --accounts 4 --seed 113
 one-phase-read-half --seed 6
+read-only-stale-beside-current --workload index --seed 93
+delete-without-its-index-entry --workload index --seed 428
 SEEDS
 exit "$fail"

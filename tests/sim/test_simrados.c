@@ -349,6 +349,35 @@ static void test_remove_and_listing(void **state)
 	conn_close(&k);
 }
 
+/* The value of key in oid as one read of k sees it now ("" when absent,
+ * "ERR" when the read failed). */
+static const char *value_of(conn *k, const char *oid, const char *key)
+{
+	static char v[64];
+	rados_read_op_t op = rados_create_read_op();
+	rados_completion_t c;
+	rados_omap_iter_t it;
+	char *kp, *vp;
+	size_t kl, vl;
+
+	rados_read_op_omap_get_vals2(op, "", key, 1, &it, NULL, NULL);
+	assert_int_equal(rados_aio_create_completion2(NULL, NULL, &c), 0);
+	assert_int_equal(rados_aio_read_op_operate(op, k->io, c, oid, 0), 0);
+	rados_aio_wait_for_complete(c);
+	strcpy(v, "ERR");
+	if (rados_aio_get_return_value(c) == 0) {
+		v[0] = '\0';
+		if (rados_omap_get_next2(it, &kp, &vp, &kl, &vl) == 0 && kp && vl < sizeof(v)) {
+			memcpy(v, vp, vl);
+			v[vl] = '\0';
+		}
+	}
+	rados_omap_get_end(it);
+	rados_aio_release(c);
+	rados_release_read_op(op);
+	return v;
+}
+
 /* A hook that holds every write: the test releases them. */
 static simr_fate hold_all(void *arg, const simr_op_info *op)
 {
@@ -364,11 +393,12 @@ static void test_hook_hold_and_order(void **state)
 	uint64_t ids[4];
 	char out[64];
 	int more;
-	conn a, b;
+	conn a, b, r;
 
 	(void)state;
 	conn_open(&a, "p");
 	conn_open(&b, "p");
+	conn_open(&r, "p");
 	assert_int_equal(put(&a, "o", "v", "0"), 0);
 	simr_set_hook(&h);
 	/* a: two writes to o (v=1 then v=2); b: one (v=3) */
@@ -383,7 +413,8 @@ static void test_hook_hold_and_order(void **state)
 		rados_release_write_op(op[i]); /* a held op is a copy */
 	}
 	assert_int_equal(simr_held(ids, 4), 3);
-	assert_int_equal(list(&a, "o", "", "", 10, out, sizeof(out), &more), 0);
+	/* a third client's read is not behind them: nothing applied yet */
+	assert_string_equal(value_of(&r, "o", "v"), "0");
 	/* b's op first; then a's second, which drags a's first ahead of it */
 	assert_int_equal(simr_release(ids[2], SIMR_APPLY), 0);
 	assert_int_equal(simr_release(ids[1], SIMR_LOSE_REPLY), 0);
@@ -417,7 +448,7 @@ static void test_hook_hold_and_order(void **state)
 	set1(op[0], "w", "late");
 	assert_int_equal(wrun(&a, op[0], "o"), -ETIMEDOUT);
 	assert_int_equal(simr_held(ids, 4), 1);
-	assert_int_equal(list(&a, "o", "", "w", 10, out, sizeof(out), &more), 0);
+	assert_int_equal(list(&r, "o", "", "w", 10, out, sizeof(out), &more), 0);
 	assert_string_equal(out, "");
 	assert_int_equal(simr_release(ids[0], SIMR_APPLY), 0);
 	assert_int_equal(list(&a, "o", "", "w", 10, out, sizeof(out), &more), 0);
@@ -442,12 +473,135 @@ static void test_hook_hold_and_order(void **state)
 	assert_string_equal(out, "");
 	conn_close(&a);
 	conn_close(&b);
+	conn_close(&r);
 }
 
 /* ------------------------------------------------ the real backend */
 
 #define ADDR "rados://mrtx/sim1"
 
+
+/* A hook that holds every read and applies every write. */
+static simr_fate hold_reads(void *arg, const simr_op_info *op)
+{
+	(void)arg;
+	return op->write ? SIMR_APPLY : SIMR_HOLD;
+}
+
+/* A read of key in oid submitted and left in flight. */
+typedef struct rflight {
+	rados_read_op_t op;
+	rados_completion_t c;
+	rados_omap_iter_t it;
+} rflight;
+
+static void read_send(conn *k, rflight *f, const char *oid, const char *key)
+{
+	f->op = rados_create_read_op();
+	rados_read_op_omap_get_vals2(f->op, "", key, 1, &f->it, NULL, NULL);
+	assert_int_equal(rados_aio_create_completion2(NULL, NULL, &f->c), 0);
+	assert_int_equal(rados_aio_read_op_operate(f->op, k->io, f->c, oid, 0), 0);
+}
+
+/* Wait for it: its result, and the value it read into v. */
+static int read_end(rflight *f, char *v, size_t vn)
+{
+	char *kp, *vp;
+	size_t kl, vl;
+	int r;
+
+	rados_aio_wait_for_complete(f->c);
+	r = rados_aio_get_return_value(f->c);
+	v[0] = '\0';
+	if (r == 0 && rados_omap_get_next2(f->it, &kp, &vp, &kl, &vl) == 0 && kp && vl < vn) {
+		memcpy(v, vp, vl);
+		v[vl] = '\0';
+	}
+	rados_omap_get_end(f->it);
+	rados_aio_release(f->c);
+	rados_release_read_op(f->op);
+	return r;
+}
+
+/*
+ * Held reads: a read sees the objects as they are when it is released, so
+ * a read sent before another client's write can return that write (what a
+ * real cluster does when the read reaches the OSD late); a client's ops on
+ * one object leave in order, reads and writes alike; a held read whose
+ * caller gives up is dropped, and the ops held behind it only for order
+ * move on.
+ */
+static void test_hook_hold_reads(void **state)
+{
+	simr_hook hr = { hold_reads, NULL, NULL }, hw = { hold_all, NULL, NULL };
+	uint64_t ids[4];
+	rflight f;
+	char v[16];
+	conn a, b;
+
+	(void)state;
+	conn_open(&a, "p");
+	conn_open(&b, "p");
+	assert_int_equal(put(&a, "o", "v", "0"), 0);
+	/* a read sent before b's write, released after it, returns it */
+	simr_set_hook(&hr);
+	read_send(&a, &f, "o", "v");
+	assert_int_equal(simr_held(ids, 4), 1);
+	assert_int_equal(put(&b, "o", "v", "9"), 0);
+	assert_int_equal(simr_release(ids[0], SIMR_APPLY), 0);
+	assert_int_equal(read_end(&f, v, sizeof(v)), 0);
+	assert_string_equal(v, "9");
+	/* a held read whose caller gives up times out and is gone */
+	read_send(&a, &f, "o", "v");
+	assert_int_equal(simr_held(ids, 4), 1);
+	assert_int_equal(read_end(&f, v, sizeof(v)), -ETIMEDOUT);
+	assert_int_equal(simr_held(NULL, 0), 0);
+	assert_int_equal(simr_release(ids[0], SIMR_APPLY), -ENOENT);
+	/* a's read waits behind a's held write; b's read does not */
+	simr_set_hook(&hw);
+	{
+		rados_write_op_t op = rados_create_write_op();
+		rados_completion_t wc;
+
+		set1(op, "v", "5");
+		assert_int_equal(rados_aio_create_completion2(NULL, NULL, &wc), 0);
+		assert_int_equal(rados_aio_write_op_operate(op, a.io, wc, "o", NULL, 0), 0);
+		rados_release_write_op(op);
+		read_send(&a, &f, "o", "v");
+		assert_int_equal(simr_held(ids, 4), 2);
+		assert_string_equal(value_of(&b, "o", "v"), "9");
+		assert_int_equal(simr_release(ids[0], SIMR_APPLY), 0); /* the read follows */
+		assert_int_equal(simr_held(NULL, 0), 0);
+		assert_int_equal(read_end(&f, v, sizeof(v)), 0);
+		assert_string_equal(v, "5");
+		rados_aio_wait_for_complete(wc);
+		assert_int_equal(rados_aio_get_return_value(wc), 0);
+		rados_aio_release(wc);
+	}
+	/* a write behind a held read of its client moves on when the read is
+	 * given up */
+	simr_set_hook(&hr);
+	{
+		rados_write_op_t op = rados_create_write_op();
+		rados_completion_t wc;
+
+		read_send(&a, &f, "o", "v");
+		set1(op, "v", "7");
+		assert_int_equal(rados_aio_create_completion2(NULL, NULL, &wc), 0);
+		assert_int_equal(rados_aio_write_op_operate(op, a.io, wc, "o", NULL, 0), 0);
+		rados_release_write_op(op);
+		assert_int_equal(simr_held(NULL, 0), 2);
+		assert_int_equal(read_end(&f, v, sizeof(v)), -ETIMEDOUT);
+		assert_int_equal(simr_held(NULL, 0), 0);
+		rados_aio_wait_for_complete(wc);
+		assert_int_equal(rados_aio_get_return_value(wc), 0);
+		rados_aio_release(wc);
+	}
+	simr_set_hook(NULL);
+	assert_string_equal(value_of(&b, "o", "v"), "7");
+	conn_close(&a);
+	conn_close(&b);
+}
 static mrtx_db *open_db(const char *addr)
 {
 	mrtx_options o = MRTX_OPTIONS_INIT;
@@ -1188,6 +1342,7 @@ int main(void)
 		cmocka_unit_test_setup(test_order_and_paging, setup),
 		cmocka_unit_test_setup(test_remove_and_listing, setup),
 		cmocka_unit_test_setup(test_hook_hold_and_order, setup),
+		cmocka_unit_test_setup(test_hook_hold_reads, setup),
 		cmocka_unit_test_setup(test_store_on_sim, setup_store),
 		cmocka_unit_test_setup(test_drop_index_on_sim, setup_store),
 		cmocka_unit_test_setup(test_blind_start, setup_store),

@@ -48,14 +48,15 @@ static void usage(FILE *f)
 	        "                [--quiet] [--threads]\n"
 	        "threads: clients' handles run their heartbeat and tail threads (as\n"
 	        "         scheduled tasks) instead of tails inline and no heartbeat\n"
-	        "faults: lose, drop, hold, orphan (per write), die, stall, clock (per store call),\n"
-	        "        release (per step: a held write is released), skew=MS (clock offset\n"
-	        "        bound);\n"
+	        "faults: lose, drop, hold, orphan (per write), rhold, rdrop (per read), die,\n"
+	        "        stall, clock (per store call), release (per step: a held op is\n"
+	        "        released), skew=MS (clock offset bound);\n"
 	        "        --faults none turns all off\n"
 	        "break: reads, ranges, primary, point, snapshot (a safeguard switched off)\n"
 	        "defaults: --seed 1, --clients 8, --txns 40, --accounts 8, --split-rows 0\n"
 	        "          (never split), --faults lose=0.01,drop=0.01,hold=0.03,orphan=0,\n"
-	        "          die=0.002,stall=0.002,clock=0.002,release=0.2,skew=50, no --break,\n"
+	        "          rhold=0.03,rdrop=0.005,die=0.002,stall=0.002,clock=0.002,release=0.2,\n"
+	        "          skew=50, no --break,\n"
 	        "          --quiet and --threads off\n"
 	        "workload: bank (default)");
 	for (size_t i = 1; i < NWORKLOADS; i++)
@@ -156,6 +157,8 @@ int main(int argc, char **argv)
 	cfg.faults.rate[SIM_F_LOSE] = 0.01;
 	cfg.faults.rate[SIM_F_DROP] = 0.01;
 	cfg.faults.rate[SIM_F_HOLD] = 0.03;
+	cfg.faults.rate[SIM_F_RHOLD] = 0.03;
+	cfg.faults.rate[SIM_F_RDROP] = 0.005;
 	cfg.faults.rate[SIM_F_DIE] = 0.002;
 	cfg.faults.rate[SIM_F_STALL] = 0.002;
 	cfg.faults.rate[SIM_F_CLOCK] = 0.002;

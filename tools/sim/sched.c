@@ -43,8 +43,9 @@
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #define STALL_US 8000000u /* a stall: past every lock's time to live (bank.c: 5 s) */
 
-const char *const sim_fault_names[SIM_NFAULTS] = { "lose", "drop", "hold", "late", "die",
-	                                           "skew", "orphan", "stall", "clock" };
+const char *const sim_fault_names[SIM_NFAULTS] = { "lose", "drop", "hold", "late",  "die",
+	                                           "skew", "orphan", "stall", "clock", "rhold",
+	                                           "rdrop" };
 
 enum { C_READY, C_SLEEP, C_BLOCK, C_DONE, C_DEAD };
 
@@ -161,14 +162,15 @@ int sim_dead(void)
 
 /* ------------------------------------------------------- held writes */
 
-/* Forget the records of ops the cluster no longer holds. */
+/* Forget the records of ops the cluster no longer holds (a pending one,
+ * whose submit hook has not returned, is not queued yet: kept). */
 static void held_prune(void)
 {
 	uint64_t ids[256];
 	size_t n = simr_held(ids, 256), k = 0;
 
 	for (size_t i = 0; i < S.nheld; i++) {
-		int still = n > 256; /* more than we can list: keep it */
+		int still = n > 256 || S.held[i].pending; /* (more than we can list: kept) */
 
 		for (size_t j = 0; j < n && j < 256 && !still; j++)
 			still = ids[j] == S.held[i].id;
@@ -201,6 +203,10 @@ static void held_release(size_t i, simr_fate fate, const char *why)
 	sim_trace("release op%llu of c%d %s%s", (unsigned long long)h.id, h.client, why,
 	          fate == SIMR_DROP ? " dropped" : h.gave_up ? " late" : "");
 	(void)simr_release(h.id, fate);
+	/* (its record goes even when the cluster had not queued it yet: a
+	 * dead client's op, dropped) */
+	memmove(&S.held[i], &S.held[i + 1], (S.nheld - i - 1) * sizeof(*S.held));
+	S.nheld--;
 	held_prune();
 	/* a client waiting for an op no longer held has its reply: it wakes */
 	for (int c = 0; c < S.n; c++) {
@@ -638,6 +644,19 @@ static simr_fate h_submit(void *arg, const simr_op_info *op)
 			me->debt += OP_TIMEOUT_US; /* the client waits out its timeout */
 		if (kind >= 0)
 			S.seen[kind]++;
+	} else {
+		/* a read: applied, dropped, or held and released in any order
+		 * (a dead client's reads are dropped, as its writes are) */
+		if (prng_chance(&S.rng, S.f.rate[SIM_F_RDROP])) {
+			fate = SIMR_DROP;
+			me->debt += OP_TIMEOUT_US; /* the client waits out its timeout */
+			S.seen[SIM_F_RDROP]++;
+		} else if (prng_chance(&S.rng, S.f.rate[SIM_F_RHOLD])) {
+			fate = SIMR_HOLD;
+			S.seen[SIM_F_RHOLD]++;
+		}
+		if (op->queued || fate == SIMR_HOLD)
+			held_add(op->id, me->idx);
 	}
 	sim_trace("op%llu %s %s %s%s%s", (unsigned long long)op->id, op->write ? "w" : "r", op->oid,
 	          fate_names[fate], S.nheld && S.held[S.nheld - 1].id == op->id &&

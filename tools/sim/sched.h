@@ -34,15 +34,19 @@ enum {
 	                  lock's time to live (a stopped process, a long GC) */
 	SIM_F_CLOCK,   /* a client's wall clock steps back (up to 0.5 s) or
 	                  freezes (up to 2 s of virtual time) */
+	SIM_F_RHOLD,   /* a read held in flight, released later in any order:
+	                  it sees the store as it is then (a read sent before
+	                  another client's write can return that write) */
+	SIM_F_RDROP,   /* a read never answered: its client times out waiting */
 	SIM_NFAULTS
 };
 
 extern const char *const sim_fault_names[SIM_NFAULTS];
 
-/* The rate of each fault per store call (a write, for lose/drop/hold), in
- * [0, 1]; skew_ms bounds a client's clock offset (drawn in ±skew_ms once
+/* The rate of each fault per store call (a write, for lose/drop/hold/
+ * orphan; a read, for rhold/rdrop), in [0, 1]; skew_ms bounds a client's clock offset (drawn in ±skew_ms once
  * per client, counted when nonzero); release the chance, per scheduling
- * step, that one held write is released. */
+ * step, that one held op is released. */
 typedef struct sim_faults {
 	double rate[SIM_NFAULTS];
 	double release;
