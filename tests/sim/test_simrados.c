@@ -905,6 +905,7 @@ static int put1(mrtx_txn *t, const char *row, const char *val)
  * drop_ts_read is set. */
 typedef struct oplog {
 	int armed, drop_ts_read;
+	int hold_ts_read; /* hold reads of the oracle until waited for (log_wait) */
 	pthread_t self;
 	int n;
 	struct {
@@ -925,7 +926,17 @@ static simr_fate log_op(void *arg, const simr_op_info *op)
 		snprintf(l->op[l->n].oid, sizeof(l->op[l->n].oid), "%s", op->oid);
 		l->n++;
 	}
+	if (ts && !op->write && l->hold_ts_read)
+		return SIMR_HOLD;
 	return ts && !op->write && l->drop_ts_read ? SIMR_DROP : SIMR_APPLY;
+}
+
+/* A held op reaches the OSD when its caller waits for it: as late as it
+ * can while the caller still gets its reply. */
+static void log_wait(void *arg, const simr_op_info *op)
+{
+	(void)arg;
+	assert_int_equal(simr_release(op->id, SIMR_APPLY), 0);
 }
 
 /* Among ops [from, l->n): ts writes to the oracle, other writes elsewhere. */
@@ -1035,6 +1046,37 @@ static void test_blind_start(void **state)
 		expect_row(db, "r2", "first");
 		mrtx_close(db2);
 	}
+
+	/* the same when the start read reaches the oracle only when the put
+	 * waits for it: it must be waited for before the put returns, since
+	 * another client's commit after the put is a conflict -- a read left
+	 * in flight until the commit would return that commit's stamp, and
+	 * the window would open after it */
+	h.wait = log_wait;
+	simr_set_hook(&h);
+	for (int rows = 1; rows <= 2; rows++) {
+		mrtx_db *db2;
+		mrtx_txn *t2;
+
+		assert_non_null(db2 = open_db(ADDR));
+		assert_int_equal(mrtx_begin(db, &t), MRTX_OK);
+		l.armed = 1;
+		l.hold_ts_read = 1;
+		assert_int_equal(put1(t, "r2", "held"), MRTX_OK);
+		if (rows == 2)
+			assert_int_equal(put1(t, "r1", "held"), MRTX_OK);
+		l.armed = 0;
+		l.hold_ts_read = 0;
+		assert_int_equal(mrtx_begin(db2, &t2), MRTX_OK);
+		assert_int_equal(put1(t2, "r2", "second"), MRTX_OK);
+		assert_int_equal(mrtx_commit(t2), MRTX_OK);
+		assert_int_equal(mrtx_commit(t), MRTX_CONFLICT);
+		expect_row(db, "r2", "second");
+		mrtx_close(db2);
+	}
+	assert_int_equal(simr_held(NULL, 0), 0);
+	h.wait = NULL;
+	simr_set_hook(&h);
 
 	/* rows in two tablets: two phases, the stamp after the prewrites */
 	l.n = 0;
