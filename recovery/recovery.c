@@ -68,6 +68,30 @@ static int cas1(store *st, store_op *op)
  * 0 only when no secondary still holds pr's txn PREWRITTEN.
  * Keeps I4, I5 (DESIGN §10).
  */
+/* The secondaries of pr whose tables exist, into refs[0..*n). */
+static int secondary_refs(rctx *c, const lock_rec *pr, store_rowref *refs, size_t *n)
+{
+	size_t k = 0;
+	int rc;
+
+	for (size_t i = 0; i < pr->nsecondaries; i++) {
+		/* A secondary in a dropped table is settled: the drop settled every
+		 * transaction holding a lock there before it removed the table
+		 * (DESIGN §3.4), so what is left is a prewrite refused by the frozen
+		 * table, which wrote nothing. */
+		if ((rc = lockio_ref_table(c->st, &pr->secondaries[i], &refs[k].table)) ==
+		    MRTX_ENOTABLE) {
+			mrtx__clearerr();
+			continue;
+		}
+		if (rc)
+			return rc;
+		refs[k++].row = pr->secondaries[i].row;
+	}
+	*n = k;
+	return 0;
+}
+
 static int settle_secondaries(rctx *c, const lock_rec *pr, int fwd)
 {
 	size_t n = pr->nsecondaries;
@@ -84,25 +108,18 @@ static int settle_secondaries(rctx *c, const lock_rec *pr, int fwd)
 	ops = arena_alloc(c->a, n * sizeof(*ops));
 	if (!refs || !cur || !ops)
 		return MRTX_ENOMEM;
-	for (size_t i = 0, k = 0; i < pr->nsecondaries; i++) {
-		/* A secondary in a dropped table is settled: the drop settled every
-		 * transaction holding a lock there before it removed the table
-		 * (DESIGN §3.4), so what is left is a prewrite refused by the frozen
-		 * table, which wrote nothing. */
-		if ((rc = lockio_ref_table(c->st, &pr->secondaries[i], &refs[k].table)) ==
-		    MRTX_ENOTABLE) {
-			n--;
-			continue;
-		}
-		if (rc)
-			return rc;
-		refs[k++].row = pr->secondaries[i].row;
-	}
+	if ((rc = secondary_refs(c, pr, refs, &n)))
+		return rc;
 	if (n == 0)
 		return 0;
 	for (int round = 0; round < 8; round++) {
 		nops = 0;
-		if ((rc = store_read_locks(c->st, refs, n, c->a, cur)))
+		/* (a table this handle knew, dropped since: the read or the write
+		 * says so, once, having applied nothing, and the names are looked
+		 * up again) */
+		if ((rc = store_read_locks(c->st, refs, n, c->a, cur)) == MRTX_ENOTABLE)
+			goto gone;
+		if (rc)
 			return rc;
 		for (size_t i = 0; i < n; i++) {
 			store_op *op = &ops[nops];
@@ -135,7 +152,14 @@ static int settle_secondaries(rctx *c, const lock_rec *pr, int fwd)
 		}
 		if (nops == 0)
 			return 0;
-		if ((rc = lockio_write_rows(c->st, ops, nops)))
+		if ((rc = lockio_write_rows(c->st, ops, nops)) == MRTX_ENOTABLE)
+			goto gone;
+		if (rc)
+			return rc;
+		continue;
+gone:
+		mrtx__clearerr();
+		if ((rc = secondary_refs(c, pr, refs, &n)) || n == 0)
 			return rc;
 	}
 	return mrtx__seterr(MRTX_ELOCKED, "secondaries keep changing while settling a txn");
@@ -163,7 +187,13 @@ static int finish(rctx *c, const store_table *pt, mrtx_bytes prow, mrtx_bytes pl
 		rc = lockio_restore_prev(c->st, pr, c->a, &op);
 	if (rc)
 		return rc;
-	return cas1(c->st, &op);
+	/* (the primary's table dropped since: the primary went with it, and
+	 * every secondary is settled) */
+	if ((rc = cas1(c->st, &op)) == MRTX_ENOTABLE) {
+		mrtx__clearerr();
+		rc = 0;
+	}
+	return rc;
 }
 
 /* P PREWRITTEN(t) -> ABORTED(t).  Keeps I4 (DESIGN §10). */
@@ -214,6 +244,9 @@ static int abort_primary(rctx *c, const store_table *pt, mrtx_bytes prow, mrtx_b
 static int resolve_at(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
                       recover_decision *dec);
 
+static int resolve_gone(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
+                        const lock_rec *l, recover_decision *dec);
+
 /* Secondary (t,row) holds txn but its primary does not: fence P, roll back.
  * Keeps I9, I10, I13 (DESIGN §10). */
 static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
@@ -236,6 +269,10 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 		c->depth++;
 		rc = resolve_at(c, pt, prow, pcur->lock, NULL);
 		c->depth--;
+		if (rc == MRTX_ENOTABLE) { /* (P's table dropped meanwhile) */
+			mrtx__clearerr();
+			return resolve_gone(c, t, row, lock, l, dec);
+		}
 		if (rc == MRTX_ELOCKED)
 			*dec = RECOVER_LIVE;
 		return rc ? rc : R_RETRY;
@@ -295,8 +332,13 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 	op.stamp_floor = MRTX_MAX(pcur->has_lock ? pl->commit_ts : 0, l->commit_ts);
 	if (!(pcur->has_lock && pl->commit_ts >= l->commit_ts)) {
 		if ((rc = lock_new_txnid(fence_id)) ||
-		    (rc = lockio_stable(c->st, fence_id, op.stamp_floor, c->a, &op.new_lock)) ||
-		    (rc = cas1(c->st, &op)))
+		    (rc = lockio_stable(c->st, fence_id, op.stamp_floor, c->a, &op.new_lock)))
+			return rc;
+		if ((rc = cas1(c->st, &op)) == MRTX_ENOTABLE) { /* (P's table dropped meanwhile) */
+			mrtx__clearerr();
+			return resolve_gone(c, t, row, lock, l, dec);
+		}
+		if (rc)
 			return rc;
 		/* The fence moved P's lock, not its data: a reader settling
 		 * this orphan may have read P, and must know the new bytes
@@ -377,7 +419,13 @@ static int resolve_at(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes 
 		if (rc)
 			return rc;
 		prow = l.primary.row;
-		if ((rc = read_one_lock(c->st, pt, prow, c->a, &pcur)))
+		/* (a table found by its name, dropped before its row was read:
+		 * gone the same way) */
+		if ((rc = read_one_lock(c->st, pt, prow, c->a, &pcur)) == MRTX_ENOTABLE) {
+			mrtx__clearerr();
+			return resolve_gone(c, t, row, lock, &l, dec);
+		}
+		if (rc)
 			return rc;
 		if (pcur.has_lock &&
 		    (rc = lockio_decode(c->st, pt, prow, pcur.lock, c->a, &pl)))
@@ -406,7 +454,13 @@ static int resolve_at(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes 
 		if (c->o->dry_run)
 			return 0;
 		fence_owner(c, &pl.owner, dead, pl.expiry_ms);
-		if ((rc = abort_primary(c, pt, prow, pcur.lock, &pl, &pcur.lock)))
+		/* (the primary's table dropped since: an orphan of it, as above) */
+		if ((rc = abort_primary(c, pt, prow, pcur.lock, &pl, &pcur.lock)) ==
+		    MRTX_ENOTABLE && (l.flags & LOCK_F_SECONDARY)) {
+			mrtx__clearerr();
+			return resolve_gone(c, t, row, lock, &l, dec);
+		}
+		if (rc)
 			return rc;
 		return finish(c, pt, prow, pcur.lock, &pl, 0);
 	default: {

@@ -487,10 +487,16 @@ int txn_push_past(mrtx_txn *txn, const store_table *t, uint64_t at, store_row *s
 	if (l.flags & LOCK_F_SECONDARY) {
 		store_row p;
 
-		if ((rc = lockio_ref_table(st, &l.primary, &pt)) == MRTX_ENOTABLE)
+		/* (the primary's table dropped, known here or met by the read:
+		 * recovery settles an orphan of a dropped table) */
+		if ((rc = lockio_ref_table(st, &l.primary, &pt)) == 0)
+			rc = store_read_locks(st, &(store_rowref){ pt, l.primary.row }, 1,
+			                      &txn->arena, &p);
+		if (rc == MRTX_ENOTABLE) {
+			mrtx__clearerr();
 			return 1;
-		if (rc || (rc = store_read_locks(st, &(store_rowref){ pt, l.primary.row }, 1,
-		                                 &txn->arena, &p)))
+		}
+		if (rc)
 			return rc;
 		if (p.has_lock &&
 		    (rc = lockio_decode(st, pt, l.primary.row, p.lock, &txn->arena, &pl)))
@@ -528,7 +534,11 @@ int txn_push_past(mrtx_txn *txn, const store_table *t, uint64_t at, store_row *s
 		prow = l.primary.row;
 		plock = p.lock;
 	}
-	if ((rc = store_push(st, pt, prow, plock, at + 1)))
+	if ((rc = store_push(st, pt, prow, plock, at + 1)) == MRTX_ENOTABLE) {
+		mrtx__clearerr();
+		return 1; /* (dropped since: as above) */
+	}
+	if (rc)
 		return rc;
 	return as_pending(txn, sr, &l);
 }

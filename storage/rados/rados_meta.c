@@ -899,7 +899,12 @@ int rados_store_create_table(store *st, const char *name, const char *const *fam
 	if (rc == 0) {
 		const store_table *t;
 
-		rc = rados_store_table_find(st, name, &t);
+		/* (the table as it is now, cached; dropped already by another
+		 * handle: the create took effect, and the drop after it) */
+		if ((rc = rados_store_table_find(st, name, &t)) == MRTX_ENOTABLE) {
+			mrtx__clearerr();
+			rc = 0;
+		}
 	}
 	return rc;
 }
