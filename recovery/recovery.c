@@ -247,6 +247,81 @@ static int resolve_at(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes 
 static int resolve_gone(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
                         const lock_rec *l, recover_decision *dec);
 
+/*
+ * Two orphans, each under the other (a cycle the rule below cannot break:
+ * settle P's holder first).  (t,row) holds secondary lock `lock` of
+ * transaction A, whose primary P holds secondary lock X of transaction B,
+ * whose primary is (t,row).  Neither prewrite of a primary can land while
+ * the other's lock stays, and neither lock may go before the row it
+ * blocks is fenced against its transaction -- each fence would replace
+ * the other's lock.  So the fence against A goes into X itself: X's
+ * "previous lock" becomes a fresh STABLE one at A's commit floor, so that
+ * whoever rolls B back at P leaves that fence (and B committing leaves a
+ * commit above A's first write: either defeats A's prewrite of P).  Then
+ * A's lock at (t,row) is replaced by a fence against B, which settles A
+ * and leaves B an ordinary orphan (its primary STABLE), which the rule
+ * below rolls back into the fence against A.  Both owners are past their
+ * expiry (or dead, or --force), as for any orphan.  Only a cycle of two is
+ * broken; a longer one waits as for a live owner.
+ * Keeps I9, I10, I13 (DESIGN §10).
+ */
+static int break_cycle(rctx *c, const store_table *pt, mrtx_bytes prow, const store_row *pcur,
+                       const lock_rec *pl, const store_table *t, mrtx_bytes row,
+                       mrtx_bytes lock, const lock_rec *l, recover_decision *dec)
+{
+	uint8_t fence_id[LOCK_TXNID_SIZE];
+	lock_rec x = *pl;
+	store_row again;
+	store_op op;
+	int rc;
+
+	*dec = RECOVER_ORPHAN;
+	if (c->o->dry_run)
+		return 0;
+	fence_owner(c, &l->owner, lock_owner_dead(&l->owner), l->expiry_ms);
+	fence_owner(c, &pl->owner, lock_owner_dead(&pl->owner), pl->expiry_ms);
+	if ((rc = read_one_lock(c->st, t, row, c->a, &again)))
+		return rc;
+	if (!again.has_lock || again.lock.size != lock.size ||
+	    memcmp(again.lock.data, lock.data, lock.size) != 0)
+		return R_RETRY;
+	/* 1: X, its rollback a fence against A */
+	if ((rc = lock_new_txnid(fence_id)))
+		return rc;
+	memcpy(x.prev_txn, fence_id, LOCK_TXNID_SIZE);
+	x.prev_commit_ts = MRTX_MAX(l->commit_ts, pl->prev_commit_ts);
+	x.flags &= (uint8_t)~LOCK_F_PREV_ABSENT;
+	memset(&op, 0, sizeof(op));
+	op.table = pt;
+	op.row = prow;
+	op.cond.lock = pcur->lock;
+	if ((rc = lock_encode(&x, c->a, &op.new_lock)) || (rc = cas1(c->st, &op)))
+		return rc;
+	if (c->fenced)
+		c->fenced(c->fenced_arg, pt, prow, 1, pcur->lock, op.new_lock);
+	/* 2: A's lock, a fence against B (stamped like any fence) */
+	memset(&op, 0, sizeof(op));
+	op.table = t;
+	op.row = row;
+	op.cond.lock = lock;
+	op.stamp = STORE_STAMP_ONE_ROW;
+	op.stamp_off = LOCK_COMMIT_TS_OFF;
+	op.stamp_floor = MRTX_MAX(pl->commit_ts, l->commit_ts);
+	if ((rc = lock_new_txnid(fence_id)) ||
+	    (rc = lockio_stable(c->st, fence_id, op.stamp_floor, c->a, &op.new_lock)))
+		return rc;
+	return cas1(c->st, &op);
+}
+
+/* Is lock record r a secondary whose primary is (t,row)? */
+static int primary_is(const lock_rec *r, const store_table *t, mrtx_bytes row)
+{
+	return (r->flags & LOCK_F_SECONDARY) && r->primary.table.size == strlen(t->name) &&
+	       memcmp(r->primary.table.data, t->name, r->primary.table.size) == 0 &&
+	       r->primary.row.size == row.size &&
+	       (row.size == 0 || memcmp(r->primary.row.data, row.data, row.size) == 0);
+}
+
 /* Secondary (t,row) holds txn but its primary does not: fence P, roll back.
  * Keeps I9, I10, I13 (DESIGN §10). */
 static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
@@ -258,6 +333,10 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 	store_op op;
 	int rc;
 
+	if (pcur->has_lock && pl->state == LOCK_PREWRITTEN && primary_is(pl, t, row) &&
+	    (c->o->force || lock_owner_dead(&l->owner) || l->expiry_ms <= mrtx__now_ms()) &&
+	    (c->o->force || lock_owner_dead(&pl->owner) || pl->expiry_ms <= mrtx__now_ms()))
+		return break_cycle(c, pt, prow, pcur, pl, t, row, lock, l, dec);
 	if (pcur->has_lock && pl->state != LOCK_STABLE) {
 		/* P is held by another txn: settle that first, then look again.
 		 * Held by a live one (or too deep to follow): this lock waits as
