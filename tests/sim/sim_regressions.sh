@@ -19,5 +19,7 @@ read-past-stale-secondary --workload append --accounts 4 --seed 113
 one-phase-read-half --seed 6
 read-only-stale-beside-current --workload index --seed 93
 delete-without-its-index-entry --workload index --seed 428
+two-orphans-under-each-other --workload ddl --seed 736
+create-dropped-before-it-returned --workload ddl --seed 1062
 SEEDS
 exit "$fail"

@@ -16,6 +16,7 @@
  */
 #include "append.h"
 #include "bank.h"
+#include "ddl.h"
 #include "idx.h"
 #include "storage/breaks.h"
 
@@ -35,6 +36,7 @@ static const struct {
 	{ "bank", bank_run },
 	{ "append", append_run },
 	{ "index", index_run },
+	{ "ddl", ddl_run },
 };
 
 #define NWORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
@@ -80,7 +82,7 @@ static const char *expected_of(const char *o)
 		{ "--split-rows", "0 (never split) or 2 to 2^30-1" },
 		{ "--faults", "none, or kind=rate,... (lose, drop, hold, orphan, die, stall, "
 		              "clock and release: 0 to 1; skew=MS: up to 3600000)" },
-		{ "--workload", "bank, append or index" },
+		{ "--workload", "bank, append, index or ddl" },
 		{ "--break", "reads, ranges, primary, point or snapshot" },
 	};
 
