@@ -554,12 +554,56 @@ static void test_orphan_fence_stops_blind_prewrite(void **state)
 	free(path);
 }
 
+/*
+ * Two orphans, each under the other: s holds A's secondary whose primary is
+ * p, and p holds B's secondary whose primary is s, both expired.  Settling
+ * either cannot wait for the other first; a reader of s settles both, and
+ * each row is left fenced against the other transaction: a later prewrite
+ * of p by A or of s by B, exact or blind, fails its condition.
+ * Checks I10 (DESIGN §10).
+ */
+static void test_orphan_cycle_is_broken(void **state)
+{
+	const char *fams[] = { "f" };
+	char *path;
+	mrtx_db *db = tu_open_fresh("check-cycle", &path, NULL);
+	store *st = mrtx__db_store(db);
+	store_row cur;
+	mrtx_arena a;
+	lock_rec ra, rb;
+
+	(void)state;
+	assert_int_equal(mrtx_create_table(db, "o", fams, 1), 0);
+	base_rec(st, &ra, LOCK_PREWRITTEN, 9);
+	secondary_of(&ra, "o", "p");
+	put_rec(st, "o", "s", &ra);
+	base_rec(st, &rb, LOCK_PREWRITTEN, 7);
+	rb.commit_ts = 900;
+	secondary_of(&rb, "o", "s");
+	put_rec(st, "o", "p", &rb);
+	/* a reader of either row settles both */
+	assert_int_equal(get_rc(db, "o", "s"), MRTX_NOTFOUND);
+	assert_int_equal(get_rc(db, "o", "p"), MRTX_NOTFOUND);
+	arena_init(&a);
+	read_lock(st, "o", "s", &a, &cur); /* fenced against B */
+	assert_true(cur.has_lock);
+	assert_false(lock_is_stable_before(cur.lock, store_id(st), rb.commit_ts));
+	read_lock(st, "o", "p", &a, &cur); /* fenced against A */
+	assert_true(cur.has_lock);
+	assert_false(lock_is_stable_before(cur.lock, store_id(st), ra.commit_ts));
+	arena_free(&a);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_healthy_store_has_no_findings),
 		cmocka_unit_test(test_each_kind_of_finding),
 		cmocka_unit_test(test_orphan_fence_stops_blind_prewrite),
+		cmocka_unit_test(test_orphan_cycle_is_broken),
 		cmocka_unit_test(test_live_txn_is_not_a_finding),
 		cmocka_unit_test(test_live_orphan_is_left_alone),
 		cmocka_unit_test(test_orphan_behind_live_primary_waits),
