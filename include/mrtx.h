@@ -680,8 +680,12 @@ int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *famil
  * page (DIR/ts.shm, no I/O once attached), on RADOS one read of the
  * oracle (NAME.ts, a round trip).
  * @return MRTX_OK; MRTX_EINVAL; MRTX_ETOOBIG; MRTX_ENOTABLE; MRTX_ENOFAMILY;
+ *   MRTX_CONFLICT (RADOS: a family this handle did not know is looked up,
+ *   and the table turns out truncated since the transaction first used it:
+ *   nothing buffered, and the commit fails; see mrtx_truncate_table);
  *   MRTX_ENOMEM; MRTX_ESTORE, MRTX_ECORRUPT (the first write: the
- *   timestamp source could not be read, or holds a malformed value);
+ *   timestamp source could not be read, or holds a malformed value;
+ *   MRTX_ESTORE also: the table's families could not be read again);
  *   MRTX_EBADTXN (doomed, see mrtx_get); MRTX_EREADONLY (the
  *   store was opened read-only: nothing buffered, the transaction is left
  *   as it was, and can still read and commit); on a table with

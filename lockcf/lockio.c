@@ -22,12 +22,20 @@ int lockio_decode(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes in
 		                    "store (tag mismatch)", t->name);
 	/* The redo is applied to this record's own row: its families must exist. */
 	for (size_t i = 0; i < out->nredo; i++)
-		if (out->redo[i].kind != STORE_MUT_DEL_ROW && out->redo[i].fid >= t->nfamilies &&
-		    /* a family added since t was loaded?  (store_add_family) */
-		    (store_table_refresh(st) || out->redo[i].fid >= t->nfamilies))
+		if (out->redo[i].kind != STORE_MUT_DEL_ROW && out->redo[i].fid >= t->nfamilies) {
+			/* a family added since t was loaded?  (store_add_family; a
+			 * refresh that failed says nothing: its error; t replaced
+			 * meanwhile, its families no longer loaded: the table's) */
+			if ((rc = store_table_refresh(st)))
+				return rc;
+			if (out->redo[i].fid < t->nfamilies)
+				continue;
+			if ((rc = store_table_gone(st, t)))
+				return rc;
 			return mrtx__seterr(MRTX_ECORRUPT, "table '%s': lock record redo names "
 			                    "family id %u of %zu", t->name, out->redo[i].fid,
 			                    t->nfamilies);
+		}
 	return 0;
 }
 

@@ -624,14 +624,31 @@ static int family_lookup(const store_table *t, const char *family, uint8_t *fid)
 
 int store_family_find(store *st, const store_table *t, const char *family, uint8_t *fid)
 {
+	int rc;
+
 	if (!family)
 		return mrtx__seterr(MRTX_EINVAL, "family is NULL (table '%s')", t->name);
-	/* a miss may be a family another handle added (mrtx_add_family):
-	 * refresh once before saying no */
-	if (family_lookup(t, family, fid) == 0 ||
-	    (store_table_refresh(st) == 0 && family_lookup(t, family, fid) == 0))
+	if (family_lookup(t, family, fid) == 0)
 		return 0;
+	/* a miss may be a family another handle added (mrtx_add_family):
+	 * refresh once before saying no (a refresh that failed says nothing
+	 * of the family: its error) */
+	if ((rc = store_table_refresh(st)) || family_lookup(t, family, fid) == 0 ||
+	    (rc = store_table_gone(st, t)))
+		return rc;
 	return mrtx__seterr(MRTX_ENOFAMILY, "table '%s' has no family '%.64s'", t->name, family);
+}
+
+int store_table_gone(store *st, const store_table *t)
+{
+	const store_table *now;
+
+	if (atomic_load_explicit(&t->state, memory_order_acquire) != STORE_T_GONE)
+		return 0;
+	if (store_table_find(st, t->name, &now) == MRTX_ENOTABLE)
+		return mrtx__seterr(MRTX_ENOTABLE, "table '%s' was dropped", t->name);
+	return mrtx__seterr(MRTX_CONFLICT, "table '%s' was truncated while this transaction "
+	                    "ran: run it again", t->name);
 }
 
 int store_check_name(const char *what, const char *s)

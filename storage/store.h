@@ -234,8 +234,13 @@ int store_create_table(store *st, const char *name, const char *const *families,
 /* MRTX_ENOTABLE if missing (re-reads metadata: another process may have made it). */
 int store_table_find(store *st, const char *name, const store_table **out);
 /* MRTX_ENOFAMILY if t has no such family, also after one refresh (a family
- * another handle or process added is found). */
+ * another handle or process added is found); when the refresh found t
+ * gone, store_table_gone's error instead. */
 int store_family_find(store *st, const store_table *t, const char *family, uint8_t *fid);
+/* If t is GONE (dropped or truncated since it was loaded): MRTX_ENOTABLE
+ * when its name is missing now, else MRTX_CONFLICT (another table has the
+ * name: the caller's transaction ran on the old one), message set; else 0. */
+int store_table_gone(store *st, const store_table *t);
 /* Every table, in name order. */
 int store_tables_list(store *st, const store_table ***out, size_t *count);
 

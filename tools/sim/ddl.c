@@ -12,6 +12,7 @@
 #include <string.h>
 
 #define FINAL_TRIES 20
+#define MAXFAM 6 /* families a run adds to d */
 
 enum { T_OPEN, T_OK, T_FAILED, T_UNKNOWN };
 
@@ -36,6 +37,10 @@ typedef struct dd {
 	span *drop;        /* drops of e that returned MRTX_OK */
 	size_t ndrop;
 	uint64_t trunc_seen; /* 1 + sim_now() when the first truncate of d began */
+	int nfam;          /* families g0.. asked for on d so far */
+	uint64_t fam_ok[MAXFAM]; /* 1 + sim_now() when mrtx_add_family of g<k> returned
+	                          * MRTX_OK (0: not yet) */
+	int fam_tried[MAXFAM];   /* a call for g<k> failed before */
 } dd;
 
 /* What one reading transaction saw of pair i (0: absent). */
@@ -241,7 +246,7 @@ static void do_write(dd *d, mrtx_db *db)
 {
 	int i = (int)sim_rand((uint64_t)d->w.cfg->accounts), rmw = (int)sim_rand(2);
 	int with_e = sim_rand(3) == 0, touched_e = 0, rc;
-	uint64_t v = new_tok(d), old;
+	uint64_t v = new_tok(d), old, began = 1 + sim_now();
 	const char *call = "mrtx_begin";
 	mrtx_txn *t = NULL;
 	char row[8];
@@ -270,6 +275,20 @@ static void do_write(dd *d, mrtx_db *db)
 				rc = put_tok(t, "x", row, v);
 			}
 		}
+	}
+	if (rc == MRTX_OK && d->nfam && sim_rand(3) == 0) {
+		/* a family added before this transaction began is there, through
+		 * every truncate since (they keep the families) */
+		int k = (int)sim_rand((uint64_t)d->nfam);
+		char fam_k[8];
+
+		snprintf(fam_k, sizeof(fam_k), "g%d", k);
+		row_of('a', i, row);
+		call = "mrtx_put of an added family";
+		rc = mrtx_put(t, "d", MRTX_CSTR(row), fam_k, MRTX_CSTR("v"), MRTX_CSTR("1"));
+		if (rc == MRTX_ENOFAMILY && (!d->fam_ok[k] || d->fam_ok[k] > began))
+			rc = MRTX_OK; /* (not known added yet: the put left the
+			               * transaction as it was) */
 	}
 	if (rc == MRTX_OK && with_e) {
 		row_of('e', i, row);
@@ -347,6 +366,36 @@ static void do_drop(dd *d, mrtx_db *db)
 		             mrtx_errmsg());
 }
 
+static void do_add_family(dd *d, mrtx_db *db)
+{
+	char name[8];
+	int k, rc;
+
+	if (d->nfam == MAXFAM)
+		return;
+	k = d->nfam++;
+	snprintf(name, sizeof(name), "g%d", k);
+	sim_trace("add family %s", name);
+	rc = mrtx_add_family(db, "d", name);
+	if (sim_dead())
+		return;
+	sim_trace("add family %s %s", name, mrtx_strerror(rc));
+	if (rc == MRTX_OK)
+		d->fam_ok[k] = 1 + sim_now();
+	else if (rc == MRTX_EEXIST && d->fam_tried[k])
+		d->fam_ok[k] = 1 + sim_now(); /* (an earlier call's, unknown to it) */
+	else if (rc != MRTX_ELOCKED && rc != MRTX_ENOTABLE && rc != MRTX_CONFLICT &&
+	         rc != MRTX_ESTORE)
+		work_anomaly(&d->w, "mrtx_add_family returned %s (%s)", mrtx_strerror(rc),
+		             mrtx_errmsg());
+	if (rc != MRTX_OK && !d->fam_ok[k]) {
+		d->fam_tried[k] = 1; /* (asked again later: a failed call may have
+		                      * added it, which the next call's MRTX_EEXIST
+		                      * then says) */
+		d->nfam--;
+	}
+}
+
 static void do_create(dd *d, mrtx_db *db)
 {
 	int rc;
@@ -369,7 +418,7 @@ static void client_body(int ci, void *arg)
 	if (work_client_open(&d->w, &db))
 		return;
 	for (int n = 0; n < d->w.cfg->txns && !sim_dead(); n++) {
-		uint64_t r = sim_rand(12);
+		uint64_t r = sim_rand(13);
 
 		if (ci < 2 && r < 2)
 			do_truncate(d, db);
@@ -377,6 +426,8 @@ static void client_body(int ci, void *arg)
 			do_drop(d, db);
 		else if (ci < 2 && r == 3)
 			do_create(d, db);
+		else if (ci < 2 && r == 4)
+			do_add_family(d, db);
 		else if (sim_rand(3) == 0)
 			do_read(d, db, ci);
 		else
