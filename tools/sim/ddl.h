@@ -6,9 +6,10 @@
  * d (two tablets, so the two rows live in different objects) and the row
  * x<i> of table x, which no DDL touches.  A writer transaction puts one
  * token, unique in the run, into all three (half of them reading a<i>
- * first), and sometimes into e<i> of table e.  Clients 0 and 1 also
- * truncate d (sometimes at the same time: the later takes the job over),
- * and drop and create e.  Readers read every pair in one transaction.
+ * first), and sometimes into e<i> of table e and into a family added to d
+ * before it began.  Clients 0 and 1 also truncate d (sometimes at the same
+ * time: the later takes the job over), add families to d, and drop and
+ * create e.  Readers read every pair in one transaction.
  *
  * Anomalies:
  *   - a read where a<i> and z<i> differ (a commit or a truncate seen in
@@ -23,7 +24,9 @@
  *   - at the end, once a truncate stopped half way is finished (what the
  *     header says to do), the same checks on a final read, and a lock left
  *     after the recovery sweep;
- *   - an error code mrtx.h does not allow for the call.
+ *   - an error code mrtx.h does not allow for the call (MRTX_ENOFAMILY for
+ *     a family whose mrtx_add_family returned before the transaction
+ *     began included).
  */
 #ifndef MRTX_SIM_DDL_H
 #define MRTX_SIM_DDL_H
