@@ -63,11 +63,6 @@ static int cas1(store *st, store_op *op)
 	return op->result == MRTX_CONFLICT ? R_RETRY : 0;
 }
 
-/*
- * Roll every secondary of primary record pr forward (fwd) or back.  Returns
- * 0 only when no secondary still holds pr's txn PREWRITTEN.
- * Keeps I4, I5 (DESIGN §10).
- */
 /* The secondaries of pr whose tables exist, into refs[0..*n). */
 static int secondary_refs(rctx *c, const lock_rec *pr, store_rowref *refs, size_t *n)
 {
@@ -92,6 +87,11 @@ static int secondary_refs(rctx *c, const lock_rec *pr, store_rowref *refs, size_
 	return 0;
 }
 
+/*
+ * Roll every secondary of primary record pr forward (fwd) or back.  Returns
+ * 0 only when no secondary still holds pr's txn PREWRITTEN.
+ * Keeps I4, I5 (DESIGN §10).
+ */
 static int settle_secondaries(rctx *c, const lock_rec *pr, int fwd)
 {
 	size_t n = pr->nsecondaries;
@@ -348,7 +348,8 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 		c->depth++;
 		rc = resolve_at(c, pt, prow, pcur->lock, NULL);
 		c->depth--;
-		if (rc == MRTX_ENOTABLE) { /* (P's table dropped meanwhile) */
+		/* (P's table dropped meanwhile: no longer found by its name) */
+		if (rc == MRTX_ENOTABLE && store_table_gone(c->st, pt) == MRTX_ENOTABLE) {
 			mrtx__clearerr();
 			return resolve_gone(c, t, row, lock, l, dec);
 		}
