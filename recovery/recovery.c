@@ -295,7 +295,12 @@ static int break_cycle(rctx *c, const store_table *pt, mrtx_bytes prow, const st
 	op.table = pt;
 	op.row = prow;
 	op.cond.lock = pcur->lock;
-	if ((rc = lock_encode(&x, c->a, &op.new_lock)) || (rc = cas1(c->st, &op)))
+	if ((rc = lock_encode(&x, c->a, &op.new_lock)))
+		return rc;
+	/* (a table dropped under either write: decide again from the top) */
+	if ((rc = cas1(c->st, &op)) == MRTX_ENOTABLE)
+		goto again;
+	if (rc)
 		return rc;
 	if (c->fenced)
 		c->fenced(c->fenced_arg, pt, prow, 1, pcur->lock, op.new_lock);
@@ -310,7 +315,11 @@ static int break_cycle(rctx *c, const store_table *pt, mrtx_bytes prow, const st
 	if ((rc = lock_new_txnid(fence_id)) ||
 	    (rc = lockio_stable(c->st, fence_id, op.stamp_floor, c->a, &op.new_lock)))
 		return rc;
-	return cas1(c->st, &op);
+	if ((rc = cas1(c->st, &op)) != MRTX_ENOTABLE)
+		return rc;
+again:
+	mrtx__clearerr();
+	return R_RETRY;
 }
 
 /* Is lock record r a secondary whose primary is (t,row)? */
@@ -348,10 +357,12 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 		c->depth++;
 		rc = resolve_at(c, pt, prow, pcur->lock, NULL);
 		c->depth--;
-		/* (P's table dropped meanwhile: no longer found by its name) */
-		if (rc == MRTX_ENOTABLE && store_table_gone(c->st, pt) == MRTX_ENOTABLE) {
+		/* (a table dropped meanwhile -- P's, or any other the settling
+		 * met: decide again from the top, where P's own lookup and read
+		 * tell whether P's table is gone) */
+		if (rc == MRTX_ENOTABLE) {
 			mrtx__clearerr();
-			return resolve_gone(c, t, row, lock, l, dec);
+			return R_RETRY;
 		}
 		if (rc == MRTX_ELOCKED)
 			*dec = RECOVER_LIVE;

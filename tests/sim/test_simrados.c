@@ -23,6 +23,9 @@
 #include "storage/sim/simrados.h"
 #include "storage/store_test.h"
 #include "txn/txn_test.h"
+#include "txn/admin_test.h"
+#include "lockcf/lock.h"
+#include "recovery/recovery.h"
 
 /* ------------------------------------------------------ shared steps */
 
@@ -1376,6 +1379,125 @@ static void test_flush_across_fork(void **state)
 	mrtx_close(ff.db);
 }
 
+/* ---------------------------------- recovery across a table dropped */
+
+/* Plant lock record r at (table, row), which holds none yet. */
+static void plant(store *st, const char *table, const char *row, const lock_rec *r)
+{
+	const store_table *t;
+	store_op op;
+	mrtx_arena a;
+
+	arena_init(&a);
+	assert_int_equal(store_table_find(st, table, &t), 0);
+	memset(&op, 0, sizeof(op));
+	op.table = t;
+	op.row = MRTX_CSTR(row);
+	op.cond.absent = 1;
+	assert_int_equal(lock_encode(r, &a, &op.new_lock), 0);
+	assert_int_equal(store_write_rows(st, &op, 1), 0);
+	assert_int_equal(op.result, 0);
+	arena_free(&a);
+}
+
+/* A secondary PREWRITTEN lock of txn byte id, its primary (pt, prow). */
+static void secondary_rec(store *st, lock_rec *r, uint8_t id, uint64_t ts, int live,
+                          const char *pt, const char *prow)
+{
+	memset(r, 0, sizeof(*r));
+	r->state = LOCK_PREWRITTEN;
+	memcpy(r->tag, store_id(st), LOCK_TAG_SIZE);
+	memset(r->txn, id, LOCK_TXNID_SIZE);
+	r->commit_ts = ts;
+	r->owner = *lock_self_owner();
+	r->expiry_ms = live ? mrtx__now_ms() + 3600 * 1000 : 1;
+	r->flags = LOCK_F_PREV_ABSENT | LOCK_F_SECONDARY;
+	r->primary.table = MRTX_CSTR(pt);
+	r->primary.row = MRTX_CSTR(prow);
+}
+
+static mrtx_db *drop_db;
+static uint64_t held_write;
+
+static simr_fate hold_one_write(void *arg, const simr_op_info *op)
+{
+	(void)arg;
+	if (op->write && !held_write) {
+		held_write = op->id;
+		return SIMR_HOLD;
+	}
+	return SIMR_APPLY;
+}
+
+/* The held write reaches its OSD only after another handle dropped t3. */
+static void drop_t3_then_release(void *arg, const simr_op_info *op)
+{
+	(void)arg;
+	if (op->id != held_write)
+		return;
+	assert_int_equal(mrtx_drop_table(drop_db, "t3"), MRTX_OK);
+	assert_int_equal(simr_release(op->id, SIMR_APPLY), 0);
+}
+
+/*
+ * A live writer's secondary at (t2,r), its primary (t1,p) held by u's
+ * secondary, whose primary (t3,q) holds w's secondary, whose primary is
+ * (t1,p): u and w a cycle of expired orphans behind t.  Settling t's row
+ * settles u first, which breaks the u/w cycle -- and the first write of
+ * that lands only after another handle dropped t3.  Its MRTX_ENOTABLE is
+ * about t3, not t1: t stays locked (live), its primary unfenced only
+ * because it is live.
+ */
+static void test_drop_under_nested_settle(void **state)
+{
+	const char *fam[1] = { "f" };
+	simr_hook h = { hold_one_write, drop_t3_then_release, NULL };
+	const store_table *t2;
+	recover_opts ro = { 0, 0, 0 };
+	lock_rec lt, lu, lw;
+	store_row cur;
+	mrtx_arena a;
+	mrtx_db *db;
+	store *st;
+	int rc;
+
+	(void)state;
+	assert_non_null(db = open_db(ADDR));
+	assert_non_null(drop_db = open_db(ADDR));
+	for (int i = 1; i <= 3; i++) {
+		char name[4];
+
+		snprintf(name, sizeof(name), "t%d", i);
+		assert_int_equal(mrtx_create_table(db, name, fam, 1), MRTX_OK);
+	}
+	st = mrtx__db_store(db);
+	secondary_rec(st, &lt, 0x11, 1000, 1, "t1", "p");
+	plant(st, "t2", "r", &lt);
+	secondary_rec(st, &lu, 0x22, 800, 0, "t3", "q");
+	plant(st, "t1", "p", &lu);
+	secondary_rec(st, &lw, 0x33, 900, 0, "t1", "p");
+	plant(st, "t3", "q", &lw);
+	arena_init(&a);
+	assert_int_equal(store_table_find(st, "t2", &t2), 0);
+	{
+		store_rowref ref = { t2, MRTX_CSTR("r") };
+
+		assert_int_equal(store_read_locks(st, &ref, 1, &a, &cur), 0);
+		assert_true(cur.has_lock);
+		held_write = 0;
+		simr_set_hook(&h);
+		rc = recover_resolve(st, t2, MRTX_CSTR("r"), cur.lock, &ro, NULL);
+		simr_set_hook(NULL);
+		assert_int_equal(rc, MRTX_ELOCKED); /* t is live */
+		assert_int_equal(store_read_locks(st, &ref, 1, &a, &cur), 0);
+		assert_true(cur.has_lock); /* and its secondary stays */
+	}
+	assert_true(held_write != 0);
+	arena_free(&a);
+	mrtx_close(drop_db);
+	mrtx_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1392,6 +1514,7 @@ int main(void)
 		cmocka_unit_test_setup(test_malformed_oracle_blind, setup_store),
 		cmocka_unit_test_setup(test_close_waits_out_a_trim_pass, setup_store),
 		cmocka_unit_test_setup(test_flush_across_fork, setup_store),
+		cmocka_unit_test_setup(test_drop_under_nested_settle, setup_store),
 		cmocka_unit_test(test_lost_reply_one_tablet),
 		cmocka_unit_test(test_lost_reply_three_tablets),
 	};
