@@ -1032,49 +1032,31 @@ static void test_blind_start(void **state)
 	expect_row(db, "r1", "one");
 
 	/* a commit to the row from another handle after the first write is a
-	 * conflict (one row, then two rows of one tablet) */
-	for (int rows = 1; rows <= 2; rows++) {
-		mrtx_db *db2;
-		mrtx_txn *t2;
-
-		assert_non_null(db2 = open_db(ADDR));
-		assert_int_equal(mrtx_begin(db, &t), MRTX_OK);
-		assert_int_equal(put1(t, "r2", "late"), MRTX_OK);
-		if (rows == 2)
-			assert_int_equal(put1(t, "r1", "late"), MRTX_OK);
-		assert_int_equal(mrtx_begin(db2, &t2), MRTX_OK);
-		assert_int_equal(put1(t2, "r2", "first"), MRTX_OK);
-		assert_int_equal(mrtx_commit(t2), MRTX_OK);
-		assert_int_equal(mrtx_commit(t), MRTX_CONFLICT);
-		expect_row(db, "r2", "first");
-		mrtx_close(db2);
-	}
-
-	/* the same when the start read reaches the oracle only when the put
-	 * waits for it: it must be waited for before the put returns, since
-	 * another client's commit after the put is a conflict -- a read left
-	 * in flight until the commit would return that commit's stamp, and
-	 * the window would open after it */
+	 * conflict (one row, then two rows of one tablet); then the same with
+	 * the start read reaching the oracle only when the put waits for it
+	 * (held): it must be waited for before the put returns -- a read left
+	 * in flight until the commit would return the other commit's stamp,
+	 * and the window would open after it */
 	h.wait = log_wait;
 	simr_set_hook(&h);
-	for (int rows = 1; rows <= 2; rows++) {
+	for (int k = 0; k < 4; k++) {
+		int rows = 1 + k % 2, held = k / 2;
+		const char *mine = held ? "held" : "late", *theirs = held ? "second" : "first";
 		mrtx_db *db2;
 		mrtx_txn *t2;
 
 		assert_non_null(db2 = open_db(ADDR));
 		assert_int_equal(mrtx_begin(db, &t), MRTX_OK);
-		l.armed = 1;
-		l.hold_ts_read = 1;
-		assert_int_equal(put1(t, "r2", "held"), MRTX_OK);
+		l.armed = l.hold_ts_read = held;
+		assert_int_equal(put1(t, "r2", mine), MRTX_OK);
 		if (rows == 2)
-			assert_int_equal(put1(t, "r1", "held"), MRTX_OK);
-		l.armed = 0;
-		l.hold_ts_read = 0;
+			assert_int_equal(put1(t, "r1", mine), MRTX_OK);
+		l.armed = l.hold_ts_read = 0;
 		assert_int_equal(mrtx_begin(db2, &t2), MRTX_OK);
-		assert_int_equal(put1(t2, "r2", "second"), MRTX_OK);
+		assert_int_equal(put1(t2, "r2", theirs), MRTX_OK);
 		assert_int_equal(mrtx_commit(t2), MRTX_OK);
 		assert_int_equal(mrtx_commit(t), MRTX_CONFLICT);
-		expect_row(db, "r2", "second");
+		expect_row(db, "r2", theirs);
 		mrtx_close(db2);
 	}
 	assert_int_equal(simr_held(NULL, 0), 0);
