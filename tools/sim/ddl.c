@@ -79,9 +79,9 @@ static uint64_t new_tok(dd *d)
 	return d->ntok;
 }
 
-static void row_of(char c, int i, char row[8])
+static void row_of(char c, int i, char row[16])
 {
-	snprintf(row, 8, "%c%02d", c, i);
+	snprintf(row, 16, "%c%02d", c, i);
 }
 
 /* Read table/row's token into *v (0: absent).  MRTX_ECORRUPT (no message)
@@ -176,7 +176,7 @@ static void check_read(dd *d, const char *who, const seen *s, uint64_t began)
 /* Read every pair in one transaction into s (e: unless it is missing). */
 static int read_all(dd *d, mrtx_db *db, seen *s, const char **call)
 {
-	char row[8];
+	char row[16];
 	mrtx_txn *t;
 	int rc, have_e = 1;
 
@@ -249,7 +249,7 @@ static void do_write(dd *d, mrtx_db *db)
 	uint64_t v = new_tok(d), old, began = 1 + sim_now();
 	const char *call = "mrtx_begin";
 	mrtx_txn *t = NULL;
-	char row[8];
+	char row[16];
 
 	if (!v) {
 		work_anomaly(&d->w, "out of memory");
