@@ -316,7 +316,9 @@ static int do_transfer(mrtx_txn *txn, void *payload)
 }
 
 /* A writer that transfers until killed; some arm a crash failpoint. */
-static void bank_writer(const char *path, int idx)
+/* A bank writer; ready (or -1) gets a byte once its handle is open (and
+ * so, on RADOS, its client registered for fencing). */
+static void bank_writer(const char *path, int idx, int ready)
 {
 	static const char *const fps[] = { "commit.after_prewrite", "commit.after_validate",
 		                           "commit.after_point", "commit.after_secondaries",
@@ -330,6 +332,8 @@ static void bank_writer(const char *path, int idx)
 	o.lock_ttl_ms = 600000; /* only owner death may free a lock quickly */
 	if (mrtx__open_knobs(&db, path, &o, &(mrtx__knobs){ idx % 2, 0, 0 }))
 		_exit(2);
+	if (ready >= 0 && (write(ready, "r", 1) != 1 || close(ready)))
+		_exit(4);
 	if (rand_r(&seed) % 2) {
 		char spec[96];
 
@@ -370,7 +374,7 @@ static void test_bank_with_kills(void **state)
 	assert_int_equal(mrtx_commit(txn), MRTX_OK);
 	for (int w = 0; w < 3; w++) {
 		if ((pids[w] = fork()) == 0)
-			bank_writer(path, w);
+			bank_writer(path, w, -1);
 		assert_true(pids[w] > 0);
 	}
 	for (int round = 0; round < 40; round++) {
@@ -382,12 +386,32 @@ static void test_bank_with_kills(void **state)
 		/* killed by us or by its failpoint; anything else is a failure */
 		bad |= st != 128 + SIGKILL;
 		if ((pids[w] = fork()) == 0)
-			bank_writer(path, w + 3 * (round + 1));
+			bank_writer(path, w + 3 * (round + 1), -1);
 		assert_true(pids[w] > 0);
 	}
 	for (int w = 0; w < 3; w++) {
 		kill(pids[w], SIGKILL);
 		bad |= tu_wait(pids[w]) != 128 + SIGKILL;
+	}
+	/* one more writer, killed once its handle is open: a dead owner that
+	 * no live writer can have fenced, whatever the machine's speed (the
+	 * others' may all have been fenced by the writers that met their
+	 * locks, or killed before they registered) */
+	{
+		int ready[2];
+		char c;
+
+		assert_int_equal(pipe(ready), 0);
+		if ((pids[0] = fork()) == 0) {
+			close(ready[0]);
+			bank_writer(path, 3 * 41 + 1, ready[1]);
+		}
+		assert_true(pids[0] > 0);
+		close(ready[1]);
+		assert_int_equal(read(ready[0], &c, 1), 1);
+		close(ready[0]);
+		kill(pids[0], SIGKILL);
+		bad |= tu_wait(pids[0]) != 128 + SIGKILL;
 	}
 	assert_int_equal(bad, 0);
 	/* On RADOS a killed writer's requests that had reached the cluster may
