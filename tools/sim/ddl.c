@@ -41,6 +41,7 @@ typedef struct dd {
 	uint64_t fam_ok[MAXFAM]; /* 1 + sim_now() when mrtx_add_family of g<k> returned
 	                          * MRTX_OK (0: not yet) */
 	int fam_tried[MAXFAM];   /* a call for g<k> failed before */
+	int fam_busy[MAXFAM];    /* a call for g<k> is under way */
 } dd;
 
 /* What one reading transaction saw of pair i (0: absent). */
@@ -279,7 +280,7 @@ static void do_write(dd *d, mrtx_db *db)
 	if (rc == MRTX_OK && d->nfam && sim_rand(3) == 0) {
 		/* a family added before this transaction began is there, through
 		 * every truncate since (they keep the families) */
-		int k = (int)sim_rand((uint64_t)d->nfam);
+		int k = (int)sim_rand(MAXFAM);
 		char fam_k[8];
 
 		snprintf(fam_k, sizeof(fam_k), "g%d", k);
@@ -369,31 +370,31 @@ static void do_drop(dd *d, mrtx_db *db)
 static void do_add_family(dd *d, mrtx_db *db)
 {
 	char name[8];
-	int k, rc;
+	int k = 0, rc;
 
-	if (d->nfam == MAXFAM)
+	/* the first family not added yet that no other call is adding */
+	while (k < MAXFAM && (d->fam_ok[k] || d->fam_busy[k]))
+		k++;
+	if (k == MAXFAM)
 		return;
-	k = d->nfam++;
+	if (k + 1 > d->nfam)
+		d->nfam = k + 1;
 	snprintf(name, sizeof(name), "g%d", k);
 	sim_trace("add family %s", name);
+	d->fam_busy[k] = 1;
 	rc = mrtx_add_family(db, "d", name);
 	if (sim_dead())
-		return;
+		return; /* (busy for good: the call's outcome is unknown) */
+	d->fam_busy[k] = 0;
 	sim_trace("add family %s %s", name, mrtx_strerror(rc));
-	if (rc == MRTX_OK)
-		d->fam_ok[k] = 1 + sim_now();
-	else if (rc == MRTX_EEXIST && d->fam_tried[k])
-		d->fam_ok[k] = 1 + sim_now(); /* (an earlier call's, unknown to it) */
-	else if (rc != MRTX_ELOCKED && rc != MRTX_ENOTABLE && rc != MRTX_CONFLICT &&
-	         rc != MRTX_ESTORE)
+	if (rc == MRTX_OK || (rc == MRTX_EEXIST && d->fam_tried[k]))
+		d->fam_ok[k] = 1 + sim_now(); /* (EEXIST: an earlier failed call's) */
+	else if (rc == MRTX_ELOCKED || rc == MRTX_ENOTABLE || rc == MRTX_CONFLICT ||
+	         rc == MRTX_ESTORE)
+		d->fam_tried[k] = 1; /* (asked again later: it may have been added) */
+	else
 		work_anomaly(&d->w, "mrtx_add_family returned %s (%s)", mrtx_strerror(rc),
 		             mrtx_errmsg());
-	if (rc != MRTX_OK && !d->fam_ok[k]) {
-		d->fam_tried[k] = 1; /* (asked again later: a failed call may have
-		                      * added it, which the next call's MRTX_EEXIST
-		                      * then says) */
-		d->nfam--;
-	}
 }
 
 static void do_create(dd *d, mrtx_db *db)
