@@ -20,9 +20,9 @@
 # whose mon port is free, with the 200 ports above it), OBJECTSTORE,
 # RADOS_SUITE_CEPHX (1), RADOS_SUITE_BENCH (1), RADOS_SUITE_CHAOS (1), RADOS_SUITE_NETDELAY (1:
 # a second cluster behind rados-cluster.sh's --rtt-ms delay line, run only while the suite
-# has used under 1500 s), RADOS_SUITE_TIMEOUT (1200 s for the inner ctest, which takes
-# 300-600 s on the machines seen so far, more under sanitizers; the suite ends well under
-# the CTest TIMEOUT of 2400 s, so the trap runs),
+# has used under 1500 s), RADOS_SUITE_TIMEOUT (2400 s for the inner ctest, which takes
+# 300-600 s on the machines seen so far, over 1200 s under ASan; the suite ends well under
+# the CTest TIMEOUT of 3600 s, so the trap runs),
 # RADOS_SUITE_TESTS (a ctest -R regex: only those of the labelled tests, e.g.
 # '^test_(ts|heartbeat)$' for a TSan build), RADOS_SUITE_CHAOS_SECONDS (25, at
 # least 15: each chaos run's length; the OSD is killed at 7 s, restarted at 10 s).
@@ -81,7 +81,7 @@ echo "rados_suite: cluster up in $(( $(date +%s%3N) - t0 )) ms (mon 127.0.0.1:$M
 only=()
 [ -n "${RADOS_SUITE_TESTS:-}" ] && only=(-R "$RADOS_SUITE_TESTS")
 MRTX_IN_RADOS_SUITE=1 MRTX_TEST_RADOS_CONF=$DIR/ceph.conf MRTX_TEST_RADOS_KILL=1 MRTX_SRC=$SRC \
-	MRTX_TEST_STORE=${MRTX_TEST_STORE:-rados} timeout "${RADOS_SUITE_TIMEOUT:-1200}" \
+	MRTX_TEST_STORE=${MRTX_TEST_STORE:-rados} timeout "${RADOS_SUITE_TIMEOUT:-2400}" \
 	ctest --test-dir "$BUILD" -L "${RADOS_SUITE_LABELS:-^(rados|store)\$}" "${only[@]}" \
 	--output-on-failure --no-tests=error
 rc=$?
@@ -160,7 +160,7 @@ if [ "$rc" = 0 ] && [ -x "$MRTX" ] && [ "${RADOS_SUITE_NETDELAY:-1}" = 1 ]; then
 		     "/dev/net/tun and the right to make a network namespace"
 	elif [ "$SECONDS" -ge 1500 ]; then
 		echo "rados_suite: the cluster behind a delay line skipped: ${SECONDS}s used of the" \
-		     "2400 s the suite has"
+		     "3600 s the suite has"
 	elif ! MON_PORT=$((MON_PORT + 1)) NETDELAY=$BUILD/mrtx-netdelay \
 	     bash "$CLUSTER" start "$nd" --rtt-ms=20; then
 		echo "rados_suite: cluster start with --rtt-ms=20 FAILED"; rc=1
