@@ -43,7 +43,7 @@
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #define STALL_US 8000000u /* a stall: past every lock's time to live (bank.c: 5 s) */
 
-const char *const sim_fault_names[SIM_NFAULTS] = { "lose", "drop", "hold", "late",  "die",
+const char *const sim_fault_names[SIM_NFAULTS] = { "lose", "drop", "hold", "late", "die",
 	                                           "skew", "orphan", "stall", "clock", "rhold",
 	                                           "rdrop" };
 
