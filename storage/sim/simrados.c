@@ -195,6 +195,16 @@ static void read_forget(pend *p)
 	}
 }
 
+/* The caller of held op p (may be NULL) no longer waits for it: a read is
+ * dropped, a write stays queued with no one to tell (simr__mu held). */
+static void caller_gone(pend *p)
+{
+	if (p && p->read)
+		read_forget(p);
+	else if (p)
+		p->comp = NULL;
+}
+
 /* ------------------------------------------------------- control (API) */
 
 static void cluster_free(void)
@@ -429,10 +439,7 @@ int rados_aio_wait_for_complete(rados_completion_t c)
 		h.wait(h.arg, &info);
 	pthread_mutex_lock(&simr__mu);
 	if (!s->done) { /* still held: the caller gives up; a write stays queued */
-		if (s->p && s->p->read)
-			read_forget(s->p);
-		else if (s->p)
-			s->p->comp = NULL;
+		caller_gone(s->p);
 		complete(s, -ETIMEDOUT);
 	}
 	pthread_mutex_unlock(&simr__mu);
@@ -461,10 +468,7 @@ void rados_aio_release(rados_completion_t c)
 	if (!s)
 		return;
 	pthread_mutex_lock(&simr__mu);
-	if (s->p && s->p->read)
-		read_forget(s->p);
-	else if (s->p)
-		s->p->comp = NULL;
+	caller_gone(s->p);
 	pthread_mutex_unlock(&simr__mu);
 	free(s);
 }
