@@ -352,32 +352,51 @@ static void test_remove_and_listing(void **state)
 	conn_close(&k);
 }
 
+/* A read of key in oid submitted and left in flight. */
+typedef struct rflight {
+	rados_read_op_t op;
+	rados_completion_t c;
+	rados_omap_iter_t it;
+} rflight;
+
+static void read_send(conn *k, rflight *f, const char *oid, const char *key)
+{
+	f->op = rados_create_read_op();
+	rados_read_op_omap_get_vals2(f->op, "", key, 1, &f->it, NULL, NULL);
+	assert_int_equal(rados_aio_create_completion2(NULL, NULL, &f->c), 0);
+	assert_int_equal(rados_aio_read_op_operate(f->op, k->io, f->c, oid, 0), 0);
+}
+
+/* Wait for it: its result, and the value it read into v. */
+static int read_end(rflight *f, char *v, size_t vn)
+{
+	char *kp, *vp;
+	size_t kl, vl;
+	int r;
+
+	rados_aio_wait_for_complete(f->c);
+	r = rados_aio_get_return_value(f->c);
+	v[0] = '\0';
+	if (r == 0 && rados_omap_get_next2(f->it, &kp, &vp, &kl, &vl) == 0 && kp && vl < vn) {
+		memcpy(v, vp, vl);
+		v[vl] = '\0';
+	}
+	rados_omap_get_end(f->it);
+	rados_aio_release(f->c);
+	rados_release_read_op(f->op);
+	return r;
+}
+
 /* The value of key in oid as one read of k sees it now ("" when absent,
  * "ERR" when the read failed). */
 static const char *value_of(conn *k, const char *oid, const char *key)
 {
 	static char v[64];
-	rados_read_op_t op = rados_create_read_op();
-	rados_completion_t c;
-	rados_omap_iter_t it;
-	char *kp, *vp;
-	size_t kl, vl;
+	rflight f;
 
-	rados_read_op_omap_get_vals2(op, "", key, 1, &it, NULL, NULL);
-	assert_int_equal(rados_aio_create_completion2(NULL, NULL, &c), 0);
-	assert_int_equal(rados_aio_read_op_operate(op, k->io, c, oid, 0), 0);
-	rados_aio_wait_for_complete(c);
-	strcpy(v, "ERR");
-	if (rados_aio_get_return_value(c) == 0) {
-		v[0] = '\0';
-		if (rados_omap_get_next2(it, &kp, &vp, &kl, &vl) == 0 && kp && vl < sizeof(v)) {
-			memcpy(v, vp, vl);
-			v[vl] = '\0';
-		}
-	}
-	rados_omap_get_end(it);
-	rados_aio_release(c);
-	rados_release_read_op(op);
+	read_send(k, &f, oid, key);
+	if (read_end(&f, v, sizeof(v)))
+		strcpy(v, "ERR");
 	return v;
 }
 
@@ -489,41 +508,6 @@ static simr_fate hold_reads(void *arg, const simr_op_info *op)
 {
 	(void)arg;
 	return op->write ? SIMR_APPLY : SIMR_HOLD;
-}
-
-/* A read of key in oid submitted and left in flight. */
-typedef struct rflight {
-	rados_read_op_t op;
-	rados_completion_t c;
-	rados_omap_iter_t it;
-} rflight;
-
-static void read_send(conn *k, rflight *f, const char *oid, const char *key)
-{
-	f->op = rados_create_read_op();
-	rados_read_op_omap_get_vals2(f->op, "", key, 1, &f->it, NULL, NULL);
-	assert_int_equal(rados_aio_create_completion2(NULL, NULL, &f->c), 0);
-	assert_int_equal(rados_aio_read_op_operate(f->op, k->io, f->c, oid, 0), 0);
-}
-
-/* Wait for it: its result, and the value it read into v. */
-static int read_end(rflight *f, char *v, size_t vn)
-{
-	char *kp, *vp;
-	size_t kl, vl;
-	int r;
-
-	rados_aio_wait_for_complete(f->c);
-	r = rados_aio_get_return_value(f->c);
-	v[0] = '\0';
-	if (r == 0 && rados_omap_get_next2(f->it, &kp, &vp, &kl, &vl) == 0 && kp && vl < vn) {
-		memcpy(v, vp, vl);
-		v[vl] = '\0';
-	}
-	rados_omap_get_end(f->it);
-	rados_aio_release(f->c);
-	rados_release_read_op(f->op);
-	return r;
 }
 
 /*
