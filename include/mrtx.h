@@ -908,11 +908,16 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out);
  * rows and records where the next starts (LMDB: in its one write; RADOS:
  * a step stays in one tablet, and its cursor is a second write, so a crash
  * between the two repeats the step): a run cut short (a crash, an error)
- * is resumed, with its safe point, by the next call.
+ * is resumed, with its safe point, by the next call.  Tables dropped,
+ * truncated or made again while it runs are no error: a dropped one has
+ * nothing left to collect, and one truncated or made again is walked anew.
  * @param collected  receives the number of versions removed (may be NULL).
  * @return MRTX_OK; MRTX_EINVAL (db NULL, keep_ms out of range);
  *   MRTX_EREADONLY; MRTX_ENOTSUP (an LMDB store without its timestamp
  *   page, or, very rarely, 16 views in a row unpinned, as mrtx_begin_at);
+ *   MRTX_ELOCKED (RADOS: a table was closed by a drop or truncate that had
+ *   not ended, had a split cut short, or kept being truncated under the
+ *   walk; every other table was collected, and the message names it);
  *   MRTX_ECORRUPT; MRTX_EFULL; MRTX_ESTORE; MRTX_ENOMEM.
  */
 int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected);
@@ -1379,11 +1384,21 @@ typedef struct mrtx_index_spec {
  * with the identical spec is allowed and re-runs the backfill (it writes
  * only the missing or stale entries).
  *
+ * The declaration is written only while the index table exists and no
+ * drop or truncate of it has begun, in one step with that check, so a
+ * concurrent mrtx_drop_table of the index table either sees the index and
+ * refuses, or makes this call fail with nothing declared.  An index table
+ * that an unfinished mrtx_drop_index left behind (its record names the
+ * table) is dropped first, finishing that drop: the new index gets a new,
+ * empty table.
+ *
  * @return MRTX_OK; MRTX_EINVAL (NULL, bad version or name, ncluster over 32,
  *   source is an index table, index table is a source or used by another
  *   index); MRTX_ENOTABLE / MRTX_ENOFAMILY (source); MRTX_EEXIST (an index of
  *   that name exists with another spec, or index_table exists with other
- *   families); MRTX_ETOOBIG; MRTX_EFULL; MRTX_ESTORE; MRTX_ENOMEM;
+ *   families); MRTX_ELOCKED (a drop or truncate of index_table is running,
+ *   or one was cut short: running it again finishes it; nothing declared);
+ *   MRTX_ETOOBIG; MRTX_EFULL; MRTX_ESTORE; MRTX_ENOMEM;
  *   MRTX_EREADONLY (db was opened read-only); errors of the backfill
  *   transactions (MRTX_ELOCKED, ...; the declaration stays and
  *   the call can be repeated).  An index whose declaration call failed is

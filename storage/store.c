@@ -581,7 +581,16 @@ int store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 
 	if (store_read_only(st))
 		return refuse_write(st, "adding a metadata record");
-	return (rc = meta_key_check(st, key, 3)) ? rc : BE(st)->meta_put_new(st, key, value);
+	return (rc = meta_key_check(st, key, 3)) ? rc : BE(st)->meta_put_new(st, key, value, NULL);
+}
+
+int store_meta_put_new_on(store *st, const char *key, mrtx_bytes value, const store_table *t)
+{
+	int rc;
+
+	if (store_read_only(st))
+		return refuse_write(st, "adding a metadata record");
+	return (rc = meta_key_check(st, key, 3)) ? rc : BE(st)->meta_put_new(st, key, value, t);
 }
 
 int store_meta_change(store *st, const char *const *del, size_t ndel, const char *put_key,

@@ -241,7 +241,8 @@ int store_family_find(store *st, const store_table *t, const char *family, uint8
  * when its name is missing now, else MRTX_CONFLICT (another table has the
  * name: the caller's transaction ran on the old one), message set; else 0. */
 int store_table_gone(store *st, const store_table *t);
-/* Every table, in name order. */
+/* Every table, in name order (one dropped while the list is made is left
+ * out). */
 int store_tables_list(store *st, const store_table ***out, size_t *count);
 
 /*
@@ -840,6 +841,14 @@ int store_upgrade(const char *path, store_upgrade_ts_fn row_ts,
  * store_meta_get: the value copied into a (MRTX_NOTFOUND if absent).
  * store_meta_put_new: write key = value if absent; 0 also when it exists
  *   with identical bytes; MRTX_EEXIST when it exists with other bytes.
+ * store_meta_put_new_on: the same, written only while t is the table of
+ *   its name and no drop or truncate of it has begun (the check and the
+ *   write are one): else MRTX_ENOTABLE (dropped), MRTX_CONFLICT (RADOS:
+ *   truncated, the name's table is another now) or MRTX_ELOCKED (being
+ *   dropped or truncated, or such a call was cut short), and nothing is
+ *   written.  An index declaration names its index table this way, so
+ *   that a drop (which freezes, then checks the declarations) and the
+ *   declaration are ordered (txn/index_create.c).
  * store_meta_list: fn(key, value, payload) for every record whose key starts
  *   with prefix, in key order, from one snapshot (values copied into a);
  *   fn's nonzero return stops and is returned.  *gen (may be NULL) gets the
@@ -855,6 +864,7 @@ int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out);
 int store_meta_get_in(store *st, store_view *v, const char *key, mrtx_arena *a,
                       mrtx_bytes *out);
 int store_meta_put_new(store *st, const char *key, mrtx_bytes value);
+int store_meta_put_new_on(store *st, const char *key, mrtx_bytes value, const store_table *t);
 int store_meta_change(store *st, const char *const *del, size_t ndel, const char *put_key,
                       mrtx_bytes put_value);
 int store_meta_list(store *st, const char *prefix, mrtx_arena *a,

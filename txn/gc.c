@@ -18,13 +18,54 @@
  */
 #include "txn_int.h"
 
+#include <stdio.h>
+
 #define GC_ROWS 256u
+#define GC_TABLE_TRIES 4 /* walks of one name truncated or made again under it */
+
+/*
+ * Walk table t from row (*rowlen bytes; 0: its first) to its end.  A
+ * table dropped under the walk has nothing left to collect.  One truncated,
+ * or dropped and created again, is walked from its first row as the name's
+ * new table (up to GC_TABLE_TRIES times).  One closed by a drop or truncate
+ * that has not ended, or whose tablets cannot be walked now, gives
+ * MRTX_ELOCKED: the caller goes on with the other tables.
+ */
+static int gc_table(mrtx_db *db, const store_table *t, uint8_t *row, size_t *rowlen,
+                    uint64_t safe, uint64_t *n)
+{
+	const store_table *now;
+	int rc = 0, done = 0, tries = 0;
+
+	while (!done) {
+		char msg[512];
+		int frc;
+
+		rc = store_gc_step(db->st, t, row, rowlen, safe, GC_ROWS, &done, n);
+		if (rc != MRTX_ENOTABLE && rc != MRTX_CONFLICT)
+			return rc;
+		/* the table changed under the walk: what is the name now? */
+		snprintf(msg, sizeof(msg), "%s", mrtx_errmsg());
+		if ((frc = store_table_find(db->st, t->name, &now)) == MRTX_ENOTABLE)
+			return 0;
+		if (frc)
+			return frc;
+		if (now == t)
+			return mrtx__seterr(rc, "%s", msg); /* (not a change of the table) */
+		if (++tries == GC_TABLE_TRIES)
+			return mrtx__seterr(MRTX_ELOCKED, "table '%s' kept changing under the "
+			                    "collector", t->name);
+		t = now;
+		*rowlen = 0;
+	}
+	return 0;
+}
 
 /* Keeps I19 (DESIGN §10). */
 int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected)
 {
 	uint8_t row[MRTX_MAX_KEY];
-	char from[MRTX_MAX_NAME + 1] = "";
+	char from[MRTX_MAX_NAME + 1] = "", busy[512] = "";
 	const store_table **tables;
 	size_t rowlen = 0, ntables;
 	uint64_t safe = 0, n = 0;
@@ -75,19 +116,27 @@ int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected)
 	if ((rc = store_tables_list(db->st, &tables, &ntables)))
 		return rc;
 	for (size_t i = 0; i < ntables && rc == 0; i++) {
-		int c = resume ? strcmp(tables[i]->name, from) : 1, done = 0;
+		int c = resume ? strcmp(tables[i]->name, from) : 1;
 
 		if (c < 0 || (c == 0 && from_done))
 			continue; /* walked by the run this one resumes */
 		if (c > 0)
 			rowlen = 0;
-		while (!done && rc == 0)
-			rc = store_gc_step(db->st, tables[i], row, &rowlen, safe, GC_ROWS, &done, &n);
+		rc = gc_table(db, tables[i], row, &rowlen, safe, &n);
+		if (rc == MRTX_ELOCKED && !busy[0]) {
+			snprintf(busy, sizeof(busy), "%s", mrtx_errmsg());
+			rc = 0;
+		} else if (rc == MRTX_ELOCKED) {
+			rc = 0;
+		}
 		resume = 0;
 	}
 	mrtx__free(tables);
 	if (rc == 0)
 		rc = store_gc_mark(db->st, 0, 1);
+	if (rc == 0 && busy[0])
+		rc = mrtx__seterr(MRTX_ELOCKED, "mrtx_gc: every other table was collected, but %s",
+		                  busy);
 	if (collected)
 		*collected = n;
 	return rc;

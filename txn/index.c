@@ -263,7 +263,9 @@ int idx_stale_table(mrtx_txn *txn, int rc)
 	arena_init(&a);
 	lrc = store_meta_list(txn->db->st, "i/", &a, gen_only, NULL, &gen);
 	arena_free(&a);
-	if (lrc || gen == txn->idx->gen)
+	if (lrc) /* (whether the table is gone for good is not known) */
+		return lrc;
+	if (gen == txn->idx->gen)
 		return mrtx__seterr(rc, "%s", msg);
 	idx_cache_drop(txn->db, txn->idx->gen);
 	return mrtx__seterr(MRTX_CONFLICT, "an index was dropped while the transaction ran "

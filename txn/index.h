@@ -86,5 +86,9 @@ int idx_plan_build_row(mrtx_txn *txn, index_plan **pp, const idx_decl *d, mrtx_b
 /* After mrtx_drop_table removed table: delete the markers of index drops
  * that stopped before dropping it (index_drop.c). */
 int index_drop_finished(mrtx_db *db, const char *table);
+/* Before table becomes an index table: if the marker of an index drop that
+ * stopped before dropping it names it, drop it now (the drop's intent) and
+ * the markers with it (index_drop.c). */
+int index_drop_leftover(mrtx_db *db, const char *table);
 
 #endif

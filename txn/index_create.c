@@ -247,9 +247,52 @@ static int backfill(mrtx_db *db, const idx_decl *d)
 	return rc;
 }
 
-int mrtx_create_index(mrtx_db *db, const mrtx_index_spec *spec)
+#define DECLARE_TRIES 4 /* index tables dropped under the declaration */
+
+/*
+ * Make the index table if missing and write the declaration (key = enc)
+ * on the condition that the table is still there and no drop or truncate
+ * of it has begun (store_meta_put_new_on): a drop freezes its table before
+ * it checks that no index uses it (txn/ddl.c), so either the drop sees
+ * this declaration and stops, or this write sees the freeze.  A table that
+ * an unfinished mrtx_drop_index left (a drop record names it) is dropped
+ * first: the index gets a new, empty one.  A declaration already there
+ * (a repeated call) is kept as it is.
+ */
+static int declare(mrtx_db *db, const mrtx_index_spec *spec, const char *key, mrtx_bytes enc)
 {
 	static const char *const fams[1] = { MRTX_INDEX_FAMILY };
+	const store_table *t;
+	mrtx_bytes have;
+	mrtx_arena a;
+	int rc = 0;
+
+	arena_init(&a);
+	rc = store_meta_get(db->st, key, &a, &have);
+	if (rc == 0 && (have.size != enc.size || memcmp(have.data, enc.data, enc.size)))
+		rc = MRTX_EEXIST;
+	arena_free(&a);
+	if (rc == 0) /* (declared: the table is that index's; one missing is made) */
+		return mrtx_create_table(db, spec->index_table, fams, 1);
+	if (rc != MRTX_NOTFOUND)
+		goto out;
+	for (int tries = 0; tries < DECLARE_TRIES; tries++) {
+		if ((rc = index_drop_leftover(db, spec->index_table)) ||
+		    (rc = mrtx_create_table(db, spec->index_table, fams, 1)))
+			return rc;
+		if ((rc = store_table_find(db->st, spec->index_table, &t)) == 0)
+			rc = store_meta_put_new_on(db->st, key, enc, t);
+		if (rc != MRTX_ENOTABLE && rc != MRTX_CONFLICT)
+			break; /* (else dropped or truncated meanwhile: again) */
+	}
+out:
+	if (rc == MRTX_EEXIST)
+		rc = mrtx__seterr(MRTX_EEXIST, "index '%s' exists with another spec", spec->name);
+	return rc;
+}
+
+int mrtx_create_index(mrtx_db *db, const mrtx_index_spec *spec)
+{
 	char key[MRTX_MAX_NAME + 3];
 	mrtx_buf enc = MRTX_BUF_INIT;
 	mrtx_arena a;
@@ -263,20 +306,15 @@ int mrtx_create_index(mrtx_db *db, const mrtx_index_spec *spec)
 		return mrtx__seterr(MRTX_EREADONLY, "mrtx_create_index: store %s is open "
 		                    "read-only", store_path(db->st));
 	arena_init(&a);
-	if ((rc = check_spec(db, spec)) ||
-	    (rc = mrtx_create_table(db, spec->index_table, fams, 1)))
+	if ((rc = check_spec(db, spec)))
 		goto done;
 	if ((rc = idx_decl_encode(spec, &enc))) {
 		rc = mrtx__seterr(rc, "out of memory declaring index '%s'", spec->name);
 		goto done;
 	}
 	snprintf(key, sizeof(key), "i/%s", spec->name);
-	if ((rc = store_meta_put_new(db->st, key, MRTX_BYTES(enc.data, enc.size)))) {
-		if (rc == MRTX_EEXIST)
-			rc = mrtx__seterr(MRTX_EEXIST, "index '%s' exists with another spec",
-			                  spec->name);
+	if ((rc = declare(db, spec, key, MRTX_BYTES(enc.data, enc.size))))
 		goto done;
-	}
 	idx_cache_drop(db, IDX_GEN_ANY); /* this process's next writers see the index */
 	/* Backfill from the stored declaration, exactly what writers will use. */
 	if ((rc = idx_decl_decode(spec->name, MRTX_BYTES(enc.data, enc.size), &a, &d)))

@@ -151,20 +151,49 @@ static int mark_names(const char *key, mrtx_bytes value, void *payload)
 	return 0;
 }
 
-int index_drop_finished(mrtx_db *db, const char *table)
+/* The markers naming table, into *m; 0 or an error. */
+static int marks_of(mrtx_db *db, const char *table, struct mark_scan **out)
 {
 	struct mark_scan *m = mrtx__calloc(1, sizeof(*m));
 	mrtx_arena a;
 	int rc;
 
+	*out = NULL;
 	if (!m)
-		return mrtx__seterr(MRTX_ENOMEM, "out of memory dropping table '%s'", table);
+		return mrtx__seterr(MRTX_ENOMEM, "out of memory reading index drop records");
 	m->table = table;
 	arena_init(&a);
 	rc = store_meta_list(db->st, MARK_PREFIX, &a, mark_names, m, NULL);
-	if (rc == 0 && m->n)
+	arena_free(&a); /* (mark_names copied the keys) */
+	if (rc)
+		mrtx__free(m);
+	else
+		*out = m;
+	return rc;
+}
+
+int index_drop_finished(mrtx_db *db, const char *table)
+{
+	struct mark_scan *m;
+	int rc;
+
+	if ((rc = marks_of(db, table, &m)))
+		return rc;
+	if (m->n)
 		rc = store_meta_change(db->st, m->keys, m->n, NULL, MRTX_BYTES(NULL, 0));
-	arena_free(&a);
+	mrtx__free(m);
+	return rc;
+}
+
+int index_drop_leftover(mrtx_db *db, const char *table)
+{
+	struct mark_scan *m;
+	int rc;
+
+	if ((rc = marks_of(db, table, &m)))
+		return rc;
+	if (m->n && (rc = mrtx_drop_table(db, table)) == MRTX_ENOTABLE)
+		rc = index_drop_finished(db, table); /* (dropped, its markers not yet) */
 	mrtx__free(m);
 	return rc;
 }

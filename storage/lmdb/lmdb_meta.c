@@ -318,8 +318,9 @@ int lmdb_store_create_table(store *st, const char *name, const char *const *fami
 		if (prc == MDB_NOTFOUND)
 			oldp = mv(NULL, 0);
 		/* the same families and policies make create idempotent (the prefix
-		 * is the store's) */
-		rc = (old.mv_size == mlen &&
+		 * is the store's; a drop's freeze mark may follow them) */
+		rc = ((old.mv_size == mlen ||
+		       (old.mv_size == mlen + 9 && ((const uint8_t *)old.mv_data)[mlen] == 1)) &&
 		      memcmp((uint8_t *)old.mv_data + TPFX, meta + TPFX, mlen - TPFX) == 0) ?
 		     ((prc == 0 || prc == MDB_NOTFOUND) && oldp.mv_size == pv.mv_size &&
 		      (!pv.mv_size || memcmp(oldp.mv_data, pbuf, pv.mv_size) == 0) ? 0 :
@@ -810,7 +811,34 @@ static int gen_move(store *st, MDB_txn *txn)
 	return 0;
 }
 
-int lmdb_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
+/* In txn: is t still the table of its name, and no drop or truncate of
+ * it begun (its record not frozen)?  (store_meta_put_new_on) */
+static int table_open_in(store *st, MDB_txn *txn, const store_table *t)
+{
+	char kb[MRTX_MAX_NAME + 4];
+	MDB_val k = lmdb_table_key(kb, t->name), v;
+	unsigned kp;
+	size_t nfam;
+	int rc, frozen;
+
+	if ((rc = lmdb_get(txn, st->dbi, &k, &v)) == MDB_NOTFOUND)
+		return mrtx__seterr(MRTX_ENOTABLE, "table '%s' was dropped", t->name);
+	if (rc)
+		return lmdb_err(st, rc, "read a table record");
+	if (lmdb_table_peek(&v, &kp, &frozen, &nfam))
+		return mrtx__seterr(MRTX_ECORRUPT, "%s: the record of table '%s' is malformed",
+		                    st->path, t->name);
+	if (kp != LT(t)->kp)
+		return mrtx__seterr(MRTX_ENOTABLE, "table '%s' was dropped", t->name);
+	if (frozen)
+		return mrtx__seterr(MRTX_ELOCKED, "table '%s' is being dropped or truncated: try "
+		                    "again when that has finished (one cut short is finished by "
+		                    "running the drop or truncate again)", t->name);
+	return 0;
+}
+
+int lmdb_store_meta_put_new(store *st, const char *key, mrtx_bytes value,
+                            const store_table *on)
 {
 	char kb[MRTX_MAX_NAME + 4];
 	MDB_txn *txn = NULL;
@@ -833,6 +861,8 @@ int lmdb_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 		rc = lmdb_err(st, rc, "read metadata");
 		goto done;
 	}
+	if (on && (rc = table_open_in(st, txn, on)))
+		goto done;
 	if ((rc = lmdb_put(txn, st->dbi, &k, &v, 0))) {
 		rc = lmdb_err(st, rc, "write metadata");
 		goto done;

@@ -49,7 +49,8 @@ void lmdb_store_counters_get(store *st, store_counters *out);
 int lmdb_store_get_info(store *st, store_info *out);
 int lmdb_store_meta_get(store *st, struct lmdb_rtxn *view, const char *key, mrtx_arena *a,
                         mrtx_bytes *out);
-int lmdb_store_meta_put_new(store *st, const char *key, mrtx_bytes value);
+int lmdb_store_meta_put_new(store *st, const char *key, mrtx_bytes value,
+                            const store_table *on);
 int lmdb_store_meta_change(store *st, const char *const *del, size_t ndel,
                            const char *put_key, mrtx_bytes put_value);
 int lmdb_store_meta_list(store *st, const char *prefix, mrtx_arena *a,

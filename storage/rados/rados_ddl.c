@@ -152,6 +152,32 @@ static rguard guard_eq(const char *key, mrtx_bytes v)
 	return g;
 }
 
+void rados_table_open_keys(const store_table *t, char *tk, char *dk)
+{
+	char pk[MRTX_MAX_NAME + 3];
+
+	keys_of(t->name, tk, pk, dk);
+}
+
+int rados_table_open_guard(rstore *rs, const store_table *t, const char *tk, const char *dk,
+                           mrtx_bytes rec, mrtx_bytes dv, rguard g[2])
+{
+	drec d;
+
+	if (!rec_is(rec, t))
+		return rados_table_closed(rs, t, rec); /* (MRTX_ENOTABLE or MRTX_CONFLICT) */
+	if (dv.data && drec_parse(dv, &d))
+		return mrtx__seterr(MRTX_ECORRUPT, "%s: the drop record of table '%s' is malformed",
+		                    rs->addr, t->name);
+	if (dv.data && d.id == id_of(t))
+		return mrtx__seterr(MRTX_ELOCKED, "%s: table '%s' is being dropped or truncated: "
+		                    "try again when that has finished (one cut short is finished "
+		                    "by running the drop or truncate again)", rs->addr, t->name);
+	g[0] = guard_eq(tk, rec);
+	g[1] = guard_eq(dk, dv);
+	return 0;
+}
+
 /* --------------------------------------------------------------- family */
 
 /* t's families from its record rec, added to the object when new. */

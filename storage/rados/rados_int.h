@@ -280,6 +280,15 @@ extern const uint8_t rados_freeze_key[2];
  * MRTX_ELOCKED (the drop or truncate is finishing: try again).
  */
 int rados_table_closed(rstore *rs, const store_table *t, mrtx_bytes rec);
+/* A write of NAME.meta that must land only while t is the table of its
+ * name and no drop or truncate of it has begun (store_meta_put_new_on):
+ * read the keys rados_table_open_keys names (tk, dk: MRTX_MAX_NAME + 3
+ * bytes each), then rados_table_open_guard with their values gives the
+ * two guards that keep them so, or the answer (MRTX_ENOTABLE,
+ * MRTX_CONFLICT as rados_table_closed; MRTX_ELOCKED: begun; MRTX_ECORRUPT). */
+void rados_table_open_keys(const store_table *t, char *tk, char *dk);
+int rados_table_open_guard(rstore *rs, const store_table *t, const char *tk, const char *dk,
+                           mrtx_bytes rec, mrtx_bytes dv, rguard g[2]);
 /* Is tablet oid closed by a drop or truncate (state 'D')?  0 or an error
  * of the read (rados_ddl.c). */
 int rados_tablet_dropped(rstore *rs, const char *oid, int *dropped);

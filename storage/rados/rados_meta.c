@@ -721,6 +721,7 @@ int rados_store_tables_list(store *st, const store_table ***out, size_t *count)
 	struct name_list nl = { NULL, 0, 0, RS(st) };
 	const store_table **arr = NULL;
 	mrtx_arena a;
+	size_t n = 0;
 	int rc;
 
 	arena_init(&a);
@@ -728,15 +729,19 @@ int rados_store_tables_list(store *st, const store_table ***out, size_t *count)
 	if (rc == 0 && !(arr = mrtx__calloc(nl.n ? nl.n : 1, sizeof(*arr))))
 		rc = mrtx__seterr(MRTX_ENOMEM, "out of memory listing tables");
 	for (size_t i = 0; rc == 0 && i < nl.n; i++)
-		rc = rados_store_table_find(st, nl.names[i], &arr[i]);
+		if ((rc = rados_store_table_find(st, nl.names[i], &arr[n])) == 0)
+			n++;
+		else if (rc == MRTX_ENOTABLE) /* (dropped since the listing) */
+			rc = 0;
 	arena_free(&a);
 	mrtx__free(nl.names);
 	if (rc) {
 		mrtx__free(arr);
 		return rc;
 	}
+	mrtx__clearerr();
 	*out = arr;
-	*count = nl.n;
+	*count = n;
 	return 0;
 }
 
@@ -1047,22 +1052,27 @@ static int gen_take(rstore *rs, mrtx_bytes v, uint64_t *gen)
 	return 0;
 }
 
-int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
+int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value,
+                             const store_table *on)
 {
 	static const char *const gk = "gen";
+	char tk[MRTX_MAX_NAME + 3], dk[MRTX_MAX_NAME + 3];
 	rstore *rs = RS(st);
 	mrtx_arena a;
 	int rc;
 
+	if (on)
+		rados_table_open_keys(on, tk, dk);
 	arena_init(&a);
 	for (int attempt = 0; attempt < 20; attempt++) {
-		const char *keys[2] = { gk, key };
-		mrtx_bytes v[2];
+		const char *keys[4] = { gk, key, tk, dk };
+		mrtx_bytes v[4];
 		uint8_t g8[8];
 		uint64_t gen;
 		int exists, applied;
+		rguard g[4];
 
-		if ((rc = meta_read(rs, keys, 2, &a, v, &exists)))
+		if ((rc = meta_read(rs, keys, on ? 4 : 2, &a, v, &exists)))
 			break;
 		if ((rc = gen_take(rs, v[0], &gen)))
 			break;
@@ -1073,12 +1083,15 @@ int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 			                  "contents", rs->addr, key);
 			break;
 		}
+		if (on && (rc = rados_table_open_guard(rs, on, tk, dk, v[2], v[3], g + 2)))
+			break;
 		rbe64_put(g8, gen + 1);
+		g[0] = guard_eq(gk, v[0]);
+		g[1] = guard_eq(key, MRTX_BYTES("", 0));
 		{
-			rguard g[2] = { guard_eq(gk, v[0]), guard_eq(key, MRTX_BYTES("", 0)) };
 			rkv sets[2] = { { MRTX_CSTR(gk), MRTX_BYTES(g8, 8) }, { MRTX_CSTR(key), value } };
 
-			if ((rc = meta_write(rs, g, 2, sets, 2, &applied)))
+			if ((rc = meta_write(rs, g, on ? 4 : 2, sets, 2, &applied)))
 				break;
 		}
 		if (applied) {

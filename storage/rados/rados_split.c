@@ -158,9 +158,10 @@ static int seqs_take(rstore *rs, const store_table *t, uint32_t *left)
 			/* no split yet: the record is the one made at creation */
 			rtmap *m;
 
-			if (!v[1].data) {
-				rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the record of table '%s' is gone",
-				                  rs->addr, t->name);
+			if (!v[1].data || v[1].size < 4 ||
+			    rbe32_get(v[1].data) != ((rtable *)t->be)->id) {
+				/* dropped, or truncated (the name names a new table) */
+				rc = rados_table_closed(rs, t, v[1]);
 				break;
 			}
 			if ((rc = rados_map_parse(rs, t->name, v[1], &m)))
@@ -391,9 +392,14 @@ static int publish(rstore *rs, const store_table *t, uint32_t pseq, const mark *
 
 		if ((rc = rados_table_record(rs, t, &a, &v)))
 			break;
-		if (!v.data || !(at = rados_record_tablets_at(v))) {
-			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the record of table '%s' is gone or "
-			                  "malformed", rs->addr, t->name);
+		if (!v.data || v.size < 4 || rbe32_get(v.data) != ((rtable *)t->be)->id) {
+			/* dropped, or truncated (the name names a new table) */
+			rc = rados_table_closed(rs, t, v);
+			break;
+		}
+		if (!(at = rados_record_tablets_at(v))) {
+			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the record of table '%s' is malformed",
+			                  rs->addr, t->name);
 			break;
 		}
 		p = (const uint8_t *)v.data + at;

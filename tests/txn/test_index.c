@@ -1024,21 +1024,65 @@ static void test_drop_index_half_done(void **state)
 	assert_int_equal(mrtx_drop_table(b, "users_by_email"), 0);
 	assert_int_equal(mrtx_drop_index(a, "by_email"), MRTX_EINVAL); /* nothing left */
 
-	/* again, the table taken by another index meanwhile: only the record goes */
+	/* again, then a new index on that table: the unfinished drop is
+	 * finished first, and the new index gets a new, empty table */
 	{
 		mrtx_index_spec s = email_spec();
 
 		assert_int_equal(mrtx_create_index(a, &s), 0);
 		retire_only(a);
+		assert_int_equal(tu_put(a, "users_by_email", MRTX_CSTR("stale"), MRTX_INDEX_FAMILY,
+		                        MRTX_CSTR("x"), MRTX_CSTR("y")), 0);
 		s.name = "by_email2";
 		assert_int_equal(mrtx_create_index(a, &s), 0);
-		assert_int_equal(mrtx_drop_index(a, "by_email"), 0);
-		assert_true(table_exists(a, "users_by_email"));
+		assert_int_equal(count_cells(b, "users_by_email"), 2); /* u1's, u2's refs */
 		assert_int_equal(lookup_in(b, "by_email2", "two@x").n, 1);
-		assert_int_equal(mrtx_drop_index(a, "by_email"), MRTX_EINVAL);
+		assert_int_equal(mrtx_drop_index(a, "by_email"), MRTX_EINVAL); /* finished */
 	}
+	/* a drop record naming the table of a live index (a drop's first step
+	 * racing that index's declaration): a repeated drop removes only it */
+	assert_int_equal(store_meta_change(mrtx__db_store(a), NULL, 0, "d/by_email",
+	                                   MRTX_CSTR("users_by_email")), 0);
+	assert_int_equal(mrtx_drop_index(a, "by_email"), 0);
+	assert_true(table_exists(a, "users_by_email"));
+	assert_int_equal(lookup_in(b, "by_email2", "two@x").n, 1);
+	assert_int_equal(mrtx_drop_index(a, "by_email"), MRTX_EINVAL);
 	mrtx_close(b);
 	mrtx_close(a);
+	tu_rmrf(path);
+	free(path);
+}
+
+/* A declaration and a drop of its index table are ordered: an index
+ * table whose drop or truncate has begun (here frozen by a drop that
+ * died) is refused, and nothing is declared, so the source stays
+ * writable; once that drop is finished the declaration makes a new table. */
+static void test_declaration_meets_drop(void **state)
+{
+	mrtx_index_spec s = email_spec();
+	const store_table *t;
+	uint64_t tok;
+	char *path;
+	mrtx_db *db = setup(&path);
+
+	(void)state;
+	s.name = "by_email2";
+	s.index_table = "spare";
+	assert_int_equal(put2(db, "u1", "email", "one@x"), 0);
+	assert_int_equal(tu_table(db, "spare", MRTX_INDEX_FAMILY, NULL), 0);
+	assert_int_equal(store_table_find(mrtx__db_store(db), "spare", &t), 0);
+	assert_int_equal(store_table_freeze(mrtx__db_store(db), t, 1, &tok), 0);
+	assert_int_equal(mrtx_create_index(db, &s), MRTX_ELOCKED);
+	assert_non_null(strstr(mrtx_errmsg(), "being dropped or truncated"));
+	assert_int_equal(nindexes(db), 1);
+	assert_int_equal(put2(db, "u2", "email", "two@x"), 0); /* not held up by spare */
+	/* the dead drop finished, the index is declared on a new table */
+	assert_int_equal(mrtx_drop_table(db, "spare"), 0);
+	assert_int_equal(mrtx_create_index(db, &s), 0);
+	assert_int_equal(lookup_in(db, "by_email2", "two@x").n, 1);
+	assert_int_equal(put2(db, "u3", "email", "three@x"), 0);
+	assert_int_equal(lookup_in(db, "by_email2", "three@x").n, 1);
+	mrtx_close(db);
 	tu_rmrf(path);
 	free(path);
 }
@@ -1055,6 +1099,7 @@ int main(void)
 		cmocka_unit_test(test_late_declaration),
 		cmocka_unit_test(test_drop_index),
 		cmocka_unit_test(test_drop_index_half_done),
+		cmocka_unit_test(test_declaration_meets_drop),
 	};
 
 	/* These tests kill writers between the steps of the two-phase protocol (DESIGN §5.2): every handle
