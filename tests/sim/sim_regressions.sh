@@ -21,5 +21,11 @@ read-only-stale-beside-current --workload index --seed 93
 delete-without-its-index-entry --workload index --seed 428
 two-orphans-under-each-other --workload ddl --seed 736
 create-dropped-before-it-returned --workload ddl --seed 1062
+gc-meets-dropped-table --workload reindex --seed 12
+gc-meets-truncated-table --workload reindex --seed 20
+table-list-meets-drop --workload reindex --seed 45
+declaration-on-frozen-index-table --workload reindex --seed 22
+declaration-on-closed-index-table --workload reindex --seed 54
+declaration-beside-its-table-drop --workload reindex --seed 99
 SEEDS
 exit "$fail"

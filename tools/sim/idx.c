@@ -205,7 +205,7 @@ static void do_gc(ix *x, mrtx_db *db)
 	if (sim_dead())
 		return;
 	sim_trace("gc %s collected %llu", mrtx_strerror(rc), (unsigned long long)collected);
-	if (rc != MRTX_OK && rc != MRTX_ESTORE)
+	if (rc != MRTX_OK && rc != MRTX_ESTORE && rc != MRTX_ELOCKED)
 		work_anomaly(&x->w, "gc: mrtx_gc returned %s (%s)", mrtx_strerror(rc),
 		             mrtx_errmsg());
 	work_count(&x->w, rc);
@@ -221,8 +221,17 @@ static void client_body(int ci, void *arg)
 	if (work_client_open(&x->w, &db))
 		return;
 	for (int n = 0; n < x->w.cfg->txns && !sim_dead(); n++) {
-		uint64_t r = sim_rand(20);
+		uint64_t r;
 
+		if (x->reindex && ci < 2 && sim_rand(8) == 0) {
+			idx_do_reindex(x, db);
+			continue;
+		}
+		if (x->reindex && sim_rand(10) == 0) {
+			idx_do_n_check(x, db);
+			continue;
+		}
+		r = sim_rand(20);
 		if (r < 3)
 			idx_do_index_check(x, db);
 		else if (r < 6)
@@ -281,8 +290,10 @@ static int setup(ix *x)
 		rc = rc ? (mrtx_abort(t), rc) : mrtx_commit(t);
 	}
 	/* declared after the rows: the backfill writes their entries */
-	if (rc || (rc = mrtx_create_index(db, &spec)) || (rc = mrtx_begin(db, &t)))
+	if (rc || (rc = mrtx_create_index(db, &spec)) ||
+	    (x->reindex && (rc = idx_create_by_n(db))) || (rc = mrtx_begin(db, &t)))
 		goto done;
+	x->nready = x->reindex;
 	for (int r = 0; r < VROWS && !rc; r++) {
 		char row[8];
 
@@ -313,7 +324,7 @@ static void final_step(void *arg)
 
 static const work_ops ops = { setup_step, client_body, NULL, final_step };
 
-unsigned long index_run(uint64_t seed, const bank_cfg *cfg, bank_result *out)
+static unsigned long run(uint64_t seed, const bank_cfg *cfg, bank_result *out, int reindex)
 {
 	ix x;
 
@@ -321,6 +332,7 @@ unsigned long index_run(uint64_t seed, const bank_cfg *cfg, bank_result *out)
 	memset(&x, 0, sizeof(x));
 	x.w.cfg = cfg;
 	x.w.res = out;
+	x.reindex = reindex;
 	x.keys = 3 * cfg->accounts;
 	x.cap = x.keys / 6 > 2 ? x.keys / 6 : 2;
 	x.maxseq = 2 * cfg->clients * cfg->txns + 2;
@@ -329,8 +341,18 @@ unsigned long index_run(uint64_t seed, const bank_cfg *cfg, bank_result *out)
 		snprintf(out->first, sizeof(out->first), "out of memory");
 		return 1;
 	}
-	work_addr(&x.w, "idx", cfg->split_rows ? cfg->split_rows : IDX_SPLIT_ROWS);
+	work_addr(&x.w, reindex ? "reindex" : "idx", cfg->split_rows ? cfg->split_rows : IDX_SPLIT_ROWS);
 	work_run(&x.w, seed, &ops, &x);
 	free(x.known);
 	return out->anomalies;
+}
+
+unsigned long index_run(uint64_t seed, const bank_cfg *cfg, bank_result *out)
+{
+	return run(seed, cfg, out, 0);
+}
+
+unsigned long reindex_run(uint64_t seed, const bank_cfg *cfg, bank_result *out)
+{
+	return run(seed, cfg, out, 1);
 }

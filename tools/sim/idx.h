@@ -42,4 +42,12 @@
  * number of anomalies (0: the run passed). */
 unsigned long index_run(uint64_t seed, const bank_cfg *cfg, bank_result *out);
 
+/* The reindex workload: the index workload plus a second index, by_n on
+ * p's column n (index table pn), that two clients drop and declare again
+ * (with its backfill) while the others write (idx_ddl.c).  A committed
+ * read that began while by_n was whole must find it equal to p; at the
+ * end one mrtx_create_index must make it whole, and one mrtx_drop_index
+ * must take it and its table and leave p writable. */
+unsigned long reindex_run(uint64_t seed, const bank_cfg *cfg, bank_result *out);
+
 #endif

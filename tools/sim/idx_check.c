@@ -21,6 +21,7 @@ typedef struct coll {
 	ent *e;
 	int n, max, bad;
 	const char *want; /* a lookup's value (NULL: a whole scan) */
+	int by_n;         /* the table's rows as entries of by_n, not by_owner */
 } coll;
 
 static int coll_hit(const mrtx_index_hit *h, void *arg)
@@ -50,8 +51,9 @@ static int ent_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->row, y->row);
 }
 
-/* p's rows holding an owner (want: that owner), as index entries would be.
- * A row without an owner is skipped (none should exist). */
+/* p's rows holding an owner (want: that owner), as entries of by_owner
+ * would be (by_n: as entries of by_n, the value n and no copy).  A row
+ * without the value is skipped (none should exist). */
 static int scan_base(mrtx_txn *t, coll *c)
 {
 	mrtx_scan_spec sp = { 0 };
@@ -72,6 +74,11 @@ static int scan_base(mrtx_txn *t, coll *c)
 		if (rc == MRTX_OK)
 			idx_copy_str(row, sizeof(row), cell.row, &c->bad);
 		if (have && (rc != MRTX_OK || strcmp(row, cur.row))) {
+			if (c->by_n) {
+				memcpy(cur.val, cur.n, sizeof(cur.val));
+				cur.val[sizeof(cur.val) - 1] = '\0';
+				cur.n[0] = '\0';
+			}
 			if (cur.val[0] && (!c->want || !strcmp(c->want, cur.val))) {
 				if (c->n < c->max)
 					c->e[c->n++] = cur;
@@ -96,14 +103,11 @@ static int scan_base(mrtx_txn *t, coll *c)
 	return rc == MRTX_NOTFOUND ? MRTX_OK : rc;
 }
 
-/* In t: read the index (a lookup of want, or all of it) and p; compare.
- * *msg gets the first difference ("" when none).  Returns the first
- * failing call's code; *call names it. */
-static int index_vs_base(ix *x, mrtx_txn *t, const char *want, char *msg, size_t msz,
-                         const char **call)
+int idx_vs_base(ix *x, mrtx_txn *t, const char *index, const char *want, char *msg,
+                size_t msz, const char **call)
 {
-	int max = 4 * x->keys + 16, rc, over[NOWN] = { 0 };
-	coll a = { NULL, 0, max, 0, want }, b = { NULL, 0, max, 0, want };
+	int max = 4 * x->keys + 16, rc, over[NOWN] = { 0 }, by_n = !strcmp(index, IDX_BY_N);
+	coll a = { NULL, 0, max, 0, want, by_n }, b = { NULL, 0, max, 0, want, by_n };
 
 	msg[0] = '\0';
 	a.e = calloc((size_t)max, sizeof(ent));
@@ -114,8 +118,8 @@ static int index_vs_base(ix *x, mrtx_txn *t, const char *want, char *msg, size_t
 		goto out;
 	}
 	*call = want ? "mrtx_index_lookup" : "mrtx_index_scan";
-	rc = want ? mrtx_index_lookup(t, "by_owner", MRTX_CSTR(want), coll_hit, &a)
-	          : mrtx_index_scan(t, "by_owner", MRTX_BYTES(NULL, 0), MRTX_BYTES(NULL, 0), 0, 0,
+	rc = want ? mrtx_index_lookup(t, index, MRTX_CSTR(want), coll_hit, &a)
+	          : mrtx_index_scan(t, index, MRTX_BYTES(NULL, 0), MRTX_BYTES(NULL, 0), 0, 0,
 	                            coll_hit, &a);
 	if (rc)
 		goto out;
@@ -136,7 +140,7 @@ static int index_vs_base(ix *x, mrtx_txn *t, const char *want, char *msg, size_t
 			goto out;
 		}
 		if (!p || !q || strcmp(p->row, q->row) || strcmp(p->val, q->val)) {
-			snprintf(msg, msz, "index entry %s=%s where the table has %s=%s (%s)",
+			snprintf(msg, msz, "%s entry %s=%s where the table has %s=%s (%s)", index,
 			         p ? p->row : "(none)", p ? p->val : "", q ? q->row : "(none)",
 			         q ? q->val : "", want ? want : "whole index");
 			goto out;
@@ -152,7 +156,7 @@ static int index_vs_base(ix *x, mrtx_txn *t, const char *want, char *msg, size_t
 			goto out;
 		}
 	}
-	sim_trace("index %s: %d entries agree", want ? want : "all", a.n);
+	sim_trace("%s %s: %d entries agree", index, want ? want : "all", a.n);
 out:
 	free(a.e);
 	free(b.e);
@@ -176,7 +180,7 @@ void idx_do_index_check(ix *x, mrtx_db *db)
 	sim_trace("index check %s at %llu", all ? "all" : want, (unsigned long long)at);
 	rc = at ? mrtx_begin_at(db, at, &t) : mrtx_begin(db, &t);
 	if (rc == MRTX_OK) {
-		rc = index_vs_base(x, t, all ? NULL : want, msg, sizeof(msg), &call);
+		rc = idx_vs_base(x, t, "by_owner", all ? NULL : want, msg, sizeof(msg), &call);
 		if (rc)
 			mrtx_abort(t);
 		else if ((rc = mrtx_commit(t)))
@@ -367,6 +371,8 @@ void idx_final_check(ix *x)
 	if (work_final_open(&x->w, &db))
 		return;
 	work_sweep(&x->w, db, tables, 3);
+	if (x->reindex)
+		idx_reindex_final(x, db);
 	/* the whole index against the table, then every v row's newest */
 	for (int tries = 0; tries < 10; tries++) {
 		mrtx_txn *t;
@@ -375,7 +381,7 @@ void idx_final_check(ix *x)
 		call = "mrtx_begin";
 		if ((rc = mrtx_begin(db, &t)))
 			continue;
-		if ((rc = index_vs_base(x, t, NULL, msg, sizeof(msg), &call)))
+		if ((rc = idx_vs_base(x, t, "by_owner", NULL, msg, sizeof(msg), &call)))
 			mrtx_abort(t);
 		else
 			rc = mrtx_commit(t);

@@ -17,6 +17,8 @@
 #define VROWS 4    /* rows of table v */
 #define IDX_MAXV 4 /* versions v's family keeps */
 #define MAXLOG 4096
+#define IDX_BY_N "by_n"     /* the reindex workload's index on p's n */
+#define IDX_BY_N_TABLE "pn" /* and its index table */
 
 /* One recorded version of a v row: its commit timestamp and value (ts 0:
  * not known yet). */
@@ -38,15 +40,30 @@ typedef struct ix {
 	unsigned long splits; /* splits the clients' handles finished */
 	int ops;              /* a counter for unique values */
 	unsigned long events; /* versions learnt so far */
+	int reindex;          /* the reindex workload: by_n dropped and made again */
+	int nready;           /* by_n is whole (idx_ddl.c) */
+	unsigned long ndrops; /* drops of by_n begun */
+	int nlive;            /* of them, not returned */
 } ix;
 
 /* idx.c */
 void idx_copy_str(char *dst, size_t cap, mrtx_bytes b, int *bad);
 
 /* idx_check.c */
+/* In t: read index (by_owner or by_n: a lookup of want, or all of it) and
+ * p; compare.  *msg gets the first difference ("" when none).  Returns the
+ * first failing call's code; *call names it. */
+int idx_vs_base(ix *x, mrtx_txn *t, const char *index, const char *want, char *msg,
+                size_t msz, const char **call);
 void idx_do_index_check(ix *x, mrtx_db *db);
 void idx_learn(ix *x, int r, long seq, uint64_t ts, const char *val, const char *how);
 void idx_do_vread(ix *x, mrtx_db *db);
 void idx_final_check(ix *x);
+
+/* idx_ddl.c */
+int idx_create_by_n(mrtx_db *db);
+void idx_do_reindex(ix *x, mrtx_db *db);
+void idx_do_n_check(ix *x, mrtx_db *db);
+void idx_reindex_final(ix *x, mrtx_db *db);
 
 #endif

@@ -37,6 +37,7 @@ static const struct {
 	{ "append", append_run },
 	{ "index", index_run },
 	{ "ddl", ddl_run },
+	{ "reindex", reindex_run },
 };
 
 #define NWORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
@@ -82,7 +83,7 @@ static const char *expected_of(const char *o)
 		{ "--split-rows", "0 (never split) or 2 to 2^30-1" },
 		{ "--faults", "none, or kind=rate,... (lose, drop, hold, orphan, die, stall, "
 		              "clock and release: 0 to 1; skew=MS: up to 3600000)" },
-		{ "--workload", "bank, append, index or ddl" },
+		{ "--workload", "bank, append, index, ddl or reindex" },
 		{ "--break", "reads, ranges, primary, point or snapshot" },
 	};
 
