@@ -257,7 +257,9 @@ static int backfill(mrtx_db *db, const idx_decl *d)
  * this declaration and stops, or this write sees the freeze.  A table that
  * an unfinished mrtx_drop_index left (a drop record names it) is dropped
  * first: the index gets a new, empty one.  A declaration already there
- * (a repeated call) is kept as it is.
+ * (a repeated call) is kept as it is, and written again as such: that
+ * spreads its generation again (RADOS: to tablets a failed call left
+ * behind, where writers holding older declarations could still commit).
  */
 static int declare(mrtx_db *db, const mrtx_index_spec *spec, const char *key, mrtx_bytes enc)
 {
@@ -272,8 +274,11 @@ static int declare(mrtx_db *db, const mrtx_index_spec *spec, const char *key, mr
 	if (rc == 0 && (have.size != enc.size || memcmp(have.data, enc.data, enc.size)))
 		rc = MRTX_EEXIST;
 	arena_free(&a);
-	if (rc == 0) /* (declared: the table is that index's; one missing is made) */
-		return mrtx_create_table(db, spec->index_table, fams, 1);
+	if (rc == 0) { /* (declared: the table is that index's; one missing is made) */
+		if ((rc = mrtx_create_table(db, spec->index_table, fams, 1)) == 0)
+			rc = store_meta_put_new(db->st, key, enc);
+		goto out;
+	}
 	if (rc != MRTX_NOTFOUND)
 		goto out;
 	for (int tries = 0; tries < DECLARE_TRIES; tries++) {

@@ -27,5 +27,8 @@ table-list-meets-drop --workload reindex --seed 45
 declaration-on-frozen-index-table --workload reindex --seed 22
 declaration-on-closed-index-table --workload reindex --seed 54
 declaration-beside-its-table-drop --workload reindex --seed 99
+index-gen-read-failed-as-no-table --workload reindex --seed 381
+split-of-a-dropped-table --workload reindex --seed 507
+declaration-repeated-after-failed-spread --workload reindex --seed 934
 SEEDS
 exit "$fail"
