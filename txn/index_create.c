@@ -265,32 +265,35 @@ static int declare(mrtx_db *db, const mrtx_index_spec *spec, const char *key, mr
 {
 	static const char *const fams[1] = { MRTX_INDEX_FAMILY };
 	const store_table *t;
-	mrtx_bytes have;
-	mrtx_arena a;
 	int rc = 0;
 
-	arena_init(&a);
-	rc = store_meta_get(db->st, key, &a, &have);
-	if (rc == 0 && (have.size != enc.size || memcmp(have.data, enc.data, enc.size)))
-		rc = MRTX_EEXIST;
-	arena_free(&a);
-	if (rc == 0) { /* (declared: the table is that index's; one missing is made) */
-		if ((rc = mrtx_create_table(db, spec->index_table, fams, 1)) == 0)
-			rc = store_meta_put_new(db->st, key, enc);
-		goto out;
-	}
-	if (rc != MRTX_NOTFOUND)
-		goto out;
 	for (int tries = 0; tries < DECLARE_TRIES; tries++) {
-		if ((rc = index_drop_leftover(db, spec->index_table)) ||
-		    (rc = mrtx_create_table(db, spec->index_table, fams, 1)))
-			return rc;
+		mrtx_bytes have;
+		mrtx_arena a;
+
+		arena_init(&a);
+		rc = store_meta_get(db->st, key, &a, &have);
+		if (rc == 0 && (have.size != enc.size || memcmp(have.data, enc.data, enc.size)))
+			rc = MRTX_EEXIST;
+		arena_free(&a);
+		if (rc == 0) { /* (declared: the table is that index's; one missing is made) */
+			if ((rc = mrtx_create_table(db, spec->index_table, fams, 1)) == 0)
+				rc = store_meta_put_new(db->st, key, enc);
+			break;
+		}
+		if (rc != MRTX_NOTFOUND)
+			break;
+		/* (MRTX_EINVAL: an index took the table meanwhile -- this one,
+		 * declared by another call, if the next look finds it) */
+		if ((rc = index_drop_leftover(db, spec->index_table)) == MRTX_EINVAL)
+			continue;
+		if (rc || (rc = mrtx_create_table(db, spec->index_table, fams, 1)))
+			break;
 		if ((rc = store_table_find(db->st, spec->index_table, &t)) == 0)
 			rc = store_meta_put_new_on(db->st, key, enc, t);
 		if (rc != MRTX_ENOTABLE && rc != MRTX_CONFLICT)
 			break; /* (else dropped or truncated meanwhile: again) */
 	}
-out:
 	if (rc == MRTX_EEXIST)
 		rc = mrtx__seterr(MRTX_EEXIST, "index '%s' exists with another spec", spec->name);
 	return rc;

@@ -30,5 +30,6 @@ declaration-beside-its-table-drop --workload reindex --seed 99
 index-gen-read-failed-as-no-table --workload reindex --seed 381
 split-of-a-dropped-table --workload reindex --seed 507
 declaration-repeated-after-failed-spread --workload reindex --seed 934
+two-declarations-over-a-leftover-table --workload reindex --seed 535
 SEEDS
 exit "$fail"
