@@ -1065,10 +1065,12 @@ uint64_t mrtx_scan_ts(const mrtx_scanner *s);
 void mrtx_scan_close(mrtx_scanner *s);
 
 /**
- * Run fn in a fresh transaction and commit it, retrying MRTX_CONFLICT and
- * MRTX_ELOCKED (from fn or from commit) with jittered exponential backoff,
- * up to max_attempts attempts (<= 0 means 10).  fn's own nonzero return
- * that is not one of those two aborts and is returned.  fn must not commit
+ * Run fn in a fresh transaction and commit it, retrying MRTX_CONFLICT,
+ * MRTX_ELOCKED and MRTX_ESNAPSHOT (a live snapshot that collection
+ * overtook, see mrtx_gc: the retry takes a new one) from fn or from commit,
+ * with jittered exponential backoff, up to max_attempts attempts (<= 0
+ * means 10).  fn's own nonzero return that is not one of those aborts and
+ * is returned.  fn must not commit
  * or abort the transaction.  fn may run several times, and a run that will
  * be retried may have seen an inconsistent mix of values (see mrtx_get):
  * fn should only read and buffer writes, returning MRTX_CONFLICT when an

@@ -88,6 +88,30 @@ static int secondary_refs(rctx *c, const lock_rec *pr, store_rowref *refs, size_
 }
 
 /*
+ * After MRTX_ELOCKED from refs[0..*n): leave out the refs whose table a
+ * drop or truncate has closed (RADOS, a call cut short): it settled every
+ * lock there before the close, and nothing lands there after, so such a
+ * secondary is settled.  *left: whether any went; 0 or an error.
+ */
+static int skip_closed(rctx *c, store_rowref *refs, size_t *n, int *left)
+{
+	size_t k = 0;
+	int rc, closed;
+
+	*left = 0;
+	for (size_t i = 0; i < *n; i++) {
+		if ((rc = store_table_closed(c->st, refs[i].table, &closed)))
+			return rc;
+		if (closed)
+			*left = 1;
+		else
+			refs[k++] = refs[i];
+	}
+	*n = k;
+	return 0;
+}
+
+/*
  * Roll every secondary of primary record pr forward (fwd) or back.  Returns
  * 0 only when no secondary still holds pr's txn PREWRITTEN.
  * Keeps I4, I5 (DESIGN §10).
@@ -113,12 +137,26 @@ static int settle_secondaries(rctx *c, const lock_rec *pr, int fwd)
 	if (n == 0)
 		return 0;
 	for (int round = 0; round < 8; round++) {
+		int left;
+
 		nops = 0;
 		/* (a table this handle knew, dropped since: the read or the write
 		 * says so, once, having applied nothing, and the names are looked
 		 * up again) */
 		if ((rc = store_read_locks(c->st, refs, n, c->a, cur)) == MRTX_ENOTABLE)
 			goto gone;
+		if (rc == MRTX_ELOCKED) {
+			char msg[512];
+
+			snprintf(msg, sizeof(msg), "%s", mrtx_errmsg());
+			if ((rc = skip_closed(c, refs, &n, &left)))
+				return rc;
+			if (!left)
+				return mrtx__seterr(MRTX_ELOCKED, "%s", msg);
+			if (n == 0)
+				return 0;
+			continue;
+		}
 		if (rc)
 			return rc;
 		for (size_t i = 0; i < n; i++) {

@@ -157,7 +157,9 @@ static int batch_settle(sweep *w, prim *p, size_t n)
 		}
 	}
 	for (int round = 0; round < 2; round++) {
-		if ((rc = store_read_locks(w->st, refs, total, w->a, cur)))
+		if ((rc = store_read_locks(w->st, refs, total, w->a, cur)) == MRTX_ELOCKED)
+			goto single;
+		if (rc)
 			return rc;
 		nops = 0;
 		for (size_t j = 0; j < total; j++) {
@@ -195,11 +197,20 @@ static int batch_settle(sweep *w, prim *p, size_t n)
 				return rc;
 			nops++;
 		}
-		if (round == 0 && nops && (rc = lockio_write_rows(w->st, ops, nops)))
+		if (round == 0 && nops && (rc = lockio_write_rows(w->st, ops, nops)) == MRTX_ELOCKED)
+			goto single;
+		if (rc)
 			return rc;
 		if (round == 0 && nops == 0)
 			break;
 	}
+	return any_fwd ? FAILPOINT(FP_RECOVER_AFTER_FORWARD) : 0;
+single:
+	/* a table of a secondary held up (closed by an unfinished drop, say):
+	 * the single path settles each primary on its own, and says which */
+	mrtx__clearerr();
+	for (size_t i = 0; i < n; i++)
+		p[i].ok = 0;
 	return any_fwd ? FAILPOINT(FP_RECOVER_AFTER_FORWARD) : 0;
 }
 

@@ -53,6 +53,8 @@ struct store_backend {
 	int (*add_family)(store *st, const store_table *t, const char *family);
 	int (*table_freeze)(store *st, const store_table *t, int on, uint64_t *token);
 	int (*table_clear)(store *st, const store_table *t, int drop, uint64_t token);
+	/* NULL: a drop or truncate is one write, never seen closed */
+	int (*table_closed)(store *st, const store_table *t, int *closed);
 	int (*table_refresh)(store *st);
 	/* NULL: families are never dropped (MRTX_ENOTSUP) */
 	int (*drop_family)(store *st, const store_table *t, unsigned fid, uint64_t token);

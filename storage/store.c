@@ -184,6 +184,12 @@ int store_table_clear(store *st, const store_table *t, int drop, uint64_t token)
 	return BE(st)->table_clear(st, t, drop, token);
 }
 
+int store_table_closed(store *st, const store_table *t, int *closed)
+{
+	*closed = 0;
+	return BE(st)->table_closed ? BE(st)->table_closed(st, t, closed) : 0;
+}
+
 int store_drop_family(store *st, const store_table *t, unsigned fid, uint64_t token)
 {
 	if (store_read_only(st))

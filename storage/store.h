@@ -292,6 +292,11 @@ int store_add_family(store *st, const store_table *t, const char *family);
 #define STORE_FREEZE_CLOSED 1
 int store_table_freeze(store *st, const store_table *t, int on, uint64_t *token);
 int store_table_clear(store *st, const store_table *t, int drop, uint64_t token);
+/* Has a drop or truncate closed t (RADOS: every tablet shut, the switch
+ * not yet made, e.g. a call cut short)?  Such a table holds no lock that
+ * is not settled: the call settled every lock in it before the close, and
+ * no write lands in it after.  *closed: 1 or 0; 0 or the read's error. */
+int store_table_closed(store *st, const store_table *t, int *closed);
 int store_table_refresh(store *st);
 int store_alter_family(store *st, const store_table *t, unsigned fid, const store_policy *pol);
 int store_drop_family(store *st, const store_table *t, unsigned fid, uint64_t token);

@@ -1121,16 +1121,18 @@ int mrtx_run(mrtx_db *db, int (*fn)(mrtx_txn *txn, void *payload), void *payload
 			return rc;
 		if ((rc = fn(txn, payload))) {
 			/* fn may pass on the MRTX_EBADTXN of a call made after a
-			 * conflict doomed the transaction: that is a conflict too */
-			if (rc == MRTX_EBADTXN && txn->doom == MRTX_CONFLICT)
-				rc = MRTX_CONFLICT;
+			 * retryable failure doomed the transaction: that failure */
+			if (rc == MRTX_EBADTXN &&
+			    (txn->doom == MRTX_CONFLICT || txn->doom == MRTX_ELOCKED ||
+			     txn->doom == MRTX_ESNAPSHOT))
+				rc = txn->doom;
 			mrtx_abort(txn);
-			if (rc == MRTX_CONFLICT || rc == MRTX_ELOCKED)
+			if (rc == MRTX_CONFLICT || rc == MRTX_ELOCKED || rc == MRTX_ESNAPSHOT)
 				continue;
 			return rc;
 		}
 		rc = mrtx_commit(txn);
-		if (rc != MRTX_CONFLICT && rc != MRTX_ELOCKED)
+		if (rc != MRTX_CONFLICT && rc != MRTX_ELOCKED && rc != MRTX_ESNAPSHOT)
 			return rc;
 	}
 	return rc;

@@ -52,6 +52,7 @@ const store_backend rados_backend = {
 	.add_family = rados_store_add_family,
 	.table_freeze = rados_store_table_freeze,
 	.table_clear = rados_store_table_clear,
+	.table_closed = rados_store_table_closed,
 	.drop_family = NULL,
 	.alter_family = rados_store_alter_family,
 	.table_refresh = rados_store_table_refresh,

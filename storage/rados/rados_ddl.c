@@ -468,6 +468,29 @@ static int new_token(rstore *rs, uint64_t *tok)
 	return 0;
 }
 
+int rados_store_table_closed(store *st, const store_table *t, int *closed)
+{
+	rstore *rs = RS(st);
+	char tk[MRTX_MAX_NAME + 3], pk[MRTX_MAX_NAME + 3], dk[MRTX_MAX_NAME + 3];
+	const char *keys[2];
+	mrtx_bytes v[2];
+	mrtx_arena a;
+	drec d;
+	int rc;
+
+	*closed = 0;
+	keys_of(t->name, tk, pk, dk);
+	keys[0] = tk;
+	keys[1] = dk;
+	arena_init(&a);
+	/* the record still t's (not switched) and its drop record closing */
+	if ((rc = rados_meta_read(rs, keys, 2, &a, v)) == 0 && rec_is(v[0], t) && v[1].data &&
+	    drec_parse(v[1], &d) == 0 && d.id == id_of(t) && d.phase == PHASE_CLOSING)
+		*closed = 1;
+	arena_free(&a);
+	return rc;
+}
+
 int rados_store_table_freeze(store *st, const store_table *t, int on, uint64_t *token)
 {
 	rstore *rs = RS(st);

@@ -1024,6 +1024,10 @@ static int gen_spread(rstore *rs, uint64_t gen)
 						continue;
 					moved = 1;
 					rc = rados_table_settle(rs, tables[i], maps[i]->t[j].oid);
+					/* dropped meanwhile: it takes no write any more;
+					 * truncated: its new tablets, with the next list */
+					if (rc == MRTX_ENOTABLE || rc == MRTX_CONFLICT)
+						rc = 0;
 				}
 	next:
 		mrtx__free(w);

@@ -23,6 +23,7 @@
 #include "storage/sim/simrados.h"
 #include "storage/store_test.h"
 #include "txn/txn_test.h"
+#include "txn/admin.h"
 #include "txn/admin_test.h"
 #include "lockcf/lock.h"
 #include "recovery/recovery.h"
@@ -1464,6 +1465,72 @@ static void test_drop_under_nested_settle(void **state)
 	mrtx_close(db);
 }
 
+/*
+ * A primary left ABORTED (its writer's rollback cut short after its
+ * secondary went back) whose secondary's table a drop then closed and did
+ * not finish: the closed table holds no unsettled lock (the drop settled
+ * them before the close), so a recovery sweep releases the primary
+ * instead of waiting on the table for ever -- in the batch and on its own.
+ */
+static void test_sweep_past_closed_table(void **state)
+{
+	const char *fam[1] = { "f" };
+	recover_opts ro = { 0, 0, 0 };
+	recover_stats rs;
+	const store_table *t1;
+	lock_ref sec = { MRTX_CSTR("t2"), MRTX_CSTR("s") };
+	store_rowref ref;
+	lock_rec pr;
+	store_row cur;
+	mrtx_arena a;
+	mrtx_db *db;
+	store *st;
+	int closed;
+
+	(void)state;
+	assert_non_null(db = open_db(ADDR));
+	assert_int_equal(mrtx_create_table(db, "t1", fam, 1), MRTX_OK);
+	assert_int_equal(mrtx_create_table(db, "t2", fam, 1), MRTX_OK);
+	st = mrtx__db_store(db);
+	secondary_rec(st, &pr, 0x44, 700, 0, "", "");
+	pr.state = LOCK_ABORTED;
+	pr.flags = LOCK_F_PREV_ABSENT;
+	pr.secondaries = &sec;
+	pr.nsecondaries = 1;
+	plant(st, "t1", "p", &pr);
+	/* a drop of t2 that stops once every tablet is closed */
+	assert_int_equal(mrtx_failpoints_set("ddl.after_close=error"), MRTX_OK);
+	assert_int_not_equal(mrtx_drop_table(db, "t2"), MRTX_OK);
+	assert_int_equal(mrtx_failpoints_set(""), MRTX_OK);
+	{
+		const store_table *t2;
+
+		assert_int_equal(store_table_find(st, "t2", &t2), 0);
+		assert_int_equal(store_table_closed(st, t2, &closed), 0);
+		assert_int_equal(closed, 1);
+		assert_int_equal(store_table_find(st, "t1", &t1), 0);
+		assert_int_equal(store_table_closed(st, t1, &closed), 0);
+		assert_int_equal(closed, 0);
+	}
+	memset(&rs, 0, sizeof(rs));
+	assert_int_equal(admin_recover(db, &ro, &rs, NULL, NULL), 0);
+	assert_int_equal(rs.rolled_back, 1);
+	arena_init(&a);
+	ref.table = t1;
+	ref.row = MRTX_CSTR("p");
+	assert_int_equal(store_read_locks(st, &ref, 1, &a, &cur), 0);
+	if (cur.has_lock) {
+		uint8_t s, txn[LOCK_TXNID_SIZE];
+
+		assert_int_equal(lock_peek(cur.lock, &s, txn), 0);
+		assert_int_equal(s, LOCK_STABLE);
+	}
+	arena_free(&a);
+	/* the drop run again finishes, and takes the name */
+	assert_int_equal(mrtx_drop_table(db, "t2"), MRTX_OK);
+	mrtx_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1481,6 +1548,7 @@ int main(void)
 		cmocka_unit_test_setup(test_close_waits_out_a_trim_pass, setup_store),
 		cmocka_unit_test_setup(test_flush_across_fork, setup_store),
 		cmocka_unit_test_setup(test_drop_under_nested_settle, setup_store),
+		cmocka_unit_test_setup(test_sweep_past_closed_table, setup_store),
 		cmocka_unit_test(test_lost_reply_one_tablet),
 		cmocka_unit_test(test_lost_reply_three_tablets),
 	};

@@ -87,11 +87,17 @@ int work_final_open(work *w, mrtx_db **db)
 	return rc;
 }
 
+/* Count (and trace) a lock record that is not STABLE. */
 static int count_lock(const admin_lock *l, void *arg)
 {
 	unsigned long *n = arg;
 
-	*n += !l->rec || l->rec->state != LOCK_STABLE;
+	if (l->rec && l->rec->state == LOCK_STABLE)
+		return 0;
+	++*n;
+	sim_trace("left: %s row %.*s state %d%s", l->table, (int)l->row.size,
+	          (const char *)l->row.data, l->rec ? l->rec->state : -1,
+	          l->rec && (l->rec->flags & LOCK_F_SECONDARY) ? " secondary" : "");
 	return 0;
 }
 
@@ -106,8 +112,9 @@ void work_sweep(work *w, mrtx_db *db, const char *const *tables, int n)
 	if ((rc = admin_recover(db, &ro, &rs, NULL, NULL)))
 		work_anomaly(w, "final: the recovery sweep returned %s (%s)", mrtx_strerror(rc),
 		             mrtx_errmsg());
-	sim_trace("sweep seen %lu forwarded %lu rolled back %lu live %lu errors %lu",
-	          rs.locks_seen, rs.forwarded, rs.rolled_back, rs.skipped_live, rs.errors);
+	sim_trace("sweep seen %lu forwarded %lu rolled back %lu live %lu errors %lu%s%s",
+	          rs.locks_seen, rs.forwarded, rs.rolled_back, rs.skipped_live, rs.errors,
+	          rs.errors ? ": " : "", rs.errors ? mrtx_errmsg() : "");
 	rc = MRTX_OK; /* (the locks are counted whatever the sweep did) */
 	for (int i = 0; i < n && !rc; i++)
 		rc = admin_locks(db, tables[i], count_lock, &left);
