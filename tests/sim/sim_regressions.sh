@@ -31,5 +31,8 @@ index-gen-read-failed-as-no-table --workload reindex --seed 381
 split-of-a-dropped-table --workload reindex --seed 507
 declaration-repeated-after-failed-spread --workload reindex --seed 934
 two-declarations-over-a-leftover-table --workload reindex --seed 535
+primary-behind-a-closed-table --threads --workload reindex --seed 47
+backfill-snapshot-overtaken --threads --workload reindex --seed 225
+spread-meets-a-dropped-table --threads --workload reindex --seed 387
 SEEDS
 exit "$fail"
