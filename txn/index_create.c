@@ -261,6 +261,11 @@ static int backfill(mrtx_db *db, const idx_decl *d)
  * spreads its generation again (RADOS: to tablets a failed call left
  * behind, where writers holding older declarations could still commit).
  */
+static int other_spec(const mrtx_index_spec *spec)
+{
+	return mrtx__seterr(MRTX_EEXIST, "index '%s' exists with another spec", spec->name);
+}
+
 static int declare(mrtx_db *db, const mrtx_index_spec *spec, const char *key, mrtx_bytes enc)
 {
 	static const char *const fams[1] = { MRTX_INDEX_FAMILY };
@@ -274,11 +279,12 @@ static int declare(mrtx_db *db, const mrtx_index_spec *spec, const char *key, mr
 		arena_init(&a);
 		rc = store_meta_get(db->st, key, &a, &have);
 		if (rc == 0 && (have.size != enc.size || memcmp(have.data, enc.data, enc.size)))
-			rc = MRTX_EEXIST;
+			rc = other_spec(spec);
 		arena_free(&a);
 		if (rc == 0) { /* (declared: the table is that index's; one missing is made) */
-			if ((rc = mrtx_create_table(db, spec->index_table, fams, 1)) == 0)
-				rc = store_meta_put_new(db->st, key, enc);
+			if ((rc = mrtx_create_table(db, spec->index_table, fams, 1)) == 0 &&
+			    (rc = store_meta_put_new(db->st, key, enc)) == MRTX_EEXIST)
+				rc = other_spec(spec);
 			break;
 		}
 		if (rc != MRTX_NOTFOUND)
@@ -289,13 +295,12 @@ static int declare(mrtx_db *db, const mrtx_index_spec *spec, const char *key, mr
 			continue;
 		if (rc || (rc = mrtx_create_table(db, spec->index_table, fams, 1)))
 			break;
-		if ((rc = store_table_find(db->st, spec->index_table, &t)) == 0)
-			rc = store_meta_put_new_on(db->st, key, enc, t);
+		if ((rc = store_table_find(db->st, spec->index_table, &t)) == 0 &&
+		    (rc = store_meta_put_new_on(db->st, key, enc, t)) == MRTX_EEXIST)
+			rc = other_spec(spec); /* (declared meanwhile, otherwise) */
 		if (rc != MRTX_ENOTABLE && rc != MRTX_CONFLICT)
 			break; /* (else dropped or truncated meanwhile: again) */
 	}
-	if (rc == MRTX_EEXIST)
-		rc = mrtx__seterr(MRTX_EEXIST, "index '%s' exists with another spec", spec->name);
 	return rc;
 }
 
