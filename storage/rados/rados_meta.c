@@ -1060,7 +1060,7 @@ int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value,
                              const store_table *on)
 {
 	static const char *const gk = "gen";
-	char tk[MRTX_MAX_NAME + 3], dk[MRTX_MAX_NAME + 3];
+	char tk[MRTX_MAX_NAME + 3] = "", dk[MRTX_MAX_NAME + 3] = "";
 	rstore *rs = RS(st);
 	mrtx_arena a;
 	int rc;
