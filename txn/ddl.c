@@ -152,17 +152,9 @@ static int drop_or_truncate(mrtx_db *db, const char *table, int drop, const char
 		return rc;
 	if (drop == 2 && !store_drops_families(db->st))
 		return store_drop_family(db->st, t, fid, 0); /* (its refusal) */
-	/* 1: no new lock in the table from here on (a freeze that failed part
-	 * way, its mark taken, is lifted as after any later failure) */
-	token = 0;
-	if ((rc = store_table_freeze(db->st, t, 1, &token)) < 0) {
-		char msg[512];
-
-		snprintf(msg, sizeof(msg), "%s", mrtx_errmsg());
-		if (token)
-			store_table_freeze(db->st, t, 0, &token);
-		return mrtx__seterr(rc, "%s", msg);
-	}
+	/* 1: no new lock in the table from here on */
+	if ((rc = store_table_freeze(db->st, t, 1, &token)) < 0)
+		return rc;
 	/* 2: settle every lock in it, until a whole walk meets none (taking
 	 * over a RADOS drop that had closed the table: settled before) */
 	closed = rc == STORE_FREEZE_CLOSED;
