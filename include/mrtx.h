@@ -1386,10 +1386,11 @@ typedef struct mrtx_index_spec {
  * with the identical spec is allowed and re-runs the backfill (it writes
  * only the missing or stale entries).
  *
- * The declaration is written only while the index table exists and no
- * drop or truncate of it has begun, in one step with that check, so a
- * concurrent mrtx_drop_table of the index table either sees the index and
- * refuses, or makes this call fail with nothing declared.  An index table
+ * The declaration is written only while the source and index tables exist
+ * and no drop or truncate of either has begun, in one step with that check,
+ * so a concurrent mrtx_drop_table or mrtx_truncate_table of either table
+ * either sees the index and refuses, or makes this call fail with nothing
+ * declared.  An index table
  * that an unfinished mrtx_drop_index left behind (its record names the
  * table) is dropped first, finishing that drop: the new index gets a new,
  * empty table.
@@ -1398,8 +1399,9 @@ typedef struct mrtx_index_spec {
  *   source is an index table, index table is a source or used by another
  *   index); MRTX_ENOTABLE / MRTX_ENOFAMILY (source); MRTX_EEXIST (an index of
  *   that name exists with another spec, or index_table exists with other
- *   families); MRTX_ELOCKED (a drop or truncate of index_table is running,
- *   or one was cut short: running it again finishes it; nothing declared);
+ *   families); MRTX_ELOCKED (a drop or truncate of table or index_table is
+ *   running, or one was cut short: running it again finishes it; or they
+ *   kept being dropped or truncated; nothing declared);
  *   MRTX_ETOOBIG; MRTX_EFULL; MRTX_ESTORE; MRTX_ENOMEM;
  *   MRTX_EREADONLY (db was opened read-only); errors of the backfill
  *   transactions (MRTX_ELOCKED, ...; the declaration stays and

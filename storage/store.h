@@ -846,14 +846,16 @@ int store_upgrade(const char *path, store_upgrade_ts_fn row_ts,
  * store_meta_get: the value copied into a (MRTX_NOTFOUND if absent).
  * store_meta_put_new: write key = value if absent; 0 also when it exists
  *   with identical bytes; MRTX_EEXIST when it exists with other bytes.
- * store_meta_put_new_on: the same, written only while t is the table of
- *   its name and no drop or truncate of it has begun (the check and the
- *   write are one): else MRTX_ENOTABLE (dropped), MRTX_CONFLICT (RADOS:
- *   truncated, the name's table is another now) or MRTX_ELOCKED (being
- *   dropped or truncated, or such a call was cut short), and nothing is
- *   written.  An index declaration names its index table this way, so
- *   that a drop (which freezes, then checks the declarations) and the
- *   declaration are ordered (txn/index_create.c).
+ * store_meta_put_new_on: the same, written only while each of on[0..non)
+ *   (at most STORE_META_ON_MAX) is the table of its name and no drop or
+ *   truncate of it has begun (the checks and the write are one): else
+ *   MRTX_ENOTABLE (dropped), MRTX_CONFLICT (RADOS: truncated, the name's
+ *   table is another now) or MRTX_ELOCKED (being dropped or truncated, or
+ *   such a call was cut short), and nothing is written.  A record already
+ *   there with identical bytes is 0 whatever the tables.  An index
+ *   declaration names its source and index tables this way, so that a drop
+ *   or truncate of either (which freezes, then checks the declarations) and
+ *   the declaration are ordered (txn/index_create.c).
  * store_meta_list: fn(key, value, payload) for every record whose key starts
  *   with prefix, in key order, from one snapshot (values copied into a);
  *   fn's nonzero return stops and is returned.  *gen (may be NULL) gets the
@@ -869,7 +871,9 @@ int store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out);
 int store_meta_get_in(store *st, store_view *v, const char *key, mrtx_arena *a,
                       mrtx_bytes *out);
 int store_meta_put_new(store *st, const char *key, mrtx_bytes value);
-int store_meta_put_new_on(store *st, const char *key, mrtx_bytes value, const store_table *t);
+#define STORE_META_ON_MAX 2
+int store_meta_put_new_on(store *st, const char *key, mrtx_bytes value,
+                          const store_table *const *on, size_t non);
 int store_meta_change(store *st, const char *const *del, size_t ndel, const char *put_key,
                       mrtx_bytes put_value);
 int store_meta_list(store *st, const char *prefix, mrtx_arena *a,

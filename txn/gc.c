@@ -50,8 +50,8 @@ static int gc_table(mrtx_db *db, const store_table *t, uint8_t *row, size_t *row
 			return 0;
 		if (frc)
 			return frc;
-		if (now == t)
-			return mrtx__seterr(rc, "%s", msg); /* (not a change of the table) */
+		if (now == t) /* (the same table: held up, the caller goes on) */
+			return mrtx__seterr(MRTX_ELOCKED, "table '%s': %s", t->name, msg);
 		if (++tries == GC_TABLE_TRIES)
 			return mrtx__seterr(MRTX_ELOCKED, "table '%s' kept changing under the "
 			                    "collector", t->name);

@@ -251,15 +251,17 @@ static int backfill(mrtx_db *db, const idx_decl *d)
 
 /*
  * Make the index table if missing and write the declaration (key = enc)
- * on the condition that the table is still there and no drop or truncate
- * of it has begun (store_meta_put_new_on): a drop freezes its table before
- * it checks that no index uses it (txn/ddl.c), so either the drop sees
- * this declaration and stops, or this write sees the freeze.  A table that
- * an unfinished mrtx_drop_index left (a drop record names it) is dropped
- * first: the index gets a new, empty one.  A declaration already there
- * (a repeated call) is kept as it is, and written again as such: that
- * spreads its generation again (RADOS: to tablets a failed call left
- * behind, where writers holding older declarations could still commit).
+ * on the condition that the source and index tables are still there and
+ * no drop or truncate of either has begun (store_meta_put_new_on): a drop
+ * or truncate freezes its table before it checks that no index uses it
+ * (txn/ddl.c), so either it sees this declaration and stops, or this write
+ * sees the freeze.  A table that an unfinished mrtx_drop_index left (a drop
+ * record names it) is dropped first: the index gets a new, empty one.  A
+ * declaration already there (a repeated call) is kept as it is, and
+ * written again as such: that spreads its generation again (RADOS: to
+ * tablets a failed call left behind, where writers holding older
+ * declarations could still commit); if it went meanwhile (a drop), the
+ * write is the guarded one.
  */
 static int other_spec(const mrtx_index_spec *spec)
 {
@@ -269,38 +271,39 @@ static int other_spec(const mrtx_index_spec *spec)
 static int declare(mrtx_db *db, const mrtx_index_spec *spec, const char *key, mrtx_bytes enc)
 {
 	static const char *const fams[1] = { MRTX_INDEX_FAMILY };
-	const store_table *t;
+	const store_table *on[2];
 	int rc = 0;
 
 	for (int tries = 0; tries < DECLARE_TRIES; tries++) {
 		mrtx_bytes have;
 		mrtx_arena a;
+		int declared;
 
 		arena_init(&a);
 		rc = store_meta_get(db->st, key, &a, &have);
 		if (rc == 0 && (have.size != enc.size || memcmp(have.data, enc.data, enc.size)))
 			rc = other_spec(spec);
 		arena_free(&a);
-		if (rc == 0) { /* (declared: the table is that index's; one missing is made) */
-			if ((rc = mrtx_create_table(db, spec->index_table, fams, 1)) == 0 &&
-			    (rc = store_meta_put_new(db->st, key, enc)) == MRTX_EEXIST)
-				rc = other_spec(spec);
+		if (rc && rc != MRTX_NOTFOUND)
 			break;
-		}
-		if (rc != MRTX_NOTFOUND)
-			break;
+		declared = rc == 0;
 		/* (MRTX_EINVAL: an index took the table meanwhile -- this one,
 		 * declared by another call, if the next look finds it) */
-		if ((rc = index_drop_leftover(db, spec->index_table)) == MRTX_EINVAL)
+		if (!declared && (rc = index_drop_leftover(db, spec->index_table)) == MRTX_EINVAL)
 			continue;
-		if (rc || (rc = mrtx_create_table(db, spec->index_table, fams, 1)))
+		/* (declared: the table is that index's; one missing is made) */
+		if (rc || (rc = mrtx_create_table(db, spec->index_table, fams, 1)) ||
+		    (rc = store_table_find(db->st, spec->table, &on[0])))
 			break;
-		if ((rc = store_table_find(db->st, spec->index_table, &t)) == 0 &&
-		    (rc = store_meta_put_new_on(db->st, key, enc, t)) == MRTX_EEXIST)
+		if ((rc = store_table_find(db->st, spec->index_table, &on[1])) == 0 &&
+		    (rc = store_meta_put_new_on(db->st, key, enc, on, 2)) == MRTX_EEXIST)
 			rc = other_spec(spec); /* (declared meanwhile, otherwise) */
 		if (rc != MRTX_ENOTABLE && rc != MRTX_CONFLICT)
 			break; /* (else dropped or truncated meanwhile: again) */
 	}
+	if (rc == MRTX_ENOTABLE || rc == MRTX_CONFLICT)
+		rc = mrtx__seterr(MRTX_ELOCKED, "index '%s': its tables kept being dropped or "
+		                  "truncated while it was declared", spec->name);
 	return rc;
 }
 

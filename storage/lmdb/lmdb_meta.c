@@ -838,7 +838,7 @@ static int table_open_in(store *st, MDB_txn *txn, const store_table *t)
 }
 
 int lmdb_store_meta_put_new(store *st, const char *key, mrtx_bytes value,
-                            const store_table *on)
+                            const store_table *const *on, size_t non)
 {
 	char kb[MRTX_MAX_NAME + 4];
 	MDB_txn *txn = NULL;
@@ -861,8 +861,9 @@ int lmdb_store_meta_put_new(store *st, const char *key, mrtx_bytes value,
 		rc = lmdb_err(st, rc, "read metadata");
 		goto done;
 	}
-	if (on && (rc = table_open_in(st, txn, on)))
-		goto done;
+	for (size_t i = 0; i < non; i++)
+		if ((rc = table_open_in(st, txn, on[i])))
+			goto done;
 	if ((rc = lmdb_put(txn, st->dbi, &k, &v, 0))) {
 		rc = lmdb_err(st, rc, "write metadata");
 		goto done;

@@ -531,6 +531,14 @@ int rados_store_table_freeze(store *st, const store_table *t, int on, uint64_t *
 			rbe64_put(f.tok, *token);
 			if ((rc = tablets_write(rs, t, freeze_fn, &f, 1, &failed)))
 				break;
+			if (failed) {
+				/* a mark not ours stays (an earlier owner's, taken
+				 * over): so does the record, which says so, and the
+				 * next drop or truncate finishes or lifts it */
+				rc = mrtx__seterr(MRTX_ESTORE, "%s: table '%s': %zu tablets kept a freeze "
+				                  "mark not this call's", rs->addr, t->name, failed);
+				break;
+			}
 			{
 				rguard g = guard_eq(dk, v[1]);
 				mrtx_bytes rm = MRTX_CSTR(dk);

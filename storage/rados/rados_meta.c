@@ -1057,26 +1057,29 @@ static int gen_take(rstore *rs, mrtx_bytes v, uint64_t *gen)
 }
 
 int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value,
-                             const store_table *on)
+                             const store_table *const *on, size_t non)
 {
 	static const char *const gk = "gen";
-	char tk[MRTX_MAX_NAME + 3] = "", dk[MRTX_MAX_NAME + 3] = "";
+	char tk[STORE_META_ON_MAX][MRTX_MAX_NAME + 3], dk[STORE_META_ON_MAX][MRTX_MAX_NAME + 3];
+	const char *keys[2 + 2 * STORE_META_ON_MAX] = { gk, key };
 	rstore *rs = RS(st);
 	mrtx_arena a;
 	int rc;
 
-	if (on)
-		rados_table_open_keys(on, tk, dk);
+	for (size_t i = 0; i < non; i++) {
+		rados_table_open_keys(on[i], tk[i], dk[i]);
+		keys[2 + 2 * i] = tk[i];
+		keys[3 + 2 * i] = dk[i];
+	}
 	arena_init(&a);
 	for (int attempt = 0; attempt < 20; attempt++) {
-		const char *keys[4] = { gk, key, tk, dk };
-		mrtx_bytes v[4];
+		mrtx_bytes v[2 + 2 * STORE_META_ON_MAX];
 		uint8_t g8[8];
 		uint64_t gen;
 		int exists, applied;
-		rguard g[4];
+		rguard g[2 + 2 * STORE_META_ON_MAX];
 
-		if ((rc = meta_read(rs, keys, on ? 4 : 2, &a, v, &exists)))
+		if ((rc = meta_read(rs, keys, 2 + 2 * non, &a, v, &exists)))
 			break;
 		if ((rc = gen_take(rs, v[0], &gen)))
 			break;
@@ -1087,7 +1090,10 @@ int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value,
 			                  "contents", rs->addr, key);
 			break;
 		}
-		if (on && (rc = rados_table_open_guard(rs, on, tk, dk, v[2], v[3], g + 2)))
+		for (size_t i = 0; i < non && rc == 0; i++)
+			rc = rados_table_open_guard(rs, on[i], tk[i], dk[i], v[2 + 2 * i], v[3 + 2 * i],
+			                            g + 2 + 2 * i);
+		if (rc)
 			break;
 		rbe64_put(g8, gen + 1);
 		g[0] = guard_eq(gk, v[0]);
@@ -1095,7 +1101,7 @@ int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value,
 		{
 			rkv sets[2] = { { MRTX_CSTR(gk), MRTX_BYTES(g8, 8) }, { MRTX_CSTR(key), value } };
 
-			if ((rc = meta_write(rs, g, on ? 4 : 2, sets, 2, &applied)))
+			if ((rc = meta_write(rs, g, 2 + 2 * non, sets, 2, &applied)))
 				break;
 		}
 		if (applied) {

@@ -1082,6 +1082,18 @@ static void test_declaration_meets_drop(void **state)
 	assert_int_equal(lookup_in(db, "by_email2", "two@x").n, 1);
 	assert_int_equal(put2(db, "u3", "email", "three@x"), 0);
 	assert_int_equal(lookup_in(db, "by_email2", "three@x").n, 1);
+	/* the source's drop or truncate begun (and died): refused the same */
+	s.name = "by_email3";
+	s.table = "src";
+	s.index_table = "src_idx";
+	assert_int_equal(tu_table(db, "src", "p", NULL), 0);
+	assert_int_equal(store_table_find(mrtx__db_store(db), "src", &t), 0);
+	assert_int_equal(store_table_freeze(mrtx__db_store(db), t, 1, &tok), 0);
+	assert_int_equal(mrtx_create_index(db, &s), MRTX_ELOCKED);
+	assert_int_equal(nindexes(db), 2);
+	assert_int_equal(mrtx_truncate_table(db, "src"), 0); /* takes it over */
+	assert_int_equal(mrtx_create_index(db, &s), 0);
+	assert_int_equal(nindexes(db), 3);
 	mrtx_close(db);
 	tu_rmrf(path);
 	free(path);
