@@ -163,29 +163,49 @@ out:
 	return rc;
 }
 
+int idx_check_txn(ix *x, mrtx_db *db, uint64_t at, const char *index, const char *want,
+                  char *msg, size_t msz, const char **call)
+{
+	mrtx_txn *t;
+	int rc;
+
+	msg[0] = '\0';
+	*call = at ? "mrtx_begin_at" : "mrtx_begin";
+	if ((rc = at ? mrtx_begin_at(db, at, &t) : mrtx_begin(db, &t)))
+		return rc;
+	if ((rc = idx_vs_base(x, t, index, want, msg, msz, call))) {
+		mrtx_abort(t);
+		return rc;
+	}
+	if ((rc = mrtx_commit(t)))
+		*call = "mrtx_commit";
+	return rc;
+}
+
+int idx_check_final(ix *x, mrtx_db *db, const char *index, char *msg, size_t msz,
+                    const char **call)
+{
+	int rc = MRTX_OK;
+
+	for (int tries = 0; tries < 10; tries++)
+		if ((rc = idx_check_txn(x, db, 0, index, NULL, msg, msz, call)) != MRTX_ELOCKED &&
+		    rc != MRTX_CONFLICT)
+			break;
+	return rc;
+}
+
 void idx_do_index_check(ix *x, mrtx_db *db)
 {
 	char want[8], msg[200];
-	const char *call = "mrtx_begin";
+	const char *call;
 	uint64_t at = 0;
-	mrtx_txn *t;
 	int rc, all = (int)sim_rand(3) == 0;
 
 	snprintf(want, sizeof(want), "o%d", (int)sim_rand(NOWN));
-	msg[0] = '\0';
-	if (x->nlog && sim_rand(3) == 0) {
+	if (x->nlog && sim_rand(3) == 0)
 		at = x->log[sim_rand((uint64_t)x->nlog)] - sim_rand(2);
-		call = "mrtx_begin_at";
-	}
 	sim_trace("index check %s at %llu", all ? "all" : want, (unsigned long long)at);
-	rc = at ? mrtx_begin_at(db, at, &t) : mrtx_begin(db, &t);
-	if (rc == MRTX_OK) {
-		rc = idx_vs_base(x, t, "by_owner", all ? NULL : want, msg, sizeof(msg), &call);
-		if (rc)
-			mrtx_abort(t);
-		else if ((rc = mrtx_commit(t)))
-			call = "mrtx_commit";
-	}
+	rc = idx_check_txn(x, db, at, "by_owner", all ? NULL : want, msg, sizeof(msg), &call);
 	if (sim_dead())
 		return;
 	sim_trace("index check %s", mrtx_strerror(rc));
@@ -374,21 +394,7 @@ void idx_final_check(ix *x)
 	if (x->reindex)
 		idx_reindex_final(x, db);
 	/* the whole index against the table, then every v row's newest */
-	for (int tries = 0; tries < 10; tries++) {
-		mrtx_txn *t;
-
-		msg[0] = '\0';
-		call = "mrtx_begin";
-		if ((rc = mrtx_begin(db, &t)))
-			continue;
-		if ((rc = idx_vs_base(x, t, "by_owner", NULL, msg, sizeof(msg), &call)))
-			mrtx_abort(t);
-		else
-			rc = mrtx_commit(t);
-		if (rc != MRTX_ELOCKED && rc != MRTX_CONFLICT)
-			break;
-	}
-	if (rc)
+	if ((rc = idx_check_final(x, db, "by_owner", msg, sizeof(msg), &call)))
 		work_anomaly(&x->w, "final: %s returned %s (%s)", call, mrtx_strerror(rc),
 		             mrtx_errmsg());
 	else if (msg[0])

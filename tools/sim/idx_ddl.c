@@ -81,18 +81,11 @@ void idx_do_n_check(ix *x, mrtx_db *db)
 {
 	int ready = x->nready, rc;
 	unsigned long d0 = x->ndrops;
-	const char *call = "mrtx_begin";
+	const char *call;
 	char msg[200];
-	mrtx_txn *t;
 
-	msg[0] = '\0';
 	sim_trace("by_n check (%s)", ready ? "ready" : "not ready");
-	if ((rc = mrtx_begin(db, &t)) == MRTX_OK) {
-		if ((rc = idx_vs_base(x, t, IDX_BY_N, NULL, msg, sizeof(msg), &call)))
-			mrtx_abort(t);
-		else if ((rc = mrtx_commit(t)))
-			call = "mrtx_commit";
-	}
+	rc = idx_check_txn(x, db, 0, IDX_BY_N, NULL, msg, sizeof(msg), &call);
 	if (sim_dead())
 		return;
 	sim_trace("by_n check %s", mrtx_strerror(rc));
@@ -151,20 +144,7 @@ void idx_reindex_final(ix *x, mrtx_db *db)
 
 	/* whatever the clients left half done, one create makes it whole */
 	if ((rc = final_call(x, db, 0, &call)) == MRTX_OK) {
-		for (int tries = 0; tries < 10; tries++) {
-			mrtx_txn *t;
-
-			msg[0] = '\0';
-			call = "mrtx_begin";
-			if ((rc = mrtx_begin(db, &t)))
-				continue;
-			if ((rc = idx_vs_base(x, t, IDX_BY_N, NULL, msg, sizeof(msg), &call)))
-				mrtx_abort(t);
-			else
-				rc = mrtx_commit(t);
-			if (rc != MRTX_ELOCKED && rc != MRTX_CONFLICT)
-				break;
-		}
+		rc = idx_check_final(x, db, IDX_BY_N, msg, sizeof(msg), &call);
 		if (rc == MRTX_OK && msg[0]) {
 			work_anomaly(&x->w, "final by_n: %s", msg);
 			return;

@@ -55,6 +55,14 @@ void idx_copy_str(char *dst, size_t cap, mrtx_bytes b, int *bad);
  * first failing call's code; *call names it. */
 int idx_vs_base(ix *x, mrtx_txn *t, const char *index, const char *want, char *msg,
                 size_t msz, const char **call);
+/* idx_vs_base in a transaction of its own (at: mrtx_begin_at when not 0),
+ * committed. */
+int idx_check_txn(ix *x, mrtx_db *db, uint64_t at, const char *index, const char *want,
+                  char *msg, size_t msz, const char **call);
+/* idx_check_txn live, of the whole index, retried while it meets a lock
+ * or a conflict (the final checks). */
+int idx_check_final(ix *x, mrtx_db *db, const char *index, char *msg, size_t msz,
+                    const char **call);
 void idx_do_index_check(ix *x, mrtx_db *db);
 void idx_learn(ix *x, int r, long seq, uint64_t ts, const char *val, const char *how);
 void idx_do_vread(ix *x, mrtx_db *db);
