@@ -41,7 +41,8 @@ static int gc_table(mrtx_db *db, const store_table *t, uint8_t *row, size_t *row
 		char msg[512];
 		int frc;
 
-		rc = store_gc_step(db->st, t, row, rowlen, safe, GC_ROWS, &done, n);
+		if ((rc = store_gc_step(db->st, t, row, rowlen, safe, GC_ROWS, &done, n)) == 0)
+			continue;
 		if (rc != MRTX_ENOTABLE && rc != MRTX_CONFLICT)
 			return rc;
 		/* the table changed under the walk: what is the name now? */
