@@ -1402,8 +1402,11 @@ typedef struct mrtx_index_spec {
  *   families); MRTX_ELOCKED (a drop or truncate of table or index_table is
  *   running, or one was cut short: running it again finishes it; or they
  *   kept being dropped or truncated; nothing declared);
- *   MRTX_ETOOBIG; MRTX_EFULL; MRTX_ESTORE; MRTX_ENOMEM;
- *   MRTX_EREADONLY (db was opened read-only); errors of the backfill
+ *   MRTX_ECORRUPT (malformed store metadata: a declaration, a table's or an
+ *   index drop's record); MRTX_ETOOBIG; MRTX_EFULL; MRTX_ESTORE;
+ *   MRTX_ENOMEM; MRTX_EREADONLY (db was opened read-only); the errors of
+ *   mrtx_drop_table when an unfinished mrtx_drop_index left index_table
+ *   (it is dropped first); errors of the backfill
  *   transactions (MRTX_ELOCKED, ...; the declaration stays and
  *   the call can be repeated).  An index whose declaration call failed is
  *   not complete until a repeated call succeeds.
