@@ -309,8 +309,10 @@ typedef struct mrtx_options {
  *   before anything is mapped or created, so a refused open leaves the
  *   directory as it was; for writing: the directory's
  *   ts.shm belongs to another store -- remove it while no process has the
- *   store open); MRTX_ESTORE (I/O, permissions; ts.shm cannot be made);
- *   MRTX_ENOMEM.
+ *   store open); MRTX_ESTORE (I/O, permissions; ts.shm cannot be made;
+ *   RADOS: the cluster cannot be reached, or librados.so.2, which mrtx
+ *   loads when the process opens its first rados:// store, is not
+ *   installed -- the message names it); MRTX_ENOMEM.
  */
 int mrtx_open(mrtx_db **out, const char *path, const mrtx_options *opts);
 

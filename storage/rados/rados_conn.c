@@ -8,6 +8,7 @@
  * wait, so no call here blocks forever.
  */
 #include "rados_conn.h"
+#include "dl/radosdl.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -63,6 +64,8 @@ int rconn_open(rconn **out, const raddr *addr, const rconn_opts *opts)
 	if (!out || !addr || !addr->pool || !addr->name)
 		return mrtx__seterr(MRTX_EINVAL, "rconn_open: NULL argument");
 	*out = NULL;
+	if ((rc = radosdl_load()))
+		return rc;
 	if (!(c = mrtx__calloc(1, sizeof(*c))))
 		return mrtx__seterr(MRTX_ENOMEM, "rados: out of memory");
 	if ((rc = pick_timeout(addr, opts, &c->timeout_s)))
