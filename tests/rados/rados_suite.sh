@@ -25,7 +25,10 @@
 # the CTest TIMEOUT of 3600 s, so the trap runs),
 # RADOS_SUITE_TESTS (a ctest -R regex: only those of the labelled tests, e.g.
 # '^test_(ts|heartbeat)$' for a TSan build), RADOS_SUITE_CHAOS_SECONDS (25, at
-# least 15: each chaos run's length; the OSD is killed at 7 s, restarted at 10 s).
+# least 15: each chaos run's length; the OSD is killed at 7 s, restarted at 10 s),
+# RADOS_SUITE_JOBS (1: how many of the tests run at once on the one cluster;
+# each has its own store, and test_radosconn, which kills an OSD and changes
+# the pool's min_size, runs alone: RUN_SERIAL).
 # Exit 77 (skipped) when ceph-mon/ceph-osd are missing.
 set -uo pipefail
 
@@ -41,6 +44,10 @@ if [ -n "${MRTX_IN_RADOS_SUITE:-}" ]; then
 	echo "rados_suite: already inside a RADOS suite: skipped"; exit 77
 fi
 
+jobs=${RADOS_SUITE_JOBS:-1}
+if ! [[ $jobs =~ ^[1-9][0-9]*$ ]]; then
+	echo "rados_suite: RADOS_SUITE_JOBS must be a number of tests >= 1: $jobs"; exit 2
+fi
 csecs=${RADOS_SUITE_CHAOS_SECONDS:-25}
 if ! [[ $csecs =~ ^[0-9]+$ ]] || [ "$csecs" -lt 15 ]; then
 	echo "rados_suite: RADOS_SUITE_CHAOS_SECONDS must be a number of seconds >= 15: $csecs"; exit 2
@@ -83,7 +90,7 @@ only=()
 MRTX_IN_RADOS_SUITE=1 MRTX_TEST_RADOS_CONF=$DIR/ceph.conf MRTX_TEST_RADOS_KILL=1 MRTX_SRC=$SRC \
 	MRTX_TEST_STORE=${MRTX_TEST_STORE:-rados} timeout "${RADOS_SUITE_TIMEOUT:-2400}" \
 	ctest --test-dir "$BUILD" -L "${RADOS_SUITE_LABELS:-^(rados|store)\$}" "${only[@]}" \
-	--output-on-failure --no-tests=error
+	-j"$jobs" --output-on-failure --no-tests=error
 rc=$?
 
 # mrtx bench on RADOS, short: the three commit workloads and the seven
