@@ -161,9 +161,11 @@ typedef struct metas {
 	uint32_t psize; /* 0: neither page is a meta page */
 } metas;
 
+void (*lmdb_deep_between_metas)(int fd);
+
 /* Read both meta pages: page 1 where page 0's page size puts it, or, with
  * no page 0, wherever a meta page 1 is found at a possible page size. */
-static int metas_read(int fd, metas *ms)
+static int metas_read_once(int fd, metas *ms)
 {
 	lf_meta m;
 	const char *why;
@@ -176,6 +178,8 @@ static int metas_read(int fd, metas *ms)
 	ms->got[0] = (size_t)r;
 	if (ms->got[0] == LF_META_BYTES && lf_meta_parse(ms->raw[0], 0, &m, &why, &other) == 0)
 		ms->psize = m.psize;
+	if (lmdb_deep_between_metas)
+		lmdb_deep_between_metas(fd);
 	for (uint32_t ps = LF_MIN_PSIZE; !ms->psize && ps <= LF_MAX_PSIZE; ps *= 2) {
 		if ((r = lf_read_at(fd, ms->raw[1], LF_META_BYTES, ps)) < 0)
 			return -1;
@@ -188,6 +192,29 @@ static int metas_read(int fd, metas *ms)
 		return -1;
 	ms->got[1] = (size_t)r;
 	return 0;
+}
+
+/* Both meta pages as they were at one instant.  A writer may commit
+ * between the two reads (any number of times, if this process is
+ * descheduled there), and a pair read across commits looks like damage
+ * (transactions not one apart).  LMDB writes the two pages by turns, so a
+ * page 0 unchanged when read again after page 1 means page 1 was read
+ * while page 0 held that value: the pair existed.  Else read both again
+ * (META_READS times at most; a pair still torn then is caught by the walk's
+ * own re-read, still()). */
+#define META_READS 16
+static int metas_read(int fd, metas *ms)
+{
+	uint8_t again[LF_META_BYTES];
+	ssize_t r;
+
+	for (int i = 0;; i++) {
+		if (metas_read_once(fd, ms) || (r = lf_read_at(fd, again, LF_META_BYTES, 0)) < 0)
+			return -1;
+		if (((size_t)r == ms->got[0] && memcmp(again, ms->raw[0], ms->got[0]) == 0) ||
+		    i + 1 == META_READS)
+			return 0;
+	}
 }
 
 /* Parse and judge the meta pages: 0 with d->meta the one to walk (-1:

@@ -121,4 +121,8 @@ void deep_rec_end(deep *d, int whole);
 /* Each table, whether damage reaches it (d->kpdiff), to o->table. */
 void deep_rec_tables(deep *d);
 
+/* Tests only: called between the reads of meta page 0 and meta page 1,
+ * with the file's descriptor (a commit landing there). */
+extern void (*lmdb_deep_between_metas)(int fd);
+
 #endif
