@@ -519,6 +519,20 @@ static void t_truncations(void **state)
  * 1) is not taken for damage: page 0 is read again, and both with it. */
 static unsigned torn_calls;
 
+/* A fresh directory holding a copy of the sound store's file; caller frees. */
+static char *sound_copy(const char *tag)
+{
+	char *dir = tu_fsdir(tag), file[4096];
+	int fd;
+
+	assert_non_null(dir);
+	snprintf(file, sizeof(file), "%s/data.mdb", dir);
+	assert_true((fd = open(file, O_WRONLY | O_CREAT, 0600)) >= 0);
+	assert_int_equal(write(fd, sound, sound_len), (ssize_t)sound_len);
+	close(fd);
+	return dir;
+}
+
 static void commits_between(int fd)
 {
 	uint8_t b[8];
@@ -548,17 +562,11 @@ static void commits_between(int fd)
 
 static void t_torn_metas(void **state)
 {
-	char *dir = tu_fsdir("deept"), file[4096];
+	char *dir = sound_copy("deept");
 	store_file_stats s;
 	found f;
-	int fd;
 
 	(void)state;
-	assert_non_null(dir);
-	snprintf(file, sizeof(file), "%s/data.mdb", dir);
-	assert_true((fd = open(file, O_WRONLY | O_CREAT, 0600)) >= 0);
-	assert_int_equal(write(fd, sound, sound_len), (ssize_t)sound_len);
-	close(fd);
 	torn_calls = 0;
 	lmdb_deep_between_metas = commits_between;
 	memset(&f, 0, sizeof(f));
@@ -578,16 +586,10 @@ static void t_busy(void **state)
 {
 	unsigned long walks = 0, changed = 0;
 	struct timespec t0, now;
-	char *dir = tu_fsdir("deepb"), file[4096];
+	char *dir = sound_copy("deepb");
 	pid_t pid;
-	int fd;
 
 	(void)state;
-	assert_non_null(dir);
-	snprintf(file, sizeof(file), "%s/data.mdb", dir);
-	assert_true((fd = open(file, O_WRONLY | O_CREAT, 0600)) >= 0);
-	assert_int_equal(write(fd, sound, sound_len), (ssize_t)sound_len);
-	close(fd);
 	assert_true((pid = fork()) >= 0);
 	if (pid == 0) {
 		mrtx_db *db = tu_open(dir, NULL);
