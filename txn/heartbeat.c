@@ -5,6 +5,7 @@
 #include "heartbeat.h"
 #include "txn_int.h"
 #include "tail.h"
+#include "txn_test.h"
 #include "sim_sync.h"
 
 #include <errno.h>
@@ -187,6 +188,8 @@ static int thread_start(mrtx_db *db)
 	return 0;
 }
 
+_Atomic unsigned long mrtx__hb_quits;
+
 /* Stop and join db's thread (db->hb.mu not held). */
 static void thread_stop(mrtx_db *db)
 {
@@ -194,6 +197,7 @@ static void thread_stop(mrtx_db *db)
 	db->hb.quit = 1;
 	sync_broadcast(&db->hb.cv);
 	pthread_mutex_unlock(&db->hb.mu);
+	atomic_fetch_add(&mrtx__hb_quits, 1);
 	sync_join(db->hb.thread);
 	if (db->tail.running)
 		sync_join(db->tail.thread); /* after the queued tails */

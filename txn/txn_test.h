@@ -7,6 +7,8 @@
 
 #include "mrtx.h"
 
+#include <stdatomic.h>
+
 typedef struct mrtx__knobs {
 	int unbatched; /* every row write is its own store call, as on a
 	                  distributed store (LMDB: no one-phase commit) */
@@ -21,5 +23,10 @@ typedef struct mrtx__knobs {
  * second handle on an LMDB store must ask for the first one's unbatched. */
 int mrtx__open_knobs(mrtx_db **out, const char *path, const mrtx_options *opts,
                      const mrtx__knobs *k);
+
+/* How many times a handle asked its worker threads to quit (mrtx_close, a
+ * fork): raised once the request is made, before the threads are joined,
+ * so a test holding a worker can release it knowing the quit is seen. */
+extern _Atomic unsigned long mrtx__hb_quits;
 
 #endif
