@@ -513,12 +513,6 @@ static void t_truncations(void **state)
 	TU_CHECK(bad == 0, "%u truncations not flagged", bad);
 }
 
-/* A writer's commits landing between the check's reads of meta page 0
- * and meta page 1 (the hook, once): 200 commits, which move each page's
- * transaction id by 200.  The pair read across them (old page 0, new page
- * 1) is not taken for damage: page 0 is read again, and both with it. */
-static unsigned torn_calls;
-
 /* A fresh directory holding a copy of the sound store's file; caller frees. */
 static char *sound_copy(const char *tag)
 {
@@ -533,31 +527,31 @@ static char *sound_copy(const char *tag)
 	return dir;
 }
 
+/* A writer's commits landing between the check's reads of meta page 0
+ * and meta page 1 (the hook, once): 200 commits, which move each page's
+ * transaction id by 200.  The pair read across them (old page 0, new page
+ * 1) is not taken for damage: page 0 is read again, and both with it. */
+static unsigned torn_calls;
+
 static void commits_between(int fd)
 {
-	uint8_t b[8];
+	char path[64];
 	uint64_t t;
+	int w;
 
 	if (torn_calls++)
 		return;
+	/* (the check's descriptor is read-only: write through another) */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	assert_true((w = open(path, O_WRONLY)) >= 0);
 	for (unsigned pg = 0; pg < 2; pg++) {
 		off_t at = (off_t)pg * psize + 16 + 128;
 
-		assert_int_equal(pread(fd, b, 8, at), 8);
-		memcpy(&t, b, 8);
+		assert_int_equal(pread(fd, &t, 8, at), 8);
 		t += 200;
-		memcpy(b, &t, 8);
-		/* (the check's descriptor is read-only: write through another) */
-		{
-			char path[64];
-			int w;
-
-			snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-			assert_true((w = open(path, O_WRONLY)) >= 0);
-			assert_int_equal(pwrite(w, b, 8, at), 8);
-			close(w);
-		}
+		assert_int_equal(pwrite(w, &t, 8, at), 8);
 	}
+	close(w);
 }
 
 static void t_torn_metas(void **state)
