@@ -60,7 +60,7 @@ rocks_keys multi_row row_groups "$TMP/j2"
 "$MRTX" bench "$TMP/b3" --quick --only scan --json >"$TMP/j5" 2>>"$TMP/err"
 rc=$?
 [ $rc -eq 0 ] && ok || bad "bench --only transfers/audit/scan: exit $rc: $(cat "$TMP/err")"
-python3 -c '
+"$PY" -c '
 import json, sys
 rows = [w for f in sys.argv[1:] for w in json.load(open(f))["workloads"]]
 print(json.dumps({"workloads": rows}))' "$TMP/j3" "$TMP/j4" "$TMP/j5" >"$TMP/j6"

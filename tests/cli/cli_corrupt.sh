@@ -46,31 +46,31 @@ declare -a WANT
 for i in "${!CMDS[@]}"; do CMDS[$i]="$MRTX ${CMDS[$i]}"; done
 for i in "${!CMDS[@]}"; do WANT[$i]=$(${CMDS[$i]/@/$SRC} 2>/dev/null | md5sum); done
 
-# the damaged copies' recipes: "flip OFFSET XOR" or "cut LENGTH"
-python3 - "$SRC/data.mdb" "$SEED" "$FLIPS" "$CUTS" >"$TMP/recipes" <<'EOF'
-import os, random, sys
+# the damaged copies' recipes: "flip OFFSET XOR BYTE" (BYTE: the flipped
+# byte, in octal) or "cut LENGTH", all made by one Python run
+"$PY" - "$SRC/data.mdb" "$SEED" "$FLIPS" "$CUTS" >"$TMP/recipes" <<'EOF'
+import random, sys
 path, seed, flips, cuts = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-size = os.path.getsize(path)
+data = open(path, "rb").read()
 r = random.Random(seed)
 for _ in range(flips):
-    print("flip", r.randrange(size), r.randrange(1, 256))
+    at, x = r.randrange(len(data)), r.randrange(1, 256)
+    print("flip", at, x, "%03o" % (data[at] ^ x))
 for _ in range(cuts):
-    print("cut", r.randrange(size))
+    print("cut", r.randrange(len(data)))
 EOF
 
 declare -A N
 fault_list=""
 differs_here=0
 C=$TMP/c
-while read -r kind a b; do
+while read -r kind a b byte; do
 	rm -rf "$C"
 	mkdir "$C"
 	cp "$SRC/data.mdb" "$C/"
 	if [ "$kind" = flip ]; then
-		python3 -c "
-import sys
-f = open('$C/data.mdb', 'r+b'); f.seek($a); c = f.read(1)[0]; f.seek($a)
-f.write(bytes([c ^ $b])); f.close()"
+		printf "\\$byte" | dd of="$C/data.mdb" bs=1 seek="$a" conv=notrunc status=none ||
+			bad "flip $a $b: dd"
 	else
 		truncate -s "$a" "$C/data.mdb"
 	fi

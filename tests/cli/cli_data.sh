@@ -56,7 +56,7 @@ expect_rc 0 "create-table tb" "$MRTX" create-table "$S" tb f
 expect_out "ta
 tb" "tables" "$MRTX" tables "$S"
 "$MRTX" tables "$S" --json >"$TMP/j" 2>&1 &&
-	python3 -c "import json,sys; d=json.load(open(sys.argv[1]))
+	"$PY" -c "import json,sys; d=json.load(open(sys.argv[1]))
 assert d == [{'name':'ta','families':['f','g']},{'name':'tb','families':['f']}], d" "$TMP/j" &&
 	ok || bad "tables --json"
 expect_out "table:    ta
@@ -64,7 +64,7 @@ families: f g
 family:   f VERSIONS=1 MIN_VERSIONS=0 TTL=FOREVER
 family:   g VERSIONS=1 MIN_VERSIONS=0 TTL=FOREVER" "describe" "$MRTX" describe "$S" ta
 "$MRTX" describe "$S" tb --json >"$TMP/j" 2>&1 &&
-	python3 -c "import json,sys; d=json.load(open(sys.argv[1]))
+	"$PY" -c "import json,sys; d=json.load(open(sys.argv[1]))
 assert d['table'] == 'tb' and d['families'] == ['f'], d" "$TMP/j" && ok || bad "describe --json"
 expect_err 1 "no table 'nope'" "describe a missing table" "$MRTX" describe "$S" nope
 expect_err 2 'usage' "describe without a table" "$MRTX" describe "$S"
@@ -78,13 +78,13 @@ expect_rc 0 "put empty value" "$MRTX" put "$S" ta r2 g:q ''
 expect_rc 0 "put empty qualifier" "$MRTX" put "$S" ta r2 'g:' 'empty qualifier'
 expect_rc 0 "put a qualifier with colons" "$MRTX" put "$S" ta r2 'f:x:y:' 'colons'
 expect_rc 0 "put escaped row" "$MRTX" put "$S" ta '\x5c\x00\xff\x20' f:a '\x0a\x0a'
-python3 -c "import random,sys; r=random.Random(11); sys.stdout.buffer.write(bytes(r.getrandbits(8) for _ in range(1024*1024+5)))" >"$TMP/large"
+"$PY" -c "import random,sys; r=random.Random(11); sys.stdout.buffer.write(bytes(r.getrandbits(8) for _ in range(1024*1024+5)))" >"$TMP/large"
 expect_rc 0 "put a large value" "$MRTX" put "$S" ta big f:blob --file "$TMP/large"
 expect_rc 0 "dump ta to a file" "$MRTX" dump "$S" ta "$TMP/ta.dump"
 "$MRTX" dump "$S" ta >"$TMP/ta.stdout" 2>"$TMP/err" && ok || bad "dump ta to stdout"
 same_file "dump to a file and to stdout agree" "$TMP/ta.dump" "$TMP/ta.stdout"
 # the documented shape: header, one printable line per cell, end N
-python3 - "$TMP/ta.dump" <<'EOF' && ok || bad "dump shape (header, printable lines, end 6)"
+"$PY" - "$TMP/ta.dump" <<'EOF' && ok || bad "dump shape (header, printable lines, end 6)"
 import sys
 b = open(sys.argv[1], 'rb').read()
 assert b.endswith(b'\n')

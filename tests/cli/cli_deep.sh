@@ -99,7 +99,7 @@ grep -q "mrtx cannot open this store" "$TMP/err" && ok || bad "magic0: the advic
 # gives every cell of u, which loads into a new store
 D=$TMP/leaf
 mkdir "$D"
-python3 - "$SRC/data.mdb" "$D/data.mdb" <<'EOF'
+"$PY" - "$SRC/data.mdb" "$D/data.mdb" <<'EOF'
 import sys
 d = bytearray(open(sys.argv[1], 'rb').read())
 ps = int.from_bytes(d[40:44], 'little')           # the page size
@@ -127,7 +127,7 @@ expect_rc 0 "leaf: the new store passes --deep" "$MRTX" check "$NEW" --deep
 # readable), the check says the free list is damaged
 D=$TMP/free
 mkdir "$D"
-python3 - "$SRC/data.mdb" "$D/data.mdb" <<'EOF'
+"$PY" - "$SRC/data.mdb" "$D/data.mdb" <<'EOF'
 import struct, sys
 d = bytearray(open(sys.argv[1], 'rb').read())
 ps = int.from_bytes(d[40:44], 'little')           # the page size
@@ -155,7 +155,7 @@ expect_out 2000 "free: read-only scan of t" "$MRTX" --read-only scan "$D" t --co
 # are cut off.
 # free_tail FILE: cut the free pages at the end of FILE (exit 1: none)
 free_tail() {
-	python3 - "$1" <<'EOF'
+	"$PY" - "$1" <<'EOF'
 import os, struct, sys
 f = sys.argv[1]
 d = open(f, 'rb').read()

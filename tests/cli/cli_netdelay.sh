@@ -99,11 +99,11 @@ else:
         sys.exit("round trips under %.1f ms: %s" % (floor, short))
     print("ok")
 EOF
-ip netns exec "$NS" python3 "$TMP/echo.py" serve "$TMP/up" "$NET.1" &
+ip netns exec "$NS" "$PY" "$TMP/echo.py" serve "$TMP/up" "$NET.1" &
 SRV=$!
 for _ in $(seq 100); do [ -s "$TMP/up" ] && break; sleep 0.05; done
 expect_out ok "every round trip at least 2 x $D_MS ms, bytes unchanged" \
-	timeout 60 python3 "$TMP/echo.py" ask $((2 * D_MS)) "$NET.1"
+	timeout 60 "$PY" "$TMP/echo.py" ask $((2 * D_MS)) "$NET.1"
 kill "$SRV" 2>/dev/null
 wait "$SRV" 2>/dev/null
 SRV=

@@ -175,7 +175,7 @@ fi
 # ------------------------------------------------------ map size (LMDB)
 # map_json DIR: the map size recorded in the store (a read-only open ignores
 # map_size and reports the file's own)
-map_of() { "$MRTX" --read-only stats "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["map_size"])'; }
+map_of() { "$MRTX" --read-only stats "$1" --json | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["map_size"])'; }
 
 F=$TMP/full
 head -c 100000 /dev/urandom >"$TMP/val"

@@ -28,7 +28,7 @@ put 'alice\x00' bal:v 8   # nor the row just after it
 expect_out "bal:v 100
 info:name Alice A
 info:x \\x01" "get a whole row" "$MRTX" get "$S" acct alice
-"$MRTX" get "$S" acct alice --json | python3 -c "import json,sys
+"$MRTX" get "$S" acct alice --json | "$PY" -c "import json,sys
 d=[json.loads(l) for l in sys.stdin]
 assert [(c['row'],c['family'],c['qualifier'],c['value']) for c in d] == [
  ('alice','bal','v','100'),('alice','info','name','Alice A'),('alice','info','x','\x01')], d" &&

@@ -185,7 +185,7 @@ and sorted((l['table'], l['row']) for l in d if l['role'] == 'secondary')
 
 	"$MRTX" recover "$S" --dry-run --json | pyjson "$fp: dry run decisions" \
 		"d['dry_run'] and d['rolled_forward'] == $fwd and d['rolled_back'] == 1 - $fwd and d['errors'] == 0"
-	"$MRTX" locks "$S" --json | python3 -c "import json,sys
+	"$MRTX" locks "$S" --json | "$PY" -c "import json,sys
 d=json.load(sys.stdin); b=json.load(open('$TMP/before.json'))
 sys.exit(0 if $summary == (lambda d: $summary)(b) else 1)" && ok || bad "$fp: --dry-run changed locks"
 

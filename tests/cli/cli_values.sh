@@ -22,7 +22,7 @@ NAME=val
 #   F()   the bytes of a file
 pyjson() {
 	local desc=$1 expr=$2
-	if python3 -c "import base64,json,sys
+	if "$PY" -c "import base64,json,sys
 def dec(v):
     if isinstance(v, str):
         return v.encode('utf-8')
@@ -45,7 +45,7 @@ expect_rc 0 "delrow --help" "$MRTX" delrow --help
 
 # ------------------------------------------------ put from stdin and files
 # every byte value, NUL and 0xff included
-python3 -c "import sys; sys.stdout.buffer.write(bytes(range(256)) + b'\0\xff\0')" >"$TMP/all"
+"$PY" -c "import sys; sys.stdout.buffer.write(bytes(range(256)) + b'\0\xff\0')" >"$TMP/all"
 expect_rc 0 "put - (stdin, all bytes)" "$MRTX" put "$S" t r1 f:bin - <"$TMP/all"
 "$MRTX" get "$S" t r1 f:bin --raw >"$TMP/got"
 same_file "get --raw after put -" "$TMP/all" "$TMP/got"
@@ -63,7 +63,7 @@ printf '\0\1\376\377' | "$MRTX" put "$S" t r5 f:x - && ok || bad "put - 4 bytes"
 expect_out '\x00\x01\xfe\xff' "escaped get of a binary value" "$MRTX" get "$S" t r5 f:x
 
 # a large value (several MiB, past every buffer size) through both paths
-python3 -c "import random,sys; r=random.Random(7); sys.stdout.buffer.write(bytes(r.getrandbits(8) for _ in range(5*1024*1024+3)))" >"$TMP/large"
+"$PY" -c "import random,sys; r=random.Random(7); sys.stdout.buffer.write(bytes(r.getrandbits(8) for _ in range(5*1024*1024+3)))" >"$TMP/large"
 expect_rc 0 "put - large" "$MRTX" put "$S" t big f:a - <"$TMP/large"
 expect_rc 0 "put --file large" "$MRTX" put "$S" t big f:b --file "$TMP/large"
 "$MRTX" get "$S" t big f:a --raw >"$TMP/got"

@@ -1,8 +1,8 @@
 # clilib.sh - what the tests/cli_*.sh scripts share; sourced after setting
 # NAME (the temp directory's and RADOS stores' prefix), with $1 the mrtx
 # binary.  Gives MRTX, TMP (removed at exit), RADOS (1 with
-# MRTX_TEST_STORE=rados, which needs MRTX_TEST_RADOS_CONF), pass/fail
-# counters and:
+# MRTX_TEST_STORE=rados, which needs MRTX_TEST_RADOS_CONF), PY (the Python 3
+# interpreter, for the scripts' own Python), pass/fail counters and:
 #   store NAME                   the address of a fresh store called NAME
 #   ok / bad MSG                 count a check (bad prints MSG)
 #   expect_rc RC DESC CMD...     CMD exits RC (stdout in $TMP/out, stderr in $TMP/err)
@@ -24,6 +24,11 @@ trap 'rm -rf "$TMP"' EXIT
 pass=0
 fail=0
 exec </dev/null
+
+# python3 resolved once to the interpreter it starts: a version manager's
+# shim in PATH (pyenv's is a shell script) costs about 0.3 s a call, and the
+# damage sweeps call Python hundreds of times
+PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$PY" ] || PY=python3
 
 RADOS=0
 if [ "${MRTX_TEST_STORE:-}" == rados ]; then
@@ -81,7 +86,7 @@ same_file() {
 }
 
 pyjson() {
-	if python3 -c "import json,sys
+	if "$PY" -c "import json,sys
 d = json.loads(sys.stdin.read())
 sys.exit(0 if ($2) else 1)"; then ok; else bad "$1"; fi
 }

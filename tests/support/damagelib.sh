@@ -53,7 +53,7 @@ damaged() {
 		# records of the store (first key byte 0: an older copy, which a
 		# reverse scan took for the table's beginning); lastlink: the same
 		# with the branch page's last child, where a reverse scan begins
-		python3 - "$f" "$1" "$PS" "$TMP/branch-row" <<'PYEOF' ;;
+		"$PY" - "$f" "$1" "$PS" "$TMP/branch-row" <<'PYEOF' ;;
 import struct, sys
 path, kind, ps, rowfile = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 d = open(path, 'rb').read()
