@@ -23,6 +23,10 @@
  *                      otherwise (P's prewrite may be in
  *                      flight): live -> wait, ELOCKED
  *
+ * P held by another transaction's lock is settled first, following the
+ * primaries up to CHAIN_MAX rows; orphans whose primaries lead back round
+ * to R are a cycle, broken at R (find_cycle, break_cycle).
+ *
  * Invariant kept: P leaves COMMITTED/ABORTED only after every secondary is
  * settled (settle_secondaries verifies none still holds t).  Every write is
  * conditional on the exact bytes read, so any number of resolvers and the
@@ -285,27 +289,95 @@ static int resolve_at(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes 
 static int resolve_gone(rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
                         const lock_rec *l, recover_decision *dec);
 
+/* Is lock record r a secondary whose primary is (t,row)? */
+static int primary_is(const lock_rec *r, const store_table *t, mrtx_bytes row)
+{
+	return (r->flags & LOCK_F_SECONDARY) && r->primary.table.size == strlen(t->name) &&
+	       memcmp(r->primary.table.data, t->name, r->primary.table.size) == 0 &&
+	       r->primary.row.size == row.size &&
+	       (row.size == 0 || memcmp(r->primary.row.data, row.data, row.size) == 0);
+}
+
+/* May a resolver settle lock record r without waiting for its owner? */
+static int takeable(const rctx *c, const lock_rec *r)
+{
+	return c->o->force || lock_owner_dead(&r->owner) || r->expiry_ms <= mrtx__now_ms();
+}
+
+#define CHAIN_MAX 8 /* orphans followed along their primaries; longest cycle broken */
+
 /*
- * Two orphans, each under the other (a cycle the rule below cannot break:
- * settle P's holder first).  (t,row) holds secondary lock `lock` of
- * transaction A, whose primary P holds secondary lock X of transaction B,
- * whose primary is (t,row).  Neither prewrite of a primary can land while
- * the other's lock stays, and neither lock may go before the row it
- * blocks is fenced against its transaction -- each fence would replace
- * the other's lock.  So the fence against A goes into X itself: X's
- * "previous lock" becomes a fresh STABLE one at A's commit floor, so that
- * whoever rolls B back at P leaves that fence (and B committing leaves a
- * commit above A's first write: either defeats A's prewrite of P).  Then
- * A's lock at (t,row) is replaced by a fence against B, which settles A
- * and leaves B an ordinary orphan (its primary STABLE), which the rule
- * below rolls back into the fence against A.  Both owners are past their
- * expiry (or dead, or --force), as for any orphan.  Only a cycle of two is
- * broken; a longer one waits as for a live owner.
+ * Orphans in a cycle: (t,row) holds transaction T1's secondary whose
+ * primary R2 holds T2's secondary whose primary R3 holds T3's ... whose
+ * primary is (t,row) again, k rows in all.  "Settle the primary's holder
+ * first" goes round for ever, and no lock may go before the row it blocks
+ * is fenced against its transaction -- each fence would replace the next
+ * one's lock.  Follows the primaries from pl (R2's lock) while each row
+ * holds another transaction's PREWRITTEN secondary that may be taken
+ * (takeable): *found when they lead back to (t,row) within CHAIN_MAX rows,
+ * with links[0..*nlinks) the records on the way, R2's first and last the
+ * one whose primary is (t,row).  0 or an error.
+ */
+static int find_cycle(rctx *c, const lock_rec *pl, const store_table *t, mrtx_bytes row,
+                      int *found, lock_rec *links, size_t *nlinks)
+{
+	lock_rec cur = *pl;
+
+	*found = 0;
+	*nlinks = 0;
+	for (int k = 2; k <= CHAIN_MAX; k++) {
+		const store_table *nt;
+		mrtx_bytes nrow;
+		store_row nr;
+		int rc;
+
+		if (cur.state != LOCK_PREWRITTEN || !(cur.flags & LOCK_F_SECONDARY) ||
+		    !takeable(c, &cur))
+			return 0;
+		links[(*nlinks)++] = cur;
+		if (primary_is(&cur, t, row)) {
+			*found = 1;
+			return 0;
+		}
+		nrow = cur.primary.row;
+		if ((rc = lockio_ref_table(c->st, &cur.primary, &nt)) == MRTX_ENOTABLE ||
+		    (rc == 0 && (rc = read_one_lock(c->st, nt, nrow, c->a, &nr)) == MRTX_ENOTABLE)) {
+			mrtx__clearerr(); /* (a table gone: the orphan rules below settle it) */
+			return 0;
+		}
+		if (rc)
+			return rc;
+		if (!nr.has_lock)
+			return 0;
+		if ((rc = lockio_decode(c->st, nt, nrow, nr.lock, c->a, &cur)))
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * Break a cycle of orphans (find_cycle) at (t,row), whose lock `lock` (l)
+ * is T1's and whose primary P = R2 holds lock X (pl) of T2, in two writes.
+ * First the fence against T1 goes into X itself: X's "previous lock"
+ * becomes a fresh STABLE one at T1's commit floor, so that whoever rolls
+ * T2 back at P leaves that fence, and T2 committing leaves a commit above
+ * T1's first write (T2's primary held another transaction's lock when the
+ * cycle was read, after T1's lock: T2's commit point is stamped later):
+ * either defeats T1's prewrite of P.  Then T1's lock at (t,row) is replaced by a
+ * fence against Tk (links[k-2], the transaction whose primary (t,row) is).
+ * That settles T1 and leaves Tk an ordinary orphan (its primary STABLE),
+ * rolled back into the fence; then T(k-1), whose primary Rk no longer
+ * holds anything of another transaction, is an ordinary orphan, and so on
+ * back to T2, whose rollback leaves the fence against T1 at P.  For k = 2,
+ * Tk is T2.  Every lock on the cycle may be taken (past its expiry, owner
+ * dead, or --force), as for any orphan; a cycle with a live lock, or
+ * longer than CHAIN_MAX, waits as for a live owner.
  * Keeps I9, I10, I13 (DESIGN §10).
  */
 static int break_cycle(rctx *c, const store_table *pt, mrtx_bytes prow, const store_row *pcur,
                        const lock_rec *pl, const store_table *t, mrtx_bytes row,
-                       mrtx_bytes lock, const lock_rec *l, recover_decision *dec)
+                       mrtx_bytes lock, const lock_rec *l, const lock_rec *links,
+                       size_t nlinks, recover_decision *dec)
 {
 	uint8_t fence_id[LOCK_TXNID_SIZE];
 	lock_rec x = *pl;
@@ -317,13 +389,14 @@ static int break_cycle(rctx *c, const store_table *pt, mrtx_bytes prow, const st
 	if (c->o->dry_run)
 		return 0;
 	fence_owner(c, &l->owner, lock_owner_dead(&l->owner), l->expiry_ms);
-	fence_owner(c, &pl->owner, lock_owner_dead(&pl->owner), pl->expiry_ms);
+	for (size_t i = 0; i < nlinks; i++)
+		fence_owner(c, &links[i].owner, lock_owner_dead(&links[i].owner), links[i].expiry_ms);
 	if ((rc = read_one_lock(c->st, t, row, c->a, &again)))
 		return rc;
 	if (!again.has_lock || again.lock.size != lock.size ||
 	    memcmp(again.lock.data, lock.data, lock.size) != 0)
 		return R_RETRY;
-	/* 1: X, its rollback a fence against A */
+	/* 1: X, its rollback a fence against T1 */
 	if ((rc = lock_new_txnid(fence_id)))
 		return rc;
 	memcpy(x.prev_txn, fence_id, LOCK_TXNID_SIZE);
@@ -342,14 +415,14 @@ static int break_cycle(rctx *c, const store_table *pt, mrtx_bytes prow, const st
 		return rc;
 	if (c->fenced)
 		c->fenced(c->fenced_arg, pt, prow, 1, pcur->lock, op.new_lock);
-	/* 2: A's lock, a fence against B (stamped like any fence) */
+	/* 2: T1's lock, a fence against Tk (stamped like any fence) */
 	memset(&op, 0, sizeof(op));
 	op.table = t;
 	op.row = row;
 	op.cond.lock = lock;
 	op.stamp = STORE_STAMP_ONE_ROW;
 	op.stamp_off = LOCK_COMMIT_TS_OFF;
-	op.stamp_floor = MRTX_MAX(pl->commit_ts, l->commit_ts);
+	op.stamp_floor = MRTX_MAX(links[nlinks - 1].commit_ts, l->commit_ts);
 	if ((rc = lock_new_txnid(fence_id)) ||
 	    (rc = lockio_stable(c->st, fence_id, op.stamp_floor, c->a, &op.new_lock)))
 		return rc;
@@ -358,15 +431,6 @@ static int break_cycle(rctx *c, const store_table *pt, mrtx_bytes prow, const st
 again:
 	mrtx__clearerr();
 	return R_RETRY;
-}
-
-/* Is lock record r a secondary whose primary is (t,row)? */
-static int primary_is(const lock_rec *r, const store_table *t, mrtx_bytes row)
-{
-	return (r->flags & LOCK_F_SECONDARY) && r->primary.table.size == strlen(t->name) &&
-	       memcmp(r->primary.table.data, t->name, r->primary.table.size) == 0 &&
-	       r->primary.row.size == row.size &&
-	       (row.size == 0 || memcmp(r->primary.row.data, row.data, row.size) == 0);
 }
 
 /* Secondary (t,row) holds txn but its primary does not: fence P, roll back.
@@ -380,15 +444,22 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 	store_op op;
 	int rc;
 
-	if (pcur->has_lock && pl->state == LOCK_PREWRITTEN && primary_is(pl, t, row) &&
-	    (c->o->force || lock_owner_dead(&l->owner) || l->expiry_ms <= mrtx__now_ms()) &&
-	    (c->o->force || lock_owner_dead(&pl->owner) || pl->expiry_ms <= mrtx__now_ms()))
-		return break_cycle(c, pt, prow, pcur, pl, t, row, lock, l, dec);
+	if (pcur->has_lock && pl->state == LOCK_PREWRITTEN && takeable(c, l)) {
+		lock_rec links[CHAIN_MAX];
+		size_t nlinks;
+		int found;
+
+		if ((rc = find_cycle(c, pl, t, row, &found, links, &nlinks)))
+			return rc;
+		if (found)
+			return break_cycle(c, pt, prow, pcur, pl, t, row, lock, l, links, nlinks,
+			                   dec);
+	}
 	if (pcur->has_lock && pl->state != LOCK_STABLE) {
 		/* P is held by another txn: settle that first, then look again.
-		 * Held by a live one (or too deep to follow): this lock waits as
+		 * Held by a live one (or too far to follow): this lock waits as
 		 * for a live owner (RECOVER_LIVE: recover_resolve backs off). */
-		if (c->depth >= 2) {
+		if (c->depth >= CHAIN_MAX) {
 			*dec = RECOVER_LIVE;
 			return MRTX_ELOCKED;
 		}
@@ -416,7 +487,7 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 	 * for the expiry).  The heartbeat refreshes only a primary, so a
 	 * prewrite of P held up for longer than the lock's TTL still loses P
 	 * to a reader's fence: that writer's commit fails, nothing is torn. */
-	if (!c->o->force && !lock_owner_dead(&l->owner) && l->expiry_ms > mrtx__now_ms()) {
+	if (!takeable(c, l)) {
 		*dec = RECOVER_LIVE;
 		return MRTX_ELOCKED;
 	}

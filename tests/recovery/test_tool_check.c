@@ -597,6 +597,154 @@ static void test_orphan_cycle_is_broken(void **state)
 	free(path);
 }
 
+/*
+ * k orphans in a cycle: row cI holds transaction I's secondary whose
+ * primary is c(I+1 mod k), all expired.  Row names and transactions from
+ * `first` on.
+ */
+static void put_cycle(store *st, size_t k, unsigned first, lock_rec *recs)
+{
+	char rows[16][8];
+
+	assert_true(k <= 16);
+	for (size_t i = 0; i < k; i++)
+		snprintf(rows[i], sizeof(rows[i]), "c%02u", (unsigned)(first + i));
+	for (size_t i = 0; i < k; i++) {
+		base_rec(st, &recs[i], LOCK_PREWRITTEN, (uint8_t)(first + i));
+		recs[i].commit_ts = 900 + 10 * (uint64_t)i;
+		secondary_of(&recs[i], "o", rows[(i + 1) % k]);
+		put_rec(st, "o", rows[i], &recs[i]);
+	}
+}
+
+/* Each row of the cycle put_cycle wrote is settled and fenced against the
+ * transaction whose primary it is: that one's prewrite of it, exact or
+ * blind, fails. */
+static void assert_cycle_fenced(store *st, size_t k, unsigned first, const lock_rec *recs)
+{
+	mrtx_arena a;
+
+	arena_init(&a);
+	for (size_t i = 0; i < k; i++) {
+		char row[8];
+		store_row cur;
+
+		snprintf(row, sizeof(row), "c%02u", (unsigned)(first + (i + 1) % k));
+		read_lock(st, "o", row, &a, &cur);
+		assert_true(cur.has_lock);
+		assert_false(lock_is_stable_before(cur.lock, store_id(st), recs[i].commit_ts));
+	}
+	arena_free(&a);
+}
+
+/*
+ * Cycles of three to eight orphans are broken as a cycle of two is: a
+ * reader of one row settles it (and the cycle's other rows in turn), and
+ * so does a sweep alone; every row ends fenced against the transaction
+ * whose primary it is.
+ * Checks I10 (DESIGN §10).
+ */
+static void test_longer_orphan_cycles_are_broken(void **state)
+{
+	static const size_t ks[] = { 3, 5, 8 };
+	const char *fams[] = { "f" };
+	recover_opts ro = { 0, 0, 0 };
+	recover_stats rs;
+	check_stats s;
+	char *path;
+	mrtx_db *db = tu_open_fresh("check-cycles", &path, NULL);
+	store *st = mrtx__db_store(db);
+	lock_rec recs[16];
+	unsigned first = 20;
+
+	(void)state;
+	assert_int_equal(mrtx_create_table(db, "o", fams, 1), 0);
+	for (size_t j = 0; j < sizeof(ks) / sizeof(ks[0]); j++, first += 10) {
+		char row[8];
+
+		put_cycle(st, ks[j], first, recs);
+		/* a reader of the first row, then of each row */
+		for (size_t i = 0; i < ks[j]; i++) {
+			snprintf(row, sizeof(row), "c%02u", (unsigned)(first + i));
+			assert_int_equal(get_rc(db, "o", row), MRTX_NOTFOUND);
+		}
+		assert_cycle_fenced(st, ks[j], first, recs);
+	}
+	/* the sweep alone, a cycle of four */
+	put_cycle(st, 4, first, recs);
+	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
+	assert_int_equal(rs.skipped_live + rs.errors, 0);
+	assert_int_equal(check_store(st, &s, NULL, NULL), 0);
+	assert_int_equal(s.by_state[LOCK_PREWRITTEN], 0);
+	assert_cycle_fenced(st, 4, first, recs);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
+/*
+ * A cycle of orphans with one live lock in it is not broken: its owner may
+ * still land its prewrite of its primary once that row is free.  The sweep
+ * counts it live and writes nothing.
+ * Checks I9 (DESIGN §10).
+ */
+static void test_cycle_with_live_orphan_waits(void **state)
+{
+	recover_opts ro = { 0, 0, 0 };
+	recover_stats rs;
+	mrtx_arena a;
+	lock_rec recs[3];
+	mrtx_bytes before[3];
+	char *path;
+	mrtx_db *db = open_with_wait("check-cycle-live", &path, 20);
+	store *st = mrtx__db_store(db);
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		char row[8], prow[8];
+
+		snprintf(row, sizeof(row), "c%zu", i);
+		snprintf(prow, sizeof(prow), "c%zu", (i + 1) % 3);
+		if (i == 1)
+			live_rec(st, &recs[i], (uint8_t)(40 + i));
+		else
+			base_rec(st, &recs[i], LOCK_PREWRITTEN, (uint8_t)(40 + i));
+		secondary_of(&recs[i], "t", prow);
+		put_rec(st, "t", row, &recs[i]);
+	}
+	arena_init(&a);
+	for (size_t i = 0; i < 3; i++) {
+		char row[8];
+		store_row cur;
+
+		snprintf(row, sizeof(row), "c%zu", i);
+		read_lock(st, "t", row, &a, &cur);
+		before[i] = cur.lock;
+	}
+	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
+	assert_int_equal(rs.rolled_back + rs.forwarded, 0);
+	assert_int_equal(rs.skipped_live, 3);
+	for (size_t i = 0; i < 3; i++) {
+		char row[8];
+		store_row cur;
+
+		snprintf(row, sizeof(row), "c%zu", i);
+		read_lock(st, "t", row, &a, &cur);
+		assert_true(cur.has_lock);
+		assert_int_equal(cur.lock.size, before[i].size);
+		assert_memory_equal(cur.lock.data, before[i].data, cur.lock.size);
+	}
+	/* --force takes the live one too */
+	ro.force = 1;
+	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
+	assert_int_equal(rs.skipped_live, 0);
+	assert_int_equal(get_rc(db, "t", "c1"), MRTX_NOTFOUND);
+	arena_free(&a);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -604,6 +752,8 @@ int main(void)
 		cmocka_unit_test(test_each_kind_of_finding),
 		cmocka_unit_test(test_orphan_fence_stops_blind_prewrite),
 		cmocka_unit_test(test_orphan_cycle_is_broken),
+		cmocka_unit_test(test_longer_orphan_cycles_are_broken),
+		cmocka_unit_test(test_cycle_with_live_orphan_waits),
 		cmocka_unit_test(test_live_txn_is_not_a_finding),
 		cmocka_unit_test(test_live_orphan_is_left_alone),
 		cmocka_unit_test(test_orphan_behind_live_primary_waits),
