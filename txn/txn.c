@@ -1099,6 +1099,12 @@ uint64_t mrtx_txn_snapshot_ts(const mrtx_txn *txn)
 	return txn ? txn->snap_ts : 0;
 }
 
+/* What mrtx_run retries: a failure a later attempt can get past. */
+static int retryable(int rc)
+{
+	return rc == MRTX_CONFLICT || rc == MRTX_ELOCKED || rc == MRTX_ESNAPSHOT;
+}
+
 int mrtx_run(mrtx_db *db, int (*fn)(mrtx_txn *txn, void *payload), void *payload,
              int max_attempts)
 {
@@ -1122,17 +1128,14 @@ int mrtx_run(mrtx_db *db, int (*fn)(mrtx_txn *txn, void *payload), void *payload
 		if ((rc = fn(txn, payload))) {
 			/* fn may pass on the MRTX_EBADTXN of a call made after a
 			 * retryable failure doomed the transaction: that failure */
-			if (rc == MRTX_EBADTXN &&
-			    (txn->doom == MRTX_CONFLICT || txn->doom == MRTX_ELOCKED ||
-			     txn->doom == MRTX_ESNAPSHOT))
+			if (rc == MRTX_EBADTXN && retryable(txn->doom))
 				rc = txn->doom;
 			mrtx_abort(txn);
-			if (rc == MRTX_CONFLICT || rc == MRTX_ELOCKED || rc == MRTX_ESNAPSHOT)
+			if (retryable(rc))
 				continue;
 			return rc;
 		}
-		rc = mrtx_commit(txn);
-		if (rc != MRTX_CONFLICT && rc != MRTX_ELOCKED && rc != MRTX_ESNAPSHOT)
+		if (!retryable(rc = mrtx_commit(txn)))
 			return rc;
 	}
 	return rc;
