@@ -1,9 +1,9 @@
 # clilib.sh - what the tests/cli_*.sh scripts share; sourced after setting
 # NAME (the temp directory's and RADOS stores' prefix), with $1 the mrtx
 # binary.  Gives MRTX (that binary; on RADOS a wrapper of it, below), TMP
-# (removed at exit), RADOS (1 with
-# MRTX_TEST_STORE=rados, which needs MRTX_TEST_RADOS_CONF), PY (the Python 3
-# interpreter, for the scripts' own Python), pass/fail counters and:
+# (removed at exit), RADOS (1 with MRTX_TEST_STORE=rados, which needs
+# MRTX_TEST_RADOS_CONF), PY (the Python 3 interpreter, for the scripts' own
+# Python), pass/fail counters and:
 #   store NAME                   the address of a fresh store called NAME
 #   ok / bad MSG                 count a check (bad prints MSG)
 #   expect_rc RC DESC CMD...     CMD exits RC (stdout in $TMP/out, stderr in $TMP/err)
