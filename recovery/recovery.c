@@ -363,15 +363,16 @@ static int find_cycle(rctx *c, const lock_rec *pl, const store_table *t, mrtx_by
  * T2 back at P leaves that fence, and T2 committing leaves a commit above
  * T1's first write (T2's primary held another transaction's lock when the
  * cycle was read, after T1's lock: T2's commit point is stamped later):
- * either defeats T1's prewrite of P.  Then T1's lock at (t,row) is replaced by a
- * fence against Tk (links[k-2], the transaction whose primary (t,row) is).
- * That settles T1 and leaves Tk an ordinary orphan (its primary STABLE),
- * rolled back into the fence; then T(k-1), whose primary Rk no longer
- * holds anything of another transaction, is an ordinary orphan, and so on
- * back to T2, whose rollback leaves the fence against T1 at P.  For k = 2,
- * Tk is T2.  Every lock on the cycle may be taken (past its expiry, owner
- * dead, or --force), as for any orphan; a cycle with a live lock, or
- * longer than CHAIN_MAX, waits as for a live owner.
+ * either defeats T1's prewrite of P.  Then T1's lock at (t,row) is
+ * replaced by a fence against Tk (links[k-2], the transaction whose
+ * primary (t,row) is).  That settles T1 and leaves Tk an ordinary orphan
+ * (its primary STABLE), rolled back into the fence; then T(k-1), whose
+ * primary Rk no longer holds anything of another transaction, is an
+ * ordinary orphan, and so on back to T2, whose rollback leaves the fence
+ * against T1 at P.  For k = 2, Tk is T2.  Every lock on the cycle may be
+ * taken (past its expiry, owner dead, or --force), as for any orphan; a
+ * cycle with a live lock, or longer than CHAIN_MAX, waits as for a live
+ * owner.
  * Keeps I9, I10, I13 (DESIGN §10).
  */
 static int break_cycle(rctx *c, const store_table *pt, mrtx_bytes prow, const store_row *pcur,

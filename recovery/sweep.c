@@ -302,13 +302,13 @@ static int single(sweep *w, const store_table *t, const store_row *row)
 	/* (row->lock is not STABLE; a live commit's heartbeat may have moved its
 	 * expiry since the scan: the same lock all the same; and a cycle of
 	 * orphans broken at another row rewrites this one's previous lock: the
-	 * same transaction, still to settle) */
+	 * same transaction in the same state, still to settle) */
 	if (!lock_same_but_expiry(now.lock, row->lock)) {
 		uint8_t was_state, was[LOCK_TXNID_SIZE];
 
 		if (lockio_peek(w->st, t, row->lock, &was_state, was))
 			return MRTX_ECORRUPT;
-		if (state == LOCK_STABLE || memcmp(txn, was, sizeof(was)) != 0)
+		if (state != was_state || memcmp(txn, was, sizeof(was)) != 0)
 			return 0; /* settled with its transaction earlier in this sweep */
 	}
 	rc = recover_resolve(w->st, t, now.row, now.lock, w->o, &dec);
