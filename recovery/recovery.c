@@ -476,6 +476,17 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 		}
 		if (rc == MRTX_ELOCKED)
 			*dec = RECOVER_LIVE;
+		if (rc == 0 && c->o->dry_run) {
+			/* Nothing was written, so looking again would meet P held
+			 * as before, for ever: decide this lock as if P's holder
+			 * were settled, which leaves this one an orphan. */
+			if (!takeable(c, l)) {
+				*dec = RECOVER_LIVE;
+				return MRTX_ELOCKED;
+			}
+			*dec = RECOVER_ORPHAN;
+			return 0;
+		}
 		return rc ? rc : R_RETRY;
 	}
 	/* P not (yet) holding t is also what a reader sees while t's writer is

@@ -745,6 +745,51 @@ static void test_cycle_with_live_orphan_waits(void **state)
 	free(path);
 }
 
+/*
+ * A dry run over a chain of orphans -- s holds A's secondary whose primary
+ * p holds B's secondary whose primary q holds nothing, both expired --
+ * decides each lock in a few store calls and writes nothing; the real
+ * sweep then settles both.
+ */
+static void test_dry_run_over_orphan_chain(void **state)
+{
+	recover_opts ro = { 0, 0, 1 };
+	recover_stats rs;
+	unsigned long calls;
+	check_stats s;
+	lock_rec ra, rb;
+	char *path;
+	mrtx_db *db = open_with_wait("check-dry-chain", &path, 0);
+	store *st = mrtx__db_store(db);
+
+	(void)state;
+	base_rec(st, &ra, LOCK_PREWRITTEN, 50);
+	secondary_of(&ra, "t", "p");
+	put_rec(st, "t", "s", &ra);
+	base_rec(st, &rb, LOCK_PREWRITTEN, 51);
+	secondary_of(&rb, "t", "q");
+	put_rec(st, "t", "p", &rb);
+
+	store__fail_at(ULONG_MAX, 0);
+	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
+	calls = store__fail_at(0, 0);
+	if (calls > 100)
+		fail_msg("recover --dry-run: %lu store calls for a chain of two orphans", calls);
+	assert_int_equal(rs.locks_seen, 2);
+	assert_int_equal(rs.rolled_back, 2);
+	assert_int_equal(rs.skipped_live + rs.errors, 0);
+	assert_int_equal(check_store(st, &s, NULL, NULL), 0);
+	assert_int_equal(s.by_state[LOCK_PREWRITTEN], 2); /* nothing written */
+
+	ro.dry_run = 0;
+	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
+	assert_int_equal(check_store(st, &s, NULL, NULL), 0);
+	assert_int_equal(s.by_state[LOCK_PREWRITTEN], 0);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -754,6 +799,7 @@ int main(void)
 		cmocka_unit_test(test_orphan_cycle_is_broken),
 		cmocka_unit_test(test_longer_orphan_cycles_are_broken),
 		cmocka_unit_test(test_cycle_with_live_orphan_waits),
+		cmocka_unit_test(test_dry_run_over_orphan_chain),
 		cmocka_unit_test(test_live_txn_is_not_a_finding),
 		cmocka_unit_test(test_live_orphan_is_left_alone),
 		cmocka_unit_test(test_orphan_behind_live_primary_waits),
