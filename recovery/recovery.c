@@ -48,6 +48,9 @@ typedef struct rctx {
 	int depth;
 	recover_fence_fn fenced; /* told of every fence written (may be NULL) */
 	void *fenced_arg;
+	recover_settled_fn settled; /* told of every transaction settled on the
+	                             * way to the one asked about (may be NULL) */
+	void *settled_arg;
 } rctx;
 
 static int read_one_lock(store *st, const store_table *t, mrtx_bytes row, mrtx_arena *a,
@@ -457,6 +460,8 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 			                   dec);
 	}
 	if (pcur->has_lock && pl->state != LOCK_STABLE) {
+		recover_decision pdec = RECOVER_NONE;
+
 		/* P is held by another txn: settle that first, then look again.
 		 * Held by a live one (or too far to follow): this lock waits as
 		 * for a live owner (RECOVER_LIVE: recover_resolve backs off). */
@@ -465,8 +470,10 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 			return MRTX_ELOCKED;
 		}
 		c->depth++;
-		rc = resolve_at(c, pt, prow, pcur->lock, NULL);
+		rc = resolve_at(c, pt, prow, pcur->lock, &pdec);
 		c->depth--;
+		if (rc == 0 && c->settled && pdec != RECOVER_NONE && pdec != RECOVER_LIVE)
+			c->settled(c->settled_arg, pl->txn, pdec);
 		/* (a table dropped meanwhile -- P's, or any other the settling
 		 * met: decide again from the top, where P's own lookup and read
 		 * tell whether P's table is gone) */
@@ -728,6 +735,14 @@ int recover_resolve_fenced(store *st, const store_table *t, mrtx_bytes row, mrtx
                            const recover_opts *o, recover_decision *decision,
                            recover_fence_fn fn, void *arg)
 {
+	return recover_resolve_counted(st, t, row, lock, o, decision, fn, arg, NULL, NULL);
+}
+
+int recover_resolve_counted(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
+                            const recover_opts *o, recover_decision *decision,
+                            recover_fence_fn fn, void *arg, recover_settled_fn settled,
+                            void *settled_arg)
+{
 	uint64_t deadline = mrtx__mono_us() + (uint64_t)o->wait_ms * 1000u, backoff = 250;
 	recover_decision dec = RECOVER_NONE;
 	recover_opts ro_opts = *o;
@@ -739,7 +754,7 @@ int recover_resolve_fenced(store *st, const store_table *t, mrtx_bytes row, mrtx
 	ro_opts.dry_run = 1;
 	arena_init(&a);
 	for (iter = 0; iter < 10000; iter++) {
-		rctx c = { st, ro_reader ? &ro_opts : o, &a, 0, fn, arg };
+		rctx c = { st, ro_reader ? &ro_opts : o, &a, 0, fn, arg, settled, settled_arg };
 		store_row now;
 
 		rc = resolve_at(&c, t, row, cur, &dec);

@@ -49,6 +49,22 @@ int recover_resolve_fenced(store *st, const store_table *t, mrtx_bytes row, mrtx
                            const recover_opts *o, recover_decision *decision,
                            recover_fence_fn fn, void *arg);
 
+/*
+ * A transaction settled (decision FORWARD, BACK or ORPHAN; in a dry run,
+ * decided) on the way to the lock recover_resolve_counted was asked
+ * about: the holder of an orphan's primary, settled first.  txn lives only
+ * for the call.
+ */
+typedef void (*recover_settled_fn)(void *arg, const uint8_t txn[LOCK_TXNID_SIZE],
+                                   recover_decision decision);
+
+/* recover_resolve_fenced, also telling settled (with settled_arg) of each
+ * transaction settled on the way (the sweep counts them). */
+int recover_resolve_counted(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
+                            const recover_opts *o, recover_decision *decision,
+                            recover_fence_fn fn, void *arg, recover_settled_fn settled,
+                            void *settled_arg);
+
 typedef struct recover_stats {
 	unsigned long locks_seen;   /* non-STABLE locks met */
 	unsigned long forwarded;    /* transactions rolled forward */

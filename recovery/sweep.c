@@ -54,6 +54,7 @@ typedef struct sweep {
 	mrtx_buf seen;
 	mrtx_arena *a;
 	keyset decided; /* dry run: txn id -> recover_decision */
+	int note_failed; /* a decision could not be noted (out of memory) */
 } sweep;
 
 static int note(sweep *w, const uint8_t txn[LOCK_TXNID_SIZE], recover_decision dec)
@@ -65,6 +66,26 @@ static int note(sweep *w, const uint8_t txn[LOCK_TXNID_SIZE], recover_decision d
 	memcpy(s.txn, txn, sizeof(s.txn));
 	s.decision = (uint8_t)dec;
 	return buf_put(&w->seen, &s, sizeof(s));
+}
+
+/* recover_settled_fn: a transaction the single path settled on the way. */
+static void noted(void *arg, const uint8_t txn[LOCK_TXNID_SIZE], recover_decision dec)
+{
+	sweep *w = arg;
+
+	if (note(w, txn, dec))
+		w->note_failed = 1;
+}
+
+/* The single path, counting what it settles on the way. */
+static int resolve(sweep *w, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
+                   recover_decision *dec)
+{
+	int rc = recover_resolve_counted(w->st, t, row, lock, w->o, dec, NULL, NULL, noted, w);
+
+	if ((rc == 0 || rc == MRTX_ELOCKED) && w->note_failed)
+		return MRTX_ENOMEM;
+	return rc;
 }
 
 /* Step 1: PREWRITTEN primaries that are stale -> ABORTED (one call). */
@@ -267,7 +288,7 @@ static int single_dry(sweep *w, const store_table *t, const store_row *row)
 		return MRTX_ECORRUPT;
 	if (keyset_get(&w->decided, MRTX_BYTES(txn, sizeof(txn)), none, none, NULL))
 		return 0; /* noted when it was decided */
-	rc = recover_resolve(w->st, t, row->row, row->lock, w->o, &dec);
+	rc = resolve(w, t, row->row, row->lock, &dec);
 	if (rc && rc != MRTX_ELOCKED)
 		return rc;
 	/* Every lock of a txn shares its fate: forward or back as its primary
@@ -311,7 +332,7 @@ static int single(sweep *w, const store_table *t, const store_row *row)
 		if (state != was_state || memcmp(txn, was, sizeof(was)) != 0)
 			return 0; /* settled with its transaction earlier in this sweep */
 	}
-	rc = recover_resolve(w->st, t, now.row, now.lock, w->o, &dec);
+	rc = resolve(w, t, now.row, now.lock, &dec);
 	if (rc && rc != MRTX_ELOCKED)
 		return rc;
 	return note(w, txn, dec);
@@ -420,7 +441,7 @@ int recover_sweep(store *st, const recover_opts *o, recover_stats *stats,
                   recover_progress_fn progress, void *payload)
 {
 	const store_table **tables = NULL;
-	sweep w = { st, o, stats, MRTX_BUF_INIT, NULL, KEYSET_INIT };
+	sweep w = { st, o, stats, MRTX_BUF_INIT, NULL, KEYSET_INIT, 0 };
 	size_t nt = 0, ns;
 	seen_txn *s;
 	int rc;

@@ -674,6 +674,7 @@ static void test_longer_orphan_cycles_are_broken(void **state)
 	put_cycle(st, 4, first, recs);
 	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
 	assert_int_equal(rs.skipped_live + rs.errors, 0);
+	assert_int_equal(rs.rolled_back, 4); /* (also those settled on the way) */
 	assert_int_equal(check_store(st, &s, NULL, NULL), 0);
 	assert_int_equal(s.by_state[LOCK_PREWRITTEN], 0);
 	assert_cycle_fenced(st, 4, first, recs);
@@ -783,6 +784,7 @@ static void test_dry_run_over_orphan_chain(void **state)
 
 	ro.dry_run = 0;
 	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
+	assert_int_equal(rs.rolled_back, 2); /* B settled on the way to A */
 	assert_int_equal(check_store(st, &s, NULL, NULL), 0);
 	assert_int_equal(s.by_state[LOCK_PREWRITTEN], 0);
 	mrtx_close(db);
