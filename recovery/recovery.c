@@ -318,17 +318,15 @@ static int takeable(const rctx *c, const lock_rec *r)
  * one's lock.  Follows the primaries from pl (R2's lock) while each row
  * holds another transaction's PREWRITTEN secondary that may be taken
  * (takeable): *found when they lead back to (t,row) within CHAIN_MAX rows,
- * with links[0..*nlinks) the records on the way, R2's first and last the
- * one whose primary is (t,row).  0 or an error.
+ * with *last the record whose primary (t,row) is (Tk's).  0 or an error.
  */
 static int find_cycle(rctx *c, const lock_rec *pl, const store_table *t, mrtx_bytes row,
-                      int *found, lock_rec *links, size_t *nlinks)
+                      int *found, lock_rec *last)
 {
 	lock_rec cur = *pl;
 
 	*found = 0;
-	*nlinks = 0;
-	for (int k = 2; k <= CHAIN_MAX; k++) {
+	for (int k = 2;; k++) {
 		const store_table *nt;
 		mrtx_bytes nrow;
 		store_row nr;
@@ -337,25 +335,22 @@ static int find_cycle(rctx *c, const lock_rec *pl, const store_table *t, mrtx_by
 		if (cur.state != LOCK_PREWRITTEN || !(cur.flags & LOCK_F_SECONDARY) ||
 		    !takeable(c, &cur))
 			return 0;
-		links[(*nlinks)++] = cur;
 		if (primary_is(&cur, t, row)) {
+			*last = cur;
 			*found = 1;
 			return 0;
 		}
-		nrow = cur.primary.row;
-		if ((rc = lockio_ref_table(c->st, &cur.primary, &nt)) == MRTX_ENOTABLE ||
-		    (rc == 0 && (rc = read_one_lock(c->st, nt, nrow, c->a, &nr)) == MRTX_ENOTABLE)) {
-			mrtx__clearerr(); /* (a table gone: the orphan rules below settle it) */
+		if (k == CHAIN_MAX)
 			return 0;
-		}
-		if (rc)
+		nrow = cur.primary.row;
+		if ((rc = lockio_ref_table(c->st, &cur.primary, &nt)) ||
+		    (rc = read_one_lock(c->st, nt, nrow, c->a, &nr)))
 			return rc;
 		if (!nr.has_lock)
 			return 0;
 		if ((rc = lockio_decode(c->st, nt, nrow, nr.lock, c->a, &cur)))
 			return rc;
 	}
-	return 0;
 }
 
 /*
@@ -367,8 +362,8 @@ static int find_cycle(rctx *c, const lock_rec *pl, const store_table *t, mrtx_by
  * T1's first write (T2's primary held another transaction's lock when the
  * cycle was read, after T1's lock: T2's commit point is stamped later):
  * either defeats T1's prewrite of P.  Then T1's lock at (t,row) is
- * replaced by a fence against Tk (links[k-2], the transaction whose
- * primary (t,row) is).  That settles T1 and leaves Tk an ordinary orphan
+ * replaced by a fence against Tk (`last`, the transaction whose primary
+ * (t,row) is).  That settles T1 and leaves Tk an ordinary orphan
  * (its primary STABLE), rolled back into the fence; then T(k-1), whose
  * primary Rk no longer holds anything of another transaction, is an
  * ordinary orphan, and so on back to T2, whose rollback leaves the fence
@@ -380,8 +375,8 @@ static int find_cycle(rctx *c, const lock_rec *pl, const store_table *t, mrtx_by
  */
 static int break_cycle(rctx *c, const store_table *pt, mrtx_bytes prow, const store_row *pcur,
                        const lock_rec *pl, const store_table *t, mrtx_bytes row,
-                       mrtx_bytes lock, const lock_rec *l, const lock_rec *links,
-                       size_t nlinks, recover_decision *dec)
+                       mrtx_bytes lock, const lock_rec *l, const lock_rec *last,
+                       recover_decision *dec)
 {
 	uint8_t fence_id[LOCK_TXNID_SIZE];
 	lock_rec x = *pl;
@@ -392,9 +387,10 @@ static int break_cycle(rctx *c, const store_table *pt, mrtx_bytes prow, const st
 	*dec = RECOVER_ORPHAN;
 	if (c->o->dry_run)
 		return 0;
+	/* (the owners of the two locks written; the others' are fenced as
+	 * their own locks are settled, after this) */
 	fence_owner(c, &l->owner, lock_owner_dead(&l->owner), l->expiry_ms);
-	for (size_t i = 0; i < nlinks; i++)
-		fence_owner(c, &links[i].owner, lock_owner_dead(&links[i].owner), links[i].expiry_ms);
+	fence_owner(c, &pl->owner, lock_owner_dead(&pl->owner), pl->expiry_ms);
 	if ((rc = read_one_lock(c->st, t, row, c->a, &again)))
 		return rc;
 	if (!again.has_lock || again.lock.size != lock.size ||
@@ -426,7 +422,7 @@ static int break_cycle(rctx *c, const store_table *pt, mrtx_bytes prow, const st
 	op.cond.lock = lock;
 	op.stamp = STORE_STAMP_ONE_ROW;
 	op.stamp_off = LOCK_COMMIT_TS_OFF;
-	op.stamp_floor = MRTX_MAX(links[nlinks - 1].commit_ts, l->commit_ts);
+	op.stamp_floor = MRTX_MAX(last->commit_ts, l->commit_ts);
 	if ((rc = lock_new_txnid(fence_id)) ||
 	    (rc = lockio_stable(c->st, fence_id, op.stamp_floor, c->a, &op.new_lock)))
 		return rc;
@@ -449,15 +445,15 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 	int rc;
 
 	if (pcur->has_lock && pl->state == LOCK_PREWRITTEN && takeable(c, l)) {
-		lock_rec links[CHAIN_MAX];
-		size_t nlinks;
+		lock_rec last;
 		int found;
 
-		if ((rc = find_cycle(c, pl, t, row, &found, links, &nlinks)))
-			return rc;
-		if (found)
-			return break_cycle(c, pt, prow, pcur, pl, t, row, lock, l, links, nlinks,
-			                   dec);
+		/* (a link that cannot be read: no cycle to break here; the
+		 * settling below meets that row in turn and says why) */
+		if ((rc = find_cycle(c, pl, t, row, &found, &last)))
+			mrtx__clearerr();
+		else if (found)
+			return break_cycle(c, pt, prow, pcur, pl, t, row, lock, l, &last, dec);
 	}
 	if (pcur->has_lock && pl->state != LOCK_STABLE) {
 		recover_decision pdec = RECOVER_NONE;

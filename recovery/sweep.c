@@ -320,16 +320,17 @@ static int single(sweep *w, const store_table *t, const store_row *row)
 		return 0; /* settled with its transaction earlier in this sweep */
 	if (lockio_peek(w->st, t, now.lock, &state, txn))
 		return MRTX_ECORRUPT;
-	/* (row->lock is not STABLE; a live commit's heartbeat may have moved its
-	 * expiry since the scan: the same lock all the same; and a cycle of
-	 * orphans broken at another row rewrites this one's previous lock: the
-	 * same transaction in the same state, still to settle) */
+	/* (row->lock is not STABLE.  The lock may have changed since the scan
+	 * and still be the same transaction's, to settle: a live commit's
+	 * heartbeat moves its expiry, the batch path above aborts a primary
+	 * before handing it here, and a cycle of orphans broken at another
+	 * row rewrites this one's previous lock.) */
 	if (!lock_same_but_expiry(now.lock, row->lock)) {
 		uint8_t was_state, was[LOCK_TXNID_SIZE];
 
 		if (lockio_peek(w->st, t, row->lock, &was_state, was))
 			return MRTX_ECORRUPT;
-		if (state != was_state || memcmp(txn, was, sizeof(was)) != 0)
+		if (state == LOCK_STABLE || memcmp(txn, was, sizeof(was)) != 0)
 			return 0; /* settled with its transaction earlier in this sweep */
 	}
 	rc = resolve(w, t, now.row, now.lock, &dec);

@@ -628,10 +628,13 @@ static void assert_cycle_fenced(store *st, size_t k, unsigned first, const lock_
 	for (size_t i = 0; i < k; i++) {
 		char row[8];
 		store_row cur;
+		lock_rec r;
 
 		snprintf(row, sizeof(row), "c%02u", (unsigned)(first + (i + 1) % k));
 		read_lock(st, "o", row, &a, &cur);
 		assert_true(cur.has_lock);
+		assert_int_equal(lock_decode(&r, cur.lock, &a), 0);
+		assert_int_equal(r.state, LOCK_STABLE);
 		assert_false(lock_is_stable_before(cur.lock, store_id(st), recs[i].commit_ts));
 	}
 	arena_free(&a);
@@ -639,9 +642,9 @@ static void assert_cycle_fenced(store *st, size_t k, unsigned first, const lock_
 
 /*
  * Cycles of three to eight orphans are broken as a cycle of two is: a
- * reader of one row settles it (and the cycle's other rows in turn), and
- * so does a sweep alone; every row ends fenced against the transaction
- * whose primary it is.
+ * reader of each row in turn settles them, and so does a sweep alone
+ * (counting every transaction it settled); every row ends STABLE, fenced
+ * against the transaction whose primary it is.
  * Checks I10 (DESIGN §10).
  */
 static void test_longer_orphan_cycles_are_broken(void **state)
@@ -747,10 +750,11 @@ static void test_cycle_with_live_orphan_waits(void **state)
 }
 
 /*
- * A dry run over a chain of orphans -- s holds A's secondary whose primary
+ * A dry run over a chain of orphans -- a holds A's secondary whose primary
  * p holds B's secondary whose primary q holds nothing, both expired --
  * decides each lock in a few store calls and writes nothing; the real
- * sweep then settles both.
+ * sweep then settles both, B on its way to A (a is walked first), and
+ * counts both.
  */
 static void test_dry_run_over_orphan_chain(void **state)
 {
@@ -766,7 +770,7 @@ static void test_dry_run_over_orphan_chain(void **state)
 	(void)state;
 	base_rec(st, &ra, LOCK_PREWRITTEN, 50);
 	secondary_of(&ra, "t", "p");
-	put_rec(st, "t", "s", &ra);
+	put_rec(st, "t", "a", &ra);
 	base_rec(st, &rb, LOCK_PREWRITTEN, 51);
 	secondary_of(&rb, "t", "q");
 	put_rec(st, "t", "p", &rb);
@@ -784,7 +788,7 @@ static void test_dry_run_over_orphan_chain(void **state)
 
 	ro.dry_run = 0;
 	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
-	assert_int_equal(rs.rolled_back, 2); /* B settled on the way to A */
+	assert_int_equal(rs.rolled_back, 2); /* (B settled on the way to A) */
 	assert_int_equal(check_store(st, &s, NULL, NULL), 0);
 	assert_int_equal(s.by_state[LOCK_PREWRITTEN], 0);
 	mrtx_close(db);
