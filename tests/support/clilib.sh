@@ -44,21 +44,24 @@ fi
 # ones (ASAN_OPTIONS means nothing to a build without ASan); every run is
 # still under ASan and UBSan, and every run on LMDB is leak-checked.
 if [ "$RADOS" = 1 ]; then
-	cat >"$TMP/mrtx" <<-EOF
-	#!/bin/bash
-	sub= skip=0
-	for a in "\$@"; do
-		if [ "\$skip" = 1 ]; then skip=0; continue; fi
-		case \$a in --map-size) skip=1 ;; -*) ;; *) sub=\$a; break ;; esac
-	done
-	mark="$TMP/.leakcheck-\${sub//\//_}"
-	if [ -e "\$mark" ]; then
-		export ASAN_OPTIONS="\${ASAN_OPTIONS:+\$ASAN_OPTIONS:}detect_leaks=0"
-	else
-		: >"\$mark"
-	fi
-	exec "$MRTX" "\$@"
-	EOF
+	{
+		echo '#!/bin/bash'
+		printf 'bin=%q marks=%q\n' "$MRTX" "$TMP"
+		cat <<-'EOF'
+		sub= skip=0
+		for a in "$@"; do
+			if [ "$skip" = 1 ]; then skip=0; continue; fi
+			case $a in --map-size) skip=1 ;; -*) ;; *) sub=$a; break ;; esac
+		done
+		mark="$marks/.leakcheck-${sub//\//_}"
+		if [ -e "$mark" ]; then
+			export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+		else
+			: >"$mark"
+		fi
+		exec "$bin" "$@"
+		EOF
+	} >"$TMP/mrtx"
 	chmod +x "$TMP/mrtx"
 	MRTX=$TMP/mrtx
 fi
