@@ -308,7 +308,7 @@ static int single(sweep *w, const store_table *t, const store_row *row)
 {
 	store_rowref ref = { t, row->row };
 	recover_decision dec = RECOVER_NONE;
-	uint8_t state, txn[LOCK_TXNID_SIZE];
+	uint8_t state, txn[LOCK_TXNID_SIZE], was_state, was[LOCK_TXNID_SIZE];
 	store_row now;
 	int rc;
 
@@ -325,14 +325,10 @@ static int single(sweep *w, const store_table *t, const store_row *row)
 	 * heartbeat moves its expiry, the batch path above aborts a primary
 	 * before handing it here, and a cycle of orphans broken at another
 	 * row rewrites this one's previous lock.) */
-	if (!lock_same_but_expiry(now.lock, row->lock)) {
-		uint8_t was_state, was[LOCK_TXNID_SIZE];
-
-		if (lockio_peek(w->st, t, row->lock, &was_state, was))
-			return MRTX_ECORRUPT;
-		if (state == LOCK_STABLE || memcmp(txn, was, sizeof(was)) != 0)
-			return 0; /* settled with its transaction earlier in this sweep */
-	}
+	if (lockio_peek(w->st, t, row->lock, &was_state, was))
+		return MRTX_ECORRUPT;
+	if (state == LOCK_STABLE || memcmp(txn, was, sizeof(was)) != 0)
+		return 0; /* settled with its transaction earlier in this sweep */
 	rc = resolve(w, t, now.row, now.lock, &dec);
 	if (rc && rc != MRTX_ELOCKED)
 		return rc;
