@@ -24,8 +24,9 @@
  *                      flight): live -> wait, ELOCKED
  *
  * P held by another transaction's lock is settled first, following the
- * primaries up to CHAIN_MAX rows; orphans whose primaries lead back round
- * to R are a cycle, broken at R (find_cycle, break_cycle).
+ * primaries (CHAIN_MAX links by recursion, then handed back to the loop of
+ * recover_resolve_counted, R_DEEPER); orphans whose primaries lead back
+ * round to R are a cycle, broken at R (find_cycle, break_cycle).
  *
  * Invariant kept: P leaves COMMITTED/ABORTED only after every secondary is
  * settled (settle_secondaries verifies none still holds t).  Every write is
@@ -41,6 +42,13 @@
 
 #define R_RETRY 1 /* internal: state moved under us; re-read and decide again */
 
+/* A lock to settle: the one asked about, or a link of a chain handed
+ * back to recover_resolve_counted's loop (R_DEEPER). */
+typedef struct rtarget {
+	const store_table *t;
+	mrtx_bytes row, lock;
+} rtarget;
+
 typedef struct rctx {
 	store *st;
 	const recover_opts *o;
@@ -51,6 +59,9 @@ typedef struct rctx {
 	recover_settled_fn settled; /* told of every transaction settled on the
 	                             * way to the one asked about (may be NULL) */
 	void *settled_arg;
+	rtarget deep;            /* R_DEEPER: the link to settle first */
+	const rtarget *decided;  /* a dry run's links decided so far */
+	size_t ndecided;
 } rctx;
 
 static int read_one_lock(store *st, const store_table *t, mrtx_bytes row, mrtx_arena *a,
@@ -307,7 +318,22 @@ static int takeable(const rctx *c, const lock_rec *r)
 	return c->o->force || lock_owner_dead(&r->owner) || r->expiry_ms <= mrtx__now_ms();
 }
 
-#define CHAIN_MAX 8 /* orphans followed along their primaries; longest cycle broken */
+/* Settling an orphan settles the holder of its primary first, by
+ * recursion, CHAIN_MAX links deep; a longer chain is handed to the
+ * caller's loop (R_DEEPER, recover_resolve_counted), which settles it from
+ * that link on and comes back: any length, bounded stack. */
+#define CHAIN_MAX 8
+#define R_DEEPER 2 /* internal: settle c->deep first, then decide again */
+/* Links find_cycle follows at most: a walk ends at the chain's end, back
+ * at its start (a cycle), or on a loop that does not pass its start
+ * (Brent's test), so this only bounds a walk over a graph that other
+ * resolvers keep changing under it. */
+#define WALK_MAX (1u << 16)
+
+static int same_row(const store_table *a, mrtx_bytes ra, const store_table *b, mrtx_bytes rb)
+{
+	return a == b && ra.size == rb.size && (ra.size == 0 || memcmp(ra.data, rb.data, ra.size) == 0);
+}
 
 /*
  * Orphans in a cycle: (t,row) holds transaction T1's secondary whose
@@ -317,40 +343,100 @@ static int takeable(const rctx *c, const lock_rec *r)
  * is fenced against its transaction -- each fence would replace the next
  * one's lock.  Follows the primaries from pl (R2's lock) while each row
  * holds another transaction's PREWRITTEN secondary that may be taken
- * (takeable): *found when they lead back to (t,row) within CHAIN_MAX rows,
- * with *last the record whose primary (t,row) is (Tk's).  0 or an error.
+ * (takeable): *found when they lead back to (t,row), with *last_ts the
+ * commit_ts of the record whose primary (t,row) is (Tk's).  A walk that
+ * enters a loop not through (t,row) -- a chain into another cycle, broken
+ * when the settling reaches it -- stops there (Brent's test: the row
+ * reached is compared with one remembered at steps 1, 2, 4, 8, ...).
+ * 0 or an error.
  */
 static int find_cycle(rctx *c, const lock_rec *pl, const store_table *t, mrtx_bytes row,
-                      int *found, lock_rec *last)
+                      int *found, uint64_t *last_ts)
 {
+	mrtx_arena sa[2], ma; /* the links read, alternately; the remembered row */
+	const store_table *mt = NULL;
+	mrtx_bytes mrow = { NULL, 0 };
 	lock_rec cur = *pl;
+	size_t power = 1, lam = 0;
+	int rc = 0;
 
 	*found = 0;
-	for (int k = 2;; k++) {
+	arena_init(&sa[0]);
+	arena_init(&sa[1]);
+	arena_init(&ma);
+	for (unsigned k = 2; k < WALK_MAX; k++) {
+		mrtx_arena *a = &sa[k & 1];
 		const store_table *nt;
 		mrtx_bytes nrow;
 		store_row nr;
-		int rc;
 
 		if (cur.state != LOCK_PREWRITTEN || !(cur.flags & LOCK_F_SECONDARY) ||
 		    !takeable(c, &cur))
-			return 0;
+			break;
 		if (primary_is(&cur, t, row)) {
-			*last = cur;
+			*last_ts = cur.commit_ts;
 			*found = 1;
-			return 0;
+			break;
 		}
-		if (k == CHAIN_MAX)
-			return 0;
+		if ((rc = lockio_ref_table(c->st, &cur.primary, &nt)))
+			break;
 		nrow = cur.primary.row;
-		if ((rc = lockio_ref_table(c->st, &cur.primary, &nt)) ||
-		    (rc = read_one_lock(c->st, nt, nrow, c->a, &nr)))
-			return rc;
-		if (!nr.has_lock)
-			return 0;
-		if ((rc = lockio_decode(c->st, nt, nrow, nr.lock, c->a, &cur)))
-			return rc;
+		if (mt && same_row(mt, mrow, nt, nrow))
+			break; /* a loop that does not pass (t,row) */
+		if (++lam == power) {
+			arena_free(&ma);
+			arena_init(&ma);
+			if (!(mrow.data = arena_dup(&ma, nrow.data, nrow.size ? nrow.size : 1))) {
+				rc = MRTX_ENOMEM;
+				break;
+			}
+			mrow.size = nrow.size;
+			mt = nt;
+			power *= 2;
+			lam = 0;
+		}
+		/* (cur's bytes are in the other arena: this one held the link
+		 * before it, no longer needed) */
+		arena_free(a);
+		arena_init(a);
+		if ((rc = read_one_lock(c->st, nt, nrow, a, &nr)) || !nr.has_lock)
+			break;
+		if ((rc = lockio_decode(c->st, nt, nrow, nr.lock, a, &cur)))
+			break;
 	}
+	arena_free(&sa[0]);
+	arena_free(&sa[1]);
+	arena_free(&ma);
+	return rc;
+}
+
+/* op's new lock as written: the store's stamp patched into its commit_ts
+ * (a stamped one-row write). */
+static void note_stamped(store_op *op)
+{
+	uint8_t *d = (uint8_t *)op->new_lock.data;
+
+	for (unsigned i = 0; op->stamped && i < 8; i++)
+		d[LOCK_COMMIT_TS_OFF + i] = (uint8_t)(op->stamped >> (8 * i));
+}
+
+/* Lock record `before` at (t,row) was rewritten as `after`, both pending:
+ * tell the reader that what rolling it back restores moved too (a reader
+ * records a pending lock as that, txn/snapread.c). */
+static int note_restored(rctx *c, const store_table *t, mrtx_bytes row, const lock_rec *before,
+                         const lock_rec *after)
+{
+	store_op was, now;
+	int rc;
+
+	memset(&was, 0, sizeof(was));
+	memset(&now, 0, sizeof(now));
+	if ((rc = lockio_restore_prev(c->st, before, c->a, &was)) ||
+	    (rc = lockio_restore_prev(c->st, after, c->a, &now)))
+		return rc;
+	if (!now.delete_lock)
+		c->fenced(c->fenced_arg, t, row, !was.delete_lock, was.new_lock, now.new_lock);
+	return 0;
 }
 
 /*
@@ -369,13 +455,15 @@ static int find_cycle(rctx *c, const lock_rec *pl, const store_table *t, mrtx_by
  * ordinary orphan, and so on back to T2, whose rollback leaves the fence
  * against T1 at P.  For k = 2, Tk is T2.  Every lock on the cycle may be
  * taken (past its expiry, owner dead, or --force), as for any orphan; a
- * cycle with a live lock, or longer than CHAIN_MAX, waits as for a live
- * owner.
+ * cycle with a live lock waits as for a live owner.  A reader settling on
+ * its way is told of both writes (c->fenced), and of what rolling the
+ * rewritten locks back now restores, which is what it recorded for them
+ * (txn/snapread.c).
  * Keeps I9, I10, I13 (DESIGN §10).
  */
 static int break_cycle(rctx *c, const store_table *pt, mrtx_bytes prow, const store_row *pcur,
                        const lock_rec *pl, const store_table *t, mrtx_bytes row,
-                       mrtx_bytes lock, const lock_rec *l, const lock_rec *last,
+                       mrtx_bytes lock, const lock_rec *l, uint64_t last_ts,
                        recover_decision *dec)
 {
 	uint8_t fence_id[LOCK_TXNID_SIZE];
@@ -413,8 +501,13 @@ static int break_cycle(rctx *c, const store_table *pt, mrtx_bytes prow, const st
 		goto again;
 	if (rc)
 		return rc;
-	if (c->fenced)
+	if (c->fenced) {
 		c->fenced(c->fenced_arg, pt, prow, 1, pcur->lock, op.new_lock);
+		/* (a reader records a pending lock as what its rollback
+		 * restores: that moved from X's previous lock to the fence) */
+		if ((rc = note_restored(c, pt, prow, pl, &x)))
+			return rc;
+	}
 	/* 2: T1's lock, a fence against Tk (stamped like any fence) */
 	memset(&op, 0, sizeof(op));
 	op.table = t;
@@ -422,15 +515,41 @@ static int break_cycle(rctx *c, const store_table *pt, mrtx_bytes prow, const st
 	op.cond.lock = lock;
 	op.stamp = STORE_STAMP_ONE_ROW;
 	op.stamp_off = LOCK_COMMIT_TS_OFF;
-	op.stamp_floor = MRTX_MAX(last->commit_ts, l->commit_ts);
+	op.stamp_floor = MRTX_MAX(last_ts, l->commit_ts);
 	if ((rc = lock_new_txnid(fence_id)) ||
 	    (rc = lockio_stable(c->st, fence_id, op.stamp_floor, c->a, &op.new_lock)))
 		return rc;
-	if ((rc = cas1(c->st, &op)) != MRTX_ENOTABLE)
+	if ((rc = cas1(c->st, &op)) != MRTX_ENOTABLE) {
+		/* T1's lock, and what its rollback would have restored, both
+		 * became the fence: a reader may have recorded either */
+		if (rc == 0 && c->fenced) {
+			store_op was;
+
+			note_stamped(&op);
+			c->fenced(c->fenced_arg, t, row, 1, lock, op.new_lock);
+			memset(&was, 0, sizeof(was));
+			if ((rc = lockio_restore_prev(c->st, l, c->a, &was)))
+				return rc;
+			c->fenced(c->fenced_arg, t, row, !was.delete_lock, was.new_lock,
+			          op.new_lock);
+		}
 		return rc;
+	}
 again:
 	mrtx__clearerr();
 	return R_RETRY;
+}
+
+/* Has this dry run decided the lock `lock` of (t,row) already (a link the
+ * loop settled, in a dry run only decided, R_DEEPER)? */
+static int decided_before(const rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes lock)
+{
+	for (size_t i = 0; i < c->ndecided; i++)
+		if (same_row(c->decided[i].t, c->decided[i].row, t, row) &&
+		    c->decided[i].lock.size == lock.size &&
+		    memcmp(c->decided[i].lock.data, lock.data, lock.size) == 0)
+			return 1;
+	return 0;
 }
 
 /* Secondary (t,row) holds txn but its primary does not: fence P, roll back.
@@ -445,31 +564,38 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 	int rc;
 
 	if (pcur->has_lock && pl->state == LOCK_PREWRITTEN && takeable(c, l)) {
-		lock_rec last;
+		uint64_t last_ts = 0;
 		int found;
 
 		/* (a link that cannot be read: no cycle to break here; the
 		 * settling below meets that row in turn and says why) */
-		if ((rc = find_cycle(c, pl, t, row, &found, &last)))
+		if ((rc = find_cycle(c, pl, t, row, &found, &last_ts)))
 			mrtx__clearerr();
 		else if (found)
-			return break_cycle(c, pt, prow, pcur, pl, t, row, lock, l, &last, dec);
+			return break_cycle(c, pt, prow, pcur, pl, t, row, lock, l, last_ts, dec);
 	}
 	if (pcur->has_lock && pl->state != LOCK_STABLE) {
 		recover_decision pdec = RECOVER_NONE;
 
 		/* P is held by another txn: settle that first, then look again.
-		 * Held by a live one (or too far to follow): this lock waits as
-		 * for a live owner (RECOVER_LIVE: recover_resolve backs off). */
-		if (c->depth >= CHAIN_MAX) {
-			*dec = RECOVER_LIVE;
-			return MRTX_ELOCKED;
+		 * Held by a live one: this lock waits as for a live owner
+		 * (RECOVER_LIVE: recover_resolve backs off). */
+		if (c->depth < CHAIN_MAX) {
+			c->depth++;
+			rc = resolve_at(c, pt, prow, pcur->lock, &pdec);
+			c->depth--;
+			if (rc == R_DEEPER)
+				return rc;
+			if (rc == 0 && c->settled && pdec != RECOVER_NONE && pdec != RECOVER_LIVE)
+				c->settled(c->settled_arg, pl->txn, pdec);
+		} else if (c->o->dry_run && decided_before(c, pt, prow, pcur->lock)) {
+			rc = 0; /* (as below: P's holder decided, by the loop) */
+		} else {
+			/* deeper than the recursion goes: the caller's loop
+			 * settles P's holder first, then asks again */
+			c->deep = (rtarget){ pt, prow, pcur->lock };
+			return R_DEEPER;
 		}
-		c->depth++;
-		rc = resolve_at(c, pt, prow, pcur->lock, &pdec);
-		c->depth--;
-		if (rc == 0 && c->settled && pdec != RECOVER_NONE && pdec != RECOVER_LIVE)
-			c->settled(c->settled_arg, pl->txn, pdec);
 		/* (a table dropped meanwhile -- P's, or any other the settling
 		 * met: decide again from the top, where P's own lookup and read
 		 * tell whether P's table is gone) */
@@ -559,10 +685,7 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 		 * this orphan may have read P, and must know the new bytes
 		 * for its own (the store's stamp patched in: what it wrote) */
 		if (c->fenced) {
-			uint8_t *d = (uint8_t *)op.new_lock.data;
-
-			for (unsigned i = 0; op.stamped && i < 8; i++)
-				d[LOCK_COMMIT_TS_OFF + i] = (uint8_t)(op.stamped >> (8 * i));
+			note_stamped(&op);
 			c->fenced(c->fenced_arg, pt, prow, pcur->has_lock, pcur->lock, op.new_lock);
 		}
 	}
@@ -721,6 +844,19 @@ static void row_name(char out[4 * 64 + 4], mrtx_bytes row)
 	out[o] = '\0';
 }
 
+/* Is lock record now, found where was had been, the same transaction's
+ * and still unsettled? */
+static int same_txn_pending(store *st, const store_table *t, mrtx_bytes was, mrtx_bytes now)
+{
+	uint8_t s1, s2, id1[LOCK_TXNID_SIZE], id2[LOCK_TXNID_SIZE];
+
+	if (lockio_peek(st, t, was, &s1, id1) || lockio_peek(st, t, now, &s2, id2)) {
+		mrtx__clearerr();
+		return 0;
+	}
+	return s2 != LOCK_STABLE && memcmp(id1, id2, sizeof(id1)) == 0;
+}
+
 int recover_resolve(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
                     const recover_opts *o, recover_decision *decision)
 {
@@ -734,6 +870,33 @@ int recover_resolve_fenced(store *st, const store_table *t, mrtx_bytes row, mrtx
 	return recover_resolve_counted(st, t, row, lock, o, decision, fn, arg, NULL, NULL);
 }
 
+/* Links handed back at most: a chain of CHAIN_MAX times as many. */
+#define LINKS_MAX 4096
+
+/* A growing array of targets in arena a (n entries used of *cap). */
+static int targets_push(mrtx_arena *a, rtarget **v, size_t *n, size_t *cap, rtarget x)
+{
+	if (*n == *cap) {
+		rtarget *w = arena_alloc(a, 2 * *cap * sizeof(*w));
+
+		if (!w)
+			return MRTX_ENOMEM;
+		memcpy(w, *v, *n * sizeof(*w));
+		*v = w;
+		*cap *= 2;
+	}
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+/*
+ * The resolver's loop.  links[0] is the lock asked about; a chain of
+ * orphans longer than the recursion follows (R_DEEPER) puts its far link
+ * on top, settled first (a dry run: decided, and remembered so that the
+ * link that handed it is decided as if it were settled), then popped.  A
+ * link handed back twice is a loop the walk could not break -- a cycle
+ * with a live lock in it -- and waits as for a live owner.
+ */
 int recover_resolve_counted(store *st, const store_table *t, mrtx_bytes row, mrtx_bytes lock,
                             const recover_opts *o, recover_decision *decision,
                             recover_fence_fn fn, void *arg, recover_settled_fn settled,
@@ -743,36 +906,102 @@ int recover_resolve_counted(store *st, const store_table *t, mrtx_bytes row, mrt
 	recover_decision dec = RECOVER_NONE;
 	recover_opts ro_opts = *o;
 	int ro_reader = store_read_only(st) && !o->dry_run, stuck = 0;
-	mrtx_arena a;
-	mrtx_bytes cur = lock;
+	mrtx_arena a, keep; /* keep: the links' bytes, lists and rewritten locks */
+	rtarget links0[4], done0[4], *links = links0, *done = done0;
+	size_t nlinks = 1, caplinks = 4, ndone = 0, capdone = 4;
 	int rc = 0, iter;
 
 	ro_opts.dry_run = 1;
 	arena_init(&a);
+	arena_init(&keep);
+	links[0] = (rtarget){ t, row, lock };
 	for (iter = 0; iter < 10000; iter++) {
-		rctx c = { st, ro_reader ? &ro_opts : o, &a, 0, fn, arg, settled, settled_arg };
+		rtarget *top = &links[nlinks - 1];
+		int first = nlinks == 1;
+		recover_decision tdec = RECOVER_NONE;
+		rctx c = { st, ro_reader ? &ro_opts : o, &a, 0, fn, arg, settled, settled_arg,
+		           { NULL, { NULL, 0 }, { NULL, 0 } }, done, ndone };
 		store_row now;
 
-		rc = resolve_at(&c, t, row, cur, &dec);
-		stuck = ro_reader && (rc == R_RETRY || (rc == 0 && dec != RECOVER_NONE));
+		rc = resolve_at(&c, top->t, top->row, top->lock, &tdec);
+		if (first)
+			dec = tdec;
+		if (rc == R_DEEPER) {
+			rtarget d = c.deep;
+			int seen = 0;
+
+			for (size_t i = 0; i < nlinks && !seen; i++)
+				seen = same_row(links[i].t, links[i].row, d.t, d.row);
+			if (seen || nlinks == LINKS_MAX) {
+				dec = RECOVER_LIVE;
+				rc = MRTX_ELOCKED;
+				if (o->dry_run || mrtx__mono_us() >= deadline)
+					break;
+				nlinks = 1; /* wait, then from the top again */
+				mrtx__sleep_us(backoff + mrtx__rand_below((uint32_t)backoff));
+				backoff = MRTX_MIN(backoff * 2, 8000u);
+			} else if (!(d.row.data = arena_dup(&keep, d.row.data, d.row.size ? d.row.size : 1)) ||
+			           !(d.lock.data = arena_dup(&keep, d.lock.data, d.lock.size)) ||
+			           (rc = targets_push(&keep, &links, &nlinks, &caplinks, d))) {
+				rc = MRTX_ENOMEM;
+				break;
+			}
+			arena_free(&a);
+			arena_init(&a);
+			continue;
+		}
+		stuck = first && ro_reader && (rc == R_RETRY || (rc == 0 && dec != RECOVER_NONE));
 		if (stuck)
 			rc = MRTX_ELOCKED;
+		if (!first && rc == 0) {
+			/* a link handed back, settled (decided): back to the
+			 * one that handed it */
+			uint8_t state, id[LOCK_TXNID_SIZE];
+
+			if (settled && tdec != RECOVER_NONE && tdec != RECOVER_LIVE &&
+			    lockio_peek(st, top->t, top->lock, &state, id) == 0)
+				settled(settled_arg, id, tdec);
+			if (c.o->dry_run && (rc = targets_push(&keep, &done, &ndone, &capdone, *top)))
+				break;
+			nlinks--;
+			arena_free(&a);
+			arena_init(&a);
+			continue;
+		}
 		if (rc != R_RETRY && rc != MRTX_ELOCKED)
 			break;
-		if (rc == MRTX_ELOCKED && (o->dry_run || mrtx__mono_us() >= deadline))
-			break;
-		if ((rc = read_one_lock(st, t, row, &a, &now)))
-			break;
-		if (!now.has_lock || now.lock.size != cur.size ||
-		    memcmp(now.lock.data, cur.data, cur.size) != 0) {
-			rc = 0; /* settled by someone: the caller re-reads */
+		if (rc == MRTX_ELOCKED && (o->dry_run || mrtx__mono_us() >= deadline)) {
+			if (!first)
+				dec = RECOVER_LIVE; /* (the chain's far end is live) */
 			break;
 		}
-		if (dec == RECOVER_LIVE || stuck) {
+		if ((rc = read_one_lock(st, top->t, top->row, &a, &now)))
+			break;
+		if (!now.has_lock || now.lock.size != top->lock.size ||
+		    memcmp(now.lock.data, top->lock.data, top->lock.size) != 0) {
+			/* The same transaction's lock, rewritten and still
+			 * unsettled (a cycle broken at another row gave it a new
+			 * previous lock; a heartbeat moved its expiry): settle
+			 * that.  A caller reading from an older view (a
+			 * transaction reading past the lock) re-reads nothing,
+			 * and would find its transaction's lock still there. */
+			if (now.has_lock && same_txn_pending(st, top->t, top->lock, now.lock)) {
+				if (!(top->lock.data = arena_dup(&keep, now.lock.data, now.lock.size))) {
+					rc = MRTX_ENOMEM;
+					break;
+				}
+				top->lock.size = now.lock.size;
+			} else if (first) {
+				rc = 0; /* settled by someone: the caller re-reads */
+				break;
+			} else {
+				nlinks--; /* (a link settled by someone) */
+			}
+		} else if (tdec == RECOVER_LIVE || stuck) {
 			mrtx__sleep_us(backoff + mrtx__rand_below((uint32_t)backoff));
 			backoff = MRTX_MIN(backoff * 2, 8000u);
 		}
-		arena_free(&a); /* cur is the caller's memory, not the arena's */
+		arena_free(&a);
 		arena_init(&a);
 	}
 	if (iter == 10000)
@@ -796,5 +1025,6 @@ int recover_resolve_counted(store *st, const store_table *t, mrtx_bytes row, mrt
 	if (decision)
 		*decision = dec;
 	arena_free(&a);
+	arena_free(&keep);
 	return rc;
 }

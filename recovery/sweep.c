@@ -416,12 +416,20 @@ static int sweep_table(sweep *w, const store_table *t, recover_progress_fn progr
 	return store_walk(w->st, t, &f, SWEEP_BATCH, sweep_visit, &sw);
 }
 
+/* A transaction's decisions, the one it is counted by first: settled
+ * (forward, back, orphan) wins over live, met at one row and settled at
+ * another in the same sweep. */
+static int decision_rank(uint8_t d)
+{
+	return d == RECOVER_LIVE ? RECOVER_ORPHAN + 1 : d;
+}
+
 static int seen_cmp(const void *a, const void *b)
 {
 	const seen_txn *x = a, *y = b;
 	int c = memcmp(x->txn, y->txn, LOCK_TXNID_SIZE);
 
-	return c ? c : (int)x->decision - (int)y->decision;
+	return c ? c : decision_rank(x->decision) - decision_rank(y->decision);
 }
 
 /* store_fence_dead's test: a registered owner provably dead here. */

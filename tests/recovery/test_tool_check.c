@@ -686,6 +686,168 @@ static void test_longer_orphan_cycles_are_broken(void **state)
 	free(path);
 }
 
+/* n orphans in a chain: row <p>NN holds transaction first+NN's secondary
+ * whose primary is <p>(NN+1), the last one's a row without a lock, all
+ * expired. */
+static void put_chain(store *st, const char *p, size_t n, unsigned first)
+{
+	for (size_t i = 0; i < n; i++) {
+		char row[32], prow[32];
+		lock_rec r;
+
+		snprintf(row, sizeof(row), "%s%02zu", p, i);
+		snprintf(prow, sizeof(prow), "%s%02zu", p, i + 1);
+		base_rec(st, &r, LOCK_PREWRITTEN, (uint8_t)(first + i));
+		secondary_of(&r, "o", prow);
+		put_rec(st, "o", row, &r);
+	}
+}
+
+static unsigned long pending_locks(store *st)
+{
+	check_stats s;
+
+	assert_int_equal(check_store(st, &s, NULL, NULL), 0);
+	return s.by_state[LOCK_PREWRITTEN];
+}
+
+/*
+ * Chains and cycles of orphans longer than the recursion goes (eight
+ * links) are settled all the same, and counted: a chain of twenty by one
+ * sweep (its dry run deciding every lock, none live) or by one reader; a
+ * cycle of nine or sixteen by readers, of twelve by a sweep.  A cycle of
+ * twelve with one live lock in it waits: counted live, nothing written.
+ * Checks I9, I10 (DESIGN §10).
+ */
+static void test_long_chains_and_cycles_are_settled(void **state)
+{
+	static const size_t ks[] = { 9, 16 };
+	const char *fams[] = { "f" };
+	recover_opts ro = { 0, 0, 1 };
+	recover_stats rs;
+	lock_rec recs[16];
+	char *path;
+	mrtx_db *db = open_with_wait("check-long-chains", &path, 20);
+	store *st = mrtx__db_store(db);
+
+	(void)state;
+	assert_int_equal(mrtx_create_table(db, "o", fams, 1), 0);
+	/* a chain of twenty: the dry run, then the sweep */
+	put_chain(st, "h", 20, 100);
+	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
+	assert_int_equal(rs.locks_seen, 20);
+	assert_int_equal(rs.rolled_back, 20);
+	assert_int_equal(rs.skipped_live + rs.errors, 0);
+	assert_int_equal(pending_locks(st), 20);
+	ro.dry_run = 0;
+	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
+	assert_int_equal(rs.rolled_back, 20);
+	assert_int_equal(rs.skipped_live + rs.errors, 0);
+	assert_int_equal(pending_locks(st), 0);
+	/* a reader of the chain's first row */
+	put_chain(st, "g", 20, 130);
+	assert_int_equal(get_rc(db, "o", "g00"), MRTX_NOTFOUND);
+	assert_int_equal(pending_locks(st), 0);
+	/* cycles, by readers */
+	for (size_t j = 0; j < sizeof(ks) / sizeof(ks[0]); j++) {
+		unsigned first = j ? 60 : 40;
+
+		put_cycle(st, ks[j], first, recs);
+		for (size_t i = 0; i < ks[j]; i++) {
+			char row[8];
+
+			snprintf(row, sizeof(row), "c%02u", (unsigned)(first + i));
+			assert_int_equal(get_rc(db, "o", row), MRTX_NOTFOUND);
+		}
+		assert_cycle_fenced(st, ks[j], first, recs);
+	}
+	/* a cycle of twelve, by a sweep */
+	put_cycle(st, 12, 80, recs);
+	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
+	assert_int_equal(rs.rolled_back, 12);
+	assert_int_equal(rs.skipped_live + rs.errors, 0);
+	assert_int_equal(pending_locks(st), 0);
+	assert_cycle_fenced(st, 12, 80, recs);
+	/* a cycle of twelve, one lock of it live */
+	for (size_t i = 0; i < 12; i++) {
+		char row[32], prow[32];
+		lock_rec r;
+
+		snprintf(row, sizeof(row), "l%02zu", i);
+		snprintf(prow, sizeof(prow), "l%02zu", (i + 1) % 12);
+		if (i == 7)
+			live_rec(st, &r, (uint8_t)(200 + i));
+		else
+			base_rec(st, &r, LOCK_PREWRITTEN, (uint8_t)(200 + i));
+		secondary_of(&r, "o", prow);
+		put_rec(st, "o", row, &r);
+	}
+	assert_int_equal(recover_sweep(st, &ro, &rs, NULL, NULL), 0);
+	assert_int_equal(rs.rolled_back + rs.forwarded + rs.errors, 0);
+	assert_int_equal(rs.skipped_live, 12);
+	assert_int_equal(pending_locks(st), 12);
+	assert_int_equal(get_rc(db, "o", "l00"), MRTX_ELOCKED);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
+/*
+ * A transaction that meets a cycle of orphans after its first read reads
+ * past the locks and breaks the cycle on its way; the fences that writes
+ * are its own, not a conflict: it commits, read-only or writing, whether
+ * it read one row of the cycle or each of them.
+ * Checks I10, I11 (DESIGN §10).
+ */
+static void test_reader_breaking_cycle_commits(void **state)
+{
+	static const size_t ks[] = { 2, 3, 8 };
+	const char *fams[] = { "f" };
+	char *path;
+	mrtx_db *db = tu_open_fresh("check-cycle-reader", &path, NULL);
+	store *st = mrtx__db_store(db);
+	lock_rec recs[16];
+	unsigned first = 20;
+
+	(void)state;
+	assert_int_equal(mrtx_create_table(db, "o", fams, 1), 0);
+	assert_int_equal(tu_put_str(db, "o", "zz", "f:q", "v"), 0);
+	for (size_t j = 0; j < sizeof(ks) / sizeof(ks[0]); j++) {
+		for (int shape = 0; shape < 4; shape++, first += 10) {
+			int writes = shape & 1, all = shape & 2;
+			mrtx_txn *txn;
+			mrtx_bytes v;
+			char row[8];
+
+			put_cycle(st, ks[j], first, recs);
+			assert_int_equal(mrtx_begin(db, &txn), 0);
+			assert_int_equal(mrtx_get(txn, "o", MRTX_CSTR("zz"), "f", MRTX_CSTR("q"),
+			                          &v), 0);
+			for (size_t i = 0; i < (all ? ks[j] : 1); i++) {
+				snprintf(row, sizeof(row), "c%02u", (unsigned)(first + i));
+				assert_int_equal(mrtx_get(txn, "o", MRTX_CSTR(row), "f",
+				                          MRTX_CSTR("q"), &v), MRTX_NOTFOUND);
+			}
+			if (writes)
+				assert_int_equal(mrtx_put(txn, "o", MRTX_CSTR("w"), "f",
+				                          MRTX_CSTR("q"), MRTX_CSTR("x")), 0);
+			if (mrtx_commit(txn) != MRTX_OK)
+				fail_msg("a cycle of %zu, %s, reading %s: %s", ks[j],
+				         writes ? "writing" : "read-only",
+				         all ? "every row" : "one row", mrtx_errmsg());
+			/* (the rest of the cycle, settled by readers) */
+			for (size_t i = 0; i < ks[j]; i++) {
+				snprintf(row, sizeof(row), "c%02u", (unsigned)(first + i));
+				assert_int_equal(get_rc(db, "o", row), MRTX_NOTFOUND);
+			}
+			assert_cycle_fenced(st, ks[j], first, recs);
+		}
+	}
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 /*
  * A cycle of orphans with one live lock in it is not broken: its owner may
  * still land its prewrite of its primary once that row is free.  The sweep
@@ -804,6 +966,8 @@ int main(void)
 		cmocka_unit_test(test_orphan_fence_stops_blind_prewrite),
 		cmocka_unit_test(test_orphan_cycle_is_broken),
 		cmocka_unit_test(test_longer_orphan_cycles_are_broken),
+		cmocka_unit_test(test_reader_breaking_cycle_commits),
+		cmocka_unit_test(test_long_chains_and_cycles_are_settled),
 		cmocka_unit_test(test_cycle_with_live_orphan_waits),
 		cmocka_unit_test(test_dry_run_over_orphan_chain),
 		cmocka_unit_test(test_live_txn_is_not_a_finding),
