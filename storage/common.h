@@ -33,6 +33,11 @@
 int mrtx__seterr(int rc, const char *fmt, ...) MRTX_PRINTF(2, 3);
 /* Clear the detail (start of a public call that may succeed). */
 void mrtx__clearerr(void);
+/* Is rc one of the MRTX_* codes (include/mrtx.h), not an LMDB or errno one? */
+static inline int mrtx__is_code(int rc)
+{
+	return rc >= MRTX_NOTFOUND && rc <= MRTX_ESNAPSHOT;
+}
 
 /* ---- files (files.c); who prefixes the messages ---- */
 /* dir/name into out[size]; MRTX_EINVAL if it does not fit. */

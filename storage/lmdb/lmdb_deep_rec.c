@@ -199,6 +199,9 @@ static void meta_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, const 
 			} else if (i == 2) {
 				r->ceil = mrtx__le64_get(v);
 				r->have_ceil = 1;
+				if (r->ceil >= (uint64_t)1 << 62)
+					DMG(d, page, k, kn, "a timestamp ceiling of %llu, past any "
+					    "timestamp", (unsigned long long)r->ceil);
 			}
 			return;
 		}

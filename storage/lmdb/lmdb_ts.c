@@ -87,6 +87,9 @@
 #define TS_PAGE 4096u
 #define TS_RING 4096u /* snapshot timestamps of the last write txns */
 #define TS_AHEAD 1000000u /* µs a raise puts the ceiling above what it needs */
+/* Timestamps (microseconds) stay below this; a ceiling at or above it is
+ * damage. */
+#define TS_LIMIT ((uint64_t)1 << 62)
 #define TSCEIL_KEY "\0tsceil"
 #define TSCEIL_KEY_LEN 7u
 
@@ -121,6 +124,10 @@ static int ceiling_get(store *st, MDB_cursor *cur, uint64_t *out)
 
 	if (rc == MRTX_ECORRUPT)
 		return mrtx__seterr(rc, "%s: the timestamp ceiling record is malformed", st->path);
+	if (rc == 0 && *out >= TS_LIMIT)
+		return mrtx__seterr(MRTX_ECORRUPT, "%s: the timestamp ceiling record holds %llu, "
+		                    "past any timestamp (a damaged store: `mrtx check --deep`)",
+		                    st->path, (unsigned long long)*out);
 	return rc ? lmdb_err(st, rc, "read the timestamp ceiling") : 0;
 }
 
@@ -406,7 +413,7 @@ int lmdb_ts_stamp(store *st, MDB_txn *txn, uint64_t floor, uint64_t *out)
 	if (!p)
 		return mrtx__seterr(MRTX_ESTORE, "%s: no timestamp page (%s) to stamp a commit "
 		                    "with", st->path, TS_FILE);
-	if (floor >= (uint64_t)1 << 62)
+	if (floor >= TS_LIMIT)
 		return mrtx__seterr(MRTX_EINVAL, "commit timestamp floor %llu is out of range",
 		                    (unsigned long long)floor);
 	for (;;) {

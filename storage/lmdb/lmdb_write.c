@@ -484,14 +484,16 @@ static int write_txn(store *st, wreq *q, uint64_t *need)
 		rc = lmdb_err(st, rc, "open cursor");
 		goto fail;
 	}
+	mrtx__clearerr();
 	if ((rc = apply_req(&w, q))) {
 		lmdb_wabort(st, txn); /* closes the cursor */
-		/* (MRTX codes come with their message: a stamp's, lmdb_ts_stamp) */
-		rc = rc == MRTX_ECORRUPT ?
-		     mrtx__seterr(rc, "store %s: the metadata generation record or a key "
-		                  "is malformed", store_path(st)) :
-		     rc <= MRTX_NOTFOUND && rc > MRTX_NOTFOUND - 1000 ? rc :
-		     lmdb_err(st, rc, "write row");
+		/* (MRTX codes come with their message, a stamp's say
+		 * (lmdb_ts_stamp); a bare ECORRUPT is a malformed record) */
+		if (rc == MRTX_ECORRUPT && !mrtx_errmsg()[0])
+			rc = mrtx__seterr(rc, "store %s: the metadata generation record or a key "
+			                  "is malformed", store_path(st));
+		else if (!mrtx__is_code(rc))
+			rc = lmdb_err(st, rc, "write row");
 		goto fail;
 	}
 	if ((rc = lmdb_commit_nowait(st, txn, q->durable, need))) {

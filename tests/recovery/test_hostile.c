@@ -6,8 +6,10 @@
  */
 #include <lmdb.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "lockcf/lockio.h"
@@ -107,6 +109,54 @@ static void bad_keys(void **state)
 	free(dir);
 }
 
+/*
+ * A timestamp ceiling record damaged past any timestamp, with the
+ * timestamp page gone (made anew from the record): the store says the
+ * record is damaged, as MRTX_ECORRUPT -- not a failed stamp's EINVAL
+ * printed as an unknown errno.
+ */
+static void bad_ceiling(void **state)
+{
+	uint8_t ceil[8] = { 0, 0, 0, 0, 0, 0, 0, 0x7f };
+	MDB_val k = { 7, (void *)(uintptr_t)"\0tsceil" }, v = { sizeof(ceil), ceil };
+	const store_table *t;
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	char *dir, shm[4096];
+	mrtx_db *db = fresh(&dir, &t);
+	int rc;
+
+	(void)state;
+	assert_int_equal(tu_put_str(db, "t", "r", "f:q", "v"), MRTX_OK);
+	mrtx_close(db);
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_set_mapsize(env, (size_t)1 << 30), 0);
+	assert_int_equal(mdb_env_open(env, dir, 0, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+	assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+	snprintf(shm, sizeof(shm), "%s/ts.shm", dir);
+	assert_int_equal(unlink(shm), 0);
+
+	db = NULL;
+	{
+		mrtx_options o = MRTX_OPTIONS_INIT;
+
+		o.durability = MRTX_NOSYNC;
+		rc = mrtx_open(&db, dir, &o);
+	}
+	if (rc == MRTX_OK)
+		rc = tu_put_str(db, "t", "r", "f:q", "w");
+	if (rc != MRTX_ECORRUPT || !strstr(mrtx_errmsg(), "timestamp ceiling"))
+		fail_msg("a damaged timestamp ceiling: %s (%s)", mrtx_strerror(rc), mrtx_errmsg());
+	mrtx_close(db);
+	tu_rmrf(dir);
+	free(dir);
+}
+
 /* A redo naming family id 200 of a one-family table. */
 static void redo_bad_family(void **state)
 {
@@ -163,6 +213,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bad_keys),
 		cmocka_unit_test(redo_bad_family),
+		cmocka_unit_test(bad_ceiling),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
