@@ -512,7 +512,7 @@ int lmdb_store_check_file(const char *path, const store_file_opts *o, store_file
 	st->meta = -1;
 	if (n < 0 || (size_t)n >= sizeof(file))
 		return mrtx__seterr(MRTX_EINVAL, "store path too long: %s", path);
-	if ((fd = open(file, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) /* (a FIFO: no wait) */
 		return errno == ENOENT || errno == ENOTDIR ?
 		       mrtx__seterr(MRTX_ENOTSTORE, "%s: no data.mdb: not an LMDB store", path) :
 		       mrtx__seterr(MRTX_ESTORE, "cannot read %s: %s", file, strerror(errno));

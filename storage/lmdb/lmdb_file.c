@@ -155,7 +155,9 @@ static int lock_held(const char *dir)
 	struct flock fl;
 	int fd, held = 0, n = snprintf(file, sizeof(file), "%s/lock.mdb", dir);
 
-	if (n < 0 || (size_t)n >= sizeof(file) || (fd = open(file, O_RDONLY | O_CLOEXEC)) < 0)
+	/* (O_NONBLOCK: a FIFO put there must not hold the open up) */
+	if (n < 0 || (size_t)n >= sizeof(file) ||
+	    (fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
 		return 0;
 	memset(&fl, 0, sizeof(fl));
 	fl.l_type = F_WRLCK;
@@ -251,10 +253,20 @@ int lmdb_file_check(const char *dir)
 
 	if (n < 0 || (size_t)n >= sizeof(file))
 		return mrtx__seterr(MRTX_EINVAL, "store path too long: %s", dir);
-	if ((fd = open(file, O_RDONLY | O_CLOEXEC)) < 0) {
+	/* (O_NONBLOCK: a FIFO in its place must not hold the open up) */
+	if ((fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) {
 		if (errno == ENOENT)
 			return 0; /* (no store yet) */
 		return mrtx__seterr(MRTX_ESTORE, "cannot read %s: %s", file, strerror(errno));
+	}
+	{
+		struct stat sb;
+
+		if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+			close(fd);
+			return mrtx__seterr(MRTX_ENOTSTORE, "%s is not a regular file: not an "
+			                    "LMDB store", file);
+		}
 	}
 	/* (a meta page a writer of another process rewrites while it is
 	 * read may read torn, and two commits between the reads of the two

@@ -501,6 +501,9 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn
 		return rc;
 	if (stat(file, &sb) != 0)
 		return mrtx__seterr(MRTX_ENOTSTORE, "%s: no store here to upgrade (no data.mdb)", path);
+	if (!S_ISREG(sb.st_mode))
+		return mrtx__seterr(MRTX_ENOTSTORE, "%s is not a regular file: no store here to "
+		                    "upgrade", file);
 	/* (fcntl locks are the process's: no handle of this process may have
 	 * the store open, nor open it meanwhile) */
 	if ((rc = lmdb_registry_lock(path)))

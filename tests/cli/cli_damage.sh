@@ -82,6 +82,26 @@ for kind in empty random text short metas magic0 magic1 txnid lastpg root; do
 	done
 done
 
+# data.mdb a FIFO or a directory: refused at once, naming it (an open for
+# reading must not wait for a FIFO's writer)
+for what in fifo dir; do
+	d=$TMP/nonreg-$what
+	mkdir -p "$d"
+	if [ "$what" = fifo ]; then mkfifo "$d/data.mdb"; else mkdir "$d/data.mdb"; fi
+	for c in "check --deep" check "check --strict" scan get create-table upgrade recover; do
+		case $c in
+		scan) args=(scan "$d" t) ;;
+		get) args=(get "$d" t row0399 f:q) ;;
+		create-table) args=(create-table "$d" u f) ;;
+		"check --deep") args=(check "$d" --deep) ;;
+		"check --strict") args=(check "$d" --strict) ;;
+		*) args=("$c" "$d") ;;
+		esac
+		expect_err 1 "not a regular file" "data.mdb a $what: $c refused" \
+			timeout 30 "$MRTX" "${args[@]}"
+	done
+done
+
 # Damage past the meta pages, in the tree LMDB trusts: a branch page's key
 # for row0399 or the first row after it that separates two leaves starts
 # 0xfe (a lookup of a later row goes to the wrong leaf,

@@ -405,7 +405,7 @@ static int dir_has_data(const char *path)
 		return 0;
 	if (stat(file, &sb) != 0)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
-	return S_ISREG(sb.st_mode);
+	return S_ISREG(sb.st_mode) ? 1 : 2;
 }
 
 /* Can this process write the store's files (an LMDB store directory)? */
@@ -462,6 +462,11 @@ int tool_open(const char *cmd, const char *path, int create, mrtx_db **out)
 		if (!has) {
 			tool_err(cmd, "%s is not an mrtx store (no data.mdb; `mrtx create-table` "
 			         "makes one)", path);
+			return EXIT_FAIL;
+		}
+		if (has == 2) {
+			tool_err(cmd, "%s is not an mrtx store: its data.mdb is not a regular file",
+			         path);
 			return EXIT_FAIL;
 		}
 	}
