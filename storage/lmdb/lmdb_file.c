@@ -17,7 +17,10 @@
  *   the pair          transaction ids one apart (or both 0)
  *   the newest        its last page at least 1; each database's root at or
  *                     below its last page, or none (the older page may be
- *                     torn by a write cut short, and LMDB does not read it)
+ *                     torn by a write cut short, and LMDB does not read it);
+ *                     each root held by the file names itself in its page
+ *                     header and is a branch page above depth 1, a leaf at
+ *                     depth 1 (roots_check)
  *   the file          at least as long as the newest meta page's last page
  *                     ends -- or, where it ends before (LMDB writes no page
  *                     it took and freed again in one transaction: see
@@ -170,6 +173,38 @@ static int lock_held(const char *dir)
 	return held;
 }
 
+/*
+ * Each database's root page, where the file holds it, is the page its
+ * meta page names (its header's page number) and of the kind its depth
+ * says: a branch above one level, a leaf at one.  A meta page pointing at
+ * another sound page sends LMDB into a part of the tree as if it were the
+ * whole: empty or short results, not an error.  (A writer of another
+ * process may free and reuse the root between the reads; check_fd's
+ * caller reads again before it reports.)
+ */
+static int roots_check(const char *file, int fd, uint64_t fsize, const lf_meta *m)
+{
+	for (int d = 0; d < 2; d++) {
+		uint8_t h[LF_PAGE_HDR];
+		uint16_t flags, want;
+
+		if (m->db[d].root == LF_NO_PAGE || m->db[d].root >= fsize / m->psize)
+			continue;
+		if (lf_read_at(fd, h, sizeof(h), m->db[d].root * m->psize) != (ssize_t)sizeof(h))
+			return mrtx__seterr(MRTX_ESTORE, "%s: %s", file, strerror(errno));
+		flags = lf_get16(h + 10);
+		want = m->db[d].depth > 1 ? LF_P_BRANCH : LF_P_LEAF;
+		if (lf_get64(h) != m->db[d].root || (flags & (LF_P_BRANCH | LF_P_LEAF)) != want)
+			return mrtx__seterr(MRTX_ECORRUPT, "%s: the %s database's root, page %llu, "
+			                    "is not the %s its newest meta page says it is: the store "
+			                    "is damaged (`mrtx check --deep` shows where; restore it "
+			                    "from a backup)", file, d ? "main" : "free",
+			                    (unsigned long long)m->db[d].root,
+			                    want == LF_P_BRANCH ? "branch page" : "leaf page");
+	}
+	return 0;
+}
+
 static int check_fd(const char *dir, const char *file, int fd)
 {
 	uint8_t p0[LF_META_BYTES], p1[LF_META_BYTES];
@@ -227,6 +262,8 @@ static int check_fd(const char *dir, const char *file, int fd)
 	 * process that grew the file in between wrote its pages first) */
 	if (fstat(fd, &sb) != 0)
 		return mrtx__seterr(MRTX_ESTORE, "%s: %s", file, strerror(errno));
+	if ((rc = roots_check(file, fd, (uint64_t)sb.st_size, newest)))
+		return rc;
 	if ((uint64_t)sb.st_size >= (newest->last_pg + 1) * newest->psize)
 		return 0;
 	/* (a file may end before its last page: lf_pages_plausible) */

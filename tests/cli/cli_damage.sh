@@ -40,6 +40,7 @@ declare -A WORDS=(
 	[txnid]='meta page [01] is damaged'
 	[lastpg]='is truncated|meta page [01] is damaged'
 	[root]='meta page [01] is damaged'
+	[leafroot]='root, page [0-9]+, is not the branch page'
 )
 
 # refused DESC DIR CMD...: exit 1 within 30 s, the kind's words, the
@@ -61,7 +62,7 @@ refused() {
 		bad "$desc: the directory changed: $(ls -A "$d")"
 }
 
-for kind in empty random text short metas magic0 magic1 txnid lastpg root; do
+for kind in empty random text short metas magic0 magic1 txnid lastpg root leafroot; do
 	RE=${WORDS[$kind]}
 	for ro in "" --read-only; do
 		d=$(damaged "$kind")

@@ -8,7 +8,9 @@
 # The stores hold table t with rows row0001.. (row0399 among them); the
 # meta page offsets are LMDB 0.9's on a 64-bit host (storage/lmdb/lmdb_layout.h).
 # DAMAGE_KINDS leaves out backlink and lastlink, which need a free leaf page
-# holding only the store's own records (cli_damage.sh's store has one).
+# holding only the store's own records (cli_damage.sh's store has one), and
+# leafroot (the main root pointed at a leaf page), which needs a tree of
+# two levels or more.
 DAMAGE_KINDS="empty random text short metas magic0 magic1 txnid lastpg root branch lockprefix"
 
 damage_setup() {
@@ -43,6 +45,19 @@ damaged() {
 	lastpg) poke "$f" $((PS + 16 + 120 + 4)) 01 && poke "$f" $((16 + 120 + 4)) 01 ;;
 	root) poke "$f" $((PS + 16 + 24 + 48 + 40 + 3)) 7f &&
 		poke "$f" $((16 + 24 + 48 + 40 + 3)) 7f ;;
+	leafroot)
+		# the newest meta page's main root pointed at the first leaf
+		# page, a sound page of the tree (its depth left at 2 or more)
+		"$PY" - "$f" "$PS" <<'PYEOF' ;;
+import struct, sys
+path, ps = sys.argv[1], int(sys.argv[2])
+b = bytearray(open(path, 'rb').read())
+leaf = next(pg for pg in range(2, len(b) // ps) if b[pg * ps + 10] == 2)
+m = max((0, 1), key=lambda m: struct.unpack_from('<Q', b, m * ps + 16 + 128)[0])
+assert struct.unpack_from('<H', b, m * ps + 16 + 24 + 48 + 6)[0] >= 2
+struct.pack_into('<Q', b, m * ps + 16 + 24 + 48 + 40, leaf)
+open(path, 'wb').write(b)
+PYEOF
 	branch | lockprefix | backlink | lastlink)
 		# branch: the first separator key of a branch page from row0399's
 		# lock key on (its row in $TMP/branch-row) starts 0xfe;
