@@ -20,6 +20,8 @@
  *     not-listed    the primary holds the txn but does not list the secondary
  *     bad-pointer   a secondary of the txn does not point back at the
  *                   primary that lists it, or the "primary" is a secondary
+ *     index         (admin_check, txn/admin.c) an index declaration names a
+ *                   source table, family or index table the store has not
  *
  * CHECK_RESOLVABLE - what a crashed or expired writer leaves behind; the
  *   protocol settles it (any reader, or `mrtx recover`):

@@ -5,7 +5,9 @@
  */
 #include "txn_int.h"
 #include "admin.h"
+#include "index.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ recovery */
@@ -47,13 +49,77 @@ static void relay_progress(const check_stats *s, void *payload)
 	c->progress(s, c->payload);
 }
 
+/* One damaged index declaration: CHECK_CORRUPT, kind "index". */
+static int index_issue(check_stats *stats, admin_issue_fn fn, void *payload, const idx_decl *d,
+                       const char *detail)
+{
+	admin_issue out;
+
+	stats->corrupt++;
+	if (!fn)
+		return 0;
+	memset(&out, 0, sizeof(out));
+	out.severity = CHECK_CORRUPT;
+	out.kind = "index";
+	out.table = d->table;
+	out.row = MRTX_BYTES(NULL, 0);
+	out.detail = detail;
+	return fn(&out, payload);
+}
+
+/*
+ * Every index declaration names a source table with the family it
+ * indexes, and an index table, that exist: a declaration is written only
+ * once both tables are there, and neither can be dropped while it stands
+ * (index_create.c, ddl.c).  One that names another table (a damaged
+ * record) leaves the real source table's writes unindexed.
+ */
+static int check_indexes(mrtx_db *db, check_stats *stats, admin_issue_fn fn, void *payload)
+{
+	struct index_set set;
+	mrtx_arena a;
+	int rc;
+
+	arena_init(&a);
+	if ((rc = idx_load_set(db->st, &a, &set, NULL))) {
+		arena_free(&a);
+		return rc;
+	}
+	for (size_t i = 0; i < set.n && rc == 0; i++) {
+		const idx_decl *d = &set.d[i];
+		const store_table *t;
+		uint8_t fid;
+		char detail[3 * MRTX_MAX_NAME + 160];
+
+		if (store_table_find(db->st, d->table, &t)) {
+			snprintf(detail, sizeof(detail), "index '%s' names source table '%s', which "
+			         "the store has not: its declaration is damaged", d->name, d->table);
+		} else if (store_family_find(db->st, t, d->family, &fid)) {
+			snprintf(detail, sizeof(detail), "index '%s' names family '%s', which table "
+			         "'%s' has not: its declaration is damaged", d->name, d->family,
+			         d->table);
+		} else if (store_table_find(db->st, d->index_table, &t)) {
+			snprintf(detail, sizeof(detail), "index '%s' names index table '%s', which "
+			         "the store has not: its declaration is damaged", d->name,
+			         d->index_table);
+		} else {
+			continue;
+		}
+		mrtx__clearerr();
+		rc = index_issue(stats, fn, payload, d, detail);
+	}
+	arena_free(&a);
+	return rc;
+}
+
 int admin_check(mrtx_db *db, check_stats *stats, admin_issue_fn fn,
                 check_progress_fn progress, void *payload)
 {
 	struct check_relay c = { fn, progress, payload };
+	int rc = check_store_progress(db->st, stats, relay_issue,
+	                              progress ? relay_progress : NULL, &c);
 
-	return check_store_progress(db->st, stats, relay_issue,
-	                            progress ? relay_progress : NULL, &c);
+	return rc ? rc : check_indexes(db, stats, fn, payload);
 }
 
 int admin_check_file(const char *path, int (*damage)(const admin_damage *d, void *payload),

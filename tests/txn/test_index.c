@@ -22,6 +22,8 @@
 #include "mrtx.h"
 #include "txn/admin_test.h"
 #include "storage/store.h"
+#include "txn/admin.h"
+#include "txn/index.h"
 #include "testutil.h"
 
 #define NROWS 20
@@ -730,6 +732,55 @@ static void test_reader_fences_absent_primary(void **state)
 	free(path);
 }
 
+/* admin_check's findings of kind "index", counted. */
+static int count_index_issue(const admin_issue *is, void *payload)
+{
+	if (strcmp(is->kind, "index") == 0 && is->severity == CHECK_CORRUPT)
+		(*(int *)payload)++;
+	return 0;
+}
+
+/*
+ * A declaration damaged to name a source table, family or index table the
+ * store has not (a flipped byte in its record) is reported by `mrtx check`
+ * as corrupt; the sound one is not.
+ */
+static void test_damaged_declaration_is_found(void **state)
+{
+	static const char *const keys[] = { "i/by_email" };
+	const char *bad[3][3] = { { "Users", "p", "users_by_email" },
+		                  { "users", "q", "users_by_email" },
+		                  { "users", "p", "Users_by_email" } };
+	char *path;
+	mrtx_db *db = setup(&path);
+	check_stats cs;
+	int n = 0;
+
+	(void)state;
+	assert_int_equal(admin_check(db, &cs, count_index_issue, NULL, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(cs.corrupt, 0);
+	for (int i = 0; i < 3; i++) {
+		mrtx_index_spec s = email_spec();
+		mrtx_buf b = { 0 };
+
+		s.table = bad[i][0];
+		s.family = bad[i][1];
+		s.index_table = bad[i][2];
+		assert_int_equal(idx_decl_encode(&s, &b), 0);
+		assert_int_equal(store_meta_change(mrtx__db_store(db), keys, 1, keys[0],
+		                                   MRTX_BYTES(b.data, b.size)), 0);
+		buf_free(&b);
+		n = 0;
+		assert_int_equal(admin_check(db, &cs, count_index_issue, NULL, &n), 0);
+		assert_int_equal(n, 1);
+		assert_int_equal(cs.corrupt, 1);
+	}
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 /*
  * Index declarations are cached per db handle and a commit's writes are
  * conditional on the generation the cache was read at.  Handle A writes
@@ -1105,6 +1156,7 @@ int main(void)
 		cmocka_unit_test(test_maintenance),
 		cmocka_unit_test(test_scan_ranges),
 		cmocka_unit_test(test_declaration),
+		cmocka_unit_test(test_damaged_declaration_is_found),
 		cmocka_unit_test(test_killed_writers),
 		cmocka_unit_test(test_reader_settles_orphan),
 		cmocka_unit_test(test_reader_fences_absent_primary),
