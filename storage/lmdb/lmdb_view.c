@@ -34,7 +34,7 @@
  * commit that predates its view.
  * Keeps I16 (DESIGN §10).
  */
-enum { VIEW_INEXACT, VIEW_EXACT, VIEW_BEHIND };
+enum { VIEW_INEXACT, VIEW_EXACT, VIEW_BEHIND, VIEW_DAMAGED };
 
 static int view_exact(store *st, MDB_txn *txn)
 {
@@ -49,6 +49,12 @@ static int view_exact(store *st, MDB_txn *txn)
 		return VIEW_INEXACT;
 	if (info.me_last_txnid == v)
 		return VIEW_EXACT;
+	/* A writer writes its meta page before it publishes its id, so the id
+	 * published is never past the newest meta page's: one that is says
+	 * the lock region is damaged, and the view holds an older commit
+	 * under a newer id (the slot V & 1 is V - 2's). */
+	if (info.me_last_txnid < v)
+		return VIEW_DAMAGED;
 	if (lmdb_rtxn_begin(st, &probe)) {
 		mrtx__clearerr();
 		return VIEW_INEXACT;
@@ -56,6 +62,18 @@ static int view_exact(store *st, MDB_txn *txn)
 	ok = mdb_txn_id(probe.txn) == v; /* (the id published now) */
 	lmdb_rtxn_end(st, &probe);
 	return ok ? VIEW_BEHIND : VIEW_INEXACT;
+}
+
+/* A view whose ring entry is missing: VIEW_DAMAGED when its id is past the
+ * newest meta page's (view_exact says why that is damage), else
+ * VIEW_INEXACT. */
+static int view_ahead(store *st, MDB_txn *txn)
+{
+	MDB_envinfo info;
+
+	if (mdb_env_info(st->env, &info) == 0 && info.me_last_txnid < mdb_txn_id(txn))
+		return VIEW_DAMAGED;
+	return VIEW_INEXACT;
 }
 
 /* A commit in the file that LMDB has not published (VIEW_BEHIND, a few
@@ -104,9 +122,20 @@ int lmdb_store_view_open(store *st, lmdb_rtxn **out)
 	for (int tries = 0, inexact = 0, behind = 0;; tries++) {
 		if ((rc = lmdb_rtxn_begin(st, &rt)))
 			return rc;
-		if (lmdb_ts_of_view(st, rt.txn, &ts, &settled) == 0) {
-			int e = view_exact(st, rt.txn);
+		int ring = lmdb_ts_of_view(st, rt.txn, &ts, &settled);
+		int e = ring == 0 ? view_exact(st, rt.txn) : view_ahead(st, rt.txn);
 
+		if (e == VIEW_DAMAGED) {
+			uint64_t id = mdb_txn_id(rt.txn);
+
+			lmdb_rtxn_end(st, &rt);
+			return mrtx__seterr(MRTX_ECORRUPT, "%s/lock.mdb publishes LMDB transaction "
+			                    "%llu, past the newest commit in data.mdb: the lock file "
+			                    "is damaged (stop every process using the store and "
+			                    "remove lock.mdb; the next open makes it anew)", st->path,
+			                    (unsigned long long)id);
+		}
+		if (ring == 0) {
 			if (e == VIEW_EXACT || (e == VIEW_BEHIND && behind > 4))
 				break;
 			if (e == VIEW_BEHIND && ++behind == 4) {

@@ -253,6 +253,45 @@ static void test_reader_meets_unpublished_commit(void **state)
 	done(db, path);
 }
 
+/* The lock file damaged while the store is open: the transaction id LMDB
+ * publishes to readers (u64 at byte 48 of lock.mdb: LMDB 0.9's lock
+ * header on a 64-bit host, a robust mutex before it) moved past the newest
+ * commit in data.mdb.  A view would hold an older commit under that id,
+ * the meta page slot it names being an older one's: the read fails with
+ * MRTX_ECORRUPT naming lock.mdb, never with a stale result. */
+static void test_published_id_past_data(void **state)
+{
+	char *path, lock[4096];
+	uint64_t id0, id1, bad;
+	mrtx_txn *txn;
+	mrtx_bytes v;
+	mrtx_db *db;
+	int fd, rc;
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = fresh_store("publish3", &path);
+	snprintf(lock, sizeof(lock), "%s/lock.mdb", path);
+	assert_true((fd = open(lock, O_RDWR)) >= 0);
+	assert_int_equal(pread(fd, &id0, 8, 48), 8);
+	assert_int_equal(put2(db, "3", "3"), MRTX_OK);
+	assert_int_equal(pread(fd, &id1, 8, 48), 8);
+	assert_true(id1 == id0 + 1); /* (the published id is there) */
+	bad = id1 + 1;
+	assert_int_equal(pwrite(fd, &bad, 8, 48), 8);
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	rc = mrtx_get(txn, "t", B("a"), "f", B("q"), &v);
+	if (rc != MRTX_ECORRUPT || !strstr(mrtx_errmsg(), "lock.mdb"))
+		fail_msg("a published id past the data: %s (%s)", mrtx_strerror(rc),
+		         mrtx_errmsg());
+	mrtx_abort(txn);
+	assert_int_equal(pwrite(fd, &id1, 8, 48), 8);
+	close(fd);
+	expect_both(db, "3");
+	done(db, path);
+}
+
 /* A live writer stopped between its meta page and publishing is never
  * waited for: a reader reads the store as before that commit (which has
  * not returned), at once; once the writer is dead, the commit is read. */
@@ -283,6 +322,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_stopped_writer_not_waited_for, kill_stopped),
 		cmocka_unit_test(test_new_view_sees_unpublished),
 		cmocka_unit_test(test_reader_meets_unpublished_commit),
+		cmocka_unit_test(test_published_id_past_data),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
