@@ -332,7 +332,8 @@ static int takeable(const rctx *c, const lock_rec *r)
 
 static int same_row(const store_table *a, mrtx_bytes ra, const store_table *b, mrtx_bytes rb)
 {
-	return a == b && ra.size == rb.size && (ra.size == 0 || memcmp(ra.data, rb.data, ra.size) == 0);
+	return a == b && ra.size == rb.size &&
+	       (ra.size == 0 || memcmp(ra.data, rb.data, ra.size) == 0);
 }
 
 /*
@@ -940,7 +941,8 @@ int recover_resolve_counted(store *st, const store_table *t, mrtx_bytes row, mrt
 				nlinks = 1; /* wait, then from the top again */
 				mrtx__sleep_us(backoff + mrtx__rand_below((uint32_t)backoff));
 				backoff = MRTX_MIN(backoff * 2, 8000u);
-			} else if (!(d.row.data = arena_dup(&keep, d.row.data, d.row.size ? d.row.size : 1)) ||
+			} else if (!(d.row.data = arena_dup(&keep, d.row.data,
+			                                    d.row.size ? d.row.size : 1)) ||
 			           !(d.lock.data = arena_dup(&keep, d.lock.data, d.lock.size)) ||
 			           (rc = targets_push(&keep, &links, &nlinks, &caplinks, d))) {
 				rc = MRTX_ENOMEM;
@@ -961,7 +963,8 @@ int recover_resolve_counted(store *st, const store_table *t, mrtx_bytes row, mrt
 			if (settled && tdec != RECOVER_NONE && tdec != RECOVER_LIVE &&
 			    lockio_peek(st, top->t, top->lock, &state, id) == 0)
 				settled(settled_arg, id, tdec);
-			if (c.o->dry_run && (rc = targets_push(&keep, &done, &ndone, &capdone, *top)))
+			if (c.o->dry_run &&
+			    (rc = targets_push(&keep, &done, &ndone, &capdone, *top)))
 				break;
 			nlinks--;
 			arena_free(&a);
@@ -986,7 +989,8 @@ int recover_resolve_counted(store *st, const store_table *t, mrtx_bytes row, mrt
 			 * transaction reading past the lock) re-reads nothing,
 			 * and would find its transaction's lock still there. */
 			if (now.has_lock && same_txn_pending(st, top->t, top->lock, now.lock)) {
-				if (!(top->lock.data = arena_dup(&keep, now.lock.data, now.lock.size))) {
+				top->lock.data = arena_dup(&keep, now.lock.data, now.lock.size);
+				if (!top->lock.data) {
 					rc = MRTX_ENOMEM;
 					break;
 				}

@@ -92,15 +92,16 @@ static int check_indexes(mrtx_db *db, check_stats *stats, admin_issue_fn fn, voi
 		char detail[3 * MRTX_MAX_NAME + 160];
 
 		if (store_table_find(db->st, d->table, &t)) {
-			snprintf(detail, sizeof(detail), "index '%s' names source table '%s', which "
-			         "the store has not: its declaration is damaged", d->name, d->table);
-		} else if (store_family_find(db->st, t, d->family, &fid)) {
-			snprintf(detail, sizeof(detail), "index '%s' names family '%s', which table "
-			         "'%s' has not: its declaration is damaged", d->name, d->family,
+			snprintf(detail, sizeof(detail), "index '%s' names source table '%s', "
+			         "which the store has not: its declaration is damaged", d->name,
 			         d->table);
+		} else if (store_family_find(db->st, t, d->family, &fid)) {
+			snprintf(detail, sizeof(detail), "index '%s' names family '%s', which "
+			         "table '%s' has not: its declaration is damaged", d->name,
+			         d->family, d->table);
 		} else if (store_table_find(db->st, d->index_table, &t)) {
-			snprintf(detail, sizeof(detail), "index '%s' names index table '%s', which "
-			         "the store has not: its declaration is damaged", d->name,
+			snprintf(detail, sizeof(detail), "index '%s' names index table '%s', "
+			         "which the store has not: its declaration is damaged", d->name,
 			         d->index_table);
 		} else {
 			continue;

@@ -195,10 +195,11 @@ static int roots_check(const char *file, int fd, uint64_t fsize, const lf_meta *
 		flags = lf_get16(h + 10);
 		want = m->db[d].depth > 1 ? LF_P_BRANCH : LF_P_LEAF;
 		if (lf_get64(h) != m->db[d].root || (flags & (LF_P_BRANCH | LF_P_LEAF)) != want)
-			return mrtx__seterr(MRTX_ECORRUPT, "%s: the %s database's root, page %llu, "
-			                    "is not the %s its newest meta page says it is: the store "
-			                    "is damaged (`mrtx check --deep` shows where; restore it "
-			                    "from a backup)", file, d ? "main" : "free",
+			return mrtx__seterr(MRTX_ECORRUPT, "%s: the %s database's root, page "
+			                    "%llu, is not the %s its newest meta page says it "
+			                    "is: the store is damaged (`mrtx check --deep` "
+			                    "shows where; restore it from a backup)", file,
+			                    d ? "main" : "free",
 			                    (unsigned long long)m->db[d].root,
 			                    want == LF_P_BRANCH ? "branch page" : "leaf page");
 	}

@@ -129,10 +129,11 @@ int lmdb_store_view_open(store *st, lmdb_rtxn **out)
 			uint64_t id = mdb_txn_id(rt.txn);
 
 			lmdb_rtxn_end(st, &rt);
-			return mrtx__seterr(MRTX_ECORRUPT, "%s/lock.mdb publishes LMDB transaction "
-			                    "%llu, past the newest commit in data.mdb: the lock file "
-			                    "is damaged (stop every process using the store and "
-			                    "remove lock.mdb; the next open makes it anew)", st->path,
+			return mrtx__seterr(MRTX_ECORRUPT, "%s/lock.mdb publishes LMDB "
+			                    "transaction %llu, past the newest commit in "
+			                    "data.mdb: the lock file is damaged (stop every "
+			                    "process using the store and remove lock.mdb; the "
+			                    "next open makes it anew)", st->path,
 			                    (unsigned long long)id);
 		}
 		if (ring == 0) {
