@@ -212,6 +212,14 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 		"unreadable dir: scan says so" \
 		as_nobody "$MRTX" --read-only scan "$RO" t --count
 	chmod 755 "$RO"
+	# a data file the user may not read: no hint at --read-only, which
+	# could not read it either
+	chmod 600 "$RO/data.mdb"
+	expect_err 1 "Permission denied" "unreadable data.mdb: scan says why" \
+		as_nobody "$MRTX" scan "$RO" t --count
+	grep -q -- "--read-only" "$TMP/err" &&
+		bad "unreadable data.mdb: scan points to --read-only, which fails the same" || ok
+	chmod 644 "$RO/data.mdb"
 else
 	echo "skipped: the unwritable-directory checks need root and setpriv"
 fi

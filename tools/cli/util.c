@@ -408,6 +408,18 @@ static int dir_has_data(const char *path)
 	return S_ISREG(sb.st_mode) ? 1 : 2;
 }
 
+/* Can this process read the store's data file (or, with none yet, look
+ * into its directory)?  --read-only helps only one that can. */
+static int data_readable(const char *path)
+{
+	char file[4096];
+	int n = snprintf(file, sizeof(file), "%s/data.mdb", path);
+
+	if (n <= 0 || (size_t)n >= sizeof(file))
+		return 1; /* cannot tell: the hint stands */
+	return access(file, R_OK) == 0 || errno != EACCES;
+}
+
 /* Can this process write the store's files (an LMDB store directory)? */
 static int dir_writable(const char *path)
 {
@@ -481,7 +493,7 @@ int tool_open(const char *cmd, const char *path, int create, mrtx_db **out)
 	if (rc) {
 		rc = tool_fail(cmd, "open", rc);
 		if (!open_opts.read_only && strncmp(path, "rados://", 8) != 0 &&
-		    !dir_writable(path))
+		    !dir_writable(path) && data_readable(path))
 			tool_err(cmd, "%s cannot be written by this user; commands that only read "
 			         "can open it with --read-only (or MRTX_READ_ONLY=1)", path);
 		return rc;
