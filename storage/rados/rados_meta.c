@@ -1119,13 +1119,17 @@ int rados_store_meta_change(store *st, const char *const *del, size_t ndel,
 	static const char *const gk = "gen";
 	rstore *rs = RS(st);
 	mrtx_bytes *rms = mrtx__calloc(ndel ? ndel : 1, sizeof(*rms));
+	size_t nrm = 0;
 	mrtx_arena a;
 	int rc = 0;
 
 	if (!rms)
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory changing metadata records");
+	/* (a key both deleted and written ends written, as on LMDB: one
+	 * compound op removes after it sets, so it is not removed) */
 	for (size_t i = 0; i < ndel; i++)
-		rms[i] = MRTX_CSTR(del[i]);
+		if (!put_key || strcmp(del[i], put_key) != 0)
+			rms[nrm++] = MRTX_CSTR(del[i]);
 	arena_init(&a);
 	for (int attempt = 0; attempt < 20; attempt++) {
 		const char *keys[1] = { gk };
@@ -1153,7 +1157,7 @@ int rados_store_meta_change(store *st, const char *const *del, size_t ndel,
 		w.sets = sets;
 		w.nsets = put_key ? 2 : 1;
 		w.rms = rms;
-		w.nrms = ndel;
+		w.nrms = nrm;
 		atomic_fetch_add_explicit(&rs->write_txns, 1, memory_order_relaxed);
 		if ((rc = rconn_write(rs->conn, &w, 1))) {
 			if (rc == RCONN_TIMEDOUT)

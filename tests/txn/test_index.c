@@ -768,6 +768,7 @@ static void test_damaged_declaration_is_found(void **state)
 		s.family = bad[i][1];
 		s.index_table = bad[i][2];
 		assert_int_equal(idx_decl_encode(&s, &b), 0);
+		/* (the key deleted and written in one change: written) */
 		assert_int_equal(store_meta_change(mrtx__db_store(db), keys, 1, keys[0],
 		                                   MRTX_BYTES(b.data, b.size)), 0);
 		buf_free(&b);
