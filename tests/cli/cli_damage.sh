@@ -185,6 +185,33 @@ refused "branch: get of a row past the damaged key" "$d" "$MRTX" get "$d" t \
 expect_out "$(printf 'value-%04d' $((n - 1)))" "branch: get of a row the damage does not reach" \
 	"$MRTX" get "$d" t "$(printf 'row%04d' $((n - 1)))" f:q
 
+# lock.mdb damaged while another process holds the store open (LMDB
+# keeps a lock file in use as it is): a reader count past its slots
+# (bytes 56-59: LMDB 0.9's lock header on a 64-bit host) is refused at
+# open, naming lock.mdb -- no SIGBUS in LMDB's walk of the reader table
+d=$TMP/held
+cp -r "$SRC" "$d"
+rm -f "$d/lock.mdb" "$d/ts.shm"
+mkfifo "$TMP/hold"
+"$MRTX" shell "$d" <"$TMP/hold" >"$TMP/held.out" 2>&1 &
+hold=$!
+exec 9>"$TMP/hold"
+echo "get t row0001 f:q" >&9
+for _ in $(seq 600); do grep -q value-0001 "$TMP/held.out" && break; sleep 0.05; done
+if grep -q value-0001 "$TMP/held.out"; then
+	count=$(od -An -t x1 -j 56 -N 4 "$d/lock.mdb" | tr -d ' ')
+	poke "$d/lock.mdb" 56 ff && poke "$d/lock.mdb" 57 ff && poke "$d/lock.mdb" 58 ff &&
+		poke "$d/lock.mdb" 59 7f
+	expect_err 1 "lock.mdb counts [0-9]+ readers in its [0-9]+ slots" \
+		"lock.mdb reader count damaged: get refused" timeout 30 "$MRTX" get "$d" t row0001 f:q
+	for i in 0 1 2 3; do poke "$d/lock.mdb" $((56 + i)) "${count:$((2 * i)):2}"; done
+	expect_out value-0001 "lock.mdb restored: get" timeout 30 "$MRTX" get "$d" t row0001 f:q
+else
+	bad "the holding shell did not open the store: $(head -c 300 "$TMP/held.out")"
+fi
+exec 9>&-
+wait "$hold" || bad "the holding shell failed: $(head -c 300 "$TMP/held.out")"
+
 # a sound store whose directory the user may read but not write (as
 # nobody: root writes anywhere)
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
