@@ -385,6 +385,35 @@ int txn_resolve(mrtx_txn *txn, const store_table *t, mrtx_bytes row, mrtx_bytes 
 	return recover_resolve_fenced(txn->db->st, t, row, lock, o, NULL, fence_note, txn);
 }
 
+/* Is the lock (t, row) holds now a fence this transaction's own settling
+ * wrote (txn->fences), over locks none of which was committed above its
+ * snapshot?  A fence moves the lock only, so the row's cells are as the
+ * snapshot read them: stamped above the snapshot, it is still no later
+ * commit (snap_above).  A fence written over another of its own fences is
+ * followed back. */
+static int own_fence(const mrtx_txn *txn, const store_table *t, mrtx_bytes row, int has_lock,
+                     mrtx_bytes lock)
+{
+	int found = 0;
+
+	for (const txn_fence *f = txn->fences; f; f = f->next) {
+		int ours = 0;
+
+		if (f->t->id != t->id || bytes_cmp(f->row, row) != 0 ||
+		    !same_obs(1, f->now, has_lock, lock))
+			continue;
+		found = 1;
+		if (!f->had || !snap_above(txn, 1, f->was))
+			continue;
+		for (const txn_fence *g = txn->fences; g && !ours; g = g->next)
+			ours = g != f && g->t->id == t->id && bytes_cmp(g->row, row) == 0 &&
+			       same_obs(1, g->now, 1, f->was);
+		if (!ours)
+			return 0;
+	}
+	return found;
+}
+
 /* Does the observation (ha, a) of (t, row) lead to (hb, b) through the
  * transaction's fences?
  * Keeps I11 (DESIGN §10). */
@@ -446,7 +475,7 @@ static int txn_observe_at(mrtx_txn *txn, trow *r, const store_table *t, mrtx_byt
 	/* A live snapshot (RADOS): a row committed above it was read as it
 	 * was, and can only be stale; a commit with writes fails
 	 * (txn->snap_stale), a read-only one stands on the snapshot. */
-	if (snap_above(txn, has_lock, lock)) {
+	if (snap_above(txn, has_lock, lock) && !own_fence(txn, t, row, has_lock, lock)) {
 		txn->snap_stale = 1;
 		r->stale = 1;
 	}
