@@ -112,7 +112,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	/* Field by field: a memset of the head compiles to `rep stos`, whose
 	 * start-up cost was a visible part of a point read.  A new field must
 	 * be set here (the assertion below trips when the head changes). */
-	_Static_assert(offsetof(mrtx_txn, head_pad) == 248 && offsetof(mrtx_txn, arena0) == 256,
+	_Static_assert(offsetof(mrtx_txn, head_pad) == 249 && offsetof(mrtx_txn, arena0) == 256,
 	               "mrtx_begin sets every field before arena0: initialise the new one there");
 	txn->db = db;
 	arena_init_buf(&txn->arena, txn->arena0, sizeof(txn->arena0));
@@ -149,6 +149,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	txn->snap_stale = 0;
 	txn->lazy = 0;
 	txn->fences = NULL;
+	txn->fences_lost = 0;
 	txn->seen = NULL;
 	*out = txn;
 	return 0;
@@ -365,9 +366,12 @@ static void fence_note(void *arg, const store_table *t, mrtx_bytes row, int has_
 	void *n = arena_dup(&txn->arena, now.data, now.size);
 
 	/* (out of memory: the fence is not known, and the commit conflicts
-	 * over it -- a false conflict, never a wrong pass) */
-	if (!f || !r || (has_was && !w) || !n)
+	 * over it -- a false conflict, never a wrong pass; own_fence trusts
+	 * no fence list with one missing) */
+	if (!f || !r || (has_was && !w) || !n) {
+		txn->fences_lost = 1;
 		return;
+	}
 	f->next = NULL;
 	f->t = t;
 	f->row = MRTX_BYTES(r, row.size);
@@ -385,33 +389,44 @@ int txn_resolve(mrtx_txn *txn, const store_table *t, mrtx_bytes row, mrtx_bytes 
 	return recover_resolve_fenced(txn->db->st, t, row, lock, o, NULL, fence_note, txn);
 }
 
-/* Is the lock (t, row) holds now a fence this transaction's own settling
- * wrote (txn->fences), over locks none of which was committed above its
- * snapshot?  A fence moves the lock only, so the row's cells are as the
- * snapshot read them: stamped above the snapshot, it is still no later
- * commit (snap_above).  A fence written over another of its own fences is
- * followed back. */
-static int own_fence(const mrtx_txn *txn, const store_table *t, mrtx_bytes row, int has_lock,
-                     mrtx_bytes lock)
+/* Is lock record v, found at (t, row), no commit above the snapshot as
+ * far as the row's cells go: not stamped above it, or a fence of this
+ * transaction's own settling (txn->fences) every one of whose records
+ * written over is such a lock in turn?  A fence moves the lock only, so
+ * the cells are then as the snapshot read them.  depth bounds the walk
+ * back through fences written over fences. */
+static int fence_clean(const mrtx_txn *txn, const store_table *t, mrtx_bytes row,
+                       mrtx_bytes v, unsigned depth)
 {
 	int found = 0;
 
+	if (!snap_above(txn, 1, v))
+		return 1;
+	if (depth == 0)
+		return 0;
 	for (const txn_fence *f = txn->fences; f; f = f->next) {
-		int ours = 0;
-
-		if (f->t->id != t->id || bytes_cmp(f->row, row) != 0 ||
-		    !same_obs(1, f->now, has_lock, lock))
+		if (f->t->id != t->id || bytes_cmp(f->row, row) != 0 || !same_obs(1, f->now, 1, v))
 			continue;
 		found = 1;
-		if (!f->had || !snap_above(txn, 1, f->was))
-			continue;
-		for (const txn_fence *g = txn->fences; g && !ours; g = g->next)
-			ours = g != f && g->t->id == t->id && bytes_cmp(g->row, row) == 0 &&
-			       same_obs(1, g->now, 1, f->was);
-		if (!ours)
+		if (f->had && !fence_clean(txn, t, row, f->was, depth - 1))
 			return 0;
 	}
 	return found;
+}
+
+/* Is the lock (t, row) holds now, stamped above the snapshot, only fences
+ * of this transaction's own settling over what the snapshot read
+ * (fence_clean)?  Then it is no later commit (snap_above). */
+static int own_fence(const mrtx_txn *txn, const store_table *t, mrtx_bytes row, int has_lock,
+                     mrtx_bytes lock)
+{
+	unsigned n = 0;
+
+	if (!has_lock || txn->fences_lost)
+		return 0;
+	for (const txn_fence *f = txn->fences; f; f = f->next)
+		n++;
+	return fence_clean(txn, t, row, lock, n);
 }
 
 /* Does the observation (ha, a) of (t, row) lead to (hb, b) through the

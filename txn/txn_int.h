@@ -214,7 +214,8 @@ struct mrtx_txn {
 	scan_range *pend;      /* the range whose observations wait (scan.c) */
 	store_seen *seen;      /* what its snapshot reads saw of one-object
 	                          commits (store_seen; RADOS; NULL until one) */
-	uint8_t head_pad[8];   /* the padding before arena0, named: a new field moves
+	uint8_t fences_lost;   /* a fence was not recorded (out of memory) */
+	uint8_t head_pad[7];   /* the padding before arena0, named: a new field moves
 	                          head_pad or arena0, which trips mrtx_begin's assertion */
 	/* The arena's first chunk, so that a small transaction (a few rows,
 	 * its commit's lock records and redo lists included) allocates

@@ -686,6 +686,62 @@ static void test_longer_orphan_cycles_are_broken(void **state)
 	free(path);
 }
 
+/*
+ * A fence of a reader's own settling hides no commit: a transaction takes
+ * its snapshot, another commits to p above it, and the transaction's own
+ * settling then fences p twice (two orphans of p, the second's commit_ts
+ * above the first fence's).  It reads p and writes: its commit fails with
+ * MRTX_CONFLICT, as p was committed after its snapshot whatever fences
+ * stand over that commit.
+ */
+static void test_own_fences_hide_no_commit(void **state)
+{
+	const char *fams[] = { "f" };
+	char *path;
+	mrtx_db *db = tu_open_fresh("check-own-fence", &path, NULL);
+	store *st = mrtx__db_store(db);
+	lock_rec r;
+	mrtx_txn *txn;
+	mrtx_bytes v;
+	int rc;
+
+	(void)state;
+	assert_int_equal(mrtx_create_table(db, "o", fams, 1), 0);
+	assert_int_equal(tu_put_str(db, "o", "zz", "f:q", "v"), 0);
+	assert_int_equal(tu_put_str(db, "o", "p", "f:q", "old"), 0);
+	assert_int_equal(mrtx_begin(db, &txn), 0);
+	assert_int_equal(mrtx_get(txn, "o", MRTX_CSTR("zz"), "f", MRTX_CSTR("q"), &v), 0);
+	assert_int_equal(tu_put_str(db, "o", "p", "f:q", "new"), 0); /* above the snapshot */
+	/* (commit_ts above p's commit, then above the first fence: each
+	 * settling fences p, the second over the first) */
+	base_rec(st, &r, LOCK_PREWRITTEN, 71);
+	r.commit_ts = (uint64_t)1 << 59;
+	secondary_of(&r, "o", "p");
+	put_rec(st, "o", "s1", &r);
+	base_rec(st, &r, LOCK_PREWRITTEN, 72);
+	r.commit_ts = (uint64_t)1 << 60;
+	secondary_of(&r, "o", "p");
+	put_rec(st, "o", "s2", &r);
+	assert_int_equal(mrtx_get(txn, "o", MRTX_CSTR("s1"), "f", MRTX_CSTR("q"), &v),
+	                 MRTX_NOTFOUND);
+	assert_int_equal(mrtx_get(txn, "o", MRTX_CSTR("s2"), "f", MRTX_CSTR("q"), &v),
+	                 MRTX_NOTFOUND);
+	rc = mrtx_get(txn, "o", MRTX_CSTR("p"), "f", MRTX_CSTR("q"), &v);
+	assert_true(rc == MRTX_OK || rc == MRTX_CONFLICT || rc == MRTX_ESNAPSHOT);
+	if (rc == MRTX_OK)
+		rc = mrtx_put(txn, "o", MRTX_CSTR("w"), "f", MRTX_CSTR("q"), MRTX_CSTR("x"));
+	if (rc == MRTX_OK)
+		rc = mrtx_commit(txn);
+	else
+		mrtx_abort(txn);
+	if (rc == MRTX_OK)
+		fail_msg("a writing transaction read p as of its snapshot and committed over "
+		         "a later commit to p");
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 /* n orphans in a chain: row <p>NN holds transaction first+NN's secondary
  * whose primary is <p>(NN+1), the last one's a row without a lock, all
  * expired. */
@@ -967,6 +1023,7 @@ int main(void)
 		cmocka_unit_test(test_orphan_cycle_is_broken),
 		cmocka_unit_test(test_longer_orphan_cycles_are_broken),
 		cmocka_unit_test(test_reader_breaking_cycle_commits),
+		cmocka_unit_test(test_own_fences_hide_no_commit),
 		cmocka_unit_test(test_long_chains_and_cycles_are_settled),
 		cmocka_unit_test(test_cycle_with_live_orphan_waits),
 		cmocka_unit_test(test_dry_run_over_orphan_chain),
