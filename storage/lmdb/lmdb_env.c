@@ -723,10 +723,18 @@ static int env_open(store *st, const store_opts *o)
 		return mrtx__seterr(MRTX_ESTORE, "%s: cannot open store: %s", st->path, strerror(rc));
 	if (rc)
 		return lmdb_err(st, rc, "open environment");
+	if ((rc = mdb_env_info(st->env, &info)))
+		return lmdb_err(st, rc, "read environment info");
+	/* A reader count past the lock file's slots (its region damaged while
+	 * another process kept it) would send LMDB's walks of the reader
+	 * table past the end of its map: SIGBUS. */
+	if (info.me_numreaders > info.me_maxreaders)
+		return mrtx__seterr(MRTX_ECORRUPT, "%s/lock.mdb counts %u readers in its %u "
+		                    "slots: the lock file is damaged (stop every process using "
+		                    "the store and remove lock.mdb; the next open makes it anew)",
+		                    st->path, info.me_numreaders, info.me_maxreaders);
 	if (o->read_only) {
 		/* Nothing to grow: the map is the file's, and no writer needs it. */
-		if ((rc = mdb_env_info(st->env, &info)))
-			return lmdb_err(st, rc, "read environment info");
 		st->map_size = info.me_mapsize;
 		mdb_reader_list(st->env, note_lockless, &st->lockless);
 		if (!st->lockless && mdb_reader_check(st->env, &dead) == 0 && dead > 0)
@@ -754,14 +762,6 @@ static int env_open(store *st, const store_opts *o)
 	if ((rc = mdb_env_info(st->env, &info)))
 		return lmdb_err(st, rc, "read environment info");
 	st->map_size = info.me_mapsize;
-	/* A reader count past the lock file's slots (its region damaged while
-	 * another process kept it) would send LMDB's walks of the reader
-	 * table past the end of its map: SIGBUS. */
-	if (info.me_numreaders > info.me_maxreaders)
-		return mrtx__seterr(MRTX_ECORRUPT, "%s/lock.mdb counts %u readers in its %u "
-		                    "slots: the lock file is damaged (stop every process using "
-		                    "the store and remove lock.mdb; the next open makes it anew)",
-		                    st->path, info.me_numreaders, info.me_maxreaders);
 	/* Slots of killed processes would pin old snapshots and grow the file. */
 	if (mdb_reader_check(st->env, &dead) == 0 && dead > 0)
 		atomic_fetch_add(&st->stale_cleared, dead);

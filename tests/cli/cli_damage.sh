@@ -202,8 +202,11 @@ if grep -q value-0001 "$TMP/held.out"; then
 	count=$(od -An -t x1 -j 56 -N 4 "$d/lock.mdb" | tr -d ' ')
 	poke "$d/lock.mdb" 56 ff && poke "$d/lock.mdb" 57 ff && poke "$d/lock.mdb" 58 ff &&
 		poke "$d/lock.mdb" 59 7f
-	expect_err 1 "lock.mdb counts [0-9]+ readers in its [0-9]+ slots" \
-		"lock.mdb reader count damaged: get refused" timeout 30 "$MRTX" get "$d" t row0001 f:q
+	for ro in "" --read-only; do
+		expect_err 1 "lock.mdb counts [0-9]+ readers in its [0-9]+ slots" \
+			"lock.mdb reader count damaged: get $ro refused" \
+			timeout 30 "$MRTX" $ro get "$d" t row0001 f:q
+	done
 	for i in 0 1 2 3; do poke "$d/lock.mdb" $((56 + i)) "${count:$((2 * i)):2}"; done
 	expect_out value-0001 "lock.mdb restored: get" timeout 30 "$MRTX" get "$d" t row0001 f:q
 else
