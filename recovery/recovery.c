@@ -871,8 +871,11 @@ int recover_resolve_fenced(store *st, const store_table *t, mrtx_bytes row, mrtx
 	return recover_resolve_counted(st, t, row, lock, o, decision, fn, arg, NULL, NULL);
 }
 
-/* Links handed back at most: a chain of CHAIN_MAX times as many. */
+/* Links handed back at most: a chain of CHAIN_MAX times as many.  Each
+ * costs the loop a few passes (handed, settled, looked at again), so its
+ * bound grows with them. */
 #define LINKS_MAX 4096
+#define PASSES_MAX (10000 + 4 * LINKS_MAX)
 
 /* A growing array of targets in arena a (n entries used of *cap). */
 static int targets_push(mrtx_arena *a, rtarget **v, size_t *n, size_t *cap, rtarget x)
@@ -916,7 +919,7 @@ int recover_resolve_counted(store *st, const store_table *t, mrtx_bytes row, mrt
 	arena_init(&a);
 	arena_init(&keep);
 	links[0] = (rtarget){ t, row, lock };
-	for (iter = 0; iter < 10000; iter++) {
+	for (iter = 0; iter < PASSES_MAX; iter++) {
 		rtarget *top = &links[nlinks - 1];
 		int first = nlinks == 1;
 		recover_decision tdec = RECOVER_NONE;
@@ -1008,7 +1011,7 @@ int recover_resolve_counted(store *st, const store_table *t, mrtx_bytes row, mrt
 		arena_free(&a);
 		arena_init(&a);
 	}
-	if (iter == 10000)
+	if (iter == PASSES_MAX)
 		rc = R_RETRY; /* (not the last read's 0: nothing was settled) */
 	if (rc == R_RETRY)
 		rc = mrtx__seterr(MRTX_ELOCKED, "table '%s': lock kept changing", t->name);

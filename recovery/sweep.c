@@ -72,8 +72,14 @@ static int note(sweep *w, const uint8_t txn[LOCK_TXNID_SIZE], recover_decision d
 static void noted(void *arg, const uint8_t txn[LOCK_TXNID_SIZE], recover_decision dec)
 {
 	sweep *w = arg;
+	mrtx_bytes none = { NULL, 0 };
 
 	if (note(w, txn, dec))
+		w->note_failed = 1;
+	/* (a dry run decides each transaction once: the rest of a chain its
+	 * locks meet later is not walked again) */
+	if (w->o->dry_run &&
+	    keyset_add(&w->decided, MRTX_BYTES(txn, LOCK_TXNID_SIZE), none, none, dec) < 0)
 		w->note_failed = 1;
 }
 
