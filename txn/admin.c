@@ -67,17 +67,42 @@ static int index_issue(check_stats *stats, admin_issue_fn fn, void *payload, con
 	return fn(&out, payload);
 }
 
+/* What is wrong with declaration d (a table or family it names that the
+ * store has not), into detail; 0 when nothing. */
+static int decl_wrong(mrtx_db *db, const idx_decl *d, char *detail, size_t n)
+{
+	const store_table *t;
+	uint8_t fid;
+
+	if (store_table_find(db->st, d->table, &t))
+		snprintf(detail, n, "index '%s' names source table '%s', which the store has not: "
+		         "its declaration is damaged", d->name, d->table);
+	else if (store_family_find(db->st, t, d->family, &fid))
+		snprintf(detail, n, "index '%s' names family '%s', which table '%s' has not: its "
+		         "declaration is damaged", d->name, d->family, d->table);
+	else if (store_table_find(db->st, d->index_table, &t))
+		snprintf(detail, n, "index '%s' names index table '%s', which the store has not: "
+		         "its declaration is damaged", d->name, d->index_table);
+	else
+		return 0;
+	mrtx__clearerr();
+	return 1;
+}
+
 /*
  * Every index declaration names a source table with the family it
  * indexes, and an index table, that exist: a declaration is written only
  * once both tables are there, and neither can be dropped while it stands
  * (index_create.c, ddl.c).  One that names another table (a damaged
- * record) leaves the real source table's writes unindexed.
+ * record) leaves the real source table's writes unindexed.  A drop of
+ * the index removes its declaration before its table, so a miss is
+ * looked at again with the declarations read anew: reported only if the
+ * declaration is still there, still wrong.
  */
 static int check_indexes(mrtx_db *db, check_stats *stats, admin_issue_fn fn, void *payload)
 {
-	struct index_set set;
-	mrtx_arena a;
+	struct index_set set, again;
+	mrtx_arena a, b;
 	int rc;
 
 	arena_init(&a);
@@ -86,28 +111,19 @@ static int check_indexes(mrtx_db *db, check_stats *stats, admin_issue_fn fn, voi
 		return rc;
 	}
 	for (size_t i = 0; i < set.n && rc == 0; i++) {
-		const idx_decl *d = &set.d[i];
-		const store_table *t;
-		uint8_t fid;
 		char detail[3 * MRTX_MAX_NAME + 160];
+		int still = 0;
 
-		if (store_table_find(db->st, d->table, &t)) {
-			snprintf(detail, sizeof(detail), "index '%s' names source table '%s', "
-			         "which the store has not: its declaration is damaged", d->name,
-			         d->table);
-		} else if (store_family_find(db->st, t, d->family, &fid)) {
-			snprintf(detail, sizeof(detail), "index '%s' names family '%s', which "
-			         "table '%s' has not: its declaration is damaged", d->name,
-			         d->family, d->table);
-		} else if (store_table_find(db->st, d->index_table, &t)) {
-			snprintf(detail, sizeof(detail), "index '%s' names index table '%s', "
-			         "which the store has not: its declaration is damaged", d->name,
-			         d->index_table);
-		} else {
+		if (!decl_wrong(db, &set.d[i], detail, sizeof(detail)))
 			continue;
-		}
-		mrtx__clearerr();
-		rc = index_issue(stats, fn, payload, d, detail);
+		arena_init(&b);
+		if ((rc = idx_load_set(db->st, &b, &again, NULL)) == 0)
+			for (size_t j = 0; j < again.n && !still; j++)
+				still = strcmp(again.d[j].name, set.d[i].name) == 0 &&
+				        decl_wrong(db, &again.d[j], detail, sizeof(detail));
+		if (rc == 0 && still)
+			rc = index_issue(stats, fn, payload, &set.d[i], detail);
+		arena_free(&b);
 	}
 	arena_free(&a);
 	return rc;
