@@ -305,9 +305,12 @@ typedef struct mrtx_options {
  *   MRTX_ECORRUPT (metadata unreadable; LMDB: data.mdb ending before pages
  *   its newest commit uses (pages LMDB left free past the end are fine),
  *   or a meta page damaged -- its header, magic,
- *   page size, transaction id or a root past the file's pages -- found
+ *   page size, transaction id, a root past the file's pages or a root
+ *   page that is not the page or kind it says -- found
  *   before anything is mapped or created, so a refused open leaves the
- *   directory as it was; for writing: the directory's
+ *   directory as it was; lock.mdb, kept by another process, counting more
+ *   readers than it has slots; the timestamp ceiling record past any
+ *   timestamp; for writing: the directory's
  *   ts.shm belongs to another store -- remove it while no process has the
  *   store open); MRTX_ESTORE (I/O, permissions; ts.shm cannot be made;
  *   RADOS: the cluster cannot be reached, or librados.so.2, which mrtx

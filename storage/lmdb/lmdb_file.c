@@ -291,20 +291,12 @@ int lmdb_file_check(const char *dir)
 
 	if (n < 0 || (size_t)n >= sizeof(file))
 		return mrtx__seterr(MRTX_EINVAL, "store path too long: %s", dir);
-	/* (O_NONBLOCK: a FIFO in its place must not hold the open up) */
+	/* (O_NONBLOCK: a FIFO in its place must not hold the open up;
+	 * check_fd refuses what is not a regular file) */
 	if ((fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) {
 		if (errno == ENOENT)
 			return 0; /* (no store yet) */
 		return mrtx__seterr(MRTX_ESTORE, "cannot read %s: %s", file, strerror(errno));
-	}
-	{
-		struct stat sb;
-
-		if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-			close(fd);
-			return mrtx__seterr(MRTX_ENOTSTORE, "%s is not a regular file: not an "
-			                    "LMDB store", file);
-		}
 	}
 	/* (a meta page a writer of another process rewrites while it is
 	 * read may read torn, and two commits between the reads of the two

@@ -38,6 +38,24 @@ static mrtx_db *fresh(char **dir, const store_table **t)
 	return db;
 }
 
+/* Put k -> v into the closed store at dir behind mrtx's back (a data
+ * record's value sealed, lmdb_seal.h, as mrtx would). */
+static void raw_put(const char *dir, MDB_val *k, MDB_val *v)
+{
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_set_mapsize(env, (size_t)1 << 30), 0);
+	assert_int_equal(mdb_env_open(env, dir, 0, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+	assert_int_equal(lmdb_put(txn, dbi, k, v, 0), 0);
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+}
+
 static int scan_first(mrtx_db *db)
 {
 	mrtx_scan_spec sp;
@@ -70,9 +88,6 @@ static void bad_keys(void **state)
 	uint8_t id[16] = { 1 };
 	mrtx_arena a;
 	store_op op;
-	MDB_env *env;
-	MDB_txn *txn;
-	MDB_dbi dbi;
 	MDB_val k = { sizeof(garbage), (void *)(uintptr_t)garbage }, v = { 1, "v" };
 	char *dir;
 	mrtx_db *db = fresh(&dir, &t);
@@ -93,14 +108,7 @@ static void bad_keys(void **state)
 	arena_free(&a);
 	mrtx_close(db);
 
-	assert_int_equal(mdb_env_create(&env), 0);
-	assert_int_equal(mdb_env_set_mapsize(env, (size_t)1 << 30), 0);
-	assert_int_equal(mdb_env_open(env, dir, 0, 0600), 0);
-	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
-	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
-	assert_int_equal(lmdb_put(txn, dbi, &k, &v, 0), 0);
-	assert_int_equal(mdb_txn_commit(txn), 0);
-	mdb_env_close(env);
+	raw_put(dir, &k, &v);
 
 	assert_non_null(db = reopen(dir));
 	assert_int_equal(scan_first(db), MRTX_ECORRUPT);
@@ -120,9 +128,6 @@ static void bad_ceiling(void **state)
 	uint8_t ceil[8] = { 0, 0, 0, 0, 0, 0, 0, 0x7f };
 	MDB_val k = { 7, (void *)(uintptr_t)"\0tsceil" }, v = { sizeof(ceil), ceil };
 	const store_table *t;
-	MDB_env *env;
-	MDB_txn *txn;
-	MDB_dbi dbi;
 	char *dir, shm[4096];
 	mrtx_db *db = fresh(&dir, &t);
 	int rc;
@@ -130,14 +135,7 @@ static void bad_ceiling(void **state)
 	(void)state;
 	assert_int_equal(tu_put_str(db, "t", "r", "f:q", "v"), MRTX_OK);
 	mrtx_close(db);
-	assert_int_equal(mdb_env_create(&env), 0);
-	assert_int_equal(mdb_env_set_mapsize(env, (size_t)1 << 30), 0);
-	assert_int_equal(mdb_env_open(env, dir, 0, 0600), 0);
-	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
-	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
-	assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
-	assert_int_equal(mdb_txn_commit(txn), 0);
-	mdb_env_close(env);
+	raw_put(dir, &k, &v);
 	snprintf(shm, sizeof(shm), "%s/ts.shm", dir);
 	assert_int_equal(unlink(shm), 0);
 
