@@ -112,6 +112,17 @@ static void run_check(store *st, findings *fs, check_stats *s)
 	assert_int_equal(check_store(st, s, collect, fs), 0);
 }
 
+/* A fresh store with table "o" (family "f"). */
+static mrtx_db *fresh_o(const char *name, char **path)
+{
+	const char *fams[] = { "f" };
+	mrtx_db *db = tu_open_fresh(name, path, NULL);
+
+	assert_non_null(db);
+	assert_int_equal(mrtx_create_table(db, "o", fams, 1), 0);
+	return db;
+}
+
 static void test_healthy_store_has_no_findings(void **state)
 {
 	char *path;
@@ -529,16 +540,14 @@ static void test_cost_is_linear_in_txn_size(void **state)
  */
 static void test_orphan_fence_stops_blind_prewrite(void **state)
 {
-	const char *fams[] = { "f" };
 	char *path;
-	mrtx_db *db = tu_open_fresh("check-fence", &path, NULL);
+	mrtx_db *db = fresh_o("check-fence", &path);
 	store *st = mrtx__db_store(db);
 	store_row cur;
 	mrtx_arena a;
 	lock_rec sec;
 
 	(void)state;
-	assert_int_equal(mrtx_create_table(db, "o", fams, 1), 0);
 	base_rec(st, &sec, LOCK_PREWRITTEN, 9); /* commit_ts 1000, first writes before */
 	secondary_of(&sec, "o", "p");
 	put_rec(st, "o", "s", &sec);
@@ -564,16 +573,14 @@ static void test_orphan_fence_stops_blind_prewrite(void **state)
  */
 static void test_orphan_cycle_is_broken(void **state)
 {
-	const char *fams[] = { "f" };
 	char *path;
-	mrtx_db *db = tu_open_fresh("check-cycle", &path, NULL);
+	mrtx_db *db = fresh_o("check-cycle", &path);
 	store *st = mrtx__db_store(db);
 	store_row cur;
 	mrtx_arena a;
 	lock_rec ra, rb;
 
 	(void)state;
-	assert_int_equal(mrtx_create_table(db, "o", fams, 1), 0);
 	base_rec(st, &ra, LOCK_PREWRITTEN, 9);
 	secondary_of(&ra, "o", "p");
 	put_rec(st, "o", "s", &ra);
@@ -640,6 +647,19 @@ static void assert_cycle_fenced(store *st, size_t k, unsigned first, const lock_
 	arena_free(&a);
 }
 
+/* A reader of each row of the cycle put_cycle wrote, in turn, finds it
+ * absent (each orphan rolled back), and each row ends fenced. */
+static void read_cycle_fenced(mrtx_db *db, size_t k, unsigned first, const lock_rec *recs)
+{
+	for (size_t i = 0; i < k; i++) {
+		char row[8];
+
+		snprintf(row, sizeof(row), "c%02u", (unsigned)(first + i));
+		assert_int_equal(get_rc(db, "o", row), MRTX_NOTFOUND);
+	}
+	assert_cycle_fenced(mrtx__db_store(db), k, first, recs);
+}
+
 /*
  * Cycles of three to eight orphans are broken as a cycle of two is: a
  * reader of each row in turn settles them, and so does a sweep alone
@@ -650,28 +670,20 @@ static void assert_cycle_fenced(store *st, size_t k, unsigned first, const lock_
 static void test_longer_orphan_cycles_are_broken(void **state)
 {
 	static const size_t ks[] = { 3, 5, 8 };
-	const char *fams[] = { "f" };
 	recover_opts ro = { 0, 0, 0 };
 	recover_stats rs;
 	check_stats s;
 	char *path;
-	mrtx_db *db = tu_open_fresh("check-cycles", &path, NULL);
+	mrtx_db *db = fresh_o("check-cycles", &path);
 	store *st = mrtx__db_store(db);
 	lock_rec recs[16];
 	unsigned first = 20;
 
 	(void)state;
-	assert_int_equal(mrtx_create_table(db, "o", fams, 1), 0);
 	for (size_t j = 0; j < sizeof(ks) / sizeof(ks[0]); j++, first += 10) {
-		char row[8];
-
 		put_cycle(st, ks[j], first, recs);
 		/* a reader of the first row, then of each row */
-		for (size_t i = 0; i < ks[j]; i++) {
-			snprintf(row, sizeof(row), "c%02u", (unsigned)(first + i));
-			assert_int_equal(get_rc(db, "o", row), MRTX_NOTFOUND);
-		}
-		assert_cycle_fenced(st, ks[j], first, recs);
+		read_cycle_fenced(db, ks[j], first, recs);
 	}
 	/* the sweep alone, a cycle of four */
 	put_cycle(st, 4, first, recs);
@@ -696,9 +708,8 @@ static void test_longer_orphan_cycles_are_broken(void **state)
  */
 static void test_own_fences_hide_no_commit(void **state)
 {
-	const char *fams[] = { "f" };
 	char *path;
-	mrtx_db *db = tu_open_fresh("check-own-fence", &path, NULL);
+	mrtx_db *db = fresh_o("check-own-fence", &path);
 	store *st = mrtx__db_store(db);
 	lock_rec r;
 	mrtx_txn *txn;
@@ -706,7 +717,6 @@ static void test_own_fences_hide_no_commit(void **state)
 	int rc;
 
 	(void)state;
-	assert_int_equal(mrtx_create_table(db, "o", fams, 1), 0);
 	assert_int_equal(tu_put_str(db, "o", "zz", "f:q", "v"), 0);
 	assert_int_equal(tu_put_str(db, "o", "p", "f:q", "old"), 0);
 	assert_int_equal(mrtx_begin(db, &txn), 0);
@@ -809,13 +819,7 @@ static void test_long_chains_and_cycles_are_settled(void **state)
 		unsigned first = j ? 60 : 40;
 
 		put_cycle(st, ks[j], first, recs);
-		for (size_t i = 0; i < ks[j]; i++) {
-			char row[8];
-
-			snprintf(row, sizeof(row), "c%02u", (unsigned)(first + i));
-			assert_int_equal(get_rc(db, "o", row), MRTX_NOTFOUND);
-		}
-		assert_cycle_fenced(st, ks[j], first, recs);
+		read_cycle_fenced(db, ks[j], first, recs);
 	}
 	/* a cycle of twelve, by a sweep */
 	put_cycle(st, 12, 80, recs);
@@ -858,15 +862,13 @@ static void test_long_chains_and_cycles_are_settled(void **state)
 static void test_reader_breaking_cycle_commits(void **state)
 {
 	static const size_t ks[] = { 2, 3, 8 };
-	const char *fams[] = { "f" };
 	char *path;
-	mrtx_db *db = tu_open_fresh("check-cycle-reader", &path, NULL);
+	mrtx_db *db = fresh_o("check-cycle-reader", &path);
 	store *st = mrtx__db_store(db);
 	lock_rec recs[16];
 	unsigned first = 20;
 
 	(void)state;
-	assert_int_equal(mrtx_create_table(db, "o", fams, 1), 0);
 	assert_int_equal(tu_put_str(db, "o", "zz", "f:q", "v"), 0);
 	for (size_t j = 0; j < sizeof(ks) / sizeof(ks[0]); j++) {
 		for (int shape = 0; shape < 4; shape++, first += 10) {
@@ -892,11 +894,7 @@ static void test_reader_breaking_cycle_commits(void **state)
 				         writes ? "writing" : "read-only",
 				         all ? "every row" : "one row", mrtx_errmsg());
 			/* (the rest of the cycle, settled by readers) */
-			for (size_t i = 0; i < ks[j]; i++) {
-				snprintf(row, sizeof(row), "c%02u", (unsigned)(first + i));
-				assert_int_equal(get_rc(db, "o", row), MRTX_NOTFOUND);
-			}
-			assert_cycle_fenced(st, ks[j], first, recs);
+			read_cycle_fenced(db, ks[j], first, recs);
 		}
 	}
 	mrtx_close(db);
