@@ -3,8 +3,9 @@
  * the deep check meets them in key order (lmdb_deep.h; the layout in
  * DESIGN §3.2 and lmdb_meta.c, lmdb_cell.c).
  *
- *   metadata (0x00 ...)  a key mrtx writes: "format" (u32: 3 to 6, or an
- *                        upgrade's mark), "store_id" (16 bytes),
+ *   metadata (0x00 ...)  (format 7: the value's seal matches, lmdb_seal.h)
+ *                        a key mrtx writes: "format" (u32: 3 to 6 bare, or
+ *                        an upgrade's mark; 7 sealed), "store_id" (16 bytes),
  *                        "next_table" (u16 BE, a table prefix), "gen",
  *                        "tgen", "tsceil", "unsettled", "g/safe" (u64
  *                        each), "g/cursor", "upgrade", a table's record
@@ -12,7 +13,7 @@
  *                        below next_table), its policies "p/NAME" (16
  *                        bytes per family), or an upper layer's "x/NAME"
  *                        (any lowercase letter but t)
- *   data (P ...)         (format 6: the value's seal matches, lmdb_seal.h)
+ *   data (P ...)         (formats 6, 7: the value's seal matches)
  *                        P the prefix of a table; then a row encoding
  *                        that decodes (keyenc_get); then a family id of
  *                        the table's and a qualifier (a cell: a value with
@@ -47,6 +48,11 @@ typedef struct rtable {
 
 struct deep_rec {
 	uint32_t format;           /* 0: no format record met */
+	/* the first metadata record met before the format record whose seal
+	 * did not match (judged once the format is known) */
+	uint8_t early[LF_MAX_KEY];
+	size_t earlylen;
+	uint64_t early_page;
 	int have_id, have_next, have_uns, have_ceil, in_data;
 	int gap_meta;              /* metadata entries lost: tables may be missing */
 	int gapped;                /* entries lost anywhere */
@@ -148,6 +154,71 @@ static int fixed(const char *name, size_t nlen, const char *want)
 	return nlen == strlen(want) && memcmp(name, want, nlen) == 0;
 }
 
+/* Format 7 seals the metadata: the record at k, whose value's last
+ * LMDB_SEAL bytes go from *vn when its seal matches.  0: damage, reported
+ * (the record is not read further).  Before the format record, a record
+ * whose seal does not match is read bare and judged when the format is
+ * known (deep_rec_end). */
+static int meta_unseal(deep *d, uint64_t page, const uint8_t *k, size_t kn, const uint8_t *v,
+                       size_t *vn)
+{
+	deep_rec *r = d->rec;
+	MDB_val key = mv(k, kn), val = mv(v, *vn);
+
+	if (r->format && r->format != META_FORMAT)
+		return 1; /* (an earlier format's bare metadata) */
+	if (lmdb_unseal(&key, &val) == 0) {
+		*vn = val.mv_size;
+		return 1;
+	}
+	if (r->format == META_FORMAT) {
+		DMG(d, page, k, kn, "its checksum does not match its bytes (a damaged key or value)");
+		r->gap_meta = 1; /* (it may have been a table's: keys of none are not judged) */
+		return 0;
+	}
+	if (!r->earlylen) {
+		memcpy(r->early, k, kn);
+		r->earlylen = kn;
+		r->early_page = page;
+	}
+	return 1;
+}
+
+/* The format record: a bare u32 (formats 3 to 6, an upgrade's mark) or
+ * format 7's sealed one. */
+static void format_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, const uint8_t *v,
+                       size_t vn)
+{
+	deep_rec *r = d->rec;
+	uint32_t f;
+
+	if (vn != 4 && vn != 4 + LMDB_SEAL) {
+		DMG(d, page, k, kn, "a format record of %zu bytes (4, or 8 with its checksum)", vn);
+		return;
+	}
+	f = v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16 | (uint32_t)v[3] << 24;
+	if (vn == 4 + LMDB_SEAL) {
+		MDB_val key = mv(k, kn), val = mv(v, vn);
+
+		if (lmdb_unseal(&key, &val)) {
+			DMG(d, page, k, kn, "its checksum does not match its bytes (a damaged key or "
+			    "value)");
+			return;
+		}
+		if (f != META_FORMAT) {
+			DMG(d, page, k, kn, "format %u with a checksum, which no mrtx writes",
+			    (unsigned)f);
+			return;
+		}
+	} else if (f != FORMAT_DATA_SEALED && f != 5 && f != 4 && f != FORMAT_PLAIN &&
+	           !FORMAT_IN_HEADER_PASS(f) && f != FORMAT_SEALING) {
+		DMG(d, page, k, kn, "format %u%s, which no mrtx writes", (unsigned)f,
+		    f == META_FORMAT ? " without its checksum" : "");
+		return;
+	}
+	r->format = f;
+}
+
 /* A metadata record 0x00 . name -> v. */
 static void meta_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, const uint8_t *v,
                      size_t vn)
@@ -159,17 +230,11 @@ static void meta_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, const 
 
 	d->st->meta_records++;
 	if (fixed(name, nlen, "format")) {
-		if (vn != 4) {
-			DMG(d, page, k, kn, "a format record of %zu bytes (4)", vn);
-			return;
-		}
-		r->format = v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16 | (uint32_t)v[3] << 24;
-		if (r->format != META_FORMAT && r->format != 5 && r->format != 4 &&
-		    r->format != FORMAT_PLAIN && !FORMAT_IN_HEADER_PASS(r->format) &&
-		    r->format != FORMAT_SEALING)
-			DMG(d, page, k, kn, "format %u, which no mrtx writes", (unsigned)r->format);
+		format_rec(d, page, k, kn, v, vn);
 		return;
 	}
+	if (!meta_unseal(d, page, k, kn, v, &vn))
+		return;
 	if (fixed(name, nlen, "store_id")) {
 		if (vn != sizeof(r->id)) {
 			DMG(d, page, k, kn, "a store id of %zu bytes (16)", vn);
@@ -222,13 +287,19 @@ static void meta_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, const 
 	DMG(d, page, k, kn, "a metadata key mrtx never writes");
 }
 
+/* Does format f seal every data record? */
+static int data_sealed(uint32_t f)
+{
+	return f == META_FORMAT || f == FORMAT_DATA_SEALED;
+}
+
 /* Is stamp ts above the ceiling?  Every stamp is taken below the stored
  * ceiling, raised in the same write transaction when it would be reached
  * (lmdb_ts.c), so a version or commit above it is damage (a flipped high
  * bit, mostly). */
 static int above_ceiling(const deep_rec *r, uint64_t ts)
 {
-	return r->have_ceil && r->format == META_FORMAT && ts > r->ceil;
+	return r->have_ceil && data_sealed(r->format) && ts > r->ceil;
 }
 
 /* The row being read ends: cells need a lock record after them. */
@@ -356,18 +427,19 @@ void deep_rec_entry(deep *d, uint64_t page, const uint8_t *k, size_t kn, const u
 		DMG(d, page, k, kn, "a row that does not decode (its escapes or its end mark)");
 		return;
 	}
-	if (r->format != META_FORMAT && r->format != FORMAT_SEALING && r->format != 0) {
+	if (!data_sealed(r->format) && r->format != FORMAT_SEALING && r->format != 0) {
 		data_rec(d, page, &r->tables[r->slot[kp] - 1], k, kn, TPFX + used, v, vn);
 		return;
 	}
 	{
-		/* format 6: every data record's seal (lmdb_seal.h); an upgrade
-		 * sealing the store, or a lost format record: where there is one */
+		/* formats 6 and 7: every data record's seal (lmdb_seal.h); an
+		 * upgrade sealing the store, or a lost format record: where there
+		 * is one */
 		MDB_val key = { kn, (void *)(uintptr_t)k }, val = { vn, (void *)(uintptr_t)v };
 
 		if (lmdb_unseal(&key, &val) == 0) {
 			vn = val.mv_size;
-		} else if (r->format == META_FORMAT) {
+		} else if (data_sealed(r->format)) {
 			row_end(d);
 			DMG(d, page, k, kn, "its checksum does not match its bytes (a damaged key or "
 			    "value)");
@@ -383,6 +455,9 @@ void deep_rec_end(deep *d, int whole)
 	static const uint8_t fkey[] = "\0format", ikey[] = "\0store_id", ukey[] = "\0unsettled";
 
 	row_end(d);
+	if (r->format == META_FORMAT && r->earlylen)
+		DMG(d, r->early_page, r->early, r->earlylen, "its checksum does not match its "
+		    "bytes (a damaged key or value)");
 	if (!whole || r->gapped)
 		return;
 	if (!r->format)
@@ -400,7 +475,7 @@ void deep_rec_end(deep *d, int whole)
 			DMG(d, r->tables[i].page, tk, 3 + nl, "table prefix 0x%04x, not below the "
 			    "next table's 0x%04x", r->tables[i].kp, r->next_table);
 		}
-	if (r->format == META_FORMAT && r->have_uns && d->o->lock_order &&
+	if (data_sealed(r->format) && r->have_uns && d->o->lock_order &&
 	    r->uns_stored != r->uns_counted)
 		DMG(d, r->uns_page, ukey, sizeof(ukey) - 1, "the count of unsettled lock records "
 		    "says %llu; the store holds %llu (`mrtx upgrade` counts them anew)",

@@ -23,13 +23,17 @@
  * table under its own 2-byte key prefix (lmdb_meta.c).  4: cell versions
  * (lmdb_cell.c).  5: the count of unsettled lock records
  * (lmdb_unsettled.c), which every writer keeps.  6: a checksum on every
- * data record (lmdb_seal.h). */
-#define META_FORMAT 6u
+ * data record (lmdb_seal.h).  7: on every metadata record too, the format
+ * record's included (8 bytes; earlier formats' is a bare u32). */
+#define META_FORMAT 7u
+/* The last format without sealed metadata: data sealed, metadata bare. */
+#define FORMAT_DATA_SEALED 6u
 /* The format number of a store `mrtx upgrade` is converting (lmdb_upgrade.c):
  * no open but the upgrade's own accepts them.  UPGRADING: cells get their
  * version headers (from format 3), a pass an earlier release began;
  * HEADERS: the same pass begun by this one; SEALING: data records get
- * their seals. */
+ * their seals (the metadata gets its own in the pass's last write).  Their
+ * format records, like the metadata beside them, are bare. */
 #define FORMAT_UPGRADING 0x80000004u
 #define FORMAT_HEADERS 0x80000005u
 #define FORMAT_SEALING 0x80000006u
@@ -348,6 +352,11 @@ int lmdb_gen_read(MDB_cursor *cur, uint64_t *gen);
 #define TGEN_KEY "\0tgen"
 #define TGEN_KEY_LEN 5u
 int lmdb_u64_read(MDB_cursor *cur, const char *key, size_t klen, uint64_t *out);
+/* The format record (0x00 "format"), read raw (lmdb_meta.c): a bare u32
+ * LE, formats 3 to 6 and the upgrade's marks (*sealed = 0), or one with
+ * its seal, format 7 on (*sealed = 1).  0, MDB_NOTFOUND, LMDB_BADSUM (a
+ * seal that does not match), MRTX_ECORRUPT (neither length), or LMDB's rc. */
+int lmdb_format_get(MDB_txn *txn, MDB_dbi dbi, uint32_t *fmt, int *sealed);
 
 /* ---- cells and versions (lmdb_cell.c; format 4) ---- */
 

@@ -3,11 +3,13 @@
  * tables and their families, and opaque records for upper layers (index
  * declarations).
  *
- * Format 3 keeps everything in LMDB's unnamed database (named databases
+ * Since format 3 everything is in LMDB's unnamed database (named databases
  * cost every transaction a lookup of the database record, and every write
- * one more dirty page):
+ * one more dirty page); since format 7 every value below ends with its
+ * seal (lmdb_seal.h), which lmdb_get and lmdb_put add and check:
  *
- *   0x00 "format"      -> u32 LE (3)
+ *   0x00 "format"      -> u32 LE (7; bare, without a seal, before 7:
+ *                         lmdb_format_get)
  *   0x00 "store_id"    -> 16 random bytes
  *   0x00 "next_table"  -> u16 BE, the prefix the next new table gets
  *   0x00 "gen"         -> u64 LE, bumped by every new "x/" record (absent: 0)
@@ -589,7 +591,7 @@ int lmdb_meta_init(store *st)
 	MDB_val k, v;
 	MDB_stat ms;
 	uint32_t fmt;
-	int rc, ro = st->head.read_only;
+	int rc, sealed = 0, ro = st->head.read_only;
 
 	/* Every writer keeps the count of unsettled lock records, which needs
 	 * the layer above's classifier (lmdb_unsettled.c). */
@@ -603,8 +605,7 @@ int lmdb_meta_init(store *st)
 	if ((rc = mdb_dbi_open(txn, NULL, 0, &st->dbi)) ||
 	    (rc = mdb_set_compare(txn, st->dbi, lmdb_key_cmp)))
 		goto lmdb_fail;
-	k = meta_key(kb, "format");
-	rc = lmdb_get(txn, st->dbi, &k, &v);
+	rc = lmdb_format_get(txn, st->dbi, &fmt, &sealed);
 	if (rc == MDB_NOTFOUND) {
 		/* A brand-new environment, an older store, or someone else's LMDB. */
 		if ((rc = mdb_stat(txn, st->dbi, &ms)))
@@ -640,22 +641,27 @@ int lmdb_meta_init(store *st)
 			    (rc = meta_put(txn, st, "next_table", next, sizeof(next))))
 				goto lmdb_fail;
 		}
+	} else if (rc == MRTX_ECORRUPT) {
+		rc = mrtx__seterr(MRTX_ECORRUPT, "%s: store format record malformed", st->path);
+		goto fail;
 	} else if (rc) {
 		goto lmdb_fail;
 	} else {
-		if (v.mv_size != 4) {
-			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: store format record malformed", st->path);
-			goto fail;
-		}
-		memcpy(&fmt, v.mv_data, 4);
-		if (fmt == 3 || fmt == 4 || fmt == 5 || FORMAT_IN_HEADER_PASS(fmt) ||
-		    fmt == FORMAT_SEALING) {
+		if (!sealed && (fmt == 3 || fmt == 4 || fmt == 5 || fmt == FORMAT_DATA_SEALED ||
+		                FORMAT_IN_HEADER_PASS(fmt) || fmt == FORMAT_SEALING)) {
 			rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: store format %s; this mrtx reads format "
 			                  "%u (cells with versions, a count of unsettled locks, a "
-			                  "checksum on every record): run `mrtx upgrade %s`, which "
-			                  "converts it in place", st->path,
+			                  "checksum on every record, metadata included): run `mrtx "
+			                  "upgrade %s`, which converts it in place", st->path,
 			                  fmt == 3 ? "3" : fmt == 4 ? "4" : fmt == 5 ? "5" :
-			                  "being upgraded (interrupted)", META_FORMAT, st->path);
+			                  fmt == 6 ? "6" : "being upgraded (interrupted)", META_FORMAT,
+			                  st->path);
+			goto fail;
+		}
+		if (!sealed && fmt == META_FORMAT) {
+			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the store format record says %u without "
+			                  "the checksum that format carries: the store is damaged "
+			                  "(`mrtx check --deep %s` says where)", st->path, fmt, st->path);
 			goto fail;
 		}
 		if (fmt != META_FORMAT) {
@@ -753,6 +759,26 @@ int lmdb_u64_read(MDB_cursor *cur, const char *key, size_t klen, uint64_t *gen)
 	if (v.mv_size != sizeof(*gen))
 		return MRTX_ECORRUPT;
 	memcpy(gen, v.mv_data, sizeof(*gen));
+	return 0;
+}
+
+int lmdb_format_get(MDB_txn *txn, MDB_dbi dbi, uint32_t *fmt, int *sealed)
+{
+	MDB_val k = mv("\0format", 7), v;
+	int rc = mdb_get(txn, dbi, &k, &v);
+
+	*fmt = 0;
+	*sealed = 0;
+	if (rc)
+		return rc;
+	if (v.mv_size == 4 + LMDB_SEAL) {
+		if ((rc = lmdb_unseal(&k, &v)))
+			return rc;
+		*sealed = 1;
+	} else if (v.mv_size != 4) {
+		return MRTX_ECORRUPT;
+	}
+	memcpy(fmt, v.mv_data, 4);
 	return 0;
 }
 

@@ -624,7 +624,7 @@ static int walk_cells(store *st, MDB_cursor *cur, const store_table *t, const ui
 			                              "family id %u", t->name, fid);
 		if (f && (f->lock_only || (f->family >= 0 && fid != (uint8_t)f->family)))
 			continue;
-		if (lmdb_sealed_key(k) && (rc = lmdb_unseal(k, v)))
+		if ((rc = lmdb_unseal(k, v)))
 			return lmdb_err(st, rc, "scan");
 		if (lmdb_cell_decode(v, &ts, &flags, &val))
 			return mrtx__seterr(MRTX_ECORRUPT, "table '%s': a cell value without its "
@@ -702,8 +702,7 @@ static int step_past_row(MDB_cursor *cur, const store_table *t, uint8_t *key, si
 		if (!(k->mv_size > n && bytes_eq(k->mv_data, key, n))) {
 			/* the next row: its value is used when it is a lock (a
 			 * lock key ends in LOCK_TAG; so may a cell's) */
-			if (lmdb_sealed_key(k) &&
-			    ((const uint8_t *)k->mv_data)[k->mv_size - 1] == LOCK_TAG)
+			if (((const uint8_t *)k->mv_data)[k->mv_size - 1] == LOCK_TAG)
 				return lmdb_unseal(k, v);
 			if (raw)
 				*raw = 1;

@@ -1,10 +1,11 @@
 /*
- * lmdb_seal.c - seal data records on the way in, check them on the way out
- * (lmdb_seal.h; format 6).
+ * lmdb_seal.c - seal records on the way in, check them on the way out
+ * (lmdb_seal.h; format 7).
  *
  * Why a checksum above LMDB: LMDB keeps no checksum of its pages, so a
- * flipped byte inside a value, a version header or a lock record reads as
- * data.  The seal covers the key too, so a damaged key in a leaf (a record
+ * flipped byte inside a value, a version header, a lock record or a
+ * table's version policy reads as data (and a policy read wrong lets the
+ * collector delete what it should keep).  The seal covers the key too, so a damaged key in a leaf (a record
  * that moved to another row, another table, another version) is caught
  * where it is read, not only when it breaks the key order.  CRC32C catches
  * every burst of up to 32 bits and every odd number of flipped bits.
@@ -52,7 +53,7 @@ int lmdb_cget(MDB_cursor *cur, MDB_val *k, MDB_val *v, MDB_cursor_op op)
 {
 	int rc = mdb_cursor_get(cur, k, v, op);
 
-	if (rc == 0 && v && lmdb_sealed_key(k))
+	if (rc == 0 && v)
 		rc = lmdb_unseal(k, v);
 	return rc;
 }
@@ -62,7 +63,7 @@ int lmdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v)
 {
 	int rc = mdb_get(txn, dbi, k, v);
 
-	if (rc == 0 && lmdb_sealed_key(k))
+	if (rc == 0)
 		rc = lmdb_unseal(k, v);
 	return rc;
 }
@@ -97,8 +98,6 @@ int lmdb_cput(MDB_cursor *cur, MDB_val *k, MDB_val *v, unsigned flags)
 	uint8_t *d, *heap;
 	int rc;
 
-	if (!lmdb_sealed_key(k))
-		return mdb_cursor_put(cur, k, v, flags);
 	if (!(d = bounce(v, buf, &heap)))
 		return ENOMEM;
 	rc = lmdb_cput_sealed(cur, k, d, v->mv_size, flags);
@@ -114,8 +113,6 @@ int lmdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags)
 	MDB_val sv;
 	int rc;
 
-	if (!lmdb_sealed_key(k))
-		return mdb_put(txn, dbi, k, v, flags);
 	if (!(d = bounce(v, buf, &heap)))
 		return ENOMEM;
 	seal_put(d + v->mv_size, lmdb_seal_of(k, d, v->mv_size));
@@ -127,7 +124,8 @@ int lmdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags)
 
 int lmdb_cput_reserve(MDB_cursor *cur, MDB_val *k, MDB_val *v, size_t n, unsigned flags)
 {
-	v->mv_size = n + (lmdb_sealed_key(k) ? LMDB_SEAL : 0);
+	(void)k;
+	v->mv_size = n + LMDB_SEAL;
 	v->mv_data = NULL;
 	return mdb_cursor_put(cur, k, v, flags | MDB_RESERVE);
 }
@@ -137,8 +135,6 @@ void lmdb_seal_reserved(const MDB_val *k, const MDB_val *v)
 {
 	size_t n;
 
-	if (!lmdb_sealed_key(k))
-		return;
 	n = v->mv_size - LMDB_SEAL;
 	seal_put((uint8_t *)v->mv_data + n, lmdb_seal_of(k, v->mv_data, n));
 }

@@ -1,23 +1,27 @@
 /*
- * lmdb_seal.h - the checksum every data record carries (format 6,
+ * lmdb_seal.h - the checksum every record carries (format 7,
  * storage/lmdb/lmdb_seal.c).
  *
- * A data record is any key at or above the first table prefix (its first
- * byte is not 0x00): a cell, a cell's older version, a row's lock record.
- * Its value ends with a seal, the CRC32C of the key's bytes followed by the
- * value's bytes before the seal, stored u32 LE:
+ * Every record of the store -- a cell, a cell's older version, a row's lock
+ * record, and every metadata record (first key byte 0x00: the format, the
+ * tables and their version policies, the timestamp ceiling, the safe
+ * point, upper layers' records) -- ends its value with a seal, the CRC32C
+ * of the key's bytes followed by the value's bytes before the seal, stored
+ * u32 LE:
  *
  *   key -> payload | u32 LE crc32c(key . payload)
  *
- * Metadata records (first key byte 0x00) carry none: the open and the
- * readers check their structure, and `mrtx check --deep` their contents.
+ * Format 6 sealed the data records only; formats 3 to 5 none.  The format
+ * record of those is a bare u32 (4 bytes), which the open and the upgrade
+ * read raw to tell them from format 7's sealed one (8 bytes).
  *
- * Every read and write of the data in the LMDB backend goes through the
+ * Every read and write of the store in the LMDB backend goes through the
  * functions below, which add the seal on the way in and check and strip it
  * on the way out: code above sees the payload only.  A record whose seal
  * does not match is LMDB_BADSUM, which lmdb_err reports as MRTX_ECORRUPT.
- * Only the upgrade (which writes the seals) and `check --deep` (which reads
- * pages itself) touch sealed values raw.
+ * Only the upgrade (which writes the seals), the open's reading of the
+ * format record, and `check --deep` (which reads pages itself) touch
+ * sealed values raw.
  */
 #ifndef MRTX_LMDB_SEAL_H
 #define MRTX_LMDB_SEAL_H
@@ -27,34 +31,28 @@
 #include <stdint.h>
 
 #define LMDB_SEAL 4u
-/* A data record's seal does not match its bytes (not an LMDB or errno
+/* A record's seal does not match its bytes (not an LMDB or errno
  * code: LMDB's run from -30799 to -30780, errno values are positive). */
 #define LMDB_BADSUM (-30600)
 
-/* Is k a data record's key (sealed in format 6)? */
-static inline int lmdb_sealed_key(const MDB_val *k)
-{
-	return k->mv_size > 0 && ((const uint8_t *)k->mv_data)[0] != 0;
-}
-
 /* The seal of payload p[0..n) at key k. */
 uint32_t lmdb_seal_of(const MDB_val *k, const void *p, size_t n);
-/* Check a sealed value read at data key k and strip its seal from *v:
+/* Check a sealed value read at key k and strip its seal from *v:
  * 0, or LMDB_BADSUM (too short, or a mismatch). */
 int lmdb_unseal(const MDB_val *k, MDB_val *v);
 
-/* mdb_cursor_get / mdb_get, the value unsealed when the key is a data
- * record's: LMDB's rc, or LMDB_BADSUM. */
+/* mdb_cursor_get / mdb_get, the value unsealed: LMDB's rc, or
+ * LMDB_BADSUM. */
 int lmdb_cget(MDB_cursor *cur, MDB_val *k, MDB_val *v, MDB_cursor_op op);
 int lmdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v);
-/* mdb_cursor_put / mdb_put of payload *v, sealed when k is a data
- * record's key (through a copy; not with MDB_RESERVE). */
+/* mdb_cursor_put / mdb_put of payload *v, sealed (through a copy; not
+ * with MDB_RESERVE). */
 int lmdb_cput(MDB_cursor *cur, MDB_val *k, MDB_val *v, unsigned flags);
 int lmdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags);
-/* Put payload buf[0..n) at data key k, sealing it in place: buf has room
+/* Put payload buf[0..n) at key k, sealing it in place: buf has room
  * for n + LMDB_SEAL bytes (spares lmdb_cput's copy). */
 int lmdb_cput_sealed(MDB_cursor *cur, MDB_val *k, uint8_t *buf, size_t n, unsigned flags);
-/* MDB_RESERVE: reserve n payload bytes (and the seal) at data key k; fill
+/* MDB_RESERVE: reserve n payload bytes (and the seal) at key k; fill
  * v->mv_data[0..n), then lmdb_seal_reserved(k, v). */
 int lmdb_cput_reserve(MDB_cursor *cur, MDB_val *k, MDB_val *v, size_t n, unsigned flags);
 void lmdb_seal_reserved(const MDB_val *k, const MDB_val *v);

@@ -1,8 +1,9 @@
 /*
- * lmdb_upgrade.c - convert a store of format 3, 4 or 5 to format 6 in
+ * lmdb_upgrade.c - convert a store of format 3, 4, 5 or 6 to format 7 in
  * place (`mrtx upgrade`, mrtx_upgrade; DESIGN §9).
  *
- * Format 6 seals every data record with a checksum (lmdb_seal.h); format 5
+ * Format 7 seals every metadata record with a checksum (lmdb_seal.h);
+ * format 6 every data record; format 5
  * added the count of unsettled lock records (lmdb_unsettled.c); format 4 a
  * version header (u64 LE ts | u8 flags) before every cell's value
  * (lmdb_cell.c).  A format-3 cell's version is the commit that wrote it,
@@ -26,9 +27,12 @@
  *           from its last write, leaving the resume key on cells it had
  *           converted: resuming one, a cell whose value already starts
  *           with its row's version and GONE is taken as converted
- *   seal    (every format) the same for every data record's seal, under
- *           FORMAT_SEALING; the last batch also counts the unsettled lock
- *           records, removes the resume key and sets format 6
+ *   seal    (formats 3 to 5) the same for every data record's seal, under
+ *           FORMAT_SEALING; the last batch also removes the resume key
+ *           and finishes
+ *   finish  (every format; format 6 starts here) in one write: every
+ *           metadata record gets its seal, the unsettled lock records are
+ *           counted, and the format becomes 7 (sealed itself)
  *
  * Each batch is one LMDB transaction that also records where the next one
  * starts (or moves to the next pass), so a crash anywhere leaves either the
@@ -108,19 +112,21 @@ static int exclusive(up *u, int *fd)
 	return 0;
 }
 
+/* The store's format: a bare number (formats 3 to 6, an upgrade's mark) or
+ * format 7's sealed one.  A bare 7, or a sealed earlier number, is damage. */
 static int get_format(up *u, MDB_txn *txn, uint32_t *fmt)
 {
-	MDB_val k = mv("\0format", 7), v;
-	int rc = mdb_get(txn, u->dbi, &k, &v);
+	int sealed, rc = lmdb_format_get(txn, u->dbi, fmt, &sealed);
 
 	if (rc == MDB_NOTFOUND)
 		return mrtx__seterr(MRTX_ENOTSTORE, "upgrade %s: not an mrtx store", u->path);
+	if (rc == MRTX_ECORRUPT || (rc == 0 && sealed != (*fmt >= META_FORMAT &&
+	                                                  *fmt < FORMAT_UPGRADING)))
+		return mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: the format record is malformed "
+		                    "(`mrtx check --deep %s` says where the store is damaged)",
+		                    u->path, u->path);
 	if (rc)
 		return up_err(u, rc, "read the format");
-	if (v.mv_size != 4)
-		return mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: the format record is malformed",
-		                    u->path);
-	memcpy(fmt, v.mv_data, 4);
 	return 0;
 }
 
@@ -306,8 +312,58 @@ static int header_done(up *u, MDB_txn *txn)
 	return put_u32(u, txn, "\0format", 7, FORMAT_SEALING);
 }
 
-/* The seal pass's last write, in its last batch: the count of unsettled
- * lock records (read through the seals just written) and format 6. */
+static int give_seal(up *u, const MDB_val *k, const MDB_val *v, MDB_val *nv);
+
+/* Seal every metadata record (format 7): they are few (the tables, their
+ * policies, upper layers' records), so this is one pass in txn. */
+static int seal_meta(up *u, MDB_txn *txn)
+{
+	MDB_cursor *cur;
+	MDB_val k = mv("\0", 1), v;
+	int rc;
+
+	if ((rc = mdb_cursor_open(txn, u->dbi, &cur)))
+		return up_err(u, rc, "read the metadata");
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	     rc == 0 && ((const uint8_t *)k.mv_data)[0] == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		uint8_t key[MRTX_MAX_KEY];
+		MDB_val put;
+
+		memcpy(key, k.mv_data, k.mv_size);
+		k = mv(key, k.mv_size);
+		if ((rc = give_seal(u, &k, &v, &put)))
+			break;
+		rc = mdb_cursor_put(cur, &k, &put, 0);
+		mrtx__free(put.mv_data);
+		if (rc) {
+			rc = up_err(u, rc, "seal the metadata");
+			break;
+		}
+		u->cells++;
+	}
+	mdb_cursor_close(cur);
+	if (rc == MDB_NOTFOUND || (rc == 0 && ((const uint8_t *)k.mv_data)[0] != 0))
+		return 0;
+	return mrtx__is_code(rc) ? rc : up_err(u, rc, "read the metadata");
+}
+
+/* The last write of the conversion: the metadata sealed, the count of
+ * unsettled lock records (read through the seals) and format 7, sealed. */
+static int finish(up *u, MDB_txn *txn)
+{
+	MDB_val k = mv("\0format", 7), v;
+	uint32_t fmt = META_FORMAT;
+	int rc;
+
+	if ((rc = seal_meta(u, txn)) || (rc = count_unsettled(u, txn)))
+		return rc;
+	v = mv(&fmt, sizeof(fmt));
+	return (rc = lmdb_put(txn, u->dbi, &k, &v, 0)) ? up_err(u, rc, "write the format") : 0;
+}
+
+/* The seal pass's last write, in its last batch: the resume key goes and
+ * the store is finished. */
 static int seal_done(up *u, MDB_txn *txn)
 {
 	MDB_val rk = mv(RESUME_KEY, RESUME_LEN);
@@ -315,9 +371,7 @@ static int seal_done(up *u, MDB_txn *txn)
 
 	if ((rc = mdb_del(txn, u->dbi, &rk, NULL)) && rc != MDB_NOTFOUND)
 		return up_err(u, rc, "remove the resume key");
-	if ((rc = count_unsettled(u, txn)))
-		return rc;
-	return put_u32(u, txn, "\0format", 7, META_FORMAT);
+	return finish(u, txn);
 }
 
 /* The header pass's conversion of the record at k (locks stay as they
@@ -469,6 +523,24 @@ static int recount(up *u)
 	return 0;
 }
 
+/* Format 6 to 7: the metadata sealed (with the count and the format) in
+ * one write. */
+static int finish_alone(up *u)
+{
+	MDB_txn *txn;
+	int rc;
+
+	if ((rc = mdb_txn_begin(u->env, NULL, 0, &txn)))
+		return up_err(u, rc, "begin");
+	if ((rc = finish(u, txn))) {
+		mdb_txn_abort(txn);
+		return rc;
+	}
+	if ((rc = mdb_txn_commit(txn)))
+		return up_err(u, rc, "commit");
+	return 0;
+}
+
 /* The timestamp page's ring has no entry for the upgrade's writes: it goes
  * before the first (the next open makes it anew from the stored ceiling). */
 static int drop_ts_page(up *u)
@@ -550,11 +622,11 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn
 			rc = up_err(&u, rc, "sync");
 		goto out;
 	}
-	if (fmt != 3 && fmt != 4 && fmt != 5 && !FORMAT_IN_HEADER_PASS(fmt) &&
-	    fmt != FORMAT_SEALING) {
+	if (fmt != 3 && fmt != 4 && fmt != 5 && fmt != FORMAT_DATA_SEALED &&
+	    !FORMAT_IN_HEADER_PASS(fmt) && fmt != FORMAT_SEALING) {
 		mdb_txn_abort(txn);
 		rc = mrtx__seterr(MRTX_ENOTSTORE, "upgrade %s: format %u; this mrtx upgrades "
-		                  "formats 3 to 5 to %u", path, fmt, META_FORMAT);
+		                  "formats 3 to 6 to %u", path, fmt, META_FORMAT);
 		goto out;
 	}
 	if ((rc = mdb_cursor_open(txn, u.dbi, &cur))) {
@@ -562,7 +634,9 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn
 		rc = up_err(&u, rc, "read");
 		goto out;
 	}
-	rc = fmt == 3 ? check_keys(&u, txn, cur, &grow) : count_data(&u, cur, &grow);
+	/* (format 6: the data is sealed; only the metadata's seals are new) */
+	rc = fmt == 3 ? check_keys(&u, txn, cur, &grow) :
+	     fmt == FORMAT_DATA_SEALED ? 0 : count_data(&u, cur, &grow);
 	mdb_cursor_close(cur);
 	mdb_txn_abort(txn);
 	if (rc)
@@ -596,9 +670,11 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn
 		    (rc = FAILPOINT(FP_UPGRADE_AFTER_BATCH)))
 			goto out;
 	done = 0;
-	while (!done)
+	while (!done && fmt != FORMAT_DATA_SEALED)
 		if ((rc = batch(&u, PASS_SEAL, &done)) || (rc = FAILPOINT(FP_UPGRADE_AFTER_BATCH)))
 			goto out;
+	if (fmt == FORMAT_DATA_SEALED && (rc = finish_alone(&u)))
+		goto out;
 	if ((rc = mdb_env_sync(u.env, 1)))
 		rc = up_err(&u, rc, "sync");
 	*cells = u.cells;

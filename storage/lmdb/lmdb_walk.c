@@ -162,5 +162,5 @@ int lmdb_step_back(MDB_cursor *cur, MDB_val *k, MDB_val *v, MDB_cursor_op op)
 	if ((op != MDB_PREV || !same_page(from.mv_data, k->mv_data)) &&
 	    (rc = searched_next(cur, k, from.mv_data)))
 		return rc;
-	return lmdb_sealed_key(k) ? lmdb_unseal(k, v) : 0;
+	return lmdb_unseal(k, v);
 }

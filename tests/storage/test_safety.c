@@ -34,6 +34,7 @@
 #include <lmdb.h>
 
 #include "testutil.h"
+#include "storage/lmdb/lmdb_seal.h"
 #include "txn/admin_test.h"
 
 static const char *const FAMS[] = { "f" };
@@ -85,6 +86,23 @@ static void raw_put(const char *path, const char *dbname, const void *k, size_t 
 	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
 	assert_int_equal(mdb_dbi_open(txn, dbname, MDB_CREATE, &dbi), 0);
 	assert_int_equal(mdb_put(txn, dbi, &key, &val, 0), 0);
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+}
+
+/* Put metadata record k -> v (LMDB's unnamed database) sealed, as mrtx
+ * writes it (storage/lmdb/lmdb_seal.h): a record whose structure is wrong
+ * but whose checksum is right, which the readers' own checks must catch. */
+static void meta_put(const char *path, const void *k, size_t kn, const void *v, size_t vn)
+{
+	MDB_env *env = raw_open(path, 0);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_val key = { kn, (void *)(uintptr_t)k }, val = { vn, (void *)(uintptr_t)v };
+
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+	assert_int_equal(lmdb_put(txn, dbi, &key, &val, 0), 0);
 	assert_int_equal(mdb_txn_commit(txn), 0);
 	mdb_env_close(env);
 }
@@ -375,7 +393,7 @@ static void refuse(const char *path, const char *file, const char *what, const c
 static void not_a_store(void **state)
 {
 	char *base = tu_tmpdir("notstore"), p[4096], f[4096];
-	uint32_t fmt = 7;
+	uint32_t fmt = 8;
 	FILE *fp;
 	mrtx_db *db;
 
@@ -420,10 +438,10 @@ static void not_a_store(void **state)
 	assert_int_equal(mrtx_create_table(db, "t", FAMS, 1), MRTX_OK);
 	assert_int_equal(tu_put_str(db, "t", "r", "f:q", "v"), MRTX_OK);
 	mrtx_close(db);
-	raw_put(p, NULL, "\0format", 7, &fmt, sizeof(fmt));
+	meta_put(p, "\0format", 7, &fmt, sizeof(fmt));
 	join(f, sizeof(f), p, "data.mdb");
-	refuse(p, f, "newer format", "format 7");
-	/* An older one names the upgrade. */
+	refuse(p, f, "newer format", "format 8");
+	/* An older one (a bare format record) names the upgrade. */
 	fmt = 3;
 	raw_put(p, NULL, "\0format", 7, &fmt, sizeof(fmt));
 	refuse(p, f, "format 3", "mrtx upgrade");
@@ -433,9 +451,12 @@ static void not_a_store(void **state)
 	fmt = 5; /* (no checksums: lmdb_seal.h) */
 	raw_put(p, NULL, "\0format", 7, &fmt, sizeof(fmt));
 	refuse(p, f, "format 5", "mrtx upgrade");
-	/* Put the format back: the store opens and its data is intact. */
-	fmt = 6;
+	fmt = 6; /* (no checksums on the metadata) */
 	raw_put(p, NULL, "\0format", 7, &fmt, sizeof(fmt));
+	refuse(p, f, "format 6", "mrtx upgrade");
+	/* Put the format back: the store opens and its data is intact. */
+	fmt = 7;
+	meta_put(p, "\0format", 7, &fmt, sizeof(fmt));
 	{
 		char buf[8];
 
@@ -472,7 +493,7 @@ static void damaged_metadata(void **state)
 	mrtx_close(db);
 
 	/* a second table record with t's prefix */
-	raw_put(base, NULL, "\0t/twin", 7, twin, sizeof(twin));
+	meta_put(base, "\0t/twin", 7, twin, sizeof(twin));
 	db = open_opts(base, 0, 0, &rc);
 	assert_null(db);
 	assert_int_equal(rc, MRTX_ECORRUPT);
@@ -480,22 +501,22 @@ static void damaged_metadata(void **state)
 	raw_del(base, "\0t/twin", 7);
 
 	/* a next-table record of the wrong size */
-	raw_put(base, NULL, "\0next_table", 11, bad, sizeof(bad));
+	meta_put(base, "\0next_table", 11, bad, sizeof(bad));
 	db = open_opts(base, 0, 0, NULL);
 	assert_int_equal(mrtx_create_table(db, "u", FAMS, 1), MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "next-table"));
 	assert_int_equal(tu_get_str(db, "t", "r", "f:q", buf, sizeof(buf)), MRTX_OK);
 	mrtx_close(db);
 	/* a next-table record naming t's prefix, which holds data */
-	raw_put(base, NULL, "\0next_table", 11, twin, 2);
+	meta_put(base, "\0next_table", 11, twin, 2);
 	db = open_opts(base, 0, 0, NULL);
 	assert_int_equal(mrtx_create_table(db, "u", FAMS, 1), MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "next-table"));
 	mrtx_close(db);
-	raw_put(base, NULL, "\0next_table", 11, good_next, sizeof(good_next));
+	meta_put(base, "\0next_table", 11, good_next, sizeof(good_next));
 
 	/* a metadata generation of the wrong size */
-	raw_put(base, NULL, "\0gen", 4, bad, sizeof(bad));
+	meta_put(base, "\0gen", 4, bad, sizeof(bad));
 	db = open_opts(base, 0, 0, NULL);
 	assert_int_equal(tu_put_str(db, "t", "r", "f:q", "w"), MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "generation record"));
@@ -955,6 +976,77 @@ static void sealed_records(void **state)
 	free(path);
 }
 
+/* Every metadata record carries a checksum too (format 7): a byte changed
+ * in a table's version policies, which the collector acts on, or in the
+ * format record, is MRTX_ECORRUPT at the open, never a policy or a format;
+ * the store reads again once the bytes are back.
+ * Checks I20 (DESIGN §10). */
+static void sealed_metadata(void **state)
+{
+	char *path;
+	mrtx_db *db = tu_open_fresh("sealedmeta", &path, NULL);
+	mrtx_family_spec fam = { "f", 3, 0, 0 };
+	uint8_t pol[64], bad[64], fmt[16];
+	size_t pn, fn;
+	uint64_t cells;
+	char buf[16];
+	int rc;
+
+	(void)state;
+	assert_non_null(db);
+	if (tu_rados()) {
+		mrtx_close(db);
+		tu_rmrf(path);
+		free(path);
+		skip();
+	}
+	assert_int_equal(mrtx_create_table2(db, "t", &fam, 1), MRTX_OK);
+	assert_int_equal(tu_put_str(db, "t", "r", "f:q", "v1"), MRTX_OK);
+	assert_int_equal(tu_put_str(db, "t", "r", "f:q", "v2"), MRTX_OK);
+	mrtx_close(db);
+
+	/* the TTL of family f set to 1 ms (its seal left as it was): read as
+	 * a policy, the reads would hide the cells and gc delete them */
+	pn = raw_get(path, NULL, "\0p/t", 4, pol, sizeof(pol));
+	assert_int_equal(pn, 16 + LMDB_SEAL);
+	memcpy(bad, pol, pn);
+	bad[8] ^= 1;
+	raw_put(path, NULL, "\0p/t", 4, bad, pn);
+	assert_null(db = open_opts(path, 0, 0, &rc));
+	assert_int_equal(rc, MRTX_ECORRUPT);
+	assert_non_null(strstr(mrtx_errmsg(), "checksum does not match"));
+	raw_put(path, NULL, "\0p/t", 4, pol, pn);
+	assert_non_null(db = open_opts(path, 0, 0, NULL));
+	assert_int_equal(tu_get_str(db, "t", "r", "f:q", buf, sizeof(buf)), MRTX_OK);
+	assert_string_equal(buf, "v2");
+	mrtx_close(db);
+
+	/* the format record flipped to an earlier format: damage, not a store
+	 * to upgrade (whose seal pass would seal sealed records again) */
+	fn = raw_get(path, NULL, "\0format", 7, fmt, sizeof(fmt));
+	assert_int_equal(fn, 4 + LMDB_SEAL);
+	assert_int_equal(fmt[0], 7);
+	fmt[0] = 5;
+	raw_put(path, NULL, "\0format", 7, fmt, fn);
+	assert_null(db = open_opts(path, 0, 0, &rc));
+	assert_int_equal(rc, MRTX_ECORRUPT);
+	assert_non_null(strstr(mrtx_errmsg(), "checksum does not match"));
+	assert_int_equal(mrtx_upgrade(path, &cells), MRTX_ECORRUPT);
+	/* a bare format 7 (no seal) is damage too */
+	fmt[0] = 7;
+	raw_put(path, NULL, "\0format", 7, fmt, 4);
+	assert_null(db = open_opts(path, 0, 0, &rc));
+	assert_int_equal(rc, MRTX_ECORRUPT);
+	assert_int_equal(mrtx_upgrade(path, &cells), MRTX_ECORRUPT);
+	raw_put(path, NULL, "\0format", 7, fmt, fn);
+	assert_non_null(db = open_opts(path, 0, 0, NULL));
+	assert_int_equal(tu_get_str(db, "t", "r", "f:q", buf, sizeof(buf)), MRTX_OK);
+	assert_string_equal(buf, "v2");
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -963,6 +1055,7 @@ int main(void)
 		cmocka_unit_test(not_a_store),
 		cmocka_unit_test(damaged_metadata),
 		cmocka_unit_test(sealed_records),
+		cmocka_unit_test(sealed_metadata),
 		cmocka_unit_test(lock_bound_to_store),
 		cmocka_unit_test(stale_readers),
 		cmocka_unit_test(threads_share_one_store),

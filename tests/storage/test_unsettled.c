@@ -26,6 +26,7 @@
 
 #include "testutil.h"
 #include "recovery/check.h"
+#include "storage/lmdb/lmdb_seal.h"
 #include "txn/admin_test.h"
 
 #define B(s) MRTX_CSTR(s)
@@ -92,7 +93,7 @@ static long long raw_count(const char *path)
 	assert_int_equal(mdb_env_open(env, path, MDB_NOTLS | MDB_RDONLY, 0600), 0);
 	assert_int_equal(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
 	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
-	if (mdb_get(txn, dbi, &k, &v) == 0 && v.mv_size == 8) {
+	if (mdb_get(txn, dbi, &k, &v) == 0 && lmdb_unseal(&k, &v) == 0 && v.mv_size == 8) {
 		uint64_t x = 0;
 
 		for (unsigned i = 0; i < 8; i++)
@@ -104,7 +105,10 @@ static long long raw_count(const char *path)
 	return n;
 }
 
-static void raw_put(const char *path, const char *key, size_t kn, const void *val, size_t vn)
+/* Put key -> val (NULL: delete key) with LMDB itself, sealed as mrtx
+ * writes it (or bare: an earlier format's record). */
+static void raw_put(const char *path, const char *key, size_t kn, const void *val, size_t vn,
+                    int bare)
 {
 	MDB_env *env;
 	MDB_txn *txn;
@@ -116,7 +120,7 @@ static void raw_put(const char *path, const char *key, size_t kn, const void *va
 	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
 	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
 	if (val)
-		assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
+		assert_int_equal(bare ? mdb_put(txn, dbi, &k, &v, 0) : lmdb_put(txn, dbi, &k, &v, 0), 0);
 	else
 		assert_int_equal(mdb_del(txn, dbi, &k, NULL), 0);
 	assert_int_equal(mdb_txn_commit(txn), 0);
@@ -327,7 +331,7 @@ static void test_check_and_upgrade(void **state)
 	mrtx_close(db);
 	assert_int_equal(raw_count(path), 3); /* a primary and two secondaries */
 
-	raw_put(path, "\0unsettled", 10, five, 8);
+	raw_put(path, "\0unsettled", 10, five, 8, 0);
 	assert_non_null(db = open_db(path, 0));
 	assert_int_equal(check(db), MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "says 5, the store holds 3"));
@@ -342,7 +346,7 @@ static void test_check_and_upgrade(void **state)
 	mrtx_close(db);
 
 	/* no count: reads read every lock (and see the commit), check says so */
-	raw_put(path, "\0unsettled", 10, NULL, 0);
+	raw_put(path, "\0unsettled", 10, NULL, 0, 0);
 	assert_non_null(db = open_db(path, 0));
 	assert_int_equal(check(db), MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "missing"));
@@ -350,7 +354,7 @@ static void test_check_and_upgrade(void **state)
 
 	/* format 4 (before the count and the seals): refused, then upgraded */
 	tu_lmdb_unseal(path);
-	raw_put(path, "\0format", 7, &fmt, 4);
+	raw_put(path, "\0format", 7, &fmt, 4, 1);
 	{
 		mrtx_options o = MRTX_OPTIONS_INIT;
 		mrtx_db *x = NULL;

@@ -5,13 +5,14 @@
 #                      and METAS (inside meta page 1)
 #   damaged KIND       a fresh directory $TMP/d-KIND holding SRC's data.mdb
 #                      damaged as KIND (DAMAGE_KINDS); prints its path
-# The stores hold table t with rows row0001.. (row0399 among them); the
+# The stores hold table t (the first, one family f) with rows row0001..
+# (row0399 among them); the
 # meta page offsets are LMDB 0.9's on a 64-bit host (storage/lmdb/lmdb_layout.h).
 # DAMAGE_KINDS leaves out backlink and lastlink, which need a free leaf page
 # holding only the store's own records (cli_damage.sh's store has one), and
 # leafroot (the main root pointed at a leaf page), which needs a tree of
 # two levels or more.
-DAMAGE_KINDS="empty random text short metas magic0 magic1 txnid lastpg root branch lockprefix"
+DAMAGE_KINDS="empty random text short metas magic0 magic1 txnid lastpg root tablerec branch lockprefix"
 
 damage_setup() {
 	DAMAGE_SRC=$1
@@ -116,6 +117,22 @@ else:
         if d[j // ps * ps + 10] & 2:
             b[j + 1] ^= 0x40
         j = d.find(pat, j + 1)
+open(path, 'wb').write(b)
+PYEOF
+	tablerec)
+		# the family name in table t's metadata record changed from f to g
+		# in every copy of the record (its checksum left as it was)
+		"$PY" - "$f" <<'PYEOF' ;;
+import sys
+path = sys.argv[1]
+b = bytearray(open(path, 'rb').read())
+pat = b'\x00t/t\x01\x00\x01\x01f'
+j, n = b.find(pat), 0
+while j >= 0:
+    b[j + len(pat) - 1] = ord('g')
+    n += 1
+    j = b.find(pat, j + 1)
+assert n
 open(path, 'wb').write(b)
 PYEOF
 	esac

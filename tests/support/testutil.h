@@ -33,8 +33,10 @@ unsigned long tu_open_locks(mrtx_db *db);
 char *tu_tmpdir(const char *tag);
 void tu_rmrf(const char *path);
 /* The LMDB store at path (closed everywhere) as format 5 wrote it: every
- * data record's seal stripped (storage/lmdb/lmdb_seal.h), format 5. */
+ * record's seal stripped (storage/lmdb/lmdb_seal.h), format 5. */
 void tu_lmdb_unseal(const char *path);
+/* ... as format 6 wrote it: the metadata records' seals stripped. */
+void tu_lmdb_format6(const char *path);
 /* Open a fresh store with the given options (NULL = defaults + nosync). */
 mrtx_db *tu_open_fresh(const char *tag, char **path_out, const mrtx_options *opts);
 /* mrtx_options as versions 1 to 3 laid it out (each version ends at the
