@@ -34,6 +34,7 @@
  * original client may race: the loser's condition fails and it re-reads.
  */
 #include "recovery.h"
+#include "keyset.h"
 #include "storage/breaks.h"
 
 #include <stdio.h>
@@ -62,6 +63,7 @@ typedef struct rctx {
 	rtarget deep;            /* R_DEEPER: the link to settle first */
 	const rtarget *decided;  /* a dry run's links decided so far */
 	size_t ndecided;
+	keyset *acyclic;         /* locks on no cycle (find_cycle; may be NULL) */
 } rctx;
 
 static int read_one_lock(store *st, const store_table *t, mrtx_bytes row, mrtx_arena *a,
@@ -336,6 +338,64 @@ static int same_row(const store_table *a, mrtx_bytes ra, const store_table *b, m
 	       (ra.size == 0 || memcmp(ra.data, rb.data, ra.size) == 0);
 }
 
+/* The key of lock `lock` of (t,row) in rctx.acyclic: the table's object
+ * and the row's length (so that row and lock bytes cannot shift), into h. */
+static mrtx_bytes acyclic_head(uint8_t h[sizeof(void *) + 4], const store_table *t,
+                               mrtx_bytes row)
+{
+	uint32_t n = (uint32_t)row.size;
+
+	memcpy(h, &t, sizeof(t));
+	memcpy(h + sizeof(t), &n, 4);
+	return (mrtx_bytes){ h, sizeof(t) + 4 };
+}
+
+/* Is lock `lock` of (t,row) known to lead to no cycle? */
+static int acyclic_has(const rctx *c, const store_table *t, mrtx_bytes row, mrtx_bytes lock)
+{
+	uint8_t h[sizeof(void *) + 4];
+
+	return c->acyclic && keyset_get(c->acyclic, acyclic_head(h, t, row), row, lock, NULL);
+}
+
+/* The links a walk of find_cycle passed, to be noted in rctx.acyclic if
+ * it reaches the chain's end: (t, u32 row size, u32 lock size, row, lock). */
+static int walk_log(mrtx_buf *w, const store_table *t, mrtx_bytes row, mrtx_bytes lock)
+{
+	uint32_t n[2] = { (uint32_t)row.size, (uint32_t)lock.size };
+	int rc;
+
+	if ((rc = buf_put(w, &t, sizeof(t))) || (rc = buf_put(w, n, sizeof(n))) ||
+	    (rc = buf_put(w, row.data, row.size)) || (rc = buf_put(w, lock.data, lock.size)))
+		return rc;
+	return 0;
+}
+
+/* Every link of walk w leads to the chain's end, not round to itself:
+ * none is on a cycle while its lock is the one read (a new cycle needs a
+ * new lock somewhere on it, whose row is then not known).  Best effort:
+ * without memory, the walks are made again. */
+static void walk_acyclic(rctx *c, const mrtx_buf *w)
+{
+	const uint8_t *p = w->data, *e = p + w->size;
+
+	while (p < e) {
+		const store_table *t;
+		uint32_t n[2];
+		mrtx_bytes row, lock;
+		uint8_t h[sizeof(void *) + 4];
+
+		memcpy(&t, p, sizeof(t));
+		memcpy(n, p + sizeof(t), sizeof(n));
+		p += sizeof(t) + sizeof(n);
+		row = (mrtx_bytes){ p, n[0] };
+		lock = (mrtx_bytes){ p + n[0], n[1] };
+		p += n[0] + n[1];
+		if (keyset_add(c->acyclic, acyclic_head(h, t, row), row, lock, 0) < 0)
+			return;
+	}
+}
+
 /*
  * Orphans in a cycle: (t,row) holds transaction T1's secondary whose
  * primary R2 holds T2's secondary whose primary R3 holds T3's ... whose
@@ -348,23 +408,30 @@ static int same_row(const store_table *a, mrtx_bytes ra, const store_table *b, m
  * commit_ts of the record whose primary (t,row) is (Tk's).  A walk that
  * enters a loop not through (t,row) -- a chain into another cycle, broken
  * when the settling reaches it -- stops there (Brent's test: the row
- * reached is compared with one remembered at steps 1, 2, 4, 8, ...).
- * 0 or an error.
+ * reached is compared with one remembered at steps 1, 2, 4, 8, ...).  A
+ * walk that reaches the chain's end notes (t,row) and every link it passed
+ * in rctx.acyclic: a walk from any of them would take the same way, so
+ * settling a chain link by link walks it once, not once a link.  pt, prow
+ * and plock are pl's row and bytes; lock is (t,row)'s.  0 or an error.
  */
-static int find_cycle(rctx *c, const lock_rec *pl, const store_table *t, mrtx_bytes row,
-                      int *found, uint64_t *last_ts)
+static int find_cycle(rctx *c, const store_table *pt, mrtx_bytes prow, mrtx_bytes plock,
+                      const lock_rec *pl, const store_table *t, mrtx_bytes row,
+                      mrtx_bytes lock, int *found, uint64_t *last_ts)
 {
 	mrtx_arena sa[2], ma; /* the links read, alternately; the remembered row */
 	const store_table *mt = NULL;
 	mrtx_bytes mrow = { NULL, 0 };
 	lock_rec cur = *pl;
 	size_t power = 1, lam = 0;
-	int rc = 0;
+	mrtx_buf walk = MRTX_BUF_INIT; /* the links passed (c->acyclic) */
+	int rc = 0, end = 0;
 
 	*found = 0;
 	arena_init(&sa[0]);
 	arena_init(&sa[1]);
 	arena_init(&ma);
+	if (c->acyclic && walk_log(&walk, t, row, lock))
+		buf_free(&walk); /* (no memory: noted nowhere) */
 	for (unsigned k = 2; k < WALK_MAX; k++) {
 		mrtx_arena *a = &sa[k & 1];
 		const store_table *nt;
@@ -372,13 +439,17 @@ static int find_cycle(rctx *c, const lock_rec *pl, const store_table *t, mrtx_by
 		store_row nr;
 
 		if (cur.state != LOCK_PREWRITTEN || !(cur.flags & LOCK_F_SECONDARY) ||
-		    !takeable(c, &cur))
+		    !takeable(c, &cur)) {
+			end = 1;
 			break;
+		}
 		if (primary_is(&cur, t, row)) {
 			*last_ts = cur.commit_ts;
 			*found = 1;
 			break;
 		}
+		if (walk.data && walk_log(&walk, pt, prow, plock))
+			buf_free(&walk);
 		if ((rc = lockio_ref_table(c->st, &cur.primary, &nt)))
 			break;
 		nrow = cur.primary.row;
@@ -400,11 +471,21 @@ static int find_cycle(rctx *c, const lock_rec *pl, const store_table *t, mrtx_by
 		 * before it, no longer needed) */
 		arena_free(a);
 		arena_init(a);
-		if ((rc = read_one_lock(c->st, nt, nrow, a, &nr)) || !nr.has_lock)
+		if ((rc = read_one_lock(c->st, nt, nrow, a, &nr)))
 			break;
+		if (!nr.has_lock) {
+			end = 1;
+			break;
+		}
 		if ((rc = lockio_decode(c->st, nt, nrow, nr.lock, a, &cur)))
 			break;
+		pt = nt;
+		prow = nrow;
+		plock = nr.lock;
 	}
+	if (end && walk.data)
+		walk_acyclic(c, &walk);
+	buf_free(&walk);
 	arena_free(&sa[0]);
 	arena_free(&sa[1]);
 	arena_free(&ma);
@@ -564,13 +645,14 @@ static int resolve_orphan(rctx *c, const store_table *pt, mrtx_bytes prow,
 	store_op op;
 	int rc;
 
-	if (pcur->has_lock && pl->state == LOCK_PREWRITTEN && takeable(c, l)) {
+	if (pcur->has_lock && pl->state == LOCK_PREWRITTEN && takeable(c, l) &&
+	    !acyclic_has(c, t, row, lock)) {
 		uint64_t last_ts = 0;
 		int found;
 
 		/* (a link that cannot be read: no cycle to break here; the
 		 * settling below meets that row in turn and says why) */
-		if ((rc = find_cycle(c, pl, t, row, &found, &last_ts)))
+		if ((rc = find_cycle(c, pt, prow, pcur->lock, pl, t, row, lock, &found, &last_ts)))
 			mrtx__clearerr();
 		else if (found)
 			return break_cycle(c, pt, prow, pcur, pl, t, row, lock, l, last_ts, dec);
@@ -912,6 +994,7 @@ int recover_resolve_counted(store *st, const store_table *t, mrtx_bytes row, mrt
 	int ro_reader = store_read_only(st) && !o->dry_run, stuck = 0;
 	mrtx_arena a, keep; /* keep: the links' bytes, lists and rewritten locks */
 	rtarget links0[4], done0[4], *links = links0, *done = done0;
+	keyset acyclic = KEYSET_INIT; /* (rctx.acyclic, for every pass) */
 	size_t nlinks = 1, caplinks = 4, ndone = 0, capdone = 4;
 	int rc = 0, iter;
 
@@ -924,7 +1007,7 @@ int recover_resolve_counted(store *st, const store_table *t, mrtx_bytes row, mrt
 		int first = nlinks == 1;
 		recover_decision tdec = RECOVER_NONE;
 		rctx c = { st, ro_reader ? &ro_opts : o, &a, 0, fn, arg, settled, settled_arg,
-		           { NULL, { NULL, 0 }, { NULL, 0 } }, done, ndone };
+		           { NULL, { NULL, 0 }, { NULL, 0 } }, done, ndone, &acyclic };
 		store_row now;
 
 		rc = resolve_at(&c, top->t, top->row, top->lock, &tdec);
@@ -1031,6 +1114,7 @@ int recover_resolve_counted(store *st, const store_table *t, mrtx_bytes row, mrt
 	}
 	if (decision)
 		*decision = dec;
+	keyset_free(&acyclic);
 	arena_free(&a);
 	arena_free(&keep);
 	return rc;
