@@ -26,7 +26,7 @@
 # RADOS_SUITE_TESTS (a ctest -R regex: only those of the labelled tests, e.g.
 # '^test_(ts|heartbeat)$' for a TSan build), RADOS_SUITE_CHAOS_SECONDS (25, at
 # least 15: each chaos run's length; the OSD is killed at 7 s, restarted at 10 s),
-# RADOS_SUITE_JOBS (1: how many of the tests run at once on the one cluster;
+# RADOS_SUITE_JOBS (2: how many of the tests run at once on the one cluster;
 # each has its own store, and test_radosconn, which kills an OSD and changes
 # the pool's min_size, runs alone: RUN_SERIAL).
 # Exit 77 (skipped) when ceph-mon/ceph-osd are missing.
@@ -44,7 +44,7 @@ if [ -n "${MRTX_IN_RADOS_SUITE:-}" ]; then
 	echo "rados_suite: already inside a RADOS suite: skipped"; exit 77
 fi
 
-jobs=${RADOS_SUITE_JOBS:-1}
+jobs=${RADOS_SUITE_JOBS:-2}
 if ! [[ $jobs =~ ^[1-9][0-9]*$ ]]; then
 	echo "rados_suite: RADOS_SUITE_JOBS must be a number of tests >= 1: $jobs"; exit 2
 fi
