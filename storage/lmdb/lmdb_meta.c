@@ -670,8 +670,11 @@ int lmdb_meta_init(store *st)
 			goto fail;
 		}
 		k = meta_key(kb, "store_id");
-		if ((rc = lmdb_get(txn, st->dbi, &k, &v)) || v.mv_size != sizeof(st->id)) {
-			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: store id record missing", st->path);
+		if ((rc = lmdb_get(txn, st->dbi, &k, &v)) && rc != MDB_NOTFOUND)
+			goto lmdb_fail; /* (a seal that does not match, an I/O error) */
+		if (rc || v.mv_size != sizeof(st->id)) {
+			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: store id record %s", st->path,
+			                  rc ? "missing" : "malformed");
 			goto fail;
 		}
 		memcpy(st->id, v.mv_data, sizeof(st->id));

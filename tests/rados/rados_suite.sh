@@ -20,9 +20,10 @@
 # whose mon port is free, with the 200 ports above it), OBJECTSTORE,
 # RADOS_SUITE_CEPHX (1), RADOS_SUITE_BENCH (1), RADOS_SUITE_CHAOS (1), RADOS_SUITE_NETDELAY (1:
 # a second cluster behind rados-cluster.sh's --rtt-ms delay line, run only while the suite
-# has used under 1500 s), RADOS_SUITE_TIMEOUT (2400 s for the inner ctest, which takes
-# 300-600 s on the machines seen so far, over 1200 s under ASan; the suite ends well under
-# the CTest TIMEOUT of 3600 s, so the trap runs),
+# has used under 2700 s, so that its start, bench (at most 300 s) and stop end before the
+# CTest TIMEOUT of 3600 s), RADOS_SUITE_TIMEOUT (2400 s for the inner ctest, which takes
+# 200-600 s on the machines seen so far, two tests at a time, under ASan as well; the
+# suite ends under the CTest TIMEOUT, so the trap runs),
 # RADOS_SUITE_TESTS (a ctest -R regex: only those of the labelled tests, e.g.
 # '^test_(ts|heartbeat)$' for a TSan build), RADOS_SUITE_CHAOS_SECONDS (25, at
 # least 15: each chaos run's length; the OSD is killed at 7 s, restarted at 10 s),
@@ -165,7 +166,7 @@ if [ "$rc" = 0 ] && [ -x "$MRTX" ] && [ "${RADOS_SUITE_NETDELAY:-1}" = 1 ]; then
 	   ! { ip netns add "$probe" 2>/dev/null && ip netns del "$probe"; }; then
 		echo "rados_suite: the cluster behind a delay line skipped: needs root, ip(8)," \
 		     "/dev/net/tun and the right to make a network namespace"
-	elif [ "$SECONDS" -ge 1500 ]; then
+	elif [ "$SECONDS" -ge 2700 ]; then
 		echo "rados_suite: the cluster behind a delay line skipped: ${SECONDS}s used of the" \
 		     "3600 s the suite has"
 	elif ! MON_PORT=$((MON_PORT + 1)) NETDELAY=$BUILD/mrtx-netdelay \

@@ -60,7 +60,8 @@ int cmd_upgrade(int argc, char **argv)
 		       "have the store open.  Crash\n"
 		       "safe: it converts in batches, each recording where the next starts,\n"
 		       "under a format nothing else opens; run it again after a crash and it\n"
-		       "resumes.  A store of this format is left as it is.\n", usage);
+		       "resumes.  A store of this format is left as it is.  Records are sealed\n"
+		       "as they are found: run `mrtx check --deep STORE` first.\n", usage);
 		return EXIT_OK;
 	}
 	if (npos != 1)
