@@ -41,7 +41,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define R_RETRY 1 /* internal: state moved under us; re-read and decide again */
+/* Internal returns, never an MRTX code (negative), an LMDB code (negative)
+ * or an errno value (small and positive), so none is taken for another. */
+#define R_RETRY 0x10001 /* state moved under us; re-read and decide again */
 
 /* A lock to settle: the one asked about, or a link of a chain handed
  * back to recover_resolve_counted's loop (R_DEEPER). */
@@ -325,7 +327,7 @@ static int takeable(const rctx *c, const lock_rec *r)
  * caller's loop (R_DEEPER, recover_resolve_counted), which settles it from
  * that link on and comes back: any length, bounded stack. */
 #define CHAIN_MAX 8
-#define R_DEEPER 2 /* internal: settle c->deep first, then decide again */
+#define R_DEEPER 0x10002 /* internal: settle c->deep first, then decide again */
 /* Links find_cycle follows at most: a walk ends at the chain's end, back
  * at its start (a cycle), or on a loop that does not pass its start
  * (Brent's test), so this only bounds a walk over a graph that other

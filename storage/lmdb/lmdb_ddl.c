@@ -89,6 +89,12 @@ int lmdb_store_table_refresh(store *st)
 	}
 	if (tg == atomic_load(&st->tgen_valid))
 		goto end;
+	/* (every metadata record checked, as at the open: a table record or
+	 * policies whose key was damaged would read as gone or as defaults) */
+	if ((rc = lmdb_meta_walk(rt.cur, NULL, NULL))) {
+		rc = lmdb_err(st, rc, "read metadata");
+		goto end;
+	}
 	for (size_t i = 0, n = atomic_load(&st->ntables); i < n && rc == 0; i++) {
 		store_table *t = st->tables[i];
 		MDB_val k, v;

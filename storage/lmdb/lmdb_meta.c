@@ -678,8 +678,9 @@ int lmdb_meta_init(store *st)
 			goto fail;
 		}
 		memcpy(st->id, v.mv_data, sizeof(st->id));
-		/* Attach every existing table now, while no other txn runs. */
-		if ((rc = mdb_cursor_open(txn, st->dbi, &cur)))
+		/* Attach every existing table now, while no other txn runs,
+		 * every metadata record checked first (lmdb_meta_walk). */
+		if ((rc = mdb_cursor_open(txn, st->dbi, &cur)) || (rc = lmdb_meta_walk(cur, NULL, NULL)))
 			goto lmdb_fail;
 		k = mv("\0t/", 3);
 		for (rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE); rc == 0;
@@ -783,6 +784,29 @@ int lmdb_format_get(MDB_txn *txn, MDB_dbi dbi, uint32_t *fmt, int *sealed)
 	}
 	memcpy(fmt, v.mv_data, 4);
 	return 0;
+}
+
+int lmdb_meta_walk(MDB_cursor *cur, int (*fn)(const MDB_val *k, const MDB_val *v, void *arg),
+                   void *arg)
+{
+	MDB_val target = mv("\0", 1), k = target, v, prev;
+	int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE), order;
+
+	/* (raw reads: the data record met at the end is not the walk's) */
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return rc;
+	if ((order = lmdb_landing_check(cur, &target, rc == 0)))
+		return order;
+	if (rc == 0 && (rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT)))
+		return rc;
+	while (rc == 0 && ((const uint8_t *)k.mv_data)[0] == 0) {
+		if ((rc = lmdb_unseal(&k, &v)) || (fn && (rc = fn(&k, &v, arg))))
+			return rc;
+		prev = k;
+		if ((rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) == 0 && !lmdb_key_after(&prev, &k))
+			return LMDB_DISORDER;
+	}
+	return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
 int lmdb_store_meta_get(store *st, lmdb_rtxn *view, const char *key, mrtx_arena *a,
@@ -949,18 +973,49 @@ done:
 	return rc;
 }
 
+/* lmdb_store_meta_list's walk: the records under its prefix, handed on. */
+typedef struct meta_lister {
+	store *st;
+	const char *pk; /* 0x00 . prefix */
+	size_t plen;
+	mrtx_arena *a;
+	int (*fn)(const char *key, mrtx_bytes value, void *payload);
+	void *payload;
+	int rc;         /* fn's, or a message set here */
+} meta_lister;
+
+static int meta_list_one(const MDB_val *k, const MDB_val *v, void *arg)
+{
+	meta_lister *l = arg;
+	char key[MRTX_MAX_NAME + 3];
+	mrtx_bytes val;
+
+	if (k->mv_size < l->plen || memcmp(k->mv_data, l->pk, l->plen) != 0)
+		return 0;
+	if (k->mv_size > sizeof(key))
+		return l->rc = mrtx__seterr(MRTX_ECORRUPT, "store %s: metadata key of %zu bytes",
+		                            l->st->path, k->mv_size);
+	memcpy(key, (const char *)k->mv_data + 1, k->mv_size - 1); /* without 0x00 */
+	key[k->mv_size - 1] = '\0';
+	if (!(val.data = arena_dup(l->a, v->mv_data, v->mv_size)))
+		return l->rc = MRTX_ENOMEM;
+	val.size = v->mv_size;
+	return l->rc = l->fn(key, val, l->payload);
+}
+
+/* Every metadata record is walked, not only the prefix's: a record whose
+ * key was damaged out of the prefix is met by its seal (lmdb_meta_walk),
+ * where a walk of the prefix would list the others and say nothing. */
 int lmdb_store_meta_list(store *st, const char *prefix, mrtx_arena *a,
                     int (*fn)(const char *key, mrtx_bytes value, void *payload),
                     void *payload, uint64_t *gen)
 {
 	char pk[MRTX_MAX_NAME + 4];
+	MDB_val p = meta_key(pk, prefix);
+	meta_lister l = { st, pk, p.mv_size, a, fn, payload, 0 };
 	lmdb_rtxn rt;
-	MDB_val k, v, p;
-	size_t plen;
-	int rc, op = MDB_SET_RANGE;
+	int rc;
 
-	p = meta_key(pk, prefix);
-	plen = p.mv_size;
 	if ((rc = lmdb_rtxn_begin(st, &rt)))
 		return rc;
 	if (gen && (rc = lmdb_gen_read(rt.cur, gen))) {
@@ -970,37 +1025,9 @@ int lmdb_store_meta_list(store *st, const char *prefix, mrtx_arena *a,
 		lmdb_rtxn_end(st, &rt);
 		return rc;
 	}
-	k = p;
-	for (;;) {
-		char key[MRTX_MAX_NAME + 3];
-		mrtx_bytes val;
-
-		rc = lmdb_cget(rt.cur, &k, &v, op);
-		op = MDB_NEXT;
-		if (rc == MDB_NOTFOUND || (rc == 0 && (k.mv_size < plen ||
-		                                       memcmp(k.mv_data, pk, plen) != 0))) {
-			rc = 0;
-			break;
-		}
-		if (rc) {
-			rc = lmdb_err(st, rc, "list metadata");
-			break;
-		}
-		if (k.mv_size > sizeof(key)) {
-			rc = mrtx__seterr(MRTX_ECORRUPT, "store %s: metadata key of %zu bytes",
-			                  st->path, k.mv_size);
-			break;
-		}
-		memcpy(key, (const char *)k.mv_data + 1, k.mv_size - 1); /* without 0x00 */
-		key[k.mv_size - 1] = '\0';
-		if (!(val.data = arena_dup(a, v.mv_data, v.mv_size))) {
-			rc = MRTX_ENOMEM;
-			break;
-		}
-		val.size = v.mv_size;
-		if ((rc = fn(key, val, payload)))
-			break;
-	}
+	rc = lmdb_meta_walk(rt.cur, meta_list_one, &l);
+	if (rc && rc != l.rc)
+		rc = lmdb_err(st, rc, "list metadata");
 	lmdb_rtxn_end(st, &rt);
 	return rc;
 }

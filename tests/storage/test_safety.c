@@ -1021,6 +1021,17 @@ static void sealed_metadata(void **state)
 	assert_string_equal(buf, "v2");
 	mrtx_close(db);
 
+	/* the policies' key changed (p/t to p/s: a lookup of t's finds none,
+	 * and would give it the defaults): the record's seal, which covers
+	 * its key, fails where the open walks the metadata */
+	raw_del(path, "\0p/t", 4);
+	raw_put(path, NULL, "\0p/s", 4, pol, pn);
+	assert_null(db = open_opts(path, 0, 0, &rc));
+	assert_int_equal(rc, MRTX_ECORRUPT);
+	assert_non_null(strstr(mrtx_errmsg(), "checksum does not match"));
+	raw_del(path, "\0p/s", 4);
+	raw_put(path, NULL, "\0p/t", 4, pol, pn);
+
 	/* the format record flipped to an earlier format: damage, not a store
 	 * to upgrade (whose seal pass would seal sealed records again) */
 	fn = raw_get(path, NULL, "\0format", 7, fmt, sizeof(fmt));
