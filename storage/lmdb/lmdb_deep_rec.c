@@ -11,7 +11,8 @@
  *                        each), "g/cursor", "upgrade", a table's record
  *                        "t/NAME" (lmdb_table_peek; prefixes unique and
  *                        below next_table), its policies "p/NAME" (16
- *                        bytes per family), or an upper layer's "x/NAME"
+ *                        bytes per family; a table record of that name
+ *                        in the store), or an upper layer's "x/NAME"
  *                        (any lowercase letter but t)
  *   data (P ...)         (formats 6, 7: the value's seal matches)
  *                        P the prefix of a table; then a row encoding
@@ -63,6 +64,10 @@ struct deep_rec {
 	uint16_t *slot;            /* per prefix: 1 + its table's index (0: none) */
 	rtable *tables;
 	size_t ntables, cap;
+	/* the tables named by version-policy records ("p/NAME"), to be met
+	 * by a table record each (deep_rec_end) */
+	rtable *pols;
+	size_t npols, polcap;
 	/* the row being read: P . enc(row) */
 	uint8_t row[LF_MAX_KEY];
 	size_t rowlen;
@@ -84,6 +89,7 @@ void deep_rec_free(deep *d)
 		return;
 	mrtx__free(d->rec->slot);
 	mrtx__free(d->rec->tables);
+	mrtx__free(d->rec->pols);
 	mrtx__free(d->rec);
 	d->rec = NULL;
 }
@@ -219,6 +225,32 @@ static void format_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, cons
 	r->format = f;
 }
 
+/* A version-policy record "p/NAME": remembered, to be matched with its
+ * table's record at the end (a policy record whose key was damaged, in a
+ * store of a format without metadata seals, names no table, and the table
+ * it was for reads with the defaults). */
+static void pol_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn)
+{
+	deep_rec *r = d->rec;
+	rtable *p;
+
+	if (r->npols == r->polcap) {
+		size_t cap = r->polcap ? 2 * r->polcap : 16;
+		rtable *g = cap <= 0xFFFF ? mrtx__reallocarray(r->pols, cap, sizeof(*g)) : NULL;
+
+		if (!g) {
+			r->gap_meta = 1; /* (not kept: not judged) */
+			return;
+		}
+		r->pols = g;
+		r->polcap = cap;
+	}
+	p = &r->pols[r->npols++];
+	memcpy(p->name, k + 3, kn - 3);
+	p->name[kn - 3] = '\0';
+	p->page = page;
+}
+
 /* A metadata record 0x00 . name -> v. */
 static void meta_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, const uint8_t *v,
                      size_t vn)
@@ -280,6 +312,8 @@ static void meta_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, const 
 		if (vn == 0 || vn % 16)
 			DMG(d, page, k, kn, "a table's version policies of %zu bytes (16 per family)",
 			    vn);
+		else
+			pol_rec(d, page, k, kn);
 		return;
 	}
 	if (nlen >= 3 && name[0] >= 'a' && name[0] <= 'z' && name[0] != 't' && name[1] == '/')
@@ -465,6 +499,19 @@ void deep_rec_end(deep *d, int whole)
 		    "store's metadata");
 	if (!r->have_id)
 		DMG(d, STORE_NO_PAGE, ikey, sizeof(ikey) - 1, "no store id record");
+	for (size_t i = 0; i < r->npols && !r->gap_meta; i++) {
+		size_t j = 0, nl = strlen(r->pols[i].name);
+		uint8_t pk[3 + MRTX_MAX_NAME];
+
+		while (j < r->ntables && strcmp(r->tables[j].name, r->pols[i].name) != 0)
+			j++;
+		if (j < r->ntables)
+			continue;
+		memcpy(pk, "\0p/", 3);
+		memcpy(pk + 3, r->pols[i].name, nl);
+		DMG(d, r->pols[i].page, pk, 3 + nl, "version policies of a table the store does "
+		    "not have");
+	}
 	for (size_t i = 0; i < r->ntables && r->have_next; i++)
 		if (r->tables[i].kp >= r->next_table) {
 			uint8_t tk[3 + MRTX_MAX_NAME];

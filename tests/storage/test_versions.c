@@ -25,6 +25,7 @@
 #include "testutil.h"
 #include "storage/store_test.h"
 #include "storage/keyenc.h"
+#include "recovery/check.h"
 #include "recovery/recovery.h"
 #include "storage/store.h"
 #include "storage/versions.h"
@@ -565,6 +566,44 @@ static void test_upgrade_seal_resume(void **state)
 	free(path);
 }
 
+/* check_file's damage, counted; the first's words kept. */
+typedef struct deep_found {
+	unsigned long n;
+	char first[256];
+} deep_found;
+
+static int deep_collect(const store_damage *d, void *payload)
+{
+	deep_found *f = payload;
+
+	if (f->n++ == 0)
+		snprintf(f->first, sizeof(f->first), "%s", d->what);
+	return 0;
+}
+
+/* Move LMDB record from key `from` to key `to` (bytes as they are). */
+static void raw_rename(const char *path, const char *from, size_t fn, const char *to, size_t tn)
+{
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_val k = { fn, (void *)from }, v, nk = { tn, (void *)to };
+	uint8_t buf[256];
+
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_open(env, path, MDB_NOTLS, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+	assert_int_equal(mdb_get(txn, dbi, &k, &v), 0);
+	assert_true(v.mv_size <= sizeof(buf));
+	memcpy(buf, v.mv_data, v.mv_size);
+	v.mv_data = buf;
+	assert_int_equal(mdb_del(txn, dbi, &k, NULL), 0);
+	assert_int_equal(mdb_put(txn, dbi, &nk, &v, 0), 0);
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+}
+
 /*
  * A store of format 6 (the data sealed, the metadata bare) is refused,
  * naming the upgrade, which seals its metadata in one transaction; a
@@ -585,6 +624,23 @@ static void test_upgrade_format6(void **state)
 	(void)put_ts(db, "r", "h", "v2");
 	mrtx_close(db);
 	tu_lmdb_format6(path);
+	{
+		/* a format-6 store whose policy record's key was damaged (no
+		 * seal to fail): the deep check names a policy record of no
+		 * table, which the upgrade would seal as it is */
+		store_file_stats fs;
+		deep_found f;
+
+		raw_rename(path, "\0p/t", 4, "\0p/s", 4);
+		memset(&f, 0, sizeof(f));
+		assert_int_equal(check_file(path, deep_collect, NULL, &f, &fs), MRTX_OK);
+		assert_int_equal(f.n, 1);
+		assert_non_null(strstr(f.first, "version policies of a table the store does not have"));
+		raw_rename(path, "\0p/s", 4, "\0p/t", 4);
+		memset(&f, 0, sizeof(f));
+		assert_int_equal(check_file(path, deep_collect, NULL, &f, &fs), MRTX_OK);
+		assert_int_equal(f.n, 0);
+	}
 	db = NULL;
 	assert_int_equal(mrtx_open(&db, path, NULL), MRTX_ENOTSTORE);
 	assert_non_null(strstr(mrtx_errmsg(), "format 6"));
