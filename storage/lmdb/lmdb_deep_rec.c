@@ -115,6 +115,32 @@ static int is_name(const uint8_t *s, size_t n)
 	return n >= 1 && n <= MRTX_MAX_NAME && !memchr(s, 0, n);
 }
 
+/* Add the name in key k ("t/NAME" or "p/NAME", after 0x00) at page to
+ * list *arr: the entry, or NULL when it cannot grow (then the metadata is
+ * not judged whole: gap_meta). */
+static rtable *name_add(deep_rec *r, rtable **arr, size_t *n, size_t *cap, const uint8_t *k,
+                        size_t kn, uint64_t page)
+{
+	rtable *e;
+
+	if (*n == *cap) {
+		size_t nc = *cap ? 2 * *cap : 16;
+		rtable *g = nc <= 0xFFFF ? mrtx__reallocarray(*arr, nc, sizeof(*g)) : NULL;
+
+		if (!g) {
+			r->gap_meta = 1;
+			return NULL;
+		}
+		*arr = g;
+		*cap = nc;
+	}
+	e = &(*arr)[(*n)++];
+	memcpy(e->name, k + 3, kn - 3);
+	e->name[kn - 3] = '\0';
+	e->page = page;
+	return e;
+}
+
 /* A table's record "t/NAME" -> v. */
 static void table_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, const uint8_t *v,
                       size_t vn)
@@ -135,23 +161,10 @@ static void table_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, const
 		    r->tables[r->slot[kp] - 1].name);
 		return;
 	}
-	if (r->ntables == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 16;
-		rtable *g = cap <= 0xFFFF ? mrtx__reallocarray(r->tables, cap, sizeof(*g)) : NULL;
-
-		if (!g) {
-			r->gap_meta = 1; /* (not kept: keys of it are not judged) */
-			return;
-		}
-		r->tables = g;
-		r->cap = cap;
-	}
-	t = &r->tables[r->ntables++];
-	memcpy(t->name, k + 3, kn - 3);
-	t->name[kn - 3] = '\0';
+	if (!(t = name_add(r, &r->tables, &r->ntables, &r->cap, k, kn, page)))
+		return; /* (not kept: keys of it are not judged) */
 	t->kp = kp;
 	t->nfam = (unsigned)nfam;
-	t->page = page;
 	r->slot[kp] = (uint16_t)r->ntables;
 }
 
@@ -232,23 +245,8 @@ static void format_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, cons
 static void pol_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn)
 {
 	deep_rec *r = d->rec;
-	rtable *p;
 
-	if (r->npols == r->polcap) {
-		size_t cap = r->polcap ? 2 * r->polcap : 16;
-		rtable *g = cap <= 0xFFFF ? mrtx__reallocarray(r->pols, cap, sizeof(*g)) : NULL;
-
-		if (!g) {
-			r->gap_meta = 1; /* (not kept: not judged) */
-			return;
-		}
-		r->pols = g;
-		r->polcap = cap;
-	}
-	p = &r->pols[r->npols++];
-	memcpy(p->name, k + 3, kn - 3);
-	p->name[kn - 3] = '\0';
-	p->page = page;
+	(void)name_add(r, &r->pols, &r->npols, &r->polcap, k, kn, page);
 }
 
 /* A metadata record 0x00 . name -> v. */

@@ -505,34 +505,15 @@ fail:
 	return rc;
 }
 
-/* A store of this format whose count of unsettled lock records is wrong
- * or missing: count them anew, in one write. */
-static int recount(up *u)
+/* fn(u, txn) in one write transaction of its own. */
+static int one_write(up *u, int (*fn)(up *u, MDB_txn *txn))
 {
 	MDB_txn *txn;
 	int rc;
 
 	if ((rc = mdb_txn_begin(u->env, NULL, 0, &txn)))
 		return up_err(u, rc, "begin");
-	if ((rc = count_unsettled(u, txn))) {
-		mdb_txn_abort(txn);
-		return rc;
-	}
-	if ((rc = mdb_txn_commit(txn)))
-		return up_err(u, rc, "commit");
-	return 0;
-}
-
-/* Format 6 to 7: the metadata sealed (with the count and the format) in
- * one write. */
-static int finish_alone(up *u)
-{
-	MDB_txn *txn;
-	int rc;
-
-	if ((rc = mdb_txn_begin(u->env, NULL, 0, &txn)))
-		return up_err(u, rc, "begin");
-	if ((rc = finish(u, txn))) {
+	if ((rc = fn(u, txn))) {
 		mdb_txn_abort(txn);
 		return rc;
 	}
@@ -618,7 +599,9 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn
 			goto out;
 		if ((rc = drop_ts_page(&u)))
 			goto out;
-		if ((rc = recount(&u)) == 0 && (rc = mdb_env_sync(u.env, 1)))
+		/* (a store of this format whose count is wrong or missing:
+		 * counted anew, in one write) */
+		if ((rc = one_write(&u, count_unsettled)) == 0 && (rc = mdb_env_sync(u.env, 1)))
 			rc = up_err(&u, rc, "sync");
 		goto out;
 	}
@@ -673,7 +656,9 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn
 	while (!done && fmt != FORMAT_DATA_SEALED)
 		if ((rc = batch(&u, PASS_SEAL, &done)) || (rc = FAILPOINT(FP_UPGRADE_AFTER_BATCH)))
 			goto out;
-	if (fmt == FORMAT_DATA_SEALED && (rc = finish_alone(&u)))
+	/* (format 6 to 7: the metadata sealed, with the count and the format,
+	 * in one write) */
+	if (fmt == FORMAT_DATA_SEALED && (rc = one_write(&u, finish)))
 		goto out;
 	if ((rc = mdb_env_sync(u.env, 1)))
 		rc = up_err(&u, rc, "sync");

@@ -922,6 +922,21 @@ static void raw_flip(const char *path, char row, int lock)
 	mdb_env_close(env);
 }
 
+/* A fresh LMDB store (the test is skipped on RADOS, which has no file). */
+static mrtx_db *fresh_lmdb(const char *tag, char **path)
+{
+	mrtx_db *db = tu_open_fresh(tag, path, NULL);
+
+	assert_non_null(db);
+	if (tu_rados()) {
+		mrtx_close(db);
+		tu_rmrf(*path);
+		free(*path);
+		skip();
+	}
+	return db;
+}
+
 /* Every data record carries a checksum (storage/lmdb/lmdb_seal.h): a byte
  * changed in a value or in a lock record is MRTX_ECORRUPT, never data, and
  * the rest of the store still reads.
@@ -929,19 +944,13 @@ static void raw_flip(const char *path, char row, int lock)
 static void sealed_records(void **state)
 {
 	char *path;
-	mrtx_db *db = tu_open_fresh("sealed", &path, NULL);
+	mrtx_db *db;
 	mrtx_txn *txn;
 	mrtx_bytes v;
 	char buf[16];
 
 	(void)state;
-	assert_non_null(db);
-	if (tu_rados()) {
-		mrtx_close(db);
-		tu_rmrf(path);
-		free(path);
-		skip();
-	}
+	db = fresh_lmdb("sealed", &path);
 	assert_int_equal(mrtx_create_table(db, "t", FAMS, 1), MRTX_OK);
 	assert_int_equal(tu_put_str(db, "t", "a", "f:q", "va"), MRTX_OK);
 	assert_int_equal(tu_put_str(db, "t", "b", "f:q", "vb"), MRTX_OK);
@@ -984,7 +993,7 @@ static void sealed_records(void **state)
 static void sealed_metadata(void **state)
 {
 	char *path;
-	mrtx_db *db = tu_open_fresh("sealedmeta", &path, NULL);
+	mrtx_db *db;
 	mrtx_family_spec fam = { "f", 3, 0, 0 };
 	uint8_t pol[64], bad[64], fmt[16];
 	size_t pn, fn;
@@ -993,13 +1002,7 @@ static void sealed_metadata(void **state)
 	int rc;
 
 	(void)state;
-	assert_non_null(db);
-	if (tu_rados()) {
-		mrtx_close(db);
-		tu_rmrf(path);
-		free(path);
-		skip();
-	}
+	db = fresh_lmdb("sealedmeta", &path);
 	assert_int_equal(mrtx_create_table2(db, "t", &fam, 1), MRTX_OK);
 	assert_int_equal(tu_put_str(db, "t", "r", "f:q", "v1"), MRTX_OK);
 	assert_int_equal(tu_put_str(db, "t", "r", "f:q", "v2"), MRTX_OK);
