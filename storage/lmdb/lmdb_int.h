@@ -359,10 +359,12 @@ int lmdb_u64_read(MDB_cursor *cur, const char *key, size_t klen, uint64_t *out);
 int lmdb_format_get(MDB_txn *txn, MDB_dbi dbi, uint32_t *fmt, int *sealed);
 /* Walk every metadata record (format 7) with cursor cur, in key order:
  * each one's seal checked, each key strictly after the one before, and
- * fn (may be NULL) called with each unsealed.  A lookup by key cannot
- * tell a record whose key was damaged from one never written (a table's
- * policies would read as the defaults), but its seal, which covers the
- * key, can.  0, LMDB_BADSUM, LMDB_DISORDER, LMDB's rc or fn's. */
+ * fn (may be NULL) called with each unsealed; the key after the last in
+ * order with it too (a first byte damaged ends the walk early).  A lookup
+ * by key cannot tell a record whose key was damaged from one never
+ * written (a table's policies would read as the defaults), but its seal,
+ * which covers the key, can.  0, LMDB_BADSUM, LMDB_DISORDER, LMDB's rc or
+ * fn's. */
 int lmdb_meta_walk(MDB_cursor *cur, int (*fn)(const MDB_val *k, const MDB_val *v, void *arg),
                    void *arg);
 

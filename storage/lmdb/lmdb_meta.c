@@ -583,6 +583,39 @@ static int meta_put(MDB_txn *txn, store *st, const char *key, const void *p, siz
 	return lmdb_put(txn, st->dbi, &k, &v, 0);
 }
 
+/* The open's walk of the metadata (lmdb_meta_walk): every table's policy
+ * record names a table of the store.  One whose key was changed and
+ * sealed anew (a writer's bug: damage fails the seal) would leave the
+ * table it was for with the defaults, which the collector acts on. */
+typedef struct policy_owner {
+	store *st;
+	MDB_txn *txn;
+} policy_owner;
+
+static int policy_owned(const MDB_val *k, const MDB_val *v, void *arg)
+{
+	policy_owner *po = arg;
+	char tb[MRTX_MAX_NAME + 4], name[MRTX_MAX_NAME + 1];
+	MDB_val tk, tv;
+	size_t n = k->mv_size - 3;
+	int rc;
+
+	(void)v;
+	if (k->mv_size <= 3 || memcmp(k->mv_data, "\0p/", 3) != 0)
+		return 0;
+	if (n > MRTX_MAX_NAME)
+		return mrtx__seterr(MRTX_ECORRUPT, "%s: a version-policy record of a name too "
+		                    "long for a table", po->st->path);
+	memcpy(name, (const char *)k->mv_data + 3, n);
+	name[n] = '\0';
+	tk = lmdb_table_key(tb, name);
+	if ((rc = mdb_get(po->txn, po->st->dbi, &tk, &tv)) == MDB_NOTFOUND)
+		return mrtx__seterr(MRTX_ECORRUPT, "%s: version policies of table '%s', which the "
+		                    "store does not have: the store is damaged (`mrtx check --deep "
+		                    "%s` says where)", po->st->path, name, po->st->path);
+	return rc;
+}
+
 int lmdb_meta_init(store *st)
 {
 	char kb[MRTX_MAX_NAME + 4];
@@ -669,6 +702,16 @@ int lmdb_meta_init(store *st)
 			                  "this mrtx (format %u)", st->path, fmt, META_FORMAT);
 			goto fail;
 		}
+		/* Every metadata record checked before any is looked up by key
+		 * (lmdb_meta_walk) */
+		if ((rc = mdb_cursor_open(txn, st->dbi, &cur)))
+			goto lmdb_fail;
+		{
+			policy_owner po = { st, txn };
+
+			if ((rc = lmdb_meta_walk(cur, policy_owned, &po)))
+				goto walk_fail;
+		}
 		k = meta_key(kb, "store_id");
 		if ((rc = lmdb_get(txn, st->dbi, &k, &v)) && rc != MDB_NOTFOUND)
 			goto lmdb_fail; /* (a seal that does not match, an I/O error) */
@@ -678,10 +721,7 @@ int lmdb_meta_init(store *st)
 			goto fail;
 		}
 		memcpy(st->id, v.mv_data, sizeof(st->id));
-		/* Attach every existing table now, while no other txn runs,
-		 * every metadata record checked first (lmdb_meta_walk). */
-		if ((rc = mdb_cursor_open(txn, st->dbi, &cur)) || (rc = lmdb_meta_walk(cur, NULL, NULL)))
-			goto lmdb_fail;
+		/* Attach every existing table now, while no other txn runs. */
 		k = mv("\0t/", 3);
 		for (rc = lmdb_cget(cur, &k, &v, MDB_SET_RANGE); rc == 0;
 		     rc = lmdb_cget(cur, &k, &v, MDB_NEXT)) {
@@ -731,6 +771,9 @@ int lmdb_meta_init(store *st)
 	if ((rc = ro ? mdb_txn_commit(txn) : lmdb_commit(st, txn, 1)))
 		return lmdb_err(st, rc, "open");
 	return 0;
+walk_fail:
+	if (mrtx__is_code(rc))
+		goto fail; /* (policy_owned's, its message set) */
 lmdb_fail:
 	rc = lmdb_err(st, rc, "initialise metadata");
 fail:
@@ -802,6 +845,15 @@ int lmdb_meta_walk(MDB_cursor *cur, int (*fn)(const MDB_val *k, const MDB_val *v
 	while (rc == 0 && ((const uint8_t *)k.mv_data)[0] == 0) {
 		if ((rc = lmdb_unseal(&k, &v)) || (fn && (rc = fn(&k, &v, arg))))
 			return rc;
+		prev = k;
+		if ((rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) == 0 && !lmdb_key_after(&prev, &k))
+			return LMDB_DISORDER;
+	}
+	/* The key that ends the walk is in order with the one after it too: a
+	 * metadata record whose first byte was damaged (or a slot sent to a
+	 * data node) ends the walk early, and the keys after it, the rest of
+	 * the metadata or the first data record, sort below it. */
+	if (rc == 0) {
 		prev = k;
 		if ((rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) == 0 && !lmdb_key_after(&prev, &k))
 			return LMDB_DISORDER;

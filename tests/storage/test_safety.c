@@ -922,6 +922,35 @@ static void raw_flip(const char *path, char row, int lock)
 	mdb_env_close(env);
 }
 
+/* Every copy of bytes pat[0..n) in path's data.mdb gets byte `at` set to
+ * to: damage where the bytes lie, which LMDB's own writes never make. */
+static void file_poke_all(const char *path, const uint8_t *pat, size_t n, size_t at, uint8_t to)
+{
+	char f[4096];
+	FILE *fp;
+	uint8_t *d;
+	long len;
+	size_t hits = 0;
+
+	join(f, sizeof(f), path, "data.mdb");
+	assert_non_null(fp = fopen(f, "r+b"));
+	assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+	assert_true((len = ftell(fp)) > 0);
+	assert_non_null(d = malloc((size_t)len));
+	rewind(fp);
+	assert_int_equal(fread(d, 1, (size_t)len, fp), (size_t)len);
+	for (size_t i = 0; i + n <= (size_t)len; i++)
+		if (memcmp(d + i, pat, n) == 0) {
+			d[i + at] = to;
+			hits++;
+		}
+	assert_true(hits > 0);
+	rewind(fp);
+	assert_int_equal(fwrite(d, 1, (size_t)len, fp), (size_t)len);
+	assert_int_equal(fclose(fp), 0);
+	free(d);
+}
+
 /* A fresh LMDB store (the test is skipped on RADOS, which has no file). */
 static mrtx_db *fresh_lmdb(const char *tag, char **path)
 {
@@ -1032,6 +1061,30 @@ static void sealed_metadata(void **state)
 	assert_null(db = open_opts(path, 0, 0, &rc));
 	assert_int_equal(rc, MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "checksum does not match"));
+	raw_del(path, "\0p/s", 4);
+	raw_put(path, NULL, "\0p/t", 4, pol, pn);
+	/* ... its first byte changed where it lies in the file (0x00 to 0x01:
+	 * it would sort among the data, and a walk of the keys from 0x00 ends
+	 * on it, the rest of the metadata behind) */
+	{
+		uint8_t pat[8];
+
+		memcpy(pat, "\0p/t", 4);
+		memcpy(pat + 4, pol, 4);
+		file_poke_all(path, pat, sizeof(pat), 0, 1);
+		assert_null(db = open_opts(path, 0, 0, &rc));
+		assert_int_equal(rc, MRTX_ECORRUPT);
+		assert_non_null(strstr(mrtx_errmsg(), "keys out of order"));
+		pat[0] = 1;
+		file_poke_all(path, pat, sizeof(pat), 0, 0);
+	}
+	raw_del(path, "\0p/t", 4);
+	/* ... renamed and sealed anew (no damage does that; a writer's bug
+	 * could): policies of no table */
+	meta_put(path, "\0p/s", 4, pol, 16);
+	assert_null(db = open_opts(path, 0, 0, &rc));
+	assert_int_equal(rc, MRTX_ECORRUPT);
+	assert_non_null(strstr(mrtx_errmsg(), "version policies of table 's'"));
 	raw_del(path, "\0p/s", 4);
 	raw_put(path, NULL, "\0p/t", 4, pol, pn);
 
