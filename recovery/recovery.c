@@ -368,9 +368,9 @@ static int walk_log(mrtx_buf *w, const store_table *t, mrtx_bytes row, mrtx_byte
 	int rc;
 
 	if ((rc = buf_put(w, &t, sizeof(t))) || (rc = buf_put(w, n, sizeof(n))) ||
-	    (rc = buf_put(w, row.data, row.size)) || (rc = buf_put(w, lock.data, lock.size)))
+	    (rc = buf_put(w, row.data, row.size)))
 		return rc;
-	return 0;
+	return buf_put(w, lock.data, lock.size);
 }
 
 /* Every link of walk w leads to the chain's end, not round to itself:

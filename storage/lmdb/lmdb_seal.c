@@ -5,10 +5,11 @@
  * Why a checksum above LMDB: LMDB keeps no checksum of its pages, so a
  * flipped byte inside a value, a version header, a lock record or a
  * table's version policy reads as data (and a policy read wrong lets the
- * collector delete what it should keep).  The seal covers the key too, so a damaged key in a leaf (a record
- * that moved to another row, another table, another version) is caught
- * where it is read, not only when it breaks the key order.  CRC32C catches
- * every burst of up to 32 bits and every odd number of flipped bits.
+ * collector delete what it should keep).  The seal covers the key too, so
+ * a damaged key in a leaf (a record that moved to another row, another
+ * table, another version, out of the metadata) is caught where it is
+ * read, not only when it breaks the key order.  CRC32C catches every
+ * burst of up to 32 bits and every odd number of flipped bits.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -124,7 +125,6 @@ int lmdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags)
 
 int lmdb_cput_reserve(MDB_cursor *cur, MDB_val *k, MDB_val *v, size_t n, unsigned flags)
 {
-	(void)k;
 	v->mv_size = n + LMDB_SEAL;
 	v->mv_data = NULL;
 	return mdb_cursor_put(cur, k, v, flags | MDB_RESERVE);

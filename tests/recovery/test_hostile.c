@@ -38,24 +38,6 @@ static mrtx_db *fresh(char **dir, const store_table **t)
 	return db;
 }
 
-/* Put k -> v into the closed store at dir behind mrtx's back (a data
- * record's value sealed, lmdb_seal.h, as mrtx would). */
-static void raw_put(const char *dir, MDB_val *k, MDB_val *v)
-{
-	MDB_env *env;
-	MDB_txn *txn;
-	MDB_dbi dbi;
-
-	assert_int_equal(mdb_env_create(&env), 0);
-	assert_int_equal(mdb_env_set_mapsize(env, (size_t)1 << 30), 0);
-	assert_int_equal(mdb_env_open(env, dir, 0, 0600), 0);
-	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
-	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
-	assert_int_equal(lmdb_put(txn, dbi, k, v, 0), 0);
-	assert_int_equal(mdb_txn_commit(txn), 0);
-	mdb_env_close(env);
-}
-
 static int scan_first(mrtx_db *db)
 {
 	mrtx_scan_spec sp;
@@ -108,7 +90,7 @@ static void bad_keys(void **state)
 	arena_free(&a);
 	mrtx_close(db);
 
-	raw_put(dir, &k, &v);
+	tu_lmdb_put(dir, k.mv_data, k.mv_size, v.mv_data, v.mv_size, 1);
 
 	assert_non_null(db = reopen(dir));
 	assert_int_equal(scan_first(db), MRTX_ECORRUPT);
@@ -135,7 +117,7 @@ static void bad_ceiling(void **state)
 	(void)state;
 	assert_int_equal(tu_put_str(db, "t", "r", "f:q", "v"), MRTX_OK);
 	mrtx_close(db);
-	raw_put(dir, &k, &v);
+	tu_lmdb_put(dir, k.mv_data, k.mv_size, v.mv_data, v.mv_size, 1);
 	snprintf(shm, sizeof(shm), "%s/ts.shm", dir);
 	assert_int_equal(unlink(shm), 0);
 

@@ -90,38 +90,6 @@ static void raw_put(const char *path, const char *dbname, const void *k, size_t 
 	mdb_env_close(env);
 }
 
-/* Put metadata record k -> v (LMDB's unnamed database) sealed, as mrtx
- * writes it (storage/lmdb/lmdb_seal.h): a record whose structure is wrong
- * but whose checksum is right, which the readers' own checks must catch. */
-static void meta_put(const char *path, const void *k, size_t kn, const void *v, size_t vn)
-{
-	MDB_env *env = raw_open(path, 0);
-	MDB_txn *txn;
-	MDB_dbi dbi;
-	MDB_val key = { kn, (void *)(uintptr_t)k }, val = { vn, (void *)(uintptr_t)v };
-
-	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
-	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
-	assert_int_equal(lmdb_put(txn, dbi, &key, &val, 0), 0);
-	assert_int_equal(mdb_txn_commit(txn), 0);
-	mdb_env_close(env);
-}
-
-/* Delete key k from LMDB's unnamed database of the environment at path. */
-static void raw_del(const char *path, const void *k, size_t kn)
-{
-	MDB_env *env = raw_open(path, 0);
-	MDB_txn *txn;
-	MDB_dbi dbi;
-	MDB_val key = { kn, (void *)(uintptr_t)k };
-
-	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
-	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
-	assert_int_equal(mdb_del(txn, dbi, &key, NULL), 0);
-	assert_int_equal(mdb_txn_commit(txn), 0);
-	mdb_env_close(env);
-}
-
 /* Copy of the value at (dbname, k) into buf; returns its size. */
 static size_t raw_get(const char *path, const char *dbname, const void *k, size_t kn,
                       void *buf, size_t cap)
@@ -438,7 +406,7 @@ static void not_a_store(void **state)
 	assert_int_equal(mrtx_create_table(db, "t", FAMS, 1), MRTX_OK);
 	assert_int_equal(tu_put_str(db, "t", "r", "f:q", "v"), MRTX_OK);
 	mrtx_close(db);
-	meta_put(p, "\0format", 7, &fmt, sizeof(fmt));
+	tu_lmdb_put(p, "\0format", 7, &fmt, sizeof(fmt), 1);
 	join(f, sizeof(f), p, "data.mdb");
 	refuse(p, f, "newer format", "format 8");
 	/* An older one (a bare format record) names the upgrade. */
@@ -456,7 +424,7 @@ static void not_a_store(void **state)
 	refuse(p, f, "format 6", "mrtx upgrade");
 	/* Put the format back: the store opens and its data is intact. */
 	fmt = 7;
-	meta_put(p, "\0format", 7, &fmt, sizeof(fmt));
+	tu_lmdb_put(p, "\0format", 7, &fmt, sizeof(fmt), 1);
 	{
 		char buf[8];
 
@@ -493,37 +461,37 @@ static void damaged_metadata(void **state)
 	mrtx_close(db);
 
 	/* a second table record with t's prefix */
-	meta_put(base, "\0t/twin", 7, twin, sizeof(twin));
+	tu_lmdb_put(base, "\0t/twin", 7, twin, sizeof(twin), 1);
 	db = open_opts(base, 0, 0, &rc);
 	assert_null(db);
 	assert_int_equal(rc, MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "share key prefix"));
-	raw_del(base, "\0t/twin", 7);
+	tu_lmdb_put(base, "\0t/twin", 7, NULL, 0, 0);
 
 	/* a next-table record of the wrong size */
-	meta_put(base, "\0next_table", 11, bad, sizeof(bad));
+	tu_lmdb_put(base, "\0next_table", 11, bad, sizeof(bad), 1);
 	db = open_opts(base, 0, 0, NULL);
 	assert_int_equal(mrtx_create_table(db, "u", FAMS, 1), MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "next-table"));
 	assert_int_equal(tu_get_str(db, "t", "r", "f:q", buf, sizeof(buf)), MRTX_OK);
 	mrtx_close(db);
 	/* a next-table record naming t's prefix, which holds data */
-	meta_put(base, "\0next_table", 11, twin, 2);
+	tu_lmdb_put(base, "\0next_table", 11, twin, 2, 1);
 	db = open_opts(base, 0, 0, NULL);
 	assert_int_equal(mrtx_create_table(db, "u", FAMS, 1), MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "next-table"));
 	mrtx_close(db);
-	meta_put(base, "\0next_table", 11, good_next, sizeof(good_next));
+	tu_lmdb_put(base, "\0next_table", 11, good_next, sizeof(good_next), 1);
 
 	/* a metadata generation of the wrong size */
-	meta_put(base, "\0gen", 4, bad, sizeof(bad));
+	tu_lmdb_put(base, "\0gen", 4, bad, sizeof(bad), 1);
 	db = open_opts(base, 0, 0, NULL);
 	assert_int_equal(tu_put_str(db, "t", "r", "f:q", "w"), MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "generation record"));
 	assert_int_equal(tu_get_str(db, "t", "r", "f:q", buf, sizeof(buf)), MRTX_OK);
 	assert_string_equal(buf, "v");
 	mrtx_close(db);
-	raw_del(base, "\0gen", 4);
+	tu_lmdb_put(base, "\0gen", 4, NULL, 0, 0);
 	db = open_opts(base, 0, 0, NULL);
 	assert_int_equal(mrtx_create_table(db, "u", FAMS, 1), MRTX_OK);
 	assert_int_equal(tu_put_str(db, "t", "r", "f:q", "w"), MRTX_OK);
@@ -1056,12 +1024,12 @@ static void sealed_metadata(void **state)
 	/* the policies' key changed (p/t to p/s: a lookup of t's finds none,
 	 * and would give it the defaults): the record's seal, which covers
 	 * its key, fails where the open walks the metadata */
-	raw_del(path, "\0p/t", 4);
+	tu_lmdb_put(path, "\0p/t", 4, NULL, 0, 0);
 	raw_put(path, NULL, "\0p/s", 4, pol, pn);
 	assert_null(db = open_opts(path, 0, 0, &rc));
 	assert_int_equal(rc, MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "checksum does not match"));
-	raw_del(path, "\0p/s", 4);
+	tu_lmdb_put(path, "\0p/s", 4, NULL, 0, 0);
 	raw_put(path, NULL, "\0p/t", 4, pol, pn);
 	/* ... its first byte changed where it lies in the file (0x00 to 0x01:
 	 * it would sort among the data, and a walk of the keys from 0x00 ends
@@ -1078,14 +1046,14 @@ static void sealed_metadata(void **state)
 		pat[0] = 1;
 		file_poke_all(path, pat, sizeof(pat), 0, 0);
 	}
-	raw_del(path, "\0p/t", 4);
+	tu_lmdb_put(path, "\0p/t", 4, NULL, 0, 0);
 	/* ... renamed and sealed anew (no damage does that; a writer's bug
 	 * could): policies of no table */
-	meta_put(path, "\0p/s", 4, pol, 16);
+	tu_lmdb_put(path, "\0p/s", 4, pol, 16, 1);
 	assert_null(db = open_opts(path, 0, 0, &rc));
 	assert_int_equal(rc, MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "version policies of table 's'"));
-	raw_del(path, "\0p/s", 4);
+	tu_lmdb_put(path, "\0p/s", 4, NULL, 0, 0);
 	raw_put(path, NULL, "\0p/t", 4, pol, pn);
 
 	/* the format record flipped to an earlier format: damage, not a store

@@ -105,28 +105,6 @@ static long long raw_count(const char *path)
 	return n;
 }
 
-/* Put key -> val (NULL: delete key) with LMDB itself, sealed as mrtx
- * writes it (or bare: an earlier format's record). */
-static void raw_put(const char *path, const char *key, size_t kn, const void *val, size_t vn,
-                    int bare)
-{
-	MDB_env *env;
-	MDB_txn *txn;
-	MDB_dbi dbi;
-	MDB_val k = { kn, (void *)(uintptr_t)key }, v = { vn, (void *)(uintptr_t)val };
-
-	assert_int_equal(mdb_env_create(&env), 0);
-	assert_int_equal(mdb_env_open(env, path, MDB_NOTLS, 0600), 0);
-	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
-	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
-	if (val)
-		assert_int_equal(bare ? mdb_put(txn, dbi, &k, &v, 0) : lmdb_put(txn, dbi, &k, &v, 0), 0);
-	else
-		assert_int_equal(mdb_del(txn, dbi, &k, NULL), 0);
-	assert_int_equal(mdb_txn_commit(txn), 0);
-	mdb_env_close(env);
-}
-
 /* check_store's verdict (0, or MRTX_ECORRUPT about the count). */
 static int check(mrtx_db *db)
 {
@@ -331,7 +309,7 @@ static void test_check_and_upgrade(void **state)
 	mrtx_close(db);
 	assert_int_equal(raw_count(path), 3); /* a primary and two secondaries */
 
-	raw_put(path, "\0unsettled", 10, five, 8, 0);
+	tu_lmdb_put(path, "\0unsettled", 10, five, 8, 1);
 	assert_non_null(db = open_db(path, 0));
 	assert_int_equal(check(db), MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "says 5, the store holds 3"));
@@ -346,7 +324,7 @@ static void test_check_and_upgrade(void **state)
 	mrtx_close(db);
 
 	/* no count: reads read every lock (and see the commit), check says so */
-	raw_put(path, "\0unsettled", 10, NULL, 0, 0);
+	tu_lmdb_put(path, "\0unsettled", 10, NULL, 0, 1);
 	assert_non_null(db = open_db(path, 0));
 	assert_int_equal(check(db), MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "missing"));
@@ -354,7 +332,7 @@ static void test_check_and_upgrade(void **state)
 
 	/* format 4 (before the count and the seals): refused, then upgraded */
 	tu_lmdb_unseal(path);
-	raw_put(path, "\0format", 7, &fmt, 4, 1);
+	tu_lmdb_put(path, "\0format", 7, &fmt, 4, 0);
 	{
 		mrtx_options o = MRTX_OPTIONS_INIT;
 		mrtx_db *x = NULL;

@@ -397,6 +397,28 @@ static void lmdb_strip(const char *path, int data, uint32_t fmt)
 	mdb_env_close(env);
 }
 
+void tu_lmdb_put(const char *path, const void *k, size_t kn, const void *v, size_t vn,
+                 int sealed)
+{
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_val key = { kn, (void *)(uintptr_t)k }, val = { vn, (void *)(uintptr_t)v };
+
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_set_mapsize(env, (size_t)1 << 30), 0);
+	assert_int_equal(mdb_env_open(env, path, MDB_NOTLS, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+	if (!v)
+		assert_int_equal(mdb_del(txn, dbi, &key, NULL), 0);
+	else
+		assert_int_equal(sealed ? lmdb_put(txn, dbi, &key, &val, 0) :
+		                 mdb_put(txn, dbi, &key, &val, 0), 0);
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+}
+
 void tu_lmdb_unseal(const char *path)
 {
 	lmdb_strip(path, 1, 5);

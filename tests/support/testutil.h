@@ -37,6 +37,11 @@ void tu_rmrf(const char *path);
 void tu_lmdb_unseal(const char *path);
 /* ... as format 6 wrote it: the metadata records' seals stripped. */
 void tu_lmdb_format6(const char *path);
+/* Put k -> v (v NULL: delete k) into the closed LMDB store at path behind
+ * mrtx's back: sealed as mrtx writes it (storage/lmdb/lmdb_seal.h), or
+ * bare (an earlier format's record, or bytes copied as they are). */
+void tu_lmdb_put(const char *path, const void *k, size_t kn, const void *v, size_t vn,
+                 int sealed);
 /* Open a fresh store with the given options (NULL = defaults + nosync). */
 mrtx_db *tu_open_fresh(const char *tag, char **path_out, const mrtx_options *opts);
 /* mrtx_options as versions 1 to 3 laid it out (each version ends at the
