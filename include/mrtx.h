@@ -297,13 +297,14 @@ typedef struct mrtx_options {
  *   malformed MRTX_FAILPOINTS); MRTX_ENOTSTORE (path is a file, another LMDB
  *   database, or another format version: a newer one, LMDB format 2 and
  *   older, or one of an older format this mrtx upgrades (LMDB formats 3
- *   to 6, RADOS layout 1 to 3) or whose upgrade was cut short -- the
+ *   to 7, RADOS layout 1 to 3) or whose upgrade was cut short -- the
  *   message then names `mrtx upgrade`, mrtx_upgrade;
  *   no store at path and opts->create does not create one here (a RADOS
  *   address by default, every path read-only or with MRTX_CREATE_NEVER);
  *   LMDB: an empty data.mdb, or one that is no LMDB file);
  *   MRTX_ECORRUPT (metadata unreadable; LMDB: a metadata record whose
- *   checksum does not match its bytes, the format record's included;
+ *   checksum does not match its bytes, the format record's included, or
+ *   metadata records that do not match the format record's count of them;
  *   data.mdb ending before pages
  *   its newest commit uses (pages LMDB left free past the end are fine),
  *   or a meta page damaged -- its header, magic,
@@ -381,7 +382,7 @@ typedef struct mrtx_family_spec {
  * mrtx_create_table, with each family's version policy.  A family added
  * later (mrtx_add_family) keeps one version.  Idempotent: creating an
  * existing table with identical families and policies succeeds.  Every
- * store mrtx_open opens keeps versions (LMDB format 7, RADOS layout format
+ * store mrtx_open opens keeps versions (LMDB format 8, RADOS layout format
  * 4).
  * @return as mrtx_create_table; also MRTX_EINVAL (families NULL, n 0,
  *   min_versions above max_versions, a TTL past 2^63 microseconds),
@@ -930,13 +931,14 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out);
 int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected);
 
 /**
- * Convert a store of an older format to this mrtx's (LMDB 7, RADOS 4), in
- * place: an LMDB store of format 3, 4, 5 or 6 (directory path) or a RADOS
+ * Convert a store of an older format to this mrtx's (LMDB 8, RADOS 4), in
+ * place: an LMDB store of format 3 to 7 (directory path) or a RADOS
  * store of layout format 1, 2 or 3 (rados://...); mrtx_open refuses those
  * and names this.  Every LMDB record (cell, older version, lock record,
  * metadata record) gets its checksum (format 6 has them on its data records
- * already, and the metadata's are written in one transaction); a store of
- * format 4 also its count of
+ * already, format 7 on every record, and the metadata's are written in one
+ * transaction), and the format record the count of the other metadata
+ * records; a store of format 4 also its count of
  * unsettled lock records (transactions in flight are counted, not
  * refused).  From before cell versions, every cell gets the version of
  * the commit that wrote it (its row's lock says which) and reads at
@@ -951,8 +953,9 @@ int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected);
  * next lock it meets, or writes the old layout -- stop them first.  A store
  * already at this mrtx's format is left as it is.
  * @param cells  receives the number of records converted by this call
- *   (LMDB: records given their checksum; RADOS: cells given their
- *   version; 0 for a store already at this format; may be NULL).
+ *   (LMDB: records given their checksum, or 1 for format 7's format
+ *   record; RADOS: cells given their version; 0 for a store already at
+ *   this format; may be NULL).
  * @return MRTX_OK; MRTX_EINVAL (NULL or empty path; a RADOS address in an
  *   mrtx built without RADOS); MRTX_ENOTSTORE (no store, or a format
  *   this mrtx cannot upgrade); MRTX_ELOCKED (LMDB: another process, or a

@@ -205,6 +205,20 @@ int mrtx__fp_from_env(void);
 const char *mrtx__fp_env_error(void);
 const char *mrtx__fp_name(mrtx_fp fp);
 
+/* Little-endian u32 (the LMDB format record). */
+static inline void mrtx__le32_put(uint8_t *out, uint32_t v)
+{
+	for (unsigned i = 0; i < 4; i++)
+		out[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint32_t mrtx__le32_get(const void *in)
+{
+	const uint8_t *p = in;
+
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 /* Little-endian u64 (records: lock commit_ts, metadata values). */
 static inline void mrtx__le64_put(uint8_t *out, uint64_t v)
 {

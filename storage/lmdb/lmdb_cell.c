@@ -765,7 +765,7 @@ int lmdb_store_gc_mark(store *st, uint64_t safe, int end)
 	if ((rc = lmdb_txn_begin(st, 0, &txn)))
 		return rc;
 	if (end) {
-		rc = mdb_del(txn, st->dbi, &ck, NULL);
+		rc = lmdb_del(txn, st->dbi, &ck);
 		rc = rc == MDB_NOTFOUND ? 0 : rc;
 	} else {
 		rc = lmdb_get(txn, st->dbi, &sk, &v);

@@ -269,7 +269,7 @@ static int change_end(store *st, const store_table *t, MDB_txn *txn, const MDB_v
 	int rc;
 
 	if ((rc = rec ? lmdb_put(txn, st->dbi, &k, (MDB_val *)(uintptr_t)rec, 0) :
-	                mdb_del(txn, st->dbi, &k, NULL)))
+	                lmdb_del(txn, st->dbi, &k)))
 		goto fail;
 	if ((rc = mdb_cursor_open(txn, st->dbi, &cur)))
 		goto fail;
@@ -456,7 +456,7 @@ int lmdb_store_table_clear(store *st, const store_table *t, int drop, uint64_t t
 		memcpy(pkb, "\0p/", 3);
 		memcpy(pkb + 3, t->name, n);
 		k = mv(pkb, 3 + n);
-		if ((rc = mdb_del(txn, st->dbi, &k, NULL)) && rc != MDB_NOTFOUND)
+		if ((rc = lmdb_del(txn, st->dbi, &k)) && rc != MDB_NOTFOUND)
 			goto fail;
 		return change_end(st, t, txn, NULL);
 	}

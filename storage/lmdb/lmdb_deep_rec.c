@@ -3,9 +3,11 @@
  * the deep check meets them in key order (lmdb_deep.h; the layout in
  * DESIGN §3.2 and lmdb_meta.c, lmdb_cell.c).
  *
- *   metadata (0x00 ...)  (format 7: the value's seal matches, lmdb_seal.h)
- *                        a key mrtx writes: "format" (u32: 3 to 6 bare, or
- *                        an upgrade's mark; 7 sealed), "store_id" (16 bytes),
+ *   metadata (0x00 ...)  (formats 7, 8: the value's seal matches,
+ *                        lmdb_seal.h) a key mrtx writes: "format" (u32: 3
+ *                        to 6 bare, or an upgrade's mark; 7 sealed; 8
+ *                        sealed, with a u32 count of the other metadata
+ *                        records, lmdb_mcount.c), "store_id" (16 bytes),
  *                        "next_table" (u16 BE, a table prefix), "gen",
  *                        "tgen", "tsceil", "unsettled", "g/safe" (u64
  *                        each), "g/cursor", "upgrade", a table's record
@@ -14,7 +16,7 @@
  *                        bytes per family; a table record of that name
  *                        in the store), or an upper layer's "x/NAME"
  *                        (any lowercase letter but t)
- *   data (P ...)         (formats 6, 7: the value's seal matches)
+ *   data (P ...)         (formats 6 to 8: the value's seal matches)
  *                        P the prefix of a table; then a row encoding
  *                        that decodes (keyenc_get); then a family id of
  *                        the table's and a qualifier (a cell: a value with
@@ -30,7 +32,9 @@
  *                        COMMITTED lock record's commit timestamp at most
  *                        the stored timestamp ceiling ("tsceil")
  *   the whole            a format record and a store id; the count of
- *                        unsettled lock records equal to a recount
+ *                        unsettled lock records equal to a recount; the
+ *                        metadata records as many as the format record
+ *                        counts (format 8)
  *
  * Entries lost to damage leave a gap: what spans it (a row's lock, the
  * recount, the tables a lost metadata page may have named) is not judged.
@@ -49,6 +53,8 @@ typedef struct rtable {
 
 struct deep_rec {
 	uint32_t format;           /* 0: no format record met */
+	uint32_t mcount;           /* format 8's count of the other metadata records */
+	uint64_t meta_met, fmt_page; /* those met; the format record's page */
 	/* the first metadata record met before the format record whose seal
 	 * did not match (judged once the format is known) */
 	uint8_t early[LF_MAX_KEY];
@@ -168,6 +174,12 @@ static void table_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, const
 	r->slot[kp] = (uint16_t)r->ntables;
 }
 
+/* Does format f seal every metadata record? */
+static int meta_sealed(uint32_t f)
+{
+	return f == META_FORMAT || f == FORMAT_META_SEALED;
+}
+
 static int fixed(const char *name, size_t nlen, const char *want)
 {
 	return nlen == strlen(want) && memcmp(name, want, nlen) == 0;
@@ -184,13 +196,13 @@ static int meta_unseal(deep *d, uint64_t page, const uint8_t *k, size_t kn, cons
 	deep_rec *r = d->rec;
 	MDB_val key = mv(k, kn), val = mv(v, *vn);
 
-	if (r->format && r->format != META_FORMAT)
+	if (r->format && !meta_sealed(r->format))
 		return 1; /* (an earlier format's bare metadata) */
 	if (lmdb_unseal(&key, &val) == 0) {
 		*vn = val.mv_size;
 		return 1;
 	}
-	if (r->format == META_FORMAT) {
+	if (meta_sealed(r->format)) {
 		DMG(d, page, k, kn, "its checksum does not match its bytes (a damaged key or value)");
 		r->gap_meta = 1; /* (it may have been a table's: keys of none are not judged) */
 		return 0;
@@ -203,20 +215,21 @@ static int meta_unseal(deep *d, uint64_t page, const uint8_t *k, size_t kn, cons
 	return 1;
 }
 
-/* The format record: a bare u32 (formats 3 to 6, an upgrade's mark) or
- * format 7's sealed one. */
+/* The format record: a bare u32 (formats 3 to 6, an upgrade's mark),
+ * format 7's sealed one, or format 8's sealed u32 and count. */
 static void format_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, const uint8_t *v,
                        size_t vn)
 {
 	deep_rec *r = d->rec;
 	uint32_t f;
 
-	if (vn != 4 && vn != 4 + LMDB_SEAL) {
-		DMG(d, page, k, kn, "a format record of %zu bytes (4, or 8 with its checksum)", vn);
+	if (vn != 4 && vn != 4 + LMDB_SEAL && vn != 8 + LMDB_SEAL) {
+		DMG(d, page, k, kn, "a format record of %zu bytes (4; 8 or 12 with its checksum)",
+		    vn);
 		return;
 	}
-	f = v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16 | (uint32_t)v[3] << 24;
-	if (vn == 4 + LMDB_SEAL) {
+	f = mrtx__le32_get(v);
+	if (vn > 4) {
 		MDB_val key = mv(k, kn), val = mv(v, vn);
 
 		if (lmdb_unseal(&key, &val)) {
@@ -224,15 +237,19 @@ static void format_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, cons
 			    "value)");
 			return;
 		}
-		if (f != META_FORMAT) {
-			DMG(d, page, k, kn, "format %u with a checksum, which no mrtx writes",
-			    (unsigned)f);
+		if (f != (val.mv_size == 8 ? META_FORMAT : FORMAT_META_SEALED)) {
+			DMG(d, page, k, kn, "format %u in a record of %zu bytes with a checksum, "
+			    "which no mrtx writes", (unsigned)f, vn);
 			return;
+		}
+		if (f == META_FORMAT) {
+			r->mcount = mrtx__le32_get(v + 4);
+			r->fmt_page = page;
 		}
 	} else if (f != FORMAT_DATA_SEALED && f != 5 && f != 4 && f != FORMAT_PLAIN &&
 	           !FORMAT_IN_HEADER_PASS(f) && f != FORMAT_SEALING) {
 		DMG(d, page, k, kn, "format %u%s, which no mrtx writes", (unsigned)f,
-		    f == META_FORMAT ? " without its checksum" : "");
+		    meta_sealed(f) ? " without its checksum" : "");
 		return;
 	}
 	r->format = f;
@@ -263,6 +280,7 @@ static void meta_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, const 
 		format_rec(d, page, k, kn, v, vn);
 		return;
 	}
+	r->meta_met++;
 	if (!meta_unseal(d, page, k, kn, v, &vn))
 		return;
 	if (fixed(name, nlen, "store_id")) {
@@ -322,7 +340,7 @@ static void meta_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, const 
 /* Does format f seal every data record? */
 static int data_sealed(uint32_t f)
 {
-	return f == META_FORMAT || f == FORMAT_DATA_SEALED;
+	return meta_sealed(f) || f == FORMAT_DATA_SEALED;
 }
 
 /* Is stamp ts above the ceiling?  Every stamp is taken below the stored
@@ -487,7 +505,7 @@ void deep_rec_end(deep *d, int whole)
 	static const uint8_t fkey[] = "\0format", ikey[] = "\0store_id", ukey[] = "\0unsettled";
 
 	row_end(d);
-	if (r->format == META_FORMAT && r->earlylen)
+	if (meta_sealed(r->format) && r->earlylen)
 		DMG(d, r->early_page, r->early, r->earlylen, "its checksum does not match its "
 		    "bytes (a damaged key or value)");
 	if (!whole || r->gapped)
@@ -520,6 +538,10 @@ void deep_rec_end(deep *d, int whole)
 			DMG(d, r->tables[i].page, tk, 3 + nl, "table prefix 0x%04x, not below the "
 			    "next table's 0x%04x", r->tables[i].kp, r->next_table);
 		}
+	if (r->format == META_FORMAT && !r->gap_meta && r->meta_met != r->mcount)
+		DMG(d, r->fmt_page, fkey, sizeof(fkey) - 1, "the format record counts %u other "
+		    "metadata records; the store holds %llu (one lost whole, or written behind "
+		    "mrtx's back)", (unsigned)r->mcount, (unsigned long long)r->meta_met);
 	if (data_sealed(r->format) && r->have_uns && d->o->lock_order &&
 	    r->uns_stored != r->uns_counted)
 		DMG(d, r->uns_page, ukey, sizeof(ukey) - 1, "the count of unsettled lock records "

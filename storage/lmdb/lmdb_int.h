@@ -24,8 +24,13 @@
  * (lmdb_cell.c).  5: the count of unsettled lock records
  * (lmdb_unsettled.c), which every writer keeps.  6: a checksum on every
  * data record (lmdb_seal.h).  7: on every metadata record too, the format
- * record's included (8 bytes; earlier formats' is a bare u32). */
-#define META_FORMAT 7u
+ * record's included (8 bytes; earlier formats' is a bare u32).  8: the
+ * format record also counts the other metadata records (12 bytes,
+ * lmdb_mcount.c), so a metadata record lost whole is damage the open
+ * sees, not a default it reads. */
+#define META_FORMAT 8u
+/* The format that sealed the metadata without counting it. */
+#define FORMAT_META_SEALED 7u
 /* The last format without sealed metadata: data sealed, metadata bare. */
 #define FORMAT_DATA_SEALED 6u
 /* The format number of a store `mrtx upgrade` is converting (lmdb_upgrade.c):
@@ -352,19 +357,33 @@ int lmdb_gen_read(MDB_cursor *cur, uint64_t *gen);
 #define TGEN_KEY "\0tgen"
 #define TGEN_KEY_LEN 5u
 int lmdb_u64_read(MDB_cursor *cur, const char *key, size_t klen, uint64_t *out);
-/* The format record (0x00 "format"), read raw (lmdb_meta.c): a bare u32
+/* The format record (0x00 "format"), read raw (lmdb_mcount.c): a bare u32
  * LE, formats 3 to 6 and the upgrade's marks (*sealed = 0), or one with
- * its seal, format 7 on (*sealed = 1).  0, MDB_NOTFOUND, LMDB_BADSUM (a
- * seal that does not match), MRTX_ECORRUPT (neither length), or LMDB's rc. */
-int lmdb_format_get(MDB_txn *txn, MDB_dbi dbi, uint32_t *fmt, int *sealed);
-/* Walk every metadata record (format 7) with cursor cur, in key order:
+ * its seal (*sealed = 1): format 7's u32, format 8's u32 and the count of
+ * the other metadata records (*count; UINT32_MAX for other formats; count
+ * may be NULL), or a later format's u32 and what it adds.  0,
+ * MDB_NOTFOUND, LMDB_BADSUM (a seal that does not match), MRTX_ECORRUPT
+ * (a length no format has), or LMDB's rc. */
+int lmdb_format_get(MDB_txn *txn, MDB_dbi dbi, uint32_t *fmt, int *sealed, uint32_t *count);
+/* Write format 8's record, sealed, counting n other metadata records. */
+int lmdb_format_put(MDB_txn *txn, MDB_dbi dbi, uint32_t n);
+/* The metadata count moves by delta (a record added or deleted by
+ * lmdb_put or lmdb_del): 0, LMDB_METACOUNT (below 0: the count was
+ * wrong), or LMDB's rc.  A store whose format record is not format 8's
+ * (being made, or upgraded: the upgrade counts at its end) keeps none. */
+int lmdb_mcount_add(MDB_txn *txn, MDB_dbi dbi, int delta);
+/* The metadata records do not match their count in the format record (a
+ * record lost whole, or one more than was written). */
+#define LMDB_METACOUNT (-30602)
+/* Walk every metadata record (format 8) with cursor cur, in key order:
  * each one's seal checked, each key strictly after the one before, and
  * fn (may be NULL) called with each unsealed; the key after the last in
- * order with it too (a first byte damaged ends the walk early).  A lookup
- * by key cannot tell a record whose key was damaged from one never
- * written (a table's policies would read as the defaults), but its seal,
- * which covers the key, can.  0, LMDB_BADSUM, LMDB_DISORDER, LMDB's rc or
- * fn's. */
+ * order with it too (a first byte damaged ends the walk early); and the
+ * records but the format's as many as it counts.  A lookup by key cannot
+ * tell a record whose key was damaged, or a node lost from its page, from
+ * one never written (a table's policies would read as the defaults), but
+ * its seal, which covers the key, and the count can.  0, LMDB_BADSUM,
+ * LMDB_DISORDER, LMDB_METACOUNT, LMDB's rc or fn's. */
 int lmdb_meta_walk(MDB_cursor *cur, int (*fn)(const MDB_val *k, const MDB_val *v, void *arg),
                    void *arg);
 

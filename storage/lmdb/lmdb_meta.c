@@ -6,10 +6,12 @@
  * Since format 3 everything is in LMDB's unnamed database (named databases
  * cost every transaction a lookup of the database record, and every write
  * one more dirty page); since format 7 every value below ends with its
- * seal (lmdb_seal.h), which lmdb_get and lmdb_put add and check:
+ * seal (lmdb_seal.h), which lmdb_get and lmdb_put add and check, and
+ * since format 8 the format record counts the others:
  *
- *   0x00 "format"      -> u32 LE (7; bare, without a seal, before 7:
- *                         lmdb_format_get)
+ *   0x00 "format"      -> u32 LE 8, u32 LE the count of the other
+ *                         metadata records (lmdb_mcount.c; bare, without
+ *                         a seal or a count, before 7)
  *   0x00 "store_id"    -> 16 random bytes
  *   0x00 "next_table"  -> u16 BE, the prefix the next new table gets
  *   0x00 "gen"         -> u64 LE, bumped by every new "x/" record (absent: 0)
@@ -638,7 +640,7 @@ int lmdb_meta_init(store *st)
 	if ((rc = mdb_dbi_open(txn, NULL, 0, &st->dbi)) ||
 	    (rc = mdb_set_compare(txn, st->dbi, lmdb_key_cmp)))
 		goto lmdb_fail;
-	rc = lmdb_format_get(txn, st->dbi, &fmt, &sealed);
+	rc = lmdb_format_get(txn, st->dbi, &fmt, &sealed, NULL);
 	if (rc == MDB_NOTFOUND) {
 		/* A brand-new environment, an older store, or someone else's LMDB. */
 		if ((rc = mdb_stat(txn, st->dbi, &ms)))
@@ -663,12 +665,12 @@ int lmdb_meta_init(store *st)
 		{
 			uint8_t next[TPFX] = { KP_FIRST >> 8, KP_FIRST & 0xFF };
 
-			fmt = META_FORMAT;
 			if (RAND_bytes(st->id, sizeof(st->id)) != 1) {
 				rc = mrtx__seterr(MRTX_ESTORE, "RAND_bytes failed creating the store id");
 				goto fail;
 			}
-			if ((rc = meta_put(txn, st, "format", &fmt, sizeof(fmt))) ||
+			/* (the format record first: it counts the rest) */
+			if ((rc = lmdb_format_put(txn, st->dbi, 0)) ||
 			    (rc = lmdb_unsettled_put(txn, st->dbi, 0)) ||
 			    (rc = meta_put(txn, st, "store_id", st->id, sizeof(st->id))) ||
 			    (rc = meta_put(txn, st, "next_table", next, sizeof(next))))
@@ -680,18 +682,20 @@ int lmdb_meta_init(store *st)
 	} else if (rc) {
 		goto lmdb_fail;
 	} else {
-		if (!sealed && (fmt == 3 || fmt == 4 || fmt == 5 || fmt == FORMAT_DATA_SEALED ||
-		                FORMAT_IN_HEADER_PASS(fmt) || fmt == FORMAT_SEALING)) {
+		if ((!sealed && (fmt == 3 || fmt == 4 || fmt == 5 || fmt == FORMAT_DATA_SEALED ||
+		                 FORMAT_IN_HEADER_PASS(fmt) || fmt == FORMAT_SEALING)) ||
+		    (sealed && fmt == FORMAT_META_SEALED)) {
 			rc = mrtx__seterr(MRTX_ENOTSTORE, "%s: store format %s; this mrtx reads format "
 			                  "%u (cells with versions, a count of unsettled locks, a "
-			                  "checksum on every record, metadata included): run `mrtx "
-			                  "upgrade %s`, which converts it in place", st->path,
+			                  "checksum on every record, metadata included, and a count "
+			                  "of the metadata records): run `mrtx upgrade %s`, which "
+			                  "converts it in place", st->path,
 			                  fmt == 3 ? "3" : fmt == 4 ? "4" : fmt == 5 ? "5" :
-			                  fmt == 6 ? "6" : "being upgraded (interrupted)", META_FORMAT,
-			                  st->path);
+			                  fmt == 6 ? "6" : fmt == 7 ? "7" : "being upgraded (interrupted)",
+			                  META_FORMAT, st->path);
 			goto fail;
 		}
-		if (!sealed && fmt == META_FORMAT) {
+		if (!sealed && (fmt == META_FORMAT || fmt == FORMAT_META_SEALED)) {
 			rc = mrtx__seterr(MRTX_ECORRUPT, "%s: the store format record says %u without "
 			                  "the checksum that format carries: the store is damaged "
 			                  "(`mrtx check --deep %s` says where)", st->path, fmt, st->path);
@@ -809,31 +813,13 @@ int lmdb_u64_read(MDB_cursor *cur, const char *key, size_t klen, uint64_t *gen)
 	return 0;
 }
 
-int lmdb_format_get(MDB_txn *txn, MDB_dbi dbi, uint32_t *fmt, int *sealed)
-{
-	MDB_val k = mv("\0format", 7), v;
-	int rc = mdb_get(txn, dbi, &k, &v);
-
-	*fmt = 0;
-	*sealed = 0;
-	if (rc)
-		return rc;
-	if (v.mv_size == 4 + LMDB_SEAL) {
-		if ((rc = lmdb_unseal(&k, &v)))
-			return rc;
-		*sealed = 1;
-	} else if (v.mv_size != 4) {
-		return MRTX_ECORRUPT;
-	}
-	memcpy(fmt, v.mv_data, 4);
-	return 0;
-}
-
 int lmdb_meta_walk(MDB_cursor *cur, int (*fn)(const MDB_val *k, const MDB_val *v, void *arg),
                    void *arg)
 {
 	MDB_val target = mv("\0", 1), k = target, v, prev;
 	int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE), order;
+	/* (no format record met: a count no store has) */
+	uint64_t met = 0, counted = UINT64_MAX;
 
 	/* (raw reads: the data record met at the end is not the walk's) */
 	if (rc != 0 && rc != MDB_NOTFOUND)
@@ -845,6 +831,14 @@ int lmdb_meta_walk(MDB_cursor *cur, int (*fn)(const MDB_val *k, const MDB_val *v
 	while (rc == 0 && ((const uint8_t *)k.mv_data)[0] == 0) {
 		if ((rc = lmdb_unseal(&k, &v)) || (fn && (rc = fn(&k, &v, arg))))
 			return rc;
+		if (k.mv_size == 7 && memcmp(k.mv_data, "\0format", 7) == 0) {
+			/* (format 8's: the format, then the count; lmdb_mcount.c) */
+			if (v.mv_size != 8 || mrtx__le32_get(v.mv_data) != META_FORMAT)
+				return LMDB_METACOUNT;
+			counted = mrtx__le32_get((const uint8_t *)v.mv_data + 4);
+		} else {
+			met++;
+		}
 		prev = k;
 		if ((rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) == 0 && !lmdb_key_after(&prev, &k))
 			return LMDB_DISORDER;
@@ -858,7 +852,10 @@ int lmdb_meta_walk(MDB_cursor *cur, int (*fn)(const MDB_val *k, const MDB_val *v
 		if ((rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) == 0 && !lmdb_key_after(&prev, &k))
 			return LMDB_DISORDER;
 	}
-	return rc == MDB_NOTFOUND ? 0 : rc;
+	if (rc && rc != MDB_NOTFOUND)
+		return rc;
+	/* A record gone whole, which no seal or key order shows: the count */
+	return met == counted ? 0 : LMDB_METACOUNT;
 }
 
 int lmdb_store_meta_get(store *st, lmdb_rtxn *view, const char *key, mrtx_arena *a,
@@ -999,7 +996,7 @@ int lmdb_store_meta_change(store *st, const char *const *del, size_t ndel,
 		goto done;
 	for (size_t i = 0; i < ndel; i++) {
 		k = meta_key(kb, del[i]);
-		if ((rc = mdb_del(txn, st->dbi, &k, NULL)) && rc != MDB_NOTFOUND) {
+		if ((rc = lmdb_del(txn, st->dbi, &k)) && rc != MDB_NOTFOUND) {
 			rc = lmdb_err(st, rc, "write metadata");
 			goto done;
 		}

@@ -1,6 +1,6 @@
 /*
  * lmdb_seal.c - seal records on the way in, check them on the way out
- * (lmdb_seal.h; format 7).
+ * (lmdb_seal.h; formats 7 and 8).
  *
  * Why a checksum above LMDB: LMDB keeps no checksum of its pages, so a
  * flipped byte inside a value, a version header, a lock record or a
@@ -17,6 +17,7 @@
 
 #include "storage/common.h"
 #include "storage/crc32c.h"
+#include "storage/lmdb/lmdb_int.h"
 #include "storage/lmdb/lmdb_seal.h"
 
 #define BOUNCE 512u /* payloads up to this size are sealed on the stack */
@@ -106,6 +107,14 @@ int lmdb_cput(MDB_cursor *cur, MDB_val *k, MDB_val *v, unsigned flags)
 	return rc;
 }
 
+/* Is k a metadata record's key that the format record counts (every one
+ * but its own)? */
+static int counted(const MDB_val *k)
+{
+	return k->mv_size && ((const uint8_t *)k->mv_data)[0] == 0 &&
+	       !(k->mv_size == 7 && memcmp(k->mv_data, "\0format", 7) == 0);
+}
+
 /* Keeps I20 (DESIGN §10). */
 int lmdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags)
 {
@@ -118,8 +127,28 @@ int lmdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags)
 		return ENOMEM;
 	seal_put(d + v->mv_size, lmdb_seal_of(k, d, v->mv_size));
 	sv = (MDB_val){ v->mv_size + LMDB_SEAL, d };
-	rc = mdb_put(txn, dbi, k, &sv, flags);
+	if (counted(k)) {
+		/* a record new to the store raises the count (lmdb_mcount.c) */
+		rc = mdb_put(txn, dbi, k, &sv, flags | MDB_NOOVERWRITE);
+		if (rc == 0) {
+			rc = lmdb_mcount_add(txn, dbi, 1);
+		} else if (rc == MDB_KEYEXIST && !(flags & MDB_NOOVERWRITE)) {
+			sv = (MDB_val){ v->mv_size + LMDB_SEAL, d }; /* (set to the old one) */
+			rc = mdb_put(txn, dbi, k, &sv, flags);
+		}
+	} else {
+		rc = mdb_put(txn, dbi, k, &sv, flags);
+	}
 	mrtx__free(heap);
+	return rc;
+}
+
+int lmdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *k)
+{
+	int rc = mdb_del(txn, dbi, k, NULL);
+
+	if (rc == 0 && counted(k))
+		rc = lmdb_mcount_add(txn, dbi, -1);
 	return rc;
 }
 

@@ -143,7 +143,7 @@ int lmdb_unsettled_finish(store *st, MDB_txn *txn, int *unsettled)
 		if (n < 0) {
 			MDB_val k = mv(UNS_KEY, UNS_KEY_LEN);
 
-			if ((rc = mdb_del(txn, st->dbi, &k, NULL)) && rc != MDB_NOTFOUND)
+			if ((rc = lmdb_del(txn, st->dbi, &k)) && rc != MDB_NOTFOUND)
 				return rc;
 			st->w_uns = -1;
 			return 0;

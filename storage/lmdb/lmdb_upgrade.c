@@ -1,9 +1,10 @@
 /*
- * lmdb_upgrade.c - convert a store of format 3, 4, 5 or 6 to format 7 in
- * place (`mrtx upgrade`, mrtx_upgrade; DESIGN §9).
+ * lmdb_upgrade.c - convert a store of format 3 to 7 to format 8 in place
+ * (`mrtx upgrade`, mrtx_upgrade; DESIGN §9).
  *
- * Format 7 seals every metadata record with a checksum (lmdb_seal.h);
- * format 6 every data record; format 5
+ * Format 8 counts the metadata records in the format record
+ * (lmdb_mcount.c); format 7 seals every metadata record with a checksum
+ * (lmdb_seal.h); format 6 every data record; format 5
  * added the count of unsettled lock records (lmdb_unsettled.c); format 4 a
  * version header (u64 LE ts | u8 flags) before every cell's value
  * (lmdb_cell.c).  A format-3 cell's version is the commit that wrote it,
@@ -30,9 +31,11 @@
  *   seal    (formats 3 to 5) the same for every data record's seal, under
  *           FORMAT_SEALING; the last batch also removes the resume key
  *           and finishes
- *   finish  (every format; format 6 starts here) in one write: every
- *           metadata record gets its seal, the unsettled lock records are
- *           counted, and the format becomes 7 (sealed itself)
+ *   finish  (every format; formats 6 and 7 start here) in one write:
+ *           every metadata record gets its seal (but format 7's, which
+ *           have theirs), the unsettled lock records are counted, then the
+ *           metadata records, and the format becomes 8 (sealed itself,
+ *           with that count)
  *
  * Each batch is one LMDB transaction that also records where the next one
  * starts (or moves to the next pass), so a crash anywhere leaves either the
@@ -70,15 +73,17 @@ typedef struct up {
 	lmdb_lock_order_fn lock_order;
 	uint64_t max_ts, cells;
 	int legacy; /* resuming an earlier release's header pass */
+	int meta_sealed; /* format 7: the metadata has its seals */
 } up;
 
 static int up_err(up *u, int rc, const char *step)
 {
-	if (rc == LMDB_BADSUM || rc == LMDB_DISORDER)
+	if (rc == LMDB_BADSUM || rc == LMDB_DISORDER || rc == LMDB_METACOUNT)
 		return mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: %s: %s: the store is damaged "
 		                    "(`mrtx check --deep %s` says where)", u->path, step,
 		                    rc == LMDB_BADSUM ? "a record's checksum does not match its "
-		                    "bytes" : "keys out of order", u->path);
+		                    "bytes" : rc == LMDB_DISORDER ? "keys out of order" :
+		                    "the metadata records do not match their count", u->path);
 	if (rc == MDB_MAP_FULL)
 		return mrtx__seterr(MRTX_EFULL, "upgrade %s: the store's map is full during %s",
 		                    u->path, step);
@@ -113,14 +118,15 @@ static int exclusive(up *u, int *fd)
 }
 
 /* The store's format: a bare number (formats 3 to 6, an upgrade's mark) or
- * format 7's sealed one.  A bare 7, or a sealed earlier number, is damage. */
+ * a sealed one (7, 8).  A bare 7 or 8, or a sealed earlier number, is
+ * damage. */
 static int get_format(up *u, MDB_txn *txn, uint32_t *fmt)
 {
-	int sealed, rc = lmdb_format_get(txn, u->dbi, fmt, &sealed);
+	int sealed, rc = lmdb_format_get(txn, u->dbi, fmt, &sealed, NULL);
 
 	if (rc == MDB_NOTFOUND)
 		return mrtx__seterr(MRTX_ENOTSTORE, "upgrade %s: not an mrtx store", u->path);
-	if (rc == MRTX_ECORRUPT || (rc == 0 && sealed != (*fmt >= META_FORMAT &&
+	if (rc == MRTX_ECORRUPT || (rc == 0 && sealed != (*fmt >= FORMAT_META_SEALED &&
 	                                                  *fmt < FORMAT_UPGRADING)))
 		return mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: the format record is malformed "
 		                    "(`mrtx check --deep %s` says where the store is damaged)",
@@ -348,18 +354,40 @@ static int seal_meta(up *u, MDB_txn *txn)
 	return mrtx__is_code(rc) ? rc : up_err(u, rc, "read the metadata");
 }
 
-/* The last write of the conversion: the metadata sealed, the count of
- * unsettled lock records (read through the seals) and format 7, sealed. */
-static int finish(up *u, MDB_txn *txn)
+/* The metadata records in txn, the format record's own left out (every
+ * other key that starts with 0x00: lmdb_mcount.c). */
+static int count_meta(up *u, MDB_txn *txn, uint32_t *n)
 {
-	MDB_val k = mv("\0format", 7), v;
-	uint32_t fmt = META_FORMAT;
+	MDB_cursor *cur;
+	MDB_val k = mv("\0", 1), v;
 	int rc;
 
-	if ((rc = seal_meta(u, txn)) || (rc = count_unsettled(u, txn)))
+	*n = 0;
+	if ((rc = mdb_cursor_open(txn, u->dbi, &cur)))
+		return up_err(u, rc, "count the metadata");
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	     rc == 0 && ((const uint8_t *)k.mv_data)[0] == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+		if (!(k.mv_size == 7 && memcmp(k.mv_data, "\0format", 7) == 0))
+			++*n;
+	mdb_cursor_close(cur);
+	return rc == 0 || rc == MDB_NOTFOUND ? 0 : up_err(u, rc, "count the metadata");
+}
+
+/* The last write of the conversion: the metadata sealed, the count of
+ * unsettled lock records (read through the seals), and format 8, sealed,
+ * with the count of the metadata records. */
+static int finish(up *u, MDB_txn *txn)
+{
+	uint32_t n;
+	int rc;
+
+	if ((!u->meta_sealed && (rc = seal_meta(u, txn))) || (rc = count_unsettled(u, txn)) ||
+	    (rc = count_meta(u, txn, &n)))
 		return rc;
-	v = mv(&fmt, sizeof(fmt));
-	return (rc = lmdb_put(txn, u->dbi, &k, &v, 0)) ? up_err(u, rc, "write the format") : 0;
+	if (u->meta_sealed)
+		u->cells++; /* (the format record: what format 7 converts) */
+	return (rc = lmdb_format_put(txn, u->dbi, n)) ? up_err(u, rc, "write the format") : 0;
 }
 
 /* The seal pass's last write, in its last batch: the resume key goes and
@@ -539,7 +567,7 @@ static int drop_ts_page(up *u)
 int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn lock_order,
                  uint64_t *cells, int *was)
 {
-	up u = { path, NULL, 0, row_ts, lock_order, 0, 0, 0 };
+	up u = { path, NULL, 0, row_ts, lock_order, 0, 0, 0, 0 };
 	char file[4096];
 	struct stat sb;
 	MDB_txn *txn;
@@ -606,10 +634,10 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn
 		goto out;
 	}
 	if (fmt != 3 && fmt != 4 && fmt != 5 && fmt != FORMAT_DATA_SEALED &&
-	    !FORMAT_IN_HEADER_PASS(fmt) && fmt != FORMAT_SEALING) {
+	    fmt != FORMAT_META_SEALED && !FORMAT_IN_HEADER_PASS(fmt) && fmt != FORMAT_SEALING) {
 		mdb_txn_abort(txn);
 		rc = mrtx__seterr(MRTX_ENOTSTORE, "upgrade %s: format %u; this mrtx upgrades "
-		                  "formats 3 to 6 to %u", path, fmt, META_FORMAT);
+		                  "formats 3 to 7 to %u", path, fmt, META_FORMAT);
 		goto out;
 	}
 	if ((rc = mdb_cursor_open(txn, u.dbi, &cur))) {
@@ -617,9 +645,11 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn
 		rc = up_err(&u, rc, "read");
 		goto out;
 	}
-	/* (format 6: the data is sealed; only the metadata's seals are new) */
+	/* (formats 6 and 7: the data is sealed; only the metadata's seals, or
+	 * its count, are new) */
 	rc = fmt == 3 ? check_keys(&u, txn, cur, &grow) :
-	     fmt == FORMAT_DATA_SEALED ? 0 : count_data(&u, cur, &grow);
+	     fmt == FORMAT_DATA_SEALED || fmt == FORMAT_META_SEALED ? 0 :
+	     count_data(&u, cur, &grow);
 	mdb_cursor_close(cur);
 	mdb_txn_abort(txn);
 	if (rc)
@@ -653,12 +683,14 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn
 		    (rc = FAILPOINT(FP_UPGRADE_AFTER_BATCH)))
 			goto out;
 	done = 0;
-	while (!done && fmt != FORMAT_DATA_SEALED)
+	while (!done && fmt != FORMAT_DATA_SEALED && fmt != FORMAT_META_SEALED)
 		if ((rc = batch(&u, PASS_SEAL, &done)) || (rc = FAILPOINT(FP_UPGRADE_AFTER_BATCH)))
 			goto out;
-	/* (format 6 to 7: the metadata sealed, with the count and the format,
-	 * in one write) */
-	if (fmt == FORMAT_DATA_SEALED && (rc = one_write(&u, finish)))
+	/* (formats 6 and 7 to 8: the metadata sealed, or already, with the
+	 * counts and the format, in one write) */
+	u.meta_sealed = fmt == FORMAT_META_SEALED;
+	if ((fmt == FORMAT_DATA_SEALED || fmt == FORMAT_META_SEALED) &&
+	    (rc = one_write(&u, finish)))
 		goto out;
 	if ((rc = mdb_env_sync(u.env, 1)))
 		rc = up_err(&u, rc, "sync");

@@ -234,7 +234,7 @@ expect_out '{"row":"r","family":"h","qualifier":"q","ts":'"$ts1"',"value":"v1"}'
 	"scan --versions --json --at" "$MRTX" scan "$V" vt --versions 2 --json --at "$ts1"
 expect_err 2 'versions: 1 to' "scan --versions 0" "$MRTX" scan "$V" vt --versions 0
 # a store of this format: the upgrade has nothing to do, and changes nothing
-if [ "$RADOS" = 1 ]; then FMT="4 (0 cells"; else FMT="7 (0 records"; fi
+if [ "$RADOS" = 1 ]; then FMT="4 (0 cells"; else FMT="8 (0 records"; fi
 expect_out "$V: format $FMT converted)" "upgrade of a current store" "$MRTX" upgrade "$V"
 expect_out "r h:q v2" "scan after the upgrade" "$MRTX" scan "$V" vt
 

@@ -65,6 +65,7 @@ declare -A WORDS=(
 	[branch]='DAMAGE page [0-9]+ key \\xfe\\x00ROWX\\x00\\x01(\\xff|\\x00q): a key out of order'
 	[lockprefix]='DAMAGE page [0-9]+ key \\x01@row0399\\x00\\x01\\xff: a key outside the range'
 	[tablerec]='DAMAGE page [0-9]+ key \\x00t/t: its checksum does not match'
+	[metalost]='DAMAGE page [0-9]+: its nodes fill'
 )
 
 for kind in $DAMAGE_KINDS; do

@@ -361,7 +361,9 @@ static void refuse(const char *path, const char *file, const char *what, const c
 static void not_a_store(void **state)
 {
 	char *base = tu_tmpdir("notstore"), p[4096], f[4096];
-	uint32_t fmt = 8;
+	uint32_t fmt = 9;
+	uint8_t fmtrec[64];
+	size_t fmtn;
 	FILE *fp;
 	mrtx_db *db;
 
@@ -406,9 +408,10 @@ static void not_a_store(void **state)
 	assert_int_equal(mrtx_create_table(db, "t", FAMS, 1), MRTX_OK);
 	assert_int_equal(tu_put_str(db, "t", "r", "f:q", "v"), MRTX_OK);
 	mrtx_close(db);
+	fmtn = tu_lmdb_get(p, "\0format", 7, fmtrec, sizeof(fmtrec));
 	tu_lmdb_put(p, "\0format", 7, &fmt, sizeof(fmt), 1);
 	join(f, sizeof(f), p, "data.mdb");
-	refuse(p, f, "newer format", "format 8");
+	refuse(p, f, "newer format", "format 9");
 	/* An older one (a bare format record) names the upgrade. */
 	fmt = 3;
 	raw_put(p, NULL, "\0format", 7, &fmt, sizeof(fmt));
@@ -422,9 +425,11 @@ static void not_a_store(void **state)
 	fmt = 6; /* (no checksums on the metadata) */
 	raw_put(p, NULL, "\0format", 7, &fmt, sizeof(fmt));
 	refuse(p, f, "format 6", "mrtx upgrade");
-	/* Put the format back: the store opens and its data is intact. */
-	fmt = 7;
+	fmt = 7; /* (no count of the metadata records: lmdb_mcount.c) */
 	tu_lmdb_put(p, "\0format", 7, &fmt, sizeof(fmt), 1);
+	refuse(p, f, "format 7", "mrtx upgrade");
+	/* Put the format back: the store opens and its data is intact. */
+	tu_lmdb_put(p, "\0format", 7, fmtrec, fmtn, 0);
 	{
 		char buf[8];
 
@@ -466,7 +471,7 @@ static void damaged_metadata(void **state)
 	assert_null(db);
 	assert_int_equal(rc, MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "share key prefix"));
-	tu_lmdb_put(base, "\0t/twin", 7, NULL, 0, 0);
+	tu_lmdb_put(base, "\0t/twin", 7, NULL, 0, 1);
 
 	/* a next-table record of the wrong size */
 	tu_lmdb_put(base, "\0next_table", 11, bad, sizeof(bad), 1);
@@ -491,7 +496,7 @@ static void damaged_metadata(void **state)
 	assert_int_equal(tu_get_str(db, "t", "r", "f:q", buf, sizeof(buf)), MRTX_OK);
 	assert_string_equal(buf, "v");
 	mrtx_close(db);
-	tu_lmdb_put(base, "\0gen", 4, NULL, 0, 0);
+	tu_lmdb_put(base, "\0gen", 4, NULL, 0, 1);
 	db = open_opts(base, 0, 0, NULL);
 	assert_int_equal(mrtx_create_table(db, "u", FAMS, 1), MRTX_OK);
 	assert_int_equal(tu_put_str(db, "t", "r", "f:q", "w"), MRTX_OK);
@@ -982,10 +987,11 @@ static void sealed_records(void **state)
 	free(path);
 }
 
-/* Every metadata record carries a checksum too (format 7): a byte changed
- * in a table's version policies, which the collector acts on, or in the
- * format record, is MRTX_ECORRUPT at the open, never a policy or a format;
- * the store reads again once the bytes are back.
+/* Every metadata record carries a checksum too (format 7), and the format
+ * record counts them (format 8): a byte changed in a table's version
+ * policies, which the collector acts on, or in the format record, or a
+ * policy record gone whole, is MRTX_ECORRUPT at the open, never a policy,
+ * a default or a format; the store reads again once the bytes are back.
  * Checks I20 (DESIGN §10). */
 static void sealed_metadata(void **state)
 {
@@ -1046,33 +1052,51 @@ static void sealed_metadata(void **state)
 		pat[0] = 1;
 		file_poke_all(path, pat, sizeof(pat), 0, 0);
 	}
-	tu_lmdb_put(path, "\0p/t", 4, NULL, 0, 0);
+	tu_lmdb_put(path, "\0p/t", 4, NULL, 0, 1);
 	/* ... renamed and sealed anew (no damage does that; a writer's bug
 	 * could): policies of no table */
 	tu_lmdb_put(path, "\0p/s", 4, pol, 16, 1);
 	assert_null(db = open_opts(path, 0, 0, &rc));
 	assert_int_equal(rc, MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "version policies of table 's'"));
-	tu_lmdb_put(path, "\0p/s", 4, NULL, 0, 0);
+	tu_lmdb_put(path, "\0p/s", 4, NULL, 0, 1);
+	tu_lmdb_put(path, "\0p/t", 4, pol, 16, 1);
+
+	/* the policies lost whole (as when a leaf page's node count is
+	 * lowered, or a slot sent past the record: the key is met by no walk,
+	 * and a lookup of it reads as never written, so t would read with
+	 * the defaults and gc delete the versions they keep): the format
+	 * record counts the metadata records, and the open's walk compares */
+	tu_lmdb_put(path, "\0p/t", 4, NULL, 0, 0);
+	assert_null(db = open_opts(path, 0, 0, &rc));
+	assert_int_equal(rc, MRTX_ECORRUPT);
+	assert_non_null(strstr(mrtx_errmsg(), "do not match their count"));
+	/* ... and one record more than was written (a stale page's) */
 	raw_put(path, NULL, "\0p/t", 4, pol, pn);
+	raw_put(path, NULL, "\0p/u", 4, pol, pn);
+	assert_null(db = open_opts(path, 0, 0, &rc));
+	assert_int_equal(rc, MRTX_ECORRUPT);
+	tu_lmdb_put(path, "\0p/u", 4, NULL, 0, 0);
 
 	/* the format record flipped to an earlier format: damage, not a store
 	 * to upgrade (whose seal pass would seal sealed records again) */
 	fn = raw_get(path, NULL, "\0format", 7, fmt, sizeof(fmt));
-	assert_int_equal(fn, 4 + LMDB_SEAL);
-	assert_int_equal(fmt[0], 7);
+	assert_int_equal(fn, 8 + LMDB_SEAL);
+	assert_int_equal(fmt[0], 8);
 	fmt[0] = 5;
 	raw_put(path, NULL, "\0format", 7, fmt, fn);
 	assert_null(db = open_opts(path, 0, 0, &rc));
 	assert_int_equal(rc, MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "checksum does not match"));
 	assert_int_equal(mrtx_upgrade(path, &cells), MRTX_ECORRUPT);
-	/* a bare format 7 (no seal) is damage too */
-	fmt[0] = 7;
-	raw_put(path, NULL, "\0format", 7, fmt, 4);
-	assert_null(db = open_opts(path, 0, 0, &rc));
-	assert_int_equal(rc, MRTX_ECORRUPT);
-	assert_int_equal(mrtx_upgrade(path, &cells), MRTX_ECORRUPT);
+	/* a bare format 8 or 7 (no seal) is damage too */
+	for (uint8_t f = 7; f <= 8; f++) {
+		fmt[0] = f;
+		raw_put(path, NULL, "\0format", 7, fmt, 4);
+		assert_null(db = open_opts(path, 0, 0, &rc));
+		assert_int_equal(rc, MRTX_ECORRUPT);
+		assert_int_equal(mrtx_upgrade(path, &cells), MRTX_ECORRUPT);
+	}
 	raw_put(path, NULL, "\0format", 7, fmt, fn);
 	assert_non_null(db = open_opts(path, 0, 0, NULL));
 	assert_int_equal(tu_get_str(db, "t", "r", "f:q", buf, sizeof(buf)), MRTX_OK);

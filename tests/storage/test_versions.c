@@ -661,6 +661,68 @@ static void test_upgrade_format6(void **state)
 	free(path);
 }
 
+/* A format-7 store (metadata sealed, not counted) is refused at the open
+ * with the upgrade named; the upgrade counts the metadata records in one
+ * write, and from then on a metadata record lost whole is damage the open
+ * names, where format 7 read it as never written. */
+static void test_upgrade_format7(void **state)
+{
+	char *path, got[16];
+	mrtx_db *db;
+	uint64_t cells = 0;
+	uint8_t pol[1024];
+	size_t pn;
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = fresh(&path);
+	assert_int_equal(mrtx_create_table2(db, "t", FAMS, NFAMS), MRTX_OK);
+	(void)put_ts(db, "r", "h", "v1");
+	(void)put_ts(db, "r", "h", "v2");
+	assert_int_equal(mrtx_create_table2(db, "u", FAMS, NFAMS), MRTX_OK);
+	mrtx_close(db);
+	tu_lmdb_format7(path);
+	db = NULL;
+	assert_int_equal(mrtx_open(&db, path, NULL), MRTX_ENOTSTORE);
+	assert_non_null(strstr(mrtx_errmsg(), "format 7"));
+	assert_non_null(strstr(mrtx_errmsg(), "mrtx upgrade"));
+	assert_int_equal(mrtx_upgrade(path, &cells), MRTX_OK);
+	assert_int_equal(cells, 1); /* the format record */
+	assert_int_equal(mrtx_upgrade(path, &cells), MRTX_OK);
+	assert_int_equal(cells, 0);
+	assert_non_null(db = tu_open(path, NULL));
+	assert_int_equal(tu_get_str(db, "t", "r", "h:q", got, sizeof(got)), MRTX_OK);
+	assert_string_equal(got, "v2");
+	/* the count follows the writers: a table dropped, one made */
+	assert_int_equal(mrtx_drop_table(db, "u"), MRTX_OK);
+	assert_int_equal(mrtx_create_table2(db, "w", FAMS, NFAMS), MRTX_OK);
+	mrtx_close(db);
+	assert_non_null(db = tu_open(path, NULL));
+	mrtx_close(db);
+	/* t's policies lost whole: the open says so, never the defaults */
+	pn = tu_lmdb_get(path, "\0p/t", 4, pol, sizeof(pol));
+	tu_lmdb_put(path, "\0p/t", 4, NULL, 0, 0);
+	db = NULL;
+	assert_int_equal(mrtx_open(&db, path, NULL), MRTX_ECORRUPT);
+	assert_non_null(strstr(mrtx_errmsg(), "do not match their count"));
+	{
+		store_file_stats fs;
+		deep_found f;
+
+		memset(&f, 0, sizeof(f));
+		assert_int_equal(check_file(path, deep_collect, NULL, &f, &fs), MRTX_OK);
+		assert_int_equal(f.n, 1);
+		assert_non_null(strstr(f.first, "counts"));
+	}
+	tu_lmdb_put(path, "\0p/t", 4, pol, pn, 0);
+	assert_non_null(db = tu_open(path, NULL));
+	assert_int_equal(tu_get_str(db, "t", "r", "h:q", got, sizeof(got)), MRTX_OK);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 static void test_upgrade(void **state)
 {
 	enum { ROWS = 300 };
@@ -1706,6 +1768,7 @@ int main(void)
 		cmocka_unit_test(test_upgrade),
 		cmocka_unit_test(test_upgrade_seal_resume),
 		cmocka_unit_test(test_upgrade_format6),
+		cmocka_unit_test(test_upgrade_format7),
 		cmocka_unit_test(test_gc),
 		cmocka_unit_test(test_trim_on_commit),
 		cmocka_unit_test(test_snapshot_registry),

@@ -12,7 +12,7 @@
 # holding only the store's own records (cli_damage.sh's store has one), and
 # leafroot (the main root pointed at a leaf page), which needs a tree of
 # two levels or more.
-DAMAGE_KINDS="empty random text short metas magic0 magic1 txnid lastpg root tablerec branch lockprefix"
+DAMAGE_KINDS="empty random text short metas magic0 magic1 txnid lastpg root tablerec metalost branch lockprefix"
 
 damage_setup() {
 	DAMAGE_SRC=$1
@@ -132,6 +132,36 @@ while j >= 0:
     b[j + len(pat) - 1] = ord('g')
     n += 1
     j = b.find(pat, j + 1)
+assert n
+open(path, 'wb').write(b)
+PYEOF
+	metalost)
+		# table t's metadata record lost whole: its slot taken out of the
+		# slot array of every leaf page holding it, the page header's
+		# count of nodes lowered by one (the node's bytes stay in place)
+		"$PY" - "$f" "$PS" <<'PYEOF' ;;
+import struct, sys
+path, ps = sys.argv[1], int(sys.argv[2])
+b = bytearray(open(path, 'rb').read())
+n = 0
+for pg in range(2, len(b) // ps):
+    at = pg * ps
+    if not b[at + 10] & 2:
+        continue
+    lower = struct.unpack('<H', b[at + 12:at + 14])[0]
+    slots = [struct.unpack('<H', b[at + 16 + 2 * i:at + 18 + 2 * i])[0]
+             for i in range((lower - 16) // 2) if at + 18 + 2 * i <= at + ps]
+    for i, o in enumerate(slots):
+        if o + 8 > ps:
+            continue
+        ks = struct.unpack('<H', b[at + o + 6:at + o + 8])[0]
+        if bytes(b[at + o + 8:at + o + 8 + ks]) == b'\x00t/t':
+            rest = slots[i + 1:]
+            for j, r in enumerate(rest):
+                b[at + 16 + 2 * (i + j):at + 18 + 2 * (i + j)] = struct.pack('<H', r)
+            b[at + 12:at + 14] = struct.pack('<H', lower - 2)
+            n += 1
+            break
 assert n
 open(path, 'wb').write(b)
 PYEOF

@@ -411,12 +411,31 @@ void tu_lmdb_put(const char *path, const void *k, size_t kn, const void *v, size
 	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
 	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
 	if (!v)
-		assert_int_equal(mdb_del(txn, dbi, &key, NULL), 0);
+		assert_int_equal(sealed ? lmdb_del(txn, dbi, &key) : mdb_del(txn, dbi, &key, NULL), 0);
 	else
 		assert_int_equal(sealed ? lmdb_put(txn, dbi, &key, &val, 0) :
 		                 mdb_put(txn, dbi, &key, &val, 0), 0);
 	assert_int_equal(mdb_txn_commit(txn), 0);
 	mdb_env_close(env);
+}
+
+size_t tu_lmdb_get(const char *path, const void *k, size_t kn, void *buf, size_t cap)
+{
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_val key = { kn, (void *)(uintptr_t)k }, val;
+
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_open(env, path, MDB_NOTLS | MDB_RDONLY, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+	assert_int_equal(mdb_get(txn, dbi, &key, &val), 0);
+	assert_true(val.mv_size <= cap);
+	memcpy(buf, val.mv_data, val.mv_size);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+	return val.mv_size;
 }
 
 void tu_lmdb_unseal(const char *path)
@@ -427,6 +446,13 @@ void tu_lmdb_unseal(const char *path)
 void tu_lmdb_format6(const char *path)
 {
 	lmdb_strip(path, 0, 6);
+}
+
+void tu_lmdb_format7(const char *path)
+{
+	uint32_t fmt = 7;
+
+	tu_lmdb_put(path, "\0format", 7, &fmt, sizeof(fmt), 1);
 }
 
 int tu_scan_all(mrtx_txn *txn, const char *table)

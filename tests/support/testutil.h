@@ -32,14 +32,22 @@ unsigned long tu_open_locks(mrtx_db *db);
  * address of a new RADOS store); caller frees; removed by tu_rmrf. */
 char *tu_tmpdir(const char *tag);
 void tu_rmrf(const char *path);
+/* The value at k in the closed LMDB store at path, as stored (a seal
+ * included), copied into buf (cap bytes, which it must fit): its size. */
+size_t tu_lmdb_get(const char *path, const void *k, size_t kn, void *buf, size_t cap);
 /* The LMDB store at path (closed everywhere) as format 5 wrote it: every
  * record's seal stripped (storage/lmdb/lmdb_seal.h), format 5. */
 void tu_lmdb_unseal(const char *path);
 /* ... as format 6 wrote it: the metadata records' seals stripped. */
 void tu_lmdb_format6(const char *path);
+/* ... as format 7 wrote it: the format record sealed, without the count
+ * of the metadata records (storage/lmdb/lmdb_mcount.c). */
+void tu_lmdb_format7(const char *path);
 /* Put k -> v (v NULL: delete k) into the closed LMDB store at path behind
- * mrtx's back: sealed as mrtx writes it (storage/lmdb/lmdb_seal.h), or
- * bare (an earlier format's record, or bytes copied as they are). */
+ * mrtx's back: as mrtx writes it (sealed, storage/lmdb/lmdb_seal.h, and a
+ * metadata key added or deleted counted, lmdb_mcount.c), or bare (an
+ * earlier format's record, or bytes copied as they are: damage to a
+ * format-8 store's count). */
 void tu_lmdb_put(const char *path, const void *k, size_t kn, const void *v, size_t vn,
                  int sealed);
 /* Open a fresh store with the given options (NULL = defaults + nosync). */

@@ -38,7 +38,7 @@ int cmd_backup(int argc, char **argv)
 	return rc;
 }
 
-/* `mrtx upgrade STORE`: mrtx_upgrade, an LMDB store of format 3 to 6 or a
+/* `mrtx upgrade STORE`: mrtx_upgrade, an LMDB store of format 3 to 7 or a
  * RADOS store of layout format 1-3 to this mrtx's format in place (crash
  * safe: run it again to resume). */
 int cmd_upgrade(int argc, char **argv)
@@ -53,10 +53,11 @@ int cmd_upgrade(int argc, char **argv)
 	if (help) {
 		printf("usage: %s\n\n"
 		       "Convert the store STORE, written by an older mrtx (LMDB store format 3\n"
-		       "to 6, RADOS layout format 1 to 3), to this mrtx's format (LMDB 7, RADOS\n"
+		       "to 7, RADOS layout format 1 to 3), to this mrtx's format (LMDB 8, RADOS\n"
 		       "4), in place.  From before cell versions, every cell gets the version of\n"
-		       "the commit that wrote it; every LMDB record gets its checksum, and a\n"
-		       "store of format 4 its count of unsettled locks.  No other process may\n"
+		       "the commit that wrote it; every LMDB record gets its checksum, a store\n"
+		       "of format 4 its count of unsettled locks, and the format record the\n"
+		       "count of the metadata records.  No other process may\n"
 		       "have the store open.  Crash\n"
 		       "safe: it converts in batches, each recording where the next starts,\n"
 		       "under a format nothing else opens; run it again after a crash and it\n"
@@ -68,9 +69,9 @@ int cmd_upgrade(int argc, char **argv)
 		return tool_usage_err(argv[0], usage, "expected STORE");
 	if ((rc = mrtx_upgrade(pos[0], &cells)))
 		return tool_fail(argv[0], NULL, rc);
-	/* (the formats this mrtx writes: RADOS layout 4, LMDB store 7) */
+	/* (the formats this mrtx writes: RADOS layout 4, LMDB store 8) */
 	printf("%s: format %d (%llu %s converted)\n", pos[0],
-	       strncmp(pos[0], "rados://", 8) == 0 ? 4 : 7, (unsigned long long)cells,
+	       strncmp(pos[0], "rados://", 8) == 0 ? 4 : 8, (unsigned long long)cells,
 	       strncmp(pos[0], "rados://", 8) == 0 ? "cells" : "records");
 	return EXIT_OK;
 }
