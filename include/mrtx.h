@@ -304,7 +304,8 @@ typedef struct mrtx_options {
  *   LMDB: an empty data.mdb, or one that is no LMDB file);
  *   MRTX_ECORRUPT (metadata unreadable; LMDB: a metadata record whose
  *   checksum does not match its bytes, the format record's included, or
- *   metadata records that do not match the format record's count of them;
+ *   metadata records that do not match the format record's count and
+ *   digest of them;
  *   data.mdb ending before pages
  *   its newest commit uses (pages LMDB left free past the end are fine),
  *   or a meta page damaged -- its header, magic,
@@ -937,8 +938,8 @@ int mrtx_gc(mrtx_db *db, uint64_t keep_ms, uint64_t *collected);
  * and names this.  Every LMDB record (cell, older version, lock record,
  * metadata record) gets its checksum (format 6 has them on its data records
  * already, format 7 on every record, and the metadata's are written in one
- * transaction), and the format record the count of the other metadata
- * records; a store of format 4 also its count of
+ * transaction), and the format record the count and digest of the other
+ * metadata records; a store of format 4 also its count of
  * unsettled lock records (transactions in flight are counted, not
  * refused).  From before cell versions, every cell gets the version of
  * the commit that wrote it (its row's lock says which) and reads at

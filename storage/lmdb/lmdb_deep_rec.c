@@ -6,7 +6,7 @@
  *   metadata (0x00 ...)  (formats 7, 8: the value's seal matches,
  *                        lmdb_seal.h) a key mrtx writes: "format" (u32: 3
  *                        to 6 bare, or an upgrade's mark; 7 sealed; 8
- *                        sealed, with a u32 count of the other metadata
+ *                        sealed, with the tally of the other metadata
  *                        records, lmdb_mcount.c), "store_id" (16 bytes),
  *                        "next_table" (u16 BE, a table prefix), "gen",
  *                        "tgen", "tsceil", "unsettled", "g/safe" (u64
@@ -33,8 +33,8 @@
  *                        the stored timestamp ceiling ("tsceil")
  *   the whole            a format record and a store id; the count of
  *                        unsettled lock records equal to a recount; the
- *                        metadata records as many as the format record
- *                        counts (format 8)
+ *                        metadata records as the format record tallies
+ *                        them (format 8)
  *
  * Entries lost to damage leave a gap: what spans it (a row's lock, the
  * recount, the tables a lost metadata page may have named) is not judged.
@@ -53,8 +53,9 @@ typedef struct rtable {
 
 struct deep_rec {
 	uint32_t format;           /* 0: no format record met */
-	uint32_t mcount;           /* format 8's count of the other metadata records */
-	uint64_t meta_met, fmt_page; /* those met; the format record's page */
+	lmdb_mtally kept, met;     /* format 8's tally of the other metadata
+	                            * records (lmdb_mcount.c), and theirs */
+	uint64_t fmt_page;         /* the format record's page */
 	/* the first metadata record met before the format record whose seal
 	 * did not match (judged once the format is known) */
 	uint8_t early[LF_MAX_KEY];
@@ -223,9 +224,9 @@ static void format_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, cons
 	deep_rec *r = d->rec;
 	uint32_t f;
 
-	if (vn != 4 && vn != 4 + LMDB_SEAL && vn != 8 + LMDB_SEAL) {
-		DMG(d, page, k, kn, "a format record of %zu bytes (4; 8 or 12 with its checksum)",
-		    vn);
+	if (vn != 4 && vn != 4 + LMDB_SEAL && vn != LMDB_FORMAT_LEN + LMDB_SEAL) {
+		DMG(d, page, k, kn, "a format record of %zu bytes (4; %u or %u with its checksum)",
+		    vn, 4 + LMDB_SEAL, LMDB_FORMAT_LEN + LMDB_SEAL);
 		return;
 	}
 	f = mrtx__le32_get(v);
@@ -237,13 +238,13 @@ static void format_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, cons
 			    "value)");
 			return;
 		}
-		if (f != (val.mv_size == 8 ? META_FORMAT : FORMAT_META_SEALED)) {
+		if (f != (val.mv_size == 4 ? FORMAT_META_SEALED : META_FORMAT)) {
 			DMG(d, page, k, kn, "format %u in a record of %zu bytes with a checksum, "
 			    "which no mrtx writes", (unsigned)f, vn);
 			return;
 		}
 		if (f == META_FORMAT) {
-			r->mcount = mrtx__le32_get(v + 4);
+			(void)lmdb_format_parse(f, 1, &val, &r->kept);
 			r->fmt_page = page;
 		}
 	} else if (f != FORMAT_DATA_SEALED && f != 5 && f != 4 && f != FORMAT_PLAIN &&
@@ -280,7 +281,11 @@ static void meta_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, const 
 		format_rec(d, page, k, kn, v, vn);
 		return;
 	}
-	r->meta_met++;
+	{
+		MDB_val key = mv(k, kn), raw = mv(v, vn);
+
+		lmdb_mtally_add(&r->met, &key, &raw);
+	}
 	if (!meta_unseal(d, page, k, kn, v, &vn))
 		return;
 	if (fixed(name, nlen, "store_id")) {
@@ -538,10 +543,14 @@ void deep_rec_end(deep *d, int whole)
 			DMG(d, r->tables[i].page, tk, 3 + nl, "table prefix 0x%04x, not below the "
 			    "next table's 0x%04x", r->tables[i].kp, r->next_table);
 		}
-	if (r->format == META_FORMAT && !r->gap_meta && r->meta_met != r->mcount)
+	if (r->format == META_FORMAT && !r->gap_meta && r->met.n != r->kept.n)
 		DMG(d, r->fmt_page, fkey, sizeof(fkey) - 1, "the format record counts %u other "
-		    "metadata records; the store holds %llu (one lost whole, or written behind "
-		    "mrtx's back)", (unsigned)r->mcount, (unsigned long long)r->meta_met);
+		    "metadata records; the store holds %u (one lost whole, or written behind "
+		    "mrtx's back)", (unsigned)r->kept.n, (unsigned)r->met.n);
+	else if (r->format == META_FORMAT && !r->gap_meta && r->met.sum != r->kept.sum)
+		DMG(d, r->fmt_page, fkey, sizeof(fkey) - 1, "the format record's digest of the "
+		    "other metadata records does not match them (an older copy of one read in "
+		    "its place, or one written behind mrtx's back)");
 	if (data_sealed(r->format) && r->have_uns && d->o->lock_order &&
 	    r->uns_stored != r->uns_counted)
 		DMG(d, r->uns_page, ukey, sizeof(ukey) - 1, "the count of unsettled lock records "

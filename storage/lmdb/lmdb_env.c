@@ -42,9 +42,10 @@ int lmdb_err(store *st, int rc, const char *step)
 		                    st->path);
 	if (rc == LMDB_METACOUNT)
 		return mrtx__seterr(MRTX_ECORRUPT, "store %s: the metadata records do not match "
-		                    "their count in the format record during %s (a record lost "
-		                    "whole): the store is damaged (`mrtx check --deep %s` says "
-		                    "where; restore it from a backup)", st->path, step, st->path);
+		                    "their count and digest in the format record during %s (a "
+		                    "record lost whole, or an older copy of one read in its place): "
+		                    "the store is damaged (`mrtx check --deep %s` says where; "
+		                    "restore it from a backup)", st->path, step, st->path);
 	if (rc == LMDB_DISORDER)
 		return mrtx__seterr(MRTX_ECORRUPT, "store %s: keys out of order in the data file "
 		                    "during %s: the store is damaged (`mrtx check --deep %s` says "

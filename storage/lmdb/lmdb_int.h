@@ -25,9 +25,10 @@
  * (lmdb_unsettled.c), which every writer keeps.  6: a checksum on every
  * data record (lmdb_seal.h).  7: on every metadata record too, the format
  * record's included (8 bytes; earlier formats' is a bare u32).  8: the
- * format record also counts the other metadata records (12 bytes,
- * lmdb_mcount.c), so a metadata record lost whole is damage the open
- * sees, not a default it reads. */
+ * format record also keeps a tally of the other metadata records (a count
+ * and a digest, 20 bytes, lmdb_mcount.c), so a metadata record lost whole,
+ * or an older copy of one, is damage the open sees, not a default or an
+ * old value it reads. */
 #define META_FORMAT 8u
 /* The format that sealed the metadata without counting it. */
 #define FORMAT_META_SEALED 7u
@@ -357,32 +358,51 @@ int lmdb_gen_read(MDB_cursor *cur, uint64_t *gen);
 #define TGEN_KEY "\0tgen"
 #define TGEN_KEY_LEN 5u
 int lmdb_u64_read(MDB_cursor *cur, const char *key, size_t klen, uint64_t *out);
+/* A tally of metadata records (format 8, lmdb_mcount.c): how many, and
+ * the sum mod 2^64 of each one's hash (lmdb_mtally_hash). */
+typedef struct lmdb_mtally {
+	uint32_t n;
+	uint64_t sum;
+} lmdb_mtally;
+/* Format 8's format record payload: u32 format, u32 n, u64 sum (LE). */
+#define LMDB_FORMAT_LEN 16u
+/* The part of the record at key k, whose stored (sealed) value is raw,
+ * in a tally's sum: a mix of its seal and its key's length. */
+uint64_t lmdb_mtally_hash(const MDB_val *k, const MDB_val *raw);
+/* Add the record at k (stored value raw) to *t. */
+void lmdb_mtally_add(lmdb_mtally *t, const MDB_val *k, const MDB_val *raw);
 /* The format record (0x00 "format"), read raw (lmdb_mcount.c): a bare u32
  * LE, formats 3 to 6 and the upgrade's marks (*sealed = 0), or one with
- * its seal (*sealed = 1): format 7's u32, format 8's u32 and the count of
- * the other metadata records (*count; UINT32_MAX for other formats; count
- * may be NULL), or a later format's u32 and what it adds.  0,
+ * its seal (*sealed = 1): format 7's u32, format 8's u32 and the tally of
+ * the other metadata records (into *tally; may be NULL; left as it was
+ * for other formats), or a later format's u32 and what it adds.  0,
  * MDB_NOTFOUND, LMDB_BADSUM (a seal that does not match), MRTX_ECORRUPT
  * (a length no format has), or LMDB's rc. */
-int lmdb_format_get(MDB_txn *txn, MDB_dbi dbi, uint32_t *fmt, int *sealed, uint32_t *count);
-/* Write format 8's record, sealed, counting n other metadata records. */
-int lmdb_format_put(MDB_txn *txn, MDB_dbi dbi, uint32_t n);
-/* The metadata count moves by delta (a record added or deleted by
- * lmdb_put or lmdb_del): 0, LMDB_METACOUNT (below 0: the count was
- * wrong), or LMDB's rc.  A store whose format record is not format 8's
- * (being made, or upgraded: the upgrade counts at its end) keeps none. */
-int lmdb_mcount_add(MDB_txn *txn, MDB_dbi dbi, int delta);
-/* The metadata records do not match their count in the format record (a
- * record lost whole, or one more than was written). */
+int lmdb_format_get(MDB_txn *txn, MDB_dbi dbi, uint32_t *fmt, int *sealed,
+                    lmdb_mtally *tally);
+/* The same from its payload (unsealed when sealed): 0 or MRTX_ECORRUPT. */
+int lmdb_format_parse(uint32_t fmt, int sealed, const MDB_val *payload, lmdb_mtally *tally);
+/* Write format 8's record, sealed, with tally *t. */
+int lmdb_format_put(MDB_txn *txn, MDB_dbi dbi, const lmdb_mtally *t);
+/* Move the stored tally (a record added or deleted, delta; one's hash
+ * taken out, minus, another's put in, plus; by lmdb_put and lmdb_del):
+ * 0, LMDB_METACOUNT (the count below 0: it was wrong), or LMDB's rc.  A
+ * store whose format record is not format 8's (being made, or upgraded:
+ * the upgrade tallies at its end) keeps none. */
+int lmdb_mtally_move(MDB_txn *txn, MDB_dbi dbi, int delta, uint64_t minus, uint64_t plus);
+/* The metadata records do not match the format record's tally of them (a
+ * record lost whole, one more than was written, or an older copy of one
+ * read in its place). */
 #define LMDB_METACOUNT (-30602)
 /* Walk every metadata record (format 8) with cursor cur, in key order:
  * each one's seal checked, each key strictly after the one before, and
  * fn (may be NULL) called with each unsealed; the key after the last in
  * order with it too (a first byte damaged ends the walk early); and the
- * records but the format's as many as it counts.  A lookup by key cannot
- * tell a record whose key was damaged, or a node lost from its page, from
- * one never written (a table's policies would read as the defaults), but
- * its seal, which covers the key, and the count can.  0, LMDB_BADSUM,
+ * records but the format's as the format record tallies them.  A lookup
+ * by key cannot tell a record whose key was damaged, or a node lost from
+ * its page, from one never written (a table's policies would read as the
+ * defaults), nor an older copy of a record from the record: its seal,
+ * which covers the key, and the tally can.  0, LMDB_BADSUM,
  * LMDB_DISORDER, LMDB_METACOUNT, LMDB's rc or fn's. */
 int lmdb_meta_walk(MDB_cursor *cur, int (*fn)(const MDB_val *k, const MDB_val *v, void *arg),
                    void *arg);

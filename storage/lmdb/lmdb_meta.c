@@ -7,11 +7,12 @@
  * cost every transaction a lookup of the database record, and every write
  * one more dirty page); since format 7 every value below ends with its
  * seal (lmdb_seal.h), which lmdb_get and lmdb_put add and check, and
- * since format 8 the format record counts the others:
+ * since format 8 the format record tallies the others:
  *
- *   0x00 "format"      -> u32 LE 8, u32 LE the count of the other
- *                         metadata records (lmdb_mcount.c; bare, without
- *                         a seal or a count, before 7)
+ *   0x00 "format"      -> u32 LE 8, the tally of the other metadata
+ *                         records: u32 LE count, u64 LE digest
+ *                         (lmdb_mcount.c; bare, without a seal or a
+ *                         tally, before 7)
  *   0x00 "store_id"    -> 16 random bytes
  *   0x00 "next_table"  -> u16 BE, the prefix the next new table gets
  *   0x00 "gen"         -> u64 LE, bumped by every new "x/" record (absent: 0)
@@ -669,8 +670,8 @@ int lmdb_meta_init(store *st)
 				rc = mrtx__seterr(MRTX_ESTORE, "RAND_bytes failed creating the store id");
 				goto fail;
 			}
-			/* (the format record first: it counts the rest) */
-			if ((rc = lmdb_format_put(txn, st->dbi, 0)) ||
+			/* (the format record first: it tallies the rest) */
+			if ((rc = lmdb_format_put(txn, st->dbi, &(lmdb_mtally){ 0, 0 })) ||
 			    (rc = lmdb_unsettled_put(txn, st->dbi, 0)) ||
 			    (rc = meta_put(txn, st, "store_id", st->id, sizeof(st->id))) ||
 			    (rc = meta_put(txn, st, "next_table", next, sizeof(next))))
@@ -818,8 +819,9 @@ int lmdb_meta_walk(MDB_cursor *cur, int (*fn)(const MDB_val *k, const MDB_val *v
 {
 	MDB_val target = mv("\0", 1), k = target, v, prev;
 	int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE), order;
-	/* (no format record met: a count no store has) */
-	uint64_t met = 0, counted = UINT64_MAX;
+	/* (no format record met: a tally no store has) */
+	lmdb_mtally met = { 0, 0 }, kept = { UINT32_MAX, 0 };
+	int have = 0;
 
 	/* (raw reads: the data record met at the end is not the walk's) */
 	if (rc != 0 && rc != MDB_NOTFOUND)
@@ -829,15 +831,18 @@ int lmdb_meta_walk(MDB_cursor *cur, int (*fn)(const MDB_val *k, const MDB_val *v
 	if (rc == 0 && (rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT)))
 		return rc;
 	while (rc == 0 && ((const uint8_t *)k.mv_data)[0] == 0) {
+		int format = k.mv_size == 7 && memcmp(k.mv_data, "\0format", 7) == 0;
+
+		if (!format)
+			lmdb_mtally_add(&met, &k, &v);
 		if ((rc = lmdb_unseal(&k, &v)) || (fn && (rc = fn(&k, &v, arg))))
 			return rc;
-		if (k.mv_size == 7 && memcmp(k.mv_data, "\0format", 7) == 0) {
-			/* (format 8's: the format, then the count; lmdb_mcount.c) */
-			if (v.mv_size != 8 || mrtx__le32_get(v.mv_data) != META_FORMAT)
+		if (format) {
+			/* (format 8's: the format, then the tally; lmdb_mcount.c) */
+			if (v.mv_size < 4 || mrtx__le32_get(v.mv_data) != META_FORMAT ||
+			    lmdb_format_parse(META_FORMAT, 1, &v, &kept))
 				return LMDB_METACOUNT;
-			counted = mrtx__le32_get((const uint8_t *)v.mv_data + 4);
-		} else {
-			met++;
+			have = 1;
 		}
 		prev = k;
 		if ((rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) == 0 && !lmdb_key_after(&prev, &k))
@@ -854,8 +859,9 @@ int lmdb_meta_walk(MDB_cursor *cur, int (*fn)(const MDB_val *k, const MDB_val *v
 	}
 	if (rc && rc != MDB_NOTFOUND)
 		return rc;
-	/* A record gone whole, which no seal or key order shows: the count */
-	return met == counted ? 0 : LMDB_METACOUNT;
+	/* A record gone whole, or an older copy of one, which no seal or key
+	 * order shows: the tally */
+	return have && met.n == kept.n && met.sum == kept.sum ? 0 : LMDB_METACOUNT;
 }
 
 int lmdb_store_meta_get(store *st, lmdb_rtxn *view, const char *key, mrtx_arena *a,

@@ -128,13 +128,19 @@ int lmdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags)
 	seal_put(d + v->mv_size, lmdb_seal_of(k, d, v->mv_size));
 	sv = (MDB_val){ v->mv_size + LMDB_SEAL, d };
 	if (counted(k)) {
-		/* a record new to the store raises the count (lmdb_mcount.c) */
+		/* the format record's tally follows (lmdb_mcount.c): a record new
+		 * to the store is added, one replaced swapped for its successor */
+		uint64_t plus = lmdb_mtally_hash(k, &sv);
+
 		rc = mdb_put(txn, dbi, k, &sv, flags | MDB_NOOVERWRITE);
 		if (rc == 0) {
-			rc = lmdb_mcount_add(txn, dbi, 1);
+			rc = lmdb_mtally_move(txn, dbi, 1, 0, plus);
 		} else if (rc == MDB_KEYEXIST && !(flags & MDB_NOOVERWRITE)) {
-			sv = (MDB_val){ v->mv_size + LMDB_SEAL, d }; /* (set to the old one) */
-			rc = mdb_put(txn, dbi, k, &sv, flags);
+			uint64_t minus = lmdb_mtally_hash(k, &sv); /* (sv: the old one) */
+
+			sv = (MDB_val){ v->mv_size + LMDB_SEAL, d };
+			if ((rc = mdb_put(txn, dbi, k, &sv, flags)) == 0)
+				rc = lmdb_mtally_move(txn, dbi, 0, minus, plus);
 		}
 	} else {
 		rc = mdb_put(txn, dbi, k, &sv, flags);
@@ -145,11 +151,18 @@ int lmdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags)
 
 int lmdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *k)
 {
-	int rc = mdb_del(txn, dbi, k, NULL);
+	MDB_val old;
+	uint64_t minus;
+	int rc;
 
-	if (rc == 0 && counted(k))
-		rc = lmdb_mcount_add(txn, dbi, -1);
-	return rc;
+	if (!counted(k))
+		return mdb_del(txn, dbi, k, NULL);
+	if ((rc = mdb_get(txn, dbi, k, &old)))
+		return rc;
+	minus = lmdb_mtally_hash(k, &old);
+	if ((rc = mdb_del(txn, dbi, k, NULL)))
+		return rc;
+	return lmdb_mtally_move(txn, dbi, -1, minus, 0);
 }
 
 int lmdb_cput_reserve(MDB_cursor *cur, MDB_val *k, MDB_val *v, size_t n, unsigned flags)

@@ -14,7 +14,7 @@
  * Format 6 sealed the data records only; formats 3 to 5 none.  The format
  * record of those is a bare u32 (4 bytes), which the open and the upgrade
  * read raw to tell them from the sealed ones of formats 7 (8 bytes) and 8
- * (12: the format and the count of the other metadata records).
+ * (20: the format and the tally of the other metadata records).
  *
  * Every read and write of the store in the LMDB backend goes through the
  * functions below, which add the seal on the way in and check and strip it
@@ -48,13 +48,14 @@ int lmdb_cget(MDB_cursor *cur, MDB_val *k, MDB_val *v, MDB_cursor_op op);
 int lmdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v);
 /* mdb_cursor_put / mdb_put of payload *v, sealed (through a copy; not
  * with MDB_RESERVE).  Metadata is written with lmdb_put and lmdb_del
- * only, which keep the format record's count of it (format 8,
- * lmdb_mcount.c): a metadata key new to the store raises it, and a
- * deleted one lowers it.  The cursor puts write data records. */
+ * only, which keep the format record's tally of it (format 8,
+ * lmdb_mcount.c) in the same transaction: a record added, replaced or
+ * deleted moves it.  The cursor puts write data records. */
 int lmdb_cput(MDB_cursor *cur, MDB_val *k, MDB_val *v, unsigned flags);
 int lmdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags);
 /* mdb_del of the record at k (every value): LMDB's rc, or
- * LMDB_METACOUNT (lmdb_int.h) when a metadata record's goes below 0. */
+ * LMDB_METACOUNT (lmdb_int.h) when the metadata's count would go below
+ * 0. */
 int lmdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *k);
 /* Put payload buf[0..n) at key k, sealing it in place: buf has room
  * for n + LMDB_SEAL bytes (spares lmdb_cput's copy). */

@@ -2,7 +2,7 @@
  * lmdb_upgrade.c - convert a store of format 3 to 7 to format 8 in place
  * (`mrtx upgrade`, mrtx_upgrade; DESIGN §9).
  *
- * Format 8 counts the metadata records in the format record
+ * Format 8 tallies the metadata records in the format record
  * (lmdb_mcount.c); format 7 seals every metadata record with a checksum
  * (lmdb_seal.h); format 6 every data record; format 5
  * added the count of unsettled lock records (lmdb_unsettled.c); format 4 a
@@ -34,8 +34,8 @@
  *   finish  (every format; formats 6 and 7 start here) in one write:
  *           every metadata record gets its seal (but format 7's, which
  *           have theirs), the unsettled lock records are counted, then the
- *           metadata records, and the format becomes 8 (sealed itself,
- *           with that count)
+ *           metadata records tallied, and the format becomes 8 (sealed
+ *           itself, with that tally)
  *
  * Each batch is one LMDB transaction that also records where the next one
  * starts (or moves to the next pass), so a crash anywhere leaves either the
@@ -83,7 +83,7 @@ static int up_err(up *u, int rc, const char *step)
 		                    "(`mrtx check --deep %s` says where)", u->path, step,
 		                    rc == LMDB_BADSUM ? "a record's checksum does not match its "
 		                    "bytes" : rc == LMDB_DISORDER ? "keys out of order" :
-		                    "the metadata records do not match their count", u->path);
+		                    "the metadata records do not match their tally", u->path);
 	if (rc == MDB_MAP_FULL)
 		return mrtx__seterr(MRTX_EFULL, "upgrade %s: the store's map is full during %s",
 		                    u->path, step);
@@ -354,40 +354,41 @@ static int seal_meta(up *u, MDB_txn *txn)
 	return mrtx__is_code(rc) ? rc : up_err(u, rc, "read the metadata");
 }
 
-/* The metadata records in txn, the format record's own left out (every
- * other key that starts with 0x00: lmdb_mcount.c). */
-static int count_meta(up *u, MDB_txn *txn, uint32_t *n)
+/* The tally of the metadata records in txn (sealed by now), the format
+ * record's own left out (every other key that starts with 0x00:
+ * lmdb_mcount.c). */
+static int tally_meta(up *u, MDB_txn *txn, lmdb_mtally *t)
 {
 	MDB_cursor *cur;
 	MDB_val k = mv("\0", 1), v;
 	int rc;
 
-	*n = 0;
+	*t = (lmdb_mtally){ 0, 0 };
 	if ((rc = mdb_cursor_open(txn, u->dbi, &cur)))
 		return up_err(u, rc, "count the metadata");
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
 	     rc == 0 && ((const uint8_t *)k.mv_data)[0] == 0;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
 		if (!(k.mv_size == 7 && memcmp(k.mv_data, "\0format", 7) == 0))
-			++*n;
+			lmdb_mtally_add(t, &k, &v);
 	mdb_cursor_close(cur);
 	return rc == 0 || rc == MDB_NOTFOUND ? 0 : up_err(u, rc, "count the metadata");
 }
 
 /* The last write of the conversion: the metadata sealed, the count of
  * unsettled lock records (read through the seals), and format 8, sealed,
- * with the count of the metadata records. */
+ * with the tally of the metadata records. */
 static int finish(up *u, MDB_txn *txn)
 {
-	uint32_t n;
+	lmdb_mtally t;
 	int rc;
 
 	if ((!u->meta_sealed && (rc = seal_meta(u, txn))) || (rc = count_unsettled(u, txn)) ||
-	    (rc = count_meta(u, txn, &n)))
+	    (rc = tally_meta(u, txn, &t)))
 		return rc;
 	if (u->meta_sealed)
 		u->cells++; /* (the format record: what format 7 converts) */
-	return (rc = lmdb_format_put(txn, u->dbi, n)) ? up_err(u, rc, "write the format") : 0;
+	return (rc = lmdb_format_put(txn, u->dbi, &t)) ? up_err(u, rc, "write the format") : 0;
 }
 
 /* The seal pass's last write, in its last batch: the resume key goes and

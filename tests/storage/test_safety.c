@@ -425,7 +425,7 @@ static void not_a_store(void **state)
 	fmt = 6; /* (no checksums on the metadata) */
 	raw_put(p, NULL, "\0format", 7, &fmt, sizeof(fmt));
 	refuse(p, f, "format 6", "mrtx upgrade");
-	fmt = 7; /* (no count of the metadata records: lmdb_mcount.c) */
+	fmt = 7; /* (no tally of the metadata records: lmdb_mcount.c) */
 	tu_lmdb_put(p, "\0format", 7, &fmt, sizeof(fmt), 1);
 	refuse(p, f, "format 7", "mrtx upgrade");
 	/* Put the format back: the store opens and its data is intact. */
@@ -988,17 +988,18 @@ static void sealed_records(void **state)
 }
 
 /* Every metadata record carries a checksum too (format 7), and the format
- * record counts them (format 8): a byte changed in a table's version
- * policies, which the collector acts on, or in the format record, or a
- * policy record gone whole, is MRTX_ECORRUPT at the open, never a policy,
- * a default or a format; the store reads again once the bytes are back.
+ * record tallies them (format 8): a byte changed in a table's version
+ * policies, which the collector acts on, or in the format record, a policy
+ * record gone whole, or an older copy of one, is MRTX_ECORRUPT at the
+ * open, never a policy, a default, an old policy or a format; the store
+ * reads again once the bytes are back.
  * Checks I20 (DESIGN §10). */
 static void sealed_metadata(void **state)
 {
 	char *path;
 	mrtx_db *db;
 	mrtx_family_spec fam = { "f", 3, 0, 0 };
-	uint8_t pol[64], bad[64], fmt[16];
+	uint8_t pol[64], bad[64], fmt[32];
 	size_t pn, fn;
 	uint64_t cells;
 	char buf[16];
@@ -1077,11 +1078,34 @@ static void sealed_metadata(void **state)
 	assert_null(db = open_opts(path, 0, 0, &rc));
 	assert_int_equal(rc, MRTX_ECORRUPT);
 	tu_lmdb_put(path, "\0p/u", 4, NULL, 0, 0);
+	/* ... and an older copy of it read in its place (a branch pointer sent
+	 * back to the leaf as it was before the policies changed: the record's
+	 * seal is its own, and the count is as it was): the digest */
+	{
+		mrtx_family_spec five = { "f", 5, 0, 0 };
+		uint8_t now[64];
+		size_t nn;
+
+		assert_non_null(db = open_opts(path, 0, 0, NULL));
+		assert_int_equal(mrtx_alter_family(db, "t", &five), MRTX_OK);
+		mrtx_close(db);
+		nn = raw_get(path, NULL, "\0p/t", 4, now, sizeof(now));
+		raw_put(path, NULL, "\0p/t", 4, pol, pn);
+		assert_null(db = open_opts(path, 0, 0, &rc));
+		assert_int_equal(rc, MRTX_ECORRUPT);
+		assert_non_null(strstr(mrtx_errmsg(), "an older copy"));
+		raw_put(path, NULL, "\0p/t", 4, now, nn);
+		assert_non_null(db = open_opts(path, 0, 0, NULL));
+		assert_int_equal(mrtx_alter_family(db, "t", &fam), MRTX_OK);
+		mrtx_close(db);
+		assert_int_equal(raw_get(path, NULL, "\0p/t", 4, now, sizeof(now)), pn);
+		assert_memory_equal(now, pol, pn);
+	}
 
 	/* the format record flipped to an earlier format: damage, not a store
 	 * to upgrade (whose seal pass would seal sealed records again) */
 	fn = raw_get(path, NULL, "\0format", 7, fmt, sizeof(fmt));
-	assert_int_equal(fn, 8 + LMDB_SEAL);
+	assert_int_equal(fn, 16 + LMDB_SEAL);
 	assert_int_equal(fmt[0], 8);
 	fmt[0] = 5;
 	raw_put(path, NULL, "\0format", 7, fmt, fn);

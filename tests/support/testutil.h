@@ -40,14 +40,14 @@ size_t tu_lmdb_get(const char *path, const void *k, size_t kn, void *buf, size_t
 void tu_lmdb_unseal(const char *path);
 /* ... as format 6 wrote it: the metadata records' seals stripped. */
 void tu_lmdb_format6(const char *path);
-/* ... as format 7 wrote it: the format record sealed, without the count
+/* ... as format 7 wrote it: the format record sealed, without the tally
  * of the metadata records (storage/lmdb/lmdb_mcount.c). */
 void tu_lmdb_format7(const char *path);
 /* Put k -> v (v NULL: delete k) into the closed LMDB store at path behind
  * mrtx's back: as mrtx writes it (sealed, storage/lmdb/lmdb_seal.h, and a
- * metadata key added or deleted counted, lmdb_mcount.c), or bare (an
- * earlier format's record, or bytes copied as they are: damage to a
- * format-8 store's count). */
+ * metadata record's tallied, lmdb_mcount.c), or bare (an earlier format's
+ * record, or bytes copied as they are: damage to a format-8 store's
+ * tally). */
 void tu_lmdb_put(const char *path, const void *k, size_t kn, const void *v, size_t vn,
                  int sealed);
 /* Open a fresh store with the given options (NULL = defaults + nosync). */

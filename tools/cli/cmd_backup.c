@@ -57,7 +57,7 @@ int cmd_upgrade(int argc, char **argv)
 		       "4), in place.  From before cell versions, every cell gets the version of\n"
 		       "the commit that wrote it; every LMDB record gets its checksum, a store\n"
 		       "of format 4 its count of unsettled locks, and the format record the\n"
-		       "count of the metadata records.  No other process may\n"
+		       "count and digest of the metadata records.  No other process may\n"
 		       "have the store open.  Crash\n"
 		       "safe: it converts in batches, each recording where the next starts,\n"
 		       "under a format nothing else opens; run it again after a crash and it\n"
