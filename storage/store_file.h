@@ -66,7 +66,8 @@ typedef struct store_file_opts {
  * keeps in the leaves (storage/lmdb/lmdb_deep.c says what is checked).
  * Works on any bytes.  Returns 0 when the walk completed, whatever it found
  * (stats say; o->damage saw each); o->damage's nonzero value;
- * MRTX_ENOTSTORE (no data.mdb at path), MRTX_ENOTSUP (a RADOS store: no
+ * MRTX_ENOTSTORE (no data.mdb at path; a store of a format newer than this
+ * mrtx's, whose records it cannot judge), MRTX_ENOTSUP (a RADOS store: no
  * file), MRTX_ESTORE (a read failed; or the store kept changing under
  * three walks), MRTX_ENOMEM, MRTX_EINVAL (path too long).
  */

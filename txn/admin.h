@@ -70,7 +70,8 @@ typedef store_file_stats admin_file_stats;
  * may be NULL) get payload; a nonzero return of damage stops and is
  * returned.
  * @return 0 when the walk completed, whatever it found (see stats);
- *   damage's nonzero value; MRTX_ENOTSTORE (no data.mdb at path);
+ *   damage's nonzero value; MRTX_ENOTSTORE (no data.mdb at path, or a
+ *   store of a format newer than this mrtx's);
  *   MRTX_ENOTSUP (a RADOS store); MRTX_ESTORE (a read failed, or the store
  *   kept changing under three walks); MRTX_ENOMEM; MRTX_EINVAL.
  */

@@ -422,6 +422,8 @@ static int attempt(deep *d, const metas *ms)
 	d->st->depth = d->t.leaf_lvl < 0 ? 0 : (unsigned)d->t.leaf_lvl + 1;
 	d->st->entries = d->t.entries;
 	deep_rec_end(d, main_whole);
+	if ((rc = deep_rec_newer(d)))
+		return rc;
 	if ((rc = deep_walk_tree(d, 0, m[d->meta].db[0].root)))
 		return rc;
 	db_compare(d, &m[d->meta].db[0]);

@@ -118,6 +118,10 @@ void deep_rec_entry(deep *d, uint64_t page, const uint8_t *k, size_t kn, const u
                     size_t vn);
 void deep_rec_gap(deep *d);
 void deep_rec_end(deep *d, int whole);
+/* 0, or MRTX_ENOTSTORE (message set) when the format record, its seal
+ * sound, says a format newer than this mrtx's: its records are not
+ * judged, and the damage found is not reported. */
+int deep_rec_newer(const deep *d);
 /* Each table, whether damage reaches it (d->kpdiff), to o->table. */
 void deep_rec_tables(deep *d);
 

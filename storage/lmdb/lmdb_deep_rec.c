@@ -53,6 +53,7 @@ typedef struct rtable {
 
 struct deep_rec {
 	uint32_t format;           /* 0: no format record met */
+	uint32_t newer;            /* a sealed format record's newer format */
 	lmdb_mtally kept, met;     /* format 8's tally of the other metadata
 	                            * records (lmdb_mcount.c), and theirs */
 	uint64_t fmt_page;         /* the format record's page */
@@ -217,14 +218,14 @@ static int meta_unseal(deep *d, uint64_t page, const uint8_t *k, size_t kn, cons
 }
 
 /* The format record: a bare u32 (formats 3 to 6, an upgrade's mark),
- * format 7's sealed one, or format 8's sealed u32 and count. */
+ * format 7's sealed one, or format 8's sealed u32 and tally. */
 static void format_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, const uint8_t *v,
                        size_t vn)
 {
 	deep_rec *r = d->rec;
 	uint32_t f;
 
-	if (vn != 4 && vn != 4 + LMDB_SEAL && vn != LMDB_FORMAT_LEN + LMDB_SEAL) {
+	if (vn != 4 && vn < 4 + LMDB_SEAL) {
 		DMG(d, page, k, kn, "a format record of %zu bytes (4; %u or %u with its checksum)",
 		    vn, 4 + LMDB_SEAL, LMDB_FORMAT_LEN + LMDB_SEAL);
 		return;
@@ -238,7 +239,12 @@ static void format_rec(deep *d, uint64_t page, const uint8_t *k, size_t kn, cons
 			    "value)");
 			return;
 		}
-		if (f != (val.mv_size == 4 ? FORMAT_META_SEALED : META_FORMAT)) {
+		if (f > META_FORMAT && f < FORMAT_UPGRADING) {
+			r->newer = f; /* (a later release's: its layout is its own) */
+			return;
+		}
+		if (!(f == FORMAT_META_SEALED && val.mv_size == 4) &&
+		    !(f == META_FORMAT && val.mv_size == LMDB_FORMAT_LEN)) {
 			DMG(d, page, k, kn, "format %u in a record of %zu bytes with a checksum, "
 			    "which no mrtx writes", (unsigned)f, vn);
 			return;
@@ -556,6 +562,15 @@ void deep_rec_end(deep *d, int whole)
 		DMG(d, r->uns_page, ukey, sizeof(ukey) - 1, "the count of unsettled lock records "
 		    "says %llu; the store holds %llu (`mrtx upgrade` counts them anew)",
 		    (unsigned long long)r->uns_stored, (unsigned long long)r->uns_counted);
+}
+
+int deep_rec_newer(const deep *d)
+{
+	if (!d->rec || !d->rec->newer)
+		return 0;
+	return mrtx__seterr(MRTX_ENOTSTORE, "store format %u, newer than this mrtx's (%u): "
+	                    "check it with the mrtx that wrote it", (unsigned)d->rec->newer,
+	                    META_FORMAT);
 }
 
 void deep_rec_tables(deep *d)

@@ -107,7 +107,7 @@ int lmdb_cput(MDB_cursor *cur, MDB_val *k, MDB_val *v, unsigned flags)
 	return rc;
 }
 
-/* Is k a metadata record's key that the format record counts (every one
+/* Is k a metadata record's key that the format record tallies (every one
  * but its own)? */
 static int counted(const MDB_val *k)
 {

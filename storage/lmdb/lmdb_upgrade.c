@@ -616,10 +616,22 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn
 	*was = (int)fmt;
 	if (fmt == META_FORMAT) {
 		/* nothing to convert; a count of unsettled locks that is wrong
-		 * or missing (`mrtx check` says so) is counted anew */
+		 * or missing (`mrtx check` says so) is counted anew.  Metadata
+		 * that does not match its tally is damage, not a count to
+		 * redo: refused, as the open refuses it */
 		int64_t stored = -1;
 		uint64_t n;
 
+		if ((rc = mdb_cursor_open(txn, u.dbi, &cur)) == 0) {
+			rc = lmdb_meta_walk(cur, NULL, NULL);
+			mdb_cursor_close(cur);
+			cur = NULL;
+		}
+		if (rc) {
+			mdb_txn_abort(txn);
+			rc = up_err(&u, rc, "read the metadata");
+			goto out;
+		}
 		rc = count_locks(&u, txn, &n);
 		if (rc == 0 && (rc = lmdb_unsettled_read(txn, u.dbi, &stored)))
 			rc = up_err(&u, rc, "read the count of unsettled locks");

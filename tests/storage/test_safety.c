@@ -35,6 +35,7 @@
 
 #include "testutil.h"
 #include "storage/lmdb/lmdb_seal.h"
+#include "txn/admin.h"
 #include "txn/admin_test.h"
 
 static const char *const FAMS[] = { "f" };
@@ -412,6 +413,14 @@ static void not_a_store(void **state)
 	tu_lmdb_put(p, "\0format", 7, &fmt, sizeof(fmt), 1);
 	join(f, sizeof(f), p, "data.mdb");
 	refuse(p, f, "newer format", "format 9");
+	{
+		/* the deep check cannot judge its records either: it says so,
+		 * not that the store is damaged */
+		admin_file_stats fs;
+
+		assert_int_equal(admin_check_file(p, NULL, NULL, NULL, &fs), MRTX_ENOTSTORE);
+		assert_non_null(strstr(mrtx_errmsg(), "newer than this mrtx"));
+	}
 	/* An older one (a bare format record) names the upgrade. */
 	fmt = 3;
 	raw_put(p, NULL, "\0format", 7, &fmt, sizeof(fmt));
@@ -1072,6 +1081,8 @@ static void sealed_metadata(void **state)
 	assert_null(db = open_opts(path, 0, 0, &rc));
 	assert_int_equal(rc, MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "do not match their count"));
+	assert_int_equal(mrtx_upgrade(path, &cells), MRTX_ECORRUPT);
+	assert_non_null(strstr(mrtx_errmsg(), "do not match their tally"));
 	/* ... and one record more than was written (a stale page's) */
 	raw_put(path, NULL, "\0p/t", 4, pol, pn);
 	raw_put(path, NULL, "\0p/u", 4, pol, pn);
