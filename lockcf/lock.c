@@ -605,16 +605,6 @@ static void txnid_atfork(void)
 	pthread_atfork(NULL, NULL, txnid_child);
 }
 
-/* splitmix64's finaliser: a bijection on 64-bit words. */
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 int lock_new_txnid(uint8_t out[LOCK_TXNID_SIZE])
 {
 	uint64_t lo;
@@ -639,7 +629,7 @@ int lock_new_txnid(uint8_t out[LOCK_TXNID_SIZE])
 			return mrtx__seterr(MRTX_ESTORE, "txn id: RAND_bytes failed (OpenSSL error "
 			                    "%lu)", ERR_get_error());
 	}
-	lo = mix64(txnid_salt[1] ^ atomic_fetch_add_explicit(&txnid_ctr, 1, memory_order_relaxed));
+	lo = mrtx__mix64(txnid_salt[1] ^ atomic_fetch_add_explicit(&txnid_ctr, 1, memory_order_relaxed));
 	memcpy(out, &txnid_salt[0], 8);
 	memcpy(out + 8, &lo, 8);
 	return 0;

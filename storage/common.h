@@ -205,6 +205,17 @@ int mrtx__fp_from_env(void);
 const char *mrtx__fp_env_error(void);
 const char *mrtx__fp_name(mrtx_fp fp);
 
+/* splitmix64's finaliser: a bijection on 64-bit words that spreads each
+ * input bit over every output bit (lock ids, the LMDB metadata digest). */
+static inline uint64_t mrtx__mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
 /* Little-endian u32 (the LMDB format record). */
 static inline void mrtx__le32_put(uint8_t *out, uint32_t v)
 {

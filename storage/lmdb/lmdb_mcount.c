@@ -43,23 +43,14 @@
 #define FMT_KEY "\0format"
 #define FMT_KEY_LEN 7u
 
-/* A 64-bit mix (splitmix64's finalizer): each record's part of the digest
- * spreads over every bit, so no two changes cancel out but by chance. */
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 uint64_t lmdb_mtally_hash(const MDB_val *k, const MDB_val *raw)
 {
 	uint32_t seal = raw->mv_size >= LMDB_SEAL ?
 	                mrtx__le32_get((const uint8_t *)raw->mv_data + raw->mv_size - LMDB_SEAL) : 0;
 
-	return mix64((uint64_t)seal << 32 | (uint32_t)k->mv_size);
+	/* (mixed: each record's part spreads over every bit of the sum, so no
+	 * two changes cancel out but by chance) */
+	return mrtx__mix64((uint64_t)seal << 32 | (uint32_t)k->mv_size);
 }
 
 void lmdb_mtally_add(lmdb_mtally *t, const MDB_val *k, const MDB_val *raw)

@@ -83,42 +83,31 @@ for kind in empty random text short metas magic0 magic1 txnid lastpg root leafro
 	done
 done
 
-# a metadata record damaged under its checksum (table t's family renamed):
-# every command that opens the store refuses it, naming the checksum --
-# never a table without its family, nor a row read as missing -- and
-# data.mdb is left as it was (the open has made lock.mdb by then)
-d=$(damaged tablerec)
-sum=$(md5sum <"$d/data.mdb")
-for ro in "" --read-only; do
-	for args in "scan $d t" "get $d t row0399 f:q" "dump $d t" "check $d" "check $d --strict" \
-		"locks $d" "tables $d" "describe $d t" "put $d t row0399 f:q x" "gc $d" \
-		"recover $d" "create-table $d u f"; do
-		[ -n "$ro" ] && case $args in put* | gc* | recover* | create-table*) continue ;; esac
-		timeout 30 "$MRTX" $ro $args >"$TMP/out" 2>"$TMP/err" </dev/null
-		rc=$?
-		[ "$rc" -eq 1 ] && grep -q "checksum does not match" "$TMP/err" && ok ||
-			bad "tablerec $ro ${args%% *}: exit $rc, $(head -c 300 "$TMP/err")"
+# damaged metadata: every command that opens the store refuses it, naming
+# what it found, and data.mdb is left as it was (the open has made lock.mdb
+# by then).  tablerec: a record damaged under its checksum (table t's family
+# renamed) -- never a table without its family, nor a row read as missing;
+# metalost: a record lost whole (table t's slot gone from its leaf page,
+# which no seal and no key order shows) -- never a store without table t.
+meta_refused() {
+	local kind=$1 needle=$2 d sum ro args rc
+	d=$(damaged "$kind")
+	sum=$(md5sum <"$d/data.mdb")
+	for ro in "" --read-only; do
+		for args in "scan $d t" "get $d t row0399 f:q" "dump $d t" "check $d" \
+			"check $d --strict" "locks $d" "tables $d" "describe $d t" \
+			"put $d t row0399 f:q x" "gc $d" "recover $d" "create-table $d u f"; do
+			[ -n "$ro" ] && case $args in put* | gc* | recover* | create-table*) continue ;; esac
+			timeout 30 "$MRTX" $ro $args >"$TMP/out" 2>"$TMP/err" </dev/null
+			rc=$?
+			[ "$rc" -eq 1 ] && grep -q "$needle" "$TMP/err" && ok ||
+				bad "$kind $ro ${args%% *}: exit $rc, $(head -c 300 "$TMP/err")"
+		done
 	done
-done
-[ "$sum" == "$(md5sum <"$d/data.mdb")" ] && ok || bad "tablerec: data.mdb changed"
-
-# a metadata record lost whole (table t's: its slot gone from its leaf page,
-# which no seal and no key order shows): every command that opens the store
-# refuses it, naming the count of the metadata records -- never a store
-# without table t -- and data.mdb is left as it was
-d=$(damaged metalost)
-sum=$(md5sum <"$d/data.mdb")
-for ro in "" --read-only; do
-	for args in "scan $d t" "get $d t row0399 f:q" "dump $d t" "check $d" "tables $d" \
-		"describe $d t" "put $d t row0399 f:q x" "gc $d" "recover $d" "create-table $d t f"; do
-		[ -n "$ro" ] && case $args in put* | gc* | recover* | create-table*) continue ;; esac
-		timeout 30 "$MRTX" $ro $args >"$TMP/out" 2>"$TMP/err" </dev/null
-		rc=$?
-		[ "$rc" -eq 1 ] && grep -q "do not match their count" "$TMP/err" && ok ||
-			bad "metalost $ro ${args%% *}: exit $rc, $(head -c 300 "$TMP/err")"
-	done
-done
-[ "$sum" == "$(md5sum <"$d/data.mdb")" ] && ok || bad "metalost: data.mdb changed"
+	[ "$sum" == "$(md5sum <"$d/data.mdb")" ] && ok || bad "$kind: data.mdb changed"
+}
+meta_refused tablerec "checksum does not match"
+meta_refused metalost "do not match their count"
 
 # data.mdb a FIFO or a directory: refused at once, naming it (an open for
 # reading must not wait for a FIFO's writer)

@@ -91,25 +91,6 @@ static void raw_put(const char *path, const char *dbname, const void *k, size_t 
 	mdb_env_close(env);
 }
 
-/* Copy of the value at (dbname, k) into buf; returns its size. */
-static size_t raw_get(const char *path, const char *dbname, const void *k, size_t kn,
-                      void *buf, size_t cap)
-{
-	MDB_env *env = raw_open(path, MDB_RDONLY);
-	MDB_txn *txn;
-	MDB_dbi dbi;
-	MDB_val key = { kn, (void *)(uintptr_t)k }, val;
-
-	assert_int_equal(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
-	assert_int_equal(mdb_dbi_open(txn, dbname, 0, &dbi), 0);
-	assert_int_equal(mdb_get(txn, dbi, &key, &val), 0);
-	assert_true(val.mv_size <= cap);
-	memcpy(buf, val.mv_data, val.mv_size);
-	mdb_txn_abort(txn);
-	mdb_env_close(env);
-	return val.mv_size;
-}
-
 /* ---------------------------------------------------------- full disk */
 
 #define VAL 1000
@@ -546,7 +527,7 @@ static void lock_bound_to_store(void **state)
 	/* Copy A's lock record of "row" over B's. */
 	/* the lock record's key: P . enc("row") . 0xFF, P = 0x0100 for each
 	 * store's first table (storage/lmdb/lmdb_read.c, lmdb_meta.c) */
-	n = raw_get(a, NULL, "\1\0row\0\1\xff", 8, lock, sizeof(lock));
+	n = tu_lmdb_get(a, "\1\0row\0\1\xff", 8, lock, sizeof(lock));
 	raw_put(b, NULL, "\1\0row\0\1\xff", 8, lock, n);
 
 	db = open_opts(b, 0, 0, NULL);
@@ -996,6 +977,18 @@ static void sealed_records(void **state)
 	free(path);
 }
 
+/* The store at path refused at the open as damaged, the message saying
+ * needle. */
+static void open_corrupt(const char *path, const char *needle)
+{
+	int rc;
+
+	assert_null(open_opts(path, 0, 0, &rc));
+	assert_int_equal(rc, MRTX_ECORRUPT);
+	if (!strstr(mrtx_errmsg(), needle))
+		fail_msg("want '%s' in: %s", needle, mrtx_errmsg());
+}
+
 /* Every metadata record carries a checksum too (format 7), and the format
  * record tallies them (format 8): a byte changed in a table's version
  * policies, which the collector acts on, or in the format record, a policy
@@ -1023,14 +1016,12 @@ static void sealed_metadata(void **state)
 
 	/* the TTL of family f set to 1 ms (its seal left as it was): read as
 	 * a policy, the reads would hide the cells and gc delete them */
-	pn = raw_get(path, NULL, "\0p/t", 4, pol, sizeof(pol));
+	pn = tu_lmdb_get(path, "\0p/t", 4, pol, sizeof(pol));
 	assert_int_equal(pn, 16 + LMDB_SEAL);
 	memcpy(bad, pol, pn);
 	bad[8] ^= 1;
 	raw_put(path, NULL, "\0p/t", 4, bad, pn);
-	assert_null(db = open_opts(path, 0, 0, &rc));
-	assert_int_equal(rc, MRTX_ECORRUPT);
-	assert_non_null(strstr(mrtx_errmsg(), "checksum does not match"));
+	open_corrupt(path, "checksum does not match");
 	raw_put(path, NULL, "\0p/t", 4, pol, pn);
 	assert_non_null(db = open_opts(path, 0, 0, NULL));
 	assert_int_equal(tu_get_str(db, "t", "r", "f:q", buf, sizeof(buf)), MRTX_OK);
@@ -1042,9 +1033,7 @@ static void sealed_metadata(void **state)
 	 * its key, fails where the open walks the metadata */
 	tu_lmdb_put(path, "\0p/t", 4, NULL, 0, 0);
 	raw_put(path, NULL, "\0p/s", 4, pol, pn);
-	assert_null(db = open_opts(path, 0, 0, &rc));
-	assert_int_equal(rc, MRTX_ECORRUPT);
-	assert_non_null(strstr(mrtx_errmsg(), "checksum does not match"));
+	open_corrupt(path, "checksum does not match");
 	tu_lmdb_put(path, "\0p/s", 4, NULL, 0, 0);
 	raw_put(path, NULL, "\0p/t", 4, pol, pn);
 	/* ... its first byte changed where it lies in the file (0x00 to 0x01:
@@ -1056,9 +1045,7 @@ static void sealed_metadata(void **state)
 		memcpy(pat, "\0p/t", 4);
 		memcpy(pat + 4, pol, 4);
 		file_poke_all(path, pat, sizeof(pat), 0, 1);
-		assert_null(db = open_opts(path, 0, 0, &rc));
-		assert_int_equal(rc, MRTX_ECORRUPT);
-		assert_non_null(strstr(mrtx_errmsg(), "keys out of order"));
+		open_corrupt(path, "keys out of order");
 		pat[0] = 1;
 		file_poke_all(path, pat, sizeof(pat), 0, 0);
 	}
@@ -1066,9 +1053,7 @@ static void sealed_metadata(void **state)
 	/* ... renamed and sealed anew (no damage does that; a writer's bug
 	 * could): policies of no table */
 	tu_lmdb_put(path, "\0p/s", 4, pol, 16, 1);
-	assert_null(db = open_opts(path, 0, 0, &rc));
-	assert_int_equal(rc, MRTX_ECORRUPT);
-	assert_non_null(strstr(mrtx_errmsg(), "version policies of table 's'"));
+	open_corrupt(path, "version policies of table 's'");
 	tu_lmdb_put(path, "\0p/s", 4, NULL, 0, 1);
 	tu_lmdb_put(path, "\0p/t", 4, pol, 16, 1);
 
@@ -1078,9 +1063,7 @@ static void sealed_metadata(void **state)
 	 * the defaults and gc delete the versions they keep): the format
 	 * record counts the metadata records, and the open's walk compares */
 	tu_lmdb_put(path, "\0p/t", 4, NULL, 0, 0);
-	assert_null(db = open_opts(path, 0, 0, &rc));
-	assert_int_equal(rc, MRTX_ECORRUPT);
-	assert_non_null(strstr(mrtx_errmsg(), "do not match their count"));
+	open_corrupt(path, "do not match their count");
 	assert_int_equal(mrtx_upgrade(path, &cells), MRTX_ECORRUPT);
 	assert_non_null(strstr(mrtx_errmsg(), "do not match their tally"));
 	/* ... and one record more than was written (a stale page's) */
@@ -1100,29 +1083,25 @@ static void sealed_metadata(void **state)
 		assert_non_null(db = open_opts(path, 0, 0, NULL));
 		assert_int_equal(mrtx_alter_family(db, "t", &five), MRTX_OK);
 		mrtx_close(db);
-		nn = raw_get(path, NULL, "\0p/t", 4, now, sizeof(now));
+		nn = tu_lmdb_get(path, "\0p/t", 4, now, sizeof(now));
 		raw_put(path, NULL, "\0p/t", 4, pol, pn);
-		assert_null(db = open_opts(path, 0, 0, &rc));
-		assert_int_equal(rc, MRTX_ECORRUPT);
-		assert_non_null(strstr(mrtx_errmsg(), "an older copy"));
+		open_corrupt(path, "an older copy");
 		raw_put(path, NULL, "\0p/t", 4, now, nn);
 		assert_non_null(db = open_opts(path, 0, 0, NULL));
 		assert_int_equal(mrtx_alter_family(db, "t", &fam), MRTX_OK);
 		mrtx_close(db);
-		assert_int_equal(raw_get(path, NULL, "\0p/t", 4, now, sizeof(now)), pn);
+		assert_int_equal(tu_lmdb_get(path, "\0p/t", 4, now, sizeof(now)), pn);
 		assert_memory_equal(now, pol, pn);
 	}
 
 	/* the format record flipped to an earlier format: damage, not a store
 	 * to upgrade (whose seal pass would seal sealed records again) */
-	fn = raw_get(path, NULL, "\0format", 7, fmt, sizeof(fmt));
+	fn = tu_lmdb_get(path, "\0format", 7, fmt, sizeof(fmt));
 	assert_int_equal(fn, 16 + LMDB_SEAL);
 	assert_int_equal(fmt[0], 8);
 	fmt[0] = 5;
 	raw_put(path, NULL, "\0format", 7, fmt, fn);
-	assert_null(db = open_opts(path, 0, 0, &rc));
-	assert_int_equal(rc, MRTX_ECORRUPT);
-	assert_non_null(strstr(mrtx_errmsg(), "checksum does not match"));
+	open_corrupt(path, "checksum does not match");
 	assert_int_equal(mrtx_upgrade(path, &cells), MRTX_ECORRUPT);
 	/* a bare format 8 or 7 (no seal) is damage too */
 	for (uint8_t f = 7; f <= 8; f++) {

@@ -604,6 +604,18 @@ static void raw_rename(const char *path, const char *from, size_t fn, const char
 	mdb_env_close(env);
 }
 
+/* A fresh store (path into *path) with table t and two versions of r's
+ * h:q, v1 then v2; its handle. */
+static mrtx_db *two_versions(char **path)
+{
+	mrtx_db *db = fresh(path);
+
+	assert_int_equal(mrtx_create_table2(db, "t", FAMS, NFAMS), MRTX_OK);
+	(void)put_ts(db, "r", "h", "v1");
+	(void)put_ts(db, "r", "h", "v2");
+	return db;
+}
+
 /*
  * A store of format 6 (the data sealed, the metadata bare) is refused,
  * naming the upgrade, which seals its metadata in one transaction; a
@@ -618,10 +630,7 @@ static void test_upgrade_format6(void **state)
 	(void)state;
 	if (tu_rados())
 		skip();
-	db = fresh(&path);
-	assert_int_equal(mrtx_create_table2(db, "t", FAMS, NFAMS), MRTX_OK);
-	(void)put_ts(db, "r", "h", "v1");
-	(void)put_ts(db, "r", "h", "v2");
+	db = two_versions(&path);
 	mrtx_close(db);
 	tu_lmdb_format6(path);
 	{
@@ -676,10 +685,7 @@ static void test_upgrade_format7(void **state)
 	(void)state;
 	if (tu_rados())
 		skip();
-	db = fresh(&path);
-	assert_int_equal(mrtx_create_table2(db, "t", FAMS, NFAMS), MRTX_OK);
-	(void)put_ts(db, "r", "h", "v1");
-	(void)put_ts(db, "r", "h", "v2");
+	db = two_versions(&path);
 	assert_int_equal(mrtx_create_table2(db, "u", FAMS, NFAMS), MRTX_OK);
 	mrtx_close(db);
 	tu_lmdb_format7(path);
