@@ -354,7 +354,8 @@ int mrtx_flush(mrtx_db *db);
  * existing table with the identical family list succeeds.
  * @return MRTX_OK; MRTX_EINVAL (bad name, no or duplicate families);
  *   MRTX_ETOOBIG (name or family count over the limits); MRTX_EEXIST (the
- *   table exists with other families); MRTX_EFULL; MRTX_ESTORE; MRTX_ENOMEM;
+ *   table exists with other families); MRTX_ECORRUPT (LMDB: the store's
+ *   metadata is damaged); MRTX_EFULL; MRTX_ESTORE; MRTX_ENOMEM;
  *   MRTX_EREADONLY (db was opened read-only; also for an existing table).
  */
 int mrtx_create_table(mrtx_db *db, const char *table,

@@ -493,7 +493,7 @@ void deep_rec_entry(deep *d, uint64_t page, const uint8_t *k, size_t kn, const u
 		return;
 	}
 	{
-		/* formats 6 and 7: every data record's seal (lmdb_seal.h); an
+		/* formats 6 to 8: every data record's seal (lmdb_seal.h); an
 		 * upgrade sealing the store, or a lost format record: where there
 		 * is one */
 		MDB_val key = { kn, (void *)(uintptr_t)k }, val = { vn, (void *)(uintptr_t)v };

@@ -42,10 +42,16 @@ int lmdb_err(store *st, int rc, const char *step)
 		                    st->path);
 	if (rc == LMDB_METACOUNT)
 		return mrtx__seterr(MRTX_ECORRUPT, "store %s: the metadata records do not match "
-		                    "their count and digest in the format record during %s (a "
-		                    "record lost whole, or an older copy of one read in its place): "
-		                    "the store is damaged (`mrtx check --deep %s` says where; "
-		                    "restore it from a backup)", st->path, step, st->path);
+		                    "their count in the format record during %s (a record lost "
+		                    "whole, or one written behind mrtx's back): the store is "
+		                    "damaged (`mrtx check --deep %s` says where; restore it from a "
+		                    "backup)", st->path, step, st->path);
+	if (rc == LMDB_METADIGEST)
+		return mrtx__seterr(MRTX_ECORRUPT, "store %s: the metadata records do not match "
+		                    "their digest in the format record during %s (an older copy "
+		                    "of one read in its place): the store is damaged (`mrtx check "
+		                    "--deep %s` says where; restore it from a backup)", st->path,
+		                    step, st->path);
 	if (rc == LMDB_DISORDER)
 		return mrtx__seterr(MRTX_ECORRUPT, "store %s: keys out of order in the data file "
 		                    "during %s: the store is damaged (`mrtx check --deep %s` says "

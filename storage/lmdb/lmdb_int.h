@@ -386,14 +386,16 @@ int lmdb_format_parse(uint32_t fmt, int sealed, const MDB_val *payload, lmdb_mta
 int lmdb_format_put(MDB_txn *txn, MDB_dbi dbi, const lmdb_mtally *t);
 /* Move the stored tally (a record added or deleted, delta; one's hash
  * taken out, minus, another's put in, plus; by lmdb_put and lmdb_del):
- * 0, LMDB_METACOUNT (the count below 0: it was wrong), or LMDB's rc.  A
+ * 0, LMDB_METACOUNT (the count past its bounds, or the format record
+ * malformed), LMDB_BADSUM (its seal does not match), or LMDB's rc.  A
  * store whose format record is not format 8's (being made, or upgraded:
  * the upgrade tallies at its end) keeps none. */
 int lmdb_mtally_move(MDB_txn *txn, MDB_dbi dbi, int delta, uint64_t minus, uint64_t plus);
-/* The metadata records do not match the format record's tally of them (a
- * record lost whole, one more than was written, or an older copy of one
- * read in its place). */
+/* The metadata records do not match the format record's count of them (a
+ * record lost whole, or one more than was written), or its digest (an
+ * older copy of one read in its place). */
 #define LMDB_METACOUNT (-30602)
+#define LMDB_METADIGEST (-30603)
 /* Walk every metadata record (format 8) with cursor cur, in key order:
  * each one's seal checked, each key strictly after the one before, and
  * fn (may be NULL) called with each unsealed; the key after the last in
@@ -403,7 +405,7 @@ int lmdb_mtally_move(MDB_txn *txn, MDB_dbi dbi, int delta, uint64_t minus, uint6
  * its page, from one never written (a table's policies would read as the
  * defaults), nor an older copy of a record from the record: its seal,
  * which covers the key, and the tally can.  0, LMDB_BADSUM,
- * LMDB_DISORDER, LMDB_METACOUNT, LMDB's rc or fn's. */
+ * LMDB_DISORDER, LMDB_METACOUNT, LMDB_METADIGEST, LMDB's rc or fn's. */
 int lmdb_meta_walk(MDB_cursor *cur, int (*fn)(const MDB_val *k, const MDB_val *v, void *arg),
                    void *arg);
 

@@ -861,7 +861,7 @@ int lmdb_meta_walk(MDB_cursor *cur, int (*fn)(const MDB_val *k, const MDB_val *v
 		return rc;
 	/* A record gone whole, or an older copy of one, which no seal or key
 	 * order shows: the tally */
-	return have && met.n == kept.n && met.sum == kept.sum ? 0 : LMDB_METACOUNT;
+	return !have || met.n != kept.n ? LMDB_METACOUNT : met.sum != kept.sum ? LMDB_METADIGEST : 0;
 }
 
 int lmdb_store_meta_get(store *st, lmdb_rtxn *view, const char *key, mrtx_arena *a,

@@ -115,6 +115,20 @@ static int counted(const MDB_val *k)
 	       !(k->mv_size == 7 && memcmp(k->mv_data, "\0format", 7) == 0);
 }
 
+/* The part in the tally of the stored record raw at k, which is about to
+ * go: its seal checked first (a damaged seal taken out would leave the
+ * digest wrong for good, sound as the records then are).  0 or
+ * LMDB_BADSUM. */
+static int old_part(const MDB_val *k, const MDB_val *raw, uint64_t *minus)
+{
+	MDB_val chk = *raw;
+
+	if (lmdb_unseal(k, &chk))
+		return LMDB_BADSUM;
+	*minus = lmdb_mtally_hash(k, raw);
+	return 0;
+}
+
 /* Keeps I20 (DESIGN §10). */
 int lmdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags)
 {
@@ -136,11 +150,13 @@ int lmdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags)
 		if (rc == 0) {
 			rc = lmdb_mtally_move(txn, dbi, 1, 0, plus);
 		} else if (rc == MDB_KEYEXIST && !(flags & MDB_NOOVERWRITE)) {
-			uint64_t minus = lmdb_mtally_hash(k, &sv); /* (sv: the old one) */
+			uint64_t minus;
 
-			sv = (MDB_val){ v->mv_size + LMDB_SEAL, d };
-			if ((rc = mdb_put(txn, dbi, k, &sv, flags)) == 0)
-				rc = lmdb_mtally_move(txn, dbi, 0, minus, plus);
+			if ((rc = old_part(k, &sv, &minus)) == 0) { /* (sv: the old one) */
+				sv = (MDB_val){ v->mv_size + LMDB_SEAL, d };
+				if ((rc = mdb_put(txn, dbi, k, &sv, flags)) == 0)
+					rc = lmdb_mtally_move(txn, dbi, 0, minus, plus);
+			}
 		}
 	} else {
 		rc = mdb_put(txn, dbi, k, &sv, flags);
@@ -151,18 +167,21 @@ int lmdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags)
 
 int lmdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *k)
 {
-	MDB_val old;
+	MDB_cursor *cur;
+	MDB_val key = *k, old;
 	uint64_t minus;
 	int rc;
 
 	if (!counted(k))
 		return mdb_del(txn, dbi, k, NULL);
-	if ((rc = mdb_get(txn, dbi, k, &old)))
+	/* (one search: the record read and deleted where the cursor stands) */
+	if ((rc = mdb_cursor_open(txn, dbi, &cur)))
 		return rc;
-	minus = lmdb_mtally_hash(k, &old);
-	if ((rc = mdb_del(txn, dbi, k, NULL)))
-		return rc;
-	return lmdb_mtally_move(txn, dbi, -1, minus, 0);
+	if ((rc = mdb_cursor_get(cur, &key, &old, MDB_SET)) == 0 &&
+	    (rc = old_part(k, &old, &minus)) == 0)
+		rc = mdb_cursor_del(cur, 0);
+	mdb_cursor_close(cur);
+	return rc ? rc : lmdb_mtally_move(txn, dbi, -1, minus, 0);
 }
 
 int lmdb_cput_reserve(MDB_cursor *cur, MDB_val *k, MDB_val *v, size_t n, unsigned flags)

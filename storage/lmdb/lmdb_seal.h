@@ -20,9 +20,10 @@
  * functions below, which add the seal on the way in and check and strip it
  * on the way out: code above sees the payload only.  A record whose seal
  * does not match is LMDB_BADSUM, which lmdb_err reports as MRTX_ECORRUPT.
- * Only the upgrade (which writes the seals), the open's reading of the
- * format record, and `check --deep` (which reads pages itself) touch
- * sealed values raw.
+ * Only the upgrade (which writes the seals), the format record's reads,
+ * the metadata's tally (lmdb_put, lmdb_del and the metadata walk take each
+ * record's part from its seal) and `check --deep` (which reads pages
+ * itself) touch sealed values raw.
  */
 #ifndef MRTX_LMDB_SEAL_H
 #define MRTX_LMDB_SEAL_H
@@ -53,9 +54,11 @@ int lmdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v);
  * deleted moves it.  The cursor puts write data records. */
 int lmdb_cput(MDB_cursor *cur, MDB_val *k, MDB_val *v, unsigned flags);
 int lmdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags);
-/* mdb_del of the record at k (every value): LMDB's rc, or
- * LMDB_METACOUNT (lmdb_int.h) when the metadata's count would go below
- * 0. */
+/* mdb_del of the record at k (every value): LMDB's rc; for a metadata
+ * record, also LMDB_BADSUM (its seal, or the format record's, does not
+ * match: the tally cannot take it out) or LMDB_METACOUNT (lmdb_int.h: the
+ * count would go below 0, or the format record is malformed).  lmdb_put
+ * of a metadata record returns the same two. */
 int lmdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *k);
 /* Put payload buf[0..n) at key k, sealing it in place: buf has room
  * for n + LMDB_SEAL bytes (spares lmdb_cput's copy). */

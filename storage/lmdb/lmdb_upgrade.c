@@ -78,12 +78,15 @@ typedef struct up {
 
 static int up_err(up *u, int rc, const char *step)
 {
-	if (rc == LMDB_BADSUM || rc == LMDB_DISORDER || rc == LMDB_METACOUNT)
+	if (rc == LMDB_BADSUM || rc == LMDB_DISORDER || rc == LMDB_METACOUNT ||
+	    rc == LMDB_METADIGEST)
 		return mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: %s: %s: the store is damaged "
 		                    "(`mrtx check --deep %s` says where)", u->path, step,
 		                    rc == LMDB_BADSUM ? "a record's checksum does not match its "
 		                    "bytes" : rc == LMDB_DISORDER ? "keys out of order" :
-		                    "the metadata records do not match their tally", u->path);
+		                    rc == LMDB_METACOUNT ? "the metadata records do not match "
+		                    "their count" : "the metadata records do not match their "
+		                    "digest", u->path);
 	if (rc == MDB_MAP_FULL)
 		return mrtx__seterr(MRTX_EFULL, "upgrade %s: the store's map is full during %s",
 		                    u->path, step);
@@ -354,8 +357,8 @@ static int seal_meta(up *u, MDB_txn *txn)
 	return mrtx__is_code(rc) ? rc : up_err(u, rc, "read the metadata");
 }
 
-/* The tally of the metadata records in txn (sealed by now), the format
- * record's own left out (every other key that starts with 0x00:
+/* The tally of the metadata records in txn (sealed by now, each seal
+ * checked), the format record's own left out (every other key that starts with 0x00:
  * lmdb_mcount.c). */
 static int tally_meta(up *u, MDB_txn *txn, lmdb_mtally *t)
 {
@@ -368,9 +371,19 @@ static int tally_meta(up *u, MDB_txn *txn, lmdb_mtally *t)
 		return up_err(u, rc, "count the metadata");
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
 	     rc == 0 && ((const uint8_t *)k.mv_data)[0] == 0;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
-		if (!(k.mv_size == 7 && memcmp(k.mv_data, "\0format", 7) == 0))
-			lmdb_mtally_add(t, &k, &v);
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		MDB_val chk = v;
+
+		if (k.mv_size == 7 && memcmp(k.mv_data, "\0format", 7) == 0)
+			continue;
+		/* (format 7's seals, which the upgrade did not write, checked: a
+		 * damaged record is refused here, not tallied as sound) */
+		if (lmdb_unseal(&k, &chk)) {
+			rc = LMDB_BADSUM;
+			break;
+		}
+		lmdb_mtally_add(t, &k, &v);
+	}
 	mdb_cursor_close(cur);
 	return rc == 0 || rc == MDB_NOTFOUND ? 0 : up_err(u, rc, "count the metadata");
 }

@@ -463,7 +463,10 @@ static void req_unknown(wreq *q, int rc)
  * meanwhile: then this says "maybe", which is never wrong.) */
 static int commit_surely_failed(store *st, int lmdb_rc)
 {
-	return lmdb_rc == MDB_MAP_FULL || lmdb_rc == MDB_TXN_FULL ||
+	/* (a metadata record's seal or tally failing: the count of unsettled
+	 * records was put before mdb_txn_commit, which never ran) */
+	return lmdb_rc == MDB_MAP_FULL || lmdb_rc == MDB_TXN_FULL || lmdb_rc == LMDB_BADSUM ||
+	       lmdb_rc == LMDB_METACOUNT || lmdb_rc == LMDB_METADIGEST ||
 	       (lmdb_rc > 0 && !lmdb_io_failed(st));
 }
 

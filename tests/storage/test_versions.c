@@ -689,6 +689,17 @@ static void test_upgrade_format7(void **state)
 	assert_int_equal(mrtx_create_table2(db, "u", FAMS, NFAMS), MRTX_OK);
 	mrtx_close(db);
 	tu_lmdb_format7(path);
+	{
+		/* a damaged record of format 7 is refused, not tallied as sound */
+		uint8_t pol0[1024];
+		size_t n0 = tu_lmdb_get(path, "\0p/t", 4, pol0, sizeof(pol0));
+
+		pol0[n0 - 1] ^= 1;
+		tu_lmdb_put(path, "\0p/t", 4, pol0, n0, 0);
+		assert_int_equal(mrtx_upgrade(path, &cells), MRTX_ECORRUPT);
+		pol0[n0 - 1] ^= 1;
+		tu_lmdb_put(path, "\0p/t", 4, pol0, n0, 0);
+	}
 	db = NULL;
 	assert_int_equal(mrtx_open(&db, path, NULL), MRTX_ENOTSTORE);
 	assert_non_null(strstr(mrtx_errmsg(), "format 7"));
