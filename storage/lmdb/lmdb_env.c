@@ -52,6 +52,11 @@ int lmdb_err(store *st, int rc, const char *step)
 		                    "of one read in its place): the store is damaged (`mrtx check "
 		                    "--deep %s` says where; restore it from a backup)", st->path,
 		                    step, st->path);
+	if (rc == LMDB_BADFORMAT)
+		return mrtx__seterr(MRTX_ECORRUPT, "store %s: the format record is malformed "
+		                    "during %s (its seal holds, its length or format number does "
+		                    "not): the store is damaged (`mrtx check --deep %s` says where; "
+		                    "restore it from a backup)", st->path, step, st->path);
 	if (rc == LMDB_DISORDER)
 		return mrtx__seterr(MRTX_ECORRUPT, "store %s: keys out of order in the data file "
 		                    "during %s: the store is damaged (`mrtx check --deep %s` says "
@@ -316,14 +321,18 @@ void lmdb_rtxn_end(store *st, lmdb_rtxn *rt)
  * MRTX_NOMETASYNC); a MRTX_NOSYNC writer already voids OS-crash safety for
  * the whole store (mrtx_open).
  */
-int lmdb_commit_nowait(store *st, MDB_txn *txn, int durable, uint64_t *need)
+int lmdb_commit_nowait(store *st, MDB_txn *txn, int durable, uint64_t *need, int *before)
 {
 	uint64_t id = st->w_id;
 	int dirty = st->w_dirty, rc, unsettled;
 
 	*need = 0;
+	if (before)
+		*before = 0;
 	if ((rc = lmdb_unsettled_finish(st, txn, &unsettled))) {
 		lmdb_wabort(st, txn);
+		if (before)
+			*before = 1;
 		return rc;
 	}
 	/* (before the commit: readers look it up by id) */
@@ -503,7 +512,7 @@ int lmdb_durable(store *st, uint64_t need, int busy)
 int lmdb_commit(store *st, MDB_txn *txn, int durable_req)
 {
 	uint64_t id = st->w_id, need;
-	int rc = lmdb_commit_nowait(st, txn, durable_req, &need), own = 1;
+	int rc = lmdb_commit_nowait(st, txn, durable_req, &need, NULL), own = 1;
 
 	/* (schema and metadata writes do not set w_dirty: a durable one is
 	 * waited for by its id when it took it -- an LMDB txn that wrote

@@ -241,9 +241,11 @@ int lmdb_txn_begin(store *st, unsigned flags, MDB_txn **out);
 int lmdb_commit(store *st, MDB_txn *txn, int durable);
 /* lmdb_commit, but a durable commit is not waited for: *need is its txn id
  * (0: nothing to wait for), for lmdb_durable after the caller released
- * whatever it holds.  lmdb_durable's busy: other requests of this process
+ * whatever it holds; *before (may be NULL) is 1 when the error came before
+ * mdb_txn_commit ran (the count of unsettled records failed to go in), so
+ * surely nothing was written.  lmdb_durable's busy: other requests of this process
  * are queued or being written (their commit will likely make it durable). */
-int lmdb_commit_nowait(store *st, MDB_txn *txn, int durable, uint64_t *need);
+int lmdb_commit_nowait(store *st, MDB_txn *txn, int durable, uint64_t *need, int *before);
 int lmdb_durable(store *st, uint64_t need, int busy);
 /* Wake lmdb_durable's waiters (a commit or a sync of this process). */
 void lmdb_durable_kick(store *st);
@@ -386,8 +388,9 @@ int lmdb_format_parse(uint32_t fmt, int sealed, const MDB_val *payload, lmdb_mta
 int lmdb_format_put(MDB_txn *txn, MDB_dbi dbi, const lmdb_mtally *t);
 /* Move the stored tally (a record added or deleted, delta; one's hash
  * taken out, minus, another's put in, plus; by lmdb_put and lmdb_del):
- * 0, LMDB_METACOUNT (the count past its bounds, or the format record
- * malformed), LMDB_BADSUM (its seal does not match), or LMDB's rc.  A
+ * 0, LMDB_METACOUNT (the count past its bounds), LMDB_BADFORMAT (the
+ * format record malformed), LMDB_BADSUM (its seal does not match), or
+ * LMDB's rc.  A
  * store whose format record is not format 8's (being made, or upgraded:
  * the upgrade tallies at its end) keeps none. */
 int lmdb_mtally_move(MDB_txn *txn, MDB_dbi dbi, int delta, uint64_t minus, uint64_t plus);
@@ -396,6 +399,9 @@ int lmdb_mtally_move(MDB_txn *txn, MDB_dbi dbi, int delta, uint64_t minus, uint6
  * older copy of one read in its place). */
 #define LMDB_METACOUNT (-30602)
 #define LMDB_METADIGEST (-30603)
+/* The format record of a format-8 store is malformed (a length or format
+ * number no tally has): met in a walk or when the tally moves. */
+#define LMDB_BADFORMAT (-30604)
 /* Walk every metadata record (format 8) with cursor cur, in key order:
  * each one's seal checked, each key strictly after the one before, and
  * fn (may be NULL) called with each unsealed; the key after the last in
@@ -405,7 +411,8 @@ int lmdb_mtally_move(MDB_txn *txn, MDB_dbi dbi, int delta, uint64_t minus, uint6
  * its page, from one never written (a table's policies would read as the
  * defaults), nor an older copy of a record from the record: its seal,
  * which covers the key, and the tally can.  0, LMDB_BADSUM,
- * LMDB_DISORDER, LMDB_METACOUNT, LMDB_METADIGEST, LMDB's rc or fn's. */
+ * LMDB_DISORDER, LMDB_METACOUNT, LMDB_METADIGEST, LMDB_BADFORMAT, LMDB's
+ * rc or fn's. */
 int lmdb_meta_walk(MDB_cursor *cur, int (*fn)(const MDB_val *k, const MDB_val *v, void *arg),
                    void *arg);
 

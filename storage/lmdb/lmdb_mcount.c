@@ -21,10 +21,11 @@
  * its seal still its own).  A table's version policies would then read as
  * the defaults, or as they were, and `mrtx gc` would delete the versions
  * they keep.  The count sees the first, the digest the second, unless the
- * older copy is of the leaf that holds the format record itself and every
- * change since was on that leaf (DESIGN §3.5).  Every walk of the metadata
- * (the open's, a table reload's, the listing of upper layers' records)
- * tallies what it meets and compares.
+ * older copy is of a page whose subtree holds the format record's leaf and
+ * every metadata leaf changed since: every change rewrites the format
+ * record too, so such a copy's tally matches it (DESIGN §3.5).  Every walk
+ * of the metadata (the open's, a table reload's, the listing of upper
+ * layers' records) tallies what it meets and compares.
  *
  * Invariant (I26): in every committed state of a format-8 store, the
  * tally is that of the store's metadata records, the format record's own
@@ -119,7 +120,7 @@ int lmdb_mtally_move(MDB_txn *txn, MDB_dbi dbi, int delta, uint64_t minus, uint6
 	if (rc == MDB_NOTFOUND || (rc == 0 && (fmt != META_FORMAT || !sealed)))
 		return 0; /* (being made or upgraded: tallied when the format is set) */
 	if (rc == MRTX_ECORRUPT)
-		return LMDB_METACOUNT;
+		return LMDB_BADFORMAT;
 	if (rc)
 		return rc;
 	if (delta < 0 ? t.n < (uint32_t)-delta : t.n > UINT32_MAX - (uint32_t)delta)

@@ -841,7 +841,7 @@ int lmdb_meta_walk(MDB_cursor *cur, int (*fn)(const MDB_val *k, const MDB_val *v
 			/* (format 8's: the format, then the tally; lmdb_mcount.c) */
 			if (v.mv_size < 4 || mrtx__le32_get(v.mv_data) != META_FORMAT ||
 			    lmdb_format_parse(META_FORMAT, 1, &v, &kept))
-				return LMDB_METACOUNT;
+				return LMDB_BADFORMAT;
 			have = 1;
 		}
 		prev = k;

@@ -137,6 +137,8 @@ int lmdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags)
 	MDB_val sv;
 	int rc;
 
+	if (counted(k) && (flags & ~(unsigned)MDB_NOOVERWRITE))
+		return EINVAL; /* (MDB_APPEND's KEYEXIST hands back no old record) */
 	if (!(d = bounce(v, buf, &heap)))
 		return ENOMEM;
 	seal_put(d + v->mv_size, lmdb_seal_of(k, d, v->mv_size));

@@ -56,9 +56,11 @@ int lmdb_cput(MDB_cursor *cur, MDB_val *k, MDB_val *v, unsigned flags);
 int lmdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags);
 /* mdb_del of the record at k (every value): LMDB's rc; for a metadata
  * record, also LMDB_BADSUM (its seal, or the format record's, does not
- * match: the tally cannot take it out) or LMDB_METACOUNT (lmdb_int.h: the
- * count would go below 0, or the format record is malformed).  lmdb_put
- * of a metadata record returns the same two. */
+ * match: the tally cannot take it out), LMDB_METACOUNT (lmdb_int.h: the
+ * count would go below 0) or LMDB_BADFORMAT (the format record is
+ * malformed).  lmdb_put of a metadata record returns the same three, and
+ * EINVAL for flags other than 0 and MDB_NOOVERWRITE (the tally needs the
+ * old record LMDB hands back). */
 int lmdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *k);
 /* Put payload buf[0..n) at key k, sealing it in place: buf has room
  * for n + LMDB_SEAL bytes (spares lmdb_cput's copy). */

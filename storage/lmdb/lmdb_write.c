@@ -461,12 +461,11 @@ static void req_unknown(wreq *q, int rc)
  * meta page (lmdb_commit_nowait).  Any other may have written the meta
  * page.  (The latch may also come from another thread's failed sync
  * meanwhile: then this says "maybe", which is never wrong.) */
-static int commit_surely_failed(store *st, int lmdb_rc)
+static int commit_surely_failed(store *st, int lmdb_rc, int before)
 {
-	/* (a metadata record's seal or tally failing: the count of unsettled
-	 * records was put before mdb_txn_commit, which never ran) */
-	return lmdb_rc == MDB_MAP_FULL || lmdb_rc == MDB_TXN_FULL || lmdb_rc == LMDB_BADSUM ||
-	       lmdb_rc == LMDB_METACOUNT || lmdb_rc == LMDB_METADIGEST ||
+	/* (before: the count of unsettled records failed to go in -- its
+	 * seal, the tally, a damaged page -- and mdb_txn_commit never ran) */
+	return before || lmdb_rc == MDB_MAP_FULL || lmdb_rc == MDB_TXN_FULL ||
 	       (lmdb_rc > 0 && !lmdb_io_failed(st));
 }
 
@@ -476,7 +475,7 @@ static int write_txn(store *st, wreq *q, uint64_t *need)
 {
 	MDB_txn *txn;
 	wctx w = { st, NULL, NULL };
-	int rc;
+	int rc, before;
 
 	*need = 0;
 	req_results(q, MRTX_ESTORE);
@@ -499,11 +498,11 @@ static int write_txn(store *st, wreq *q, uint64_t *need)
 			rc = lmdb_err(st, rc, "write row");
 		goto fail;
 	}
-	if ((rc = lmdb_commit_nowait(st, txn, q->durable, need))) {
+	if ((rc = lmdb_commit_nowait(st, txn, q->durable, need, &before))) {
 		int raw = rc;
 
 		rc = lmdb_err(st, rc, "commit");
-		if (commit_surely_failed(st, raw))
+		if (commit_surely_failed(st, raw, before))
 			req_results(q, rc);
 		else
 			req_unknown(q, rc);
@@ -584,7 +583,7 @@ static void write_group(store *st, wreq *head, int roll, uint64_t *need)
 {
 	MDB_txn *txn;
 	wctx w = { st, NULL, NULL };
-	int durable = 0, rc;
+	int durable = 0, rc, before;
 	uint64_t until = roll ? mrtx__mono_us() + LMDB_ROLL_US : 0;
 	wreq *tail = head, *more;
 
@@ -612,7 +611,7 @@ static void write_group(store *st, wreq *head, int roll, uint64_t *need)
 			}
 		}
 	} while (roll && (more = take_more(st, &tail, until)));
-	if ((rc = lmdb_commit_nowait(st, txn, durable, need)) == 0) {
+	if ((rc = lmdb_commit_nowait(st, txn, durable, need, &before)) == 0) {
 		for (wreq *r = head; r; r = r->next)
 			r->rc = 0;
 		return;
@@ -622,7 +621,7 @@ static void write_group(store *st, wreq *head, int roll, uint64_t *need)
 
 		rc = lmdb_err(st, rc, "commit");
 		for (wreq *r = head; r; r = r->next) {
-			if (commit_surely_failed(st, raw)) {
+			if (commit_surely_failed(st, raw, before)) {
 				r->rc = rc;
 				req_results(r, rc);
 			} else {

@@ -34,6 +34,7 @@
 #include <lmdb.h>
 
 #include "testutil.h"
+#include "storage/lmdb/lmdb_int.h"
 #include "storage/lmdb/lmdb_seal.h"
 #include "txn/admin.h"
 #include "txn/admin_test.h"
@@ -1102,6 +1103,29 @@ static void sealed_metadata(void **state)
 		mdb_env_close(env);
 		raw_put(path, NULL, "\0p/t", 4, pol, pn);
 	}
+	/* a format record sealed but of no format-8 length: the tally cannot
+	 * move, and says the format record is malformed, not that a record
+	 * went missing; and a metadata put whose flags would not hand back the
+	 * old record (MDB_APPEND) is refused before it writes */
+	{
+		MDB_env *env;
+		MDB_txn *txn;
+		MDB_dbi dbi;
+		uint8_t four[4] = { 8, 0, 0, 0 };
+		MDB_val key = { 4, "\0p/t" }, val = { 16, pol };
+		MDB_val fk = { 7, "\0format" }, fv = { 4, four };
+		MDB_val nk = { 6, "\0x/new" }, nv = { 1, "n" };
+
+		env = raw_open(path, 0);
+		assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+		assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+		assert_int_equal(lmdb_put(txn, dbi, &key, &val, MDB_APPEND), EINVAL);
+		assert_int_equal(lmdb_put(txn, dbi, &fk, &fv, 0), 0);
+		assert_int_equal(lmdb_put(txn, dbi, &nk, &nv, 0), LMDB_BADFORMAT);
+		assert_int_equal(lmdb_del(txn, dbi, &key), LMDB_BADFORMAT);
+		mdb_txn_abort(txn);
+		mdb_env_close(env);
+	}
 	/* ... and an older copy of it read in its place (a branch pointer sent
 	 * back to the leaf as it was before the policies changed: the record's
 	 * seal is its own, and the count is as it was): the digest */
@@ -1150,6 +1174,70 @@ static void sealed_metadata(void **state)
 	free(path);
 }
 
+/* Two rows put in one two-phase transaction (its prewrite adds unsettled
+ * lock records, so the write moves the metadata's count of them). */
+static int put_two(mrtx_db *db, const char *v)
+{
+	mrtx_txn *txn;
+	int rc;
+
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t", MRTX_CSTR("a"), "f", MRTX_CSTR("q"), MRTX_CSTR(v)),
+	                 MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t", MRTX_CSTR("b"), "f", MRTX_CSTR("q"), MRTX_CSTR(v)),
+	                 MRTX_OK);
+	rc = mrtx_commit(txn);
+	return rc;
+}
+
+/* The format record damaged (sealed, of no format-8 length) under an open
+ * handle, by another process: a write that must move the tally fails
+ * before LMDB's commit runs, so it surely wrote nothing -- MRTX_ECORRUPT
+ * saying the format record is malformed, never MRTX_EUNKNOWN nor "a record
+ * lost" -- and the store, its format record put back, holds none of it. */
+static void commit_meets_bad_format(void **state)
+{
+	static const uint8_t four[4] = { 8, 0, 0, 0 };
+	uint8_t was[64];
+	size_t wn;
+	char *path, buf[16];
+	mrtx_db *db;
+	pid_t pid;
+	int st, rc;
+
+	(void)state;
+	setenv("MRTX_TWO_PHASE", "1", 1);
+	db = fresh_lmdb("badformat", &path);
+	assert_int_equal(mrtx_create_table(db, "t", FAMS, 1), MRTX_OK);
+	assert_int_equal(put_two(db, "v1"), MRTX_OK);
+	mrtx_close(db);
+	wn = tu_lmdb_get(path, "\0format", 7, was, sizeof(was));
+	assert_non_null(db = open_opts(path, 0, 0, NULL));
+	unsetenv("MRTX_TWO_PHASE");
+	assert_int_equal(put_two(db, "v2"), MRTX_OK);
+	/* (another process: LMDB wants one environment per file and process) */
+	if ((pid = fork()) == 0) {
+		tu_lmdb_put(path, "\0format", 7, four, sizeof(four), 1);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	rc = put_two(db, "v3");
+	if (rc != MRTX_ECORRUPT || !strstr(mrtx_errmsg(), "format record is malformed"))
+		fail_msg("commit over a malformed format record: %s: %s", mrtx_strerror(rc),
+		         mrtx_errmsg());
+	mrtx_close(db);
+	tu_lmdb_put(path, "\0format", 7, was, wn, 0);
+	assert_non_null(db = open_opts(path, 0, 0, NULL));
+	assert_int_equal(tu_get_str(db, "t", "a", "f:q", buf, sizeof(buf)), MRTX_OK);
+	assert_string_equal(buf, "v2");
+	assert_int_equal(tu_get_str(db, "t", "b", "f:q", buf, sizeof(buf)), MRTX_OK);
+	assert_string_equal(buf, "v2");
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1159,6 +1247,7 @@ int main(void)
 		cmocka_unit_test(damaged_metadata),
 		cmocka_unit_test(sealed_records),
 		cmocka_unit_test(sealed_metadata),
+		cmocka_unit_test(commit_meets_bad_format),
 		cmocka_unit_test(lock_bound_to_store),
 		cmocka_unit_test(stale_readers),
 		cmocka_unit_test(threads_share_one_store),
