@@ -424,7 +424,7 @@ int mrtx_create_table_split(mrtx_db *db, const char *table, const char *const *f
  * receives a pointer to an array of *count names owned by db, valid until
  * mrtx_close.  (Its outputs come last since
  * 0.2, whose SONAME is libmrtx.so.0.2.)
- * @return MRTX_OK; MRTX_EINVAL; MRTX_ENOTABLE; MRTX_ECORRUPT (the table's
+ * @return MRTX_OK; MRTX_EINVAL; MRTX_ENOTABLE; MRTX_ECORRUPT (the store's
  *   metadata, read again after another handle changed it, is damaged);
  *   MRTX_ESTORE.
  */
@@ -565,9 +565,8 @@ int mrtx_truncate_table(mrtx_db *db, const char *table);
 /**
  * List the store's tables.  Calls fn(name, payload) for each, in name
  * order; a nonzero return from fn stops and is returned.
- * @return MRTX_OK, fn's nonzero value, MRTX_EINVAL, MRTX_ECORRUPT (the
- *   store's metadata, read again after another handle changed it, is
- *   damaged), MRTX_ESTORE.
+ * @return MRTX_OK, fn's nonzero value, MRTX_EINVAL, MRTX_ENOMEM,
+ *   MRTX_ECORRUPT (the store's metadata is damaged), MRTX_ESTORE.
  */
 int mrtx_tables(mrtx_db *db, int (*fn)(const char *table, void *payload),
                 void *payload);

@@ -54,8 +54,8 @@ int lmdb_err(store *st, int rc, const char *step)
 		                    step, st->path);
 	if (rc == LMDB_BADFORMAT)
 		return mrtx__seterr(MRTX_ECORRUPT, "store %s: the format record is malformed "
-		                    "during %s (its seal holds, its length or format number does "
-		                    "not): the store is damaged (`mrtx check --deep %s` says where; "
+		                    "during %s (a length or format number no store format has): "
+		                    "the store is damaged (`mrtx check --deep %s` says where; "
 		                    "restore it from a backup)", st->path, step, st->path);
 	if (rc == LMDB_DISORDER)
 		return mrtx__seterr(MRTX_ECORRUPT, "store %s: keys out of order in the data file "
