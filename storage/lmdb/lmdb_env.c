@@ -20,6 +20,27 @@ static store *registry;
 
 /* ---------------------------------------------------------------- errors */
 
+const char *lmdb_damage_what(int rc, const char **why)
+{
+	*why = "";
+	switch (rc) {
+	case LMDB_BADSUM:
+		return "a record's checksum does not match its bytes";
+	case LMDB_DISORDER:
+		return "keys out of order in the data file";
+	case LMDB_METACOUNT:
+		*why = " (a record lost whole, or one written behind mrtx's back)";
+		return "the metadata records do not match their count in the format record";
+	case LMDB_METADIGEST:
+		*why = " (an older copy of one read in its place)";
+		return "the metadata records do not match their digest in the format record";
+	case LMDB_BADFORMAT:
+		*why = " (a length or format number no store format has)";
+		return "the format record is malformed";
+	}
+	return NULL;
+}
+
 /*
  * A full disk or quota is MRTX_EFULL, as a full map is: the caller frees
  * space (or grows the map) and retries.  Every other errno is MRTX_ESTORE
@@ -28,6 +49,7 @@ static store *registry;
 int lmdb_err(store *st, int rc, const char *step)
 {
 	int failed = lmdb_io_failed(st), full = rc == ENOSPC || rc == EDQUOT;
+	const char *what, *why;
 
 	if (rc == MDB_MAP_FULL)
 		return mrtx__seterr(MRTX_EFULL, "store %s is full (map size %zu bytes) during %s; "
@@ -35,32 +57,10 @@ int lmdb_err(store *st, int rc, const char *step)
 		                    st->path, st->map_size, step);
 	if (rc == ENOMEM)
 		return mrtx__seterr(MRTX_ENOMEM, "store %s: out of memory during %s", st->path, step);
-	if (rc == LMDB_BADSUM)
-		return mrtx__seterr(MRTX_ECORRUPT, "store %s: a record's checksum does not match "
-		                    "its bytes during %s: the store is damaged (`mrtx check --deep "
-		                    "%s` says where; restore it from a backup)", st->path, step,
-		                    st->path);
-	if (rc == LMDB_METACOUNT)
-		return mrtx__seterr(MRTX_ECORRUPT, "store %s: the metadata records do not match "
-		                    "their count in the format record during %s (a record lost "
-		                    "whole, or one written behind mrtx's back): the store is "
-		                    "damaged (`mrtx check --deep %s` says where; restore it from a "
-		                    "backup)", st->path, step, st->path);
-	if (rc == LMDB_METADIGEST)
-		return mrtx__seterr(MRTX_ECORRUPT, "store %s: the metadata records do not match "
-		                    "their digest in the format record during %s (an older copy "
-		                    "of one read in its place): the store is damaged (`mrtx check "
-		                    "--deep %s` says where; restore it from a backup)", st->path,
-		                    step, st->path);
-	if (rc == LMDB_BADFORMAT)
-		return mrtx__seterr(MRTX_ECORRUPT, "store %s: the format record is malformed "
-		                    "during %s (a length or format number no store format has): "
-		                    "the store is damaged (`mrtx check --deep %s` says where; "
-		                    "restore it from a backup)", st->path, step, st->path);
-	if (rc == LMDB_DISORDER)
-		return mrtx__seterr(MRTX_ECORRUPT, "store %s: keys out of order in the data file "
-		                    "during %s: the store is damaged (`mrtx check --deep %s` says "
-		                    "where; restore it from a backup)", st->path, step, st->path);
+	if ((what = lmdb_damage_what(rc, &why)))
+		return mrtx__seterr(MRTX_ECORRUPT, "store %s: %s during %s%s: the store is damaged "
+		                    "(`mrtx check --deep %s` says where; restore it from a backup)",
+		                    st->path, what, step, why, st->path);
 	if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND)
 		return mrtx__seterr(MRTX_ECORRUPT, "store %s: %s during %s", st->path,
 		                    mdb_strerror(rc), step);

@@ -402,6 +402,11 @@ int lmdb_mtally_move(MDB_txn *txn, MDB_dbi dbi, int delta, uint64_t minus, uint6
 /* The format record of a format-8 store is malformed (a length or format
  * number no tally has): met in a walk or when the tally moves. */
 #define LMDB_BADFORMAT (-30604)
+/* What one of mrtx's own damage codes (LMDB_BADSUM, LMDB_DISORDER,
+ * LMDB_METACOUNT, LMDB_METADIGEST, LMDB_BADFORMAT) found, in words, and
+ * *why it may be so ("" or " (...)"); NULL for any other rc.  Static
+ * strings (lmdb_env.c). */
+const char *lmdb_damage_what(int rc, const char **why);
 /* Walk every metadata record (format 8) with cursor cur, in key order:
  * each one's seal checked, each key strictly after the one before, and
  * fn (may be NULL) called with each unsealed; the key after the last in

@@ -78,16 +78,12 @@ typedef struct up {
 
 static int up_err(up *u, int rc, const char *step)
 {
-	if (rc == LMDB_BADSUM || rc == LMDB_DISORDER || rc == LMDB_METACOUNT ||
-	    rc == LMDB_METADIGEST || rc == LMDB_BADFORMAT)
-		return mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: %s: %s: the store is damaged "
-		                    "(`mrtx check --deep %s` says where)", u->path, step,
-		                    rc == LMDB_BADSUM ? "a record's checksum does not match its "
-		                    "bytes" : rc == LMDB_DISORDER ? "keys out of order" :
-		                    rc == LMDB_METACOUNT ? "the metadata records do not match "
-		                    "their count" : rc == LMDB_BADFORMAT ? "the format record is "
-		                    "malformed" : "the metadata records do not match their "
-		                    "digest", u->path);
+	const char *what, *why;
+
+	if ((what = lmdb_damage_what(rc, &why)))
+		return mrtx__seterr(MRTX_ECORRUPT, "upgrade %s: %s: %s%s: the store is damaged "
+		                    "(`mrtx check --deep %s` says where)", u->path, step, what, why,
+		                    u->path);
 	if (rc == MDB_MAP_FULL)
 		return mrtx__seterr(MRTX_EFULL, "upgrade %s: the store's map is full during %s",
 		                    u->path, step);
