@@ -26,6 +26,9 @@ const char *lmdb_damage_what(int rc, const char **why)
 	switch (rc) {
 	case LMDB_BADSUM:
 		return "a record's checksum does not match its bytes";
+	case LMDB_BADSPAN:
+		*why = " (a damaged size or page number in a page)";
+		return "a record's bytes run past the end of the data file";
 	case LMDB_DISORDER:
 		return "keys out of order in the data file";
 	case LMDB_METACOUNT:
@@ -147,6 +150,7 @@ int lmdb_remap(store *st, const char *step, int (*again)(store *st, void *arg), 
 			(void)mdb_reader_list(st->env, count_own_reader, &own);
 			if (own == 0) {
 				mdb_env_set_mapsize(st->env, 0);
+				lmdb_span_moved(&st->span);
 				rc = again(st, arg);
 				break;
 			}
@@ -632,6 +636,7 @@ static void store_destroy(store *st)
 	lmdb_ts_detach(st);
 	if (st->wb_opened && st->wb_fd >= 0)
 		close(st->wb_fd);
+	lmdb_span_del(&st->span);
 	if (st->env)
 		mdb_env_close(st->env);
 	for (size_t i = 0; i < n; i++)
@@ -903,7 +908,11 @@ int lmdb_store_open(store **out, const char *path, const store_opts *o)
 	st->unbatched = o->unbatched;
 	st->lock_order = o->lock_order;
 	st->uns_val = -1;
-	if ((rc = env_open(st, o)) || (rc = lmdb_meta_init(st))) {
+	if ((rc = env_open(st, o)) == 0) {
+		lmdb_span_add(&st->span, st->env); /* before the first unseal */
+		rc = lmdb_meta_init(st);
+	}
+	if (rc) {
 		store_destroy(st);
 		goto done;
 	}

@@ -16,6 +16,7 @@
 #include "storage/store_test.h"
 #include "storage/versions.h"
 #include "storage/lmdb/lmdb_seal.h"
+#include "storage/lmdb/lmdb_span.h"
 #include "storage/lmdb/lmdb_store.h"
 
 /* Store format.  2: one DBI per table, lock records beside the cells.
@@ -206,6 +207,7 @@ struct store {
 	pthread_cond_t dcv;  /* a commit of this process, or a sync (under gmu;
 	                        CLOCK_MONOTONIC): lmdb_durable's waiters */
 	store *next;        /* process registry */
+	lmdb_span_env span; /* env's map, registered for lmdb_unseal (I27) */
 };
 
 /* Map LMDB's rc to an MRTX code with a message naming the store and step

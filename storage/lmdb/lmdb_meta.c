@@ -832,10 +832,13 @@ int lmdb_meta_walk(MDB_cursor *cur, int (*fn)(const MDB_val *k, const MDB_val *v
 		return rc;
 	while (rc == 0 && ((const uint8_t *)k.mv_data)[0] == 0) {
 		int format = k.mv_size == 7 && memcmp(k.mv_data, "\0format", 7) == 0;
+		MDB_val raw = v;
 
+		if ((rc = lmdb_unseal(&k, &v)))
+			return rc;
 		if (!format)
-			lmdb_mtally_add(&met, &k, &v);
-		if ((rc = lmdb_unseal(&k, &v)) || (fn && (rc = fn(&k, &v, arg))))
+			lmdb_mtally_add(&met, &k, &raw); /* (its part: the seal) */
+		if (fn && (rc = fn(&k, &v, arg)))
 			return rc;
 		if (format) {
 			/* (format 8's: the format, then the tally; lmdb_mcount.c) */

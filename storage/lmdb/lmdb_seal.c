@@ -19,6 +19,7 @@
 #include "storage/crc32c.h"
 #include "storage/lmdb/lmdb_int.h"
 #include "storage/lmdb/lmdb_seal.h"
+#include "storage/lmdb/lmdb_span.h"
 
 #define BOUNCE 512u /* payloads up to this size are sealed on the stack */
 
@@ -41,6 +42,9 @@ int lmdb_unseal(const MDB_val *k, MDB_val *v)
 
 	if (v->mv_size < LMDB_SEAL)
 		return LMDB_BADSUM;
+	/* (a damaged size would send the CRC past the file: I27, lmdb_span.h) */
+	if (!lmdb_span_rec(k, v))
+		return LMDB_BADSPAN;
 	n = v->mv_size - LMDB_SEAL;
 	for (unsigned i = 0; i < LMDB_SEAL; i++)
 		c |= (uint32_t)p[n + i] << (8 * i);
@@ -117,14 +121,15 @@ static int counted(const MDB_val *k)
 
 /* The part in the tally of the stored record raw at k, which is about to
  * go: its seal checked first (a damaged seal taken out would leave the
- * digest wrong for good, sound as the records then are).  0 or
- * LMDB_BADSUM. */
+ * digest wrong for good, sound as the records then are).  0,
+ * LMDB_BADSUM or LMDB_BADSPAN. */
 static int old_part(const MDB_val *k, const MDB_val *raw, uint64_t *minus)
 {
 	MDB_val chk = *raw;
+	int rc = lmdb_unseal(k, &chk);
 
-	if (lmdb_unseal(k, &chk))
-		return LMDB_BADSUM;
+	if (rc)
+		return rc;
 	*minus = lmdb_mtally_hash(k, raw);
 	return 0;
 }

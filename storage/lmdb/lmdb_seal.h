@@ -19,7 +19,8 @@
  * Every read and write of the store in the LMDB backend goes through the
  * functions below, which add the seal on the way in and check and strip it
  * on the way out: code above sees the payload only.  A record whose seal
- * does not match is LMDB_BADSUM, which lmdb_err reports as MRTX_ECORRUPT.
+ * does not match is LMDB_BADSUM, one whose bytes run past the file
+ * LMDB_BADSPAN; lmdb_err reports both as MRTX_ECORRUPT.
  * Only the upgrade (which writes the seals), the format record's reads,
  * the metadata's tally (lmdb_put, lmdb_del and the metadata walk take each
  * record's part from its seal) and `check --deep` (which reads pages
@@ -36,15 +37,20 @@
 /* A record's seal does not match its bytes (not an LMDB or errno
  * code: LMDB's run from -30799 to -30780, errno values are positive). */
 #define LMDB_BADSUM (-30600)
+/* (Every function that returns LMDB_BADSUM from lmdb_unseal may return
+ * lmdb_span.h's LMDB_BADSPAN in its place: wherever a comment here or in
+ * lmdb_int.h names the one, it means both.) */
 
 /* The seal of payload p[0..n) at key k. */
 uint32_t lmdb_seal_of(const MDB_val *k, const void *p, size_t n);
 /* Check a sealed value read at key k and strip its seal from *v:
- * 0, or LMDB_BADSUM (too short, or a mismatch). */
+ * 0, LMDB_BADSUM (too short, or a mismatch), or LMDB_BADSPAN (the key's
+ * or the value's bytes run past the data file's pages: a damaged size,
+ * lmdb_span.h). */
 int lmdb_unseal(const MDB_val *k, MDB_val *v);
 
-/* mdb_cursor_get / mdb_get, the value unsealed: LMDB's rc, or
- * LMDB_BADSUM. */
+/* mdb_cursor_get / mdb_get, the value unsealed: LMDB's rc,
+ * LMDB_BADSUM or LMDB_BADSPAN. */
 int lmdb_cget(MDB_cursor *cur, MDB_val *k, MDB_val *v, MDB_cursor_op op);
 int lmdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v);
 /* mdb_cursor_put / mdb_put of payload *v, sealed (through a copy; not

@@ -74,6 +74,7 @@ typedef struct up {
 	uint64_t max_ts, cells;
 	int legacy; /* resuming an earlier release's header pass */
 	int meta_sealed; /* format 7: the metadata has its seals */
+	lmdb_span_env span; /* the environment's map, for lmdb_unseal */
 } up;
 
 static int up_err(up *u, int rc, const char *step)
@@ -375,10 +376,8 @@ static int tally_meta(up *u, MDB_txn *txn, lmdb_mtally *t)
 			continue;
 		/* (format 7's seals, which the upgrade did not write, checked: a
 		 * damaged record is refused here, not tallied as sound) */
-		if (lmdb_unseal(&k, &chk)) {
-			rc = LMDB_BADSUM;
+		if ((rc = lmdb_unseal(&k, &chk)))
 			break;
-		}
 		lmdb_mtally_add(t, &k, &v);
 	}
 	mdb_cursor_close(cur);
@@ -578,7 +577,7 @@ static int drop_ts_page(up *u)
 int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn lock_order,
                  uint64_t *cells, int *was)
 {
-	up u = { path, NULL, 0, row_ts, lock_order, 0, 0, 0, 0 };
+	up u = { .path = path, .row_ts = row_ts, .lock_order = lock_order };
 	char file[4096];
 	struct stat sb;
 	MDB_txn *txn;
@@ -609,6 +608,7 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn
 		rc = up_err(&u, rc, "open");
 		goto out;
 	}
+	lmdb_span_add(&u.span, u.env);
 	if ((rc = mdb_txn_begin(u.env, NULL, MDB_RDONLY, &txn))) {
 		rc = up_err(&u, rc, "begin");
 		goto out;
@@ -695,6 +695,7 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn
 			rc = up_err(&u, rc, "grow the map");
 			goto out;
 		}
+		lmdb_span_moved(&u.span);
 	}
 	if ((rc = drop_ts_page(&u)))
 		goto out;
@@ -719,6 +720,7 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn
 		rc = up_err(&u, rc, "sync");
 	*cells = u.cells;
 out:
+	lmdb_span_del(&u.span);
 	if (u.env) {
 		mdb_env_close(u.env);
 		/* Without LMDB's lock file its shared region still holds the

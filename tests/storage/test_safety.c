@@ -930,6 +930,138 @@ static mrtx_db *fresh_lmdb(const char *tag, char **path)
 	return db;
 }
 
+/* Where the node of the record whose value holds marker lies in path's
+ * data.mdb: *node, the file offset of its header (u16 size low, u16 size
+ * high, u16 flags, u16 key size, then the key and the data), and *ksize;
+ * *last, the last page written.  Read through raw LMDB from a sound file:
+ * a pointer's page number is its page header's first 8 bytes. */
+static void node_of(const char *path, const char *marker, long *node, size_t *ksize,
+                    size_t *last)
+{
+	MDB_env *env = raw_open(path, MDB_RDONLY);
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_dbi dbi;
+	MDB_val k, v;
+	MDB_stat ms;
+	MDB_envinfo info;
+	int rc, found = 0;
+
+	assert_int_equal(mdb_env_stat(env, &ms), 0);
+	assert_int_equal(mdb_env_info(env, &info), 0);
+	*last = info.me_last_pgno;
+	assert_int_equal(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+	assert_int_equal(mdb_cursor_open(txn, dbi, &cur), 0);
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && !found;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		uintptr_t at = (uintptr_t)k.mv_data - 8, page = at & ~((uintptr_t)ms.ms_psize - 1);
+		uint64_t pgno;
+
+		if (!memmem(v.mv_data, v.mv_size, marker, strlen(marker)))
+			continue;
+		memcpy(&pgno, (const void *)page, 8);
+		*node = (long)(pgno * ms.ms_psize + (at - page));
+		*ksize = k.mv_size;
+		found = 1;
+	}
+	assert_true(found);
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+/* Write n bytes at offset off of path's data.mdb; *was gets what was there. */
+static void file_write_at(const char *path, long off, const void *b, size_t n, void *was)
+{
+	char f[4096];
+	int fd;
+
+	join(f, sizeof(f), path, "data.mdb");
+	assert_true((fd = open(f, O_RDWR)) >= 0);
+	if (was)
+		assert_int_equal(pread(fd, was, n, off), (ssize_t)n);
+	assert_int_equal(pwrite(fd, b, n, off), (ssize_t)n);
+	assert_int_equal(close(fd), 0);
+}
+
+/* mrtx_get of row's cell f:q is MRTX_ECORRUPT, its message with words,
+ * and row a still reads. */
+static void get_corrupt(const char *path, const char *row, const char *words)
+{
+	mrtx_db *db = open_opts(path, 0, 0, NULL);
+	mrtx_txn *txn;
+	mrtx_bytes v;
+	char buf[16];
+	int rc;
+
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	rc = mrtx_get(txn, "t", MRTX_CSTR(row), "f", MRTX_CSTR("q"), &v);
+	if (rc != MRTX_ECORRUPT || !strstr(mrtx_errmsg(), words))
+		fail_msg("row %s, its size damaged: %s: %s", row, mrtx_strerror(rc), mrtx_errmsg());
+	mrtx_abort(txn);
+	assert_int_equal(tu_get_str(db, "t", "a", "f:q", buf, sizeof(buf)), MRTX_OK);
+	assert_string_equal(buf, "va");
+	mrtx_close(db);
+}
+
+/* A damaged size or overflow page number in a leaf sends a record's bytes
+ * past the end of the data file; LMDB hands them back unchecked, and the
+ * read of them (the seal's CRC) faulted.  Each is MRTX_ECORRUPT, and the
+ * store reads whole once the bytes are back.
+ * Checks I20 (DESIGN §10) and I27. */
+static void damaged_sizes(void **state)
+{
+	static const char PAST[] = "run past the end of the data file";
+	static char big[3000];
+	char *path, buf[32];
+	size_t ksize, last;
+	long node;
+	uint8_t was[8], hi[2] = { 0, 1 }; /* the size's high half: +16 MiB */
+	uint64_t far;
+	mrtx_db *db;
+	mrtx_bytes v;
+	mrtx_txn *txn;
+
+	(void)state;
+	memset(big, 'x', sizeof(big) - 1);
+	memcpy(big, "SPAN-BIG-MARKER", 15);
+	db = fresh_lmdb("sizes", &path);
+	assert_int_equal(mrtx_create_table(db, "t", FAMS, 1), MRTX_OK);
+	assert_int_equal(tu_put_str(db, "t", "a", "f:q", "va"), MRTX_OK);
+	assert_int_equal(tu_put_str(db, "t", "b", "f:q", "SPAN-SMALL-MARKER"), MRTX_OK);
+	assert_int_equal(tu_put_str(db, "t", "c", "f:q", big), MRTX_OK);
+	mrtx_close(db);
+
+	/* a value in its leaf, its size 16 MiB more */
+	node_of(path, "SPAN-SMALL-MARKER", &node, &ksize, &last);
+	file_write_at(path, node + 2, hi, 2, was);
+	get_corrupt(path, "b", PAST);
+	file_write_at(path, node + 2, was, 2, NULL);
+	/* a value on overflow pages: its size, then its first page's number
+	 * (past the last page written, which LMDB itself refuses) */
+	node_of(path, "SPAN-BIG-MARKER", &node, &ksize, &last);
+	file_write_at(path, node + 2, hi, 2, was);
+	get_corrupt(path, "c", PAST);
+	file_write_at(path, node + 2, was, 2, NULL);
+	far = last + 16;
+	file_write_at(path, node + 8 + (long)ksize, &far, 8, was);
+	get_corrupt(path, "c", "MDB_PAGE_NOTFOUND");
+	file_write_at(path, node + 8 + (long)ksize, was, 8, NULL);
+
+	db = open_opts(path, 0, 0, NULL);
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_get(txn, "t", MRTX_CSTR("c"), "f", MRTX_CSTR("q"), &v), MRTX_OK);
+	assert_int_equal(v.size, strlen(big));
+	assert_memory_equal(v.data, big, v.size);
+	mrtx_abort(txn);
+	assert_int_equal(tu_get_str(db, "t", "b", "f:q", buf, sizeof(buf)), MRTX_OK);
+	assert_string_equal(buf, "SPAN-SMALL-MARKER");
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 /* Every data record carries a checksum (storage/lmdb/lmdb_seal.h): a byte
  * changed in a value or in a lock record is MRTX_ECORRUPT, never data, and
  * the rest of the store still reads.
@@ -1269,6 +1401,7 @@ int main(void)
 		cmocka_unit_test(not_a_store),
 		cmocka_unit_test(damaged_metadata),
 		cmocka_unit_test(sealed_records),
+		cmocka_unit_test(damaged_sizes),
 		cmocka_unit_test(sealed_metadata),
 		cmocka_unit_test(commit_meets_bad_format),
 		cmocka_unit_test(lock_bound_to_store),
