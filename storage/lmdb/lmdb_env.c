@@ -149,8 +149,7 @@ int lmdb_remap(store *st, const char *step, int (*again)(store *st, void *arg), 
 
 			(void)mdb_reader_list(st->env, count_own_reader, &own);
 			if (own == 0) {
-				mdb_env_set_mapsize(st->env, 0);
-				lmdb_span_moved(&st->span);
+				lmdb_span_set_mapsize(&st->span, st->env, 0);
 				rc = again(st, arg);
 				break;
 			}

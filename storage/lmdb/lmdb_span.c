@@ -1,15 +1,17 @@
 /*
  * lmdb_span.c - the registry of open environments' maps, and the check
- * that a record's bytes lie within the written pages of its map
+ * that a record's bytes lie within the data file of their map
  * (lmdb_span.h, I27).
  *
  * The registry is a list under a mutex, changed at opens, closes and
- * remaps, each of which moves a generation.  A thread's copy holds, per
- * found map, its first byte, the end of its reservation and the end of
- * the pages written when the copy was made; a span is checked against
- * the copy while the generation stands.  A process with more maps than a
- * copy holds checks under the mutex.
+ * remaps, each of which moves a generation by two (a remap makes it odd
+ * while the map moves).  A thread's copy holds, per found map, its first
+ * byte, the end of its reservation, the end of the file when the copy
+ * was made, and the file's descriptor; a span is checked against the copy
+ * while the generation stands.  A process with more maps than a copy
+ * holds checks under the mutex.
  */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -17,19 +19,21 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "storage/common.h"
 #include "storage/lmdb/lmdb_span.h"
 
-#define COPY_MAX 8
+#define COPY_MAX 32
 
 static pthread_mutex_t span_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t span_once = PTHREAD_ONCE_INIT;
 static lmdb_span_env *span_list;
-static atomic_uint_fast64_t span_gen = 1;
+static atomic_uint_fast64_t span_gen = 2; /* odd: a map moving */
 
 typedef struct {
-	uintptr_t lo, top, end; /* map, its reservation's end, written pages' end */
-	MDB_env *env;
+	uintptr_t lo, top, end; /* map, its reservation's end, the file's end */
+	int fd;
 } span_map;
 
 static _Thread_local struct {
@@ -39,67 +43,112 @@ static _Thread_local struct {
 	span_map m[COPY_MAX];
 } copy;
 
-/* Find e's map: the one mapping, from offset 0, of the environment's
- * data file, as long as the map.  Under span_mu, or before e is listed. */
+/* (a child forked while another thread held the lock gets it free) */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&span_mu);
+}
+
+static void fork_after(void)
+{
+	pthread_mutex_unlock(&span_mu);
+}
+
+static void at_fork(void)
+{
+	(void)pthread_atfork(fork_prepare, fork_after, fork_after);
+}
+
+static uintptr_t os_page(void)
+{
+	long p = sysconf(_SC_PAGESIZE);
+
+	return p > 0 ? (uintptr_t)p : 4096u;
+}
+
+/* Find e's map: the one mapping, from offset 0, of the environment's data
+ * file, as long as the map (rounded up to the OS page), its inode's on the
+ * device stat names or else, where that finds none, on any (a file system
+ * that shows its mappings on another device).  Under span_mu, or before
+ * e is listed. */
 static void map_find(lmdb_span_env *e)
 {
 	MDB_envinfo info;
 	mdb_filehandle_t fd;
 	struct stat sb;
-	unsigned long lo, hi, off, ino;
+	uint64_t lo, hi, off, ino, want, pg = os_page();
+	uintptr_t dev_lo = 0, dev_hi = 0, any_lo = 0, any_hi = 0;
 	unsigned maj, min;
 	char *line = NULL;
 	size_t cap = 0;
-	int found = 0;
+	int on_dev = 0, on_any = 0;
 	FILE *f;
 
 	e->lo = e->top = 0;
+	e->fd = -1;
 	if (mdb_env_get_fd(e->env, &fd) != 0 || fstat(fd, &sb) != 0 ||
 	    mdb_env_info(e->env, &info) != 0 || !(f = fopen("/proc/self/maps", "re")))
 		return;
+	e->fd = fd;
+	want = ((uint64_t)info.me_mapsize + pg - 1) / pg * pg;
 	while (getline(&line, &cap, f) > 0) {
-		if (sscanf(line, "%lx-%lx %*s %lx %x:%x %lu", &lo, &hi, &off, &maj, &min, &ino) != 6)
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %x:%x %" SCNu64, &lo, &hi,
+		           &off, &maj, &min, &ino) != 6 ||
+		    off != 0 || ino != (uint64_t)sb.st_ino || hi <= lo || hi - lo != want)
 			continue;
-		if (off == 0 && ino == (unsigned long)sb.st_ino && maj == major(sb.st_dev) &&
-		    min == minor(sb.st_dev) && hi > lo && hi - lo == info.me_mapsize) {
-			found++;
-			e->lo = lo;
-			e->top = hi;
+		if (maj == major(sb.st_dev) && min == minor(sb.st_dev)) {
+			on_dev++;
+			dev_lo = (uintptr_t)lo;
+			dev_hi = (uintptr_t)hi;
 		}
+		on_any++;
+		any_lo = (uintptr_t)lo;
+		any_hi = (uintptr_t)hi;
 	}
 	free(line);
 	fclose(f);
-	if (found != 1)
-		e->lo = e->top = 0;
+	if (on_dev == 1) {
+		e->lo = dev_lo;
+		e->top = dev_hi;
+	} else if (on_dev == 0 && on_any == 1) {
+		e->lo = any_lo;
+		e->top = any_hi;
+	}
 }
 
-/* e's map with the end of the pages written now: 0, or -1 (not found, or
- * LMDB cannot tell: the span is then not judged). */
+/* The end of m's file in its map: 0, or -1 (fstat failed: not judged). */
+static int file_end(span_map *m)
+{
+	struct stat sb;
+	uintptr_t pg = os_page(), len;
+
+	if (fstat(m->fd, &sb) != 0 || sb.st_size < 0)
+		return -1;
+	len = ((uintptr_t)sb.st_size + pg - 1) / pg * pg;
+	m->end = len < m->top - m->lo ? m->lo + len : m->top;
+	return 0;
+}
+
 static int map_of(const lmdb_span_env *e, span_map *m)
 {
-	MDB_envinfo info;
-	MDB_stat st;
-
-	if (!e->lo || mdb_env_info(e->env, &info) != 0 || mdb_env_stat(e->env, &st) != 0)
+	if (!e->lo)
 		return -1;
-	m->env = e->env;
 	m->lo = e->lo;
 	m->top = e->top;
-	m->end = m->lo + ((uintptr_t)info.me_last_pgno + 1) * st.ms_psize;
-	if (m->end > m->top || m->end < m->lo)
-		m->end = m->top;
-	return 0;
+	m->fd = e->fd;
+	return file_end(m);
 }
 
 void lmdb_span_add(lmdb_span_env *e, MDB_env *env)
 {
+	pthread_once(&span_once, at_fork);
 	pthread_mutex_lock(&span_mu);
 	e->env = env;
 	map_find(e);
 	e->next = span_list;
 	e->on = 1;
 	span_list = e;
-	atomic_fetch_add_explicit(&span_gen, 1, memory_order_release);
+	atomic_fetch_add_explicit(&span_gen, 2, memory_order_release);
 	pthread_mutex_unlock(&span_mu);
 }
 
@@ -113,40 +162,49 @@ void lmdb_span_del(lmdb_span_env *e)
 				break;
 			}
 		e->on = 0;
-		atomic_fetch_add_explicit(&span_gen, 1, memory_order_release);
+		atomic_fetch_add_explicit(&span_gen, 2, memory_order_release);
 	}
 	pthread_mutex_unlock(&span_mu);
 }
 
-void lmdb_span_moved(lmdb_span_env *e)
+int lmdb_span_set_mapsize(lmdb_span_env *e, MDB_env *env, size_t size)
 {
+	int rc;
+
 	pthread_mutex_lock(&span_mu);
-	if (e->on) {
+	atomic_fetch_add_explicit(&span_gen, 1, memory_order_seq_cst); /* odd */
+	rc = mdb_env_set_mapsize(env, size);
+	if (e->on)
 		map_find(e);
-		atomic_fetch_add_explicit(&span_gen, 1, memory_order_release);
-	}
+	atomic_fetch_add_explicit(&span_gen, 1, memory_order_release); /* even */
 	pthread_mutex_unlock(&span_mu);
+	return rc;
 }
 
-/* 1 or 0 as lmdb_span_rec for one span, or -1: not in map m.  renew: m is a copy,
- * and a span past its end re-reads the end (the file may have grown
- * since); else m's end was read just now. */
+unsigned lmdb_span_found(void)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&span_mu);
+	for (lmdb_span_env *e = span_list; e; e = e->next)
+		n += e->lo != 0;
+	pthread_mutex_unlock(&span_mu);
+	return n;
+}
+
+/* 1 or 0 as lmdb_span_rec for one span, or -1: not in map m.  renew: m
+ * is a copy, and a span past its end reads the file's length again (the
+ * file may have grown since); else m's end was read just now. */
 static int judge(span_map *m, uintptr_t a, size_t n, int renew)
 {
-	MDB_envinfo info;
-	MDB_stat st;
-
 	if (a < m->lo || a >= m->top)
 		return -1;
 	if (a < m->end && n <= m->end - a)
 		return 1;
 	if (!renew)
 		return 0;
-	if (mdb_env_info(m->env, &info) != 0 || mdb_env_stat(m->env, &st) != 0)
-		return 1; /* (LMDB cannot tell: not judged) */
-	m->end = m->lo + ((uintptr_t)info.me_last_pgno + 1) * st.ms_psize;
-	if (m->end > m->top || m->end < m->lo)
-		m->end = m->top;
+	if (file_end(m) != 0)
+		return 1; /* (the length unknown: not judged) */
 	return a < m->end && n <= m->end - a;
 }
 
@@ -193,6 +251,8 @@ int lmdb_span_rec(const MDB_val *k, const MDB_val *v)
 	uintptr_t ka = (uintptr_t)k->mv_data, va = (uintptr_t)v->mv_data;
 	int kr = -1, vr = -1;
 
+	if (MRTX_UNLIKELY(gen & 1))
+		return 1; /* a map moving: not judged */
 	if (MRTX_UNLIKELY(copy.gen != gen))
 		copy_renew(gen);
 	if (MRTX_UNLIKELY(copy.over))
@@ -200,7 +260,7 @@ int lmdb_span_rec(const MDB_val *k, const MDB_val *v)
 	for (unsigned i = 0; i < copy.n; i++) {
 		span_map *m = &copy.m[i];
 
-		/* (the common case: both inside the written pages of one map) */
+		/* (the common case: both inside the file of one map) */
 		if (ka - m->lo < m->end - m->lo && k->mv_size <= m->end - ka &&
 		    va - m->lo < m->end - m->lo && v->mv_size <= m->end - va)
 			return 1;

@@ -691,11 +691,10 @@ int lmdb_upgrade(const char *path, lmdb_upgrade_ts_fn row_ts, lmdb_lock_order_fn
 		used = (info.me_last_pgno + 1) * (size_t)ms.ms_psize;
 		/* (9 bytes more a cell can split most leaf pages of tiny cells) */
 		want = 2 * used + 2 * grow + ((size_t)64 << 20);
-		if (want > info.me_mapsize && (rc = mdb_env_set_mapsize(u.env, want))) {
+		if (want > info.me_mapsize && (rc = lmdb_span_set_mapsize(&u.span, u.env, want))) {
 			rc = up_err(&u, rc, "grow the map");
 			goto out;
 		}
-		lmdb_span_moved(&u.span);
 	}
 	if ((rc = drop_ts_page(&u)))
 		goto out;
