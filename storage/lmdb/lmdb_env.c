@@ -27,8 +27,8 @@ const char *lmdb_damage_what(int rc, const char **why)
 	case LMDB_BADSUM:
 		return "a record's checksum does not match its bytes";
 	case LMDB_BADSPAN:
-		*why = " (a damaged size or page number in a page)";
-		return "a record's bytes run past the end of the data file";
+		*why = " (a damaged size in a page)";
+		return "a record's size runs past its page or past the end of the data file";
 	case LMDB_DISORDER:
 		return "keys out of order in the data file";
 	case LMDB_METACOUNT:

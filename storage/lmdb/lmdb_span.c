@@ -30,6 +30,8 @@ static pthread_mutex_t span_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t span_once = PTHREAD_ONCE_INIT;
 static lmdb_span_env *span_list;
 static atomic_uint_fast64_t span_gen = 2; /* odd: a map moving */
+/* The largest page of the environments registered so far (0: none yet) */
+static atomic_uint span_psize;
 
 typedef struct {
 	uintptr_t lo, top, end; /* map, its reservation's end, the file's end */
@@ -141,7 +143,13 @@ static int map_of(const lmdb_span_env *e, span_map *m)
 
 void lmdb_span_add(lmdb_span_env *e, MDB_env *env)
 {
+	MDB_stat ms;
+
 	pthread_once(&span_once, at_fork);
+	if (mdb_env_stat(env, &ms) == 0)
+		for (unsigned was = atomic_load(&span_psize); ms.ms_psize > was &&
+		     !atomic_compare_exchange_weak(&span_psize, &was, ms.ms_psize);)
+			;
 	pthread_mutex_lock(&span_mu);
 	e->env = env;
 	map_find(e);
@@ -192,6 +200,16 @@ unsigned lmdb_span_found(void)
 	return n;
 }
 
+/* The most a leaf node's key and inline value may hold together: under
+ * half of the largest page registered (LMDB's node maximum, less its
+ * header), half of 64 KiB before any is. */
+static size_t node_max(void)
+{
+	unsigned ps = atomic_load_explicit(&span_psize, memory_order_relaxed);
+
+	return (ps ? ps : 65536u) / 2;
+}
+
 /* 1 or 0 as lmdb_span_rec for one span, or -1: not in map m.  renew: m
  * is a copy, and a span past its end reads the file's length again (the
  * file may have grown since); else m's end was read just now. */
@@ -216,9 +234,10 @@ static int ok_locked(uintptr_t a, size_t n)
 	for (lmdb_span_env *e = span_list; e; e = e->next) {
 		span_map m;
 
-		if (map_of(e, &m) == 0 && (r = judge(&m, a, n, 0)) >= 0)
+		if (a >= e->lo && a < e->top && map_of(e, &m) == 0) {
+			r = judge(&m, a, n, 0) != 0;
 			break;
-		r = 1;
+		}
 	}
 	pthread_mutex_unlock(&span_mu);
 	return r;
@@ -228,6 +247,7 @@ static void copy_renew(uint_fast64_t gen)
 {
 	unsigned n = 0;
 
+	pthread_once(&span_once, at_fork);
 	pthread_mutex_lock(&span_mu);
 	copy.over = 0;
 	for (lmdb_span_env *e = span_list; e; e = e->next) {
@@ -251,6 +271,11 @@ int lmdb_span_rec(const MDB_val *k, const MDB_val *v)
 	uintptr_t ka = (uintptr_t)k->mv_data, va = (uintptr_t)v->mv_data;
 	int kr = -1, vr = -1;
 
+	/* A value that follows its key is stored in its leaf (LMDB's
+	 * inline node), which LMDB keeps to under half a page: larger is a
+	 * damaged size, in the map or in a write transaction's copy. */
+	if (va == ka + k->mv_size && k->mv_size + v->mv_size > node_max())
+		return 0;
 	if (MRTX_UNLIKELY(gen & 1))
 		return 1; /* a map moving: not judged */
 	if (MRTX_UNLIKELY(copy.gen != gen))

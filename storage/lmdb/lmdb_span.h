@@ -16,8 +16,12 @@
  * last page read as zeros); past that, the first read would be a SIGBUS.
  * The length, not the newest meta page's last page: a write transaction
  * of many pages spills some of them to the file, past that page, and
- * reads them back from the map.  A span in no found map (the caller's
- * memory, a write transaction's copy of a page) passes.
+ * reads them back from the map.  Wherever the page lies (the map, or a
+ * write transaction's copy of it, allocated apart), a value that follows
+ * its key is a leaf's inline node, which LMDB keeps under half a page: a
+ * key and value larger together are refused too.  Any other span in no
+ * found map (the caller's memory, an overflow value in a write
+ * transaction) passes.
  *
  * I27 (DESIGN §10): a span that lmdb_span_rec passes, in a found map, can
  * be read without a fault while the transaction that produced it is open.
@@ -58,8 +62,9 @@ void lmdb_span_del(lmdb_span_env *e);
  * (or not yet: e zeroed), its map found again: LMDB's rc. */
 int lmdb_span_set_mapsize(lmdb_span_env *e, MDB_env *env, size_t size);
 /* 1 when the bytes of key k and of value v may both be read (I27
- * above), 0 when either runs past the data file of the map it starts
- * in. */
+ * above), 0 when either runs past the data file of the map it starts in,
+ * or when v follows k (an inline node) and they are half a page or more
+ * together. */
 int lmdb_span_rec(const MDB_val *k, const MDB_val *v);
 /* How many registered environments have their map found (tests: where
  * none is, damage the bound would catch faults instead). */

@@ -1012,7 +1012,7 @@ static void get_corrupt(const char *path, const char *row, const char *words)
  * Checks I20 (DESIGN §10) and I27. */
 static void damaged_sizes(void **state)
 {
-	static const char PAST[] = "run past the end of the data file";
+	static const char PAST[] = "runs past its page or past the end of the data file";
 	static char big[3000];
 	char *path, buf[32];
 	size_t ksize, last;
@@ -1068,6 +1068,60 @@ static void damaged_sizes(void **state)
 	free(path);
 }
 
+/* A damaged size in a page a write transaction holds in memory (LMDB's
+ * copy, apart from the map) is refused too: a value stored after its key
+ * in a leaf is under half a page, whatever the map says (I27). */
+static void damaged_size_in_copy(void **state)
+{
+	char *path = tu_fsdir("copy");
+	static char val[100];
+	static lmdb_span_env se; /* (static: a failed assertion leaves it listed) */
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_dbi dbi;
+	MDB_val k, v;
+	uint8_t *node, was[2];
+
+	(void)state;
+	memset(val, 'y', sizeof(val));
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_open(env, path, MDB_NOTLS | MDB_NOSYNC, 0600), 0);
+	lmdb_span_add(&se, env);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+	for (char c = '1'; c <= '3'; c++) {
+		char kb[2] = { 'k', c };
+
+		k = (MDB_val){ 2, kb };
+		v = (MDB_val){ sizeof(val), val };
+		assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
+	}
+	assert_int_equal(mdb_cursor_open(txn, dbi, &cur), 0);
+	k = (MDB_val){ 2, "k2" };
+	assert_int_equal(mdb_cursor_get(cur, &k, &v, MDB_SET_KEY), 0);
+	assert_ptr_equal(v.mv_data, (uint8_t *)k.mv_data + 2); /* (inline) */
+	assert_false(se.lo && (uintptr_t)k.mv_data >= se.lo && (uintptr_t)k.mv_data < se.top);
+	assert_int_equal(lmdb_span_rec(&k, &v), 1);
+	/* the node's size, high half (u16 lo, u16 hi, u16 flags, u16 key size) */
+	node = (uint8_t *)k.mv_data - 8;
+	memcpy(was, node + 2, 2);
+	node[2] = 1;
+	node[3] = 0;
+	k = (MDB_val){ 2, "k2" };
+	assert_int_equal(mdb_cursor_get(cur, &k, &v, MDB_SET_KEY), 0);
+	assert_int_equal(v.mv_size, sizeof(val) + 65536);
+	assert_int_equal(lmdb_span_rec(&k, &v), 0);
+	assert_int_equal(lmdb_unseal(&k, &v), LMDB_BADSPAN);
+	memcpy(node + 2, was, 2);
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	lmdb_span_del(&se);
+	mdb_env_close(env);
+	tu_rmrf(path);
+	free(path);
+}
+
 /* A write transaction of more dirty pages than LMDB keeps (2^17) spills
  * some to the file, past the newest meta page's last page, and reads them
  * back from the map: sound records there pass the bound, which is the
@@ -1076,7 +1130,7 @@ static void spilled_pages_pass(void **state)
 {
 	char *path = tu_fsdir("spill");
 	static char val[1000];
-	lmdb_span_env se = { 0 };
+	static lmdb_span_env se; /* (static: a failed assertion leaves it listed) */
 	MDB_env *env;
 	MDB_txn *txn;
 	MDB_cursor *cur;
@@ -1471,6 +1525,7 @@ int main(void)
 		cmocka_unit_test(sealed_records),
 		cmocka_unit_test(damaged_sizes),
 		cmocka_unit_test(spilled_pages_pass),
+		cmocka_unit_test(damaged_size_in_copy),
 		cmocka_unit_test(sealed_metadata),
 		cmocka_unit_test(commit_meets_bad_format),
 		cmocka_unit_test(lock_bound_to_store),
