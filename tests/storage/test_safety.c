@@ -1068,14 +1068,43 @@ static void damaged_sizes(void **state)
 	free(path);
 }
 
+/* A raw LMDB environment in a fresh directory (*path), its map map_size
+ * bytes (0: LMDB's default), registered in se for the size bounds, and a
+ * write transaction on its main database. */
+static void span_env_open(const char *tag, size_t map_size, char **path, MDB_env **env,
+                          lmdb_span_env *se, MDB_txn **txn, MDB_dbi *dbi)
+{
+	*path = tu_fsdir(tag);
+	assert_int_equal(mdb_env_create(env), 0);
+	if (map_size)
+		assert_int_equal(mdb_env_set_mapsize(*env, map_size), 0);
+	assert_int_equal(mdb_env_open(*env, *path, MDB_NOTLS | MDB_NOSYNC, 0600), 0);
+	lmdb_span_add(se, *env);
+	assert_int_equal(mdb_txn_begin(*env, NULL, 0, txn), 0);
+	assert_int_equal(mdb_dbi_open(*txn, NULL, 0, dbi), 0);
+}
+
+/* Undo span_env_open (the transaction aborted, cur closed when not NULL). */
+static void span_env_close(char *path, MDB_env *env, lmdb_span_env *se, MDB_txn *txn,
+                           MDB_cursor *cur)
+{
+	if (cur)
+		mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	lmdb_span_del(se);
+	mdb_env_close(env);
+	tu_rmrf(path);
+	free(path);
+}
+
 /* A damaged size in a page a write transaction holds in memory (LMDB's
  * copy, apart from the map) is refused too: a value stored after its key
  * in a leaf is under half a page, whatever the map says (I27). */
 static void damaged_size_in_copy(void **state)
 {
-	char *path = tu_fsdir("copy");
 	static char val[100];
 	static lmdb_span_env se; /* (static: a failed assertion leaves it listed) */
+	char *path;
 	MDB_env *env;
 	MDB_txn *txn;
 	MDB_cursor *cur;
@@ -1085,11 +1114,7 @@ static void damaged_size_in_copy(void **state)
 
 	(void)state;
 	memset(val, 'y', sizeof(val));
-	assert_int_equal(mdb_env_create(&env), 0);
-	assert_int_equal(mdb_env_open(env, path, MDB_NOTLS | MDB_NOSYNC, 0600), 0);
-	lmdb_span_add(&se, env);
-	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
-	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+	span_env_open("copy", 0, &path, &env, &se, &txn, &dbi);
 	for (char c = '1'; c <= '3'; c++) {
 		char kb[2] = { 'k', c };
 
@@ -1114,12 +1139,7 @@ static void damaged_size_in_copy(void **state)
 	assert_int_equal(lmdb_span_rec(&k, &v), 0);
 	assert_int_equal(lmdb_unseal(&k, &v), LMDB_BADSPAN);
 	memcpy(node + 2, was, 2);
-	mdb_cursor_close(cur);
-	mdb_txn_abort(txn);
-	lmdb_span_del(&se);
-	mdb_env_close(env);
-	tu_rmrf(path);
-	free(path);
+	span_env_close(path, env, &se, txn, cur);
 }
 
 /* A write transaction of more dirty pages than LMDB keeps (2^17) spills
@@ -1128,9 +1148,9 @@ static void damaged_size_in_copy(void **state)
  * file's length (I27), and every record read passes. */
 static void spilled_pages_pass(void **state)
 {
-	char *path = tu_fsdir("spill");
 	static char val[1000];
 	static lmdb_span_env se; /* (static: a failed assertion leaves it listed) */
+	char *path;
 	MDB_env *env;
 	MDB_txn *txn;
 	MDB_cursor *cur;
@@ -1141,19 +1161,11 @@ static void spilled_pages_pass(void **state)
 
 	(void)state;
 	memset(val, 'x', sizeof(val));
-	assert_int_equal(mdb_env_create(&env), 0);
-	assert_int_equal(mdb_env_set_mapsize(env, (size_t)4 << 30), 0);
-	assert_int_equal(mdb_env_open(env, path, MDB_NOTLS | MDB_NOSYNC, 0600), 0);
-	lmdb_span_add(&se, env);
+	span_env_open("spill", (size_t)4 << 30, &path, &env, &se, &txn, &dbi);
 	if (!se.lo) { /* (a map this file system does not show: nothing judged) */
-		lmdb_span_del(&se);
-		mdb_env_close(env);
-		tu_rmrf(path);
-		free(path);
+		span_env_close(path, env, &se, txn, NULL);
 		skip();
 	}
-	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
-	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
 	for (long i = 0; i < 600000; i++) {
 		char kb[16];
 
@@ -1176,12 +1188,7 @@ static void spilled_pages_pass(void **state)
 	 * committed pages are the two meta pages alone) */
 	assert_true(in_map > 0);
 	assert_int_equal(refused, 0);
-	mdb_cursor_close(cur);
-	mdb_txn_abort(txn);
-	lmdb_span_del(&se);
-	mdb_env_close(env);
-	tu_rmrf(path);
-	free(path);
+	span_env_close(path, env, &se, txn, cur);
 }
 
 /* Every data record carries a checksum (storage/lmdb/lmdb_seal.h): a byte
