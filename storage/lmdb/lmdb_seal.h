@@ -19,8 +19,8 @@
  * Every read and write of the store in the LMDB backend goes through the
  * functions below, which add the seal on the way in and check and strip it
  * on the way out: code above sees the payload only.  A record whose seal
- * does not match is LMDB_BADSUM, one whose bytes run past the file
- * LMDB_BADSPAN; lmdb_err reports both as MRTX_ECORRUPT.
+ * does not match is LMDB_BADSUM, one whose size runs past its page or
+ * the file LMDB_BADSPAN; lmdb_err reports both as MRTX_ECORRUPT.
  * Only the upgrade (which writes the seals), the format record's reads,
  * the metadata's tally (lmdb_put, lmdb_del and the metadata walk take each
  * record's part from its seal) and `check --deep` (which reads pages
@@ -44,9 +44,9 @@
 /* The seal of payload p[0..n) at key k. */
 uint32_t lmdb_seal_of(const MDB_val *k, const void *p, size_t n);
 /* Check a sealed value read at key k and strip its seal from *v:
- * 0, LMDB_BADSUM (too short, or a mismatch), or LMDB_BADSPAN (the key's
- * or the value's bytes run past the data file's pages: a damaged size,
- * lmdb_span.h). */
+ * 0, LMDB_BADSUM (too short, or a mismatch), or LMDB_BADSPAN (a damaged
+ * size: the key's or the value's bytes run past the data file, or an
+ * inline value past half a page; lmdb_span.h). */
 int lmdb_unseal(const MDB_val *k, MDB_val *v);
 
 /* mdb_cursor_get / mdb_get, the value unsealed: LMDB's rc,
