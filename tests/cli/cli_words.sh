@@ -140,7 +140,8 @@ words "$MRTX" shell "$S" <<<$'commit'
 # the suites and the benchmark refuse bad options before they start, naming
 # the option and what it takes (exit 2)
 H=$TMP/harness
-for args in "chaos" "chaos $H --writers 0" "chaos $H --seconds" "chaos $H --workload x" \
+for args in "chaos" "chaos $H --writers 0" "chaos $H --seconds" "chaos $H --kills 0" \
+	"chaos $H --kills" "chaos $H --workload x" \
 	"chaos $H --bogus" "chaos $H extra" "crashsim $H --states 0" "crashsim $H --only x" \
 	"crashsim $H --writers 65" "crashsim $H --durability x" "bench" "bench $H --points 0" \
 	"bench $H --bogus" "bench $H --only" "bench $H --only x" "bench $H --durability sync"; do

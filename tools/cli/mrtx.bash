@@ -34,7 +34,7 @@ _mrtx_options()
 	recover) echo "--dry-run --force --json --help" ;;
 	check) echo "--strict --deep --json --key --help" ;;
 	stats) echo "--json --help" ;;
-	chaos) echo "--workload --seconds --writers --unbatched --two-phase --seed --json --help" ;;
+	chaos) echo "--workload --seconds --kills --writers --unbatched --two-phase --seed --json --help" ;;
 	bench) echo "--quick --only --json --help" ;;
 	sim) echo "--seed --seeds --replay --check-determinism --clients --txns --accounts --split-rows --faults --break --workload --threads --quiet --help" ;;
 	crashsim) echo "--durability --states --seed --writers --txns --unbatched --broken --trace --only --json --help" ;;

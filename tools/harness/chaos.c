@@ -1,13 +1,15 @@
 /*
  * chaos.c - `mrtx chaos STORE`: the crash-safety suite as a command.
  *
- *   mrtx chaos STORE [--workload bank|append] [--seconds N] [--writers N]
- *                    [--unbatched] [--two-phase] [--seed N] [--json]
+ *   mrtx chaos STORE [--workload bank|append] [--seconds N | --kills N]
+ *                    [--writers N] [--unbatched] [--two-phase] [--seed N] [--json]
  *
  * The driver (this process) creates STORE (which must not exist yet, or be
  * an empty directory) and its tables, closes it, and forks the workers:
  * writers (and, for bank, two auditors), each opening the store itself and
- * logging its history to STORE.chaos/.  Until the time is up the killer
+ * logging its history to STORE.chaos/.  Until the time is up (or, with
+ * --kills N, until N processes have been killed, however long that takes:
+ * a run whose content does not depend on the machine's speed) the killer
  * SIGKILLs a random writer every 5-50 ms (RADOS: 50-500 ms, once it has opened the store) and restarts it; two restarts in
  * three arm one failpoint of DESIGN §7, in turn, as `name=exit@N` or
  * `name=kill@N` with a random N, so every crash window is hit
@@ -73,6 +75,7 @@ typedef struct driver {
 	int stopping;
 	unsigned long sigkills, fp_kills[NFP][2]; /* [exit, kill] */
 	unsigned long incarnations;
+	uint64_t elapsed_ms; /* the killer's run */
 } driver;
 
 static uint64_t mono_ms(void)
@@ -93,11 +96,13 @@ static uint32_t drnd(driver *d, uint32_t n)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: mrtx chaos STORE [--workload bank|append] [--seconds N] "
+	fprintf(f, "usage: mrtx chaos STORE [--workload bank|append] [--seconds N | --kills N] "
 	           "[--writers N] [--unbatched] [--two-phase] [--seed N] [--json]\n"
 	           "  Runs writers against a fresh STORE, SIGKILLs them at random and at every\n"
 	           "  failpoint, then recovers and checks: bank sums, or serializability of the\n"
 	           "  list-append history.  Histories are kept in STORE.chaos/.\n"
+	           "  --kills N runs until N processes have been killed instead of for a time\n"
+	           "  (with --seconds too, whichever comes first).\n"
 	           "  LMDB commits several rows in one write (one phase), RADOS the rows of\n"
 	           "  one tablet, unless --two-phase (the prewrite/commit-point protocol) or\n"
 	           "  --unbatched (each row its own write, which implies two phases).\n"
@@ -208,12 +213,25 @@ static uint64_t kill_gap(driver *d)
 	return is_rados(d) ? 50 + drnd(d, 451) : 5 + drnd(d, 46);
 }
 
+static unsigned long total_kills(const driver *d);
+
+/* Is the run over?  At its deadline when it has one (--seconds, or no
+ * --kills), at its number of kills when it has that. */
+static int run_over(const driver *d, uint64_t now, uint64_t deadline)
+{
+	const chaos_cfg *c = d->cfg;
+
+	if (c->kills && total_kills(d) >= (unsigned long)c->kills)
+		return 1;
+	return (!c->kills || c->seconds_given) && now >= deadline;
+}
+
 static void run_killer(driver *d)
 {
 	uint64_t now = mono_ms(), deadline = now + (uint64_t)d->cfg->seconds * 1000u;
 	uint64_t next_kill = now + kill_gap(d);
 
-	while ((now = mono_ms()) < deadline) {
+	while (!run_over(d, now = mono_ms(), deadline)) {
 		struct timespec nap = { 0, 1000000 };
 		pid_t pid;
 		int st;
@@ -324,9 +342,11 @@ static void print_json(const driver *d, const chaos_result *r, int ok)
 {
 	const chaos_cfg *c = d->cfg;
 
-	printf("{\"workload\": \"%s\", \"seconds\": %d, \"writers\": %d, \"auditors\": %d, "
-	       "\"unbatched\": %s, \"two_phase\": %s, ", c->workload == CHAOS_BANK ? "bank" :
-	       "append", c->seconds, c->writers, c->auditors, c->unbatched ? "true" : "false",
+	printf("{\"workload\": \"%s\", \"seconds\": %d, \"kills_wanted\": %d, \"elapsed_ms\": "
+	       "%" PRIu64 ", \"writers\": %d, \"auditors\": %d, \"unbatched\": %s, "
+	       "\"two_phase\": %s, ", c->workload == CHAOS_BANK ? "bank" : "append",
+	       c->kills && !c->seconds_given ? 0 : c->seconds, c->kills, d->elapsed_ms,
+	       c->writers, c->auditors, c->unbatched ? "true" : "false",
 	       two_phase(c) ? "true" : "false");
 	printf("\"committed\": %lu, \"failed\": %lu, \"unknown\": %lu, \"processes\": %lu, ",
 	       r->committed, r->failed, r->unknown, d->incarnations);
@@ -369,8 +389,8 @@ static void print_human(const driver *d, const chaos_result *r, int ok)
 {
 	const chaos_cfg *c = d->cfg;
 
-	printf("mrtx chaos: %s workload, %d s, %d writers", c->workload == CHAOS_BANK ? "bank" :
-	       "append", c->seconds, c->writers);
+	printf("mrtx chaos: %s workload, %.1f s, %d writers", c->workload == CHAOS_BANK ? "bank" :
+	       "append", (double)d->elapsed_ms / 1000.0, c->writers);
 	if (c->auditors)
 		printf(" + %d auditors", c->auditors);
 	printf(", %s, %s, %lu processes started\n", c->unbatched ? "unbatched" : "batched",
@@ -557,6 +577,11 @@ static int parse_args(int argc, char **argv, chaos_cfg *cfg)
 		} else if (!strcmp(a, "--seconds") && v) {
 			if (parse_int(v, 1, 7 * 24 * 3600, &cfg->seconds))
 				return bad_arg("--seconds", v, "expected 1 to 604800 (a week)");
+			cfg->seconds_given = 1;
+			i++;
+		} else if (!strcmp(a, "--kills") && v) {
+			if (parse_int(v, 1, 100000000, &cfg->kills))
+				return bad_arg("--kills", v, "expected 1 to 100000000");
 			i++;
 		} else if (!strcmp(a, "--writers") && v) {
 			if (parse_int(v, 1, 64, &cfg->writers))
@@ -572,7 +597,7 @@ static int parse_args(int argc, char **argv, chaos_cfg *cfg)
 		} else if (a[0] != '-') {
 			return bad_arg("argument", a, "one STORE only");
 		} else if (!strcmp(a, "--workload") || !strcmp(a, "--seconds") ||
-		           !strcmp(a, "--writers") || !strcmp(a, "--seed")) {
+		           !strcmp(a, "--kills") || !strcmp(a, "--writers") || !strcmp(a, "--seed")) {
 			return bad_arg(a, NULL, "needs a value");
 		} else {
 			return bad_arg("option", a, "not an option of chaos");
@@ -615,9 +640,13 @@ int cmd_chaos(int argc, char **argv)
 	}
 	if ((rc = setup_in_child(&cfg)))
 		return rc;
-	if (!cfg.json)
-		printf("mrtx chaos: running %s for %d s (seed %u)...\n",
-		       cfg.workload == CHAOS_BANK ? "bank" : "append", cfg.seconds, cfg.seed);
+	if (!cfg.json && cfg.kills && !cfg.seconds_given)
+		printf("mrtx chaos: running %s until %d kills (seed %u)...\n",
+		       cfg.workload == CHAOS_BANK ? "bank" : "append", cfg.kills, cfg.seed);
+	else if (!cfg.json)
+		printf("mrtx chaos: running %s for %d s%s (seed %u)...\n",
+		       cfg.workload == CHAOS_BANK ? "bank" : "append", cfg.seconds,
+		       cfg.kills ? " at most" : "", cfg.seed);
 	d.cfg = &cfg;
 	d.r = &r;
 	d.rng = ((uint64_t)cfg.seed << 1) | 1;
@@ -631,7 +660,9 @@ int cmd_chaos(int argc, char **argv)
 		d.slots[i].role = i < cfg.writers ? ROLE_WRITER : ROLE_AUDITOR;
 		spawn(&d, i);
 	}
+	d.elapsed_ms = mono_ms();
 	run_killer(&d);
+	d.elapsed_ms = mono_ms() - d.elapsed_ms;
 	stop_all(&d);
 	rc = chaos_postrun(&cfg, &r);
 	ok = rc == 0 && r.nanomalies == 0;

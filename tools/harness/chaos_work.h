@@ -40,6 +40,8 @@ typedef struct chaos_cfg {
 	char logdir[4096];
 	int workload;
 	int seconds;
+	int seconds_given;  /* --seconds was given */
+	int kills;          /* --kills N: run until N kills (0: by time) */
 	int writers;
 	int auditors;
 	int unbatched;
