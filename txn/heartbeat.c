@@ -83,6 +83,8 @@ static void wait_until(mrtx_db *db, uint64_t next_ms)
 	sync_wait_ms(&db->hb.cv, &db->hb.mu, next_ms > now ? next_ms - now : 0);
 }
 
+_Atomic unsigned long mrtx__hb_refreshes;
+
 static void *hb_main(void *arg)
 {
 	mrtx_db *db = arg;
@@ -117,6 +119,7 @@ static void *hb_main(void *arg)
 			hb_entry *e = pick[i];
 
 			if (nb[i]) {
+				atomic_fetch_add(&mrtx__hb_refreshes, 1);
 				mrtx__free(e->cur);
 				e->cur = nb[i];
 				e->expiry_ms = exp[i];

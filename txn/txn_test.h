@@ -28,5 +28,9 @@ int mrtx__open_knobs(mrtx_db **out, const char *path, const mrtx_options *opts,
  * fork): raised once the request is made, before the threads are joined,
  * so a test holding a worker can release it knowing the quit is seen. */
 extern _Atomic unsigned long mrtx__hb_quits;
+/* How many primary locks the heartbeat threads have refreshed (a write
+ * that applied), so a test that steps the clock past a refresh's due time
+ * can wait for the refresh instead of sleeping. */
+extern _Atomic unsigned long mrtx__hb_refreshes;
 
 #endif

@@ -2,32 +2,39 @@
  * test_heartbeat.c - a commit that outlives its lock TTL keeps its locks
  * (txn/heartbeat.h) instead of being aborted under it.
  *
- * A writer thread commits two rows with a 300 ms lock TTL and sleeps 1.5 s
- * (a failpoint; on RADOS 1 s and 4 s) between its prewrite and its commit
- * point.  Meanwhile the
- * main thread keeps reading the primary row.  The writer is alive, so a
- * reader judges it by the lock's expiry alone -- as it must for an owner on
- * another host.  Without the heartbeat the lock expires after 300 ms, the
- * reader aborts the transaction, and the writer's commit fails with
- * MRTX_CONFLICT; with it, the reader keeps getting MRTX_ELOCKED and the
- * commit succeeds.  Then the same with an operator's forced recovery in the
- * middle: the heartbeat cannot keep what was taken, the commit fails with
- * MRTX_CONFLICT and nothing of it is visible.
+ * A writer thread commits two rows with a 300 ms lock TTL (RADOS: 1 s) and
+ * is held between its prewrite and its commit point (a failpoint).  The
+ * wall clock is frozen and stepped by the test (mrtx__clock_frozen_us), a
+ * little over half a TTL at a time, three TTLs in all: after each step the
+ * heartbeat's refresh is due, the test waits for it (mrtx__hb_refreshes)
+ * and reads the primary.  The writer is alive, so a reader judges it by
+ * the lock's expiry alone -- as it must for an owner on another host.
+ * Without the heartbeat the lock would be expired from the second step, the
+ * reader would abort the transaction, and the writer's commit would fail
+ * with MRTX_CONFLICT; with it, the reader keeps getting MRTX_ELOCKED and
+ * the commit succeeds.  Then the same with an operator's forced recovery in
+ * the middle: the heartbeat cannot keep what was taken, the commit fails
+ * with MRTX_CONFLICT and nothing of it is visible.  No outcome depends on
+ * how fast the machine runs: every wait is for an event.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "testutil.h"
 #include "recovery/recovery.h"
+#include "storage/common.h"
 #include "txn/admin_test.h"
+#include "txn/txn_test.h"
 
-/* On RADOS a refresh is a network round trip on a loaded machine: longer. */
+/* On RADOS a refresh is a network round trip on a loaded machine: longer
+ * (the heartbeat's thread waits up to half a TTL of real time before it
+ * sees a step of the frozen clock). */
 #define TTL_MS (tu_rados() ? 1000u : 300u)
-#define SLEEP_MS (tu_rados() ? 4000 : 1500)
+#define STEPS 6 /* of TTL/2 + 1 ms: three TTLs */
 
 typedef struct writer {
 	mrtx_db *db;
@@ -52,12 +59,29 @@ static void *write_two(void *arg)
 	return NULL;
 }
 
-static double now_s(void)
+/* Freeze the wall clock where it is (undone by thaw). */
+static void freeze(void)
 {
-	struct timespec ts;
+	atomic_store(&mrtx__clock_frozen_us, mrtx__now_us());
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+static void thaw(void)
+{
+	atomic_store(&mrtx__clock_frozen_us, 0);
+}
+
+/* Step the frozen clock a little past the next refresh's due time (half a
+ * TTL before the expiry) and wait until the heartbeat has refreshed once
+ * more: a wait for an event, failing only after ten minutes. */
+static void step_past_refresh(void)
+{
+	unsigned long n = atomic_load(&mrtx__hb_refreshes);
+
+	atomic_fetch_add(&mrtx__clock_frozen_us, (TTL_MS / 2 + 1) * 1000ull);
+	for (int i = 0; atomic_load(&mrtx__hb_refreshes) == n; i++) {
+		assert_true(i < 120000);
+		usleep(5000);
+	}
 }
 
 static mrtx_db *open_short_ttl(char **path)
@@ -77,15 +101,6 @@ static mrtx_db *open_short_ttl(char **path)
 	return db;
 }
 
-/* The writer sleeps SLEEP_MS between its validation and its commit point. */
-static void set_sleep(void)
-{
-	char spec[64];
-
-	snprintf(spec, sizeof(spec), "commit.after_validate=sleep:%d@1", SLEEP_MS);
-	assert_int_equal(mrtx_failpoints_set(spec), 0);
-}
-
 /* A read of row r in its own transaction: its rc; the value into buf. */
 static int read_row(mrtx_db *db, const char *r, char *buf, size_t n)
 {
@@ -95,25 +110,27 @@ static int read_row(mrtx_db *db, const char *r, char *buf, size_t n)
 /* Checks I9 (DESIGN §10). */
 static void slow_commit_keeps_its_locks(void **state)
 {
-	char *path, buf[32];
-	mrtx_db *db = open_short_ttl(&path);
-	writer w = { db, "new", -1 };
+	char *path, buf[32], go[256];
+	mrtx_db *db;
+	writer w = { NULL, "new", -1 };
 	pthread_t th;
-	double t0;
 	int locked = 0, other = 0;
 
 	(void)state;
-	set_sleep();
+	freeze();
+	w.db = db = open_short_ttl(&path);
+	tu_fp_hold("commit.after_validate", 1, "heartbeat-slow", go, sizeof(go));
 	assert_int_equal(pthread_create(&th, NULL, write_two, &w), 0);
 	tu_fp_wait("commit.after_validate", 1); /* (its locks in place) */
-	t0 = now_s();
-	/* Read the primary for the whole sleep, many lock TTLs.  (RADOS: a
+	/* Read the primary after each refresh, three TTLs in all.  (RADOS: a
 	 * read pushes the live writer above its snapshot and reads past the
 	 * lock; the lock is counted from the store.  A read that found it
 	 * expired would roll it back, and the commit would fail.) */
-	while (now_s() - t0 < (SLEEP_MS - 300) / 1000.0) {
-		int rc = read_row(db, "x", buf, sizeof(buf));
+	for (int step = 0; step < STEPS; step++) {
+		int rc;
 
+		step_past_refresh();
+		rc = read_row(db, "x", buf, sizeof(buf));
 		if (tu_rados() && rc == 0)
 			locked += tu_open_locks(db) > 0;
 		if (rc == MRTX_ELOCKED)
@@ -126,20 +143,19 @@ static void slow_commit_keeps_its_locks(void **state)
 		rc = read_row(db, "y", buf, sizeof(buf));
 		if (!(rc == MRTX_ELOCKED && !tu_rados()) && (rc != 0 || strcmp(buf, "old") != 0))
 			other++;
-		usleep(50000);
 	}
-	pthread_join(th, NULL);
-	assert_int_equal(mrtx_failpoints_set(NULL), 0);
-	print_message("reader: %d reads met the live lock, %d saw anything else but 'old'\n",
-	              locked, other);
+	tu_fp_release(go, th);
+	print_message("reader: %d of %d reads met the live lock, %d saw anything else but "
+	              "'old'\n", locked, STEPS, other);
 	assert_int_equal(w.rc, MRTX_OK);
-	assert_true(locked > 0); /* the reads did meet the commit in flight */
+	assert_int_equal(locked, STEPS); /* every read met the commit in flight */
 	assert_int_equal(other, 0);
 	assert_int_equal(read_row(db, "x", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "new");
 	assert_int_equal(read_row(db, "y", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "new");
 	mrtx_close(db);
+	thaw();
 	tu_rmrf(path);
 	free(path);
 }
@@ -148,30 +164,27 @@ static void slow_commit_keeps_its_locks(void **state)
 static void forced_recovery_still_wins(void **state)
 {
 	char *path, buf[32];
-	mrtx_db *db = open_short_ttl(&path);
-	writer w = { db, "new", -1 };
+	mrtx_db *db;
+	writer w = { NULL, "new", -1 };
 	recover_opts ro = { 0, 1, 0 }; /* --force */
 	recover_stats st;
 	pthread_t th;
 	char go[256];
-	FILE *f;
 
 	(void)state;
+	freeze();
+	w.db = db = open_short_ttl(&path);
 	/* the writer held after its validation, its locks in place, until
 	 * the sweep is done: whatever the machine's speed, the sweep comes
 	 * first */
 	tu_fp_hold("commit.after_validate", 1, "heartbeat", go, sizeof(go));
 	assert_int_equal(pthread_create(&th, NULL, write_two, &w), 0);
 	tu_fp_wait("commit.after_validate", 1);
-	usleep((useconds_t)SLEEP_MS * 500u); /* past the TTL (a duration on the
-	                                        clock): refreshed by now */
+	step_past_refresh(); /* the heartbeat at work: the lock is live */
+	step_past_refresh();
 	memset(&st, 0, sizeof(st));
 	assert_int_equal(recover_sweep(mrtx__db_store(db), &ro, &st, NULL, NULL), 0);
-	assert_non_null(f = fopen(go, "w"));
-	fclose(f);
-	pthread_join(th, NULL);
-	unlink(go);
-	assert_int_equal(mrtx_failpoints_set(NULL), 0);
+	tu_fp_release(go, th);
 	print_message("forced sweep: %lu locks, %lu rolled back; commit: %s\n", st.locks_seen,
 	              st.rolled_back, mrtx_strerror(w.rc));
 	assert_true(st.rolled_back >= 1);
@@ -185,6 +198,7 @@ static void forced_recovery_still_wins(void **state)
 	assert_int_equal(recover_sweep(mrtx__db_store(db), &ro, &st, NULL, NULL), 0);
 	assert_int_equal(st.locks_seen, 0);
 	mrtx_close(db);
+	thaw();
 	tu_rmrf(path);
 	free(path);
 }
@@ -200,25 +214,31 @@ static void forced_recovery_still_wins(void **state)
 static void lost_refresh_reply(void **state)
 {
 	mrtx_options o = MRTX_OPTIONS_INIT;
-	char *path, buf[32], spec[128];
+	char *path, buf[32], go[256], spec[512];
 	writer w = { NULL, "new", -1 };
 	recover_opts ro = { 0, 0, 1 };
 	recover_stats st;
+	pthread_t th;
 
 	(void)state;
+	freeze();
 	o.lock_ttl_ms = TTL_MS;
 	o.durability = MRTX_NOSYNC;
 	path = tu_tmpdir("heartbeat-lost");
 	w.db = tu_open_k(path, &o, &(mrtx__knobs){ 1, 0, 0 });
 	assert_non_null(w.db);
 	assert_int_equal(tu_table(w.db, "t", "f", NULL), 0);
-	/* hits 1 and 2: the two prewrites; hit 3: the first refresh */
-	snprintf(spec, sizeof(spec),
-	         "commit.after_validate=sleep:%d@1,store.after_row_write=error@3", SLEEP_MS);
+	/* hits 1 and 2: the two prewrites; hit 3: the first refresh, which
+	 * applies and then fails (its reply lost) */
+	tu_fp_hold("commit.after_validate", 1, "heartbeat-lost", go, sizeof(go));
+	snprintf(spec, sizeof(spec), "commit.after_validate=wait:%s@1,store.after_row_write=error@3",
+	         go);
 	assert_int_equal(mrtx_failpoints_set(spec), 0);
-	write_two(&w);
-	assert_true(mrtx_failpoint_hits("store.after_row_write") >= 3);
-	assert_int_equal(mrtx_failpoints_set(NULL), 0);
+	assert_int_equal(pthread_create(&th, NULL, write_two, &w), 0);
+	tu_fp_wait("commit.after_validate", 1);
+	atomic_fetch_add(&mrtx__clock_frozen_us, (TTL_MS / 2 + 1) * 1000ull);
+	tu_fp_wait("store.after_row_write", 3);
+	tu_fp_release(go, th);
 	assert_int_equal(w.rc, MRTX_OK);
 	assert_int_equal(read_row(w.db, "x", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "new");
@@ -226,6 +246,7 @@ static void lost_refresh_reply(void **state)
 	assert_int_equal(recover_sweep(mrtx__db_store(w.db), &ro, &st, NULL, NULL), 0);
 	assert_int_equal(st.locks_seen, 0);
 	mrtx_close(w.db);
+	thaw();
 	tu_rmrf(path);
 	free(path);
 }
