@@ -311,13 +311,16 @@ static void test_ttl(void **state)
 	uint64_t ts[3] = { 0 }, zt;
 
 	(void)state;
+	/* the wall clock frozen, then stepped past the TTL: the first check
+	 * cannot come after the TTL however slowly the machine runs */
+	atomic_store(&mrtx__clock_frozen_us, mrtx__now_us());
 	db = fresh(&path);
 	assert_int_equal(mrtx_create_table2(db, "t", FAMS, NFAMS), MRTX_OK);
 	ts[0] = put_ts(db, "r", "ttl", "a");
 	ts[1] = put_ts(db, "r", "ttl", "b");
 	zt = put_ts(db, "r", "ttl0", "z");
 	EXPECT(db, 0, "r", "ttl", ts, "b@1,a@0");
-	usleep(400000);
+	atomic_fetch_add(&mrtx__clock_frozen_us, 400000ull);
 	/* older than the TTL: only the newest, kept by min_versions */
 	EXPECT(db, 0, "r", "ttl", ts, "b@1");
 	{
@@ -347,6 +350,7 @@ static void test_ttl(void **state)
 	EXPECT(db, 0, "r", "ttl", ts, "c@2");
 	EXPECT(db, ts[1], "r", "ttl", ts, "gone");
 	mrtx_close(db);
+	atomic_store(&mrtx__clock_frozen_us, 0);
 	tu_rmrf(path);
 	free(path);
 }
@@ -1125,6 +1129,8 @@ static void test_trim_on_commit(void **state)
  * value -- which is what makes the first half able to fail.
  * Checks I19 (DESIGN §10).
  */
+#define LAG_US 300000ull
+
 static void test_snapshot_registry(void **state)
 {
 	static const mrtx_family_spec one[] = { { "one", 1, 0, 0 } };
@@ -1143,23 +1149,34 @@ static void test_snapshot_registry(void **state)
 	assert_int_equal(mrtx_create_table2(db, "t", one, 1), MRTX_OK);
 	(void)put_ts(db, "hot", "one", "v0");
 	(void)put_ts(db, "cold", "one", "c0");
-	atomic_store(&store__trim_lag_us, 300000);
+	/*
+	 * The wall clock (leases, the oracle's stamps, the collectors' safe
+	 * points) is frozen and stepped by the test, a sixth of the lag at a
+	 * time; a reader renews its lease on a read once a quarter lag of the
+	 * monotonic clock has passed, which a real sleep of that length before
+	 * each of its reads makes certain.  So whatever the machine's speed,
+	 * the reader's lease is renewed at every read and the idle one's ends
+	 * after six steps.
+	 */
+	atomic_store(&store__trim_lag_us, LAG_US);
+	atomic_store(&mrtx__clock_frozen_us, mrtx__now_us());
 	/* the idle snapshot first (the reader's, younger, would cover it) */
 	assert_int_equal(mrtx_begin(db3, &idle), MRTX_OK);
 	assert_int_equal(mrtx_get(idle, "t", B("cold"), "one", B("q"), &v), MRTX_OK);
 	(void)put_ts(db, "cold", "one", "c1");
 	assert_int_equal(mrtx_begin(db2, &reader), MRTX_OK);
 	assert_int_equal(mrtx_get(reader, "t", B("hot"), "one", B("q"), &v), MRTX_OK);
-	/* 1.2 s of overwrites of both rows, trimmed as they go (lag 0.3 s);
-	 * the reader reads every 0.1 s, the idle one not at all */
+	/* four lags of overwrites of both rows, trimmed as they go; the
+	 * reader reads every third of a lag, the idle one not at all */
 	for (int i = 1; i <= 24; i++) {
 		char val[16];
 
 		snprintf(val, sizeof(val), "v%d", i);
 		(void)put_ts(db, "hot", "one", val);
 		(void)put_ts(db, "cold", "one", val);
-		mrtx__sleep_us(50000);
+		atomic_fetch_add(&mrtx__clock_frozen_us, LAG_US / 6);
 		if (i % 2 == 0) {
+			mrtx__sleep_us(LAG_US / 4 + 1000); /* (a renewal is due) */
 			assert_int_equal(mrtx_get(reader, "t", B("hot"), "one", B("q"), &v),
 			                 MRTX_OK);
 			assert_true(v.size == 2 && memcmp(v.data, "v0", 2) == 0);
@@ -1173,6 +1190,7 @@ static void test_snapshot_registry(void **state)
 	assert_int_equal(mrtx_get(idle, "t", B("cold"), "one", B("q"), &v), MRTX_ESNAPSHOT);
 	mrtx_abort(idle);
 	atomic_store(&store__trim_lag_us, STORE_TRIM_LAG_US);
+	atomic_store(&mrtx__clock_frozen_us, 0);
 	mrtx_close(db3);
 	mrtx_close(db2);
 	mrtx_close(db);
