@@ -26,7 +26,8 @@
 # suite ends under the CTest TIMEOUT, so the trap runs),
 # RADOS_SUITE_TESTS (a ctest -R regex: only those of the labelled tests, e.g.
 # '^test_(ts|heartbeat)$' for a TSan build), RADOS_SUITE_CHAOS_SECONDS (25, at
-# least 15: each chaos run's length; the OSD is killed at 7 s, restarted at 10 s),
+# least 15: each chaos run's length; an OSD is killed once the writers have
+# committed 20 transactions, and restarted 3 s later),
 # RADOS_SUITE_JOBS (2: how many of the tests run at once on the one cluster;
 # each has its own store, and test_radosconn, which kills an OSD and changes
 # the pool's min_size, runs alone: RUN_SERIAL).
@@ -135,7 +136,16 @@ if [ "$rc" = 0 ] && [ -x "$MRTX" ] && [ "${RADOS_SUITE_CHAOS:-1}" = 1 ]; then
 		TMPDIR=$DIR timeout 300 "$MRTX" chaos "$store" --workload "$w" --seconds "$csecs" --writers 3 $u \
 			>"$log" 2>&1 &
 		cpid=$!
-		sleep 7
+		# the OSD goes down once the writers commit (20 commits in their
+		# histories), not at a fixed time: on a slow machine a fixed delay
+		# could fall in the store's setup and test no commit under it
+		hist=$DIR/mrtx-chaos-mrtx-chaos-$w-$$
+		for ((i = 0; i < 1200; i++)); do
+			[ "$(cat "$hist"/h-*.log 2>/dev/null | grep -c '^O')" -ge 20 ] && break
+			kill -0 "$cpid" 2>/dev/null || break
+			sleep 0.1
+		done
+		echo "rados_suite: chaos $w: osd.1 killed after about $((i / 10)).$((i % 10)) s of waiting for commits"
 		bash "$CLUSTER" kill-osd 1 "$DIR" || rc=1
 		sleep 3
 		bash "$CLUSTER" restart-osd 1 "$DIR" || rc=1

@@ -665,6 +665,8 @@ int cmd_chaos(int argc, char **argv)
 	d.elapsed_ms = mono_ms() - d.elapsed_ms;
 	stop_all(&d);
 	rc = chaos_postrun(&cfg, &r);
+	if (rc == 0 && r.committed == 0)
+		chaos_anomaly(&r, "no transaction committed: the run tested nothing");
 	ok = rc == 0 && r.nanomalies == 0;
 	if (cfg.json)
 		print_json(&d, &r, ok);

@@ -492,11 +492,15 @@ int chaos_child(const chaos_cfg *cfg, int role, uint32_t incarnation, const char
 	snprintf(path, sizeof(path), "%s/h-%" PRIu32 ".log", cfg->logdir, incarnation);
 	if ((log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_TRUNC | O_CLOEXEC, 0644)) < 0)
 		return 3;
-	/* a store that is briefly unreachable (an OSD restarting under a RADOS
-	 * store) is opened again, as a client would */
-	for (int tries = 0; (rc = chaos_open(cfg, &db)) == MRTX_ESTORE && tries < 5;
-	     tries++)
+	/* a store that is unreachable for a while (an OSD restarting under a
+	 * RADOS store, which takes as long as the cluster takes to peer) is
+	 * opened again, as a client would, until the run ends; a store that
+	 * never opens leaves the run without commits, which the driver
+	 * reports */
+	while ((rc = chaos_open(cfg, &db)) == MRTX_ESTORE && !stop_flag)
 		sleep(1);
+	if (rc == MRTX_ESTORE && stop_flag)
+		return 0; /* (the run ended first: nothing done, nothing to judge) */
 	if (rc) {
 		log_error(&b, rc, "open");
 		return 3;
