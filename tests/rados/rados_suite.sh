@@ -25,9 +25,10 @@
 # 200-600 s on the machines seen so far, two tests at a time, under ASan as well; the
 # suite ends under the CTest TIMEOUT, so the trap runs),
 # RADOS_SUITE_TESTS (a ctest -R regex: only those of the labelled tests, e.g.
-# '^test_(ts|heartbeat)$' for a TSan build), RADOS_SUITE_CHAOS_SECONDS (25, at
-# least 15: each chaos run's length; an OSD is killed once the writers have
-# committed 20 transactions, and restarted 3 s later),
+# '^test_(ts|heartbeat)$' for a TSan build), RADOS_SUITE_CHAOS_KILLS (150, at
+# least 50: each chaos run's length in kills, which follow the writers'
+# transactions; an OSD is killed once the writers have committed 20
+# transactions, and restarted 3 s later, while the run goes on),
 # RADOS_SUITE_JOBS (2: how many of the tests run at once on the one cluster;
 # each has its own store, and test_radosconn, which kills an OSD and changes
 # the pool's min_size, runs alone: RUN_SERIAL).
@@ -50,9 +51,9 @@ jobs=${RADOS_SUITE_JOBS:-2}
 if ! [[ $jobs =~ ^[1-9][0-9]*$ ]]; then
 	echo "rados_suite: RADOS_SUITE_JOBS must be a number of tests >= 1: $jobs"; exit 2
 fi
-csecs=${RADOS_SUITE_CHAOS_SECONDS:-25}
-if ! [[ $csecs =~ ^[0-9]+$ ]] || [ "$csecs" -lt 15 ]; then
-	echo "rados_suite: RADOS_SUITE_CHAOS_SECONDS must be a number of seconds >= 15: $csecs"; exit 2
+ckills=${RADOS_SUITE_CHAOS_KILLS:-150}
+if ! [[ $ckills =~ ^[0-9]+$ ]] || [ "$ckills" -lt 50 ]; then
+	echo "rados_suite: RADOS_SUITE_CHAOS_KILLS must be a number of kills >= 50: $ckills"; exit 2
 fi
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -133,22 +134,27 @@ if [ "$rc" = 0 ] && [ -x "$MRTX" ] && [ "${RADOS_SUITE_CHAOS:-1}" = 1 ]; then
 		w=${spec%%:*}; u=${spec#*:}; bound=${u%%:*}; u=${u#*:}
 		store="rados://mrtx/chaos-$w-$$?conf=$DIR/ceph.conf&split_rows=$bound"
 		log=$DIR/chaos-$w.out
-		TMPDIR=$DIR timeout 300 "$MRTX" chaos "$store" --workload "$w" --seconds "$csecs" --writers 3 $u \
-			>"$log" 2>&1 &
+		TMPDIR=$DIR timeout 1800 "$MRTX" chaos "$store" --workload "$w" --kills "$ckills" \
+			--writers 3 $u >"$log" 2>&1 &
 		cpid=$!
 		# the OSD goes down once the writers commit (20 commits in their
-		# histories), not at a fixed time: on a slow machine a fixed delay
-		# could fall in the store's setup and test no commit under it
+		# histories), not at a fixed time, and comes back while the run
+		# goes on: its kills follow the writers' transactions, which wait
+		# out the OSD, so on any machine most of them come after it
 		hist=$DIR/mrtx-chaos-mrtx-chaos-$w-$$
-		for ((i = 0; i < 1200; i++)); do
-			[ "$(cat "$hist"/h-*.log 2>/dev/null | grep -c '^O')" -ge 20 ] && break
-			kill -0 "$cpid" 2>/dev/null || break
+		commits() { cat "$hist"/h-*.log 2>/dev/null | grep -c '^O'; }
+		until [ "$(commits)" -ge 20 ] || ! kill -0 "$cpid" 2>/dev/null; do
 			sleep 0.1
 		done
-		echo "rados_suite: chaos $w: osd.1 killed after about $((i / 10)).$((i % 10)) s of waiting for commits"
 		bash "$CLUSTER" kill-osd 1 "$DIR" || rc=1
 		sleep 3
 		bash "$CLUSTER" restart-osd 1 "$DIR" || rc=1
+		back=$(commits)
+		if ! kill -0 "$cpid" 2>/dev/null; then
+			echo "rados_suite: chaos $w ended before osd.1 was back ($back commits)"
+			rc=1
+		fi
+		echo "rados_suite: chaos $w: osd.1 killed after 20 commits, back after $back"
 		if ! wait "$cpid"; then
 			echo "rados_suite: chaos $w $u FAILED:"; cat "$log"; rc=1
 		elif ! objs=$(timeout 60 rados -c "$DIR/ceph.conf" -p mrtx ls); then

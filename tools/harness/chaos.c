@@ -7,10 +7,11 @@
  * The driver (this process) creates STORE (which must not exist yet, or be
  * an empty directory) and its tables, closes it, and forks the workers:
  * writers (and, for bank, two auditors), each opening the store itself and
- * logging its history to STORE.chaos/.  Until the time is up (or, with
- * --kills N, until N processes have been killed, however long that takes:
- * a run whose content does not depend on the machine's speed) the killer
- * SIGKILLs a random writer every 5-50 ms (RADOS: 50-500 ms, once it has opened the store) and restarts it; two restarts in
+ * logging its history to STORE.chaos/.  Until the time is up the killer
+ * SIGKILLs a random writer every 5-50 ms (RADOS: 50-500 ms, once it has
+ * opened the store) -- or, with --kills N, until N processes have died,
+ * a random writer after 1 to 8 of its transactions, so that what a run
+ * tests does not depend on the machine's speed -- and restarts it; two restarts in
  * three arm one failpoint of DESIGN §7, in turn, as `name=exit@N` or
  * `name=kill@N` with a random N, so every crash window is hit
  * (store.after_row_write only with --unbatched, where each row is its own
@@ -76,7 +77,14 @@ typedef struct driver {
 	unsigned long sigkills, fp_kills[NFP][2]; /* [exit, kill] */
 	unsigned long incarnations;
 	uint64_t elapsed_ms; /* the killer's run */
+	int victim;          /* --kills: the writer to kill next, */
+	uint32_t need;       /* once its slot's progress reaches this */
+	int stalled;         /* --kills: no progress for STALL_MS: ended */
 } driver;
+
+/* --kills: a run with neither a transaction nor a kill for this long has
+ * stopped (a store that stays unreachable): it ends, as an anomaly. */
+#define STALL_MS 300000u
 
 static uint64_t mono_ms(void)
 {
@@ -101,8 +109,10 @@ static void usage(FILE *f)
 	           "  Runs writers against a fresh STORE, SIGKILLs them at random and at every\n"
 	           "  failpoint, then recovers and checks: bank sums, or serializability of the\n"
 	           "  list-append history.  Histories are kept in STORE.chaos/.\n"
-	           "  --kills N runs until N processes have been killed instead of for a time\n"
-	           "  (with --seconds too, whichever comes first).\n"
+	           "  --kills N runs until N processes have been killed instead of for a time,\n"
+	           "  each writer killed after 1 to 8 of its transactions (a slower machine\n"
+	           "  runs longer); with --seconds too, the run ends at whichever comes first,\n"
+	           "  and without, after 5 minutes with no transaction (an anomaly).\n"
 	           "  LMDB commits several rows in one write (one phase), RADOS the rows of\n"
 	           "  one tablet, unless --two-phase (the prewrite/commit-point protocol) or\n"
 	           "  --unbatched (each row its own write, which implies two phases).\n"
@@ -221,16 +231,65 @@ static int run_over(const driver *d, uint64_t now, uint64_t deadline)
 {
 	const chaos_cfg *c = d->cfg;
 
-	if (c->kills && total_kills(d) >= (unsigned long)c->kills)
+	if (d->stalled || (c->kills && total_kills(d) >= (unsigned long)c->kills))
 		return 1;
 	return (!c->kills || c->seconds_given) && now >= deadline;
 }
 
+/* Has slot i's writer opened the store in its current incarnation?  Only
+ * asked on RADOS, where a new connection takes from a tenth of a second to
+ * seconds: chaos is about commits, not connects. */
+static int opened(const driver *d, int i)
+{
+	return !is_rados(d) ||
+	       __atomic_load_n(&d->cfg->ready[i], __ATOMIC_ACQUIRE) == d->slots[i].inc;
+}
+
+static uint32_t progress(const driver *d, int i)
+{
+	return __atomic_load_n(&d->cfg->progress[i], __ATOMIC_ACQUIRE);
+}
+
+/* --kills: the next victim, and the progress of its slot at which it dies:
+ * after 1 to 8 more of its transactions, however long they take. */
+static void next_victim(driver *d)
+{
+	d->victim = (int)drnd(d, (uint32_t)d->cfg->writers); /* writers come first */
+	d->need = progress(d, d->victim) + 1 + drnd(d, 8);
+}
+
+static void kill_slot(driver *d, int i)
+{
+	if (d->slots[i].pid > 0 && !d->slots[i].killed && opened(d, i) &&
+	    kill(d->slots[i].pid, SIGKILL) == 0)
+		d->slots[i].killed = 1;
+}
+
+/* The sum of every slot's progress and the kills: it moves while the run
+ * does anything. */
+static uint64_t activity(const driver *d)
+{
+	uint64_t a = total_kills(d);
+
+	for (int i = 0; i < d->nslots; i++)
+		a += progress(d, i);
+	return a;
+}
+
+/*
+ * Until the run is over: reap and restart the workers, and kill one.  By
+ * time (--seconds alone): a random writer every kill_gap ms.  By count
+ * (--kills): a random writer after 1 to 8 of its transactions, so a run's
+ * content -- transactions per kill -- does not depend on the machine's
+ * speed; a slower machine runs longer.
+ */
 static void run_killer(driver *d)
 {
 	uint64_t now = mono_ms(), deadline = now + (uint64_t)d->cfg->seconds * 1000u;
-	uint64_t next_kill = now + kill_gap(d);
+	uint64_t next_kill = now + kill_gap(d), last_act = 0, act_at = now;
 
+	if (d->cfg->kills)
+		next_victim(d);
 	while (!run_over(d, now = mono_ms(), deadline)) {
 		struct timespec nap = { 0, 1000000 };
 		pid_t pid;
@@ -242,17 +301,24 @@ static void run_killer(driver *d)
 			if (i >= 0)
 				spawn(d, i);
 		}
-		if (now >= next_kill) {
-			int i = (int)drnd(d, (uint32_t)d->cfg->writers); /* writers come first */
-			/* RADOS: kill writers that are past opening the store (a new
-			 * connection takes from a tenth of a second to seconds; chaos
-			 * is about commits, not connects) */
-			int opened = !is_rados(d) ||
-			             __atomic_load_n(&d->cfg->ready[i], __ATOMIC_ACQUIRE) == d->slots[i].inc;
+		if (d->cfg->kills) {
+			uint64_t a = activity(d);
 
-			if (d->slots[i].pid > 0 && !d->slots[i].killed && opened &&
-			    kill(d->slots[i].pid, SIGKILL) == 0)
-				d->slots[i].killed = 1;
+			if (progress(d, d->victim) >= d->need && d->slots[d->victim].pid > 0 &&
+			    !d->slots[d->victim].killed && opened(d, d->victim)) {
+				kill_slot(d, d->victim);
+				next_victim(d);
+			}
+			if (a != last_act) {
+				last_act = a;
+				act_at = now;
+			} else if (now - act_at > STALL_MS) {
+				chaos_anomaly(d->r, "no transaction and no kill for %u s: the run "
+				              "stopped (the store unreachable?)", STALL_MS / 1000);
+				d->stalled = 1;
+			}
+		} else if (now >= next_kill) {
+			kill_slot(d, (int)drnd(d, (uint32_t)d->cfg->writers));
 			next_kill = now + kill_gap(d);
 		}
 		nanosleep(&nap, NULL);
@@ -342,11 +408,14 @@ static void print_json(const driver *d, const chaos_result *r, int ok)
 {
 	const chaos_cfg *c = d->cfg;
 
-	printf("{\"workload\": \"%s\", \"seconds\": %d, \"kills_wanted\": %d, \"elapsed_ms\": "
-	       "%" PRIu64 ", \"writers\": %d, \"auditors\": %d, \"unbatched\": %s, "
-	       "\"two_phase\": %s, ", c->workload == CHAOS_BANK ? "bank" : "append",
-	       c->kills && !c->seconds_given ? 0 : c->seconds, c->kills, d->elapsed_ms,
-	       c->writers, c->auditors, c->unbatched ? "true" : "false",
+	printf("{\"workload\": \"%s\", ", c->workload == CHAOS_BANK ? "bank" : "append");
+	if (c->kills && !c->seconds_given)
+		printf("\"seconds\": null, ");
+	else
+		printf("\"seconds\": %d, ", c->seconds);
+	printf("\"kills_wanted\": %d, \"elapsed_ms\": %" PRIu64 ", \"writers\": %d, "
+	       "\"auditors\": %d, \"unbatched\": %s, \"two_phase\": %s, ", c->kills,
+	       d->elapsed_ms, c->writers, c->auditors, c->unbatched ? "true" : "false",
 	       two_phase(c) ? "true" : "false");
 	printf("\"committed\": %lu, \"failed\": %lu, \"unknown\": %lu, \"processes\": %lu, ",
 	       r->committed, r->failed, r->unknown, d->incarnations);
@@ -597,7 +666,8 @@ static int parse_args(int argc, char **argv, chaos_cfg *cfg)
 		} else if (a[0] != '-') {
 			return bad_arg("argument", a, "one STORE only");
 		} else if (!strcmp(a, "--workload") || !strcmp(a, "--seconds") ||
-		           !strcmp(a, "--kills") || !strcmp(a, "--writers") || !strcmp(a, "--seed")) {
+		           !strcmp(a, "--kills") || !strcmp(a, "--writers") ||
+		           !strcmp(a, "--seed")) {
 			return bad_arg(a, NULL, "needs a value");
 		} else {
 			return bad_arg("option", a, "not an option of chaos");
@@ -632,12 +702,12 @@ int cmd_chaos(int argc, char **argv)
 		return rc;
 	cfg.shared_counter = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 	                          -1, 0);
-	if (cfg.shared_counter != MAP_FAILED)
-		cfg.ready = (volatile uint32_t *)(cfg.shared_counter + 1);
 	if (cfg.shared_counter == MAP_FAILED) {
 		fprintf(stderr, "mrtx: chaos: mmap: %s\n", strerror(errno));
 		return 1;
 	}
+	cfg.ready = (volatile uint32_t *)(cfg.shared_counter + 1);
+	cfg.progress = cfg.ready + 128; /* (at most 64 writers and 2 auditors) */
 	if ((rc = setup_in_child(&cfg)))
 		return rc;
 	if (!cfg.json && cfg.kills && !cfg.seconds_given)

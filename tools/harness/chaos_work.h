@@ -51,6 +51,8 @@ typedef struct chaos_cfg {
 	volatile uint64_t *shared_counter; /* MAP_SHARED: append invocations so far */
 	volatile uint32_t *ready; /* MAP_SHARED, per slot: the incarnation that has
 	                             opened the store (the killer waits for it on RADOS) */
+	volatile uint32_t *progress; /* MAP_SHARED, per slot: transactions run by its
+	                                incarnations so far (--kills paces kills by it) */
 	int slot;                 /* in a child: its slot */
 } chaos_cfg;
 
