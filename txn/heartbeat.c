@@ -83,7 +83,7 @@ static void wait_until(mrtx_db *db, uint64_t next_ms)
 	sync_wait_ms(&db->hb.cv, &db->hb.mu, next_ms > now ? next_ms - now : 0);
 }
 
-_Atomic unsigned long mrtx__hb_refreshes;
+_Atomic unsigned long mrtx__hb_refreshes, mrtx__hb_refresh_failures;
 
 static void *hb_main(void *arg)
 {
@@ -125,6 +125,7 @@ static void *hb_main(void *arg)
 				e->expiry_ms = exp[i];
 				e->uncertain = 0;
 			} else {
+				atomic_fetch_add(&mrtx__hb_refresh_failures, 1);
 				/* again a quarter TTL later, not at once */
 				e->retry_ms = mrtx__now_ms() + MRTX_MAX(e->ttl_ms / 4, 1u);
 				e->uncertain |= unknown[i];

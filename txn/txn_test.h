@@ -29,8 +29,9 @@ int mrtx__open_knobs(mrtx_db **out, const char *path, const mrtx_options *opts,
  * so a test holding a worker can release it knowing the quit is seen. */
 extern _Atomic unsigned long mrtx__hb_quits;
 /* How many primary locks the heartbeat threads have refreshed (a write
- * that applied), so a test that steps the clock past a refresh's due time
- * can wait for the refresh instead of sleeping. */
-extern _Atomic unsigned long mrtx__hb_refreshes;
+ * that applied), and how many refreshes failed (tried again a quarter TTL
+ * later), so a test that steps the clock past a refresh's due time can
+ * wait for the refresh instead of sleeping. */
+extern _Atomic unsigned long mrtx__hb_refreshes, mrtx__hb_refresh_failures;
 
 #endif

@@ -15,10 +15,12 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -467,7 +469,10 @@ static void stamp_writer(const char *path, int two_phase, const char *log, unsig
 	if (!f || !(db = tu_open_k(path, &o, &(mrtx__knobs){ 0, two_phase, 0 })))
 		_exit(2);
 	tu_rng_seed(id * 7919u + 1);
-	while (done < commits || !*stop) {
+	/* (a writer left behind by a failed test stops: at its parent's
+	 * death, and after a hundred times its commits) */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	while ((done < commits || !*stop) && done < 100 * commits && getppid() != 1) {
 		unsigned k = 1 + tu_rng() % 3, rows[3];
 		char val[3][32];
 		mrtx_txn *txn;
@@ -621,7 +626,10 @@ static void test_commit_stamps(void **state)
 		mrtx_txn *txn;
 		int rc = 0;
 
-		assert_true(tries < 100u * SREADS); /* (reads keep meeting locks: a writer died) */
+		if (tries >= 20u * SREADS) { /* (reads keep meeting locks: a writer died) */
+			*stop = 1;
+			fail_msg("%zu of %u reads in %u tries", nobs, SREADS, tries);
+		}
 		assert_int_equal(mrtx_begin(db, &txn), 0);
 		for (unsigned r = 0; r < SROWS && rc == 0; r++) {
 			char row[8];
@@ -668,8 +676,7 @@ static void test_commit_stamps(void **state)
 		fclose(f);
 		free(logs[i]);
 	}
-	print_message("%zu reads of every row beside %zu row writes logged\n", nobs, nw);
-	assert_true(nobs == SREADS);
+	print_message("%u reads of every row beside %zu row writes logged\n", SREADS, nw);
 	assert_true(nw >= W * WCOMMITS); /* (a row each commit at least) */
 	/* wv: by value, to find what a read saw; w: by row and timestamp */
 	wv = malloc(nw * sizeof(*w));

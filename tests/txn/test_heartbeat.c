@@ -11,11 +11,13 @@
  * the lock's expiry alone -- as it must for an owner on another host.
  * Without the heartbeat the lock would be expired from the second step, the
  * reader would abort the transaction, and the writer's commit would fail
- * with MRTX_CONFLICT; with it, the reader keeps getting MRTX_ELOCKED and
- * the commit succeeds.  Then the same with an operator's forced recovery in
- * the middle: the heartbeat cannot keep what was taken, the commit fails
- * with MRTX_CONFLICT and nothing of it is visible.  No outcome depends on
- * how fast the machine runs: every wait is for an event.
+ * with MRTX_CONFLICT (a heartbeat that does not run at all fails the wait
+ * for its refresh, after a hang guard of 20 s); with it, the reader keeps
+ * getting MRTX_ELOCKED and the commit succeeds.  Then the same with an
+ * operator's forced recovery in the middle: the heartbeat cannot keep what
+ * was taken, the commit fails with MRTX_CONFLICT and nothing of it is
+ * visible.  No outcome depends on how fast the machine runs: every wait is
+ * for an event.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -70,18 +72,50 @@ static void thaw(void)
 	atomic_store(&mrtx__clock_frozen_us, 0);
 }
 
+/* Wait until the heartbeat has refreshed a lock (*refreshed) or failed to
+ * (its retry then comes a quarter TTL on) since the counts n and f: a wait
+ * for an event, failing with a message after HANG_GUARD_S seconds of real
+ * time (the heartbeat thread sees a step of the frozen clock within half a
+ * TTL of real time). */
+#define HANG_GUARD_S 20
+static void wait_refresh(unsigned long n, unsigned long f, int *refreshed)
+{
+	for (int i = 0;; i++) {
+		if (atomic_load(&mrtx__hb_refreshes) != n) {
+			*refreshed = 1;
+			return;
+		}
+		if (atomic_load(&mrtx__hb_refresh_failures) != f) {
+			*refreshed = 0;
+			return;
+		}
+		if (i >= HANG_GUARD_S * 200)
+			fail_msg("no refresh of the primary lock, nor a failed one, within %d s of "
+			         "real time after the clock passed its due time", HANG_GUARD_S);
+		usleep(5000);
+	}
+}
+
 /* Step the frozen clock a little past the next refresh's due time (half a
  * TTL before the expiry) and wait until the heartbeat has refreshed once
- * more: a wait for an event, failing only after ten minutes. */
+ * more.  A refresh that fails (on RADOS a reader's push can change the
+ * lock under it) is tried again a quarter TTL later, still before the
+ * expiry: the clock steps there once. */
 static void step_past_refresh(void)
 {
 	unsigned long n = atomic_load(&mrtx__hb_refreshes);
+	unsigned long f = atomic_load(&mrtx__hb_refresh_failures);
+	int refreshed;
 
 	atomic_fetch_add(&mrtx__clock_frozen_us, (TTL_MS / 2 + 1) * 1000ull);
-	for (int i = 0; atomic_load(&mrtx__hb_refreshes) == n; i++) {
-		assert_true(i < 120000);
-		usleep(5000);
-	}
+	wait_refresh(n, f, &refreshed);
+	if (refreshed)
+		return;
+	f = atomic_load(&mrtx__hb_refresh_failures);
+	atomic_fetch_add(&mrtx__clock_frozen_us, (TTL_MS / 4) * 1000ull);
+	wait_refresh(n, f, &refreshed);
+	if (!refreshed)
+		fail_msg("the heartbeat failed to refresh the primary lock twice in a row");
 }
 
 static mrtx_db *open_short_ttl(char **path)
@@ -231,8 +265,8 @@ static void lost_refresh_reply(void **state)
 	/* hits 1 and 2: the two prewrites; hit 3: the first refresh, which
 	 * applies and then fails (its reply lost) */
 	tu_fp_hold("commit.after_validate", 1, "heartbeat-lost", go, sizeof(go));
-	snprintf(spec, sizeof(spec), "commit.after_validate=wait:%s@1,store.after_row_write=error@3",
-	         go);
+	snprintf(spec, sizeof(spec),
+	         "commit.after_validate=wait:%s@1,store.after_row_write=error@3", go);
 	assert_int_equal(mrtx_failpoints_set(spec), 0);
 	assert_int_equal(pthread_create(&th, NULL, write_two, &w), 0);
 	tu_fp_wait("commit.after_validate", 1);
@@ -251,12 +285,22 @@ static void lost_refresh_reply(void **state)
 	free(path);
 }
 
+/* After each test, also one that failed on the way: the real clock, and
+ * no failpoint armed. */
+static int thaw_after(void **state)
+{
+	(void)state;
+	thaw();
+	mrtx_failpoints_set(NULL);
+	return 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(slow_commit_keeps_its_locks),
-		cmocka_unit_test(forced_recovery_still_wins),
-		cmocka_unit_test(lost_refresh_reply),
+		cmocka_unit_test_teardown(slow_commit_keeps_its_locks, thaw_after),
+		cmocka_unit_test_teardown(forced_recovery_still_wins, thaw_after),
+		cmocka_unit_test_teardown(lost_refresh_reply, thaw_after),
 	};
 
 	/* These tests hold commits between the prewrite and the commit point of the two-phase
