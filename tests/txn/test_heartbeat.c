@@ -141,13 +141,40 @@ static int read_row(mrtx_db *db, const char *r, char *buf, size_t n)
 	return tu_get_str(db, "t", r, "f:v", buf, n);
 }
 
+/* A reader thread beside the steps: it reads both rows over and over, so
+ * reads race the refreshes at random (each outcome must still be the
+ * lock met, or "old"), until stop. */
+typedef struct racer {
+	mrtx_db *db;
+	atomic_int stop;
+	unsigned long reads, other;
+} racer;
+
+static void *race_reads(void *arg)
+{
+	racer *r = arg;
+	char buf[32];
+
+	while (!atomic_load(&r->stop)) {
+		for (int i = 0; i < 2; i++) {
+			int rc = read_row(r->db, i ? "y" : "x", buf, sizeof(buf));
+
+			if (rc != MRTX_ELOCKED && (rc != 0 || strcmp(buf, "old") != 0))
+				r->other++;
+			r->reads++;
+		}
+	}
+	return NULL;
+}
+
 /* Checks I9 (DESIGN §10). */
 static void slow_commit_keeps_its_locks(void **state)
 {
 	char *path, buf[32], go[256];
 	mrtx_db *db;
 	writer w = { NULL, "new", -1 };
-	pthread_t th;
+	racer rr = { 0 };
+	pthread_t th, rth;
 	int locked = 0, other = 0;
 
 	(void)state;
@@ -156,6 +183,8 @@ static void slow_commit_keeps_its_locks(void **state)
 	tu_fp_hold("commit.after_validate", 1, "heartbeat-slow", go, sizeof(go));
 	assert_int_equal(pthread_create(&th, NULL, write_two, &w), 0);
 	tu_fp_wait("commit.after_validate", 1); /* (its locks in place) */
+	rr.db = db;
+	assert_int_equal(pthread_create(&rth, NULL, race_reads, &rr), 0);
 	/* Read the primary after each refresh, three TTLs in all.  (RADOS: a
 	 * read pushes the live writer above its snapshot and reads past the
 	 * lock; the lock is counted from the store.  A read that found it
@@ -178,9 +207,13 @@ static void slow_commit_keeps_its_locks(void **state)
 		if (!(rc == MRTX_ELOCKED && !tu_rados()) && (rc != 0 || strcmp(buf, "old") != 0))
 			other++;
 	}
+	atomic_store(&rr.stop, 1); /* (before the commit: it would read "new") */
+	assert_int_equal(pthread_join(rth, NULL), 0);
 	tu_fp_release(go, th);
 	print_message("reader: %d of %d reads met the live lock, %d saw anything else but "
-	              "'old'\n", locked, STEPS, other);
+	              "'old'; beside them %lu racing reads, %lu anything else\n", locked, STEPS,
+	              other, rr.reads, rr.other);
+	assert_int_equal(rr.other, 0);
 	assert_int_equal(w.rc, MRTX_OK);
 	assert_int_equal(locked, STEPS); /* every read met the commit in flight */
 	assert_int_equal(other, 0);
