@@ -2,14 +2,14 @@
 # cli_chaos.sh - `mrtx chaos` runs of both workloads, batched and unbatched,
 # each until a fixed number of processes has been killed (`--kills`: each
 # kill follows 1 to 8 of its victim's transactions, so a slow machine runs
-# longer instead of testing less; about 50 s in all here): each must exit
+# longer instead of testing less; about 25 s in all here): each must exit
 # 0, report "ok": true (which a run without a commit is not) and have
 # killed that many processes.
 # Usage: bash tests/cli/cli_chaos.sh path/to/mrtx [kills-per-run]
 # Checks I11, I18 (DESIGN §10).
 set -u
 MRTX=${1:?usage: cli_chaos.sh path/to/mrtx [kills-per-run]}
-KILLS=${2:-400}
+KILLS=${2:-150}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/mrtx-cli-chaos-XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 pass=0 fail=0

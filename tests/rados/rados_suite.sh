@@ -25,10 +25,7 @@
 # 200-600 s on the machines seen so far, two tests at a time, under ASan as well; the
 # suite ends under the CTest TIMEOUT, so the trap runs),
 # RADOS_SUITE_TESTS (a ctest -R regex: only those of the labelled tests, e.g.
-# '^test_(ts|heartbeat)$' for a TSan build), RADOS_SUITE_CHAOS_KILLS (150, at
-# least 50: each chaos run's length in kills, which follow the writers'
-# transactions; an OSD is killed once the writers have committed 20
-# transactions, and restarted 3 s later, while the run goes on),
+# '^test_(ts|heartbeat)$' for a TSan build),
 # RADOS_SUITE_JOBS (2: how many of the tests run at once on the one cluster;
 # each has its own store, and test_radosconn, which kills an OSD and changes
 # the pool's min_size, runs alone: RUN_SERIAL).
@@ -50,10 +47,6 @@ fi
 jobs=${RADOS_SUITE_JOBS:-2}
 if ! [[ $jobs =~ ^[1-9][0-9]*$ ]]; then
 	echo "rados_suite: RADOS_SUITE_JOBS must be a number of tests >= 1: $jobs"; exit 2
-fi
-ckills=${RADOS_SUITE_CHAOS_KILLS:-150}
-if ! [[ $ckills =~ ^[0-9]+$ ]] || [ "$ckills" -lt 50 ]; then
-	echo "rados_suite: RADOS_SUITE_CHAOS_KILLS must be a number of kills >= 50: $ckills"; exit 2
 fi
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -134,13 +127,14 @@ if [ "$rc" = 0 ] && [ -x "$MRTX" ] && [ "${RADOS_SUITE_CHAOS:-1}" = 1 ]; then
 		w=${spec%%:*}; u=${spec#*:}; bound=${u%%:*}; u=${u#*:}
 		store="rados://mrtx/chaos-$w-$$?conf=$DIR/ceph.conf&split_rows=$bound"
 		log=$DIR/chaos-$w.out
-		TMPDIR=$DIR timeout 1800 "$MRTX" chaos "$store" --workload "$w" --kills "$ckills" \
-			--writers 3 $u >"$log" 2>&1 &
+		# the run's end is the suite's, by events: the OSD goes down once
+		# the writers have 20 commits in their histories, comes back 3 s
+		# later, and once they have committed 200 more the run is ended
+		# (SIGTERM: chaos then stops, recovers and checks as at its end);
+		# --seconds is only a ceiling, reached only if they never do
+		TMPDIR=$DIR "$MRTX" chaos "$store" --workload "$w" --seconds 900 --writers 3 $u \
+			>"$log" 2>&1 &
 		cpid=$!
-		# the OSD goes down once the writers commit (20 commits in their
-		# histories), not at a fixed time, and comes back while the run
-		# goes on: its kills follow the writers' transactions, which wait
-		# out the OSD, so on any machine most of them come after it
 		hist=$DIR/mrtx-chaos-mrtx-chaos-$w-$$
 		commits() { cat "$hist"/h-*.log 2>/dev/null | grep -c '^O'; }
 		until [ "$(commits)" -ge 20 ] || ! kill -0 "$cpid" 2>/dev/null; do
@@ -150,11 +144,15 @@ if [ "$rc" = 0 ] && [ -x "$MRTX" ] && [ "${RADOS_SUITE_CHAOS:-1}" = 1 ]; then
 		sleep 3
 		bash "$CLUSTER" restart-osd 1 "$DIR" || rc=1
 		back=$(commits)
-		if ! kill -0 "$cpid" 2>/dev/null; then
-			echo "rados_suite: chaos $w ended before osd.1 was back ($back commits)"
-			rc=1
+		until [ "$(commits)" -ge $((back + 200)) ] || ! kill -0 "$cpid" 2>/dev/null; do
+			sleep 0.1
+		done
+		if kill -TERM "$cpid" 2>/dev/null; then
+			echo "rados_suite: chaos $w: osd.1 killed after 20 commits, back after $back," \
+				"the run ended after $(commits)"
+		else
+			echo "rados_suite: chaos $w ended by itself (after $(commits) commits)"; rc=1
 		fi
-		echo "rados_suite: chaos $w: osd.1 killed after 20 commits, back after $back"
 		if ! wait "$cpid"; then
 			echo "rados_suite: chaos $w $u FAILED:"; cat "$log"; rc=1
 		elif ! objs=$(timeout 60 rados -c "$DIR/ceph.conf" -p mrtx ls); then

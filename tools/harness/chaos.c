@@ -82,6 +82,18 @@ typedef struct driver {
 	int stalled;         /* --kills: no progress for STALL_MS: ended */
 } driver;
 
+/* SIGTERM or SIGINT to the driver: the run ends now, and is then stopped,
+ * recovered and checked as at its end (workers inherit the handler until
+ * they set their own, so a terminal's SIGINT to the group leaves them to
+ * the driver's SIGTERM). */
+static volatile sig_atomic_t end_asked;
+
+static void on_end(int sig)
+{
+	(void)sig;
+	end_asked = 1;
+}
+
 /* --kills: a run with neither a transaction nor a kill for this long has
  * stopped (a store that stays unreachable): it ends, as an anomaly. */
 #define STALL_MS 300000u
@@ -113,6 +125,7 @@ static void usage(FILE *f)
 	           "  each writer killed after 1 to 8 of its transactions (a slower machine\n"
 	           "  runs longer); with --seconds too, the run ends at whichever comes first,\n"
 	           "  and without, after 5 minutes with no transaction (an anomaly).\n"
+	           "  SIGTERM or SIGINT ends a run early; it is then recovered and checked.\n"
 	           "  LMDB commits several rows in one write (one phase), RADOS the rows of\n"
 	           "  one tablet, unless --two-phase (the prewrite/commit-point protocol) or\n"
 	           "  --unbatched (each row its own write, which implies two phases).\n"
@@ -231,7 +244,7 @@ static int run_over(const driver *d, uint64_t now, uint64_t deadline)
 {
 	const chaos_cfg *c = d->cfg;
 
-	if (d->stalled || (c->kills && total_kills(d) >= (unsigned long)c->kills))
+	if (end_asked || d->stalled || (c->kills && total_kills(d) >= (unsigned long)c->kills))
 		return 1;
 	return (!c->kills || c->seconds_given) && now >= deadline;
 }
@@ -413,10 +426,10 @@ static void print_json(const driver *d, const chaos_result *r, int ok)
 		printf("\"seconds\": null, ");
 	else
 		printf("\"seconds\": %d, ", c->seconds);
-	printf("\"kills_wanted\": %d, \"elapsed_ms\": %" PRIu64 ", \"writers\": %d, "
-	       "\"auditors\": %d, \"unbatched\": %s, \"two_phase\": %s, ", c->kills,
-	       d->elapsed_ms, c->writers, c->auditors, c->unbatched ? "true" : "false",
-	       two_phase(c) ? "true" : "false");
+	printf("\"kills_wanted\": %d, \"elapsed_ms\": %" PRIu64 ", \"ended_by_signal\": %s, "
+	       "\"writers\": %d, \"auditors\": %d, \"unbatched\": %s, \"two_phase\": %s, ",
+	       c->kills, d->elapsed_ms, end_asked ? "true" : "false", c->writers, c->auditors,
+	       c->unbatched ? "true" : "false", two_phase(c) ? "true" : "false");
 	printf("\"committed\": %lu, \"failed\": %lu, \"unknown\": %lu, \"processes\": %lu, ",
 	       r->committed, r->failed, r->unknown, d->incarnations);
 	printf("\"kills_total\": %lu, \"kills\": {\"sigkill\": %lu", total_kills(d), d->sigkills);
@@ -458,8 +471,9 @@ static void print_human(const driver *d, const chaos_result *r, int ok)
 {
 	const chaos_cfg *c = d->cfg;
 
-	printf("mrtx chaos: %s workload, %.1f s, %d writers", c->workload == CHAOS_BANK ? "bank" :
-	       "append", (double)d->elapsed_ms / 1000.0, c->writers);
+	printf("mrtx chaos: %s workload, %.1f s%s, %d writers", c->workload == CHAOS_BANK ? "bank" :
+	       "append", (double)d->elapsed_ms / 1000.0, end_asked ? " (ended by a signal)" : "",
+	       c->writers);
 	if (c->auditors)
 		printf(" + %d auditors", c->auditors);
 	printf(", %s, %s, %lu processes started\n", c->unbatched ? "unbatched" : "batched",
@@ -725,6 +739,15 @@ int cmd_chaos(int argc, char **argv)
 	if (!(d.slots = calloc((size_t)d.nslots, sizeof(*d.slots)))) {
 		fprintf(stderr, "mrtx: chaos: out of memory\n");
 		return 1;
+	}
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_end;
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
 	}
 	for (int i = 0; i < d.nslots; i++) {
 		d.slots[i].role = i < cfg.writers ? ROLE_WRITER : ROLE_AUDITOR;

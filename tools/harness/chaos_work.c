@@ -498,6 +498,8 @@ int chaos_child(const chaos_cfg *cfg, int role, uint32_t incarnation, const char
 	 * unreachable then, the writer reports it (an anomaly) */
 	while ((rc = chaos_open(cfg, &db)) == MRTX_ESTORE && !stop_flag)
 		sleep(1);
+	if (rc == MRTX_ESTORE && stop_flag)
+		rc = chaos_open(cfg, &db); /* (the stop's signal may have cut it short) */
 	if (rc) {
 		log_error(&b, rc, "open");
 		return 3;
