@@ -26,35 +26,67 @@ done
 text=$(groff -man -Tutf8 -rHY=0 -dAD=l -rLL=200n "$MAN/mrtx.1" 2>/dev/null |
 	sed 's/\x1b\[[0-9;]*m//g; s/.\x08//g; s/‐/-/g; s/−/-/g')
 [ -n "$text" ] || { echo "FAIL: mrtx.1 does not render"; exit 1; }
-for s in $("$MRTX" --help | awk '/^  [a-z]/ {print $1}'); do
-	grep -qE "^ +$s( |$)" <<<"$text" && ok || bad "mrtx.1 has no entry for $s"
-	for o in $("$MRTX" "$s" --help | head -1 | grep -oE -- '--[a-z-]+'); do
-		grep -qF -- "$o" <<<"$text" && ok || bad "mrtx.1 does not mention $s $o"
+# (the checks match in bash, not in a grep per check: a few hundred
+# processes made this take half a minute on a loaded machine)
+nl=$'\n'
+subs=$("$MRTX" --help | awk '/^  [a-z]/ {print $1}')
+# every subcommand's entry (from its first line, indented 7, to the next
+# line indented 7), in one pass: entries[s]
+declare -A entries
+while IFS=$'\t' read -r k line; do
+	entries[$k]+="$line$nl"
+done < <(awk -v list="$subs" 'BEGIN { n = split(list, a, "\n"); for (i = 1; i <= n; i++) want[a[i]] = 1 }
+	/^       [^ ]/ { split($0, w, " "); cur = (w[1] in want) ? w[1] : "" }
+	cur != "" { print cur "\t" $0 }' <<<"$text")
+skip=" the every and as or a an ROW off both no from when only full value is "
+for s in $subs; do
+	re="(^|$nl) +$s( |$nl|\$)"
+	[[ $text =~ $re ]] && ok || bad "mrtx.1 has no entry for $s"
+	help=$("$MRTX" "$s" --help 2>&1)
+	rest=${help%%"$nl"*}
+	while [[ $rest =~ (--[a-z-]+)(.*) ]]; do
+		o=${BASH_REMATCH[1]}
+		rest=${BASH_REMATCH[2]}
+		[[ $text == *"$o"* ]] && ok || bad "mrtx.1 does not mention $s $o"
 	done
-	# the defaults --help states, each in the subcommand's entry (from its
-	# first line, indented 7, to the next line indented 7)
-	help=$("$MRTX" "$s" --help 2>&1 | tr '\n' ' ')
-	entry=$(awk -v s="$s" '$0 ~ "^       "s"( |$)" { on = 1; print; next }
-		on && /^       [^ ]/ { on = 0 } on' <<<"$text")
-	for v in $({
-		grep -oE '[Dd]efault:? [A-Za-z0-9]+' <<<"$help" | awk '{print $2}'
-		grep -oE '[Dd]efaults:[^.]*' <<<"$help" | grep -oE -- '--[a-z-]+ [A-Za-z0-9.]+' |
-			awk '{print $2}'
-	} | grep -vxE 'the|every|and|as|or|a|an|ROW|off|both|no|from|when|only|full|value|is' |
-		sort -u); do
-		grep -qwF -- "$v" <<<"$entry" && ok ||
+	# the defaults --help states ("default X", "Defaults: --opt X, ..."),
+	# each in the subcommand's entry
+	help=${help//"$nl"/ }
+	declare -A seen=()
+	rest=$help
+	while [[ $rest =~ [Dd]efault:?\ ([A-Za-z0-9]+)(.*) ]]; do
+		seen[${BASH_REMATCH[1]}]=1
+		rest=${BASH_REMATCH[2]}
+	done
+	rest=$help
+	while [[ $rest =~ [Dd]efaults:([^.]*)(.*) ]]; do
+		list=${BASH_REMATCH[1]}
+		rest=${BASH_REMATCH[2]}
+		while [[ $list =~ --[a-z-]+\ ([A-Za-z0-9.]+)(.*) ]]; do
+			seen[${BASH_REMATCH[1]}]=1
+			list=${BASH_REMATCH[2]}
+		done
+	done
+	entry=${entries[$s]-}
+	for v in "${!seen[@]}"; do
+		[[ $skip == *" $v "* ]] && continue
+		re="(^|[^A-Za-z0-9_])${v//./\\.}([^A-Za-z0-9_]|\$)"
+		[[ $entry =~ $re ]] && ok ||
 			bad "mrtx.1: the entry of $s lacks the default '$v' that $s --help states"
 	done
+	unset seen
 done
 # mrtx(3) and the header: every declared function, every error code
 if [ -f "$HDR" ]; then
+	m3=$(<"$MAN/mrtx.3")
 	for f in $(grep -oE '^[a-z][a-z0-9_ ]*[ *](mrtx_[a-z0-9_]+)\(' "$HDR" | grep -oE 'mrtx_[a-z0-9_]+' |
 		sort -u) $(grep -oE '^\s+MRTX_E[A-Z]+' "$HDR" | tr -d ' \t' | sort -u); do
-		grep -qw -- "$f" "$MAN/mrtx.3" && ok || bad "mrtx.3 does not name $f of mrtx.h"
+		re="(^|[^A-Za-z0-9_])$f([^A-Za-z0-9_]|\$)"
+		[[ $m3 =~ $re ]] && ok || bad "mrtx.3 does not name $f of mrtx.h"
 	done
 fi
 for w in MRTX_FAILPOINTS "EXIT STATUS" EXAMPLES; do
-	grep -qF "$w" <<<"$text" && ok || bad "mrtx.1 lacks $w"
+	[[ $text == *"$w"* ]] && ok || bad "mrtx.1 lacks $w"
 done
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
