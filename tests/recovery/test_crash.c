@@ -99,7 +99,7 @@ static int teardown(void **state)
 		waitpid(f->held, NULL, 0);
 	}
 	mrtx_failpoints_set(NULL);
-	atomic_store(&mrtx__clock_step_us, 0); /* (a test that failed while stepped) */
+	tu_clock_reset(); /* (a test that failed while stepped) */
 	mrtx_close(f->db);
 	tu_rmrf(f->path);
 	free(f->path);

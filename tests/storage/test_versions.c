@@ -350,7 +350,6 @@ static void test_ttl(void **state)
 	EXPECT(db, 0, "r", "ttl", ts, "c@2");
 	EXPECT(db, ts[1], "r", "ttl", ts, "gone");
 	mrtx_close(db);
-	atomic_store(&mrtx__clock_frozen_us, 0);
 	tu_rmrf(path);
 	free(path);
 }
@@ -1190,7 +1189,6 @@ static void test_snapshot_registry(void **state)
 	assert_int_equal(mrtx_get(idle, "t", B("cold"), "one", B("q"), &v), MRTX_ESNAPSHOT);
 	mrtx_abort(idle);
 	atomic_store(&store__trim_lag_us, STORE_TRIM_LAG_US);
-	atomic_store(&mrtx__clock_frozen_us, 0);
 	mrtx_close(db3);
 	mrtx_close(db2);
 	mrtx_close(db);
@@ -1799,8 +1797,7 @@ static void test_model_versions(void **state)
 static int clock_reset(void **state)
 {
 	(void)state;
-	atomic_store(&mrtx__clock_frozen_us, 0);
-	atomic_store(&mrtx__clock_step_us, 0);
+	tu_clock_reset();
 	atomic_store(&store__trim_lag_us, STORE_TRIM_LAG_US);
 	return 0;
 }

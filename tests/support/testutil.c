@@ -1,10 +1,12 @@
 /* testutil.c - see testutil.h. */
 #include "testutil.h"
 #include "recovery/recovery.h"
+#include "storage/common.h"
 #include "txn/admin_test.h"
 
 #include <ftw.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,6 +348,12 @@ void tu_fp_release(const char *go, pthread_t th)
 	assert_int_equal(pthread_join(th, NULL), 0);
 	assert_int_equal(mrtx_failpoints_set(NULL), MRTX_OK);
 	unlink(go);
+}
+
+void tu_clock_reset(void)
+{
+	atomic_store(&mrtx__clock_frozen_us, 0);
+	atomic_store(&mrtx__clock_step_us, 0);
 }
 
 /* ---- an LMDB store as an older mrtx wrote it ---- */

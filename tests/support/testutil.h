@@ -110,6 +110,12 @@ void tu_fp_wait(const char *fp, int hits);
  * every failpoint and remove go. */
 void tu_fp_release(const char *go, pthread_t th);
 
+/* The wall clock's test hooks off (mrtx__clock_frozen_us and
+ * mrtx__clock_step_us, storage/common.h): for the teardown of a test that
+ * froze or stepped the clock, so that one failing on the way leaves the
+ * next test the real clock. */
+void tu_clock_reset(void);
+
 /* A reproducible generator (xorshift64*, same on every libc).  Seeded from
  * MRTX_SEED when set, else from dflt; tu_seed_used says which, for messages. */
 extern unsigned long tu_seed_used;

@@ -61,15 +61,10 @@ static void *write_two(void *arg)
 	return NULL;
 }
 
-/* Freeze the wall clock where it is (undone by thaw). */
+/* Freeze the wall clock where it is (undone by tu_clock_reset). */
 static void freeze(void)
 {
 	atomic_store(&mrtx__clock_frozen_us, mrtx__now_us());
-}
-
-static void thaw(void)
-{
-	atomic_store(&mrtx__clock_frozen_us, 0);
 }
 
 /* Wait until the heartbeat has refreshed a lock (*refreshed) or failed to
@@ -222,7 +217,6 @@ static void slow_commit_keeps_its_locks(void **state)
 	assert_int_equal(read_row(db, "y", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "new");
 	mrtx_close(db);
-	thaw();
 	tu_rmrf(path);
 	free(path);
 }
@@ -265,7 +259,6 @@ static void forced_recovery_still_wins(void **state)
 	assert_int_equal(recover_sweep(mrtx__db_store(db), &ro, &st, NULL, NULL), 0);
 	assert_int_equal(st.locks_seen, 0);
 	mrtx_close(db);
-	thaw();
 	tu_rmrf(path);
 	free(path);
 }
@@ -313,7 +306,6 @@ static void lost_refresh_reply(void **state)
 	assert_int_equal(recover_sweep(mrtx__db_store(w.db), &ro, &st, NULL, NULL), 0);
 	assert_int_equal(st.locks_seen, 0);
 	mrtx_close(w.db);
-	thaw();
 	tu_rmrf(path);
 	free(path);
 }
@@ -323,7 +315,7 @@ static void lost_refresh_reply(void **state)
 static int thaw_after(void **state)
 {
 	(void)state;
-	thaw();
+	tu_clock_reset();
 	mrtx_failpoints_set(NULL);
 	return 0;
 }

@@ -44,16 +44,14 @@ static void done(mrtx_db *db, char *path)
 	mrtx_close(db);
 	tu_rmrf(path);
 	free(path);
-	atomic_store(&mrtx__clock_frozen_us, 0);
-	atomic_store(&mrtx__clock_step_us, 0);
+	tu_clock_reset();
 }
 
 /* After each test, pass or fail: the clock runs free again. */
 static int unhook(void **state)
 {
 	(void)state;
-	atomic_store(&mrtx__clock_frozen_us, 0);
-	atomic_store(&mrtx__clock_step_us, 0);
+	tu_clock_reset();
 	atomic_store(&store__lmdb_inexact_views, 0);
 	return 0;
 }

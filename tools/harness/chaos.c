@@ -271,11 +271,14 @@ static void next_victim(driver *d)
 	d->need = progress(d, d->victim) + 1 + drnd(d, 8);
 }
 
-static void kill_slot(driver *d, int i)
+/* SIGKILL slot i's process if it runs, is not being killed and has opened
+ * the store: 1 when sent. */
+static int kill_slot(driver *d, int i)
 {
 	if (d->slots[i].pid > 0 && !d->slots[i].killed && opened(d, i) &&
 	    kill(d->slots[i].pid, SIGKILL) == 0)
-		d->slots[i].killed = 1;
+		return d->slots[i].killed = 1;
+	return 0;
 }
 
 /* The sum of every slot's progress and the kills: it moves while the run
@@ -317,11 +320,8 @@ static void run_killer(driver *d)
 		if (d->cfg->kills) {
 			uint64_t a = activity(d);
 
-			if (progress(d, d->victim) >= d->need && d->slots[d->victim].pid > 0 &&
-			    !d->slots[d->victim].killed && opened(d, d->victim)) {
-				kill_slot(d, d->victim);
+			if (progress(d, d->victim) >= d->need && kill_slot(d, d->victim))
 				next_victim(d);
-			}
 			if (a != last_act) {
 				last_act = a;
 				act_at = now;
