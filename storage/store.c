@@ -521,9 +521,11 @@ int store_ts_snapshot(store *st, const store_snap_set *set, uint64_t until_us,
 	return rc;
 }
 
-int store_ts_start(store *st, uint64_t *out)
+int store_ts_start(store *st, uint64_t *out, uint64_t *held)
 {
-	return store_has(st, STORE_CAP_ORACLE) ? BE(st)->ts_start(st, out) :
+	if (held)
+		*held = 0;
+	return store_has(st, STORE_CAP_ORACLE) ? BE(st)->ts_start(st, out, held) :
 	       BE(st)->ts_known(st, out);
 }
 

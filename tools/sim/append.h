@@ -31,4 +31,11 @@
  * in *out.  Returns the number of anomalies (0: the run passed). */
 unsigned long append_run(uint64_t seed, const bank_cfg *cfg, bank_result *out);
 
+/* The same, each appending transaction first writing a cell of its first
+ * appended key's row blind, before any read: its start is then a
+ * reservation taken at that write (store_ts_start), its snapshot is taken
+ * after, and its commit, having read, reserves a stamp of its own
+ * (txn/commit_plan.c plan_held). */
+unsigned long append_blind_run(uint64_t seed, const bank_cfg *cfg, bank_result *out);
+
 #endif

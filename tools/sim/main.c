@@ -35,6 +35,7 @@ static const struct {
 } workloads[] = {
 	{ "bank", bank_run },
 	{ "append", append_run },
+	{ "append-blind", append_blind_run },
 	{ "index", index_run },
 	{ "ddl", ddl_run },
 	{ "reindex", reindex_run },
@@ -83,7 +84,7 @@ static const char *expected_of(const char *o)
 		{ "--split-rows", "0 (never split) or 2 to 2^30-1" },
 		{ "--faults", "none, or kind=rate,... (lose, drop, hold, orphan, die, stall, "
 		              "clock and release: 0 to 1; skew=MS: up to 3600000)" },
-		{ "--workload", "bank, append, index, ddl or reindex" },
+		{ "--workload", "bank, append, append-blind, index, ddl or reindex" },
 		{ "--break", "reads, ranges, primary, point or snapshot" },
 	};
 
