@@ -902,7 +902,9 @@ static int note_first_write(mrtx_txn *txn, trow *r)
 			                                                memory_order_relaxed);
 
 			rc = store_ts_start(txn->db->st, &ts, reserve ? &held : NULL);
-			txn->start_held = START_ASKED;
+			/* (an oracle's only: LMDB's start is the page, no I/O) */
+			if (store_has(txn->db->st, STORE_CAP_ORACLE))
+				txn->start_held = START_ASKED;
 		}
 		if (rc)
 			return rc;

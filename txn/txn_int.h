@@ -228,7 +228,8 @@ struct mrtx_txn {
 	                          handed this transaction alone (store_ts_start;
 	                          RADOS), for a commit that reads nothing
 	                          (plan_held); START_ASKED: the start came from
-	                          store_ts_start without one; 0: neither */
+	                          an oracle's store_ts_start without one; 0:
+	                          neither */
 	uint8_t head_pad[6];   /* the padding before arena0, named: a new field moves
 	                          head_pad or arena0, which trips mrtx_begin's assertion */
 	/* The arena's first chunk, so that a small transaction (a few rows,
