@@ -13,6 +13,11 @@
  *             (product, 'r', u32 rank)                  -> order
  *             the product's top-10 list, sorted by rank, in the same rows'
  *             neighbourhood: one scan of (product, 'r') reads it
+ *   clock     ('u', user), ('p', product)        -> last (u64, big-endian)
+ *             the user's and the product's comment clock: a new comment's
+ *             ts is max(now in microseconds, each clock's last + 1), so both
+ *             orders are strict even when the wall clock steps back or two
+ *             comments come in the same microsecond
  *
  *   usage: comments STORE add USER PRODUCT ORDER TEXT
  *          comments STORE by-user USER [N]
@@ -38,10 +43,15 @@ static int die(const char *step, int rc)
 	return 1;
 }
 
+/* The wall clock in microseconds, or MRTX_EXAMPLE_NOW_US when set (the
+ * tests freeze it there: the orders above must not depend on it). */
 static uint64_t now_us(void)
 {
+	const char *frozen = getenv("MRTX_EXAMPLE_NOW_US");
 	struct timespec ts;
 
+	if (frozen && *frozen)
+		return strtoull(frozen, NULL, 10);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
@@ -69,8 +79,48 @@ static void product_prefix(mrtx_key *k, const char *product, char kind)
 
 struct add {
 	const char *user, *product, *order, *text;
-	uint64_t ts;
+	uint64_t now; /* the wall clock when the command began */
+	uint64_t ts;  /* out: the comment's, from now and the clocks */
 };
+
+/* Take a->ts from the user's and the product's clocks (see the top) and
+ * advance both to it. */
+static int tick(mrtx_txn *txn, struct add *a)
+{
+	const char *names[2] = { a->user, a->product };
+	mrtx_key k[2];
+	uint8_t be[8];
+	int rc;
+
+	a->ts = a->now;
+	for (int i = 0; i < 2; i++) {
+		char kind = i ? 'p' : 'u';
+		mrtx_bytes v;
+
+		mrtx_key_init(&k[i]);
+		mrtx_key_fixed(&k[i], MRTX_BYTES(&kind, 1));
+		mrtx_key_str(&k[i], names[i]);
+		if (k[i].err)
+			return MRTX_ETOOBIG;
+		rc = mrtx_get(txn, "clock", K(&k[i]), "c", MRTX_CSTR("last"), &v);
+		if (rc == 0 && v.size == 8) {
+			uint64_t last = 0;
+
+			for (int b = 0; b < 8; b++)
+				last = last << 8 | ((const uint8_t *)v.data)[b];
+			if (last + 1 > a->ts)
+				a->ts = last + 1;
+		} else if (rc != MRTX_NOTFOUND) {
+			return rc ? rc : MRTX_ECORRUPT;
+		}
+	}
+	for (int b = 0; b < 8; b++)
+		be[b] = (uint8_t)(a->ts >> (56 - 8 * b));
+	for (int i = 0; i < 2; i++)
+		if ((rc = mrtx_put(txn, "clock", K(&k[i]), "c", MRTX_CSTR("last"), MRTX_BYTES(be, 8))))
+			return rc;
+	return 0;
+}
 
 static int put_c(mrtx_txn *txn, const char *table, const mrtx_key *row, const char *q,
                  mrtx_bytes v)
@@ -86,6 +136,8 @@ static int do_add(mrtx_txn *txn, void *payload)
 	uint8_t ts[8];
 	int rc;
 
+	if ((rc = tick(txn, a)))
+		return rc;
 	comment_key(&ck, a->order, a->product);
 	mrtx_key_init(&uk);
 	mrtx_key_str(&uk, a->user);
@@ -332,7 +384,7 @@ static int usage(void)
 int main(int argc, char **argv)
 {
 	static const char *const fam[] = { "c" };
-	static const char *const tables[] = { "comment", "by_user", "product" };
+	static const char *const tables[] = { "comment", "by_user", "product", "clock" };
 	mrtx_options o = MRTX_OPTIONS_INIT;
 	const char *cmd, *step;
 	mrtx_db *db;
@@ -356,12 +408,12 @@ int main(int argc, char **argv)
 	if ((rc = mrtx_open(&db, argv[1], &o)))
 		return die("open", rc);
 	step = "create-table";
-	for (int i = 0; i < 3 && rc == 0; i++)
+	for (int i = 0; i < 4 && rc == 0; i++)
 		rc = mrtx_create_table(db, tables[i], fam, 1);
 	if (rc) {
 		/* reported below */
 	} else if (!strcmp(cmd, "add")) {
-		struct add a = { argv[3], argv[4], argv[5], argv[6], now_us() };
+		struct add a = { argv[3], argv[4], argv[5], argv[6], now_us(), 0 };
 
 		step = "add";
 		if (!(rc = mrtx_run(db, do_add, &a, 20)))

@@ -65,10 +65,15 @@ static void be64(uint8_t out[8], uint64_t n)
 		out[i] = (uint8_t)(n >> (56 - 8 * i));
 }
 
+/* The wall clock in microseconds, or MRTX_EXAMPLE_NOW_US when set (the
+ * tests freeze it there: the orders above must not depend on it). */
 static uint64_t now_us(void)
 {
+	const char *frozen = getenv("MRTX_EXAMPLE_NOW_US");
 	struct timespec ts;
 
+	if (frozen && *frozen)
+		return strtoull(frozen, NULL, 10);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }

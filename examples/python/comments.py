@@ -14,6 +14,9 @@ Tables (family "c" everywhere):
             newest first per product, then longest first
             (product, 'r', u32 rank)                  -> order
             the product's top-10 list, sorted by rank
+  clock     ('u', user), ('p', product)               -> last (u64, big-endian)
+            the user's and the product's comment clock: a new comment's
+            ts is max(now in microseconds, each clock's last + 1)
 
 usage: comments.py STORE add USER PRODUCT ORDER TEXT
        comments.py STORE by-user USER [N]
@@ -22,6 +25,7 @@ usage: comments.py STORE add USER PRODUCT ORDER TEXT
        comments.py STORE top PRODUCT
 """
 
+import os
 import sys
 import time
 
@@ -36,6 +40,13 @@ class Refused(Exception):
     """A command the data does not allow; explained where it is raised."""
 
 
+def now_us():
+    """The wall clock in microseconds, or MRTX_EXAMPLE_NOW_US when set (the
+    tests freeze it there: the orders must not depend on it)."""
+    frozen = os.environ.get("MRTX_EXAMPLE_NOW_US")
+    return int(frozen) if frozen else time.time_ns() // 1000
+
+
 def comment_key(order, product):
     return Key().str(order).str(product)
 
@@ -44,7 +55,22 @@ def product_prefix(product, kind):
     return Key().str(product).fixed(kind)
 
 
-def add(txn, user, product, order, text, ts):
+def tick(txn, user, product, now):
+    """The comment's ts from now and the user's and product's clocks,
+    both advanced to it."""
+    keys = [Key().fixed(b"u").str(user).finish(), Key().fixed(b"p").str(product).finish()]
+    ts = now
+    for k in keys:
+        last = txn.get("clock", k, "c", "last")
+        if last is not None:
+            ts = max(ts, int.from_bytes(last, "big") + 1)
+    for k in keys:
+        txn.put("clock", k, "c", "last", ts.to_bytes(8, "big"))
+    return ts
+
+
+def add(txn, user, product, order, text, now):
+    ts = tick(txn, user, product, now)
     ck = comment_key(order, product).finish()
     if txn.get("comment", ck, "c", "text") is not None:
         raise Refused("add: order %s already has a comment on product %s" % (order, product))
@@ -129,13 +155,13 @@ def main(argv):
     try:
         with mrtx.open(path, durability=mrtx.NOMETASYNC) as db:
             step = "create-table"
-            for table in ("comment", "by_user", "product"):
+            for table in ("comment", "by_user", "product", "clock"):
                 db.create_table(table, ["c"])
             step = cmd
             if cmd == "add":
                 user, product, order, text = args
-                ts = time.time_ns() // 1000
-                db.run(lambda txn: add(txn, user, product, order, text, ts), attempts=20)
+                now = now_us()
+                db.run(lambda txn: add(txn, user, product, order, text, now), attempts=20)
                 print("added comment of %s on %s (order %s)" % (user, product, order))
             elif cmd == "rank":
                 db.run(lambda txn: rank(txn, args[0], args[1:]), attempts=20)

@@ -15,6 +15,10 @@ MS="$BIN/messages"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/mrtx-cli-examples.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 S="$TMP/store"
+# The examples' wall clock, frozen: every comment and message gets the same
+# "now", so the newest-first orders below hold only through the examples'
+# own clocks (max(now, last + 1)), never through the real one.
+export MRTX_EXAMPLE_NOW_US=1700000000000000
 pass=0
 fail=0
 
