@@ -700,7 +700,8 @@ int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *famil
  *   and the table turns out truncated since the transaction first used it:
  *   nothing buffered, and the commit fails; see mrtx_truncate_table);
  *   MRTX_ENOMEM; MRTX_ESTORE, MRTX_ECORRUPT (the first write: the
- *   timestamp source could not be read, or holds a malformed value;
+ *   timestamp source could not be read or, RADOS, reserved from (a write:
+ *   a full cluster refuses it), or holds a malformed value;
  *   MRTX_ESTORE also: the table's families could not be read again);
  *   MRTX_EBADTXN (doomed, see mrtx_get); MRTX_EREADONLY (the
  *   store was opened read-only: nothing buffered, the transaction is left
