@@ -690,18 +690,14 @@ int mrtx_get(mrtx_txn *txn, const char *table, mrtx_bytes row, const char *famil
  * commit.  A transaction's first write takes its start timestamp (the
  * window of blind-write conflicts, see mrtx_commit) from the store's
  * source unless a read took its snapshot before: on LMDB the timestamp
- * page (DIR/ts.shm, no I/O once attached), on RADOS one round trip to the
- * oracle (NAME.ts): a timestamp reserved for the transaction, with which
- * a commit of rows of one tablet that read nothing is stamped (it then
- * makes no further round trip for its stamp), or, when the handle's last
- * such commit was two-phase or had read, a read.
+ * page (DIR/ts.shm, no I/O once attached), on RADOS one read of the
+ * oracle (NAME.ts, a round trip).
  * @return MRTX_OK; MRTX_EINVAL; MRTX_ETOOBIG; MRTX_ENOTABLE; MRTX_ENOFAMILY;
  *   MRTX_CONFLICT (RADOS: a family this handle did not know is looked up,
  *   and the table turns out truncated since the transaction first used it:
  *   nothing buffered, and the commit fails; see mrtx_truncate_table);
  *   MRTX_ENOMEM; MRTX_ESTORE, MRTX_ECORRUPT (the first write: the
- *   timestamp source could not be read or, RADOS, reserved from (a write:
- *   a full cluster refuses it), or holds a malformed value;
+ *   timestamp source could not be read, or holds a malformed value;
  *   MRTX_ESTORE also: the table's families could not be read again);
  *   MRTX_EBADTXN (doomed, see mrtx_get); MRTX_EREADONLY (the
  *   store was opened read-only: nothing buffered, the transaction is left
@@ -764,7 +760,7 @@ int mrtx_delete_row(mrtx_txn *txn, const char *table, mrtx_bytes row);
  * wins).  A row written blindly (never read) fails if another transaction
  * committed to it after this one's first write to it: at a commit
  * timestamp above the store's timestamp source as it stood at that first
- * write (RADOS: its oracle, asked once by the transaction's first write).
+ * write (RADOS: its oracle, read once by the transaction's first write).
  * Errors only ever go the safe way, a conflict that was not, never one
  * missed: a multi-row commit that wrote a row blindly and was rolled back
  * (another of its rows failed, or its writer died before its commit point)

@@ -111,7 +111,7 @@ struct store_backend {
 	void (*ts_learn)(store *st, uint64_t ts);
 	int (*ts_snapshot)(store *st, const store_snap_set *set, uint64_t until_us,
 	                   uint64_t *out);
-	int (*ts_start)(store *st, uint64_t *out, uint64_t *held);
+	int (*ts_start)(store *st, uint64_t *out);
 	int (*ts_now)(store *st, uint64_t *out);
 
 	/* metadata records of the layers above */

@@ -521,11 +521,9 @@ int store_ts_snapshot(store *st, const store_snap_set *set, uint64_t until_us,
 	return rc;
 }
 
-int store_ts_start(store *st, uint64_t *out, uint64_t *held)
+int store_ts_start(store *st, uint64_t *out)
 {
-	if (held)
-		*held = 0;
-	return store_has(st, STORE_CAP_ORACLE) ? BE(st)->ts_start(st, out, held) :
+	return store_has(st, STORE_CAP_ORACLE) ? BE(st)->ts_start(st, out) :
 	       BE(st)->ts_known(st, out);
 }
 

@@ -593,14 +593,6 @@ typedef struct store_op {
 	int stamp;
 	uint32_t stamp_off;
 	uint64_t stamp_floor;
-	/* RADOS, a one-row or store_write_atomic commit: a stamp the oracle
-	 * handed this commit's transaction alone (store_ts_start's *held),
-	 * which the caller found above every lock the op replaces and which
-	 * is older than nothing the transaction read (it read nothing): the
-	 * store stamps with it instead of reserving one, unless a later stamp
-	 * is needed (the tablet's one-phase mark above it).  0: none.  LMDB
-	 * ignores it. */
-	uint64_t stamp_held;
 	uint64_t stamped;       /* out */
 	int result;             /* out: 0 applied, MRTX_CONFLICT condition
 	                           failed, STORE_GEN_CHANGED the generation
@@ -809,14 +801,10 @@ int store_ts_known(store *st, uint64_t *out);
 /* A transaction's start timestamp (DESIGN §9.1, I15): a value of the store's
  * source at or above the stamp of every commit that returned before the
  * call began, and at or below the source's newest when it returns.  LMDB:
- * store_ts_known (the page is exact; no I/O), *held 0.  RADOS, held not
- * NULL: one reservation from the oracle, s, a round trip: *out is s - 1
- * and *held is s, a stamp no other caller is handed, which a commit that
- * reads nothing may use as its own (store_op.stamp_held, DESIGN §5.3);
- * held NULL, or a read-only handle: one read of the oracle (*held 0), a
- * round trip too, but no write.  Returns 0, or as store_ts_known /
- * store_ts_next / store_ts_now; *out and *held are 0 on error. */
-int store_ts_start(store *st, uint64_t *out, uint64_t *held);
+ * store_ts_known (the page is exact; no I/O).  RADOS: one read of the
+ * oracle (a round trip; a read-only handle can make it).  Returns 0, or as
+ * store_ts_known / store_ts_now. */
+int store_ts_start(store *st, uint64_t *out);
 /* A committed timestamp this handle has seen (a lock's commit_ts): the
  * next store_ts_known is at least ts.  RADOS: the handle's knowledge of the
  * oracle rises to it (every stamp is the oracle's, so at or below it).

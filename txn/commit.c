@@ -115,7 +115,6 @@ int txn_commit_run(mrtx_txn *txn)
 		return rc;
 	if ((rc = plan_build(txn, &p)) || (rc = plan_blind(txn, &p)))
 		return rc;
-	plan_note_start(txn, &p);
 	for (;;) {
 		if ((rc = plan_expect(txn, &p)))
 			return rc;

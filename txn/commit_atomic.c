@@ -85,7 +85,6 @@ int commit_atomic(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 	mrtx_bytes stable;
 	int rc, applied, hard = 0, blind = 0, gen = 0, nochk = 0;
 	const char *why = NULL;
-	uint64_t held = plan_held(txn, p);
 	trow *r;
 
 	RB_FOREACH(r, trow_tree, &txn->rows)
@@ -107,7 +106,6 @@ int commit_atomic(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 		ops[i].nmuts = w[i].nredo;
 		ops[i].durable = 1; /* the commit point */
 		op_stamp(&ops[i], ts);
-		ops[i].stamp_held = held;
 	}
 	nops = n;
 	RB_FOREACH(r, trow_tree, &txn->rows) {

@@ -64,8 +64,6 @@ int plan_blind(mrtx_txn *txn, commit_plan *p);
 void plan_unblind(commit_plan *p);
 int plan_expect(mrtx_txn *txn, commit_plan *p);
 uint64_t plan_ts(mrtx_txn *txn, const commit_plan *p);
-uint64_t plan_held(mrtx_txn *txn, const commit_plan *p);
-void plan_note_start(mrtx_txn *txn, const commit_plan *p);
 void op_init(store_op *op, const trow *r, int has_expect, mrtx_bytes expect);
 void op_init_row(store_op *op, const wrow *x);
 int op_guard_blind(mrtx_txn *txn, store_op *op, const wrow *x);

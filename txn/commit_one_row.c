@@ -29,7 +29,6 @@ int commit_one_row(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 	op.durable = 1; /* the commit point */
 	op_stamp(&op, ts);
 	op.stamp = STORE_STAMP_ONE_ROW; /* (it read no other row) */
-	op.stamp_held = plan_held(txn, p);
 	rc = lockio_write_rows(st, &op, 1);
 	if (op.result == MRTX_EUNKNOWN)
 		return point_unknown("single-row commit");

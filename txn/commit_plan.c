@@ -314,52 +314,6 @@ uint64_t plan_ts(mrtx_txn *txn, const commit_plan *p)
 	return ts_floor(txn, p->w, p->n);
 }
 
-/* The stamp a one-row or one-phase commit may take without asking the
- * store for one (store_op.stamp_held): the one its start reserved
- * (txn->start_held, store_ts_start), when the transaction read nothing --
- * no row, range, view or snapshot -- and every lock its rows replace was
- * committed below it (a blind row's guard says so: at or below start_ts,
- * which is that stamp less one); else 0.  A stamp reserved before a read
- * could be below a snapshot that missed what the read saw, and a reader
- * of that snapshot would then see this commit without its cause (DESIGN
- * §5.3); with no read there is no such cause, and the rows' own guards
- * order the commit after every lock it replaces.
- * Keeps I14, I17 (DESIGN §10). */
-uint64_t plan_held(mrtx_txn *txn, const commit_plan *p)
-{
-	uint64_t held = txn->start_ts + 1;
-	trow *r;
-
-	if (txn->start_held != START_HELD || txn->snap_ts || txn->at || txn->view_used ||
-	    txn->nranges)
-		return 0;
-	RB_FOREACH(r, trow_tree, &txn->rows)
-		if (r->read)
-			return 0;
-	for (size_t i = 0; i < p->n; i++)
-		if (p->w[i].has_prev && p->w[i].prev_ts >= held)
-			return 0;
-	return held;
-}
-
-/* After plan_build: tell the handle whether a transaction like this one
- * could stamp with its start (one write, nothing read), so that the next
- * start reserves a stamp or reads the source accordingly
- * (db->start_reads; a guess: either is correct, one costs a write). */
-void plan_note_start(mrtx_txn *txn, const commit_plan *p)
-{
-	int could = p->how != COMMIT_TWO_PHASE && !txn->snap_ts && !txn->at &&
-	            !txn->view_used && !txn->nranges;
-	trow *r;
-
-	if (!txn->start_held)
-		return;
-	RB_FOREACH(r, trow_tree, &txn->rows)
-		could &= !r->read;
-	if (atomic_load_explicit(&txn->db->start_reads, memory_order_relaxed) != !could)
-		atomic_store_explicit(&txn->db->start_reads, !could, memory_order_relaxed);
-}
-
 /* ------------------------------------------------------- the store ops */
 
 void op_init(store_op *op, const trow *r, int has_expect, mrtx_bytes expect)

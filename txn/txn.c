@@ -112,7 +112,7 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	/* Field by field: a memset of the head compiles to `rep stos`, whose
 	 * start-up cost was a visible part of a point read.  A new field must
 	 * be set here (the assertion below trips when the head changes). */
-	_Static_assert(offsetof(mrtx_txn, head_pad) == 250 && offsetof(mrtx_txn, arena0) == 256,
+	_Static_assert(offsetof(mrtx_txn, head_pad) == 249 && offsetof(mrtx_txn, arena0) == 256,
 	               "mrtx_begin sets every field before arena0: initialise the new one there");
 	txn->db = db;
 	arena_init_buf(&txn->arena, txn->arena0, sizeof(txn->arena0));
@@ -150,7 +150,6 @@ int mrtx_begin(mrtx_db *db, mrtx_txn **out)
 	txn->lazy = 0;
 	txn->fences = NULL;
 	txn->fences_lost = 0;
-	txn->start_held = 0;
 	txn->seen = NULL;
 	*out = txn;
 	return 0;
@@ -878,10 +877,7 @@ fail:
  * transaction's first write, Percolator's start_ts: its snapshot's when it
  * read before (a value of the source taken earlier, above every commit
  * that had returned), else store_ts_start (LMDB: the page's counter;
- * RADOS: one reservation s from the oracle; the start is s - 1 and s is
- * the transaction's, txn->start_held, for a commit that reads nothing to
- * stamp with: plan_held -- or, when the handle's last such commit could
- * not have used it, db->start_reads, one read).  No wall clock takes part (DESIGN §9.1,
+ * RADOS: one read of the oracle).  No wall clock takes part (DESIGN §9.1,
  * I15).  Blind writes read no row, so a put is pure buffering and a commit
  * fetches the locks of all blindly written rows in one store call.
  * Keeps I15 (DESIGN §10).
@@ -893,24 +889,15 @@ static int note_first_write(mrtx_txn *txn, trow *r)
 	if (r->started)
 		return 0;
 	if (!txn->started) {
-		uint64_t ts = 0, held = 0;
+		uint64_t ts = 0;
 
-		if (txn->snap_ts && !txn->at) {
+		if (txn->snap_ts && !txn->at)
 			rc = store_ts_known(txn->db->st, &ts);
-		} else {
-			int reserve = !txn->at && !atomic_load_explicit(&txn->db->start_reads,
-			                                                memory_order_relaxed);
-
-			rc = store_ts_start(txn->db->st, &ts, reserve ? &held : NULL);
-			/* (an oracle's only: LMDB's start is the page, no I/O) */
-			if (store_has(txn->db->st, STORE_CAP_ORACLE))
-				txn->start_held = START_ASKED;
-		}
+		else
+			rc = store_ts_start(txn->db->st, &ts);
 		if (rc)
 			return rc;
 		txn->start_ts = MRTX_MAX(ts, txn->at ? 0 : txn->snap_ts);
-		if (held && held == txn->start_ts + 1)
-			txn->start_held = START_HELD;
 		txn->started = 1;
 	}
 	r->start_ts = txn->start_ts;

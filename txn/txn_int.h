@@ -85,11 +85,6 @@ struct mrtx_db {
 	tail_state tail;
 	snap_registry snaps;
 	_Atomic unsigned trim_count; /* commits with writes (txn.c trim_written) */
-	/* The last commit that took its start from the store (store_ts_start)
-	 * could not have stamped with it (two-phase, or it read): the next
-	 * such start is a read of the store's source, not a reservation whose
-	 * stamp would go unused (txn.c note_first_write; 0 at open). */
-	_Atomic unsigned char start_reads;
 };
 
 /* One buffered cell mutation; qualifier and value stored inline. */
@@ -135,10 +130,6 @@ typedef struct trow {
 } trow;
 
 RB_HEAD(trow_tree, trow);
-
-/* mrtx_txn.start_held */
-#define START_ASKED 1
-#define START_HELD 2
 
 /* A fence this transaction's own settling wrote (recover_resolve_fenced):
  * the row's lock went from was (had 0: no record) to now, its cells
@@ -224,13 +215,7 @@ struct mrtx_txn {
 	store_seen *seen;      /* what its snapshot reads saw of one-object
 	                          commits (store_seen; RADOS; NULL until one) */
 	uint8_t fences_lost;   /* a fence was not recorded (out of memory) */
-	uint8_t start_held;    /* START_HELD: start_ts + 1 is a stamp the store
-	                          handed this transaction alone (store_ts_start;
-	                          RADOS), for a commit that reads nothing
-	                          (plan_held); START_ASKED: the start came from
-	                          an oracle's store_ts_start without one; 0:
-	                          neither */
-	uint8_t head_pad[6];   /* the padding before arena0, named: a new field moves
+	uint8_t head_pad[7];   /* the padding before arena0, named: a new field moves
 	                          head_pad or arena0, which trips mrtx_begin's assertion */
 	/* The arena's first chunk, so that a small transaction (a few rows,
 	 * its commit's lock records and redo lists included) allocates

@@ -59,7 +59,7 @@ int rados_store_write_atomic(store *st, store_op *ops, size_t n, store_rcheck *c
                              size_t nchecks, int *applied);
 int rados_store_ts_next(store *st, uint64_t floor, uint64_t *out);
 int rados_store_ts_known(store *st, uint64_t *out);
-int rados_store_ts_start(store *st, uint64_t *out, uint64_t *held);
+int rados_store_ts_start(store *st, uint64_t *out);
 int rados_store_ts_snapshot(store *st, const store_snap_set *set, uint64_t until_us,
                             uint64_t *out);
 void rados_store_ts_learn(store *st, uint64_t ts);

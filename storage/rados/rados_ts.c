@@ -34,9 +34,8 @@
  *
  * The oracle is the store's only order (DESIGN §9.1): every commit point,
  * one-row commits and recovery's fences included, is stamped from here
- * (rados_write.c); a transaction's start timestamp is one reservation
- * (rados_store_ts_start), which a commit that reads nothing stamps with;
- * this host's clock only seeds a proposal.  A
+ * (rados_write.c); a transaction's start timestamp is one read of "ts"
+ * (rados_store_ts_start); this host's clock only seeds a proposal.  A
  * batch with a snapshot's caller in it also sets the handle's record in
  * the registry of running snapshots, which shares this object
  * (rados_snaps.c), in the same guarded write: the snapshot is registered
@@ -340,29 +339,13 @@ int rados_store_ts_known(store *st, uint64_t *out)
 	return 0;
 }
 
-/* A read-write handle's start is a reservation s: s - 1 is at or above
- * every stamp handed out before the call (they are below s) and s itself
- * is the transaction's, for a commit that reads nothing to stamp with
- * (store_op.stamp_held): one round trip, where a read of the start and a
- * reservation at the commit would be two.  Without held (the caller
- * expects a two-phase commit, whose stamp must come after its prewrites)
- * or on a read-only handle: a read, which writes nothing. */
-int rados_store_ts_start(store *st, uint64_t *out, uint64_t *held)
+int rados_store_ts_start(store *st, uint64_t *out)
 {
 	rstore *rs = RS(st);
 	uint64_t v;
 	int rc;
 
 	*out = 0;
-	if (held)
-		*held = 0;
-	if (held && !rs->head.read_only) {
-		if ((rc = rados_store_ts_next(st, 0, &v)))
-			return rc;
-		*out = v - 1;
-		*held = v;
-		return 0;
-	}
 	if ((rc = ts_fetch(rs, &v)))
 		return rc;
 	rados_store_ts_learn(st, v);

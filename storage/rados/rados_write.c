@@ -440,11 +440,8 @@ static int versions_prepare(rstore *rs, store *st, store_op *ops, size_t n, mrtx
 			                    "timestamp in its lock", rs->addr);
 		/* (every stamp, a one-row commit's too, is the oracle's: a
 		 * snapshot taken after the commit returns is above it -- DESIGN
-		 * §9.1, I17; a one-row commit that read nothing may hold one
-		 * already, reserved by its start: store_op.stamp_held) */
-		if (op->stamp == STORE_STAMP_ONE_ROW && op->stamp_held)
-			ts = op->stamp_held;
-		else if ((rc = rados_store_ts_next(st, op->stamp_floor, &ts)))
+		 * §9.1, I17) */
+		if ((rc = rados_store_ts_next(st, op->stamp_floor, &ts)))
 			return rc;
 		if (!(nl = arena_dup(a, op->new_lock.data, op->new_lock.size)))
 			return MRTX_ENOMEM;
@@ -771,15 +768,14 @@ int rados_store_atomic_ok(store *st, const store_rowref *rows, size_t n, size_t 
  * One attempt of an atomic commit on tablet oid: stamp every written op
  * with one timestamp from the oracle (stamped before the write, as a
  * one-row commit is: a snapshot taken after the commit returns is above
- * it, I17) -- held, when nonzero (store_op.stamp_held: the transaction's
- * own, reserved by its start) -- then one compound write: the tablet open, the gen guard, the
+ * it, I17), then one compound write: the tablet open, the gen guard, the
  * one-phase mark below the stamp, every op's lock condition; then every
  * written op's mutations and new lock, and the mark raised to the stamp.
  * Sets each op's result; returns RMOVED, RMARKED or 0 (see the results)
  * or an error (nothing sent, or the outcome unknown: results say which).
  */
 static int atomic_once(rstore *rs, store *st, store_op *ops, size_t n, const char *oid,
-                       uint64_t held, mrtx_arena *a)
+                       mrtx_arena *a)
 {
 	uint64_t floor = 0, ts;
 	store_row *pre = NULL;
@@ -799,9 +795,7 @@ static int atomic_once(rstore *rs, store *st, store_op *ops, size_t n, const cha
 			                    "room for its timestamp in its lock", rs->addr);
 		floor = MRTX_MAX(floor, ops[i].stamp_floor);
 	}
-	if (held)
-		ts = held;
-	else if ((rc = rados_store_ts_next(st, floor, &ts)))
+	if ((rc = rados_store_ts_next(st, floor, &ts)))
 		return rc;
 	for (size_t i = 0; i < n; i++) {
 		if (ops[i].check_only)
@@ -911,7 +905,6 @@ int rados_store_write_atomic(store *st, store_op *ops, size_t n, store_rcheck *c
 	rstore *rs = RS(st);
 	mrtx_bytes *orig;
 	mrtx_arena a;
-	uint64_t held = 0;
 	int rc = 0, fault, marked = 0;
 
 	(void)checks;
@@ -932,11 +925,8 @@ int rados_store_write_atomic(store *st, store_op *ops, size_t n, store_rcheck *c
 		arena_free(&a);
 		return MRTX_ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		orig[i] = ops[i].new_lock;
-		if (!ops[i].check_only)
-			held = ops[i].stamp_held;
-	}
 	for (int attempt = 0;; attempt++) {
 		const char *oid = one_tablet(ops, n);
 
@@ -944,7 +934,7 @@ int rados_store_write_atomic(store *st, store_op *ops, size_t n, store_rcheck *c
 			rc = STORE_NOT_ATOMIC;
 			break;
 		}
-		rc = atomic_once(rs, st, ops, n, oid, held, &a);
+		rc = atomic_once(rs, st, ops, n, oid, &a);
 		for (size_t i = 0; i < n; i++)
 			ops[i].new_lock = orig[i];
 		if (rc == RMOVED) {
@@ -952,10 +942,8 @@ int rados_store_write_atomic(store *st, store_op *ops, size_t n, store_rcheck *c
 				break;
 			continue;
 		}
-		if (rc == RMARKED && ++marked < PUSH_TRIES) {
-			held = 0; /* (below the mark: a later stamp is needed) */
+		if (rc == RMARKED && ++marked < PUSH_TRIES)
 			continue;
-		}
 		if (rc == RMARKED) {
 			for (size_t i = 0; i < n; i++)
 				ops[i].result = ops[i].check_only ? 0 : MRTX_CONFLICT;

@@ -32,10 +32,9 @@
 unsigned long append_run(uint64_t seed, const bank_cfg *cfg, bank_result *out);
 
 /* The same, each appending transaction first writing a cell of its first
- * appended key's row blind, before any read: its start is then a
- * reservation taken at that write (store_ts_start), its snapshot is taken
- * after, and its commit, having read, reserves a stamp of its own
- * (txn/commit_plan.c plan_held). */
+ * appended key's row blind, before any read: its start timestamp is then
+ * taken at that write (store_ts_start, txn/txn.c note_first_write) and its
+ * snapshot after, so the blind-write window opens before the snapshot. */
 unsigned long append_blind_run(uint64_t seed, const bank_cfg *cfg, bank_result *out);
 
 #endif
