@@ -77,7 +77,7 @@ _mrtx()
 		;;
 	--workload)
 		if [[ $sub == sim ]]; then
-			_mrtx_reply -W "bank append index" -- "$cur"
+			_mrtx_reply -W "bank append append-blind index ddl reindex" -- "$cur"
 		else
 			_mrtx_reply -W "bank append" -- "$cur"
 		fi
