@@ -56,6 +56,12 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+static void be64(uint8_t out[8], uint64_t n)
+{
+	for (int i = 0; i < 8; i++)
+		out[i] = (uint8_t)(n >> (56 - 8 * i));
+}
+
 static mrtx_bytes K(const mrtx_key *k)
 {
 	return MRTX_BYTES(k->buf, k->size);
@@ -114,8 +120,7 @@ static int tick(mrtx_txn *txn, struct add *a)
 			return rc ? rc : MRTX_ECORRUPT;
 		}
 	}
-	for (int b = 0; b < 8; b++)
-		be[b] = (uint8_t)(a->ts >> (56 - 8 * b));
+	be64(be, a->ts);
 	for (int i = 0; i < 2; i++)
 		if ((rc = mrtx_put(txn, "clock", K(&k[i]), "c", MRTX_CSTR("last"), MRTX_BYTES(be, 8))))
 			return rc;
@@ -158,8 +163,7 @@ static int do_add(mrtx_txn *txn, void *payload)
 	}
 	if (rc != MRTX_NOTFOUND)
 		return rc;
-	for (int i = 0; i < 8; i++)
-		ts[i] = (uint8_t)(a->ts >> (56 - 8 * i));
+	be64(ts, a->ts);
 	if ((rc = put_c(txn, "comment", &ck, "user", MRTX_CSTR(a->user))) ||
 	    (rc = put_c(txn, "comment", &ck, "text", MRTX_CSTR(a->text))) ||
 	    (rc = put_c(txn, "comment", &ck, "ts", MRTX_BYTES(ts, 8))) ||
