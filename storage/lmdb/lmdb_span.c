@@ -265,6 +265,22 @@ static void copy_renew(uint_fast64_t gen)
 	pthread_mutex_unlock(&span_mu);
 }
 
+/*
+ * 1 when the n bytes from a lie in the OS page that holds the byte before
+ * a.  LMDB hands a key back as the bytes after its node's header, whose
+ * last two bytes (the key's size) it has just read: that byte was read,
+ * so its page is mapped and within the file, and every byte of the page
+ * can be read.  (SPAN_PAGE: the smallest OS page Linux has; a larger real
+ * one only holds more.)  Needs no registry, whatever memory holds the
+ * node: the map, or a write transaction's copy of a page.
+ */
+#define SPAN_PAGE ((uintptr_t)4096)
+
+static inline int within_read_page(uintptr_t a, size_t n)
+{
+	return n > 0 && a % SPAN_PAGE != 0 && (a - 1) / SPAN_PAGE == (a + n - 1) / SPAN_PAGE;
+}
+
 int lmdb_span_rec(const MDB_val *k, const MDB_val *v)
 {
 	uint_fast64_t gen = atomic_load_explicit(&span_gen, memory_order_acquire);
@@ -274,8 +290,14 @@ int lmdb_span_rec(const MDB_val *k, const MDB_val *v)
 	/* A value that follows its key is stored in its leaf (LMDB's
 	 * inline node), which LMDB keeps to under half a page: larger is a
 	 * damaged size, in the map or in a write transaction's copy. */
-	if (va == ka + k->mv_size && k->mv_size + v->mv_size > node_max())
-		return 0;
+	if (va == ka + k->mv_size) {
+		size_t n = k->mv_size + v->mv_size;
+
+		if (n > node_max())
+			return 0;
+		if (within_read_page(ka, n))
+			return 1;
+	}
 	if (MRTX_UNLIKELY(gen & 1))
 		return 1; /* a map moving: not judged */
 	if (MRTX_UNLIKELY(copy.gen != gen))
