@@ -283,8 +283,8 @@ static inline int within_read_page(uintptr_t a, size_t n)
 
 int lmdb_span_rec(const MDB_val *k, const MDB_val *v)
 {
-	uint_fast64_t gen = atomic_load_explicit(&span_gen, memory_order_acquire);
 	uintptr_t ka = (uintptr_t)k->mv_data, va = (uintptr_t)v->mv_data;
+	uint_fast64_t gen;
 	int kr = -1, vr = -1;
 
 	/* A value that follows its key is stored in its leaf (LMDB's
@@ -298,6 +298,9 @@ int lmdb_span_rec(const MDB_val *k, const MDB_val *v)
 		if (within_read_page(ka, n))
 			return 1;
 	}
+	/* (the registry's generation is read only by a span the page test
+	 * did not pass) */
+	gen = atomic_load_explicit(&span_gen, memory_order_acquire);
 	if (MRTX_UNLIKELY(gen & 1))
 		return 1; /* a map moving: not judged */
 	if (MRTX_UNLIKELY(copy.gen != gen))

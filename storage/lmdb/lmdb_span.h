@@ -28,11 +28,11 @@
  * A key and inline value that lie in the OS page of the byte before the
  * key pass at once: that byte ends the node's header, which LMDB read to
  * find the key's size, so the page is mapped and in the file (most of a
- * leaf's records; no registry is consulted).  Otherwise the check costs
- * a few compares: each thread keeps a copy of the
- * registry, renewed when an environment is added, removed or remapped
- * (the generation moves), and a span past the copied end reads the file's
- * length again first (the file only grows while it is open).  A remap
+ * leaf's records; no registry is consulted).  Otherwise the check costs a
+ * few compares: each thread keeps a copy of the registry, renewed when an
+ * environment is added, removed or remapped (the generation moves), and a
+ * span past the copied end reads the file's length again first (the file
+ * only grows while it is open).  A remap
  * goes through lmdb_span_set_mapsize, which holds the registry's lock and
  * keeps the generation odd while the map moves: no span is judged then.
  */
