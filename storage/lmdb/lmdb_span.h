@@ -32,9 +32,9 @@
  * few compares: each thread keeps a copy of the registry, renewed when an
  * environment is added, removed or remapped (the generation moves), and a
  * span past the copied end reads the file's length again first (the file
- * only grows while it is open).  A remap
- * goes through lmdb_span_set_mapsize, which holds the registry's lock and
- * keeps the generation odd while the map moves: no span is judged then.
+ * only grows while it is open).  A remap goes through
+ * lmdb_span_set_mapsize, which holds the registry's lock and keeps the
+ * generation odd while the map moves: no span is judged then.
  */
 #ifndef MRTX_LMDB_SPAN_H
 #define MRTX_LMDB_SPAN_H
