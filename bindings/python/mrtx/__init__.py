@@ -26,6 +26,8 @@ the classes below and ERRORS, the map from code to class.
 
 Threads.  A Db may be shared by threads; a Txn (and its scanners) must be
 used by one thread at a time.  Calls into the library release the GIL.
+Db.close() may come from any thread: it waits for the calls in flight on
+the store, refuses new ones and aborts what is still open (see Db.close).
 """
 
 import ctypes

@@ -3,6 +3,7 @@ indexes and maintenance."""
 
 import ctypes
 import os
+import threading
 import weakref
 
 from . import _capi as C
@@ -24,14 +25,87 @@ def _names(items, what):
     return arr
 
 
+class _Calls:
+    """The calls into the library in flight on one handle, counted so that
+    Db.close() can wait for them.
+
+    The C library frees a handle, and every transaction of it, in
+    mrtx_close and mrtx_abort; a call of another thread still inside the
+    library (its GIL released) would then run on freed memory.  So every
+    call that can use the handle or one of its transactions holds a gate
+    (`with db._gate:` or `db._tgate`, around reading the pointer and the
+    call), and close() stops new calls, waits until none is in flight, and
+    only then aborts and frees.  A call made from inside another (a run()
+    callback's) is let through while closing: close() is waiting for its
+    outer call.  Quick calls that end a transaction or a scanner (abort,
+    scan close, collection) hold cv instead, which close() holds while it
+    frees: they run before it or find the pointer ended.  cv is reentrant,
+    as a finalizer may run on the thread that holds it."""
+
+    __slots__ = ("cv", "n", "closing", "local")
+
+    def __init__(self):
+        self.cv = threading.Condition(threading.RLock())
+        self.n = 0
+        self.closing = False
+        self.local = threading.local()
+
+    def depth(self):
+        return getattr(self.local, "depth", 0)
+
+
+class _Gate:
+    """A context manager counting one call in _Calls; raises what refused()
+    makes when the handle is closing or closed."""
+
+    __slots__ = ("calls", "refused")
+
+    def __init__(self, calls, refused):
+        self.calls = calls
+        self.refused = refused
+
+    def __enter__(self):
+        c = self.calls
+        depth = c.depth()
+        with c.cv:
+            if c.closing and not depth:
+                raise self.refused()
+            c.n += 1
+        c.local.depth = depth + 1
+        return self
+
+    def __exit__(self, *exc):
+        c = self.calls
+        c.local.depth -= 1
+        with c.cv:
+            c.n -= 1
+            if not c.n:
+                c.cv.notify_all()
+        return False
+
+
 class Db(_Closing):
     """An open store (mrtx_open); use mrtx.open() to make one.  A context
-    manager: leaving the block closes it.  Safe to share between threads."""
+    manager: leaving the block closes it.  Safe to share between threads,
+    close() included: it waits for the calls other threads have in flight
+    on it (see close)."""
 
     def __init__(self, path, *, durability=C.SYNC, map_size=0, file_mode=0, lock_ttl_ms=0,
                  lock_wait_ms=0, read_only=False, create=None):
         self._ptr = None
+        self._calls = _Calls()
+        #: Held by every call on the handle, and by a transaction's or a
+        #: scanner's (which then raises BadTxn once the store is closing).
+        self._gate = _Gate(self._calls,
+                           lambda: InvalidArgument(C.EINVAL, "the store is closed"))
+        self._tgate = _Gate(self._calls,
+                            lambda: error(C.EBADTXN, detail="the transaction has ended "
+                                          "(its store is closed)"))
         self._txns = weakref.WeakSet()
+        #: The C pointer of every transaction begun and not yet ended, by
+        #: Txn._key: close() aborts them, those of transactions being
+        #: collected on another thread included.
+        self._open = {}
         o = C.Options(C.OPTIONS_VERSION, durability, map_size, file_mode, lock_ttl_ms,
                       lock_wait_ms, 1 if read_only else 0,
                       C.CREATE_DEFAULT if create is None else
@@ -43,6 +117,7 @@ class Db(_Closing):
         self.path = path
 
     def _handle(self):
+        """The C handle, for a call made inside the gate."""
         if not self._ptr:
             raise InvalidArgument(C.EINVAL, "the store is closed")
         return self._ptr
@@ -52,20 +127,45 @@ class Db(_Closing):
         return not self._ptr
 
     def close(self):
-        """Close the store (mrtx_close).  Transactions still open are
-        aborted first (the C library requires every one to be finished).
-        Closing twice is a no-op."""
-        if not self._ptr:
-            return
-        for t in list(self._txns):
-            if t._ptr and not t._managed:
-                C.lib.mrtx_abort(t._end())
-        ptr, self._ptr = self._ptr, None
-        C.lib.mrtx_close(ptr)
+        """Close the store (mrtx_close).  Calls other threads have inside
+        the library on this handle are waited for, new ones raise
+        InvalidArgument, and then the transactions still open, whichever
+        thread began them, are aborted (the C library requires every one to
+        be finished) and the handle is freed.  Closing twice, or while
+        another thread closes, is a no-op once the store is closed.  Raises
+        InvalidArgument when called from inside a call on this store (a
+        run() callback), which it would wait for forever."""
+        g = self._calls
+        with g.cv:
+            if not self._ptr:
+                return
+            if g.depth():
+                raise InvalidArgument(C.EINVAL, "close() inside a call on this store (a run() "
+                                      "callback) would wait for itself")
+            if g.closing:
+                while self._ptr:
+                    g.cv.wait()
+                return
+            g.closing = True
+            while g.n:
+                g.cv.wait()
+            try:
+                for t in list(self._txns):
+                    if t._ptr and not t._managed:
+                        C.lib.mrtx_abort(t._end())
+                # (transactions being collected: out of _txns already)
+                for ptr in list(self._open.values()):
+                    C.lib.mrtx_abort(ptr)
+                self._open.clear()
+                ptr, self._ptr = self._ptr, None
+                C.lib.mrtx_close(ptr)
+            finally:
+                g.cv.notify_all()
 
     def flush(self):
         """Wait for the background end of this handle's commits (RADOS)."""
-        check(C.lib.mrtx_flush(self._handle()), "flush")
+        with self._gate:
+            check(C.lib.mrtx_flush(self._handle()), "flush")
 
     # --------------------------------------------------------------- tables
     def create_table(self, table, families, *, splits=None):
@@ -84,15 +184,19 @@ class Db(_Closing):
                 f = f if isinstance(f, Family) else Family(f)
                 keep.append(name(f.name, "family"))
                 specs[i] = C.FamilySpec(keep[-1], f.max_versions, f.min_versions, f.ttl_ms)
-            rc = C.lib.mrtx_create_table2(self._handle(), t, specs, len(families))
+            with self._gate:
+                rc = C.lib.mrtx_create_table2(self._handle(), t, specs, len(families))
         elif splits is not None:
             rows = [data(r, "split") for r in splits]
             arr = (C.Bytes * max(len(rows), 1))(*[C.borrow(r) for r in rows])
-            rc = C.lib.mrtx_create_table_split(self._handle(), t, _names(families, "family"),
-                                               len(families), arr, len(rows))
+            names = _names(families, "family")
+            with self._gate:
+                rc = C.lib.mrtx_create_table_split(self._handle(), t, names, len(families), arr,
+                                                   len(rows))
         else:
-            rc = C.lib.mrtx_create_table(self._handle(), t, _names(families, "family"),
-                                         len(families))
+            names = _names(families, "family")
+            with self._gate:
+                rc = C.lib.mrtx_create_table(self._handle(), t, names, len(families))
         check(rc, "create_table")
 
     def tables(self):
@@ -104,38 +208,47 @@ class Db(_Closing):
             return 0
 
         cb = C.TABLES_FN(fn)
-        check(C.lib.mrtx_tables(self._handle(), cb, None), "tables")
+        with self._gate:
+            rc = C.lib.mrtx_tables(self._handle(), cb, None)
+        check(rc, "tables")
         return out
 
     def families(self, table):
         """table's family names, in declaration order."""
         arr = ctypes.POINTER(ctypes.c_char_p)()
         n = ctypes.c_size_t(0)
-        check(C.lib.mrtx_table_families(self._handle(), name(table, "table"),
-                                        ctypes.byref(arr), ctypes.byref(n)), "families")
-        return [arr[i].decode("utf-8", "replace") for i in range(n.value)]
+        t = name(table, "table")
+        with self._gate:  # (the names are the handle's: read them before it can close)
+            check(C.lib.mrtx_table_families(self._handle(), t, ctypes.byref(arr),
+                                            ctypes.byref(n)), "families")
+            return [arr[i].decode("utf-8", "replace") for i in range(n.value)]
 
     def add_family(self, table, family):
         """Add a family to table (LMDB)."""
-        check(C.lib.mrtx_add_family(self._handle(), name(table, "table"),
-                                    name(family, "family")), "add_family")
+        t, f = name(table, "table"), name(family, "family")
+        with self._gate:
+            check(C.lib.mrtx_add_family(self._handle(), t, f), "add_family")
 
     def drop_table(self, table):
         """Drop table, its data and its name (transactionally: see mrtx.h)."""
-        check(C.lib.mrtx_drop_table(self._handle(), name(table, "table")), "drop_table")
+        t = name(table, "table")
+        with self._gate:
+            check(C.lib.mrtx_drop_table(self._handle(), t), "drop_table")
 
     def truncate_table(self, table):
         """Delete every row of table, keeping the table."""
-        check(C.lib.mrtx_truncate_table(self._handle(), name(table, "table")),
-              "truncate_table")
+        t = name(table, "table")
+        with self._gate:
+            check(C.lib.mrtx_truncate_table(self._handle(), t), "truncate_table")
 
     # --------------------------------------------------------- transactions
     def begin(self):
         """A new transaction (a context manager: commit on normal exit,
         abort on an exception)."""
         ptr = C.txn_p()
-        check(C.lib.mrtx_begin(self._handle(), ctypes.byref(ptr)), "begin")
-        return Txn(self, ptr)
+        with self._gate:
+            check(C.lib.mrtx_begin(self._handle(), ctypes.byref(ptr)), "begin")
+            return Txn(self, ptr)
 
     def begin_at(self, ts):
         """A read-only transaction at the past snapshot ts, a commit
@@ -143,8 +256,9 @@ class Db(_Closing):
         below the collection's safe point, InvalidArgument for ts 0 or one
         past the newest commit."""
         ptr = C.txn_p()
-        check(C.lib.mrtx_begin_at(self._handle(), ts, ctypes.byref(ptr)), "begin_at")
-        return Txn(self, ptr)
+        with self._gate:
+            check(C.lib.mrtx_begin_at(self._handle(), ts, ctypes.byref(ptr)), "begin_at")
+            return Txn(self, ptr)
 
     def run(self, fn, attempts=10):
         """Run fn(txn) in a fresh transaction and commit it (mrtx_run),
@@ -179,7 +293,8 @@ class Db(_Closing):
                 txn._end()
 
         cb = C.RUN_FN(attempt)
-        rc = C.lib.mrtx_run(self._handle(), cb, None, attempts)
+        with self._gate:
+            rc = C.lib.mrtx_run(self._handle(), cb, None, attempts)
         if rc == 0:
             return state["result"]
         if state["exc"] is not None:
@@ -198,12 +313,15 @@ class Db(_Closing):
                            name(family, "family"), C.borrow(qualifier),
                            name(index_table, "index table"),
                            cols if cluster else None, len(cluster))
-        check(C.lib.mrtx_create_index(self._handle(), ctypes.byref(spec)), "create_index")
+        with self._gate:
+            check(C.lib.mrtx_create_index(self._handle(), ctypes.byref(spec)), "create_index")
 
     def drop_index(self, index):
         """Drop the secondary index `index`: its declaration, then its index
         table (as drop_table; a repeated call finishes a drop cut short)."""
-        check(C.lib.mrtx_drop_index(self._handle(), name(index, "index")), "drop_index")
+        i = name(index, "index")
+        with self._gate:
+            check(C.lib.mrtx_drop_index(self._handle(), i), "drop_index")
 
     def indexes(self):
         """The store's index declarations, in name order, as Index tuples."""
@@ -224,7 +342,8 @@ class Db(_Closing):
                 return 1
 
         cb = C.INDEX_SPEC_FN(fn)
-        rc = C.lib.mrtx_indexes(self._handle(), cb, None)
+        with self._gate:
+            rc = C.lib.mrtx_indexes(self._handle(), cb, None)
         if exc:
             raise exc[0]
         check(rc, "indexes")
@@ -236,13 +355,16 @@ class Db(_Closing):
         deletions older than keep_ms behind the newest commit; returns the
         number of versions removed."""
         n = ctypes.c_uint64(0)
-        check(C.lib.mrtx_gc(self._handle(), keep_ms, ctypes.byref(n)), "gc")
+        with self._gate:
+            check(C.lib.mrtx_gc(self._handle(), keep_ms, ctypes.byref(n)), "gc")
         return n.value
 
     def backup(self, dest_dir):
         """A consistent copy of the (LMDB) store in dest_dir, which must not
         exist or be empty."""
-        check(C.lib.mrtx_backup(self._handle(), _path(dest_dir)), "backup")
+        dest = _path(dest_dir)
+        with self._gate:
+            check(C.lib.mrtx_backup(self._handle(), dest), "backup")
 
 
 def upgrade(path):

@@ -1,6 +1,7 @@
 """Transactions, scanners and the records they return."""
 
 import ctypes
+import itertools
 import weakref
 from collections import namedtuple
 
@@ -18,6 +19,8 @@ Family = namedtuple("Family", "name max_versions min_versions ttl_ms",
 #: One index entry: the indexed value, the source row, and the clustered
 #: copies as a list of Cell (ts 0).
 IndexHit = namedtuple("IndexHit", "value row cells")
+
+_keys = itertools.count(1)  # Txn._key: a transaction's entry in Db._open
 
 #: An index declaration (Db.indexes): cluster is a tuple of
 #: (family, qualifier) pairs.
@@ -107,14 +110,21 @@ class Txn:
     of Db.run is driven by run itself: commit() and abort() refuse there.
     """
 
+    # Every call into the library holds the handle's gate (Db._tgate), so
+    # that Db.close() on another thread cannot free this transaction or its
+    # handle under it; abort() and collection hold Db._calls.cv instead.
+
     def __init__(self, db, ptr, *, managed=False):
         self._db = db
         self._ptr = ptr
         self._managed = managed
+        self._key = next(_keys)
         self._scanners = weakref.WeakSet()
         #: The commit timestamp (mrtx_commit_ts) once commit() succeeded.
         self.commit_ts = None
         db._txns.add(self)
+        if not managed:  # (Db.run's are the library's to end)
+            db._open[self._key] = ptr
 
     # ------------------------------------------------------------ lifetime
     def _handle(self):
@@ -123,10 +133,13 @@ class Txn:
         return self._ptr
 
     def _end(self):
+        """Detach from the C transaction (inside the gate or its cv) and
+        return its pointer for the call that ends it."""
         for s in list(self._scanners):
             s.close()
         ptr, self._ptr = self._ptr, None
         self._db._txns.discard(self)
+        self._db._open.pop(self._key, None)
         return ptr
 
     @property
@@ -140,9 +153,10 @@ class Txn:
         Unknown (the outcome is unknown), BadTxn, Full, StoreError, ..."""
         if self._managed:
             raise InvalidArgument(C.EINVAL, "Db.run commits its transaction itself")
-        self._handle()
         ts = ctypes.c_uint64(0)
-        rc = C.lib.mrtx_commit_ts(self._end(), ctypes.byref(ts))
+        with self._db._tgate:
+            self._handle()
+            rc = C.lib.mrtx_commit_ts(self._end(), ctypes.byref(ts))
         check(rc, "commit")
         self.commit_ts = ts.value
         return ts.value
@@ -152,8 +166,9 @@ class Txn:
         transaction again is a no-op."""
         if self._managed:
             raise InvalidArgument(C.EINVAL, "Db.run aborts its transaction itself")
-        if self._ptr:
-            C.lib.mrtx_abort(self._end())
+        with self._db._calls.cv:  # (a Db.close() that got here first ended it)
+            if self._ptr:
+                C.lib.mrtx_abort(self._end())
 
     def __enter__(self):
         return self
@@ -168,9 +183,15 @@ class Txn:
         return False
 
     def __del__(self):
+        # (no longer in Db._txns, so Db.close() does not end it through
+        # this object; it does through Db._open unless this gets there first)
         try:
             if self._ptr and not self._managed:
-                C.lib.mrtx_abort(self._end())
+                with self._db._calls.cv:
+                    ptr = self._db._open.pop(self._key, None)
+                    self._ptr = None
+                    if ptr is not None and self._db._ptr:
+                        C.lib.mrtx_abort(ptr)
         except Exception:
             pass
 
@@ -178,23 +199,28 @@ class Txn:
     @property
     def snapshot_ts(self):
         """mrtx_txn_snapshot_ts: 0 until the first read (LMDB)."""
-        return C.lib.mrtx_txn_snapshot_ts(self._handle())
+        with self._db._tgate:
+            return C.lib.mrtx_txn_snapshot_ts(self._handle())
 
     def set_lock_ttl(self, ms):
         """This transaction's lock expiry in milliseconds."""
-        check(C.lib.mrtx_txn_set_lock_ttl(self._handle(), ms), "set_lock_ttl")
+        with self._db._tgate:
+            rc = C.lib.mrtx_txn_set_lock_ttl(self._handle(), ms)
+        check(rc, "set_lock_ttl")
 
     def get(self, table, row, family, qualifier=b"", default=None):
         """The cell's value as bytes, or default when there is none.  Sees
         the transaction's own writes."""
         row, qualifier = data(row, "row"), data(qualifier, "qualifier")
+        t, f = name(table, "table"), name(family, "family")
         out = C.Bytes()
-        rc = C.lib.mrtx_get(self._handle(), name(table, "table"), C.borrow(row),
-                            name(family, "family"), C.borrow(qualifier), ctypes.byref(out))
-        if rc == C.NOTFOUND:
-            return default
-        check(rc, "get")
-        return C.copy(out)
+        with self._db._tgate:  # (the value is the transaction's: copied inside)
+            rc = C.lib.mrtx_get(self._handle(), t, C.borrow(row), f, C.borrow(qualifier),
+                                ctypes.byref(out))
+            if rc == C.NOTFOUND:
+                return default
+            check(rc, "get")
+            return C.copy(out)
 
     def get_versions(self, table, row, family, qualifier=b"", max=16):
         """Up to max versions of the cell, newest first, as a list of
@@ -203,15 +229,16 @@ class Txn:
         row, qualifier = data(row, "row"), data(qualifier, "qualifier")
         if max < 1:
             raise InvalidArgument(C.EINVAL, "max must be at least 1")
+        t, f = name(table, "table"), name(family, "family")
         out = (C.Version * max)()
         n = ctypes.c_size_t(0)
-        rc = C.lib.mrtx_get_versions(self._handle(), name(table, "table"), C.borrow(row),
-                                     name(family, "family"), C.borrow(qualifier), out, max,
-                                     ctypes.byref(n))
-        if rc == C.NOTFOUND:
-            return []
-        check(rc, "get_versions")
-        return [(out[i].ts, C.copy(out[i].value)) for i in range(n.value)]
+        with self._db._tgate:
+            rc = C.lib.mrtx_get_versions(self._handle(), t, C.borrow(row), f,
+                                         C.borrow(qualifier), out, max, ctypes.byref(n))
+            if rc == C.NOTFOUND:
+                return []
+            check(rc, "get_versions")
+            return [(out[i].ts, C.copy(out[i].value)) for i in range(n.value)]
 
     def scan(self, table, start=b"", end=b"", *, prefix=None, family=None, qual_start=b"",
              qual_end=b"", reverse=False, limit=0, versions=1):
@@ -236,39 +263,45 @@ class Txn:
         """The entries of index whose value is in [start, end) (end b"":
         unbounded), in value then source row order (reverse: descending), at
         most limit (0: all), as a list of IndexHit."""
-        start, end = data(start, "start"), data(end, "end")
+        start, end, i = data(start, "start"), data(end, "end"), name(index, "index")
         hits = _Hits()
-        rc = C.lib.mrtx_index_scan(self._handle(), name(index, "index"), C.borrow(start),
-                                   C.borrow(end), 1 if reverse else 0, limit, hits.fn, None)
+        with self._db._tgate:
+            rc = C.lib.mrtx_index_scan(self._handle(), i, C.borrow(start), C.borrow(end),
+                                       1 if reverse else 0, limit, hits.fn, None)
         return hits.result(rc, "index_scan")
 
     def index_lookup(self, index, value):
         """The entries of index holding exactly value, as a list of IndexHit."""
-        value = data(value)
+        value, i = data(value), name(index, "index")
         hits = _Hits()
-        rc = C.lib.mrtx_index_lookup(self._handle(), name(index, "index"), C.borrow(value),
-                                     hits.fn, None)
+        with self._db._tgate:
+            rc = C.lib.mrtx_index_lookup(self._handle(), i, C.borrow(value), hits.fn, None)
         return hits.result(rc, "index_lookup")
 
     # --------------------------------------------------------------- writes
     def put(self, table, row, family, qualifier, value):
         """Buffer a put of value into (table, row, family:qualifier)."""
         row, qualifier, value = data(row, "row"), data(qualifier, "qualifier"), data(value)
-        check(C.lib.mrtx_put(self._handle(), name(table, "table"), C.borrow(row),
-                             name(family, "family"), C.borrow(qualifier), C.borrow(value)),
-              "put")
+        t, f = name(table, "table"), name(family, "family")
+        with self._db._tgate:
+            rc = C.lib.mrtx_put(self._handle(), t, C.borrow(row), f, C.borrow(qualifier),
+                                C.borrow(value))
+        check(rc, "put")
 
     def delete(self, table, row, family, qualifier=b""):
         """Buffer the deletion of one cell (a missing cell is no error)."""
         row, qualifier = data(row, "row"), data(qualifier, "qualifier")
-        check(C.lib.mrtx_delete(self._handle(), name(table, "table"), C.borrow(row),
-                                name(family, "family"), C.borrow(qualifier)), "delete")
+        t, f = name(table, "table"), name(family, "family")
+        with self._db._tgate:
+            rc = C.lib.mrtx_delete(self._handle(), t, C.borrow(row), f, C.borrow(qualifier))
+        check(rc, "delete")
 
     def delete_row(self, table, row):
         """Buffer the deletion of every cell of row."""
-        row = data(row, "row")
-        check(C.lib.mrtx_delete_row(self._handle(), name(table, "table"), C.borrow(row)),
-              "delete_row")
+        row, t = data(row, "row"), name(table, "table")
+        with self._db._tgate:
+            rc = C.lib.mrtx_delete_row(self._handle(), t, C.borrow(row))
+        check(rc, "delete_row")
 
 
 class Scanner(_Closing):
@@ -292,16 +325,16 @@ class Scanner(_Closing):
         spec.limit_rows = limit
         ptr = C.scanner_p()
         # start, end, ... stay referenced by this frame during the call
-        check(C.lib.mrtx_scan_open(txn._handle(), ctypes.byref(spec), ctypes.byref(ptr)),
-              "scan")
-        self._ptr = ptr
-        txn._scanners.add(self)
-        if versions != 1:
-            rc = C.lib.mrtx_scan_versions(ptr, versions)
-            if rc:
-                e = error(rc, "scan versions")
-                self.close()
-                raise e
+        with txn._db._tgate:
+            check(C.lib.mrtx_scan_open(txn._handle(), ctypes.byref(spec), ctypes.byref(ptr)),
+                  "scan")
+            self._ptr = ptr
+            txn._scanners.add(self)
+            rc = C.lib.mrtx_scan_versions(ptr, versions) if versions != 1 else 0
+        if rc:
+            e = error(rc, "scan versions")
+            self.close()
+            raise e
 
     def __iter__(self):
         return self
@@ -309,24 +342,26 @@ class Scanner(_Closing):
     def __next__(self):
         if self._done:
             raise StopIteration
-        if not self._ptr:
-            raise error(C.EBADTXN, detail="the scan's transaction has ended")
         c = C.Cell()
-        rc = C.lib.mrtx_scan_next(self._ptr, ctypes.byref(c))
+        with self._txn._db._tgate:  # (the cell is the transaction's: copied inside)
+            if not self._ptr:
+                raise error(C.EBADTXN, detail="the scan's transaction has ended")
+            rc = C.lib.mrtx_scan_next(self._ptr, ctypes.byref(c))
+            if rc == 0:
+                return cell(c, C.lib.mrtx_scan_ts(self._ptr))
         if rc == C.NOTFOUND:
             self.close()
             self._done = True
             raise StopIteration
-        if rc:
-            # the scanner stays open: after Locked the next step retries
-            # the row; after any other error each step raises it again
-            raise error(rc, "scan")
-        return cell(c, C.lib.mrtx_scan_ts(self._ptr))
+        # the scanner stays open: after Locked the next step retries the
+        # row; after any other error each step raises it again
+        raise error(rc, "scan")
 
     def close(self):
         """Close the scanner (mrtx_scan_close); closing twice is a no-op."""
-        ptr, self._ptr = self._ptr, None
-        if ptr:
-            C.lib.mrtx_scan_close(ptr)
-            self._txn._scanners.discard(self)
+        with self._txn._db._calls.cv:
+            ptr, self._ptr = self._ptr, None
+            if ptr:
+                C.lib.mrtx_scan_close(ptr)
+                self._txn._scanners.discard(self)
 

@@ -61,6 +61,71 @@ class OpenCloseTest(StoreTest):
         with mrtx.open(self.path) as db, db.begin() as t2:
             self.assertIsNone(t2.get("t", b"r", "a"))
 
+    def test_close_waits_for_calls_in_flight(self):
+        # Another thread's commit is held inside the library by a failpoint
+        # while this one closes the store: close() must wait for it (the
+        # C library would otherwise free the handle under the commit), refuse
+        # new calls meanwhile, and then abort what is still open.
+        idle = self.db.begin()  # begun here, not in a call: close aborts it
+        idle.put("t", b"idle", "a", b"", b"v")
+        go = os.path.join(self._tmp.name, "go")
+        mrtx.failpoints("commit.after_validate=wait:%s@1" % go)
+        out = {}
+
+        def writer():
+            try:
+                with self.db.begin() as txn:  # (two rows: a one-row commit has no failpoint)
+                    txn.put("t", b"x", "a", b"", b"held")
+                    txn.put("t", b"y", "a", b"", b"held")
+                out["commit"] = txn.commit_ts
+            except BaseException as e:
+                out["commit"] = e
+
+        def closer():
+            self.db.close()
+            out["closed"] = True
+
+        w = threading.Thread(target=writer)
+        c = threading.Thread(target=closer)
+        w.start()
+        try:
+            while mrtx.failpoint_hits("commit.after_validate") < 1:
+                time.sleep(0.001)
+            c.start()
+            # (close() refuses new calls from its start: wait for that)
+            while not self.db._calls.closing and "closed" not in out:
+                time.sleep(0.001)
+            self.assertNotIn("closed", out)
+            with self.assertRaises(mrtx.InvalidArgument):
+                self.db.begin()
+            with self.assertRaises(mrtx.BadTxn):
+                idle.get("t", b"idle", "a")
+        finally:
+            with open(go, "w"):
+                pass
+            w.join()
+            mrtx.failpoints(None)
+            if c.ident:
+                c.join()
+        self.assertIsInstance(out["commit"], int)
+        self.assertTrue(out["closed"])
+        self.assertTrue(self.db.closed)
+        self.assertFalse(idle.active)
+        with mrtx.open(self.path) as db:
+            with db.begin() as txn:
+                self.assertEqual(txn.get("t", b"x", "a"), b"held")
+                self.assertIsNone(txn.get("t", b"idle", "a"))
+
+    def test_close_inside_run_refused(self):
+        def fn(txn):
+            self.db.close()
+
+        with self.assertRaises(mrtx.InvalidArgument):
+            self.db.run(fn)
+        self.assertFalse(self.db.closed)
+        self.put(b"r", b"v")
+        self.assertEqual(self.get(b"r"), b"v")
+
     def test_not_a_store(self):
         f = os.path.join(self._tmp.name, "file")
         with open(f, "w") as fp:
