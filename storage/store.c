@@ -141,6 +141,12 @@ int store_create_table(store *st, const char *name, const char *const *families,
                        size_t nfamilies, const store_policy *pol, const mrtx_bytes *splits,
                        size_t nsplits)
 {
+	int rc;
+
+	/* (first: every message below names the table, and a backend may
+	 * build keys from the name as it sets up) */
+	if ((rc = store_check_table_spec(name, families, nfamilies)))
+		return rc;
 	if (store_read_only(st))
 		return refuse_write(st, "creating a table");
 	if (one_version_each(pol, nfamilies))

@@ -287,7 +287,7 @@ int lmdb_store_create_table(store *st, const char *name, const char *const *fami
 {
 	uint8_t pbuf[MRTX_MAX_FAMILIES * STORE_POL_SIZE];
 	char pkey[MRTX_MAX_NAME + 4];
-	MDB_val polk = policy_key(pkey, name), pv = mv(pbuf, pol ? nfamilies * STORE_POL_SIZE : 0), oldp;
+	MDB_val polk, pv = mv(pbuf, pol ? nfamilies * STORE_POL_SIZE : 0), oldp;
 	uint8_t meta[TPFX + 1 + MRTX_MAX_FAMILIES * (MRTX_MAX_NAME + 1)];
 	char key[MRTX_MAX_NAME + 4], nkey[16];
 	size_t mlen = TPFX + 1;
@@ -300,6 +300,7 @@ int lmdb_store_create_table(store *st, const char *name, const char *const *fami
 
 	if ((rc = store_check_table_spec(name, families, nfamilies)))
 		return rc;
+	polk = policy_key(pkey, name); /* (after the check: pkey holds a name of the limit) */
 	meta[TPFX] = (uint8_t)nfamilies;
 	for (size_t i = 0; i < nfamilies; i++) {
 		size_t len = strlen(families[i]);

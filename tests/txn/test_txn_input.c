@@ -205,6 +205,17 @@ static void test_many_tables(void **state)
 	}
 }
 
+typedef struct {
+	size_t n;
+} seen_tables;
+
+static int count_table(const char *table, void *payload)
+{
+	(void)table;
+	((seen_tables *)payload)->n++;
+	return 0;
+}
+
 static void test_create_table(void **state)
 {
 	fx *f = *state;
@@ -225,6 +236,34 @@ static void test_create_table(void **state)
 	assert_int_equal(mrtx_create_table(f->db, "t3", fams, 0), MRTX_EINVAL);
 	assert_int_equal(mrtx_create_table(f->db, "", fams, 1), MRTX_EINVAL);
 	assert_int_equal(mrtx_create_table(f->db, "a/b", fams, 1), MRTX_EINVAL);
+	/* a NULL or over-long name is refused before anything is built from
+	 * it, by every creating call (a name of 200,000 bytes once overran a
+	 * key buffer on LMDB) */
+	{
+		const mrtx_family_spec spec[] = { { "f", 2, 0, 0 } };
+		size_t sizes[] = { MRTX_MAX_NAME + 1, 399, 200000 };
+		seen_tables seen = { 0 };
+
+		assert_int_equal(mrtx_create_table(f->db, NULL, fams, 1), MRTX_EINVAL);
+		assert_int_equal(mrtx_create_table2(f->db, NULL, spec, 1), MRTX_EINVAL);
+		assert_int_equal(mrtx_create_table_split(f->db, NULL, fams, 1, NULL, 0),
+		                 MRTX_EINVAL);
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			char *name = malloc(sizes[i] + 1);
+
+			assert_non_null(name);
+			memset(name, 'n', sizes[i]);
+			name[sizes[i]] = '\0';
+			assert_int_equal(mrtx_create_table(f->db, name, fams, 1), MRTX_ETOOBIG);
+			assert_int_equal(mrtx_create_table2(f->db, name, spec, 1), MRTX_ETOOBIG);
+			assert_int_equal(mrtx_create_table_split(f->db, name, fams, 1, NULL, 0),
+			                 MRTX_ETOOBIG);
+			assert_non_null(strstr(mrtx_errmsg(), "limit"));
+			free(name);
+		}
+		assert_int_equal(mrtx_tables(f->db, count_table, &seen), MRTX_OK);
+		assert_int_equal(seen.n, 2); /* the fixture's t1 and t2 alone */
+	}
 	assert_int_equal(mrtx_table_families(f->db, "t1", &got, &n), MRTX_OK);
 	assert_int_equal(n, 2);
 	assert_string_equal(got[0], "f");
