@@ -16,11 +16,14 @@
  *            would reach it first raises it in an LMDB write transaction,
  *            made durable (per the store's durability) before the page
  *            mirrors it, to TS_AHEAD past its timestamp -- and past it by
- *            as much again as the counter runs ahead of the clock, so that
- *            a counter outrunning the clock (over a million calls a
- *            second) still raises rarely.  One write a second or less
- *            while the clock leads; none per call.  A caller that finds it
- *            already raised by another writes nothing.
+ *            as much again as the counter runs ahead of the clock (up to
+ *            a minute), so that a counter outrunning the clock (over a
+ *            million calls a second) still raises rarely.  One write a
+ *            second or less while the clock leads; none per call.  A
+ *            caller that finds it already raised by another writes
+ *            nothing.  A raise to TS_LIMIT or past it is refused
+ *            (MRTX_ECORRUPT): the store would open nowhere.  A page of
+ *            this boot whose counter or ceiling is there is refused too.
  *
  * The page is lost with the host (an OS crash or a reboot: its boot id is
  * kept in it and compared) or its file: then handed restarts from the
@@ -61,9 +64,13 @@
  * an unsettled lock record after it (lmdb_unsettled.c), or may.  A view (an LMDB read transaction
  * with id V) is then exactly the commits stamped at or below ring[V].ts:
  * its snapshot timestamp (lmdb_ts_of_view).  A ring slot is written
- * txnid = 0, ts, txnid = V, and read txnid, ts, txnid again (a torn read
- * is retried).  A reader that finds its V overwritten (it lagged TS_RING
- * commits behind) takes a newer view.  When the page is made or reset
+ * txnid = 0, ts, txnid = tag(V, ts), and read txnid, ts, txnid again (a
+ * torn read is retried).  The tag is V mixed with a hash of the ts word,
+ * so a slot whose either word was damaged (a bit of the file flipped: the
+ * TS_UNSETTLED bit cleared would let reads skip lock records they must
+ * read) matches no transaction, and its view is taken as one whose entry
+ * is gone.  A reader that finds its V overwritten (it lagged TS_RING
+ * commits behind), or damaged, takes a newer view.  When the page is made or reset
  * (page_init) the ring is cleared and the id of the snapshot the ceiling
  * was read in is recorded as the base, with handed as its timestamp; an
  * entry of a transaction that then failed to commit is overwritten by
@@ -87,6 +94,11 @@
 #define TS_PAGE 4096u
 #define TS_RING 4096u /* snapshot timestamps of the last write txns */
 #define TS_AHEAD 1000000u /* µs a raise puts the ceiling above what it needs */
+/* ... plus the counter's lead over the clock, up to this (µs): past it a
+ * raise is needed every minute of counted timestamps, still rare, and a
+ * counter made to leap ahead (a damaged page) raises the ceiling by a
+ * minute at a time instead of doubling it towards TS_LIMIT. */
+#define TS_LEAD_MAX 60000000u
 /* Timestamps (microseconds) stay below this; a ceiling at or above it is
  * damage. */
 #define TS_LIMIT ((uint64_t)1 << 62)
@@ -116,6 +128,19 @@ struct lmdb_ts_slot {
 _Static_assert(sizeof(struct lmdb_ts_page) <= TS_PAGE, "the page holds the header");
 /* processes share the page: its atomics must not be locks of one process */
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
+
+/* What a ring slot's txnid word holds for transaction id with ts word ts
+ * (never 0, the mark of a slot being written): a damaged word of either
+ * makes the slot match no transaction. */
+static uint64_t slot_tag(uint64_t id, uint64_t ts)
+{
+	uint64_t h = ts + 0x9e3779b97f4a7c15u;
+
+	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9u;
+	h = (h ^ (h >> 27)) * 0x94d049bb133111ebu;
+	h ^= h >> 31;
+	return (id ^ h) ? id ^ h : 1;
+}
 
 /* The stored ceiling, with cursor cur; errors as MRTX codes. */
 static int ceiling_get(store *st, MDB_cursor *cur, uint64_t *out)
@@ -158,6 +183,27 @@ static mode_t data_mode(store *st)
 	return 0600;
 }
 
+/* A page of this boot whose counter or ceiling is past any timestamp. */
+static int page_damaged(store *st, struct lmdb_ts_page *p)
+{
+	return mrtx__seterr(MRTX_ECORRUPT, "%s: %s is damaged: its counter (%llu) or ceiling "
+	                    "(%llu) is past any timestamp; stop every process using the store "
+	                    "and remove it (the next open makes it anew)", st->path, TS_FILE,
+	                    (unsigned long long)atomic_load(&p->handed),
+	                    (unsigned long long)atomic_load(&p->ceiling));
+}
+
+/* A raise that would store a ceiling of c or more: refused, since the
+ * store would then open nowhere (ceiling_get).  Only a damaged counter in
+ * the page, or a floor from a damaged row, runs timestamps that far. */
+static int ceiling_too_far(store *st, uint64_t t)
+{
+	return mrtx__seterr(MRTX_ECORRUPT, "%s: a timestamp of %llu would put the ceiling past "
+	                    "any timestamp: %s's counter is damaged, or a row's timestamp is "
+	                    "(`mrtx check --deep`); stop every process using the store and remove "
+	                    "%s", st->path, (unsigned long long)t, TS_FILE, TS_FILE);
+}
+
 /*
  * Make the page valid (its file locked).  A page of this store and boot is
  * used as it is.  One of this store from another boot (or with no boot id
@@ -177,15 +223,19 @@ static int page_init(store *st, struct lmdb_ts_page *p, const uint8_t boot[16], 
 	uint64_t c, h, at;
 	int rc;
 
-	if (ours && known && memcmp(p->boot, boot, 16) == 0)
+	if (ours && known && memcmp(p->boot, boot, 16) == 0) {
+		/* (in use by this boot's processes: never reset, only refused) */
+		if (atomic_load(&p->handed) >= TS_LIMIT || atomic_load(&p->ceiling) >= TS_LIMIT)
+			return page_damaged(st, p);
 		return 0;
+	}
 	if (valid && !ours)
 		return mrtx__seterr(MRTX_ECORRUPT, "%s: %s belongs to another store (copied "
 		                    "in?); remove it while no process has this store open",
 		                    st->path, TS_FILE);
 	if ((rc = ceiling_read(st, &c, &at)))
 		return rc;
-	if (!ours) {
+	if (!ours || atomic_load(&p->handed) >= TS_LIMIT) { /* (another boot's: nobody uses it) */
 		memset(p->magic, 0, sizeof(p->magic));
 		atomic_store(&p->handed, c);
 		memcpy(p->store_id, id, 16);
@@ -282,7 +332,7 @@ static void mirror(struct lmdb_ts_page *p, uint64_t c)
 /* Raise the stored ceiling above t (durably), then the page's. */
 static int raise_ceiling(store *st, struct lmdb_ts_page *p, uint64_t t)
 {
-	uint64_t now = mrtx__now_us(), lead = t > now ? t - now : 0, c;
+	uint64_t now = mrtx__now_us(), lead = t > now ? MRTX_MIN(t - now, TS_LEAD_MAX) : 0, c;
 	MDB_val k = { TSCEIL_KEY_LEN, TSCEIL_KEY }, v = { sizeof(c), &c };
 	MDB_cursor *cur;
 	MDB_txn *txn;
@@ -306,6 +356,10 @@ static int raise_ceiling(store *st, struct lmdb_ts_page *p, uint64_t t)
 			return rc;
 	} else {
 		c = t + TS_AHEAD + lead;
+		if (t >= TS_LIMIT || c >= TS_LIMIT) {
+			lmdb_wabort(st, txn);
+			return ceiling_too_far(st, t);
+		}
 		if ((rc = lmdb_put(txn, st->dbi, &k, &v, 0))) {
 			lmdb_wabort(st, txn);
 			return lmdb_err(st, rc, "raise the timestamp ceiling");
@@ -439,7 +493,9 @@ int lmdb_ts_stamp(store *st, MDB_txn *txn, uint64_t floor, uint64_t *out)
 			if (c <= t) {
 				uint64_t now = mrtx__now_us();
 
-				c = t + TS_AHEAD + (t > now ? t - now : 0);
+				c = t + TS_AHEAD + (t > now ? MRTX_MIN(t - now, TS_LEAD_MAX) : 0);
+				if (t >= TS_LIMIT || c >= TS_LIMIT)
+					return ceiling_too_far(st, t);
 				v = (MDB_val){ sizeof(c), &c };
 				if ((rc = lmdb_put(txn, st->dbi, &k, &v, 0)))
 					return lmdb_err(st, rc, "raise the timestamp ceiling");
@@ -485,15 +541,15 @@ void lmdb_ts_record(store *st, MDB_txn *txn, int unsettled)
 {
 	struct lmdb_ts_page *p = atomic_load_explicit(&st->ts_page, memory_order_acquire);
 	struct lmdb_ts_slot *s;
-	uint64_t id = mdb_txn_id(txn), pid, start;
+	uint64_t id = mdb_txn_id(txn), pid, start, ts;
 
 	if (!p)
 		return;
+	ts = (atomic_load(&p->handed) & ~TS_UNSETTLED) | (unsettled ? TS_UNSETTLED : 0);
 	s = (struct lmdb_ts_slot *)(void *)((char *)p + TS_PAGE) + id % TS_RING;
 	atomic_store(&s->txnid, 0);
-	atomic_store(&s->ts, (atomic_load(&p->handed) & ~TS_UNSETTLED) |
-	                     (unsettled ? TS_UNSETTLED : 0));
-	atomic_store(&s->txnid, id);
+	atomic_store(&s->ts, ts);
+	atomic_store(&s->txnid, slot_tag(id, ts));
 	self_id(&pid, &start);
 	atomic_store(&p->w_txnid, 0);
 	atomic_store(&p->w_pid, pid);
@@ -539,14 +595,15 @@ int lmdb_ts_of_view(store *st, MDB_txn *rtxn, uint64_t *out, int *settled)
 		a = atomic_load(&s->txnid);
 		ts = atomic_load(&s->ts);
 		b = atomic_load(&s->txnid);
-		if (a == id && b == id) {
+		if (a == b && a == slot_tag(id, ts)) {
 			*settled = !(ts & TS_UNSETTLED);
 			ts &= ~TS_UNSETTLED;
 			*out = MRTX_MAX(ts, 1); /* (0 says "unknown"; stamps are far above 1) */
 			return 0;
 		}
 		if (a == b && a != 0)
-			break; /* another transaction's: ours was overwritten or never written */
+			break; /* another transaction's (ours was overwritten or never
+			        * written), or a damaged one */
 	}
 	if (atomic_load(&p->base_txnid) == id) {
 		/* (the base's count is not known) */

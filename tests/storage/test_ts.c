@@ -266,6 +266,95 @@ static uint64_t reopen_next_above(const char *path, uint64_t min)
 	return t;
 }
 
+/* The ring of snapshot timestamps after the page's header (lmdb_ts.c):
+ * TS_RING slots of { txnid word, ts word }, ts's top bit "unsettled". */
+enum { PG_RING = 4096, PG_RING_SLOTS = 4096 };
+#define PG_UNSETTLED ((uint64_t)1 << 63)
+
+/* Damage to the page never shows a wrong value nor makes the store
+ * unopenable.  One bit, a ring entry's "unsettled" mark cleared under a
+ * committed transaction whose secondary is still PREWRITTEN, would let a
+ * read skip that row's lock and show the value before the commit: the
+ * entry no longer matches its transaction and the read meets the lock.  A
+ * counter past any timestamp is refused at open; one made to leap far
+ * ahead raises the stored ceiling a minute at a time, never to where the
+ * store would open nowhere. */
+static void test_damaged_page(void **state)
+{
+	char *path, *pf;
+	mrtx_db *db;
+	mrtx_txn *txn;
+	uint64_t h, c, cleared = 0;
+
+	(void)state;
+	if (tu_rados())
+		skip();
+	db = fresh(&path);
+	pf = page_file(path);
+	assert_int_equal(tu_table(db, "t", "f", NULL), MRTX_OK);
+	assert_int_equal(tu_put_str(db, "t", "a", "f:", "old"), MRTX_OK);
+	assert_int_equal(tu_put_str(db, "t", "b", "f:", "old"), MRTX_OK);
+	mrtx_close(db);
+	assert_int_equal(mrtx__open_knobs(&db, path, NULL, &(mrtx__knobs){ 0, 1, 0 }), MRTX_OK);
+	/* committed, its secondary left PREWRITTEN */
+	assert_int_equal(mrtx_failpoints_set("commit.after_point=error"), MRTX_OK);
+	assert_int_equal(mrtx_begin(db, &txn), MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t", MRTX_CSTR("a"), "f", MRTX_CSTR(""), MRTX_CSTR("new")),
+	                 MRTX_OK);
+	assert_int_equal(mrtx_put(txn, "t", MRTX_CSTR("b"), "f", MRTX_CSTR(""), MRTX_CSTR("new")),
+	                 MRTX_OK);
+	assert_int_equal(mrtx_commit(txn), MRTX_OK);
+	assert_int_equal(mrtx_failpoints_set(NULL), MRTX_OK);
+	for (long i = 0; i < PG_RING_SLOTS; i++) {
+		uint64_t slot[2];
+
+		page_io(pf, PG_RING + 16 * i, NULL, slot, sizeof(slot));
+		if (slot[0] && (slot[1] & PG_UNSETTLED)) {
+			slot[1] &= ~PG_UNSETTLED;
+			page_io(pf, PG_RING + 16 * i + 8, &slot[1], NULL, 8);
+			cleared++;
+		}
+	}
+	assert_true(cleared > 0);
+	assert_true(tu_cell_is(db, "t", MRTX_CSTR("a"), "f", MRTX_CSTR(""), MRTX_CSTR("new"), NULL));
+	assert_true(tu_cell_is(db, "t", MRTX_CSTR("b"), "f", MRTX_CSTR(""), MRTX_CSTR("new"), NULL));
+	mrtx_close(db);
+
+	/* a counter past any timestamp: refused, named; the file removed,
+	 * the store opens */
+	h = (uint64_t)1 << 62;
+	page_io(pf, PG_HANDED, &h, NULL, 8);
+	db = NULL;
+	assert_int_equal(mrtx_open(&db, path, NULL), MRTX_ECORRUPT);
+	assert_null(db);
+	assert_non_null(strstr(mrtx_errmsg(), "ts.shm is damaged"));
+	assert_int_equal(unlink(pf), 0);
+
+	/* a counter leapt 36,000 years ahead: raises follow it by a minute
+	 * each, commits go on, and so does the store after a reboot */
+	db = tu_open(path, NULL);
+	assert_non_null(db);
+	(void)next_ts(db, 0);
+	h = (uint64_t)1 << 60;
+	page_io(pf, PG_HANDED, &h, NULL, 8);
+	for (int i = 0; i < 4; i++) {
+		page_io(pf, PG_CEILING, NULL, &c, 8);
+		assert_true(next_ts(db, c) >= c); /* (at the ceiling: a raise) */
+	}
+	assert_int_equal(tu_put_str(db, "t", "a", "f:", "later"), MRTX_OK);
+	page_io(pf, PG_CEILING, NULL, &c, 8);
+	assert_true(c < h + 10u * 60u * 1000000u);
+	mrtx_close(db);
+	assert_int_equal(unlink(pf), 0); /* (a reboot: from the stored ceiling) */
+	db = tu_open(path, NULL);
+	assert_non_null(db);
+	assert_true(tu_cell_is(db, "t", MRTX_CSTR("a"), "f", MRTX_CSTR(""), MRTX_CSTR("later"),
+	                       NULL));
+	assert_int_equal(tu_put_str(db, "t", "b", "f:", "after"), MRTX_OK);
+	free(pf);
+	done(db, path);
+}
+
 /* Above everything handed before: across a close, a lost page file, a
  * page from another boot, and a page pushed past the stored ceiling. */
 static void test_restarts(void **state)
@@ -756,6 +845,7 @@ int main(void)
 		cmocka_unit_test(test_threads_and_processes),
 		cmocka_unit_test(test_real_time_order),
 		cmocka_unit_test(test_restarts),
+		cmocka_unit_test(test_damaged_page),
 		cmocka_unit_test(test_read_only),
 		cmocka_unit_test(test_chdir),
 		cmocka_unit_test(test_durable_modes),
