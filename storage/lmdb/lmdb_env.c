@@ -40,6 +40,9 @@ const char *lmdb_damage_what(int rc, const char **why)
 	case LMDB_BADFORMAT:
 		*why = " (a length or format number no store format has)";
 		return "the format record is malformed";
+	case MDB_CURSOR_FULL: /* (mrtx's trees are far shallower than LMDB's limit) */
+		*why = " (a branch pointer sent back up its own tree)";
+		return "a tree deeper than LMDB can walk";
 	}
 	return NULL;
 }
@@ -662,13 +665,32 @@ static int note_lockless(const char *msg, void *ctx)
 	return 0;
 }
 
+/*
+ * LMDB's assertions (its build keeps them) stop the process when a page
+ * breaks LMDB's own rules -- a branch pointer sent to a branch page where
+ * a leaf must be, which no check of mrtx's can see first.  LMDB prints the
+ * failed assertion and aborts after this returns; first say what it means
+ * and where the store is, on the same stream.
+ */
+static void lmdb_assert_hit(MDB_env *env, const char *msg)
+{
+	const store *st = mdb_env_get_userctx(env);
+
+	fprintf(stderr, "mrtx: store %s: LMDB stopped the process on a page that breaks its "
+	        "own rules (%s): the store's file is damaged (`mrtx check --deep %s` says "
+	        "where; restore it from a backup)\n", st ? st->path : "?", msg,
+	        st ? st->path : "STORE");
+}
+
 static int env_try_open(store *st, const store_opts *o, unsigned flags)
 {
 	int rc;
 
 	if ((rc = mdb_env_create(&st->env)))
 		return rc;
-	if ((rc = mdb_env_set_maxdbs(st->env, 0)) ||
+	if ((rc = mdb_env_set_userctx(st->env, st)) ||
+	    (rc = mdb_env_set_assert(st->env, lmdb_assert_hit)) ||
+	    (rc = mdb_env_set_maxdbs(st->env, 0)) ||
 	    (rc = mdb_env_set_maxreaders(st->env, 1022)) ||
 	    (rc = mdb_env_open(st->env, st->path, flags, o->file_mode ? o->file_mode : 0600))) {
 		mdb_env_close(st->env); /* LMDB: a failed open leaves only close */

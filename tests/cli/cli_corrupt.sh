@@ -82,11 +82,11 @@ while read -r kind a b byte; do
 			N[hang]=$((${N[hang]:-0} + 1))
 			bad "hang: $kind $a $b: ${CMDS[$i]}"
 		elif [ "$rc" -gt 128 ]; then
-			# a fault inside LMDB, on a page it follows unchecked: counted,
-			# with the tool's words about it required
+			# a fault inside LMDB, on a page it follows unchecked, or one
+			# of its assertions: counted, with the words about it required
 			N[signal]=$((${N[signal]:-0} + 1))
 			fault_list+=" $kind:$a"
-			grep -q "a memory fault: if this command read an LMDB store" "$TMP/err" && ok ||
+			grep -qE "a memory fault: if this command read an LMDB store|LMDB stopped the process on a page that breaks its own rules" "$TMP/err" && ok ||
 				bad "signal $((rc - 128)) without the tool's words: $kind $a $b: ${CMDS[$i]}"
 		elif [ "$rc" -ne 0 ]; then
 			N[refused]=$((${N[refused]:-0} + 1))

@@ -203,6 +203,35 @@ for kind in backlink lastlink; do
 		{ [ "$rc" -eq 0 ] && [ "$(head -5 "$TMP/sound-rev")" == "$(cat "$TMP/out")" ]; } && ok ||
 		bad "$kind: scan --reverse --limit 5: exit $rc, a result unlike the sound store's"
 done
+# A child pointer of the main root sent back to the root: a walk that
+# leaves a leaf climbs to it and finds a branch page where a leaf must be.
+# LMDB asserts on that (its own check, which nothing before it can make)
+# and aborts: the process must say first that the store is damaged.  A
+# search down the tree meets the loop as too deep a tree: refused.  Never
+# exit 0 with a short or wrong result.
+STOPPED='LMDB stopped the process on a page that breaks its own rules'
+d=$(damaged cycle)
+for args in "scan $d t --count" "scan $d t --reverse --count" "scan $d t" "dump $d t" \
+	"check $d" "stats $d" "get $d t row0399 f:q" "get $d t row1999 f:q"; do
+	timeout 30 "$MRTX" $args >"$TMP/out" 2>"$TMP/err" </dev/null
+	rc=$?
+	case $rc in
+	1) grep -qE "the store is damaged" "$TMP/err" && ok ||
+		bad "cycle: ${args%% *}: exit 1 without saying the store is damaged: $(head -c 200 "$TMP/err")" ;;
+	134) grep -q "$STOPPED" "$TMP/err" && ok ||
+		bad "cycle: ${args%% *}: aborted without the words: $(head -c 200 "$TMP/err")" ;;
+	0) case $args in
+		"get $d t row0399 f:q") want=value-0399 ;;
+		"get $d t row1999 f:q") want=value-1999 ;;
+		*) want= ;;
+		esac
+		[ -n "$want" ] && [ "$(cat "$TMP/out")" = "$want" ] && ok ||
+			bad "cycle: $args: exit 0 ($(head -c 100 "$TMP/out"))" ;;
+	*) bad "cycle: $args: exit $rc, $(head -c 200 "$TMP/err")" ;;
+	esac
+done
+expect_rc 1 "cycle: check --deep finds it" "$MRTX" check "$d" --deep
+
 # a lookup sent to the wrong leaf says so, where it used to say "not found"
 d=$TMP/d-branch
 n=$((10#$(sed 's/row//' "$TMP/branch-row")))

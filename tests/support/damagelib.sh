@@ -10,8 +10,9 @@
 # meta page offsets are LMDB 0.9's on a 64-bit host (storage/lmdb/lmdb_layout.h).
 # DAMAGE_KINDS leaves out backlink and lastlink, which need a free leaf page
 # holding only the store's own records (cli_damage.sh's store has one), and
-# leafroot (the main root pointed at a leaf page), which needs a tree of
-# two levels or more.
+# leafroot (the main root pointed at a leaf page) and cycle (a child
+# pointer of the main root sent back to the root), which need a tree of two
+# levels or more.
 DAMAGE_KINDS="empty random text short metas magic0 magic1 txnid lastpg root tablerec metalost branch lockprefix"
 
 damage_setup() {
@@ -57,6 +58,22 @@ leaf = next(pg for pg in range(2, len(b) // ps) if b[pg * ps + 10] == 2)
 m = max((0, 1), key=lambda m: struct.unpack_from('<Q', b, m * ps + 16 + 128)[0])
 assert struct.unpack_from('<H', b, m * ps + 16 + 24 + 48 + 6)[0] >= 2
 struct.pack_into('<Q', b, m * ps + 16 + 24 + 48 + 40, leaf)
+open(path, 'wb').write(b)
+PYEOF
+	cycle)
+		# the newest meta page's main root: its middle child pointer sent
+		# to the root itself (a branch page where a leaf must be)
+		"$PY" - "$f" "$PS" <<'PYEOF' ;;
+import struct, sys
+path, ps = sys.argv[1], int(sys.argv[2])
+b = bytearray(open(path, 'rb').read())
+m = max((0, 1), key=lambda m: struct.unpack_from('<Q', b, m * ps + 16 + 128)[0])
+root = struct.unpack_from('<Q', b, m * ps + 16 + 24 + 48 + 40)[0]
+at = root * ps
+assert b[at + 10] == 1
+lower = struct.unpack_from('<H', b, at + 12)[0]
+o = struct.unpack_from('<H', b, at + 16 + 2 * (((lower - 16) // 2) // 2))[0]
+b[at + o:at + o + 6] = struct.pack('<HHH', root & 0xffff, root >> 16 & 0xffff, 0)
 open(path, 'wb').write(b)
 PYEOF
 	branch | lockprefix | backlink | lastlink)
