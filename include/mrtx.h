@@ -557,7 +557,9 @@ int mrtx_drop_table(mrtx_db *db, const char *table);
  * (with the tablets the old one had, empty): a transaction that used the
  * old one fails once with MRTX_CONFLICT (mrtx_run retries it), and a read
  * at a snapshot taken before the truncate gets MRTX_ESNAPSHOT, never an
- * empty table.
+ * empty table.  On LMDB the deleting write raises the collection safe
+ * point to its own timestamp, so mrtx_begin_at refuses a snapshot from
+ * before it (MRTX_ESNAPSHOT; as drops of tables and of families do).
  * @return as mrtx_drop_table.
  */
 int mrtx_truncate_table(mrtx_db *db, const char *table);
@@ -889,7 +891,9 @@ int mrtx_restore_versions(mrtx_db *db, const char *table, mrtx_bytes row, const 
  * @return MRTX_OK; MRTX_EINVAL (NULL, ts 0 or past the store's newest
  *   commit -- RADOS: above its timestamp object);
  *   MRTX_ESNAPSHOT (ts is below `mrtx gc`'s safe point, under which
- *   deleted cells may be gone); MRTX_ENOTSUP (an LMDB store without its
+ *   deleted cells may be gone; on LMDB, a drop or truncate of a table
+ *   and a drop of a family raise it to their own timestamp, as they
+ *   delete every version of what they remove); MRTX_ENOTSUP (an LMDB store without its
  *   timestamp page, or, very rarely, writers landing commits so fast that
  *   16 views in a row could not be pinned to one: retry); MRTX_ENOMEM;
  *   MRTX_ESTORE; MRTX_ECORRUPT (RADOS: the timestamp object is

@@ -853,10 +853,10 @@ int mrtx_begin_at(mrtx_db *db, uint64_t ts, mrtx_txn **out)
 		goto fail;
 	if (ts < safe) {
 		rc = mrtx__seterr(MRTX_ESNAPSHOT, "mrtx_begin_at: timestamp %llu is below the "
-		                  "store's collection safe point %llu: collection (gc) may have "
-		                  "removed what a snapshot there reads; give a timestamp at or "
-		                  "above %llu", (unsigned long long)ts, (unsigned long long)safe,
-		                  (unsigned long long)safe);
+		                  "store's collection safe point %llu: collection (gc), or a drop "
+		                  "or truncate, may have removed what a snapshot there reads; give "
+		                  "a timestamp at or above %llu", (unsigned long long)ts,
+		                  (unsigned long long)safe, (unsigned long long)safe);
 		goto fail;
 	}
 	txn->at = ts;

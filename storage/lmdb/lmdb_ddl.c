@@ -408,13 +408,48 @@ int lmdb_store_table_freeze(store *st, const store_table *t, int on, uint64_t *t
 	return rc;
 }
 
+/*
+ * The write that deletes a table's rows or a family's cells removes every
+ * version a past snapshot would read there; LMDB keeps no older ones.  So
+ * the collection safe point (STORE_GC_SAFE_KEY, which mrtx_begin_at
+ * refuses snapshots below: MRTX_ESNAPSHOT) is raised, in that write, to a
+ * stamp of it: a snapshot from before reads as gone, never as a table or
+ * family without rows (I19).  Returns 0, an LMDB code, or (the stamp
+ * failed, *mrtx set) an mrtx code.
+ */
+static int past_ends_here(store *st, MDB_txn *txn, int *mrtx)
+{
+	MDB_val sk = mv("\0" STORE_GC_SAFE_KEY, 7), v;
+	uint64_t ts = 0, old = 0;
+	uint8_t b[8];
+	int rc;
+
+	*mrtx = 0;
+	if ((rc = lmdb_ts_stamp(st, txn, 0, &ts))) {
+		*mrtx = 1;
+		return rc;
+	}
+	rc = lmdb_get(txn, st->dbi, &sk, &v);
+	if (rc == 0 && v.mv_size == 8)
+		for (unsigned i = 0; i < 8; i++)
+			old |= (uint64_t)((const uint8_t *)v.mv_data)[i] << (8 * i);
+	if (rc && rc != MDB_NOTFOUND)
+		return rc;
+	if (ts <= old)
+		return 0;
+	for (unsigned i = 0; i < 8; i++)
+		b[i] = (uint8_t)(ts >> (8 * i));
+	v = mv(b, 8);
+	return lmdb_put(txn, st->dbi, &sk, &v, 0);
+}
+
 int lmdb_store_table_clear(store *st, const store_table *t, int drop, uint64_t token)
 {
 	uint8_t buf[REC_MAX], pk[TPFX] = { (uint8_t)(LT(t)->kp >> 8), (uint8_t)LT(t)->kp };
 	MDB_txn *txn;
 	MDB_cursor *cur;
 	MDB_val rec, nrec, k, v;
-	int rc;
+	int rc, mrtx = 0;
 
 	if ((rc = change_begin(st, t, &txn, &rec)))
 		return rc;
@@ -448,6 +483,8 @@ int lmdb_store_table_clear(store *st, const store_table *t, int drop, uint64_t t
 	mdb_cursor_close(cur);
 	if (rc && rc != MDB_NOTFOUND)
 		goto fail;
+	if ((rc = past_ends_here(st, txn, &mrtx)))
+		goto fail;
 	if (drop) {
 		/* the name's version policies go with it (lmdb_meta.c) */
 		char pkb[MRTX_MAX_NAME + 4];
@@ -465,7 +502,7 @@ int lmdb_store_table_clear(store *st, const store_table *t, int drop, uint64_t t
 fail:
 	lmdb_wabort(st, txn);
 	pthread_mutex_unlock(&st->mu);
-	return lmdb_err(st, rc, drop ? "drop table" : "truncate table");
+	return mrtx ? rc : lmdb_err(st, rc, drop ? "drop table" : "truncate table");
 }
 
 int lmdb_store_alter_family(store *st, const store_table *t, unsigned fid,
@@ -552,7 +589,7 @@ int lmdb_store_drop_family(store *st, const store_table *t, unsigned fid, uint64
 	MDB_val rec, nrec, k, v;
 	uint64_t bits[4];
 	unsigned kp;
-	int rc, frozen;
+	int rc, frozen, mrtx = 0;
 	size_t nfam, live = 0, n = 0;
 	const uint8_t *p;
 
@@ -612,9 +649,11 @@ int lmdb_store_drop_family(store *st, const store_table *t, unsigned fid, uint64
 	mdb_cursor_close(cur);
 	if (rc && rc != MDB_NOTFOUND)
 		goto fail;
+	if ((rc = past_ends_here(st, txn, &mrtx)))
+		goto fail;
 	return change_end(st, t, txn, &nrec);
 fail:
 	lmdb_wabort(st, txn);
 	pthread_mutex_unlock(&st->mu);
-	return lmdb_err(st, rc, "drop a family");
+	return mrtx ? rc : lmdb_err(st, rc, "drop a family");
 }

@@ -636,72 +636,82 @@ static int sweep_garbage(rstore *rs)
 	return rc;
 }
 
+/* Make the tablets 1..m->n of table id, empty but for the collection
+ * mark ts (a read at a snapshot below it gets MRTX_ESNAPSHOT: the table
+ * the name held before, if any, is not there to read) and, when not 0,
+ * index-declaration generation gen.  A truncate's new table and a new
+ * table both get theirs before their record is written. */
+int rados_tablets_make(rstore *rs, const rtmap *m, uint32_t id, uint64_t gen, uint64_t ts)
+{
+	uint8_t g8[8], mark[16];
+	char (*oids)[ROID_MAX] = mrtx__calloc(m->n ? m->n : 1, ROID_MAX);
+	rwrite *w = mrtx__calloc(m->n ? m->n : 1, sizeof(*w));
+	rkv *sets = mrtx__calloc(2 * (m->n ? m->n : 1), sizeof(*sets));
+	int rc;
+
+	if (!oids || !w || !sets) {
+		rc = mrtx__seterr(MRTX_ENOMEM, "out of memory making the tablets of a table");
+		goto out;
+	}
+	rgen_put(g8, gen);
+	rgen_put(mark, ts);
+	rgen_put(mark + 8, 0);
+	for (size_t i = 0; i < m->n; i++) {
+		rados_tablet_oid(rs, id, (uint32_t)(i + 1), oids[i]);
+		w[i].oid = oids[i];
+		w[i].create = 1;
+		sets[2 * i] = (rkv){ MRTX_BYTES(rados_collect_key, 2), MRTX_BYTES(mark, 16) };
+		sets[2 * i + 1] = (rkv){ MRTX_BYTES(rados_gen_key, 2), MRTX_BYTES(g8, 8) };
+		w[i].sets = &sets[2 * i];
+		w[i].nsets = gen ? 2 : 1;
+	}
+	atomic_fetch_add_explicit(&rs->write_txns, m->n, memory_order_relaxed);
+	rc = rconn_write(rs->conn, w, m->n);
+	if (rc == RCONN_TIMEDOUT)
+		rc = mrtx__seterr(MRTX_ESTORE, "%s: making the tablets of a table timed out",
+		                  rs->addr);
+	for (size_t i = 0; rc == 0 && i < m->n; i++)
+		if (w[i].result)
+			rc = mrtx__seterr(MRTX_ESTORE, "%s: making tablet %s: %s", rs->addr, oids[i],
+			                  strerror(-w[i].result));
+out:
+	mrtx__free(oids);
+	mrtx__free(w);
+	mrtx__free(sets);
+	return rc;
+}
+
 /* Truncate's new record (new id nid, tablets 1..n at the same starts) into
  * a, and its tablets made: generation gen, collection mark ts. */
 static int fresh_table(rstore *rs, const store_table *t, mrtx_bytes rec, uint32_t nid,
                        uint64_t gen, uint64_t ts, mrtx_arena *a, mrtx_bytes *out)
 {
 	size_t at = rados_record_tablets_at(rec), size;
-	const rtmap *m;
 	rtmap *om;
-	uint8_t *p, g8[8], mark[16];
-	rwrite *w;
-	rkv *sets;
+	uint8_t *p;
 	int rc;
 
 	if ((rc = rados_map_parse(rs, t->name, rec, &om)))
 		return rc;
-	m = om;
 	size = at + 4;
-	for (size_t i = 0; i < m->n; i++)
-		size += 6 + m->t[i].start.size;
-	p = arena_alloc(a, size);
-	w = mrtx__calloc(m->n, sizeof(*w));
-	sets = mrtx__calloc(2 * m->n, sizeof(*sets));
-	if (!p || !w || !sets) {
-		mrtx__free(w);
-		mrtx__free(sets);
+	for (size_t i = 0; i < om->n; i++)
+		size += 6 + om->t[i].start.size;
+	if (!(p = arena_alloc(a, size))) {
 		mrtx__free(om);
 		return mrtx__seterr(MRTX_ENOMEM, "out of memory truncating '%s'", t->name);
 	}
 	memcpy(p, rec.data, at);
 	rbe32_put(p, nid);
-	rbe32_put(p + at, (uint32_t)m->n);
-	rgen_put(g8, gen);
-	rgen_put(mark, ts);
-	rgen_put(mark + 8, 0);
+	rbe32_put(p + at, (uint32_t)om->n);
 	size = at + 4;
-	for (size_t i = 0; i < m->n; i++) {
+	for (size_t i = 0; i < om->n; i++) {
 		rbe32_put(p + size, (uint32_t)(i + 1));
-		p[size + 4] = (uint8_t)(m->t[i].start.size >> 8);
-		p[size + 5] = (uint8_t)m->t[i].start.size;
-		memcpy(p + size + 6, m->t[i].start.data, m->t[i].start.size);
-		size += 6 + m->t[i].start.size;
+		p[size + 4] = (uint8_t)(om->t[i].start.size >> 8);
+		p[size + 5] = (uint8_t)om->t[i].start.size;
+		memcpy(p + size + 6, om->t[i].start.data, om->t[i].start.size);
+		size += 6 + om->t[i].start.size;
 	}
-	{
-		char (*oids)[ROID_MAX] = mrtx__calloc(m->n, ROID_MAX);
-
-		if (!oids) {
-			rc = mrtx__seterr(MRTX_ENOMEM, "out of memory truncating '%s'", t->name);
-		} else {
-			for (size_t i = 0; i < m->n; i++) {
-				rados_tablet_oid(rs, nid, (uint32_t)(i + 1), oids[i]);
-				w[i].oid = oids[i];
-				w[i].create = 1;
-				sets[2 * i] = (rkv){ MRTX_BYTES(rados_collect_key, 2), MRTX_BYTES(mark, 16) };
-				sets[2 * i + 1] = (rkv){ MRTX_BYTES(rados_gen_key, 2), MRTX_BYTES(g8, 8) };
-				w[i].sets = &sets[2 * i];
-				w[i].nsets = gen ? 2 : 1;
-			}
-			atomic_fetch_add_explicit(&rs->write_txns, m->n, memory_order_relaxed);
-			rc = rconn_write(rs->conn, w, m->n);
-			if (rc == RCONN_TIMEDOUT)
-				rc = MRTX_ESTORE;
-			mrtx__free(oids);
-		}
-	}
-	mrtx__free(w);
-	mrtx__free(sets);
+	rc = rados_tablets_make(rs, om, nid, gen, ts);
 	mrtx__free(om);
 	*out = MRTX_BYTES(p, size);
 	return rc;

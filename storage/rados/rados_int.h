@@ -320,6 +320,9 @@ int rados_meta_read(rstore *rs, const char *const *keys, size_t n, mrtx_arena *a
                     mrtx_bytes *vals);
 int rados_meta_cas(rstore *rs, const char *key, mrtx_bytes expect, mrtx_bytes value,
                    int *applied);
+/* Make tablets 1..m->n of table id with collection mark ts and (not 0)
+ * generation gen (rados_ddl.c). */
+int rados_tablets_make(rstore *rs, const rtmap *m, uint32_t id, uint64_t gen, uint64_t ts);
 /* One guarded write of NAME.meta: sets, then removals (*applied: whether
  * every guard held). */
 int rados_meta_write(rstore *rs, rguard *g, size_t ng, const rkv *sets, size_t ns,

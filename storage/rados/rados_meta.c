@@ -813,6 +813,7 @@ int rados_store_create_table(store *st, const char *name, const char *const *fam
                              size_t nsplits)
 {
 	static const char *const next_key[] = { "next", "gen" };
+	/* (keys[1], "gen": the index-declaration generation new tablets take) */
 	uint8_t pbuf[MRTX_MAX_FAMILIES * STORE_POL_SIZE];
 	size_t plen = pol ? nfamilies * STORE_POL_SIZE : 0;
 	rstore *rs = RS(st);
@@ -883,14 +884,36 @@ int rados_store_create_table(store *st, const char *name, const char *const *fam
 		}
 		rbe32_put(rec.data, id);
 		rbe32_put(nid, id + 1);
+		/* The id is spent first, on its own, so that the tablets are made
+		 * under an id no other table can take, and they are made before
+		 * the record names them, each with a collection mark at a
+		 * timestamp taken now: a read at a snapshot from before (when
+		 * the name may have held a table since dropped) gets
+		 * MRTX_ESNAPSHOT, never an empty table.  A creator that loses the
+		 * race for the name leaves its tablets to nobody (empty objects). */
+		if ((rc = rados_meta_cas(rs, "next", v[0], MRTX_BYTES(nid, 4), &applied)))
+			break;
+		if (!applied)
+			continue;
 		{
-			rguard g[2] = { guard_eq("next", v[0]), guard_eq(key, MRTX_BYTES("", 0)) };
-			rkv sets[3] = { { MRTX_CSTR("next"), MRTX_BYTES(nid, 4) },
-			                { MRTX_CSTR(key), MRTX_BYTES(rec.data, rec.size) },
+			uint64_t ts = 0, gen = v[1].size == 8 ? rbe64_get(v[1].data) : 0;
+			rtmap *m = NULL;
+
+			if ((rc = rados_store_ts_next(st, 0, &ts)) ||
+			    (rc = rados_map_parse(rs, name, MRTX_BYTES(rec.data, rec.size), &m)) ||
+			    (rc = rados_tablets_make(rs, m, id, gen, ts))) {
+				mrtx__free(m);
+				break;
+			}
+			mrtx__free(m);
+		}
+		{
+			rguard g[1] = { guard_eq(key, MRTX_BYTES("", 0)) };
+			rkv sets[2] = { { MRTX_CSTR(key), MRTX_BYTES(rec.data, rec.size) },
 			                { MRTX_CSTR(pkey), MRTX_BYTES(pbuf, plen) } };
 
 			/* (the policies, when any, in the same write as the record) */
-			if ((rc = meta_write(rs, g, 2, sets, plen ? 3 : 2, &applied)))
+			if ((rc = meta_write(rs, g, 1, sets, plen ? 2 : 1, &applied)))
 				break;
 		}
 		if (applied) {
