@@ -219,23 +219,25 @@ static int page_init(store *st, struct lmdb_ts_page *p, const uint8_t boot[16], 
 	const uint8_t *id = lmdb_store_id(st);
 	int valid = memcmp(p->magic, TS_MAGIC, 8) == 0;
 	int ours = valid && memcmp(p->store_id, id, 16) == 0;
+	int thisboot = known && memcmp(p->boot, boot, 16) == 0;
+	int past = atomic_load(&p->handed) >= TS_LIMIT || atomic_load(&p->ceiling) >= TS_LIMIT;
 	struct lmdb_ts_slot *ring = (void *)((char *)p + TS_PAGE);
 	uint64_t c, h, at;
 	int rc;
 
-	if (ours && known && memcmp(p->boot, boot, 16) == 0) {
-		/* (in use by this boot's processes: never reset, only refused) */
-		if (atomic_load(&p->handed) >= TS_LIMIT || atomic_load(&p->ceiling) >= TS_LIMIT)
-			return page_damaged(st, p);
+	/* (one this boot's processes may be using is never reset, only
+	 * refused when damaged; so is one whose boot cannot be told) */
+	if (ours && past && (thisboot || !known))
+		return page_damaged(st, p);
+	if (ours && thisboot)
 		return 0;
-	}
 	if (valid && !ours)
 		return mrtx__seterr(MRTX_ECORRUPT, "%s: %s belongs to another store (copied "
 		                    "in?); remove it while no process has this store open",
 		                    st->path, TS_FILE);
 	if ((rc = ceiling_read(st, &c, &at)))
 		return rc;
-	if (!ours || atomic_load(&p->handed) >= TS_LIMIT) { /* (another boot's: nobody uses it) */
+	if (!ours || past) { /* (past: another boot's, which nobody uses now) */
 		memset(p->magic, 0, sizeof(p->magic));
 		atomic_store(&p->handed, c);
 		memcpy(p->store_id, id, 16);
