@@ -720,11 +720,13 @@ static int fresh_table(rstore *rs, const store_table *t, mrtx_bytes rec, uint32_
 int rados_store_table_clear(store *st, const store_table *t, int drop, uint64_t token)
 {
 	rstore *rs = RS(st);
-	char tk[MRTX_MAX_NAME + 3], pk[MRTX_MAX_NAME + 3], dk[MRTX_MAX_NAME + 3], zk[16], sk[16];
+	char tk[MRTX_MAX_NAME + 3], pk[MRTX_MAX_NAME + 3], dk[MRTX_MAX_NAME + 3], zk[16], sk[16],
+	     nk[MRTX_MAX_NAME + 3];
 	int closed = 0, rc = 0;
 	mrtx_arena a;
 
 	keys_of(t->name, tk, pk, dk);
+	snprintf(nk, sizeof(nk), RADOS_DROPPED_PREFIX "%s", t->name);
 	snprintf(zk, sizeof(zk), "z/%08" PRIx32, id_of(t));
 	snprintf(sk, sizeof(sk), "seq.%" PRIx32, id_of(t)); /* (rados_split.c) */
 	arena_init(&a);
@@ -808,9 +810,16 @@ int rados_store_table_clear(store *st, const store_table *t, int drop, uint64_t 
 				break;
 			if (!spent)
 				continue;
-			/* above every commit in the closed table */
-			if ((rc = rados_store_ts_next(st, 0, &ts)) ||
-			    (rc = fresh_table(rs, t, v[0], nid, gen, ts, &a, &nrec)))
+		}
+		/* above every commit in the closed table: a truncate's fresh
+		 * tablets are marked there, a drop leaves it for the next table
+		 * of the name (n/<name>) */
+		if ((rc = rados_store_ts_next(st, 0, &ts)))
+			break;
+		if (!drop) {
+			uint32_t nid = rbe32_get(v[3].data);
+
+			if ((rc = fresh_table(rs, t, v[0], nid, gen, ts, &a, &nrec)))
 				break;
 		}
 		{
@@ -818,11 +827,14 @@ int rados_store_table_clear(store *st, const store_table *t, int drop, uint64_t 
 			rkv sets[3];
 			mrtx_bytes rms[4];
 			size_t ns = 0, nr = 0;
+			uint8_t ts8[8];
 
 			sets[ns++] = (rkv){ MRTX_CSTR(zk), v[0] };
 			rms[nr++] = MRTX_CSTR(dk);
 			rms[nr++] = MRTX_CSTR(sk);
 			if (drop) {
+				rbe64_put(ts8, ts);
+				sets[ns++] = (rkv){ MRTX_CSTR(nk), MRTX_BYTES(ts8, 8) };
 				rms[nr++] = MRTX_CSTR(tk);
 				rms[nr++] = MRTX_CSTR(pk);
 			} else {

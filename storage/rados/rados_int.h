@@ -95,6 +95,10 @@
  * ones below RFORMAT_VERSIONS are refused, naming `mrtx upgrade` */
 #define RFORMAT_OLDEST "1"
 #define RK_GEN_0 0x01u
+/* NAME.meta "n/<table>" -> u64 BE: the timestamp a table of that name was
+ * dropped at (rados_ddl.c), until a table is created under the name again
+ * with its tablets' collection marks there (rados_store_create_table). */
+#define RADOS_DROPPED_PREFIX "n/"
 #define RK_LOCK 0x02u
 #define RK_CELL 0x03u
 #define RK_DESC 0x04u

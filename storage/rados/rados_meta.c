@@ -813,13 +813,12 @@ int rados_store_create_table(store *st, const char *name, const char *const *fam
                              size_t nsplits)
 {
 	static const char *const next_key[] = { "next", "gen" };
-	/* (keys[1], "gen": the index-declaration generation new tablets take) */
 	uint8_t pbuf[MRTX_MAX_FAMILIES * STORE_POL_SIZE];
 	size_t plen = pol ? nfamilies * STORE_POL_SIZE : 0;
 	rstore *rs = RS(st);
 	mrtx_buf rec = MRTX_BUF_INIT;
 	size_t fam_end;
-	char key[MRTX_MAX_NAME + 3], pkey[MRTX_MAX_NAME + 3];
+	char key[MRTX_MAX_NAME + 3], pkey[MRTX_MAX_NAME + 3], nkey[MRTX_MAX_NAME + 3];
 	mrtx_arena a;
 	int rc;
 
@@ -833,15 +832,16 @@ int rados_store_create_table(store *st, const char *name, const char *const *fam
 		store_policy_put(pbuf + i * STORE_POL_SIZE, &pol[i]);
 	snprintf(key, sizeof(key), "t/%s", name);
 	snprintf(pkey, sizeof(pkey), "p/%s", name);
+	snprintf(nkey, sizeof(nkey), RADOS_DROPPED_PREFIX "%s", name);
 	arena_init(&a);
 	for (int attempt = 0; attempt < 20; attempt++) {
-		const char *keys[4] = { next_key[0], next_key[1], key, pkey };
-		mrtx_bytes v[4];
+		const char *keys[5] = { next_key[0], next_key[1], key, pkey, nkey };
+		mrtx_bytes v[5];
 		uint32_t id;
 		uint8_t nid[4];
 		int exists, applied;
 
-		if ((rc = meta_read(rs, keys, 4, &a, v, &exists)))
+		if ((rc = meta_read(rs, keys, 5, &a, v, &exists)))
 			break;
 		if (v[2].data) {
 			if (v[2].size >= 4)
@@ -884,36 +884,50 @@ int rados_store_create_table(store *st, const char *name, const char *const *fam
 		}
 		rbe32_put(rec.data, id);
 		rbe32_put(nid, id + 1);
-		/* The id is spent first, on its own, so that the tablets are made
-		 * under an id no other table can take, and they are made before
-		 * the record names them, each with a collection mark at a
-		 * timestamp taken now: a read at a snapshot from before (when
-		 * the name may have held a table since dropped) gets
-		 * MRTX_ESNAPSHOT, never an empty table.  A creator that loses the
-		 * race for the name leaves its tablets to nobody (empty objects). */
-		if ((rc = rados_meta_cas(rs, "next", v[0], MRTX_BYTES(nid, 4), &applied)))
-			break;
-		if (!applied)
-			continue;
-		{
-			uint64_t ts = 0, gen = v[1].size == 8 ? rbe64_get(v[1].data) : 0;
+		if (v[4].size == 8) {
+			/* The name held a table, dropped at the timestamp the record
+			 * n/<name> keeps: the new table's tablets are made first,
+			 * each with a collection mark there, so that a read at a
+			 * snapshot from before the drop gets MRTX_ESNAPSHOT, never
+			 * the new table's emptiness in place of the old rows (as a
+			 * truncate's, rados_ddl.c).  Its id is spent first, on its
+			 * own, so that no other table can take it; a creator that
+			 * then loses the race for the name leaves its tablets to
+			 * nobody (empty objects). */
+			uint64_t gen = v[1].size == 8 ? rbe64_get(v[1].data) : 0;
 			rtmap *m = NULL;
 
-			if ((rc = rados_store_ts_next(st, 0, &ts)) ||
-			    (rc = rados_map_parse(rs, name, MRTX_BYTES(rec.data, rec.size), &m)) ||
-			    (rc = rados_tablets_make(rs, m, id, gen, ts))) {
-				mrtx__free(m);
+			if ((rc = rados_meta_cas(rs, "next", v[0], MRTX_BYTES(nid, 4), &applied)))
 				break;
-			}
+			if (!applied)
+				continue;
+			rc = rados_map_parse(rs, name, MRTX_BYTES(rec.data, rec.size), &m);
+			if (rc == 0)
+				rc = rados_tablets_make(rs, m, id, gen, rbe64_get(v[4].data));
 			mrtx__free(m);
-		}
-		{
-			rguard g[1] = { guard_eq(key, MRTX_BYTES("", 0)) };
-			rkv sets[2] = { { MRTX_CSTR(key), MRTX_BYTES(rec.data, rec.size) },
+			if (rc)
+				break;
+			{
+				rguard g[2] = { guard_eq(key, MRTX_BYTES("", 0)), guard_eq(nkey, v[4]) };
+				rkv sets[2] = { { MRTX_CSTR(key), MRTX_BYTES(rec.data, rec.size) },
+				                { MRTX_CSTR(pkey), MRTX_BYTES(pbuf, plen) } };
+				mrtx_bytes rm = MRTX_CSTR(nkey);
+
+				if ((rc = rados_meta_write(rs, g, 2, sets, plen ? 2 : 1, &rm, 1,
+				                           &applied)))
+					break;
+			}
+		} else {
+			/* (a name never dropped: tablets are made by their first
+			 * writes; the policies, when any, in the same write as the
+			 * record) */
+			rguard g[3] = { guard_eq("next", v[0]), guard_eq(key, MRTX_BYTES("", 0)),
+			                guard_eq(nkey, MRTX_BYTES("", 0)) };
+			rkv sets[3] = { { MRTX_CSTR("next"), MRTX_BYTES(nid, 4) },
+			                { MRTX_CSTR(key), MRTX_BYTES(rec.data, rec.size) },
 			                { MRTX_CSTR(pkey), MRTX_BYTES(pbuf, plen) } };
 
-			/* (the policies, when any, in the same write as the record) */
-			if ((rc = meta_write(rs, g, 1, sets, plen ? 2 : 1, &applied)))
+			if ((rc = meta_write(rs, g, 3, sets, plen ? 3 : 2, &applied)))
 				break;
 		}
 		if (applied) {
