@@ -15,6 +15,8 @@ The library is found, in this order:
 
 import ctypes
 import os
+import signal
+import threading
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_int, c_int32, c_int64,
                     c_long, c_size_t, c_uint, c_uint8, c_uint32, c_uint64, c_void_p)
 
@@ -213,8 +215,54 @@ lib, path = _load()
 
 
 def borrow(b):
-    """An mrtx_bytes pointing into the bytes object b (keep b alive)."""
-    return Bytes(ctypes.cast(c_char_p(b), c_void_p), len(b))
+    """An mrtx_bytes pointing into the bytes object b (keep b alive).  b
+    must be exactly bytes: a subclass may say another length than its
+    buffer's (callers convert with _txn.data, which copies anything else)."""
+    if type(b) is not bytes:
+        raise TypeError("mrtx: borrow needs bytes, not %s" % type(b).__name__)
+    return Bytes(ctypes.cast(c_char_p(b), c_void_p), bytes.__len__(b))
+
+
+def ranged(v, lo, hi, what="value"):
+    """v as a plain int, lo <= v < hi; a bool or a non-int is a TypeError and
+    one out of range an OverflowError (ctypes would wrap it silently)."""
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise TypeError("%s: expected an int, not %s" % (what, type(v).__name__))
+    v = int.__int__(v)  # (a subclass's own comparisons are not asked)
+    if not lo <= v < hi:
+        raise OverflowError("%s: %d out of range [%d, %d)" % (what, v, lo, hi))
+    return v
+
+
+U32, U64, SIZE, INT = 2**32, 2**64, 2**(8 * ctypes.sizeof(c_size_t)), 2**31
+
+# The asynchronous signals (not those a fault raises, nor the two no mask holds).
+_ASYNC = set(signal.valid_signals()) - {
+    signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL, signal.SIGTRAP,
+    signal.SIGABRT, signal.SIGSYS, signal.SIGKILL, signal.SIGSTOP}
+
+
+class held_signals:
+    """Hold asynchronous signals on the main thread while a call that runs
+    Python callbacks of the binding's own (index hits, table names) is in
+    the library.  A Python signal handler's exception that lands as such a
+    callback is entered is printed and dropped by ctypes, which then returns
+    an undefined code to the library: a hit lost, or a made-up error.  Held,
+    the signal is taken when the call has returned, and its exception
+    raised there."""
+
+    __slots__ = ("old",)
+
+    def __enter__(self):
+        self.old = None
+        if threading.current_thread() is threading.main_thread():
+            self.old = signal.pthread_sigmask(signal.SIG_BLOCK, _ASYNC)
+        return self
+
+    def __exit__(self, *exc):
+        if self.old is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.old)
+        return False
 
 
 def copy(bs):

@@ -64,23 +64,30 @@ class _Gate:
         self.calls = calls
         self.refused = refused
 
+    # (depth is raised before n and lowered after it: a close() from a
+    # signal handler that runs in between finds itself inside a call and
+    # refuses, rather than wait for its own thread)
     def __enter__(self):
         c = self.calls
         depth = c.depth()
-        with c.cv:
-            if c.closing and not depth:
-                raise self.refused()
-            c.n += 1
         c.local.depth = depth + 1
+        try:
+            with c.cv:
+                if c.closing and not depth:
+                    raise self.refused()
+                c.n += 1
+        except BaseException:
+            c.local.depth = depth
+            raise
         return self
 
     def __exit__(self, *exc):
         c = self.calls
-        c.local.depth -= 1
         with c.cv:
             c.n -= 1
             if not c.n:
                 c.cv.notify_all()
+        c.local.depth -= 1
         return False
 
 
@@ -106,8 +113,11 @@ class Db(_Closing):
         #: Txn._key: close() aborts them, those of transactions being
         #: collected on another thread included.
         self._open = {}
-        o = C.Options(C.OPTIONS_VERSION, durability, map_size, file_mode, lock_ttl_ms,
-                      lock_wait_ms, 1 if read_only else 0,
+        o = C.Options(C.OPTIONS_VERSION, C.ranged(durability, -C.INT, C.INT, "durability"),
+                      C.ranged(map_size, 0, C.SIZE, "map_size"),
+                      C.ranged(file_mode, 0, C.U32, "file_mode"),
+                      C.ranged(lock_ttl_ms, 0, C.U32, "lock_ttl_ms"),
+                      C.ranged(lock_wait_ms, 0, C.U32, "lock_wait_ms"), 1 if read_only else 0,
                       C.CREATE_DEFAULT if create is None else
                       C.CREATE_IF_MISSING if create else C.CREATE_NEVER)
         ptr = C.db_p()
@@ -137,18 +147,25 @@ class Db(_Closing):
         run() callback), which it would wait for forever."""
         g = self._calls
         with g.cv:
-            if not self._ptr:
-                return
-            if g.depth():
-                raise InvalidArgument(C.EINVAL, "close() inside a call on this store (a run() "
-                                      "callback) would wait for itself")
-            if g.closing:
-                while self._ptr:
-                    g.cv.wait()
-                return
+            while True:
+                if not self._ptr:
+                    return
+                if g.depth():
+                    raise InvalidArgument(C.EINVAL, "close() inside a call on this store (a "
+                                          "run() callback) would wait for itself")
+                if not g.closing:
+                    break
+                g.cv.wait()  # (another thread closes: until it is done or gives up)
             g.closing = True
-            while g.n:
-                g.cv.wait()
+            try:
+                while g.n:
+                    g.cv.wait()
+            except BaseException:
+                # (interrupted while waiting -- KeyboardInterrupt: the store
+                # stays open and usable, and a later close() starts over)
+                g.closing = False
+                g.cv.notify_all()
+                raise
             try:
                 for t in list(self._txns):
                     if t._ptr and not t._managed:
@@ -173,6 +190,8 @@ class Db(_Closing):
         Each family is a str, or a Family(name, max_versions, min_versions,
         ttl_ms) to keep older versions (mrtx_create_table2).  splits: row
         keys to pre-split the table at (RADOS; checked on LMDB)."""
+        if isinstance(families, (str, bytes, bytearray)):
+            raise TypeError("families: a list of names, not one %s" % type(families).__name__)
         families = list(families)
         t = name(table, "table")
         if any(isinstance(f, Family) for f in families):
@@ -183,7 +202,10 @@ class Db(_Closing):
             for i, f in enumerate(families):
                 f = f if isinstance(f, Family) else Family(f)
                 keep.append(name(f.name, "family"))
-                specs[i] = C.FamilySpec(keep[-1], f.max_versions, f.min_versions, f.ttl_ms)
+                specs[i] = C.FamilySpec(keep[-1],
+                                        C.ranged(f.max_versions, 0, C.U32, "max_versions"),
+                                        C.ranged(f.min_versions, 0, C.U32, "min_versions"),
+                                        C.ranged(f.ttl_ms, 0, C.U64, "ttl_ms"))
             with self._gate:
                 rc = C.lib.mrtx_create_table2(self._handle(), t, specs, len(families))
         elif splits is not None:
@@ -203,13 +225,21 @@ class Db(_Closing):
         """The store's table names, in name order (index tables included)."""
         out = []
 
+        exc = []
+
         def fn(p, _payload):
-            out.append(cstr(p))
-            return 0
+            try:
+                out.append(cstr(p))
+                return 0
+            except BaseException as e:
+                exc.append(e)
+                return 1
 
         cb = C.TABLES_FN(fn)
-        with self._gate:
+        with self._gate, C.held_signals():
             rc = C.lib.mrtx_tables(self._handle(), cb, None)
+        if exc:
+            raise exc[0]
         check(rc, "tables")
         return out
 
@@ -256,6 +286,7 @@ class Db(_Closing):
         below the collection's safe point, InvalidArgument for ts 0 or one
         past the newest commit."""
         ptr = C.txn_p()
+        ts = C.ranged(ts, 0, C.U64, "ts")
         with self._gate:
             check(C.lib.mrtx_begin_at(self._handle(), ts, ctypes.byref(ptr)), "begin_at")
             return Txn(self, ptr)
@@ -273,19 +304,29 @@ class Db(_Closing):
         through txn (no effects outside the store), and raise mrtx.Conflict
         when an invariant it relies on looks broken.  It must not commit or
         abort txn."""
-        state = {"exc": None, "result": None}
+        # done: the last attempt ran fn to its end.  An exception that
+        # lands as the callback is entered (a signal's) is printed and
+        # dropped by ctypes, which then returns 0, and the library commits
+        # that attempt -- which buffered nothing of fn: run() must not
+        # report it as fn's success.
+        state = {"exc": None, "result": None, "done": False}
+        attempts = C.ranged(attempts, -C.INT, C.INT, "attempts")
 
         def attempt(txn_ptr, _payload):
+            state["done"] = False
             state["exc"] = None
             txn = Txn(self, txn_ptr, managed=True)
             try:
                 state["result"] = fn(txn)
+                state["done"] = True
                 return 0
             except Error as e:
                 # the library retries CONFLICT and ELOCKED (and the
-                # BADTXN of a transaction a conflict doomed)
+                # BADTXN of a transaction a conflict doomed); a code that
+                # is no failure (an Error made with 0) aborts as any
+                # other exception does
                 state["exc"] = e
-                return e.code
+                return e.code if isinstance(e.code, int) and e.code < 0 else 1
             except BaseException as e:
                 state["exc"] = e
                 return 1  # no mrtx code: the library aborts and returns it
@@ -296,6 +337,10 @@ class Db(_Closing):
         with self._gate:
             rc = C.lib.mrtx_run(self._handle(), cb, None, attempts)
         if rc == 0:
+            if not state["done"]:
+                raise RuntimeError("mrtx: run(): an exception interrupted the callback "
+                                   "before fn ran (ctypes printed it); the attempt "
+                                   "committed nothing of fn")
             return state["result"]
         if state["exc"] is not None:
             raise state["exc"]
@@ -342,7 +387,7 @@ class Db(_Closing):
                 return 1
 
         cb = C.INDEX_SPEC_FN(fn)
-        with self._gate:
+        with self._gate, C.held_signals():
             rc = C.lib.mrtx_indexes(self._handle(), cb, None)
         if exc:
             raise exc[0]
@@ -355,6 +400,7 @@ class Db(_Closing):
         deletions older than keep_ms behind the newest commit; returns the
         number of versions removed."""
         n = ctypes.c_uint64(0)
+        keep_ms = C.ranged(keep_ms, 0, C.U64, "keep_ms")
         with self._gate:
             check(C.lib.mrtx_gc(self._handle(), keep_ms, ctypes.byref(n)), "gc")
         return n.value

@@ -8,10 +8,12 @@ from ._errors import check, error
 
 
 def _bytes(v):
+    if type(v) is bytes:
+        return v
     if isinstance(v, str):
-        return v.encode("utf-8")
+        return str.encode(v, "utf-8")  # (not a subclass's own encode)
     if isinstance(v, (bytes, bytearray, memoryview)):
-        return bytes(v)
+        return memoryview(v).tobytes()  # (its buffer, whatever it says of itself)
     raise TypeError("expected bytes or str, not %s" % type(v).__name__)
 
 
@@ -76,14 +78,14 @@ class Key:
     def hash(self, b, n):
         """The first n (1..32) bytes of SHA-256(b)."""
         b = _bytes(b)
-        return self._check(C.lib.mrtx_key_hash(ctypes.byref(self._k), C.borrow(b), n),
-                           "hash")
+        return self._check(C.lib.mrtx_key_hash(ctypes.byref(self._k), C.borrow(b),
+                                               _range(n, 0, C.SIZE)), "hash")
 
     def salt(self, b, buckets):
         """One byte: SHA-256(b)'s first 8 bytes mod buckets (1..256)."""
         b = _bytes(b)
-        return self._check(C.lib.mrtx_key_salt(ctypes.byref(self._k), C.borrow(b), buckets),
-                           "salt")
+        return self._check(C.lib.mrtx_key_salt(ctypes.byref(self._k), C.borrow(b),
+                                               _range(buckets, 0, C.U32)), "salt")
 
     def finish(self):
         """The key so far, as bytes."""
@@ -107,11 +109,7 @@ class Key:
 
 
 def _range(v, lo, hi):
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise TypeError("expected an int, not %s" % type(v).__name__)
-    if not lo <= v < hi:
-        raise OverflowError("%d out of range [%d, %d)" % (v, lo, hi))
-    return v
+    return C.ranged(v, lo, hi)
 
 
 def prefix_end(prefix):

@@ -30,23 +30,26 @@ Index = namedtuple("Index", "name table family qualifier index_table cluster")
 def name(s, what="name"):
     """A table, family or index name as the NUL-terminated bytes C wants."""
     if isinstance(s, str):
-        s = s.encode("utf-8")
-    elif not isinstance(s, (bytes, bytearray)):
+        s = str.encode(s, "utf-8")  # (not a subclass's own encode)
+    elif isinstance(s, (bytes, bytearray)):
+        s = memoryview(s).tobytes()  # (its buffer, whatever it says of itself)
+    else:
         raise TypeError("%s: expected str, not %s" % (what, type(s).__name__))
-    s = bytes(s)
     if b"\0" in s:
         raise InvalidArgument(C.EINVAL, "%s %r contains a NUL byte" % (what, s))
     return s
 
 
 def data(b, what="value"):
-    """Row, qualifier or value bytes (a str is encoded as UTF-8)."""
-    if isinstance(b, bytes):
+    """Row, qualifier or value bytes (a str is encoded as UTF-8), always a
+    plain bytes object: a subclass's or a view's buffer is copied, so that
+    what the library reads is exactly its bytes."""
+    if type(b) is bytes:
         return b
     if isinstance(b, str):
-        return b.encode("utf-8")
-    if isinstance(b, (bytearray, memoryview)):
-        return bytes(b)
+        return str.encode(b, "utf-8")
+    if isinstance(b, (bytes, bytearray, memoryview)):
+        return memoryview(b).tobytes()
     raise TypeError("%s: expected bytes or str, not %s" % (what, type(b).__name__))
 
 
@@ -204,6 +207,7 @@ class Txn:
 
     def set_lock_ttl(self, ms):
         """This transaction's lock expiry in milliseconds."""
+        ms = C.ranged(ms, 0, C.U32, "lock ttl ms")
         with self._db._tgate:
             rc = C.lib.mrtx_txn_set_lock_ttl(self._handle(), ms)
         check(rc, "set_lock_ttl")
@@ -227,7 +231,7 @@ class Txn:
         (ts, value) pairs; ts 0 is this transaction's own write.  [] when
         the cell has none."""
         row, qualifier = data(row, "row"), data(qualifier, "qualifier")
-        if max < 1:
+        if C.ranged(max, 0, C.SIZE, "max") < 1:
             raise InvalidArgument(C.EINVAL, "max must be at least 1")
         t, f = name(table, "table"), name(family, "family")
         out = (C.Version * max)()
@@ -264,8 +268,9 @@ class Txn:
         unbounded), in value then source row order (reverse: descending), at
         most limit (0: all), as a list of IndexHit."""
         start, end, i = data(start, "start"), data(end, "end"), name(index, "index")
+        limit = C.ranged(limit, 0, C.SIZE, "limit")
         hits = _Hits()
-        with self._db._tgate:
+        with self._db._tgate, C.held_signals():
             rc = C.lib.mrtx_index_scan(self._handle(), i, C.borrow(start), C.borrow(end),
                                        1 if reverse else 0, limit, hits.fn, None)
         return hits.result(rc, "index_scan")
@@ -274,7 +279,7 @@ class Txn:
         """The entries of index holding exactly value, as a list of IndexHit."""
         value, i = data(value), name(index, "index")
         hits = _Hits()
-        with self._db._tgate:
+        with self._db._tgate, C.held_signals():
             rc = C.lib.mrtx_index_lookup(self._handle(), i, C.borrow(value), hits.fn, None)
         return hits.result(rc, "index_lookup")
 
@@ -322,7 +327,8 @@ class Scanner(_Closing):
         spec.family = name(family, "family") if family is not None else None
         spec.qual_start, spec.qual_end = C.borrow(qual_start), C.borrow(qual_end)
         spec.reverse = 1 if reverse else 0
-        spec.limit_rows = limit
+        spec.limit_rows = C.ranged(limit, 0, C.SIZE, "limit")
+        versions = C.ranged(versions, 0, C.U32, "versions")
         ptr = C.scanner_p()
         # start, end, ... stay referenced by this frame during the call
         with txn._db._tgate:

@@ -5,6 +5,7 @@ conflict is made by a second transaction committed at a chosen point, and
 the lock a reader meets is held by a failpoint until the test lets it go."""
 
 import os
+import signal
 import tempfile
 import threading
 import time
@@ -125,6 +126,48 @@ class OpenCloseTest(StoreTest):
         self.assertFalse(self.db.closed)
         self.put(b"r", b"v")
         self.assertEqual(self.get(b"r"), b"v")
+
+    def test_close_interrupted_keeps_the_store(self):
+        # close() interrupted while it waits for another thread's call (a
+        # KeyboardInterrupt): the store stays open and usable, and a later
+        # close() closes it (it once stayed "closing" for good, and the
+        # next close() and the interpreter's exit hung)
+        go = os.path.join(self._tmp.name, "go")
+        mrtx.failpoints("commit.after_validate=wait:%s@1" % go)
+        out = {}
+
+        def writer():
+            with self.db.begin() as txn:
+                txn.put("t", b"x", "a", b"", b"held")
+                txn.put("t", b"y", "a", b"", b"held")
+            out["commit"] = txn.commit_ts
+
+        def interrupter():
+            while not self.db._calls.closing:
+                time.sleep(0.001)
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+        w = threading.Thread(target=writer)
+        w.start()
+        try:
+            while mrtx.failpoint_hits("commit.after_validate") < 1:
+                time.sleep(0.001)
+            i = threading.Thread(target=interrupter)
+            i.start()
+            with self.assertRaises(KeyboardInterrupt):
+                self.db.close()
+            i.join()
+            self.assertFalse(self.db._calls.closing)
+            self.assertFalse(self.db.closed)
+        finally:
+            with open(go, "w"):
+                pass
+            w.join()
+            mrtx.failpoints(None)
+        self.assertIsInstance(out["commit"], int)
+        self.assertEqual(self.get(b"x"), b"held")
+        self.db.close()
+        self.assertTrue(self.db.closed)
 
     def test_not_a_store(self):
         f = os.path.join(self._tmp.name, "file")
@@ -267,6 +310,55 @@ class ReadWriteTest(StoreTest):
             self.assertEqual(cm.exception.code, mrtx.ETOOBIG)
             self.assertIsInstance(cm.exception, ValueError)
             txn.put("t", b"x" * mrtx.MAX_ROW, "a", b"", b"v")
+
+    def test_what_the_library_reads_is_the_bytes(self):
+        # A bytes subclass that lies about its length, and a str subclass
+        # whose encode() is not an encoding: the library reads exactly the
+        # object's own bytes (it once read len() bytes from the buffer --
+        # heap contents into the store, or a crash)
+        class Long(bytes):
+            def __len__(self):
+                return 200
+
+        class Odd(str):
+            def encode(self, *args):
+                return 0x1000
+
+        self.put(Long(b"r"), Long(b"x"))
+        self.assertEqual(self.get(b"r"), b"x")
+        self.put(b"s", Odd("hello"))
+        self.assertEqual(self.get(b"s"), b"hello")
+        self.put(memoryview(b"abcdef")[::2], b"v")  # (not contiguous)
+        self.assertEqual(self.get(b"ace"), b"v")
+        self.assertEqual(bytes(mrtx.Key(Long(b"k"))), bytes(mrtx.Key(b"k")))
+
+    def test_integers_out_of_range(self):
+        # refused, never wrapped modulo 2**N on their way to C
+        self.put(b"r", b"v")
+        with self.assertRaises(OverflowError):
+            self.db.gc(2**64)  # (once gc(0): every old version collected)
+        with self.assertRaises(OverflowError):
+            self.db.begin_at(2**64 + 1)
+        with self.db.begin() as txn:
+            with self.assertRaises(OverflowError):
+                txn.scan("t", limit=-1)
+            with self.assertRaises(OverflowError):
+                txn.scan("t", versions=2**32 + 1)
+            with self.assertRaises(OverflowError):
+                txn.set_lock_ttl(2**32 + 1)
+            with self.assertRaises(TypeError):
+                txn.scan("t", limit=True)
+        with self.assertRaises(OverflowError):
+            self.db.create_table("w", [mrtx.Family("f", 2**32 + 1)])
+        with self.assertRaises(OverflowError):
+            self.db.run(lambda txn: None, attempts=2**32 + 1)
+        with self.assertRaises(OverflowError):
+            mrtx.Key().salt(b"a", 2**32 + 7)
+        with self.assertRaises(OverflowError):
+            mrtx.open(self.path, lock_ttl_ms=-1)
+        with self.assertRaises(TypeError):
+            self.db.create_table("w", "abc")  # (one name, not three families)
+        self.assertEqual(self.get(b"r"), b"v")
 
     def test_values_outlive_the_transaction(self):
         self.put(b"r", b"v" * 100)
@@ -418,6 +510,17 @@ class RunTest(StoreTest):
         with self.assertRaises(mrtx.NoTable):
             self.db.run(bad_table)
         self.assertEqual(len(calls), 2)
+
+    def test_an_error_of_code_zero_aborts(self):
+        # an mrtx.Error whose code is 0 is no success: run() aborts and
+        # raises it, and nothing fn wrote is committed
+        def fn(txn):
+            txn.put("t", b"z", "a", b"", b"v")
+            raise mrtx.Error(mrtx.OK)
+
+        with self.assertRaises(mrtx.Error):
+            self.db.run(fn)
+        self.assertIsNone(self.get(b"z"))
 
     def test_run_owns_its_transaction(self):
         kept = []
