@@ -94,8 +94,11 @@ int mrtx__open_knobs(mrtx_db **out, const char *path, const mrtx_options *opts,
 	int rc, env_2pc;
 
 	mrtx__clearerr();
-	if (!out || !path || !*path)
+	if (!out || !path)
 		return mrtx__seterr(MRTX_EINVAL, "mrtx_open: out and path are required");
+	if (!*path)
+		return mrtx__seterr(MRTX_EINVAL, "mrtx_open: the store's path is empty: give a "
+		                    "directory, or rados://POOL/NAME");
 	*out = NULL;
 	if ((rc = options_read(opts, &o, &k)))
 		return rc;
