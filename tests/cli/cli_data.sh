@@ -206,9 +206,12 @@ printf "${hdr}"'r1 f:q 1\nr2 f:q 2\nr3 f:q 3\nr4 f:q \\x4\nend 4\n' >"$TMP/late.
 expect_err 1 'line 8: .*; batches 1-2 \(rows 1-2, lines 5-6\) committed; batch 3 \(row 3, line 7\) not written$' \
 	"a late bad line, --batch 1" "$MRTX" load "$T" late1 "$TMP/late.dump" --batch 1
 expect_out 2 "--batch 1: the rows of the earlier batches are in" "$MRTX" scan "$T" late1 --count
-expect_err 1 'line 8: .*nothing was written' "a late bad line, --batch 0" \
+expect_err 1 "line 8: .*nothing was written but table 'late0', which this load created" \
+	"a late bad line, --batch 0: says the table it made is left" \
 	"$MRTX" load "$T" late0 "$TMP/late.dump" --batch 0
 expect_out 0 "--batch 0: nothing is in" "$MRTX" scan "$T" late0 --count
+expect_err 1 "line 8: .*nothing was written$" "a late bad line into that table: nothing" \
+	"$MRTX" load "$T" late0 "$TMP/late.dump" --batch 0
 # a row's cells never straddle two batches
 printf "${hdr}"'r1 f:a 1\nr1 f:b 2\nr2 f:a 3\nend 3\n' >"$TMP/rows.dump"
 expect_out "3 cells in 2 rows loaded into rows (2 transactions)" "batches cut at rows" \

@@ -58,6 +58,7 @@ typedef struct load_state {
 	unsigned long long restored; /* cells restored (with versions) */
 	unsigned long long cells, rows;
 	unsigned long txns;   /* committed transactions (batches) */
+	int created;          /* the table was made by this load */
 	unsigned long first_line, committed_to; /* their first and last cell lines */
 	unsigned long long committed_rows;
 } load_state;
@@ -119,6 +120,16 @@ static void this_batch(const load_state *s, char *buf, size_t n)
 	snprintf(buf, n, "batch %lu (%s, %s)", s->txns + 1, r, l);
 }
 
+/* Nothing of the dump was written; the table, if this load made it, is. */
+static void nothing_note(const load_state *s, char *buf, size_t n)
+{
+	if (s->created)
+		snprintf(buf, n, "nothing was written but table '%s', which this load created "
+		         "(empty: mrtx drop-table removes it)", s->b.table);
+	else
+		snprintf(buf, n, "nothing was written");
+}
+
 /* After a bad line: which batches were committed, and that the one being
  * read was not written ("nothing was written" when none was). */
 static void committed_note(const load_state *s, char *buf, size_t n)
@@ -126,7 +137,7 @@ static void committed_note(const load_state *s, char *buf, size_t n)
 	char done[200], cur[160];
 
 	if (s->txns == 0) {
-		snprintf(buf, n, "nothing was written");
+		nothing_note(s, buf, n);
 		return;
 	}
 	committed_batches(s, done, sizeof(done));
@@ -205,7 +216,7 @@ static int mem_add(batch *b, const void *p, size_t n, size_t *off)
 static void restored_note(const load_state *s, char *buf, size_t n)
 {
 	if (s->restored == 0)
-		snprintf(buf, n, "nothing was written");
+		nothing_note(s, buf, n);
 	else
 		snprintf(buf, n, "the %llu cells before it were restored (load the dump into a "
 		         "table without them: a new one, or truncate it)", s->restored);
@@ -341,6 +352,7 @@ static int load_table(load_state *s, const char *dump_table)
 		     mrtx_create_table(s->db, s->b.table, (const char *const *)s->b.fams, s->nfams);
 		if (rc)
 			return tool_fail(s->cmd, "create table", rc);
+		s->created = 1;
 		return 0;
 	}
 	if (rc)
