@@ -236,14 +236,15 @@ def ranged(v, lo, hi, what="value"):
 
 U32, U64, SIZE, INT = 2**32, 2**64, 2**(8 * ctypes.sizeof(c_size_t)), 2**31
 
-# The asynchronous signals (not those a fault raises, nor the two no mask holds).
-_ASYNC = set(signal.valid_signals()) - {
-    signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL, signal.SIGTRAP,
-    signal.SIGABRT, signal.SIGSYS, signal.SIGKILL, signal.SIGSTOP}
+# The signals held (those of them with a Python handler, which may raise):
+# the interrupt and the ones programs commonly give handlers.  (Holding
+# every asynchronous signal cost tens of microseconds a call here.)
+_HELD = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGALRM",
+                                           "SIGUSR1", "SIGUSR2") if hasattr(signal, n))
 
 
 class held_signals:
-    """Hold asynchronous signals on the main thread while a call that runs
+    """Hold signals (_HELD) on the main thread while a call that runs
     Python callbacks of the binding's own (index hits, table names) is in
     the library.  A Python signal handler's exception that lands as such a
     callback is entered is printed and dropped by ctypes, which then returns
@@ -256,7 +257,9 @@ class held_signals:
     def __enter__(self):
         self.old = None
         if threading.current_thread() is threading.main_thread():
-            self.old = signal.pthread_sigmask(signal.SIG_BLOCK, _ASYNC)
+            held = [s for s in _HELD if callable(signal.getsignal(s))]
+            if held:
+                self.old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
         return self
 
     def __exit__(self, *exc):

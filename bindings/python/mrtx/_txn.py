@@ -101,6 +101,10 @@ class _Hits:
     def result(self, rc, step):
         if self.exc is not None:
             raise self.exc
+        if rc != 0 and not C.NOTFOUND <= rc <= C.ESNAPSHOT:  # (no code of fn's nor the library's)
+            raise RuntimeError("mrtx: %s: an exception interrupted the hit callback as it "
+                               "was entered (ctypes printed it); the hits are incomplete"
+                               % step)
         check(rc, step)
         return self.hits
 
