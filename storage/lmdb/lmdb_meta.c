@@ -285,7 +285,7 @@ int lmdb_table_load_policy(store *st, MDB_txn *txn, store_table *t)
 int lmdb_store_create_table(store *st, const char *name, const char *const *families,
                             size_t nfamilies, const store_policy *pol)
 {
-	uint8_t pbuf[MRTX_MAX_FAMILIES * STORE_POL_SIZE];
+	uint8_t pbuf[MRTX_MAX_FAMILIES * STORE_POL_SIZE] = { 0 }; /* (filled under the lock) */
 	char pkey[MRTX_MAX_NAME + 4];
 	MDB_val polk, pv = mv(pbuf, pol ? nfamilies * STORE_POL_SIZE : 0), oldp;
 	uint8_t meta[TPFX + 1 + MRTX_MAX_FAMILIES * (MRTX_MAX_NAME + 1)];
