@@ -1402,8 +1402,11 @@ typedef struct mrtx_index_spec {
  * writers holding older cached declarations conflict once): a transaction
  * whose snapshot (see mrtx_get) holds it reads the index from that
  * snapshot without needing validation; one whose snapshot predates it
- * (or that runs while the backfill has not ended) reads the index table as
- * it is now and is validated at commit.  Calling mrtx_create_index again
+ * reads the index table as it is now and is validated at commit.  While
+ * the backfill has not ended -- it runs, or a call was cut short, which
+ * nothing finishes until this is called again -- mrtx_index_scan and
+ * mrtx_index_lookup return MRTX_ELOCKED: the index table holds only part
+ * of the entries.  Calling mrtx_create_index again
  * with the identical spec is allowed and re-runs the backfill (it writes
  * only the missing or stale entries).
  *
@@ -1453,6 +1456,8 @@ typedef struct mrtx_index_hit {
  * index table through the transaction (merged with its own writes, phantom
  * protected at commit).
  * @return MRTX_OK; fn's value; MRTX_EINVAL (NULL, unknown index name);
+ *   MRTX_ELOCKED (the index's backfill has not ended: mrtx_create_index is
+ *   running, or one was cut short and calling it again completes it);
  *   MRTX_ECORRUPT (a malformed index row); errors of mrtx_scan_open/next (at a past snapshot,
  *   MRTX_ESNAPSHOT once the entries it needs were dropped: index tables
  *   keep one version -- on LMDB from the next write, on RADOS from the

@@ -604,6 +604,27 @@ static int backfilled_in_view(mrtx_txn *txn, const idx_decl *d)
 	return val.size == 8 && mrtx__le64_get(val.data) <= txn->snap_ts;
 }
 
+/* Has index d's backfill ended, as the store is now?  One that has not --
+ * running, or cut short, which nothing will finish until mrtx_create_index
+ * runs again -- leaves the index table without entries its source rows
+ * have, for good when cut short: a scan would read a part of the index as
+ * the whole of it, and validation, which compares the scanned range with
+ * itself, would pass.  MRTX_ELOCKED then, naming the remedy. */
+static int backfill_ended(mrtx_txn *txn, const idx_decl *d)
+{
+	char key[MRTX_MAX_NAME + 3];
+	mrtx_bytes val;
+	int rc;
+
+	snprintf(key, sizeof(key), "b/%s", d->name);
+	rc = store_meta_get(txn->db->st, key, &txn->arena, &val);
+	if (rc == MRTX_NOTFOUND)
+		return mrtx__seterr(MRTX_ELOCKED, "index '%s' is not complete: its backfill has not "
+		                    "ended (mrtx_create_index is running, or one was cut short: "
+		                    "calling it again, `mrtx index create`, completes it)", d->name);
+	return rc;
+}
+
 static int scan_keys(mrtx_txn *txn, const idx_decl *d, mrtx_bytes start, mrtx_bytes end,
                      int reverse, size_t limit,
                      int (*fn)(const mrtx_index_hit *hit, void *payload), void *payload)
@@ -625,6 +646,8 @@ static int scan_keys(mrtx_txn *txn, const idx_decl *d, mrtx_bytes start, mrtx_by
 	 * scanned range. */
 	int backfilled = backfilled_in_view(txn, d);
 
+	if (!backfilled && (rc = backfill_ended(txn, d)))
+		return rc;
 	if (!backfilled)
 		txn->must_validate = 1;
 	if ((rc = mrtx_scan_open(txn, &spec, &sc)))
