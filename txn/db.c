@@ -4,12 +4,10 @@
 #include "txn_int.h"
 #include "admin_test.h"
 #include "heartbeat.h"
-#include "index.h"
 #include "tail.h"
 #include "txn_test.h"
 
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -179,36 +177,6 @@ int mrtx_create_table(mrtx_db *db, const char *table, const char *const *familie
 	return mrtx_create_table_split(db, table, families, nfamilies, NULL, 0);
 }
 
-/*
- * Create the table through the store, and when the name was free, forget
- * the records of unfinished index drops that name it (index_drop.c): the
- * index table they were left to drop is gone, and the new table under the
- * name is not theirs -- running mrtx_drop_index again, or declaring an
- * index into the name, would otherwise drop it.  (A table that exists is
- * left with them: mrtx_create_table of it is a no-op.)
- */
-static int create_table(mrtx_db *db, const char *table, const char *const *families,
-                        size_t n, const store_policy *pol, const mrtx_bytes *splits,
-                        size_t nsplits)
-{
-	const store_table *t;
-	int rc, was = store_check_name("table", table) == 0 &&
-	              store_table_find(db->st, table, &t) == 0;
-
-	mrtx__clearerr();
-	if ((rc = store_create_table(db->st, table, families, n, pol, splits, nsplits)) || was)
-		return rc;
-	if ((rc = index_drop_finished(db, table))) {
-		char msg[512];
-
-		snprintf(msg, sizeof(msg), "%s", mrtx_errmsg());
-		return mrtx__seterr(rc, "table '%s' was created, but the record of an unfinished "
-		                    "index drop naming the name stays (create it again): %s", table,
-		                    msg);
-	}
-	return 0;
-}
-
 int mrtx_create_table2(mrtx_db *db, const char *table, const mrtx_family_spec *families,
                        size_t n)
 {
@@ -244,7 +212,7 @@ int mrtx_create_table2(mrtx_db *db, const char *table, const mrtx_family_spec *f
 			                    (unsigned long long)pol[i].ttl_ms,
 			                    (unsigned long long)(UINT64_MAX / 1000u / 2));
 	}
-	return create_table(db, table, names, n, pol, NULL, 0);
+	return store_create_table(db->st, table, names, n, pol, NULL, 0);
 }
 
 int mrtx_create_table_split(mrtx_db *db, const char *table, const char *const *families,
@@ -273,7 +241,7 @@ int mrtx_create_table_split(mrtx_db *db, const char *table, const char *const *f
 			return mrtx__seterr(MRTX_EINVAL, "mrtx_create_table_split: split rows must "
 			                    "be strictly increasing (row %zu is not)", i);
 	}
-	return create_table(db, table, families, nfamilies, NULL, splits, nsplits);
+	return store_create_table(db->st, table, families, nfamilies, NULL, splits, nsplits);
 }
 
 int mrtx_table_families(mrtx_db *db, const char *table, const char *const **out,

@@ -18,10 +18,7 @@
  * name finds the marker and runs step 2 again, and mrtx_drop_table of the
  * table removes the marker with it (ddl.c index_drop_finished).  A marker
  * whose table has meanwhile become the index table of another index only
- * goes (the table is that index's now).  One that dies between the table's
- * drop and the marker's removal leaves the marker naming a free name: a
- * table created under it removes the marker (db.c create_table), so that
- * the new table, the creator's, is never taken for the one to drop.
+ * goes (the table is that index's now).
  */
 #include "index.h"
 

@@ -1099,17 +1099,6 @@ static void test_drop_index_half_done(void **state)
 	assert_true(table_exists(a, "users_by_email"));
 	assert_int_equal(lookup_in(b, "by_email2", "two@x").n, 1);
 	assert_int_equal(mrtx_drop_index(a, "by_email"), MRTX_EINVAL);
-	/* a drop stopped after its table's drop, before its record went: a
-	 * table the user then creates under the name is theirs, and neither a
-	 * repeated drop nor an index declared into the name drops it (both
-	 * once did, with the user's rows) */
-	assert_int_equal(store_meta_change(mrtx__db_store(a), NULL, 0, "d/by_email",
-	                                   MRTX_CSTR("mine")), 0);
-	assert_int_equal(tu_table(a, "mine", "m", NULL), 0);
-	assert_int_equal(tu_put(a, "mine", MRTX_CSTR("r"), "m", MRTX_CSTR("q"), MRTX_CSTR("v")), 0);
-	assert_int_equal(mrtx_drop_index(a, "by_email"), MRTX_EINVAL);
-	assert_true(tu_cell_is(a, "mine", MRTX_CSTR("r"), "m", MRTX_CSTR("q"), MRTX_CSTR("v"),
-	                       NULL));
 	mrtx_close(b);
 	mrtx_close(a);
 	tu_rmrf(path);
