@@ -754,11 +754,24 @@ int lmdb_store_gc_cursor(store *st, uint64_t *safe, char *table, uint8_t *row,
 	return 0;
 }
 
+int lmdb_gc_safe_raise(store *st, MDB_txn *txn, uint64_t safe)
+{
+	MDB_val sk = mv("\0" STORE_GC_SAFE_KEY, 7), v;
+	uint8_t b[8];
+	int rc = lmdb_get(txn, st->dbi, &sk, &v);
+
+	if (rc && rc != MDB_NOTFOUND)
+		return rc;
+	if (safe <= (rc == 0 && v.mv_size == 8 ? mrtx__le64_get(v.mv_data) : 0))
+		return 0;
+	mrtx__le64_put(b, safe);
+	v = mv(b, 8);
+	return lmdb_put(txn, st->dbi, &sk, &v, 0);
+}
+
 int lmdb_store_gc_mark(store *st, uint64_t safe, int end)
 {
-	MDB_val sk = mv("\0" STORE_GC_SAFE_KEY, 7), ck = mv(GC_CURSOR_KEY, GC_CURSOR_LEN), v;
-	uint64_t old = 0;
-	uint8_t b[8];
+	MDB_val ck = mv(GC_CURSOR_KEY, GC_CURSOR_LEN);
 	MDB_txn *txn;
 	int rc;
 
@@ -768,17 +781,7 @@ int lmdb_store_gc_mark(store *st, uint64_t safe, int end)
 		rc = lmdb_del(txn, st->dbi, &ck);
 		rc = rc == MDB_NOTFOUND ? 0 : rc;
 	} else {
-		rc = lmdb_get(txn, st->dbi, &sk, &v);
-		if (rc == 0 && v.mv_size == 8)
-			for (unsigned i = 0; i < 8; i++)
-				old |= (uint64_t)((const uint8_t *)v.mv_data)[i] << (8 * i);
-		rc = rc == MDB_NOTFOUND ? 0 : rc;
-		if (rc == 0 && safe > old) {
-			for (unsigned i = 0; i < 8; i++)
-				b[i] = (uint8_t)(safe >> (8 * i));
-			v = mv(b, 8);
-			rc = lmdb_put(txn, st->dbi, &sk, &v, 0);
-		}
+		rc = lmdb_gc_safe_raise(st, txn, safe);
 	}
 	return gc_end_txn(st, txn, rc);
 }

@@ -419,28 +419,12 @@ int lmdb_store_table_freeze(store *st, const store_table *t, int on, uint64_t *t
  */
 static int past_ends_here(store *st, MDB_txn *txn, int *mrtx)
 {
-	MDB_val sk = mv("\0" STORE_GC_SAFE_KEY, 7), v;
-	uint64_t ts = 0, old = 0;
-	uint8_t b[8];
+	uint64_t ts = 0;
 	int rc;
 
-	*mrtx = 0;
-	if ((rc = lmdb_ts_stamp(st, txn, 0, &ts))) {
-		*mrtx = 1;
+	if ((*mrtx = (rc = lmdb_ts_stamp(st, txn, 0, &ts)) != 0))
 		return rc;
-	}
-	rc = lmdb_get(txn, st->dbi, &sk, &v);
-	if (rc == 0 && v.mv_size == 8)
-		for (unsigned i = 0; i < 8; i++)
-			old |= (uint64_t)((const uint8_t *)v.mv_data)[i] << (8 * i);
-	if (rc && rc != MDB_NOTFOUND)
-		return rc;
-	if (ts <= old)
-		return 0;
-	for (unsigned i = 0; i < 8; i++)
-		b[i] = (uint8_t)(ts >> (8 * i));
-	v = mv(b, 8);
-	return lmdb_put(txn, st->dbi, &sk, &v, 0);
+	return lmdb_gc_safe_raise(st, txn, ts);
 }
 
 int lmdb_store_table_clear(store *st, const store_table *t, int drop, uint64_t token)

@@ -362,6 +362,9 @@ int lmdb_gen_read(MDB_cursor *cur, uint64_t *gen);
 #define TGEN_KEY "\0tgen"
 #define TGEN_KEY_LEN 5u
 int lmdb_u64_read(MDB_cursor *cur, const char *key, size_t klen, uint64_t *out);
+/* Raise the collection safe point (STORE_GC_SAFE_KEY) to safe in txn, if
+ * below (lmdb_cell.c); an LMDB code. */
+int lmdb_gc_safe_raise(store *st, MDB_txn *txn, uint64_t safe);
 /* A tally of metadata records (format 8, lmdb_mcount.c): how many, and
  * the sum mod 2^64 of each one's hash (lmdb_mtally_hash). */
 typedef struct lmdb_mtally {

@@ -193,6 +193,15 @@ static int page_damaged(store *st, struct lmdb_ts_page *p)
 	                    (unsigned long long)atomic_load(&p->ceiling));
 }
 
+/* The ceiling a raise for timestamp t stores: TS_AHEAD past t, and past
+ * it by the counter's lead over the clock, up to TS_LEAD_MAX. */
+static uint64_t ceiling_for(uint64_t t)
+{
+	uint64_t now = mrtx__now_us();
+
+	return t + TS_AHEAD + (t > now ? MRTX_MIN(t - now, TS_LEAD_MAX) : 0);
+}
+
 /* A raise that would store a ceiling of c or more: refused, since the
  * store would then open nowhere (ceiling_get).  Only a damaged counter in
  * the page, or a floor from a damaged row, runs timestamps that far. */
@@ -334,7 +343,7 @@ static void mirror(struct lmdb_ts_page *p, uint64_t c)
 /* Raise the stored ceiling above t (durably), then the page's. */
 static int raise_ceiling(store *st, struct lmdb_ts_page *p, uint64_t t)
 {
-	uint64_t now = mrtx__now_us(), lead = t > now ? MRTX_MIN(t - now, TS_LEAD_MAX) : 0, c;
+	uint64_t c;
 	MDB_val k = { TSCEIL_KEY_LEN, TSCEIL_KEY }, v = { sizeof(c), &c };
 	MDB_cursor *cur;
 	MDB_txn *txn;
@@ -357,7 +366,7 @@ static int raise_ceiling(store *st, struct lmdb_ts_page *p, uint64_t t)
 		if (rc)
 			return rc;
 	} else {
-		c = t + TS_AHEAD + lead;
+		c = ceiling_for(t);
 		if (t >= TS_LIMIT || c >= TS_LIMIT) {
 			lmdb_wabort(st, txn);
 			return ceiling_too_far(st, t);
@@ -493,9 +502,7 @@ int lmdb_ts_stamp(store *st, MDB_txn *txn, uint64_t floor, uint64_t *out)
 				memcpy(&c, cv.mv_data, sizeof(c));
 			}
 			if (c <= t) {
-				uint64_t now = mrtx__now_us();
-
-				c = t + TS_AHEAD + (t > now ? MRTX_MIN(t - now, TS_LEAD_MAX) : 0);
+				c = ceiling_for(t);
 				if (t >= TS_LIMIT || c >= TS_LIMIT)
 					return ceiling_too_far(st, t);
 				v = (MDB_val){ sizeof(c), &c };
