@@ -214,6 +214,19 @@ def _load():
 lib, path = _load()
 
 
+def data(b, what="value"):
+    """Row, qualifier, value or key bytes (a str is encoded as UTF-8),
+    always a plain bytes object: a subclass's or a view's buffer is copied,
+    so that what the library reads is exactly its bytes."""
+    if type(b) is bytes:
+        return b
+    if isinstance(b, str):
+        return str.encode(b, "utf-8")  # (not a subclass's own encode)
+    if isinstance(b, (bytes, bytearray, memoryview)):
+        return memoryview(b).tobytes()  # (its buffer, whatever it says of itself)
+    raise TypeError("%s: expected bytes or str, not %s" % (what, type(b).__name__))
+
+
 def borrow(b):
     """An mrtx_bytes pointing into the bytes object b (keep b alive).  b
     must be exactly bytes: a subclass may say another length than its

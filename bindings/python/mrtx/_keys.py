@@ -8,13 +8,7 @@ from ._errors import check, error
 
 
 def _bytes(v):
-    if type(v) is bytes:
-        return v
-    if isinstance(v, str):
-        return str.encode(v, "utf-8")  # (not a subclass's own encode)
-    if isinstance(v, (bytes, bytearray, memoryview)):
-        return memoryview(v).tobytes()  # (its buffer, whatever it says of itself)
-    raise TypeError("expected bytes or str, not %s" % type(v).__name__)
+    return C.data(v, "key part")
 
 
 class Key:

@@ -40,17 +40,7 @@ def name(s, what="name"):
     return s
 
 
-def data(b, what="value"):
-    """Row, qualifier or value bytes (a str is encoded as UTF-8), always a
-    plain bytes object: a subclass's or a view's buffer is copied, so that
-    what the library reads is exactly its bytes."""
-    if type(b) is bytes:
-        return b
-    if isinstance(b, str):
-        return str.encode(b, "utf-8")
-    if isinstance(b, (bytes, bytearray, memoryview)):
-        return memoryview(b).tobytes()
-    raise TypeError("%s: expected bytes or str, not %s" % (what, type(b).__name__))
+data = C.data  # (row, qualifier and value bytes: _capi.data)
 
 
 def cstr(p):
