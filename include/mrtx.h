@@ -553,14 +553,17 @@ int mrtx_drop_table(mrtx_db *db, const char *table);
  * Truncate a table: delete every row, keeping the table (its name,
  * families and version policies).  Transactional as mrtx_drop_table, with
  * the same steps; on LMDB the last one deletes the rows and unfreezes the
- * table at once.  On RADOS the switch gives the name a new, empty table
+ * table at once.  The index table of an index whose mrtx_drop_index
+ * stopped half way is refused (MRTX_EINVAL): drop the index again, or the
+ * table.  On RADOS the switch gives the name a new, empty table
  * (with the tablets the old one had, empty): a transaction that used the
  * old one fails once with MRTX_CONFLICT (mrtx_run retries it), and a read
  * at a snapshot taken before the truncate gets MRTX_ESNAPSHOT, never an
  * empty table.  On LMDB the deleting write raises the collection safe
  * point to its own timestamp, so mrtx_begin_at refuses a snapshot from
  * before it (MRTX_ESNAPSHOT; as drops of tables and of families do).
- * @return as mrtx_drop_table.
+ * @return as mrtx_drop_table; MRTX_EINVAL also for the index table of a
+ *   half-done index drop.
  */
 int mrtx_truncate_table(mrtx_db *db, const char *table);
 
@@ -1497,9 +1500,13 @@ int mrtx_indexes(mrtx_db *db, int (*fn)(const mrtx_index_spec *spec, void *paylo
  * If the process dies (or the table drop fails) between the steps, the
  * index is gone and its index table stays as an ordinary table, with the
  * record: mrtx_drop_index of the same name, or mrtx_drop_table of the
- * table, finishes the job.  If that table has become the index table of
- * another index meanwhile, the repeated mrtx_drop_index removes only the
- * record.
+ * table, finishes the job (the table cannot be truncated meanwhile:
+ * mrtx_truncate_table refuses it).  If that table has become the index
+ * table of another index meanwhile, the repeated mrtx_drop_index removes
+ * only the record.  The record names the table by name and identity: a
+ * table created later under the same name (after the process died between
+ * dropping the index table and removing the record, say) is never dropped
+ * for it; the repeated call then removes only the record.
  *
  * @return MRTX_OK; MRTX_EINVAL (NULL, empty or too long name, no index or
  *   unfinished drop of that name); MRTX_EREADONLY (db opened read-only);

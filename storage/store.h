@@ -156,6 +156,9 @@ typedef struct store_table {
 	_Atomic size_t nfamilies;
 	const char *const *families;
 	unsigned id;   /* index in the store, stable while open */
+	uint64_t ident; /* the table's identity, never another table's in the
+	                   store's life (LMDB: its key prefix; RADOS: its
+	                   record's id, which a truncate renews) */
 	void *be;      /* a backend's per-table state where it keeps it apart
 	                  (RADOS: its tablets; LMDB extends the struct) */
 	_Atomic int state;  /* STORE_T_*; kept by LMDB (RADOS: always LIVE) */

@@ -98,6 +98,21 @@ static int refuse_indexed(mrtx_db *db, const char *fn, const char *table)
 	return rc;
 }
 
+/* MRTX_EINVAL if t is the index table of an index drop that stopped before
+ * dropping it, else 0 (or an error).  A truncate would renew a RADOS
+ * table's identity and leave the drop's record holding nothing. */
+static int refuse_index_leftover(mrtx_db *db, const char *fn, const store_table *t)
+{
+	char index[MRTX_MAX_NAME + 1];
+	int rc;
+
+	if ((rc = index_drop_holds(db, t, index)) == 1)
+		return mrtx__seterr(MRTX_EINVAL, "%s: table '%s' is the index table of index "
+		                    "'%s', whose drop stopped before dropping it: drop that index "
+		                    "again (or drop the table)", fn, t->name, index);
+	return rc;
+}
+
 typedef struct settle_ctx {
 	store *st;
 	size_t found;
@@ -130,14 +145,16 @@ static int settle_batch(const store_table *t, store_row *rows, size_t n, mrtx_ar
 
 #define SETTLE_PASSES 64
 
-/* drop (1), truncate (0), or drop family fid (2) */
-static int drop_or_truncate(mrtx_db *db, const char *table, int drop, const char *family)
+/* drop (1), truncate (0), or drop family fid (2) of table, if its identity
+ * is *ident (NULL: any) */
+static int drop_or_truncate(mrtx_db *db, const char *table, int drop, const char *family,
+                            const uint64_t *ident)
 {
 	const char *fn = drop == 2 ? "mrtx_drop_family" : drop ? "mrtx_drop_table" :
 	                 "mrtx_truncate_table";
 	store_filter lock_only = STORE_FILTER_ALL;
 	const store_table *t;
-	uint64_t token;
+	uint64_t token, tident;
 	uint8_t fid = 0;
 	int rc, pass, closed;
 
@@ -146,9 +163,15 @@ static int drop_or_truncate(mrtx_db *db, const char *table, int drop, const char
 		return mrtx__seterr(MRTX_EINVAL, "%s: NULL argument", fn);
 	if ((rc = store_table_find(db->st, table, &t)))
 		return rc;
+	tident = t->ident;
+	if (ident && *ident != tident)
+		return mrtx__seterr(MRTX_ENOTABLE, "no table '%s' (the table of that name is a "
+		                    "newer one)", table);
 	if (drop == 2 && (rc = store_family_find(db->st, t, family, &fid)))
 		return rc;
 	if ((rc = refuse_indexed(db, fn, table)))
+		return rc;
+	if (drop == 0 && (rc = refuse_index_leftover(db, fn, t)))
 		return rc;
 	if (drop == 2 && !store_drops_families(db->st))
 		return store_drop_family(db->st, t, fid, 0); /* (its refusal) */
@@ -198,7 +221,8 @@ static int drop_or_truncate(mrtx_db *db, const char *table, int drop, const char
 	}
 	/* the table was the index table of an index whose drop stopped after
 	 * retiring the declaration: that drop is finished now */
-	if (rc == 0 && drop && (rc = index_drop_finished(db, table))) {
+	if (rc == 0 && drop == 1 && ((rc = FAILPOINT(FP_DDL_AFTER_CLEAR)) ||
+	                             (rc = index_drop_finished(db, table, tident)))) {
 		char msg[512];
 
 		snprintf(msg, sizeof(msg), "%s", mrtx_errmsg());
@@ -212,17 +236,22 @@ static int drop_or_truncate(mrtx_db *db, const char *table, int drop, const char
 /* Keeps I25 (DESIGN §10). */
 int mrtx_drop_table(mrtx_db *db, const char *table)
 {
-	return drop_or_truncate(db, table, 1, NULL);
+	return drop_or_truncate(db, table, 1, NULL, NULL);
+}
+
+int ddl_drop_table_of(mrtx_db *db, const char *table, const uint64_t *ident)
+{
+	return drop_or_truncate(db, table, 1, NULL, ident);
 }
 
 /* Keeps I25 (DESIGN §10). */
 int mrtx_drop_family(mrtx_db *db, const char *table, const char *family)
 {
-	return drop_or_truncate(db, table, 2, family);
+	return drop_or_truncate(db, table, 2, family, NULL);
 }
 
 /* Keeps I25 (DESIGN §10). */
 int mrtx_truncate_table(mrtx_db *db, const char *table)
 {
-	return drop_or_truncate(db, table, 0, NULL);
+	return drop_or_truncate(db, table, 0, NULL, NULL);
 }

@@ -83,12 +83,19 @@ int idx_plan_add(mrtx_txn *txn, index_plan **pp, int kind, const char *table,
  * from the source row, column col reading as *colval (may be NULL). */
 int idx_plan_build_row(mrtx_txn *txn, index_plan **pp, const idx_decl *d, mrtx_bytes key,
                        mrtx_bytes row, const idx_col *col, const mrtx_bytes *colval);
-/* After mrtx_drop_table removed table: delete the markers of index drops
- * that stopped before dropping it (index_drop.c). */
-int index_drop_finished(mrtx_db *db, const char *table);
-/* Before table becomes an index table: if the marker of an index drop that
- * stopped before dropping it names it, drop it now (the drop's intent) and
- * the markers with it (index_drop.c). */
+/* After mrtx_drop_table removed the table (table, ident): delete the
+ * records of index drops that stopped before dropping it (index_drop.c). */
+int index_drop_finished(mrtx_db *db, const char *table, uint64_t ident);
+/* Is t the index table of an index drop that stopped before dropping it?
+ * 1 (the index's name into index), 0, or an error. */
+int index_drop_holds(mrtx_db *db, const store_table *t, char index[MRTX_MAX_NAME + 1]);
+/* Before table becomes an index table: if the record of an index drop that
+ * stopped before dropping it holds it, drop it now (the drop's intent) and
+ * the records with it; records naming an older table of the name only go
+ * (index_drop.c). */
 int index_drop_leftover(mrtx_db *db, const char *table);
+/* mrtx_drop_table of table if its identity is *ident (ident NULL: any):
+ * MRTX_ENOTABLE if the table of that name is another (ddl.c). */
+int ddl_drop_table_of(mrtx_db *db, const char *table, const uint64_t *ident);
 
 #endif

@@ -137,6 +137,7 @@ int lmdb_table_parse(const char *name, const MDB_val *v, store_table **out)
 	atomic_init(&t->nfamilies, nfam);
 	LT(t)->nfam0 = nfam;
 	LT(t)->kp = kp;
+	t->ident = kp;
 	atomic_init(&t->state, frozen ? STORE_T_FROZEN : STORE_T_LIVE);
 	{
 		uint64_t bits[4];

@@ -508,6 +508,7 @@ static int table_parse(rstore *rs, const char *name, mrtx_bytes v, store_table *
 	t->nfamilies = nf;
 	t->families = (const char *const *)fams;
 	t->id = rt->id = rbe32_get(p);
+	t->ident = rt->id;
 	p += 5;
 	for (size_t i = 0; i < nf; i++) {
 		size_t len = *p++; /* checked by rados_map_parse */
@@ -646,7 +647,6 @@ static int table_publish(rstore *rs, store_table *t)
 		rs->tables = nt;
 		rs->ctables = nc;
 	}
-	t->id = t->id; /* the store-wide id from the record */
 	rs->tables[rs->ntables++] = t;
 	return 0;
 }

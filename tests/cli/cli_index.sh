@@ -118,6 +118,23 @@ expect_rc 0 "drop-table finishes it" "$MRTX" drop-table "$S" users_by_email
 expect_err 1 "no index 'by_email'" "drop-table took the record" \
 	"$MRTX" index drop "$S" by_email
 
+# stopped after retiring: the table cannot be truncated; stopped after
+# dropping the table: a user's table of the name is not the drop's to take
+expect_rc 0 "index create a fourth time" \
+	"$MRTX" index create "$S" by_email users p:email users_by_email
+MRTX_FAILPOINTS=index.after_retire=exit expect_rc 99 "index drop stopped a third time" \
+	"$MRTX" index drop "$S" by_email
+expect_err 1 "whose drop stopped before dropping it" "truncate of a half-dropped index table" \
+	"$MRTX" truncate "$S" users_by_email
+MRTX_FAILPOINTS=ddl.after_clear=exit expect_rc 99 "index drop stopped after the table's drop" \
+	"$MRTX" index drop "$S" by_email
+expect_out "users" "after the table's drop: the table is gone" "$MRTX" tables "$S"
+expect_rc 0 "a user's table of the name" "$MRTX" create-table "$S" users_by_email i
+expect_rc 0 "a user's row in it" "$MRTX" put "$S" users_by_email mine i:q kept
+expect_rc 0 "index drop again removes only the record" "$MRTX" index drop "$S" by_email
+expect_out "kept" "the user's table stays" "$MRTX" get "$S" users_by_email mine i:q
+expect_rc 0 "drop-table of the user's table" "$MRTX" drop-table "$S" users_by_email
+
 # the source table can go now
 expect_rc 0 "drop-table of the source" "$MRTX" drop-table "$S" users
 expect_out "" "no table left" "$MRTX" tables "$S"

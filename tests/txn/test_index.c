@@ -1105,6 +1105,60 @@ static void test_drop_index_half_done(void **state)
 	free(path);
 }
 
+/* The drop record holds the index table by name and identity.  A drop
+ * that stopped after the index table's drop, before removing its record,
+ * leaves a record that holds nothing: a user's table created under the
+ * name is never dropped for it, neither by a repeated mrtx_drop_index nor
+ * by a new index taking the name.  A table a record holds is not
+ * truncated. */
+static void test_drop_record_identity(void **state)
+{
+	char *path, buf[16];
+	mrtx_db *db = setup(&path);
+	mrtx_index_spec s = email_spec();
+
+	(void)state;
+	assert_int_equal(put2(db, "u1", "email", "one@x"), 0);
+	/* stopped after retiring: the table is held */
+	assert_int_equal(mrtx_failpoints_set("index.after_retire=error"), 0);
+	assert_int_equal(mrtx_drop_index(db, "by_email"), MRTX_ESTORE);
+	assert_int_equal(mrtx_failpoints_set(NULL), 0);
+	assert_int_equal(mrtx_truncate_table(db, "users_by_email"), MRTX_EINVAL);
+	assert_non_null(strstr(mrtx_errmsg(), "drop that index again"));
+	assert_int_equal(count_cells(db, "users_by_email"), 1);
+	/* stopped after dropping the table, before removing the record */
+	assert_int_equal(mrtx_failpoints_set("ddl.after_clear=error"), 0);
+	assert_int_equal(mrtx_drop_index(db, "by_email"), MRTX_ESTORE);
+	assert_int_equal(mrtx_failpoints_set(NULL), 0);
+	assert_false(table_exists(db, "users_by_email"));
+	/* a user's table of that name: the repeated drop removes the record */
+	assert_int_equal(tu_table(db, "users_by_email", MRTX_INDEX_FAMILY, NULL), 0);
+	assert_int_equal(tu_put_str(db, "users_by_email", "mine", "i:q", "kept"), 0);
+	assert_int_equal(mrtx_drop_index(db, "by_email"), 0);
+	assert_int_equal(tu_get_str(db, "users_by_email", "mine", "i:q", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "kept");
+	assert_int_equal(mrtx_drop_index(db, "by_email"), MRTX_EINVAL);
+	assert_int_equal(mrtx_truncate_table(db, "users_by_email"), 0); /* not held */
+	assert_int_equal(mrtx_drop_table(db, "users_by_email"), 0);
+
+	/* the same, met by a new index that takes the name */
+	assert_int_equal(mrtx_create_index(db, &s), 0);
+	assert_int_equal(mrtx_failpoints_set("ddl.after_clear=error"), 0);
+	assert_int_equal(mrtx_drop_index(db, "by_email"), MRTX_ESTORE);
+	assert_int_equal(mrtx_failpoints_set(NULL), 0);
+	assert_int_equal(tu_table(db, "users_by_email", MRTX_INDEX_FAMILY, NULL), 0);
+	assert_int_equal(tu_put_str(db, "users_by_email", "mine", "i:q", "kept"), 0);
+	s.name = "by_email2";
+	assert_int_equal(mrtx_create_index(db, &s), 0);
+	assert_int_equal(tu_get_str(db, "users_by_email", "mine", "i:q", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "kept");
+	assert_int_equal(lookup_in(db, "by_email2", "one@x").n, 1);
+	assert_int_equal(mrtx_drop_index(db, "by_email"), MRTX_EINVAL); /* record gone */
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 /* A declaration and a drop of its index table are ordered: an index
  * table whose drop or truncate has begun (here frozen by a drop that
  * died) is refused, and nothing is declared, so the source stays
@@ -1215,6 +1269,7 @@ int main(void)
 		cmocka_unit_test(test_late_declaration),
 		cmocka_unit_test(test_drop_index),
 		cmocka_unit_test(test_drop_index_half_done),
+		cmocka_unit_test(test_drop_record_identity),
 		cmocka_unit_test(test_declaration_meets_drop),
 		cmocka_unit_test(test_backfill_cut_short),
 	};
