@@ -53,8 +53,9 @@ struct store_backend {
 	int (*add_family)(store *st, const store_table *t, const char *family);
 	int (*table_freeze)(store *st, const store_table *t, int on, uint64_t *token);
 	int (*table_clear)(store *st, const store_table *t, int drop, uint64_t token);
-	/* NULL: a drop or truncate is one write, never seen closed */
-	int (*table_closed)(store *st, const store_table *t, int *closed);
+	/* store_table_held; NULL: a drop or truncate is one write, never
+	 * seen closed, and a freeze is t->state after a refresh */
+	int (*table_held)(store *st, const store_table *t, int *held);
 	int (*table_refresh)(store *st);
 	/* NULL: families are never dropped (MRTX_ENOTSUP) */
 	int (*drop_family)(store *st, const store_table *t, unsigned fid, uint64_t token);

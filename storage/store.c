@@ -192,8 +192,29 @@ int store_table_clear(store *st, const store_table *t, int drop, uint64_t token)
 
 int store_table_closed(store *st, const store_table *t, int *closed)
 {
+	int held = 0, rc;
+
 	*closed = 0;
-	return BE(st)->table_closed ? BE(st)->table_closed(st, t, closed) : 0;
+	if (!BE(st)->table_held)
+		return 0;
+	rc = BE(st)->table_held(st, t, &held);
+	*closed = held == STORE_HELD_CLOSED;
+	return rc;
+}
+
+int store_table_held(store *st, const store_table *t, int *held)
+{
+	int rc;
+
+	*held = 0;
+	if (BE(st)->table_held)
+		return BE(st)->table_held(st, t, held);
+	if ((rc = store_table_refresh(st)))
+		return rc;
+	if (atomic_load_explicit(&((store_table *)(uintptr_t)t)->state, memory_order_acquire) ==
+	    STORE_T_FROZEN)
+		*held = STORE_HELD_FROZEN;
+	return 0;
 }
 
 int store_drop_family(store *st, const store_table *t, unsigned fid, uint64_t token)

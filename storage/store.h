@@ -300,6 +300,14 @@ int store_table_clear(store *st, const store_table *t, int drop, uint64_t token)
  * is not settled: the call settled every lock in it before the close, and
  * no write lands in it after.  *closed: 1 or 0; 0 or the read's error. */
 int store_table_closed(store *st, const store_table *t, int *closed);
+/* Is t held by a drop or truncate (of it or of one of its families) that
+ * has not finished, one cut short included?  *held: 0; STORE_HELD_FROZEN
+ * (no new lock may be taken in it: a commit that would take one fails with
+ * MRTX_CONFLICT); STORE_HELD_CLOSED (RADOS: closed too, reads wait and
+ * fail with MRTX_ELOCKED).  Reads t's records afresh.  0 or the read's
+ * error. */
+enum { STORE_HELD_FROZEN = 1, STORE_HELD_CLOSED = 2 };
+int store_table_held(store *st, const store_table *t, int *held);
 int store_table_refresh(store *st);
 int store_alter_family(store *st, const store_table *t, unsigned fid, const store_policy *pol);
 int store_drop_family(store *st, const store_table *t, unsigned fid, uint64_t token);

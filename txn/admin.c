@@ -299,6 +299,19 @@ int admin_family_policy(mrtx_db *db, const char *table, size_t i, mrtx_family_sp
 	return 0;
 }
 
+int admin_table_held(mrtx_db *db, const char *table, int *held)
+{
+	const store_table *t;
+	int rc;
+
+	if (!db || !table || !held)
+		return mrtx__seterr(MRTX_EINVAL, "admin_table_held: NULL argument");
+	*held = 0;
+	if ((rc = store_table_find(db->st, table, &t)))
+		return rc;
+	return store_table_held(db->st, t, held);
+}
+
 int admin_info(mrtx_db *db, admin_store_info *out)
 {
 	return store_get_info(db->st, out);

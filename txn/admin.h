@@ -159,6 +159,17 @@ int admin_count_rows(mrtx_db *db, const char *table, admin_row_counts *out);
  */
 int admin_family_policy(mrtx_db *db, const char *table, size_t i, mrtx_family_spec *out);
 
+/*
+ * Is table held by a drop or truncate (of it or of one of its families)
+ * that has not finished, one cut short included (`mrtx describe`, `mrtx
+ * stats`)?  *held: 0; ADMIN_HELD_FROZEN (commits that would write it fail
+ * with MRTX_CONFLICT); ADMIN_HELD_CLOSED (RADOS: reads fail with
+ * MRTX_ELOCKED too).  Running the drop or truncate again finishes it.
+ * @return 0; MRTX_EINVAL; MRTX_ENOTABLE; MRTX_ECORRUPT; MRTX_ESTORE.
+ */
+enum { ADMIN_HELD_FROZEN = STORE_HELD_FROZEN, ADMIN_HELD_CLOSED = STORE_HELD_CLOSED };
+int admin_table_held(mrtx_db *db, const char *table, int *held);
+
 /* The store's kind, and LMDB's map and reader figures (storage/store.h:
  * store_info). */
 typedef store_info admin_store_info;

@@ -85,6 +85,7 @@ int commit_atomic(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 	mrtx_bytes stable;
 	int rc, applied, hard = 0, blind = 0, gen = 0, nochk = 0;
 	const char *why = NULL;
+	const store_table *wt = NULL; /* the first refused write's table */
 	trow *r;
 
 	RB_FOREACH(r, trow_tree, &txn->rows)
@@ -158,6 +159,8 @@ int commit_atomic(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 			blind = 1;
 		else {
 			hard = 1;
+			if (i < n && !why)
+				wt = w[i].r->t;
 			why = why ? why : i < n ? "a row to write changed or is locked by a concurrent "
 			                          "transaction" :
 			                          "a row this transaction read was changed, or is "
@@ -174,5 +177,5 @@ int commit_atomic(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 		return gen_changed(txn);
 	if (blind && !hard)
 		return 1;
-	return mrtx__seterr(MRTX_CONFLICT, "commit: %s", why ? why : "a condition failed");
+	return write_refused(txn, wt, "commit", why ? why : "a condition failed");
 }

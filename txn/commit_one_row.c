@@ -39,8 +39,8 @@ int commit_one_row(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 	if (op.result == MRTX_CONFLICT && w->blind)
 		return 1;
 	if (op.result == MRTX_CONFLICT)
-		return mrtx__seterr(MRTX_CONFLICT, "table '%s': the row changed or is locked by "
-		                    "a concurrent transaction", w->r->t->name);
+		return write_refused(txn, w->r->t, "single-row commit", "the row changed or is "
+		                     "locked by a concurrent transaction");
 	(void)stamped_ts(txn, &op, ts);
 	return 0;
 }

@@ -192,9 +192,15 @@ int commit_two_phase(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 	reread = rc == 0 && !gen && conflict && !hard;
 	if (rc == 0 && gen)
 		rc = gen_changed(txn);
-	else if (rc == 0 && conflict)
-		rc = mrtx__seterr(MRTX_CONFLICT, "prewrite: a row to write changed or is locked by "
-		                  "a concurrent transaction");
+	else if (rc == 0 && conflict) {
+		const store_table *ct = NULL;
+
+		for (size_t i = 0; i < n && !ct; i++)
+			if (ops[i].result == MRTX_CONFLICT && (hard ? !w[i].blind : 1))
+				ct = w[i].r->t;
+		rc = write_refused(txn, ct, "prewrite", "a row to write changed or is locked by a "
+		                   "concurrent transaction");
+	}
 	if (rc == 0)
 		rc = FAILPOINT(FP_COMMIT_AFTER_PREWRITE);
 	if (rc == 0)

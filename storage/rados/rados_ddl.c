@@ -468,7 +468,7 @@ static int new_token(rstore *rs, uint64_t *tok)
 	return 0;
 }
 
-int rados_store_table_closed(store *st, const store_table *t, int *closed)
+int rados_store_table_held(store *st, const store_table *t, int *held)
 {
 	rstore *rs = RS(st);
 	char tk[MRTX_MAX_NAME + 3], pk[MRTX_MAX_NAME + 3], dk[MRTX_MAX_NAME + 3];
@@ -478,15 +478,15 @@ int rados_store_table_closed(store *st, const store_table *t, int *closed)
 	drec d;
 	int rc;
 
-	*closed = 0;
+	*held = 0;
 	keys_of(t->name, tk, pk, dk);
 	keys[0] = tk;
 	keys[1] = dk;
 	arena_init(&a);
-	/* the record still t's (not switched) and its drop record closing */
+	/* the record still t's (not switched) and its drop record t's */
 	if ((rc = rados_meta_read(rs, keys, 2, &a, v)) == 0 && rec_is(v[0], t) && v[1].data &&
-	    drec_parse(v[1], &d) == 0 && d.id == id_of(t) && d.phase == PHASE_CLOSING)
-		*closed = 1;
+	    drec_parse(v[1], &d) == 0 && d.id == id_of(t))
+		*held = d.phase == PHASE_CLOSING ? STORE_HELD_CLOSED : STORE_HELD_FROZEN;
 	arena_free(&a);
 	return rc;
 }

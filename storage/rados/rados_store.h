@@ -44,7 +44,7 @@ int rados_store_alter_family(store *st, const store_table *t, unsigned fid,
 int rados_store_add_family(store *st, const store_table *t, const char *family);
 int rados_store_table_freeze(store *st, const store_table *t, int on, uint64_t *token);
 int rados_store_table_clear(store *st, const store_table *t, int drop, uint64_t token);
-int rados_store_table_closed(store *st, const store_table *t, int *closed);
+int rados_store_table_held(store *st, const store_table *t, int *held);
 int rados_store_table_refresh(store *st);
 int rados_store_read_row(store *st, const store_table *t, mrtx_bytes row,
                          const store_filter *f, mrtx_arena *a, store_row *out);

@@ -79,6 +79,42 @@ expect_out "c f:q committed" "crashed writers: u holds exactly the committed row
 expect_out "[]" "crashed writers: no lock left" "$MRTX" locks "$S" --json
 expect_rc 0 "check --strict after the drops" "$MRTX" check --strict "$S"
 
+# a drop cut short after its freeze (in the settling of a crashed writer's
+# locks): describe says so, and so do the writes it refuses, until a drop
+# run again finishes it
+expect_rc 0 "create-table t (a third time)" "$MRTX" create-table "$S" t f
+MRTX_FAILPOINTS=commit.after_prewrite=exit "$MRTX" txn "$S" \
+	<<<$'put t e f:q 1\nput u e f:q never' >/dev/null 2>&1
+MRTX_FAILPOINTS=recover.after_abort=exit expect_rc 99 "drop-table cut short" \
+	"$MRTX" drop-table "$S" t
+"$MRTX" describe "$S" t | grep -q '^state: *frozen by a drop or truncate' && ok ||
+	bad "describe of a frozen table: $("$MRTX" describe "$S" t 2>&1)"
+"$MRTX" describe "$S" t --json | grep -q '"held":"frozen"' && ok ||
+	bad "describe --json of a frozen table: $("$MRTX" describe "$S" t --json 2>&1)"
+"$MRTX" describe "$S" u | grep -q '^state:' && bad "describe of a live table has a state" ||
+	ok
+"$MRTX" describe "$S" u --json | grep -q '"held":null' && ok ||
+	bad "describe --json of a live table: $("$MRTX" describe "$S" u --json 2>&1)"
+"$MRTX" stats "$S" | grep -q '^  t (f):.*; frozen by an unfinished drop or truncate' && ok ||
+	bad "stats of a frozen table: $("$MRTX" stats "$S" 2>&1)"
+"$MRTX" stats "$S" --json | grep -q '"held":"frozen"' && ok ||
+	bad "stats --json of a frozen table: $("$MRTX" stats "$S" --json 2>&1)"
+"$MRTX" check "$S" | grep -q '^table t is frozen by a drop or truncate' && ok ||
+	bad "check of a frozen table: $("$MRTX" check "$S" 2>&1)"
+"$MRTX" check "$S" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+sys.exit(0 if d["held"] == [{"table": "t", "state": "frozen"}] and d["ok"] else 1)' && ok ||
+	bad "check --json of a frozen table: $("$MRTX" check "$S" --json 2>&1)"
+expect_err 1 "table 't' is frozen by a drop or truncate" "put into a frozen table" \
+	"$MRTX" put "$S" t x f:q 1
+expect_rc 0 "drop-table again finishes it" "$MRTX" drop-table "$S" t
+expect_out "[]" "the finished drop: no lock left" "$MRTX" locks "$S" --json
+"$MRTX" check "$S" --json | python3 -c '
+import json, sys
+sys.exit(0 if json.load(sys.stdin)["held"] == [] else 1)' && ok ||
+	bad "check --json after the drop: $("$MRTX" check "$S" --json 2>&1)"
+
 # --------------------------------------------------------- refusals, usage
 expect_err 1 'read-only' "drop-table --read-only" "$MRTX" --read-only drop-table "$S" u
 expect_err 1 'read-only' "truncate --read-only" "$MRTX" --read-only truncate "$S" u

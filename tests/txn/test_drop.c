@@ -148,6 +148,19 @@ static void test_overlapping(void **state)
 	assert_int_equal(store_table_find(db->st, "b", &tb), 0);
 	assert_int_equal(store_table_freeze(db->st, tb, 1, &tok_dead), 0);
 	assert_int_equal(tu_put_str(db, "b", "r3", "f:q", "w"), MRTX_CONFLICT);
+	assert_non_null(strstr(mrtx_errmsg(), "table 'b' is frozen by a drop or truncate"));
+	{
+		/* and with rows of two tables: the message names the frozen one */
+		mrtx_txn *txn;
+
+		assert_int_equal(mrtx_begin(db, &txn), 0);
+		assert_int_equal(mrtx_put(txn, "a", MRTX_CSTR("r3"), "f", MRTX_CSTR("q"),
+		                          MRTX_CSTR("w")), 0);
+		assert_int_equal(mrtx_put(txn, "b", MRTX_CSTR("r3"), "f", MRTX_CSTR("q"),
+		                          MRTX_CSTR("w")), 0);
+		assert_int_equal(mrtx_commit(txn), MRTX_CONFLICT);
+		assert_non_null(strstr(mrtx_errmsg(), "table 'b' is frozen"));
+	}
 	assert_true(has(db, "b", "r2", "w")); /* readable */
 	assert_int_equal(mrtx_drop_table(db, "b"), 0);
 	assert_int_equal(store_table_clear(db->st, tb, 1, tok_dead), MRTX_ENOTABLE);

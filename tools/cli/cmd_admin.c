@@ -17,49 +17,6 @@
 
 /* ------------------------------------------------------------- tables */
 
-typedef struct name_list {
-	char **v;
-	size_t n, cap;
-} name_list;
-
-static int names_add(const char *table, void *payload)
-{
-	name_list *l = payload;
-
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 16;
-		char **g = realloc(l->v, cap * sizeof(*g));
-
-		if (!g)
-			return MRTX_ENOMEM;
-		l->v = g;
-		l->cap = cap;
-	}
-	if (!(l->v[l->n] = strdup(table)))
-		return MRTX_ENOMEM;
-	l->n++;
-	return 0;
-}
-
-static void names_free(name_list *l)
-{
-	for (size_t i = 0; i < l->n; i++)
-		free(l->v[i]);
-	free(l->v);
-	memset(l, 0, sizeof(*l));
-}
-
-/* Every table's name, in name order. */
-static int names_list(mrtx_db *db, name_list *out)
-{
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	if ((rc = mrtx_tables(db, names_add, out)))
-		names_free(out);
-	return rc;
-}
-
 /* ------------------------------------------------------------- locks */
 
 static long long ms_since_commit(const lock_rec *r, uint64_t now_ms)
@@ -557,7 +514,13 @@ typedef struct tstats {
 	admin_row_counts n;
 	const char *const *fams;
 	size_t nfams;
+	int held; /* ADMIN_HELD_* or 0 */
 } tstats;
+
+static const char *held_word(int held)
+{
+	return held == ADMIN_HELD_CLOSED ? "closed" : held ? "frozen" : NULL;
+}
 
 static void stats_locks_json(const admin_row_counts *s)
 {
@@ -591,7 +554,9 @@ int cmd_stats(int argc, char **argv)
 		HELP(usage, "Tables with their rows (rows holding at least one cell), cells and\n"
 		     "lock records by state; LMDB map size and use; reader slots (stale\n"
 		     "slots of dead processes are cleared first); whether the store is open\n"
-		     "read-only (--read-only), and without lock.mdb.\n");
+		     "read-only (--read-only), and without lock.mdb.  A table frozen (on\n"
+		     "RADOS, also closed) by a drop or truncate that has not finished says\n"
+		     "so (--json: held, null, \"frozen\" or \"closed\").\n");
 	if (npos != 1)
 		return tool_usage_err(argv[0], usage, "expected STORE");
 	if ((rc = tool_open(argv[0], pos[0], 0, &db)))
@@ -606,7 +571,8 @@ int cmd_stats(int argc, char **argv)
 	}
 	for (size_t i = 0; i < nt; i++) {
 		if ((rc = mrtx_table_families(db, tables.v[i], &ts[i].fams, &ts[i].nfams)) ||
-		    (rc = admin_count_rows(db, tables.v[i], &ts[i].n)))
+		    (rc = admin_count_rows(db, tables.v[i], &ts[i].n)) ||
+		    (rc = admin_table_held(db, tables.v[i], &ts[i].held)))
 			goto fail;
 		all.lock_records += ts[i].n.lock_records;
 		all.rows += ts[i].n.rows;
@@ -628,7 +594,10 @@ int cmd_stats(int argc, char **argv)
 			printf("],\"rows\":%lu,\"cells\":%lu,\"lock_records\":%lu,\"locks\":",
 			       ts[i].n.rows, ts[i].n.cells, ts[i].n.lock_records);
 			stats_locks_json(&ts[i].n);
-			putchar('}');
+			if (ts[i].held)
+				printf(",\"held\":\"%s\"}", held_word(ts[i].held));
+			else
+				fputs(",\"held\":null}", stdout);
 		}
 		printf("],\"rows\":%lu,\"cells\":%lu,\"lock_records\":%lu,\"locks\":", all.rows,
 		       all.cells, all.lock_records);
@@ -652,6 +621,9 @@ int cmd_stats(int argc, char **argv)
 			printf("): %lu rows, %lu cells, %lu lock records: ", ts[i].n.rows,
 			       ts[i].n.cells, ts[i].n.lock_records);
 			stats_locks_text(&ts[i].n);
+			if (ts[i].held)
+				printf("; %s by an unfinished drop or truncate (run it again)",
+				       held_word(ts[i].held));
 			putchar('\n');
 		}
 		printf("rows:    %lu\ncells:   %lu\nlocks:   %lu records: ", all.rows, all.cells,

@@ -268,6 +268,46 @@ out:
 	return rc;
 }
 
+/* Tables held by a drop or truncate that has not finished (one cut short
+ * included): not findings (a drop may be running), but said, each with
+ * what finishes it.  JSON: ,"held":[{table, state}]. */
+static int report_held(mrtx_db *db, int json)
+{
+	name_list tables;
+	size_t shown = 0;
+	int rc, held;
+
+	if ((rc = names_list(db, &tables)))
+		return rc;
+	if (json)
+		fputs(",\"held\":[", stdout);
+	for (size_t i = 0; i < tables.n; i++) {
+		if ((rc = admin_table_held(db, tables.v[i], &held)) == MRTX_ENOTABLE) {
+			rc = 0; /* (dropped since the list) */
+			continue;
+		}
+		if (rc)
+			break;
+		if (!held)
+			continue;
+		if (json) {
+			fputs(shown ? ",{\"table\":" : "{\"table\":", stdout);
+			json_str(stdout, tables.v[i], strlen(tables.v[i]));
+			printf(",\"state\":\"%s\"}", held == ADMIN_HELD_CLOSED ? "closed" : "frozen");
+		} else {
+			printf("table %s is %s by a drop or truncate (of it or of a family) that has "
+			       "not finished: commits that write it fail until it ends; if it was "
+			       "cut short, run it again\n", tables.v[i],
+			       held == ADMIN_HELD_CLOSED ? "closed" : "frozen");
+		}
+		shown++;
+	}
+	if (json)
+		putchar(']');
+	names_free(&tables);
+	return rc;
+}
+
 int cmd_check(int argc, char **argv)
 {
 	static const char usage[] = "mrtx check STORE [--strict | --deep] [--json]";
@@ -304,7 +344,9 @@ int cmd_check(int argc, char **argv)
 		       "locks and orphans of crashed writers, which `mrtx recover` settles:\n"
 		       "reported, exit 0 unless --strict).  Transactions in flight are counted\n"
 		       "as live and are not findings.  After `mrtx recover`, a healthy store\n"
-		       "passes --strict.\n\n"
+		       "passes --strict.  A table frozen (on RADOS, also closed) by a drop or\n"
+		       "truncate that has not finished is said, not a finding: the drop may be\n"
+		       "running (--json: held, [{table, state}]).\n\n"
 		       "--deep verifies an LMDB store's file instead, page by page, without\n"
 		       "opening the store (so also one that mrtx refuses to open), trusting\n"
 		       "nothing in it: both meta pages; every page of the main and free-list\n"
@@ -352,11 +394,19 @@ int cmd_check(int argc, char **argv)
 		goto out;
 	}
 	ok = s.corrupt == 0 && (!strict || s.resolvable == 0);
+	if (json)
+		printf("%s]", o.n ? "\n" : "");
+	if ((rc = report_held(db, json))) {
+		if (json)
+			puts("}");
+		rc = tool_fail(argv[0], "tables' states", rc);
+		goto out;
+	}
 	if (json) {
-		printf("%s],\"ok\":%s,\"strict\":%s,\"tables\":%lu,\"lock_records\":%lu,"
+		printf(",\"ok\":%s,\"strict\":%s,\"tables\":%lu,\"lock_records\":%lu,"
 		       "\"locks\":{\"STABLE\":%lu,\"PREWRITTEN\":%lu,\"COMMITTED\":%lu,"
 		       "\"ABORTED\":%lu},\"live\":%lu,\"corrupt\":%lu,\"resolvable\":%lu}\n",
-		       o.n ? "\n" : "", ok ? "true" : "false", strict ? "true" : "false",
+		       ok ? "true" : "false", strict ? "true" : "false",
 		       s.tables, s.locks, s.by_state[0], s.by_state[1], s.by_state[2],
 		       s.by_state[3], s.live, s.corrupt, s.resolvable);
 	} else {

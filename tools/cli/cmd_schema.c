@@ -215,7 +215,7 @@ static int describe_policies(mrtx_db *db, const char *table, size_t nf, int json
 int cmd_describe(int argc, char **argv)
 {
 	static const char usage[] = "mrtx describe STORE TABLE [--json]";
-	int json = 0, npos, help, rc;
+	int json = 0, npos, help, rc, held = 0;
 	const tool_opt opts[] = { { "json", 0, NULL, &json }, { NULL, 0, NULL, NULL } };
 	const char *const *fams;
 	char **pos = argv + 1;
@@ -233,9 +233,13 @@ int cmd_describe(int argc, char **argv)
 		     "even past the TTL, default 0; TTL: versions older are dropped, default\n"
 		     "FOREVER; a family added by add-family keeps 1 version); the secondary\n"
 		     "indexes on it (name, indexed column, index table, clustered columns);\n"
-		     "and, for an index table, the index it holds.  --json prints {table,\n"
-		     "families, policies: [{name, versions, min_versions, ttl_ms (0:\n"
-		     "forever)}], indexes: [{name, column, index_table, cluster}], index_of:\n"
+		     "and, for an index table, the index it holds.  A table frozen (or, on\n"
+		     "RADOS, closed) by a drop or truncate that has not finished, one cut\n"
+		     "short included, gets a line\n"
+		     "  state:    frozen|closed by a drop or truncate ...\n"
+		     "--json prints {table, families, policies: [{name, versions,\n"
+		     "min_versions, ttl_ms (0: forever)}], held: null, \"frozen\" or\n"
+		     "\"closed\", indexes: [{name, column, index_table, cluster}], index_of:\n"
 		     "null or {name, table, column}}.\n");
 	if (npos != 2)
 		return tool_usage_err(argv[0], usage, "expected STORE and TABLE");
@@ -257,6 +261,10 @@ int cmd_describe(int argc, char **argv)
 		json_names(stdout, fams, nf);
 		if ((rc = describe_policies(db, c.table, nf, 1)))
 			goto policy_failed;
+		if ((rc = admin_table_held(db, c.table, &held)))
+			goto held_failed;
+		printf(",\"held\":%s", held == ADMIN_HELD_CLOSED ? "\"closed\"" :
+		       held ? "\"frozen\"" : "null");
 		fputs(",\"indexes\":[", stdout);
 	} else {
 		fputs("table:    ", stdout);
@@ -269,6 +277,14 @@ int cmd_describe(int argc, char **argv)
 		putchar('\n');
 		if ((rc = describe_policies(db, c.table, nf, 0)))
 			goto policy_failed;
+		if ((rc = admin_table_held(db, c.table, &held)))
+			goto held_failed;
+		if (held)
+			printf("state:    %s by a drop or truncate (of the table or a family) that "
+			       "has not finished: commits that write it fail%s; run that drop or "
+			       "truncate again to finish it\n",
+			       held == ADMIN_HELD_CLOSED ? "closed" : "frozen",
+			       held == ADMIN_HELD_CLOSED ? " and reads wait" : "");
 	}
 	rc = mrtx_indexes(db, describe_index, &c);
 	if (json) {
@@ -300,6 +316,10 @@ int cmd_describe(int argc, char **argv)
 policy_failed:
 	fflush(stdout);
 	rc = tool_fail(argv[0], "family policies", rc);
+	goto out;
+held_failed:
+	fflush(stdout);
+	rc = tool_fail(argv[0], "the table's state", rc);
 out:
 	free(c.of_mem);
 	mrtx_close(db);

@@ -505,3 +505,42 @@ int tool_stderr_tty(void)
 {
 	return isatty(STDERR_FILENO);
 }
+
+/* ---- table names ---- */
+
+static int names_add(const char *table, void *payload)
+{
+	name_list *l = payload;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		char **g = realloc(l->v, cap * sizeof(*g));
+
+		if (!g)
+			return MRTX_ENOMEM;
+		l->v = g;
+		l->cap = cap;
+	}
+	if (!(l->v[l->n] = strdup(table)))
+		return MRTX_ENOMEM;
+	l->n++;
+	return 0;
+}
+
+void names_free(name_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+int names_list(mrtx_db *db, name_list *out)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = mrtx_tables(db, names_add, out)))
+		names_free(out);
+	return rc;
+}

@@ -173,6 +173,16 @@ void tool_open_options(const mrtx_options *o, int two_phase);
  */
 int tool_open(const char *cmd, const char *path, int create, mrtx_db **out);
 
+/* A list of table names (names_list), each malloc'd. */
+typedef struct name_list {
+	char **v;
+	size_t n, cap;
+} name_list;
+/* Every table's name, in name order, into *out (names_free it).  0 or an
+ * mrtx error (*out empty). */
+int names_list(mrtx_db *db, name_list *out);
+void names_free(name_list *l);
+
 /* A loose "is the process's stdout/stderr a terminal" for progress lines. */
 int tool_stderr_tty(void);
 
