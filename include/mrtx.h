@@ -535,7 +535,9 @@ int mrtx_drop_family(mrtx_db *db, const char *table, const char *family);
  * or truncates of one table at once: the later one takes the freeze over
  * and the earlier one fails with MRTX_ELOCKED, having removed nothing.
  * A table an index reads or writes cannot be dropped (mrtx_drop_index
- * first).  A successful drop of the index table of an index whose
+ * first); a call refused so (as any refused drop, truncate or family
+ * drop) lifts a freeze that one cut short left on the table, since nothing
+ * else would while the refusal stands.  A successful drop of the index table of an index whose
  * mrtx_drop_index stopped half way also removes that drop's record (an
  * error then says the table is gone but the record stays).
  *

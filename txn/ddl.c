@@ -113,6 +113,25 @@ static int refuse_index_leftover(mrtx_db *db, const char *fn, const store_table 
 	return rc;
 }
 
+/* A drop or truncate refused before its freeze (rc, message set): if one
+ * cut short left t frozen, nothing would lift that freeze while the
+ * refusal stands (an index declared before it froze, say), so it is taken
+ * over and lifted, as that call would have on failing.  rc. */
+static int refused(mrtx_db *db, const store_table *t, int rc)
+{
+	uint64_t token;
+	char msg[512];
+	int held = 0;
+
+	if (rc != MRTX_EINVAL)
+		return rc;
+	snprintf(msg, sizeof(msg), "%s", mrtx_errmsg());
+	if (store_table_held(db->st, t, &held) == 0 && held == STORE_HELD_FROZEN &&
+	    store_table_freeze(db->st, t, 1, &token) == 0)
+		(void)store_table_freeze(db->st, t, 0, &token);
+	return mrtx__seterr(rc, "%s", msg);
+}
+
 typedef struct settle_ctx {
 	store *st;
 	size_t found;
@@ -169,10 +188,9 @@ static int drop_or_truncate(mrtx_db *db, const char *table, int drop, const char
 		                    "newer one)", table);
 	if (drop == 2 && (rc = store_family_find(db->st, t, family, &fid)))
 		return rc;
-	if ((rc = refuse_indexed(db, fn, table)))
-		return rc;
-	if (drop == 0 && (rc = refuse_index_leftover(db, fn, t)))
-		return rc;
+	if ((rc = refuse_indexed(db, fn, table)) ||
+	    (drop == 0 && (rc = refuse_index_leftover(db, fn, t))))
+		return refused(db, t, rc);
 	if (drop == 2 && !store_drops_families(db->st))
 		return store_drop_family(db->st, t, fid, 0); /* (its refusal) */
 	/* 1: no new lock in the table from here on */

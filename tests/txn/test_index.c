@@ -1205,6 +1205,31 @@ static void test_declaration_meets_drop(void **state)
 	free(path);
 }
 
+/* A drop of a family that checked for indexes before one was declared,
+ * then froze the table and died: a repeated call is refused (the table is
+ * indexed now), and takes the dead freeze over and lifts it, so writes go
+ * on; before, nothing could lift it but dropping the index. */
+static void test_refusal_lifts_dead_freeze(void **state)
+{
+	const store_table *t;
+	uint64_t tok;
+	char *path;
+	mrtx_db *db = setup(&path);
+
+	(void)state;
+	assert_int_equal(store_table_find(mrtx__db_store(db), "users", &t), 0);
+	assert_int_equal(store_table_freeze(mrtx__db_store(db), t, 1, &tok), 0);
+	assert_int_equal(put2(db, "u1", "email", "one@x"), MRTX_CONFLICT);
+	assert_non_null(strstr(mrtx_errmsg(), "table 'users' is frozen"));
+	assert_int_equal(mrtx_drop_family(db, "users", "x"), MRTX_EINVAL);
+	assert_non_null(strstr(mrtx_errmsg(), "used by index 'by_email'"));
+	assert_int_equal(put2(db, "u1", "email", "one@x"), 0);
+	assert_int_equal(lookup(db, "one@x").n, 1);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
 static int count_hit(const mrtx_index_hit *h, void *payload)
 {
 	(void)h;
@@ -1271,6 +1296,7 @@ int main(void)
 		cmocka_unit_test(test_drop_index_half_done),
 		cmocka_unit_test(test_drop_record_identity),
 		cmocka_unit_test(test_declaration_meets_drop),
+		cmocka_unit_test(test_refusal_lifts_dead_freeze),
 		cmocka_unit_test(test_backfill_cut_short),
 	};
 
