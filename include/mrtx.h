@@ -1154,7 +1154,9 @@ long mrtx_failpoint_hits(const char *name);
  * end, so dest_dir holds a store (its data.mdb; LMDB adds lock.mdb at the
  * first open) only once the backup is complete; on failure everything the
  * call created is removed (dest_dir too if it created it).  A process that
- * dies during the call may leave .mrtx-backup-partial/: remove it.  Open
+ * dies during the call may leave .mrtx-backup-partial/: the next call into
+ * dest_dir clears it (the running call holds an flock on it, so one that
+ * runs is never cleared: that is MRTX_EEXIST).  Open
  * the copy with mrtx_open like any store.  It keeps the source's store id
  * (its lock records carry it: it is the same store's data), and opens as a
  * store of its own, also beside the source in one process.
@@ -1168,7 +1170,7 @@ long mrtx_failpoint_hits(const char *name);
  * @return MRTX_OK; MRTX_EINVAL (NULL or empty argument, a path too long, a
  *   read-only handle opened without lock.mdb, which writers cannot see);
  *   MRTX_ENOTSUP (a RADOS store); MRTX_EEXIST (dest_dir exists and is not an empty
- *   directory; nothing was changed); MRTX_ECORRUPT (a lock in the copy
+ *   directory, or a backup into it is running; nothing was changed); MRTX_ECORRUPT (a lock in the copy
  *   could not be settled or the copy's check found damage the protocol
  *   cannot produce: the source needs `mrtx check`; no copy is left);
  *   MRTX_EFULL (disk full); MRTX_ESTORE (I/O, permissions, a missing

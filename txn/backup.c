@@ -4,7 +4,10 @@
  *
  *   1 DEST must be missing or an empty directory (never overwritten); the
  *     copy is built in DEST/.mrtx-backup-partial/ so that DEST holds a
- *     store only once the backup is complete.
+ *     store only once the backup is complete.  The call holds an flock on
+ *     that directory while it runs: a DEST holding only the directory of
+ *     a backup that died (its flock free) is cleared and used, one whose
+ *     backup runs is refused.
  *   2 store_copy: LMDB's copy of the environment as of one committed LMDB
  *     transaction.  Every protocol step is an LMDB transaction, so the copy
  *     is a state a crash of every writer at that instant would leave.
@@ -31,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,11 +49,47 @@ typedef struct bpaths {
 	char dest_data[4096];  /* DEST/data.mdb */
 } bpaths;
 
-/* DEST missing (created: *created = 1) or an empty directory. */
-static int dest_prepare(const char *dest, int *created)
+/* Remove the staging directory p->stage and what a backup puts in it. */
+static void stage_remove(const bpaths *p)
+{
+	unlink(p->stage_data);
+	unlink(p->stage_part);
+	unlink(p->stage_lock);
+	unlink(p->stage_ts);
+	rmdir(p->stage);
+}
+
+/* DEST holds only the staging directory: a backup's that died (its flock
+ * free: cleared, 0) or one that runs (MRTX_EEXIST). */
+static int stage_leftover(const char *dest, const bpaths *p)
+{
+	int fd = open(p->stage, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : mrtx__sys_err("mrtx_backup", "open", p->stage, errno);
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		int err = errno;
+
+		rc = err == EWOULDBLOCK ?
+		     mrtx__seterr(MRTX_EEXIST, "mrtx_backup: a backup into %s is running", dest) :
+		     mrtx__sys_err("mrtx_backup", "lock", p->stage, err);
+	} else {
+		stage_remove(p);
+		if (rmdir(p->stage) != 0 && errno != ENOENT) /* (files of its own in it) */
+			rc = mrtx__seterr(MRTX_EEXIST, "mrtx_backup: %s holds %s/ with files no "
+			                  "backup makes: remove it", dest, STAGE);
+	}
+	close(fd);
+	return rc;
+}
+
+/* DEST missing (created: *created = 1) or an empty directory (or one that
+ * holds only a dead backup's staging directory, cleared). */
+static int dest_prepare(const char *dest, const bpaths *p, int *created)
 {
 	struct dirent *e;
 	struct stat sb;
+	int stage = 0;
 	DIR *d;
 
 	*created = 0;
@@ -68,7 +108,9 @@ static int dest_prepare(const char *dest, int *created)
 		return mrtx__sys_err("mrtx_backup", "open directory", dest, errno);
 	errno = 0;
 	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+		if (strcmp(e->d_name, STAGE) == 0)
+			stage = 1;
+		else if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
 			break;
 	if (!e && errno) {
 		int err = errno;
@@ -80,7 +122,7 @@ static int dest_prepare(const char *dest, int *created)
 	if (e)
 		return mrtx__seterr(MRTX_EEXIST, "mrtx_backup: %s is not empty (a backup never "
 		                    "overwrites; use a new or empty directory)", dest);
-	return 0;
+	return stage ? stage_leftover(dest, p) : 0;
 }
 
 /* The first finding of check_store, for the error message. */
@@ -138,7 +180,7 @@ out:
 
 int mrtx_backup(mrtx_db *db, const char *dest)
 {
-	int rc, created = 0, staged = 0;
+	int rc, created = 0, staged = 0, lockfd = -1;
 	bpaths p;
 
 	mrtx__clearerr();
@@ -169,13 +211,26 @@ int mrtx_backup(mrtx_db *db, const char *dest)
 	    (rc = JOIN(p.dest_data, dest, "data.mdb")))
 		return rc;
 #undef JOIN
-	if ((rc = dest_prepare(dest, &created)))
+	if ((rc = dest_prepare(dest, &p, &created)))
 		return rc;
 	if (mkdir(p.stage, 0700) != 0) {
-		rc = mrtx__sys_err("mrtx_backup", "create directory", p.stage, errno);
+		rc = errno == EEXIST ?
+		     mrtx__seterr(MRTX_EEXIST, "mrtx_backup: another backup into %s began", dest) :
+		     mrtx__sys_err("mrtx_backup", "create directory", p.stage, errno);
 		goto fail;
 	}
 	staged = 1;
+	/* held to the end: a later call sees this backup running */
+	if ((lockfd = open(p.stage, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    flock(lockfd, LOCK_EX | LOCK_NB) != 0) {
+		int err = errno;
+
+		rc = err == EWOULDBLOCK ?
+		     mrtx__seterr(MRTX_EEXIST, "mrtx_backup: another backup into %s began", dest) :
+		     mrtx__sys_err("mrtx_backup", "lock", p.stage, err);
+		staged = lockfd >= 0 && err != EWOULDBLOCK; /* (else the other's) */
+		goto fail;
+	}
 	if ((rc = store_copy(db->st, p.stage)) || (rc = settle_copy(store_path(db->st), &p)))
 		goto fail;
 	if (rename(p.stage_data, p.dest_data) != 0) {
@@ -186,17 +241,15 @@ int mrtx_backup(mrtx_db *db, const char *dest)
 	unlink(p.stage_ts);
 	rmdir(p.stage);
 	if ((rc = mrtx__sync_dir(dest, "mrtx_backup")) == 0)
-		return 0;
+		goto out;
 	unlink(p.dest_data);
 fail:
-	if (staged) {
-		unlink(p.stage_data);
-		unlink(p.stage_part);
-		unlink(p.stage_lock);
-		unlink(p.stage_ts);
-		rmdir(p.stage);
-	}
+	if (staged)
+		stage_remove(&p);
 	if (created)
 		rmdir(dest);
+out:
+	if (lockfd >= 0)
+		close(lockfd);
 	return rc;
 }

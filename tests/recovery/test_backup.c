@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -602,6 +603,36 @@ static void test_failure_cleans_up(void **state)
 	free(dest);
 }
 
+/* A backup killed half way leaves DEST/.mrtx-backup-partial/: the next
+ * backup into DEST clears it, unless a backup holds it (running). */
+static void test_killed_backup_leftover(void **state)
+{
+	fx *f = *state;
+	char *dest = dest_path(f, "leftover"), stage[600], file[700];
+	int fd, lk;
+
+	assert_int_equal(write3(f->db, "a1", "a2", "a3", "v"), 0);
+	snprintf(stage, sizeof(stage), "%s/.mrtx-backup-partial", dest);
+	snprintf(file, sizeof(file), "%s/data.mdb", stage);
+	assert_int_equal(mkdir(dest, 0700), 0);
+	assert_int_equal(mkdir(stage, 0700), 0);
+	assert_true((fd = open(file, O_CREAT | O_WRONLY, 0600)) >= 0);
+	assert_int_equal(write(fd, "torn", 4), 4);
+	close(fd);
+	/* a backup running into dest: refused, its directory untouched */
+	assert_true((lk = open(stage, O_RDONLY | O_DIRECTORY)) >= 0);
+	assert_int_equal(flock(lk, LOCK_EX), 0);
+	assert_int_equal(mrtx_backup(f->db, dest), MRTX_EEXIST);
+	assert_non_null(strstr(mrtx_errmsg(), "is running"));
+	assert_int_equal(access(file, F_OK), 0);
+	close(lk);
+	/* its process gone: cleared, and the backup made */
+	assert_int_equal(mrtx_backup(f->db, dest), MRTX_OK);
+	assert_int_equal(access(stage, F_OK), -1);
+	mrtx_close(open_clean_copy(dest));
+	free(dest);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -610,6 +641,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bank_under_load, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_cleans_up, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_killed_backup_leftover, setup, teardown),
 	};
 
 	if (tu_rados()) {
