@@ -271,8 +271,9 @@ static int other_spec(const mrtx_index_spec *spec)
 static int declare(mrtx_db *db, const mrtx_index_spec *spec, const char *key, mrtx_bytes enc)
 {
 	static const char *const fams[1] = { MRTX_INDEX_FAMILY };
-	const store_table *on[2];
-	int rc = 0;
+	const store_table *on[2], *it;
+	uint64_t made = 0; /* the identity of the index table this call made */
+	int rc = 0, had, made_it = 0;
 
 	for (int tries = 0; tries < DECLARE_TRIES; tries++) {
 		mrtx_bytes have;
@@ -292,8 +293,16 @@ static int declare(mrtx_db *db, const mrtx_index_spec *spec, const char *key, mr
 		if (!declared && (rc = index_drop_leftover(db, spec->index_table)) == MRTX_EINVAL)
 			continue;
 		/* (declared: the table is that index's; one missing is made) */
-		if (rc || (rc = mrtx_create_table(db, spec->index_table, fams, 1)) ||
-		    (rc = store_table_find(db->st, spec->table, &on[0])))
+		if (rc)
+			break;
+		had = store_table_find(db->st, spec->index_table, &it) == 0;
+		if ((rc = mrtx_create_table(db, spec->index_table, fams, 1)))
+			break;
+		if (!had && store_table_find(db->st, spec->index_table, &it) == 0) {
+			made = it->ident;
+			made_it = 1;
+		}
+		if ((rc = store_table_find(db->st, spec->table, &on[0])))
 			break;
 		if ((rc = store_table_find(db->st, spec->index_table, &on[1])) == 0 &&
 		    (rc = store_meta_put_new_on(db->st, key, enc, on, 2)) == MRTX_EEXIST)
@@ -304,6 +313,15 @@ static int declare(mrtx_db *db, const mrtx_index_spec *spec, const char *key, mr
 	if (rc == MRTX_ENOTABLE || rc == MRTX_CONFLICT)
 		rc = mrtx__seterr(MRTX_ELOCKED, "index '%s': its tables kept being dropped or "
 		                  "truncated while it was declared", spec->name);
+	if (rc && made_it) {
+		/* nothing declared: the table this call made goes again (if no
+		 * other call declared an index on it meanwhile: then it stays) */
+		char msg[512];
+
+		snprintf(msg, sizeof(msg), "%s", mrtx_errmsg());
+		(void)ddl_drop_table_of(db, spec->index_table, &made);
+		rc = mrtx__seterr(rc, "%s", msg);
+	}
 	return rc;
 }
 

@@ -1197,6 +1197,7 @@ static void test_declaration_meets_drop(void **state)
 	assert_int_equal(store_table_freeze(mrtx__db_store(db), t, 1, &tok), 0);
 	assert_int_equal(mrtx_create_index(db, &s), MRTX_ELOCKED);
 	assert_int_equal(nindexes(db), 2);
+	assert_false(table_exists(db, "src_idx")); /* the call's table went again */
 	assert_int_equal(mrtx_truncate_table(db, "src"), 0); /* takes it over */
 	assert_int_equal(mrtx_create_index(db, &s), 0);
 	assert_int_equal(nindexes(db), 3);
