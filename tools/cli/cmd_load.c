@@ -56,6 +56,7 @@ typedef struct load_state {
 	int version;           /* of the dump */
 	int versions;          /* it has "versions": cells are restored one by one */
 	unsigned long long restored; /* cells restored (with versions) */
+	unsigned long long skipped;  /* of them, restored by an earlier run */
 	unsigned long long cells, rows;
 	unsigned long txns;   /* committed transactions (batches) */
 	int created;          /* the table was made by this load */
@@ -218,17 +219,52 @@ static void restored_note(const load_state *s, char *buf, size_t n)
 	if (s->restored == 0)
 		nothing_note(s, buf, n);
 	else
-		snprintf(buf, n, "the %llu cells before it were restored (load the dump into a "
-		         "table without them: a new one, or truncate it)", s->restored);
+		snprintf(buf, n, "the %llu cells before it were restored (a load of the dump "
+		         "run again skips them)", s->restored);
 }
 
-/* Restore the versions of one cell in the batch (a dump with versions). */
+/* Does the cell hold what restoring v[0..n) (newest first) leaves: the
+ * newest of them and only versions among them (the family's policy may
+ * have dropped older ones)?  Then an earlier run of this load restored it.
+ * 1, 0, or -1 when the cell cannot be read. */
+static int already_restored(load_state *s, mrtx_bytes row, const char *fam, mrtx_bytes q,
+                            const mrtx_version *v, size_t n)
+{
+	mrtx_version *have = calloc(n + 1, sizeof(*have));
+	size_t k = 0, i = 0;
+	mrtx_txn *txn;
+	int same = -1, rc;
+
+	if (!have)
+		return -1;
+	if (mrtx_begin(s->db, &txn) == 0) {
+		rc = mrtx_get_versions(txn, s->b.table, row, fam, q, have, n + 1, &k);
+		if (rc == 0 || rc == MRTX_NOTFOUND) {
+			same = k > 0 && have[0].ts == v[0].ts;
+			for (size_t j = 0; j < k && same; j++) {
+				while (i < n && v[i].ts > have[j].ts)
+					i++;
+				same = i < n && v[i].ts == have[j].ts &&
+				       v[i].value.size == have[j].value.size &&
+				       (v[i].value.size == 0 ||
+				        memcmp(v[i].value.data, have[j].value.data, v[i].value.size) == 0);
+			}
+		}
+		mrtx_abort(txn);
+	}
+	free(have);
+	return same;
+}
+
+/* Restore the versions of one cell in the batch (a dump with versions); a
+ * cell an earlier run of the same load restored is skipped, so a load cut
+ * short can be run again. */
 static int restore_flush(load_state *s)
 {
 	batch *b = &s->b;
 	mrtx_version *v;
 	const lcell *c0 = &b->c[0];
-	char note[400];
+	char note[400], why[600];
 	int rc;
 
 	if (b->n == 0)
@@ -244,9 +280,16 @@ static int restore_flush(load_state *s)
 	rc = mrtx_restore_versions(s->db, b->table, MRTX_BYTES(b->mem + c0->row, c0->rlen),
 	                           b->fams[c0->fam], MRTX_BYTES(b->mem + c0->q, c0->qlen), v,
 	                           b->n);
+	snprintf(why, sizeof(why), "%s", rc ? tool_errmsg(rc) : "");
+	if (rc == MRTX_EEXIST &&
+	    already_restored(s, MRTX_BYTES(b->mem + c0->row, c0->rlen), b->fams[c0->fam],
+	                     MRTX_BYTES(b->mem + c0->q, c0->qlen), v, b->n) == 1) {
+		rc = 0;
+		s->skipped++;
+	}
 	free(v);
 	if (rc) {
-		const char *msg = tool_errmsg(rc);
+		const char *msg = why; /* (the restore's, not the look's) */
 
 		restored_note(s, note, sizeof(note));
 		tool_err(s->cmd, "line %lu: %s; %s", c0->line, msg, note);
@@ -600,7 +643,9 @@ int cmd_load(int argc, char **argv)
 		     "`mrtx dump --versions` restores every version of each cell at its\n"
 		     "timestamp, one cell per store write (--batch does not apply), into\n"
 		     "cells that must have no version yet (a new or truncated table; LMDB\n"
-		     "stores only).  Dumps of format version 1 and 2 load; so do dumps with\n"
+		     "stores only); a cell that holds the newest of its dumped versions and\n"
+		     "only versions among them was restored by an earlier run and is\n"
+		     "skipped, so a load cut short is run again.  Dumps of format version 1 and 2 load; so do dumps with\n"
 		     "CR LF line ends.\n");
 	if (npos < 2 || npos > 3)
 		return tool_usage_err(argv[0], usage, "expected STORE, TABLE and maybe FILE");
@@ -622,7 +667,11 @@ int cmd_load(int argc, char **argv)
 	}
 	s.b.table = pos[1];
 	s.store = pos[0];
-	if ((rc = load_stream(&s, in)) == 0 && s.versions)
+	if ((rc = load_stream(&s, in)) == 0 && s.versions && s.skipped)
+		printf("%llu versions of %llu cells in %llu rows restored into %s (%llu of the "
+		       "cells by an earlier run)\n", s.cells, s.restored, s.rows, s.b.table,
+		       s.skipped);
+	else if (rc == 0 && s.versions)
 		printf("%llu versions of %llu cells in %llu rows restored into %s\n", s.cells,
 		       s.restored, s.rows, s.b.table);
 	else if (rc == 0)
