@@ -376,6 +376,20 @@ static void test_rmw(void **state)
 	BYTES_EQ(c.expected, "--absent");
 	script_cmd_free(&c);
 	parse_bad("check-and-put t r f:q --other new", "unexpected option --other");
+	/* every command refuses an unquoted --word alike, in any place */
+	parse_bad("put t r f:q --v", "put: unexpected option --v");
+	parse_bad("put t --r f:q v", "put: unexpected option --r");
+	parse_bad("get t --r f:q", "get: unexpected option --r");
+	parse_bad("get t --r", "get: unexpected option --r");
+	parse_bad("delrow t --r", "delrow: unexpected option --r");
+	parse_bad("del --t r f:q", "del: unexpected option --t");
+	parse_bad("incr t r f:q --1", "incr: unexpected option --1");
+	parse_bad("check-and-put t r f:q old --new", "check-and-put: unexpected option --new");
+	parse_bad("check t r f:q --present", "check: unexpected option --present");
+	c = parse_ok("put t '--r' f:q \\x2d-v");
+	BYTES_EQ(c.row, "--r");
+	BYTES_EQ(c.value, "--v");
+	script_cmd_free(&c);
 	c = parse_ok("check t r f:q >= 10");
 	assert_int_equal(c.op, SCRIPT_CHECK);
 	assert_int_equal(c.cmp, SCRIPT_CMP_GE);

@@ -465,6 +465,15 @@ int script_parse_line(const char *line, size_t len, script_cmd *out, char *err,
 	out->op = commands[ci].op;
 	if (out->op == SCRIPT_ABORT)
 		goto done;
+	/* an option where the command takes none: the same refusal for every
+	 * word (scan parses its own; check-and-put's EXPECTED may be --absent) */
+	for (size_t i = 0; i < nargs && out->op != SCRIPT_SCAN; i++)
+		if (a[i].opt && !(out->op == SCRIPT_CHECK_AND_PUT && i == 3)) {
+			snprintf(err, errlen, "%.*s: unexpected option %.*s (a word starting with "
+			         "-- is written quoted, '--x', or as \\x2d-x)", (int)toks[0].n,
+			         toks[0].p, (int)(a[i].n > 40 ? 40 : a[i].n), a[i].p);
+			goto bad;
+		}
 	if (name_tok(&a[0], "table", &out->table, err, errlen))
 		goto bad;
 	if (out->op == SCRIPT_SCAN) {
