@@ -1432,7 +1432,8 @@ typedef struct mrtx_index_spec {
  *   that name exists with another spec, or index_table exists with other
  *   families); MRTX_ELOCKED (a drop or truncate of table or index_table is
  *   running, or one was cut short: running it again finishes it; or they
- *   kept being dropped or truncated; nothing declared);
+ *   kept being dropped or truncated; nothing declared, and an index_table
+ *   the call made is dropped again);
  *   MRTX_ECORRUPT (malformed store metadata: a declaration, a table's or an
  *   index drop's record); MRTX_ETOOBIG; MRTX_EFULL; MRTX_ESTORE;
  *   MRTX_ENOMEM; MRTX_EREADONLY (db was opened read-only); the errors of
