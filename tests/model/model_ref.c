@@ -477,7 +477,7 @@ const unsigned DOC[NF] = {
 	[F_TTL] = C(0) | C(MRTX_EINVAL),
 	[F_GET] = C(0) | C(MRTX_NOTFOUND) | C(MRTX_ELOCKED) | C(MRTX_CONFLICT) | C(MRTX_EINVAL) |
 	          C(MRTX_ETOOBIG) | C(MRTX_ENOTABLE) | C(MRTX_ENOFAMILY) | C(MRTX_ECORRUPT) |
-	          C(MRTX_ESTORE) | C(MRTX_ENOMEM) | C(MRTX_EBADTXN),
+	          C(MRTX_ESTORE) | C(MRTX_ENOMEM) | C(MRTX_EBADTXN) | C(MRTX_ESNAPSHOT),
 	/* + the errors of index maintenance's reads (mrtx_get's) */
 	[F_PUT] = C(0) | C(MRTX_EINVAL) | C(MRTX_ETOOBIG) | C(MRTX_ENOTABLE) | C(MRTX_ENOFAMILY) |
 	          C(MRTX_ENOMEM) | C(MRTX_EBADTXN) | C(MRTX_CONFLICT) | C(MRTX_ELOCKED) |
