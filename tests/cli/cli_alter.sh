@@ -147,6 +147,14 @@ expect_err 1 "line 3: a family's policy needs VERSIONS at least 1" "policy 0:0:0
 	expect_rc 0 "a put after the load" "$MRTX" put "$D" pv r f:q v9
 	expect_err 1 "line 7: .*already has versions.*nothing was written" \
 		"load a versions dump over a changed cell" "$MRTX" load "$D" pv "$TMP/pv.dump"
+	# versions long past the family's TTL (timestamps of 1970): the cell
+	# reads as none after the first load, and the second skips it all the
+	# same
+	printf 'mrtx-dump 2\ntable p\nfamily f 3:0:3600000\nversions\ncells\nr f:q 2000 new\nr f:q 1000 old\nend 2\n' >"$TMP/ttl.dump"
+	expect_out "2 versions of 1 cells in 1 rows restored into pttl" \
+		"load versions past the TTL" "$MRTX" load "$D" pttl "$TMP/ttl.dump"
+	expect_out "2 versions of 1 cells in 1 rows restored into pttl (1 of the cells by an earlier run)" \
+		"load versions past the TTL again" "$MRTX" load "$D" pttl "$TMP/ttl.dump"
 	# the CRLF form of a versions dump
 	sed 's/$/\r/' "$TMP/pv.dump" >"$TMP/pvcrlf.dump"
 	expect_rc 0 "load a versions dump with CRLF" "$MRTX" load "$D" pvc "$TMP/pvcrlf.dump"

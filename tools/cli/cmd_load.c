@@ -23,6 +23,8 @@
 #include <string.h>
 
 #include "dumpfmt.h"
+#include "storage/versions.h"
+#include "txn/admin.h"
 #include "util.h"
 
 #define LOAD_BATCH_ROWS 1000
@@ -223,10 +225,36 @@ static void restored_note(const load_state *s, char *buf, size_t n)
 		         "run again skips them)", s->restored);
 }
 
+/* Is the newest of the dumped versions v past family fam's TTL now, so
+ * that restoring them shows nothing (reads hide the cell)? */
+static int dumped_hidden(load_state *s, const char *fam, const mrtx_version *v)
+{
+	const char *const *fams;
+	mrtx_family_spec f;
+	size_t nf;
+
+	if (mrtx_table_families(s->db, s->b.table, &fams, &nf))
+		return 0;
+	for (size_t i = 0; i < nf; i++)
+		if (strcmp(fams[i], fam) == 0) {
+			store_policy p;
+
+			if (admin_family_policy(s->db, s->b.table, i, &f))
+				return 0;
+			p.max_versions = (uint32_t)f.max_versions;
+			p.min_versions = (uint32_t)f.min_versions;
+			p.ttl_ms = f.ttl_ms;
+			return p.ttl_ms && !store_version_kept(&p, 0, v[0].ts, mrtx__now_us());
+		}
+	return 0;
+}
+
 /* Does the cell hold what restoring v[0..n) (newest first) leaves: the
  * newest of them and only versions among them (the family's policy may
  * have dropped older ones)?  Then an earlier run of this load restored it.
- * 1, 0, or -1 when the cell cannot be read. */
+ * A cell that reads as none, when the newest of v is past its family's TTL
+ * (so a restore would read as none too), counts as restored.  1, 0, or -1
+ * when the cell cannot be read. */
 static int already_restored(load_state *s, mrtx_bytes row, const char *fam, mrtx_bytes q,
                             const mrtx_version *v, size_t n)
 {
@@ -239,8 +267,10 @@ static int already_restored(load_state *s, mrtx_bytes row, const char *fam, mrtx
 		return -1;
 	if (mrtx_begin(s->db, &txn) == 0) {
 		rc = mrtx_get_versions(txn, s->b.table, row, fam, q, have, n + 1, &k);
-		if (rc == 0 || rc == MRTX_NOTFOUND) {
-			same = k > 0 && have[0].ts == v[0].ts;
+		if (rc == MRTX_NOTFOUND || (rc == 0 && k == 0)) {
+			same = dumped_hidden(s, fam, v);
+		} else if (rc == 0) {
+			same = have[0].ts == v[0].ts;
 			for (size_t j = 0; j < k && same; j++) {
 				while (i < n && v[i].ts > have[j].ts)
 					i++;
@@ -645,7 +675,8 @@ int cmd_load(int argc, char **argv)
 		     "cells that must have no version yet (a new or truncated table; LMDB\n"
 		     "stores only); a cell that holds the newest of its dumped versions and\n"
 		     "only versions among them was restored by an earlier run and is\n"
-		     "skipped, so a load cut short is run again.  Dumps of format version 1 and 2 load; so do dumps with\n"
+		     "skipped, so a load cut short is run again (so is one that reads as\n"
+		     "none when its newest dumped version is past the family's TTL).  Dumps of format version 1 and 2 load; so do dumps with\n"
 		     "CR LF line ends.\n");
 	if (npos < 2 || npos > 3)
 		return tool_usage_err(argv[0], usage, "expected STORE, TABLE and maybe FILE");
