@@ -535,9 +535,9 @@ int mrtx_drop_family(mrtx_db *db, const char *table, const char *family);
  * or truncates of one table at once: the later one takes the freeze over
  * and the earlier one fails with MRTX_ELOCKED, having removed nothing.
  * A table an index reads or writes cannot be dropped (mrtx_drop_index
- * first); a call refused so (as any refused drop, truncate or family
- * drop) lifts a freeze that one cut short left on the table, since nothing
- * else would while the refusal stands.  A successful drop of the index table of an index whose
+ * first); a call refused so (a drop, truncate or family drop) lifts a
+ * freeze that one cut short left on the table, since nothing else would
+ * while the refusal stands.  A successful drop of the index table of an index whose
  * mrtx_drop_index stopped half way also removes that drop's record (an
  * error then says the table is gone but the record stays).
  *
@@ -1421,10 +1421,14 @@ typedef struct mrtx_index_spec {
  * and no drop or truncate of either has begun, in one step with that check,
  * so a concurrent mrtx_drop_table or mrtx_truncate_table of either table
  * either sees the index and refuses, or makes this call fail with nothing
- * declared.  An index table
+ * declared.  The tables' roles (an index table belongs to one index and is
+ * no source) are checked in that same step against the declarations as
+ * they are then, so two concurrent calls cannot give one table two roles:
+ * the later is refused (MRTX_EINVAL).  An index table
  * that an unfinished mrtx_drop_index left behind (its record names the
  * table) is dropped first, finishing that drop: the new index gets a new,
- * empty table.
+ * empty table; so is an unfinished drop of an index of the same name,
+ * whatever its table.
  *
  * @return MRTX_OK; MRTX_EINVAL (NULL, bad version or name, ncluster over 32,
  *   source is an index table, index table is a source or used by another
@@ -1432,8 +1436,7 @@ typedef struct mrtx_index_spec {
  *   that name exists with another spec, or index_table exists with other
  *   families); MRTX_ELOCKED (a drop or truncate of table or index_table is
  *   running, or one was cut short: running it again finishes it; or they
- *   kept being dropped or truncated; nothing declared, and an index_table
- *   the call made is dropped again);
+ *   kept being dropped or truncated; nothing declared);
  *   MRTX_ECORRUPT (malformed store metadata: a declaration, a table's or an
  *   index drop's record); MRTX_ETOOBIG; MRTX_EFULL; MRTX_ESTORE;
  *   MRTX_ENOMEM; MRTX_EREADONLY (db was opened read-only); the errors of

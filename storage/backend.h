@@ -118,7 +118,7 @@ struct store_backend {
 	/* metadata records of the layers above */
 	int (*meta_get)(store *st, store_view *v, const char *key, mrtx_arena *a, mrtx_bytes *out);
 	int (*meta_put_new)(store *st, const char *key, mrtx_bytes value,
-	                    const store_table *const *on, size_t non);
+	                    const store_table *const *on, size_t non, const uint64_t *gen);
 	int (*meta_change)(store *st, const char *const *del, size_t ndel, const char *put_key,
 	                   mrtx_bytes put_value);
 	int (*meta_list)(store *st, const char *prefix, mrtx_arena *a,

@@ -189,6 +189,8 @@ typedef enum {
 	                           cleared */
 	FP_INDEX_AFTER_RETIRE,  /* mrtx_drop_index: the declaration removed, the
 	                           index table not yet dropped */
+	FP_INDEX_BEFORE_DECLARE, /* mrtx_create_index: the tables' roles checked,
+	                           the declaration not yet written */
 	FP_DDL_AFTER_CLEAR,     /* mrtx_drop_table: the table gone, the records
 	                           of index drops naming it not yet removed */
 	FP_SCAN_AFTER_PAGE,     /* RADOS: a scan read a page of locks and cells

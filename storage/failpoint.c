@@ -60,6 +60,7 @@ static const char *const fp_names[FP__COUNT] = {
 	[FP_DDL_AFTER_CLOSE] = "ddl.after_close",
 	[FP_DDL_AFTER_SWITCH] = "ddl.after_switch",
 	[FP_INDEX_AFTER_RETIRE] = "index.after_retire",
+	[FP_INDEX_BEFORE_DECLARE] = "index.before_declare",
 	[FP_DDL_AFTER_CLEAR] = "ddl.after_clear",
 	[FP_SCAN_AFTER_PAGE] = "scan.after_page",
 };

@@ -614,11 +614,12 @@ int store_meta_put_new(store *st, const char *key, mrtx_bytes value)
 
 	if (store_read_only(st))
 		return refuse_write(st, "adding a metadata record");
-	return (rc = meta_key_check(st, key, 3)) ? rc : BE(st)->meta_put_new(st, key, value, NULL, 0);
+	return (rc = meta_key_check(st, key, 3)) ? rc :
+	       BE(st)->meta_put_new(st, key, value, NULL, 0, NULL);
 }
 
 int store_meta_put_new_on(store *st, const char *key, mrtx_bytes value,
-                          const store_table *const *on, size_t non)
+                          const store_table *const *on, size_t non, const uint64_t *gen)
 {
 	int rc;
 
@@ -627,7 +628,8 @@ int store_meta_put_new_on(store *st, const char *key, mrtx_bytes value,
 	if (non > STORE_META_ON_MAX)
 		return mrtx__seterr(MRTX_EINVAL, "a metadata record conditional on %zu tables "
 		                    "(at most %d)", non, STORE_META_ON_MAX);
-	return (rc = meta_key_check(st, key, 3)) ? rc : BE(st)->meta_put_new(st, key, value, on, non);
+	return (rc = meta_key_check(st, key, 3)) ? rc :
+	       BE(st)->meta_put_new(st, key, value, on, non, gen);
 }
 
 int store_meta_change(store *st, const char *const *del, size_t ndel, const char *put_key,

@@ -866,7 +866,10 @@ int store_upgrade(const char *path, store_upgrade_ts_fn row_ts,
  *   there with identical bytes is 0 whatever the tables.  An index
  *   declaration names its source and index tables this way, so that a drop
  *   or truncate of either (which freezes, then checks the declarations) and
- *   the declaration are ordered (txn/index_create.c).
+ *   the declaration are ordered (txn/index_create.c).  gen (may be NULL):
+ *   written only while the metadata generation is still *gen (a listing's,
+ *   store_meta_list), else MRTX_CONFLICT and nothing is written, so what
+ *   the caller concluded from that listing still holds at the write.
  * store_meta_list: fn(key, value, payload) for every record whose key starts
  *   with prefix, in key order, from one snapshot (values copied into a);
  *   fn's nonzero return stops and is returned.  *gen (may be NULL) gets the
@@ -884,7 +887,7 @@ int store_meta_get_in(store *st, store_view *v, const char *key, mrtx_arena *a,
 int store_meta_put_new(store *st, const char *key, mrtx_bytes value);
 #define STORE_META_ON_MAX 2
 int store_meta_put_new_on(store *st, const char *key, mrtx_bytes value,
-                          const store_table *const *on, size_t non);
+                          const store_table *const *on, size_t non, const uint64_t *gen);
 int store_meta_change(store *st, const char *const *del, size_t ndel, const char *put_key,
                       mrtx_bytes put_value);
 int store_meta_list(store *st, const char *prefix, mrtx_arena *a,

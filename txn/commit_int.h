@@ -72,7 +72,8 @@ void op_check_gen(const mrtx_txn *txn, store_op *op);
 uint64_t stamped_ts(mrtx_txn *txn, const store_op *op, uint64_t ts);
 int gen_changed(mrtx_txn *txn);
 /* MRTX_CONFLICT for a write to table t the store refused: "<where>: <why>",
- * or, when a drop or truncate holds t, that it does. */
+ * or, when a drop or truncate holds t, that it does (no step named: the
+ * step is not the cause). */
 int write_refused(mrtx_txn *txn, const store_table *t, const char *where, const char *why);
 int point_unknown(const char *what);
 

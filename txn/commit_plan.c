@@ -414,10 +414,10 @@ int write_refused(mrtx_txn *txn, const store_table *t, const char *where, const 
 
 	/* (only on this failure path: a look at the table's records) */
 	if (t && store_table_held(txn->db->st, t, &held) == 0 && held)
-		return mrtx__seterr(MRTX_CONFLICT, "%s: table '%s' is frozen by a drop or truncate "
-		                    "(of it or of a family) that has not finished, and no commit "
-		                    "may write it until that ends; one cut short is finished by "
-		                    "running it again", where, t->name);
+		return mrtx__seterr(MRTX_CONFLICT, "table '%s' is frozen by a drop or truncate (of "
+		                    "it or of a family) that has not finished, and no commit may "
+		                    "write it until that ends; one cut short is finished by "
+		                    "running it again", t->name);
 	return mrtx__seterr(MRTX_CONFLICT, "%s: %s", where, why);
 }
 

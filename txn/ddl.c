@@ -113,10 +113,12 @@ static int refuse_index_leftover(mrtx_db *db, const char *fn, const store_table 
 	return rc;
 }
 
-/* A drop or truncate refused before its freeze (rc, message set): if one
- * cut short left t frozen, nothing would lift that freeze while the
- * refusal stands (an index declared before it froze, say), so it is taken
- * over and lifted, as that call would have on failing.  rc. */
+/* A drop or truncate refused before its freeze because an index uses t
+ * (rc, message set): if one cut short left t frozen, nothing would lift
+ * that freeze while the refusal stands (the index was declared before it
+ * froze), so it is taken over and lifted, as that call would have on
+ * failing.  (A freeze of one still running is lifted too: it would fail at
+ * its own second look at the indexes all the same.)  rc. */
 static int refused(mrtx_db *db, const store_table *t, int rc)
 {
 	uint64_t token;
@@ -188,9 +190,12 @@ static int drop_or_truncate(mrtx_db *db, const char *table, int drop, const char
 		                    "newer one)", table);
 	if (drop == 2 && (rc = store_family_find(db->st, t, family, &fid)))
 		return rc;
-	if ((rc = refuse_indexed(db, fn, table)) ||
-	    (drop == 0 && (rc = refuse_index_leftover(db, fn, t))))
+	if ((rc = refuse_indexed(db, fn, table)))
 		return refused(db, t, rc);
+	/* (a table an unfinished index drop holds: that drop, run again,
+	 * takes any freeze over) */
+	if (drop == 0 && (rc = refuse_index_leftover(db, fn, t)))
+		return rc;
 	if (drop == 2 && !store_drops_families(db->st))
 		return store_drop_family(db->st, t, fid, 0); /* (its refusal) */
 	/* 1: no new lock in the table from here on */

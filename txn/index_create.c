@@ -27,14 +27,14 @@ static int check_name(const char *what, const char *s)
 
 /* An index table is written only by its index; no table is both a source
  * and an index table (so index maintenance never recurses). */
-static int check_roles(mrtx_db *db, const mrtx_index_spec *s)
+static int check_roles(mrtx_db *db, const mrtx_index_spec *s, uint64_t *gen)
 {
 	struct index_set set;
 	mrtx_arena a;
 	int rc;
 
 	arena_init(&a);
-	rc = idx_load_set(db->st, &a, &set, NULL);
+	rc = idx_load_set(db->st, &a, &set, gen);
 	for (size_t i = 0; i < set.n && rc == 0; i++) {
 		const idx_decl *d = &set.d[i];
 
@@ -69,7 +69,7 @@ static int check_spec(mrtx_db *db, const mrtx_index_spec *s)
 	if (strcmp(s->table, s->index_table) == 0)
 		return mrtx__seterr(MRTX_EINVAL, "index '%s': the index table is the source table",
 		                    s->name);
-	if ((rc = check_roles(db, s)) || (rc = store_table_find(db->st, s->table, &t)) ||
+	if ((rc = check_roles(db, s, NULL)) || (rc = store_table_find(db->st, s->table, &t)) ||
 	    (rc = store_family_find(db->st, t, s->family, &fid)))
 		return rc;
 	if (s->ncluster > IDX_MAX_CLUSTER || (s->ncluster && !s->cluster))
@@ -247,7 +247,7 @@ static int backfill(mrtx_db *db, const idx_decl *d)
 	return rc;
 }
 
-#define DECLARE_TRIES 4 /* index tables dropped under the declaration */
+#define DECLARE_TRIES 16 /* tables dropped, or declarations made, meanwhile */
 
 /*
  * Make the index table if missing and write the declaration (key = enc)
@@ -262,6 +262,13 @@ static int backfill(mrtx_db *db, const idx_decl *d)
  * tablets a failed call left behind, where writers holding older
  * declarations could still commit); if it went meanwhile (a drop), the
  * write is the guarded one.
+ *
+ * The tables' roles (check_roles: an index table is no other index's, nor
+ * a source) are checked again from a listing of the declarations, and the
+ * declaration is written only while the metadata generation is still that
+ * listing's: two calls that would give one table two roles cannot both
+ * land, the later one retries, sees the other's declaration and is
+ * refused.
  */
 static int other_spec(const mrtx_index_spec *spec)
 {
@@ -271,9 +278,9 @@ static int other_spec(const mrtx_index_spec *spec)
 static int declare(mrtx_db *db, const mrtx_index_spec *spec, const char *key, mrtx_bytes enc)
 {
 	static const char *const fams[1] = { MRTX_INDEX_FAMILY };
-	const store_table *on[2], *it;
-	uint64_t made = 0; /* the identity of the index table this call made */
-	int rc = 0, had, made_it = 0;
+	const store_table *on[2];
+	uint64_t gen = 0;
+	int rc = 0;
 
 	for (int tries = 0; tries < DECLARE_TRIES; tries++) {
 		mrtx_bytes have;
@@ -295,33 +302,22 @@ static int declare(mrtx_db *db, const mrtx_index_spec *spec, const char *key, mr
 		/* (declared: the table is that index's; one missing is made) */
 		if (rc)
 			break;
-		had = store_table_find(db->st, spec->index_table, &it) == 0;
-		if ((rc = mrtx_create_table(db, spec->index_table, fams, 1)))
-			break;
-		if (!had && store_table_find(db->st, spec->index_table, &it) == 0) {
-			made = it->ident;
-			made_it = 1;
-		}
-		if ((rc = store_table_find(db->st, spec->table, &on[0])))
+		if ((rc = mrtx_create_table(db, spec->index_table, fams, 1)) ||
+		    (rc = store_table_find(db->st, spec->table, &on[0])))
 			break;
 		if ((rc = store_table_find(db->st, spec->index_table, &on[1])) == 0 &&
-		    (rc = store_meta_put_new_on(db->st, key, enc, on, 2)) == MRTX_EEXIST)
+		    (declared || ((rc = check_roles(db, spec, &gen)) == 0 &&
+		                  (rc = FAILPOINT(FP_INDEX_BEFORE_DECLARE)) == 0)) &&
+		    (rc = store_meta_put_new_on(db->st, key, enc, on, 2,
+		                                declared ? NULL : &gen)) == MRTX_EEXIST)
 			rc = other_spec(spec); /* (declared meanwhile, otherwise) */
 		if (rc != MRTX_ENOTABLE && rc != MRTX_CONFLICT)
-			break; /* (else dropped or truncated meanwhile: again) */
+			break; /* (else dropped, truncated or declared meanwhile: again) */
 	}
 	if (rc == MRTX_ENOTABLE || rc == MRTX_CONFLICT)
 		rc = mrtx__seterr(MRTX_ELOCKED, "index '%s': its tables kept being dropped or "
-		                  "truncated while it was declared", spec->name);
-	if (rc && made_it) {
-		/* nothing declared: the table this call made goes again (if no
-		 * other call declared an index on it meanwhile: then it stays) */
-		char msg[512];
-
-		snprintf(msg, sizeof(msg), "%s", mrtx_errmsg());
-		(void)ddl_drop_table_of(db, spec->index_table, &made);
-		rc = mrtx__seterr(rc, "%s", msg);
-	}
+		                  "truncated, or other declarations kept being made, while it "
+		                  "was declared", spec->name);
 	return rc;
 }
 
@@ -342,6 +338,12 @@ int mrtx_create_index(mrtx_db *db, const mrtx_index_spec *spec)
 	arena_init(&a);
 	if ((rc = check_spec(db, spec)))
 		goto done;
+	/* an unfinished drop of an index of this name is finished first: its
+	 * record would otherwise outlive the new index and name a table no
+	 * index holds (best effort: one that fails, a table held by another
+	 * cut-short drop say, leaves the record, which only misleads) */
+	if (index_drop_resume(db, spec->name))
+		mrtx__clearerr();
 	if ((rc = idx_decl_encode(spec, &enc))) {
 		rc = mrtx__seterr(rc, "out of memory declaring index '%s'", spec->name);
 		goto done;

@@ -17,7 +17,9 @@
  * A process that dies between the steps leaves the record and the index
  * table, now an ordinary table no writer maintains: mrtx_drop_index of the
  * name finds the record and runs step 2 again, and mrtx_drop_table of the
- * table removes the record with it (ddl.c index_drop_finished).  A record
+ * table removes the record with it (ddl.c index_drop_finished), and so
+ * does mrtx_create_index of the name (index_drop_resume), so that no
+ * record outlives its index's name being declared again.  A record
  * whose table has meanwhile become the index table of another index only
  * goes (the table is that index's now).
  *
@@ -112,7 +114,9 @@ static int finish(mrtx_db *db, const char *name, const drop_mark *m)
 		if (rc == 0 && mark_holds(m, t->name, t->ident) &&
 		    (rc = ddl_drop_table_of(db, m->table, m->any ? NULL : &m->ident)) == 0)
 			return 0;
-		if (rc != 0 && rc != MRTX_ENOTABLE) { /* (ENOTABLE: another drop of it ran) */
+		/* (ENOTABLE: another drop of it ran; EINVAL: an index declared
+		 * since uses it, the table is that index's now) */
+		if (rc != 0 && rc != MRTX_ENOTABLE && rc != MRTX_EINVAL) {
 			char msg[512];
 
 			snprintf(msg, sizeof(msg), "%s", mrtx_errmsg());
@@ -124,6 +128,26 @@ static int finish(mrtx_db *db, const char *name, const drop_mark *m)
 	}
 	snprintf(key, sizeof(key), MARK_PREFIX "%s", name);
 	return store_meta_change(db->st, del, 1, NULL, MRTX_BYTES(NULL, 0));
+}
+
+int index_drop_resume(mrtx_db *db, const char *name)
+{
+	char dkey[MRTX_MAX_NAME + 3];
+	mrtx_arena a;
+	mrtx_bytes v;
+	drop_mark m;
+	int rc;
+
+	snprintf(dkey, sizeof(dkey), MARK_PREFIX "%s", name);
+	arena_init(&a);
+	if ((rc = store_meta_get(db->st, dkey, &a, &v)) == MRTX_NOTFOUND)
+		rc = 0;
+	else if (rc == 0 && mark_decode(v, &m))
+		rc = mrtx__seterr(MRTX_ECORRUPT, "the drop record of index '%s' is malformed", name);
+	else if (rc == 0)
+		rc = finish(db, name, &m);
+	arena_free(&a);
+	return rc;
 }
 
 int mrtx_drop_index(mrtx_db *db, const char *name)

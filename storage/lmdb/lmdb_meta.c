@@ -951,7 +951,7 @@ static int table_open_in(store *st, MDB_txn *txn, const store_table *t)
 }
 
 int lmdb_store_meta_put_new(store *st, const char *key, mrtx_bytes value,
-                            const store_table *const *on, size_t non)
+                            const store_table *const *on, size_t non, const uint64_t *gen)
 {
 	char kb[MRTX_MAX_NAME + 4];
 	MDB_txn *txn = NULL;
@@ -977,6 +977,28 @@ int lmdb_store_meta_put_new(store *st, const char *key, mrtx_bytes value,
 	for (size_t i = 0; i < non; i++)
 		if ((rc = table_open_in(st, txn, on[i])))
 			goto done;
+	if (gen) {
+		MDB_cursor *cur;
+		uint64_t now = 0;
+
+		if ((rc = mdb_cursor_open(txn, st->dbi, &cur))) {
+			rc = lmdb_err(st, rc, "read metadata");
+			goto done;
+		}
+		rc = lmdb_gen_read(cur, &now);
+		mdb_cursor_close(cur);
+		if (rc) {
+			rc = rc == MRTX_ECORRUPT ?
+			     mrtx__seterr(MRTX_ECORRUPT, "%s: the metadata generation record is "
+			                  "malformed", st->path) : lmdb_err(st, rc, "read metadata");
+			goto done;
+		}
+		if (now != *gen) {
+			rc = mrtx__seterr(MRTX_CONFLICT, "store %s: the metadata changed since it "
+			                  "was read", st->path);
+			goto done;
+		}
+	}
 	if ((rc = lmdb_put(txn, st->dbi, &k, &v, 0))) {
 		rc = lmdb_err(st, rc, "write metadata");
 		goto done;

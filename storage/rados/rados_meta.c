@@ -1094,7 +1094,7 @@ static int gen_take(rstore *rs, mrtx_bytes v, uint64_t *gen)
 }
 
 int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value,
-                             const store_table *const *on, size_t non)
+                             const store_table *const *on, size_t non, const uint64_t *expect)
 {
 	static const char *const gk = "gen";
 	char tk[STORE_META_ON_MAX][MRTX_MAX_NAME + 3], dk[STORE_META_ON_MAX][MRTX_MAX_NAME + 3];
@@ -1132,6 +1132,13 @@ int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value,
 			                            g + 2 + 2 * i);
 		if (rc)
 			break;
+		/* (the write is guarded by this generation: it lands only while
+		 * the metadata is still as the caller's listing saw it) */
+		if (expect && gen != *expect) {
+			rc = mrtx__seterr(MRTX_CONFLICT, "%s: the metadata changed since it was read",
+			                  rs->addr);
+			break;
+		}
 		rbe64_put(g8, gen + 1);
 		g[0] = guard_eq(gk, v[0]);
 		g[1] = guard_eq(key, MRTX_BYTES("", 0));

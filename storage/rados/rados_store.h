@@ -92,7 +92,7 @@ void rados_store_counters_get(store *st, store_counters *out);
 int rados_store_get_info(store *st, store_info *out);
 int rados_store_meta_get(store *st, const char *key, mrtx_arena *a, mrtx_bytes *out);
 int rados_store_meta_put_new(store *st, const char *key, mrtx_bytes value,
-                             const store_table *const *on, size_t non);
+                             const store_table *const *on, size_t non, const uint64_t *gen);
 int rados_store_meta_change(store *st, const char *const *del, size_t ndel,
                             const char *put_key, mrtx_bytes put_value);
 int rados_store_meta_list(store *st, const char *prefix, mrtx_arena *a,

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1126,6 +1127,19 @@ static void test_drop_record_identity(void **state)
 	assert_int_equal(mrtx_truncate_table(db, "users_by_email"), MRTX_EINVAL);
 	assert_non_null(strstr(mrtx_errmsg(), "drop that index again"));
 	assert_int_equal(count_cells(db, "users_by_email"), 1);
+	{
+		/* a drop of it running (frozen): the refused truncate leaves
+		 * that drop's freeze alone */
+		const store_table *t;
+		uint64_t tok;
+		int held;
+
+		assert_int_equal(store_table_find(mrtx__db_store(db), "users_by_email", &t), 0);
+		assert_int_equal(store_table_freeze(mrtx__db_store(db), t, 1, &tok), 0);
+		assert_int_equal(mrtx_truncate_table(db, "users_by_email"), MRTX_EINVAL);
+		assert_int_equal(store_table_held(mrtx__db_store(db), t, &held), 0);
+		assert_int_equal(held, STORE_HELD_FROZEN);
+	}
 	/* stopped after dropping the table, before removing the record */
 	assert_int_equal(mrtx_failpoints_set("ddl.after_clear=error"), 0);
 	assert_int_equal(mrtx_drop_index(db, "by_email"), MRTX_ESTORE);
@@ -1154,6 +1168,21 @@ static void test_drop_record_identity(void **state)
 	assert_string_equal(buf, "kept");
 	assert_int_equal(lookup_in(db, "by_email2", "one@x").n, 1);
 	assert_int_equal(mrtx_drop_index(db, "by_email"), MRTX_EINVAL); /* record gone */
+
+	/* an index of the same name declared again, into another table: the
+	 * unfinished drop is finished first, so no record outlives it */
+	s.name = "by_name";
+	s.qualifier = MRTX_CSTR("name");
+	s.index_table = "by_name_t1";
+	assert_int_equal(mrtx_create_index(db, &s), 0);
+	assert_int_equal(mrtx_failpoints_set("index.after_retire=error"), 0);
+	assert_int_equal(mrtx_drop_index(db, "by_name"), MRTX_ESTORE);
+	assert_int_equal(mrtx_failpoints_set(NULL), 0);
+	s.index_table = "by_name_t2";
+	assert_int_equal(mrtx_create_index(db, &s), 0);
+	assert_false(table_exists(db, "by_name_t1"));
+	assert_int_equal(mrtx_truncate_table(db, "by_name_t2"), MRTX_EINVAL); /* an index's */
+	assert_non_null(strstr(mrtx_errmsg(), "used by index 'by_name'"));
 	mrtx_close(db);
 	tu_rmrf(path);
 	free(path);
@@ -1197,7 +1226,6 @@ static void test_declaration_meets_drop(void **state)
 	assert_int_equal(store_table_freeze(mrtx__db_store(db), t, 1, &tok), 0);
 	assert_int_equal(mrtx_create_index(db, &s), MRTX_ELOCKED);
 	assert_int_equal(nindexes(db), 2);
-	assert_false(table_exists(db, "src_idx")); /* the call's table went again */
 	assert_int_equal(mrtx_truncate_table(db, "src"), 0); /* takes it over */
 	assert_int_equal(mrtx_create_index(db, &s), 0);
 	assert_int_equal(nindexes(db), 3);
@@ -1226,6 +1254,81 @@ static void test_refusal_lifts_dead_freeze(void **state)
 	assert_non_null(strstr(mrtx_errmsg(), "used by index 'by_email'"));
 	assert_int_equal(put2(db, "u1", "email", "one@x"), 0);
 	assert_int_equal(lookup(db, "one@x").n, 1);
+	mrtx_close(db);
+	tu_rmrf(path);
+	free(path);
+}
+
+struct racer {
+	mrtx_db *db;
+	mrtx_index_spec s;
+	int rc;
+	char msg[256];
+};
+
+static void *race_create(void *arg)
+{
+	struct racer *r = arg;
+
+	r->rc = mrtx_create_index(r->db, &r->s);
+	snprintf(r->msg, sizeof(r->msg), "%s", mrtx_errmsg());
+	return NULL;
+}
+
+/* Two declarations that would give one table two roles cannot both land:
+ * one held after its roles check (index.before_declare) while another
+ * takes its index table, or makes its index table a source, is refused
+ * when it goes on; before, both were declared and the table was written
+ * by two indexes. */
+static void test_roles_race(void **state)
+{
+	char *path, *dir, go[300], spec[400];
+	mrtx_db *db = setup(&path);
+	struct racer r;
+	pthread_t th;
+
+	(void)state;
+	assert_non_null(dir = tu_fsdir("roles-go"));
+	snprintf(go, sizeof(go), "%s/go", dir);
+	free(dir);
+	assert_int_equal(tu_table(db, "other", "p", NULL), 0);
+	for (int round = 0; round < 2; round++) {
+		mrtx_index_spec b = email_spec();
+
+		unlink(go);
+		r.db = db;
+		r.s = email_spec();
+		r.s.name = round ? "by_name_r1" : "by_name_r0";
+		r.s.qualifier = MRTX_CSTR("name");
+		r.s.index_table = round ? "itab1" : "itab0";
+		snprintf(spec, sizeof(spec), "index.before_declare=wait:%s@1", go);
+		assert_int_equal(mrtx_failpoints_set(spec), 0);
+		assert_int_equal(pthread_create(&th, NULL, race_create, &r), 0);
+		while (mrtx_failpoint_hits("index.before_declare") < 1)
+			usleep(1000); /* its roles are checked */
+		assert_int_equal(mrtx_failpoints_set(NULL), 0);
+		if (round == 0) { /* another index takes the same index table */
+			b.name = "by_email_r0";
+			b.index_table = "itab0";
+		} else {          /* its index table becomes another's source */
+			b.name = "by_other_r1";
+			b.table = "itab1";
+			b.family = MRTX_INDEX_FAMILY;
+			b.qualifier = MRTX_CSTR("r");
+			b.index_table = "itab1_idx";
+			b.cluster = NULL;
+			b.ncluster = 0;
+		}
+		assert_int_equal(mrtx_create_index(db, &b), 0);
+		fclose(fopen(go, "w"));
+		assert_int_equal(pthread_join(th, NULL), 0);
+		assert_int_equal(r.rc, MRTX_EINVAL);
+		assert_non_null(strstr(r.msg, round ? "is the source of index 'by_other_r1'" :
+		                                      "already the index table of index "
+		                                      "'by_email_r0'"));
+	}
+	assert_int_equal(nindexes(db), 3); /* by_email and the two that landed */
+	unlink(go);
 	mrtx_close(db);
 	tu_rmrf(path);
 	free(path);
@@ -1298,6 +1401,7 @@ int main(void)
 		cmocka_unit_test(test_drop_record_identity),
 		cmocka_unit_test(test_declaration_meets_drop),
 		cmocka_unit_test(test_refusal_lifts_dead_freeze),
+		cmocka_unit_test(test_roles_race),
 		cmocka_unit_test(test_backfill_cut_short),
 	};
 
