@@ -183,14 +183,17 @@ static mode_t data_mode(store *st)
 	return 0600;
 }
 
-/* A page of this boot whose counter or ceiling is past any timestamp. */
+/* A page of this boot whose counter or ceiling is past any timestamp, or
+ * whose base is past its counter. */
 static int page_damaged(store *st, struct lmdb_ts_page *p)
 {
 	return mrtx__seterr(MRTX_ECORRUPT, "%s: %s is damaged: its counter (%llu) or ceiling "
-	                    "(%llu) is past any timestamp; stop every process using the store "
-	                    "and remove it (the next open makes it anew)", st->path, TS_FILE,
+	                    "(%llu) is past any timestamp, or its base (%llu) past its counter; "
+	                    "stop every process using the store and remove it (the next open "
+	                    "makes it anew)", st->path, TS_FILE,
 	                    (unsigned long long)atomic_load(&p->handed),
-	                    (unsigned long long)atomic_load(&p->ceiling));
+	                    (unsigned long long)atomic_load(&p->ceiling),
+	                    (unsigned long long)atomic_load(&p->base_ts));
 }
 
 /* The ceiling a raise for timestamp t stores: TS_AHEAD past t, and past
@@ -229,7 +232,9 @@ static int page_init(store *st, struct lmdb_ts_page *p, const uint8_t boot[16], 
 	int valid = memcmp(p->magic, TS_MAGIC, 8) == 0;
 	int ours = valid && memcmp(p->store_id, id, 16) == 0;
 	int thisboot = known && memcmp(p->boot, boot, 16) == 0;
-	int past = atomic_load(&p->handed) >= TS_LIMIT || atomic_load(&p->ceiling) >= TS_LIMIT;
+	/* (the base is a count handed once, so never above handed) */
+	int past = atomic_load(&p->handed) >= TS_LIMIT || atomic_load(&p->ceiling) >= TS_LIMIT ||
+	           atomic_load(&p->base_ts) > atomic_load(&p->handed);
 	struct lmdb_ts_slot *ring = (void *)((char *)p + TS_PAGE);
 	uint64_t c, h, at;
 	int rc;
@@ -615,8 +620,12 @@ int lmdb_ts_of_view(store *st, MDB_txn *rtxn, uint64_t *out, int *settled)
 			        * written), or a damaged one */
 	}
 	if (atomic_load(&p->base_txnid) == id) {
-		/* (the base's count is not known) */
-		*out = MRTX_MAX(atomic_load(&p->base_ts), 1);
+		/* (the base's count is not known; a base past the counter is
+		 * damage, a timestamp not known then) */
+		ts = atomic_load(&p->base_ts);
+		if (ts > atomic_load(&p->handed))
+			return 1;
+		*out = MRTX_MAX(ts, 1);
 		return 0;
 	}
 	return 1;

@@ -237,7 +237,7 @@ static char *page_file(const char *path)
 }
 
 /* The page's layout (lmdb_ts.c): magic, boot id, store id, handed, ceiling. */
-enum { PG_BOOT = 8, PG_STORE = 24, PG_HANDED = 40, PG_CEILING = 48 };
+enum { PG_BOOT = 8, PG_STORE = 24, PG_HANDED = 40, PG_CEILING = 48, PG_BASE_TS = 64 };
 
 /* Write (or, out non-NULL, read) n bytes of the page file at off. */
 static void page_io(const char *pf, long off, const void *in, void *out, size_t n)
@@ -328,6 +328,22 @@ static void test_damaged_page(void **state)
 	assert_int_equal(mrtx_open(&db, path, NULL), MRTX_ECORRUPT);
 	assert_null(db);
 	assert_non_null(strstr(mrtx_errmsg(), "ts.shm is damaged"));
+	assert_int_equal(unlink(pf), 0);
+
+	/* a base (the timestamp of a view older than the ring) past the
+	 * counter: refused, named, where it would have stamped snapshots (and
+	 * gc's safe point) in the future */
+	db = tu_open(path, NULL);
+	assert_non_null(db);
+	(void)next_ts(db, 0);
+	mrtx_close(db);
+	page_io(pf, PG_HANDED, NULL, &h, 8);
+	h += (uint64_t)1 << 40; /* (about 12 days) */
+	page_io(pf, PG_BASE_TS, &h, NULL, 8);
+	db = NULL;
+	assert_int_equal(mrtx_open(&db, path, NULL), MRTX_ECORRUPT);
+	assert_null(db);
+	assert_non_null(strstr(mrtx_errmsg(), "its base"));
 	assert_int_equal(unlink(pf), 0);
 
 	/* a counter leapt 36,000 years ahead: raises follow it by a minute
