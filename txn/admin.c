@@ -133,9 +133,20 @@ int admin_check(mrtx_db *db, check_stats *stats, admin_issue_fn fn,
                 check_progress_fn progress, void *payload)
 {
 	struct check_relay c = { fn, progress, payload };
-	int rc = check_store_progress(db->st, stats, relay_issue,
-	                              progress ? relay_progress : NULL, &c);
+	int rc;
 
+	/* a view as reads take it first: what makes them refuse the store
+	 * (a lock file publishing a transaction past the newest commit, a
+	 * damaged timestamp page) fails the check too */
+	if (store_has(db->st, STORE_CAP_VIEWS)) {
+		store_view *v;
+
+		if ((rc = store_view_open(db->st, &v)))
+			return rc;
+		store_view_close(db->st, v);
+	}
+	rc = check_store_progress(db->st, stats, relay_issue, progress ? relay_progress : NULL,
+	                          &c);
 	return rc ? rc : check_indexes(db, stats, fn, payload);
 }
 

@@ -68,8 +68,9 @@ int lmdb_err(store *st, int rc, const char *step)
 		                    "(`mrtx check --deep %s` says where; restore it from a backup)",
 		                    st->path, what, step, why, st->path);
 	if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND)
-		return mrtx__seterr(MRTX_ECORRUPT, "store %s: %s during %s", st->path,
-		                    mdb_strerror(rc), step);
+		return mrtx__seterr(MRTX_ECORRUPT, "store %s: %s during %s: the store is damaged "
+		                    "(`mrtx check --deep %s` says where; restore it from a backup)",
+		                    st->path, mdb_strerror(rc), step, st->path);
 	if (rc == MDB_PANIC)
 		return mrtx__seterr(MRTX_ESTORE, "store %s: %s: LMDB stopped after a failed write "
 		                    "of the store's meta page (MDB_PANIC): nothing more can be read "

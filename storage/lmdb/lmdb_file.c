@@ -105,6 +105,10 @@ const char *lf_meta_bounds(const lf_meta *m)
 {
 	if (m->last_pg < 1 || m->last_pg > (UINT64_MAX >> 17))
 		return "impossible last page";
+	/* (LMDB maps the meta page's map size whatever the opener asks: one
+	 * past any address space fails every open with ENOMEM) */
+	if (m->map_size > LF_MAP_MAX)
+		return "a map size past any address space";
 	for (int d = 0; d < 2; d++)
 		if (m->db[d].root != LF_NO_PAGE && (m->db[d].root < 2 || m->db[d].root > m->last_pg))
 			return "a database root outside the file's pages";

@@ -98,7 +98,11 @@ typedef struct lf_meta {
  * numbers against the file (lf_meta_bounds).
  */
 int lf_meta_parse(const uint8_t *p, unsigned page, lf_meta *m, const char **why, int *other);
-/* The last page and the roots of meta page m: NULL, or what is wrong. */
+/* The largest map size a store can have: 2^47 bytes, the address space of
+ * a process on x86-64 (and more than aarch64's usual 2^48 halves give). */
+#define LF_MAP_MAX ((uint64_t)1 << 47)
+/* The last page, the roots and the map size of meta page m: NULL, or what
+ * is wrong. */
 const char *lf_meta_bounds(const lf_meta *m);
 /*
  * The file may end before the meta page's last page: LMDB counts a page as

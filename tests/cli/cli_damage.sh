@@ -40,6 +40,7 @@ declare -A WORDS=(
 	[txnid]='meta page [01] is damaged'
 	[lastpg]='is truncated|meta page [01] is damaged'
 	[root]='meta page [01] is damaged'
+	[mapsize]='meta page [01] is damaged \(a map size past any address space\)'
 	[leafroot]='root, page [0-9]+, is not the branch page'
 )
 
@@ -62,7 +63,7 @@ refused() {
 		bad "$desc: the directory changed: $(ls -A "$d")"
 }
 
-for kind in empty random text short metas magic0 magic1 txnid lastpg root leafroot; do
+for kind in empty random text short metas magic0 magic1 txnid lastpg root mapsize leafroot; do
 	RE=${WORDS[$kind]}
 	for ro in "" --read-only; do
 		d=$(damaged "$kind")
@@ -308,5 +309,35 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 else
 	echo "skipped: the unwritable-directory checks need root and setpriv"
 fi
+
+# lock.mdb publishing an LMDB transaction past the newest commit (its byte
+# 48 raised while a shell holds the store, so the file is not made anew):
+# reads refuse the store, and so does check, which passed it before
+H=$TMP/lockheld
+"$MRTX" create-table "$H" t f >/dev/null && "$MRTX" put "$H" t r f:q v1 &&
+	"$MRTX" put "$H" t r f:q v2 || bad "held store"
+mkfifo "$TMP/hold2"
+"$MRTX" shell "$H" <"$TMP/hold2" >"$TMP/held2.out" 2>&1 &
+holder=$!
+exec 9>"$TMP/hold2"
+echo "get t r f:q" >&9
+while ! grep -q v2 "$TMP/held2.out"; do
+	kill -0 $holder 2>/dev/null || { bad "the holding shell ended"; break; }
+	sleep 0.02
+done
+"$PY" - "$H/lock.mdb" <<'PYEOF'
+import sys
+with open(sys.argv[1], 'r+b') as f:
+    f.seek(48)
+    b = f.read(1)
+    f.seek(48)
+    f.write(bytes([b[0] + 1]))
+PYEOF
+expect_err 1 "lock.mdb publishes LMDB transaction" "raised lock.mdb txnid: get refuses" \
+	"$MRTX" get "$H" t r f:q
+expect_err 1 "lock.mdb publishes LMDB transaction" "raised lock.mdb txnid: check refuses" \
+	"$MRTX" check "$H"
+exec 9>&-
+wait $holder
 
 finish

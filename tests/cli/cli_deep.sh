@@ -62,6 +62,7 @@ declare -A WORDS=(
 	[txnid]='not one apart'
 	[lastpg]='data.mdb is truncated: [0-9]+ bytes, but meta page 1'
 	[root]='DAMAGE page 1: meta page 1 .*a database root outside'
+	[mapsize]='DAMAGE page 1: meta page 1 .*a map size past any address space'
 	[branch]='DAMAGE page [0-9]+ key \\xfe\\x00ROWX\\x00\\x01(\\xff|\\x00q): a key out of order'
 	[lockprefix]='DAMAGE page [0-9]+ key \\x01@row0399\\x00\\x01\\xff: a key outside the range'
 	[tablerec]='DAMAGE page [0-9]+ key \\x00t/t: its checksum does not match'

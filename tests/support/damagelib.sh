@@ -13,7 +13,7 @@
 # leafroot (the main root pointed at a leaf page) and cycle (a child
 # pointer of the main root sent back to the root), which need a tree of two
 # levels or more.
-DAMAGE_KINDS="empty random text short metas magic0 magic1 txnid lastpg root tablerec metalost branch lockprefix"
+DAMAGE_KINDS="empty random text short metas magic0 magic1 txnid lastpg root mapsize tablerec metalost branch lockprefix"
 
 damage_setup() {
 	DAMAGE_SRC=$1
@@ -47,6 +47,8 @@ damaged() {
 	lastpg) poke "$f" $((PS + 16 + 120 + 4)) 01 && poke "$f" $((16 + 120 + 4)) 01 ;;
 	root) poke "$f" $((PS + 16 + 24 + 48 + 40 + 3)) 7f &&
 		poke "$f" $((16 + 24 + 48 + 40 + 3)) 7f ;;
+	# the map size's top byte in both meta pages: past any address space
+	mapsize) poke "$f" $((PS + 16 + 16 + 7)) 7f && poke "$f" $((16 + 16 + 7)) 7f ;;
 	leafroot)
 		# the newest meta page's main root pointed at the first leaf
 		# page, a sound page of the tree (its depth left at 2 or more)
