@@ -147,7 +147,8 @@ enum {
 typedef struct mrtx_options {
 	int version;           /* MRTX_OPTIONS_VERSION (1 to 5) */
 	int durability;        /* MRTX_SYNC (default), MRTX_NOMETASYNC, MRTX_NOSYNC */
-	size_t map_size;       /* bytes the store may grow to; 0 = 1 GiB.  A larger
+	size_t map_size;       /* bytes the store may grow to; 0 = 1 GiB, at most
+	                          2^47 (MRTX_EINVAL past it).  A larger
 	                          value than the file's grows it; never shrinks
 	                          (LMDB keeps a new store's at 1 MiB at least).
 	                          Ignored by a read-only open and by RADOS */
@@ -1427,8 +1428,9 @@ typedef struct mrtx_index_spec {
  * the later is refused (MRTX_EINVAL).  An index table
  * that an unfinished mrtx_drop_index left behind (its record names the
  * table) is dropped first, finishing that drop: the new index gets a new,
- * empty table; so is an unfinished drop of an index of the same name,
- * whatever its table.
+ * empty table.  The record of an unfinished drop of an index of the same
+ * name that names another table is removed; that table stays, an ordinary
+ * table.
  *
  * @return MRTX_OK; MRTX_EINVAL (NULL, bad version or name, ncluster over 32,
  *   source is an index table, index table is a source or used by another
@@ -1436,7 +1438,8 @@ typedef struct mrtx_index_spec {
  *   that name exists with another spec, or index_table exists with other
  *   families); MRTX_ELOCKED (a drop or truncate of table or index_table is
  *   running, or one was cut short: running it again finishes it; or they
- *   kept being dropped or truncated; nothing declared);
+ *   kept being dropped or truncated, or other metadata changes kept landing
+ *   between the roles check and the write; nothing declared);
  *   MRTX_ECORRUPT (malformed store metadata: a declaration, a table's or an
  *   index drop's record); MRTX_ETOOBIG; MRTX_EFULL; MRTX_ESTORE;
  *   MRTX_ENOMEM; MRTX_EREADONLY (db was opened read-only); the errors of

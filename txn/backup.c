@@ -59,6 +59,17 @@ static void stage_remove(const bpaths *p)
 	rmdir(p->stage);
 }
 
+/* Is fd (locked) still the directory at path?  A backup that cleared a
+ * dead one's directory, or another that made it anew, may have moved the
+ * path on between the open and the lock. */
+static int same_dir(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
 /* DEST holds only the staging directory: a backup's that died (its flock
  * free: cleared, 0) or one that runs (MRTX_EEXIST). */
 static int stage_leftover(const char *dest, const bpaths *p)
@@ -73,6 +84,8 @@ static int stage_leftover(const char *dest, const bpaths *p)
 		rc = err == EWOULDBLOCK ?
 		     mrtx__seterr(MRTX_EEXIST, "mrtx_backup: a backup into %s is running", dest) :
 		     mrtx__sys_err("mrtx_backup", "lock", p->stage, err);
+	} else if (!same_dir(fd, p->stage)) {
+		rc = mrtx__seterr(MRTX_EEXIST, "mrtx_backup: a backup into %s is running", dest);
 	} else {
 		stage_remove(p);
 		if (rmdir(p->stage) != 0 && errno != ENOENT) /* (files of its own in it) */
@@ -180,7 +193,7 @@ out:
 
 int mrtx_backup(mrtx_db *db, const char *dest)
 {
-	int rc, created = 0, staged = 0, lockfd = -1;
+	int rc, created = 0, staged = 0, lockfd = -1, lockerr = 0;
 	bpaths p;
 
 	mrtx__clearerr();
@@ -222,13 +235,19 @@ int mrtx_backup(mrtx_db *db, const char *dest)
 	staged = 1;
 	/* held to the end: a later call sees this backup running */
 	if ((lockfd = open(p.stage, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
-	    flock(lockfd, LOCK_EX | LOCK_NB) != 0) {
-		int err = errno;
+	    flock(lockfd, LOCK_EX | LOCK_NB) != 0)
+		lockerr = errno;
+	else if (!same_dir(lockfd, p.stage))
+		lockerr = ENOENT;
+	if (lockerr) {
+		/* (the directory gone or locked: another backup cleared it as a
+		 * dead one's, and the path is not this call's to remove) */
+		int err = lockerr;
 
-		rc = err == EWOULDBLOCK ?
+		rc = err == EWOULDBLOCK || err == ENOENT ?
 		     mrtx__seterr(MRTX_EEXIST, "mrtx_backup: another backup into %s began", dest) :
 		     mrtx__sys_err("mrtx_backup", "lock", p.stage, err);
-		staged = lockfd >= 0 && err != EWOULDBLOCK; /* (else the other's) */
+		staged = err != EWOULDBLOCK && err != ENOENT;
 		goto fail;
 	}
 	if ((rc = store_copy(db->st, p.stage)) || (rc = settle_copy(store_path(db->st), &p)))

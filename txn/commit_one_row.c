@@ -11,6 +11,8 @@
  */
 #include "commit_int.h"
 
+#include <stdio.h>
+
 int commit_one_row(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 {
 	store *st = txn->db->st;
@@ -38,9 +40,13 @@ int commit_one_row(mrtx_txn *txn, commit_plan *p, uint64_t ts)
 		return gen_changed(txn);
 	if (op.result == MRTX_CONFLICT && w->blind)
 		return 1;
-	if (op.result == MRTX_CONFLICT)
-		return write_refused(txn, w->r->t, "single-row commit", "the row changed or is "
-		                     "locked by a concurrent transaction");
+	if (op.result == MRTX_CONFLICT) {
+		char where[MRTX_MAX_NAME + 16];
+
+		snprintf(where, sizeof(where), "table '%s'", w->r->t->name);
+		return write_refused(txn, w->r->t, where, "the row changed or is locked by a "
+		                     "concurrent transaction");
+	}
 	(void)stamped_ts(txn, &op, ts);
 	return 0;
 }

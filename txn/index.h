@@ -89,10 +89,11 @@ int index_drop_finished(mrtx_db *db, const char *table, uint64_t ident);
 /* Is t the index table of an index drop that stopped before dropping it?
  * 1 (the index's name into index), 0, or an error. */
 int index_drop_holds(mrtx_db *db, const store_table *t, char index[MRTX_MAX_NAME + 1]);
-/* If an index drop of name stopped half way (its record is there), finish
- * it (step 2: its table dropped, the record removed); 0 when there is none
- * (index_drop.c). */
-int index_drop_resume(mrtx_db *db, const char *name);
+/* An index of name is declared again, into index_table: remove the record
+ * of an earlier drop of name that stopped half way, if it names another
+ * table (which stays, an ordinary table); one naming index_table is left
+ * to index_drop_leftover (index_drop.c). */
+int index_drop_forget(mrtx_db *db, const char *name, const char *index_table);
 /* Before table becomes an index table: if the record of an index drop that
  * stopped before dropping it holds it, drop it now (the drop's intent) and
  * the records with it; records naming an older table of the name only go

@@ -338,12 +338,11 @@ int mrtx_create_index(mrtx_db *db, const mrtx_index_spec *spec)
 	arena_init(&a);
 	if ((rc = check_spec(db, spec)))
 		goto done;
-	/* an unfinished drop of an index of this name is finished first: its
-	 * record would otherwise outlive the new index and name a table no
-	 * index holds (best effort: one that fails, a table held by another
-	 * cut-short drop say, leaves the record, which only misleads) */
-	if (index_drop_resume(db, spec->name))
-		mrtx__clearerr();
+	/* the record of an unfinished drop of an index of this name goes: it
+	 * would otherwise outlive the new index and name a table no index
+	 * holds */
+	if ((rc = index_drop_forget(db, spec->name, spec->index_table)))
+		goto done;
 	if ((rc = idx_decl_encode(spec, &enc))) {
 		rc = mrtx__seterr(rc, "out of memory declaring index '%s'", spec->name);
 		goto done;

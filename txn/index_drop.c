@@ -17,9 +17,11 @@
  * A process that dies between the steps leaves the record and the index
  * table, now an ordinary table no writer maintains: mrtx_drop_index of the
  * name finds the record and runs step 2 again, and mrtx_drop_table of the
- * table removes the record with it (ddl.c index_drop_finished), and so
- * does mrtx_create_index of the name (index_drop_resume), so that no
- * record outlives its index's name being declared again.  A record
+ * table removes the record with it (ddl.c index_drop_finished).  An index
+ * declared again under the name removes a record naming another table
+ * (index_drop_forget), which stays then as an ordinary table: no record
+ * outlives its name being declared again, and no table a user may have
+ * written since (the new index's source, say) is dropped for it.  A record
  * whose table has meanwhile become the index table of another index only
  * goes (the table is that index's now).
  *
@@ -130,9 +132,10 @@ static int finish(mrtx_db *db, const char *name, const drop_mark *m)
 	return store_meta_change(db->st, del, 1, NULL, MRTX_BYTES(NULL, 0));
 }
 
-int index_drop_resume(mrtx_db *db, const char *name)
+int index_drop_forget(mrtx_db *db, const char *name, const char *index_table)
 {
 	char dkey[MRTX_MAX_NAME + 3];
+	const char *del[1] = { dkey };
 	mrtx_arena a;
 	mrtx_bytes v;
 	drop_mark m;
@@ -144,8 +147,8 @@ int index_drop_resume(mrtx_db *db, const char *name)
 		rc = 0;
 	else if (rc == 0 && mark_decode(v, &m))
 		rc = mrtx__seterr(MRTX_ECORRUPT, "the drop record of index '%s' is malformed", name);
-	else if (rc == 0)
-		rc = finish(db, name, &m);
+	else if (rc == 0 && strcmp(m.table, index_table) != 0)
+		rc = store_meta_change(db->st, del, 1, NULL, MRTX_BYTES(NULL, 0));
 	arena_free(&a);
 	return rc;
 }

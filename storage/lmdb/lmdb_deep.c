@@ -48,7 +48,6 @@
 #include <unistd.h>
 
 #define ATTEMPTS 3
-#define MAX_MAP ((uint64_t)1 << 47) /* a 64-bit host's user address space */
 
 /* ------------------------------------------------------------ damage */
 
@@ -291,7 +290,7 @@ static void meta_records(deep *d, const lf_meta *m)
 		deep_damage(d, (uint64_t)d->meta, NULL, 0, NULL, "meta page %d: a fixed map "
 		            "address 0x%llx (mrtx never maps a store at a fixed address)", d->meta,
 		            (unsigned long long)m->address);
-	if (m->map_size < used || m->map_size > MAX_MAP)
+	if (m->map_size < used || m->map_size > LF_MAP_MAX)
 		deep_damage(d, (uint64_t)d->meta, NULL, 0, NULL, "meta page %d: a map size of %llu "
 		            "bytes, for %llu bytes of pages", d->meta,
 		            (unsigned long long)m->map_size, (unsigned long long)used);

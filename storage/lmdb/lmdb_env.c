@@ -5,6 +5,7 @@
  * durability, accounting, and the store-call fault hook used by tests.
  */
 #include "storage/lmdb/lmdb_int.h"
+#include "storage/lmdb/lmdb_layout.h"
 #include "storage/backend.h"
 
 #include <errno.h>
@@ -801,6 +802,11 @@ static int env_open(store *st, const store_opts *o)
 	{
 		size_t want = o->map_size ? o->map_size : DEFAULT_MAP;
 		int fresh = info.me_last_pgno <= 1; /* only the two meta pages */
+
+		if ((uint64_t)want > LF_MAP_MAX)
+			return mrtx__seterr(MRTX_EINVAL, "%s: map_size %zu is past %llu bytes, the "
+			                    "address space of a process", st->path, want,
+			                    (unsigned long long)LF_MAP_MAX);
 
 		if ((fresh && want != info.me_mapsize) || want > info.me_mapsize) {
 			if ((rc = mdb_env_set_mapsize(st->env, want)))

@@ -98,8 +98,9 @@ typedef struct lf_meta {
  * numbers against the file (lf_meta_bounds).
  */
 int lf_meta_parse(const uint8_t *p, unsigned page, lf_meta *m, const char **why, int *other);
-/* The largest map size a store can have: 2^47 bytes, the address space of
- * a process on x86-64 (and more than aarch64's usual 2^48 halves give). */
+/* The largest map size a store may have: 2^47 bytes, a process's address
+ * space on x86-64 (mrtx_open refuses more, so that no store records a map
+ * size another host could not map). */
 #define LF_MAP_MAX ((uint64_t)1 << 47)
 /* The last page, the roots and the map size of meta page m: NULL, or what
  * is wrong. */

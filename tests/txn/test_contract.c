@@ -80,6 +80,17 @@ static void second_open_options(void **state)
 	b = open_with(path, MRTX_SYNC, 0, 128u << 20);
 	assert_non_null(b);
 	mrtx_close(b);
+	if (!tu_rados()) {
+		/* a map past a process's address space: refused, never recorded
+		 * in the meta pages (where no later open could map it) */
+		mrtx_options big = MRTX_OPTIONS_INIT;
+
+		big.map_size = (size_t)1 << 48;
+		b = NULL;
+		assert_int_equal(mrtx_open(&b, path, &big), MRTX_EINVAL);
+		assert_null(b);
+		assert_non_null(strstr(mrtx_errmsg(), "address space"));
+	}
 	tu_rmrf(path);
 	free(path);
 }
